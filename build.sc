@@ -1,0 +1,56 @@
+// Mill 0.11 build of the project's hardware (SpinalHDL 1.14.2, Scala 2.13.14).
+// Every module is a SpinalHDL module; generators are `main` objects run with `runMain`.
+import mill._, scalalib._
+
+val spinalVersion = "1.14.2"
+
+trait SpinalModule extends ScalaModule {
+  def scalaVersion = "2.13.14"
+  def ivyDeps = Agg(
+    ivy"com.github.spinalhdl::spinalhdl-core:$spinalVersion",
+    ivy"com.github.spinalhdl::spinalhdl-lib:$spinalVersion"
+  )
+  def scalacPluginIvyDeps = Agg(ivy"com.github.spinalhdl::spinalhdl-idsl-plugin:$spinalVersion")
+  def scalacOptions = Seq("-deprecation", "-feature", "-language:reflectiveCalls", "-language:postfixOps", "-language:implicitConversions")
+  // SpinalSim tests (optional per module) live next to the RTL in `dv/`.
+  def forkArgs = Seq("-Xss16m")
+}
+
+/** Compaction IP: decoder, comparer_merger, encoder, FIFOs, width converters, regif registers. */
+object compaction extends SpinalModule {
+  def millSourcePath = os.pwd / "hw" / "ip" / "compaction"
+  def sources = T.sources(millSourcePath / "rtl")
+}
+
+/** Stream <-> AXI4 DMA channels between DDR and the IPs. */
+object dma extends SpinalModule {
+  def millSourcePath = os.pwd / "hw" / "ip" / "dma"
+  def sources = T.sources(millSourcePath / "rtl")
+}
+
+/** Three-layer ONFI NAND flash controller. */
+object nand extends SpinalModule {
+  def millSourcePath = os.pwd / "nand"
+  def sources = T.sources(millSourcePath / "rtl")
+}
+
+/** VexRiscv, built from the Scala source that PyPI's pythondata-cpu-vexriscv carries (never committed
+  * here). `scripts/setup` installs the wheel; this task copies the source out of it and applies the
+  * mechanical edits SpinalHDL 1.14 / Scala 2.13 need (see scripts/lsmc/vexriscv_src.py). */
+object vexriscv extends SpinalModule {
+  def millSourcePath = os.pwd / "build" / "vexriscv"
+  def sources = T.sources()
+  def generatedSources = T {
+    val dest = T.dest
+    os.proc("python3", os.pwd / "scripts" / "lsmc" / "vexriscv_src.py", dest).call(cwd = os.pwd, stdout = os.Inherit)
+    Seq(PathRef(dest))
+  }
+  def scalacOptions = Seq("-language:reflectiveCalls", "-language:postfixOps", "-language:implicitConversions", "-nowarn")
+}
+
+/** The SoC: VexRiscv + AXI4 bus + DDR port + DMA + UART + timer + IRQ + compaction IP (+ NAND). */
+object soc extends SpinalModule {
+  def millSourcePath = os.pwd / "hw" / "soc"
+  def sources = T.sources(millSourcePath / "rtl")
+  def moduleDeps = Seq(compaction, dma, nand, vexriscv)
+}
