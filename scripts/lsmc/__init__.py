@@ -1,0 +1,1 @@
+"""Host-side library of the LSM compaction accelerator project (lsmc)."""
