@@ -89,7 +89,8 @@ def verilate(top: str, verilog: list, harness: list, outdir: Path, flags=(), cfl
     jobs = str(os.cpu_count() or 2)
     run(["verilator", "--cc", "--exe", "--build", "-j", jobs, "--top-module", top,
          "-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast", "--x-initial", "fast",
-         "-O3", "-CFLAGS", cflags, "-OPT_FAST", cflags, "-OPT_SLOW", cflags, "-OPT_GLOBAL", cflags,
+         "-O3", "-CFLAGS", cflags,
+         "-MAKEFLAGS", f"OPT_FAST={cflags} OPT_SLOW={cflags} OPT_GLOBAL={cflags}",
          "--Mdir", outdir, "-o", exe.name, *flags, *map(str, verilog), *map(str, harness)])
     stamp.write_text(digest)
     return exe
