@@ -146,9 +146,9 @@ def run_leveldb(keys0, keys1, reps: int = 9, db_dir: Path | None = None, compres
         write_keys(tmp / "run1.keys", keys1)
         # Default: a folder on the project's disk, so table writes and fsyncs hit a real file system
         # as in the paper's set-up (an SSD); /dev/shm can be passed to take the device out.
-        db = Path(db_dir) if db_dir else BUILD / "db"
-        db.parent.mkdir(parents=True, exist_ok=True)
-        db = db / f"leveldb-{os.getpid()}"
+        parent = Path(db_dir) if db_dir else BUILD / "db"
+        parent.mkdir(parents=True, exist_ok=True)
+        db = parent / f"leveldb-{os.getpid()}"
         cmd = [exe, "--run0", tmp / "run0.keys", "--run1", tmp / "run1.keys", "--db", db,
                "--reps", str(reps), "--compression", compression]
         if verify:
