@@ -1,0 +1,529 @@
+// Verilator harness of the compaction IP alone (top `CompactionIp`, ports of docs/architecture.md).
+//
+// A small command interpreter (script from a file or stdin, one command per line) drives the IP:
+// an AXI4-Lite master for the registers, stream sources for key0/key1, sinks for out/invalid, each
+// with optional random stalls from one seeded PRNG. Every command advances the same clock, so the
+// streams keep moving while registers are read or written (like firmware polling during DMA).
+// docs/compaction-sim.md lists the commands; scripts/lsmc/ipsim.py generates the scripts.
+//
+// Exit status: 0 ok, 1 an `expect` failed or a protocol check failed, 2 bad script/file/usage.
+#include "VCompactionIp.h"
+#include "verilated.h"
+#ifdef WAVES
+#include "verilated_fst_c.h"
+#endif
+
+#include <array>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+// ---- width-independent access to stream payloads (IData at 32 bits, VlWide<4> at 128) ----
+inline void put_words(IData& s, const uint32_t* w) { s = w[0]; }
+template <std::size_t N>
+inline void put_words(VlWide<N>& s, const uint32_t* w) {
+    for (std::size_t i = 0; i < N; i++) s[i] = w[i];
+}
+inline void get_words(const IData& s, uint32_t* w) { w[0] = s; }
+template <std::size_t N>
+inline void get_words(const VlWide<N>& s, uint32_t* w) {
+    for (std::size_t i = 0; i < N; i++) w[i] = s[i];
+}
+constexpr int words_of(const IData&) { return 1; }
+template <std::size_t N>
+constexpr int words_of(const VlWide<N>&) { return (int)N; }
+
+// AxiLite4 carries `prot`; set it to 0 only if the generated top has the port.
+template <class T>
+auto zero_prot(T* t, int) -> decltype(t->io_ctrl_aw_payload_prot = 0, t->io_ctrl_ar_payload_prot = 0, void()) {
+    t->io_ctrl_aw_payload_prot = 0;
+    t->io_ctrl_ar_payload_prot = 0;
+}
+template <class T>
+void zero_prot(T*, long) {}
+template <class T>
+auto set_strb(T* t, int) -> decltype(t->io_ctrl_w_payload_strb = 0, void()) {
+    t->io_ctrl_w_payload_strb = 0xF;
+}
+template <class T>
+void set_strb(T*, long) {}
+
+using Beat = std::array<uint32_t, 4>;
+
+struct Prng {  // xorshift64*: deterministic stalls for a given `seed`
+    uint64_t s = 0x9E3779B97F4A7C15ull;
+    void seed(uint64_t v) { s = v * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull; if (!s) s = 1; }
+    uint64_t next() { s ^= s >> 12; s ^= s << 25; s ^= s >> 27; return s * 2685821657736338717ull; }
+    bool chance(double p) { return p > 0 && (next() >> 11) * (1.0 / 9007199254740992.0) < p; }
+};
+
+struct Source {
+    std::vector<Beat> beats;
+    std::vector<uint8_t> last;
+    size_t pos = 0;
+    bool presenting = false;  // valid is up and must stay up (with the same beat) until it fires
+    double stall = 0;
+    uint64_t fired = 0;
+    size_t left() const { return beats.size() - pos; }
+};
+
+struct Sink {
+    std::vector<Beat> beats;
+    std::vector<uint8_t> last;
+    double stall = 0;
+    bool pending = false;  // valid seen without ready last cycle: payload must be held
+    Beat held{};
+    uint8_t held_last = 0;
+    uint64_t violations = 0;
+};
+
+struct Error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void fail(const char* fmt, ...) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    throw Error(buf);
+}
+
+uint64_t parse_num(const std::string& s, const char* what) {
+    if (s.empty()) fail("missing %s", what);
+    errno = 0;
+    char* end = nullptr;
+    unsigned long long v = strtoull(s.c_str(), &end, 0);
+    if (errno || *end) fail("bad %s '%s'", what, s.c_str());
+    return v;
+}
+
+double parse_prob(const std::string& s) {
+    char* end = nullptr;
+    double v = strtod(s.c_str(), &end);
+    if (s.empty() || *end || !(v >= 0.0 && v < 1.0)) fail("bad stall probability '%s' (0 <= P < 1)", s.c_str());
+    return v;
+}
+
+class Harness {
+   public:
+    Harness(const char* wave) : ctx(new VerilatedContext), top(new VCompactionIp(ctx.get(), "top")) {
+        kWords = words_of(top->io_key0_payload_fragment);
+#ifdef WAVES
+        if (wave) {
+            ctx->traceEverOn(true);
+            tfp.reset(new VerilatedFstC);
+            top->trace(tfp.get(), 99);
+            tfp->open(wave);
+        }
+#else
+        if (wave) fail("--wave needs the harness built with waves (ipsim.build(width, wave=True))");
+#endif
+        zero_prot(top.get(), 0);
+        set_strb(top.get(), 0);
+        hard_reset(8);
+    }
+    ~Harness() {
+#ifdef WAVES
+        if (tfp) tfp->close();
+#endif
+        top->final();
+    }
+
+    int failures = 0;
+    uint64_t violations() const { return out.violations + inv.violations + axi_violations; }
+
+    void command(const std::vector<std::string>& a);
+
+   private:
+    std::unique_ptr<VerilatedContext> ctx;
+    std::unique_ptr<VCompactionIp> top;
+#ifdef WAVES
+    std::unique_ptr<VerilatedFstC> tfp;
+#endif
+    int kWords = 4;
+    Prng rng;
+    Source src[2];
+    Sink out, inv;
+    double ctrl_stall = 0;
+    uint64_t cycle = 0;
+    uint64_t limit = 20000000;  // cycles one command may take before it gives up
+    uint64_t idle_limit = 20000;  // cycles without any handshake before `run` calls the IP stalled
+    uint64_t last_activity = 0;
+    // measurement window of the current job (reset by a write of CTRL.START)
+    int64_t start_cycle = -1, first_in = -1, last_in = -1, last_out = -1;
+
+    // AXI4-Lite master: one transaction at a time
+    struct Op {
+        bool active = false, write = false, aw_done = false, w_done = false, ar_done = false, done = false;
+        uint32_t addr = 0, data = 0, resp = 0;
+    } op;
+    bool aw_v = false, w_v = false, ar_v = false;  // valids already raised (must stay until ready)
+    uint64_t axi_violations = 0;
+
+    void eval_edge();
+    void tick();
+    void hard_reset(int n);
+    uint32_t bus(bool write, uint32_t addr, uint32_t data);
+    void load(int which, const std::string& file, bool with_last);
+    void save(const std::string& which, const std::string& file);
+    void run_job(uint64_t max_cycles);
+    void start_write() {  // a new job: new measurement window, empty sinks
+        start_cycle = cycle - 1;
+        first_in = last_in = last_out = -1;
+        out.beats.clear(); out.last.clear();
+        inv.beats.clear(); inv.last.clear();
+    }
+    static bool last_ok(const Sink& k, bool done) {
+        for (size_t i = 0; i + 1 < k.last.size(); i++)
+            if (k.last[i]) return false;
+        return !done || k.last.empty() || k.last.back();
+    }
+    Sink& sink(const std::string& n) {
+        if (n == "out") return out;
+        if (n == "invalid") return inv;
+        fail("unknown sink '%s' (out|invalid)", n.c_str());
+    }
+};
+
+void Harness::eval_edge() {
+    top->clk = 1;
+    top->eval();
+#ifdef WAVES
+    if (tfp) tfp->dump(cycle * 10 + 5);
+#endif
+    top->clk = 0;
+    top->eval();
+    cycle++;
+#ifdef WAVES
+    if (tfp) tfp->dump(cycle * 10);
+#endif
+}
+
+void Harness::hard_reset(int n) {
+    top->reset = 1;
+    top->io_key0_valid = top->io_key1_valid = 0;
+    top->io_out_ready = top->io_invalid_ready = 0;
+    top->io_ctrl_aw_valid = top->io_ctrl_w_valid = top->io_ctrl_ar_valid = 0;
+    top->io_ctrl_b_ready = top->io_ctrl_r_ready = 0;
+    for (auto& s : src) s.presenting = false;
+    out.pending = inv.pending = false;
+    aw_v = w_v = ar_v = false;
+    op = Op{};
+    top->clk = 0;
+    top->eval();
+    for (int i = 0; i < n; i++) eval_edge();
+    top->reset = 0;
+    top->eval();
+}
+
+// One clock: drive inputs, sample handshakes (valid && ready before the edge), clock, update state.
+void Harness::tick() {
+    VCompactionIp* t = top.get();
+    // sources: a beat, once offered, stays offered until taken (stream rule)
+    for (int i = 0; i < 2; i++) {
+        Source& s = src[i];
+        if (!s.presenting && s.pos < s.beats.size() && !rng.chance(s.stall)) s.presenting = true;
+    }
+    t->io_key0_valid = src[0].presenting;
+    t->io_key1_valid = src[1].presenting;
+    if (src[0].presenting) {
+        put_words(t->io_key0_payload_fragment, src[0].beats[src[0].pos].data());
+        t->io_key0_payload_last = src[0].last[src[0].pos];
+    }
+    if (src[1].presenting) {
+        put_words(t->io_key1_payload_fragment, src[1].beats[src[1].pos].data());
+        t->io_key1_payload_last = src[1].last[src[1].pos];
+    }
+    t->io_out_ready = !rng.chance(out.stall);
+    t->io_invalid_ready = !rng.chance(inv.stall);
+    // AXI4-Lite master
+    if (op.active) {
+        if (op.write) {
+            if (!aw_v && !op.aw_done && !rng.chance(ctrl_stall)) aw_v = true;
+            if (!w_v && !op.w_done && !rng.chance(ctrl_stall)) w_v = true;
+        } else if (!ar_v && !op.ar_done && !rng.chance(ctrl_stall)) {
+            ar_v = true;
+        }
+    }
+    t->io_ctrl_aw_valid = aw_v;
+    t->io_ctrl_w_valid = w_v;
+    t->io_ctrl_ar_valid = ar_v;
+    t->io_ctrl_aw_payload_addr = op.addr;
+    t->io_ctrl_ar_payload_addr = op.addr;
+    t->io_ctrl_w_payload_data = op.data;
+    t->io_ctrl_b_ready = !rng.chance(ctrl_stall);
+    t->io_ctrl_r_ready = !rng.chance(ctrl_stall);
+    t->eval();
+
+    // sample
+    bool f0 = t->io_key0_valid && t->io_key0_ready;
+    bool f1 = t->io_key1_valid && t->io_key1_ready;
+    bool fo = t->io_out_valid && t->io_out_ready;
+    bool fi = t->io_invalid_valid && t->io_invalid_ready;
+    Beat ob{}, ib{};
+    get_words(t->io_out_payload_fragment, ob.data());
+    get_words(t->io_invalid_payload_fragment, ib.data());
+    uint8_t ol = t->io_out_payload_last, il = t->io_invalid_payload_last;
+    // sinks: a valid beat not taken must be offered again unchanged
+    auto check_sink = [&](Sink& k, bool valid, bool fire, const Beat& b, uint8_t l) {
+        if (k.pending && (!valid || b != k.held || l != k.held_last)) k.violations++;
+        k.pending = valid && !fire;
+        k.held = b;
+        k.held_last = l;
+    };
+    check_sink(out, t->io_out_valid, fo, ob, ol);
+    check_sink(inv, t->io_invalid_valid, fi, ib, il);
+    bool faw = aw_v && t->io_ctrl_aw_ready, fw = w_v && t->io_ctrl_w_ready, far = ar_v && t->io_ctrl_ar_ready;
+    bool fb = t->io_ctrl_b_valid && t->io_ctrl_b_ready, fr = t->io_ctrl_r_valid && t->io_ctrl_r_ready;
+    uint32_t bresp = t->io_ctrl_b_payload_resp, rresp = t->io_ctrl_r_payload_resp, rdata = t->io_ctrl_r_payload_data;
+
+    eval_edge();
+
+    if (f0 || f1) {
+        if (first_in < 0) first_in = cycle - 1;
+        last_in = cycle - 1;
+    }
+    for (int i = 0; i < 2; i++) {
+        if (i == 0 ? f0 : f1) {
+            src[i].pos++;
+            src[i].presenting = false;
+            src[i].fired++;
+        }
+    }
+    if (fo) { out.beats.push_back(ob); out.last.push_back(ol); last_out = cycle - 1; }
+    if (fi) { inv.beats.push_back(ib); inv.last.push_back(il); last_out = cycle - 1; }
+    if (f0 || f1 || fo || fi) last_activity = cycle;
+    // AXI bookkeeping: a response before both halves of the request is a protocol error
+    if (faw) { aw_v = false; op.aw_done = true; }
+    if (fw) { w_v = false; op.w_done = true; if (op.write && op.addr == 0x20 && (op.data & 1)) start_write(); }
+    if (far) { ar_v = false; op.ar_done = true; }
+    if (fb) {
+        if (!op.active || !op.write || !op.aw_done || !op.w_done) axi_violations++;
+        else { op.resp = bresp; op.done = true; op.active = false; }
+    }
+    if (fr) {
+        if (!op.active || op.write || !op.ar_done) axi_violations++;
+        else { op.resp = rresp; op.data = rdata; op.done = true; op.active = false; }
+    }
+}
+
+
+uint32_t Harness::bus(bool write, uint32_t addr, uint32_t data) {
+    if (addr > 0xFFF || (addr & 3)) fail("register offset 0x%x outside the 4 KiB word-aligned window", addr);
+    op = Op{};
+    op.active = true;
+    op.write = write;
+    op.addr = addr;
+    op.data = data;
+    uint64_t t0 = cycle;
+    while (!op.done) {
+        if (cycle - t0 > 10000) fail("AXI4-Lite %s at 0x%03x: no response in 10000 cycles", write ? "write" : "read", addr);
+        tick();
+    }
+    if (op.resp != 0) printf("note: %s 0x%03x resp=%u\n", write ? "write" : "read", addr, op.resp);
+    return write ? 0 : op.data;
+}
+
+void Harness::load(int which, const std::string& file, bool with_last) {
+    std::ifstream f(file, std::ios::binary);
+    if (!f) fail("cannot read '%s': %s", file.c_str(), strerror(errno));
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const size_t bb = 4 * kWords;
+    Source& s = src[which];
+    size_t n = (bytes.size() + bb - 1) / bb;
+    bytes.resize(n * bb, 0);  // a short final beat is zero-filled (LENGTH tests)
+    for (size_t i = 0; i < n; i++) {
+        Beat b{};
+        for (int w = 0; w < kWords; w++) {
+            const uint8_t* p = &bytes[i * bb + 4 * w];
+            b[w] = p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+        }
+        s.beats.push_back(b);
+        s.last.push_back(with_last && i + 1 == n);
+    }
+    printf("load %d beats=%zu\n", which, n);
+}
+
+void Harness::save(const std::string& which, const std::string& file) {
+    Sink& k = sink(which);
+    int words = &k == &out ? kWords : 1;
+    FILE* f = fopen(file.c_str(), "wb");
+    if (!f) fail("cannot write '%s': %s", file.c_str(), strerror(errno));
+    for (const Beat& b : k.beats)
+        for (int w = 0; w < words; w++) {
+            uint8_t p[4] = {(uint8_t)b[w], (uint8_t)(b[w] >> 8), (uint8_t)(b[w] >> 16), (uint8_t)(b[w] >> 24)};
+            fwrite(p, 1, 4, f);
+        }
+    if (fclose(f)) fail("cannot write '%s'", file.c_str());
+}
+
+// Stream the loaded runs until STATUS says done, or error with every loaded beat drained, polling
+// STATUS over the bus all the while; a silent IP ends as `stalled`, a slow one as `timeout`.
+void Harness::run_job(uint64_t max_cycles) {
+    const uint64_t t0 = cycle;
+    last_activity = cycle;
+    uint32_t st = 0;
+    const char* result = "timeout";
+    bool drained = false;
+    while (cycle - t0 < max_cycles) {
+        st = bus(false, 0x28, 0);
+        drained = src[0].left() == 0 && src[1].left() == 0;
+        if (st & 2) { result = "done"; break; }
+        if ((st & 4) && drained) { result = "error"; break; }
+        if (cycle - last_activity > idle_limit) { result = (st & 4) ? "error" : "stalled"; break; }
+    }
+    uint32_t hw = bus(false, 0x48, 0), idx = bus(false, 0x2C, 0), keys = bus(false, 0x4C, 0);
+    bool done = !strcmp(result, "done");
+    int64_t a = first_in >= 0 ? first_in : start_cycle, e = std::max(last_in, last_out);
+    uint64_t simc = (a >= 0 && e >= a) ? (uint64_t)(e - a + 1) : 0;
+    printf("run status=%s code=%u input=%u index=%u hw_cycles=%u sim_cycles=%" PRIu64
+           " out_beats=%zu out_bytes=%zu inv_count=%zu out_keys=%u last_ok=%d drained=%d left0=%zu left1=%zu"
+           " violations=%" PRIu64 " cycle=%" PRIu64 "\n",
+           result, (st >> 8) & 0xFF, (st >> 16) & 1, idx, hw, simc, out.beats.size(), out.beats.size() * 4 * kWords,
+           inv.beats.size(), keys, (int)(last_ok(out, done) && last_ok(inv, done)), (int)drained, src[0].left(),
+           src[1].left(), out.violations + inv.violations + axi_violations, cycle);
+}
+
+void Harness::command(const std::vector<std::string>& a) {
+    const std::string& c = a[0];
+    auto need = [&](size_t n, const char* usage) {
+        if (a.size() < n + 1) fail("usage: %s", usage);
+    };
+    if (c == "write") {
+        need(2, "write OFF VAL");
+        bus(true, parse_num(a[1], "offset"), parse_num(a[2], "value"));
+    } else if (c == "read") {
+        need(1, "read OFF");
+        uint32_t off = parse_num(a[1], "offset");
+        uint32_t v = bus(false, off, 0);
+        printf("read 0x%03x 0x%08x\n", off, v);
+    } else if (c == "expect") {
+        need(2, "expect OFF VAL [MASK]");
+        uint32_t off = parse_num(a[1], "offset"), want = parse_num(a[2], "value");
+        uint32_t mask = a.size() > 3 ? parse_num(a[3], "mask") : 0xFFFFFFFFu;
+        uint32_t v = bus(false, off, 0);
+        bool ok = (v & mask) == (want & mask);
+        if (!ok) failures++;
+        printf("expect 0x%03x %s got=0x%08x want=0x%08x mask=0x%08x\n", off, ok ? "ok" : "FAIL", v, want, mask);
+    } else if (c == "irq") {
+        printf("irq %d\n", (int)top->io_irq);
+    } else if (c == "expect-irq") {
+        need(1, "expect-irq 0|1");
+        bool ok = (uint64_t)top->io_irq == parse_num(a[1], "level");
+        if (!ok) failures++;
+        printf("expect-irq %s got=%d\n", ok ? "ok" : "FAIL", (int)top->io_irq);
+    } else if (c == "load") {
+        need(2, "load 0|1 FILE [nolast]");
+        int w = parse_num(a[1], "input");
+        if (w > 1) fail("input must be 0 or 1");
+        load(w, a[2], !(a.size() > 3 && a[3] == "nolast"));
+    } else if (c == "save") {
+        need(2, "save out|invalid FILE");
+        save(a[1], a[2]);
+    } else if (c == "run") {
+        run_job(a.size() > 1 ? parse_num(a[1], "cycle limit") : limit);
+    } else if (c == "step") {
+        need(1, "step N");
+        for (uint64_t n = parse_num(a[1], "cycles"); n; n--) tick();
+    } else if (c == "stall") {
+        need(2, "stall key0|key1|out|invalid|ctrl P");
+        double p = parse_prob(a[2]);
+        if (a[1] == "key0") src[0].stall = p;
+        else if (a[1] == "key1") src[1].stall = p;
+        else if (a[1] == "ctrl") ctrl_stall = p;
+        else sink(a[1]).stall = p;
+    } else if (c == "seed") {
+        need(1, "seed S");
+        rng.seed(parse_num(a[1], "seed"));
+    } else if (c == "limit") {
+        need(1, "limit CYCLES");
+        limit = parse_num(a[1], "cycle limit");
+    } else if (c == "idle") {
+        need(1, "idle CYCLES");
+        idle_limit = parse_num(a[1], "idle limit");
+    } else if (c == "clear") {  // forget unsent input and everything received
+        for (auto& s : src) { s.beats.clear(); s.last.clear(); s.pos = 0; s.presenting = false; }
+        start_write();
+    } else if (c == "reset") {
+        for (auto& s : src) { s.beats.clear(); s.last.clear(); s.pos = 0; }
+        hard_reset(a.size() > 1 ? parse_num(a[1], "cycles") : 8);
+        start_write();
+    } else if (c == "info") {
+        printf("info width=%d cycle=%" PRIu64 " left0=%zu left1=%zu out_beats=%zu inv_count=%zu violations=%" PRIu64 "\n",
+               32 * kWords, cycle, src[0].left(), src[1].left(), out.beats.size(), inv.beats.size(),
+               out.violations + inv.violations + axi_violations);
+    } else if (c == "echo") {
+        std::string t;
+        for (size_t i = 1; i < a.size(); i++) t += (i > 1 ? " " : "") + a[i];
+        printf("%s\n", t.c_str());
+    } else {
+        fail("unknown command '%s'", c.c_str());
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const char* wave = nullptr;
+    const char* script = nullptr;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--wave") && i + 1 < argc) wave = argv[++i];
+        else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "usage: %s [--wave FILE.fst] [SCRIPT|-]\n", argv[0]);
+            return 2;
+        } else script = argv[i];
+    }
+    std::ifstream file;
+    std::istream* in = &std::cin;
+    if (script && strcmp(script, "-")) {
+        file.open(script);
+        if (!file) {
+            fprintf(stderr, "error: cannot read script '%s'\n", script);
+            return 2;
+        }
+        in = &file;
+    }
+    int lineno = 0;
+    try {
+        Harness h(wave);
+        std::string line;
+        while (std::getline(*in, line)) {
+            lineno++;
+            auto hash = line.find('#');
+            if (hash != std::string::npos) line.resize(hash);
+            std::istringstream ls(line);
+            std::vector<std::string> a;
+            for (std::string w; ls >> w;) a.push_back(w);
+            if (a.empty()) continue;
+            if (a[0] == "quit") break;
+            h.command(a);
+        }
+        fflush(stdout);
+        if (h.violations()) {
+            fprintf(stderr, "%" PRIu64 " stream/AXI protocol violation(s) by the IP\n", h.violations());
+            return 1;
+        }
+        if (h.failures) {
+            fprintf(stderr, "%d expectation(s) failed\n", h.failures);
+            return 1;
+        }
+    } catch (const Error& e) {
+        fflush(stdout);
+        fprintf(stderr, "error: line %d: %s\n", lineno, e.what());
+        return 2;
+    }
+    return 0;
+}
