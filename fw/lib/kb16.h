@@ -1,0 +1,164 @@
+/* KB16 key-block format (docs: /work/shared/spec/kb16-format.md, docs/architecture.md) in portable C.
+ *
+ * No hardware, no allocation, no libc beyond memcpy/memcmp/memset: the same file runs on the
+ * VexRiscv (the software baseline of the firmware) and natively on the host (tests, baselines).
+ * Error codes are the compaction IP's STATUS.ERR_CODE values, so software and hardware results
+ * compare directly. */
+#ifndef LSMC_KB16_H
+#define LSMC_KB16_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KB16_ENTRY_BYTES 16u
+#define KB16_MAX_KEY 16u
+#define KB16_MAX_PART 8u /* shared_len / unshared_len limit */
+#define KB16_MIN_GROUP 2u
+#define KB16_MAX_GROUP 256u
+
+/* Header bits. */
+#define KB16_HDR_UNSHARED_MASK 0x0Fu
+#define KB16_HDR_SHARED_SHIFT 4u
+#define KB16_HDR_SHARED_MASK 0xF0u
+#define KB16_HDR_VIR (1u << 8)
+#define KB16_HDR_PAD (1u << 9)
+#define KB16_HDR_RESERVED 0xFFFFFC00u
+
+/* Error codes: identical to the IP's STATUS.ERR_CODE. */
+typedef enum {
+    KB16_OK = 0,
+    KB16_ERR_RESERVED_BITS = 1,
+    KB16_ERR_LEN_OVER_8 = 2,
+    KB16_ERR_SHARED_OVER_PREV = 3,
+    KB16_ERR_GROUP_START_SHARED = 4,
+    KB16_ERR_VIRTUAL_AT_END = 5,
+    KB16_ERR_BAD_PAD = 6,
+    KB16_ERR_EMPTY_KEY = 7,
+    KB16_ERR_NOT_INCREASING = 8,
+    KB16_ERR_LENGTH = 9,
+    KB16_ERR_FILL_NONZERO = 10,
+    KB16_ERR_OUT_OVERFLOW = 11,
+    KB16_ERR_INV_OVERFLOW = 12,
+    KB16_ERR_BAD_GROUP = 13,
+    /* Software-only codes (never produced by the IP). */
+    KB16_ERR_KEY_TOO_LONG = 64, /* encoder given a key over 16 bytes */
+    KB16_ERR_ARG = 65           /* NULL pointer or impossible argument */
+} kb16_err;
+
+/* Name of an error code ("NONE", "RESERVED_BITS", ..., "UNKNOWN"). */
+const char *kb16_err_name(unsigned code);
+
+/* Lexicographic unsigned compare, a proper prefix sorts first. <0, 0, >0. */
+int kb16_key_cmp(const uint8_t *a, unsigned alen, const uint8_t *b, unsigned blen);
+
+/* ---- decoder: streaming reader of one run ------------------------------------------------- */
+typedef struct {
+    const uint8_t *buf;
+    size_t len;        /* declared byte length of the run */
+    size_t n_entries;  /* whole entries: len / 16 */
+    size_t idx;        /* next entry index */
+    unsigned group;
+    uint8_t prev[KB16_MAX_KEY]; /* previous decoded key (real or virtual) */
+    unsigned prev_len;
+    uint8_t last_real[KB16_MAX_KEY];
+    unsigned last_real_len;
+    int have_real;
+    unsigned err;      /* sticky error code once an error was reported */
+    size_t err_index;  /* entry index of the offender */
+} kb16_reader;
+
+/* Returns KB16_OK, or KB16_ERR_BAD_GROUP / KB16_ERR_ARG. */
+int kb16_reader_init(kb16_reader *r, const uint8_t *buf, size_t len, unsigned group);
+/* Next real key of the run. Returns 1 with key/key_len/addr set, 0 at the end of the run, or
+ * -code on malformed input (then r->err / r->err_index tell the code and entry index; sticky). */
+int kb16_reader_next(kb16_reader *r, uint8_t key[KB16_MAX_KEY], unsigned *key_len, uint32_t *addr);
+
+/* Decode a whole run. keys: key_cap slots of 16 bytes, lens/addrs: key_cap slots (any may be NULL
+ * when key_cap is 0, then only validation and counting happen). *n_keys gets the number of real
+ * keys (also counted past key_cap). Returns KB16_OK or the error code; *err_index the entry index. */
+int kb16_decode(const uint8_t *buf, size_t len, unsigned group, uint8_t (*keys)[KB16_MAX_KEY],
+                uint8_t *lens, uint32_t *addrs, size_t key_cap, size_t *n_keys, size_t *err_index);
+
+/* ---- canonical encoder ------------------------------------------------------------------ */
+typedef struct {
+    uint8_t *out;
+    size_t cap;        /* bytes available in out */
+    size_t entries;    /* entries written so far (real + virtual + pad) */
+    size_t keys;       /* real keys written */
+    unsigned group;
+    uint8_t prev[KB16_MAX_KEY];
+    unsigned prev_len;
+    int have_key;      /* a previous real key exists (for the ordering check) */
+    uint8_t last[KB16_MAX_KEY];
+    unsigned last_len;
+} kb16_writer;
+
+int kb16_writer_init(kb16_writer *w, uint8_t *out, size_t cap, unsigned group);
+/* Append a key (1..16 bytes, strictly greater than the previous one). Returns KB16_OK,
+ * KB16_ERR_OUT_OVERFLOW (*err_index = output entry index that did not fit; nothing written for it),
+ * KB16_ERR_EMPTY_KEY, KB16_ERR_KEY_TOO_LONG or KB16_ERR_NOT_INCREASING. */
+int kb16_writer_put(kb16_writer *w, const uint8_t *key, unsigned key_len, uint32_t addr, size_t *err_index);
+static inline size_t kb16_writer_bytes(const kb16_writer *w) { return w->entries * KB16_ENTRY_BYTES; }
+
+/* Encode n keys (keys[i] points at lens[i] bytes). *out_len gets the bytes written. */
+int kb16_encode(const uint8_t *const *keys, const uint8_t *lens, const uint32_t *addrs, size_t n,
+                unsigned group, uint8_t *out, size_t out_cap, size_t *out_len, size_t *err_index);
+
+/* ---- two-way merge (run0 newer, run1 older) ------------------------------------------------ */
+typedef struct {
+    unsigned status;      /* kb16_err: KB16_OK or the first error met */
+    unsigned err_input;   /* 0/1 for input errors; 0 for output overflows */
+    size_t err_index;     /* entry index in that input, output entry index, or address index */
+    size_t out_bytes;     /* bytes written to out (whole entries, also on error) */
+    size_t out_entries;   /* entries written (real + virtual + pad) */
+    size_t out_keys;      /* real keys written */
+    size_t inv_count;     /* invalid addresses written */
+    size_t in_keys[2];    /* real keys consumed from each input */
+} kb16_merge_result;
+
+/* Merge two canonical or non-canonical (but well-formed) runs with group size G into a canonical
+ * run in out (out_cap bytes) and the superseded addresses of run1 into inv (inv_cap words).
+ * Stops at the first malformed entry or overflow, like the IP. Returns res->status. */
+int kb16_merge(const uint8_t *run0, size_t len0, const uint8_t *run1, size_t len1, unsigned group,
+               uint8_t *out, size_t out_cap, uint32_t *inv, size_t inv_cap, kb16_merge_result *res);
+
+/* ---- seeded workload generator ------------------------------------------------------------ */
+typedef enum {
+    KB16_KIND_SHORT = 0,   /* 1..8 random bytes: never needs a virtual entry */
+    KB16_KIND_UNIFORM = 1, /* 1..16 random bytes */
+    KB16_KIND_PREFIX = 2   /* common 4-byte prefix + 1..12 random bytes: exercises sharing */
+} kb16_kind;
+
+/* xorshift32 (Marsaglia); a zero seed is replaced so the state never sticks at 0. */
+typedef struct { uint32_t s; } kb16_rng;
+void kb16_rng_seed(kb16_rng *r, uint32_t seed);
+uint32_t kb16_rng_next(kb16_rng *r);
+
+typedef struct {
+    unsigned kind;         /* kb16_kind */
+    uint32_t seed;
+    size_t n0, n1;         /* keys in run 0 (newer) and run 1 (older) */
+    unsigned overlap_pct;  /* percent of min(n0, n1) keys present in both runs */
+    unsigned group;
+    uint32_t addr0_base;   /* address of run0's i-th key = addr0_base + i (likewise run1) */
+    uint32_t addr1_base;
+} kb16_gen_params;
+
+/* Work space of the generator: one 17-byte slot per unique key (n0 + n1 - shared). */
+typedef struct { uint8_t len; uint8_t key[KB16_MAX_KEY]; } kb16_key_slot;
+size_t kb16_gen_scratch_slots(const kb16_gen_params *p);
+
+/* Generate two sorted runs and encode them canonically into run0/run1. Returns KB16_OK or an error
+ * (KB16_ERR_ARG for bad parameters or scratch too small, KB16_ERR_OUT_OVERFLOW when a run buffer
+ * is too small). Deterministic for given parameters on every platform. */
+int kb16_gen_runs(const kb16_gen_params *p, kb16_key_slot *scratch, size_t scratch_slots,
+                  uint8_t *run0, size_t cap0, size_t *len0, uint8_t *run1, size_t cap1, size_t *len1);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,216 @@
+"""Firmware builds and host-side access to the firmware's C code.
+
+- `build_firmware()` builds the bare-metal ELF `build/fw/lsmc.elf` with fw/Makefile (riscv64-unknown-elf
+  gcc + picolibc), skipped when the sources and the generated register headers are unchanged.
+- `build_host_lib()` compiles firmware C files natively into a shared library (host tests, baselines).
+- `Kb16Lib` is a ctypes wrapper of fw/lib/kb16.c compiled for the host.
+- `parse_table3()` reads the machine-readable Table III block the firmware prints.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import build as _build
+
+ROOT = _build.ROOT
+FW = ROOT / "fw"
+BUILD_FW = _build.BUILD / "fw"
+HOST_BUILD = _build.BUILD / "fw_host"
+# Generated register headers (made by the IP and DMA generators through build.generate()).
+GEN_INCLUDES = [_build.GEN / "compaction_w128", _build.GEN / "dma_w128", _build.GEN / "soc"]
+
+
+class FirmwareError(RuntimeError):
+    pass
+
+
+def _digest(paths, extra=()) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        p = Path(p)
+        files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file() and f.name != ".stamp") if p.is_dir() else []
+        for f in files:
+            h.update(str(f).encode())
+            h.update(f.read_bytes())
+    for e in extra:
+        h.update(repr(e).encode())
+    return h.hexdigest()[:24]
+
+
+def firmware_sources():
+    return [FW, *GEN_INCLUDES]
+
+
+def build_firmware(build_dir: Path | None = None, opt: str = "-O2", force: bool = False) -> Path:
+    """Build build/fw/lsmc.elf (out of tree) and return its path. Raises FirmwareError with the
+    compiler output on failure. The make log is kept in <build_dir>/build.log (tests grep it for
+    warnings)."""
+    build_dir = Path(build_dir or BUILD_FW)
+    elf = build_dir / "lsmc.elf"
+    digest = _digest(firmware_sources(), extra=(opt,))
+    stamp = build_dir / ".stamp"
+    if not force and elf.exists() and stamp.exists() and stamp.read_text() == digest:
+        return elf
+    build_dir.mkdir(parents=True, exist_ok=True)
+    gen = " ".join(str(g) for g in GEN_INCLUDES)
+    try:
+        res = _build.run(["make", "-C", FW, f"BUILD={build_dir}", f"GEN_INC={gen}", f"OPT={opt}",
+                          "-j2", "--no-print-directory", "all"], quiet=True)
+    except _build.BuildError as e:
+        raise FirmwareError(str(e)) from None
+    (build_dir / "build.log").write_text((res.stdout or "") + (res.stderr or ""))
+    stamp.write_text(digest)
+    return elf
+
+
+def build_host_lib(name: str, sources, defines=(), includes=(), cflags=("-O2",)) -> Path:
+    """Compile C `sources` natively into build/fw_host/lib<name>.so (cached by content)."""
+    sources = [Path(s) for s in sources]
+    includes = [Path(i) for i in includes]
+    so = HOST_BUILD / f"lib{name}.so"
+    headers = [FW / "include", FW / "lib", FW / "drivers", *includes]
+    digest = _digest([*sources, *headers], extra=(tuple(defines), tuple(cflags)))
+    stamp = HOST_BUILD / f"lib{name}.stamp"
+    if so.exists() and stamp.exists() and stamp.read_text() == digest:
+        return so
+    HOST_BUILD.mkdir(parents=True, exist_ok=True)
+    cmd = ["gcc", "-std=c99", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", *cflags,
+           *[f"-D{d}" for d in defines], *[f"-I{i}" for i in headers], "-o", so, *sources]
+    try:
+        _build.run(cmd, quiet=True)
+    except _build.BuildError as e:
+        raise FirmwareError(str(e)) from None
+    stamp.write_text(digest)
+    return so
+
+
+# ---- ctypes wrapper of fw/lib/kb16.c ---------------------------------------------------------
+
+class MergeResult(ctypes.Structure):
+    _fields_ = [("status", ctypes.c_uint), ("err_input", ctypes.c_uint), ("err_index", ctypes.c_size_t),
+                ("out_bytes", ctypes.c_size_t), ("out_entries", ctypes.c_size_t),
+                ("out_keys", ctypes.c_size_t), ("inv_count", ctypes.c_size_t),
+                ("in_keys", ctypes.c_size_t * 2)]
+
+
+class GenParams(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_uint), ("seed", ctypes.c_uint32), ("n0", ctypes.c_size_t),
+                ("n1", ctypes.c_size_t), ("overlap_pct", ctypes.c_uint), ("group", ctypes.c_uint),
+                ("addr0_base", ctypes.c_uint32), ("addr1_base", ctypes.c_uint32)]
+
+
+KINDS = {"short": 0, "uniform": 1, "prefix": 2}
+KEY_SLOT_BYTES = 17
+
+
+@dataclass
+class Merge:
+    status: int
+    err_input: int
+    err_index: int
+    merged: bytes
+    invalid: list
+    out_entries: int
+    out_keys: int
+
+
+class Kb16Lib:
+    """fw/lib/kb16.c compiled for the host and called through ctypes."""
+
+    def __init__(self):
+        so = build_host_lib("kb16", [FW / "lib" / "kb16.c"])
+        self.lib = lib = ctypes.CDLL(str(so))
+        lib.kb16_err_name.restype = ctypes.c_char_p
+        sz, u8p = ctypes.c_size_t, ctypes.c_char_p
+        lib.kb16_decode.argtypes = [u8p, sz, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p,
+                                    ctypes.c_void_p, sz, ctypes.POINTER(sz), ctypes.POINTER(sz)]
+        lib.kb16_encode.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, sz, ctypes.c_uint,
+                                    ctypes.c_void_p, sz, ctypes.POINTER(sz), ctypes.POINTER(sz)]
+        lib.kb16_merge.argtypes = [u8p, sz, u8p, sz, ctypes.c_uint, ctypes.c_void_p, sz,
+                                   ctypes.c_void_p, sz, ctypes.POINTER(MergeResult)]
+        lib.kb16_gen_runs.argtypes = [ctypes.POINTER(GenParams), ctypes.c_void_p, sz, ctypes.c_void_p, sz,
+                                      ctypes.POINTER(sz), ctypes.c_void_p, sz, ctypes.POINTER(sz)]
+        lib.kb16_gen_scratch_slots.argtypes = [ctypes.POINTER(GenParams)]
+        lib.kb16_gen_scratch_slots.restype = sz
+
+    def err_name(self, code: int) -> str:
+        return self.lib.kb16_err_name(code).decode()
+
+    def decode(self, data: bytes, group: int = 16):
+        """-> (code, err_index, [(key, addr), ...]) (keys decoded before an error included)."""
+        cap = len(data) // 16 + 1
+        keys = (ctypes.c_uint8 * (16 * cap))()
+        lens = (ctypes.c_uint8 * cap)()
+        addrs = (ctypes.c_uint32 * cap)()
+        n, idx = ctypes.c_size_t(), ctypes.c_size_t()
+        rc = self.lib.kb16_decode(data, len(data), group, keys, lens, addrs, cap, ctypes.byref(n), ctypes.byref(idx))
+        raw = bytes(keys)
+        out = [(raw[16 * i:16 * i + lens[i]], addrs[i]) for i in range(min(n.value, cap))]
+        return rc, idx.value, out
+
+    def encode(self, pairs, group: int = 16, cap: int | None = None):
+        """pairs: [(key bytes, addr)] -> (code, err_index, bytes)."""
+        n = len(pairs)
+        bufs = [ctypes.create_string_buffer(bytes(k), max(len(k), 1)) for k, _ in pairs]
+        ptrs = (ctypes.c_void_p * max(n, 1))(*[ctypes.cast(b, ctypes.c_void_p) for b in bufs])
+        lens = (ctypes.c_uint8 * max(n, 1))(*[len(k) for k, _ in pairs])
+        addrs = (ctypes.c_uint32 * max(n, 1))(*[a for _, a in pairs])
+        cap = 48 * n if cap is None else cap
+        out = (ctypes.c_uint8 * max(cap, 1))()
+        olen, idx = ctypes.c_size_t(), ctypes.c_size_t()
+        rc = self.lib.kb16_encode(ptrs, lens, addrs, n, group, out, cap, ctypes.byref(olen), ctypes.byref(idx))
+        return rc, idx.value, bytes(out)[:olen.value]
+
+    def merge(self, run0: bytes, run1: bytes, group: int = 16, out_cap: int | None = None,
+              inv_cap: int | None = None) -> Merge:
+        # Worst case: every key needs pad + virtual + real entries.
+        out_cap = 3 * (len(run0) + len(run1)) + 16 if out_cap is None else out_cap
+        inv_cap = (min(len(run0), len(run1)) // 16 + 1) if inv_cap is None else inv_cap
+        out = (ctypes.c_uint8 * max(out_cap, 1))()
+        inv = (ctypes.c_uint32 * max(inv_cap, 1))()
+        res = MergeResult()
+        self.lib.kb16_merge(run0, len(run0), run1, len(run1), group, out, out_cap, inv, inv_cap, ctypes.byref(res))
+        return Merge(res.status, res.err_input, res.err_index, bytes(out)[:res.out_bytes],
+                     list(inv)[:res.inv_count], res.out_entries, res.out_keys)
+
+    def gen_runs(self, kind="short", seed=1, n0=256, n1=256, overlap_pct=25, group=16,
+                 addr0_base=0x10000000, addr1_base=0x20000000):
+        """-> (code, run0 bytes, run1 bytes) from the firmware's own workload generator."""
+        p = GenParams(KINDS[kind], seed, n0, n1, overlap_pct, group, addr0_base, addr1_base)
+        slots = self.lib.kb16_gen_scratch_slots(ctypes.byref(p))
+        scratch = (ctypes.c_uint8 * (KEY_SLOT_BYTES * max(slots, 1)))()
+        cap0, cap1 = 48 * n0 + 16, 48 * n1 + 16
+        b0, b1 = (ctypes.c_uint8 * cap0)(), (ctypes.c_uint8 * cap1)()
+        l0, l1 = ctypes.c_size_t(), ctypes.c_size_t()
+        rc = self.lib.kb16_gen_runs(ctypes.byref(p), scratch, slots, b0, cap0, ctypes.byref(l0), b1, cap1, ctypes.byref(l1))
+        return rc, bytes(b0)[:l0.value], bytes(b1)[:l1.value]
+
+
+# ---- firmware output ---------------------------------------------------------------------
+
+TABLE3_COLUMNS = ["entries_in", "entries_out", "bytes_in", "fw_cycles", "hw_cycles", "us_per_entry",
+                  "mb_per_s", "sw_cycles", "pass"]
+
+
+def parse_table3(text: str) -> list[dict]:
+    """Rows of the `TABLE3` block printed by the firmware's bench. Raises FirmwareError when the
+    block is missing, has a wrong header or is not terminated by `TABLE3 END`."""
+    lines = [l.strip() for l in text.splitlines() if l.strip().startswith("TABLE3 ")]
+    if not lines or lines[0] != "TABLE3 " + ",".join(TABLE3_COLUMNS):
+        raise FirmwareError("no TABLE3 header in firmware output")
+    if lines[-1] != "TABLE3 END":
+        raise FirmwareError("TABLE3 block not terminated (firmware stopped early?)")
+    rows = []
+    for l in lines[1:-1]:
+        vals = l[len("TABLE3 "):].split(",")
+        if len(vals) != len(TABLE3_COLUMNS):
+            raise FirmwareError(f"bad TABLE3 row: {l!r}")
+        row = {}
+        for k, v in zip(TABLE3_COLUMNS, vals):
+            row[k] = float(v) if k in ("us_per_entry", "mb_per_s") else int(v)
+        rows.append(row)
+    return rows
