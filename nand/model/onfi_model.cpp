@@ -1,0 +1,472 @@
+// ONFI asynchronous NAND model: behaviour and timing checker. See onfi_model.h and docs/nand.md.
+#include "onfi_model.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+namespace onfi {
+
+// ONFI 2.x/3.x asynchronous SDR timing modes 0..5 (ns). Field order as in struct Timing.
+static const Timing kModes[6] = {
+    // tADL tALH tALS tAR tCEA tCH tCHZ tCLH tCLR tCLS tCS tDH tDS tIR tRC tREA tREH tRHOH tRHW tRHZ tRLOH tRP tRR tWB tWC tWH tWHR tWP tCCS
+    {200, 20, 50, 25, 100, 20, 100, 20, 20, 50, 70, 20, 40, 10, 100, 40, 30, 0, 200, 200, 0, 50, 40, 200, 100, 30, 120, 50, 200},
+    {100, 10, 25, 10, 45, 10, 50, 10, 10, 25, 35, 10, 20, 0, 50, 30, 15, 15, 100, 100, 0, 25, 20, 100, 45, 15, 80, 25, 200},
+    {100, 10, 15, 10, 30, 10, 50, 10, 10, 15, 25, 5, 15, 0, 35, 25, 15, 15, 100, 100, 0, 17, 20, 100, 35, 15, 80, 17, 200},
+    {100, 5, 10, 10, 25, 5, 50, 5, 10, 10, 25, 5, 10, 0, 30, 20, 10, 15, 100, 100, 0, 15, 20, 100, 30, 10, 60, 15, 200},
+    {70, 5, 10, 10, 25, 5, 30, 5, 10, 10, 20, 5, 10, 0, 25, 20, 10, 15, 100, 100, 5, 12, 20, 100, 25, 10, 60, 12, 200},
+    {70, 5, 10, 10, 25, 5, 30, 5, 10, 10, 15, 5, 7, 0, 20, 16, 7, 15, 100, 100, 5, 10, 20, 100, 20, 7, 60, 10, 200},
+};
+
+const Timing& onfi_timing(int mode) { return kModes[std::clamp(mode, 0, 5)]; }
+
+uint16_t onfi_crc16(const uint8_t* p, size_t n) {
+  uint16_t crc = 0x4F4E;
+  for (size_t i = 0; i < n; i++) {
+    crc ^= uint16_t(p[i]) << 8;
+    for (int b = 0; b < 8; b++) crc = (crc & 0x8000) ? uint16_t((crc << 1) ^ 0x8005) : uint16_t(crc << 1);
+  }
+  return crc;
+}
+
+static const int64_t kLongAgo = -1000000;
+
+NandModel::NandModel(const Config& c, const std::string& name) : cfg(c), name_(name), rng_(c.seed) {
+  mode_ = cfg.initial_mode;
+  T_ = &onfi_timing(mode_);
+  if (cfg.pages_per_block == 0 || (cfg.pages_per_block & (cfg.pages_per_block - 1)))
+    violation(0, "config: pages_per_block must be a power of two");
+  reg_.assign(page_size(), 0xFF);
+  for (uint32_t b : cfg.bad_blocks) {
+    if (b >= cfg.blocks) continue;
+    for (uint32_t p = 0; p < 2; p++) {
+      auto& pg = page(b * cfg.pages_per_block + p);
+      pg[cfg.page_bytes] = 0x00;  // factory bad-block marker: first spare byte not FFh
+    }
+  }
+  build_param_page();
+  if (cfg.tRST_poweron_ns) start_busy(0, cfg.tRST_poweron_ns);
+}
+
+void NandModel::violation(uint64_t t, const std::string& msg) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "NAND VIOLATION [%s] t=%llu ns, timing mode %d: %s", name_.c_str(),
+           (unsigned long long)t, mode_, msg.c_str());
+  if (cfg.on_violation) {
+    cfg.on_violation(buf);
+  } else {
+    fprintf(stderr, "%s\n", buf);
+    fflush(stdout);
+    std::exit(3);
+  }
+}
+
+std::vector<uint8_t>& NandModel::page(uint32_t row) {
+  auto it = pages_.find(row);
+  if (it == pages_.end()) it = pages_.emplace(row, std::vector<uint8_t>(page_size(), 0xFF)).first;
+  return it->second;
+}
+
+std::vector<uint8_t> NandModel::peek(uint32_t row) const {
+  auto it = pages_.find(row);
+  return it == pages_.end() ? std::vector<uint8_t>(page_size(), 0xFF) : it->second;
+}
+
+void NandModel::poke(uint32_t row, const std::vector<uint8_t>& d) {
+  auto& pg = page(row);
+  std::copy_n(d.begin(), std::min<size_t>(d.size(), pg.size()), pg.begin());
+}
+
+bool NandModel::is_bad(uint32_t block) const {
+  return std::find(cfg.bad_blocks.begin(), cfg.bad_blocks.end(), block) != cfg.bad_blocks.end();
+}
+
+static void put16(std::vector<uint8_t>& p, int o, uint32_t v) { p[o] = v; p[o + 1] = v >> 8; }
+static void put32(std::vector<uint8_t>& p, int o, uint32_t v) { for (int i = 0; i < 4; i++) p[o + i] = v >> (8 * i); }
+
+void NandModel::build_param_page() {
+  std::vector<uint8_t> p(256, 0);
+  memcpy(&p[0], "ONFI", 4);
+  put16(p, 4, 0x0002);  // ONFI 1.0
+  put16(p, 6, 0x0010);  // features: extended... bit4 odd-to-even page copyback (as MT29F4G08ABADA)
+  put16(p, 8, 0x003F);  // optional commands: page cache program, cache read, get/set features, read status enhanced, copyback, read unique id
+  auto str = [&](int off, int len, const std::string& s) {
+    for (int i = 0; i < len; i++) p[off + i] = i < (int)s.size() ? s[i] : ' ';
+  };
+  str(32, 12, cfg.manufacturer);
+  str(44, 20, cfg.model);
+  p[64] = cfg.id[0];
+  put32(p, 80, cfg.page_bytes);
+  put16(p, 84, cfg.spare_bytes);
+  put32(p, 86, cfg.page_bytes / 4);
+  put16(p, 90, cfg.spare_bytes / 4);
+  put32(p, 92, cfg.pages_per_block);
+  put32(p, 96, cfg.blocks);
+  p[100] = 1;      // LUNs per target
+  p[101] = 0x23;   // 2 column, 3 row address cycles
+  p[102] = 1;      // bits per cell
+  put16(p, 103, std::max<uint32_t>(1, cfg.blocks / 50));  // max bad blocks per LUN (80 of 4096)
+  p[105] = 1; p[106] = 5;  // block endurance 1 x 10^5
+  p[107] = 1;      // guaranteed valid blocks at the beginning
+  p[110] = cfg.nop;
+  p[112] = 4;      // ECC bits required per 512 bytes (datasheet: 4-bit ECC)
+  p[128] = 10;     // I/O pin capacitance pF
+  put16(p, 129, (1u << (cfg.max_mode + 1)) - 1);  // async timing modes supported
+  put16(p, 133, 600);   // tPROG max us
+  put16(p, 135, 3000);  // tBERS max us
+  put16(p, 137, uint32_t(cfg.tR_ns / 1000));
+  put16(p, 139, kModes[0].tCCS);
+  put16(p, 254, onfi_crc16(p.data(), 254));
+  param_.clear();
+  for (int c = 0; c < 3; c++) param_.insert(param_.end(), p.begin(), p.end());
+}
+
+uint8_t NandModel::status(uint64_t t) const {
+  bool b = busy(t);
+  uint8_t s = (prev_.wp_n ? 0x80 : 0) | (b ? 0 : 0x60);
+  if (!b) s |= (fail_ ? 1 : 0) | (failc_ ? 2 : 0);
+  return s;
+}
+
+void NandModel::start_busy(uint64_t t, uint64_t dur) {
+  busy_start_ = t;
+  rb_low_from_ = t + T_->tWB;
+  busy_until_ = t + T_->tWB + dur;
+  busy_ns_total += dur;
+  if (cfg.stuck_busy) stuck_ = true;
+}
+
+void NandModel::finish_ops(uint64_t t) {
+  if (op_ == Op::None || busy(t)) return;
+  if (op_ == Op::SetFeat && op_feat_ == 0x01) {
+    mode_ = feat_in_[0] & 0x0F;
+    T_ = &onfi_timing(mode_);
+  }
+  if (op_ == Op::Reset) {
+    mode_ = cfg.initial_mode;
+    T_ = &onfi_timing(mode_);
+    memset(features_, 0, sizeof features_);
+  }
+  op_ = Op::None;
+}
+
+void NandModel::latch_command(uint64_t t, uint8_t c) {
+  n_commands++;
+  bool b = busy(t);
+  if (b && c != 0x70 && c != 0xFF)
+    violation(t, "command " + std::to_string(c) + " (dec) latched while busy (only 70h/FFh allowed)");
+  auto expect = [&](uint8_t first, size_t naddr) {
+    if (!have_cmd_ || cmd_ != first || addr_.size() != naddr) {
+      char m[96];
+      snprintf(m, sizeof m, "command %02Xh out of sequence (expected after %02Xh + %zu address cycles)", c, first, naddr);
+      violation(t, m);
+      return false;
+    }
+    return true;
+  };
+  switch (c) {
+    case 0xFF:
+    {
+      bool during = busy(t);
+      uint64_t d = !during ? cfg.tRST_read_ns
+                 : op_ == Op::Erase ? cfg.tRST_erase_ns : op_ == Op::Program ? cfg.tRST_prog_ns : cfg.tRST_read_ns;
+      op_ = Op::Reset;
+      start_busy(t, d);
+    }
+      have_cmd_ = false; out_ = Out::None; fail_ = failc_ = false;
+      break;
+    case 0x70:
+      out_ = Out::Status; out_idx_ = 0;
+      // keep an in-progress command (e.g. 70h then 00h to resume data output)
+      break;
+    case 0x00: case 0x80: case 0x60: case 0x05: case 0x90: case 0xEC: case 0xEF: case 0xEE:
+      cmd_ = c; have_cmd_ = true; addr_.clear(); data_in_count_ = 0;
+      if (c == 0x80) { reg_.assign(page_size(), 0xFF); loaded_.assign(page_size(), false); }
+      if (c == 0x00) out_ = Out::None;  // 00h without address resumes page output (see RE# fall)
+      break;
+    case 0x30:
+      if (!expect(0x00, 5)) break;
+      op_ = Op::Read;
+      if (!row_ok(row_)) violation(t, "page read row " + std::to_string(row_) + " outside the device");
+      reg_ = peek(row_);
+      if (cfg.bit_errors_per_read > 0) {
+        uint32_t nsec = std::max<uint32_t>(1, cfg.page_bytes / 512);
+        std::set<uint32_t> used;
+        for (int i = 0; i < cfg.bit_errors_per_read; i++) {
+          uint32_t bitpos;
+          do {
+            uint32_t sec = cfg.bit_error_spread ? i % nsec : rng_() % nsec;
+            uint32_t secbytes = std::min<uint32_t>(512, cfg.page_bytes);
+            bitpos = (sec * secbytes + rng_() % secbytes) * 8 + rng_() % 8;
+          } while (used.count(bitpos));
+          used.insert(bitpos);
+          reg_[bitpos / 8] ^= uint8_t(1u << (bitpos % 8));
+          n_bit_errors++;
+        }
+      }
+      n_reads++;
+      start_busy(t, cfg.tR_ns);
+      out_ = Out::Page; have_cmd_ = false;
+      break;
+    case 0xE0:
+      if (!expect(0x05, 2)) break;
+      t_cmd_e0_ = t; out_ = Out::Page; have_cmd_ = false;
+      break;
+    case 0x10: {
+      if (!expect(0x80, 5)) break;
+      have_cmd_ = false; op_ = Op::Program; n_programs++;
+      if (!row_ok(row_)) violation(t, "program row " + std::to_string(row_) + " outside the device");
+      uint32_t blk = row_ / cfg.pages_per_block, pg = row_ % cfg.pages_per_block;
+      fail_ = false;
+      if (!prev_.wp_n || is_bad(blk)) fail_ = true;
+      auto lp = last_prog_page_.find(blk);
+      if (lp != last_prog_page_.end() && int(pg) < lp->second) fail_ = true;  // pages in order within a block
+      if (prog_count_[row_] >= cfg.nop) fail_ = true;
+      auto& arr = page(row_);
+      for (uint32_t i = 0; i < page_size(); i++)
+        if (loaded_[i] && arr[i] != 0xFF) fail_ = true;  // programming over programmed bytes fails verify
+      if (prev_.wp_n) {
+        for (uint32_t i = 0; i < page_size(); i++) arr[i] &= reg_[i];  // program only clears bits
+        prog_count_[row_]++;
+        last_prog_page_[blk] = std::max<int>(pg, lp == last_prog_page_.end() ? 0 : lp->second);
+      }
+      failc_ = fail_;
+      start_busy(t, cfg.tPROG_ns);
+      out_ = Out::None;
+      break;
+    }
+    case 0xD0: {
+      if (!expect(0x60, 3)) break;
+      have_cmd_ = false; op_ = Op::Erase; n_erases++;
+      if (!row_ok(row_)) violation(t, "erase row " + std::to_string(row_) + " outside the device");
+      uint32_t blk = row_ / cfg.pages_per_block;
+      fail_ = !prev_.wp_n || is_bad(blk);
+      if (!fail_) {
+        for (uint32_t p = 0; p < cfg.pages_per_block; p++) {
+          pages_.erase(blk * cfg.pages_per_block + p);
+          prog_count_.erase(blk * cfg.pages_per_block + p);
+        }
+        last_prog_page_.erase(blk);
+      }
+      failc_ = fail_;
+      start_busy(t, cfg.tBERS_ns);
+      out_ = Out::None;
+      break;
+    }
+    default: {
+      char m[64];
+      snprintf(m, sizeof m, "unsupported command %02Xh", c);
+      violation(t, m);
+    }
+  }
+}
+
+void NandModel::latch_address(uint64_t t, uint8_t a) {
+  if (busy(t)) violation(t, "address cycle while busy");
+  if (!have_cmd_) { violation(t, "address cycle without a command"); return; }
+  addr_.push_back(a);
+  t_last_addr_ = t;
+  size_t n = addr_.size();
+  switch (cmd_) {
+    case 0x00: case 0x80:
+      if (n > 5) violation(t, "too many address cycles");
+      if (n == 2) col_ = addr_[0] | addr_[1] << 8;
+      if (n == 5) row_ = addr_[2] | addr_[3] << 8 | addr_[4] << 16;
+      break;
+    case 0x05:
+      if (n > 2) violation(t, "too many address cycles for 05h");
+      if (n == 2) col_ = addr_[0] | addr_[1] << 8;
+      break;
+    case 0x60:
+      if (n > 3) violation(t, "too many address cycles for 60h");
+      if (n == 3) row_ = addr_[0] | addr_[1] << 8 | addr_[2] << 16;
+      break;
+    case 0x90:
+      if (n > 1) violation(t, "READ ID takes one address cycle");
+      out_ = a == 0x20 ? Out::OnfiSig : Out::Id; out_idx_ = 0;
+      if (a != 0x00 && a != 0x20) violation(t, "READ ID address must be 00h or 20h");
+      break;
+    case 0xEC:
+      if (n > 1 || a != 0) violation(t, "READ PARAMETER PAGE takes one address cycle 00h");
+      op_ = Op::Param; out_ = Out::Param; out_idx_ = 0; have_cmd_ = false;
+      start_busy(t, cfg.tR_ns);
+      break;
+    case 0xEF:
+      if (n > 1) violation(t, "SET FEATURES takes one address cycle");
+      op_feat_ = a;
+      break;
+    case 0xEE:
+      if (n > 1) violation(t, "GET FEATURES takes one address cycle");
+      op_feat_ = a; op_ = Op::GetFeat; out_ = Out::Features; out_idx_ = 0; have_cmd_ = false;
+      start_busy(t, cfg.tFEAT_ns);
+      break;
+    default:
+      violation(t, "address cycle after a command that takes none");
+  }
+}
+
+void NandModel::latch_data(uint64_t t, uint8_t d) {
+  if (busy(t)) violation(t, "data input cycle while busy");
+  if (!have_cmd_ || (cmd_ != 0x80 && cmd_ != 0xEF)) { violation(t, "data input cycle outside PROGRAM/SET FEATURES"); return; }
+  size_t need = cmd_ == 0x80 ? 5 : 1;
+  if (addr_.size() != need) { violation(t, "data input before the address cycles were complete"); return; }
+  if (data_in_count_ == 0 && t - t_last_addr_ < (uint64_t)T_->tADL)
+    violation(t, "tADL " + std::to_string(t - t_last_addr_) + " ns < " + std::to_string(T_->tADL) + " ns");
+  if (cmd_ == 0x80) {
+    if (col_ >= page_size()) { violation(t, "data input past the end of the page register"); return; }
+    loaded_[col_] = true;
+    reg_[col_++] = d;
+  } else {
+    feat_in_[data_in_count_] = d;
+    if (data_in_count_ == 3) {
+      memcpy(features_[op_feat_], feat_in_, 4);
+      if (op_feat_ == 0x01 && (feat_in_[0] & 0x0F) > cfg.max_mode)
+        violation(t, "SET FEATURES timing mode " + std::to_string(feat_in_[0] & 0x0F) + " not supported");
+      op_ = Op::SetFeat; have_cmd_ = false;
+      start_busy(t, cfg.tFEAT_ns);
+    }
+  }
+  data_in_count_++;
+}
+
+uint8_t NandModel::next_output(uint64_t t) {
+  switch (out_) {
+    case Out::Id: return out_idx_ < 5 ? cfg.id[out_idx_++] : 0x00;
+    case Out::OnfiSig: return out_idx_ < 4 ? "ONFI"[out_idx_++] : 0x00;
+    case Out::Param: { uint8_t v = param_[out_idx_ % param_.size()]; out_idx_++; return v; }
+    case Out::Status: return status(t);
+    case Out::Features: return out_idx_ < 4 ? features_[op_feat_][out_idx_++] : 0x00;
+    case Out::Page:
+      if (col_ >= page_size()) { violation(t, "data output past the end of the page"); return 0xFF; }
+      return reg_[col_++];
+    default:
+      violation(t, "RE# pulse with no data to output (no read command)");
+      return 0xFF;
+  }
+}
+
+#define CHECK_MIN(name, dt, lim)                                                                       \
+  do {                                                                                                 \
+    if (cfg.check_timing && (int64_t)(dt) < (int64_t)(lim))                                            \
+      violation(t, std::string(name) + " " + std::to_string((long long)(dt)) + " ns < " +              \
+                       std::to_string(lim) + " ns");                                                   \
+  } while (0)
+
+NandPinsOut NandModel::eval(uint64_t t, const NandPinsIn& in) {
+  if (t < now_) violation(t, "time went backwards");
+  now_ = t;
+  if (first_) { prev_ = in; first_ = false; }
+  const int64_t ti = (int64_t)t;
+  finish_ops(t);
+
+  // R/B# rising edge (for tRR): the model knows the exact time.
+  bool rb = !(stuck_ || (t >= rb_low_from_ && t < busy_until_));
+  if (rb && !rb_prev_) { t_rb_rise_ = (int64_t)busy_until_; read_since_rb_ = false; }
+  rb_prev_ = rb;
+
+  const NandPinsIn& p = prev_;
+  bool ce = !in.ce_n, pce = !p.ce_n;
+  bool we_fall = p.we_n && !in.we_n, we_rise = !p.we_n && in.we_n;
+  bool re_fall = p.re_n && !in.re_n, re_rise = !p.re_n && in.re_n;
+  bool cle_ch = p.cle != in.cle, ale_ch = p.ale != in.ale;
+  bool dq_ch = in.dq_oe && (!p.dq_oe || p.dq != in.dq);
+  bool oe_off = p.dq_oe && !in.dq_oe;
+
+  if (ce && pce) {
+    // Holds after the last WE# rising edge.
+    if (dq_ch && in.we_n && p.we_n) CHECK_MIN("tDH", ti - t_we_rise_, T_->tDH);
+    if (cle_ch) {
+      if (!p.we_n) violation(t, "CLE changed while WE# low");
+      else CHECK_MIN("tCLH", ti - t_we_rise_, T_->tCLH);
+    }
+    if (ale_ch) {
+      if (!p.we_n) violation(t, "ALE changed while WE# low");
+      else CHECK_MIN("tALH", ti - t_we_rise_, T_->tALH);
+    }
+    if (dq_ch && !in.we_n && !we_fall) violation(t, "DQ changed while WE# low");
+  }
+  if (pce && in.ce_n) {  // CE# rising
+    if (!p.we_n) violation(t, "CE# deasserted while WE# low");
+    CHECK_MIN("tCH", ti - t_we_rise_, T_->tCH);
+  }
+  if (!pce && ce) t_ce_fall_ = ti;
+
+  if (ce) {
+    if (!in.we_n && !in.re_n) violation(t, "WE# and RE# low together");
+    if (we_fall) {
+      CHECK_MIN("tWH", ti - t_we_rise_, T_->tWH);
+      CHECK_MIN("tWC", ti - t_we_fall_, T_->tWC);
+      if (read_since_write_) CHECK_MIN("tRHW", ti - t_re_rise_, T_->tRHW);
+      t_we_fall_ = ti;
+    }
+    if (we_rise && pce) {
+      CHECK_MIN("tWP", ti - t_we_fall_, T_->tWP);
+      CHECK_MIN("tCS", ti - t_ce_fall_, T_->tCS);
+      CHECK_MIN(p.cle ? "tCLS" : "tCLS(low)", ti - t_cle_ch_, T_->tCLS);
+      CHECK_MIN(p.ale ? "tALS" : "tALS(low)", ti - t_ale_ch_, T_->tALS);
+      if (!p.dq_oe) violation(t, "WE# rising edge while the controller does not drive DQ");
+      CHECK_MIN("tDS", ti - t_dq_ch_, T_->tDS);
+      if (driving_ && ti < drive_until_) violation(t, "bus contention: controller writes while the flash drives DQ");
+      t_we_rise_ = ti;
+      read_since_write_ = false;
+      if (p.cle && p.ale) violation(t, "CLE and ALE both high at WE# rising edge");
+      else if (p.cle) latch_command(t, p.dq);
+      else if (p.ale) latch_address(t, p.dq);
+      else latch_data(t, p.dq);
+    }
+    if (re_fall) {
+      CHECK_MIN("tREH", ti - t_re_rise_, T_->tREH);
+      CHECK_MIN("tRC", ti - t_re_fall_, T_->tRC);
+      if (in.cle || in.ale) violation(t, "RE# low with CLE or ALE high");
+      CHECK_MIN("tCLR", ti - t_cle_ch_, T_->tCLR);
+      CHECK_MIN("tAR", ti - t_ale_ch_, T_->tAR);
+      if (in.dq_oe) violation(t, "bus contention: RE# low while the controller drives DQ");
+      CHECK_MIN("tIR", ti - t_oe_off_, T_->tIR);
+      if (!read_since_write_) {
+        CHECK_MIN("tWHR", ti - t_we_rise_, T_->tWHR);
+        if (t_cmd_e0_ == t_we_rise_) CHECK_MIN("tCCS", ti - t_cmd_e0_, T_->tCCS);
+      }
+      if (!read_since_rb_) CHECK_MIN("tRR", ti - t_rb_rise_, T_->tRR);
+      if (busy(t) && out_ != Out::Status) violation(t, "RE# data output while busy (R/B# low)");
+      if (out_ == Out::None && have_cmd_ && cmd_ == 0x00 && addr_.empty()) out_ = Out::Page;  // 70h .. 00h
+      uint8_t v = next_output(t);
+      // Previous byte held for tRLOH after this fall (EDO) / tRHOH after the last rise.
+      prev_byte_ = out_byte_;
+      prev_valid_until_ = valid_until_ > ti ? std::max<int64_t>(valid_until_, ti + T_->tRLOH) : valid_until_;
+      prev_valid_from_ = valid_from_;
+      out_byte_ = v;
+      valid_from_ = std::max<int64_t>(ti + T_->tREA, t_ce_fall_ + T_->tCEA);
+      valid_until_ = INT64_MAX;
+      driving_ = true;
+      drive_until_ = INT64_MAX;
+      t_re_fall_ = ti;
+      read_since_write_ = true;
+      read_since_rb_ = true;
+    }
+    if (re_rise) {
+      CHECK_MIN("tRP", ti - t_re_fall_, T_->tRP);
+      valid_until_ = ti + T_->tRHOH;
+      drive_until_ = ti + T_->tRHZ;
+      t_re_rise_ = ti;
+    }
+  }
+  if (pce && in.ce_n && driving_) drive_until_ = std::min<int64_t>(drive_until_, ti + T_->tCHZ);
+  if (cle_ch) t_cle_ch_ = ti;
+  if (ale_ch) t_ale_ch_ = ti;
+  if (dq_ch) t_dq_ch_ = ti;
+  if (oe_off) t_oe_off_ = ti;
+  prev_ = in;
+
+  NandPinsOut o;
+  o.rb_n = rb;
+  if (driving_ && ti >= drive_until_) driving_ = false;
+  o.dq_drive = driving_;
+  if (ti >= valid_from_ && ti < valid_until_) o.dq = out_byte_;
+  else if (ti >= prev_valid_from_ && ti < prev_valid_until_) o.dq = prev_byte_;
+  else o.dq = uint8_t(rng_());  // data not valid yet (tREA/tCEA) or no longer held: junk
+  return o;
+}
+
+}  // namespace onfi

@@ -1,0 +1,148 @@
+// ONFI 1.0/2.x asynchronous (SDR) NAND flash model for cycle-based simulation (Verilator harnesses).
+// One NandModel is one target (one CE#, one LUN). Several targets on a channel share DQ: the harness
+// ORs nothing, it takes DQ from the one model that drives (see NandPinsOut::dq_drive).
+//
+// The default configuration follows the Micron MT29F4G08ABADA (4 Gb, x8, SLC, 3.3 V) datasheet:
+// ID 2Ch DCh 90h 95h 56h, 2048+64 byte pages, 64 pages/block, 4096 blocks, tR 25 us, tPROG 200 us
+// (typ), tBERS 700 us (typ), NOP 4, timing modes 0..5. Geometry is configurable (tests use 64
+// blocks). See docs/nand.md for the sources and the model's limits.
+//
+// Usage: call eval(t, pins) every time the controller's pins may have changed and every time you
+// sample the outputs, with t non-decreasing (ns). Each call first records pin edges at time t (and
+// checks every ONFI timing of the active mode against them), then returns the outputs at time t.
+// A violation calls cfg.on_violation (default: print to stderr and exit(3)).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace onfi {
+
+// ONFI asynchronous timing parameters in ns (minimums unless noted).
+struct Timing {
+  int tADL, tALH, tALS, tAR, tCEA /*max*/, tCH, tCHZ /*max*/, tCLH, tCLR, tCLS, tCS, tDH, tDS, tIR, tRC,
+      tREA /*max*/, tREH, tRHOH, tRHW, tRHZ /*max*/, tRLOH, tRP, tRR, tWB /*max*/, tWC, tWH, tWHR, tWP, tCCS;
+};
+const Timing& onfi_timing(int mode);  // mode 0..5
+
+struct NandPinsIn {  // controller -> flash, as seen at the package pins
+  uint8_t dq = 0;
+  bool dq_oe = false;  // controller drives DQ
+  bool cle = false, ale = false, ce_n = true, we_n = true, re_n = true, wp_n = true;
+};
+struct NandPinsOut {  // flash -> controller
+  uint8_t dq = 0;     // meaningful only while dq_drive; junk (pseudo-random) while data is not valid
+  bool dq_drive = false;
+  bool rb_n = true;   // open drain R/B#: false = busy
+};
+
+struct Config {
+  // Geometry (defaults: MT29F4G08ABADA). pages_per_block must be a power of two.
+  uint32_t page_bytes = 2048, spare_bytes = 64, pages_per_block = 64, blocks = 4096;
+  uint8_t id[5] = {0x2C, 0xDC, 0x90, 0x95, 0x56};
+  std::string manufacturer = "MICRON", model = "MT29F4G08ABADAWP";
+  // Array busy times in ns (datasheet typical tPROG/tBERS, max tR; tFEAT and tRST from the datasheet).
+  uint64_t tR_ns = 25000, tPROG_ns = 200000, tBERS_ns = 700000, tFEAT_ns = 1000;
+  uint64_t tRST_read_ns = 5000, tRST_prog_ns = 10000, tRST_erase_ns = 500000, tRST_poweron_ns = 0;
+  int nop = 4;                 // partial-page programs allowed per page between erases
+  int initial_mode = 0;        // ONFI timing mode after power-on (and after RESET)
+  int max_mode = 5;            // highest mode advertised in the parameter page
+  std::vector<uint32_t> bad_blocks = {};  // factory bad blocks (marker 00h at spare byte 0, pages 0 and 1)
+  uint32_t seed = 1;
+  // Bit errors injected into every page read (into the page register after tR); spread = error i goes
+  // to main-area sector i % sectors (sector = 512 bytes), else anywhere in the main area.
+  int bit_errors_per_read = 0;
+  bool bit_error_spread = true;
+  bool stuck_busy = false;     // hold R/B# low (and status RDY = 0) from the next busy period on
+  bool check_timing = true;
+  std::function<void(const std::string&)> on_violation;  // default: print + exit(3)
+};
+
+class NandModel {
+ public:
+  explicit NandModel(const Config& cfg = Config(), const std::string& name = "nand");
+  NandPinsOut eval(uint64_t time_ns, const NandPinsIn& in);
+
+  Config cfg;  // runtime changes allowed (bit errors, stuck_busy, check_timing)
+  int mode() const { return mode_; }
+  bool busy(uint64_t t) const { return busy_until_ > t || stuck_; }
+  void set_stuck_busy(bool s) { cfg.stuck_busy = s; if (!s) stuck_ = false; }
+
+  // Test back doors (no timing): raw page access, row = block * pages_per_block + page.
+  std::vector<uint8_t> peek(uint32_t row) const;
+  void poke(uint32_t row, const std::vector<uint8_t>& data);
+  uint32_t page_size() const { return cfg.page_bytes + cfg.spare_bytes; }
+  std::vector<uint8_t> param_page() const { return param_; }
+
+  // Statistics.
+  uint64_t n_commands = 0, n_reads = 0, n_programs = 0, n_erases = 0, n_bit_errors = 0;
+  uint64_t busy_ns_total = 0;
+
+ private:
+  enum class Out { None, Id, OnfiSig, Param, Status, Features, Page };
+  void violation(uint64_t t, const std::string& msg);
+  void latch_command(uint64_t t, uint8_t c);
+  void latch_address(uint64_t t, uint8_t a);
+  void latch_data(uint64_t t, uint8_t d);
+  uint8_t next_output(uint64_t t);
+  void start_busy(uint64_t t, uint64_t dur);
+  void finish_ops(uint64_t t);
+  uint8_t status(uint64_t t) const;
+  void build_param_page();
+  bool row_ok(uint32_t row) const { return row < cfg.blocks * cfg.pages_per_block; }
+  std::vector<uint8_t>& page(uint32_t row);
+  bool is_bad(uint32_t block) const;
+
+  std::string name_;
+  std::mt19937 rng_;
+  const Timing* T_;
+  int mode_;
+  // Array: only written pages are stored; absent = erased (all FFh).
+  std::map<uint32_t, std::vector<uint8_t>> pages_;
+  std::map<uint32_t, int> prog_count_;
+  std::map<uint32_t, int> last_prog_page_;  // per block: highest page programmed since erase
+  std::vector<uint8_t> reg_;                // page (cache) register
+  std::vector<uint8_t> param_;
+  uint8_t features_[256][4] = {};
+
+  // Command state.
+  uint8_t cmd_ = 0;            // command being assembled
+  bool have_cmd_ = false;
+  std::vector<uint8_t> addr_;
+  uint32_t col_ = 0, row_ = 0;
+  int data_in_count_ = 0;
+  uint8_t feat_in_[4] = {};
+  Out out_ = Out::None;
+  uint32_t out_idx_ = 0;
+  bool fail_ = false, failc_ = false;
+  // Pending operation that completes at busy_until_.
+  enum class Op { None, Read, Program, Erase, Reset, SetFeat, GetFeat, Param } op_ = Op::None;
+  uint32_t op_row_ = 0, op_feat_ = 0;
+  uint64_t busy_start_ = 0, busy_until_ = 0, rb_low_from_ = 0;
+  bool stuck_ = false;
+  bool reset_pending_mode_ = false;
+
+  // Pin history (ns of the last edge of each kind; 0 = long ago).
+  NandPinsIn prev_;
+  bool first_ = true;
+  uint64_t now_ = 0;
+  int64_t t_we_fall_ = -1000000, t_we_rise_ = -1000000, t_re_fall_ = -1000000, t_re_rise_ = -1000000;
+  int64_t t_cle_ch_ = -1000000, t_ale_ch_ = -1000000, t_ce_fall_ = -1000000, t_ce_rise_ = -1000000;
+  int64_t t_dq_ch_ = -1000000, t_oe_off_ = -1000000, t_rb_rise_ = -1000000, t_last_addr_ = -1000000;
+  int64_t t_cmd_e0_ = -1000000;
+  bool last_we_cle_ = false, last_we_ale_ = false, read_since_write_ = false, read_since_rb_ = true;
+  bool rb_prev_ = true;
+  // Output data timing: current byte valid in [valid_from_, valid_until_), driver on until drive_until_.
+  uint8_t out_byte_ = 0, prev_byte_ = 0;
+  int64_t valid_from_ = 0, valid_until_ = 0, drive_until_ = 0, prev_valid_from_ = 0, prev_valid_until_ = 0;
+  std::vector<bool> loaded_;  // columns loaded since 80h
+  bool driving_ = false;
+  uint64_t busy_ns_acc_start_ = 0;
+};
+
+uint16_t onfi_crc16(const uint8_t* p, size_t n);  // ONFI parameter page CRC (poly 8005h, init 4F4Eh)
+
+}  // namespace onfi
