@@ -457,6 +457,12 @@ void Harness::command(const std::vector<std::string>& a) {
     } else if (c == "clear") {  // forget unsent input and everything received
         for (auto& s : src) { s.beats.clear(); s.last.clear(); s.pos = 0; s.presenting = false; }
         start_write();
+    } else if (c == "recover") {  // between batched jobs: leave an error state, drop unsent beats
+        uint32_t st = bus(false, 0x28, 0);
+        bool err = st & 4;
+        if (err) bus(true, 0x20, 2);
+        for (auto& s : src) { s.beats.clear(); s.last.clear(); s.pos = 0; s.presenting = false; }
+        printf("recover %s\n", err ? "soft-reset" : "none");
     } else if (c == "reset") {
         for (auto& s : src) { s.beats.clear(); s.last.clear(); s.pos = 0; }
         hard_reset(a.size() > 1 ? parse_num(a[1], "cycles") : 8);

@@ -1,0 +1,252 @@
+"""Drive the compaction IP in Verilator through the C++ harness sim/compaction/harness.cpp.
+
+build(width) generates the Verilog (build.generate) and verilates the harness (build.verilate), both
+cached by stamps. run_script() runs raw harness commands; run_jobs() batches many compaction jobs into
+one harness process (one simulator start for a whole test), returning a JobResult per job.
+The commands and the measurement window are documented in docs/compaction-sim.md.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import build as _build
+from . import kb16
+
+ROOT = _build.ROOT
+HARNESS = ROOT / "sim" / "compaction" / "harness.cpp"
+WIDTHS = (32, 128)
+
+# Register offsets, reset values and bits of docs/architecture.md (the contract the RTL implements).
+REGS = {
+    "ENCODER_DATA_OUT_CNT": 0x00, "INVALID_ADDR_OUT_CNT": 0x04, "KEY0_ENTRY_IN_CNT": 0x08,
+    "KEY1_ENTRY_IN_CNT": 0x0C, "COUNT_CONTROL": 0x10, "THROUGHPUT_COUNTER": 0x14, "ID": 0x18,
+    "VERSION": 0x1C, "CTRL": 0x20, "GROUP": 0x24, "STATUS": 0x28, "ERR_INDEX": 0x2C,
+    "IRQ_ENABLE": 0x30, "IRQ_STATUS": 0x34, "IN0_BYTES": 0x38, "IN1_BYTES": 0x3C,
+    "OUT_CAPACITY": 0x40, "INV_CAPACITY": 0x44, "HW_CYCLES": 0x48, "OUT_KEYS": 0x4C,
+}
+ID_MAGIC = 0x4C534D43
+IP_VERSION = 0x0100
+RESET_VALUES = {name: 0 for name in REGS}
+RESET_VALUES.update(ID=ID_MAGIC, GROUP=16, OUT_CAPACITY=0xFFFFFFFF, INV_CAPACITY=0xFFFFFFFF)
+del RESET_VALUES["VERSION"]  # width-dependent: version_value(width)
+RW_REGS = ("ENCODER_DATA_OUT_CNT", "INVALID_ADDR_OUT_CNT", "KEY0_ENTRY_IN_CNT", "KEY1_ENTRY_IN_CNT",
+           "THROUGHPUT_COUNTER", "GROUP", "IRQ_ENABLE", "IN0_BYTES", "IN1_BYTES", "OUT_CAPACITY",
+           "INV_CAPACITY")
+CTRL_START, CTRL_SOFT_RESET = 1, 2
+ST_BUSY, ST_DONE, ST_ERROR = 1, 2, 4
+IRQ_DONE, IRQ_ERROR = 1, 2
+STREAMS = ("key0", "key1", "out", "invalid", "ctrl")
+NO_LIMIT = 0xFFFFFFFF
+
+
+def version_value(width: int) -> int:
+    return width << 16 | IP_VERSION
+
+
+class SimError(RuntimeError):
+    """The harness could not run the script (bad command, unreadable file, bus hang)."""
+
+
+def gen_dir(width: int) -> Path:
+    return _build.GEN / f"compaction_w{width}"
+
+
+def _check_width(width: int) -> None:
+    if width not in WIDTHS:
+        raise ValueError(f"width {width!r} not one of {WIDTHS}")
+
+
+def generate(width: int = 128) -> Path:
+    """Generate CompactionIp.v (and compaction_regs.h) for `width`; cached."""
+    _check_width(width)
+    out = gen_dir(width)
+    rel = out.relative_to(ROOT)
+    return _build.generate("compaction", "compaction.Generate", out, ["--width", str(width), "--out", str(rel)])
+
+
+def build(width: int = 128, wave: bool = False) -> Path:
+    """Path of the harness executable for `width` (FST waves only in a separate `_wave` build)."""
+    out = generate(width)
+    verilog = sorted(out.glob("*.v"))
+    if not any(v.name == "CompactionIp.v" for v in verilog):
+        raise _build.BuildError(f"{out}/CompactionIp.v was not generated")
+    simdir = _build.BUILD / "sim" / (f"compaction_w{width}" + ("_wave" if wave else ""))
+    flags = ["--trace-fst", "-CFLAGS", "-DWAVES"] if wave else []
+    return _build.verilate("CompactionIp", verilog, [HARNESS], simdir, flags=flags)
+
+
+@dataclass
+class ScriptResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def lines(self) -> list[str]:
+        return self.stdout.splitlines()
+
+    def records(self, kind: str) -> list[dict]:
+        """Parsed `kind key=value ...` lines (e.g. every `run` line) in order."""
+        return [parse_fields(l) for l in self.lines if l.split(" ", 1)[0] == kind]
+
+    def reads(self) -> list[int]:
+        """Values of every `read` command in order."""
+        return [int(l.split()[2], 16) for l in self.lines if l.startswith("read ")]
+
+
+def parse_fields(line: str) -> dict:
+    out = {}
+    for tok in line.split()[1:]:
+        if "=" in tok:
+            k, v = tok.split("=", 1)
+            try:
+                out[k] = int(v, 0)
+            except ValueError:
+                out[k] = v
+    return out
+
+
+def run_script(script, width: int = 128, exe: Path | None = None, wave: str | None = None,
+               timeout: float = 900, check: bool = True) -> ScriptResult:
+    """Run harness commands (a string or list of lines). SimError if the harness rejects the script
+    (exit 2) or `check` and an expectation/protocol check failed (exit 1)."""
+    if exe is None:
+        exe = build(width, wave=wave is not None)
+    text = script if isinstance(script, str) else "\n".join(script) + "\n"
+    cmd = [str(exe)] + (["--wave", str(wave)] if wave else []) + ["-"]
+    try:
+        res = subprocess.run(cmd, input=text, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise SimError(f"harness did not finish in {timeout} s") from None
+    r = ScriptResult(res.returncode, res.stdout, res.stderr)
+    if res.returncode == 2 or (check and res.returncode != 0):
+        raise SimError(f"harness exit {res.returncode}: {res.stderr.strip()[-2000:]}\n{res.stdout[-2000:]}")
+    return r
+
+
+@dataclass
+class Job:
+    """One compaction job. Lengths default to the data lengths; `nolast*` drops the `last` flag."""
+    run0: bytes
+    run1: bytes
+    group: int = kb16.GROUP_DEFAULT
+    out_capacity: int = NO_LIMIT
+    inv_capacity: int = NO_LIMIT
+    stalls: dict = field(default_factory=dict)   # stream name -> stall probability (0 <= p < 1)
+    seed: int = 1
+    in0_bytes: int | None = None
+    in1_bytes: int | None = None
+    nolast0: bool = False
+    nolast1: bool = False
+    count_mode: int = 2
+    limit: int | None = None                     # cycle limit of `run` (default from the size)
+
+
+@dataclass
+class JobResult:
+    status: str            # done | error | stalled | timeout
+    code: int
+    input: int
+    index: int
+    hw_cycles: int         # HW_CYCLES register: first input beat .. done
+    sim_cycles: int        # the harness's own count: first input beat .. last output beat
+    out: bytes
+    invalid: bytes
+    out_keys: int
+    last_ok: bool
+    drained: bool
+    violations: int
+    fields: dict
+
+    @property
+    def code_name(self) -> str:
+        return kb16.ERROR_NAMES.get(self.code, f"CODE_{self.code}")
+
+    @property
+    def invalid_count(self) -> int:
+        return len(self.invalid) // 4
+
+
+def _job_lines(i: int, job: Job, tmp: Path) -> list[str]:
+    for name, p in job.stalls.items():
+        if name not in STREAMS:
+            raise ValueError(f"unknown stream {name!r} (one of {STREAMS})")
+    lines = [f"echo job {i}", "recover", f"seed {job.seed}"]
+    lines += [f"stall {s} {float(job.stalls.get(s, 0.0))!r}" for s in STREAMS]
+    in0 = len(job.run0) if job.in0_bytes is None else job.in0_bytes
+    in1 = len(job.run1) if job.in1_bytes is None else job.in1_bytes
+    lines += [f"write 0x24 {job.group}", f"write 0x38 {in0}", f"write 0x3c {in1}",
+              f"write 0x40 {job.out_capacity}", f"write 0x44 {job.inv_capacity}",
+              f"write 0x10 {job.count_mode}"]
+    for k, (data, nolast) in enumerate(((job.run0, job.nolast0), (job.run1, job.nolast1))):
+        if data:
+            f = tmp / f"j{i}.in{k}"
+            f.write_bytes(data)
+            lines.append(f"load {k} {f}" + (" nolast" if nolast else ""))
+    words = (len(job.run0) + len(job.run1)) // 4 + 8
+    limit = job.limit if job.limit is not None else 20000 + 64 * words
+    lines += ["write 0x20 1", f"run {limit}", f"save out {tmp / f'j{i}.out'}",
+              f"save invalid {tmp / f'j{i}.inv'}"]
+    return lines
+
+
+def run_jobs(jobs: list[Job], width: int = 128, exe: Path | None = None, wave: str | None = None,
+             timeout: float = 1800) -> list[JobResult]:
+    """Run jobs back to back in one harness process (a job after an error starts with a soft reset)."""
+    with tempfile.TemporaryDirectory(prefix="ipsim-") as td:
+        tmp = Path(td)
+        lines = []
+        for i, job in enumerate(jobs):
+            lines += _job_lines(i, job, tmp)
+        res = run_script(lines, width=width, exe=exe, wave=wave, timeout=timeout, check=False)
+        runs = res.records("run")
+        if len(runs) != len(jobs):
+            raise SimError(f"expected {len(jobs)} run results, got {len(runs)}: {res.stderr.strip()}")
+        out = []
+        for i, f in enumerate(runs):
+            out.append(JobResult(
+                status=f["status"], code=f["code"], input=f["input"], index=f["index"],
+                hw_cycles=f["hw_cycles"], sim_cycles=f["sim_cycles"],
+                out=(tmp / f"j{i}.out").read_bytes(), invalid=(tmp / f"j{i}.inv").read_bytes(),
+                out_keys=f["out_keys"], last_ok=bool(f["last_ok"]), drained=bool(f["drained"]),
+                violations=f["violations"], fields=f))
+        return out
+
+
+def compact(run0: bytes, run1: bytes, group: int = kb16.GROUP_DEFAULT, width: int = 128,
+            exe: Path | None = None, wave: str | None = None, **kw) -> JobResult:
+    """One job (other keyword arguments as Job's)."""
+    return run_jobs([Job(run0, run1, group, **kw)], width=width, exe=exe, wave=wave)[0]
+
+
+def encoded_runs(kind: str, keys: int, overlap: float, seed: int, group: int) -> tuple[bytes, bytes]:
+    """Workload of lsmc.workloads encoded with the model."""
+    from . import workloads
+    k0, k1 = workloads.make_runs(kind, keys, overlap, seed)
+    return kb16.encode(k0, group), kb16.encode(k1, group)
+
+
+def model_merge(job: Job) -> tuple[bytes, bytes]:
+    return kb16.merge(job.run0, job.run1, job.group)
+
+
+def header_defines(width: int = 128) -> dict:
+    """#define NAME VALUE pairs of the generated compaction_regs.h (numeric values only)."""
+    out = {}
+    for line in (gen_dir(width) / "compaction_regs.h").read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[0] == "#define":
+            v = parts[2].strip("()").rstrip("uUlL")
+            try:
+                out[parts[1]] = int(v, 0)
+            except ValueError:
+                pass
+    return out
+
+
+__all__ = ["build", "generate", "run_script", "run_jobs", "compact", "Job", "JobResult", "SimError",
+           "REGS", "RESET_VALUES", "RW_REGS", "encoded_runs", "model_merge", "version_value"]
