@@ -234,6 +234,28 @@ def model_merge(job: Job) -> tuple[bytes, bytes]:
     return kb16.merge(job.run0, job.run1, job.group)
 
 
+def model_problems(job: Job, r: JobResult) -> list[str]:
+    """Every way result `r` of a valid job differs from the model (empty list: correct)."""
+    want_out, want_inv = kb16.merge(job.run0, job.run1, job.group)
+    p = []
+    if r.status != "done":
+        p.append(f"status {r.status} ({r.code_name} input {r.input} index {r.index})")
+    if r.out != want_out:
+        n = min(len(r.out), len(want_out))
+        first = next((i for i in range(n) if r.out[i] != want_out[i]), n)
+        p.append(f"out differs at byte {first} (entry {first // 16}): got {len(r.out)} bytes, want {len(want_out)}")
+    if r.invalid != want_inv:
+        p.append(f"invalid differs: got {r.invalid_count} addresses, want {len(want_inv) // 4}")
+    if not r.last_ok:
+        p.append("`last` not (only) on the final beat")
+    if r.violations:
+        p.append(f"{r.violations} protocol violations")
+    keys = len(kb16.decode(want_out, job.group))
+    if r.out_keys != keys:
+        p.append(f"OUT_KEYS {r.out_keys}, want {keys}")
+    return p
+
+
 def header_defines(width: int = 128) -> dict:
     """#define NAME VALUE pairs of the generated compaction_regs.h (numeric values only)."""
     out = {}
