@@ -10,7 +10,7 @@
 // its end); the whole CompactRange call is timed too.
 //
 // Usage: leveldb_compact --run0 NEWER.keys --run1 OLDER.keys --db DIR [--reps N]
-//                        [--compression none|snappy] [--dump MERGED.keys]
+//                        [--warmup N] [--compression none|snappy] [--dump MERGED.keys]
 // Key files: one "<hex key> <address>" per line (address decimal or 0x-hex, '#' comments), strictly
 // increasing keys; the value stored is the address as 4 little-endian bytes.
 // Output: one "rep ..." line per repetition, then "result ..." with min and median over repetitions.
@@ -244,7 +244,7 @@ double minimum(const std::vector<double>& v) {
 }
 
 void usage() {
-  die(2, "usage: leveldb_compact --run0 NEWER.keys --run1 OLDER.keys --db DIR [--reps N] "
+  die(2, "usage: leveldb_compact --run0 NEWER.keys --run1 OLDER.keys --db DIR [--reps N] [--warmup N] "
          "[--compression none|snappy] [--dump MERGED.keys]");
 }
 
@@ -252,7 +252,7 @@ void usage() {
 
 int main(int argc, char** argv) {
   std::string run0_path, run1_path, dir, dump_path, compression = "none";
-  int reps = 5;
+  int reps = 5, warmup = 1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (i + 1 >= argc) usage();
@@ -263,16 +263,22 @@ int main(int argc, char** argv) {
     else if (a == "--dump") dump_path = v;
     else if (a == "--compression") compression = v;
     else if (a == "--reps") reps = std::atoi(v.c_str());
+    else if (a == "--warmup") warmup = std::atoi(v.c_str());
     else usage();
   }
   if (run0_path.empty() || run1_path.empty() || dir.empty()) usage();
   if (reps < 1 || reps > 1000) die(2, "--reps must be 1..1000");
+  if (warmup < 0 || warmup > 100) die(2, "--warmup must be 0..100");
   if (compression != "none" && compression != "snappy") die(2, "--compression must be none or snappy");
   auto run0 = read_keys(run0_path), run1 = read_keys(run1_path);
   if (run0.empty() || run1.empty()) die(2, "both runs must hold at least one key (a two-table compaction)");
 
-  std::printf("leveldb version=%d.%d compression=%s entries_run0=%zu entries_run1=%zu\n",
-              leveldb::kMajorVersion, leveldb::kMinorVersion, compression.c_str(), run0.size(), run1.size());
+  std::printf("leveldb version=%d.%d compression=%s entries_run0=%zu entries_run1=%zu warmup=%d\n",
+              leveldb::kMajorVersion, leveldb::kMinorVersion, compression.c_str(), run0.size(), run1.size(),
+              warmup);
+  // Untimed first repetition(s): the first database of a process pays for cold page cache, library
+  // and allocator start-up (several times the steady figure at small sizes).
+  for (int r = 0; r < warmup; ++r) one_rep(dir, run0, run1, compression == "snappy", false);
   std::vector<double> core, total;
   int automatic = 0;
   for (int r = 0; r < reps; ++r) {

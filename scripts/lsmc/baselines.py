@@ -58,6 +58,14 @@ def leveldb_package_version() -> str:
         return "unknown"
 
 
+def memory_db_dir() -> Path | None:
+    """A folder on a RAM file system (tmpfs: writes land in memory, fsync returns at once), or None."""
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        return shm / "lsmc-baselines"
+    return None
+
+
 # ---- key lists: one "<hex key> <address>" per line (the format of `kb16 encode` / `kb16 decode --keys`)
 
 def write_keys(path: Path, keys) -> None:
