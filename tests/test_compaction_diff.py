@@ -5,16 +5,12 @@ one simulator process. Outputs must be byte-identical to kb16.merge, `last` only
 no stream/AXI protocol violation, and OUT_KEYS must count the merged run's real keys.
 """
 import json
-import os
 import random
-from pathlib import Path
-
 import pytest
 
-from lsmc import ipsim, kb16, workloads
+from lsmc import ipsim, kb16
+from lsmc.vectors import VECTORS  # tests/vectors/kb16, or $KB16_VECTORS, workloads
 
-# The shared vectors live outside the repository; KB16_VECTORS points elsewhere if needed.
-VECTORS = Path(os.environ.get("KB16_VECTORS", "/work/shared/spec/kb16-vectors"))
 GROUPS = (2, 3, 16, 255, 256)
 STREAMS = ("key0", "key1", "out", "invalid", "ctrl")
 

@@ -7,16 +7,12 @@ never emit past OUT_CAPACITY / INV_CAPACITY, and run a correct job after the sof
 """
 import dataclasses
 import json
-import os
 import random
-from pathlib import Path
-
 import pytest
 
 from lsmc import ipsim, kb16
+from lsmc.vectors import VECTORS  # tests/vectors/kb16, or $KB16_VECTORS
 
-# The shared vectors live outside the repository; KB16_VECTORS points elsewhere if needed.
-VECTORS = Path(os.environ.get("KB16_VECTORS", "/work/shared/spec/kb16-vectors"))
 STREAMS = ("key0", "key1", "out", "invalid", "ctrl")
 G = 16
 
