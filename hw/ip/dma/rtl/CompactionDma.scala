@@ -1,0 +1,107 @@
+package dma
+
+import spinal.core._
+import spinal.lib._
+import spinal.lib.bus.amba3.apb._
+import spinal.lib.bus.amba4.axi._
+import spinal.lib.bus.misc.SizeMapping
+import spinal.lib.bus.regif._
+
+/** The four DMA channels of the compaction IP behind one 256-bit AXI4 master:
+  * channel 0 DDR -> key0, 1 DDR -> key1 (through Axi4ReadOnlyArbiter), 2 out -> DDR,
+  * 3 invalid -> DDR (through Axi4WriteOnlyArbiter). Registers (regif on APB3, channel n at 0x40*n)
+  * are described in docs/architecture.md and docs/dma.md.
+  *
+  * @param dataWidth width of the key/out streams (the IP's dataWidth); `invalid` is always 32 bits.
+  */
+case class CompactionDma(dataWidth: Int) extends Component {
+  require(dataWidth == 32 || dataWidth == 128, s"dataWidth must be 32 or 128, not $dataWidth")
+  val channelCount = 4
+
+  val io = new Bundle {
+    val apb     = slave(Apb3(Apb3Config(addressWidth = 12, dataWidth = 32)))
+    val axi     = master(Axi4(DmaBus.axiConfig))
+    val key0    = master(Stream(Fragment(Bits(dataWidth bits))))
+    val key1    = master(Stream(Fragment(Bits(dataWidth bits))))
+    val out     = slave(Stream(Fragment(Bits(dataWidth bits))))
+    val invalid = slave(Stream(Fragment(Bits(32 bits))))
+    val flush   = in Bool() // from the IP: done or stopped on error
+    val irq     = spinal.core.out(Bits(channelCount bits))
+  }
+
+  val reader0 = DmaReader(dataWidth)
+  val reader1 = DmaReader(dataWidth)
+  val writerOut = DmaWriter(dataWidth)
+  val writerInv = DmaWriter(32)
+
+  io.key0 << reader0.io.out
+  io.key1 << reader1.io.out
+  writerOut.io.in << io.out
+  writerInv.io.in << io.invalid
+  writerOut.io.flush := io.flush
+  writerInv.io.flush := io.flush
+
+  // ---------------- DDR side ----------------
+  val readArbiter = Axi4ReadOnlyArbiter(DmaBus.axiConfig, inputsCount = 2)
+  readArbiter.io.inputs(0) << reader0.io.axi
+  readArbiter.io.inputs(1) << reader1.io.axi
+  io.axi.ar << readArbiter.io.output.ar
+  readArbiter.io.output.r << io.axi.r
+
+  // routeBufferSize: AWs that may wait for their W; each writer holds its burst data already.
+  val writeArbiter = Axi4WriteOnlyArbiter(DmaBus.axiConfig, inputsCount = 2, routeBufferSize = 4)
+  writeArbiter.io.inputs(0) << writerOut.io.axi
+  writeArbiter.io.inputs(1) << writerInv.io.axi
+  io.axi.aw << writeArbiter.io.output.aw
+  io.axi.w << writeArbiter.io.output.w
+  writeArbiter.io.output.b << io.axi.b
+
+  // ---------------- registers ----------------
+  val busif = BusInterface(io.apb, SizeMapping(0, 4096), regPre = "")
+  val channels = Seq(reader0.io.ctrl, reader1.io.ctrl, writerOut.io.ctrl, writerInv.io.ctrl)
+  val what = Seq("DDR -> key0", "DDR -> key1", "out -> DDR", "invalid -> DDR")
+
+  val regs = for ((ch, n) <- channels.zipWithIndex) yield new Area {
+    val base = 0x40 * n
+    def name(s: String) = SymbolName(s)
+    val rAddr = busif.newRegAt(base + 0x00, s"Channel $n (${what(n)}): DDR byte address, 32-byte aligned")(name(s"CH${n}_ADDR"))
+    val addr = rAddr.field(UInt(32 bits), AccessType.RW, 0, "byte address")(name("addr"))
+    val rLen = busif.newRegAt(base + 0x04, s"Channel $n: bytes to read (reader) or buffer size that may be written (writer)")(name(s"CH${n}_LEN"))
+    val len = rLen.field(UInt(32 bits), AccessType.RW, 0, "byte length")(name("len"))
+    val rCtrl = busif.newRegAt(base + 0x08, s"Channel $n: control, self-clearing")(name(s"CH${n}_CTRL"))
+    val start = rCtrl.field(Bool(), AccessType.W1I, 0, "start a transfer (ignored while busy)")(name("start"))
+    val abort = rCtrl.field(Bool(), AccessType.W1I, 0, "abort: finish bursts already on the bus, then stop")(name("abort"))
+    val rStatus = busif.newRegAt(base + 0x0C, s"Channel $n: status")(name(s"CH${n}_STATUS"))
+    val busy = rStatus.field(Bool(), AccessType.RO, 0, "transfer in progress")(name("busy"))
+    val done = rStatus.field(Bool(), AccessType.RO, 0, "last transfer completed")(name("done"))
+    val error = rStatus.field(Bool(), AccessType.RO, 0, "last transfer ended with an error")(name("error"))
+    val aborted = rStatus.field(Bool(), AccessType.RO, 0, "last transfer was aborted")(name("aborted"))
+    val errCode = rStatus.fieldAt(8, Bits(8 bits), AccessType.RO, 0, "1 AXI response error, 2 overflow (stream carried more than LEN), 3 misaligned ADDR")(name("err_code"))
+    val rBytes = busif.newRegAt(base + 0x10, s"Channel $n: bytes moved in the current/last transfer")(name(s"CH${n}_BYTES"))
+    val bytes = rBytes.field(UInt(32 bits), AccessType.RO, 0, "bytes")(name("bytes"))
+    val rIrqEn = busif.newRegAt(base + 0x14, s"Channel $n: interrupt enable")(name(s"CH${n}_IRQ_ENABLE"))
+    val enDone = rIrqEn.field(Bool(), AccessType.RW, 0, "interrupt on done")(name("done"))
+    val enError = rIrqEn.field(Bool(), AccessType.RW, 0, "interrupt on error")(name("error"))
+    val rIrqSt = busif.newRegAt(base + 0x18, s"Channel $n: interrupt status, write 1 to clear")(name(s"CH${n}_IRQ_STATUS"))
+    val stDone = rIrqSt.field(Bool(), AccessType.W1C, 0, "transfer done")(name("done"))
+    val stError = rIrqSt.field(Bool(), AccessType.W1C, 0, "transfer ended with an error")(name("error"))
+
+    // hardware events win over a simultaneous software clear (an event is never lost)
+    when(ch.doneEvent) { stDone := True }
+    when(ch.errorEvent) { stError := True }
+
+    ch.start := start
+    ch.abort := abort
+    ch.addr := addr
+    ch.len := len
+    busy := ch.busy
+    done := ch.done
+    error := ch.error
+    aborted := ch.aborted
+    errCode := ch.code
+    bytes := ch.bytes
+    io.irq(n) := (stDone && enDone) || (stError && enError)
+  }
+  // unique RTL names per channel (the register field names stay short for the C header)
+  for ((r, n) <- regs.zipWithIndex) r.setName(s"ch$n")
+}

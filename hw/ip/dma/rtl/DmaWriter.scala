@@ -1,0 +1,190 @@
+package dma
+
+import spinal.core._
+import spinal.lib._
+import spinal.lib.bus.amba4.axi._
+
+/** Stream -> DDR channel. Packs `w`-bit beats (little-endian) into 256-bit words and writes them from
+  * ADDR on with INCR bursts (<= 16 beats, never across a 4 KiB boundary); a partial final word gets
+  * WSTRB for its filled lanes only.
+  *
+  * The channel ends when a beat with `last` was taken, or when `flush` (the IP is done or stopped on
+  * error) is high while no beat is offered; then it waits for every B response.
+  *
+  * Hard bound: it never writes at or past ADDR+LEN. A beat that does not fit whole is accepted and
+  * dropped (so the source never stalls), as is everything after it, and the channel ends with ERROR 2.
+  *
+  * The W channel is shared with the other writer through Axi4WriteOnlyArbiter, which routes W to the
+  * channel whose AW won until its burst's last beat. An AW is therefore only issued when all the data
+  * of the burst is already in the FIFO: a writer can never hold W while waiting for its source (the IP
+  * may be waiting for the other writer to drain its other output).
+  */
+case class DmaWriter(w: Int, fifoDepth: Int = 32) extends Component {
+  require(w == 32 || w == 64 || w == 128, s"unsupported stream width $w")
+  require(fifoDepth >= DmaBus.maxBurst)
+  val axiConfig = DmaBus.channelAxiConfig
+  val ratio  = DmaBus.dataWidth / w
+  val wBytes = w / 8
+
+  val io = new Bundle {
+    val ctrl  = slave(DmaChannelIo())
+    val axi   = master(Axi4WriteOnly(axiConfig))
+    val in    = slave(Stream(Fragment(Bits(w bits))))
+    val flush = spinal.core.in(Bool())
+  }
+
+  val st = new DmaChannelState(io.ctrl)
+  import st._
+
+  val len       = Reg(UInt(32 bits)) init 0
+  val room      = Reg(UInt(32 bits)) init 0 // bytes that may still be written
+  val bytes     = Reg(UInt(32 bits)) init 0 // bytes accepted for writing
+  val inputDone = RegInit(False)            // last beat taken or flushed: no more words
+  val overflow  = RegInit(False)
+  val axiErr    = RegInit(False)
+  val stopping  = RegInit(False)            // abort: finish the bursts already issued, then stop
+  io.ctrl.bytes := bytes
+
+  case class Word() extends Bundle {
+    val data = Bits(DmaBus.dataWidth bits)
+    val strb = Bits(DmaBus.bytesPerBeat bits)
+  }
+  val fifo = StreamFifo(Word(), fifoDepth)
+
+  // ---------------- w -> 256 packer ----------------
+  val pack = new Area {
+    val lanes = Vec(Reg(Bits(w bits)), ratio)
+    val sub   = Reg(UInt(log2Up(ratio) bits)) init 0
+
+    val accepting = busy && !inputDone && !stopping
+    val fits      = room >= wBytes
+    val drop      = !fits || axiErr
+    // close the word when full, at `last`, or when the next beat could not fit anyway
+    val endWord   = sub === ratio - 1 || io.in.last || (room - wBytes) < wBytes
+    val pushBeat  = accepting && io.in.valid && !drop && endWord
+    val pushFlush = accepting && !io.in.valid && io.flush && sub =/= 0 && !axiErr
+
+    for (i <- 0 until ratio) {
+      fifo.io.push.data(i * w, w bits) := (sub === i && io.in.valid) ? io.in.fragment | lanes(i)
+      // on a beat lanes 0..sub are filled, on a flush lanes 0..sub-1
+      val filled = Mux(pushFlush, U(i) < sub, U(i) <= sub)
+      fifo.io.push.strb(i * wBytes, wBytes bits) := filled ? B(wBytes bits, default -> True) | B(0, wBytes bits)
+    }
+    fifo.io.push.valid := pushBeat || pushFlush
+
+    io.in.ready := accepting && (drop || !endWord || fifo.io.push.ready)
+    when(io.in.fire) {
+      when(drop) {
+        when(!fits) { overflow := True }
+      } otherwise {
+        lanes(sub) := io.in.fragment
+        sub   := endWord ? U(0, sub.getWidth bits) | sub + 1
+        room  := room - wBytes
+        bytes := bytes + wBytes
+      }
+      when(io.in.last) { inputDone := True }
+    }
+    when(accepting && !io.in.valid && io.flush && (sub === 0 || axiErr || fifo.io.push.ready)) {
+      inputDone := True
+      sub := 0
+    }
+  }
+
+  // ---------------- write requests ----------------
+  val lenFifo = StreamFifo(UInt(8 bits), 8) // AXI len of each issued burst, for WLAST
+
+  val cmd = new Area {
+    val nextAddr    = Reg(UInt(32 bits)) init 0
+    val avail       = Reg(UInt(log2Up(fifoDepth + 1) + 1 bits)) init 0 // words in FIFO without an AW yet
+    val outstanding = Reg(UInt(6 bits)) init 0                          // bursts waiting for B
+    val awValid     = RegInit(False)
+    val awAddr      = Reg(UInt(32 bits)) init 0
+    val awLen       = Reg(UInt(8 bits)) init 0
+
+    val full    = umin(U(DmaBus.maxBurst, 8 bits), beatsToPage(nextAddr))
+    val enough  = avail.resize(8) >= full
+    val burst   = enough ? full | avail.resize(8)
+    val issue   = busy && !stopping && !axiErr && !awValid && avail =/= 0 && (enough || inputDone) &&
+                  lenFifo.io.push.ready && outstanding =/= outstanding.maxValue
+
+    lenFifo.io.push.valid   := issue
+    lenFifo.io.push.payload := (burst - 1).resized
+    when(issue) {
+      awValid  := True
+      awAddr   := nextAddr
+      awLen    := (burst - 1).resized
+      nextAddr := nextAddr + (burst.resize(32) |<< 5)
+    }
+    when(io.axi.aw.fire) { awValid := False }
+    avail := avail + (fifo.io.push.fire ? U(1, avail.getWidth bits) | U(0, avail.getWidth bits)) -
+             (issue ? burst.resize(avail.getWidth) | U(0, avail.getWidth bits))
+    outstanding := outstanding + (issue ? U(1, 6 bits) | U(0, 6 bits)) - (io.axi.b.fire ? U(1, 6 bits) | U(0, 6 bits))
+
+    io.axi.aw.valid := awValid
+    io.axi.aw.addr  := awAddr
+    io.axi.aw.id    := 0
+    io.axi.aw.len   := awLen
+    io.axi.aw.size  := U(log2Up(DmaBus.bytesPerBeat), 3 bits)
+    io.axi.aw.setBurstINCR()
+    io.axi.aw.setCache(B"0011")
+    io.axi.aw.setProt(B"000")
+  }
+
+  // ---------------- write data / responses ----------------
+  val data = new Area {
+    val beat  = Reg(UInt(8 bits)) init 0
+    val wLast = beat === lenFifo.io.pop.payload
+    io.axi.w.valid := fifo.io.pop.valid && lenFifo.io.pop.valid
+    io.axi.w.data  := fifo.io.pop.data
+    io.axi.w.strb  := fifo.io.pop.strb
+    io.axi.w.last  := wLast
+    fifo.io.pop.ready    := io.axi.w.ready && lenFifo.io.pop.valid
+    lenFifo.io.pop.ready := io.axi.w.fire && wLast
+    when(io.axi.w.fire) { beat := wLast ? U(0, 8 bits) | beat + 1 }
+
+    io.axi.b.ready := True
+    when(io.axi.b.fire && !io.axi.b.isOKAY() && busy) { axiErr := True }
+  }
+
+  fifo.io.flush    := !busy
+  lenFifo.io.flush := !busy
+
+  // ---------------- control ----------------
+  val busIdle = !cmd.awValid && !lenFifo.io.pop.valid && cmd.outstanding === 0
+
+  when(io.ctrl.start && !busy) {
+    len := io.ctrl.len
+    room := io.ctrl.len
+    bytes := 0
+    inputDone := False
+    overflow := False
+    axiErr := False
+    stopping := False
+    pack.sub := 0
+    cmd.nextAddr := io.ctrl.addr
+    cmd.avail := 0
+    data.beat := 0
+    when(io.ctrl.addr(4 downto 0) =/= 0) {
+      done := False; aborted := False
+      finishError(DmaBus.Err.MISALIGNED)
+    } otherwise {
+      begin()
+    }
+  }
+
+  when(busy) {
+    when(stopping) {
+      when(busIdle) { stopping := False; finishAbort() }
+    } elsewhen (inputDone && busIdle && (cmd.avail === 0 || axiErr)) {
+      when(axiErr) {
+        finishError(DmaBus.Err.AXI)
+      } elsewhen (overflow) {
+        finishError(DmaBus.Err.OVERFLOW)
+      } otherwise {
+        finishOk()
+      }
+    } elsewhen (io.ctrl.abort) {
+      stopping := True
+    }
+  }
+}

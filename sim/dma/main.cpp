@@ -1,0 +1,441 @@
+// Verilator harness of CompactionDma alone: an AXI4 slave memory with configurable latency, random
+// stalls and an error window; an APB3 master; sinks for key0/key1 and sources for out/invalid.
+// It reads a command script on stdin (one command a line, see usage()) and prints results on stdout,
+// so the pytest suite (tests/test_dma.py) drives every scenario. The model also checks the AXI rules
+// the DMA promises (burst shape, 4 KiB boundary, WLAST, W after AW) and reports violations.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "VCompactionDma.h"
+#include "verilated.h"
+
+#ifndef DMA_W
+#error "compile with -DDMA_W=32 or -DDMA_W=128"
+#endif
+
+static const int W_BYTES = DMA_W / 8;
+static const int AXI_BYTES = 32;
+
+// ---- bit helpers for Verilator signals (<=32 bits: IData, wider: VlWide) ----
+static void put_bytes(uint32_t& sig, const uint8_t* b, int n) {
+    uint32_t v = 0;
+    for (int i = 0; i < n; i++) v |= uint32_t(b[i]) << (8 * i);
+    sig = v;
+}
+template <std::size_t N> static void put_bytes(VlWide<N>& sig, const uint8_t* b, int n) {
+    for (std::size_t w = 0; w < N; w++) {
+        uint32_t v = 0;
+        for (int i = 0; i < 4; i++) {
+            int k = int(w) * 4 + i;
+            if (k < n) v |= uint32_t(b[k]) << (8 * i);
+        }
+        sig.data()[w] = v;
+    }
+}
+static void get_bytes(uint32_t sig, uint8_t* b, int n) {
+    for (int i = 0; i < n; i++) b[i] = uint8_t(sig >> (8 * i));
+}
+template <std::size_t N> static void get_bytes(const VlWide<N>& sig, uint8_t* b, int n) {
+    for (int i = 0; i < n; i++) b[i] = uint8_t(sig.data()[i / 4] >> (8 * (i % 4)));
+}
+
+static void die(const std::string& msg) {
+    std::printf("FATAL %s\n", msg.c_str());
+    std::fflush(stdout);
+    std::exit(2);
+}
+
+struct Burst {
+    uint32_t addr;
+    int id, beats, done = 0;
+    bool write;
+};
+struct RBeat {
+    uint64_t at;
+    std::vector<uint8_t> data;
+    int id, resp;
+    bool last;
+};
+struct BRsp {
+    uint64_t at;
+    int id, resp;
+};
+
+struct Sink {  // key0 / key1
+    std::string name;
+    std::vector<uint8_t> bytes;
+    std::vector<uint64_t> lasts;  // beat indexes that carried last
+    uint64_t beats = 0, first = 0, lastCycle = 0;
+    double stall = 0;
+    bool ready = true;
+};
+struct Source {  // out / invalid
+    std::string name;
+    int wbytes;
+    std::vector<uint8_t> bytes;
+    size_t pos = 0;
+    bool withLast = true;
+    double stall = 0;
+    bool valid = false;
+    uint64_t beats = 0;
+    size_t beatCount() const { return (bytes.size() + wbytes - 1) / wbytes; }
+};
+
+struct Harness {
+    VCompactionDma* top;
+    uint64_t cycle = 0;
+    std::mt19937_64 rng{1};
+    // memory
+    uint32_t memBase = 0x40000000;
+    std::vector<uint8_t> mem = std::vector<uint8_t>(1 << 20, 0);
+    uint32_t errLo = 0, errHi = 0;  // accesses touching [errLo, errHi) answer SLVERR
+    int readLat = 20, writeLat = 10;
+    double axiStall = 0;  // probability that a ready/valid of the model is withheld this cycle
+    // AXI model state
+    std::deque<RBeat> rq;
+    std::deque<Burst> wq;  // AWs accepted, waiting for their W beats (in order)
+    std::deque<BRsp> bq;
+    std::vector<bool> wErr;  // per wq entry: some beat hit the error window
+    bool rValid = false, bValid = false, arReady = false, awReady = false, wReady = false;
+    int protocolErrors = 0;
+    uint64_t arCount = 0, awCount = 0, rBeats = 0, wBeats = 0, maxOutstandingR = 0;
+    Sink key0{"key0"}, key1{"key1"};
+    Source out{"out", W_BYTES}, inv{"invalid", 4};
+
+    explicit Harness(VCompactionDma* t) : top(t) {}
+
+    bool coin(double p) { return p > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < p; }
+    void protocol(const std::string& m) {
+        protocolErrors++;
+        std::printf("PROTOCOL cycle=%llu %s\n", (unsigned long long)cycle, m.c_str());
+    }
+    bool inMem(uint32_t a, uint32_t n) const {
+        return a >= memBase && uint64_t(a) + n <= uint64_t(memBase) + mem.size();
+    }
+    bool inErr(uint32_t a, uint32_t n) const { return errHi > errLo && a < errHi && a + n > errLo; }
+
+    void checkBurst(const char* ch, uint32_t addr, int len, int size, int burst) {
+        if (size != 5) protocol(std::string(ch) + " size != 32 bytes");
+        if (burst != 1) protocol(std::string(ch) + " burst type not INCR");
+        if (len > 15) protocol(std::string(ch) + " burst longer than 16 beats");
+        if (addr % AXI_BYTES) protocol(std::string(ch) + " unaligned address");
+        uint64_t end = uint64_t(addr) + uint64_t(len + 1) * AXI_BYTES;
+        if ((addr >> 12) != ((end - 1) >> 12)) {
+            char b[96];
+            std::snprintf(b, sizeof b, "%s burst 0x%08x+%d crosses 4 KiB", ch, addr, len + 1);
+            protocol(b);
+        }
+    }
+
+    // Drive the model's outputs for this cycle (decided before looking at the DUT's outputs).
+    void drive() {
+        // R: present the head beat when its time has come; hold it until taken
+        if (!rValid && !rq.empty() && rq.front().at <= cycle && !coin(axiStall)) rValid = true;
+        top->io_axi_r_valid = rValid;
+        if (rValid) {
+            const RBeat& b = rq.front();
+            put_bytes(top->io_axi_r_payload_data, b.data.data(), AXI_BYTES);
+            top->io_axi_r_payload_id = b.id;
+            top->io_axi_r_payload_resp = b.resp;
+            top->io_axi_r_payload_last = b.last;
+        }
+        if (!bValid && !bq.empty() && bq.front().at <= cycle && !coin(axiStall)) bValid = true;
+        top->io_axi_b_valid = bValid;
+        if (bValid) {
+            top->io_axi_b_payload_id = bq.front().id;
+            top->io_axi_b_payload_resp = bq.front().resp;
+        }
+        arReady = !coin(axiStall);
+        awReady = !coin(axiStall);
+        wReady = !coin(axiStall);
+        top->io_axi_ar_ready = arReady;
+        top->io_axi_aw_ready = awReady;
+        top->io_axi_w_ready = wReady;
+        // stream sinks
+        for (Sink* s : {&key0, &key1}) s->ready = !coin(s->stall);
+        top->io_key0_ready = key0.ready;
+        top->io_key1_ready = key1.ready;
+        // stream sources: once valid, hold until taken
+        for (Source* s : {&out, &inv})
+            if (!s->valid && s->pos < s->bytes.size() && !coin(s->stall)) s->valid = true;
+        driveSource(out, top->io_out_valid, top->io_out_payload_fragment, top->io_out_payload_last);
+        driveSource(inv, top->io_invalid_valid, top->io_invalid_payload_fragment,
+                    top->io_invalid_payload_last);
+    }
+    template <class T>
+    void driveSource(Source& s, CData& valid, T& frag, CData& last) {
+        valid = s.valid;
+        if (!s.valid) return;
+        uint8_t b[16] = {0};
+        size_t n = std::min<size_t>(s.wbytes, s.bytes.size() - s.pos);
+        std::memcpy(b, s.bytes.data() + s.pos, n);
+        put_bytes(frag, b, s.wbytes);
+        last = s.withLast && s.pos + s.wbytes >= s.bytes.size();
+    }
+
+    // Sample handshakes (after the combinational eval), then update the model.
+    void sample() {
+        // AR
+        if (top->io_axi_ar_valid && arReady) {
+            arCount++;
+            uint32_t a = top->io_axi_ar_payload_addr;
+            int len = top->io_axi_ar_payload_len;
+            checkBurst("AR", a, len, top->io_axi_ar_payload_size, top->io_axi_ar_payload_burst);
+            uint64_t at = cycle + readLat;
+            if (!rq.empty() && rq.back().at > at) at = rq.back().at;
+            for (int i = 0; i <= len; i++) {
+                RBeat b;
+                b.at = at;
+                b.id = top->io_axi_ar_payload_id;
+                b.last = i == len;
+                b.data.assign(AXI_BYTES, 0);
+                uint32_t ba = a + i * AXI_BYTES;
+                if (!inMem(ba, AXI_BYTES)) b.resp = 3;  // DECERR
+                else if (inErr(ba, AXI_BYTES)) b.resp = 2;  // SLVERR
+                else {
+                    b.resp = 0;
+                    std::memcpy(b.data.data(), &mem[ba - memBase], AXI_BYTES);
+                }
+                rq.push_back(b);
+            }
+            uint64_t pending = rq.size();
+            if (pending > maxOutstandingR) maxOutstandingR = pending;
+        }
+        if (rValid && top->io_axi_r_ready) {
+            rq.pop_front();
+            rValid = false;
+            rBeats++;
+        }
+        // AW / W
+        if (top->io_axi_aw_valid && awReady) {
+            awCount++;
+            Burst b;
+            b.addr = top->io_axi_aw_payload_addr;
+            b.id = top->io_axi_aw_payload_id;
+            b.beats = top->io_axi_aw_payload_len + 1;
+            b.write = true;
+            checkBurst("AW", b.addr, b.beats - 1, top->io_axi_aw_payload_size, top->io_axi_aw_payload_burst);
+            wq.push_back(b);
+            wErr.push_back(false);
+        }
+        if (top->io_axi_w_valid && wReady) {
+            wBeats++;
+            if (wq.empty()) {
+                protocol("W beat before its AW");
+            } else {
+                Burst& b = wq.front();
+                uint32_t a = b.addr + b.done * AXI_BYTES;
+                uint8_t d[AXI_BYTES];
+                get_bytes(top->io_axi_w_payload_data, d, AXI_BYTES);
+                uint32_t strb = top->io_axi_w_payload_strb;
+                bool last = top->io_axi_w_payload_last;
+                if (last != (b.done + 1 == b.beats)) protocol("WLAST does not match AWLEN");
+                if (!inMem(a, AXI_BYTES) || inErr(a, AXI_BYTES)) {
+                    if (strb) wErr.front() = true;
+                } else {
+                    for (int i = 0; i < AXI_BYTES; i++)
+                        if (strb >> i & 1) mem[a - memBase + i] = d[i];
+                }
+                if (++b.done == b.beats) {
+                    bq.push_back({cycle + writeLat, b.id, wErr.front() ? 2 : 0});
+                    wq.pop_front();
+                    wErr.erase(wErr.begin());
+                }
+            }
+        }
+        if (bValid && top->io_axi_b_ready) {
+            bq.pop_front();
+            bValid = false;
+        }
+        // streams
+        sampleSink(key0, top->io_key0_valid, top->io_key0_payload_fragment, top->io_key0_payload_last);
+        sampleSink(key1, top->io_key1_valid, top->io_key1_payload_fragment, top->io_key1_payload_last);
+        if (out.valid && top->io_out_ready) { out.pos += out.wbytes; out.valid = false; out.beats++; }
+        if (inv.valid && top->io_invalid_ready) { inv.pos += inv.wbytes; inv.valid = false; inv.beats++; }
+    }
+    template <class T>
+    void sampleSink(Sink& s, CData valid, const T& frag, CData last) {
+        if (!(valid && s.ready)) return;
+        uint8_t b[16];
+        get_bytes(frag, b, W_BYTES);
+        s.bytes.insert(s.bytes.end(), b, b + W_BYTES);
+        if (last) s.lasts.push_back(s.beats);
+        if (s.beats == 0) s.first = cycle;
+        s.lastCycle = cycle;
+        s.beats++;
+    }
+
+    void step() {
+        top->clk = 0;
+        drive();
+        top->eval();
+        sample();
+        top->clk = 1;
+        top->eval();
+        cycle++;
+    }
+
+    // ---- APB3 master (regif answers with PREADY = 1) ----
+    uint32_t apb(bool write, uint32_t addr, uint32_t data) {
+        top->io_apb_PSEL = 1;
+        top->io_apb_PENABLE = 0;
+        top->io_apb_PWRITE = write;
+        top->io_apb_PADDR = addr;
+        top->io_apb_PWDATA = data;
+        step();
+        top->io_apb_PENABLE = 1;
+        uint32_t r = 0;
+        for (int guard = 0;; guard++) {
+            top->clk = 0;
+            drive();
+            top->eval();
+            bool ready = top->io_apb_PREADY;
+            r = top->io_apb_PRDATA;
+            sample();
+            top->clk = 1;
+            top->eval();
+            cycle++;
+            if (ready) break;
+            if (guard > 1000) die("APB access never completed");
+        }
+        top->io_apb_PSEL = 0;
+        top->io_apb_PENABLE = 0;
+        return r;
+    }
+};
+
+static std::vector<uint8_t> readFile(const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    if (!f) die("cannot read " + p);
+    return std::vector<uint8_t>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+static void writeFile(const std::string& p, const uint8_t* d, size_t n) {
+    std::ofstream f(p, std::ios::binary);
+    if (!f) die("cannot write " + p);
+    f.write(reinterpret_cast<const char*>(d), std::streamsize(n));
+}
+static uint32_t num(const std::string& s) {
+    char* end = nullptr;
+    unsigned long v = std::strtoul(s.c_str(), &end, 0);
+    if (s.empty() || *end) die("bad number '" + s + "'");
+    return uint32_t(v);
+}
+
+static void usage() {
+    std::puts(
+        "commands (stdin, one a line):\n"
+        "  seed N | lat READ WRITE | axistall P | err ADDR LEN | membase ADDR SIZE\n"
+        "  load ADDR FILE | fill ADDR LEN BYTE | dump ADDR LEN FILE\n"
+        "  sinkstall key0|key1 P | srcstall out|invalid P\n"
+        "  src out|invalid FILE [nolast]    bytes the IP side offers (w-bit beats, last on the final one)\n"
+        "  flush 0|1 | wr OFF VAL | rd OFF | run N\n"
+        "  wait CH MAXCYCLES                poll STATUS until not busy; prints cycles and registers\n"
+        "  sink key0|key1 FILE              write received bytes; prints beats, last positions, timing\n"
+        "  stats | quit");
+}
+
+int main(int argc, char** argv) {
+    Verilated::commandArgs(argc, argv);
+    if (argc > 1 && std::string(argv[1]) == "--help") { usage(); return 0; }
+    VCompactionDma* top = new VCompactionDma;
+    Harness h(top);
+    top->io_flush = 0;
+    top->io_apb_PSEL = 0;
+    top->reset = 1;
+    for (int i = 0; i < 4; i++) h.step();
+    top->reset = 0;
+    h.step();
+
+    std::string line;
+    while (std::getline(std::cin, line)) {
+        std::istringstream is(line);
+        std::vector<std::string> a;
+        for (std::string t; is >> t;) a.push_back(t);
+        if (a.empty() || a[0][0] == '#') continue;
+        const std::string& c = a[0];
+        auto need = [&](size_t n) { if (a.size() < n + 1) die("too few arguments: " + line); };
+        if (c == "seed") { need(1); h.rng.seed(num(a[1])); }
+        else if (c == "lat") { need(2); h.readLat = num(a[1]); h.writeLat = num(a[2]); }
+        else if (c == "axistall") { need(1); h.axiStall = std::stod(a[1]); }
+        else if (c == "err") { need(2); h.errLo = num(a[1]); h.errHi = num(a[1]) + num(a[2]); }
+        else if (c == "membase") { need(2); h.memBase = num(a[1]); h.mem.assign(num(a[2]), 0); }
+        else if (c == "load" || c == "fill") {
+            need(2);
+            uint32_t addr = num(a[1]);
+            std::vector<uint8_t> d;
+            if (c == "load") d = readFile(a[2]);
+            else { need(3); d.assign(num(a[2]), uint8_t(num(a[3]))); }
+            if (!h.inMem(addr, d.size())) die("load/fill outside memory");
+            std::memcpy(&h.mem[addr - h.memBase], d.data(), d.size());
+        } else if (c == "dump") {
+            need(3);
+            uint32_t addr = num(a[1]), n = num(a[2]);
+            if (!h.inMem(addr, n)) die("dump outside memory");
+            writeFile(a[3], &h.mem[addr - h.memBase], n);
+        } else if (c == "sinkstall") {
+            need(2);
+            (a[1] == "key0" ? h.key0 : a[1] == "key1" ? h.key1 : (die("bad sink"), h.key0)).stall = std::stod(a[2]);
+        } else if (c == "srcstall" || c == "src") {
+            need(2);
+            Source& s = a[1] == "out" ? h.out : a[1] == "invalid" ? h.inv : (die("bad source"), h.out);
+            if (c == "srcstall") s.stall = std::stod(a[2]);
+            else {
+                s.bytes = readFile(a[2]);
+                s.pos = 0;
+                s.valid = false;
+                s.withLast = !(a.size() > 3 && a[3] == "nolast");
+            }
+        } else if (c == "flush") { need(1); top->io_flush = num(a[1]) != 0; }
+        else if (c == "wr") { need(2); h.apb(true, num(a[1]), num(a[2])); }
+        else if (c == "rd") {
+            need(1);
+            uint32_t v = h.apb(false, num(a[1]), 0);
+            std::printf("rd 0x%03x 0x%08x\n", num(a[1]), v);
+        } else if (c == "run") { need(1); for (uint32_t i = num(a[1]); i; i--) h.step(); }
+        else if (c == "irq") { std::printf("irq 0x%x\n", top->io_irq); }
+        else if (c == "wait") {
+            need(2);
+            uint32_t ch = num(a[1]), max = num(a[2]), base = 0x40 * ch;
+            uint64_t t0 = h.cycle;
+            uint32_t st;
+            for (;;) {
+                st = h.apb(false, base + 0x0C, 0);
+                if (!(st & 1)) break;
+                if (h.cycle - t0 > max) break;
+            }
+            uint32_t bytes = h.apb(false, base + 0x10, 0);
+            std::printf("wait %u %s cycles=%llu status=0x%08x bytes=%u irq=0x%x\n", ch,
+                        (st & 1) ? "TIMEOUT" : "ok", (unsigned long long)(h.cycle - t0), st, bytes, top->io_irq);
+        } else if (c == "sink") {
+            need(2);
+            Sink& s = a[1] == "key0" ? h.key0 : a[1] == "key1" ? h.key1 : (die("bad sink"), h.key0);
+            writeFile(a[2], s.bytes.data(), s.bytes.size());
+            std::printf("sink %s beats=%llu first=%llu last=%llu lasts=", s.name.c_str(),
+                        (unsigned long long)s.beats, (unsigned long long)s.first, (unsigned long long)s.lastCycle);
+            for (size_t i = 0; i < s.lasts.size(); i++) std::printf("%s%llu", i ? "," : "", (unsigned long long)s.lasts[i]);
+            std::printf("\n");
+            s.bytes.clear(); s.lasts.clear(); s.beats = 0;
+        } else if (c == "stats") {
+            std::printf("stats cycle=%llu ar=%llu aw=%llu rbeats=%llu wbeats=%llu out_taken=%llu inv_taken=%llu "
+                        "protocol_errors=%d\n",
+                        (unsigned long long)h.cycle, (unsigned long long)h.arCount, (unsigned long long)h.awCount,
+                        (unsigned long long)h.rBeats, (unsigned long long)h.wBeats, (unsigned long long)h.out.beats,
+                        (unsigned long long)h.inv.beats, h.protocolErrors);
+        } else if (c == "quit") break;
+        else die("unknown command: " + line);
+        std::fflush(stdout);
+    }
+    std::printf("end cycle=%llu protocol_errors=%d\n", (unsigned long long)h.cycle, h.protocolErrors);
+    top->final();
+    delete top;
+    return h.protocolErrors ? 1 : 0;
+}
