@@ -6,10 +6,11 @@ no stream/AXI protocol violation, and OUT_KEYS must count the merged run's real 
 """
 import json
 import random
+
 import pytest
 
-from lsmc import ipsim, kb16
-from lsmc.vectors import VECTORS  # tests/vectors/kb16, or $KB16_VECTORS, workloads
+from lsmc import ipsim, kb16, workloads
+from lsmc.vectors import VECTORS  # tests/vectors/kb16, or $KB16_VECTORS
 
 GROUPS = (2, 3, 16, 255, 256)
 STREAMS = ("key0", "key1", "out", "invalid", "ctrl")

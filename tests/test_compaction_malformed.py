@@ -8,6 +8,7 @@ never emit past OUT_CAPACITY / INV_CAPACITY, and run a correct job after the sof
 import dataclasses
 import json
 import random
+
 import pytest
 
 from lsmc import ipsim, kb16
