@@ -1,0 +1,206 @@
+"""scripts/report: parsing of every input it reads (scripts/compact's last line, the firmware's TABLE3
+block, results/table3.csv), and small end-to-end runs that must write well-formed files whose numbers
+are the measured ones (a stand-in for scripts/compact with known cycles makes them checkable)."""
+import csv
+import math
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lsmc import report
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADER = "entries_in,entries_out,bytes_in,fw_cycles,hw_cycles,us_per_entry,mb_per_s,sw_cycles,pass"
+
+
+# ---- scripts/compact's last line
+
+def test_parse_compact_line():
+    text = "building...\nsim: 1234 cycles\ncycles=9334 entries_in=512 entries_out=448 invalid=64\n\n"
+    assert report.parse_compact_line(text) == {"cycles": 9334, "entries_in": 512, "entries_out": 448,
+                                               "invalid": 64}
+
+
+@pytest.mark.parametrize("text", [
+    "",
+    "cycles=1 entries_in=2 entries_out=3 invalid=4\nerror: LENGTH at input 0 entry 3\n",  # not last
+    "cycles=-1 entries_in=2 entries_out=3 invalid=4\n",
+    "cycles=1 entries_in=2 entries_out=3\n",
+    "cycles=1 entries_in=2 entries_out=3 invalid=4 extra=5\n",
+])
+def test_parse_compact_line_rejects(text):
+    with pytest.raises(report.ReportError):
+        report.parse_compact_line(text)
+
+
+# ---- the firmware's TABLE3 block
+
+def test_parse_table3_lines():
+    text = textwrap.dedent(f"""\
+        lsmc> bench
+        entries  fw  hw ...
+        TABLE3 {HEADER}
+        TABLE3 512,448,8192,9334,600,0.182305,43.9,51200,PASS
+        some console noise
+        TABLE3 1024,900,16384,14814,1100,0.144668,110.6,102400,FAIL
+        TABLE3 END
+        lsmc> """)
+    rows = report.parse_table3_lines(text)
+    assert rows == [
+        dict(entries_in=512, entries_out=448, bytes_in=8192, fw_cycles=9334, hw_cycles=600,
+             us_per_entry=0.182305, mb_per_s=43.9, sw_cycles=51200, **{"pass": True}),
+        dict(entries_in=1024, entries_out=900, bytes_in=16384, fw_cycles=14814, hw_cycles=1100,
+             us_per_entry=0.144668, mb_per_s=110.6, sw_cycles=102400, **{"pass": False}),
+    ]
+    assert report.parse_table3_lines(f"TABLE3 {HEADER}\nTABLE3 2,2,32,5,4,0.025,64,9,1\nTABLE3 END\n")[0]["pass"]
+
+
+@pytest.mark.parametrize("text,message", [
+    ("no block here\n", "no TABLE3 block"),
+    ("TABLE3 entries_in,fw_cycles\nTABLE3 END\n", "header"),
+    (f"TABLE3 {HEADER}\nTABLE3 512,448,8192,9334,600,0.18,43.9,51200,PASS\n", "not terminated"),
+    (f"TABLE3 {HEADER}\nTABLE3 512,448,8192,9334,600,0.18,43.9,PASS\nTABLE3 END\n", "8 fields"),
+    (f"TABLE3 {HEADER}\nTABLE3 512,448,8192,x,600,0.18,43.9,1,PASS\nTABLE3 END\n", "bad fw_cycles"),
+    (f"TABLE3 {HEADER}\nTABLE3 512,448,8192,9,600,0.18,43.9,1,MAYBE\nTABLE3 END\n", "bad pass"),
+    (f"TABLE3 {HEADER}\nTABLE3 512,448,8192,9,-6,0.18,43.9,1,PASS\nTABLE3 END\n", "bad hw_cycles"),
+])
+def test_parse_table3_lines_rejects(text, message):
+    with pytest.raises(report.ReportError, match=message):
+        report.parse_table3_lines(text)
+
+
+def test_read_table3_csv(tmp_path):
+    p = tmp_path / "table3.csv"
+    p.write_text(f"{HEADER}\n512,448,8192,9334,600,0.182305,43.9,51200,PASS\n")
+    assert report.read_table3_csv(p)[0]["fw_cycles"] == 9334
+    p.write_text("entries_in,fw_cycles\n512,9334\n")
+    with pytest.raises(report.ReportError, match="columns"):
+        report.read_table3_csv(p)
+    p.write_text(f"{HEADER}\n512,448,8192,9334,600,fast,43.9,51200,PASS\n")
+    with pytest.raises(report.ReportError, match="line 2: bad us_per_entry"):
+        report.read_table3_csv(p)
+    p.write_text("")
+    with pytest.raises(report.ReportError, match="empty"):
+        report.read_table3_csv(p)
+
+
+# ---- end to end, with a stand-in for scripts/compact whose cycle count is known
+
+FAKE_COMPACT = """\
+import sys
+sys.path.insert(0, {scripts!r})
+from lsmc import kb16
+a = sys.argv[1:]
+run0, run1 = open(a[0], "rb").read(), open(a[1], "rb").read()
+opt = dict(zip(a[2::2], a[3::2]))
+out, inv = kb16.merge(run0, run1, int(opt["--group"]))
+mode = {mode!r}
+if mode == "crash":
+    print("[error] compaction.compile Compilation failed", file=sys.stderr)
+    sys.exit(1)
+if mode == "wrong":
+    out = out[16:]
+open(opt["--out"], "wb").write(out)
+open(opt["--invalid"], "wb").write(inv)
+n = (len(run0) + len(run1)) // 16
+print("sim: done")
+print(f"cycles={{n + 40}} entries_in={{n}} entries_out={{len(out) // 16}} invalid={{len(inv) // 4}}")
+"""
+
+
+def _fake_compact(tmp_path, mode="ok"):
+    p = tmp_path / f"compact_{mode}"
+    p.write_text(FAKE_COMPACT.format(scripts=str(ROOT / "scripts"), mode=mode))
+    return p
+
+
+def _read_csv(path):
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], [dict(zip(rows[0], r)) for r in rows[1:]]
+
+
+def test_quick_report_writes_well_formed_files(tmp_path, capsys):
+    soc_csv = tmp_path / "table3.csv"
+    # SoC figures for the first size only, second size FAIL: the report must use the first, refuse the
+    # second and say so; the third size has no SoC row at all.
+    soc_csv.write_text(f"{HEADER}\n200,180,3200,900,260,0.045,355.6,40000,PASS\n"
+                       f"400,360,6400,1500,480,0.0375,426.7,80000,FAIL\n")
+    out = tmp_path / "results"
+    rc = report.main(["--sizes", "200", "400", "600", "--quick", "--leveldb-reps", "2", "--soc-csv",
+                      str(soc_csv), "--compact", str(_fake_compact(tmp_path)), "--out-dir", str(out)])
+    assert rc == 0
+    header, rows = _read_csv(out / "report.csv")
+    assert header == ["entries_in", "ip_us_per_entry", "vexriscv_us_per_entry", "host_c_us_per_entry",
+                      "leveldb_us_per_entry", "speedup_vs_leveldb"]
+    assert [r["entries_in"] for r in rows] == ["200", "400", "600"]  # `short` keys: entries == keys
+    for r in rows:
+        n = int(r["entries_in"])
+        assert float(r["ip_us_per_entry"]) == pytest.approx((n + 40) / 100 / n, rel=1e-5)
+        assert float(r["host_c_us_per_entry"]) > 0 and float(r["leveldb_us_per_entry"]) > 0
+        assert float(r["speedup_vs_leveldb"]) == pytest.approx(
+            float(r["leveldb_us_per_entry"]) / float(r["ip_us_per_entry"]), rel=1e-3)
+    assert float(rows[0]["vexriscv_us_per_entry"]) == pytest.approx(40000 / 100 / 200)
+    assert rows[1]["vexriscv_us_per_entry"] == "" and rows[2]["vexriscv_us_per_entry"] == ""
+
+    md = (out / "report.md").read_text()
+    assert report.cpu_model() in md
+    assert "LevelDB | 1.23 (library), Debian package libleveldb-dev 1.23" in md
+    assert "## Seed 000's own Table III (copied from the paper, not measured here)" in md
+    assert "| 8192 | 131072 | 88247 | 0.107723 | 11.07× |" in md
+    assert "the firmware reported FAIL for this size" in md
+    assert "600 entries, soc: not measured — no TABLE3 row for 600 entries" in md
+    assert "not by this run" in md  # SoC figures from a file are labelled as such
+    table = [l for l in md.splitlines() if l.startswith("| 200 | 3200 |")]
+    assert len(table) == 1 and "| 240 | 0.012 | 900 | 0.045 | 2 |" in table[0]
+    for png in ("report_us_per_entry.png", "report_speedup.png"):
+        data = (out / png).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+        assert f"]({png})" in md
+    assert "speed-up vs LevelDB" in capsys.readouterr().out
+
+
+def test_report_never_uses_a_wrong_ip_output(tmp_path):
+    out = tmp_path / "results"
+    rc = report.main(["--sizes", "100", "--leveldb-reps", "1", "--no-soc", "--compact",
+                      str(_fake_compact(tmp_path, "wrong")), "--out-dir", str(out)])
+    assert rc == 0
+    _, rows = _read_csv(out / "report.csv")
+    assert rows[0]["ip_us_per_entry"] == "" and rows[0]["speedup_vs_leveldb"] == ""
+    assert "differs from the reference merge" in (out / "report.md").read_text()
+
+
+def test_report_states_a_broken_simulator_once(tmp_path):
+    out = tmp_path / "results"
+    rc = report.main(["--sizes", "100", "120", "--leveldb-reps", "1", "--no-soc", "--compact",
+                      str(_fake_compact(tmp_path, "crash")), "--out-dir", str(out)])
+    assert rc == 0
+    md = (out / "report.md").read_text()
+    assert "100 entries, ip: not measured — scripts/compact exited 1: [error] compaction.compile" in md
+    assert "120 entries, ip: not measured — not run: scripts/compact failed at a smaller size" in md
+    _, rows = _read_csv(out / "report.csv")
+    assert all(r["ip_us_per_entry"] == "" for r in rows)
+
+
+def test_report_rejects_bad_arguments(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        report.main(["--sizes", "1", "--out-dir", str(tmp_path)])
+    assert e.value.code == 2
+    with pytest.raises(SystemExit):
+        report.main(["--soc-csv", str(tmp_path / "missing.csv")])
+    assert "missing.csv: no such file" in capsys.readouterr().err
+
+
+def test_report_with_the_real_ip(tmp_path):
+    """The IP column from the real scripts/compact (Verilator build cached by build.py)."""
+    out = tmp_path / "results"
+    rc = report.main(["--sizes", "512", "--leveldb-reps", "1", "--no-soc", "--out-dir", str(out)])
+    assert rc == 0
+    _, rows = _read_csv(out / "report.csv")
+    ip = rows[0]["ip_us_per_entry"]
+    assert ip != "", (out / "report.md").read_text()
+    # 128-bit IP: about one cycle per entry plus pipeline latency, far from a CPU's figures
+    assert 0.005 < float(ip) < 0.1
+    assert not math.isnan(float(rows[0]["speedup_vs_leveldb"]))
