@@ -1,0 +1,64 @@
+/* The lsmc application: Table III bench, host-loaded jobs, error-path self test, UART console. */
+#ifndef LSMC_APP_H
+#define LSMC_APP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compaction.h"
+#include "kb16.h"
+
+#define FW_VERSION "1.0"
+
+/* SIM_ARG scenarios (docs/firmware.md). */
+enum {
+    SCEN_BENCH = 0,      /* Table III, exit 0 if every row passes */
+    SCEN_CONSOLE = 1,    /* console until `exit` */
+    SCEN_JOB = 2,        /* host-loaded job at DDR 0x4000_0000, exit with its status */
+    SCEN_ERRTEST = 3,    /* error paths: malformed input, overflows, short DMA buffer, timeout */
+    SCEN_BENCH_POLL = 4, /* Table III, waiting for the IP by polling */
+    SCEN_QUICK = 5       /* one 512-entry job: smoke test */
+};
+
+/* DDR layout of the firmware's own data (the host owns 0x4000_0000 .. 0x47FF_FFFF for jobs). */
+#define BENCH_RUN0 0x48000000u
+#define BENCH_RUN1 0x48100000u
+#define BENCH_HW_OUT 0x48200000u
+#define BENCH_HW_INV 0x48400000u
+#define BENCH_SW_OUT 0x48500000u
+#define BENCH_SW_INV 0x48700000u
+#define BENCH_SCRATCH 0x48800000u
+#define BENCH_RUN_CAP 0x00100000u
+#define BENCH_OUT_CAP 0x00200000u
+#define BENCH_INV_CAP 0x00100000u
+#define BENCH_SCRATCH_CAP 0x00800000u
+#define BENCH_MAX_ENTRIES 65536u
+
+extern int app_use_irq; /* wait for the IP by interrupt (1) or polling (0) */
+
+typedef struct {
+    unsigned entries_in, entries_out, bytes_in;
+    uint32_t fw_cycles, hw_cycles, sw_cycles;
+    int pass;
+} bench_row;
+
+typedef struct {
+    unsigned kind, overlap_pct, group;
+    uint32_t seed;
+} bench_cfg;
+
+/* Generate, run on the IP, run the C merge, compare. Prints a report; returns 0 when it passed. */
+int bench_run_one(unsigned entries, const bench_cfg *cfg, bench_row *row, int verbose);
+/* The Table III sizes, human table then the TABLE3 block. Returns the number of failed rows. */
+int bench_table(void);
+int errtest_run(void);
+/* The job described at DDR 0x4000_0000: 0 pass, else a failure code (docs/firmware.md). */
+int job_run(int verbose);
+void console_run(void);
+void regs_dump(void);
+
+/* x / y with `dec` decimals into buf (integer arithmetic only). */
+char *fmt_ratio(char *buf, size_t len, uint64_t x, uint64_t y, unsigned dec);
+void print_result_failure(const cip_result *res);
+
+#endif

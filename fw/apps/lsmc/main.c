@@ -1,0 +1,79 @@
+/* lsmc firmware entry: init, identify the IP, then the scenario SIM_ARG selects (console on a board). */
+#include <stdio.h>
+
+#include "app.h"
+#include "irq.h"
+#include "regs.h"
+#include "soc.h"
+#include "sys.h"
+#include "uart.h"
+
+/* Simulation: the fastest bit time (8 cycles per bit); the harness decodes at the rate it reads. */
+#ifndef SIM_UART_DIVIDER
+#define SIM_UART_DIVIDER 0u
+#endif
+#define BOARD_BAUD 115200u
+
+int app_use_irq = 1;
+
+int main(void)
+{
+    int sim = sys_in_sim();
+    uint32_t arg = sys_sim_arg(), version = 0;
+    int id_rc, rc = 0;
+
+    uart_init(sim ? SIM_UART_DIVIDER : uart_divider_for(CPU_HZ, BOARD_BAUD));
+    uart_crlf = !sim;
+    irq_init();
+    irq_attach(IRQ_CIP, cip_irq_handler, 0);
+
+    id_rc = cip_check_id(&version);
+    printf("\nlsmc firmware %s (%s, SIM_ARG %lu); registers: IP %s, DMA %s\n", FW_VERSION, sim ? "simulation" : "board",
+           (unsigned long)arg, LSMC_CIP_REGS_SOURCE, LSMC_DMA_REGS_SOURCE);
+    if (id_rc) {
+        printf("compaction IP not found at 0x%08lx: ID 0x%08lx VERSION 0x%08lx (want ID 0x%08lx, version 0x%04x)\n",
+               (unsigned long)CIP_BASE, (unsigned long)cip_read(CIP_ID), (unsigned long)version,
+               (unsigned long)CIP_ID_MAGIC, CIP_IP_VERSION);
+        if (sim)
+            return 2;
+    } else {
+        printf("compaction IP v%lu.%lu, %lu-bit streams\n", (unsigned long)((version >> 8) & 0xFF),
+               (unsigned long)(version & 0xFF), (unsigned long)(version >> 16));
+        cip_soft_reset();
+    }
+
+    if (!sim) {
+        console_run();
+        return 0;
+    }
+    switch (arg) {
+    case SCEN_BENCH:
+        rc = bench_table() ? 1 : 0;
+        break;
+    case SCEN_BENCH_POLL:
+        app_use_irq = 0;
+        rc = bench_table() ? 1 : 0;
+        break;
+    case SCEN_CONSOLE:
+        console_run();
+        break;
+    case SCEN_JOB:
+        rc = job_run(1);
+        break;
+    case SCEN_ERRTEST:
+        rc = errtest_run() ? 1 : 0;
+        break;
+    case SCEN_QUICK: {
+        bench_cfg cfg = {KB16_KIND_SHORT, 25, 16, 0x5EED0000u};
+        bench_row row;
+        rc = bench_run_one(512, &cfg, &row, 1) ? 1 : 0;
+        break;
+    }
+    default:
+        printf("unknown SIM_ARG %lu (0 bench, 1 console, 2 job, 3 errtest, 4 bench polled, 5 quick)\n",
+               (unsigned long)arg);
+        rc = 4;
+    }
+    printf("exit %d\n", rc);
+    return rc;
+}

@@ -1,0 +1,262 @@
+#include "compaction.h"
+
+#include <stdio.h>
+
+#include "csr.h"
+#include "irq.h"
+#include "kb16.h"
+#include "mmio.h"
+#include "regs.h"
+#include "soc.h"
+#include "timer.h"
+
+#define BIT(n) (1u << (n))
+#define ST_BUSY BIT(CIP_STATUS_BUSY_SHIFT)
+#define ST_DONE BIT(CIP_STATUS_DONE_SHIFT)
+#define ST_ERROR BIT(CIP_STATUS_ERROR_SHIFT)
+#define IRQ_BITS (BIT(CIP_IRQ_DONE_SHIFT) | BIT(CIP_IRQ_ERROR_SHIFT))
+
+/* After an IP error the writers get no more data; this long they may still finish on their own. */
+#define WRITER_GRACE_CYCLES 20000u
+
+volatile uint32_t cip_irq_events;
+volatile uint32_t cip_irq_last_status;
+
+uint32_t cip_read(uint32_t off) { return mmio_read32(CIP_BASE + off); }
+void cip_write(uint32_t off, uint32_t value) { mmio_write32(CIP_BASE + off, value); }
+
+int cip_check_id(uint32_t *version)
+{
+    uint32_t id = cip_read(CIP_ID), v = cip_read(CIP_VERSION);
+    if (version)
+        *version = v;
+    if (id != CIP_ID_MAGIC)
+        return -1;
+    return (v & 0xFFFFu) == CIP_IP_VERSION ? 0 : -2;
+}
+
+int cip_soft_reset(void)
+{
+    uint64_t end;
+    cip_write(CIP_CTRL, BIT(CIP_CTRL_SOFT_RESET_SHIFT));
+    end = timer_deadline(10000);
+    while (cip_read(CIP_STATUS) & (ST_BUSY | ST_ERROR))
+        if (timer_expired(end))
+            return CIP_E_TIMEOUT;
+    return CIP_OK;
+}
+
+void cip_counters_clear(void)
+{
+    cip_write(CIP_ENCODER_DATA_OUT_CNT, 0);
+    cip_write(CIP_INVALID_ADDR_OUT_CNT, 0);
+    cip_write(CIP_KEY0_ENTRY_IN_CNT, 0);
+    cip_write(CIP_KEY1_ENTRY_IN_CNT, 0);
+}
+
+void cip_counters_read(cip_counters *c)
+{
+    c->enc_words = cip_read(CIP_ENCODER_DATA_OUT_CNT);
+    c->inv_addrs = cip_read(CIP_INVALID_ADDR_OUT_CNT);
+    c->key0_words = cip_read(CIP_KEY0_ENTRY_IN_CNT);
+    c->key1_words = cip_read(CIP_KEY1_ENTRY_IN_CNT);
+    c->throughput = cip_read(CIP_THROUGHPUT_COUNTER);
+    c->hw_cycles = cip_read(CIP_HW_CYCLES);
+    c->out_keys = cip_read(CIP_OUT_KEYS);
+}
+
+uint64_t cip_default_timeout(uint32_t bytes_in)
+{
+    /* Far above the expected ~1 cycle per input byte, still seconds at most in simulation. */
+    return 200000u + 64u * (uint64_t)bytes_in;
+}
+
+void cip_irq_handler(void *ctx)
+{
+    uint32_t pending = cip_read(CIP_IRQ_STATUS);
+    (void)ctx;
+    cip_irq_last_status = cip_read(CIP_STATUS);
+    cip_write(CIP_IRQ_STATUS, pending); /* W1C: drops the level interrupt */
+    if (pending & IRQ_BITS)
+        cip_irq_events++;
+}
+
+static void take_error(cip_result *res, uint32_t st)
+{
+    res->status = st;
+    res->err_code = (st & CIP_STATUS_ERR_CODE_MASK) >> CIP_STATUS_ERR_CODE_SHIFT;
+    res->err_input = (st >> CIP_STATUS_ERR_INPUT_SHIFT) & 1u;
+    res->err_index = (st & ST_ERROR) ? cip_read(CIP_ERR_INDEX) : 0;
+}
+
+int cip_wait(int use_irq, uint64_t timeout_cycles, cip_result *res)
+{
+    uint64_t end = timer_deadline(timeout_cycles);
+    uint32_t st;
+
+    for (;;) {
+        /* In IRQ mode the handler counts the event; STATUS is read once it fired. */
+        if (!use_irq || cip_irq_events) {
+            st = cip_read(CIP_STATUS);
+            if (st & (ST_DONE | ST_ERROR))
+                break;
+        }
+        if (timer_expired(end)) {
+            st = cip_read(CIP_STATUS);
+            if (st & (ST_DONE | ST_ERROR)) {
+                /* Finished, but the interrupt never came: still a failure of the IRQ path. */
+                if (use_irq && !cip_irq_events) {
+                    take_error(res, st);
+                    res->timeout_what = CIP_WAIT_IP;
+                    return CIP_E_TIMEOUT;
+                }
+                break;
+            }
+            take_error(res, st);
+            res->timeout_what = CIP_WAIT_IP;
+            return CIP_E_TIMEOUT;
+        }
+    }
+    take_error(res, st);
+    return (st & ST_ERROR) ? CIP_E_IP : CIP_OK;
+}
+
+static void wait_channel(unsigned ch, uint64_t timeout, cip_result *res)
+{
+    if (res->dma_rc[ch] == 1)
+        return; /* not started */
+    res->dma_rc[ch] = dma_wait(ch, timeout, &res->dma[ch]);
+}
+
+int cip_run(const cip_job *job, cip_result *res)
+{
+    uint64_t timeout;
+    unsigned ch;
+    int rc;
+
+    for (ch = 0; ch < DMA_CHANNELS; ch++) {
+        res->dma_rc[ch] = 1;
+        res->dma[ch].status = res->dma[ch].code = res->dma[ch].bytes = 0;
+    }
+    res->rc = CIP_OK;
+    res->status = res->err_code = res->err_input = res->err_index = 0;
+    res->timeout_what = CIP_WAIT_NONE;
+    if (!job)
+        return res->rc = CIP_E_ARG;
+    timeout = job->timeout_cycles ? job->timeout_cycles : cip_default_timeout(job->run0_len + job->run1_len);
+
+    /* A previous error state only ends with a soft reset. */
+    if (cip_read(CIP_STATUS) & (ST_ERROR | ST_BUSY)) {
+        if (cip_soft_reset() != CIP_OK) {
+            res->timeout_what = CIP_WAIT_RESET;
+            return res->rc = CIP_E_TIMEOUT;
+        }
+    }
+
+    /* init: job registers, counters, interrupt enables */
+    cip_counters_clear();
+    cip_write(CIP_GROUP, job->group);
+    cip_write(CIP_IN0_BYTES, job->run0_len);
+    cip_write(CIP_IN1_BYTES, job->run1_len);
+    cip_write(CIP_OUT_CAPACITY, job->out_capacity);
+    cip_write(CIP_INV_CAPACITY, job->inv_capacity);
+    cip_write(CIP_IRQ_STATUS, IRQ_BITS);
+    cip_irq_events = 0;
+    cip_write(CIP_IRQ_ENABLE, job->use_irq ? IRQ_BITS : 0);
+
+    /* start counter -> start DMA and IP (writers first, the IP, then the readers) */
+    cip_write(CIP_COUNT_CONTROL, 1);
+    dma_start(DMA_CH_OUT, job->out_addr, job->out_buf);
+    dma_start(DMA_CH_INV, job->inv_addr, job->inv_buf);
+    res->dma_rc[DMA_CH_OUT] = res->dma_rc[DMA_CH_INV] = DMA_OK;
+    cip_write(CIP_CTRL, BIT(CIP_CTRL_START_SHIFT));
+    /* An empty run needs no beat (the IP goes by the declared length): its reader stays idle. */
+    if (job->run0_len) {
+        dma_start(DMA_CH_KEY0, job->run0_addr, job->run0_len);
+        res->dma_rc[DMA_CH_KEY0] = DMA_OK;
+    }
+    if (job->run1_len) {
+        dma_start(DMA_CH_KEY1, job->run1_addr, job->run1_len);
+        res->dma_rc[DMA_CH_KEY1] = DMA_OK;
+    }
+
+    /* wait */
+    rc = cip_wait(job->use_irq, timeout, res);
+    if (rc == CIP_OK) {
+        for (ch = 0; ch < DMA_CHANNELS; ch++)
+            wait_channel(ch, timeout, res);
+    } else {
+        /* The IP discards input after an error, so readers finish; writers may wait forever. */
+        wait_channel(DMA_CH_KEY0, rc == CIP_E_IP ? timeout : WRITER_GRACE_CYCLES, res);
+        wait_channel(DMA_CH_KEY1, rc == CIP_E_IP ? timeout : WRITER_GRACE_CYCLES, res);
+        wait_channel(DMA_CH_OUT, WRITER_GRACE_CYCLES, res);
+        wait_channel(DMA_CH_INV, WRITER_GRACE_CYCLES, res);
+    }
+    /* stop counter -> read counters */
+    cip_write(CIP_COUNT_CONTROL, 0);
+    cip_counters_read(&res->cnt);
+    cip_write(CIP_IRQ_ENABLE, 0);
+
+    for (ch = 0; ch < DMA_CHANNELS; ch++) {
+        if (res->dma_rc[ch] == DMA_TIMEOUT) {
+            dma_abort(ch);
+            /* Let the abort settle before the next job reuses the channel. */
+            dma_wait(ch, WRITER_GRACE_CYCLES, &res->dma[ch]);
+        }
+    }
+    /* The CPU reads what the DMA wrote: drop stale cache lines. */
+    dcache_invalidate();
+
+    if (rc != CIP_OK)
+        return res->rc = rc;
+    for (ch = 0; ch < DMA_CHANNELS; ch++) {
+        if (res->dma_rc[ch] == DMA_FAILED)
+            return res->rc = CIP_E_DMA;
+        if (res->dma_rc[ch] == DMA_TIMEOUT) {
+            res->timeout_what = (int)ch;
+            return res->rc = CIP_E_TIMEOUT;
+        }
+    }
+    return res->rc = CIP_OK;
+}
+
+static const char *const ch_names[DMA_CHANNELS] = {"key0 reader", "key1 reader", "out writer", "invalid writer"};
+
+const char *cip_describe(const cip_result *res, char *buf, unsigned len)
+{
+    unsigned ch;
+    switch (res->rc) {
+    case CIP_OK:
+        snprintf(buf, len, "ok");
+        break;
+    case CIP_E_IP:
+        snprintf(buf, len, "IP error %s (code %lu) in input %lu at entry %lu", kb16_err_name(res->err_code),
+                 (unsigned long)res->err_code, (unsigned long)res->err_input, (unsigned long)res->err_index);
+        break;
+    case CIP_E_DMA:
+        for (ch = 0; ch < DMA_CHANNELS; ch++)
+            if (res->dma_rc[ch] == DMA_FAILED)
+                break;
+        if (ch == DMA_CHANNELS)
+            ch = 0;
+        snprintf(buf, len, "DMA error on channel %u (%s): %s (code %lu) after %lu bytes", ch, ch_names[ch],
+                 dma_err_name(res->dma[ch].code), (unsigned long)res->dma[ch].code,
+                 (unsigned long)res->dma[ch].bytes);
+        break;
+    case CIP_E_TIMEOUT:
+        if (res->timeout_what == CIP_WAIT_IP)
+            snprintf(buf, len, "timeout waiting for the IP (STATUS 0x%08lx, %s)", (unsigned long)res->status,
+                     (res->status & (ST_DONE | ST_ERROR)) ? "finished but no interrupt" : "not finished");
+        else if (res->timeout_what == CIP_WAIT_RESET)
+            snprintf(buf, len, "timeout: IP still busy after soft reset");
+        else if (res->timeout_what >= 0 && res->timeout_what < DMA_CHANNELS)
+            snprintf(buf, len, "timeout waiting for DMA channel %d (%s), %lu bytes moved", res->timeout_what,
+                     ch_names[res->timeout_what], (unsigned long)res->dma[res->timeout_what].bytes);
+        else
+            snprintf(buf, len, "timeout");
+        break;
+    default:
+        snprintf(buf, len, "bad job arguments");
+    }
+    return buf;
+}

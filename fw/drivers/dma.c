@@ -1,0 +1,76 @@
+#include "dma.h"
+
+#include "mmio.h"
+#include "regs.h"
+#include "soc.h"
+#include "timer.h"
+
+#define CH(ch, off) (DMA_BASE + DMA_CH_STRIDE * (uint32_t)(ch) + (off))
+
+const char *dma_err_name(uint32_t code)
+{
+    switch (code) {
+    case DMA_ERR_NONE: return "NONE";
+    case DMA_ERR_AXI: return "AXI_RESPONSE";
+    case DMA_ERR_OVERFLOW: return "OVERFLOW (stream longer than LEN)";
+    case DMA_ERR_MISALIGNED: return "MISALIGNED_ADDR";
+    default: return "UNKNOWN";
+    }
+}
+
+uint32_t dma_reg(unsigned ch, uint32_t off) { return mmio_read32(CH(ch, off)); }
+
+int dma_start(unsigned ch, uint32_t addr, uint32_t len)
+{
+    if (ch >= DMA_CHANNELS)
+        return DMA_BAD_ARG;
+    mmio_write32(CH(ch, DMACH_IRQ_STATUS), (1u << DMACH_IRQ_DONE_SHIFT) | (1u << DMACH_IRQ_ERROR_SHIFT));
+    mmio_write32(CH(ch, DMACH_ADDR), addr);
+    mmio_write32(CH(ch, DMACH_LEN), len);
+    mmio_write32(CH(ch, DMACH_CTRL), 1u << DMACH_CTRL_START_SHIFT);
+    return DMA_OK;
+}
+
+void dma_abort(unsigned ch)
+{
+    if (ch < DMA_CHANNELS)
+        mmio_write32(CH(ch, DMACH_CTRL), 1u << DMACH_CTRL_ABORT_SHIFT);
+}
+
+void dma_read_status(unsigned ch, dma_status *st)
+{
+    st->status = mmio_read32(CH(ch, DMACH_STATUS));
+    st->code = (st->status & DMACH_STATUS_ERR_CODE_MASK) >> DMACH_STATUS_ERR_CODE_SHIFT;
+    st->bytes = mmio_read32(CH(ch, DMACH_BYTES));
+}
+
+int dma_wait(unsigned ch, uint64_t timeout_cycles, dma_status *st)
+{
+    const uint32_t fin = (1u << DMACH_STATUS_DONE_SHIFT) | (1u << DMACH_STATUS_ERROR_SHIFT) |
+                        (1u << DMACH_STATUS_ABORTED_SHIFT);
+    uint64_t end;
+    uint32_t s;
+
+    if (ch >= DMA_CHANNELS)
+        return DMA_BAD_ARG;
+    end = timer_deadline(timeout_cycles);
+    while (!((s = mmio_read32(CH(ch, DMACH_STATUS))) & fin)) {
+        if (timer_expired(end)) {
+            /* One last look: the channel may have finished while the timer was read. */
+            if ((s = mmio_read32(CH(ch, DMACH_STATUS))) & fin)
+                break;
+            dma_read_status(ch, st);
+            return DMA_TIMEOUT;
+        }
+    }
+    dma_read_status(ch, st);
+    if (s & (1u << DMACH_STATUS_ERROR_SHIFT))
+        return DMA_FAILED;
+    return (s & (1u << DMACH_STATUS_DONE_SHIFT)) ? DMA_OK : DMA_ABORTED;
+}
+
+void dma_irq_config(unsigned ch, uint32_t enable)
+{
+    if (ch < DMA_CHANNELS)
+        mmio_write32(CH(ch, DMACH_IRQ_ENABLE), enable);
+}

@@ -1,0 +1,35 @@
+/* Stream DMA (hw/ip/dma): 4 channels, 0/1 DDR -> key0/key1, 2 out -> DDR, 3 invalid -> DDR. */
+#ifndef LSMC_DMA_H
+#define LSMC_DMA_H
+
+#include <stdint.h>
+
+enum { DMA_CH_KEY0 = 0, DMA_CH_KEY1 = 1, DMA_CH_OUT = 2, DMA_CH_INV = 3, DMA_CHANNELS = 4 };
+
+/* Hardware error codes (STATUS.ERR_CODE). */
+enum { DMA_ERR_NONE = 0, DMA_ERR_AXI = 1, DMA_ERR_OVERFLOW = 2, DMA_ERR_MISALIGNED = 3 };
+
+/* Results of dma_wait(). */
+enum { DMA_OK = 0, DMA_FAILED = -1, DMA_TIMEOUT = -2, DMA_BAD_ARG = -3, DMA_ABORTED = -4 };
+
+#define DMA_ALIGN 32u
+
+typedef struct {
+    uint32_t status; /* raw STATUS */
+    uint32_t code;   /* ERR_CODE */
+    uint32_t bytes;  /* BYTES moved */
+} dma_status;
+
+const char *dma_err_name(uint32_t code);
+/* Program and start a channel (len: bytes to read, or buffer size a writer may fill). */
+int dma_start(unsigned ch, uint32_t addr, uint32_t len);
+void dma_abort(unsigned ch);
+void dma_read_status(unsigned ch, dma_status *st);
+/* Wait until the channel is done, failed or aborted (DMA_OK / DMA_FAILED / DMA_ABORTED);
+ * DMA_TIMEOUT after `timeout_cycles` (the channel is left as it is). */
+int dma_wait(unsigned ch, uint64_t timeout_cycles, dma_status *st);
+/* Clear and set the channel's interrupt enables (bit0 DONE, bit1 ERROR). */
+void dma_irq_config(unsigned ch, uint32_t enable);
+uint32_t dma_reg(unsigned ch, uint32_t off);
+
+#endif

@@ -1,0 +1,22 @@
+/* UART (spinal.lib Apb3UartCtrl): polled TX behind picolibc's stdout, polled RX for the console. */
+#ifndef LSMC_UART_H
+#define LSMC_UART_H
+
+#include <stdint.h>
+
+/* Bit time = (divider + 1) * 8 clock cycles (the controller samples 8 times per bit). */
+static inline uint32_t uart_divider_for(uint32_t clk_hz, uint32_t baud) { return clk_hz / (baud * 8u) - 1u; }
+void uart_init(uint32_t divider);
+/* Send one byte; gives up (returns -1) if the TX FIFO stays full for UART_TX_TIMEOUT cycles. */
+int uart_putc(char c);
+void uart_puts(const char *s);
+/* One received byte, or -1 if none arrived within `cycles` (0: just look). */
+int uart_getc_timeout(uint64_t cycles);
+/* Bytes dropped because TX was stuck (a dead UART must not hang the firmware). */
+extern uint32_t uart_tx_dropped;
+/* stdout sends "\r\n" for "\n" when set (default; the simulation clears it). */
+extern int uart_crlf;
+
+#define UART_TX_TIMEOUT 1000000u
+
+#endif
