@@ -198,7 +198,6 @@ Rep one_rep(const std::string& dir, const std::vector<Entry>& run0, const std::v
   auto t0 = Clock::now();
   db->CompactRange(nullptr, nullptr);  // waits for any running compaction, then compacts the rest
   auto t1 = Clock::now();
-  if (!rep.automatic) rep.total_us = us(t1 - t0);
 
   auto w = logger.windows();
   std::vector<TimingLogger::Window> ours(w.begin() + before, w.end());
@@ -206,9 +205,11 @@ Rep one_rep(const std::string& dir, const std::vector<Entry>& run0, const std::v
   rep.core_us = 0;
   for (const auto& x : ours) {
     if (!x.closed) die(3, "compaction window without its end");
+    if (x.start < t0) rep.automatic = true;  // began on its own before our call: the call does not bracket it
     rep.core_us += us(x.end - x.start);
     rep.what += (rep.what.empty() ? "" : "; ") + x.what;
   }
+  if (!rep.automatic) rep.total_us = us(t1 - t0);
 
   if (dump) {
     leveldb::ReadOptions ro;

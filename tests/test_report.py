@@ -71,6 +71,22 @@ def test_parse_table3_lines_rejects(text, message):
         report.parse_table3_lines(text)
 
 
+def test_parse_run_line():
+    text = ("lsmc> run 65536\n"
+            "entries_in=65536 entries_out=57344 bytes_in=1048576 fw_cycles=70000 hw_cycles=66000 "
+            "us/entry=0.010681 MB/s=1497.97 sw_cycles=9000000 sw/fw=128.57 PASS\nlsmc> ")
+    assert report.parse_run_line(text) == dict(
+        entries_in=65536, entries_out=57344, bytes_in=1048576, fw_cycles=70000, hw_cycles=66000,
+        us_per_entry=0.010681, mb_per_s=1497.97, sw_cycles=9000000, **{"pass": True})
+    with pytest.raises(report.ReportError, match="no `run` result"):
+        report.parse_run_line("run: entries must be 2..65536\n")
+    with pytest.raises(report.ReportError, match="incomplete"):
+        report.parse_run_line("entries_in=4 entries_out=4 bytes_in=64 fw_cycles=9 PASS\n")
+    with pytest.raises(report.ReportError, match="bad sw_cycles"):
+        report.parse_run_line("entries_in=4 entries_out=4 bytes_in=64 fw_cycles=9 hw_cycles=5 us/entry=0.1 "
+                              "MB/s=3.0 sw_cycles=lots sw/fw=1.0 FAIL\n")
+
+
 def test_read_table3_csv(tmp_path):
     p = tmp_path / "table3.csv"
     p.write_text(f"{HEADER}\n512,448,8192,9334,600,0.182305,43.9,51200,PASS\n")

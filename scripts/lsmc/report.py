@@ -104,6 +104,26 @@ def parse_table3_lines(text: str) -> list[dict]:
     return [_table3_row(l[len("TABLE3 "):].split(","), f"TABLE3 row {i + 1}") for i, l in enumerate(lines[1:-1])]
 
 
+_RUN_KEYS = {"entries_in": "entries_in", "entries_out": "entries_out", "bytes_in": "bytes_in",
+             "fw_cycles": "fw_cycles", "hw_cycles": "hw_cycles", "us/entry": "us_per_entry",
+             "MB/s": "mb_per_s", "sw_cycles": "sw_cycles"}
+
+
+def parse_run_line(text: str) -> dict:
+    """The result line of the firmware console's `run N`:
+    `entries_in=N entries_out=M bytes_in=B fw_cycles=F hw_cycles=H us/entry=U MB/s=S sw_cycles=W sw/fw=R PASS`
+    (the last such line of the text), as a TABLE3 row."""
+    lines = [l.strip() for l in text.splitlines() if l.strip().startswith("entries_in=")]
+    if not lines:
+        raise ReportError("no `run` result line in the firmware output")
+    words = lines[-1].split()
+    fields = dict(w.split("=", 1) for w in words if "=" in w)
+    missing = [k for k in _RUN_KEYS if k not in fields]
+    if missing or words[-1] not in ("PASS", "FAIL"):
+        raise ReportError(f"incomplete `run` result line: {lines[-1]!r}")
+    return _table3_row([fields[k] for k in _RUN_KEYS] + [words[-1]], "run result line")
+
+
 def read_table3_csv(path: Path) -> list[dict]:
     """results/table3.csv as written by scripts/demo (exact TABLE3 columns)."""
     with open(path, newline="") as f:
