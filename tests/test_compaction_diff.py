@@ -136,3 +136,25 @@ def test_shared_vectors(width):
            for n, r, w in zip(names, results, want)
            if r.status != "done" or (r.out, r.invalid) != w or not r.last_ok or r.violations]
     assert not bad, "\n".join(bad)
+
+
+def test_compact_cli(width, tmp_path):
+    """scripts/compact: files byte-identical to the model, summary as the last line."""
+    import re
+    import subprocess
+    import sys
+    r0, r1 = ipsim.encoded_runs("ycsb", 400, 0.3, 12, 8)
+    (tmp_path / "r0").write_bytes(r0)
+    (tmp_path / "r1").write_bytes(r1)
+    res = subprocess.run([sys.executable, str(ipsim.ROOT / "scripts" / "compact"), str(tmp_path / "r0"),
+                          str(tmp_path / "r1"), "--out", str(tmp_path / "m"), "--invalid", str(tmp_path / "i"),
+                          "--group", "8", "--width", str(width), "--stall", "0.2"],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    merged, inv = kb16.merge(r0, r1, 8)
+    assert (tmp_path / "m").read_bytes() == merged and (tmp_path / "i").read_bytes() == inv
+    last = res.stdout.strip().splitlines()[-1]
+    m = re.fullmatch(r"cycles=(\d+) entries_in=(\d+) entries_out=(\d+) invalid=(\d+)", last)
+    assert m, last
+    assert [int(v) for v in m.groups()[1:]] == [(len(r0) + len(r1)) // 16, len(merged) // 16, len(inv) // 4]
+    assert int(m.group(1)) > 0

@@ -263,3 +263,36 @@ def test_soft_reset_after_error_then_valid_job(width, tmp_path):
     runs = res.records("run")
     assert runs[0]["status"] == "error" and runs[0]["index"] == 32 and runs[1]["status"] == "done"
     assert ((tmp_path / "out").read_bytes(), (tmp_path / "inv").read_bytes()) == kb16.merge(good0, good1, G)
+
+
+def compact_cli(*args):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, str(ipsim.ROOT / "scripts" / "compact"), *map(str, args)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_compact_cli_reports_ip_error(width, tmp_path):
+    bad = malformed_cases()["fill-nonzero"][0]
+    err = expected_error(bad)
+    (tmp_path / "bad").write_bytes(bad)
+    (tmp_path / "good").write_bytes(valid_partner(1))
+    res = compact_cli(tmp_path / "good", tmp_path / "bad", "--out", tmp_path / "m", "--invalid", tmp_path / "i",
+                      "--width", width)
+    assert res.returncode == 3, res.stdout + res.stderr
+    assert res.stdout.strip().splitlines()[-1] == f"error: FILL_NONZERO at input 1 entry {err.index}"
+    assert not (tmp_path / "m").exists() and not (tmp_path / "i").exists()
+    res = compact_cli(tmp_path / "good", tmp_path / "good", "--out", tmp_path / "m", "--invalid", tmp_path / "i",
+                      "--width", width, "--out-capacity", 64)
+    last = res.stdout.strip().splitlines()[-1]
+    assert res.returncode == 3 and last.startswith("error: OUT_OVERFLOW at input ") and last.endswith(" entry 4"), \
+        res.stdout + res.stderr
+
+
+def test_compact_cli_missing_file(tmp_path):
+    (tmp_path / "r").write_bytes(b"")
+    res = compact_cli(tmp_path / "nope", tmp_path / "r", "--out", tmp_path / "m", "--invalid", tmp_path / "i")
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "nope" in lines[0] and "Traceback" not in res.stderr
+    assert not (tmp_path / "m").exists()
