@@ -1,0 +1,79 @@
+package compaction
+
+import spinal.core._
+
+/** Generation parameters of the compaction IP.
+  *
+  * @param dataWidth      bits per beat on key0/key1/out (32 or 128); an entry is always 128 bits inside.
+  * @param inFifoDepth    decoded-key FIFO between each decoder and the comparer_merger.
+  * @param keyFifoDepth   merged-key FIFO between the comparer_merger and the encoder.
+  * @param invFifoDepth   invalid-address FIFO between the comparer_merger and `io.invalid`.
+  * @param outFifoDepth   encoded-entry FIFO between the encoder and `io.out`.
+  */
+case class CompactionConfig(
+    dataWidth: Int = 128,
+    inFifoDepth: Int = 16,
+    keyFifoDepth: Int = 16,
+    invFifoDepth: Int = 16,
+    outFifoDepth: Int = 16
+) {
+  require(dataWidth == 32 || dataWidth == 128, s"dataWidth must be 32 or 128, not $dataWidth")
+  Seq(inFifoDepth, keyFifoDepth, invFifoDepth, outFifoDepth).foreach(d => require(d >= 2, "FIFO depths must be >= 2"))
+  def beatBytes: Int = dataWidth / 8
+  def beatWords: Int = dataWidth / 32
+  def beatsPerEntry: Int = 128 / dataWidth
+}
+
+/** STATUS.ERR_CODE values (docs/architecture.md); one entry with several faults reports the lowest. */
+object ErrorCode {
+  val NONE = 0
+  val RESERVED_BITS = 1
+  val LEN_OVER_8 = 2
+  val SHARED_OVER_PREV = 3
+  val GROUP_START_SHARED = 4
+  val VIRTUAL_AT_END = 5
+  val BAD_PAD = 6
+  val EMPTY_KEY = 7
+  val NOT_INCREASING = 8
+  val LENGTH = 9
+  val FILL_NONZERO = 10
+  val OUT_OVERFLOW = 11
+  val INV_OVERFLOW = 12
+  val BAD_GROUP = 13
+}
+
+/** One 16-byte entry as it leaves the input width converter, with the port's `last` checks. */
+case class DecoderInput() extends Bundle {
+  val data = Bits(128 bits)   // byte 0 of the entry in bits 7..0
+  val truncated = Bool()      // `last` came before the entry was complete (rest of the entry stuffed with 0)
+  val lastBad = Bool()        // `last` on an entry's final beat disagrees with the declared length
+}
+
+/** A decoded key travelling decoder -> comparer_merger -> encoder.
+  * `endOnly` records carry no key: they mark the end of a run (decoder) or an empty merged run (merger). */
+case class KeyRecord() extends Bundle {
+  val key = Bits(128 bits)    // key byte j in bits 8j+7..8j, zero past `len`
+  val len = UInt(5 bits)      // 1..16
+  val addr = Bits(32 bits)
+  val last = Bool()           // final key of its run
+  val endOnly = Bool()
+}
+
+/** Error report of a decoder (one pulse, then the decoder halts). */
+case class DecoderError() extends Bundle {
+  val code = UInt(4 bits)
+  val index = UInt(32 bits)
+}
+
+/** One encoded output entry. */
+case class EncodedEntry() extends Bundle {
+  val data = Bits(128 bits)
+  val last = Bool()           // final entry of the merged run
+  val real = Bool()           // a real key's entry (counted in OUT_KEYS)
+}
+
+object KeyOps {
+  /** Lexicographic order of zero-filled keys as one unsigned number: byte 0 most significant, the
+    * length as tie-breaker, so a proper prefix sorts first ("ab" < "ab\0"). */
+  def orderValue(key: Bits, len: UInt): UInt = (Cat(key.subdivideIn(8 bits).reverse) ## len).asUInt
+}

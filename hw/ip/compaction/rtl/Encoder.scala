@@ -1,0 +1,89 @@
+package compaction
+
+import spinal.core._
+import spinal.lib._
+
+/** Encoder: canonical KB16 encoding (spec "Canonical encoding"), one output entry per clock.
+  *
+  * Stage 1 computes min(8, common prefix) of each key with the previous key one stage ahead, so the
+  * per-clock recurrence of stage 2 is only the slot counter: s = 0 at a group start, else the
+  * precomputed prefix; a key with len - s <= 8 is one real entry; otherwise a virtual entry (s, K[s:s+8])
+  * then the real entry (8, K[8:]), preceded by a pad when the virtual would land in slot G-1.
+  * A key is consumed with its real entry; an `endOnly` record (empty merged run) is consumed without
+  * output and pulses `emptyDone`.
+  */
+case class Encoder() extends Component {
+  val io = new Bundle {
+    val input = slave Stream (KeyRecord())
+    val group = in UInt (9 bits)
+    val output = master Stream (EncodedEntry())
+    val emptyDone = out Bool ()
+  }
+
+  case class PrefixedKey() extends Bundle {
+    val rec = KeyRecord()
+    val prefix = UInt(4 bits) // min(8, common prefix with the previous key)
+  }
+
+  val prefixStage = new Area {
+    val prevKey = Reg(Bits(128 bits)) init (0)
+    val prevLen = Reg(UInt(5 bits)) init (0)
+    val k = io.input.payload.key.subdivideIn(8 bits)
+    val p = prevKey.subdivideIn(8 bits)
+    // Index of the first differing byte among bytes 0..7 (8 if none), capped by both lengths.
+    var firstDiff = U(8, 5 bits)
+    for (j <- 7 downto 0) firstDiff = Mux(k(j) =/= p(j), U(j, 5 bits), firstDiff)
+    val len = io.input.payload.len
+    val capped = Vec(firstDiff, prevLen, len).reduceBalancedTree((a, b) => Mux(a < b, a, b))
+    val out = io.input.translateWith {
+      val t = PrefixedKey()
+      t.rec := io.input.payload
+      t.prefix := capped.resize(4)
+      t
+    }
+    when(io.input.fire && !io.input.payload.endOnly) {
+      prevKey := io.input.payload.key
+      prevLen := len
+    }
+  }
+
+  val entryStage = new Area {
+    val in = prefixStage.out.m2sPipe()
+    val r = in.payload.rec
+    val slot = Reg(UInt(8 bits)) init (0)
+    val realNext = Reg(Bool()) init (False) // the virtual entry is out, its real entry comes next
+    val slotLast = slot === (io.group - 1).resize(8)
+    val shared = Mux(slot === 0, U(0, 4 bits), in.payload.prefix)
+    val rest = r.len - shared.resize(5)
+    val needVirtual = rest > 8
+    val emitPad = !realNext && needVirtual && slotLast
+    val emitVirtual = !realNext && needVirtual && !slotLast
+    val emitReal = realNext || !needVirtual
+    val start = Mux(realNext, U(8, 4 bits), shared)
+    val unshared = Mux(realNext, r.len - 8, Mux(needVirtual, U(8, 5 bits), rest))
+    val keyBytes = r.key.subdivideIn(8 bits)
+    val stored = Vec.tabulate(8) { i =>
+      val b = Bits(8 bits)
+      b := 0
+      for (st <- 0 to 8 if i + st < 16) when(start === st) { b := keyBytes(i + st) }
+      b
+    }
+    val header = B(0, 22 bits) ## emitPad ## emitVirtual ## start ## unshared.resize(4)
+    val entry = EncodedEntry()
+    entry.data := stored.asBits ## Mux(emitReal, r.addr, B(0, 32 bits)) ## header
+    when(emitPad)(entry.data := B(0x200, 128 bits))
+    entry.last := emitReal && r.last
+    entry.real := emitReal
+
+    val out = Stream(EncodedEntry())
+    out.valid := in.valid && !r.endOnly
+    out.payload := entry
+    in.ready := r.endOnly || (out.ready && emitReal)
+    when(out.fire) {
+      slot := Mux(slotLast, U(0, 8 bits), slot + 1)
+      realNext := emitVirtual
+    }
+    io.emptyDone := in.fire && r.endOnly
+    io.output << out.m2sPipe()
+  }
+}
