@@ -45,12 +45,41 @@ def firmware_sources():
     return [FW, *GEN_INCLUDES]
 
 
+# (module, generator main, output folder, header) of every generated header the firmware includes.
+HEADER_GENERATORS = [
+    ("compaction", "compaction.Generate", _build.GEN / "compaction_w128", "compaction_regs.h"),
+    ("dma", "dma.Generate", _build.GEN / "dma_w128", "dma_regs.h"),
+]
+
+
+def ensure_headers() -> None:
+    """Run the IP/DMA generators (cached) so the generated register headers match the RTL. A
+    generator run is retried only when its RTL changed since the last attempt, so a generator that
+    fails after writing its header (work in progress elsewhere) does not cost a Mill run per build.
+    Raises FirmwareError when a header is still missing."""
+    for module, main, outdir, header in HEADER_GENERATORS:
+        srcs = [ROOT / s for s in _build.MODULE_SOURCES[module]] + [ROOT / "build.sc"]
+        digest = _digest(srcs, extra=(main,))
+        attempt = _build.BUILD / "fw_host" / f".gen-attempt-{module}"
+        if (outdir / header).exists() and attempt.exists() and attempt.read_text() == digest:
+            continue
+        rel = outdir.relative_to(ROOT)
+        try:
+            _build.generate(module, main, outdir, ["--width", "128", "--out", str(rel)])
+        except _build.BuildError as e:
+            if not (outdir / header).exists():
+                raise FirmwareError(f"{header} could not be generated:\n{e}") from None
+        attempt.parent.mkdir(parents=True, exist_ok=True)
+        attempt.write_text(digest)
+
+
 def build_firmware(build_dir: Path | None = None, opt: str = "-O2", force: bool = False) -> Path:
     """Build build/fw/lsmc.elf (out of tree) and return its path. Raises FirmwareError with the
     compiler output on failure. The make log is kept in <build_dir>/build.log (tests grep it for
     warnings)."""
     build_dir = Path(build_dir or BUILD_FW)
     elf = build_dir / "lsmc.elf"
+    ensure_headers()
     digest = _digest(firmware_sources(), extra=(opt,))
     stamp = build_dir / ".stamp"
     if not force and elf.exists() and stamp.exists() and stamp.read_text() == digest:
