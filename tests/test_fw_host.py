@@ -1,0 +1,436 @@
+"""Host tests of the firmware (fw/): the portable KB16 library against the Python model and the
+shared vectors, the drivers' logic against a fake SoC (tests/fw_host/fake_soc.py), and the ELF build."""
+from __future__ import annotations
+
+import ctypes
+import json
+import random
+import re
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "tests" / "fw_host"))
+
+from lsmc import firmware, kb16  # noqa: E402
+import fake_soc as fs  # noqa: E402
+
+VECTORS = Path("/work/shared/spec/kb16-vectors")
+
+
+@pytest.fixture(scope="module")
+def lib():
+    return firmware.Kb16Lib()
+
+
+# ---------------------------------------------------------------- KB16 library vs vectors and model
+
+def _cases():
+    return json.loads((VECTORS / "cases.json").read_text())
+
+
+@pytest.mark.parametrize("case", _cases(), ids=lambda c: c["name"])
+def test_shared_vectors(lib, case):
+    d, g = VECTORS / case["name"], case["group"]
+    run0, run1 = (d / "run0.kb16").read_bytes(), (d / "run1.kb16").read_bytes()
+    pairs = {k: [(bytes.fromhex(h), a) for h, a in case[k]] for k in ("run0", "run1", "merged")}
+    # encoder reproduces the run images, decoder gives back the keys
+    for name, img in (("run0", run0), ("run1", run1), ("merged", (d / "merged.kb16").read_bytes())):
+        rc, _, enc = lib.encode(pairs[name], g)
+        assert rc == 0 and enc == img, name
+        rc, _, dec = lib.decode(img, g)
+        assert rc == 0 and dec == pairs[name], name
+    m = lib.merge(run0, run1, g)
+    assert m.status == 0
+    assert m.merged == (d / "merged.kb16").read_bytes()
+    assert m.invalid == case["invalid"]
+    assert struct.pack(f"<{len(m.invalid)}I", *m.invalid) == (d / "invalid.bin").read_bytes()
+
+
+NAME_CODE = {"reserved-bit": 1, "unshared-over-8": 2, "group-start-shared": 4, "not-increasing": 8,
+             "length-not-multiple": 9}
+
+
+@pytest.mark.parametrize("item", json.loads((VECTORS / "malformed.json").read_text()), ids=lambda m: m["file"])
+def test_shared_malformed(lib, item):
+    data = (VECTORS / item["file"]).read_bytes()
+    code, idx, _ = lib.decode(data, item["group"])
+    want = NAME_CODE[item["file"][len("malformed-"):-len(".kb16")]]
+    assert code == want
+    assert idx == (item["first_bad_entry"] if item["first_bad_entry"] is not None else len(data) // 16)
+    # the model agrees, and the merge reports the same error for either input
+    with pytest.raises(kb16.Kb16Error) as e:
+        kb16.decode(data, item["group"])
+    assert (e.value.code, e.value.index) == (code, idx)
+    for which in (0, 1):
+        runs = (data, b"") if which == 0 else (b"", data)
+        m = lib.merge(*runs, item["group"])
+        assert (m.status, m.err_input, m.err_index) == (code, which, idx)
+
+
+def _random_keys(rng, n, kind):
+    keys = set()
+    while len(keys) < n:
+        ln = rng.randint(1, 8 if kind == "short" else 16)
+        if kind == "prefix":
+            keys.add(b"pre" + bytes(rng.randrange(3) for _ in range(rng.randint(0, 13))))
+        else:
+            keys.add(bytes(rng.randrange(256) for _ in range(ln)))
+    return sorted(keys)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_against_model(lib, seed):
+    rng = random.Random(seed)
+    g = rng.choice([2, 3, 4, 7, 16, 256])
+    kind = ["short", "uniform", "prefix"][seed % 3]
+    n = rng.randint(0, 300)
+    keys = _random_keys(rng, n, kind)
+    k0 = sorted(rng.sample(keys, rng.randint(0, n)))
+    k1 = sorted(set(rng.sample(keys, rng.randint(0, n))))
+    p0 = [(k, rng.getrandbits(32)) for k in k0]
+    p1 = [(k, rng.getrandbits(32)) for k in k1]
+    r0, r1 = kb16.encode(p0, g), kb16.encode(p1, g)
+    assert lib.encode(p0, g)[2] == r0 and lib.encode(p1, g)[2] == r1
+    assert lib.decode(r0, g)[2] == kb16.decode(r0, g)
+    merged, inv = kb16.merge(r0, r1, g)
+    m = lib.merge(r0, r1, g)
+    assert m.status == 0 and m.merged == merged and struct.pack(f"<{len(m.invalid)}I", *m.invalid) == inv
+
+
+def _mutate(rng, data):
+    b = bytearray(data)
+    i = rng.randrange(len(b) // 16)
+    how = rng.randrange(6)
+    if how == 0:
+        b[i * 16 + rng.randrange(4)] ^= 1 << rng.randrange(8)      # header bits
+    elif how == 1:
+        b[i * 16 + 8 + rng.randrange(8)] ^= 1 << rng.randrange(8)  # key bytes
+    elif how == 2:
+        b[i * 16 + 4 + rng.randrange(4)] ^= 0xFF                   # address (matters in vir/pad)
+    elif how == 3 and len(b) >= 32:
+        j = rng.randrange(len(b) // 16)
+        b[i * 16:i * 16 + 16], b[j * 16:j * 16 + 16] = b[j * 16:j * 16 + 16], b[i * 16:i * 16 + 16]
+    elif how == 4:
+        del b[len(b) - rng.randint(1, 15):]                        # ragged length
+    else:
+        b[i * 16:i * 16 + 4] = struct.pack("<I", rng.choice([0x100, 0x200, 0x208, 0x90, 0x9, 0x108, 0x300]))
+    return bytes(b)
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_malformed_against_model(lib, seed):
+    """Every malformed class: the C decoder gives the model's code and entry index."""
+    rng = random.Random(1000 + seed)
+    g = rng.choice([2, 3, 4, 16])
+    keys = _random_keys(rng, rng.randint(1, 40), ["uniform", "prefix"][seed % 2])
+    data = _mutate(rng, kb16.encode([(k, rng.getrandbits(32)) for k in keys], g))
+    try:
+        kb16.decode(data, g)
+        want = (0, None)
+    except kb16.Kb16Error as e:
+        want = (e.code, e.index)
+    code, idx, _ = lib.decode(data, g)
+    assert (code, idx if code else None) == want
+    if code:  # the merge stops at the same place (run 1 is well formed)
+        other = kb16.encode([(b"\x00", 1)], g)
+        m = lib.merge(other, data, g)
+        assert (m.status, m.err_input, m.err_index) == (code, 1, idx)
+
+
+def test_all_error_classes_reached(lib):
+    """The mutation test above is only meaningful if it reaches every decoder error class."""
+    seen = set()
+    for seed in range(300):
+        rng = random.Random(1000 + seed)
+        g = rng.choice([2, 3, 4, 16])
+        keys = _random_keys(rng, rng.randint(1, 40), ["uniform", "prefix"][seed % 2])
+        data = _mutate(rng, kb16.encode([(k, rng.getrandbits(32)) for k in keys], g))
+        seen.add(lib.decode(data, g)[0])
+    assert set(range(1, 11)) <= seen, sorted(seen)
+
+
+def test_capacity_errors(lib):
+    p0 = [(bytes([i]), i) for i in range(1, 60)]
+    p1 = [(bytes([i]), 1000 + i) for i in range(30, 90)]
+    r0, r1 = kb16.encode(p0, 16), kb16.encode(p1, 16)
+    full = lib.merge(r0, r1, 16)
+    assert full.status == 0 and len(full.invalid) == 30
+    m = lib.merge(r0, r1, 16, out_cap=10 * 16 + 15)
+    assert (m.status, m.err_index) == (kb16.OUT_OVERFLOW, 10) and m.merged == full.merged[:160]
+    m = lib.merge(r0, r1, 16, inv_cap=3)
+    assert (m.status, m.err_index) == (kb16.INV_OVERFLOW, 3) and m.invalid == full.invalid[:3]
+    assert lib.merge(r0, r1, 1).status == kb16.BAD_GROUP
+    assert lib.merge(r0, r1, 257).status == kb16.BAD_GROUP
+
+
+def test_encoder_rejects_bad_keys(lib):
+    assert lib.encode([(b"b", 1), (b"a", 2)])[:2] == (kb16.NOT_INCREASING, 1)
+    assert lib.encode([(b"a", 1), (b"a", 2)])[:2] == (kb16.NOT_INCREASING, 1)
+    assert lib.encode([(b"", 1)])[:2] == (kb16.EMPTY_KEY, 0)
+    assert lib.encode([(b"x" * 17, 1)])[0] == 64  # KB16_ERR_KEY_TOO_LONG
+    rc, idx, out = lib.encode([(b"k%02d" % i, i) for i in range(10)], 16, cap=5 * 16)
+    assert (rc, idx, len(out)) == (kb16.OUT_OVERFLOW, 5, 80)
+
+
+def test_error_names(lib):
+    for code, name in kb16.ERROR_NAMES.items():
+        assert lib.err_name(code) == name
+    assert lib.err_name(99) == "UNKNOWN"
+
+
+@pytest.mark.parametrize("kind", ["short", "uniform", "prefix"])
+def test_generator(lib, kind):
+    rc, r0, r1 = lib.gen_runs(kind, seed=7, n0=300, n1=300, overlap_pct=25, group=16)
+    assert rc == 0
+    k0, k1 = [k for k, _ in kb16.decode(r0, 16)], [k for k, _ in kb16.decode(r1, 16)]
+    assert len(k0) == 300 and len(k1) == 300
+    assert len(set(k0) & set(k1)) == 75
+    lens = {len(k) for k in k0 + k1}
+    assert max(lens) <= (8 if kind == "short" else 16) and min(lens) >= 1
+    if kind == "uniform":
+        assert max(lens) > 8  # virtual entries exercised
+    assert kb16.encode(kb16.decode(r0, 16), 16) == r0  # canonical
+    assert lib.gen_runs(kind, seed=7, n0=300, n1=300)[1:] == (r0, r1)  # deterministic
+    assert lib.gen_runs(kind, seed=8, n0=300, n1=300)[1] != r0
+    merged, inv = kb16.merge(r0, r1, 16)
+    m = lib.merge(r0, r1, 16)
+    assert m.merged == merged and len(m.invalid) == 75
+
+
+def test_generator_rejects_bad_parameters(lib):
+    assert lib.gen_runs("short", overlap_pct=101)[0] == 65
+    assert lib.gen_runs("short", group=1)[0] == kb16.BAD_GROUP
+
+
+# ---------------------------------------------------------------- drivers against the fake SoC
+
+@pytest.fixture
+def soc():
+    s = fs.FakeSoc()
+    s.lib.irq_init()
+    return s
+
+
+def _job(**kw):
+    j = fs.Job(group=16, run0_addr=0x48000000, run0_len=4096, run1_addr=0x48100000, run1_len=2048,
+               out_addr=0x48200000, out_buf=8192, inv_addr=0x48400000, inv_buf=1024,
+               out_capacity=8192, inv_capacity=1024, use_irq=0, timeout_cycles=100000)
+    for k, v in kw.items():
+        setattr(j, k, v)
+    return j
+
+
+def _run(soc, job):
+    res = fs.Result()
+    rc = soc.lib.cip_run(ctypes.byref(job), ctypes.byref(res))
+    assert rc == res.rc
+    return res
+
+
+def test_job_programming(soc):
+    soc.out_words, soc.inv_addrs = 1400, 12
+    soc.ch[2].produce, soc.ch[3].produce = 5600, 48
+    res = _run(soc, _job())
+    assert res.rc == fs.CIP_OK, fs.describe(soc.lib, res)
+    cip = [(n, v) for _, n, v in soc.writes("cip")]
+    for reg, val in (("GROUP", 16), ("IN0_BYTES", 4096), ("IN1_BYTES", 2048), ("OUT_CAPACITY", 8192),
+                     ("INV_CAPACITY", 1024)):
+        assert (reg, val) in cip, reg
+    # Table I counters cleared before the job, counter bracketed around start .. wait
+    names = [n for n, _ in cip]
+    for c in ("ENCODER_DATA_OUT_CNT", "INVALID_ADDR_OUT_CNT", "KEY0_ENTRY_IN_CNT", "KEY1_ENTRY_IN_CNT"):
+        assert (c, 0) in cip and names.index(c) < names.index("CTRL")
+    seq = [(b, n, v) for b, n, v in soc.log if n in ("CTRL", "COUNT_CONTROL")]
+    assert seq[0] == ("cip", "COUNT_CONTROL", 1) and seq[-1] == ("cip", "COUNT_CONTROL", 0)
+    order = [(b, v) for b, n, v in seq if n == "CTRL" and v & 1]
+    assert order == [("dma2", 1), ("dma3", 1), ("cip", 1), ("dma0", 1), ("dma1", 1)]  # writers, IP, readers
+    for ch, addr, ln in ((0, 0x48000000, 4096), (1, 0x48100000, 2048), (2, 0x48200000, 8192), (3, 0x48400000, 1024)):
+        assert (f"dma{ch}", "ADDR", addr) in soc.log and (f"dma{ch}", "LEN", ln) in soc.log
+    assert res.cnt.key0_words == 1024 and res.cnt.key1_words == 512 and res.cnt.enc_words == 1400
+    assert res.cnt.inv_addrs == 12 and res.cnt.hw_cycles == 1234 and res.cnt.throughput > 0
+    assert res.dma[2].bytes == 5600 and res.dma[3].bytes == 48
+    assert ctypes.c_uint32.in_dll(soc.lib, "shim_dcache_invalidations").value >= 1
+
+
+def test_empty_run_starts_no_reader(soc):
+    res = _run(soc, _job(run1_len=0))
+    assert res.rc == fs.CIP_OK
+    assert not [1 for b, n, v in soc.log if b == "dma1" and n == "CTRL"]
+    assert res.dma_rc[1] == 1  # not started
+
+
+def test_ip_error_decoded(soc):
+    soc.behaviour, soc.err = "error", (8, 1, 37)
+    res = _run(soc, _job())
+    assert res.rc == fs.CIP_E_IP
+    assert (res.err_code, res.err_input, res.err_index) == (8, 1, 37)
+    text = fs.describe(soc.lib, res)
+    assert "NOT_INCREASING" in text and "input 1" in text and "entry 37" in text
+
+
+def test_bad_group_reported(soc):
+    res = _run(soc, _job(group=1))
+    assert res.rc == fs.CIP_E_IP and res.err_code == 13 and "BAD_GROUP" in fs.describe(soc.lib, res)
+
+
+def test_ip_timeout_never_hangs(soc):
+    soc.behaviour = "hang"
+    soc.ch[2].behaviour = soc.ch[3].behaviour = "hang"
+    t0 = soc.t
+    res = _run(soc, _job(timeout_cycles=50000))
+    assert res.rc == fs.CIP_E_TIMEOUT and res.timeout_what == fs.CIP_WAIT_IP
+    assert soc.t - t0 >= 50000
+    assert "timeout waiting for the IP" in fs.describe(soc.lib, res)
+    # the writers that never finished were aborted
+    assert ("dma2", "CTRL", 2) in soc.log and ("dma3", "CTRL", 2) in soc.log
+    assert soc.writes("cip")[-1] != ("cip", "COUNT_CONTROL", 1)
+
+
+def test_next_job_soft_resets_after_error(soc):
+    soc.behaviour = "error"
+    _run(soc, _job())
+    soc.behaviour = "done"
+    n = len(soc.log)
+    res = _run(soc, _job())
+    assert res.rc == fs.CIP_OK
+    assert ("cip", "CTRL", 2) in soc.log[n:]
+
+
+def test_short_dma_buffer_reported(soc):
+    soc.ch[2].produce = 9000  # the IP sends more than the 8192-byte buffer
+    res = _run(soc, _job())
+    assert res.rc == fs.CIP_E_DMA and res.dma_rc[2] == fs.DMA_FAILED and res.dma[2].code == 2
+    text = fs.describe(soc.lib, res)
+    assert "channel 2" in text and "OVERFLOW" in text
+
+
+def test_dma_timeout_reported(soc):
+    soc.ch[0].behaviour = "hang"
+    soc.behaviour = "done"
+    res = _run(soc, _job(timeout_cycles=20000))
+    assert res.rc == fs.CIP_E_TIMEOUT and res.timeout_what == 0
+    assert ("dma0", "CTRL", 2) in soc.log
+    assert "DMA channel 0" in fs.describe(soc.lib, res)
+
+
+@pytest.mark.parametrize("code,name", [(1, b"AXI_RESPONSE"), (2, b"OVERFLOW (stream longer than LEN)"),
+                                       (3, b"MISALIGNED_ADDR"), (9, b"UNKNOWN")])
+def test_dma_error_names(soc, code, name):
+    assert soc.lib.dma_err_name(code) == name
+
+
+def test_dma_wait_timeout_and_abort(soc):
+    soc.ch[1].behaviour = "hang"
+    st = fs.DmaStatus()
+    assert soc.lib.dma_start(1, 0x40000000, 64) == fs.DMA_OK
+    assert soc.lib.dma_wait(1, 5000, ctypes.byref(st)) == fs.DMA_TIMEOUT
+    soc.lib.dma_abort(1)
+    assert soc.lib.dma_wait(1, 5000, ctypes.byref(st)) == fs.DMA_ABORTED
+    assert soc.lib.dma_start(7, 0, 0) == fs.DMA_BAD_ARG
+
+
+def test_irq_wait_served_by_trap_handler(soc):
+    soc.lib.irq_attach.argtypes = [ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p]
+    soc.lib.irq_attach(fs.IRQ_CIP, ctypes.cast(soc.lib.cip_irq_handler, ctypes.c_void_p), None)
+    soc.lib.shim_irq_global(1)
+    res = _run(soc, _job(use_irq=1))
+    assert res.rc == fs.CIP_OK and soc.traps >= 1
+    assert ctypes.c_uint32.in_dll(soc.lib, "cip_irq_events").value == 1
+    assert soc.cip["IRQ_STATUS"] == 0  # the handler acknowledged
+    assert ("cip", "IRQ_ENABLE", 3) in soc.log and ("irqc", "ENABLE", 1 << fs.IRQ_CIP) in soc.log
+
+
+def test_irq_that_never_comes_times_out(soc):
+    soc.lib.irq_attach.argtypes = [ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p]
+    soc.lib.irq_attach(fs.IRQ_CIP, ctypes.cast(soc.lib.cip_irq_handler, ctypes.c_void_p), None)
+    soc.lib.shim_irq_global(1)
+    soc.irq_wired = False
+    res = _run(soc, _job(use_irq=1, timeout_cycles=30000))
+    assert res.rc == fs.CIP_E_TIMEOUT and "no interrupt" in fs.describe(soc.lib, res)
+
+
+def test_unhandled_irq_line_is_masked(soc):
+    soc.lib.irq_line_enable(fs.IRQ_CIP, 1)  # enabled, but no handler attached
+    soc.cip.update(IRQ_STATUS=1, IRQ_ENABLE=1)
+    soc.lib.irq_dispatch()
+    assert soc.irqc_enable & (1 << fs.IRQ_CIP) == 0
+    assert ctypes.c_uint32.in_dll(soc.lib, "irq_spurious").value == 1
+
+
+def test_exception_trap_exits(soc, capfd):
+    soc.lib.trap_handler(2, 0x80001234, 0xDEADBEEF)  # illegal instruction
+    soc.lib.shim_flush()
+    out = capfd.readouterr().out
+    assert "mcause=2" in out and "0x80001234" in out
+    assert soc.sim_exit == (3 << 1) | 1 and ctypes.c_int.in_dll(soc.lib, "shim_exit_code").value == 3
+
+
+def test_soft_reset_and_id(soc):
+    assert soc.lib.cip_soft_reset() == fs.CIP_OK and ("cip", "CTRL", 2) in soc.log
+    soc.stuck_busy_after_reset = True
+    assert soc.lib.cip_soft_reset() == fs.CIP_E_TIMEOUT
+    v = ctypes.c_uint32()
+    assert soc.lib.cip_check_id(ctypes.byref(v)) == 0 and v.value >> 16 == 128
+    soc.cip["VERSION"] = 0x00800200
+    assert soc.lib.cip_check_id(ctypes.byref(v)) == -2
+    soc.cip["ID"] = 0
+    assert soc.lib.cip_check_id(ctypes.byref(v)) == -1
+
+
+def test_timer_carry(soc):
+    soc.t = (5 << 32) - 3  # the low word wraps between the high and low reads
+    soc.tick = 7
+    now = soc.lib.timer_now()
+    assert now >> 32 == 5 and abs(now - soc.t) < 100  # not 2^32 off
+
+
+def test_uart(soc):
+    soc.lib.uart_init(12)
+    assert ("uart", "CLOCK_DIVIDER", 12) in soc.log and ("uart", "FRAME_CONFIG", 7) in soc.log
+    assert soc.lib.uart_putc(ord("x")) == ord("x") and soc.uart_tx == b"x"
+    soc.uart_tx_free = 0  # TX stuck: give up, never hang
+    assert soc.lib.uart_putc(ord("y")) == -1
+    assert ctypes.c_uint32.in_dll(soc.lib, "uart_tx_dropped").value == 1
+    assert soc.lib.uart_getc_timeout(1000) == -1
+    soc.uart_rx += b"k"
+    assert soc.lib.uart_getc_timeout(1000) == ord("k")
+
+
+def test_sim_detection(soc):
+    assert soc.lib.sys_in_sim() == 1
+    soc.sim_arg = 3
+    assert soc.lib.sys_sim_arg() == 3
+    soc.sim_id = 0  # board: the block is absent
+    assert soc.lib.sys_in_sim() == 0 and soc.lib.sys_sim_arg() == 0
+
+
+# ---------------------------------------------------------------- the firmware ELF
+
+def test_firmware_builds_without_warnings(tmp_path):
+    elf = firmware.build_firmware(build_dir=tmp_path / "fw", force=True)
+    log = (tmp_path / "fw" / "build.log").read_text()
+    assert not re.search(r"warning:", log, re.I), log
+    head = subprocess.run(["riscv64-unknown-elf-readelf", "-h", "-l", elf], capture_output=True, text=True).stdout
+    assert "ELF32" in head and "RISC-V" in head and "Entry point address:               0x80000000" in head
+    syms = subprocess.run(["riscv64-unknown-elf-nm", elf], capture_output=True, text=True).stdout
+    stack = int(re.search(r"^([0-9a-f]+) \w __stack$", syms, re.M).group(1), 16)
+    end = int(re.search(r"^([0-9a-f]+) \w __bss_end$", syms, re.M).group(1), 16)
+    assert stack == 0x80040000 and end + 0x4000 <= stack  # fits with its stack in the 256 KiB RAM
+
+
+def test_parse_table3():
+    text = ("noise\nTABLE3 " + ",".join(firmware.TABLE3_COLUMNS) + "\n"
+            "TABLE3 512,448,8192,9000,4000,0.175781,91.02,50000,1\nTABLE3 END\n")
+    rows = firmware.parse_table3(text)
+    assert rows == [dict(entries_in=512, entries_out=448, bytes_in=8192, fw_cycles=9000, hw_cycles=4000,
+                         us_per_entry=0.175781, mb_per_s=91.02, sw_cycles=50000, **{"pass": 1})]
+    with pytest.raises(firmware.FirmwareError):
+        firmware.parse_table3(text.replace("TABLE3 END\n", ""))
+    with pytest.raises(firmware.FirmwareError):
+        firmware.parse_table3("nothing")
