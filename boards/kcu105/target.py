@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""LSMC SoC on the Xilinx KCU105 (Kintex UltraScale XCKU040, the paper's board).
+
+Without --build: generates the gateware sources into build/boards/kcu105/ (no Vivado needed).
+With --build: runs Vivado and writes build/boards/kcu105/gateware/kcu105.bit. See boards/kcu105/README.md.
+"""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from lsmc import boards  # noqa: E402
+
+
+class KCU105:
+    name = "kcu105"
+    ident = "KCU105"
+    # LiteDRAM's DDR4 PHY runs 1:4 off sys; 125 MHz (DDR4-1000) is LiteX's proven KCU105 setting.
+    sys_clk_freq = 125e6
+
+    @staticmethod
+    def platform():
+        from litex_boards.platforms import xilinx_kcu105
+        return xilinx_kcu105.Platform()
+
+    @staticmethod
+    def crg(platform, sys_clk_freq, lsmc_clk_freq):
+        from migen import Signal, ClockDomain, Instance
+        from litex.gen import LiteXModule
+        from litex.soc.cores.clock import USMMCM, USIDELAYCTRL
+
+        class CRG(LiteXModule):
+            def __init__(self):
+                self.rst = Signal()
+                self.cd_sys = ClockDomain()
+                self.cd_sys4x = ClockDomain()
+                self.cd_pll4x = ClockDomain()
+                self.cd_idelay = ClockDomain()
+                self.cd_lsmc = ClockDomain()  # the LSMC SoC (100 MHz, as in the paper)
+                self.pll = pll = USMMCM(speedgrade=-2)
+                self.comb += pll.reset.eq(platform.request("cpu_reset") | self.rst)
+                pll.register_clkin(platform.request("clk125"), 125e6)
+                pll.create_clkout(self.cd_pll4x, sys_clk_freq * 4, buf=None, with_reset=False)
+                pll.create_clkout(self.cd_idelay, 200e6)
+                pll.create_clkout(self.cd_lsmc, lsmc_clk_freq)
+                platform.add_false_path_constraints(self.cd_sys.clk, pll.clkin)
+                # sys and sys4x from one MMCM output, phase-aligned as the DDR4 PHY's serdes need.
+                self.specials += [
+                    Instance("BUFGCE_DIV", p_BUFGCE_DIVIDE=4, i_CE=1, i_I=self.cd_pll4x.clk, o_O=self.cd_sys.clk),
+                    Instance("BUFGCE", i_CE=1, i_I=self.cd_pll4x.clk, o_O=self.cd_sys4x.clk),
+                ]
+                self.idelayctrl = USIDELAYCTRL(cd_ref=self.cd_idelay, cd_sys=self.cd_sys)
+                platform.add_false_path_constraints(self.cd_sys.clk, self.cd_lsmc.clk)  # CDC FIFOs only
+
+        return CRG()
+
+    @staticmethod
+    def dram(soc, platform, sys_clk_freq):
+        from litedram.modules import EDY4016A
+        from litedram.phy import usddrphy
+        soc.ddrphy = usddrphy.USDDRPHY(platform.request("ddram"), memtype="DDR4",
+                                       sys_clk_freq=sys_clk_freq, iodelay_clk_freq=200e6)
+        # The BIOS CPU sees 16 MiB (enough for calibration and its memtest); the SoC's ports see it all.
+        soc.add_sdram("sdram", phy=soc.ddrphy, module=EDY4016A(sys_clk_freq, "1:4"),
+                      size=0x0100_0000, l2_cache_size=8, l2_cache_min_data_width=0)
+
+    @staticmethod
+    def led_pads(platform):
+        return [platform.request("user_led", i) for i in range(4)]
+
+    @staticmethod
+    def nand_pads(platform, targets):
+        """ONFI NAND on the FMC LPC connector (J2) LA pairs, single-ended LVCMOS18 (VADJ = 1.8 V):
+        use a 1.8 V NAND part or a level-shifting FMC card. Pin list in boards/kcu105/README.md."""
+        from litex.build.generic_platform import Subsignal, Pins, IOStandard, Misc
+        if not 1 <= targets <= 4:
+            raise boards.BoardError(f"KCU105 NAND header: 1..4 targets supported, SoC has {targets}")
+        ce = " ".join(f"LPC:LA{10 + i:02d}_P" for i in range(targets))
+        rb = " ".join(f"LPC:LA{10 + i:02d}_N" for i in range(targets))
+        platform.add_extension([("lsmc_nand", 0,
+            Subsignal("dq", Pins("LPC:LA02_P LPC:LA02_N LPC:LA03_P LPC:LA03_N "
+                                 "LPC:LA04_P LPC:LA04_N LPC:LA05_P LPC:LA05_N")),
+            Subsignal("cle", Pins("LPC:LA06_P")),
+            Subsignal("ale", Pins("LPC:LA06_N")),
+            Subsignal("we_n", Pins("LPC:LA07_P")),
+            Subsignal("re_n", Pins("LPC:LA07_N")),
+            Subsignal("wp_n", Pins("LPC:LA08_P")),
+            Subsignal("ce_n", Pins(ce)),
+            Subsignal("rb_n", Pins(rb), Misc("PULLUP=TRUE")),  # open-drain R/B#
+            IOStandard("LVCMOS18"))])
+        return platform.request("lsmc_nand")
+
+
+if __name__ == "__main__":
+    sys.exit(boards.target_main(KCU105))
