@@ -1,0 +1,232 @@
+package soc
+
+import spinal.core._
+import spinal.lib._
+import spinal.lib.bus.amba3.apb._
+import spinal.lib.bus.amba4.axi._
+import spinal.lib.bus.amba4.axilite._
+import spinal.lib.bus.misc.SizeMapping
+import spinal.lib.com.uart._
+import spinal.lib.misc.MachineTimer
+import vexriscv._
+import vexriscv.ip.{DataCacheConfig, InstructionCacheConfig}
+import vexriscv.plugin._
+
+import scala.collection.mutable.ArrayBuffer
+
+/** Memory map and interrupt lines, fixed by docs/architecture.md. */
+object SocMap {
+  val ddrBase     = 0x40000000L
+  val ramBase     = 0x80000000L
+  val apbBase     = 0xF0000000L
+  val apbSize     = 1 << 20 // 0xF000_0000 .. 0xF00F_FFFF: every peripheral below
+  val uart        = 0x00000
+  val timer       = 0x01000
+  val irqCtrl     = 0x02000
+  val dma         = 0x03000
+  val simCtrl     = 0x0F000
+  val compaction  = 0x10000
+  val nand        = 0x20000
+  val nandSize    = 64 << 10
+
+  object Irq {
+    val uart       = 0
+    val compaction = 1
+    val dma0       = 2 // 2..5: DMA channels 0..3
+    val nand       = 6
+    val count      = 8
+  }
+}
+
+case class LsmcSocConfig(
+    clockHz: BigInt = 100000000,
+    onChipRamSize: BigInt = 256 KiB,
+    ddrSize: BigInt = 256 MiB,
+    iCacheSize: Int = 8192,
+    dCacheSize: Int = 8192,
+    uartBaud: Int = 115200,
+    withSimCtrl: Boolean = true
+) {
+  /** DDR port of the CPU side (I$/D$ refills, NAND DMA): 32-bit like the CPU buses. */
+  def ddrCpuAxiConfig = Axi4Config(addressWidth = 32, dataWidth = 32, idWidth = 4,
+    useRegion = false, useLock = false, useQos = false, useCache = false, useProt = false)
+  /** DDR port of the compaction DMA: 256 bits wide, the DDR controller's native width (see docs/soc.md). */
+  def ddrDmaAxiConfig = Axi4Config(addressWidth = 32, dataWidth = 256, idWidth = 4,
+    useRegion = false, useLock = false, useQos = false, useCache = false, useProt = false)
+
+  def uartConfig = UartCtrlMemoryMappedConfig(
+    uartCtrlConfig = UartCtrlGenerics(dataWidthMax = 8, clockDividerWidth = 20,
+      preSamplingSize = 1, samplingSize = 5, postSamplingSize = 2),
+    initConfig = UartCtrlInitConfig(baudrate = uartBaud, dataLength = 7, parity = UartParityType.NONE,
+      stop = UartStopType.ONE),
+    txFifoDepth = 64,
+    rxFifoDepth = 64
+  )
+
+  /** RV32IM with caches, modelled on VexRiscv's Briey/GenFullNoMmu configurations. */
+  def cpuPlugins = ArrayBuffer[Plugin[VexRiscv]](
+    new IBusCachedPlugin(
+      resetVector = SocMap.ramBase,
+      prediction = STATIC,
+      config = InstructionCacheConfig(cacheSize = iCacheSize, bytePerLine = 32, wayCount = 1,
+        addressWidth = 32, cpuDataWidth = 32, memDataWidth = 32, catchIllegalAccess = true,
+        catchAccessFault = true, asyncTagMemory = false, twoCycleRam = true, twoCycleCache = true)
+    ),
+    new DBusCachedPlugin(
+      config = new DataCacheConfig(cacheSize = dCacheSize, bytePerLine = 32, wayCount = 1,
+        addressWidth = 32, cpuDataWidth = 32, memDataWidth = 32, catchAccessError = true,
+        catchIllegal = true, catchUnaligned = true),
+      memoryTranslatorPortConfig = null
+    ),
+    // 0xF000_0000.. is I/O: uncached, in order.
+    new StaticMemoryTranslatorPlugin(ioRange = _(31 downto 28) === 0xF),
+    new DecoderSimplePlugin(catchIllegalInstruction = true),
+    new RegFilePlugin(regFileReadyKind = vexriscv.plugin.SYNC, zeroBoot = false),
+    new IntAluPlugin,
+    new SrcPlugin(separatedAddSub = false, executeInsertion = true),
+    new FullBarrelShifterPlugin,
+    new MulPlugin,
+    new DivPlugin,
+    new HazardSimplePlugin(bypassExecute = true, bypassMemory = true, bypassWriteBack = true,
+      bypassWriteBackBuffer = true, pessimisticUseSrc = false, pessimisticWriteRegFile = false,
+      pessimisticAddressMatch = false),
+    new BranchPlugin(earlyBranch = false, catchAddressMisaligned = true),
+    new CsrPlugin(CsrPluginConfig(
+      catchIllegalAccess = true, mvendorid = null, marchid = null, mimpid = null, mhartid = 0,
+      misaExtensionsInit = (1 << 8) | (1 << 12), // I, M
+      misaAccess = CsrAccess.READ_ONLY, mtvecAccess = CsrAccess.READ_WRITE, mtvecInit = SocMap.ramBase,
+      mepcAccess = CsrAccess.READ_WRITE, mscratchGen = true, mcauseAccess = CsrAccess.READ_ONLY,
+      mbadaddrAccess = CsrAccess.READ_ONLY, mcycleAccess = CsrAccess.READ_WRITE,
+      minstretAccess = CsrAccess.READ_WRITE, ucycleAccess = CsrAccess.READ_ONLY,
+      uinstretAccess = CsrAccess.READ_ONLY, wfiGenAsWait = true, ecallGen = true, ebreakGen = true))
+  )
+}
+
+/** The SoC: VexRiscv RV32IM + AXI4 crossbar + on-chip RAM + two DDR ports + APB3 peripherals.
+  * One clock `clk` (100 MHz nominal), synchronous active-high `reset`. */
+class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
+  import SocMap._
+
+  val io = new Bundle {
+    val uart    = master(Uart())
+    val ddr     = master(Axi4(cfg.ddrCpuAxiConfig))
+    val ddrDma  = master(Axi4(cfg.ddrDmaAxiConfig))
+    val simArg  = cfg.withSimCtrl generate (in UInt (32 bits))
+    val simExit = cfg.withSimCtrl generate master(Flow(UInt(31 bits)))
+  }
+
+  // ---------------------------------------------------------------------------------------- memories
+  val ram = Axi4SharedOnChipRam(dataWidth = 32, byteCount = cfg.onChipRamSize, idWidth = 4)
+
+  // ------------------------------------------------------------------------------------- peripherals
+  val apbBridge = Axi4SharedToApb3Bridge(addressWidth = 20, dataWidth = 32, idWidth = 4)
+  val uart      = Apb3UartCtrl(cfg.uartConfig)
+  val timer     = MachineTimer()
+  val irqCtrl   = Apb3IrqCtrl(Irq.count)
+  val simCtrl   = cfg.withSimCtrl generate Apb3SimCtrl()
+
+  val irqLines = Bits(Irq.count bits)
+  irqLines := 0
+  irqLines(Irq.uart) := uart.io.interrupt
+  irqCtrl.io.sources := irqLines
+
+  // --------------------------------------------------------------------------------------------- CPU
+  val core = new Area {
+    val cpu = new VexRiscv(VexRiscvConfig(plugins = cfg.cpuPlugins))
+    var iBus: Axi4ReadOnly = null
+    var dBus: Axi4Shared   = null
+    for (plugin <- cpu.plugins) plugin match {
+      case p: IBusCachedPlugin => iBus = p.iBus.toAxi4ReadOnly()
+      case p: DBusCachedPlugin => dBus = p.dBus.toAxi4Shared(true)
+      case p: CsrPlugin =>
+        p.externalInterrupt := irqCtrl.io.irq
+        p.timerInterrupt    := timer.io.mTimeInterrupt
+      case _ =>
+    }
+  }
+
+  // ------------------------------------------------------------------------------------ CPU crossbar
+  val axiCrossbar = Axi4CrossbarFactory()
+  axiCrossbar.addSlaves(
+    ram.io.axi       -> SizeMapping(ramBase, cfg.onChipRamSize),
+    io.ddr           -> SizeMapping(ddrBase, cfg.ddrSize),
+    apbBridge.io.axi -> SizeMapping(apbBase, apbSize)
+  )
+  axiCrossbar.addConnections(
+    core.iBus -> List(ram.io.axi, io.ddr),
+    core.dBus -> List(ram.io.axi, io.ddr, apbBridge.io.axi)
+  )
+  // Register stages between crossbar and slaves for timing, as in Briey.
+  axiCrossbar.addPipelining(apbBridge.io.axi)((crossbar, bridge) => {
+    crossbar.sharedCmd.halfPipe() >> bridge.sharedCmd
+    crossbar.writeData.halfPipe() >> bridge.writeData
+    crossbar.writeRsp             << bridge.writeRsp
+    crossbar.readRsp              << bridge.readRsp
+  })
+  axiCrossbar.addPipelining(ram.io.axi)((crossbar, ctrl) => {
+    crossbar.sharedCmd.halfPipe() >> ctrl.sharedCmd
+    crossbar.writeData >/-> ctrl.writeData
+    crossbar.writeRsp << ctrl.writeRsp
+    crossbar.readRsp  << ctrl.readRsp
+  })
+  axiCrossbar.addPipelining(core.dBus)((cpu, crossbar) => {
+    cpu.sharedCmd >> crossbar.sharedCmd
+    cpu.writeData >> crossbar.writeData
+    cpu.writeRsp  << crossbar.writeRsp
+    cpu.readRsp   <-< crossbar.readRsp // the D$ uses read responses unbuffered: cut the path
+  })
+  axiCrossbar.build()
+
+  // ------------------------------------------------------------------------------------ APB decoding
+  val apbSlaves = ArrayBuffer[(Apb3, SizeMapping)](
+    uart.io.apb     -> SizeMapping(SocMap.uart, 4 KiB),
+    timer.io.bus    -> SizeMapping(SocMap.timer, 4 KiB),
+    irqCtrl.io.apb  -> SizeMapping(SocMap.irqCtrl, 4 KiB)
+  )
+  if (cfg.withSimCtrl) {
+    apbSlaves += simCtrl.io.apb -> SizeMapping(SocMap.simCtrl, 4 KiB)
+    simCtrl.io.arg := io.simArg
+    io.simExit     := simCtrl.io.exit
+  }
+
+  // ------------------------------------------------------------- compaction DMA + IP (hw/ip/dma, compaction)
+  // The compaction DMA has its own 256-bit path to the DDR controller's second port (see docs/soc.md).
+  val accel = new Area {
+    io.ddrDma.setIdle() // until CompactionDma is wired in
+  }
+
+  val apbDecoder = Apb3Decoder(master = apbBridge.io.apb, slaves = apbSlaves.toSeq)
+
+  io.uart <> uart.io.uart
+}
+
+/** Generator: `soc.Generate [--out DIR] [--uart-baud N] [--no-sim-ctrl]` → DIR/LsmcSoc.v (default
+  * build/gen/soc) plus the C headers of the IPs next to it. */
+object Generate {
+  def main(args: Array[String]): Unit = {
+    var out     = "build/gen/soc"
+    var cfg     = LsmcSocConfig()
+    val it      = args.iterator
+    while (it.hasNext) it.next() match {
+      case "--out"         => out = it.next()
+      case "--uart-baud"   => cfg = cfg.copy(uartBaud = it.next().toInt)
+      case "--no-sim-ctrl" => cfg = cfg.copy(withSimCtrl = false)
+      case other           => throw new IllegalArgumentException(s"soc.Generate: unknown argument $other")
+    }
+    new java.io.File(out).mkdirs()
+    SpinalConfig(
+      targetDirectory = out,
+      defaultConfigForClockDomains = ClockDomainConfig(resetKind = spinal.core.SYNC, resetActiveLevel = HIGH),
+      defaultClockDomainFrequency = FixedFrequency(HertzNumber(BigDecimal(cfg.clockHz)))
+    ).generateVerilog(new LsmcSoc(cfg).setDefinitionName("LsmcSoc"))
+    copyHeaders(out)
+  }
+
+  /** The firmware includes the register headers of every block from one folder. */
+  def copyHeaders(out: String): Unit = {
+    val here = new java.io.File("hw/soc/include")
+    for (f <- Option(here.listFiles()).getOrElse(Array.empty) if f.getName.endsWith(".h"))
+      java.nio.file.Files.copy(f.toPath, new java.io.File(out, f.getName).toPath,
+        java.nio.file.StandardCopyOption.REPLACE_EXISTING)
+  }
+}

@@ -1,0 +1,88 @@
+package soc
+
+import spinal.core._
+import spinal.lib._
+import spinal.lib.bus.amba3.apb._
+import spinal.lib.bus.amba4.axilite._
+
+/** Simulation control block (0xF000_F000). Offset 0 SIM_EXIT: writing `(code << 1) | 1` latches
+  * `exit.valid` and the code, which the Verilator harness polls every cycle to end the run. Offset 4
+  * SIM_ARG: read-only word driven by the harness (`--arg N`) so one firmware can run several scenarios.
+  * Board builds leave the block out (reads return 0 through the decoder's default). */
+case class Apb3SimCtrl() extends Component {
+  val io = new Bundle {
+    val apb  = slave(Apb3(Apb3Config(addressWidth = 12, dataWidth = 32, useSlaveError = false)))
+    val arg  = in UInt (32 bits)
+    val exit = master(Flow(UInt(31 bits)))
+  }
+  val bus = Apb3SlaveFactory(io.apb)
+  // Sticky, so the harness sees it whatever its polling phase and a second write cannot change the code.
+  val exitValid = RegInit(False)
+  val exitCode  = Reg(UInt(31 bits)) init 0
+  bus.onWrite(0x0) {
+    when(!exitValid && io.apb.PWDATA(0)) {
+      exitValid := True
+      exitCode  := io.apb.PWDATA(31 downto 1).asUInt
+    }
+  }
+  bus.read(exitValid ## exitCode, 0x0) // read back: bit31 exited, [30:0] code (handy for debugging)
+  bus.read(io.arg, 0x4)
+  io.exit.valid   := exitValid
+  io.exit.payload := exitCode
+}
+
+/** Level interrupt controller (0xF000_2000). Every source is a level that its own block holds until
+  * firmware clears it there (UART FIFO level, IP/DMA IRQ_STATUS & IRQ_ENABLE), so no latching is needed
+  * here: PENDING (0x0, RO) shows the raw lines, ENABLE (0x4, RW, reset 0) masks them, and the machine
+  * external interrupt is `(PENDING & ENABLE) != 0`. */
+case class Apb3IrqCtrl(width: Int) extends Component {
+  val io = new Bundle {
+    val apb     = slave(Apb3(Apb3Config(addressWidth = 12, dataWidth = 32, useSlaveError = false)))
+    val sources = in Bits (width bits)
+    val irq     = out Bool ()
+  }
+  val bus     = Apb3SlaveFactory(io.apb)
+  val pending = RegNext(io.sources) init 0 // registered: keeps the IRQ path out of the sources' logic
+  val enable  = bus.createReadAndWrite(Bits(width bits), 0x4) init 0
+  bus.read(pending, 0x0)
+  io.irq := RegNext((pending & enable).orR) init False
+}
+
+/** APB3 slave → AXI4-Lite master, one access at a time (APB itself never has two in flight).
+  * Used for the compaction IP, whose register block is AXI4-Lite (seed 000, II.B). AW and W are issued
+  * together but may be accepted in either order; PREADY rises with the B or R response, and an error
+  * response becomes PSLVERR. */
+case class Apb3ToAxiLite4(apbConfig: Apb3Config, axiConfig: AxiLite4Config) extends Component {
+  require(apbConfig.dataWidth == axiConfig.dataWidth)
+  val io = new Bundle {
+    val apb = slave(Apb3(apbConfig))
+    val axi = master(AxiLite4(axiConfig))
+  }
+  val access = io.apb.PSEL(0) && io.apb.PENABLE
+  val write  = io.apb.PWRITE
+  // Which request channels of the current access have already handshaken.
+  val awDone, wDone, arDone = RegInit(False)
+
+  io.axi.aw.valid        := access && write && !awDone
+  io.axi.aw.payload.addr := io.apb.PADDR.resized
+  io.axi.aw.payload.prot := B"010" // data, non-secure, unprivileged
+  io.axi.w.valid         := access && write && !wDone
+  io.axi.w.payload.data  := io.apb.PWDATA
+  io.axi.w.payload.strb  := B((1 << (axiConfig.dataWidth / 8)) - 1, axiConfig.dataWidth / 8 bits)
+  io.axi.ar.valid        := access && !write && !arDone
+  io.axi.ar.payload.addr := io.apb.PADDR.resized
+  io.axi.ar.payload.prot := B"010"
+  io.axi.b.ready         := True
+  io.axi.r.ready         := True
+
+  when(io.axi.aw.fire) { awDone := True }
+  when(io.axi.w.fire) { wDone := True }
+  when(io.axi.ar.fire) { arDone := True }
+  val finished = io.axi.b.fire || io.axi.r.fire
+  when(finished) { awDone := False; wDone := False; arDone := False }
+
+  io.apb.PREADY := finished
+  io.apb.PRDATA := io.axi.r.payload.data
+  if (apbConfig.useSlaveError)
+    io.apb.PSLVERROR := Mux(io.axi.b.fire, io.axi.b.payload.resp, io.axi.r.payload.resp) =/= AxiLite4.resp.OKAY
+}

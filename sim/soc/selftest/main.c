@@ -1,0 +1,160 @@
+/* SoC self-test firmware (tests/test_soc_sim.py). SIM_ARG picks the scenario; main()'s return value
+ * is the simulation's exit code (crt0.S writes it to SIM_EXIT). */
+#include <stdint.h>
+#include "lsmc_soc.h"
+
+static void putc_(char c) {
+  while (LSMC_UART_TX_FREE(LSMC_UART_STATUS) == 0) {}
+  LSMC_UART_DATA = (uint8_t)c;
+}
+static void puts_(const char *s) { while (*s) putc_(*s++); }
+static void puthex(uint32_t v) {
+  puts_("0x");
+  for (int i = 28; i >= 0; i -= 4) putc_("0123456789abcdef"[(v >> i) & 15]);
+}
+static void putdec(uint32_t v) {
+  char b[11];
+  int n = 0;
+  do { b[n++] = '0' + v % 10; v /= 10; } while (v);
+  while (n) putc_(b[--n]);
+}
+
+/* ------------------------------------------------------------------------------------ traps */
+static volatile uint32_t timer_ticks, last_cause, last_epc, ext_irqs, fault_count;
+
+uint32_t trap_handler(uint32_t mcause, uint32_t mepc) {
+  last_cause = mcause;
+  if (mcause == 0x80000007u) {          /* machine timer: push the compare value far away */
+    timer_ticks++;
+    LSMC_MTIMECMP_HI = 0xFFFFFFFFu;
+    return mepc;
+  }
+  if (mcause == 0x8000000Bu) {          /* machine external: count and mask the lines that fired */
+    ext_irqs++;
+    LSMC_IRQ_ENABLE = LSMC_IRQ_ENABLE & ~LSMC_IRQ_PENDING;
+    return mepc;
+  }
+  /* synchronous exception: record it and skip the faulting (32-bit) instruction */
+  fault_count++;
+  last_epc = mepc;
+  return mepc + 4;
+}
+
+static inline void irq_enable(uint32_t mie_bits) {
+  __asm__ volatile("csrs mie, %0" ::"r"(mie_bits));
+  __asm__ volatile("csrs mstatus, %0" ::"r"(8u)); /* MIE */
+}
+
+static uint32_t rdcycle(void) {
+  uint32_t c;
+  __asm__ volatile("rdcycle %0" : "=r"(c));
+  return c;
+}
+
+/* ------------------------------------------------------------------------------------ scenarios */
+static int hello(void) {
+  puts_("selftest: hello from LsmcSoc\n");
+  uint32_t a = 123456789u, b = 987u;  /* exercise M: mul/div/rem */
+  volatile uint32_t va = a, vb = b;
+  uint32_t p = va * vb, q = va / vb, r = va % vb;
+  puts_("mul "); puthex(p); puts_(" div "); putdec(q); puts_(" rem "); putdec(r); putc_('\n');
+  return (p == 0x5EEFAFF7u && q == 125082u && r == 855u) ? 0 : 1;
+}
+
+static int timer_irq(void) {
+  uint64_t now = lsmc_mtime();
+  uint64_t when = now + 2000;
+  LSMC_MTIMECMP_HI = 0xFFFFFFFFu; /* no spurious match while the two halves are written */
+  LSMC_MTIMECMP_LO = (uint32_t)when;
+  LSMC_MTIMECMP_HI = (uint32_t)(when >> 32);
+  irq_enable(1u << 7); /* MTIE */
+  uint32_t start = rdcycle();
+  while (timer_ticks == 0 && rdcycle() - start < 100000u) __asm__ volatile("wfi");
+  uint64_t after = lsmc_mtime();
+  puts_("timer: ticks "); putdec(timer_ticks); puts_(" cause "); puthex(last_cause);
+  puts_(" waited "); putdec((uint32_t)(after - now)); putc_('\n');
+  return (timer_ticks == 1 && last_cause == 0x80000007u && after - now >= 2000) ? 0 : 1;
+}
+
+/* Write a pattern over 64 KiB of DDR (8x the D$, so lines are evicted), read it back after
+ * invalidating the cache; sum the 4 KiB a host file put at DDR+1 MiB (--load); leave a result block
+ * at DDR+2 MiB for --dump. */
+static int ddr_rw(void) {
+  volatile uint32_t *d = (volatile uint32_t *)LSMC_DDR_BASE;
+  const uint32_t words = 64u << 10 >> 2;
+  for (uint32_t i = 0; i < words; i++) d[i] = i * 0x9E3779B9u + 7;
+  lsmc_dcache_invalidate();
+  uint32_t bad = 0;
+  for (uint32_t i = 0; i < words; i++) bad += d[i] != i * 0x9E3779B9u + 7;
+  volatile uint8_t *bytes = (volatile uint8_t *)(LSMC_DDR_BASE + 0x1000);
+  for (uint32_t i = 0; i < 16; i++) bytes[i] = (uint8_t)(0xA0 + i); /* byte stores */
+  lsmc_dcache_invalidate();
+  for (uint32_t i = 0; i < 16; i++) bad += bytes[i] != (uint8_t)(0xA0 + i);
+  uint32_t sum = 0;
+  const volatile uint32_t *in = (const volatile uint32_t *)(LSMC_DDR_BASE + (1u << 20));
+  for (uint32_t i = 0; i < 1024; i++) sum = sum * 31 + in[i];
+  volatile uint32_t *out = (volatile uint32_t *)(LSMC_DDR_BASE + (2u << 20));
+  for (uint32_t i = 0; i < 256; i++) out[i] = 0xC0DE0000u + i;
+  puts_("ddr: bad "); putdec(bad); puts_(" sum "); puthex(sum); putc_('\n');
+  return bad ? 1 : 0;
+}
+
+static int hang(void) {
+  puts_("hang: looping forever\n");
+  for (volatile int spin = 1; spin;) {}
+  return 0;
+}
+
+/* Echo UART RX lines until "quit". Uses the RX interrupt line through the interrupt controller once. */
+static int echo(void) {
+  char line[80];
+  for (;;) {
+    puts_("> ");
+    int n = 0;
+    for (;;) {
+      uint32_t v;
+      while (!((v = LSMC_UART_DATA) & LSMC_UART_RX_VALID)) {}
+      char c = (char)v;
+      if (c == '\n') break;
+      if (n < 79) line[n++] = c;
+    }
+    line[n] = 0;
+    puts_("echo: "); puts_(line); putc_('\n');
+    if (n == 4 && line[0] == 'q' && line[1] == 'u' && line[2] == 'i' && line[3] == 't') return 0;
+  }
+}
+
+/* Access fault: a load from an unmapped address must trap (mcause 5) and not hang the bus. */
+static int bus_fault(void) {
+  volatile uint32_t *nowhere = (volatile uint32_t *)0x20000000u;
+  uint32_t v = *nowhere;
+  (void)v;
+  puts_("fault: count "); putdec(fault_count); puts_(" cause "); puthex(last_cause); putc_('\n');
+  return (fault_count == 1 && last_cause == 5) ? 0 : 1;
+}
+
+/* External interrupt through the controller: enable the UART TX-empty interrupt line. */
+static int ext_irq(void) {
+  LSMC_IRQ_ENABLE = 1u << LSMC_IRQ_UART;
+  irq_enable(1u << 11); /* MEIE */
+  LSMC_UART_STATUS = 1u; /* TX interrupt enable: pending while the TX FIFO is empty */
+  uint32_t start = rdcycle();
+  while (ext_irqs == 0 && rdcycle() - start < 100000u) {}
+  LSMC_UART_STATUS = 0u;
+  puts_("ext: irqs "); putdec(ext_irqs); puts_(" cause "); puthex(last_cause); putc_('\n');
+  return (ext_irqs == 1 && last_cause == 0x8000000Bu) ? 0 : 1;
+}
+
+int main(void) {
+  switch (LSMC_SIM_ARG) {
+    case 0: return hello();
+    case 1: puts_("exit: 42\n"); return 42;
+    case 2: return timer_irq();
+    case 3: return ddr_rw();
+    case 4: return hang();
+    case 5: return echo();
+    case 6: return bus_fault();
+    case 7: return ext_irq();
+    default: puts_("selftest: unknown SIM_ARG\n"); return 3;
+  }
+}
