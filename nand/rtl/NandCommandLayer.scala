@@ -1,0 +1,457 @@
+package nand
+
+import spinal.core._
+import spinal.lib._
+import spinal.lib.bus.amba4.axi._
+
+/** Command classification layer: takes one queued descriptor at a time, checks it, and splits it
+  * into a micro-program of steps: micro-operations for the timing layer (CE#, command/address/data
+  * cycles, tWB and R/B# waits) and local steps (DMA between DDR and the page buffer, ECC correction,
+  * split point for interleaving). It owns the page buffer, the DMA (AXI4 master) and the ECC engine,
+  * and produces one completion record per command. */
+class NandCommandLayer(p: NandParams) extends Component {
+  val io = new Bundle {
+    val cmd = slave Stream (NandCmd(p))
+    val comp = master Stream (NandCompletion(p))
+    val uop = master Stream (Uop(p))
+    val dout = master Stream (Bits(8 bits))
+    val rx = slave Flow (Bits(8 bits))
+    val timingIdle = in Bool()
+    val rxPending = in Bool()
+    val timeout = in Bool()
+    val axi = master(Axi4(p.axiConfig))
+    val pageBytes = in UInt (16 bits)
+    val spareBytes = in UInt (16 bits)
+    val dmaLo, dmaHi = in UInt (32 bits)
+    val busy = out Bool()
+  }
+  val wordBits = log2Up(p.bufWords)
+  val buf = Mem(Bits(32 bits), p.bufWords)
+
+  // ------------------------------------------------------------------ descriptor and derived values
+  val cur = Reg(NandCmd(p))
+  val op = cur.opcode
+  def isOp(ops: Int*): Bool = ops.map(o => op === o).reduce(_ || _)
+  val eccOn = cur.ecc && isOp(NandOp.PAGE_READ, NandOp.READ_DATA, NandOp.PROGRAM)
+  val fullBytes = (io.pageBytes.resize(17) + io.spareBytes.resize(17))
+  val nandBytes = Mux(eccOn, fullBytes, cur.len.resize(17))
+  val dmaBytes = Mux(eccOn, io.pageBytes.resize(17), ((cur.len.resize(17) + 3) & U(0x1FFFC, 17 bits)))
+  val sectors = (io.pageBytes >> 9).resize(8)
+  val usesDma = cur.dma && isOp(NandOp.READ_ID, NandOp.READ_PARAM, NandOp.PAGE_READ, NandOp.READ_DATA,
+    NandOp.CHANGE_COL, NandOp.PROGRAM) && !(op === NandOp.PAGE_READ && cur.split)
+
+  // ------------------------------------------------------------------ micro-programs
+  object StepKind extends SpinalEnum {
+    val CE_ON, CE_OFF, CMD, ADDR, DOUT, DIN, WAIT_WB, WAIT_RB, SYNC, DMA_IN, DMA_OUT, ECC_FIX, SPLIT_END, DONE = newElement()
+  }
+  case class St(kind: StepKind.E, v: () => Bits = () => B(0, 8 bits), c: () => UInt = () => U(0, 16 bits), ccs: Boolean = false)
+  import StepKind._
+  private def cmdB(x: Int) = St(CMD, () => B(x, 8 bits))
+  private def adr(f: => Bits) = St(ADDR, () => f)
+  private val col0 = adr(cur.col(7 downto 0).asBits)
+  private val col1 = adr(cur.col(15 downto 8).asBits)
+  private val row0 = adr(cur.row(7 downto 0))
+  private val row1 = adr(cur.row(15 downto 8))
+  private val row2 = adr(cur.row(23 downto 16))
+  private def din(n: => UInt, ccs: Boolean = false) = St(DIN, c = () => n.resize(16), ccs = ccs)
+  private val nBytes = () => nandBytes.resize(16)
+  private val ce = St(CE_ON); private val ceOff = St(CE_OFF); private val sync = St(SYNC); private val done = St(DONE)
+  private val wb = St(WAIT_WB); private val rb = St(WAIT_RB)
+  private val statusTail = Seq(rb, sync, cmdB(0x70), din(U(1)), sync, ceOff, done)
+  val programs: Map[Int, Seq[St]] = Map(
+    NandOp.RESET -> Seq(ce, cmdB(0xFF), wb, rb, sync, ceOff, done),
+    NandOp.READ_ID -> Seq(ce, cmdB(0x90), row0, din(cur.len), sync, ceOff, St(DMA_OUT), done),
+    NandOp.READ_PARAM -> Seq(ce, cmdB(0xEC), adr(B(0, 8 bits)), wb, rb, sync, din(cur.len), sync, ceOff, St(DMA_OUT), done),
+    NandOp.READ_STATUS -> Seq(ce, cmdB(0x70), din(U(1)), sync, ceOff, done),
+    NandOp.SET_FEATURES -> Seq(ce, cmdB(0xEF), row0, St(DOUT, c = () => U(4, 16 bits)), wb, rb, sync, ceOff, done),
+    NandOp.GET_FEATURES -> Seq(ce, cmdB(0xEE), row0, wb, rb, sync, din(U(4)), sync, ceOff, done),
+    NandOp.PAGE_READ -> Seq(ce, cmdB(0x00), col0, col1, row0, row1, row2, cmdB(0x30), wb, St(SPLIT_END), rb, sync,
+      St(DIN, c = nBytes), sync, ceOff, St(ECC_FIX), St(DMA_OUT), done),
+    NandOp.READ_DATA -> Seq(ce, rb, sync, cmdB(0x00), St(DIN, c = nBytes), sync, ceOff, St(ECC_FIX), St(DMA_OUT), done),
+    NandOp.CHANGE_COL -> Seq(ce, cmdB(0x05), col0, col1, cmdB(0xE0), St(DIN, c = nBytes, ccs = true), sync, ceOff, St(DMA_OUT), done),
+    NandOp.PROGRAM -> (Seq(St(DMA_IN), ce, cmdB(0x80), col0, col1, row0, row1, row2, St(DOUT, c = nBytes), cmdB(0x10), wb,
+      St(SPLIT_END)) ++ statusTail),
+    NandOp.ERASE -> (Seq(ce, cmdB(0x60), row0, row1, row2, cmdB(0xD0), wb, St(SPLIT_END)) ++ statusTail),
+    NandOp.WAIT_STATUS -> (Seq(ce) ++ statusTail)
+  )
+
+  val step = Reg(UInt(5 bits)) init (0)
+  val sk = StepKind()
+  val sv = Bits(8 bits)
+  val sc = UInt(16 bits)
+  val sccs = Bool()
+  sk := DONE; sv := 0; sc := 0; sccs := False
+  switch(op) {
+    for ((o, prog) <- programs) is(o) {
+      switch(step) {
+        for ((s, i) <- prog.zipWithIndex) is(i) { sk := s.kind; sv := s.v(); sc := s.c(); sccs := Bool(s.ccs) }
+        default {}
+      }
+    }
+    default {}
+  }
+
+  // ------------------------------------------------------------------ top-level state
+  object State extends SpinalEnum { val IDLE, CHECK, RUN, ABORT, ABORT_WAIT, COMPLETE = newElement() }
+  val state = RegInit(State.IDLE)
+  val err = Reg(UInt(4 bits))
+  val resultWord = Reg(Bits(32 bits))
+  val eccCorrected = Reg(UInt(8 bits))
+  val eccCorrMap, eccUncMap = Reg(Bits(8 bits))
+  io.busy := state =/= State.IDLE
+
+  io.cmd.ready := state === State.IDLE
+  when(io.cmd.fire) {
+    cur := io.cmd.payload
+    state := State.CHECK
+    step := 0
+    err := NandErr.OK
+    resultWord := 0
+    eccCorrected := 0; eccCorrMap := 0; eccUncMap := 0
+  }
+
+  // Descriptor checks: a bad command never touches the flash or the bus.
+  val badCmd = op >= NandOp.count || cur.target.resize(4) >= p.targets || nandBytes > p.bufBytes ||
+    (op === NandOp.PROGRAM && (nandBytes === 0 || nandBytes(1 downto 0) =/= 0)) ||
+    (eccOn && (cur.col =/= 0 || io.pageBytes(8 downto 0) =/= 0 || io.pageBytes === 0 || sectors > p.maxSectors ||
+      io.spareBytes < (sectors.resize(16) |<< 1) + 8))
+  val dmaEnd = cur.dmaAddr.resize(34) + dmaBytes.resize(34)
+  val badDma = usesDma && (cur.dmaAddr(1 downto 0) =/= 0 || cur.dmaAddr < io.dmaLo || dmaEnd > io.dmaHi.resize(34))
+
+  // ------------------------------------------------------------------ micro-op issue
+  io.uop.valid := False
+  io.uop.kind.assignDontCare()
+  io.uop.value := sv
+  io.uop.count := sc
+  io.uop.target := cur.target
+  io.uop.ccs := sccs
+  switch(sk) {
+    is(CE_ON) { io.uop.kind := UopKind.CE_ON }
+    is(CE_OFF) { io.uop.kind := UopKind.CE_OFF }
+    is(CMD) { io.uop.kind := UopKind.CMD }
+    is(ADDR) { io.uop.kind := UopKind.ADDR }
+    is(DOUT) { io.uop.kind := UopKind.DOUT }
+    is(DIN) { io.uop.kind := UopKind.DIN }
+    is(WAIT_WB) { io.uop.kind := UopKind.WAIT_WB }
+    is(WAIT_RB) { io.uop.kind := UopKind.WAIT_RB }
+    default {}
+  }
+  val isUop = List(CE_ON, CE_OFF, CMD, ADDR, DOUT, DIN, WAIT_WB, WAIT_RB).map(sk === _).reduce(_ || _)
+
+  // ------------------------------------------------------------------ transmit path (buffer -> DQ)
+  val txActive = RegInit(False)
+  val txFeat = RegInit(False)
+  val txAddr = Reg(UInt(wordBits bits))
+  val txWordsLeft = Reg(UInt(16 bits))
+  val txIdx = Reg(UInt(17 bits))
+  val featIdx = Reg(UInt(3 bits))
+  val addrStream = Stream(UInt(wordBits bits))
+  addrStream.valid := txActive && !txFeat && txWordsLeft =/= 0
+  addrStream.payload := txAddr
+  when(addrStream.fire) { txAddr := txAddr + 1; txWordsLeft := txWordsLeft - 1 }
+  val txWords = buf.streamReadSync(addrStream)
+  val txBytes = Stream(Bits(8 bits))
+  StreamWidthAdapter(txWords, txBytes, LITTLE)
+
+  // ECC encoder over the bytes actually sent.
+  val encC = Reg(Bits(14 bits))
+  val encPd = Reg(Bool())
+  val encCodes = Vec(Reg(Bits(16 bits)), p.maxSectors)
+  val txSector = (txIdx >> 9).resize(3)
+  val txInMain = txIdx < io.pageBytes
+  val txSpareOff = (txIdx - io.pageBytes.resize(17)).resize(17)
+  val txIsCode = !txInMain && txSpareOff >= 8 && txSpareOff < (sectors.resize(17) |<< 1) + 8
+  val txCodeIdx = (txSpareOff - 8).resize(17)
+  val txCodeWord = encCodes((txCodeIdx >> 1).resize(3))
+  val txByteOut = Bits(8 bits)
+  txByteOut := txBytes.payload
+  when(eccOn && !txInMain) {
+    txByteOut := Mux(txIsCode, Mux(txCodeIdx(0), txCodeWord(15 downto 8), txCodeWord(7 downto 0)), B(0xFF, 8 bits))
+  }
+  val featByte = cur.param.subdivideIn(8 bits)(featIdx.resize(2))
+  io.dout.valid := txActive && Mux(txFeat, featIdx < 4, txBytes.valid)
+  io.dout.payload := Mux(txFeat, featByte, txByteOut)
+  txBytes.ready := txActive && !txFeat && io.dout.ready
+  when(io.dout.fire) {
+    when(txFeat) { featIdx := featIdx + 1 } otherwise {
+      txIdx := txIdx + 1
+      when(eccOn && txInMain) {
+        val (nc, np) = NandEcc.step(encC, encPd, txBytes.payload, txIdx(8 downto 0))
+        encC := nc; encPd := np
+        when(txIdx(8 downto 0).andR) {
+          encCodes(txSector) := NandEcc.finish(nc, np)
+          encC := 0; encPd := False
+        }
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ receive path (DQ -> buffer)
+  val rxArmed = RegInit(False)
+  val rxIdx = Reg(UInt(17 bits))
+  val decC = Reg(Bits(14 bits))
+  val decPd = Reg(Bool())
+  val decSyn = Vec(Reg(Bits(14 bits)), p.maxSectors)
+  val decPar = Vec(Reg(Bool()), p.maxSectors)
+  val decStored = Vec(Reg(Bits(16 bits)), p.maxSectors)
+  val rxInMain = rxIdx < io.pageBytes
+  val rxSpareOff = (rxIdx - io.pageBytes.resize(17)).resize(17)
+  val rxCodeIdx = (rxSpareOff - 8).resize(17)
+  val rxIsCode = !rxInMain && rxSpareOff >= 8 && rxSpareOff < (sectors.resize(17) |<< 1) + 8
+
+  // Buffer write port (one user at a time: receive, DMA in, ECC correction).
+  val wrEn = Bool()
+  val wrAddr = UInt(wordBits bits)
+  val wrData = Bits(32 bits)
+  val wrMask = Bits(4 bits)
+  wrEn := False; wrAddr.assignDontCare(); wrData.assignDontCare(); wrMask := B"1111"
+  buf.write(wrAddr, wrData, wrEn, wrMask)
+
+  when(io.rx.valid && rxArmed) {
+    wrEn := True
+    wrAddr := (rxIdx >> 2).resize(wordBits)
+    wrData := io.rx.payload #* 4
+    wrMask := UIntToOh(rxIdx(1 downto 0), 4).asBits
+    for (i <- 0 until 4) when(rxIdx === i) { resultWord(8 * i + 7 downto 8 * i) := io.rx.payload }
+    rxIdx := rxIdx + 1
+    when(eccOn && rxInMain) {
+      val sec = (rxIdx >> 9).resize(3)
+      val (nc, np) = NandEcc.step(decC, decPd, io.rx.payload, rxIdx(8 downto 0))
+      decC := nc; decPd := np
+      when(rxIdx(8 downto 0).andR) {
+        decSyn(sec) := nc; decPar(sec) := np
+        decC := 0; decPd := False
+      }
+    }
+    when(eccOn && rxIsCode) {
+      for (i <- 0 until p.maxSectors) when((rxCodeIdx >> 1) === i) {
+        when(rxCodeIdx(0)) { decStored(i)(15 downto 8) := io.rx.payload } otherwise { decStored(i)(7 downto 0) := io.rx.payload }
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ ECC correction (after DIN)
+  val fixActive = RegInit(False)
+  val fixSec = Reg(UInt(4 bits))
+  val fixPhase = Reg(UInt(2 bits))
+  val fixWord = Reg(UInt(wordBits bits))
+  val fixBit = Reg(UInt(5 bits))
+  val fixRead = False
+  val fixData = buf.readSync(fixWord, fixRead)
+  val fixDone = RegInit(False)
+  when(fixActive) {
+    val s = fixSec.resize(3)
+    val wq = decStored(s) ^ B(NandEcc.K, 16 bits)
+    val cq = wq(13 downto 0)
+    val syn = (cq ^ decSyn(s)).asUInt
+    val par = decPar(s) ^ cq.xorR ^ wq(14)
+    val synPow2 = CountOne(syn) === 1
+    val dataPos = syn - NandEcc.posBase
+    val dataErr = syn >= NandEcc.posBase && syn < NandEcc.posBase + 4096
+    val byteIdx = (fixSec.resize(13) |<< 9) + (dataPos(11 downto 3)).resize(13)
+    switch(fixPhase) {
+      is(0) {
+        when(fixSec >= sectors.resize(4)) {
+          fixActive := False; fixDone := True
+        } otherwise {
+          fixPhase := 0
+          fixSec := fixSec + 1
+          when(par) {
+            when(syn === 0 || synPow2) {
+              eccCorrected := eccCorrected + 1; eccCorrMap(s) := True
+            } elsewhen (dataErr) {
+              eccCorrected := eccCorrected + 1; eccCorrMap(s) := True
+              fixWord := (byteIdx >> 2).resize(wordBits)
+              fixBit := (byteIdx(1 downto 0) ## dataPos(2 downto 0)).asUInt
+              fixSec := fixSec // advance after the write
+              fixPhase := 1
+            } otherwise { eccUncMap(s) := True }
+          } elsewhen (syn =/= 0) { eccUncMap(s) := True }
+        }
+      }
+      is(1) { fixRead := True; fixPhase := 2 }
+      is(2) { fixPhase := 3 }
+      is(3) {
+        wrEn := True
+        wrAddr := fixWord
+        wrData := fixData ^ (B(1, 32 bits) |<< fixBit)
+        fixSec := fixSec + 1
+        fixPhase := 0
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ DMA (AXI4 master, 32-bit)
+  val dmaActive = RegInit(False)
+  val dmaToBuf = Reg(Bool())
+  val dmaAddr = Reg(UInt(32 bits))
+  val dmaWordsLeft = Reg(UInt(16 bits))
+  val dmaPtr = Reg(UInt(wordBits bits))
+  val dmaPhase = Reg(UInt(2 bits))
+  val dmaBeats = Reg(UInt(5 bits))
+  val dmaIssued = Reg(UInt(5 bits))
+  val dmaSent = Reg(UInt(5 bits))
+  val dmaErr = Reg(Bool())
+  val dmaDone = RegInit(False)
+  val toBoundary = U(16, 5 bits) - dmaAddr(5 downto 2).resize(5)
+  val nextBeats = Mux(dmaWordsLeft < toBoundary, dmaWordsLeft.resize(5), toBoundary)
+  val axi = io.axi
+  axi.ar.valid := False
+  axi.ar.addr := dmaAddr
+  axi.ar.id := 0
+  axi.ar.len := (nextBeats - 1).resize(8)
+  axi.ar.size := U(2, 3 bits)
+  axi.ar.setBurstINCR()
+  axi.ar.cache := B"0011"
+  axi.ar.prot := B"010"
+  axi.aw.valid := False
+  axi.aw.addr := dmaAddr
+  axi.aw.id := 0
+  axi.aw.len := (nextBeats - 1).resize(8)
+  axi.aw.size := U(2, 3 bits)
+  axi.aw.setBurstINCR()
+  axi.aw.cache := B"0011"
+  axi.aw.prot := B"010"
+  axi.r.ready := False
+  axi.b.ready := False
+  val dmaAddrStream = Stream(UInt(wordBits bits))
+  dmaAddrStream.valid := dmaActive && !dmaToBuf && dmaPhase === 1 && dmaIssued =/= dmaBeats
+  dmaAddrStream.payload := dmaPtr
+  when(dmaAddrStream.fire) { dmaPtr := dmaPtr + 1; dmaIssued := dmaIssued + 1 }
+  val dmaWords = buf.streamReadSync(dmaAddrStream)
+  axi.w.valid := dmaWords.valid
+  axi.w.data := dmaWords.payload
+  axi.w.strb := B"1111"
+  axi.w.last := dmaSent === dmaBeats - 1
+  dmaWords.ready := axi.w.ready
+  when(dmaActive) {
+    switch(dmaPhase) {
+      is(0) {
+        when(dmaWordsLeft === 0 || dmaErr) {
+          dmaActive := False; dmaDone := True
+        } otherwise {
+          when(dmaToBuf) { axi.ar.valid := True } otherwise { axi.aw.valid := True }
+          when(Mux(dmaToBuf, axi.ar.ready, axi.aw.ready)) {
+            dmaBeats := nextBeats; dmaIssued := 0; dmaSent := 0; dmaPhase := 1
+          }
+        }
+      }
+      is(1) {
+        when(dmaToBuf) {
+          axi.r.ready := True
+          when(axi.r.valid) {
+            wrEn := True; wrAddr := dmaPtr; wrData := axi.r.data
+            dmaPtr := dmaPtr + 1
+            when(!axi.r.isOKAY()) { dmaErr := True }
+            when(axi.r.last) { dmaPhase := 3 }
+          }
+        } otherwise {
+          when(axi.w.fire) {
+            dmaSent := dmaSent + 1
+            when(axi.w.last) { dmaPhase := 2 }
+          }
+        }
+      }
+      is(2) {
+        axi.b.ready := True
+        when(axi.b.valid) {
+          when(!axi.b.isOKAY()) { dmaErr := True }
+          dmaPhase := 3
+        }
+      }
+      is(3) {
+        dmaAddr := dmaAddr + (dmaBeats.resize(32) |<< 2)
+        dmaWordsLeft := dmaWordsLeft - dmaBeats.resize(16)
+        dmaPhase := 0
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ step sequencer
+  // A timeout pulse can arrive while the sequencer waits; remember it until the next command.
+  val timeoutSeen = RegInit(False)
+  when(io.timeout) { timeoutSeen := True }
+  when(io.cmd.fire) { timeoutSeen := False }
+  val stepArmed = RegInit(False) // local step started, waiting for its completion
+  def next(): Unit = { step := step + 1; stepArmed := False }
+  switch(state) {
+    is(State.CHECK) {
+      when(badCmd) { err := NandErr.BAD_CMD; state := State.COMPLETE }
+        .elsewhen(badDma) { err := NandErr.DMA_BOUNDS; state := State.COMPLETE }
+        .otherwise { state := State.RUN }
+    }
+    is(State.RUN) {
+      when(isUop) {
+        io.uop.valid := True
+        when(io.uop.ready) {
+          next()
+          when(sk === DOUT) {
+            txActive := True; txFeat := op === NandOp.SET_FEATURES; txAddr := 0; featIdx := 0
+            txWordsLeft := (sc >> 2).resize(16); txIdx := 0; encC := 0; encPd := False
+          }
+          when(sk === DIN) { rxArmed := True; rxIdx := 0; decC := 0; decPd := False }
+        }
+      }
+      switch(sk) {
+        is(SYNC) {
+          when(io.timingIdle && !io.rxPending) {
+            rxArmed := False
+            txActive := False
+            when(io.timeout || timeoutSeen) { err := NandErr.TIMEOUT; state := State.ABORT } otherwise { next() }
+          }
+        }
+        is(DMA_IN, DMA_OUT) {
+          when(!usesDma || (sk === DMA_OUT && op === NandOp.PAGE_READ && cur.split)) { next() }
+            .elsewhen(!stepArmed) {
+              stepArmed := True
+              dmaActive := True; dmaDone := False; dmaErr := False
+              dmaToBuf := sk === DMA_IN; dmaAddr := cur.dmaAddr; dmaPtr := 0; dmaPhase := 0
+              dmaWordsLeft := (dmaBytes >> 2).resize(16)
+            }
+            .elsewhen(dmaDone) {
+              when(dmaErr) { err := NandErr.DMA_BUS; state := State.ABORT } otherwise { next() }
+            }
+        }
+        is(ECC_FIX) {
+          when(!eccOn) { next() }
+            .elsewhen(!stepArmed) { stepArmed := True; fixActive := True; fixDone := False; fixSec := 0; fixPhase := 0 }
+            .elsewhen(fixDone) {
+              when(eccUncMap =/= 0) { err := NandErr.ECC_UNCORRECTABLE }
+              next()
+            }
+        }
+        is(SPLIT_END) {
+          when(cur.split) { state := State.ABORT } otherwise { next() }
+        }
+        is(DONE) {
+          when(isOp(NandOp.PROGRAM, NandOp.ERASE, NandOp.WAIT_STATUS) && resultWord(0)) { err := NandErr.NAND_FAIL }
+          state := State.COMPLETE
+        }
+        default {}
+      }
+    }
+    is(State.ABORT) { // release the target (also the normal end of a split command)
+      io.uop.valid := True
+      io.uop.kind := UopKind.CE_OFF
+      when(io.uop.ready) { state := State.ABORT_WAIT }
+    }
+    is(State.ABORT_WAIT) {
+      when(io.timingIdle && !io.rxPending) { rxArmed := False; txActive := False; state := State.COMPLETE }
+    }
+    is(State.COMPLETE) {
+      when(io.comp.ready) { state := State.IDLE }
+    }
+    default {}
+  }
+
+  io.comp.valid := state === State.COMPLETE
+  io.comp.opcode := op
+  io.comp.err := err
+  io.comp.target := cur.target
+  io.comp.tag := cur.tag
+  io.comp.status := resultWord(7 downto 0)
+  io.comp.eccCorrected := eccCorrected
+  io.comp.eccCorrMap := eccCorrMap
+  io.comp.eccUncMap := eccUncMap
+  io.comp.data := resultWord
+}

@@ -1,0 +1,50 @@
+package nand
+
+import spinal.core._
+import spinal.lib._
+
+/** Physical interface layer: output flops for every pin (one register stage, as in the IOB),
+  * input synchronisers for DQ and R/B#, and the programmable read-sample point. The timing layer
+  * pulses `strobe` in the cycle its RE# register falls; the byte on DQ is taken `sampleDelay` cycles
+  * after the RE# pin fell, from the second synchroniser stage (so delay = ceil(tREA / Tclk) + 1 for a
+  * board without extra pad delay; firmware may tune it). Single clock domain: at 100 MHz every ONFI
+  * mode fits in whole cycles (docs/nand.md), so no second PHY clock is needed. */
+class NandPhy(targets: Int) extends Component {
+  val io = new Bundle {
+    val drive = in(NandDrive(targets))
+    val wp_n = in Bool()
+    val strobe = in Bool()
+    val sampleDelay = in UInt(4 bits)
+    val rx = master Flow (Bits(8 bits))
+    val rb_n = out Bits (targets bits)
+    val busyLine = out Bool() // a sample is still travelling through the delay line
+    val pins = master(NandPins(targets))
+  }
+  val outReg = RegNext(io.drive) init {
+    val d = NandDrive(targets)
+    d.dq := 0; d.oe := False; d.cle := False; d.ale := False; d.we_n := True; d.re_n := True
+    d.ce_n.setAll()
+    d
+  }
+  io.pins.dq_o := outReg.dq
+  io.pins.dq_oe := outReg.oe
+  io.pins.cle := outReg.cle
+  io.pins.ale := outReg.ale
+  io.pins.we_n := outReg.we_n
+  io.pins.re_n := outReg.re_n
+  io.pins.ce_n := outReg.ce_n
+  io.pins.wp_n := RegNext(io.wp_n) init (False)
+
+  // Asynchronous inputs: two-flop synchronisers from the library.
+  val dqSync = BufferCC(io.pins.dq_i, bufferDepth = Some(2))
+  io.rb_n := BufferCC(io.pins.rb_n, init = B(0, targets bits), bufferDepth = Some(2))
+
+  // strobe is high in the cycle before the RE# pin falls, so line(0) is set at the edge the pin falls
+  // and line(k) k cycles later.
+  val line = Reg(Bits(16 bits)) init (0)
+  line := (line |<< 1) | io.strobe.asBits.resized
+  val tap = line(io.sampleDelay)
+  io.rx.valid := tap
+  io.rx.payload := dqSync
+  io.busyLine := line.orR || io.strobe
+}

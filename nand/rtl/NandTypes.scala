@@ -1,0 +1,95 @@
+package nand
+
+import spinal.core._
+import spinal.lib._
+import spinal.lib.bus.amba3.apb.Apb3Config
+import spinal.lib.bus.amba4.axi.Axi4Config
+
+/** Generation parameters of the controller. `bufBytes` bounds one transfer (page + spare). */
+case class NandParams(targets: Int = 2, bufBytes: Int = 4352, cmdDepth: Int = 8, compDepth: Int = 8, maxSectors: Int = 8) {
+  require(targets >= 1 && targets <= 2, "the command descriptor has one target bit")
+  require(bufBytes % 4 == 0)
+  def bufWords: Int = bufBytes / 4
+  def targetBits: Int = 1
+  val axiConfig = Axi4Config(addressWidth = 32, dataWidth = 32, idWidth = 1,
+    useRegion = false, useLock = false, useQos = false, useCache = true, useProt = true)
+  val apbConfig = Apb3Config(addressWidth = 16, dataWidth = 32)
+}
+
+/** Flash pins at the controller boundary; the tri-state DQ is split into o/oe/i here. */
+case class NandPins(targets: Int) extends Bundle with IMasterSlave {
+  val dq_o = Bits(8 bits)
+  val dq_oe = Bool()
+  val dq_i = Bits(8 bits)
+  val cle, ale, we_n, re_n, wp_n = Bool()
+  val ce_n = Bits(targets bits)
+  val rb_n = Bits(targets bits)
+  override def asMaster(): Unit = {
+    out(dq_o, dq_oe, cle, ale, we_n, re_n, wp_n, ce_n)
+    in(dq_i, rb_n)
+  }
+}
+
+/** Every ONFI timing the sequencer enforces, in controller clock cycles (firmware derives them from
+  * the active timing mode, see docs/nand.md). */
+case class NandTimingRegs() extends Bundle {
+  val tWP, tWH, tWC, tRP, tREH, tRC, tCS, tHOLD, tCLS, tCLR, tWHR, tADL, tRHW, tRR, tWB, tCCS = UInt(8 bits)
+  val sampleDelay = UInt(4 bits)
+  val timeout = UInt(32 bits)
+}
+
+object UopKind extends SpinalEnum {
+  val CE_ON, CE_OFF, CMD, ADDR, DOUT, DIN, WAIT_WB, WAIT_RB = newElement()
+}
+
+/** One micro-operation from the command layer to the timing layer. */
+case class Uop(p: NandParams) extends Bundle {
+  val kind = UopKind()
+  val value = Bits(8 bits)
+  val count = UInt(16 bits)
+  val target = UInt(p.targetBits bits)
+  val ccs = Bool() // first read cycle of this DIN follows a CHANGE READ COLUMN (tCCS instead of tWHR)
+}
+
+/** Pin values driven by the timing layer, registered again in the PHY. */
+case class NandDrive(targets: Int) extends Bundle {
+  val dq = Bits(8 bits)
+  val oe, cle, ale, we_n, re_n = Bool()
+  val ce_n = Bits(targets bits)
+}
+
+/** Controller opcodes (CMD_CTRL.OPCODE) and completion error codes (COMP_INFO.ERR). */
+object NandOp {
+  val RESET = 0; val READ_ID = 1; val READ_PARAM = 2; val READ_STATUS = 3; val SET_FEATURES = 4
+  val GET_FEATURES = 5; val PAGE_READ = 6; val CHANGE_COL = 7; val PROGRAM = 8; val ERASE = 9
+  val WAIT_STATUS = 10; val READ_DATA = 11
+  val count = 12
+}
+object NandErr {
+  val OK = 0; val TIMEOUT = 1; val NAND_FAIL = 2; val BAD_CMD = 3; val DMA_BOUNDS = 4; val DMA_BUS = 5; val ECC_UNCORRECTABLE = 6
+}
+
+/** Descriptor the CPU queues through the CMD_* registers. */
+case class NandCmd(p: NandParams) extends Bundle {
+  val opcode = UInt(4 bits)
+  val target = UInt(p.targetBits bits)
+  val ecc, split, dma = Bool()
+  val tag = Bits(16 bits)
+  val row = Bits(24 bits)
+  val col = UInt(16 bits)
+  val len = UInt(16 bits)
+  val dmaAddr = UInt(32 bits)
+  val param = Bits(32 bits)
+}
+
+case class NandCompletion(p: NandParams) extends Bundle {
+  val opcode = UInt(4 bits)
+  val err = UInt(4 bits)
+  val target = UInt(p.targetBits bits)
+  val tag = Bits(16 bits)
+  val status = Bits(8 bits)
+  val eccCorrected = UInt(8 bits)
+  val eccCorrMap = Bits(8 bits)
+  val eccUncMap = Bits(8 bits)
+  val data = Bits(32 bits)
+}
