@@ -4,8 +4,10 @@
 
 #include <stdint.h>
 
-/* The simulation-control block answers this word at SIMCTL_ID ("SIMC"); on a board the block is
- * absent and reads 0, which is how the firmware knows it runs on hardware. */
+/* Where the firmware runs. The simulation-control block may answer SIMCTL_ID with "SIMC"; on a
+ * board the block is absent and reads 0. While the SoC has no ID word, a build without LSMC_BOARD
+ * assumes simulation and a build with LSMC_BOARD=1 (make BOARD=1) assumes a board; the ID word, once
+ * present, decides at run time in both builds (docs/firmware.md). */
 #define SIMCTL_ID 0x08
 #define SIMCTL_ID_MAGIC 0x53494D43u
 
