@@ -1,0 +1,237 @@
+"""Board targets (boards/<board>/target.py, scripts/lsmc/boards.py): the generated gateware sources.
+
+No Vivado here: the tests generate the LiteX sources (without --build), check that the top instantiates
+the LSMC SoC and LiteDRAM, that the constraints hold the UART and DDR pins, that the SoC Verilog is read
+by the Vivado script, and elaborate the top with yosys so a port-name or width mismatch between the
+LiteX wiring and LsmcSoc fails here rather than in Vivado."""
+import importlib.util
+import re
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from lsmc import boards
+
+ROOT = Path(__file__).resolve().parents[1]
+BOARD_DIRS = {"kcu105": "KCU105", "arty_a7": "ArtyA7"}
+
+
+def load_board(name):
+    spec = importlib.util.spec_from_file_location(f"board_{name}", ROOT / "boards" / name / "target.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return getattr(mod, BOARD_DIRS[name])
+
+
+@pytest.fixture(scope="module")
+def stub(tmp_path_factory):
+    return boards.contract_stub_verilog(tmp_path_factory.mktemp("soc") / "LsmcSoc.v")
+
+
+@pytest.fixture(scope="module", params=sorted(BOARD_DIRS))
+def generated(request, stub, tmp_path_factory):
+    board = load_board(request.param)
+    out = tmp_path_factory.mktemp(board.name)
+    boards.build_target(board, out, soc_verilog=stub, compile_software=False)
+    return board, out / "gateware"
+
+
+# ------------------------------------------------------------------------------ port contract
+def test_contract_ports_classified(stub):
+    itf = boards.soc_interface(stub)
+    assert (itf.ddr.data_width, itf.ddr_dma.data_width) == (32, 256)
+    assert itf.ddr.id_width == 4 and itf.ddr.addr_width == 32
+    assert itf.uart_txd.direction == "output" and itf.nand is None
+
+
+def test_missing_port_is_reported(tmp_path, stub):
+    bad = tmp_path / "LsmcSoc.v"
+    bad.write_text(stub.read_text().replace("io_ddrDma_r_payload_last", "io_ddrDma_r_payload_lst"))
+    with pytest.raises(boards.BoardError, match="io_ddrDma_r_payload_last missing"):
+        boards.soc_interface(bad)
+
+
+def test_sim_ctrl_variant_rejected(tmp_path):
+    v = boards.contract_stub_verilog(tmp_path / "LsmcSoc.v", extra_ports=[("input", "io_simArg", 32)])
+    with pytest.raises(boards.BoardError, match="--no-sim-ctrl"):
+        boards.soc_interface(v)
+
+
+def test_unknown_port_rejected(tmp_path):
+    v = boards.contract_stub_verilog(tmp_path / "LsmcSoc.v", extra_ports=[("input", "io_gpio", 4)])
+    with pytest.raises(boards.BoardError, match="io_gpio"):
+        boards.soc_interface(v)
+
+
+def test_wrong_strobe_width_rejected(tmp_path, stub):
+    bad = tmp_path / "LsmcSoc.v"
+    bad.write_text(stub.read_text().replace("[31:0] io_ddrDma_w_payload_strb", "[15:0] io_ddrDma_w_payload_strb"))
+    with pytest.raises(boards.BoardError, match="strobe"):
+        boards.soc_interface(bad)
+
+
+def test_missing_file_and_module(tmp_path):
+    with pytest.raises(boards.BoardError, match="not found"):
+        boards.parse_ports(tmp_path / "none.v")
+    (tmp_path / "x.v").write_text("module Other(input wire a);\nendmodule\n")
+    with pytest.raises(boards.BoardError, match="module LsmcSoc not found"):
+        boards.parse_ports(tmp_path / "x.v")
+
+
+# ------------------------------------------------------------------------------ generated sources
+def test_top_instantiates_soc_and_litedram(generated):
+    board, gw = generated
+    top = (gw / f"{board.name}.v").read_text()
+    inst = re.search(r"^LsmcSoc lsmc_soc\((.*?)\);", top, re.S | re.M)
+    assert inst, "LsmcSoc instance missing"
+    conns = dict(re.findall(r"\.(\w+)\s*\(([^()]*)\)", inst.group(1)))
+    itf = boards.soc_interface(gw / "LsmcSoc.v")
+    assert set(conns) == {p.name for p in itf.ports}  # every SoC port wired
+    assert conns["clk"].strip() == "lsmc_clk"  # the SoC runs in its own 100 MHz domain
+    assert all(conns[p.name].strip() for p in itf.ports)
+    # LiteDRAM controller, PHY and the two AXI->native bridges, the second 256 bits wide.
+    assert "litedramcore" in top or "LiteDRAMCore" in top or "sdram_bankmachine" in top
+    assert len(re.findall(r"axi2native|litedramaxi2native", top, re.I)) > 0
+    assert re.search(r"\[255:0\]\s+\w*axiinterface1_w_payload_data", top)
+
+
+def test_constraints_and_sources(generated):
+    board, gw = generated
+    xdc = (gw / f"{board.name}.xdc").read_text()
+    for pin in ("serial_tx", "serial_rx", "ddram_dq[0]", "ddram_dqs_p[0]", "ddram_a[0]", "cpu_reset"):
+        assert re.search(rf"set_property (LOC|PACKAGE_PIN) \w+ \[get_ports \{{{re.escape(pin)}\}}\]", xdc), pin
+    tcl = (gw / f"{board.name}.tcl").read_text()
+    assert f"read_verilog {{{gw / 'LsmcSoc.v'}}}" in tcl
+    assert "create_clock" in xdc or "create_clock" in tcl
+    # 100 MHz SoC clock from the CRG's PLL/MMCM (period constraint propagates from the input clock).
+    assert re.search(r"CLKOUT\d_DIVIDE", (gw / f"{board.name}.v").read_text())
+
+
+def test_bios_calibration_csrs(generated):
+    board, gw = generated
+    csr = (gw.parent / "software" / "include" / "generated" / "csr.h").read_text()
+    # liblitedram writes these after leveling + memtest; they release the SoC from reset.
+    assert "ddrctrl_init_done_write" in csr and "ddrctrl_init_error_write" in csr
+    assert "sdram_dfii_control_write" in csr
+
+
+@pytest.mark.skipif(shutil.which("yosys") is None, reason="yosys not installed")
+def test_top_elaborates_with_soc(generated):
+    board, gw = generated
+    log = boards.yosys_check_top(gw, board.name)
+    assert not re.search(r"Warning: Resizing cell port \S*lsmc_soc", log), "LsmcSoc port width mismatch"
+
+
+def test_yosys_check_catches_port_mismatch(tmp_path, stub):
+    """The elaboration check above can fail: a SoC whose port differs from the wiring is refused."""
+    if shutil.which("yosys") is None:
+        pytest.skip("yosys not installed")
+    board = load_board("arty_a7")
+    out = tmp_path / "arty"
+    boards.build_target(board, out, soc_verilog=stub, compile_software=False)
+    soc_v = out / "gateware" / "LsmcSoc.v"
+    soc_v.write_text(soc_v.read_text().replace("io_uart_rxd", "io_uart_rx"))
+    with pytest.raises(boards.BoardError, match="io_uart_rxd|does not have a port"):
+        boards.yosys_check_top(out / "gateware", board.name)
+
+
+def test_nand_pins_on_header(tmp_path):
+    board = load_board("arty_a7")
+    v = boards.contract_stub_verilog(tmp_path / "LsmcSoc.v", nand_targets=1)
+    out = tmp_path / "arty"
+    boards.build_target(board, out, soc_verilog=v, compile_software=False)
+    xdc = (out / "gateware" / "arty_a7.xdc").read_text()
+    for pin in ("lsmc_nand_dq[0]", "lsmc_nand_dq[7]", "lsmc_nand_cle", "lsmc_nand_rb_n", "lsmc_nand_ce_n"):
+        assert f"[get_ports {{{pin}}}]" in xdc, pin
+    assert "IOBUF" in (out / "gateware" / "arty_a7.v").read_text()  # DQ is bidirectional
+    (tmp_path / "two").mkdir()
+    v2 = boards.contract_stub_verilog(tmp_path / "two" / "LsmcSoc.v", nand_targets=2)
+    with pytest.raises(boards.BoardError, match="one CE#"):
+        boards.build_target(board, tmp_path / "arty2", soc_verilog=v2, compile_software=False)
+
+
+def test_cli_without_vivado_generates_only(tmp_path, stub):
+    exe = ROOT / "boards" / "kcu105" / "target.py"
+    res = subprocess.run([str(exe), "--soc-verilog", str(stub), "--output-dir", str(tmp_path / "k"),
+                          "--no-compile-software"], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert (tmp_path / "k" / "gateware" / "kcu105.tcl").is_file()
+    assert not (tmp_path / "k" / "gateware" / "kcu105.bit").exists()
+    if shutil.which("vivado") is None:
+        res = subprocess.run([str(exe), "--soc-verilog", str(stub), "--output-dir", str(tmp_path / "k2"), "--build",
+                              "--no-compile-software"], capture_output=True, text=True, timeout=300)
+        assert res.returncode == 2 and "needs Vivado" in res.stderr
+    res = subprocess.run([str(exe), "--soc-verilog", str(tmp_path / "missing.v"), "--output-dir", str(tmp_path / "k3")],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 2 and "not found" in res.stderr
+
+
+# ------------------------------------------------------------------------------ firmware preload
+def _elf(segments, machine=0xF3):
+    """Minimal ELF32 LE with PT_LOAD segments [(paddr, bytes, memsz)]."""
+    phoff, n = 52, len(segments)
+    data_off = phoff + 32 * n
+    hdr = b"\x7fELF" + bytes([1, 1, 1]) + bytes(9)
+    hdr += struct.pack("<HHIIIIIHHHHHH", 2, machine, 1, segments[0][0], phoff, 0, 0, 52, 32, n, 0, 0, 0)
+    ph, body = b"", b""
+    for paddr, blob, memsz in segments:
+        ph += struct.pack("<8I", 1, data_off + len(body), paddr, paddr, len(blob), memsz, 7, 4)
+        body += blob
+    return hdr + ph + body
+
+
+def test_elf_to_ram_words(tmp_path):
+    elf = tmp_path / "fw.elf"
+    elf.write_bytes(_elf([(0x8000_0000, bytes(range(8)), 8), (0x8000_0100, b"\xaa\xbb\xcc\xdd", 0x40)]))
+    words = boards.elf_to_ram_words(elf)
+    assert len(words) == 64 * 1024
+    assert words[0] == 0x03020100 and words[1] == 0x07060504 and words[0x40] == 0xDDCCBBAA and words[0x41] == 0
+
+
+def test_elf_outside_ram_rejected(tmp_path):
+    elf = tmp_path / "fw.elf"
+    elf.write_bytes(_elf([(0x4000_0000, b"\x00" * 4, 4)]))
+    with pytest.raises(boards.BoardError, match="outside the on-chip RAM"):
+        boards.elf_to_ram_words(elf)
+    elf.write_bytes(_elf([(0x8000_0000, b"\x00" * 4, 4)], machine=0x3E))
+    with pytest.raises(boards.BoardError, match="not a RISC-V"):
+        boards.elf_to_ram_words(elf)
+    elf.write_bytes(b"not an elf")
+    with pytest.raises(boards.BoardError, match="not a 32-bit"):
+        boards.elf_to_ram_words(elf)
+
+
+@pytest.mark.parametrize("style", ["symbols", "word"])
+def test_attach_firmware_to_ram(tmp_path, style):
+    depth = 16
+    if style == "symbols":  # SpinalHDL's byte-lane split of a masked RAM
+        decl = "".join(f"  reg [7:0] ram_symbol{i} [0:{depth - 1}];\n" for i in range(4))
+    else:
+        decl = f"  reg [31:0] ram [0:{depth - 1}];\n"
+    v = tmp_path / "LsmcSoc.v"
+    v.write_text(f"module Axi4SharedOnChipRam(input clk);\n{decl}endmodule\n")
+    words = [0x11223344 + i for i in range(depth)]
+    boards.attach_firmware(v, words)
+    text = v.read_text()
+    if style == "symbols":
+        for lane in range(4):
+            assert f'$readmemh("LsmcSoc_ram_symbol{lane}.hex", ram_symbol{lane});' in text
+            lines = (tmp_path / f"LsmcSoc_ram_symbol{lane}.hex").read_text().split()
+            assert lines == [f"{(w >> (8 * lane)) & 0xFF:02x}" for w in words]
+    else:
+        assert '$readmemh("LsmcSoc_ram.hex", ram);' in text
+        assert (tmp_path / "LsmcSoc_ram.hex").read_text().split()[1] == "11223345"
+    with pytest.raises(boards.BoardError, match="already has an init file"):
+        boards.attach_firmware(v, words)
+    if shutil.which("yosys"):  # the result is still valid Verilog
+        subprocess.run(["yosys", "-q", "-p", f"read_verilog {v}"], cwd=tmp_path, check=True)
+
+
+def test_attach_firmware_needs_ram(tmp_path):
+    v = tmp_path / "LsmcSoc.v"
+    v.write_text("module LsmcSoc(input clk);\n  reg [31:0] other [0:3];\nendmodule\n")
+    with pytest.raises(boards.BoardError, match="no 65536-word RAM"):
+        boards.attach_firmware(v, [0] * 65536)
