@@ -146,10 +146,14 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
       StreamWidthAdapter(entryBits, beat)
       val bytes = Reg(UInt(33 bits)) init (0)
       val fits = bytes + cfg.beatBytes <= control.outCapacity.resize(33)
-      io.out.valid := beat.valid && running && fits
+      // A beat already offered when an error stops the IP stays offered until taken (a stream never
+      // withdraws `valid`); it fitted the capacity. Nothing new is offered after the error.
+      val pending = RegNext(io.out.valid && !io.out.ready) init (False)
+      val open = (running && fits) || (draining && pending)
+      io.out.valid := beat.valid && open
       io.out.fragment := beat.payload(W + 1 downto 2)
       io.out.last := beat.payload(1)
-      beat.ready := io.out.ready && running && fits
+      beat.ready := io.out.ready && open
       val overflow = running && beat.valid && !fits
       val overflowIndex = (bytes >> 4).resize(32)
       when(io.out.fire)(bytes := bytes + cfg.beatBytes)
@@ -165,9 +169,11 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
     val invPort = new Area {
       val bytes = Reg(UInt(33 bits)) init (0)
       val fits = bytes + 4 <= control.invCapacity.resize(33)
-      io.invalid.valid := invFifo.io.pop.valid && running && fits
+      val pending = RegNext(io.invalid.valid && !io.invalid.ready) init (False)
+      val open = (running && fits) || (draining && pending)
+      io.invalid.valid := invFifo.io.pop.valid && open
       io.invalid.payload := invFifo.io.pop.payload
-      invFifo.io.pop.ready := io.invalid.ready && running && fits
+      invFifo.io.pop.ready := io.invalid.ready && open
       val overflow = running && invFifo.io.pop.valid && !fits
       val overflowIndex = (bytes >> 2).resize(32)
       when(io.invalid.fire)(bytes := bytes + 4)
@@ -214,7 +220,7 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
       }
     }
     when(startReq) {
-      group := regs.io.group
+      group := regs.io.group.resize(9)
       in0Bytes := regs.io.in0Bytes
       in1Bytes := regs.io.in1Bytes
       outCapacity := regs.io.outCapacity

@@ -21,7 +21,7 @@ case class CompactionRegs(cfg: CompactionConfig, withDocs: Boolean = false) exte
     // to the job control
     val start = out Bool ()        // CTRL.START written (one-cycle pulse)
     val softReset = out Bool ()    // CTRL.SOFT_RESET written (one-cycle pulse)
-    val group = out UInt (9 bits)
+    val group = out UInt (32 bits)
     val in0Bytes, in1Bytes, outCapacity, invCapacity = out UInt (32 bits)
     val irq = out Bool ()
 
@@ -68,7 +68,7 @@ case class CompactionRegs(cfg: CompactionConfig, withDocs: Boolean = false) exte
   val start = CTRL.field(Bool(), AccessType.W1P, 0, "START: begin a job with the configuration registers (ignored while busy or in the error state)")
   val softReset = CTRL.field(Bool(), AccessType.W1P, 0, "SOFT_RESET: empty every FIFO and pipeline stage, clear STATUS, ERR_INDEX, IRQ_STATUS and HW_CYCLES")
   val GROUP = busif.newReg(doc = "Group size G of the KB16 runs")
-  val group = GROUP.field(UInt(9 bits), AccessType.RW, 16, "G, 2..256 (else START ends in error BAD_GROUP)")
+  val group = GROUP.field(UInt(32 bits), AccessType.RW, 16, "G, 2..256 (else START ends in error BAD_GROUP)")
   val STATUS = busif.newReg(doc = "Job status")
   val busy = STATUS.field(Bool(), AccessType.RO, 0, "BUSY: a job is running")
   val done = STATUS.field(Bool(), AccessType.RO, 0, "DONE: the last job completed")
