@@ -227,6 +227,22 @@ def test_write_exact_bytes_nothing_outside(w, tmp_path):
         poison_check(sim.out("i.bin").read_bytes(), a_inv, inv, "invalid")
 
 
+def test_write_full_rate_latency_30(tmp_path):
+    """The merged run (128-bit beats) is taken at one beat per clock while `invalid` also writes."""
+    out, inv = os.urandom(64 * 1024), os.urandom(16 * 1024)
+    sim = Sim(128, tmp_path)
+    sim("lat", 30, 30)("src", "out", sim.file(out))("src", "invalid", sim.file(inv))
+    sim.wr(2, ADDR, MEM).wr(2, LEN, len(out)).wr(3, ADDR, MEM + 0x20000).wr(3, LEN, len(inv))
+    sim.wr(3, CTRL, 1).wr(2, CTRL, 1)("wait", 2, 100000)("wait", 3, 100000)
+    sim("dump", hex(MEM), len(out), sim.out("o.bin"))("dump", hex(MEM + 0x20000), len(inv), sim.out("i.bin"))
+    r = sim.run()
+    assert r.wait(2)["status"] == DONE and r.wait(3)["status"] == DONE
+    assert sim.out("o.bin").read_bytes() == out and sim.out("i.bin").read_bytes() == inv
+    beats = len(out) // 16
+    rate = beats / (r.stats["out_last"] - r.stats["out_first"] + 1)
+    assert r.stats["out_taken"] == beats and rate >= 0.99, f"{rate:.3f} beats/cycle"
+
+
 @pytest.mark.parametrize("w", [128, 32])
 def test_write_overflow_error_2_nothing_past_end(w, tmp_path):
     wb = w // 8

@@ -91,7 +91,7 @@ struct Source {  // out / invalid
     bool withLast = true;
     double stall = 0;
     bool valid = false;
-    uint64_t beats = 0;
+    uint64_t beats = 0, first = 0, lastCycle = 0;  // taken beats, cycles of the first and last one
     size_t beatCount() const { return (bytes.size() + wbytes - 1) / wbytes; }
 };
 
@@ -269,8 +269,15 @@ struct Harness {
         // streams
         sampleSink(key0, top->io_key0_valid, top->io_key0_payload_fragment, top->io_key0_payload_last);
         sampleSink(key1, top->io_key1_valid, top->io_key1_payload_fragment, top->io_key1_payload_last);
-        if (out.valid && top->io_out_ready) { out.pos += out.wbytes; out.valid = false; out.beats++; }
-        if (inv.valid && top->io_invalid_ready) { inv.pos += inv.wbytes; inv.valid = false; inv.beats++; }
+        if (out.valid && top->io_out_ready) takeSource(out);
+        if (inv.valid && top->io_invalid_ready) takeSource(inv);
+    }
+    void takeSource(Source& s) {
+        if (s.beats == 0) s.first = cycle;
+        s.lastCycle = cycle;
+        s.pos += s.wbytes;
+        s.valid = false;
+        s.beats++;
     }
     template <class T>
     void sampleSink(Sink& s, CData valid, const T& frag, CData last) {
@@ -403,6 +410,7 @@ int main(int argc, char** argv) {
                 s.pos = 0;
                 s.valid = false;
                 s.withLast = !(a.size() > 3 && a[3] == "nolast");
+                s.beats = s.first = s.lastCycle = 0;
             }
         } else if (c == "flush") { need(1); top->io_flush = num(a[1]) != 0; }
         else if (c == "wr") { need(2); h.apb(true, num(a[1]), num(a[2])); }
@@ -436,10 +444,11 @@ int main(int argc, char** argv) {
             s.bytes.clear(); s.lasts.clear(); s.beats = 0;
         } else if (c == "stats") {
             std::printf("stats cycle=%llu ar=%llu aw=%llu rbeats=%llu wbeats=%llu out_taken=%llu inv_taken=%llu "
-                        "protocol_errors=%d\n",
+                        "out_first=%llu out_last=%llu protocol_errors=%d\n",
                         (unsigned long long)h.cycle, (unsigned long long)h.arCount, (unsigned long long)h.awCount,
                         (unsigned long long)h.rBeats, (unsigned long long)h.wBeats, (unsigned long long)h.out.beats,
-                        (unsigned long long)h.inv.beats, h.protocolErrors);
+                        (unsigned long long)h.inv.beats, (unsigned long long)h.out.first,
+                        (unsigned long long)h.out.lastCycle, h.protocolErrors);
         } else if (c == "quit") break;
         else die("unknown command: " + line);
         std::fflush(stdout);
