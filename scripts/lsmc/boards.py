@@ -206,9 +206,8 @@ def generate_soc_verilog(outdir: Path = SOC_BOARD_GEN, uart_baud: int = 115200) 
     sys.path.insert(0, str(ROOT / "scripts"))
     from lsmc import build  # noqa: E402  (the project's locked, incremental Mill runner)
     outdir = Path(outdir)
-    rel = outdir.relative_to(ROOT) if outdir.is_relative_to(ROOT) else outdir
     build.generate("soc", "soc.Generate", outdir,
-                   args=["--out", str(rel), "--no-sim-ctrl", "--uart-baud", str(uart_baud)])
+                   args=["--out", str(outdir), "--no-sim-ctrl", "--uart-baud", str(uart_baud)])
     v = outdir / f"{SOC_TOP}.v"
     if not v.is_file():
         raise BoardError(f"soc.Generate did not write {v}")
