@@ -169,6 +169,8 @@ def test_quick_report_writes_well_formed_files(tmp_path, capsys):
     assert "the firmware reported FAIL for this size" in md
     assert "600 entries, soc: not measured — no TABLE3 row for 600 entries" in md
     assert "not by this run" in md  # SoC figures from a file are labelled as such
+    spread = [l for l in md.splitlines() if l.startswith("| 400 | ")][-1].split(" | ")
+    assert all(float(v) > 0 for v in spread[1:8])  # LevelDB in RAM and on disk, best and median
     table = [l for l in md.splitlines() if l.startswith("| 200 | 3200 |")]
     assert len(table) == 1 and "| 240 | 0.012 | 900 | 0.045 | 2 |" in table[0]
     for png in ("report_us_per_entry.png", "report_speedup.png"):
@@ -180,7 +182,7 @@ def test_quick_report_writes_well_formed_files(tmp_path, capsys):
 
 def test_report_never_uses_a_wrong_ip_output(tmp_path):
     out = tmp_path / "results"
-    rc = report.main(["--sizes", "100", "--leveldb-reps", "1", "--no-soc", "--compact",
+    rc = report.main(["--sizes", "100", "--leveldb-reps", "1", "--no-soc", "--no-leveldb-disk", "--compact",
                       str(_fake_compact(tmp_path, "wrong")), "--out-dir", str(out)])
     assert rc == 0
     _, rows = _read_csv(out / "report.csv")
@@ -190,8 +192,8 @@ def test_report_never_uses_a_wrong_ip_output(tmp_path):
 
 def test_report_states_a_broken_simulator_once(tmp_path):
     out = tmp_path / "results"
-    rc = report.main(["--sizes", "100", "120", "--leveldb-reps", "1", "--no-soc", "--compact",
-                      str(_fake_compact(tmp_path, "crash")), "--out-dir", str(out)])
+    rc = report.main(["--sizes", "100", "120", "--leveldb-reps", "1", "--no-soc", "--no-leveldb-disk",
+                      "--compact", str(_fake_compact(tmp_path, "crash")), "--out-dir", str(out)])
     assert rc == 0
     md = (out / "report.md").read_text()
     assert "100 entries, ip: not measured — scripts/compact exited 1: [error] compaction.compile" in md
@@ -220,3 +222,49 @@ def test_report_with_the_real_ip(tmp_path):
     # 128-bit IP: about one cycle per entry plus pipeline latency, far from a CPU's figures
     assert 0.005 < float(ip) < 0.1
     assert not math.isnan(float(rows[0]["speedup_vs_leveldb"]))
+
+
+class _FakeSoc:
+    """Stands in for lsmc.soc: the bench prints a TABLE3 block, the console answers `run N`."""
+    def __init__(self):
+        self.calls = []
+
+    def build_soc(self):
+        return Path("/nonexistent/Vsoc")
+
+    def run_soc(self, elf, arg=0, uart_in=None, **kw):
+        self.calls.append((arg, uart_in))
+        class R:
+            returncode = 0
+        if arg == 0:
+            R.uart = (f"TABLE3 {HEADER}\nTABLE3 512,448,8192,1500,480,0.029297,546.1,90000,1\n"
+                      "TABLE3 1024,896,16384,2500,940,0.024414,655.4,180000,1\nTABLE3 END\n")
+        elif "run 3000 " in uart_in:
+            R.uart = ("lsmc> run 3000 25 16\nentries_in=3000 entries_out=2625 bytes_in=48000 fw_cycles=4000 "
+                      "hw_cycles=2700 us/entry=0.013333 MB/s=1200.00 sw_cycles=540000 sw/fw=135.00 PASS\nlsmc> ")
+        else:
+            R.uart = "lsmc> run 70000 25 16\nrun: entries must be 2..65536\nlsmc> "
+        return R
+
+
+def test_report_runs_the_soc_bench_and_console(tmp_path, monkeypatch):
+    from lsmc import firmware
+    fake = _FakeSoc()
+    monkeypatch.setitem(sys.modules, "lsmc.soc", fake)
+    monkeypatch.setattr(report, "soc", fake, raising=False)
+    monkeypatch.setattr(firmware, "build_firmware", lambda *a, **k: Path("/nonexistent/lsmc.elf"))
+    out = tmp_path / "results"
+    rc = report.main(["--sizes", "512", "1024", "3000", "70000", "--leveldb-reps", "1", "--no-leveldb-disk",
+                      "--compact", str(_fake_compact(tmp_path)), "--out-dir", str(out)])
+    assert rc == 0
+    assert [c[0] for c in fake.calls] == [0, 1, 1]  # one bench, then the two sizes it does not cover
+    _, rows = _read_csv(out / "report.csv")
+    vex = {r["entries_in"]: r["vexriscv_us_per_entry"] for r in rows}
+    assert float(vex["512"]) == pytest.approx(90000 / 100 / 512, rel=1e-5)
+    assert float(vex["3000"]) == pytest.approx(540000 / 100 / 3000, rel=1e-5)
+    assert vex["70000"] == ""
+    md = (out / "report.md").read_text()
+    assert "full-SoC Verilator simulation run by this report (bench, run 3000;" in md
+    assert "70000 entries, soc: not measured — console `run 70000` gave no result (run: entries must be" in md
+    row = [l for l in md.splitlines() if l.startswith("| 1024 | 16384 |")][0]
+    assert "| 2500 | 0.02441 |" in row  # the fw-bracketed counter and its µs/entry
