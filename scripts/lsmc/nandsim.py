@@ -1,0 +1,233 @@
+"""Host side of the standalone NAND simulation (sim/nand/nand_harness.cpp): builds the controller and
+the harness, runs it as a subprocess speaking its line protocol, and offers a small driver that
+mirrors fw/drivers/nand.c (timing registers per ONFI mode, command queue, completions).
+
+    from lsmc import nandsim
+    with nandsim.NandSim(blocks=64) as s:
+        s.init(mode=5)
+        c = s.cmd(nandsim.OP_READ_ID, length=5)
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import subprocess
+from collections import namedtuple
+from pathlib import Path
+
+from . import build
+
+ROOT = build.ROOT
+GEN = build.GEN / "nand"
+SIMDIR = build.BUILD / "sim" / "nand"
+
+# Controller opcodes (nand/rtl/NandTypes.scala NandOp) and completion errors (NandErr).
+(OP_RESET, OP_READ_ID, OP_READ_PARAM, OP_READ_STATUS, OP_SET_FEATURES, OP_GET_FEATURES, OP_PAGE_READ,
+ OP_CHANGE_COL, OP_PROGRAM, OP_ERASE, OP_WAIT_STATUS, OP_READ_DATA) = range(12)
+ERR_NAMES = ["OK", "TIMEOUT", "NAND_FAIL", "BAD_CMD", "DMA_BOUNDS", "DMA_BUS", "ECC_UNCORRECTABLE"]
+(ERR_OK, ERR_TIMEOUT, ERR_NAND_FAIL, ERR_BAD_CMD, ERR_DMA_BOUNDS, ERR_DMA_BUS, ERR_ECC) = range(7)
+
+# Register offsets (generated nand_regs.h; the tests check these against the header).
+REG = dict(ID=0x00, VERSION=0x04, CTRL=0x08, STATUS=0x0C, IRQ_ENABLE=0x10, IRQ_STATUS=0x14, BUF_BYTES=0x18,
+           TIMING0=0x20, TIMING1=0x24, TIMING2=0x28, TIMING3=0x2C, SAMPLE=0x30, RB_TIMEOUT=0x34, GEOMETRY=0x38,
+           DMA_LO=0x3C, DMA_HI=0x40, CMD_CTRL=0x50, CMD_ROW=0x54, CMD_COL=0x58, CMD_LEN=0x5C, CMD_DMA=0x60,
+           CMD_PARAM=0x64, CMD_PUSH=0x68, COMP_INFO=0x70, COMP_STATUS=0x74, COMP_DATA=0x78, COMP_POP=0x7C,
+           PERF_CYCLES=0x80, PERF_BYTES=0x84)
+
+DDR = 0x4000_0000
+CLK_NS = 10
+
+# ONFI asynchronous timing modes 0..5 (ns), same table as nand/model/onfi_model.cpp and fw/drivers/nand.c.
+_FIELDS = ("tADL tALH tALS tAR tCEA tCH tCHZ tCLH tCLR tCLS tCS tDH tDS tIR tRC tREA tREH tRHOH tRHW tRHZ "
+           "tRLOH tRP tRR tWB tWC tWH tWHR tWP tCCS").split()
+_MODES = [
+    (200, 20, 50, 25, 100, 20, 100, 20, 20, 50, 70, 20, 40, 10, 100, 40, 30, 0, 200, 200, 0, 50, 40, 200, 100, 30, 120, 50, 200),
+    (100, 10, 25, 10, 45, 10, 50, 10, 10, 25, 35, 10, 20, 0, 50, 30, 15, 15, 100, 100, 0, 25, 20, 100, 45, 15, 80, 25, 200),
+    (100, 10, 15, 10, 30, 10, 50, 10, 10, 15, 25, 5, 15, 0, 35, 25, 15, 15, 100, 100, 0, 17, 20, 100, 35, 15, 80, 17, 200),
+    (100, 5, 10, 10, 25, 5, 50, 5, 10, 10, 25, 5, 10, 0, 30, 20, 10, 15, 100, 100, 0, 15, 20, 100, 30, 10, 60, 15, 200),
+    (70, 5, 10, 10, 25, 5, 30, 5, 10, 10, 20, 5, 10, 0, 25, 20, 10, 15, 100, 100, 5, 12, 20, 100, 25, 10, 60, 12, 200),
+    (70, 5, 10, 10, 25, 5, 30, 5, 10, 10, 15, 5, 7, 0, 20, 16, 7, 15, 100, 100, 5, 10, 20, 100, 20, 7, 60, 10, 200),
+]
+ONFI_MODES = [dict(zip(_FIELDS, m)) for m in _MODES]
+
+
+def timing_cycles(mode: int, clk_ns: int = CLK_NS) -> dict:
+    """Register values (cycles) for ONFI timing `mode` at clock period clk_ns; see docs/nand.md."""
+    t = ONFI_MODES[mode]
+    c = lambda *ns: max(1, max(math.ceil(x / clk_ns) for x in ns))
+    return dict(
+        T_WP=c(t["tWP"], t["tDS"]), T_WH=c(t["tWH"], t["tDH"], t["tCLH"], t["tALH"]), T_WC=c(t["tWC"]), T_RP=c(t["tRP"]),
+        T_REH=c(t["tREH"]), T_RC=c(t["tRC"]), T_CS=c(t["tCS"]), T_HOLD=c(t["tCH"], t["tCLH"], t["tALH"]),
+        T_CLS=c(t["tCLS"], t["tALS"]), T_CLR=c(t["tCLR"], t["tAR"], t["tIR"]), T_WHR=c(t["tWHR"]), T_ADL=c(t["tADL"]),
+        T_RHW=c(t["tRHW"], t["tRHZ"]), T_RR=c(t["tRR"]), T_WB=c(t["tWB"]), T_CCS=c(t["tCCS"]),
+        SAMPLE=math.ceil(t["tREA"] / clk_ns) + 1)
+
+
+def timing_words(mode: int) -> dict:
+    v = timing_cycles(mode)
+    pack = lambda a, b, c, d: a | b << 8 | c << 16 | d << 24
+    return {
+        "TIMING0": pack(v["T_WP"], v["T_WH"], v["T_WC"], v["T_RP"]),
+        "TIMING1": pack(v["T_REH"], v["T_RC"], v["T_CS"], v["T_HOLD"]),
+        "TIMING2": pack(v["T_CLS"], v["T_CLR"], v["T_WHR"], v["T_ADL"]),
+        "TIMING3": pack(v["T_RHW"], v["T_RR"], v["T_WB"], v["T_CCS"]),
+        "SAMPLE": v["SAMPLE"],
+    }
+
+
+def onfi_crc16(data: bytes) -> int:
+    crc = 0x4F4E
+    for b in data:
+        crc ^= b << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x8005) & 0xFFFF if crc & 0x8000 else (crc << 1) & 0xFFFF
+    return crc
+
+
+def build_sim() -> Path:
+    """Generate NandController.v (+ nand_regs.h) and build the Verilator harness; returns the binary."""
+    build.generate("nand", "nand.Generate", GEN, args=["--out", str(GEN)])
+    model = ROOT / "nand" / "model"
+    # The header is not a compiled source: put its hash in the flags so that a change rebuilds.
+    hdr = hashlib.sha256((model / "onfi_model.h").read_bytes()).hexdigest()[:12]
+    return build.verilate("NandController", [GEN / "NandController.v"],
+                          [ROOT / "sim" / "nand" / "nand_harness.cpp", model / "onfi_model.cpp"],
+                          SIMDIR, flags=["-CFLAGS", f"-I{model} -DONFI_MODEL_H={hdr}"], cflags="-O2")
+
+
+class SimError(RuntimeError):
+    pass
+
+
+class SimViolation(SimError):
+    """The NAND model (or the harness) found a protocol or timing violation."""
+
+
+Completion = namedtuple("Completion", "op err target tag valid status corrected corr_map unc_map data")
+
+
+class NandSim:
+    def __init__(self, blocks=64, pages=64, page_bytes=2048, spare_bytes=64, targets=2, bad=(), seed=1,
+                 tr_ns=None, tprog_ns=None, tbers_ns=None, axi_latency=4):
+        exe = build_sim()
+        args = [str(exe), "--blocks", str(blocks), "--pages", str(pages), "--page-bytes", str(page_bytes),
+                "--spare-bytes", str(spare_bytes), "--targets", str(targets), "--seed", str(seed),
+                "--axi-latency", str(axi_latency)]
+        if bad:
+            args += ["--bad", ",".join(map(str, bad))]
+        for flag, v in (("--tr", tr_ns), ("--tprog", tprog_ns), ("--tbers", tbers_ns)):
+            if v is not None:
+                args += [flag, str(v)]
+        self.geometry = dict(blocks=blocks, pages=pages, page_bytes=page_bytes, spare_bytes=spare_bytes)
+        self.targets = targets
+        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, bufsize=1)
+        self.mode = 0
+
+    # ------------------------------------------------------------ protocol
+    def req(self, line: str) -> str:
+        try:
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            pass
+        resp = self.proc.stdout.readline()
+        if not resp:
+            err = self.proc.stderr.read() if self.proc.poll() is not None else ""
+            raise SimError(f"simulator ended (code {self.proc.poll()}) on '{line}': {err.strip()}")
+        resp = resp.strip()
+        if resp.startswith("VIOLATION"):
+            raise SimViolation(resp)
+        if resp.startswith("err"):
+            raise SimError(f"'{line}': {resp}")
+        return resp[2:].strip()
+
+    def close(self):
+        if self.proc.poll() is None:
+            try:
+                self.req("quit")
+            except SimError:
+                pass
+            self.proc.wait(timeout=10)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def w(self, reg, val: int):
+        self.req(f"w {REG.get(reg, reg) if isinstance(reg, str) else reg:x} {val & 0xFFFFFFFF:x}")
+
+    def r(self, reg) -> int:
+        return int(self.req(f"r {REG[reg] if isinstance(reg, str) else reg:x}"), 16)
+
+    def mem_write(self, addr: int, data: bytes):
+        for i in range(0, len(data), 4096):
+            self.req(f"mw {addr + i:x} {data[i:i + 4096].hex()}")
+
+    def mem_read(self, addr: int, n: int) -> bytes:
+        return bytes.fromhex(self.req(f"mr {addr:x} {n:x}"))
+
+    def run(self, n: int):
+        self.req(f"run {n}")
+
+    def cycles(self) -> int:
+        return int(self.req("cycles"))
+
+    def model(self, target: int, key: str, val: int = 0) -> str:
+        return self.req(f"model {target} {key} {val}")
+
+    def peek(self, target: int, row: int) -> bytes:
+        return bytes.fromhex(self.req(f"peek {target} {row}"))
+
+    def poke(self, target: int, row: int, data: bytes):
+        self.req(f"poke {target} {row} {data.hex()}")
+
+    def touched(self):
+        lo, hi = self.req("touched").split()
+        return int(lo, 16), int(hi, 16)
+
+    # ------------------------------------------------------------ driver
+    def set_timing(self, mode: int):
+        for k, v in timing_words(mode).items():
+            self.w(k, v)
+
+    def submit(self, op, target=0, row=0, col=0, length=0, dma_addr=0, param=0, ecc=False, split=False, dma=False, tag=0):
+        self.w("CMD_CTRL", op | target << 8 | ecc << 9 | split << 10 | dma << 11 | (tag & 0xFFFF) << 16)
+        self.w("CMD_ROW", row)
+        self.w("CMD_COL", col)
+        self.w("CMD_LEN", length)
+        self.w("CMD_DMA", dma_addr)
+        self.w("CMD_PARAM", param)
+        self.w("CMD_PUSH", 1)
+
+    def complete(self, max_cycles=3_000_000) -> Completion:
+        self.req(f"wait_comp {max_cycles}")
+        info, st, data = self.r("COMP_INFO"), self.r("COMP_STATUS"), self.r("COMP_DATA")
+        self.w("COMP_POP", 1)
+        return Completion(op=info & 15, err=info >> 4 & 15, target=info >> 8 & 1, tag=info >> 16, valid=info >> 9 & 1,
+                          status=st & 0xFF, corrected=st >> 8 & 0xFF, corr_map=st >> 16 & 0xFF, unc_map=st >> 24,
+                          data=data)
+
+    def cmd(self, op, max_cycles=3_000_000, **kw) -> Completion:
+        self.submit(op, **kw)
+        return self.complete(max_cycles)
+
+    def init(self, mode=5, targets=None):
+        """RESET every target, then switch them to `mode` (SET FEATURES 01h) and the timing registers."""
+        g = self.geometry
+        self.w("GEOMETRY", g["page_bytes"] | g["spare_bytes"] << 16)
+        for t in range(targets if targets is not None else self.targets):
+            c = self.cmd(OP_RESET, target=t)
+            assert c.err == ERR_OK, c
+            if mode:
+                c = self.cmd(OP_SET_FEATURES, target=t, row=0x01, param=mode)
+                assert c.err == ERR_OK, c
+        self.set_timing(mode)
+        self.mode = mode
+
+    def row(self, block: int, page: int) -> int:
+        return block * self.geometry["pages"] + page
