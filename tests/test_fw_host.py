@@ -412,8 +412,9 @@ def test_sim_detection(soc):
 
 # ---------------------------------------------------------------- the firmware ELF
 
-def test_firmware_builds_without_warnings(tmp_path):
-    elf = firmware.build_firmware(build_dir=tmp_path / "fw", force=True)
+@pytest.mark.parametrize("board", [False, True], ids=["sim", "board"])
+def test_firmware_builds_without_warnings(tmp_path, board):
+    elf = firmware.build_firmware(build_dir=tmp_path / "fw", force=True, board=board)
     log = (tmp_path / "fw" / "build.log").read_text()
     assert not re.search(r"warning:", log, re.I), log
     head = subprocess.run(["riscv64-unknown-elf-readelf", "-h", "-l", elf], capture_output=True, text=True).stdout
@@ -422,6 +423,7 @@ def test_firmware_builds_without_warnings(tmp_path):
     stack = int(re.search(r"^([0-9a-f]+) \w __stack$", syms, re.M).group(1), 16)
     end = int(re.search(r"^([0-9a-f]+) \w __bss_end$", syms, re.M).group(1), 16)
     assert stack == 0x80040000 and end + 0x4000 <= stack  # fits with its stack in the 256 KiB RAM
+    assert ("-DLSMC_BOARD" in log) == board
 
 
 def test_parse_table3():

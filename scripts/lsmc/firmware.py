@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import ctypes
+import struct
 import hashlib
 import os
 from dataclasses import dataclass
@@ -73,21 +74,22 @@ def ensure_headers() -> None:
         attempt.write_text(digest)
 
 
-def build_firmware(build_dir: Path | None = None, opt: str = "-O2", force: bool = False) -> Path:
+def build_firmware(build_dir: Path | None = None, opt: str = "-O2", force: bool = False, board: bool = False) -> Path:
     """Build build/fw/lsmc.elf (out of tree) and return its path. Raises FirmwareError with the
     compiler output on failure. The make log is kept in <build_dir>/build.log (tests grep it for
-    warnings)."""
-    build_dir = Path(build_dir or BUILD_FW)
+    warnings). `board=True` builds for a board (build/fw_board/): without the simulation-control ID
+    word the firmware then assumes a board and starts its console."""
+    build_dir = Path(build_dir or (_build.BUILD / "fw_board" if board else BUILD_FW))
     elf = build_dir / "lsmc.elf"
     ensure_headers()
-    digest = _digest(firmware_sources(), extra=(opt,))
+    digest = _digest(firmware_sources(), extra=(opt, board))
     stamp = build_dir / ".stamp"
     if not force and elf.exists() and stamp.exists() and stamp.read_text() == digest:
         return elf
     build_dir.mkdir(parents=True, exist_ok=True)
     gen = " ".join(str(g) for g in GEN_INCLUDES)
     try:
-        res = _build.run(["make", "-C", FW, f"BUILD={build_dir}", f"GEN_INC={gen}", f"OPT={opt}",
+        res = _build.run(["make", "-C", FW, f"BUILD={build_dir}", f"GEN_INC={gen}", f"OPT={opt}", f"BOARD={int(board)}",
                           "-j2", "--no-print-directory", "all"], quiet=True)
     except _build.BuildError as e:
         raise FirmwareError(str(e)) from None
@@ -243,3 +245,87 @@ def parse_table3(text: str) -> list[dict]:
             row[k] = float(v) if k in ("us_per_entry", "mb_per_s") else int(v)
         rows.append(row)
     return rows
+
+
+# ---- host-loaded job (SIM_ARG 2 / console `job`; layout in docs/firmware.md) ------------------
+
+DDR_BASE = 0x40000000
+JOB_MAGIC = 0x4A4D534C      # "LSMJ"
+JOB_RESULT_MAGIC = 0x524D534C  # "LSMR"
+JOB_DESC_BYTES = 0x200
+JOB_FLAG_POLL, JOB_FLAG_NO_SW, JOB_FLAG_EXPECT_ERR = 1, 2, 4
+JOB_RESULT_WORD = 32
+JOB_RESULT_FIELDS = ["magic", "status", "rc", "ip_status", "err_code", "err_input", "err_index", "out_bytes",
+                     "inv_bytes", "fw_cycles", "hw_cycles", "enc_words", "inv_addrs", "key0_words", "key1_words",
+                     "sw_cycles", "dma_code0", "dma_code1", "dma_code2", "dma_code3"]
+JOB_STATUS = {0: "pass", 10: "bad descriptor", 11: "job failed", 12: "output differs", 13: "C merge differs",
+              14: "not the expected error"}
+
+
+def _align(n: int, a: int = 32) -> int:
+    return (n + a - 1) // a * a
+
+
+def job_image(run0: bytes, run1: bytes, group: int = 16, merged: bytes = b"", invalid: bytes = b"",
+              flags: int = 0, expect_error: tuple | None = None, out_buf: int | None = None,
+              inv_buf: int | None = None, out_capacity: int = 0, inv_capacity: int = 0) -> tuple[bytes, dict]:
+    """DDR image (to load at 0x4000_0000) of a job: descriptor, runs, expected output, buffers.
+    Returns (image, layout) where layout maps "run0", "run1", "merged", "invalid", "out", "inv" to
+    (DDR address, length)."""
+    if expect_error is not None:
+        flags |= JOB_FLAG_EXPECT_ERR
+    out_buf = _align(len(merged) + 32) if out_buf is None else out_buf
+    inv_buf = _align(len(invalid) + 32) if inv_buf is None else inv_buf
+    parts = [("run0", run0, len(run0)), ("run1", run1, len(run1)), ("merged", merged, len(merged)),
+             ("invalid", invalid, len(invalid)), ("out", b"", out_buf), ("inv", b"", inv_buf)]
+    off, layout, blobs = JOB_DESC_BYTES, {}, []
+    for name, data, size in parts:
+        layout[name] = (off, size)
+        blobs.append((off, data))
+        off = _align(off + max(size, 1))
+    code, inp, idx = expect_error or (0, 0, 0)
+    words = [JOB_MAGIC, 1, group, flags,
+             *layout["run0"], *layout["run1"], *layout["merged"], layout["invalid"][0], len(invalid),
+             *layout["out"], *layout["inv"], code, inp, idx, out_capacity, inv_capacity]
+    img = bytearray(off)
+    img[:4 * len(words)] = struct.pack(f"<{len(words)}I", *words)
+    for o, data in blobs:
+        img[o:o + len(data)] = data
+    return bytes(img), {k: (DDR_BASE + o, n) for k, (o, n) in layout.items()}
+
+
+def parse_job_result(raw: bytes) -> dict:
+    """The result block the firmware writes at word 32 of the descriptor."""
+    vals = struct.unpack(f"<{len(JOB_RESULT_FIELDS)}I", raw[:4 * len(JOB_RESULT_FIELDS)])
+    res = dict(zip(JOB_RESULT_FIELDS, vals))
+    if res["magic"] != JOB_RESULT_MAGIC:
+        raise FirmwareError("no job result block (the firmware did not run the job)")
+    res["rc"] = struct.unpack("<i", struct.pack("<I", res["rc"]))[0]
+    res["status_text"] = JOB_STATUS.get(res["status"], "unknown")
+    return res
+
+
+def run_job(workdir: Path, run0: bytes, run1: bytes, group: int = 16, elf: Path | None = None, **kw) -> dict:
+    """Run one job on the simulated SoC (SIM_ARG 2). Keyword arguments go to job_image(), except
+    `sim` (a dict of extra run_soc arguments). Returns the result block plus "exit", "uart" and the
+    IP's output ("out", "inv": bytes read back from DDR)."""
+    from . import soc  # the SoC teammate's module; imported late so host-only users need no SoC
+
+    sim = kw.pop("sim", {})
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    img, layout = job_image(run0, run1, group, **kw)
+    (workdir / "job.bin").write_bytes(img)
+    elf = elf or build_firmware()
+    out_addr, out_len = layout["out"]
+    inv_addr, inv_len = layout["inv"]
+    dumps = [(DDR_BASE + 4 * JOB_RESULT_WORD, 4 * len(JOB_RESULT_FIELDS), workdir / "result.bin"),
+             (out_addr, max(out_len, 4), workdir / "out.bin"), (inv_addr, max(inv_len, 4), workdir / "inv.bin")]
+    r = soc.run_soc(elf, arg=2, loads={DDR_BASE: workdir / "job.bin"}, dumps=dumps, **sim)
+    if not (workdir / "result.bin").exists():
+        raise FirmwareError(f"simulation wrote no result (exit {r.returncode}):\n{r.uart[-2000:]}\n{r.stderr[-2000:]}")
+    res = parse_job_result((workdir / "result.bin").read_bytes())
+    res.update(exit=r.returncode, uart=r.uart,
+               out=(workdir / "out.bin").read_bytes()[:res["out_bytes"]],
+               inv=(workdir / "inv.bin").read_bytes()[:res["inv_bytes"]])
+    return res

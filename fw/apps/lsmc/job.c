@@ -13,6 +13,7 @@
 #define JOB_MAGIC 0x4A4D534Cu /* "LSMJ" */
 #define JOB_VERSION 1u
 #define JOB_RESULT_MAGIC 0x524D534Cu /* "LSMR" */
+#define JOB_DESC_BYTES 0x200u        /* descriptor + result block: no data may start below */
 #define JOB_SW_OUT 0x48500000u /* scratch of the C merge (the bench's area) */
 #define JOB_SW_INV 0x48700000u
 #define JOB_SW_OUT_CAP 0x00200000u
@@ -88,7 +89,7 @@ int job_run(int verbose)
     }
     for (i = D_RUN0_OFF; i <= D_INV_BUF; i += 2) {
         if (!in_ddr(w[i], w[i + 1]) || (w[i] & (DMA_ALIGN - 1)) ||
-            (w[i] < D_RESULT * 4 + R_WORDS * 4 && w[i + 1])) {
+            (w[i] < JOB_DESC_BYTES && w[i + 1])) {
             printf("job: descriptor word %u: offset 0x%08lx length %lu outside DDR, not 32-byte aligned or "
                    "overlapping the descriptor\n", i, (unsigned long)w[i], (unsigned long)w[i + 1]);
             r[R_STATUS] = JOB_BAD_DESC;
