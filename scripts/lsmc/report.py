@@ -149,6 +149,14 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def load_average() -> str:
+    """1-minute load average: on a shared machine it says how much the CPU timings can be trusted."""
+    try:
+        return Path("/proc/loadavg").read_text().split()[0]
+    except (OSError, IndexError):
+        return "unknown"
+
+
 def _tool_version(cmd) -> str:
     try:
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
@@ -583,6 +591,7 @@ def write_plots(results: list[SizeResult], out_dir: Path) -> list[str]:
 
 def run_report(cfg: Config, command: str) -> list[SizeResult]:
     t0 = time.time()
+    load0 = load_average()
     results, soc_source, notes = measure(cfg)
     lv = next((x.version for r in results for x in (r.leveldb, r.leveldb_disk) if x), None)
     where = cfg.db_dir or baselines.memory_db_dir()
@@ -591,7 +600,8 @@ def run_report(cfg: Config, command: str) -> list[SizeResult]:
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "elapsed": time.time() - t0,
         "cpu": cpu_model(),
-        "cores": str(os.cpu_count()),
+        "cores": f"{os.cpu_count()} (1-minute load average {load0} at the start, {load_average()} at the end: "
+                 "other work on the machine slows the CPU baselines; compare best and median below)",
         "os": f"{platform.system()} {platform.release()}",
         "leveldb": (f"{lv} (library), Debian package libleveldb-dev {baselines.leveldb_package_version()}"
                     if lv else f"not measured; Debian package {baselines.leveldb_package_version()}"),
