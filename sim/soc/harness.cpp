@@ -6,6 +6,7 @@
 #include <verilated.h>
 #include <verilated_syms.h>
 #include "VLsmcSoc.h"
+#include "onfi_model.h"
 #if VM_TRACE
 #include <verilated_fst_c.h>
 #endif
@@ -30,6 +31,8 @@ constexpr uint32_t RAM_BASE = 0x80000000u;
 constexpr uint32_t RAM_SIZE = 256u << 10;
 constexpr uint32_t DDR_BASE = 0x40000000u;
 constexpr uint32_t DDR_SIZE = 256u << 20;
+constexpr uint64_t NS_PER_CYCLE = 10;  // 100 MHz system clock (NAND timings are checked in ns)
+constexpr size_t NAND_TARGETS = 2;     // LsmcSocConfig.nandTargets
 
 [[noreturn]] void die(const char* fmt, ...) {
   va_list ap;
@@ -310,6 +313,76 @@ struct Uart {
   }
 };
 
+// ------------------------------------------------------------------------------------ NAND
+// One ONFI model per target (CE#) on the controller's channel (nand/model). Pins are handed to the
+// models before each rising edge (outputs) and after it (edges); a model is skipped while its pins
+// are unchanged and it is neither busy nor driving DQ, which keeps an idle flash almost free.
+struct NandChannel {
+  VLsmcSoc* top;
+  std::vector<std::unique_ptr<onfi::NandModel>> models;
+  std::vector<onfi::NandPinsIn> lastIn;
+  std::vector<onfi::NandPinsOut> lastOut;
+  std::vector<bool> fresh;
+  uint64_t contention = 0;
+  uint32_t junk = 0x12345678;
+
+  onfi::NandPinsIn pins(size_t t) const {
+    onfi::NandPinsIn p;
+    p.dq = top->io_nand_dq_o;
+    p.dq_oe = top->io_nand_dq_oe;
+    p.cle = top->io_nand_cle;
+    p.ale = top->io_nand_ale;
+    p.ce_n = (top->io_nand_ce_n >> t) & 1;
+    p.we_n = top->io_nand_we_n;
+    p.re_n = top->io_nand_re_n;
+    p.wp_n = top->io_nand_wp_n;
+    return p;
+  }
+  static bool same(const onfi::NandPinsIn& a, const onfi::NandPinsIn& b) {
+    return a.dq == b.dq && a.dq_oe == b.dq_oe && a.cle == b.cle && a.ale == b.ale && a.ce_n == b.ce_n &&
+           a.we_n == b.we_n && a.re_n == b.re_n && a.wp_n == b.wp_n;
+  }
+  void init(VLsmcSoc* t, size_t targets, uint32_t blocks) {
+    top = t;
+    for (size_t i = 0; i < targets; i++) {
+      onfi::Config c;
+      if (blocks) c.blocks = blocks;
+      c.seed = 1 + (uint32_t)i;
+      models.push_back(std::make_unique<onfi::NandModel>(c, "nand" + std::to_string(i)));
+    }
+    lastIn.resize(targets);
+    lastOut.resize(targets);
+    fresh.assign(targets, false);
+  }
+  void evalModel(size_t i, uint64_t ns) {
+    onfi::NandPinsIn in = pins(i);
+    if (fresh[i] && same(in, lastIn[i]) && !lastOut[i].dq_drive && lastOut[i].rb_n && !models[i]->busy(ns)) return;
+    lastOut[i] = models[i]->eval(ns, in);
+    lastIn[i] = in;
+    fresh[i] = true;
+  }
+  // Before the rising edge: flash outputs at time ns.
+  void drive(uint64_t ns) {
+    int drivers = 0;
+    uint32_t rb = 0;
+    uint8_t dq;
+    junk = junk * 1664525u + 1013904223u;
+    dq = (uint8_t)(junk >> 24);  // undriven bus: junk, never a stale value that could hide a bug
+    for (size_t i = 0; i < models.size(); i++) {
+      evalModel(i, ns);
+      if (lastOut[i].dq_drive) { drivers++; dq = lastOut[i].dq; }
+      if (lastOut[i].rb_n) rb |= 1u << i;
+    }
+    if (drivers > 1 || (drivers && top->io_nand_dq_oe)) contention++;
+    top->io_nand_dq_i = dq;
+    top->io_nand_rb_n = rb;
+  }
+  // After the rising edge: record the controller's new pin levels.
+  void edge(uint64_t ns) {
+    for (size_t i = 0; i < models.size(); i++) evalModel(i, ns);
+  }
+};
+
 // ------------------------------------------------------------------------------------ ELF loading
 struct Loader {
   uint8_t* ram[4];  // byte lanes of the on-chip RAM (ram_symbol0..3)
@@ -369,6 +442,7 @@ void usage() {
       "  --uart-div N        UART clock divider forced after reset (bit = 8*(N+1) cycles), default 1;\n"
       "                      -1 keeps the hardware reset value (115200 baud at 100 MHz)\n"
       "  --quiet             do not echo the UART output on stdout\n"
+      "  --nand-blocks N     blocks per NAND target (default: the MT29F4G08 datasheet's 4096)\n"
       "  --max-cycles N      stop with exit status 124 after N cycles (default 2000000000)\n"
       "  --wave FILE.fst     dump waves (only in the build made with --trace-fst)\n"
       "Ends when the firmware writes SIM_EXIT ((code<<1)|1 to 0xF000F000); exit status = code & 0xff.");
@@ -402,6 +476,7 @@ int main(int argc, char** argv) {
   std::string firmware, logPath, uartIn, prompt, wavePath;
   uint64_t simArg = 0, ddrLatency = 20, maxCycles = 2000000000ull, uartStart = 0;
   int64_t uartDiv = 1, uartGap = -1;
+  uint32_t nandBlocks = 0;
   bool quiet = false;
   std::vector<std::pair<uint32_t, std::string>> loads;
   struct Dump { uint32_t addr, len; std::string path; };
@@ -424,6 +499,7 @@ int main(int argc, char** argv) {
     else if (a == "--uart-gap") uartGap = (int64_t)parseNum(next(), "--uart-gap");
     else if (a == "--uart-div") { std::string v = next(); uartDiv = v == "-1" ? -1 : (int64_t)parseNum(v, "--uart-div"); }
     else if (a == "--quiet") quiet = true;
+    else if (a == "--nand-blocks") nandBlocks = (uint32_t)parseNum(next(), "--nand-blocks");
     else if (a == "--wave") wavePath = next();
     else if (a == "--load") {
       std::string v = next();
@@ -516,6 +592,9 @@ int main(int argc, char** argv) {
   }
   uart.rxStartAt = uartStart;
 
+  NandChannel nand;
+  nand.init(top.get(), NAND_TARGETS, nandBlocks);
+
 #if VM_TRACE
   std::unique_ptr<VerilatedFstC> tfp;
   if (!wavePath.empty()) {
@@ -535,6 +614,7 @@ int main(int argc, char** argv) {
     if (!resetting) {
       ddrCpu.drive(cycle);
       ddrDma.drive(cycle);
+      nand.drive(cycle * NS_PER_CYCLE);
     }
     top->eval();
 #if VM_TRACE
@@ -550,6 +630,7 @@ int main(int argc, char** argv) {
 #if VM_TRACE
     if (tfp) tfp->dump(cycle * 10 + 5);
 #endif
+    if (!resetting) nand.edge(cycle * NS_PER_CYCLE);
     cycle++;
   };
 
@@ -599,6 +680,13 @@ int main(int argc, char** argv) {
     FILE* f = fopen(d.path.c_str(), "wb");
     if (!f || fwrite(ddr->at(d.addr), 1, d.len, f) != d.len) die("cannot write %s", d.path.c_str());
     fclose(f);
+  }
+  if (nand.contention) fprintf(stderr, "sim: NAND DQ bus contention in %" PRIu64 " cycles\n", nand.contention);
+  for (size_t i = 0; i < nand.models.size(); i++) {
+    auto& m = *nand.models[i];
+    if (m.n_commands)
+      fprintf(stderr, "sim: nand%zu: %" PRIu64 " commands, %" PRIu64 " reads, %" PRIu64 " programs, %" PRIu64 " erases\n",
+              i, m.n_commands, m.n_reads, m.n_programs, m.n_erases);
   }
   if (uart.framingErrors) fprintf(stderr, "sim: %" PRIu64 " UART framing errors\n", uart.framingErrors);
   fprintf(stderr, "sim: exit %d; ddr beats r/w %" PRIu64 "/%" PRIu64 ", ddrDma beats r/w %" PRIu64 "/%" PRIu64 "\n",

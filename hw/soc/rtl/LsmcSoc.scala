@@ -6,6 +6,7 @@ import spinal.lib.bus.amba3.apb._
 import spinal.lib.bus.amba4.axi._
 import spinal.lib.bus.amba4.axilite._
 import spinal.lib.bus.misc.SizeMapping
+import spinal.lib.bus.regif.DocCHeader
 import spinal.lib.com.uart._
 import spinal.lib.misc.MachineTimer
 import vexriscv._
@@ -45,6 +46,9 @@ case class LsmcSocConfig(
     iCacheSize: Int = 8192,
     dCacheSize: Int = 8192,
     uartBaud: Int = 115200,
+    ipDataWidth: Int = 128,
+    nandTargets: Int = 2,
+    withDocs: Boolean = false, // write the register headers of the IPs next to the Verilog
     withSimCtrl: Boolean = true
 ) {
   /** DDR port of the CPU side (I$/D$ refills, NAND DMA): 32-bit like the CPU buses. */
@@ -113,6 +117,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     val ddrDma  = master(Axi4(cfg.ddrDmaAxiConfig))
     val simArg  = cfg.withSimCtrl generate (in UInt (32 bits))
     val simExit = cfg.withSimCtrl generate master(Flow(UInt(31 bits)))
+    val nand    = master(_root_.nand.NandPins(cfg.nandTargets))
   }
 
   // ---------------------------------------------------------------------------------------- memories
@@ -152,9 +157,16 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     io.ddr           -> SizeMapping(ddrBase, cfg.ddrSize),
     apbBridge.io.axi -> SizeMapping(apbBase, apbSize)
   )
+  // NAND controller (nand/rtl): its page DMA moves data between flash and DDR or on-chip RAM.
+  val nandCtrl = new _root_.nand.NandController(_root_.nand.NandParams(targets = cfg.nandTargets))
+  if (cfg.withDocs) nandCtrl.docs()
+  io.nand <> nandCtrl.io.nand
+  irqLines(Irq.nand) := nandCtrl.io.irq
+
   axiCrossbar.addConnections(
-    core.iBus -> List(ram.io.axi, io.ddr),
-    core.dBus -> List(ram.io.axi, io.ddr, apbBridge.io.axi)
+    core.iBus        -> List(ram.io.axi, io.ddr),
+    core.dBus        -> List(ram.io.axi, io.ddr, apbBridge.io.axi),
+    nandCtrl.io.axi  -> List(ram.io.axi, io.ddr)
   )
   // Register stages between crossbar and slaves for timing, as in Briey.
   axiCrossbar.addPipelining(apbBridge.io.axi)((crossbar, bridge) => {
@@ -189,11 +201,33 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     io.simExit     := simCtrl.io.exit
   }
 
-  // ------------------------------------------------------------- compaction DMA + IP (hw/ip/dma, compaction)
-  // The compaction DMA has its own 256-bit path to the DDR controller's second port (see docs/soc.md).
-  val accel = new Area {
-    io.ddrDma.setIdle() // until CompactionDma is wired in
-  }
+  // ------------------------------------------------------------- compaction IP + DMA (hw/ip/*)
+  val compactionIp = _root_.compaction.CompactionIp(
+    _root_.compaction.CompactionConfig(dataWidth = cfg.ipDataWidth), withDocs = cfg.withDocs)
+  val compactionDma = _root_.dma.CompactionDma(cfg.ipDataWidth)
+  if (cfg.withDocs) compactionDma.busif.accept(DocCHeader("dma_regs", "DMA"))
+  compactionDma.io.key0 >> compactionIp.io.key0
+  compactionDma.io.key1 >> compactionIp.io.key1
+  compactionIp.io.out >> compactionDma.io.out
+  compactionIp.io.invalid >> compactionDma.io.invalid
+  // The writers stop at `last`, or when the IP is done/stopped on error (empty or cut-short output).
+  compactionDma.io.flush := compactionIp.regs.io.done.pull() || compactionIp.regs.io.error.pull()
+  irqLines(Irq.compaction) := compactionIp.io.irq
+  for (n <- 0 until 4) irqLines(Irq.dma0 + n) := compactionDma.io.irq(n)
+
+  val ipBridge = Apb3ToAxiLite4(Apb3Config(addressWidth = 12, dataWidth = 32),
+    compactionIp.io.ctrl.config)
+  ipBridge.io.axi >> compactionIp.io.ctrl
+  apbSlaves += compactionDma.io.apb -> SizeMapping(SocMap.dma, 4 KiB)
+  apbSlaves += nandCtrl.io.apb -> SizeMapping(SocMap.nand, SocMap.nandSize)
+  apbSlaves += ipBridge.io.apb -> SizeMapping(SocMap.compaction, 4 KiB)
+
+  // The DMA has its own 256-bit path to the DDR controller's second port (see docs/soc.md). The
+  // crossbar only decodes: addresses outside DDR get DECERR instead of aliasing into it.
+  val dmaCrossbar = Axi4CrossbarFactory()
+  dmaCrossbar.addSlave(io.ddrDma, SizeMapping(ddrBase, cfg.ddrSize))
+  dmaCrossbar.addConnection(compactionDma.io.axi, List(io.ddrDma))
+  dmaCrossbar.build()
 
   val apbDecoder = Apb3Decoder(master = apbBridge.io.apb, slaves = apbSlaves.toSeq)
 
@@ -205,12 +239,13 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
 object Generate {
   def main(args: Array[String]): Unit = {
     var out     = "build/gen/soc"
-    var cfg     = LsmcSocConfig()
+    var cfg     = LsmcSocConfig(withDocs = true)
     val it      = args.iterator
     while (it.hasNext) it.next() match {
       case "--out"         => out = it.next()
       case "--uart-baud"   => cfg = cfg.copy(uartBaud = it.next().toInt)
       case "--no-sim-ctrl" => cfg = cfg.copy(withSimCtrl = false)
+      case "--no-docs"     => cfg = cfg.copy(withDocs = false)
       case other           => throw new IllegalArgumentException(s"soc.Generate: unknown argument $other")
     }
     new java.io.File(out).mkdirs()

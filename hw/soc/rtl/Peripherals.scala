@@ -8,6 +8,7 @@ import spinal.lib.bus.amba4.axilite._
 /** Simulation control block (0xF000_F000). Offset 0 SIM_EXIT: writing `(code << 1) | 1` latches
   * `exit.valid` and the code, which the Verilator harness polls every cycle to end the run. Offset 4
   * SIM_ARG: read-only word driven by the harness (`--arg N`) so one firmware can run several scenarios.
+  * Offset 8 SIM_ID: reads 0x53494D43 ("SIMC").
   * Board builds leave the block out (reads return 0 through the decoder's default). */
 case class Apb3SimCtrl() extends Component {
   val io = new Bundle {
@@ -27,6 +28,7 @@ case class Apb3SimCtrl() extends Component {
   }
   bus.read(exitValid ## exitCode, 0x0) // read back: bit31 exited, [30:0] code (handy for debugging)
   bus.read(io.arg, 0x4)
+  bus.read(B"32'x53494D43", 0x8) // SIM_ID "SIMC": lets firmware tell simulation from a board
   io.exit.valid   := exitValid
   io.exit.payload := exitCode
 }
