@@ -145,13 +145,17 @@ class NandController(val p: NandParams = NandParams()) extends Component {
     val phy = new NandPhy(p.targets)
   }
   import core._
-  cmdFifo.io.push.valid := PUSH
+  // Act in the cycle of the APB write itself (not on the registered W1P pulse one cycle later), so a
+  // STATUS / COMP_* read right after a push or pop already sees its effect.
+  val pushNow = CMD_PUSH.hitDoWrite && busif.writeData(0)
+  val popNow = COMP_POP.hitDoWrite && busif.writeData(0)
+  cmdFifo.io.push.valid := pushNow
   val d = cmdFifo.io.push.payload
   d.opcode := OPCODE; d.target := TARGET; d.ecc := ECC; d.split := SPLIT; d.dma := DMA; d.tag := TAG
   d.row := ROW; d.col := COL; d.len := LEN; d.dmaAddr := ADDR; d.param := PARAM
   cmdFifo.io.pop >> cmdLayer.io.cmd
   cmdLayer.io.comp >> compFifo.io.push
-  compFifo.io.pop.ready := POP
+  compFifo.io.pop.ready := popNow
 
   cmdLayer.io.uop >> timing.io.uop
   cmdLayer.io.dout >> timing.io.dout
@@ -188,7 +192,7 @@ class NandController(val p: NandParams = NandParams()) extends Component {
     DONE := True
     when(compFifo.io.push.err =/= NandErr.OK) { ERROR := True }
   }
-  when(PUSH && !cmdFifo.io.push.ready) { OVERFLOW := True }
+  when(pushNow && !cmdFifo.io.push.ready) { OVERFLOW := True }
   io.irq := (DONE && EN_DONE) || (ERROR && EN_ERROR) || (OVERFLOW && EN_OVERFLOW)
 
   when(timing.io.dataCycle) { CYC := CYC + 1 }

@@ -186,6 +186,9 @@ class NandSim:
     def poke(self, target: int, row: int, data: bytes):
         self.req(f"poke {target} {row} {data.hex()}")
 
+    def irq(self) -> int:
+        return int(self.req("irq"))
+
     def touched(self):
         lo, hi = self.req("touched").split()
         return int(lo, 16), int(hi, 16)
@@ -207,6 +210,8 @@ class NandSim:
     def complete(self, max_cycles=3_000_000) -> Completion:
         self.req(f"wait_comp {max_cycles}")
         info, st, data = self.r("COMP_INFO"), self.r("COMP_STATUS"), self.r("COMP_DATA")
+        if not info >> 9 & 1:
+            raise SimError(f"COMP_INFO not valid although STATUS said so: {info:#x}")
         self.w("COMP_POP", 1)
         return Completion(op=info & 15, err=info >> 4 & 15, target=info >> 8 & 1, tag=info >> 16, valid=info >> 9 & 1,
                           status=st & 0xFF, corrected=st >> 8 & 0xFF, corr_map=st >> 16 & 0xFF, unc_map=st >> 24,
@@ -220,6 +225,7 @@ class NandSim:
         """RESET every target, then switch them to `mode` (SET FEATURES 01h) and the timing registers."""
         g = self.geometry
         self.w("GEOMETRY", g["page_bytes"] | g["spare_bytes"] << 16)
+        self.set_timing(0)  # RESET puts the flash back into timing mode 0
         for t in range(targets if targets is not None else self.targets):
             c = self.cmd(OP_RESET, target=t)
             assert c.err == ERR_OK, c

@@ -6,7 +6,7 @@
 // Requests:  w ADDR VAL | r ADDR | mw ADDR HEX | mr ADDR LEN | run N | cycles
 //            wait_comp MAXCYCLES        (poll STATUS until a completion is queued)
 //            model T errors N | model T spread 0/1 | model T stuck 0/1 | model T check 0/1 | model T mode
-//            peek T ROW | poke T ROW HEX | axi_err LO HI | touched | stats T | quit
+//            peek T ROW | poke T ROW HEX | param T | axi_err LO HI | touched | stats T | irq | quit
 // Times: one cycle = 10 ns (100 MHz). Models see every pin edge at the clock edge it happens on.
 #include <cstdio>
 #include <cstdlib>
@@ -213,6 +213,7 @@ int main(int argc, char** argv) {
     else if (c == "mw") { uint32_t a; std::string h; in >> std::hex >> a >> h; auto v = unhex(h); for (size_t i = 0; i < v.size(); i++) mem[a + i] = v[i]; printf("ok\n"); }
     else if (c == "mr") { uint32_t a, n; in >> std::hex >> a >> n; std::vector<uint8_t> v(n); for (uint32_t i = 0; i < n; i++) v[i] = mem_rd(a + i); printf("ok %s\n", hex(v).c_str()); }
     else if (c == "run") { uint64_t n; in >> n; for (uint64_t i = 0; i < n; i++) tick(); printf("ok\n"); }
+    else if (c == "irq") printf("ok %d\n", top->io_irq);
     else if (c == "cycles") printf("ok %llu\n", (unsigned long long)cycle);
     else if (c == "wait_comp") {
       uint64_t n; in >> n; uint64_t start = cycle; bool got = false;
