@@ -310,6 +310,20 @@ def test_short_dma_buffer_reported(soc):
     assert "channel 2" in text and "OVERFLOW" in text
 
 
+def test_failed_reader_ends_the_wait_early(soc):
+    """A reader that fails (misaligned address) starves the IP: report the DMA error, do not wait out
+    the timeout."""
+    soc.behaviour = "hang"
+    soc.ch[0].behaviour, soc.ch[0].err_code = "error", 3
+    soc.ch[2].behaviour = soc.ch[3].behaviour = "hang"
+    t0 = soc.t
+    res = _run(soc, _job(timeout_cycles=10_000_000))
+    assert res.rc == fs.CIP_E_DMA and res.dma_rc[0] == fs.DMA_FAILED and res.dma[0].code == 3
+    assert soc.t - t0 < 1_000_000
+    assert "MISALIGNED_ADDR" in fs.describe(soc.lib, res) and "channel 0" in fs.describe(soc.lib, res)
+    assert ("dma2", "CTRL", 2) in soc.log  # the starved writers were aborted
+
+
 def test_dma_timeout_reported(soc):
     soc.ch[0].behaviour = "hang"
     soc.behaviour = "done"

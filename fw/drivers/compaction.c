@@ -89,10 +89,13 @@ static void take_error(cip_result *res, uint32_t st)
     res->err_index = (st & ST_ERROR) ? cip_read(CIP_ERR_INDEX) : 0;
 }
 
-int cip_wait(int use_irq, uint64_t timeout_cycles, cip_result *res)
+/* Wait for DONE/ERROR of the IP. Channels in `dma_mask` are watched too: one that fails means the IP
+ * will never finish (e.g. a reader stopped on a misaligned address), so the wait ends at once. */
+static int wait_ip(int use_irq, uint64_t timeout_cycles, unsigned dma_mask, cip_result *res)
 {
     uint64_t end = timer_deadline(timeout_cycles);
     uint32_t st;
+    unsigned ch;
 
     for (;;) {
         /* In IRQ mode the handler counts the event; STATUS is read once it fired. */
@@ -101,24 +104,34 @@ int cip_wait(int use_irq, uint64_t timeout_cycles, cip_result *res)
             if (st & (ST_DONE | ST_ERROR))
                 break;
         }
+        for (ch = 0; ch < DMA_CHANNELS; ch++) {
+            if ((dma_mask >> ch) & 1u) {
+                dma_status ds;
+                dma_read_status(ch, &ds);
+                if (ds.status & (1u << DMACH_STATUS_ERROR_SHIFT)) {
+                    take_error(res, cip_read(CIP_STATUS));
+                    return CIP_E_DMA;
+                }
+            }
+        }
         if (timer_expired(end)) {
             st = cip_read(CIP_STATUS);
-            if (st & (ST_DONE | ST_ERROR)) {
-                /* Finished, but the interrupt never came: still a failure of the IRQ path. */
-                if (use_irq && !cip_irq_events) {
-                    take_error(res, st);
-                    res->timeout_what = CIP_WAIT_IP;
-                    return CIP_E_TIMEOUT;
-                }
-                break;
-            }
             take_error(res, st);
             res->timeout_what = CIP_WAIT_IP;
+            /* Finished without its interrupt is still a failure of the interrupt path. */
+            if ((st & (ST_DONE | ST_ERROR)) && !(use_irq && !cip_irq_events))
+                break;
             return CIP_E_TIMEOUT;
         }
     }
     take_error(res, st);
+    res->timeout_what = CIP_WAIT_NONE;
     return (st & ST_ERROR) ? CIP_E_IP : CIP_OK;
+}
+
+int cip_wait(int use_irq, uint64_t timeout_cycles, cip_result *res)
+{
+    return wait_ip(use_irq, timeout_cycles, 0, res);
 }
 
 static void wait_channel(unsigned ch, uint64_t timeout, cip_result *res)
@@ -181,10 +194,20 @@ int cip_run(const cip_job *job, cip_result *res)
     }
 
     /* wait */
-    rc = cip_wait(job->use_irq, timeout, res);
+    {
+        unsigned mask = 0;
+        for (ch = 0; ch < DMA_CHANNELS; ch++)
+            if (res->dma_rc[ch] != 1)
+                mask |= 1u << ch;
+        rc = wait_ip(job->use_irq, timeout, mask, res);
+    }
     if (rc == CIP_OK) {
         for (ch = 0; ch < DMA_CHANNELS; ch++)
             wait_channel(ch, timeout, res);
+    } else if (rc == CIP_E_DMA) {
+        /* The IP may never finish now: collect every channel briefly, abort the rest. */
+        for (ch = 0; ch < DMA_CHANNELS; ch++)
+            wait_channel(ch, WRITER_GRACE_CYCLES, res);
     } else {
         /* The IP discards input after an error, so readers finish; writers may wait forever. */
         wait_channel(DMA_CH_KEY0, rc == CIP_E_IP ? timeout : WRITER_GRACE_CYCLES, res);

@@ -125,7 +125,7 @@ int errtest_run(void)
     base_job(&job, len0, len1);
     job.run0_addr += 16;
     rc = cip_run(&job, &res);
-    verdict("misaligned DMA address", rc != CIP_OK && res.dma_rc[DMA_CH_KEY0] == DMA_FAILED &&
+    verdict("misaligned DMA address", rc == CIP_E_DMA && res.dma_rc[DMA_CH_KEY0] == DMA_FAILED &&
             res.dma[DMA_CH_KEY0].code == DMA_ERR_MISALIGNED, &res);
     cip_soft_reset();
 
