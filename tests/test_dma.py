@@ -265,12 +265,27 @@ def test_write_overflow_error_2_nothing_past_end(w, tmp_path):
 
 def test_flush_empty_stream_done_zero_bytes(tmp_path):
     sim = Sim(128, tmp_path)
-    sim("flush", 1).start(2, MEM, 4096).start(3, MEM + 0x2000, 4096)
-    sim("wait", 2, 1000)("wait", 3, 1000)
+    sim.start(2, MEM, 4096).start(3, MEM + 0x2000, 4096)("run", 100)("rd", hex(0x80 + STATUS))
+    sim("flush", 1)("wait", 2, 1000)("wait", 3, 1000)
     r = sim.run()
+    assert r.reads[0][1] == BUSY, "no last and no flush: the writer waits"
     for ch in (2, 3):
         assert r.wait(ch)["status"] == DONE and r.wait(ch)["bytes"] == 0
     assert r.stats["aw"] == 0 and r.stats["wbeats"] == 0
+
+
+def test_flush_high_at_start_is_stale(tmp_path):
+    """The IP's DONE of the previous job is still high when firmware starts the writers (before the
+    IP's START): a flush level present at START only counts after it has dropped once."""
+    data = os.urandom(16 * 10)
+    sim = Sim(128, tmp_path)
+    sim("flush", 1).start(2, MEM, 4096)("run", 200)("rd", hex(0x80 + STATUS))
+    sim("flush", 0)("src", "out", sim.file(data), "nolast")("run", 200)("rd", hex(0x80 + STATUS))
+    sim("flush", 1)("wait", 2, 1000)("dump", hex(MEM), len(data), sim.out("o.bin"))
+    r = sim.run()
+    assert r.reads[0][1] == BUSY and r.reads[1][1] == BUSY
+    assert r.wait(2)["status"] == DONE and r.wait(2)["bytes"] == len(data)
+    assert sim.out("o.bin").read_bytes() == data
 
 
 @pytest.mark.parametrize("w", [128, 32])
@@ -352,7 +367,7 @@ def test_irq_level_enable_and_w1c(tmp_path):
     sim("rd", hex(0x40 + IRQ_ST))
     sim.wr(1, IRQ_EN, 2)("irq")                                             # enable error -> bit 1
     sim.wr(1, IRQ_ST, 2)("irq")
-    sim.wr(3, IRQ_EN, 3)("flush", 1).start(3, MEM, 64)("wait", 3, 1000)("irq")
+    sim.wr(3, IRQ_EN, 3).start(3, MEM, 64)("run", 2)("flush", 1)("wait", 3, 1000)("irq")
     r = sim.run()
     assert r.irqs == [0b0001, 0, 0, 0b0010, 0, 0b1000], r.irqs
     assert r.reads[0] == (IRQ_ST, 1) and r.reads[1] == (0x40 + IRQ_ST, 2)

@@ -9,7 +9,9 @@ import spinal.lib.bus.amba4.axi._
   * WSTRB for its filled lanes only.
   *
   * The channel ends when a beat with `last` was taken, or when `flush` (the IP is done or stopped on
-  * error) is high while no beat is offered; then it waits for every B response.
+  * error) is high while no beat is offered; then it waits for every B response. `flush` only counts
+  * once it has been seen low since START: the IP's DONE of the previous job stays high until its next
+  * START, and firmware starts the writers before the IP, so a level seen at START is stale.
   *
   * Hard bound: it never writes at or past ADDR+LEN. A beat that does not fit whole is accepted and
   * dropped (so the source never stalls), as is everything after it, and the channel ends with ERROR 2.
@@ -43,6 +45,9 @@ case class DmaWriter(w: Int, fifoDepth: Int = 32) extends Component {
   val overflow  = RegInit(False)
   val axiErr    = RegInit(False)
   val stopping  = RegInit(False)            // abort: finish the bursts already issued, then stop
+  val armed     = RegInit(False)            // flush was low since START: a high flush is current
+  when(busy && !io.flush) { armed := True }
+  val flush = io.flush && armed
   io.ctrl.bytes := bytes
 
   case class Word() extends Bundle {
@@ -62,7 +67,7 @@ case class DmaWriter(w: Int, fifoDepth: Int = 32) extends Component {
     // close the word when full, at `last`, or when the next beat could not fit anyway
     val endWord   = sub === ratio - 1 || io.in.last || (room - wBytes) < wBytes
     val pushBeat  = accepting && io.in.valid && !drop && endWord
-    val pushFlush = accepting && !io.in.valid && io.flush && sub =/= 0 && !axiErr
+    val pushFlush = accepting && !io.in.valid && flush && sub =/= 0 && !axiErr
 
     for (i <- 0 until ratio) {
       fifo.io.push.data(i * w, w bits) := (sub === i && io.in.valid) ? io.in.fragment | lanes(i)
@@ -84,7 +89,7 @@ case class DmaWriter(w: Int, fifoDepth: Int = 32) extends Component {
       }
       when(io.in.last) { inputDone := True }
     }
-    when(accepting && !io.in.valid && io.flush && (sub === 0 || axiErr || fifo.io.push.ready)) {
+    when(accepting && !io.in.valid && flush && (sub === 0 || axiErr || fifo.io.push.ready)) {
       inputDone := True
       sub := 0
     }
@@ -160,6 +165,7 @@ case class DmaWriter(w: Int, fifoDepth: Int = 32) extends Component {
     overflow := False
     axiErr := False
     stopping := False
+    armed := False
     pack.sub := 0
     cmd.nextAddr := io.ctrl.addr
     cmd.avail := 0
