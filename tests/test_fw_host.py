@@ -450,3 +450,87 @@ def test_parse_table3():
         firmware.parse_table3(text.replace("TABLE3 END\n", ""))
     with pytest.raises(firmware.FirmwareError):
         firmware.parse_table3("nothing")
+
+
+# ---------------------------------------------------------------- the firmware in the full SoC
+# (Verilator model of hw/soc, built by the SoC work's scripts/lsmc/soc.py; minutes on a cold build)
+
+@pytest.fixture(scope="module")
+def soc_sim():
+    from lsmc import soc
+    return soc, soc.build_soc(), firmware.build_firmware()
+
+
+def test_soc_quick_job(soc_sim):
+    soc, exe, elf = soc_sim
+    r = soc.run_soc(elf, arg=5, exe=exe, max_cycles=200_000_000, timeout=600)
+    assert r.returncode == 0, r.uart[-3000:] + r.stderr[-2000:]
+    assert "registers: IP compaction_regs.h, DMA dma_regs.h" in r.uart
+    line = [l for l in r.uart.splitlines() if l.startswith("entries_in=")][-1]
+    assert line.startswith("entries_in=512 ") and line.endswith(" PASS")
+
+
+def test_soc_bench_table3(soc_sim):
+    soc, exe, elf = soc_sim
+    r = soc.run_soc(elf, arg=0, exe=exe, max_cycles=1_500_000_000, timeout=900)
+    assert r.returncode == 0, r.uart[-3000:] + r.stderr[-2000:]
+    rows = firmware.parse_table3(r.uart)
+    assert [row["entries_in"] for row in rows] == [512, 1024, 2048, 4096, 8192]
+    for row in rows:
+        assert row["pass"] == 1 and row["bytes_in"] == 16 * row["entries_in"]
+        assert row["entries_out"] == row["entries_in"] - row["entries_in"] // 8  # 25 % of N/2 shared
+        assert 0 < row["hw_cycles"] <= row["fw_cycles"] and row["sw_cycles"] > row["fw_cycles"]
+        assert abs(row["us_per_entry"] - row["fw_cycles"] / 100 / row["entries_in"]) < 2e-6
+
+
+def test_soc_error_paths(soc_sim):
+    soc, exe, elf = soc_sim
+    r = soc.run_soc(elf, arg=3, exe=exe, max_cycles=400_000_000, timeout=600)
+    assert r.returncode == 0, r.uart[-4000:] + r.stderr[-2000:]
+    assert r.uart.count("errtest ") >= 11 and "FAIL" not in r.uart
+
+
+@pytest.mark.parametrize("case", ["long-keys", "identical", "g256", "both-empty"])
+def test_soc_job_vectors(soc_sim, tmp_path, case):
+    soc, exe, elf = soc_sim
+    c = {x["name"]: x for x in _cases()}[case]
+    d = VECTORS / case
+    res = firmware.run_job(tmp_path, (d / "run0.kb16").read_bytes(), (d / "run1.kb16").read_bytes(), c["group"],
+                           elf=elf, merged=(d / "merged.kb16").read_bytes(), invalid=(d / "invalid.bin").read_bytes(),
+                           sim=dict(exe=exe, max_cycles=100_000_000))
+    assert (res["exit"], res["status"]) == (0, 0), res["uart"][-3000:]
+    assert res["out"] == (d / "merged.kb16").read_bytes() and res["inv"] == (d / "invalid.bin").read_bytes()
+    assert res["enc_words"] * 4 == res["out_bytes"] and res["key0_words"] * 4 == len((d / "run0.kb16").read_bytes())
+
+
+def test_soc_job_reports_mismatch_and_errors(soc_sim, tmp_path):
+    soc, exe, elf = soc_sim
+    sim = dict(exe=exe, max_cycles=100_000_000)
+    d = VECTORS / "interleave"
+    r0, r1, merged = ((d / n).read_bytes() for n in ("run0.kb16", "run1.kb16", "merged.kb16"))
+    g = {x["name"]: x for x in _cases()}["interleave"]["group"]
+    wrong = bytearray(merged)
+    wrong[4] ^= 1  # a wrong expectation must be caught
+    res = firmware.run_job(tmp_path / "a", r0, r1, g, elf=elf, merged=bytes(wrong),
+                           invalid=(d / "invalid.bin").read_bytes(), sim=sim)
+    assert res["exit"] == 12 and res["status"] == 12 and "differs" in res["uart"]
+    bad = (VECTORS / "malformed-not-increasing.kb16").read_bytes()
+    res = firmware.run_job(tmp_path / "b", kb16.encode([(b"a", 1)], 16), bad, 16, elf=elf,
+                           expect_error=(kb16.NOT_INCREASING, 1, 7), sim=sim)
+    assert (res["exit"], res["status"], res["rc"]) == (0, 0, -1), res["uart"][-3000:]
+    assert (res["err_code"], res["err_input"], res["err_index"]) == (8, 1, 7)
+    res = firmware.run_job(tmp_path / "c", r0, r1, g, elf=elf, merged=merged, invalid=(d / "invalid.bin").read_bytes(),
+                           out_buf=64, out_capacity=0xFFFFFFFF, sim=sim)  # DMA buffer too short
+    assert res["status"] == 11 and res["dma_code2"] == 2 and res["out_bytes"] <= 64
+    assert "OVERFLOW" in res["uart"]
+
+
+def test_soc_console(soc_sim):
+    soc, exe, elf = soc_sim
+    r = soc.run_soc(elf, arg=1, exe=exe, uart_in="help\nregs\nmode poll\nrun 64\nreset\nbogus\nexit 7\n",
+                    uart_prompt="lsmc> ", max_cycles=200_000_000, timeout=600)
+    assert r.returncode == 7, r.uart[-3000:] + r.stderr[-2000:]
+    out = r.uart
+    assert "commands:" in out and "THROUGHPUT_COUNTER" in out and "dma3:" in out and "mode: poll" in out
+    assert re.search(r"^entries_in=64 .* PASS$", out, re.M) and "soft reset: ok" in out
+    assert "unknown command 'bogus'" in out

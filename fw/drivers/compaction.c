@@ -178,6 +178,7 @@ int cip_run(const cip_job *job, cip_result *res)
     cip_write(CIP_IRQ_ENABLE, job->use_irq ? IRQ_BITS : 0);
 
     /* start counter -> start DMA and IP (writers first, the IP, then the readers) */
+    mem_fence();
     cip_write(CIP_COUNT_CONTROL, 1);
     dma_start(DMA_CH_OUT, job->out_addr, job->out_buf);
     dma_start(DMA_CH_INV, job->inv_addr, job->inv_buf);

@@ -21,7 +21,10 @@ static inline void csr_clear_mie(uint32_t bits) { shim_csr_clear_mie(bits); }
 static inline void irq_global_enable(void) { shim_irq_global(1); }
 static inline void irq_global_disable(void) { shim_irq_global(0); }
 static inline void dcache_invalidate(void) { shim_dcache_invalidate(); }
+static inline void mem_fence(void) {}
 #else
+/* Make the CPU's stores visible on the bus before a DMA reads the same memory. */
+static inline void mem_fence(void) { __asm__ volatile("fence" ::: "memory"); }
 static inline void csr_set_mie(uint32_t bits) { __asm__ volatile("csrs mie, %0" ::"r"(bits)); }
 static inline void csr_clear_mie(uint32_t bits) { __asm__ volatile("csrc mie, %0" ::"r"(bits)); }
 static inline void irq_global_enable(void) { __asm__ volatile("csrsi mstatus, 8" ::: "memory"); }
