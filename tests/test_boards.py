@@ -147,9 +147,9 @@ def test_nand_pins_on_header(tmp_path):
     for pin in ("lsmc_nand_dq[0]", "lsmc_nand_dq[7]", "lsmc_nand_cle", "lsmc_nand_rb_n", "lsmc_nand_ce_n"):
         assert f"[get_ports {{{pin}}}]" in xdc, pin
     assert "IOBUF" in (out / "gateware" / "arty_a7.v").read_text()  # DQ is bidirectional
-    (tmp_path / "two").mkdir()
-    v2 = boards.contract_stub_verilog(tmp_path / "two" / "LsmcSoc.v", nand_targets=2)
-    with pytest.raises(boards.BoardError, match="one CE#"):
+    (tmp_path / "five").mkdir()
+    v2 = boards.contract_stub_verilog(tmp_path / "five" / "LsmcSoc.v", nand_targets=5)
+    with pytest.raises(boards.BoardError, match="4 CE#"):
         boards.build_target(board, tmp_path / "arty2", soc_verilog=v2, compile_software=False)
 
 
@@ -235,3 +235,57 @@ def test_attach_firmware_needs_ram(tmp_path):
     v.write_text("module LsmcSoc(input clk);\n  reg [31:0] other [0:3];\nendmodule\n")
     with pytest.raises(boards.BoardError, match="no 65536-word RAM"):
         boards.attach_firmware(v, [0] * 65536)
+
+
+def test_prefix_modules(tmp_path):
+    v = tmp_path / "LsmcSoc.v"
+    v.write_text("module LsmcSoc (input wire clk);\n  VexRiscv cpu (\n    .clk(clk)\n  );\n"
+                 "  (* keep_hierarchy = \"TRUE\" *) BufferCC #(\n    .W(1)\n  ) cc (\n    .clk(clk)\n  );\n"
+                 "  wire VexRiscv_unused;\nendmodule\nmodule VexRiscv (input wire clk);\nendmodule\n"
+                 "module BufferCC #(parameter W = 1) (input wire clk);\nendmodule\n")
+    assert boards.prefix_modules(v, "Lsmc_") == 2
+    text = v.read_text()
+    assert "module LsmcSoc (" in text and "module Lsmc_VexRiscv (" in text and "module Lsmc_BufferCC #(" in text
+    assert "  Lsmc_VexRiscv cpu (" in text and '*) Lsmc_BufferCC #(' in text
+    assert "wire VexRiscv_unused;" in text  # signals are not module names
+    with pytest.raises(boards.BoardError, match="already carry"):
+        boards.prefix_modules(v, "Lsmc_")
+
+
+# ------------------------------------------------------------------------------ the real SoC
+@pytest.fixture(scope="module")
+def real_soc():
+    """Board variant of the SoC from hw/soc (soc.Generate --no-sim-ctrl through Mill, cached)."""
+    return boards.generate_soc_verilog()
+
+
+def test_real_soc_matches_contract(real_soc):
+    itf = boards.soc_interface(real_soc)
+    assert (itf.ddr.data_width, itf.ddr_dma.data_width) == (32, 256)
+    assert itf.ddr.addr_width == 32 and itf.ddr_dma.addr_width == 32
+
+
+@pytest.mark.skipif(shutil.which("yosys") is None, reason="yosys not installed")
+@pytest.mark.parametrize("name", sorted(BOARD_DIRS))
+def test_real_soc_on_board_with_firmware(real_soc, name, tmp_path):
+    """The real SoC with a firmware image: generated, preloaded into the four RAM byte lanes, the SoC's
+    modules renamed apart from LiteX's VexRiscv, and the whole top elaborated by yosys."""
+    board = load_board(name)
+    elf = tmp_path / "fw.elf"
+    code = bytes(range(256)) * 4
+    elf.write_bytes(_elf([(0x8000_0000, code, len(code) + 64)]))
+    out = tmp_path / name
+    boards.build_target(board, out, soc_verilog=real_soc, firmware=elf, compile_software=False)
+    gw = out / "gateware"
+    soc_text = (gw / "LsmcSoc.v").read_text()
+    for lane in range(4):
+        assert re.search(rf'\$readmemh\("LsmcSoc_\w*ram_symbol{lane}\.hex"', soc_text)
+    lane1 = next(gw.glob("LsmcSoc_*ram_symbol1.hex")).read_text().split()
+    assert len(lane1) == 64 * 1024 and lane1[:3] == ["01", "05", "09"] and lane1[300] == "00"
+    assert "module Lsmc_VexRiscv" in soc_text and "\nmodule VexRiscv" not in soc_text
+    log = boards.yosys_check_top(gw, board.name)
+    assert not re.search(r"Warning: Resizing cell port \S*lsmc_soc", log)
+    itf = boards.soc_interface(gw / "LsmcSoc.v")
+    if itf.nand:  # the NAND controller's pins are on the board's header
+        xdc = (gw / f"{board.name}.xdc").read_text()
+        assert "[get_ports {lsmc_nand_dq[0]}]" in xdc and "[get_ports {lsmc_nand_rb_n[0]}]" in xdc

@@ -64,10 +64,11 @@ class ArtyA7:
 
     @staticmethod
     def nand_pads(platform, targets):
-        """ONFI NAND on Pmod JC (DQ0..7) and JD (control), LVCMOS33: a 3.3 V NAND wires directly."""
+        """ONFI NAND on Pmods, LVCMOS33 (a 3.3 V NAND wires directly): DQ0..7 on JC, CLE/ALE/WE#/RE#/WP#
+        on JD, CE#n on JB pins 1..4 and R/B#n on JB pins 7..10 (up to 4 targets)."""
         from litex.build.generic_platform import Subsignal, Pins, IOStandard, Misc
-        if targets != 1:
-            raise boards.BoardError(f"Arty NAND header (Pmod JC+JD) has one CE#/R/B# pair, SoC has {targets}")
+        if not 1 <= targets <= 4:
+            raise boards.BoardError(f"Arty NAND header (Pmod JB) has 4 CE#/R/B# pairs, SoC has {targets}")
         platform.add_extension([("lsmc_nand", 0,
             Subsignal("dq", Pins(" ".join(f"pmodc:{i}" for i in range(8)))),
             Subsignal("cle", Pins("pmodd:0")),
@@ -75,11 +76,10 @@ class ArtyA7:
             Subsignal("we_n", Pins("pmodd:2")),
             Subsignal("re_n", Pins("pmodd:3")),
             Subsignal("wp_n", Pins("pmodd:4")),
-            Subsignal("ce_n", Pins("pmodd:5")),
-            Subsignal("rb_n", Pins("pmodd:6"), Misc("PULLUP=TRUE")),  # open-drain R/B#
+            Subsignal("ce_n", Pins(" ".join(f"pmodb:{i}" for i in range(targets)))),
+            Subsignal("rb_n", Pins(" ".join(f"pmodb:{4 + i}" for i in range(targets))), Misc("PULLUP=TRUE")),
             IOStandard("LVCMOS33"))])
         return platform.request("lsmc_nand")
-
 
 if __name__ == "__main__":
     sys.exit(boards.target_main(ArtyA7))

@@ -436,6 +436,8 @@ def build_target(board, output_dir: Path, soc_verilog: Path | None = None, firmw
     # A private copy, so the build folder is self-contained and the RAM image can be attached to it.
     local = gw / f"{SOC_TOP}.v"
     shutil.copyfile(src, local)
+    # LiteX's BIOS CPU is a module `VexRiscv` too: give every submodule of the SoC a private prefix.
+    prefix_modules(local, "Lsmc_")
     for extra in src.parent.glob(f"{SOC_TOP}.v_*.bin"):  # memory init files SpinalHDL writes next to it
         shutil.copyfile(extra, gw / extra.name)
     if firmware is not None:
@@ -448,6 +450,29 @@ def build_target(board, output_dir: Path, soc_verilog: Path | None = None, firmw
                       csr_csv=str(output_dir / "csr.csv"))
     builder.build(build_name=board.name, run=run)
     return output_dir
+
+
+# ------------------------------------------------------------------------- module name clashes
+def prefix_modules(verilog: Path, prefix: str, keep: str = SOC_TOP) -> int:
+    """Rename every module defined in `verilog` but `keep` to prefix+name, definitions and
+    instantiations alike (SpinalHDL style: `module Name (` / `  Name inst (` / `  Name #(...) inst (`, with
+    optional `(* attributes *)` before an instance),
+    so the SoC's `VexRiscv`, `StreamFifo`, ... cannot clash with LiteX's modules. Returns the count."""
+    verilog = Path(verilog)
+    text = verilog.read_text()
+    names = set(re.findall(r"^\s*module\s+([A-Za-z_]\w*)", text, re.M)) - {keep}
+    if not names:
+        return 0
+    if any(n.startswith(prefix) for n in names):
+        raise BoardError(f"{verilog}: modules already carry the prefix {prefix}")
+    alt = "|".join(sorted(map(re.escape, names), key=len, reverse=True))
+    text = re.sub(rf"^(\s*module\s+)({alt})\b", lambda m: m.group(1) + prefix + m.group(2), text, flags=re.M)
+    text, n_inst = re.subn(rf"^(\s*(?:\(\*[^*]*\*\)\s*)*)({alt})(\s+(?:#\s*\(|[A-Za-z_]\w*\s*\())",
+                           lambda m: m.group(1) + prefix + m.group(2) + m.group(3), text, flags=re.M)
+    if n_inst < 1:
+        raise BoardError(f"{verilog}: no instantiation of its {len(names)} submodules found")
+    verilog.write_text(text)
+    return len(names)
 
 
 # ------------------------------------------------------------------------- firmware into the RAM
