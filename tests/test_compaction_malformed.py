@@ -122,8 +122,9 @@ def test_error_codes_1_to_10(width):
             bad_results += [f"{name}: {p}" for p in ipsim.model_problems(job, r)]
             continue
         got = (r.status, r.code, r.input, r.index)
-        if got != ("error", code, which, index) or not r.drained or r.violations:
-            bad_results.append(f"{name}: got {got} drained={r.drained} violations={r.violations}, "
+        if got != ("error", code, which, index) or not r.drained or r.violations or r.after_error:
+            bad_results.append(f"{name}: got {got} drained={r.drained} violations={r.violations} "
+                               f"after_error={r.after_error}, "
                                f"want error code {code} input {which} index {index}")
     assert not bad_results, "\n".join(bad_results)
 
@@ -147,7 +148,8 @@ def test_last_flag_disagrees_with_length(width):
     for (name, job), r in zip(cases, results):
         which = 1 if "in1" in name else 0
         # the first beat that disagrees belongs to entry 3 in every case
-        if (r.status, r.code, r.input, r.index) != ("error", kb16.LENGTH, which, 3) or not r.drained:
+        if (r.status, r.code, r.input, r.index) != ("error", kb16.LENGTH, which, 3) or not r.drained \
+                or r.after_error:
             bad.append(f"{name}: {r.status} {r.code_name} input {r.input} index {r.index} drained={r.drained}")
     assert not bad, "\n".join(bad)
 
@@ -220,7 +222,7 @@ def test_output_capacities(width):
             n = cap // 4 * 4
             ok = r.invalid == inv[:n] and merged.startswith(r.out)
         got = (r.status, r.code, r.index)
-        if got != want or not ok or not r.drained or r.violations:
+        if got != want or not ok or not r.drained or r.violations or r.after_error:
             bad.append(f"{tag}: got {got} out={len(r.out)} inv={len(r.invalid)} drained={r.drained}, want {want} "
                        f"with {n} bytes on the capped stream")
         if len(r.out) > job.out_capacity or len(r.invalid) > job.inv_capacity:
@@ -237,7 +239,7 @@ def test_bad_group(width):
     results = ipsim.run_jobs(jobs, width=width)
     for g, r in zip(groups, results):
         assert (r.status, r.code) == ("error", kb16.BAD_GROUP), f"G={g}: {r.fields}"
-        assert r.out == b"" and r.invalid == b"" and r.drained, f"G={g}: {r.fields}"
+        assert r.out == b"" and r.invalid == b"" and r.drained and not r.after_error, f"G={g}: {r.fields}"
     assert ipsim.model_problems(jobs[-1], results[-1]) == []
 
 

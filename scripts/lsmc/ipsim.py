@@ -160,6 +160,7 @@ class JobResult:
     last_ok: bool
     drained: bool
     violations: int
+    after_error: int       # output beats that left after STATUS showed ERROR (must be 0)
     fields: dict
 
     @property
@@ -213,7 +214,7 @@ def run_jobs(jobs: list[Job], width: int = 128, exe: Path | None = None, wave: s
                 hw_cycles=f["hw_cycles"], sim_cycles=f["sim_cycles"],
                 out=(tmp / f"j{i}.out").read_bytes(), invalid=(tmp / f"j{i}.inv").read_bytes(),
                 out_keys=f["out_keys"], last_ok=bool(f["last_ok"]), drained=bool(f["drained"]),
-                violations=f["violations"], fields=f))
+                violations=f["violations"], after_error=f["after_error"], fields=f))
         return out
 
 

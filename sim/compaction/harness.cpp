@@ -378,8 +378,13 @@ void Harness::run_job(uint64_t max_cycles) {
     uint32_t st = 0;
     const char* result = "timeout";
     bool drained = false;
+    // Output beats allowed once STATUS shows ERROR: those already received, plus a beat already
+    // offered and waiting for ready (a stream may not withdraw `valid`); nothing else may leave.
+    size_t at_error = SIZE_MAX;
     while (cycle - t0 < max_cycles) {
         st = bus(false, 0x28, 0);
+        if ((st & 4) && at_error == SIZE_MAX)
+            at_error = out.beats.size() + inv.beats.size() + out.pending + inv.pending;
         drained = src[0].left() == 0 && src[1].left() == 0;
         if (st & 2) { result = "done"; break; }
         if ((st & 4) && drained) { result = "error"; break; }
@@ -387,14 +392,17 @@ void Harness::run_job(uint64_t max_cycles) {
     }
     uint32_t hw = bus(false, 0x48, 0), idx = bus(false, 0x2C, 0), keys = bus(false, 0x4C, 0);
     bool done = !strcmp(result, "done");
+    // nothing may leave the IP once it has reported the error
+    size_t total = out.beats.size() + inv.beats.size();
+    size_t after_error = at_error == SIZE_MAX || total <= at_error ? 0 : total - at_error;
     int64_t a = first_in >= 0 ? first_in : start_cycle, e = std::max(last_in, last_out);
     uint64_t simc = (a >= 0 && e >= a) ? (uint64_t)(e - a + 1) : 0;
     printf("run status=%s code=%u input=%u index=%u hw_cycles=%u sim_cycles=%" PRIu64
            " out_beats=%zu out_bytes=%zu inv_count=%zu out_keys=%u last_ok=%d drained=%d left0=%zu left1=%zu"
-           " violations=%" PRIu64 " cycle=%" PRIu64 "\n",
+           " violations=%" PRIu64 " after_error=%zu cycle=%" PRIu64 "\n",
            result, (st >> 8) & 0xFF, (st >> 16) & 1, idx, hw, simc, out.beats.size(), out.beats.size() * 4 * kWords,
            inv.beats.size(), keys, (int)(last_ok(out, done) && last_ok(inv, done)), (int)drained, src[0].left(),
-           src[1].left(), out.violations + inv.violations + axi_violations, cycle);
+           src[1].left(), out.violations + inv.violations + axi_violations, after_error, cycle);
 }
 
 void Harness::command(const std::vector<std::string>& a) {
