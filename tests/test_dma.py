@@ -414,3 +414,10 @@ def test_generated_header_and_docs():
 def test_generator_rejects_bad_width(tmp_path):
     with pytest.raises(build.BuildError, match="width must be 32 or 128"):
         build.mill("dma.runMain", "dma.Generate", "--width", "64", "--out", str(tmp_path))
+
+
+@pytest.mark.parametrize("script, msg", [("bogus 1", "unknown command"), ("axistall 2", "bad probability"),
+                                         ("wr 0x00", "too few arguments"), ("rd zz", "bad number")])
+def test_harness_rejects_bad_script(script, msg):
+    res = subprocess.run([str(exe_for(128))], input=script + "\n", capture_output=True, text=True, timeout=30)
+    assert res.returncode == 2 and f"FATAL {msg}" in res.stdout, res.stdout

@@ -347,6 +347,13 @@ static uint32_t num(const std::string& s) {
     return uint32_t(v);
 }
 
+static double prob(const std::string& s) {
+    char* end = nullptr;
+    double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || *end || !(v >= 0 && v <= 1)) die("bad probability '" + s + "' (0..1)");
+    return v;
+}
+
 static void usage() {
     std::puts(
         "commands (stdin, one a line):\n"
@@ -382,9 +389,14 @@ int main(int argc, char** argv) {
         auto need = [&](size_t n) { if (a.size() < n + 1) die("too few arguments: " + line); };
         if (c == "seed") { need(1); h.rng.seed(num(a[1])); }
         else if (c == "lat") { need(2); h.readLat = num(a[1]); h.writeLat = num(a[2]); }
-        else if (c == "axistall") { need(1); h.axiStall = std::stod(a[1]); }
+        else if (c == "axistall") { need(1); h.axiStall = prob(a[1]); }
         else if (c == "err") { need(2); h.errLo = num(a[1]); h.errHi = num(a[1]) + num(a[2]); }
-        else if (c == "membase") { need(2); h.memBase = num(a[1]); h.mem.assign(num(a[2]), 0); }
+        else if (c == "membase") {
+            need(2);
+            if (num(a[2]) == 0 || num(a[2]) > (256u << 20)) die("memory size must be 1 B .. 256 MiB");
+            h.memBase = num(a[1]);
+            h.mem.assign(num(a[2]), 0);
+        }
         else if (c == "load" || c == "fill") {
             need(2);
             uint32_t addr = num(a[1]);
@@ -400,11 +412,11 @@ int main(int argc, char** argv) {
             writeFile(a[3], &h.mem[addr - h.memBase], n);
         } else if (c == "sinkstall") {
             need(2);
-            (a[1] == "key0" ? h.key0 : a[1] == "key1" ? h.key1 : (die("bad sink"), h.key0)).stall = std::stod(a[2]);
+            (a[1] == "key0" ? h.key0 : a[1] == "key1" ? h.key1 : (die("bad sink"), h.key0)).stall = prob(a[2]);
         } else if (c == "srcstall" || c == "src") {
             need(2);
             Source& s = a[1] == "out" ? h.out : a[1] == "invalid" ? h.inv : (die("bad source"), h.out);
-            if (c == "srcstall") s.stall = std::stod(a[2]);
+            if (c == "srcstall") s.stall = prob(a[2]);
             else {
                 s.bytes = readFile(a[2]);
                 s.pos = 0;
