@@ -70,7 +70,7 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
       val complete = (bytes(31 downto 4) ## B(0, 4 bits)).asUInt.resize(33)
       val open = consumed < complete
       val expectLast = consumed + cfg.beatBytes >= bytes.resize(33)
-      val beatInEntry = Reg(UInt(log2Up(R) max 1 bits)) init (0)
+      val beatInEntry = (R > 1) generate (Reg(UInt(log2Up(R) bits)) init (0))
       val entryEnd = if (R == 1) True else beatInEntry === R - 1
       // An early `last` inside an entry: the producer sends nothing more, so the port completes the
       // entry itself with zero beats flagged `truncated` (the decoder then reports LENGTH, no hang).
@@ -85,7 +85,7 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
 
       val accepted = beat.fire && !stuffing
       when(beat.fire) {
-        beatInEntry := (if (R == 1) U(0) else beatInEntry + 1)
+        if (R > 1) beatInEntry := beatInEntry + 1
         when(!stuffing) { consumed := consumed + cfg.beatBytes }
         when(!stuffing && truncates)(stuffing := True)
         when(stuffing && entryEnd)(stuffing := False)
@@ -155,7 +155,7 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
       io.out.last := beat.payload(1)
       beat.ready := io.out.ready && open
       val overflow = running && beat.valid && !fits
-      val overflowIndex = (bytes >> 4).resize(32)
+      val overflowIndex = bytes(32 downto 4).resize(32)
       when(io.out.fire)(bytes := bytes + cfg.beatBytes)
       val words = Mux(io.out.fire, U(cfg.beatWords, 3 bits), U(0, 3 bits))
       val realKey = io.out.fire && beat.payload(0)
@@ -175,7 +175,7 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
       io.invalid.payload := invFifo.io.pop.payload
       invFifo.io.pop.ready := io.invalid.ready && open
       val overflow = running && invFifo.io.pop.valid && !fits
-      val overflowIndex = (bytes >> 2).resize(32)
+      val overflowIndex = bytes(32 downto 2).resize(32)
       when(io.invalid.fire)(bytes := bytes + 4)
       val finished = Reg(Bool()) init (False)
       when((io.invalid.fire && io.invalid.last) || merger.io.invEmpty)(finished := True)

@@ -42,7 +42,7 @@ case class Decoder() extends Component {
   val stageA = new Area {
     val index = Reg(UInt(32 bits)) init (0)
     val slot = Reg(UInt(8 bits)) init (0)
-    val prevKey = Reg(Bits(128 bits)) init (0)
+    val prevKey = Reg(Bits(64 bits)) init (0) // shared <= 8: only bytes 0..7 are ever reused
     val prevLen = Reg(UInt(5 bits)) init (0) // the previous key of the first entry is the empty key
     val endSent = Reg(Bool()) init (False)
     val injectEnd = io.entries === 0 && !endSent
@@ -55,7 +55,7 @@ case class Decoder() extends Component {
     val shared = header(7 downto 4).asUInt
     val vir = header(8)
     val pad = header(9)
-    val slotLast = slot === (io.group - 1).resize(8)
+    val slotLast = slot.resize(9) === io.group - 1
     val isFinal = index === io.entries.resize(32) - 1
     val newLen = (shared +^ unshared).resize(5)
 
@@ -123,7 +123,7 @@ case class Decoder() extends Component {
         index := index + 1
         slot := Mux(slotLast, U(0, 8 bits), slot + 1)
         when(!pad) { // a pad does not change the previous key
-          prevKey := newKey
+          prevKey := newKey(63 downto 0)
           prevLen := newLen
         }
       }

@@ -26,23 +26,25 @@ case class Encoder() extends Component {
   }
 
   val prefixStage = new Area {
-    val prevKey = Reg(Bits(128 bits)) init (0)
+    val prevKey = Reg(Bits(64 bits)) init (0) // bytes 0..7: the prefix counts up to 8 only
     val prevLen = Reg(UInt(5 bits)) init (0)
-    val k = io.input.payload.key.subdivideIn(8 bits)
+    val k = io.input.payload.key(63 downto 0).subdivideIn(8 bits)
     val p = prevKey.subdivideIn(8 bits)
     // Index of the first differing byte among bytes 0..7 (8 if none), capped by both lengths.
-    var firstDiff = U(8, 5 bits)
-    for (j <- 7 downto 0) firstDiff = Mux(k(j) =/= p(j), U(j, 5 bits), firstDiff)
+    var firstDiff = U(8, 4 bits)
+    for (j <- 7 downto 0) firstDiff = Mux(k(j) =/= p(j), U(j, 4 bits), firstDiff)
     val len = io.input.payload.len
-    val capped = Vec(firstDiff, prevLen, len).reduceBalancedTree((a, b) => Mux(a < b, a, b))
+    val shorter = Mux(prevLen < len, prevLen, len)
+    val shorterCapped = Mux(shorter > 8, U(8, 4 bits), shorter(3 downto 0))
+    val prefix = Mux(firstDiff < shorterCapped, firstDiff, shorterCapped)
     val out = io.input.translateWith {
       val t = PrefixedKey()
       t.rec := io.input.payload
-      t.prefix := capped.resize(4)
+      t.prefix := prefix
       t
     }
     when(io.input.fire && !io.input.payload.endOnly) {
-      prevKey := io.input.payload.key
+      prevKey := io.input.payload.key(63 downto 0)
       prevLen := len
     }
   }
@@ -52,7 +54,7 @@ case class Encoder() extends Component {
     val r = in.payload.rec
     val slot = Reg(UInt(8 bits)) init (0)
     val realNext = Reg(Bool()) init (False) // the virtual entry is out, its real entry comes next
-    val slotLast = slot === (io.group - 1).resize(8)
+    val slotLast = slot.resize(9) === io.group - 1
     val shared = Mux(slot === 0, U(0, 4 bits), in.payload.prefix)
     val rest = r.len - shared.resize(5)
     val needVirtual = rest > 8
@@ -60,7 +62,8 @@ case class Encoder() extends Component {
     val emitVirtual = !realNext && needVirtual && !slotLast
     val emitReal = realNext || !needVirtual
     val start = Mux(realNext, U(8, 4 bits), shared)
-    val unshared = Mux(realNext, r.len - 8, Mux(needVirtual, U(8, 5 bits), rest))
+    // 4-bit arithmetic is exact here: len - 8 is 1..8 after a virtual entry, rest <= 8 otherwise.
+    val unshared = Mux(realNext, r.len(3 downto 0) - 8, Mux(needVirtual, U(8, 4 bits), rest(3 downto 0)))
     val keyBytes = r.key.subdivideIn(8 bits)
     val stored = Vec.tabulate(8) { i =>
       val b = Bits(8 bits)
@@ -68,7 +71,7 @@ case class Encoder() extends Component {
       for (st <- 0 to 8 if i + st < 16) when(start === st) { b := keyBytes(i + st) }
       b
     }
-    val header = B(0, 22 bits) ## emitPad ## emitVirtual ## start ## unshared.resize(4)
+    val header = B(0, 22 bits) ## emitPad ## emitVirtual ## start ## unshared
     val entry = EncodedEntry()
     entry.data := stored.asBits ## Mux(emitReal, r.addr, B(0, 32 bits)) ## header
     when(emitPad)(entry.data := B(0x200, 128 bits))
