@@ -76,6 +76,8 @@ class NandModel {
   void poke(uint32_t row, const std::vector<uint8_t>& data);
   uint32_t page_size() const { return cfg.page_bytes + cfg.spare_bytes; }
   std::vector<uint8_t> param_page() const { return param_; }
+  // Damage byte `off` of every parameter-page copy (tests of the host's CRC check).
+  void corrupt_param(uint32_t off) { for (size_t i = off % 256; i < param_.size(); i += 256) param_[i] ^= 0x01; }
 
   // Statistics.
   uint64_t n_commands = 0, n_reads = 0, n_programs = 0, n_erases = 0, n_bit_errors = 0;

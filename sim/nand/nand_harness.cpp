@@ -6,6 +6,7 @@
 // Requests:  w ADDR VAL | r ADDR | mw ADDR HEX | mr ADDR LEN | run N | cycles
 //            wait_comp MAXCYCLES        (poll STATUS until a completion is queued)
 //            model T errors N | model T spread 0/1 | model T stuck 0/1 | model T check 0/1 | model T mode
+//            model T corrupt_param OFFSET
 //            peek T ROW | poke T ROW HEX | param T | axi_err LO HI | touched | stats T | irq | quit
 // Times: one cycle = 10 ns (100 MHz). Models see every pin edge at the clock edge it happens on.
 #include <cstdio>
@@ -232,6 +233,7 @@ int main(int argc, char** argv) {
       else if (k == "stuck") m.set_stuck_busy(v);
       else if (k == "check") m.cfg.check_timing = v;
       else if (k == "mode") { printf("ok %d\n", m.mode()); continue; }
+      else if (k == "corrupt_param") m.corrupt_param(v);
       else { printf("err unknown model key\n"); continue; }
       printf("ok\n");
     }

@@ -1,0 +1,432 @@
+/* ONFI NAND controller driver; see nand.h and docs/nand.md.
+ * The register offsets come from the generated nand_regs.h (build/gen/nand or build/gen/soc). A
+ * firmware build without that header (no NAND generator run yet) leaves the driver out instead of
+ * failing the whole firmware; NAND_DRIVER_PRESENT tells which build this is. */
+#include "nand.h"
+
+#if __has_include("nand_regs.h")
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csr.h"
+#include "mmio.h"
+#include "soc.h"
+#include "timer.h"
+
+typedef uint32_t u32; /* the regif header declares its unions with it */
+#include "nand_regs.h"
+
+nand_info nand_dev;
+
+#define CMD_TIMEOUT_CYCLES 50000000ull /* 0.5 s at 100 MHz: far above tBERS max (3 ms) */
+
+/* Same table as nand/model/onfi_model.cpp and scripts/lsmc/nandsim.py (ONFI async modes 0..5). */
+const nand_onfi_timing nand_onfi_modes[6] = {
+    {200, 20, 50, 25, 100, 20, 100, 20, 20, 50, 70, 20, 40, 10, 100, 40, 30, 0, 200, 200, 0, 50, 40, 200, 100, 30, 120, 50, 200},
+    {100, 10, 25, 10, 45, 10, 50, 10, 10, 25, 35, 10, 20, 0, 50, 30, 15, 15, 100, 100, 0, 25, 20, 100, 45, 15, 80, 25, 200},
+    {100, 10, 15, 10, 30, 10, 50, 10, 10, 15, 25, 5, 15, 0, 35, 25, 15, 15, 100, 100, 0, 17, 20, 100, 35, 15, 80, 17, 200},
+    {100, 5, 10, 10, 25, 5, 50, 5, 10, 10, 25, 5, 10, 0, 30, 20, 10, 15, 100, 100, 0, 15, 20, 100, 30, 10, 60, 15, 200},
+    {70, 5, 10, 10, 25, 5, 30, 5, 10, 10, 20, 5, 10, 0, 25, 20, 10, 15, 100, 100, 5, 12, 20, 100, 25, 10, 60, 12, 200},
+    {70, 5, 10, 10, 25, 5, 30, 5, 10, 10, 15, 5, 7, 0, 20, 16, 7, 15, 100, 100, 5, 10, 20, 100, 20, 7, 60, 10, 200},
+};
+
+uint32_t nand_reg(uint32_t off) { return mmio_read32(NAND_BASE + off); }
+void nand_reg_write(uint32_t off, uint32_t v) { mmio_write32(NAND_BASE + off, v); }
+
+static const char *const err_names[] = {"OK", "TIMEOUT", "NAND_FAIL", "BAD_CMD", "DMA_BOUNDS", "DMA_BUS", "ECC_UNCORRECTABLE"};
+const char *nand_err_name(int err)
+{
+    if (err >= 0 && err < (int)(sizeof err_names / sizeof err_names[0]))
+        return err_names[err];
+    switch (err) {
+    case NAND_DRV_TIMEOUT: return "DRIVER_TIMEOUT";
+    case NAND_DRV_CRC: return "PARAM_CRC";
+    case NAND_DRV_ID: return "BAD_ID";
+    case NAND_DRV_ARG: return "BAD_ARG";
+    case NAND_DRV_MODE: return "MODE_NOT_SET";
+    default: return "?";
+    }
+}
+
+/* ceil(ns / clock period), at least 1 cycle. */
+static uint32_t cyc(uint32_t clk_hz, unsigned n, const uint16_t *ns)
+{
+    uint32_t best = 1;
+    unsigned i;
+    for (i = 0; i < n; i++) {
+        uint32_t c = (uint32_t)(((uint64_t)ns[i] * clk_hz + 999999999ull) / 1000000000ull);
+        if (c > best)
+            best = c;
+    }
+    return best;
+}
+#define C(...) cyc(clk_hz, sizeof((uint16_t[]){__VA_ARGS__}) / sizeof(uint16_t), (uint16_t[]){__VA_ARGS__})
+
+void nand_timing_for_mode(int mode, uint32_t clk_hz, nand_timing_regs *o)
+{
+    const nand_onfi_timing *t = &nand_onfi_modes[mode < 0 ? 0 : mode > 5 ? 5 : mode];
+    o->timing[0] = C(t->tWP, t->tDS) | C(t->tWH, t->tDH, t->tCLH, t->tALH) << 8 | C(t->tWC) << 16 | C(t->tRP) << 24;
+    o->timing[1] = C(t->tREH) | C(t->tRC) << 8 | C(t->tCS) << 16 | C(t->tCH, t->tCLH, t->tALH) << 24;
+    o->timing[2] = C(t->tCLS, t->tALS) | C(t->tCLR, t->tAR, t->tIR) << 8 | C(t->tWHR) << 16 | C(t->tADL) << 24;
+    o->timing[3] = C(t->tRHW, t->tRHZ) | C(t->tRR) << 8 | C(t->tWB) << 16 | C(t->tCCS) << 24;
+    /* Sample once tREA has passed: ceil(tREA / Tclk) cycles after the RE# pin fell, +1 for the
+     * synchroniser stage the PHY reads from. */
+    o->sample = (uint32_t)(((uint64_t)t->tREA * clk_hz + 999999999ull) / 1000000000ull) + 1;
+}
+
+int nand_set_mode_regs(int mode)
+{
+    nand_timing_regs r;
+    if (mode < 0 || mode > 5)
+        return NAND_DRV_ARG;
+    nand_timing_for_mode(mode, CPU_HZ, &r);
+    nand_reg_write(NAND_TIMING0, r.timing[0]);
+    nand_reg_write(NAND_TIMING1, r.timing[1]);
+    nand_reg_write(NAND_TIMING2, r.timing[2]);
+    nand_reg_write(NAND_TIMING3, r.timing[3]);
+    nand_reg_write(NAND_SAMPLE, r.sample);
+    return NAND_OK;
+}
+
+int nand_submit(const nand_cmd *c)
+{
+    if (c->target >= NAND_MAX_TARGETS)
+        return NAND_DRV_ARG;
+    nand_reg_write(NAND_CMD_CTRL, (uint32_t)c->opcode | (uint32_t)c->target << 8 | c->flags | (uint32_t)c->tag << 16);
+    nand_reg_write(NAND_CMD_ROW, c->row);
+    nand_reg_write(NAND_CMD_COL, c->col);
+    nand_reg_write(NAND_CMD_LEN, c->len);
+    nand_reg_write(NAND_CMD_DMA, c->dma_addr);
+    nand_reg_write(NAND_CMD_PARAM, c->param);
+    nand_reg_write(NAND_CMD_PUSH, 1);
+    return NAND_OK;
+}
+
+int nand_complete(nand_comp *o, uint64_t timeout_cycles)
+{
+    uint64_t deadline = timer_deadline(timeout_cycles);
+    uint32_t info, st;
+    while (!(nand_reg(NAND_STATUS) & NAND_STATUS_COMP_VALID_MASK))
+        if (timer_expired(deadline))
+            return NAND_DRV_TIMEOUT;
+    info = nand_reg(NAND_COMP_INFO);
+    st = nand_reg(NAND_COMP_STATUS);
+    o->data = nand_reg(NAND_COMP_DATA);
+    nand_reg_write(NAND_COMP_POP, 1);
+    o->op = info & 15;
+    o->err = (info >> 4) & 15;
+    o->target = (info >> 8) & 1;
+    o->tag = info >> 16;
+    o->status = st & 0xFF;
+    o->corrected = (st >> 8) & 0xFF;
+    o->corr_map = (st >> 16) & 0xFF;
+    o->unc_map = st >> 24;
+    dcache_invalidate(); /* the command may have written DDR behind the data cache */
+    return NAND_OK;
+}
+
+int nand_exec(const nand_cmd *c, nand_comp *out)
+{
+    nand_comp tmp;
+    nand_comp *o = out ? out : &tmp;
+    int r = nand_submit(c);
+    if (r)
+        return r;
+    r = nand_complete(o, CMD_TIMEOUT_CYCLES);
+    return r ? r : o->err;
+}
+
+static int simple(uint8_t op, int target, uint32_t row, uint32_t len, uint32_t param, nand_comp *c)
+{
+    nand_cmd cmd = {0};
+    cmd.opcode = op;
+    cmd.target = (uint8_t)target;
+    cmd.row = row;
+    cmd.len = len;
+    cmd.param = param;
+    return nand_exec(&cmd, c);
+}
+
+int nand_reset(int target)
+{
+    /* RESET returns the flash to timing mode 0: the controller must be there first. */
+    nand_set_mode_regs(0);
+    nand_dev.mode = 0;
+    return simple(NAND_OP_RESET, target, 0, 0, 0, NULL);
+}
+
+int nand_read_id(int target, uint32_t buf, uint8_t id[5])
+{
+    /* Five ID bytes: DMA them (the completion carries only the first four). */
+    nand_cmd cmd = {0};
+    uint32_t w0, w1;
+    int r;
+    cmd.opcode = NAND_OP_READ_ID;
+    cmd.target = (uint8_t)target;
+    cmd.len = 5;
+    cmd.flags = NAND_F_DMA;
+    cmd.dma_addr = buf;
+    if ((r = nand_exec(&cmd, NULL)) != 0)
+        return r;
+    w0 = mmio_read32(buf);
+    w1 = mmio_read32(buf + 4);
+    id[0] = (uint8_t)w0; id[1] = (uint8_t)(w0 >> 8); id[2] = (uint8_t)(w0 >> 16); id[3] = (uint8_t)(w0 >> 24);
+    id[4] = (uint8_t)w1;
+    return NAND_OK;
+}
+
+static uint16_t crc16_onfi(const uint8_t *p, unsigned n)
+{
+    uint16_t crc = 0x4F4E;
+    unsigned i, b;
+    for (i = 0; i < n; i++) {
+        crc ^= (uint16_t)p[i] << 8;
+        for (b = 0; b < 8; b++)
+            crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x8005) : (uint16_t)(crc << 1);
+    }
+    return crc;
+}
+
+static uint32_t le32(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
+
+int nand_read_param(int target, uint32_t buf, nand_info *info)
+{
+    nand_cmd cmd = {0};
+    uint8_t p[256];
+    int r, copy, i;
+    cmd.opcode = NAND_OP_READ_PARAM;
+    cmd.target = (uint8_t)target;
+    cmd.len = 768;
+    cmd.flags = NAND_F_DMA;
+    cmd.dma_addr = buf;
+    r = nand_exec(&cmd, NULL);
+    if (r)
+        return r;
+    for (copy = 0; copy < 3; copy++) {
+        for (i = 0; i < 256; i += 4) {
+            uint32_t w = mmio_read32(buf + 256 * copy + i);
+            p[i] = w; p[i + 1] = w >> 8; p[i + 2] = w >> 16; p[i + 3] = w >> 24;
+        }
+        info->crc = (uint16_t)(p[254] | p[255] << 8);
+        if (memcmp(p, "ONFI", 4) == 0 && crc16_onfi(p, 254) == info->crc)
+            break;
+    }
+    if (copy == 3)
+        return NAND_DRV_CRC;
+    memcpy(info->manufacturer, p + 32, 12);
+    info->manufacturer[12] = 0;
+    memcpy(info->model, p + 44, 20);
+    info->model[20] = 0;
+    for (i = 11; i >= 0 && info->manufacturer[i] == ' '; i--)
+        info->manufacturer[i] = 0;
+    for (i = 19; i >= 0 && info->model[i] == ' '; i--)
+        info->model[i] = 0;
+    info->page_bytes = le32(p + 80);
+    info->spare_bytes = p[84] | p[85] << 8;
+    info->pages_per_block = le32(p + 92);
+    info->blocks = le32(p + 96);
+    info->row_cycles = p[101] & 15;
+    info->col_cycles = p[101] >> 4;
+    info->ecc_bits = p[112];
+    info->modes = (uint16_t)(p[129] | p[130] << 8);
+    return NAND_OK;
+}
+
+int nand_init(nand_info *info, int targets, uint32_t buf)
+{
+    int t, r, mode;
+    uint16_t modes = 0x3F;
+    nand_comp c;
+    if (targets < 1 || targets > NAND_MAX_TARGETS)
+        return NAND_DRV_ARG;
+    memset(info, 0, sizeof *info);
+    nand_reg_write(NAND_CTRL, NAND_CTRL_WP_N_MASK);
+    for (t = 0; t < targets; t++) {
+        nand_info ti;
+        if ((r = nand_reset(t)) != 0)
+            return r;
+        if ((r = nand_read_id(t, buf, ti.id)) != 0)
+            return r;
+        if ((r = nand_read_param(t, buf, &ti)) != 0)
+            return r;
+        if (t == 0) {
+            *info = ti;
+        } else if (memcmp(ti.id, info->id, 5) || ti.page_bytes != info->page_bytes) {
+            return NAND_DRV_ID; /* one geometry per channel */
+        }
+        modes &= ti.modes;
+    }
+    if (info->row_cycles != 3 || info->col_cycles != 2 || info->page_bytes + info->spare_bytes > nand_reg(NAND_BUF_BYTES))
+        return NAND_DRV_ID; /* the controller issues 2 column + 3 row cycles */
+    for (mode = 5; mode > 0 && !(modes & (1u << mode)); mode--)
+        ;
+    for (t = 0; t < targets && mode > 0; t++) {
+        if ((r = simple(NAND_OP_SET_FEATURES, t, 0x01, 0, (uint32_t)mode, NULL)) != 0)
+            return r;
+    }
+    nand_set_mode_regs(mode);
+    for (t = 0; t < targets; t++) {
+        if ((r = simple(NAND_OP_GET_FEATURES, t, 0x01, 4, 0, &c)) != 0)
+            return r;
+        if ((int)(c.data & 0x0F) != mode)
+            return NAND_DRV_MODE;
+    }
+    nand_reg_write(NAND_GEOMETRY, info->page_bytes | info->spare_bytes << 16);
+    info->mode = mode;
+    info->targets = targets;
+    nand_dev = *info;
+    return NAND_OK;
+}
+
+int nand_erase(int target, uint32_t block, nand_comp *c)
+{
+    return simple(NAND_OP_ERASE, target, block * nand_dev.pages_per_block, 0, 0, c);
+}
+
+static int xfer(uint8_t op, int target, uint32_t row, uint32_t addr, uint32_t len, int ecc, nand_comp *c)
+{
+    nand_cmd cmd = {0};
+    cmd.opcode = op;
+    cmd.target = (uint8_t)target;
+    cmd.row = row;
+    cmd.len = ecc ? 0 : len;
+    cmd.flags = NAND_F_DMA | (ecc ? NAND_F_ECC : 0);
+    cmd.dma_addr = addr;
+    return nand_exec(&cmd, c);
+}
+
+int nand_program(int target, uint32_t row, uint32_t addr, uint32_t len, int ecc, nand_comp *c)
+{
+    return xfer(NAND_OP_PROGRAM, target, row, addr, len, ecc, c);
+}
+
+int nand_read(int target, uint32_t row, uint32_t addr, uint32_t len, int ecc, nand_comp *c)
+{
+    return xfer(NAND_OP_PAGE_READ, target, row, addr, len, ecc, c);
+}
+
+int nand_scan_bad(int target, uint8_t *bad, uint32_t blocks, uint32_t *n_bad)
+{
+    uint32_t b, n = 0;
+    int p, r;
+    for (b = 0; b < blocks; b++) {
+        bad[b] = 0;
+        for (p = 0; p < 2 && !bad[b]; p++) {
+            nand_cmd cmd = {0};
+            nand_comp c;
+            cmd.opcode = NAND_OP_PAGE_READ;
+            cmd.target = (uint8_t)target;
+            cmd.row = b * nand_dev.pages_per_block + (uint32_t)p;
+            cmd.col = nand_dev.page_bytes; /* first spare byte: the factory marker */
+            cmd.len = 1;
+            if ((r = nand_exec(&cmd, &c)) != 0)
+                return r;
+            if ((c.data & 0xFF) != 0xFF)
+                bad[b] = 1;
+        }
+        n += bad[b];
+    }
+    if (n_bad)
+        *n_bad = n;
+    return NAND_OK;
+}
+
+/* ------------------------------------------------------------------------------ console */
+const char nand_console_help[] =
+    "nand init [targets]         reset, ID, parameter page (CRC), fastest timing mode\n"
+    "nand id [t]                 READ ID\n"
+    "nand status [t]             READ STATUS\n"
+    "nand erase t block          BLOCK ERASE\n"
+    "nand program t block page addr [ecc]   PAGE PROGRAM from DDR (ecc: 1 = main area + ECC)\n"
+    "nand read t block page addr [ecc]      PAGE READ to DDR, prints ECC status\n"
+    "nand scan [t]               bad-block scan\n"
+    "nand regs                   controller registers\n";
+
+#define NAND_SCRATCH 0x4F000000u /* DDR scratch for the console (parameter page, ID) */
+
+static unsigned long arg(int argc, char **argv, int i, unsigned long dflt)
+{
+    return i < argc ? strtoul(argv[i], NULL, 0) : dflt;
+}
+
+static int report(const char *what, int r, const nand_comp *c)
+{
+    if (c)
+        printf("%s: %s (flash status 0x%02x", what, nand_err_name(r), c->status);
+    else
+        printf("%s: %s (", what, nand_err_name(r));
+    if (c && (c->corrected || c->unc_map))
+        printf(", ECC corrected %u bits, sectors 0x%02x, uncorrectable 0x%02x", c->corrected, c->corr_map, c->unc_map);
+    printf(")\n");
+    return r;
+}
+
+int nand_console(int argc, char **argv)
+{
+    nand_comp c = {0};
+    const char *sub = argc > 1 ? argv[1] : "help";
+    int t = (int)arg(argc, argv, 2, 0), r;
+    if (!strcmp(sub, "init")) {
+        r = nand_init(&nand_dev, (int)arg(argc, argv, 2, 1), NAND_SCRATCH);
+        if (r == 0)
+            printf("nand: %s %s ID %02x %02x %02x %02x %02x, %lu+%lu B pages, %lu pages/block, %lu blocks, "
+                   "timing mode %d, %d target(s), CRC 0x%04x ok\n",
+                   nand_dev.manufacturer, nand_dev.model, nand_dev.id[0], nand_dev.id[1], nand_dev.id[2],
+                   nand_dev.id[3], nand_dev.id[4], (unsigned long)nand_dev.page_bytes,
+                   (unsigned long)nand_dev.spare_bytes, (unsigned long)nand_dev.pages_per_block,
+                   (unsigned long)nand_dev.blocks, nand_dev.mode, nand_dev.targets, nand_dev.crc);
+        return report("init", r, NULL);
+    }
+    if (!strcmp(sub, "id")) {
+        uint8_t id[5];
+        r = nand_read_id(t, NAND_SCRATCH, id);
+        if (r == 0)
+            printf("ID %02x %02x %02x %02x %02x\n", id[0], id[1], id[2], id[3], id[4]);
+        return report("id", r, NULL);
+    }
+    if (!strcmp(sub, "status")) {
+        r = simple(NAND_OP_READ_STATUS, t, 0, 1, 0, &c);
+        return report("status", r, &c);
+    }
+    if (!strcmp(sub, "erase") && argc >= 4)
+        return report("erase", nand_erase(t, (uint32_t)arg(argc, argv, 3, 0), &c), &c);
+    if ((!strcmp(sub, "program") || !strcmp(sub, "read")) && argc >= 6) {
+        uint32_t row = (uint32_t)(arg(argc, argv, 3, 0) * nand_dev.pages_per_block + arg(argc, argv, 4, 0));
+        uint32_t addr = (uint32_t)arg(argc, argv, 5, 0);
+        int ecc = (int)arg(argc, argv, 6, 1);
+        uint32_t len = nand_dev.page_bytes + (ecc ? 0 : nand_dev.spare_bytes);
+        r = sub[0] == 'p' ? nand_program(t, row, addr, len, ecc, &c) : nand_read(t, row, addr, len, ecc, &c);
+        return report(sub, r, &c);
+    }
+    if (!strcmp(sub, "scan")) {
+        static uint8_t bad[4096];
+        uint32_t n = 0, b, blocks = nand_dev.blocks < 4096 ? nand_dev.blocks : 4096;
+        r = nand_scan_bad(t, bad, blocks, &n);
+        printf("target %d: %lu bad of %lu blocks:", t, (unsigned long)n, (unsigned long)blocks);
+        for (b = 0; b < blocks; b++)
+            if (bad[b])
+                printf(" %lu", (unsigned long)b);
+        printf("\n");
+        return report("scan", r, NULL);
+    }
+    if (!strcmp(sub, "regs")) {
+        static const struct { const char *n; uint32_t off; } regs[] = {
+            {"STATUS", NAND_STATUS}, {"IRQ_STATUS", NAND_IRQ_STATUS}, {"TIMING0", NAND_TIMING0},
+            {"TIMING1", NAND_TIMING1}, {"TIMING2", NAND_TIMING2}, {"TIMING3", NAND_TIMING3},
+            {"SAMPLE", NAND_SAMPLE}, {"GEOMETRY", NAND_GEOMETRY}, {"PERF_CYCLES", NAND_PERF_CYCLES},
+            {"PERF_BYTES", NAND_PERF_BYTES}};
+        unsigned i;
+        for (i = 0; i < sizeof regs / sizeof regs[0]; i++)
+            printf("  %02lx %-12s 0x%08lx\n", (unsigned long)regs[i].off, regs[i].n, (unsigned long)nand_reg(regs[i].off));
+        return 0;
+    }
+    fputs(nand_console_help, stdout);
+    return NAND_DRV_ARG;
+}
+
+const int nand_driver_present = 1;
+#else
+const int nand_driver_present = 0;
+#endif

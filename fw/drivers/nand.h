@@ -1,0 +1,102 @@
+/* ONFI NAND controller driver (nand/rtl NandController at NAND_BASE, registers from the generated
+ * nand_regs.h). Commands go through the controller's queue; each returns a completion record.
+ * docs/nand.md describes the controller, the timing derivation and the spare-area layout. */
+#ifndef LSMC_NAND_H
+#define LSMC_NAND_H
+
+#include <stdint.h>
+
+/* Controller opcodes (CMD_CTRL.OPCODE). */
+enum {
+    NAND_OP_RESET = 0, NAND_OP_READ_ID = 1, NAND_OP_READ_PARAM = 2, NAND_OP_READ_STATUS = 3,
+    NAND_OP_SET_FEATURES = 4, NAND_OP_GET_FEATURES = 5, NAND_OP_PAGE_READ = 6, NAND_OP_CHANGE_COL = 7,
+    NAND_OP_PROGRAM = 8, NAND_OP_ERASE = 9, NAND_OP_WAIT_STATUS = 10, NAND_OP_READ_DATA = 11
+};
+/* Completion errors (COMP_INFO.C_ERR). */
+enum {
+    NAND_E_OK = 0, NAND_E_TIMEOUT = 1, NAND_E_FAIL = 2, NAND_E_BAD_CMD = 3, NAND_E_DMA_BOUNDS = 4,
+    NAND_E_DMA_BUS = 5, NAND_E_ECC = 6
+};
+/* Driver results (negative) besides the completion errors above (positive). */
+enum { NAND_OK = 0, NAND_DRV_TIMEOUT = -1, NAND_DRV_CRC = -2, NAND_DRV_ID = -3, NAND_DRV_ARG = -4, NAND_DRV_MODE = -5 };
+
+#define NAND_F_ECC (1u << 9)
+#define NAND_F_SPLIT (1u << 10)
+#define NAND_F_DMA (1u << 11)
+#define NAND_MAX_TARGETS 2
+#define NAND_STATUS_FAIL 0x01u
+#define NAND_STATUS_RDY 0x40u
+#define NAND_STATUS_WP_N 0x80u
+
+typedef struct {
+    uint8_t op, err, target, status;
+    uint16_t tag;
+    uint8_t corrected, corr_map, unc_map;
+    uint32_t data;
+} nand_comp;
+
+typedef struct {
+    uint8_t opcode, target;
+    uint32_t flags; /* NAND_F_ECC | NAND_F_SPLIT | NAND_F_DMA */
+    uint16_t tag;
+    uint32_t row, col, len, dma_addr, param;
+} nand_cmd;
+
+/* What the parameter page says (ONFI 1.0 fields the driver uses). */
+typedef struct {
+    uint8_t id[5];
+    char manufacturer[13], model[21];
+    uint32_t page_bytes, spare_bytes, pages_per_block, blocks;
+    uint8_t row_cycles, col_cycles, ecc_bits;
+    uint16_t modes; /* bit n: asynchronous timing mode n supported */
+    uint16_t crc;
+    int mode;       /* timing mode in use */
+    int targets;
+} nand_info;
+
+/* ONFI asynchronous timing parameters (ns) of modes 0..5, and their register encoding. */
+typedef struct {
+    uint16_t tADL, tALH, tALS, tAR, tCEA, tCH, tCHZ, tCLH, tCLR, tCLS, tCS, tDH, tDS, tIR, tRC, tREA, tREH,
+        tRHOH, tRHW, tRHZ, tRLOH, tRP, tRR, tWB, tWC, tWH, tWHR, tWP, tCCS;
+} nand_onfi_timing;
+extern const nand_onfi_timing nand_onfi_modes[6];
+typedef struct { uint32_t timing[4], sample; } nand_timing_regs;
+void nand_timing_for_mode(int mode, uint32_t clk_hz, nand_timing_regs *out);
+
+uint32_t nand_reg(uint32_t off);
+void nand_reg_write(uint32_t off, uint32_t v);
+const char *nand_err_name(int err);
+
+/* Low level: queue one command / take the next completion (NAND_DRV_TIMEOUT after timeout cycles). */
+int nand_submit(const nand_cmd *c);
+int nand_complete(nand_comp *out, uint64_t timeout_cycles);
+/* Submit + complete; returns the completion error (0 OK), or a negative driver error. */
+int nand_exec(const nand_cmd *c, nand_comp *out);
+
+int nand_set_mode_regs(int mode);
+int nand_reset(int target);
+/* buf: DDR scratch (8 bytes) for the DMA of the five ID bytes. */
+int nand_read_id(int target, uint32_t buf, uint8_t id[5]);
+/* Reads the parameter page (three copies) into DDR at buf (>= 768 bytes), checks the CRC-16 of the
+ * first copy that matches and fills info. */
+int nand_read_param(int target, uint32_t buf, nand_info *info);
+/* Reset every target, ID + parameter page, switch all targets to the fastest common mode (SET
+ * FEATURES 01h, checked with GET FEATURES), program the controller timing registers and geometry. */
+int nand_init(nand_info *info, int targets, uint32_t buf);
+int nand_erase(int target, uint32_t block, nand_comp *c);
+/* Program / read one page: with ecc the page's main area (page_bytes) is moved via DMA and ECC
+ * protects it; without, `len` raw bytes from column 0. */
+int nand_program(int target, uint32_t row, uint32_t addr, uint32_t len, int ecc, nand_comp *c);
+int nand_read(int target, uint32_t row, uint32_t addr, uint32_t len, int ecc, nand_comp *c);
+/* Bad-block scan: marker byte (spare byte 0) of pages 0 and 1; bad[b] = 1 for a bad block. */
+int nand_scan_bad(int target, uint8_t *bad, uint32_t blocks, uint32_t *n_bad);
+
+extern nand_info nand_dev;
+/* 0 when the firmware was built without the generated nand_regs.h: no function below exists. */
+extern const int nand_driver_present;
+
+/* Console commands (argv[0] is the command name): wired by the console as "nand <sub> ...". */
+int nand_console(int argc, char **argv);
+extern const char nand_console_help[];
+
+#endif
