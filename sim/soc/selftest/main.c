@@ -162,8 +162,44 @@ static void entry(volatile uint32_t *e, uint32_t shared, uint32_t unshared, uint
   e[3] = k[1];
 }
 
+/* One job: DMA channels 0/1 read the runs, 2/3 write merged output and invalid addresses; returns the
+ * IP STATUS, fills the byte counts, prints a summary. */
+static uint32_t run_job(uint32_t run0, uint32_t len0, uint32_t run1, uint32_t len1, uint32_t group,
+                        uint32_t out, uint32_t outcap, uint32_t inv, uint32_t invcap,
+                        uint32_t *outBytes, uint32_t *invBytes) {
+  lsmc_fence();
+  CIP(CIP_CTRL) = 2; /* soft reset */
+  CIP(CIP_GROUP) = group;
+  CIP(CIP_IN0) = len0;
+  CIP(CIP_IN1) = len1;
+  CIP(CIP_OUTCAP) = outcap;
+  CIP(CIP_INVCAP) = invcap;
+  DMA(0, D_ADDR) = run0; DMA(0, D_LEN) = len0;
+  DMA(1, D_ADDR) = run1; DMA(1, D_LEN) = len1;
+  DMA(2, D_ADDR) = out;  DMA(2, D_LEN) = outcap;
+  DMA(3, D_ADDR) = inv;  DMA(3, D_LEN) = invcap;
+  for (int ch = 3; ch >= 0; ch--) DMA(ch, D_CTRL) = 1;
+  CIP(CIP_CTRL) = 1; /* start */
+  uint32_t start = rdcycle(), busy;
+  do {
+    busy = (CIP(CIP_STATUS) & 1u);
+    for (int ch = 0; ch < 4; ch++) busy |= DMA(ch, D_STATUS) & 1u;
+  } while (busy && rdcycle() - start < 50000000u);
+  uint32_t took = rdcycle() - start;
+  lsmc_dcache_invalidate();
+  uint32_t st = CIP(CIP_STATUS);
+  *outBytes = DMA(2, D_BYTES);
+  *invBytes = DMA(3, D_BYTES);
+  puts_("ip: status "); puthex(st); puts_(" keys "); putdec(CIP(CIP_OUT_KEYS));
+  puts_(" out "); putdec(*outBytes); puts_(" inv "); putdec(*invBytes); puts_(" cycles "); putdec(took);
+  putc_('\n');
+  for (int ch = 0; ch < 4; ch++) { puts_(" dma"); putdec(ch); puts_(" "); puthex(DMA(ch, D_STATUS)); }
+  putc_('\n');
+  return st;
+}
+
 /* run0 (newer) = {b:0x11, c:0x12}, run1 (older) = {a:0x21, c:0x22}: merged {a:0x21, b:0x11, c:0x12},
- * invalid {0x22}. Runs, output and invalid buffers in DDR; DDR+0x300000 gets the output for --dump. */
+ * invalid {0x22}. Everything in DDR, built by the CPU. */
 static int dma_ip(void) {
   volatile uint32_t *run0 = (volatile uint32_t *)(LSMC_DDR_BASE + 0x100000);
   volatile uint32_t *run1 = (volatile uint32_t *)(LSMC_DDR_BASE + 0x100100);
@@ -176,31 +212,9 @@ static int dma_ip(void) {
   entry(run1 + 4, 0, 1, 0x22, "c");
   for (int i = 0; i < 64; i++) out[i] = 0xDEADBEEFu;
   for (int i = 0; i < 8; i++) inv[i] = 0xDEADBEEFu;
-  lsmc_fence();
-  CIP(CIP_CTRL) = 2; /* soft reset */
-  CIP(CIP_GROUP) = 16;
-  CIP(CIP_IN0) = 32;
-  CIP(CIP_IN1) = 32;
-  CIP(CIP_OUTCAP) = 256;
-  CIP(CIP_INVCAP) = 32;
-  DMA(0, D_ADDR) = (uint32_t)(uintptr_t)run0; DMA(0, D_LEN) = 32;
-  DMA(1, D_ADDR) = (uint32_t)(uintptr_t)run1; DMA(1, D_LEN) = 32;
-  DMA(2, D_ADDR) = (uint32_t)(uintptr_t)out;  DMA(2, D_LEN) = 256;
-  DMA(3, D_ADDR) = (uint32_t)(uintptr_t)inv;  DMA(3, D_LEN) = 32;
-  for (int ch = 3; ch >= 0; ch--) DMA(ch, D_CTRL) = 1;
-  CIP(CIP_CTRL) = 1; /* start */
-  uint32_t start = rdcycle(), busy;
-  do {
-    busy = (CIP(CIP_STATUS) & 1u);
-    for (int ch = 0; ch < 4; ch++) busy |= DMA(ch, D_STATUS) & 1u;
-  } while (busy && rdcycle() - start < 200000u);
-  uint32_t took = rdcycle() - start;
-  lsmc_dcache_invalidate();
-  uint32_t st = CIP(CIP_STATUS), ob = DMA(2, D_BYTES), ib = DMA(3, D_BYTES);
-  puts_("ip: status "); puthex(st); puts_(" keys "); putdec(CIP(CIP_OUT_KEYS));
-  puts_(" out "); putdec(ob); puts_(" inv "); putdec(ib); puts_(" cycles "); putdec(took); putc_('\n');
-  for (int ch = 0; ch < 4; ch++) { puts_(" dma"); putdec(ch); puts_(" "); puthex(DMA(ch, D_STATUS)); }
-  putc_('\n');
+  uint32_t ob, ib;
+  uint32_t st = run_job((uint32_t)(uintptr_t)run0, 32, (uint32_t)(uintptr_t)run1, 32, 16,
+                        (uint32_t)(uintptr_t)out, 256, (uint32_t)(uintptr_t)inv, 32, &ob, &ib);
   static const uint32_t want[12] = {1, 0x21, 'a', 0, 1, 0x11, 'b', 0, 1, 0x12, 'c', 0};
   uint32_t bad = 0;
   for (int i = 0; i < 12; i++) bad += out[i] != want[i];
@@ -208,6 +222,23 @@ static int dma_ip(void) {
   bad += inv[0] != 0x22;
   puts_("ip: mismatches "); putdec(bad); putc_('\n');
   return (bad == 0 && (st & 7u) == 2u && ob == 48 && ib == 4) ? 0 : 1;
+}
+
+/* Host-supplied job (tests put it in DDR with --load and read the result with --dump):
+ * DDR+0x0: {magic "JOB!", in0 bytes, in1 bytes, group}; runs at DDR+16 MiB and DDR+32 MiB; output to
+ * DDR+48 MiB (capacity 16 MiB), invalid addresses to DDR+64 MiB (16 MiB). The result words
+ * {STATUS, out bytes, inv bytes} go to DDR+0x10. Exit 0 when the IP reports DONE. */
+static int host_job(void) {
+  volatile uint32_t *d = (volatile uint32_t *)LSMC_DDR_BASE;
+  if (d[0] != 0x21424F4Au) { puts_("job: no descriptor\n"); return 1; }
+  uint32_t ob, ib;
+  uint32_t st = run_job(LSMC_DDR_BASE + (16u << 20), d[1], LSMC_DDR_BASE + (32u << 20), d[2], d[3],
+                        LSMC_DDR_BASE + (48u << 20), 16u << 20, LSMC_DDR_BASE + (64u << 20), 16u << 20, &ob, &ib);
+  d[4] = st;
+  d[5] = ob;
+  d[6] = ib;
+  lsmc_fence();
+  return (st & 7u) == 2u ? 0 : 1;
 }
 
 /* NAND controller wiring: its ID register answers "NAND" at 0xF0020000. */
@@ -229,6 +260,7 @@ int main(void) {
     case 7: return ext_irq();
     case 8: return dma_ip();
     case 9: return nand_id();
+    case 10: return host_job();
     default: puts_("selftest: unknown SIM_ARG\n"); return 3;
   }
 }
