@@ -298,3 +298,63 @@ def test_compact_cli_missing_file(tmp_path):
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "nope" in lines[0] and "Traceback" not in res.stderr
     assert not (tmp_path / "m").exists()
+
+
+def corrupt(run, rng):
+    """One random corruption of a valid run (may leave it valid)."""
+    es = entries(run)
+    i = rng.randrange(len(es))
+    e = es[i]
+    kind = rng.randrange(7)
+    if kind == 0:
+        es[i] = dataclasses.replace(e, header=e.header ^ 1 << rng.randrange(32))
+    elif kind == 1:
+        es[i] = dataclasses.replace(e, address=e.address ^ 1 << rng.randrange(32))
+    elif kind == 2:
+        kb = bytearray(e.keybytes)
+        kb[rng.randrange(8)] ^= 1 << rng.randrange(8)
+        es[i] = dataclasses.replace(e, keybytes=bytes(kb))
+    elif kind == 3:
+        hdr = rng.randrange(10) | rng.randrange(10) << 4 | rng.choice((0, 0, kb16.HDR_VIR, kb16.HDR_PAD))
+        es[i] = dataclasses.replace(e, header=hdr)
+    elif kind == 4 and i + 1 < len(es):
+        es[i], es[i + 1] = es[i + 1], es[i]
+    elif kind == 5:
+        es.insert(i, e)
+    else:
+        return run[:rng.randrange(len(run))]
+    return pack(es)
+
+
+def test_random_corruptions_match_model(width):
+    """Fuzz the decoder checks: the IP's verdict (error code, input, index or the merged output) must
+    equal the model's for randomly damaged runs, with random stalls."""
+    rng = random.Random(4242 + width)
+    jobs, want = [], []
+    for n in range(300):
+        kind = rng.choice(("uniform", "long", "prefix", "short"))
+        g = rng.choice((2, 3, 16, 256))
+        r0, r1 = ipsim.encoded_runs(kind, rng.randint(10, 120), 0.3, rng.randrange(1 << 20), g)
+        which = rng.randrange(2)
+        if which == 0:
+            r0 = corrupt(r0, rng)
+        else:
+            r1 = corrupt(r1, rng)
+        stalls = {s: rng.choice((0.0, 0.2, 0.5)) for s in STREAMS}
+        jobs.append(ipsim.Job(r0, r1, g, stalls=stalls, seed=n))
+        try:
+            want.append(("done", kb16.merge(r0, r1, g)))
+        except kb16.Kb16Error as err:
+            want.append(("error", (err.code, err.input, err.index)))
+    assert 80 < sum(w[0] == "error" for w in want) < len(want), "corruptions should give both verdicts"
+    bad = []
+    for i, (job, (verdict, what), r) in enumerate(zip(jobs, want, ipsim.run_jobs(jobs, width=width))):
+        if verdict == "error":
+            got = (r.status, (r.code, r.input, r.index))
+            ok = got == ("error", what) and r.drained and not r.after_error
+        else:
+            got = (r.status, f"{len(r.out)} bytes out, {r.invalid_count} invalid")
+            ok = r.status == "done" and (r.out, r.invalid) == what
+        if not ok or r.violations:
+            bad.append(f"job {i} (G={job.group}): got {got}, model says {verdict} {what if verdict == 'error' else ''}")
+    assert not bad, "\n".join(bad[:30])
