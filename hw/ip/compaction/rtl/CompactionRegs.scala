@@ -111,7 +111,7 @@ case class CompactionRegs(cfg: CompactionConfig, withDocs: Boolean = false) exte
 
   val modeWritten = RegNext(COUNT_CONTROL.hitDoWrite) init (False)
   val counting = (countMode === 1) || (countMode === 2 && io.window)
-  when(modeWritten && countMode =/= 0) {
+  when(modeWritten && (countMode === 1 || countMode === 2)) {
     throughput := 0 // modes 1 and 2 start from zero
   } elsewhen (counting && !THROUGHPUT_COUNTER.hitDoWrite) {
     throughput := throughput + 1

@@ -170,6 +170,12 @@ case class Decoder() extends Component {
     rec.addr := r.addr
     rec.last := r.isFinal && !io.remainder
     rec.endOnly := !r.isReal
-    io.output << in.throwWhen(!forward).translateWith(rec).m2sPipe()
+    // Records that are not forwarded still wait for the output register: this keeps the key compare
+    // off the ready path back to the input port (ready only depends on registered state).
+    val out = Stream(KeyRecord())
+    out.valid := in.valid && forward
+    out.payload := rec
+    in.ready := out.ready
+    io.output << out.m2sPipe()
   }
 }
