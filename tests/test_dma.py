@@ -288,6 +288,16 @@ def test_flush_high_at_start_is_stale(tmp_path):
     assert sim.out("o.bin").read_bytes() == data
 
 
+def test_ip_start_pulse_makes_flush_current(tmp_path):
+    """IP START failing at once (BAD_GROUP): DONE -> ERROR with flush never low; ipStart arms it."""
+    sim = Sim(128, tmp_path)
+    sim("flush", 1).start(2, MEM, 4096)("run", 100)("rd", hex(0x80 + STATUS))
+    sim("ipstart")("wait", 2, 1000)
+    r = sim.run()
+    assert r.reads[0][1] == BUSY
+    assert r.wait(2)["status"] == DONE and r.wait(2)["bytes"] == 0
+
+
 @pytest.mark.parametrize("w", [128, 32])
 def test_flush_ends_partial_stream(w, tmp_path):
     """IP stopped on error: no `last`; flush writes what came (partial 256-bit word, WSTRB)."""

@@ -361,7 +361,7 @@ static void usage() {
         "  load ADDR FILE | fill ADDR LEN BYTE | dump ADDR LEN FILE\n"
         "  sinkstall key0|key1 P | srcstall out|invalid P\n"
         "  src out|invalid FILE [nolast]    bytes the IP side offers (w-bit beats, last on the final one)\n"
-        "  flush 0|1 | wr OFF VAL | rd OFF | run N\n"
+        "  flush 0|1 | ipstart (one-cycle pulse) | wr OFF VAL | rd OFF | run N\n"
         "  wait CH MAXCYCLES                poll STATUS until not busy; prints cycles and registers\n"
         "  sink key0|key1 FILE              write received bytes; prints beats, last positions, timing\n"
         "  stats | quit");
@@ -373,6 +373,7 @@ int main(int argc, char** argv) {
     VCompactionDma* top = new VCompactionDma;
     Harness h(top);
     top->io_flush = 0;
+    top->io_ipStart = 0;
     top->io_apb_PSEL = 0;
     top->reset = 1;
     for (int i = 0; i < 4; i++) h.step();
@@ -425,6 +426,7 @@ int main(int argc, char** argv) {
                 s.beats = s.first = s.lastCycle = 0;
             }
         } else if (c == "flush") { need(1); top->io_flush = num(a[1]) != 0; }
+        else if (c == "ipstart") { top->io_ipStart = 1; h.step(); top->io_ipStart = 0; }
         else if (c == "wr") { need(2); h.apb(true, num(a[1]), num(a[2])); }
         else if (c == "rd") {
             need(1);

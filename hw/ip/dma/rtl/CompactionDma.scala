@@ -26,6 +26,7 @@ case class CompactionDma(dataWidth: Int) extends Component {
     val out     = slave(Stream(Fragment(Bits(dataWidth bits))))
     val invalid = slave(Stream(Fragment(Bits(32 bits))))
     val flush   = in Bool() // from the IP: done or stopped on error
+    val ipStart = in Bool() default (False) // optional: one-cycle pulse when the IP accepts a START
     val irq     = spinal.core.out(Bits(channelCount bits))
   }
 
@@ -40,6 +41,8 @@ case class CompactionDma(dataWidth: Int) extends Component {
   writerInv.io.in << io.invalid
   writerOut.io.flush := io.flush
   writerInv.io.flush := io.flush
+  writerOut.io.ipStart := io.ipStart
+  writerInv.io.ipStart := io.ipStart
 
   // ---------------- DDR side ----------------
   val readArbiter = Axi4ReadOnlyArbiter(DmaBus.axiConfig, inputsCount = 2)

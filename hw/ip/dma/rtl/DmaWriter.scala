@@ -11,7 +11,9 @@ import spinal.lib.bus.amba4.axi._
   * The channel ends when a beat with `last` was taken, or when `flush` (the IP is done or stopped on
   * error) is high while no beat is offered; then it waits for every B response. `flush` only counts
   * once it has been seen low since START: the IP's DONE of the previous job stays high until its next
-  * START, and firmware starts the writers before the IP, so a level seen at START is stale.
+  * START, and firmware starts the writers before the IP, so a level seen at START is stale. The IP's
+  * START pulse (`ipStart`) also arms it: a START that fails at once (BAD_GROUP) goes DONE -> ERROR
+  * with no low cycle in between.
   *
   * Hard bound: it never writes at or past ADDR+LEN. A beat that does not fit whole is accepted and
   * dropped (so the source never stalls), as is everything after it, and the channel ends with ERROR 2.
@@ -33,6 +35,7 @@ case class DmaWriter(w: Int, fifoDepth: Int = 32) extends Component {
     val axi   = master(Axi4WriteOnly(axiConfig))
     val in    = slave(Stream(Fragment(Bits(w bits))))
     val flush = spinal.core.in(Bool())
+    val ipStart = spinal.core.in(Bool()) // the IP accepted a START: any flush level after it is current
   }
 
   val st = new DmaChannelState(io.ctrl)
@@ -46,7 +49,7 @@ case class DmaWriter(w: Int, fifoDepth: Int = 32) extends Component {
   val axiErr    = RegInit(False)
   val stopping  = RegInit(False)            // abort: finish the bursts already issued, then stop
   val armed     = RegInit(False)            // flush was low since START: a high flush is current
-  when(busy && !io.flush) { armed := True }
+  when(busy && (!io.flush || io.ipStart)) { armed := True }
   val flush = io.flush && armed
   io.ctrl.bytes := bytes
 
