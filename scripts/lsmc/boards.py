@@ -254,10 +254,11 @@ def _litex():
         raise BoardError(f"LiteX is not installed ({e}); run scripts/setup") from e
 
 
-def add_lsmc_soc(soc, itf: SocInterface, soc_verilog: Path, lsmc_cd: str = "lsmc",
-                 serial_pads=None, nand_pads=None, leds=None):
+def add_lsmc_soc(soc, itf: SocInterface, soc_verilog: Path, lsmc_cd: str = "lsmc", nand_pads=None, leds=None):
     """Instantiate the LSMC SoC in LiteX SoC `soc` (which has `sdram` and the BIOS CPU already):
-    DDR ports, reset release after calibration, UART sharing, NAND pins, status LEDs."""
+    DDR ports, reset release after calibration, NAND pins, status LEDs. The SoC's UART wires are left
+    on `soc.lsmc_tx` / `soc.lsmc_rx` and the release condition on `soc.lsmc_init_ok`, for the board's
+    UART hook (`connect_serial_uart` on real boards)."""
     from migen import Signal, Instance, ClockSignal, ResetSignal, Mux, ClockDomainsRenamer, Cat, Replicate
     from migen.genlib.cdc import MultiReg
     from migen.fhdl.specials import Tristate
@@ -308,26 +309,24 @@ def add_lsmc_soc(soc, itf: SocInterface, soc_verilog: Path, lsmc_cd: str = "lsmc
         if axi_p.id_width == 0:
             soc.comb += [axi.aw.id.eq(0), axi.ar.id.eq(0)]
 
-    # UART: the board's USB-UART shows the BIOS (calibration log) until the SoC runs, then the SoC.
-    lsmc_tx = Signal(reset=1)
-    lsmc_rx = Signal(reset=1)
+    # UART wires of the SoC, for the board's UART hook.
+    soc.lsmc_tx = lsmc_tx = Signal(reset=1)
+    soc.lsmc_rx = lsmc_rx = Signal(reset=1)
+    soc.lsmc_init_ok = init_ok
     conns[f"o_{itf.uart_txd.name}"] = lsmc_tx
     conns[f"i_{itf.uart_rxd.name}"] = lsmc_rx
-    if serial_pads is not None:
-        bios = soc.lsmc_bios_serial  # pads record the BIOS UART was created on
-        soc.comb += [
-            serial_pads.tx.eq(Mux(init_ok, lsmc_tx, bios.tx)),
-            bios.rx.eq(Mux(init_ok, 1, serial_pads.rx)),
-            lsmc_rx.eq(Mux(init_ok, serial_pads.rx, 1)),
-        ]
 
-    # ONFI NAND pins (if the SoC has the controller): bidirectional DQ through IOBUF tristates.
+    # ONFI NAND pins (if the SoC has the controller): bidirectional DQ through IOBUF tristates, or
+    # (simulation) a record with the split dq_o/dq_oe/dq_i signals.
     if itf.nand is not None:
         if nand_pads is None:
             raise BoardError("the SoC has NAND pins but this board defines no NAND header pin set")
         n = itf.nand
-        dq_o, dq_oe, dq_i = Signal(8), Signal(), Signal(8)
-        soc.specials += Tristate(nand_pads.dq, dq_o, Replicate(dq_oe, 8), dq_i)
+        if hasattr(nand_pads, "dq_oe"):
+            dq_o, dq_oe, dq_i = nand_pads.dq_o, nand_pads.dq_oe, nand_pads.dq_i
+        else:
+            dq_o, dq_oe, dq_i = Signal(8), Signal(), Signal(8)
+            soc.specials += Tristate(nand_pads.dq, dq_o, Replicate(dq_oe, 8), dq_i)
         conns[f"o_{n['dq_o'].name}"] = dq_o
         conns[f"o_{n['dq_oe'].name}"] = dq_oe
         conns[f"i_{n['dq_i'].name}"] = dq_i
@@ -353,7 +352,6 @@ def add_lsmc_soc(soc, itf: SocInterface, soc_verilog: Path, lsmc_cd: str = "lsmc
 def make_soc_class():
     """The LiteX SoC class shared by the boards (built lazily: LiteX is an optional dependency)."""
     _litex()
-    from migen import Record
     from litex.soc.integration.soc_core import SoCCore
 
     class LsmcBoardSoC(SoCCore):
@@ -370,21 +368,30 @@ def make_soc_class():
                              cpu_type="vexriscv", cpu_variant="minimal",
                              integrated_rom_size=0x10000, integrated_sram_size=0x2000,
                              with_uart=False)
-            serial = platform.request("serial")
-            self.lsmc_bios_serial = Record([("tx", 1), ("rx", 1)])
-            self.add_uart(uart_name="serial", uart_pads=self.lsmc_bios_serial, baudrate=115200)
             board.dram(self, platform, sys_clk_freq)
-            nand_pads = board.nand_pads(platform, _nand_targets(itf)) if itf.nand else None
+            nand_pads = board.nand_pads(platform, itf.nand_targets) if itf.nand else None
             leds = board.led_pads(platform)
             self.lsmc_itf = itf
-            add_lsmc_soc(self, itf, soc_verilog, serial_pads=serial, nand_pads=nand_pads, leds=leds)
+            add_lsmc_soc(self, itf, soc_verilog, nand_pads=nand_pads, leds=leds)
+            getattr(board, "uart", connect_serial_uart)(self, platform, lsmc_clk_freq)
             self.add_constant("LSMC_CLK_FREQ", int(lsmc_clk_freq))
 
     return LsmcBoardSoC
 
 
-def _nand_targets(itf: SocInterface) -> int:
-    return itf.nand_targets
+def connect_serial_uart(soc, platform, lsmc_clk_freq):
+    """One USB-UART (`serial` tx/rx pins) for both: the BIOS (calibration log) until the SoC is
+    released, then the SoC. The BIOS UART is created on a private pad record behind the mux."""
+    from migen import Record, Mux
+    serial = platform.request("serial")
+    bios = Record([("tx", 1), ("rx", 1)])
+    soc.add_uart(uart_name="serial", uart_pads=bios, baudrate=115200)
+    ok = soc.lsmc_init_ok
+    soc.comb += [
+        serial.tx.eq(Mux(ok, soc.lsmc_tx, bios.tx)),
+        bios.rx.eq(Mux(ok, 1, serial.rx)),
+        soc.lsmc_rx.eq(Mux(ok, serial.rx, 1)),
+    ]
 
 
 # ------------------------------------------------------------------------------------------ command
@@ -442,13 +449,15 @@ def build_target(board, output_dir: Path, soc_verilog: Path | None = None, firmw
         shutil.copyfile(extra, gw / extra.name)
     if firmware is not None:
         attach_firmware(local, elf_to_ram_words(firmware))
-    if run and shutil.which("vivado") is None:
+    if run and getattr(board, "toolchain", "vivado") == "vivado" and shutil.which("vivado") is None:
         raise BoardError("--build needs Vivado (vivado not on PATH); without --build the sources are generated")
     cls = make_soc_class()
     soc = cls(board, local, sys_clk_freq or board.sys_clk_freq, lsmc_clk_freq)
     builder = Builder(soc, output_dir=str(output_dir), compile_software=compile_software,
                       csr_csv=str(output_dir / "csr.csv"))
-    builder.build(build_name=board.name, run=run)
+    # Board-specific toolchain arguments (the simulation board passes its Verilator settings).
+    kwargs = board.build_kwargs(run, lsmc_clk_freq) if hasattr(board, "build_kwargs") else {"run": run}
+    builder.build(build_name=board.name, **kwargs)
     return output_dir
 
 
