@@ -31,6 +31,10 @@ def generate_soc() -> Path:
     verilog = out / "LsmcSoc.v"
     if not verilog.exists():
         raise build.BuildError(f"soc.Generate did not write {verilog}")
+    # The generator copies hw/soc/include/*.h too, but a header-only change does not rerun it.
+    for h in (ROOT / "hw" / "soc" / "include").glob("*.h"):
+        if not (out / h.name).exists() or (out / h.name).read_bytes() != h.read_bytes():
+            shutil.copyfile(h, out / h.name)
     return verilog
 
 

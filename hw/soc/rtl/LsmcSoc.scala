@@ -199,6 +199,8 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     apbSlaves += simCtrl.io.apb -> SizeMapping(SocMap.simCtrl, 4 KiB)
     simCtrl.io.arg := io.simArg
     io.simExit     := simCtrl.io.exit
+  } else {
+    apbSlaves += Apb3Absent().io.apb -> SizeMapping(SocMap.simCtrl, 4 KiB)
   }
 
   // ------------------------------------------------------------- compaction IP + DMA (hw/ip/*)

@@ -33,6 +33,16 @@ case class Apb3SimCtrl() extends Component {
   io.exit.payload := exitCode
 }
 
+/** Stand-in for the simulation control block on boards: reads 0 and ignores writes, so firmware can
+  * probe SIM_ID/SIM_ARG without an access fault (docs/architecture.md: "absent (reads 0)"). */
+case class Apb3Absent() extends Component {
+  val io = new Bundle {
+    val apb = slave(Apb3(Apb3Config(addressWidth = 12, dataWidth = 32, useSlaveError = false)))
+  }
+  io.apb.PREADY := True
+  io.apb.PRDATA := 0
+}
+
 /** Level interrupt controller (0xF000_2000). Every source is a level that its own block holds until
   * firmware clears it there (UART FIFO level, IP/DMA IRQ_STATUS & IRQ_ENABLE), so no latching is needed
   * here: PENDING (0x0, RO) shows the raw lines, ENABLE (0x4, RW, reset 0) masks them, and the machine
