@@ -64,3 +64,23 @@ def test_cycle_counts_are_deterministic(bench):
     again = ipsim.run_jobs([ipsim.Job(r0, r1, 16, seed=2024)], width=128)[0]
     row = next(r for r in rows if r["kind"] == "short" and r["width"] == "128" and r["keys"] == "2048")
     assert again.hw_cycles == int(row["cycles"])
+
+
+@pytest.mark.parametrize("width", ipsim.WIDTHS)
+def test_one_entry_per_clock_whatever_the_mix(width):
+    """Every kind (virtual entries, pads at small G, long prefixes), every overlap: the job takes at
+    most 1.15x the cycles of its busiest stream at one entry (128 bit) / four words (32 bit) per clock."""
+    jobs, meta = [], []
+    for kind in ("short", "uniform", "long", "prefix", "ycsb"):
+        for g in (2, 3, 16, 256):
+            for overlap in (0.0, 1.0):
+                r0, r1 = ipsim.encoded_runs(kind, 4096, overlap, 3, g)
+                jobs.append(ipsim.Job(r0, r1, g))
+                meta.append(f"{kind} G={g} overlap={overlap}")
+    slow = []
+    for job, name, r in zip(jobs, meta, ipsim.run_jobs(jobs, width=width)):
+        assert ipsim.model_problems(job, r) == [], name
+        busiest = max(len(r.out), len(job.run0), len(job.run1)) // 16 * (128 // width)
+        if r.hw_cycles > 1.15 * busiest:
+            slow.append(f"{name}: {r.hw_cycles} cycles for {busiest} beats on the busiest stream")
+    assert not slow, "\n".join(slow)
