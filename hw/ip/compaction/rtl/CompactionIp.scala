@@ -264,3 +264,8 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
   regs.io.key1Words := datapath.port1.words
   regs.io.outKey := datapath.outPort.realKey
 }
+
+object CompactionIp {
+  /** `CompactionIp(dataWidth)` with the default FIFO depths. */
+  def apply(dataWidth: Int): CompactionIp = CompactionIp(CompactionConfig(dataWidth = dataWidth))
+}
