@@ -1,0 +1,30 @@
+/* Storage-card flow of seed 000 (Fig. 8 platform): KB16 runs kept on NAND, compacted by the IP,
+ * the result written back to NAND. fw/apps/storage.c builds into its own firmware, storage.elf. */
+#ifndef LSMC_STORAGE_H
+#define LSMC_STORAGE_H
+
+#include <stdint.h>
+
+typedef struct {
+    unsigned entries;      /* keys over both runs */
+    unsigned overlap_pct;  /* keys present in both runs */
+    unsigned group;        /* KB16 group size G */
+    uint32_t seed;
+    int targets;           /* NAND targets to use (1 or 2: runs interleaved on two targets) */
+    int verbose;
+} storage_cfg;
+
+typedef struct {
+    int pass;
+    uint32_t run_bytes[2], out_bytes, inv_bytes;
+    uint32_t pages_programmed, pages_read, ecc_corrected;
+    uint64_t cycles_write, cycles_read, cycles_merge, cycles_writeback, cycles_verify;
+} storage_result;
+
+/* SIM_ARG scenarios of storage.elf. */
+enum { STORAGE_SCEN_FLOW = 0, STORAGE_SCEN_CONSOLE = 1 };
+
+/* Runs the whole flow; prints its steps and "storage: PASS" / "storage: FAIL (<why>)". 0 = PASS. */
+int storage_flow_run(const storage_cfg *cfg, storage_result *res);
+
+#endif
