@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import random
 import subprocess
 from collections import namedtuple
 from pathlib import Path
@@ -237,3 +238,82 @@ class NandSim:
 
     def row(self, block: int, page: int) -> int:
         return block * self.geometry["pages"] + page
+
+
+# ---------------------------------------------------------------- throughput measurement (nand-report)
+Measurement = namedtuple("Measurement", "mode op targets bytes cycles mb_per_s bus_limit_mb_per_s efficiency "
+                                        "data_cycles data_bytes")
+
+
+def bus_limit_mb_per_s(mode: int, op: str) -> float:
+    """8-bit SDR bus: one byte per tRC (read) or tWC (program)."""
+    t = ONFI_MODES[mode]["tRC" if op == "read" else "tWC"]
+    return 1000.0 / t
+
+
+def measure(s: "NandSim", mode: int, op: str, targets: int, pages: int = 4, block: int = 1) -> Measurement:
+    """Move `pages` pages per target with ECC (main area via DMA) and time it in controller cycles.
+    One target: plain PAGE_READ / PROGRAM. Two targets: SPLIT commands pipelined so that the array
+    time (tR / tPROG) of one target overlaps with the bus transfer of the other."""
+    g = s.geometry
+    page = g["page_bytes"]
+    buf = lambda t, p: DDR + 0x10_0000 * (t + 1) + p * page
+    for t in range(targets):  # data to program / a fresh block to read
+        s.cmd(OP_ERASE, target=t, row=s.row(block, 0))
+        for p in range(pages):
+            s.mem_write(buf(t, p), random.Random(mode * 1000 + t * 100 + p).randbytes(page))
+    if op == "read":  # something to read
+        for t in range(targets):
+            for p in range(pages):
+                assert s.cmd(OP_PROGRAM, target=t, row=s.row(block, p), dma=True, ecc=True, dma_addr=buf(t, p)).err == 0
+    else:
+        s.cmd(OP_ERASE, target=0, row=s.row(block, 0))
+        if targets > 1:
+            s.cmd(OP_ERASE, target=1, row=s.row(block, 0))
+    s.w("PERF_CYCLES", 0)
+    s.w("PERF_BYTES", 0)
+    c0 = s.cycles()
+
+    def ok(c):
+        if c.err != ERR_OK:
+            raise SimError(f"{ERR_NAMES[c.err]} during the {op} measurement: {c}")
+
+    rd = lambda t, p: dict(target=t, row=s.row(block, p), dma=True, ecc=True, dma_addr=buf(t, p) + 0x8_0000)
+    if targets == 1:
+        for p in range(pages):
+            if op == "read":
+                ok(s.cmd(OP_PAGE_READ, **rd(0, p)))
+            else:
+                ok(s.cmd(OP_PROGRAM, target=0, row=s.row(block, p), dma=True, ecc=True, dma_addr=buf(0, p)))
+    elif op == "read":
+        for t in (0, 1):
+            ok(s.cmd(OP_PAGE_READ, target=t, row=s.row(block, 0), split=True))
+        for p in range(pages):
+            for t in (0, 1):
+                ok(s.cmd(OP_READ_DATA, **rd(t, p)))
+                if p + 1 < pages:
+                    ok(s.cmd(OP_PAGE_READ, target=t, row=s.row(block, p + 1), split=True))
+    else:
+        prog = lambda t, p: ok(s.cmd(OP_PROGRAM, target=t, row=s.row(block, p), dma=True, ecc=True,
+                                     dma_addr=buf(t, p), split=True))
+        for t in (0, 1):
+            prog(t, 0)
+        for p in range(pages):
+            for t in (0, 1):
+                c = s.cmd(OP_WAIT_STATUS, target=t)
+                ok(c)
+                if p + 1 < pages:
+                    prog(t, p + 1)
+    cycles = s.cycles() - c0
+    data_cycles, data_bytes = s.r("PERF_CYCLES"), s.r("PERF_BYTES")
+    if op == "read":  # the data really arrived
+        for t in range(targets):
+            for p in range(pages):
+                want = random.Random(mode * 1000 + t * 100 + p).randbytes(page)
+                if s.mem_read(buf(t, p) + 0x8_0000, page) != want:
+                    raise SimError(f"read-back mismatch in the measurement (mode {mode}, target {t}, page {p})")
+    nbytes = pages * targets * page
+    mbps = nbytes / (cycles * CLK_NS) * 1000.0
+    limit = bus_limit_mb_per_s(mode, op)
+    eff = (data_bytes / (data_cycles * CLK_NS) * 1000.0) / limit if data_cycles else 0.0
+    return Measurement(mode, op, targets, nbytes, cycles, mbps, limit, eff, data_cycles, data_bytes)
