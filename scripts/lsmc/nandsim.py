@@ -317,3 +317,16 @@ def measure(s: "NandSim", mode: int, op: str, targets: int, pages: int = 4, bloc
     limit = bus_limit_mb_per_s(mode, op)
     eff = (data_bytes / (data_cycles * CLK_NS) * 1000.0) / limit if data_cycles else 0.0
     return Measurement(mode, op, targets, nbytes, cycles, mbps, limit, eff, data_cycles, data_bytes)
+
+
+# ---------------------------------------------------------------- full-SoC storage flow (scripts/demo storage)
+def storage_demo(timeout: float = 1800, log=None):
+    """Build the SoC simulator and the firmware, run storage.elf (SIM_ARG 0) and return
+    (passed, SocRun). Passed = exit code 0 and "storage: PASS" on the UART."""
+    from . import firmware, soc  # the SoC and firmware parts are other modules of the project
+    firmware.build_firmware()
+    elf = firmware.BUILD_FW / "storage.elf"
+    if not elf.exists():
+        raise SimError(f"{elf} was not built (fw/apps/storage.c)")
+    run = soc.run_soc(elf, arg=0, timeout=timeout, log=log)
+    return run.returncode == 0 and "storage: PASS" in run.uart, run
