@@ -55,6 +55,9 @@ const char *kb16_err_name(unsigned code);
 /* Lexicographic unsigned compare, a proper prefix sorts first. <0, 0, >0. */
 int kb16_key_cmp(const uint8_t *a, unsigned alen, const uint8_t *b, unsigned blen);
 
+/* A key buffer that can be copied as four words. */
+typedef union { uint8_t b[KB16_MAX_KEY]; uint32_t w[KB16_MAX_KEY / 4]; } kb16_keybuf;
+
 /* ---- decoder: streaming reader of one run ------------------------------------------------- */
 typedef struct {
     const uint8_t *buf;
@@ -62,9 +65,10 @@ typedef struct {
     size_t n_entries;  /* whole entries: len / 16 */
     size_t idx;        /* next entry index */
     unsigned group;
-    uint8_t prev[KB16_MAX_KEY]; /* previous decoded key (real or virtual) */
+    unsigned slot;     /* idx % group, kept incrementally */
+    kb16_keybuf prev;  /* previous decoded key (real or virtual) */
     unsigned prev_len;
-    uint8_t last_real[KB16_MAX_KEY];
+    kb16_keybuf last_real;
     unsigned last_real_len;
     int have_real;
     unsigned err;      /* sticky error code once an error was reported */
@@ -90,11 +94,10 @@ typedef struct {
     size_t entries;    /* entries written so far (real + virtual + pad) */
     size_t keys;       /* real keys written */
     unsigned group;
-    uint8_t prev[KB16_MAX_KEY];
+    unsigned slot;     /* entries % group, kept incrementally */
+    kb16_keybuf prev;  /* previous key written (the writer only writes real keys after virtual ones) */
     unsigned prev_len;
-    int have_key;      /* a previous real key exists (for the ordering check) */
-    uint8_t last[KB16_MAX_KEY];
-    unsigned last_len;
+    int have_key;      /* a previous key exists (for the ordering check) */
 } kb16_writer;
 
 int kb16_writer_init(kb16_writer *w, uint8_t *out, size_t cap, unsigned group);
@@ -148,8 +151,9 @@ typedef struct {
     uint32_t addr1_base;
 } kb16_gen_params;
 
-/* Work space of the generator: one 17-byte slot per unique key (n0 + n1 - shared). */
-typedef struct { uint8_t len; uint8_t key[KB16_MAX_KEY]; } kb16_key_slot;
+/* Work space of the generator: one 20-byte slot per unique key (n0 + n1 - shared); word-sized so
+ * that sorting moves words. */
+typedef struct { uint8_t key[KB16_MAX_KEY]; uint8_t len; uint8_t reserved[3]; } kb16_key_slot;
 size_t kb16_gen_scratch_slots(const kb16_gen_params *p);
 
 /* Generate two sorted runs and encode them canonically into run0/run1. Returns KB16_OK or an error

@@ -135,7 +135,7 @@ class GenParams(ctypes.Structure):
 
 
 KINDS = {"short": 0, "uniform": 1, "prefix": 2}
-KEY_SLOT_BYTES = 17
+KEY_SLOT_BYTES = 20  # sizeof(kb16_key_slot)
 
 
 @dataclass

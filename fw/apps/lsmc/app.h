@@ -17,7 +17,8 @@ enum {
     SCEN_JOB = 2,        /* host-loaded job at DDR 0x4000_0000, exit with its status */
     SCEN_ERRTEST = 3,    /* error paths: malformed input, overflows, short DMA buffer, timeout */
     SCEN_BENCH_POLL = 4, /* Table III, waiting for the IP by polling */
-    SCEN_QUICK = 5       /* one 512-entry job: smoke test */
+    SCEN_QUICK = 5,      /* one 512-entry job: smoke test */
+    SCEN_BENCH_SMALL = 6 /* the Table III flow on 64..256 entries (fast tests) */
 };
 
 /* DDR layout of the firmware's own data (the host owns 0x4000_0000 .. 0x47FF_FFFF for jobs). */
@@ -50,7 +51,11 @@ typedef struct {
 /* Generate, run on the IP, run the C merge, compare. Prints a report; returns 0 when it passed. */
 int bench_run_one(unsigned entries, const bench_cfg *cfg, bench_row *row, int verbose);
 /* The Table III sizes, human table then the TABLE3 block. Returns the number of failed rows. */
-int bench_table(void);
+int bench_table(const unsigned *sizes, unsigned n);
+extern const unsigned bench_sizes_table3[5];
+extern const unsigned bench_sizes_small[3];
+/* Work space for kb16_gen_runs: on-chip RAM when `slots` fit, else DDR; *cap = slots available. */
+kb16_key_slot *bench_scratch(size_t slots, size_t *cap);
 int errtest_run(void);
 /* The job described at DDR 0x4000_0000: 0 pass, else a failure code (docs/firmware.md). */
 int job_run(int verbose);

@@ -126,7 +126,7 @@ void console_run(void)
             cfg.group = (unsigned)g;
             bench_run_one((unsigned)v, &cfg, &row, 1);
         } else if (!strcmp(argv[0], "bench")) {
-            bench_table();
+            bench_table(bench_sizes_table3, 5);
         } else if (!strcmp(argv[0], "errtest")) {
             errtest_run();
         } else if (!strcmp(argv[0], "job")) {

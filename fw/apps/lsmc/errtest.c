@@ -73,8 +73,11 @@ int errtest_run(void)
     int rc;
 
     failures = 0;
-    if (kb16_gen_runs(&gp, (kb16_key_slot *)P8(BENCH_SCRATCH), BENCH_SCRATCH_CAP / sizeof(kb16_key_slot),
-                      P8(BENCH_RUN0), BENCH_RUN_CAP, &len0, P8(BENCH_RUN1), BENCH_RUN_CAP, &len1) != KB16_OK) {
+    size_t scap;
+    kb16_key_slot *scratch = bench_scratch(kb16_gen_scratch_slots(&gp), &scap);
+
+    if (kb16_gen_runs(&gp, scratch, scap, P8(BENCH_RUN0), BENCH_RUN_CAP, &len0, P8(BENCH_RUN1), BENCH_RUN_CAP,
+                      &len1) != KB16_OK) {
         printf("errtest: workload generation failed\n");
         return 1;
     }

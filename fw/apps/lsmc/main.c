@@ -46,11 +46,14 @@ int main(void)
     }
     switch (arg) {
     case SCEN_BENCH:
-        rc = bench_table() ? 1 : 0;
+        rc = bench_table(bench_sizes_table3, 5) ? 1 : 0;
         break;
     case SCEN_BENCH_POLL:
         app_use_irq = 0;
-        rc = bench_table() ? 1 : 0;
+        rc = bench_table(bench_sizes_table3, 5) ? 1 : 0;
+        break;
+    case SCEN_BENCH_SMALL:
+        rc = bench_table(bench_sizes_small, 3) ? 1 : 0;
         break;
     case SCEN_CONSOLE:
         console_run();
@@ -68,7 +71,7 @@ int main(void)
         break;
     }
     default:
-        printf("unknown SIM_ARG %lu (0 bench, 1 console, 2 job, 3 errtest, 4 bench polled, 5 quick)\n",
+        printf("unknown SIM_ARG %lu (0 bench, 1 console, 2 job, 3 errtest, 4 bench polled, 5 quick, 6 small bench)\n",
                (unsigned long)arg);
         rc = 4;
     }
