@@ -308,7 +308,14 @@ void Harness::tick() {
     if (f0 || f1 || fo || fi) last_activity = cycle;
     // AXI bookkeeping: a response before both halves of the request is a protocol error
     if (faw) { aw_v = false; op.aw_done = true; }
-    if (fw) { w_v = false; op.w_done = true; if (op.write && op.addr == 0x20 && (op.data & 1)) start_write(); }
+    // CTRL: START opens a new job; SOFT_RESET may legally withdraw a beat the IP was offering
+    bool ctrl_write = op.write && op.addr == 0x20;
+    if (fw) {
+        w_v = false;
+        op.w_done = true;
+        if (ctrl_write && (op.data & 1)) start_write();
+    }
+    if ((fw || fb) && ctrl_write && (op.data & 2)) out.pending = inv.pending = false;
     if (far) { ar_v = false; op.ar_done = true; }
     if (fb) {
         if (!op.active || !op.write || !op.aw_done || !op.w_done) axi_violations++;
