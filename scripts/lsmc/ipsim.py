@@ -7,7 +7,6 @@ The commands and the measurement window are documented in docs/compaction-sim.md
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
