@@ -126,7 +126,8 @@ case class DmaReader(w: Int, fifoDepth: Int = 64) extends Component {
     ser.sub       := 0
     val lenMod = io.ctrl.len(log2Up(wBytes) - 1 downto 0)
     for (i <- 0 until wBytes) {
-      ser.lastMask(i * 8, 8 bits) := (lenMod === 0 || lenMod > i) ? B"xFF" | B"x00"
+      val keep = if (i == wBytes - 1) lenMod === 0 else lenMod === 0 || lenMod > i
+      ser.lastMask(i * 8, 8 bits) := keep ? B"xFF" | B"x00"
     }
     when(io.ctrl.addr(4 downto 0) =/= 0) {
       done := False; aborted := False

@@ -75,7 +75,10 @@ case class DmaWriter(w: Int, fifoDepth: Int = 32) extends Component {
     for (i <- 0 until ratio) {
       fifo.io.push.data(i * w, w bits) := (sub === i && io.in.valid) ? io.in.fragment | lanes(i)
       // on a beat lanes 0..sub are filled, on a flush lanes 0..sub-1
-      val filled = Mux(pushFlush, U(i) < sub, U(i) <= sub)
+      val filled =
+        if (i == 0) True                                     // a flush push has sub > 0
+        else if (i == ratio - 1) !pushFlush && sub === i
+        else Mux(pushFlush, U(i) < sub, U(i) <= sub)
       fifo.io.push.strb(i * wBytes, wBytes bits) := filled ? B(wBytes bits, default -> True) | B(0, wBytes bits)
     }
     fifo.io.push.valid := pushBeat || pushFlush
