@@ -78,9 +78,12 @@ def generate(module: str, main: str, outdir: Path, args=()) -> Path:
 def verilate(top: str, verilog: list, harness: list, outdir: Path, flags=(), cflags="-O3") -> Path:
     """Build a Verilator C++ model of `top` from `verilog` files with the C++ `harness` sources.
     Returns the executable path. Single-threaded model, -O3 (see docs/simulation.md for why)."""
-    outdir = Path(outdir)
+    # Absolute paths: Verilator's generated makefile runs from outdir.
+    outdir = Path(outdir).resolve()
     exe = outdir / f"V{top}"
-    inputs = [Path(v) for v in verilog] + [Path(h) for h in harness]
+    verilog = [Path(v).resolve() for v in verilog]
+    harness = [Path(h).resolve() for h in harness]
+    inputs = verilog + harness
     digest = _hash_paths(inputs, extra=(top, tuple(flags), cflags))
     stamp = outdir / ".stamp"
     if exe.exists() and _up_to_date(stamp, digest):
