@@ -22,12 +22,12 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   // Register and field vals carry their C names (regif takes them from the Scala identifiers).
   // ---------------------------------------------------------------- identification and control
   val ID = busif.newReg(doc = "Identification")
-  val MAGIC = ID.field(Bits(32 bits), AccessType.RO, 0, doc = "Magic 0x4E414E44 (\"NAND\")")
+  val MAGIC = ID.field(Bits(32 bits), AccessType.RO, BigInt("4E414E44", 16), doc = "Magic 0x4E414E44 (NAND in ASCII)")
   MAGIC := B(0x4E414E44L, 32 bits)
   val VERSION = busif.newReg(doc = "Version and generation parameters")
-  val IP_VERSION = VERSION.field(Bits(16 bits), AccessType.RO, 0, doc = "IP version 0x0100")
-  val TARGETS = VERSION.field(Bits(8 bits), AccessType.RO, 0, doc = "Targets (CE#) on the channel")
-  val MAX_SECTORS = VERSION.field(Bits(8 bits), AccessType.RO, 0, doc = "Most ECC sectors per page")
+  val IP_VERSION = VERSION.field(Bits(16 bits), AccessType.RO, 0x0100, doc = "IP version 0x0100")
+  val TARGETS = VERSION.field(Bits(8 bits), AccessType.RO, p.targets, doc = "Targets (CE#) on the channel")
+  val MAX_SECTORS = VERSION.field(Bits(8 bits), AccessType.RO, p.maxSectors, doc = "Most ECC sectors per page")
   IP_VERSION := 0x0100; TARGETS := p.targets; MAX_SECTORS := p.maxSectors
   val CTRL = busif.newReg(doc = "Control")
   val SOFT_RESET = CTRL.field(Bool(), AccessType.W1P, 0, doc = "Write 1: abort everything, empty both queues, keep configuration")
@@ -48,7 +48,7 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   val ERROR = IRQ_STATUS.field(Bool(), AccessType.W1C, 0, doc = "A completion with an error was queued")
   val OVERFLOW = IRQ_STATUS.field(Bool(), AccessType.W1C, 0, doc = "Command queue overflow (command dropped)")
   val BUF_BYTES = busif.newReg(doc = "Page buffer size in bytes (largest page + spare transfer)")
-  val BYTES = BUF_BYTES.field(UInt(32 bits), AccessType.RO, 0, doc = "Bytes")
+  val BYTES = BUF_BYTES.field(UInt(32 bits), AccessType.RO, p.bufBytes, doc = "Bytes")
   BYTES := p.bufBytes
 
   // ---------------------------------------------------------------- timing (cycles of the controller clock)

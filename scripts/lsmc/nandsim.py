@@ -330,3 +330,37 @@ def storage_demo(timeout: float = 1800, log=None):
         raise SimError(f"{elf} was not built (fw/apps/storage.c)")
     run = soc.run_soc(elf, arg=0, timeout=timeout, log=log)
     return run.returncode == 0 and "storage: PASS" in run.uart, run
+
+
+# ---------------------------------------------------------------- register map for docs/nand.md
+REGMAP_BEGIN, REGMAP_END = "<!-- regmap:begin (generated from NandRegs.json) -->", "<!-- regmap:end -->"
+
+
+def regmap_markdown(json_path: Path | None = None) -> str:
+    """Markdown register table rendered from the regif JSON the generator writes."""
+    import json
+    d = json.loads(Path(json_path or GEN / "NandRegs.json").read_text())
+    out = ["| offset | register | field | bits | access | reset | description |", "|---|---|---|---|---|---|---|"]
+    for s in d["slices"]:
+        name = s["name"].removeprefix("NAND_")
+        first = True
+        for f in s["fields"]:
+            if f["name"].startswith("reserved") or f["access"] == "NA":
+                continue
+            bits = f"{f['pos']['end']}:{f['pos']['start']}" if f["width"] > 1 else str(f["pos"]["start"])
+            out.append(f"| {'0x%02X' % s['addr'] if first else ''} | {name if first else ''} | {f['name']} | {bits} | "
+                       f"{f['access']} | {f['reset']:#x} | {f['doc'] if not first or f['doc'] != s['doc'] else ''} "
+                       f"{'(' + s['doc'] + ')' if first else ''} |".replace("  ", " "))
+            first = False
+    return "\n".join(out)
+
+
+def update_doc_regmap(doc: Path | None = None) -> bool:
+    """Rewrite the generated register table in docs/nand.md; True if it changed."""
+    doc = Path(doc or ROOT / "docs" / "nand.md")
+    text = doc.read_text()
+    a, b = text.index(REGMAP_BEGIN) + len(REGMAP_BEGIN), text.index(REGMAP_END)
+    new = text[:a] + "\n" + regmap_markdown() + "\n" + text[b:]
+    if new != text:
+        doc.write_text(new)
+    return new != text
