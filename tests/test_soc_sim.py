@@ -114,6 +114,7 @@ def test_uart_rx_from_file(elf, exe, tmp_path):
 def test_dma_and_compaction_ip_smoke(elf, exe):
     res = run(elf, exe, 8)
     assert res.returncode == 0, res.uart
+    assert "ip: cached 0xdeadbeef after invalidate 0x00000001" in res.uart  # D$ flush instruction works
     assert "ip: mismatches 0" in res.uart
     assert "out 48 inv 4" in res.uart
 

@@ -186,7 +186,6 @@ static uint32_t run_job(uint32_t run0, uint32_t len0, uint32_t run1, uint32_t le
     for (int ch = 0; ch < 4; ch++) busy |= DMA(ch, D_STATUS) & 1u;
   } while (busy && rdcycle() - start < 50000000u);
   uint32_t took = rdcycle() - start;
-  lsmc_dcache_invalidate();
   uint32_t st = CIP(CIP_STATUS);
   *outBytes = DMA(2, D_BYTES);
   *invBytes = DMA(3, D_BYTES);
@@ -212,9 +211,15 @@ static int dma_ip(void) {
   entry(run1 + 4, 0, 1, 0x22, "c");
   for (int i = 0; i < 64; i++) out[i] = 0xDEADBEEFu;
   for (int i = 0; i < 8; i++) inv[i] = 0xDEADBEEFu;
-  uint32_t ob, ib;
+  uint32_t ob, ib, warm = 0;
+  for (int i = 0; i < 16; i++) warm += out[i]; /* pull the output lines into the D$ */
   uint32_t st = run_job((uint32_t)(uintptr_t)run0, 32, (uint32_t)(uintptr_t)run1, 32, 16,
                         (uint32_t)(uintptr_t)out, 256, (uint32_t)(uintptr_t)inv, 32, &ob, &ib);
+  /* The D$ still holds the lines the CPU read before the DMA wrote DDR: stale until invalidated. */
+  uint32_t stale = out[0];
+  lsmc_dcache_invalidate();
+  puts_("ip: cached "); puthex(stale); puts_(" after invalidate "); puthex(out[0]); putc_('\n');
+  if (warm != 16u * 0xDEADBEEFu || stale != 0xDEADBEEFu) return 1;
   static const uint32_t want[12] = {1, 0x21, 'a', 0, 1, 0x11, 'b', 0, 1, 0x12, 'c', 0};
   uint32_t bad = 0;
   for (int i = 0; i < 12; i++) bad += out[i] != want[i];
@@ -234,6 +239,7 @@ static int host_job(void) {
   uint32_t ob, ib;
   uint32_t st = run_job(LSMC_DDR_BASE + (16u << 20), d[1], LSMC_DDR_BASE + (32u << 20), d[2], d[3],
                         LSMC_DDR_BASE + (48u << 20), 16u << 20, LSMC_DDR_BASE + (64u << 20), 16u << 20, &ob, &ib);
+  lsmc_dcache_invalidate();
   d[4] = st;
   d[5] = ob;
   d[6] = ib;
