@@ -232,7 +232,7 @@ void NandModel::latch_command(uint64_t t, uint8_t c) {
         prog_count_[row_]++;
         last_prog_page_[blk] = std::max<int>(pg, lp == last_prog_page_.end() ? 0 : lp->second);
       }
-      failc_ = fail_;
+      failc_ = false;  // FAILC only reports cache operations, which the model does not implement
       start_busy(t, cfg.tPROG_ns);
       out_ = Out::None;
       break;
@@ -250,7 +250,7 @@ void NandModel::latch_command(uint64_t t, uint8_t c) {
         }
         last_prog_page_.erase(blk);
       }
-      failc_ = fail_;
+      failc_ = false;  // FAILC only reports cache operations, which the model does not implement
       start_busy(t, cfg.tBERS_ns);
       out_ = Out::None;
       break;
