@@ -4,6 +4,8 @@
  * failing the whole firmware; NAND_DRIVER_PRESENT tells which build this is. */
 #include "nand.h"
 
+#include <stdio.h>
+
 #if __has_include("nand_regs.h")
 
 #include <stdio.h>
@@ -429,4 +431,12 @@ int nand_console(int argc, char **argv)
 const int nand_driver_present = 1;
 #else
 const int nand_driver_present = 0;
+const char nand_console_help[] = "nand: driver not in this build (nand_regs.h was not generated)\n";
+int nand_console(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fputs(nand_console_help, stdout);
+    return NAND_DRV_ARG;
+}
 #endif
