@@ -165,3 +165,15 @@ def test_compact_cli(width, tmp_path):
     assert m, last
     assert [int(v) for v in m.groups()[1:]] == [(len(r0) + len(r1)) // 16, len(merged) // 16, len(inv) // 4]
     assert int(m.group(1)) > 0
+
+
+def test_wave_option_writes_fst(tmp_path):
+    """--wave uses the separately built traced harness and leaves an FST file (128 bit only: one
+    extra build)."""
+    r0, r1 = ipsim.encoded_runs("short", 40, 0.5, 1, 16)
+    wave = tmp_path / "job.fst"
+    r = ipsim.compact(r0, r1, 16, 128, wave=str(wave))
+    assert ipsim.model_problems(ipsim.Job(r0, r1, 16), r) == []
+    assert wave.stat().st_size > 1000
+    assert (ipsim.build(128, wave=True).parent.name, ipsim.build(128).parent.name) == \
+        ("compaction_w128_wave", "compaction_w128")
