@@ -345,3 +345,17 @@ def test_two_targets_interleave():
         for t in (0, 1):
             assert s.mem_read(ns.DDR + 0x10000 + 0x1000 * t, PAGE) == d[t]
             assert s.mem_read(ns.DDR + 0x20000 + 0x1000 * t, PAGE) == d[t]
+
+
+def test_dma_under_axi_stalls():
+    """Random AXI ready stalls and read latency: data still exact, bursts legal (the harness checks
+    WLAST, burst size/type and 4 KiB crossings)."""
+    with sim(blocks=8, axi_stall_pct=40, axi_latency=9) as s:
+        s.init(mode=5, targets=1)
+        erase_ok(s, 1)
+        for p, ecc in ((0, False), (1, True)):
+            data = rnd(PAGE, 60 + p)
+            addr = ns.DDR + 0x3C0 + p * 0x1000  # not burst aligned: first burst is short
+            assert program(s, s.row(1, p), data, ecc=ecc, addr=addr).err == 0
+            c, back = read(s, s.row(1, p), PAGE, ecc=ecc, addr=ns.DDR + 0x20FC0)
+            assert c.err == 0 and back == data

@@ -109,11 +109,11 @@ Completion = namedtuple("Completion", "op err target tag valid status corrected 
 
 class NandSim:
     def __init__(self, blocks=64, pages=64, page_bytes=2048, spare_bytes=64, targets=2, bad=(), seed=1,
-                 tr_ns=None, tprog_ns=None, tbers_ns=None, axi_latency=4):
+                 tr_ns=None, tprog_ns=None, tbers_ns=None, axi_latency=4, axi_stall_pct=0):
         exe = build_sim()
         args = [str(exe), "--blocks", str(blocks), "--pages", str(pages), "--page-bytes", str(page_bytes),
                 "--spare-bytes", str(spare_bytes), "--targets", str(targets), "--seed", str(seed),
-                "--axi-latency", str(axi_latency)]
+                "--axi-latency", str(axi_latency), "--axi-stall", str(axi_stall_pct)]
         if bad:
             args += ["--bad", ",".join(map(str, bad))]
         for flag, v in (("--tr", tr_ns), ("--tprog", tprog_ns), ("--tbers", tbers_ns)):

@@ -37,6 +37,9 @@ static std::map<uint32_t, uint8_t> mem;
 static uint32_t err_lo = 1, err_hi = 0;  // SLVERR window (empty by default)
 static uint64_t touched_lo = ~0ull, touched_hi = 0;
 static int axi_latency = 4;
+static int axi_stall_pct = 0;  // random ready stalls and extra latency (AXI robustness)
+static std::mt19937 stall_rng(777);
+static bool stall() { return axi_stall_pct && int(stall_rng() % 100) < axi_stall_pct; }
 struct Burst { uint32_t addr; int beats; int wait; };
 static std::deque<Burst> rq, wq;
 static bool b_pending = false; static int b_resp = 0; static int w_resp = 0;
@@ -45,8 +48,8 @@ static bool in_err(uint32_t a) { return a >= err_lo && a < err_hi; }
 static void touch(uint32_t a) { touched_lo = std::min<uint64_t>(touched_lo, a); touched_hi = std::max<uint64_t>(touched_hi, a + 4); }
 
 static void axi_drive() {  // outputs of the slave for this cycle (from state)
-  top->io_axi_ar_ready = rq.size() < 2;
-  top->io_axi_aw_ready = wq.size() < 2;
+  top->io_axi_ar_ready = rq.size() < 2 && !stall();
+  top->io_axi_aw_ready = wq.size() < 2 && !stall();
   bool rv = !rq.empty() && rq.front().wait <= 0;
   top->io_axi_r_valid = rv;
   if (rv) {
@@ -56,7 +59,7 @@ static void axi_drive() {  // outputs of the slave for this cycle (from state)
     top->io_axi_r_payload_last = rq.front().beats == 1;
     top->io_axi_r_payload_id = 0;
   }
-  top->io_axi_w_ready = !wq.empty() && !b_pending;
+  top->io_axi_w_ready = !wq.empty() && !b_pending && !stall();
   top->io_axi_b_valid = b_pending;
   top->io_axi_b_payload_resp = b_resp;
   top->io_axi_b_payload_id = 0;
@@ -85,7 +88,7 @@ static void axi_update(const Fires& f) {
   }
   if (f.ar) {
     if (((f.ar_addr & 0xFFF) + (f.ar_len + 1) * 4) > 0x1000) { printf("err axi: AR burst crosses 4 KiB\n"); exit(4); }
-    rq.push_back({f.ar_addr, f.ar_len + 1, axi_latency});
+    rq.push_back({f.ar_addr, f.ar_len + 1, axi_latency + (axi_stall_pct ? int(stall_rng() % 8) : 0)});
   }
   if (f.w) {
     Burst& b = wq.front();
@@ -183,6 +186,7 @@ int main(int argc, char** argv) {
     else if (a == "--tprog") cfg.tPROG_ns = std::stoull(next());
     else if (a == "--tbers") cfg.tBERS_ns = std::stoull(next());
     else if (a == "--axi-latency") axi_latency = std::stoi(next());
+    else if (a == "--axi-stall") axi_stall_pct = std::stoi(next());
     else if (a == "--bad") {
       std::stringstream ss(next()); std::string x;
       while (std::getline(ss, x, ',')) if (!x.empty()) cfg.bad_blocks.push_back(std::stoul(x));
