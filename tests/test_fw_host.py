@@ -461,21 +461,13 @@ def soc_sim():
     return soc, soc.build_soc(), firmware.build_firmware()
 
 
-def test_soc_quick_job(soc_sim):
-    soc, exe, elf = soc_sim
-    r = soc.run_soc(elf, arg=5, exe=exe, max_cycles=200_000_000, timeout=600)
-    assert r.returncode == 0, r.uart[-3000:] + r.stderr[-2000:]
-    assert "registers: IP compaction_regs.h, DMA dma_regs.h" in r.uart
-    line = [l for l in r.uart.splitlines() if l.startswith("entries_in=")][-1]
-    assert line.startswith("entries_in=512 ") and line.endswith(" PASS")
-
-
 def test_soc_bench_table3_flow(soc_sim):
     """The Table III flow (SIM_ARG 6: the same code on 64..256 entries; the full table, SIM_ARG 0,
     is scripts/demo's)."""
     soc, exe, elf = soc_sim
     r = soc.run_soc(elf, arg=6, exe=exe, max_cycles=400_000_000, timeout=900)
     assert r.returncode == 0, r.uart[-3000:] + r.stderr[-2000:]
+    assert "registers: IP compaction_regs.h, DMA dma_regs.h" in r.uart and "compaction IP v1.0" in r.uart
     rows = firmware.parse_table3(r.uart)
     assert [row["entries_in"] for row in rows] == [64, 128, 256]
     for row in rows:
@@ -492,7 +484,7 @@ def test_soc_error_paths(soc_sim):
     assert r.uart.count("errtest ") >= 11 and "FAIL" not in r.uart
 
 
-@pytest.mark.parametrize("case", ["long-keys", "identical", "g256", "both-empty"])
+@pytest.mark.parametrize("case", ["long-keys", "g256"])
 def test_soc_job_vectors(soc_sim, tmp_path, case):
     soc, exe, elf = soc_sim
     c = {x["name"]: x for x in _cases()}[case]
