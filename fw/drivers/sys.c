@@ -6,16 +6,7 @@
 #include "mmio.h"
 #include "soc.h"
 
-int sys_in_sim(void)
-{
-    if (mmio_read32(SIMCTL_BASE + SIMCTL_ID) == SIMCTL_ID_MAGIC)
-        return 1;
-#ifdef LSMC_BOARD
-    return 0;
-#else
-    return 1;
-#endif
-}
+int sys_in_sim(void) { return mmio_read32(SIMCTL_BASE + SIMCTL_ID) == SIMCTL_ID_MAGIC; }
 
 uint32_t sys_sim_arg(void) { return sys_in_sim() ? mmio_read32(SIMCTL_BASE + SIMCTL_ARG) : 0; }
 

@@ -4,10 +4,8 @@
 
 #include <stdint.h>
 
-/* Where the firmware runs. The simulation-control block may answer SIMCTL_ID with "SIMC"; on a
- * board the block is absent and reads 0. While the SoC has no ID word, a build without LSMC_BOARD
- * assumes simulation and a build with LSMC_BOARD=1 (make BOARD=1) assumes a board; the ID word, once
- * present, decides at run time in both builds (docs/firmware.md). */
+/* Where the firmware runs: the simulation-control block answers SIMCTL_ID with "SIMC"; on a board
+ * the block is absent and reads 0 (docs/architecture.md), so one ELF serves both. */
 #define SIMCTL_ID 0x08
 #define SIMCTL_ID_MAGIC 0x53494D43u
 

@@ -74,22 +74,21 @@ def ensure_headers() -> None:
         attempt.write_text(digest)
 
 
-def build_firmware(build_dir: Path | None = None, opt: str = "-O2", force: bool = False, board: bool = False) -> Path:
+def build_firmware(build_dir: Path | None = None, opt: str = "-O2", force: bool = False) -> Path:
     """Build build/fw/lsmc.elf (out of tree) and return its path. Raises FirmwareError with the
     compiler output on failure. The make log is kept in <build_dir>/build.log (tests grep it for
-    warnings). `board=True` builds for a board (build/fw_board/): without the simulation-control ID
-    word the firmware then assumes a board and starts its console."""
-    build_dir = Path(build_dir or (_build.BUILD / "fw_board" if board else BUILD_FW))
+    warnings). The same ELF runs in simulation and on a board (it reads the sim-control ID word)."""
+    build_dir = Path(build_dir or BUILD_FW)
     elf = build_dir / "lsmc.elf"
     ensure_headers()
-    digest = _digest(firmware_sources(), extra=(opt, board))
+    digest = _digest(firmware_sources(), extra=(opt,))
     stamp = build_dir / ".stamp"
     if not force and elf.exists() and stamp.exists() and stamp.read_text() == digest:
         return elf
     build_dir.mkdir(parents=True, exist_ok=True)
     gen = " ".join(str(g) for g in GEN_INCLUDES)
     try:
-        res = _build.run(["make", "-C", FW, f"BUILD={build_dir}", f"GEN_INC={gen}", f"OPT={opt}", f"BOARD={int(board)}",
+        res = _build.run(["make", "-C", FW, f"BUILD={build_dir}", f"GEN_INC={gen}", f"OPT={opt}",
                           "-j2", "--no-print-directory", "all"], quiet=True)
     except _build.BuildError as e:
         raise FirmwareError(str(e)) from None
