@@ -438,6 +438,30 @@ def test_firmware_builds_without_warnings(tmp_path):
     assert stack == 0x80040000 and end + 0x4000 <= stack  # fits with its stack in the 256 KiB RAM
 
 
+def test_job_image_layout():
+    r0 = kb16.encode([(b"a", 1), (b"b", 2)], 16)
+    r1 = kb16.encode([(b"b", 9)], 16)
+    merged, inv = kb16.merge(r0, r1, 16)
+    img, lay = firmware.job_image(r0, r1, 4, merged=merged, invalid=inv, flags=firmware.JOB_FLAG_POLL,
+                                  out_buf=96, inv_buf=64)
+    w = struct.unpack("<21I", img[:84])
+    assert w[:4] == (0x4A4D534C, 1, 4, 1) and img[:4] == b"LSMJ"
+    for i, name in ((4, "run0"), (6, "run1"), (8, "merged"), (10, "invalid"), (12, "out"), (14, "inv")):
+        addr, ln = lay[name]
+        assert (firmware.DDR_BASE + w[i], w[i + 1]) == (addr, ln)
+        assert w[i] % 32 == 0 and w[i] >= firmware.JOB_DESC_BYTES
+    assert (w[13], w[15]) == (96, 64) and w[16:] == (0, 0, 0, 0, 0)
+    o = lay["run0"][0] - firmware.DDR_BASE
+    assert img[o:o + len(r0)] == r0
+    o = lay["invalid"][0] - firmware.DDR_BASE
+    assert img[o:o + 4] == struct.pack("<I", 9)
+    img, _ = firmware.job_image(r0, b"", 16, expect_error=(8, 1, 7))
+    assert struct.unpack("<I", img[12:16])[0] & firmware.JOB_FLAG_EXPECT_ERR
+    assert struct.unpack("<3I", img[64:76]) == (8, 1, 7)
+    with pytest.raises(firmware.FirmwareError):
+        firmware.parse_job_result(bytes(80))
+
+
 def test_parse_table3():
     text = ("noise\nTABLE3 " + ",".join(firmware.TABLE3_COLUMNS) + "\n"
             "TABLE3 512,448,8192,9000,4000,0.175781,91.02,50000,1\nTABLE3 END\n")
