@@ -359,3 +359,32 @@ def test_dma_under_axi_stalls():
             assert program(s, s.row(1, p), data, ecc=ecc, addr=addr).err == 0
             c, back = read(s, s.row(1, p), PAGE, ecc=ecc, addr=ns.DDR + 0x20FC0)
             assert c.err == 0 and back == data
+
+
+def test_soft_reset_during_dma_and_busy():
+    """Soft reset while a PROGRAM's DMA is reading DDR (slow AXI) and while a target is busy: the
+    controller waits for the burst, empties its queues, and the next commands move exact data."""
+    with sim(blocks=8, axi_stall_pct=60, axi_latency=30, tprog_ns=50000) as s:
+        s.init(mode=5, targets=1)
+        erase_ok(s, 1)
+        data = rnd(PAGE, 77)
+        s.mem_write(ns.DDR, data)
+        s.submit(ns.OP_PROGRAM, row=s.row(1, 0), length=PAGE, dma=True, dma_addr=ns.DDR)
+        s.run(40)  # the DDR -> page buffer DMA is under way
+        s.w("CTRL", 1 | 2)
+        s.run(3000)
+        st = s.r("STATUS")
+        assert st & 1 == 0 and st >> 16 & 0xFF == 0, hex(st)  # idle, no completion left
+        s.init(mode=5, targets=1)  # RESET the flash too (it may have seen part of a command)
+        assert program(s, s.row(1, 1), data).err == 0
+        c, back = read(s, s.row(1, 1), PAGE)
+        assert c.err == 0 and back == data
+        # reset while the flash is busy programming: the next RESET + commands work
+        s.submit(ns.OP_PROGRAM, row=s.row(1, 2), length=PAGE, dma=True, dma_addr=ns.DDR, split=False)
+        s.run(8000)
+        s.w("CTRL", 1 | 2)
+        s.run(100)
+        assert s.r("STATUS") & 1 == 0
+        s.init(mode=5, targets=1)
+        c, back = read(s, s.row(1, 1), PAGE)
+        assert c.err == 0 and back == data

@@ -24,6 +24,7 @@ class NandCommandLayer(p: NandParams) extends Component {
     val spareBytes = in UInt (16 bits)
     val dmaLo, dmaHi = in UInt (32 bits)
     val busy = out Bool()
+    val dmaBusy = out Bool()
   }
   val wordBits = log2Up(p.bufWords)
   val buf = Mem(Bits(32 bits), p.bufWords)
@@ -293,6 +294,7 @@ class NandCommandLayer(p: NandParams) extends Component {
   val dmaSent = Reg(UInt(5 bits))
   val dmaErr = Reg(Bool())
   val dmaDone = RegInit(False)
+  io.dmaBusy := dmaActive
   val toBoundary = U(16, 5 bits) - dmaAddr(5 downto 2).resize(5)
   val nextBeats = Mux(dmaWordsLeft < toBoundary, dmaWordsLeft.resize(5), toBoundary)
   val axi = io.axi

@@ -137,7 +137,13 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   val BYT = PERF_BYTES.field(UInt(32 bits), AccessType.RW, 0, doc = "Bytes")
 
   // ---------------------------------------------------------------- layers (soft reset restarts them)
-  val core = new ResetArea(SOFT_RESET, cumulative = true) {
+  // A soft reset waits until no DMA is in flight: cutting an AXI burst would leave the interconnect
+  // with beats nobody takes (or gives). A DMA always ends (bounded length, AXI errors are absorbed).
+  val resetPending = RegInit(False) setWhen (SOFT_RESET)
+  val dmaBusy = Bool()
+  val doReset = resetPending && !dmaBusy
+  when(doReset) { resetPending := False }
+  val core = new ResetArea(doReset, cumulative = true) {
     val cmdFifo = StreamFifo(NandCmd(p), p.cmdDepth)
     val compFifo = StreamFifo(NandCompletion(p), p.compDepth)
     val cmdLayer = new NandCommandLayer(p)
@@ -164,6 +170,7 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   cmdLayer.io.rxPending := phy.io.busyLine
   cmdLayer.io.timeout := timing.io.timeout
   cmdLayer.io.axi >> io.axi
+  dmaBusy := cmdLayer.io.dmaBusy
   cmdLayer.io.pageBytes := PAGE_BYTES
   cmdLayer.io.spareBytes := SPARE_BYTES
   cmdLayer.io.dmaLo := LO
@@ -182,7 +189,7 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   FLASH_STATUS := head.status; ECC_CORRECTED := head.eccCorrected; ECC_CORR_MAP := head.eccCorrMap; ECC_UNC_MAP := head.eccUncMap
   DATA := head.data
 
-  BUSY := cmdLayer.io.busy || cmdFifo.io.occupancy =/= 0
+  BUSY := cmdLayer.io.busy || cmdFifo.io.occupancy =/= 0 || resetPending
   COMP_VALID := compFifo.io.pop.valid
   CMD_FREE := cmdFifo.io.availability.resized
   COMP_COUNT := compFifo.io.occupancy.resized
