@@ -645,7 +645,7 @@ int main(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
   std::clock_t c0 = std::clock();
   int status = -1;
-  uint64_t idleAfterExit = 0;
+  uint64_t idleAfterExit = 0, drainCycles = 0;
   while (true) {
     step(false);
     if (top->io_simExit_valid && status < 0) status = (int)(top->io_simExit_payload & 0xff);
@@ -657,6 +657,7 @@ int main(int argc, char** argv) {
       } else {
         idleAfterExit = 0;
       }
+      if (++drainCycles > 20000000ull) break;  // firmware still printing after SIM_EXIT: stop anyway
     }
     if (status < 0 && cycle - resetCycles >= maxCycles) {
       fflush(stdout);
