@@ -445,6 +445,7 @@ void usage() {
       "  --nand-blocks N     blocks per NAND target (default: the MT29F4G08 datasheet's 4096)\n"
       "  --max-cycles N      stop with exit status 124 after N cycles (default 2000000000)\n"
       "  --wave FILE.fst     dump waves (only in the build made with --trace-fst)\n"
+      "  --wave-from N       start dumping at cycle N (counted from power-on, reset is 16 cycles)\n"
       "Ends when the firmware writes SIM_EXIT ((code<<1)|1 to 0xF000F000); exit status = code & 0xff.");
 }
 
@@ -474,7 +475,7 @@ uint8_t* findVar(const char* scope, const char* var, size_t minBytes) {
 
 int main(int argc, char** argv) {
   std::string firmware, logPath, uartIn, prompt, wavePath;
-  uint64_t simArg = 0, ddrLatency = 20, maxCycles = 2000000000ull, uartStart = 0;
+  uint64_t simArg = 0, ddrLatency = 20, maxCycles = 2000000000ull, uartStart = 0, waveFrom = 0;
   int64_t uartDiv = 1, uartGap = -1;
   uint32_t nandBlocks = 0;
   bool quiet = false;
@@ -501,6 +502,7 @@ int main(int argc, char** argv) {
     else if (a == "--quiet") quiet = true;
     else if (a == "--nand-blocks") nandBlocks = (uint32_t)parseNum(next(), "--nand-blocks");
     else if (a == "--wave") wavePath = next();
+    else if (a == "--wave-from") waveFrom = parseNum(next(), "--wave-from");
     else if (a == "--load") {
       std::string v = next();
       size_t eq = v.find('=');
@@ -618,7 +620,7 @@ int main(int argc, char** argv) {
     }
     top->eval();
 #if VM_TRACE
-    if (tfp) tfp->dump(cycle * 10);
+    if (tfp && cycle >= waveFrom) tfp->dump(cycle * 10);
 #endif
     if (!resetting) {
       uart.tick(cycle);
@@ -628,7 +630,7 @@ int main(int argc, char** argv) {
     top->clk = 1;
     top->eval();
 #if VM_TRACE
-    if (tfp) tfp->dump(cycle * 10 + 5);
+    if (tfp && cycle >= waveFrom) tfp->dump(cycle * 10 + 5);
 #endif
     if (!resetting) nand.edge(cycle * NS_PER_CYCLE);
     cycle++;
