@@ -236,19 +236,27 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   io.uart <> uart.io.uart
 }
 
-/** Generator: `soc.Generate [--out DIR] [--uart-baud N] [--no-sim-ctrl]` → DIR/LsmcSoc.v (default
-  * build/gen/soc) plus the C headers of the IPs next to it. */
+/** Generator: `soc.Generate [--out DIR] [--uart-baud N] [--no-sim-ctrl] [--no-docs]` → DIR/LsmcSoc.v
+  * (default build/gen/soc) plus the register headers of every block next to it. */
 object Generate {
+  def usage(msg: String): Nothing = {
+    System.err.println(s"soc.Generate: $msg\nusage: soc.Generate [--out DIR] [--uart-baud N] [--no-sim-ctrl] [--no-docs]")
+    sys.exit(2)
+  }
+
   def main(args: Array[String]): Unit = {
-    var out     = "build/gen/soc"
-    var cfg     = LsmcSocConfig(withDocs = true)
-    val it      = args.iterator
+    var out = "build/gen/soc"
+    var cfg = LsmcSocConfig(withDocs = true)
+    val it  = args.iterator
+    def value(opt: String): String = if (it.hasNext) it.next() else usage(s"$opt needs a value")
     while (it.hasNext) it.next() match {
-      case "--out"         => out = it.next()
-      case "--uart-baud"   => cfg = cfg.copy(uartBaud = it.next().toInt)
+      case "--out" => out = value("--out")
+      case "--uart-baud" =>
+        val v = value("--uart-baud")
+        cfg = cfg.copy(uartBaud = v.toIntOption.filter(_ > 0).getOrElse(usage(s"bad baud rate '$v'")))
       case "--no-sim-ctrl" => cfg = cfg.copy(withSimCtrl = false)
       case "--no-docs"     => cfg = cfg.copy(withDocs = false)
-      case other           => throw new IllegalArgumentException(s"soc.Generate: unknown argument $other")
+      case other           => usage(s"unknown argument '$other'")
     }
     new java.io.File(out).mkdirs()
     SpinalConfig(
