@@ -43,7 +43,8 @@ def _digest(paths, extra=()) -> str:
 
 
 def firmware_sources():
-    return [FW, *GEN_INCLUDES]
+    """What the ELF depends on: fw/ and the generated headers (not the Verilog next to them)."""
+    return [FW, *sorted(h for g in GEN_INCLUDES if g.is_dir() for h in g.glob("*.h"))]
 
 
 # (module, generator main, output folder, header) of every generated header the firmware includes.
