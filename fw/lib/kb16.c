@@ -131,7 +131,8 @@ static unsigned check_entry(const kb16_reader *r, const uint8_t *e, size_t idx, 
     return KB16_OK;
 }
 
-int kb16_reader_next(kb16_reader *r, uint8_t key[KB16_MAX_KEY], unsigned *key_len, uint32_t *addr)
+/* kb16_reader_next into an aligned key buffer (the merge's fast path). */
+static int reader_step(kb16_reader *r, kb16_keybuf *key, unsigned *key_len, uint32_t *addr)
 {
     kb16_keybuf k;
     unsigned klen = 0;
@@ -157,7 +158,7 @@ int kb16_reader_next(kb16_reader *r, uint8_t key[KB16_MAX_KEY], unsigned *key_le
         key_copy(&r->last_real, &k);
         r->last_real_len = klen;
         r->have_real = 1;
-        memcpy(key, k.b, KB16_MAX_KEY);
+        key_copy(key, &k);
         *key_len = klen;
         *addr = rd32(e + 4);
         return 1;
@@ -166,6 +167,15 @@ int kb16_reader_next(kb16_reader *r, uint8_t key[KB16_MAX_KEY], unsigned *key_le
     if (r->len % KB16_ENTRY_BYTES)
         return reader_fail(r, KB16_ERR_LENGTH, r->n_entries);
     return 0;
+}
+
+int kb16_reader_next(kb16_reader *r, uint8_t key[KB16_MAX_KEY], unsigned *key_len, uint32_t *addr)
+{
+    kb16_keybuf k;
+    int rc = reader_step(r, &k, key_len, addr);
+    if (rc == 1)
+        memcpy(key, k.b, KB16_MAX_KEY);
+    return rc;
 }
 
 int kb16_decode(const uint8_t *buf, size_t len, unsigned group, uint8_t (*keys)[KB16_MAX_KEY],
@@ -225,7 +235,8 @@ static int emit(kb16_writer *w, uint32_t hdr, uint32_t addr, const uint8_t *byte
                 size_t *err_index)
 {
     uint32_t ent[4];
-    uint8_t *b = (uint8_t *)ent;
+    uint8_t *b = (uint8_t *)ent, *dst;
+    unsigned i;
     if ((w->entries + 1) * KB16_ENTRY_BYTES > w->cap) {
         if (err_index)
             *err_index = w->entries;
@@ -234,9 +245,15 @@ static int emit(kb16_writer *w, uint32_t hdr, uint32_t addr, const uint8_t *byte
     wr32(b, hdr);
     wr32(b + 4, addr);
     ent[2] = ent[3] = 0;
-    if (n)
-        memcpy(b + 8, bytes, n);
-    memcpy(w->out + w->entries * KB16_ENTRY_BYTES, ent, sizeof ent);
+    for (i = 0; i < n; i++)
+        b[8 + i] = bytes[i];
+    dst = w->out + w->entries * KB16_ENTRY_BYTES;
+#ifdef __GNUC__
+    if (((uintptr_t)dst & 3u) == 0) /* inlined as four word stores */
+        memcpy(__builtin_assume_aligned(dst, 4), ent, sizeof ent);
+    else
+#endif
+        memcpy(dst, ent, sizeof ent);
     w->entries++;
     if (++w->slot == w->group)
         w->slot = 0;
@@ -245,7 +262,9 @@ static int emit(kb16_writer *w, uint32_t hdr, uint32_t addr, const uint8_t *byte
 
 static uint32_t header(unsigned shared, unsigned unshared) { return shared << KB16_HDR_SHARED_SHIFT | unshared; }
 
-int kb16_writer_put(kb16_writer *w, const uint8_t *key, unsigned key_len, uint32_t addr, size_t *err_index)
+/* kb16_writer_put; `kb`, when given, is the same key in an aligned buffer (copied by words). */
+static int writer_put(kb16_writer *w, const uint8_t *key, unsigned key_len, uint32_t addr, size_t *err_index,
+                      const kb16_keybuf *kb)
 {
     unsigned slot, s = 0, i;
     int rc;
@@ -280,12 +299,20 @@ int kb16_writer_put(kb16_writer *w, const uint8_t *key, unsigned key_len, uint32
     }
     if (rc != KB16_OK)
         return rc;
-    for (i = 0; i < key_len; i++)
-        w->prev.b[i] = key[i];
+    if (kb)
+        key_copy(&w->prev, kb);
+    else
+        for (i = 0; i < key_len; i++)
+            w->prev.b[i] = key[i];
     w->prev_len = key_len;
     w->have_key = 1;
     w->keys++;
     return KB16_OK;
+}
+
+int kb16_writer_put(kb16_writer *w, const uint8_t *key, unsigned key_len, uint32_t addr, size_t *err_index)
+{
+    return writer_put(w, key, key_len, addr, err_index, 0);
 }
 
 int kb16_encode(const uint8_t *const *keys, const uint8_t *lens, const uint32_t *addrs, size_t n,
@@ -338,7 +365,7 @@ int kb16_merge(const uint8_t *run0, size_t len0, const uint8_t *run1, size_t len
         return merge_fail(res, KB16_ERR_ARG, 0, 0);
 
     for (i = 0; i < 2; i++) {
-        have[i] = kb16_reader_next(&r[i], k[i].b, &kl[i], &a[i]);
+        have[i] = reader_step(&r[i], &k[i], &kl[i], &a[i]);
         if (have[i] < 0) {
             rc = merge_fail(res, r[i].err, (unsigned)i, r[i].err_index);
             goto done;
@@ -354,7 +381,7 @@ int kb16_merge(const uint8_t *run0, size_t len0, const uint8_t *run1, size_t len
             }
             inv[res->inv_count++] = a[1];
         }
-        rc = kb16_writer_put(&w, k[take].b, kl[take], a[take], &idx);
+        rc = writer_put(&w, k[take].b, kl[take], a[take], &idx, &k[take]);
         if (rc != KB16_OK) {
             /* Only overflow is possible: the readers guarantee increasing keys. */
             rc = merge_fail(res, (unsigned)rc, 0, idx);
@@ -363,7 +390,7 @@ int kb16_merge(const uint8_t *run0, size_t len0, const uint8_t *run1, size_t len
         for (i = 0; i < 2; i++) {
             if (i == take || c == 0) {
                 res->in_keys[i]++;
-                have[i] = kb16_reader_next(&r[i], k[i].b, &kl[i], &a[i]);
+                have[i] = reader_step(&r[i], &k[i], &kl[i], &a[i]);
                 if (have[i] < 0) {
                     rc = merge_fail(res, r[i].err, (unsigned)i, r[i].err_index);
                     goto done;
