@@ -53,8 +53,10 @@ int dma_wait(unsigned ch, uint64_t timeout_cycles, dma_status *st)
 
     if (ch >= DMA_CHANNELS)
         return DMA_BAD_ARG;
-    end = timer_deadline(timeout_cycles);
-    while (!((s = mmio_read32(CH(ch, DMACH_STATUS))) & fin)) {
+    /* Usually already finished: no timer reads then (they are bus accesses too). */
+    s = mmio_read32(CH(ch, DMACH_STATUS));
+    end = (s & fin) ? 0 : timer_deadline(timeout_cycles);
+    while (!(s & fin)) {
         if (timer_expired(end)) {
             /* One last look: the channel may have finished while the timer was read. */
             if ((s = mmio_read32(CH(ch, DMACH_STATUS))) & fin)
@@ -62,8 +64,11 @@ int dma_wait(unsigned ch, uint64_t timeout_cycles, dma_status *st)
             dma_read_status(ch, st);
             return DMA_TIMEOUT;
         }
+        s = mmio_read32(CH(ch, DMACH_STATUS));
     }
-    dma_read_status(ch, st);
+    st->status = s;
+    st->code = (s & DMACH_STATUS_ERR_CODE_MASK) >> DMACH_STATUS_ERR_CODE_SHIFT;
+    st->bytes = mmio_read32(CH(ch, DMACH_BYTES));
     if (s & (1u << DMACH_STATUS_ERROR_SHIFT))
         return DMA_FAILED;
     return (s & (1u << DMACH_STATUS_DONE_SHIFT)) ? DMA_OK : DMA_ABORTED;
