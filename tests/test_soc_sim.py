@@ -103,6 +103,15 @@ def test_uart_rx_paced_by_prompt(elf, exe):
     assert "echo: hello soc\n" in res.uart and "echo: quit\n" in res.uart
 
 
+def test_uart_at_hardware_baud_rate(elf, exe):
+    """--uart-div -1 keeps the UART's reset divider (115200 baud at 100 MHz: 868 cycles per bit); the
+    harness decodes and drives the line at whatever rate the UART register holds."""
+    res = run(elf, exe, 5, uart_in=r"hi\nquit\n", uart_prompt="> ", extra=["--uart-div", "-1"])
+    assert res.returncode == 0, res.uart + res.stderr
+    assert "> echo: hi\n> echo: quit\n" in res.uart
+    assert res.cycles > 20 * 10 * 868  # ~20 characters at 10 bits of 868 cycles
+
+
 def test_uart_rx_from_file(elf, exe, tmp_path):
     f = tmp_path / "in.txt"
     f.write_text("abc\nquit\n")
