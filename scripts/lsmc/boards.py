@@ -284,7 +284,8 @@ def add_lsmc_soc(soc, itf: SocInterface, soc_verilog: Path, lsmc_cd: str = "lsmc
     # so a DDR address and its offset in the window map to the same DRAM byte.
     soc.lsmc_ddr_ports = []
     for axi_p in (itf.ddr, itf.ddr_dma):
-        port = soc.sdram.crossbar.get_port(data_width=axi_p.data_width, clock_domain=lsmc_cd)
+        port = _write_data_after_command(
+            soc, soc.sdram.crossbar.get_port(data_width=axi_p.data_width, clock_domain=lsmc_cd), lsmc_cd)
         aw = port.address_width + (axi_p.data_width // 8).bit_length() - 1
         if aw < DDR_WINDOW_BITS:
             raise BoardError(f"the board's DRAM is smaller than the SoC's 256 MiB DDR window")
@@ -347,6 +348,39 @@ def add_lsmc_soc(soc, itf: SocInterface, soc_verilog: Path, lsmc_cd: str = "lsmc
         if len(leds) >= 4:
             soc.comb += leds[3].eq(~lsmc_tx)
     return conns
+
+
+def _write_data_after_command(soc, port, cd):
+    """A native port that passes a write beat on only after its command was accepted.
+
+    LiteDRAMAXI2Native counts the write beats it has reserved for issued commands and underflows that
+    count if a beat leaves its buffer first; its write path then stalls for good. Directly on the
+    controller's crossbar that cannot happen, but the clock-domain crossing and the width converters
+    that `get_port` puts in between take write data eagerly. Found in the board simulation
+    (boards/sim): the SoC's first DDR write hung."""
+    from migen import Signal, Module, ClockDomainsRenamer
+    from litedram.common import LiteDRAMNativePort
+
+    user = LiteDRAMNativePort(port.mode, port.address_width, port.data_width, clock_domain=port.clock_domain,
+                              id=port.id)
+    m = Module()
+    credit = Signal(12)  # write commands accepted whose beat has not gone yet
+    take = Signal()
+    m.comb += [
+        user.cmd.connect(port.cmd),
+        port.rdata.connect(user.rdata),
+        take.eq(credit != 0),
+        port.wdata.valid.eq(user.wdata.valid & take),
+        port.wdata.data.eq(user.wdata.data),
+        port.wdata.we.eq(user.wdata.we),
+        user.wdata.ready.eq(port.wdata.ready & take),
+    ]
+    if hasattr(port, "flush"):
+        m.comb += port.flush.eq(user.flush)
+    m.sync += credit.eq(credit + (user.cmd.valid & user.cmd.ready & user.cmd.we)
+                        - (user.wdata.valid & user.wdata.ready))
+    soc.submodules += ClockDomainsRenamer(cd)(m)
+    return user
 
 
 def make_soc_class():
