@@ -40,7 +40,10 @@ object nand extends SpinalModule {
 object vexriscv extends SpinalModule {
   def millSourcePath = os.pwd / "build" / "vexriscv"
   def sources = T.sources()
+  // The patch script is an input: editing it (or its wheel pin) regenerates the sources.
+  def vexSrcScript = T.source(os.pwd / "scripts" / "lsmc" / "vexriscv_src.py")
   def generatedSources = T {
+    vexSrcScript()
     val dest = T.dest
     os.proc("python3", os.pwd / "scripts" / "lsmc" / "vexriscv_src.py", dest).call(cwd = os.pwd, stdout = os.Inherit)
     Seq(PathRef(dest))

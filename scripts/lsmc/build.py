@@ -57,7 +57,7 @@ MODULE_SOURCES = {
     "compaction": ["hw/ip/compaction/rtl"],
     "dma": ["hw/ip/dma/rtl"],
     "nand": ["nand/rtl"],
-    "soc": ["hw/soc/rtl", "hw/ip/compaction/rtl", "hw/ip/dma/rtl", "nand/rtl", "scripts/lsmc/vexriscv_src.py"],
+    "soc": ["hw/soc/rtl", "hw/soc/include", "hw/ip/compaction/rtl", "hw/ip/dma/rtl", "nand/rtl", "scripts/lsmc/vexriscv_src.py"],
 }
 
 
