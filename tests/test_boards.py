@@ -299,7 +299,18 @@ def _load_sim_module():
     return mod
 
 
+def _sim_prerequisites_missing():
+    """What LiteX's BIOS build and simulation need beyond LiteX itself (scripts/setup installs them)."""
+    missing = [m for m in ("pythondata_software_picolibc", "pythondata_software_compiler_rt",
+                           "pythondata_misc_tapcfg") if importlib.util.find_spec(m) is None]
+    missing += [t for t in ("meson", "ninja", "verilator", "riscv64-unknown-elf-gcc") if shutil.which(t) is None]
+    missing += [h for h in ("/usr/include/event2/event.h", "/usr/include/json-c/json.h") if not Path(h).exists()]
+    return missing
+
+
 @pytest.mark.slow
+@pytest.mark.skipif(bool(_sim_prerequisites_missing()),
+                    reason=f"board simulation prerequisites missing: {_sim_prerequisites_missing()}")
 def test_board_simulation_runs_a_compaction_job(real_soc):
     """The whole board design in Verilator: the BIOS sets up the (model) DRAM and releases the SoC,
     whose preloaded firmware answers on the console and runs a 512-entry compaction job through the
