@@ -254,7 +254,8 @@ def test_report_runs_the_soc_bench_and_console(tmp_path, monkeypatch):
     monkeypatch.setattr(report, "soc", fake, raising=False)
     monkeypatch.setattr(firmware, "build_firmware", lambda *a, **k: Path("/nonexistent/lsmc.elf"))
     out = tmp_path / "results"
-    rc = report.main(["--sizes", "512", "1024", "3000", "70000", "--leveldb-reps", "1", "--no-leveldb-disk",
+    rc = report.main(["--sizes", "512", "1024", "3000", "70000", "--soc-max", "70000", "--leveldb-reps", "1",
+                      "--no-leveldb-disk",
                       "--compact", str(_fake_compact(tmp_path)), "--out-dir", str(out)])
     assert rc == 0
     assert [c[0] for c in fake.calls] == [0, 1, 1]  # one bench, then the two sizes it does not cover
@@ -268,3 +269,16 @@ def test_report_runs_the_soc_bench_and_console(tmp_path, monkeypatch):
     assert "70000 entries, soc: not measured — console `run 70000` gave no result (run: entries must be" in md
     row = [l for l in md.splitlines() if l.startswith("| 1024 | 16384 |")][0]
     assert "| 2500 | 0.02441 |" in row  # the fw-bracketed counter and its µs/entry
+
+
+def test_report_leaves_big_sizes_out_of_the_soc_by_default(tmp_path, monkeypatch):
+    from lsmc import firmware
+    fake = _FakeSoc()
+    monkeypatch.setitem(sys.modules, "lsmc.soc", fake)
+    monkeypatch.setattr(firmware, "build_firmware", lambda *a, **k: Path("/nonexistent/lsmc.elf"))
+    out = tmp_path / "results"
+    assert report.main(["--sizes", "512", "9000", "--leveldb-reps", "1", "--no-leveldb-disk", "--compact",
+                        str(_fake_compact(tmp_path)), "--out-dir", str(out)]) == 0
+    assert [c[0] for c in fake.calls] == [0]  # the bench only
+    assert "9000 entries, soc: not measured — not simulated: above --soc-max 8192" in (out / "report.md").read_text()
+    assert "TABLE3 END" in (out / "report_soc_bench.log").read_text()
