@@ -455,6 +455,9 @@ def target_main(board, argv=None):
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(f"{board.name}: gateware in {out}")
+    if args.firmware is None:
+        print("note: no --firmware given: the SoC's on-chip RAM is empty in this design (docs/boards.md, "
+              "Loading the firmware)", file=sys.stderr)
     if args.load:
         if not args.build and not (out / "gateware" / f"{board.name}.bit").exists():
             print("error: --load needs a bitstream (run with --build first)", file=sys.stderr)
@@ -551,22 +554,6 @@ def attach_firmware(soc_v: Path, words: list[int]) -> None:
     for end, ins in sorted(inserts, reverse=True):
         text = text[:end] + ins + text[end:]
     soc_v.write_text(text)
-
-
-# ------------------------------------------------------------------------- resource estimate (yosys)
-def yosys_estimate(verilog: Path, family: str = "xcu", top: str = SOC_TOP, timeout: int = 900) -> dict:
-    """Cell counts of `synth_xilinx -family <family>` on the SoC alone (rough: no board, no LiteDRAM)."""
-    if shutil.which("yosys") is None:
-        raise BoardError("yosys not installed (apt-get install yosys)")
-    script = f"read_verilog {verilog}; synth_xilinx -family {family} -top {top} -flatten; stat"
-    res = subprocess.run(["yosys", "-q", "-p", script, "-l", "/dev/stdout"], capture_output=True, text=True,
-                         timeout=timeout)
-    if res.returncode != 0:
-        raise BoardError(f"yosys failed:\n{res.stderr[-3000:]}")
-    cells = {}
-    for m in re.finditer(r"^\s+(\d+)\s+(\w+)\s*$", res.stdout, re.M):
-        cells[m.group(2)] = cells.get(m.group(2), 0) + int(m.group(1))
-    return cells
 
 
 # ------------------------------------------------------------------------------ test/bring-up aid
