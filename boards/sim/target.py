@@ -13,6 +13,7 @@ crossings (LiteDRAM at 125 MHz, the SoC at 100 MHz as on the KCU105). The DRAM i
 """
 import argparse
 import os
+import re
 import select
 import subprocess
 import sys
@@ -147,7 +148,8 @@ def compile_sim(output_dir: Path) -> Path:
     import hashlib
     h = hashlib.sha256()
     for f in sorted(gw.glob("*.v")) + sorted(gw.glob("sim_*.h")) + sorted(gw.glob("sim_*.cpp")) + [gw / "sim_config.js"]:
-        h.update(f.name.encode() + f.read_bytes())
+        body = re.sub(rb"(?m)^// Date\s*:.*$", b"", f.read_bytes())  # LiteX stamps the generation time
+        h.update(f.name.encode() + body)
     stamp = gw / ".sim_stamp"
     if simulator(output_dir).is_file() and stamp.is_file() and stamp.read_text() == h.hexdigest():
         return simulator(output_dir)
