@@ -81,6 +81,14 @@ void cip_irq_handler(void *ctx)
         cip_irq_events++;
 }
 
+static unsigned lowest_bit(unsigned v)
+{
+    unsigned n = 0;
+    while (v && !(v & 1u))
+        v >>= 1, n++;
+    return n;
+}
+
 static void take_error(cip_result *res, uint32_t st)
 {
     res->status = st;
@@ -89,13 +97,16 @@ static void take_error(cip_result *res, uint32_t st)
     res->err_index = (st & ST_ERROR) ? cip_read(CIP_ERR_INDEX) : 0;
 }
 
-/* Wait for DONE/ERROR of the IP. Channels in `dma_mask` are watched too: one that fails means the IP
- * will never finish (e.g. a reader stopped on a misaligned address), so the wait ends at once. */
-static int wait_ip(int use_irq, uint64_t timeout_cycles, unsigned dma_mask, cip_result *res)
+/* Polls between two looks at the timer: it is a bus access too, and the bracket around a job should
+ * hold as few of them as possible (a timeout is still seen within 16 polls). */
+#define POLLS_PER_TIMER_CHECK 16u
+
+/* Wait for DONE/ERROR of the IP alone (no DMA: e.g. an IP error expected before any data). */
+static int wait_ip(int use_irq, uint64_t timeout_cycles, cip_result *res)
 {
     uint64_t end = timer_deadline(timeout_cycles);
-    uint32_t st;
-    unsigned ch;
+    uint32_t st = 0;
+    unsigned polls = 0;
 
     for (;;) {
         /* In IRQ mode the handler counts the event; STATUS is read once it fired. */
@@ -104,17 +115,7 @@ static int wait_ip(int use_irq, uint64_t timeout_cycles, unsigned dma_mask, cip_
             if (st & (ST_DONE | ST_ERROR))
                 break;
         }
-        for (ch = 0; ch < DMA_CHANNELS; ch++) {
-            if ((dma_mask >> ch) & 1u) {
-                dma_status ds;
-                dma_read_status(ch, &ds);
-                if (ds.status & (1u << DMACH_STATUS_ERROR_SHIFT)) {
-                    take_error(res, cip_read(CIP_STATUS));
-                    return CIP_E_DMA;
-                }
-            }
-        }
-        if (timer_expired(end)) {
+        if (++polls % POLLS_PER_TIMER_CHECK == 0 && timer_expired(end)) {
             st = cip_read(CIP_STATUS);
             take_error(res, st);
             res->timeout_what = CIP_WAIT_IP;
@@ -129,9 +130,55 @@ static int wait_ip(int use_irq, uint64_t timeout_cycles, unsigned dma_mask, cip_
     return (st & ST_ERROR) ? CIP_E_IP : CIP_OK;
 }
 
+/* Wait for a whole job: the writers end at the IP's last beat or when it is done or stopped, the
+ * readers once the IP took (or, after an error, discarded) their data, so "no channel of `dma_mask`
+ * busy" means the job is over and its data is in DDR. One register read per poll watches both the
+ * busy and the error bits (a failed channel means the IP may never finish: the wait ends at once).
+ * In interrupt mode the IP's interrupt comes first, then the same check. */
+static int wait_job(int use_irq, uint64_t timeout_cycles, unsigned dma_mask, cip_result *res)
+{
+    uint64_t end = timer_deadline(timeout_cycles);
+    uint32_t st, ds = 0;
+    unsigned polls = 0;
+
+    for (;;) {
+        int ip_seen = !use_irq || cip_irq_events;
+        int slow_check = ++polls % POLLS_PER_TIMER_CHECK == 0;
+        if (ip_seen || slow_check) {
+            ds = dma_all_status();
+            if (DMA_ALL_ERROR(ds) & dma_mask) {
+                take_error(res, cip_read(CIP_STATUS));
+                return CIP_E_DMA;
+            }
+            if (ip_seen && !(DMA_ALL_BUSY(ds) & dma_mask))
+                break;
+        }
+        if (slow_check && timer_expired(end)) {
+            st = cip_read(CIP_STATUS);
+            take_error(res, st);
+            /* The IP not finished, or finished without its interrupt (a failure of the interrupt
+             * path), is a wait for the IP; otherwise for the first channel still busy. */
+            if (!(st & (ST_DONE | ST_ERROR)) || (use_irq && !cip_irq_events))
+                res->timeout_what = CIP_WAIT_IP;
+            else
+                res->timeout_what = (int)lowest_bit(DMA_ALL_BUSY(ds) & dma_mask);
+            return CIP_E_TIMEOUT;
+        }
+    }
+    st = cip_read(CIP_STATUS);
+    take_error(res, st);
+    if (!(st & (ST_DONE | ST_ERROR))) {
+        /* Every channel ended but the IP did not: it lost data or a channel was stopped from outside. */
+        res->timeout_what = CIP_WAIT_IP;
+        return CIP_E_TIMEOUT;
+    }
+    res->timeout_what = CIP_WAIT_NONE;
+    return (st & ST_ERROR) ? CIP_E_IP : CIP_OK;
+}
+
 int cip_wait(int use_irq, uint64_t timeout_cycles, cip_result *res)
 {
-    return wait_ip(use_irq, timeout_cycles, 0, res);
+    return wait_ip(use_irq, timeout_cycles, res);
 }
 
 static void wait_channel(unsigned ch, uint64_t timeout, cip_result *res)
@@ -177,30 +224,35 @@ int cip_run(const cip_job *job, cip_result *res)
     cip_irq_events = 0;
     cip_write(CIP_IRQ_ENABLE, job->use_irq ? IRQ_BITS : 0);
 
-    /* start counter -> start DMA and IP (writers first, the IP, then the readers) */
-    mem_fence();
-    cip_write(CIP_COUNT_CONTROL, 1);
-    dma_start(DMA_CH_OUT, job->out_addr, job->out_buf);
-    dma_start(DMA_CH_INV, job->inv_addr, job->inv_buf);
-    res->dma_rc[DMA_CH_OUT] = res->dma_rc[DMA_CH_INV] = DMA_OK;
-    cip_write(CIP_CTRL, BIT(CIP_CTRL_START_SHIFT));
-    /* An empty run needs no beat (the IP goes by the declared length): its reader stays idle. */
-    if (job->run0_len) {
-        dma_start(DMA_CH_KEY0, job->run0_addr, job->run0_len);
-        res->dma_rc[DMA_CH_KEY0] = DMA_OK;
-    }
-    if (job->run1_len) {
-        dma_start(DMA_CH_KEY1, job->run1_addr, job->run1_len);
-        res->dma_rc[DMA_CH_KEY1] = DMA_OK;
-    }
-
-    /* wait */
+    /* DMA addresses and lengths are init too: inside the bracket only the starts and the wait remain.
+     * An empty run needs no beat (the IP goes by the declared length): its reader stays idle. */
     {
-        unsigned mask = 0;
+        unsigned mask = BIT(DMA_CH_OUT) | BIT(DMA_CH_INV);
+        dma_prepare(DMA_CH_OUT, job->out_addr, job->out_buf);
+        dma_prepare(DMA_CH_INV, job->inv_addr, job->inv_buf);
+        if (job->run0_len) {
+            dma_prepare(DMA_CH_KEY0, job->run0_addr, job->run0_len);
+            mask |= BIT(DMA_CH_KEY0);
+        }
+        if (job->run1_len) {
+            dma_prepare(DMA_CH_KEY1, job->run1_addr, job->run1_len);
+            mask |= BIT(DMA_CH_KEY1);
+        }
         for (ch = 0; ch < DMA_CHANNELS; ch++)
-            if (res->dma_rc[ch] != 1)
-                mask |= 1u << ch;
-        rc = wait_ip(job->use_irq, timeout, mask, res);
+            if (mask & BIT(ch))
+                res->dma_rc[ch] = DMA_OK;
+        mem_fence();
+
+        /* start counter -> start DMA (all channels, one write) and IP. The readers' first beats wait
+         * for the IP's START; the writers' flush is armed by it (hw/ip/dma). */
+        cip_write(CIP_COUNT_CONTROL, 1);
+        dma_start_mask(mask);
+        cip_write(CIP_CTRL, BIT(CIP_CTRL_START_SHIFT));
+
+        /* wait: until every channel is idle (the writers' last bursts are in DDR) */
+        rc = wait_job(job->use_irq, timeout, mask, res);
+        /* stop counter (the per-channel results below are bookkeeping, not the job) */
+        cip_write(CIP_COUNT_CONTROL, 0);
     }
     if (rc == CIP_OK) {
         for (ch = 0; ch < DMA_CHANNELS; ch++)
@@ -216,8 +268,7 @@ int cip_run(const cip_job *job, cip_result *res)
         wait_channel(DMA_CH_OUT, WRITER_GRACE_CYCLES, res);
         wait_channel(DMA_CH_INV, WRITER_GRACE_CYCLES, res);
     }
-    /* stop counter -> read counters */
-    cip_write(CIP_COUNT_CONTROL, 0);
+    /* read counters */
     cip_counters_read(&res->cnt);
     cip_write(CIP_IRQ_ENABLE, 0);
 

@@ -20,15 +20,32 @@ const char *dma_err_name(uint32_t code)
 
 uint32_t dma_reg(unsigned ch, uint32_t off) { return mmio_read32(CH(ch, off)); }
 
-int dma_start(unsigned ch, uint32_t addr, uint32_t len)
+int dma_prepare(unsigned ch, uint32_t addr, uint32_t len)
 {
     if (ch >= DMA_CHANNELS)
         return DMA_BAD_ARG;
     mmio_write32(CH(ch, DMACH_IRQ_STATUS), (1u << DMACH_IRQ_DONE_SHIFT) | (1u << DMACH_IRQ_ERROR_SHIFT));
     mmio_write32(CH(ch, DMACH_ADDR), addr);
     mmio_write32(CH(ch, DMACH_LEN), len);
-    mmio_write32(CH(ch, DMACH_CTRL), 1u << DMACH_CTRL_START_SHIFT);
     return DMA_OK;
+}
+
+int dma_start(unsigned ch, uint32_t addr, uint32_t len)
+{
+    int rc = dma_prepare(ch, addr, len);
+    if (rc == DMA_OK)
+        mmio_write32(CH(ch, DMACH_CTRL), 1u << DMACH_CTRL_START_SHIFT);
+    return rc;
+}
+
+void dma_start_mask(unsigned mask)
+{
+    mmio_write32(DMA_BASE + DMA_START_MASK, (mask & 0xFu) << DMA_START_MASK_START_SHIFT);
+}
+
+uint32_t dma_all_status(void)
+{
+    return mmio_read32(DMA_BASE + DMA_ALL_STATUS);
 }
 
 void dma_abort(unsigned ch)

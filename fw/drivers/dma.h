@@ -21,8 +21,16 @@ typedef struct {
 } dma_status;
 
 const char *dma_err_name(uint32_t code);
-/* Program and start a channel (len: bytes to read, or buffer size a writer may fill). */
+/* Program a channel without starting it (len: bytes to read, or buffer size a writer may fill). */
+int dma_prepare(unsigned ch, uint32_t addr, uint32_t len);
+/* Program and start a channel. */
 int dma_start(unsigned ch, uint32_t addr, uint32_t len);
+/* Start every prepared channel whose bit is set, with one register write. */
+void dma_start_mask(unsigned mask);
+/* One read of every channel's state: bits 3:0 busy, 11:8 done, 19:16 error (DMA_ALL_* below). */
+uint32_t dma_all_status(void);
+#define DMA_ALL_BUSY(s) ((s) & 0xFu)
+#define DMA_ALL_ERROR(s) (((s) >> 16) & 0xFu)
 void dma_abort(unsigned ch);
 void dma_read_status(unsigned ch, dma_status *st);
 /* Wait until the channel is done, failed or aborted (DMA_OK / DMA_FAILED / DMA_ABORTED);

@@ -215,6 +215,12 @@ class FakeSoc:
                     c.regs["BYTES"] = want
         return c.regs["STATUS"]
 
+    @staticmethod
+    def _dma_start(c) -> None:
+        if not c.busy:  # ignored while busy, as in hw/ip/dma
+            c.busy = True
+            c.regs.update(STATUS=1, BYTES=0)
+
     # ---- bus
     def _read(self, addr: int) -> int:
         if self.running and self.behaviour != "hang" and self.t >= self.finish_at:
@@ -250,6 +256,10 @@ class FakeSoc:
             if name == "THROUGHPUT_COUNTER" and self.count_start is not None:
                 return self.t - self.count_start
             return self.cip[name]
+        if addr == DMA + self.dma_h["DMA_ALL_STATUS"]:
+            st = [self._channel_status(n) for n in range(4)]
+            return sum(((s & 1) << n) | (((s >> 1) & 1) << (8 + n)) | (((s >> 2) & 1) << (16 + n))
+                       for n, s in enumerate(st))
         if DMA <= addr < DMA + 4 * self.stride:
             n, off = divmod(addr - DMA, self.stride)
             name = self.dma_names[off]
@@ -288,6 +298,11 @@ class FakeSoc:
                 self.cip[name] = value
             elif name in self.cip and name not in ("ID", "VERSION", "STATUS", "ERR_INDEX", "HW_CYCLES", "OUT_KEYS"):
                 self.cip[name] = value
+        elif addr == DMA + self.dma_h["DMA_START_MASK"]:
+            self.log.append(("dma", "START_MASK", value))
+            for n in range(4):
+                if value >> n & 1:
+                    self._dma_start(self.ch[n])
         elif DMA <= addr < DMA + 4 * self.stride:
             n, off = divmod(addr - DMA, self.stride)
             name = self.dma_names.get(off, hex(off))
@@ -295,8 +310,7 @@ class FakeSoc:
             c = self.ch[n]
             if name == "CTRL":
                 if value & 1:
-                    c.busy = True
-                    c.regs.update(STATUS=1, BYTES=0)
+                    self._dma_start(c)
                 if value & 2:
                     c.busy = False
                     c.regs["STATUS"] = 8  # ABORTED

@@ -16,7 +16,7 @@ enum {
     SCEN_CONSOLE = 1,    /* console until `exit` */
     SCEN_JOB = 2,        /* host-loaded job at DDR 0x4000_0000, exit with its status */
     SCEN_ERRTEST = 3,    /* error paths: malformed input, overflows, short DMA buffer, timeout */
-    SCEN_BENCH_POLL = 4, /* Table III, waiting for the IP by polling */
+    SCEN_BENCH_IRQ = 4, /* Table III, waiting for the IP's interrupt */
     SCEN_QUICK = 5,      /* one 512-entry job: smoke test */
     SCEN_BENCH_SMALL = 6 /* the Table III flow on 64..256 entries (fast tests) */
 };

@@ -214,6 +214,8 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   compactionIp.io.invalid >> compactionDma.io.invalid
   // The writers stop at `last`, or when the IP is done/stopped on error (empty or cut-short output).
   compactionDma.io.flush := compactionIp.regs.io.done.pull() || compactionIp.regs.io.error.pull()
+  // A job accepted by the IP arms the writers' flush even if DONE of the previous job never dropped.
+  compactionDma.io.ipStart := compactionIp.regs.io.jobStart.pull()
   irqLines(Irq.compaction) := compactionIp.io.irq
   for (n <- 0 until 4) irqLines(Irq.dma0 + n) := compactionDma.io.irq(n)
 

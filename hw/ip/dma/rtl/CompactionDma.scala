@@ -64,6 +64,18 @@ case class CompactionDma(dataWidth: Int) extends Component {
   val channels = Seq(reader0.io.ctrl, reader1.io.ctrl, writerOut.io.ctrl, writerInv.io.ctrl)
   val what = Seq("DDR -> key0", "DDR -> key1", "out -> DDR", "invalid -> DDR")
 
+  // Channel-wide registers: start several channels with one write and see them all in one read, so
+  // the firmware's bracket around a job (seed 000 Fig 9) holds a handful of bus accesses only.
+  val rGlobalCtrl = busif.newRegAt(0x100, "All channels: start those whose bit is set (self-clearing)")(SymbolName("START_MASK"))
+  val globalStart = rGlobalCtrl.field(Bits(4 bits), AccessType.W1I, 0, "bit n starts channel n (ignored while busy)")(SymbolName("start"))
+  val rGlobalStatus = busif.newRegAt(0x104, "All channels: busy, done and error bits")(SymbolName("ALL_STATUS"))
+  val allBusy = rGlobalStatus.field(Bits(4 bits), AccessType.RO, 0, "bit n: channel n busy")(SymbolName("busy"))
+  val allDone = rGlobalStatus.fieldAt(8, Bits(4 bits), AccessType.RO, 0, "bit n: channel n done")(SymbolName("done"))
+  val allError = rGlobalStatus.fieldAt(16, Bits(4 bits), AccessType.RO, 0, "bit n: channel n ended with an error")(SymbolName("error"))
+  allBusy := Vec(channels.map(_.busy)).asBits
+  allDone := Vec(channels.map(_.done)).asBits
+  allError := Vec(channels.map(_.error)).asBits
+
   val regs = for ((ch, n) <- channels.zipWithIndex) yield new Area {
     val base = 0x40 * n
     def name(s: String) = SymbolName(s)
@@ -93,7 +105,7 @@ case class CompactionDma(dataWidth: Int) extends Component {
     when(ch.doneEvent) { stDone := True }
     when(ch.errorEvent) { stError := True }
 
-    ch.start := start
+    ch.start := start || globalStart(n)
     ch.abort := abort
     ch.addr := addr
     ch.len := len
