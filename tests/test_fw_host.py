@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT / "tests" / "fw_host"))
 from lsmc import firmware, kb16  # noqa: E402
 import fake_soc as fs  # noqa: E402
 
-VECTORS = Path("/work/shared/spec/kb16-vectors")
+from lsmc.vectors import VECTORS  # noqa: E402
 
 
 @pytest.fixture(scope="module")

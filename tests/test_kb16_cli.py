@@ -2,7 +2,6 @@
 stderr line naming the file and entry, never a traceback; `gen` is deterministic per seed."""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,8 +12,7 @@ from lsmc import kb16, workloads
 
 ROOT = Path(__file__).resolve().parents[1]
 KB16 = ROOT / "scripts" / "kb16"
-# The shared vectors live outside the repository; KB16_VECTORS points elsewhere if needed.
-VEC = Path(os.environ.get("KB16_VECTORS", "/work/shared/spec/kb16-vectors"))
+from lsmc.vectors import VECTORS as VEC  # noqa: E402
 MALFORMED = json.loads((VEC / "malformed.json").read_text())
 
 

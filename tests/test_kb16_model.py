@@ -6,7 +6,6 @@ the merge against a dict-based merge that shares no code with the model.
 """
 
 import json
-import os
 import random
 import struct
 from pathlib import Path
@@ -16,8 +15,7 @@ import pytest
 from lsmc import kb16, workloads
 from lsmc.kb16 import Kb16Error
 
-# The shared vectors live outside the repository; KB16_VECTORS points elsewhere if needed.
-VEC = Path(os.environ.get("KB16_VECTORS", "/work/shared/spec/kb16-vectors"))
+from lsmc.vectors import VECTORS as VEC  # noqa: E402
 CASES = json.loads((VEC / "cases.json").read_text())
 MALFORMED = json.loads((VEC / "malformed.json").read_text())
 GROUPS = (2, 3, 16, 255, 256)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lsmc import build, firmware, soc  # noqa: E402
+from lsmc import build, firmware, report, soc  # noqa: E402
 from lsmc.build import ROOT  # noqa: E402
 
 RESULTS = ROOT / "results"
@@ -46,12 +46,12 @@ def run_table3(args) -> int:
     res = soc.run_soc(elf, arg=0, log=log, max_cycles=args.max_cycles, timeout=3600)
     print(res.uart)
     text = res.uart
-    rows = firmware.parse_table3(text)
+    rows = report.parse_table3_lines(text)
     with open(RESULTS / "table3.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=firmware.TABLE3_COLUMNS)
+        w = csv.DictWriter(f, fieldnames=report.TABLE3_COLUMNS)
         w.writeheader()
         for r in rows:
-            w.writerow({k: (f"{r[k]:.6f}" if isinstance(r[k], float) else r[k]) for k in firmware.TABLE3_COLUMNS})
+            w.writerow({k: (f"{r[k]:.6f}" if isinstance(r[k], float) else int(r[k])) for k in report.TABLE3_COLUMNS})
     sim_line = next((l for l in res.stderr.splitlines() if l.startswith("sim:")), "")
     (RESULTS / "table3.md").write_text(table3_markdown(rows, sim_line))
     print("\n" + (RESULTS / "table3.md").read_text())
@@ -84,7 +84,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     try:
         return run_storage(args) if args.scenario == "storage" else run_table3(args)
-    except (firmware.FirmwareError, build.BuildError, RuntimeError) as e:
+    except (firmware.FirmwareError, report.ReportError, build.BuildError, RuntimeError) as e:
         print(f"demo: error: {e}", file=sys.stderr)
         return 2
 

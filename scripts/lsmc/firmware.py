@@ -4,7 +4,7 @@
   gcc + picolibc), skipped when the sources and the generated register headers are unchanged.
 - `build_host_lib()` compiles firmware C files natively into a shared library (host tests, baselines).
 - `Kb16Lib` is a ctypes wrapper of fw/lib/kb16.c compiled for the host.
-- `parse_table3()` reads the machine-readable Table III block the firmware prints.
+- the machine-readable Table III block the firmware prints is parsed by report.parse_table3_lines().
 """
 from __future__ import annotations
 
@@ -221,30 +221,6 @@ class Kb16Lib:
         return rc, bytes(b0)[:l0.value], bytes(b1)[:l1.value]
 
 
-# ---- firmware output ---------------------------------------------------------------------
-
-TABLE3_COLUMNS = ["entries_in", "entries_out", "bytes_in", "fw_cycles", "hw_cycles", "us_per_entry",
-                  "mb_per_s", "sw_cycles", "pass"]
-
-
-def parse_table3(text: str) -> list[dict]:
-    """Rows of the `TABLE3` block printed by the firmware's bench. Raises FirmwareError when the
-    block is missing, has a wrong header or is not terminated by `TABLE3 END`."""
-    lines = [l.strip() for l in text.splitlines() if l.strip().startswith("TABLE3 ")]
-    if not lines or lines[0] != "TABLE3 " + ",".join(TABLE3_COLUMNS):
-        raise FirmwareError("no TABLE3 header in firmware output")
-    if lines[-1] != "TABLE3 END":
-        raise FirmwareError("TABLE3 block not terminated (firmware stopped early?)")
-    rows = []
-    for l in lines[1:-1]:
-        vals = l[len("TABLE3 "):].split(",")
-        if len(vals) != len(TABLE3_COLUMNS):
-            raise FirmwareError(f"bad TABLE3 row: {l!r}")
-        row = {}
-        for k, v in zip(TABLE3_COLUMNS, vals):
-            row[k] = float(v) if k in ("us_per_entry", "mb_per_s") else int(v)
-        rows.append(row)
-    return rows
 
 
 # ---- host-loaded job (SIM_ARG 2 / console `job`; layout in docs/firmware.md) ------------------

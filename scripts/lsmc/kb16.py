@@ -1,6 +1,6 @@
 """KB16 reference model: encoder, checking decoder, two-way merge and dump.
 
-Written from /work/shared/spec/kb16-format.md alone; every RTL and firmware test compares against it,
+Written from the KB16 spec (shared/spec/kb16-format.md; docs/kb16-format.md) alone; every RTL and firmware test compares against it,
 so it favours plain, obviously-right code over speed.  Error codes and their order come from the
 table of docs/architecture.md.  The format in prose: docs/kb16-format.md.
 
