@@ -279,29 +279,6 @@ int storage_flow_run(const storage_cfg *cfg, storage_result *res)
 }
 
 /* ------------------------------------------------------------------------------ console */
-static unsigned read_line(char *buf, unsigned cap)
-{
-    unsigned n = 0;
-    for (;;) {
-        int c = uart_getc_timeout(100000);
-        if (c < 0)
-            continue;
-        if (c == '\r' || c == '\n') {
-            putchar('\n');
-            buf[n] = 0;
-            return n;
-        }
-        if ((c == 8 || c == 127) && n) {
-            n--;
-            fputs("\b \b", stdout);
-        } else if (c >= ' ' && c < 127 && n + 1 < cap) {
-            buf[n++] = (char)c;
-            putchar(c);
-        }
-        fflush(stdout);
-    }
-}
-
 static const storage_cfg default_cfg = {512, 25, 16, 0x5707A6E5u, 2, 1};
 
 static void console(void)
@@ -310,13 +287,7 @@ static void console(void)
     storage_result r;
     printf("storage console: 'storage [entries] [overlap%%] [targets]', 'nand help', 'exit'\n");
     for (;;) {
-        int argc = 0;
-        char *p;
-        printf("storage> ");
-        fflush(stdout);
-        read_line(line, sizeof line);
-        for (p = strtok(line, " \t"); p && argc < 8; p = strtok(NULL, " \t"))
-            argv[argc++] = p;
+        int argc = (int)uart_read_command("storage> ", line, sizeof line, argv, 8);
         if (argc == 0)
             continue;
         if (!strcmp(argv[0], "exit"))

@@ -1,6 +1,7 @@
 #include "uart.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "mmio.h"
 #include "soc.h"
@@ -64,3 +65,38 @@ static FILE uart_stdout = FDEV_SETUP_STREAM(stdout_put, NULL, NULL, _FDEV_SETUP_
 FILE *const stdout = &uart_stdout;
 FILE *const stderr = &uart_stdout;
 #endif
+
+static unsigned read_line(char *buf, unsigned cap)
+{
+    unsigned n = 0;
+    for (;;) {
+        int c = uart_getc_timeout(100000);
+        if (c < 0)
+            continue; /* a console waits for its user; nothing else is pending */
+        if (c == '\r' || c == '\n') {
+            putchar('\n');
+            buf[n] = 0;
+            return n;
+        }
+        if ((c == 8 || c == 127) && n) {
+            n--;
+            fputs("\b \b", stdout);
+        } else if (c >= ' ' && c < 127 && n + 1 < cap) {
+            buf[n++] = (char)c;
+            putchar(c);
+        }
+        fflush(stdout);
+    }
+}
+
+unsigned uart_read_command(const char *prompt, char *line, unsigned cap, char **argv, unsigned max)
+{
+    unsigned argc = 0;
+    char *p;
+    fputs(prompt, stdout);
+    fflush(stdout);
+    read_line(line, cap);
+    for (p = strtok(line, " \t"); p && argc < max; p = strtok(NULL, " \t"))
+        argv[argc++] = p;
+    return argc;
+}

@@ -12,6 +12,9 @@ int uart_putc(char c);
 void uart_puts(const char *s);
 /* One received byte, or -1 if none arrived within `cycles` (0: just look). */
 int uart_getc_timeout(uint64_t cycles);
+/* Console input: print `prompt`, read one line with echo and backspace into `line` (waits for the
+ * user as long as it takes), split it at blanks into at most `max` words; returns their count. */
+unsigned uart_read_command(const char *prompt, char *line, unsigned cap, char **argv, unsigned max);
 /* Bytes dropped because TX was stuck (a dead UART must not hang the firmware). */
 extern uint32_t uart_tx_dropped;
 /* stdout sends "\r\n" for "\n" when set (default; the simulation clears it). */

@@ -62,29 +62,6 @@ void regs_dump(void)
 }
 
 /* Read one line with echo and backspace; returns its length. */
-static unsigned read_line(char *buf, unsigned cap)
-{
-    unsigned n = 0;
-    for (;;) {
-        int c = uart_getc_timeout(100000);
-        if (c < 0)
-            continue; /* a console waits for its user; nothing else is pending */
-        if (c == '\r' || c == '\n') {
-            putchar('\n');
-            buf[n] = 0;
-            return n;
-        }
-        if ((c == 8 || c == 127) && n) {
-            n--;
-            fputs("\b \b", stdout);
-        } else if (c >= ' ' && c < 127 && n + 1 < cap) {
-            buf[n++] = (char)c;
-            putchar(c);
-        }
-        fflush(stdout);
-    }
-}
-
 static int parse_uint(const char *s, unsigned long *v)
 {
     char *end;
@@ -102,13 +79,7 @@ void console_run(void)
 
     printf("type 'help' for commands\n");
     for (;;) {
-        int argc = 0;
-        char *p;
-        printf("lsmc> ");
-        fflush(stdout);
-        read_line(line, sizeof line);
-        for (p = strtok(line, " \t"); p && argc < ARGS_MAX; p = strtok(NULL, " \t"))
-            argv[argc++] = p;
+        int argc = (int)uart_read_command("lsmc> ", line, sizeof line, argv, ARGS_MAX);
         if (argc == 0)
             continue;
         if (!strcmp(argv[0], "help")) {
