@@ -317,8 +317,11 @@ def test_board_simulation_runs_a_compaction_job(real_soc):
     DMA -> LiteDRAM path (checked by the firmware against its C merge: PASS)."""
     sim = _load_sim_module()
     fw = ROOT / "build" / "fw-board"
-    subprocess.run(["make", "-s", "-C", str(ROOT / "fw"), f"BUILD={fw}", "BOARD=1"], check=True,
-                   capture_output=True)
+    from lsmc import firmware
+    firmware.ensure_headers()  # the generated register headers the firmware includes (fresh clone)
+    mk = subprocess.run(["make", "-s", "-C", str(ROOT / "fw"), f"BUILD={fw}", "BOARD=1"], capture_output=True,
+                        text=True)
+    assert mk.returncode == 0, mk.stdout[-2000:] + mk.stderr[-3000:]
     out = ROOT / "build" / "boards" / "sim-test"  # fixed folder: the Verilator model is reused when unchanged
     boards.build_target(sim.SimBoard, out, soc_verilog=real_soc, firmware=fw / "lsmc.elf", run=True)
     sim.compile_sim(out)

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "tests" / "fw_host"))
 
-from lsmc import firmware, kb16  # noqa: E402
+from lsmc import firmware, kb16, report  # noqa: E402
 import fake_soc as fs  # noqa: E402
 
 from lsmc.vectors import VECTORS  # noqa: E402
@@ -463,18 +463,6 @@ def test_job_image_layout():
         firmware.parse_job_result(bytes(80))
 
 
-def test_parse_table3():
-    text = ("noise\nTABLE3 " + ",".join(firmware.TABLE3_COLUMNS) + "\n"
-            "TABLE3 512,448,8192,9000,4000,0.175781,91.02,50000,1\nTABLE3 END\n")
-    rows = firmware.parse_table3(text)
-    assert rows == [dict(entries_in=512, entries_out=448, bytes_in=8192, fw_cycles=9000, hw_cycles=4000,
-                         us_per_entry=0.175781, mb_per_s=91.02, sw_cycles=50000, **{"pass": 1})]
-    with pytest.raises(firmware.FirmwareError):
-        firmware.parse_table3(text.replace("TABLE3 END\n", ""))
-    with pytest.raises(firmware.FirmwareError):
-        firmware.parse_table3("nothing")
-
-
 # ---------------------------------------------------------------- the firmware in the full SoC
 # (Verilator model of hw/soc, built by the SoC work's scripts/lsmc/soc.py; minutes on a cold build)
 
@@ -491,7 +479,7 @@ def test_soc_bench_table3_flow(soc_sim):
     r = soc.run_soc(elf, arg=6, exe=exe, max_cycles=400_000_000, timeout=900)
     assert r.returncode == 0, r.uart[-3000:] + r.stderr[-2000:]
     assert "registers: IP compaction_regs.h, DMA dma_regs.h" in r.uart and "compaction IP v1.0" in r.uart
-    rows = firmware.parse_table3(r.uart)
+    rows = report.parse_table3_lines(r.uart)  # the parser scripts/demo and scripts/report use
     assert [row["entries_in"] for row in rows] == [64, 128, 256]
     for row in rows:
         assert row["pass"] == 1 and row["bytes_in"] == 16 * row["entries_in"]

@@ -251,6 +251,8 @@ def test_report_runs_the_soc_bench_and_console(tmp_path, monkeypatch):
     from lsmc import firmware
     fake = _FakeSoc()
     monkeypatch.setitem(sys.modules, "lsmc.soc", fake)
+    # `from . import soc` takes the package attribute when an earlier test imported the real module
+    monkeypatch.setattr(sys.modules["lsmc"], "soc", fake, raising=False)
     monkeypatch.setattr(report, "soc", fake, raising=False)
     monkeypatch.setattr(firmware, "build_firmware", lambda *a, **k: Path("/nonexistent/lsmc.elf"))
     out = tmp_path / "results"
@@ -275,6 +277,8 @@ def test_report_leaves_big_sizes_out_of_the_soc_by_default(tmp_path, monkeypatch
     from lsmc import firmware
     fake = _FakeSoc()
     monkeypatch.setitem(sys.modules, "lsmc.soc", fake)
+    # `from . import soc` takes the package attribute when an earlier test imported the real module
+    monkeypatch.setattr(sys.modules["lsmc"], "soc", fake, raising=False)
     monkeypatch.setattr(firmware, "build_firmware", lambda *a, **k: Path("/nonexistent/lsmc.elf"))
     out = tmp_path / "results"
     assert report.main(["--sizes", "512", "9000", "--leveldb-reps", "1", "--no-leveldb-disk", "--compact",

@@ -65,7 +65,10 @@ def generate(module: str, main: str, outdir: Path, args=()) -> Path:
     """Run generator `main` of Mill `module` with `args` into `outdir` unless its sources are unchanged."""
     outdir = Path(outdir)
     srcs = [ROOT / s for s in MODULE_SOURCES[module]] + [ROOT / "build.sc"]
-    digest = _hash_paths(srcs, extra=(main, tuple(args)))
+    # Callers name the output folder relative or absolute: one stamp for both spellings.
+    norm = tuple(str((ROOT / str(a)).resolve().relative_to(ROOT)) if str(a).startswith(("build", "/")) and
+                 (ROOT / str(a)).resolve().is_relative_to(ROOT) else str(a) for a in args)
+    digest = _hash_paths(srcs, extra=(main, norm))
     stamp = outdir / ".stamp"
     if _up_to_date(stamp, digest):
         return outdir

@@ -56,9 +56,9 @@ def run_table3(args) -> int:
     (RESULTS / "table3.md").write_text(table3_markdown(rows, sim_line))
     print("\n" + (RESULTS / "table3.md").read_text())
     print(f"demo: wrote {RESULTS / 'table3.md'} and {RESULTS / 'table3.csv'}")
-    report = RESULTS / "report.md"
+    report_md = RESULTS / "report.md"
     print("demo: the comparison with LevelDB 1.23 and CPU merges is made by `scripts/report` -> "
-          f"{report}" + (" (present)" if report.exists() else ""))
+          f"{report_md}" + (" (present)" if report_md.exists() else ""))
     ok = res.returncode == 0 and rows and all(r["pass"] for r in rows)
     print("demo: PASS" if ok else f"demo: FAIL (simulation exit {res.returncode})")
     return 0 if ok else 1

@@ -22,7 +22,7 @@ FW = ROOT / "fw"
 BUILD_FW = _build.BUILD / "fw"
 HOST_BUILD = _build.BUILD / "fw_host"
 # Generated register headers (made by the IP and DMA generators through build.generate()).
-GEN_INCLUDES = [_build.GEN / "compaction_w128", _build.GEN / "dma_w128", _build.GEN / "soc"]
+GEN_INCLUDES = [_build.GEN / "compaction_w128", _build.GEN / "dma_w128", _build.GEN / "nand", _build.GEN / "soc"]
 
 
 class FirmwareError(RuntimeError):
@@ -47,32 +47,24 @@ def firmware_sources():
     return [FW, *sorted(h for g in GEN_INCLUDES if g.is_dir() for h in g.glob("*.h"))]
 
 
-# (module, generator main, output folder, header) of every generated header the firmware includes.
+# (module, generator main, output folder, header, arguments) of every generated header the firmware includes.
 HEADER_GENERATORS = [
-    ("compaction", "compaction.Generate", _build.GEN / "compaction_w128", "compaction_regs.h"),
-    ("dma", "dma.Generate", _build.GEN / "dma_w128", "dma_regs.h"),
+    ("compaction", "compaction.Generate", _build.GEN / "compaction_w128", "compaction_regs.h", ["--width", "128"]),
+    ("dma", "dma.Generate", _build.GEN / "dma_w128", "dma_regs.h", ["--width", "128"]),
+    ("nand", "nand.Generate", _build.GEN / "nand", "nand_regs.h", []),
 ]
 
 
 def ensure_headers() -> None:
-    """Run the IP/DMA generators (cached) so the generated register headers match the RTL. A
-    generator run is retried only when its RTL changed since the last attempt, so a generator that
-    fails after writing its header (work in progress elsewhere) does not cost a Mill run per build.
-    Raises FirmwareError when a header is still missing."""
-    for module, main, outdir, header in HEADER_GENERATORS:
-        srcs = [ROOT / s for s in _build.MODULE_SOURCES[module]] + [ROOT / "build.sc"]
-        digest = _digest(srcs, extra=(main,))
-        attempt = _build.BUILD / "fw_host" / f".gen-attempt-{module}"
-        if (outdir / header).exists() and attempt.exists() and attempt.read_text() == digest:
-            continue
-        rel = outdir.relative_to(ROOT)
+    """Run the IP/DMA/NAND generators (each skipped when its RTL is unchanged) so the generated
+    register headers match the RTL. Raises FirmwareError when one fails."""
+    for module, main, outdir, header, args in HEADER_GENERATORS:
         try:
-            _build.generate(module, main, outdir, ["--width", "128", "--out", str(rel)])
+            _build.generate(module, main, outdir, [*args, "--out", str(outdir)])
         except _build.BuildError as e:
-            if not (outdir / header).exists():
-                raise FirmwareError(f"{header} could not be generated:\n{e}") from None
-        attempt.parent.mkdir(parents=True, exist_ok=True)
-        attempt.write_text(digest)
+            raise FirmwareError(f"{header} could not be generated:\n{e}") from None
+        if not (outdir / header).exists():
+            raise FirmwareError(f"{module} generator did not write {outdir / header}")
 
 
 def build_firmware(build_dir: Path | None = None, opt: str = "-O2", force: bool = False) -> Path:
