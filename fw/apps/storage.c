@@ -43,16 +43,6 @@
 #define BLK_RUNS 1u
 #define BLK_RESULT 2u
 
-static long first_diff(const uint8_t *a, const uint8_t *b, size_t n)
-{
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (a[i] != b[i])
-            return (long)i;
-    return -1;
-}
-
-static uint32_t round_up32(uint32_t v) { return (v + 31u) & ~31u; }
 
 typedef struct {
     int target;
@@ -206,7 +196,7 @@ int storage_flow_run(const storage_cfg *cfg, storage_result *res)
     if ((rc = read_extents(ex, 2, res)) != 0)
         return rc;
     res->cycles_read = timer_now() - t0;
-    if ((d = first_diff(P8(ST_BACK0), P8(ST_RUN0), len0)) >= 0 || (d = first_diff(P8(ST_BACK1), P8(ST_RUN1), len1)) >= 0) {
+    if ((d = kb16_first_diff(P8(ST_BACK0), P8(ST_RUN0), len0)) >= 0 || (d = kb16_first_diff(P8(ST_BACK1), P8(ST_RUN1), len1)) >= 0) {
         printf("storage: FAIL (run read back from NAND differs at byte %ld)\n", d);
         return -1;
     }
@@ -225,9 +215,9 @@ int storage_flow_run(const storage_cfg *cfg, storage_result *res)
     job.run1_addr = ST_BACK1;
     job.run1_len = (uint32_t)len1;
     job.out_addr = ST_HW_OUT;
-    job.out_buf = job.out_capacity = round_up32((uint32_t)sw.out_bytes + 32u);
+    job.out_buf = job.out_capacity = dma_align_up((uint32_t)sw.out_bytes + 32u);
     job.inv_addr = ST_HW_INV;
-    job.inv_buf = job.inv_capacity = round_up32((uint32_t)sw.inv_count * 4u + 32u);
+    job.inv_buf = job.inv_capacity = dma_align_up((uint32_t)sw.inv_count * 4u + 32u);
     job.use_irq = 0;
     t0 = timer_now();
     rc = cip_run(&job, &cr);
@@ -240,8 +230,8 @@ int storage_flow_run(const storage_cfg *cfg, storage_result *res)
     res->out_bytes = cr.dma[DMA_CH_OUT].bytes;
     res->inv_bytes = cr.dma[DMA_CH_INV].bytes;
     if (res->out_bytes != sw.out_bytes || res->inv_bytes != sw.inv_count * 4 ||
-        first_diff(P8(ST_HW_OUT), P8(ST_SW_OUT), sw.out_bytes) >= 0 ||
-        first_diff(P8(ST_HW_INV), P8(ST_SW_INV), sw.inv_count * 4) >= 0) {
+        kb16_first_diff(P8(ST_HW_OUT), P8(ST_SW_OUT), sw.out_bytes) >= 0 ||
+        kb16_first_diff(P8(ST_HW_INV), P8(ST_SW_INV), sw.inv_count * 4) >= 0) {
         printf("storage: FAIL (IP output differs from the C merge)\n");
         return -1;
     }
@@ -257,12 +247,12 @@ int storage_flow_run(const storage_cfg *cfg, storage_result *res)
     /* 6. read both back and verify */
     t0 = timer_now();
     ex[0].addr = ST_VERIFY;
-    ex[1].addr = ST_VERIFY + round_up32(res->out_bytes) + nand_dev.page_bytes;
+    ex[1].addr = ST_VERIFY + dma_align_up(res->out_bytes) + nand_dev.page_bytes;
     if ((rc = read_extents(ex, res->inv_bytes ? 2 : 1, res)) != 0)
         return rc;
     res->cycles_verify = timer_now() - t0;
-    if (first_diff(P8(ex[0].addr), P8(ST_SW_OUT), res->out_bytes) >= 0 ||
-        first_diff(P8(ex[1].addr), P8(ST_SW_INV), res->inv_bytes) >= 0) {
+    if (kb16_first_diff(P8(ex[0].addr), P8(ST_SW_OUT), res->out_bytes) >= 0 ||
+        kb16_first_diff(P8(ex[1].addr), P8(ST_SW_INV), res->inv_bytes) >= 0) {
         printf("storage: FAIL (merged run read back from NAND differs)\n");
         return -1;
     }

@@ -13,6 +13,8 @@ enum { DMA_ERR_NONE = 0, DMA_ERR_AXI = 1, DMA_ERR_OVERFLOW = 2, DMA_ERR_MISALIGN
 enum { DMA_OK = 0, DMA_FAILED = -1, DMA_TIMEOUT = -2, DMA_BAD_ARG = -3, DMA_ABORTED = -4 };
 
 #define DMA_ALIGN 32u
+/* `v` rounded up to the DMA's address/length granule. */
+static inline uint32_t dma_align_up(uint32_t v) { return (v + DMA_ALIGN - 1u) & ~(DMA_ALIGN - 1u); }
 
 typedef struct {
     uint32_t status; /* raw STATUS */

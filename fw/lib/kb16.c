@@ -517,3 +517,12 @@ int kb16_gen_runs(const kb16_gen_params *p, kb16_key_slot *scratch, size_t scrat
     *len1 = kb16_writer_bytes(&w1);
     return KB16_OK;
 }
+
+long kb16_first_diff(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return (long)i;
+    return -1;
+}

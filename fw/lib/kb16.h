@@ -162,6 +162,9 @@ size_t kb16_gen_scratch_slots(const kb16_gen_params *p);
 int kb16_gen_runs(const kb16_gen_params *p, kb16_key_slot *scratch, size_t scratch_slots,
                   uint8_t *run0, size_t cap0, size_t *len0, uint8_t *run1, size_t cap1, size_t *len1);
 
+/* Index of the first byte where a and b differ in their first n bytes, or -1 (result checks). */
+long kb16_first_diff(const uint8_t *a, const uint8_t *b, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -45,17 +45,6 @@ void print_result_failure(const cip_result *res)
                    dma_err_name(res->dma[ch].code), (unsigned long)res->dma[ch].bytes);
 }
 
-/* First differing byte, or -1. */
-static long first_diff(const uint8_t *a, const uint8_t *b, size_t n)
-{
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (a[i] != b[i])
-            return (long)i;
-    return -1;
-}
-
-static uint32_t round_up32(uint32_t v) { return (v + 31u) & ~31u; }
 
 /* The generator sorts its keys: in the on-chip RAM left free by the image (the heap, ~200 KiB) that is
  * several times faster than in DDR; big workloads fall back to DDR. */
@@ -136,9 +125,9 @@ int bench_run_one(unsigned entries, const bench_cfg *cfg, bench_row *row, int ve
     job.run1_addr = BENCH_RUN1;
     job.run1_len = (uint32_t)len1;
     job.out_addr = BENCH_HW_OUT;
-    job.out_buf = job.out_capacity = round_up32((uint32_t)sw.out_bytes + 32u);
+    job.out_buf = job.out_capacity = dma_align_up((uint32_t)sw.out_bytes + 32u);
     job.inv_addr = BENCH_HW_INV;
-    job.inv_buf = job.inv_capacity = round_up32((uint32_t)sw.inv_count * 4u + 32u);
+    job.inv_buf = job.inv_capacity = dma_align_up((uint32_t)sw.inv_count * 4u + 32u);
     job.use_irq = app_use_irq;
     rc = cip_run(&job, &res);
     row->fw_cycles = res.cnt.throughput;
@@ -155,11 +144,11 @@ int bench_run_one(unsigned entries, const bench_cfg *cfg, bench_row *row, int ve
                    (unsigned long)(sw.inv_count * 4));
             ok = 0;
         }
-        if ((d = first_diff(P8(BENCH_HW_OUT), P8(BENCH_SW_OUT), sw.out_bytes)) >= 0) {
+        if ((d = kb16_first_diff(P8(BENCH_HW_OUT), P8(BENCH_SW_OUT), sw.out_bytes)) >= 0) {
             printf("  CHECK: merged output differs from the C merge at byte %ld (entry %ld)\n", d, d / 16);
             ok = 0;
         }
-        if ((d = first_diff(P8(BENCH_HW_INV), P8(BENCH_SW_INV), sw.inv_count * 4)) >= 0) {
+        if ((d = kb16_first_diff(P8(BENCH_HW_INV), P8(BENCH_SW_INV), sw.inv_count * 4)) >= 0) {
             printf("  CHECK: invalid addresses differ from the C merge at address %ld\n", d / 4);
             ok = 0;
         }
