@@ -208,17 +208,8 @@ int storage_flow_run(const storage_cfg *cfg, storage_result *res)
         printf("storage: FAIL (C merge: %s)\n", kb16_err_name(sw.status));
         return -1;
     }
-    memset(&job, 0, sizeof job);
-    job.group = cfg->group;
-    job.run0_addr = ST_BACK0;
-    job.run0_len = (uint32_t)len0;
-    job.run1_addr = ST_BACK1;
-    job.run1_len = (uint32_t)len1;
-    job.out_addr = ST_HW_OUT;
-    job.out_buf = job.out_capacity = dma_align_up((uint32_t)sw.out_bytes + 32u);
-    job.inv_addr = ST_HW_INV;
-    job.inv_buf = job.inv_capacity = dma_align_up((uint32_t)sw.inv_count * 4u + 32u);
-    job.use_irq = 0;
+    cip_job_from_reference(&job, cfg->group, ST_BACK0, (uint32_t)len0, ST_BACK1, (uint32_t)len1, ST_HW_OUT,
+                           ST_HW_INV, &sw); /* waits by polling (use_irq 0) */
     t0 = timer_now();
     rc = cip_run(&job, &cr);
     res->cycles_merge = timer_now() - t0;

@@ -1,6 +1,7 @@
 #include "compaction.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "csr.h"
 #include "irq.h"
@@ -334,4 +335,19 @@ const char *cip_describe(const cip_result *res, char *buf, unsigned len)
         snprintf(buf, len, "bad job arguments");
     }
     return buf;
+}
+
+void cip_job_from_reference(cip_job *job, unsigned group, uint32_t run0, uint32_t len0, uint32_t run1,
+                            uint32_t len1, uint32_t out, uint32_t inv, const kb16_merge_result *ref)
+{
+    memset(job, 0, sizeof *job);
+    job->group = group;
+    job->run0_addr = run0;
+    job->run0_len = len0;
+    job->run1_addr = run1;
+    job->run1_len = len1;
+    job->out_addr = out;
+    job->out_buf = job->out_capacity = dma_align_up((uint32_t)ref->out_bytes + DMA_ALIGN);
+    job->inv_addr = inv;
+    job->inv_buf = job->inv_capacity = dma_align_up((uint32_t)ref->inv_count * 4u + DMA_ALIGN);
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "dma.h"
+#include "kb16.h"
 
 #define CIP_ID_MAGIC 0x4C534D43u /* "LSMC" */
 #define CIP_IP_VERSION 0x0100u
@@ -71,6 +72,10 @@ int cip_wait(int use_irq, uint64_t timeout_cycles, cip_result *res);
 /* Run one job end to end. Returns res->rc. On IP errors the DMA writers are aborted if they do not
  * finish; the IP stays in its error state (inspect, then cip_soft_reset()). */
 int cip_run(const cip_job *job, cip_result *res);
+/* A job merging run0/run1 into out/inv (DDR addresses), its output buffers and capacities sized from
+ * the C merge's result `ref` plus one DMA granule, so output beyond the reference is caught. */
+void cip_job_from_reference(cip_job *job, unsigned group, uint32_t run0, uint32_t len0, uint32_t run1,
+                            uint32_t len1, uint32_t out, uint32_t inv, const kb16_merge_result *ref);
 /* Human-readable one-line reason of a failed result into buf. */
 const char *cip_describe(const cip_result *res, char *buf, unsigned len);
 

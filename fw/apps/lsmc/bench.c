@@ -118,16 +118,8 @@ int bench_run_one(unsigned entries, const bench_cfg *cfg, bench_row *row, int ve
     row->entries_out = (unsigned)sw.out_entries;
 
     /* the IP: DMA in, merge, DMA out */
-    memset(&job, 0, sizeof job);
-    job.group = cfg->group;
-    job.run0_addr = BENCH_RUN0;
-    job.run0_len = (uint32_t)len0;
-    job.run1_addr = BENCH_RUN1;
-    job.run1_len = (uint32_t)len1;
-    job.out_addr = BENCH_HW_OUT;
-    job.out_buf = job.out_capacity = dma_align_up((uint32_t)sw.out_bytes + 32u);
-    job.inv_addr = BENCH_HW_INV;
-    job.inv_buf = job.inv_capacity = dma_align_up((uint32_t)sw.inv_count * 4u + 32u);
+    cip_job_from_reference(&job, cfg->group, BENCH_RUN0, (uint32_t)len0, BENCH_RUN1, (uint32_t)len1, BENCH_HW_OUT,
+                           BENCH_HW_INV, &sw);
     job.use_irq = app_use_irq;
     rc = cip_run(&job, &res);
     row->fw_cycles = res.cnt.throughput;
