@@ -1,9 +1,5 @@
-"""Shared pytest set-up: host tools live in scripts/ (package `lsmc`)."""
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
+"""Shared pytest set-up. The host tools are the installed package `lsmc` (scripts/setup installs it
+editable); the host-firmware helpers in tests/fw_host are on pytest's `pythonpath` (pytest.ini)."""
 
 
 def pytest_configure(config):

@@ -5,10 +5,9 @@ Without --build: generates the gateware sources into build/boards/kcu105/ (no Vi
 With --build: runs Vivado and writes build/boards/kcu105/gateware/kcu105.bit. See boards/kcu105/README.md.
 """
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-from lsmc import boards  # noqa: E402
+from lsmc.boards import litex_soc
+from lsmc.boards.ports import BoardError
 
 
 class KCU105:
@@ -24,9 +23,9 @@ class KCU105:
 
     @staticmethod
     def crg(platform, sys_clk_freq, lsmc_clk_freq):
-        from migen import Signal, ClockDomain, Instance
         from litex.gen import LiteXModule
-        from litex.soc.cores.clock import USMMCM, USIDELAYCTRL
+        from litex.soc.cores.clock import USIDELAYCTRL, USMMCM
+        from migen import ClockDomain, Instance, Signal
 
         class CRG(LiteXModule):
             def __init__(self):
@@ -71,9 +70,9 @@ class KCU105:
     def nand_pads(platform, targets):
         """ONFI NAND on the FMC LPC connector (J2) LA pairs, single-ended LVCMOS18 (VADJ = 1.8 V):
         use a 1.8 V NAND part or a level-shifting FMC card. Pin list in boards/kcu105/README.md."""
-        from litex.build.generic_platform import Subsignal, Pins, IOStandard, Misc
+        from litex.build.generic_platform import IOStandard, Misc, Pins, Subsignal
         if not 1 <= targets <= 4:
-            raise boards.BoardError(f"KCU105 NAND header: 1..4 targets supported, SoC has {targets}")
+            raise BoardError(f"KCU105 NAND header: 1..4 targets supported, SoC has {targets}")
         ce = " ".join(f"LPC:LA{10 + i:02d}_P" for i in range(targets))
         rb = " ".join(f"LPC:LA{10 + i:02d}_N" for i in range(targets))
         platform.add_extension([("lsmc_nand", 0,
@@ -91,4 +90,4 @@ class KCU105:
 
 
 if __name__ == "__main__":
-    sys.exit(boards.target_main(KCU105))
+    sys.exit(litex_soc.target_main(KCU105))

@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import build as _build
+from lsmc import build as _build
 
 ROOT = _build.ROOT
 FW = ROOT / "fw"
@@ -277,7 +277,7 @@ def run_job(workdir: Path, run0: bytes, run1: bytes, group: int = 16, elf: Path 
     """Run one job on the simulated SoC (SIM_ARG 2). Keyword arguments go to job_image(), except
     `sim` (a dict of extra run_soc arguments). Returns the result block plus "exit", "uart" and the
     IP's output ("out", "inv": bytes read back from DDR)."""
-    from . import soc  # the SoC teammate's module; imported late so host-only users need no SoC
+    from lsmc.sim import soc  # the SoC teammate's module; imported late so host-only users need no SoC
 
     sim = kw.pop("sim", {})
     workdir = Path(workdir)

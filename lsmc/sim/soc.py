@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import build
+from lsmc import build
 
 ROOT = build.ROOT
 GEN_DIR = build.GEN / "soc"

@@ -6,15 +6,12 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from lsmc import build, firmware, report, soc  # noqa: E402
-from lsmc.build import ROOT  # noqa: E402
-
-RESULTS = ROOT / "results"
-CLOCK_MHZ = 100
+from lsmc import build
+from lsmc.build import firmware
+from lsmc.paths import RESULTS
+from lsmc.report import table3
+from lsmc.sim import soc
 
 
 def table3_markdown(rows: list[dict], sim_line: str) -> str:
@@ -46,12 +43,12 @@ def run_table3(args) -> int:
     res = soc.run_soc(elf, arg=0, log=log, max_cycles=args.max_cycles, timeout=3600)
     print(res.uart)
     text = res.uart
-    rows = report.parse_table3_lines(text)
+    rows = table3.parse_table3_lines(text)
     with open(RESULTS / "table3.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=report.TABLE3_COLUMNS)
+        w = csv.DictWriter(f, fieldnames=table3.TABLE3_COLUMNS)
         w.writeheader()
         for r in rows:
-            w.writerow({k: (f"{r[k]:.6f}" if isinstance(r[k], float) else int(r[k])) for k in report.TABLE3_COLUMNS})
+            w.writerow({k: (f"{r[k]:.6f}" if isinstance(r[k], float) else int(r[k])) for k in table3.TABLE3_COLUMNS})
     # the harness's closing line: "sim: <cycles> cycles in <s> s = <M> Mcycles/s"
     sim_line = next((l for l in reversed(res.stderr.splitlines()) if l.startswith("sim:") and "cycles in" in l), "")
     (RESULTS / "table3.md").write_text(table3_markdown(rows, sim_line))
@@ -67,7 +64,7 @@ def run_table3(args) -> int:
 
 def run_storage(args) -> int:
     """Two KB16 runs to NAND, back to DDR, merged by the IP, results to NAND, read back, verified."""
-    from lsmc import nandsim
+    from lsmc.sim import nandsim
     RESULTS.mkdir(exist_ok=True)
     log = RESULTS / "storage.log"
     print("demo: building the SoC and the storage firmware, then running the NAND storage flow ...", flush=True)
@@ -85,7 +82,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     try:
         return run_storage(args) if args.scenario == "storage" else run_table3(args)
-    except (firmware.FirmwareError, report.ReportError, build.BuildError, RuntimeError) as e:
+    except (firmware.FirmwareError, table3.ReportError, build.BuildError, RuntimeError) as e:
         print(f"demo: error: {e}", file=sys.stderr)
         return 2
 

@@ -11,7 +11,7 @@ random.Random(seed) draws are used, never set or hash ordering.
 from __future__ import annotations
 
 import random
-from typing import Callable
+from collections.abc import Callable
 
 KINDS = ("uniform", "short", "prefix", "long", "ycsb")
 MAX_KEYS = 16_000_000          # keeps the address space (gaps up to 64 bytes) inside uint32
