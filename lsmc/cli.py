@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib
 import sys
 
+from lsmc.cliutil import EXIT_BAD_INPUT, CliError
+
 # name -> (module, one-line summary). New tools: one line here.
 COMMANDS = {
     "kb16": ("lsmc.model.kb16_cli", "KB16 run files: generate, encode, decode, merge (docs/kb16-tool.md)"),
@@ -37,7 +39,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"lsmc: unknown command {name!r} (one of: {', '.join(COMMANDS)})", file=sys.stderr)
         return 2
     module = importlib.import_module(COMMANDS[name][0])
-    return module.main(rest)
+    try:
+        return module.main(rest)
+    except CliError as e:  # tools wrap their main with cliutil.tool_main; this catches the rest
+        print(f"{name}: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print(f"{name}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

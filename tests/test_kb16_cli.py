@@ -161,10 +161,11 @@ def test_file_problems(tmp_path):
 
 
 @pytest.mark.parametrize("args,fragment", [
-    (("decode", "x.kb16", "--group", "1"), "group size 1 outside 2..256"),
-    (("decode", "x.kb16", "--group", "sixteen"), "not an integer"),
-    (("gen", "--keys", "10", "--overlap", "1.5", "--out0", "a", "--out1", "b"), "overlap 1.5"),
-    (("gen", "--keys", "-3", "--out0", "a", "--out1", "b"), "key count -3"),
+    (("decode", "x.kb16", "--group", "1"), "argument --group/-g: 1 is outside the allowed range 2..256"),
+    (("decode", "x.kb16", "--group", "sixteen"), "argument --group/-g: 'sixteen' is not a decimal integer"),
+    (("gen", "--keys", "10", "--overlap", "1.5", "--out0", "a", "--out1", "b"),
+     "argument --overlap: 1.5 is outside the allowed range 0 <= x <= 1"),
+    (("gen", "--keys", "-3", "--out0", "a", "--out1", "b"), "argument --keys: '-3' is not a decimal integer"),
     (("gen", "--kind", "zipf", "--keys", "3", "--out0", "a", "--out1", "b"), "invalid choice"),
     (("frobnicate",), "invalid choice"),
 ])

@@ -5,71 +5,18 @@ Usage: docs/kb16-tool.md. Exit status 0 on success, 2 on bad input (one line on 
 """
 
 import argparse
-import os
 import sys
 
+from lsmc import cliutil
+from lsmc.cliutil import CliError
 from lsmc.model import kb16, workloads
-
-
-class Fail(Exception):
-    """A user-facing error: printed as `kb16: <message>`, exit 2."""
-
-
-def read_bytes(path: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as e:
-        raise Fail(f"{path}: cannot read: {e.strerror}") from None
-
-
-def write_bytes(path: str, data: bytes) -> None:
-    try:
-        with open(path, "wb") as f:
-            f.write(data)
-    except OSError as e:
-        raise Fail(f"{path}: cannot write: {e.strerror}") from None
-
-
-def write_text(path: str, text: str) -> None:
-    write_bytes(path, text.encode())
-
-
-def group_arg(text: str) -> int:
-    try:
-        g = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"group size {text!r} is not an integer") from None
-    if not kb16.GROUP_MIN <= g <= kb16.GROUP_MAX:
-        raise argparse.ArgumentTypeError(f"group size {g} outside {kb16.GROUP_MIN}..{kb16.GROUP_MAX}")
-    return g
-
-
-def fraction_arg(text: str) -> float:
-    try:
-        f = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 <= f <= 1.0:
-        raise argparse.ArgumentTypeError(f"overlap {f} outside 0..1")
-    return f
-
-
-def count_arg(text: str) -> int:
-    try:
-        n = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if not 0 <= n <= workloads.MAX_KEYS:
-        raise argparse.ArgumentTypeError(f"key count {n} outside 0..{workloads.MAX_KEYS}")
-    return n
 
 
 def decode_file(path: str, group: int) -> list:
     try:
-        return kb16.decode(read_bytes(path), group)
+        return kb16.decode(cliutil.read_input(path), group)
     except kb16.Kb16Error as e:
-        raise Fail(f"{path}: {e.message}") from None
+        raise CliError(f"{path}: {e.message}") from None
 
 
 def summary(keys0, keys1, merged_keys, merged: bytes, invalid: list) -> str:
@@ -79,40 +26,40 @@ def summary(keys0, keys1, merged_keys, merged: bytes, invalid: list) -> str:
 
 
 def cmd_gen(a) -> None:
+    cliutil.check_paths({"--out0": a.out0, "--out1": a.out1, "--keys-out0": a.keys_out0, "--keys-out1": a.keys_out1})
     run0, run1 = workloads.make_runs(a.kind, a.keys, a.overlap, a.seed)
     b0, b1 = kb16.encode(run0, a.group), kb16.encode(run1, a.group)
-    write_bytes(a.out0, b0)
-    write_bytes(a.out1, b1)
-    if a.keys_out0:
-        write_text(a.keys_out0, workloads.format_keys(run0))
-    if a.keys_out1:
-        write_text(a.keys_out1, workloads.format_keys(run1))
+    with cliutil.Outputs() as out:
+        out.add(a.out0, b0)
+        out.add(a.out1, b1)
+        if a.keys_out0:
+            out.add(a.keys_out0, workloads.format_keys(run0))
+        if a.keys_out1:
+            out.add(a.keys_out1, workloads.format_keys(run1))
     print(f"{a.kind} seed {a.seed}: run0 {len(run0)} keys ({len(b0)} bytes), "
           f"run1 {len(run1)} keys ({len(b1)} bytes), G={a.group}")
 
 
 def cmd_encode(a) -> None:
-    try:
-        text = read_bytes(a.keys_txt).decode()
-    except UnicodeDecodeError:
-        raise Fail(f"{a.keys_txt}: not a text file") from None
+    cliutil.check_paths({"--out": a.out}, {"KEYS_TXT": a.keys_txt})
+    text = cliutil.read_text_input(a.keys_txt)
     lines: list = []
     try:
         pairs = workloads.parse_keys(text, a.keys_txt, lines)
     except ValueError as e:
-        raise Fail(str(e)) from None
+        raise CliError(str(e)) from None
     try:
         data = kb16.encode(pairs, a.group)
     except kb16.KeyListError as e:
         problem = str(e).split(": ", 1)[1]
-        raise Fail(f"{a.keys_txt}: line {lines[e.index]}: {problem}") from None
-    write_bytes(a.out, data)
+        raise CliError(f"{a.keys_txt}: line {lines[e.index]}: {problem}") from None
+    cliutil.write_output(a.out, data)
     print(f"encoded {len(pairs)} keys -> {len(data) // kb16.ENTRY_BYTES} entries "
           f"({len(data)} bytes), G={a.group}")
 
 
 def cmd_decode(a) -> None:
-    data = read_bytes(a.run)
+    data = cliutil.read_input(a.run)
     if a.keys:
         sys.stdout.write(workloads.format_keys(decode_file(a.run, a.group)))
         return
@@ -120,17 +67,18 @@ def cmd_decode(a) -> None:
         for d in kb16.iter_entries(data, a.group):
             print(kb16.format_entry(d))
     except kb16.Kb16Error as e:
-        sys.stdout.flush()
-        raise Fail(f"{a.run}: {e.message}") from None
+        raise CliError(f"{a.run}: {e.message}") from None
 
 
 def cmd_merge(a) -> None:
+    cliutil.check_paths({"--out": a.out, "--invalid": a.invalid}, {"RUN0": a.run0, "RUN1": a.run1})
     keys0 = decode_file(a.run0, a.group)
     keys1 = decode_file(a.run1, a.group)
     merged_keys, invalid = kb16.merge_keys(keys0, keys1)
     merged = kb16.encode(merged_keys, a.group)
-    write_bytes(a.out, merged)
-    write_bytes(a.invalid, kb16.pack_addresses(invalid))
+    with cliutil.Outputs() as out:
+        out.add(a.out, merged)
+        out.add(a.invalid, kb16.pack_addresses(invalid))
     print(summary(keys0, keys1, merged_keys, merged, invalid))
 
 
@@ -138,16 +86,14 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kb16", description="KB16 run files: generate, encode, decode, merge.")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 
-    def group_opt(sp):
-        sp.add_argument("--group", "-g", type=group_arg, default=kb16.GROUP_DEFAULT,
-                        help="group size G, 2..256 (default 16)")
+    group_opt = cliutil.add_group
 
     g = sub.add_parser("gen", help="generate two seeded runs (run0 newer, run1 older)")
     g.add_argument("--kind", choices=workloads.KINDS, default="uniform")
-    g.add_argument("--keys", type=count_arg, required=True, help="total keys over both runs")
-    g.add_argument("--overlap", type=fraction_arg, default=0.0,
-                   help="fraction of run1's keys also in run0 (0..1)")
-    g.add_argument("--seed", type=int, default=1)
+    g.add_argument("--keys", type=cliutil.int_option(0, workloads.MAX_KEYS), required=True,
+                   help=f"total keys over both runs, 0..{workloads.MAX_KEYS}")
+    cliutil.add_overlap(g, 0.0)
+    cliutil.add_seed(g, 1)
     group_opt(g)
     g.add_argument("--out0", required=True)
     g.add_argument("--out1", required=True)
@@ -177,16 +123,10 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+@cliutil.tool_main("kb16")
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
-    try:
-        args.fn(args)
-    except Fail as e:
-        print(f"kb16: {e}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:            # `kb16 decode big.kb16 | head`: quiet, like cat
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+    args.fn(args)   # `kb16 decode big.kb16 | head`: tool_main ends quietly on the closed pipe, like cat
     return 0
 
 
