@@ -193,14 +193,16 @@ def check_output_file(path, option: str) -> None:
         raise CliError(f"{path}: cannot write: {parent} is not a folder")
 
 
-def check_paths(outputs: dict, inputs: dict | None = None) -> None:
+def check_paths(outputs: dict, inputs: dict | None = None, *, folders_made: bool = False) -> None:
     """Before any work: every output (option name -> path, None = not given) is writable as a file,
     no two outputs share a path and no output is one of the inputs (name -> path). Special files
-    such as /dev/null may be given more than once."""
+    such as /dev/null may be given more than once. folders_made: the outputs' folder is made later
+    (a results folder), so only the collisions are checked."""
     outs = [(opt, Path(p)) for opt, p in outputs.items() if p is not None]
     ins = [(name, Path(p)) for name, p in (inputs or {}).items() if p is not None]
     for opt, p in outs:
-        check_output_file(p, opt)
+        if not folders_made:
+            check_output_file(p, opt)
     for i, (o1, p1) in enumerate(outs):
         if _is_special(p1):
             continue

@@ -17,7 +17,7 @@ def bench(tmp_path_factory):
     for w in ipsim.WIDTHS:
         ipsim.build(w)
     out = tmp_path_factory.mktemp("bench")
-    res = subprocess.run([sys.executable, "-m", "lsmc", "bench", "--results", str(out)],
+    res = subprocess.run([sys.executable, "-m", "lsmc", "bench", "--out-dir", str(out)],
                          capture_output=True, text=True, timeout=900)
     with open(out / "bench.csv") as f:
         rows = list(csv.DictReader(f))

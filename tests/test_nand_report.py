@@ -6,7 +6,7 @@ import sys
 
 def test_report_mode5(tmp_path):
     res = subprocess.run([sys.executable, "-m", "lsmc", "nand-report", "--modes", "5", "--pages", "2",
-                          "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
+                          "--out-dir", str(tmp_path)], capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
     rows = list(csv.DictReader(open(tmp_path / "nand.csv")))
     assert list(rows[0].keys()) == ["mode", "op", "targets", "bytes", "cycles", "mb_per_s", "bus_limit_mb_per_s",
@@ -26,6 +26,6 @@ def test_report_mode5(tmp_path):
 
 
 def test_report_bad_arguments(tmp_path):
-    res = subprocess.run([sys.executable, "-m", "lsmc", "nand-report", "--modes", "7", "--out",
+    res = subprocess.run([sys.executable, "-m", "lsmc", "nand-report", "--modes", "7", "--out-dir",
                           str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "nand-report:" in res.stderr and "Traceback" not in res.stderr

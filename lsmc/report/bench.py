@@ -11,10 +11,10 @@ with --strict also when a target (128 bit: <= 1.15, 32 bit: <= 4.3 cycles per ou
 """
 import argparse
 import csv
+import io
 import sys
-from pathlib import Path
 
-from lsmc import build
+from lsmc import build, cliutil
 from lsmc.model import kb16, workloads
 from lsmc.sim import ipsim
 
@@ -69,33 +69,27 @@ def markdown(title, rows):
     return lines
 
 
+@cliutil.tool_main("bench")
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="bench", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--widths", default="128,32", help="comma-separated IP widths (default 128,32)")
-    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="input entry counts")
-    ap.add_argument("--kinds", default="short,uniform", help="workload kinds (tables A, B)")
-    ap.add_argument("--seed", type=int, default=2024)
-    ap.add_argument("--overlap", type=float, default=0.25)
-    ap.add_argument("--group", type=int, default=16)
-    ap.add_argument("--stall", type=float, default=0.0, help="random stalls on every stream (default none)")
-    ap.add_argument("--results", default=str(build.ROOT / "results"), help="folder for bench.md/.csv")
+    ap.add_argument("--widths", type=cliutil.choice_list_option(map(str, ipsim.WIDTHS)), default=["128", "32"],
+                    help="comma-separated IP widths (default 128,32)")
+    ap.add_argument("--sizes", type=cliutil.sizes_option(), nargs="+", default=[list(SIZES)], metavar="KEYS",
+                    help=f"keys per job, comma or space separated, 2..{workloads.MAX_KEYS} "
+                    f"(default {','.join(map(str, SIZES))})")
+    ap.add_argument("--kinds", type=cliutil.choice_list_option(workloads.KINDS), default=["short", "uniform"],
+                    help="workload kinds, comma separated (tables A, B; default short,uniform)")
+    cliutil.add_seed(ap, 2024)
+    cliutil.add_overlap(ap, 0.25)
+    cliutil.add_group(ap)
+    cliutil.add_stall(ap)
+    cliutil.add_out_dir(ap, "results", "bench.md and bench.csv")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     a = ap.parse_args(argv)
-    try:
-        widths = [int(w) for w in a.widths.split(",")]
-        sizes = [int(s) for s in a.sizes.split(",")]
-        kinds = [k for k in a.kinds.split(",") if k]
-    except ValueError:
-        ap.error("--widths/--sizes take comma-separated integers")
-    for w in widths:
-        if w not in ipsim.WIDTHS:
-            ap.error(f"width {w} not one of {ipsim.WIDTHS}")
-    for k in kinds:
-        if k not in workloads.KINDS:
-            ap.error(f"unknown kind {k!r}")
-    if any(s < 2 for s in sizes) or not 0 <= a.stall < 1 or not 0 <= a.overlap <= 1:
-        ap.error("sizes must be >= 2, 0 <= stall < 1, 0 <= overlap <= 1")
-    widths.sort(reverse=True)
+    sizes = cliutil.flatten(a.sizes)
+    widths = sorted((int(w) for w in a.widths), reverse=True)
+    kinds = a.kinds
+    cliutil.check_output_dir(a.out_dir, "--out-dir", ["bench.md", "bench.csv"])
 
     labels = {k: (t, d) for k, t, d in KINDS}
     out = [f"# Compaction IP benchmark (Verilator RTL, {CLOCK_MHZ} MHz clock assumed)", "",
@@ -136,14 +130,15 @@ def main(argv=None) -> int:
     text = "\n".join(out) + "\n"
     print(text, end="")
 
-    res = Path(a.results)
-    res.mkdir(parents=True, exist_ok=True)
-    (res / "bench.md").write_text(text)
-    with open(res / "bench.csv", "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
-        wr.writeheader()
-        for r in all_rows:
-            wr.writerow({k: (f"{v:.4f}" if isinstance(v, float) else v) for k, v in r.items()})
+    res = cliutil.make_output_dir(a.out_dir)
+    table = io.StringIO(newline="")
+    wr = csv.DictWriter(table, fieldnames=FIELDS, extrasaction="ignore")
+    wr.writeheader()
+    for r in all_rows:
+        wr.writerow({k: (f"{v:.4f}" if isinstance(v, float) else v) for k, v in r.items()})
+    with cliutil.Outputs() as outputs:
+        outputs.add(res / "bench.md", text)
+        outputs.add(res / "bench.csv", table.getvalue())
     print(f"wrote {res / 'bench.md'} and {res / 'bench.csv'}")
     if failed:
         return 1

@@ -3,16 +3,16 @@ and two targets, against the 8-bit SDR bus limit of the mode; writes results/nan
 results/nand.csv. Measured in the standalone controller simulation (sim/nand: NandController RTL +
 ONFI models with the MT29F4G08ABADA busy times, checker on).
 
-Usage: scripts/nand-report [--pages N] [--modes 0,1,..] [--out DIR]
+Usage: scripts/nand-report [--pages N] [--modes 0,1,..] [--out-dir DIR]
 Exit status 0, or 2 with one line on stderr when the measurement cannot be made."""
 
 import argparse
 import csv
-import os
+import io
 import sys
 import time
 
-from lsmc import build
+from lsmc import build, cliutil
 from lsmc.sim import nandsim
 
 COLUMNS = ["mode", "op", "targets", "bytes", "cycles", "mb_per_s", "bus_limit_mb_per_s", "efficiency"]
@@ -31,13 +31,13 @@ def run(modes, pages):
 
 
 def write(rows, out, pages, seconds):
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "nand.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(COLUMNS)
-        for r in rows:
-            w.writerow([r.mode, r.op, r.targets, r.bytes, r.cycles, f"{r.mb_per_s:.2f}", f"{r.bus_limit_mb_per_s:.2f}",
-                        f"{r.efficiency:.3f}"])
+    out = cliutil.make_output_dir(out)
+    table = io.StringIO(newline="")
+    w = csv.writer(table)
+    w.writerow(COLUMNS)
+    for r in rows:
+        w.writerow([r.mode, r.op, r.targets, r.bytes, r.cycles, f"{r.mb_per_s:.2f}", f"{r.bus_limit_mb_per_s:.2f}",
+                    f"{r.efficiency:.3f}"])
     t = nandsim.ONFI_MODES
     lines = [
         "# NAND controller throughput",
@@ -69,35 +69,34 @@ def write(rows, out, pages, seconds):
               "a whole number of cycles (mode 2: tRC 35 ns -> 4 cycles = 40 ns; mode 4: 25 ns -> 30 ns); the "
               "rest is the first cycle's tWHR/tRR/tADL wait counted inside the transfer. See docs/nand.md.",
               "", f"Simulated in {seconds:.1f} s wall time."]
-    with open(os.path.join(out, "nand.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+    with cliutil.Outputs() as outputs:
+        outputs.add(out / "nand.csv", table.getvalue())
+        outputs.add(out / "nand.md", "\n".join(lines) + "\n")
 
 
+@cliutil.tool_main("nand-report")
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pages", type=int, default=4, help="pages per target and measurement (1..32)")
-    ap.add_argument("--modes", default="0,1,2,3,4,5", help="timing modes, comma separated")
-    ap.add_argument("--out", default=str(build.ROOT / "results"))
+    ap = argparse.ArgumentParser(prog="nand-report", description=__doc__.splitlines()[0])
+    ap.add_argument("--pages", type=cliutil.int_option(1, 32), default=4, metavar="N",
+                    help="pages per target and measurement, 1..32 (default 4)")
+    ap.add_argument("--modes", type=cliutil.choice_list_option(map(str, range(len(nandsim.ONFI_MODES)))),
+                    default=["0", "1", "2", "3", "4", "5"], metavar="M,M,..",
+                    help="ONFI timing modes, comma separated, 0..5 (default all)")
+    cliutil.add_out_dir(ap, "results", "nand.md and nand.csv")
     a = ap.parse_args(argv)
-    try:
-        modes = [int(m) for m in a.modes.split(",") if m != ""]
-    except ValueError:
-        print(f"nand-report: bad --modes '{a.modes}'", file=sys.stderr)
-        return 2
-    if not modes or any(m < 0 or m > 5 for m in modes) or not 1 <= a.pages <= 32:
-        print("nand-report: modes must be 0..5 and --pages 1..32", file=sys.stderr)
-        return 2
+    modes = [int(m) for m in a.modes]
+    cliutil.check_output_dir(a.out_dir, "--out-dir", ["nand.md", "nand.csv"])
     t0 = time.time()
     try:
         rows = run(modes, a.pages)
     except (nandsim.SimError, build.BuildError) as e:
         print(f"nand-report: {str(e).splitlines()[0]}", file=sys.stderr)
         return 2
-    write(rows, a.out, a.pages, time.time() - t0)
+    write(rows, a.out_dir, a.pages, time.time() - t0)
     for r in rows:
         print(f"mode {r.mode} {r.op:7s} x{r.targets}: {r.mb_per_s:6.2f} MB/s of {r.bus_limit_mb_per_s:5.1f}, "
               f"transfer efficiency {100 * r.efficiency:5.1f} %")
-    print(f"wrote {os.path.join(a.out, 'nand.md')} and nand.csv")
+    print(f"wrote {a.out_dir / 'nand.md'} and nand.csv")
     return 0
 
 

@@ -1,12 +1,20 @@
 """The report's two PNG plots (µs per entry, speed-up over LevelDB); matplotlib, Agg back end."""
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 from lsmc.report.table3 import CLOCK_MHZ, PAPER_TABLE3, ratio
 
 
-def write_plots(results: list, out_dir: Path) -> list[str]:
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    return buf.getvalue()
+
+
+def write_plots(results: list, out_dir: Path, outputs) -> list[str]:
+    """Renders both plots and stages them in `outputs` (a cliutil.Outputs); returns their file names."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -38,7 +46,7 @@ def write_plots(results: list, out_dir: Path) -> list[str]:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out_dir / "report_us_per_entry.png", dpi=120)
+    outputs.add(out_dir / "report_us_per_entry.png", _png(fig))
     plt.close(fig)
     names.append("report_us_per_entry.png")
 
@@ -65,7 +73,7 @@ def write_plots(results: list, out_dir: Path) -> list[str]:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out_dir / "report_speedup.png", dpi=120)
+    outputs.add(out_dir / "report_speedup.png", _png(fig))
     plt.close(fig)
     names.append("report_speedup.png")
     return names

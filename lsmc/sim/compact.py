@@ -11,64 +11,36 @@ Exit status: 0 done; 2 missing/unreadable file or bad option; 3 the IP reported 
 import argparse
 import sys
 
-from lsmc import build
+from lsmc import build, cliutil
+from lsmc.cliutil import U32_MAX
 from lsmc.model import kb16
 from lsmc.sim import ipsim
 
 
-def read(path: str, what: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as e:
-        print(f"compact: cannot read {what} '{path}': {e.strerror}", file=sys.stderr)
-        sys.exit(2)
-
-
-def write(path: str, data: bytes) -> None:
-    try:
-        with open(path, "wb") as f:
-            f.write(data)
-    except OSError as e:
-        print(f"compact: cannot write '{path}': {e.strerror}", file=sys.stderr)
-        sys.exit(2)
-
-
-def prob(text: str) -> float:
-    v = float(text)
-    if not 0 <= v < 1:
-        raise argparse.ArgumentTypeError("stall probability must be in [0, 1)")
-    return v
-
-
+@cliutil.tool_main("compact")
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="compact", description=__doc__.split("\n\n")[0])
     ap.add_argument("run0", metavar="RUN0", help="newer run (KB16 file)")
     ap.add_argument("run1", metavar="RUN1", help="older run (KB16 file)")
     ap.add_argument("--out", required=True, help="merged run to write")
     ap.add_argument("--invalid", required=True, help="superseded value addresses to write (LE uint32)")
-    ap.add_argument("--group", type=int, default=16, help="group size G (default 16)")
+    # Any 32-bit G reaches the IP's register: outside 2..256 the IP itself answers BAD_GROUP (exit 3).
+    ap.add_argument("--group", "-g", type=cliutil.int_option(0, U32_MAX), default=kb16.GROUP_DEFAULT, metavar="G",
+                    help=f"group size G, 0..{U32_MAX} (default {kb16.GROUP_DEFAULT}; the IP accepts "
+                    f"{kb16.GROUP_MIN}..{kb16.GROUP_MAX})")
     ap.add_argument("--width", type=int, choices=ipsim.WIDTHS, default=128, help="IP stream width in bits")
-    ap.add_argument("--out-capacity", type=lambda s: int(s, 0), default=ipsim.NO_LIMIT,
-                    help="OUT_CAPACITY in bytes (default unlimited)")
-    ap.add_argument("--inv-capacity", type=lambda s: int(s, 0), default=ipsim.NO_LIMIT,
-                    help="INV_CAPACITY in bytes (default unlimited)")
-    ap.add_argument("--stall", type=prob, default=0.0,
-                    help="random stall probability on every stream and the register bus")
-    ap.add_argument("--seed", type=int, default=1, help="seed of the stall generator")
+    ap.add_argument("--out-capacity", type=cliutil.int_option(0, ipsim.NO_LIMIT, hex_ok=True), default=ipsim.NO_LIMIT,
+                    metavar="BYTES", help="OUT_CAPACITY in bytes, decimal or 0x-hex (default unlimited)")
+    ap.add_argument("--inv-capacity", type=cliutil.int_option(0, ipsim.NO_LIMIT, hex_ok=True), default=ipsim.NO_LIMIT,
+                    metavar="BYTES", help="INV_CAPACITY in bytes, decimal or 0x-hex (default unlimited)")
+    cliutil.add_stall(ap)
+    cliutil.add_seed(ap, 1, "stall generator")
     ap.add_argument("--wave", metavar="FILE.fst", help="write an FST waveform (separate traced build)")
     ap.add_argument("--check", action="store_true", help="also compare the output with the model")
     ap.add_argument("-v", "--verbose", action="store_true", help="print the harness's measurements")
     a = ap.parse_args(argv)
-    for name in ("out_capacity", "inv_capacity"):
-        if not 0 <= getattr(a, name) <= ipsim.NO_LIMIT:
-            ap.error(f"--{name.replace('_', '-')} must fit in 32 bits")
-    if not 0 <= a.group <= ipsim.NO_LIMIT:
-        ap.error("--group must fit in 32 bits")  # out-of-range G in 32 bits is the IP's BAD_GROUP
-    run0, run1 = read(a.run0, "RUN0"), read(a.run1, "RUN1")
-    if len(run0) > ipsim.NO_LIMIT or len(run1) > ipsim.NO_LIMIT:
-        print("compact: a run is larger than 4 GiB", file=sys.stderr)
-        return 2
+    cliutil.check_paths({"--out": a.out, "--invalid": a.invalid, "--wave": a.wave}, {"RUN0": a.run0, "RUN1": a.run1})
+    run0, run1 = cliutil.read_input(a.run0), cliutil.read_input(a.run1)
     stalls = {s: a.stall for s in ipsim.STREAMS} if a.stall else {}
     try:
         r = ipsim.compact(run0, run1, a.group, a.width, wave=a.wave, out_capacity=a.out_capacity,
@@ -96,8 +68,9 @@ def main(argv=None) -> int:
         if (r.out, r.invalid) != want:
             print("compact: IP output differs from the model", file=sys.stderr)
             return 1
-    write(a.out, r.out)
-    write(a.invalid, r.invalid)
+    with cliutil.Outputs() as out:
+        out.add(a.out, r.out)
+        out.add(a.invalid, r.invalid)
     entries_in = (len(run0) + len(run1)) // kb16.ENTRY_BYTES
     print(f"cycles={r.hw_cycles} entries_in={entries_in} entries_out={len(r.out) // kb16.ENTRY_BYTES} "
           f"invalid={r.invalid_count}")
