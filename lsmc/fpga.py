@@ -218,6 +218,9 @@ def soc_flow(outdir: Path = BUILD / "boards" / "ecpix5", firmware: Path | None =
 def run_trellis(gateware: Path, name: str, timeout: float | None = None) -> PnrResult:
     """Run LiteX's build_<name>.sh in `gateware` with the yowasp tools, asking nextpnr for its report."""
     gateware = Path(gateware)
+    if Path(gateware).resolve().is_relative_to("/tmp"):
+        # yowasp gives its WebAssembly tools a private /tmp, so LiteX's absolute source paths there break.
+        raise FpgaError(f"{gateware}: the yowasp tools cannot read build folders under /tmp; build elsewhere")
     script = gateware / f"build_{name}.sh"
     if not script.is_file():
         raise FpgaError(f"{script} missing: the LiteX sources were not generated")
