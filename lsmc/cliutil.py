@@ -191,6 +191,14 @@ def check_output_file(path, option: str) -> None:
         raise CliError(f"{path}: cannot write: folder {parent} does not exist")
     if not parent.is_dir():
         raise CliError(f"{path}: cannot write: {parent} is not a folder")
+    if _is_special(p):
+        return
+    try:  # a read-only folder or file system shows now, not after the run
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=f".{p.name}.", suffix=".probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise CliError(f"{path}: cannot write: {_why(e)}") from None
 
 
 def check_paths(outputs: dict, inputs: dict | None = None, *, folders_made: bool = False) -> None:
@@ -198,6 +206,9 @@ def check_paths(outputs: dict, inputs: dict | None = None, *, folders_made: bool
     no two outputs share a path and no output is one of the inputs (name -> path). Special files
     such as /dev/null may be given more than once. folders_made: the outputs' folder is made later
     (a results folder), so only the collisions are checked."""
+    for opt, p in outputs.items():
+        if p is not None and str(p) == "":
+            raise CliError(f"{opt}: empty path")
     outs = [(opt, Path(p)) for opt, p in outputs.items() if p is not None]
     ins = [(name, Path(p)) for name, p in (inputs or {}).items() if p is not None]
     for opt, p in outs:
