@@ -388,3 +388,14 @@ def sizes_option():
     """Keys per job, 2..MAX_KEYS (bench and report)."""
     from lsmc.model import workloads
     return int_list_option(2, workloads.MAX_KEYS)
+
+
+def add_width(ap: argparse.ArgumentParser, default: int = 128) -> None:
+    """--width 32|128: the IP's stream width (exact ASCII spelling: `1_28` or `０x80` are not 128)."""
+    def parse(text: str) -> int:
+        if text not in ("32", "128"):
+            raise argparse.ArgumentTypeError(f"{text!r} is not one of 32, 128")
+        return int(text)
+    parse.__name__ = "width"
+    ap.add_argument("--width", type=parse, default=default, metavar="32|128",
+                    help=f"IP stream width in bits, 32 or 128 (default {default})")

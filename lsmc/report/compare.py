@@ -474,7 +474,7 @@ def main(argv=None) -> int:
     cliutil.add_overlap(ap, 0.25)
     cliutil.add_seed(ap, 1)
     cliutil.add_group(ap)
-    ap.add_argument("--width", type=int, default=128, choices=ipsim.WIDTHS, help="IP stream width in bits")
+    cliutil.add_width(ap)
     ap.add_argument("--leveldb-reps", type=cliutil.int_option(1, 1000), metavar="N",
                     help="LevelDB repetitions per size, 1..1000 (default 9, --quick 3)")
     ap.add_argument("--host-sets", type=cliutil.int_option(1, 64), default=8, metavar="N",

@@ -28,7 +28,7 @@ def main(argv=None) -> int:
     ap.add_argument("--group", "-g", type=cliutil.int_option(0, U32_MAX), default=kb16.GROUP_DEFAULT, metavar="G",
                     help=f"group size G, 0..{U32_MAX} (default {kb16.GROUP_DEFAULT}; the IP accepts "
                     f"{kb16.GROUP_MIN}..{kb16.GROUP_MAX})")
-    ap.add_argument("--width", type=int, choices=ipsim.WIDTHS, default=128, help="IP stream width in bits")
+    cliutil.add_width(ap)
     ap.add_argument("--out-capacity", type=cliutil.int_option(0, ipsim.NO_LIMIT, hex_ok=True), default=ipsim.NO_LIMIT,
                     metavar="BYTES", help="OUT_CAPACITY in bytes, decimal or 0x-hex (default unlimited)")
     ap.add_argument("--inv-capacity", type=cliutil.int_option(0, ipsim.NO_LIMIT, hex_ok=True), default=ipsim.NO_LIMIT,

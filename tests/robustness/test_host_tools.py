@@ -170,6 +170,8 @@ COMPACT = [
     ("stall-nan", [*RUNS, "--out", "o", "--invalid", "i", "--stall", "nan"], "argument --stall"),
     ("seed-33bit", [*RUNS, "--out", "o", "--invalid", "i", "--seed", "99999999999"], "argument --seed"),
     ("width", [*RUNS, "--out", "o", "--invalid", "i", "--width", "64"], "argument --width"),
+    ("width-underscore", [*RUNS, "--out", "o", "--invalid", "i", "--width", "1_28"], "argument --width: '1_28'"),
+    ("width-arabic-indic", [*RUNS, "--out", "o", "--invalid", "i", "--width", "\u0663\u0662"], "argument --width"),
     ("out-is-run0", [*RUNS, "--out", "r0.kb16", "--invalid", "i"], "--out would overwrite the input RUN0"),
     ("out-is-invalid", [*RUNS, "--out", "x", "--invalid", "x"], "both --out and --invalid"),
     ("wave-missing-folder", [*RUNS, "--out", "o", "--invalid", "i", "--wave", "nodir/w.fst"],
@@ -220,6 +222,7 @@ REPORT = [
     ("group", ["--group", "1"], "argument --group/-g"),
     ("overlap", ["--overlap", "-0.5"], "argument --overlap"),
     ("width", ["--width", "256"], "argument --width"),
+    ("width-underscore", ["--width", "1_28"], "argument --width"),
     ("soc-csv-missing", ["--soc-csv", "nope.csv"], "nope.csv: cannot read: No such file"),
     ("soc-csv-folder", ["--soc-csv", "dir"], "dir: cannot read: is a folder"),
     ("soc-csv-empty", ["--soc-csv", "empty.txt"], "empty.txt: empty file"),
@@ -283,4 +286,4 @@ def test_case_counts():
     counts = {"kb16": len(KB16), "compact": len(COMPACT), "bench": len(BENCH), "nand-report": len(NAND_REPORT),
               "report": len(REPORT), "lsmc": len(LSMC)}
     print(counts)
-    assert counts == {"kb16": 55, "compact": 19, "bench": 16, "nand-report": 9, "report": 18, "lsmc": 2}
+    assert counts == {"kb16": 55, "compact": 21, "bench": 16, "nand-report": 9, "report": 19, "lsmc": 2}
