@@ -68,19 +68,56 @@ def _start_sim():
     raise RuntimeError(f"the simulator did not announce its --uart-tcp port; stderr: {''.join(err)[-2000:]}")
 
 
-def _start_boardsim():
-    import importlib.util
+def _free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
+
+def _start_boardsim():
+    """boards/sim's LiteX board simulation (BIOS calibration, hand-over, then lsmc.elf) with LiteX's
+    serial2tcp module in place of serial2console: built once in build/boards/sim-console (several
+    minutes), its sim_config.js switched to serial2tcp only while the simulator starts (the build's
+    stamp covers that file)."""
+    import importlib.util
+    import json
+
+    from lsmc.boards import litex_soc
     from lsmc.boards.ports import BOARDS_BUILD
     from lsmc.build.firmware import build_firmware
     from lsmc.paths import ROOT
     spec = importlib.util.spec_from_file_location("lsmc_board_sim", ROOT / "boards" / "sim" / "target.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    if not hasattr(mod, "start_tcp"):
-        pytest.skip("boards/sim/target.py has no serial2tcp mode (start_tcp)")
-    proc, url = mod.start_tcp(BOARDS_BUILD / "sim-console", firmware=build_firmware())
-    return proc, url, []
+    out = BOARDS_BUILD / "sim-console"
+    litex_soc.build_target(mod.SimBoard, out, firmware=build_firmware(), run=True)
+    exe = mod.compile_sim(out)
+    gw = out / "gateware"
+    cfg_path = gw / "sim_config.js"
+    original = cfg_path.read_text()
+    port = _free_port()
+    cfg = json.loads(original)
+    for m in cfg:
+        if m.get("module") == "serial2console":
+            m["module"], m["args"] = "serial2tcp", {"port": str(port)}
+    cfg_path.write_text(json.dumps(cfg, indent=4))
+    err: list = []
+    try:
+        proc = subprocess.Popen([str(exe)], cwd=gw, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        threading.Thread(target=_drain, args=(proc.stdout, err), daemon=True).start()
+        # No probing connection: serial2tcp would keep writing to it once closed (SIGPIPE ends the
+        # simulator). Its start-up line says it is listening.
+        deadline = time.monotonic() + 120
+        while "[serial2tcp] loaded" not in "".join(err):
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                raise RuntimeError(f"board simulation did not start serial2tcp: {''.join(err)[-2000:]}")
+            time.sleep(0.2)
+        time.sleep(1)
+    finally:
+        cfg_path.write_text(original)
+    return proc, f"socket://127.0.0.1:{port}", err
 
 
 @pytest.fixture(scope="session")
