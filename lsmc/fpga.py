@@ -151,6 +151,46 @@ def parse_critical_paths(log_text: str) -> dict:
     return {k: [x for x in v if x.strip()] for k, v in out.items()}
 
 
+_STEP = re.compile(r"^\s*(clk-to-q|logic|routing|setup|source|clock)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+"
+                   r"(?:Source|Net)\s+(\S+)")
+_REF = re.compile(r"^\s+([^\s/][^\s:]*\.s?v):(\d+)")
+# yosys/nextpnr append mapping suffixes to the RTL name of a cell or net; cut them for reading.
+_MAPPED = re.compile(r"(_TRELLIS_|_LUT4_|_CCU2C_|_PFUMX|_L6MUX|_DPR16X4|_DP16KD|\$|\[).*$")
+
+
+def short_name(name: str) -> str:
+    return _MAPPED.sub("", name) or name
+
+
+def condense_path(lines: list) -> list:
+    """A critical path report as a few lines: consecutive steps through the same RTL signal merged
+    (carry chains become one line), each with its delay, the running total and the Verilog lines
+    it comes from. The raw report stays in the nextpnr log."""
+    groups = []  # [short name, kinds, delay, total, refs]
+    for l in lines:
+        m = _STEP.match(l)
+        if m:
+            kind, curr, total, name = m.group(1), float(m.group(2)), float(m.group(3)), short_name(m.group(4))
+            if groups and groups[-1][0] == name:
+                g = groups[-1]
+                g[1].add(kind)
+                g[2] += curr
+                g[3] = total
+            else:
+                groups.append([name, {kind}, curr, total, []])
+            continue
+        r = _REF.match(l)
+        if r and groups:
+            ref = f"{r.group(1)}:{r.group(2)}"
+            if ref not in groups[-1][4]:
+                groups[-1][4].append(ref)
+    out = [f"{'total':>6} {'delay':>6}  {'step':<16} signal (Verilog lines)"]
+    for name, kinds, delay, total, refs in groups:
+        kind = "/".join(k for k in ("clk-to-q", "logic", "routing", "setup", "source", "clock") if k in kinds)
+        out.append(f"{total:6.2f} {delay:6.2f}  {kind:<16} {name}" + (f" ({', '.join(refs[:3])})" if refs else ""))
+    return out
+
+
 def path_summary(lines: list) -> str:
     """One line for a critical path: its total delay, logic/routing split, start and end cells."""
     text = "\n".join(lines)
@@ -162,9 +202,9 @@ def path_summary(lines: list) -> str:
         lg, rt = map(float, total[-1])
         parts.append(f"{lg + rt:.2f} ns ({lg:.2f} logic, {rt:.2f} routing)")
     if src:
-        parts.append(f"from {src.group(1)}")
+        parts.append(f"from {short_name(src.group(1))}")
     if snk:
-        parts.append(f"to {snk[-1]}")
+        parts.append(f"to {short_name(snk[-1])}")
     return ", ".join(parts) or "(no path report)"
 
 
@@ -301,7 +341,8 @@ def write_results(rows: list, paths: dict, outdir: Path = RESULTS) -> tuple[Path
     for r in rows:
         md.append("| " + " | ".join(str(r[c]) for c in CSV_COLUMNS) + " |")
     for design, (clock, lines) in paths.items():
-        md += ["", f"## Critical path: {design} (clock {clock})", "", "```", *lines, "```"]
+        md += ["", f"## Critical path: {design} (clock {clock})", "", path_summary(lines), "", "```",
+               *condense_path(lines), "```"]
     md_path.write_text("\n".join(md) + "\n")
     return csv_path, md_path
 
@@ -313,7 +354,7 @@ def print_result(row: dict, res: PnrResult, clock: str) -> None:
           f"{row['lut']} LUT4, {row['ff']} FF, {row['bram']} DP16KD, {row['dsp']} MULT18X18D"
           + (f"; bitstream {row['bitstream']}" if row["bitstream"] else ""))
     print(f"  critical path: {path_summary(lines)}")
-    for l in lines:
+    for l in condense_path(lines):
         print(f"    {l}")
 
 
