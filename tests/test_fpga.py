@@ -228,3 +228,25 @@ def test_kcu105_timing_constraints(tmp_path):
                          rf"-to \[get_clocks -of_objects \[get_nets {b}\]\] 8\.000", pre_place), pre_place
     # no blanket cut between the two domains any more
     assert not re.search(rf"set_clock_groups .*{clk_net}", xdc)
+
+
+@needs_yowasp
+@pytest.mark.parametrize("family", list(fpga.FAMILIES))
+def test_resource_counts_of_a_small_design(family):
+    """yosys per board family on the small design: its 69 flip-flops are counted exactly, LUTs found."""
+    out = fpga.FPGA_BUILD / "tests" / f"resources_{family}"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "small.v").write_text(SMALL_V)
+    r = fpga.synth_resources(family, out / "small.v", "small", out, timeout=900)
+    assert r["FF"] == 16 + 17 + 18 + 18
+    assert 16 < r["LUT"] < 400 and r["BRAM"] == 0 and r["DSP"] == 0
+
+
+def test_paper_table2_quoted_in_docs():
+    """docs/boards.md quotes seed 000's Table II: the same numbers as lsmc.fpga.PAPER_TABLE2."""
+    doc = (ROOT / "docs" / "boards.md").read_text()
+    m = re.search(r"^\| paper, Table II.*$", doc, re.M)
+    assert m, "docs/boards.md has no paper Table II row"
+    nums = [int(x.replace(" ", "")) for x in re.findall(r"\b\d[\d ]*\d\b|\b\d\b", m.group(0).split("|", 2)[2])]
+    p = fpga.PAPER_TABLE2
+    assert nums[:4] == [p["LUT"][0], p["FF"][0], p["BRAM"][0], p["DSP"][0]], nums
