@@ -41,7 +41,7 @@ typedef struct {
     size_t inv_count;
     uint64_t device_cycles; /* rtl: sum of HW_CYCLES of every job; model: 0 (no timing model) */
     uint64_t jobs;          /* 2-way merges run */
-    uint64_t sim_us;        /* host wall time spent inside the back end (simulation or C merge) */
+    uint64_t sim_us;        /* CPU time of the calling thread inside the back end (simulation or C merge) */
 } lsmc_result;
 
 /* Merge runs[0..n-1] (runs[0] newest) with group size `group`. Returns 0, or a KB16 error code
@@ -49,6 +49,9 @@ typedef struct {
 int lsmc_merge_runs(int backend, const lsmc_run *runs, size_t n, unsigned group, lsmc_result *res,
                     char *err, size_t err_len);
 void lsmc_result_free(lsmc_result *res);
+
+/* CPU time of the calling thread in microseconds (CLOCK_THREAD_CPUTIME_ID). */
+uint64_t lsmc_thread_cpu_us(void);
 
 /* The IP's clock, for turning device cycles into time (docs/baselines.md: 100 MHz). */
 #define LSMC_DEVICE_MHZ 100u
