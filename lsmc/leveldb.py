@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lsmc.paths import BUILD, RESULTS, ROOT
+from lsmc.paths import BUILD, ROOT
 
 LDB = BUILD / "leveldb"
 BIN = LDB / "bin"
