@@ -42,7 +42,8 @@ namespace {
 constexpr unsigned kGroup = 16;  // the IP's default G (docs/kb16-format.md)
 
 struct Stats {
-  uint64_t offloaded = 0, fallback = 0, device_cycles = 0, host_us = 0, sim_us = 0, entries = 0, jobs = 0;
+  uint64_t offloaded = 0, fallback = 0, device_cycles = 0, host_us = 0, sim_us = 0, sim_wall_us = 0, entries = 0,
+           jobs = 0;
   std::map<std::string, uint64_t> reasons;
 };
 
@@ -361,6 +362,7 @@ Iterator* OffloadCompaction(const void* db, const Options& options, const Compar
     s.device_cycles += res.device_cycles;
     s.host_us += host_us;
     s.sim_us += res.sim_us;
+    s.sim_wall_us += res.sim_wall_us;
     s.entries += n;
     s.jobs += res.jobs;
   }
@@ -388,7 +390,7 @@ void OffloadDbClosed(const void* db) {
   if (!path || !*path) return;
   std::string line = "offloaded=" + std::to_string(s.offloaded) + " fallback=" + std::to_string(s.fallback) +
                      " device_cycles=" + std::to_string(s.device_cycles) + " host_us=" + std::to_string(s.host_us);
-  line += " sim_us=" + std::to_string(s.sim_us) + " entries=" + std::to_string(s.entries) +
+  line += " sim_us=" + std::to_string(s.sim_us) + " sim_wall_us=" + std::to_string(s.sim_wall_us) + " entries=" + std::to_string(s.entries) +
           " jobs=" + std::to_string(s.jobs) + " backend=" + lsmc_backend_name(config().backend);
   for (const auto& kv : s.reasons) line += " reason:" + kv.first + "=" + std::to_string(kv.second);
   line += "\n";

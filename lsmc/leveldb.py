@@ -27,7 +27,7 @@ LDB = BUILD / "leveldb"
 BIN = LDB / "bin"
 LIB = LDB / "lib"
 TMP = LDB / "tmp"
-DEVICE_MHZ = 100  # host/include/lsmc_offload.h LSMC_DEVICE_MHZ: the IP's clock (docs/baselines.md)
+FIELDS = ("offloaded", "fallback", "device_cycles", "host_us", "sim_us", "sim_wall_us", "entries", "jobs")
 # Back-pressure of the in-process IP during the test suite: every source beat and sink ready is held
 # back with this probability (LSMC_RTL_STALL), so LevelDB's data also crosses stalled streams.
 TEST_STALL = "0.1"
@@ -50,11 +50,15 @@ def mhz_from_header() -> int:
 # ------------------------------------------------------------------------------------- offload log
 @dataclass
 class OffloadLog:
+    """Sum of the `offloaded=N fallback=M device_cycles=C host_us=H ...` lines the hook appends at
+    each DB close (leveldb/lsmc_hook.cc, OffloadDbClosed)."""
+
     offloaded: int = 0
     fallback: int = 0
     device_cycles: int = 0
     host_us: int = 0
     sim_us: int = 0
+    sim_wall_us: int = 0
     entries: int = 0
     jobs: int = 0
     reasons: Counter = field(default_factory=Counter)
@@ -65,7 +69,7 @@ class OffloadLog:
             k, _, v = tok.partition("=")
             if k.startswith("reason:"):
                 self.reasons[k[len("reason:"):]] += int(v)
-            elif k in ("offloaded", "fallback", "device_cycles", "host_us", "sim_us", "entries", "jobs"):
+            elif k in FIELDS:
                 setattr(self, k, getattr(self, k) + int(v))
         self.closes += 1
 
@@ -193,7 +197,7 @@ def cmd_test(args) -> int:
         r = run_test_binary(name, "rtl", gtest_filter=args.filter)
         total_pass += r.passed
         total_fail += r.failed
-        for k in ("offloaded", "fallback", "device_cycles", "host_us", "sim_us", "entries", "jobs"):
+        for k in FIELDS:
             setattr(total, k, getattr(total, k) + getattr(r.log, k))
         total.reasons.update(r.log.reasons)
         status = "ok" if not r.failed else "FAILED " + ", ".join(r.failures[:5])

@@ -42,6 +42,7 @@ typedef struct {
     uint64_t device_cycles; /* rtl: sum of HW_CYCLES of every job; model: 0 (no timing model) */
     uint64_t jobs;          /* 2-way merges run */
     uint64_t sim_us;        /* CPU time of the calling thread inside the back end (simulation or C merge) */
+    uint64_t sim_wall_us;   /* wall time inside the back end (what a modelled figure takes out again) */
 } lsmc_result;
 
 /* Merge runs[0..n-1] (runs[0] newest) with group size `group`. Returns 0, or a KB16 error code

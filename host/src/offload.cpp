@@ -1,6 +1,7 @@
 // Back-end selection and the N-run cascade over a 2-way engine (lsmc_offload.h).
 #include "lsmc_offload.h"
 
+#include <chrono>
 #include <ctime>
 #include <cstdarg>
 #include <cstdio>
@@ -97,6 +98,7 @@ extern "C" int lsmc_merge_runs(int backend, const lsmc_run* runs, size_t n, unsi
     }
     std::lock_guard<std::mutex> lock(g_mu);
     const uint64_t t0 = lsmc_thread_cpu_us();
+    const auto w0 = std::chrono::steady_clock::now();
     // Level by level: runs newest first; each pair (newer, older) merges into one run that keeps the
     // newer position, so the order newest-first holds in the next level. A single run still passes
     // through the device once (merged with an empty run) so every offloaded output is the device's.
@@ -155,5 +157,7 @@ extern "C" int lsmc_merge_runs(int backend, const lsmc_run* runs, size_t n, unsi
     res->device_cycles = cycles;
     res->jobs = jobs;
     res->sim_us = lsmc_thread_cpu_us() - t0;
+    res->sim_wall_us = (uint64_t)std::chrono::duration_cast<std::chrono::microseconds>(
+                           std::chrono::steady_clock::now() - w0).count();
     return 0;
 }
