@@ -4,6 +4,7 @@ scripts/<command> are thin wrappers that run scripts/setup first and then this."
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
 
 from lsmc.cliutil import EXIT_BAD_INPUT, CliError
@@ -30,6 +31,10 @@ def usage() -> str:
     return "\n".join(lines)
 
 
+def _terminated(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv or argv[0] in ("-h", "--help"):
@@ -40,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"lsmc: unknown command {name!r} (one of: {', '.join(COMMANDS)})", file=sys.stderr)
         return 2
     module = importlib.import_module(COMMANDS[name][0])
+    # `kill` (SIGTERM) unwinds like Ctrl-C, so staged outputs are removed and earlier files stay as they were.
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         return module.main(rest)
     except CliError as e:  # tools wrap their main with cliutil.tool_main; this catches the rest

@@ -6,6 +6,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -131,3 +132,17 @@ def test_entry_points_end_with_one_line(cmd, tmp_path):
     assert "Traceback" not in r.stderr and r.stderr.strip().splitlines()[-1].split(":")[0] in (
         "kb16", "kb16 gen", "compact", "lsmc")
     assert os.listdir(tmp_path) == []
+
+
+def test_terminated_run_keeps_earlier_outputs(tmp_path):
+    """SIGTERM in the middle of a long `kb16 gen`: status 130, one line, earlier files as they were."""
+    prev = tmp_path / "prev.kb16"
+    prev.write_bytes(b"earlier")
+    p = subprocess.Popen([sys.executable, "-m", "lsmc", "kb16", "gen", "--keys", "3000000", "--out0", str(prev),
+                          "--out1", str(tmp_path / "o1")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)
+    p.terminate()
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert err.strip() == "kb16: interrupted" and "Traceback" not in err
+    assert prev.read_bytes() == b"earlier" and sorted(os.listdir(tmp_path)) == ["prev.kb16"]
