@@ -7,6 +7,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from lsmc import cliutil
 from lsmc.boards.gateware import attach_firmware, elf_to_ram_words, generate_soc_verilog, prefix_modules
 from lsmc.boards.ports import BOARDS_BUILD, DDR_WINDOW_BITS, SOC_TOP, BoardError, SocInterface, soc_interface
 
@@ -199,6 +200,10 @@ def connect_serial_uart(soc, platform, lsmc_clk_freq):
 # ------------------------------------------------------------------------------------------ command
 def target_main(board, argv=None):
     """Command line shared by boards/<board>/target.py."""
+    return cliutil.tool_main(f"{board.name}/target.py")(lambda a: _target_main(board, a))(argv)
+
+
+def _target_main(board, argv):
     ap = argparse.ArgumentParser(
         description=f"LSMC SoC on {board.ident}: generate the gateware sources (Verilog, XDC, Vivado TCL) "
                     f"into build/boards/{board.name}/, or build/load a bitstream with --build/--load (Vivado).")
@@ -209,12 +214,17 @@ def target_main(board, argv=None):
                     help="LsmcSoc.v to use (default: generate the board variant with soc.Generate --no-sim-ctrl)")
     ap.add_argument("--firmware", type=Path, default=None,
                     help="firmware ELF to preload into the SoC's on-chip RAM (see docs/boards.md)")
-    ap.add_argument("--sys-clk-freq", type=float, default=board.sys_clk_freq,
+    ap.add_argument("--sys-clk-freq", type=cliutil.hz_option(1e6, 1e9), default=board.sys_clk_freq, metavar="HZ",
                     help=f"LiteDRAM/BIOS clock (default {board.sys_clk_freq / 1e6:g} MHz)")
-    ap.add_argument("--lsmc-clk-freq", type=float, default=100e6, help="SoC clock (default 100 MHz, as in the paper)")
+    ap.add_argument("--lsmc-clk-freq", type=cliutil.hz_option(1e6, 1e9), default=100e6, metavar="HZ",
+                    help="SoC clock (default 100 MHz, as in the paper)")
     ap.add_argument("--no-compile-software", action="store_true",
                     help="skip compiling the LiteX BIOS (sources only; the BIOS ROM is then empty)")
     args = ap.parse_args(argv)
+    cliutil.check_output_dir(args.output_dir, "--output-dir")
+    for opt, path in (("--soc-verilog", args.soc_verilog), ("--firmware", args.firmware)):
+        if path is not None and not cliutil.read_input(path):
+            raise cliutil.CliError(f"{path}: empty file ({opt})")
     try:
         out = build_target(board, args.output_dir, soc_verilog=args.soc_verilog, firmware=args.firmware,
                            sys_clk_freq=args.sys_clk_freq, lsmc_clk_freq=args.lsmc_clk_freq,

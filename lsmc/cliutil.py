@@ -92,6 +92,22 @@ def fraction_option(lo: float, hi: float, *, hi_open: bool = False) -> Callable[
     return parse
 
 
+_HZ = re.compile(r"[0-9]+(?:\.[0-9]+)?(?:[eE][0-9]{1,2})?")
+
+
+def hz_option(lo: float, hi: float) -> Callable[[str], float]:
+    """argparse type: a frequency in Hz, ASCII digits with an optional fraction and exponent (`125e6`)."""
+    def parse(text: str) -> float:
+        if not _HZ.fullmatch(text):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a frequency in Hz (e.g. 100000000 or 100e6)")
+        v = float(text)
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{text} Hz is outside the allowed range {lo:g}..{hi:g} Hz")
+        return v
+    parse.__name__ = "frequency"
+    return parse
+
+
 def int_list_option(lo: int, hi: int, *, max_items: int = 64) -> Callable[[str], list[int]]:
     """argparse type: comma-separated integers in lo..hi (`512,1024`); with nargs='+' the lists of
     several words are joined by `flatten` (so `--sizes 512 1024` and `--sizes 512,1024` agree)."""

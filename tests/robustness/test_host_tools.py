@@ -9,6 +9,8 @@ work starts. The case counts per tool are printed by `test_case_counts` (docs/ro
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ import pytest
 from lsmc import build, cli
 from lsmc.build import firmware
 from lsmc.model import kb16, workloads
+from lsmc.paths import ROOT
 from lsmc.report import baselines
 from lsmc.sim import ipsim, nandsim, soc
 
@@ -284,6 +287,30 @@ def test_good_runs_replace_earlier_outputs(ws, capsys):
 def test_case_counts():
     """The number of bad-input cases per interface (quoted in docs/robustness.md); fails when a list shrinks."""
     counts = {"kb16": len(KB16), "compact": len(COMPACT), "bench": len(BENCH), "nand-report": len(NAND_REPORT),
-              "report": len(REPORT), "lsmc": len(LSMC)}
+              "report": len(REPORT), "lsmc": len(LSMC), "board target.py": len(BOARD_TARGET)}
     print(counts)
-    assert counts == {"kb16": 55, "compact": 21, "bench": 16, "nand-report": 9, "report": 19, "lsmc": 2}
+    assert counts == {"kb16": 55, "compact": 21, "bench": 16, "nand-report": 9, "report": 19, "lsmc": 2,
+                      "board target.py": 8}
+
+
+BOARD_TARGET = [
+    ("sys-clk-underscore", ["--sys-clk-freq", "1_00e6"], "argument --sys-clk-freq: '1_00e6'"),
+    ("sys-clk-low", ["--sys-clk-freq", "1000"], "outside the allowed range"),
+    ("lsmc-clk-nan", ["--lsmc-clk-freq", "nan"], "argument --lsmc-clk-freq"),
+    ("firmware-missing", ["--firmware", "nope.elf"], "nope.elf: cannot read: No such file"),
+    ("firmware-folder", ["--firmware", "dir"], "dir: cannot read: is a folder"),
+    ("firmware-empty", ["--firmware", "empty.txt"], "empty.txt: empty file (--firmware)"),
+    ("soc-verilog-dev-zero", ["--soc-verilog", "/dev/zero"], "/dev/zero: cannot read: more than the limit"),
+    ("output-dir-is-file", ["--output-dir", "afile"], "afile: is a file; --output-dir needs a folder"),
+]
+
+
+@pytest.mark.parametrize("case,argv,fragment", BOARD_TARGET, ids=[c[0] for c in BOARD_TARGET])
+def test_board_target_refuses_bad_input(case, argv, fragment, ws):
+    """boards/<board>/target.py (run as the user runs it): refused before LiteX or Mill start."""
+    before = snapshot(ws)
+    r = subprocess.run([sys.executable, str(ROOT / "boards" / "arty_a7" / "target.py"), *argv], cwd=ws,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert fragment in r.stderr.strip().splitlines()[-1], r.stderr
+    assert snapshot(ws) == before
