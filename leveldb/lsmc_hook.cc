@@ -347,6 +347,10 @@ Iterator* OffloadCompaction(const void* db, const Options& options, const Compar
         c->num_input_files(1), c->level() + 1, why.tag.c_str(), why.detail.c_str());
     return input;
   }
+  // Self-test of the verifier (tests/test_leveldb.py): LSMC_OFFLOAD_FAULT=swap exchanges the first two
+  // entries of the device's stream, which LSMC_OFFLOAD_VERIFY must catch.
+  const char* fault = getenv("LSMC_OFFLOAD_FAULT");
+  if (fault && !strcmp(fault, "swap") && order.size() >= 2) std::swap(order[0], order[1]);
   const uint64_t n = job.ents.size();
   const size_t n_runs = job.runs.size();
   Iterator* dev = new StreamIterator(std::move(job.arena), std::move(job.ents), std::move(order),

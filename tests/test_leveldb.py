@@ -72,3 +72,13 @@ def test_bad_backend_named(built):
     assert "LSMC_OFFLOAD='rtI' is not a back end (off|model|rtl)" in out
     assert r.failed == 0 and r.passed == 1
     assert r.log.offloaded == 0 and r.log.reasons.get("config", 0) > 0, r.log.summary()
+
+
+def test_verify_catches_a_wrong_stream(built):
+    """The verifier is live: a deliberately swapped device stream (LSMC_OFFLOAD_FAULT=swap) aborts the
+    binary at the first offloaded compaction with both entries printed."""
+    r = ldb.run_test_binary("db_test", "rtl", extra_env={"LSMC_OFFLOAD_FAULT": "swap"},
+                            gtest_filter="DBTest.SparseMerge", tag="-fault")
+    out = (ldb.TMP / "db_test-rtl-fault" / "output.txt").read_text()
+    assert r.rc != 0 and r.failed >= 1
+    assert "LSMC_OFFLOAD_VERIFY: offloaded compaction differs from the CPU path at entry 0" in out
