@@ -147,15 +147,29 @@ def table3_markdown(rows: list, source: str, port: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_table3(rows: list, source: str, port: str, outdir: Path) -> tuple[Path, Path]:
-    from lsmc.report.table3 import TABLE3_COLUMNS
+def bench_config(out: str) -> tuple[int, str]:
+    """(stream width, bracket) from the bench's head line `Table III: ..., 128-bit streams, tight bracket`."""
+    m = re.search(r"Table III: .*?(\d+)-bit streams, (\w+) bracket", out)
+    if not m:
+        raise ConsoleError("the bench printed no `Table III: ... N-bit streams, X bracket` line")
+    return int(m.group(1)), m.group(2)
+
+
+def write_table3(rows: list, source: str, port: str, outdir: Path, config=(128, "tight")) -> tuple[Path, Path]:
+    """table3.csv in the report module's format (its writer when it has one) and table3.md."""
+    from lsmc.report import table3
     outdir.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = outdir / "table3.csv", outdir / "table3.md"
-    with open(csv_path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=TABLE3_COLUMNS)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: (f"{r[k]:.6f}" if isinstance(r[k], float) else int(r[k])) for k in TABLE3_COLUMNS})
+    if hasattr(table3, "write_table3_csv"):  # columns width, bracket, then TABLE3's
+        width, bracket = config
+        table3.write_table3_csv(csv_path, [{"width": width, "bracket": bracket, **r} for r in rows])
+    else:
+        with open(csv_path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=table3.TABLE3_COLUMNS)
+            w.writeheader()
+            for r in rows:
+                w.writerow({k: (f"{r[k]:.6f}" if isinstance(r[k], float) else int(r[k]))
+                            for k in table3.TABLE3_COLUMNS})
     md_path.write_text(table3_markdown(rows, source, port))
     return csv_path, md_path
 
@@ -183,6 +197,7 @@ def board_report_main(argv=None) -> int:
     try:
         before, out = run_bench(con, args.timeout)
         rows = parse_table3_lines(out)
+        config = bench_config(out)
     except (ConsoleError, ReportError) as e:
         log_path.write_text(con.log)
         print(f"\nlsmc board-report: {e} (console log: {log_path})", file=sys.stderr)
@@ -191,7 +206,7 @@ def board_report_main(argv=None) -> int:
         ser.close()
     log_path.write_text(con.log)
     source = args.source if args.source != "auto" else source_of(args.port, before)
-    csv_path, md_path = write_table3(rows, source, args.port, args.out_dir)
+    csv_path, md_path = write_table3(rows, source, args.port, args.out_dir, config)
     ok = all(r["pass"] for r in rows)
     print(f"\nlsmc board-report: {len(rows)} rows from the {source}, "
           f"{'all PASS' if ok else 'FAILURES'}; wrote {md_path}, {csv_path}, {log_path}")

@@ -15,7 +15,7 @@ import re
 import pytest
 
 from lsmc.console import PROMPT
-from lsmc.report.table3 import parse_run_line, parse_table3_lines
+from lsmc.report.table3 import parse_run_line
 
 ERROR_LINE = re.compile(r"(?im)^.*\b(error|usage|unknown|invalid|out of range|too (long|many|large|big)|"
                         r"must be|bad|fail(ed|s)?|not allowed)\b.*$")
@@ -94,15 +94,23 @@ def test_run_counters(console, n, overlap, group):
 
 
 @pytest.mark.slow
-def test_bench_table3(console):
-    out = console.cmd("bench", timeout=3600)
-    rows = parse_table3_lines(out)
-    assert [r["entries_in"] for r in rows] == TABLE3_SIZES, out
+def test_bench_through_board_report(endpoint, tmp_path):
+    """`lsmc board-report` on the same serial line: `bench` parsed into Table III (the report module's
+    TABLE3 parser), written as table3.csv/.md naming the source; rows checked against the host model."""
+    from lsmc.console import board_report_main
+    from lsmc.report.table3 import read_table3_csv
+    rc = board_report_main(["--port", endpoint.url, "--out-dir", str(tmp_path), "--quiet", "--timeout", "3600"])
+    log = (tmp_path / "board-console.log").read_text()
+    assert rc == 0, log[-3000:]
+    rows = read_table3_csv(tmp_path / "table3.csv")
+    assert [r["entries_in"] for r in rows] == TABLE3_SIZES, log[-3000:]
     for r in rows:
         assert r["pass"], r
         exp = expected_run(r["entries_in"])
         assert (r["bytes_in"], r["entries_out"]) == (exp["bytes_in"], exp["entries_out"]), (r, exp)
         assert 0 < r["hw_cycles"] <= r["fw_cycles"] < r["sw_cycles"], r
+    want = "board" if endpoint.target == "board" else "simulation"
+    assert f"Source: **{want}**" in (tmp_path / "table3.md").read_text()
 
 
 def test_errtest(console):
