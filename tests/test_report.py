@@ -3,6 +3,7 @@ block, results/table3.csv), and small end-to-end runs that must write well-forme
 are the measured ones (a stand-in for the IP simulation with known cycles makes them checkable)."""
 import csv
 import math
+import struct
 import textwrap
 from pathlib import Path
 from types import SimpleNamespace
@@ -90,14 +91,26 @@ def test_parse_run_line():
                               "MB/s=3.0 sw_cycles=lots sw/fw=1.0 FAIL\n")
 
 
+CSV_HEADER = "width,bracket," + HEADER
+
+
 def test_read_table3_csv(tmp_path):
     p = tmp_path / "table3.csv"
-    p.write_text(f"{HEADER}\n512,448,8192,9334,600,0.182305,43.9,51200,PASS\n")
-    assert table3.read_table3_csv(p)[0]["fw_cycles"] == 9334
+    p.write_text(f"{CSV_HEADER}\n32,paper,512,448,8192,9334,600,0.182305,43.9,51200,PASS\n"
+                 "128,tight,512,448,8192,700,476,0.01367,1171.9,333000,1\n")
+    rows = table3.read_table3_csv(p)
+    assert (rows[0]["width"], rows[0]["bracket"], rows[0]["fw_cycles"]) == (32, "paper", 9334)
+    assert (rows[1]["width"], rows[1]["bracket"], rows[1]["pass"]) == (128, "tight", True)
     p.write_text("entries_in,fw_cycles\n512,9334\n")
     with pytest.raises(table3.ReportError, match="columns"):
         table3.read_table3_csv(p)
-    p.write_text(f"{HEADER}\n512,448,8192,9334,600,fast,43.9,51200,PASS\n")
+    p.write_text(f"{HEADER}\n512,448,8192,9334,600,0.182305,43.9,51200,PASS\n")  # before width/bracket
+    with pytest.raises(table3.ReportError, match="columns"):
+        table3.read_table3_csv(p)
+    p.write_text(f"{CSV_HEADER}\n64,paper,512,448,8192,9334,600,0.182305,43.9,51200,PASS\n")
+    with pytest.raises(table3.ReportError, match="line 2: width '64'"):
+        table3.read_table3_csv(p)
+    p.write_text(f"{CSV_HEADER}\n32,paper,512,448,8192,9334,600,fast,43.9,51200,PASS\n")
     with pytest.raises(table3.ReportError, match="line 2: bad us_per_entry"):
         table3.read_table3_csv(p)
     p.write_text("")
@@ -133,8 +146,9 @@ def test_quick_report_writes_well_formed_files(tmp_path, capsys, monkeypatch):
     soc_csv = tmp_path / "table3.csv"
     # SoC figures for the first size only, second size FAIL: the report must use the first, refuse the
     # second and say so; the third size has no SoC row at all.
-    soc_csv.write_text(f"{HEADER}\n200,180,3200,900,260,0.045,355.6,40000,PASS\n"
-                       f"400,360,6400,1500,480,0.0375,426.7,80000,FAIL\n")
+    soc_csv.write_text(f"{CSV_HEADER}\n128,tight,200,180,3200,900,260,0.045,355.6,40000,PASS\n"
+                       "128,tight,400,360,6400,1500,480,0.0375,426.7,80000,FAIL\n"
+                       "32,paper,600,525,9600,5000,2400,0.083,192,120000,PASS\n")  # other configuration
     out = tmp_path / "results"
     rc = compare.main(["--sizes", "200", "400", "600", "--quick", "--leveldb-reps", "2", "--soc-csv",
                       str(soc_csv), "--out-dir", str(out)])
@@ -218,60 +232,80 @@ def test_report_with_the_real_ip(tmp_path):
 
 
 class _FakeSoc:
-    """Stands in for lsmc.sim.soc: the bench prints a TABLE3 block, the console answers `run N`."""
-    def __init__(self):
+    """Stands in for lsmc.sim.soc: answers the host-loaded Table III (SIM_ARG 7) with a TABLE3 block for
+    the jobs in the loaded image, or (fail) dies as a broken simulation would."""
+    def __init__(self, fail=False):
         self.calls = []
+        self.fail = fail
 
-    def build_soc(self):
+    def build_soc(self, width=128):
+        self.width = width
         return Path("/nonexistent/Vsoc")
 
-    def run_soc(self, elf, arg=0, uart_in=None, **kw):
-        self.calls.append((arg, uart_in))
+    def run_soc(self, elf, arg=0, loads=None, **kw):
+        (img_path,) = loads.values()
+        img = Path(img_path).read_bytes()
+        words = struct.unpack("<88I", img[:352])
+        n = words[4]
+        self.calls.append((arg, words[3], n))
+        sizes = [(words[8 + 10 * i + 1] + words[8 + 10 * i + 3]) // 16 for i in range(n)]
+
         class R:
             returncode = 0
-        if arg == 0:
-            R.uart = (f"TABLE3 {HEADER}\nTABLE3 512,448,8192,1500,480,0.029297,546.1,90000,1\n"
-                      "TABLE3 1024,896,16384,2500,940,0.024414,655.4,180000,1\nTABLE3 END\n")
-        elif "run 3000 " in uart_in:
-            R.uart = ("lsmc> run 3000 25 16\nentries_in=3000 entries_out=2625 bytes_in=48000 fw_cycles=4000 "
-                      "hw_cycles=2700 us/entry=0.013333 MB/s=1200.00 sw_cycles=540000 sw/fw=135.00 PASS\nlsmc> ")
-        else:
-            R.uart = "lsmc> run 70000 25 16\nrun: entries must be 2..65536\nlsmc> "
+        if self.fail:
+            R.uart, R.returncode = "bench: descriptor ... simulator died\n", 134
+            return R
+        R.uart = f"TABLE3 {HEADER}\n" + "".join(
+            f"TABLE3 {e},{e - e // 8},{16 * e},{e + 1000},{e},0.0,0.0,{150 * e},1\n" for e in sizes) + "TABLE3 END\n"
         return R
 
 
-def test_report_runs_the_soc_bench_and_console(tmp_path, monkeypatch):
+def test_report_runs_the_soc_on_its_own_jobs(tmp_path, monkeypatch):
     from lsmc.build import firmware
     fake = _FakeSoc()
     monkeypatch.setattr(compare, "soc", fake)
     _fake_ip(monkeypatch)
     monkeypatch.setattr(firmware, "build_firmware", lambda *a, **k: Path("/nonexistent/lsmc.elf"))
     out = tmp_path / "results"
-    rc = compare.main(["--sizes", "512", "1024", "3000", "70000", "--soc-max", "70000", "--leveldb-reps", "1",
+    rc = compare.main(["--sizes", "512", "1024", "3000", "--soc-max", "2000", "--leveldb-reps", "1",
                       "--no-leveldb-disk", "--out-dir", str(out)])
     assert rc == 0
-    assert [c[0] for c in fake.calls] == [0, 1, 1]  # one bench, then the two sizes it does not cover
+    assert fake.calls == [(7, 0, 2)] and fake.width == 128  # one simulation, tight bracket, sizes <= --soc-max
     _, rows = _read_csv(out / "report.csv")
     vex = {r["entries_in"]: r["vexriscv_us_per_entry"] for r in rows}
-    assert float(vex["512"]) == pytest.approx(90000 / 100 / 512, rel=1e-5)
-    assert float(vex["3000"]) == pytest.approx(540000 / 100 / 3000, rel=1e-5)
-    assert vex["70000"] == ""
+    assert float(vex["512"]) == pytest.approx(150 / 100, rel=1e-5)
+    assert vex["3000"] == ""
     md = (out / "report.md").read_text()
-    assert "full-SoC Verilator simulation run by this report (bench, run 3000;" in md
-    assert "70000 entries, soc: not measured — console `run 70000` gave no result (run: entries must be" in md
+    assert "full-SoC Verilator simulation run by this report on the same jobs (128-bit IP, tight" in md
+    assert "3000 entries, soc: not measured — not simulated: above --soc-max 2000" in md
     row = [l for l in md.splitlines() if l.startswith("| 1024 | 16384 |")][0]
-    assert "| 2500 | 0.02441 |" in row  # the fw-bracketed counter and its µs/entry
+    assert "| 2024 | 0.01977 |" in row  # the fw-bracketed counter and its µs/entry
+    lead = md.index("## Like for like: the same KB16 merge in C on one host core against the IP")
+    assert lead < md.index("## Results") and "| 512 |" in md[lead:md.index("## Results")]
 
 
-def test_report_leaves_big_sizes_out_of_the_soc_by_default(tmp_path, monkeypatch):
+def test_report_says_when_the_soc_failed(tmp_path, monkeypatch):
+    from lsmc.build import firmware
+    fake = _FakeSoc(fail=True)
+    monkeypatch.setattr(compare, "soc", fake)
+    _fake_ip(monkeypatch)
+    monkeypatch.setattr(firmware, "build_firmware", lambda *a, **k: Path("/nonexistent/lsmc.elf"))
+    out = tmp_path / "results"
+    assert compare.main(["--sizes", "512", "--leveldb-reps", "1", "--no-leveldb-disk", "--out-dir", str(out)]) == 0
+    md = (out / "report.md").read_text()
+    assert "512 entries, soc: not measured — the SoC simulation gave no result (no TABLE3 block" in md
+    assert "simulator exit 134" in md
+
+
+def test_report_32_bit_runs_the_paper_bracket(tmp_path, monkeypatch):
     from lsmc.build import firmware
     fake = _FakeSoc()
     monkeypatch.setattr(compare, "soc", fake)
     _fake_ip(monkeypatch)
     monkeypatch.setattr(firmware, "build_firmware", lambda *a, **k: Path("/nonexistent/lsmc.elf"))
     out = tmp_path / "results"
-    assert compare.main(["--sizes", "512", "9000", "--leveldb-reps", "1", "--no-leveldb-disk",
+    assert compare.main(["--sizes", "512", "9000", "--width", "32", "--leveldb-reps", "1", "--no-leveldb-disk",
                          "--out-dir", str(out)]) == 0
-    assert [c[0] for c in fake.calls] == [0]  # the bench only
+    assert fake.calls == [(7, firmware.TABLE_FLAG_PAPER, 1)] and fake.width == 32
     assert "9000 entries, soc: not measured — not simulated: above --soc-max 8192" in (out / "report.md").read_text()
     assert "TABLE3 END" in (out / "report_soc_bench.log").read_text()
