@@ -47,9 +47,13 @@ def _drain(stream, sink: list) -> None:
 
 
 def _start_sim():
+    """VLsmcSoc + lsmc.elf, built (cached) unless LSMC_CONSOLE_SIM / LSMC_CONSOLE_FW name other builds."""
+    import os
+
     from lsmc.build.firmware import build_firmware
     from lsmc.sim.soc import build_soc
-    exe, elf = build_soc(), build_firmware()
+    exe = os.environ.get("LSMC_CONSOLE_SIM") or build_soc()
+    elf = os.environ.get("LSMC_CONSOLE_FW") or build_firmware()
     # Console scenario (SIM_ARG 1); the cycle guard is far beyond a session (~1 Mcycles/s at most).
     proc = subprocess.Popen([str(exe), str(elf), "--arg", "1", "--uart-tcp", "0", "--quiet",
                              "--max-cycles", str(10**12)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
