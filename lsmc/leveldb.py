@@ -27,7 +27,8 @@ LDB = BUILD / "leveldb"
 BIN = LDB / "bin"
 LIB = LDB / "lib"
 TMP = LDB / "tmp"
-FIELDS = ("offloaded", "fallback", "device_cycles", "host_us", "sim_us", "sim_wall_us", "entries", "jobs")
+FIELDS = ("offloaded", "fallback", "device_cycles", "host_us", "sim_us", "sim_wall_us", "entries", "jobs",
+          "compactions", "compaction_cpu_us")
 # Back-pressure of the in-process IP during the test suite: every source beat and sink ready is held
 # back with this probability (LSMC_RTL_STALL), so LevelDB's data also crosses stalled streams.
 TEST_STALL = "0.1"
@@ -61,6 +62,8 @@ class OffloadLog:
     sim_wall_us: int = 0
     entries: int = 0
     jobs: int = 0
+    compactions: int = 0
+    compaction_cpu_us: int = 0
     reasons: Counter = field(default_factory=Counter)
     closes: int = 0
 
