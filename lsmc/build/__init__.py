@@ -52,10 +52,12 @@ def mill(*args, quiet=True):
 
 # Source folders of each Mill module (mirror build.sc), for change detection.
 MODULE_SOURCES = {
-    "compaction": ["hw/ip/compaction/rtl"],
-    "dma": ["hw/ip/dma/rtl"],
-    "nand": ["nand/rtl"],
-    "soc": ["hw/soc/rtl", "hw/soc/include", "hw/ip/compaction/rtl", "hw/ip/dma/rtl", "nand/rtl", "lsmc/build/vexriscv_src.py"],
+    "socmap": ["hw/common/rtl", "hw/soc/map"],
+    "compaction": ["hw/common/rtl", "hw/ip/compaction/rtl"],
+    "dma": ["hw/common/rtl", "hw/ip/dma/rtl"],
+    "nand": ["hw/common/rtl", "nand/rtl"],
+    "soc": ["hw/common/rtl", "hw/soc/map", "hw/soc/rtl", "hw/ip/compaction/rtl", "hw/ip/dma/rtl", "nand/rtl",
+            "lsmc/build/vexriscv_src.py"],
 }
 
 
