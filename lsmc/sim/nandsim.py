@@ -9,7 +9,6 @@ mirrors fw/drivers/nand.c (timing registers per ONFI mode, command queue, comple
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import random
 import subprocess
@@ -77,11 +76,10 @@ def build_sim() -> Path:
     """Generate NandController.v (+ nand_regs.h) and build the Verilator harness; returns the binary."""
     build.generate("nand", "nand.Generate", GEN, args=["--out", str(GEN)])
     model = ROOT / "nand" / "model"
-    # The header is not a compiled source: put its hash in the flags so that a change rebuilds.
-    hdr = hashlib.sha256((model / "onfi_model.h").read_bytes()).hexdigest()[:12]
+    common_srcs, common_flags = build.sim_common(model / "onfi_model.h")
     return build.verilate("NandController", [GEN / "NandController.v"],
-                          [ROOT / "sim" / "nand" / "nand_harness.cpp", model / "onfi_model.cpp"],
-                          SIMDIR, flags=["-CFLAGS", f"-I{model} -DONFI_MODEL_H={hdr}"], cflags="-O2")
+                          [ROOT / "sim" / "nand" / "nand_harness.cpp", model / "onfi_model.cpp", *common_srcs],
+                          SIMDIR, flags=common_flags + ["-CFLAGS", f"-I{model}"], cflags="-O2")
 
 
 class SimError(RuntimeError):
