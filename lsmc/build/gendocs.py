@@ -20,7 +20,8 @@ from lsmc.paths import ROOT
 
 BEGIN = "<!-- BEGIN GENERATED: {kind} {arg} -->"
 END = "<!-- END GENERATED -->"
-MARKER = re.compile(r"<!-- BEGIN GENERATED: (\S+) (\S+) -->\n(.*?)<!-- END GENERATED -->", re.S)
+# Markers stand on lines of their own (a page may mention them in text).
+MARKER = re.compile(r"^<!-- BEGIN GENERATED: (\S+) (\S+) -->\n(.*?)^<!-- END GENERATED -->", re.S | re.M)
 DOC_FILES = ("README.md", "docs/*.md")
 
 
@@ -100,7 +101,7 @@ def blocks(path: Path) -> list[tuple[str, str, str]]:
     """(kind, arg, current text) of every generated block in `path`."""
     text = path.read_text()
     found = [(m.group(1), m.group(2), m.group(3)) for m in MARKER.finditer(text)]
-    if text.count("<!-- BEGIN GENERATED:") != len(found):
+    if len(re.findall(r"^<!-- BEGIN GENERATED:", text, re.M)) != len(found):
         raise DocsError(f"{path}: a '<!-- BEGIN GENERATED: kind arg -->' marker has no matching '{END}'")
     return found
 
