@@ -534,6 +534,23 @@ def test_job_image_layout():
         firmware.parse_job_result(bytes(80))
 
 
+def test_table3_image_layout():
+    rows = firmware.table_rows([64, 100])
+    img = firmware.table3_image(rows, 16, paper=True)
+    w = struct.unpack("<28I", img[:112])
+    assert w[:5] == (0x544D534C, 1, 16, firmware.TABLE_FLAG_PAPER, 2) and img[:4] == b"LSMT"
+    for i, r in enumerate(rows):
+        row = w[8 + 10 * i:18 + 10 * i]
+        for k, data in enumerate((r.run0, r.run1, r.merged, r.invalid)):
+            off, ln = row[2 * k], row[2 * k + 1]
+            assert off % 32 == 0 and off >= firmware.JOB_DESC_BYTES and ln == len(data)
+            assert img[off:off + ln] == data
+        assert row[8] == r.out_keys and (r.merged, r.invalid) == kb16.merge(r.run0, r.run1, 16)
+    assert struct.unpack("<I", firmware.table3_image(rows, 16)[12:16])[0] == 0
+    with pytest.raises(firmware.FirmwareError, match="1..8"):
+        firmware.table3_image(rows * 5)
+
+
 # ---------------------------------------------------------------- the firmware in the full SoC
 # (Verilator model of hw/soc, built by the SoC work's scripts/lsmc/soc.py; minutes on a cold build)
 
