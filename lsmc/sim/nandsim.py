@@ -31,7 +31,7 @@ ERR_NAMES = ["OK", "TIMEOUT", "NAND_FAIL", "BAD_CMD", "DMA_BOUNDS", "DMA_BUS", "
 # Register offsets, read from the generated nand_regs.json (lsmc.build.regmap) on first use.
 REG = regmap.LazyOffsets("nand")
 
-DDR = 0x4000_0000
+DDR = regmap.memmap().base("DDR")  # generated from hw/soc/map/SocMap.scala
 CLK_NS = 10
 
 # ONFI asynchronous timing modes 0..5 (ns): the one table, nand/data/onfi_timing.json.
