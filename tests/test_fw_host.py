@@ -731,3 +731,22 @@ def test_soc_job_refuses_overlapping_buffers_then_runs(soc_sim, tmp_path):
         assert r.returncode == 0, r.uart[-3000:] + r.stderr[-2000:]
         assert msg in r.uart and "job: PASS" not in r.uart, r.uart[-3000:]
         assert re.search(r"^entries_in=64 .* PASS$", r.uart, re.M), r.uart[-2000:]
+
+
+@pytest.mark.slow
+def test_soc_32bit_paper_bracket_table3(tmp_path):
+    """The faithful reproduction's SoC (32-bit IP streams, soc.Generate --ip-width 32) runs the host's
+    Table III jobs in seed 000's bracket: every row PASS, about four cycles per input entry in the IP."""
+    from lsmc.sim import soc
+    exe = soc.build_soc(width=32)
+    elf = firmware.build_firmware()
+    rows = firmware.table_rows([64, 512])
+    img = tmp_path / "table.bin"
+    img.write_bytes(firmware.table3_image(rows, 16, paper=True))
+    r = soc.run_soc(elf, arg=firmware.SCEN_BENCH_HOST, exe=exe, loads={firmware.DDR_BASE: img},
+                    max_cycles=100_000_000, timeout=900)
+    assert r.returncode == 0, r.uart[-3000:] + r.stderr[-2000:]
+    assert "compaction IP v1.0, 32-bit streams" in r.uart and "32-bit streams, paper bracket" in r.uart
+    got = table3.parse_table3_lines(r.uart)
+    assert [g["entries_in"] for g in got] == [64, 512] and all(g["pass"] for g in got)
+    assert 3 * 512 < got[1]["hw_cycles"] < 5 * 512 and got[1]["fw_cycles"] > got[1]["hw_cycles"] + 300
