@@ -6,7 +6,8 @@
 
 Kinds: `regs <block>` (the Markdown common.RegBlock writes for register block compaction, dma or
 nand), `memmap soc` (the SoC memory map from SocMap), `irqs soc` (interrupt lines),
-`table3 paper` (seed 000's Table III from lsmc/data/paper.json). `lsmc docs` rewrites them;
+`table3 paper` (seed 000's Table III from lsmc/data/paper.json), `onfi async` (the ONFI timing
+modes from nand/data/onfi_timing.json). `lsmc docs` rewrites them;
 `lsmc docs --check` (and tests/test_generated_docs.py) fails when one is stale."""
 from __future__ import annotations
 
@@ -79,11 +80,25 @@ def _table3(_: str) -> str:
     return paper.table3_markdown()
 
 
+def _onfi(interface: str) -> str:
+    from lsmc.build import onfi
+    itf = onfi.data()["interfaces"][interface]
+    mx = set(itf.get("max_fields", []))
+    n = len(itf["modes"])
+    rows = ["| parameter (ns) | " + " | ".join(f"mode {i}" for i in range(n)) + " |", "|---" * (n + 1) + "|"]
+    for i, f in enumerate(itf["fields"]):
+        rows.append(f"| {f}{' (max)' if f in mx else ''} | " + " | ".join(str(m[i]) for m in itf["modes"]) + " |")
+    rows += ["", f"{itf['doc'][0].upper()}{itf['doc'][1:]}: min unless marked max. Generated from "
+             "`nand/data/onfi_timing.json`, the one table the driver, the flash model and nandsim use."]
+    return "\n".join(rows)
+
+
 RENDERERS = {
     "regs": lambda arg: _regs(arg),
     "memmap": _memmap,
     "irqs": _irqs,
     "table3": _table3,
+    "onfi": _onfi,
 }
 
 
