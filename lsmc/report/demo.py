@@ -175,7 +175,7 @@ def run_table3(args) -> int:
     with cliutil.Outputs() as outputs:  # both files replace the previous ones together, or neither does
         outputs.add(RESULTS / "table3.csv", table3.table3_csv_text([
             {"width": k[0], "bracket": k[1], **r} for k in table3.CONFIGS for r in results[k]]))
-        outputs.add(md, table3_markdown(results, speed, time.time() - t0))
+        outputs.add(md, table3_markdown(results, speed, wall, time.time() - t0, _load()))
     print("\n" + md.read_text())
     print(f"demo: wrote {md} and {RESULTS / 'table3.csv'} (simulations {wall:.0f} s, whole demo "
           f"{time.time() - t0:.0f} s)")
