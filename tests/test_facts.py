@@ -175,3 +175,15 @@ def test_no_hand_kept_copies():
 
 def test_docs_command_is_clean():
     assert gendocs.update_files(check=True) == []
+
+
+# ---- the generators' one argument parser ---------------------------------------------------------
+
+def test_generator_arguments_are_checked(tmp_path):
+    from lsmc import build
+    with pytest.raises(build.BuildError, match=r"unknown argument '--bogus'(.|\n)*usage: soc.MemoryMap \[--out DIR\]"):
+        build.mill("socmap.runMain", "soc.MemoryMap", "--bogus")
+    with pytest.raises(build.BuildError, match="--out needs a value"):
+        build.mill("socmap.runMain", "soc.MemoryMap", "--out")
+    build.mill("socmap.runMain", "soc.MemoryMap", "--out", str(tmp_path))
+    assert (tmp_path / "lsmc_soc.json").read_text() == regmap.memmap_json().read_text()
