@@ -16,6 +16,7 @@ import re
 import sys
 from pathlib import Path
 
+from lsmc import cliutil
 from lsmc.build import regmap
 from lsmc.paths import ROOT
 
@@ -164,6 +165,7 @@ def update_files(check: bool = False) -> list[str]:
     return stale
 
 
+@cliutil.tool_main("lsmc docs")
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="lsmc docs", description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="only report stale blocks (exit 1 if any)")
@@ -171,17 +173,14 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     for f in a.files:
         if not f.is_file():
-            print(f"lsmc docs: {f}: no such file", file=sys.stderr)
-            return 2
+            raise cliutil.CliError(f"{f}: no such file")
     try:
         stale = update(a.files or None, check=a.check)
     except (DocsError, regmap.RegMapError) as e:
-        print(f"lsmc docs: {e}", file=sys.stderr)
-        return 2
+        raise cliutil.CliError(str(e).splitlines()[0]) from None
     for s in stale:
         print(f"{'stale' if a.check else 'updated'}: {s}")
     return 1 if (a.check and stale) else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
