@@ -72,6 +72,7 @@ struct AxiConfig {
   unsigned readLatency = 20;   // idle cycles between the AR handshake and the first R beat
   unsigned writeLatency = 0;   // last W beat to B valid, cycles
   MemTiming* timing = nullptr; // if set (ddr_model.h), it decides when beats and B come; the two latencies are unused
+  unsigned timingPort = 0;     // this slave's port number in `timing` (ports share its DRAM, not their queues)
   unsigned maxReads = 16;      // bursts in flight before ARREADY drops
   unsigned maxWrites = 16;     // AW accepted before AWREADY drops
   bool acceptWEarly = false;   // take W beats before their AW (up to maxWAhead)
@@ -182,7 +183,7 @@ class AxiSlave {
       arCount++;
       check("AR", b);
       if (cfg.timing) {
-        cfg.timing->read(cycle + 1, b.addr, (b.len + 1) << b.size, bytes_, &b.at, &b.last);
+        cfg.timing->read(cycle + 1, b.addr, (b.len + 1) << b.size, cfg.timingPort, bytes_, &b.at, &b.last);
         if (!reads_.empty() && reads_.back().last > b.at) {  // in order
           b.last += reads_.back().last - b.at;
           b.at = reads_.back().last;
@@ -372,7 +373,7 @@ class AxiSlave {
       }
       wq_.pop_front();
       if (last) {
-        uint64_t at = cfg.timing ? cfg.timing->write(cycle_, b.addr, (b.len + 1) << b.size, bytes_) : cycle_ + cfg.writeLatency;
+        uint64_t at = cfg.timing ? cfg.timing->write(cycle_, b.addr, (b.len + 1) << b.size, cfg.timingPort, bytes_) : cycle_ + cfg.writeLatency;
         bq_.push_back({at, b.id, b.errResp});
         writes_.pop_front();
       } else {

@@ -41,12 +41,12 @@ struct DdrController {
 // The interface axi_mem.h calls (kept abstract so the fixed-latency path has no dependency on it).
 struct MemTiming {
   virtual ~MemTiming() = default;
-  // A read burst of `bytes` at `addr` accepted at SoC cycle `cycle` by a port of `portBytes`: the
-  // cycles its first and last beats may be handed out.
-  virtual void read(uint64_t cycle, uint64_t addr, unsigned bytes, unsigned portBytes, uint64_t* first,
-                    uint64_t* last) = 0;
+  // A read burst of `bytes` at `addr` accepted at SoC cycle `cycle` by port number `port` (0..7,
+  // one per AXI slave) of `portBytes`: the cycles its first and last beats may be handed out.
+  virtual void read(uint64_t cycle, uint64_t addr, unsigned bytes, unsigned port, unsigned portBytes,
+                    uint64_t* first, uint64_t* last) = 0;
   // A write burst whose last W beat came at `cycle`: the cycle its B response may be sent.
-  virtual uint64_t write(uint64_t cycle, uint64_t addr, unsigned bytes, unsigned portBytes) = 0;
+  virtual uint64_t write(uint64_t cycle, uint64_t addr, unsigned bytes, unsigned port, unsigned portBytes) = 0;
 };
 
 inline const DdrPreset* findDdrPreset(const std::string& name) {
@@ -79,11 +79,11 @@ class DdrModel : public MemTiming {
   // Peak data rate of the DRAM in bytes per SoC cycle (one native word per controller cycle).
   double peakBytesPerSocCycle() const { return (double)nativeBytes_ * socPs_ / sysPs_; }
 
-  void read(uint64_t cycle, uint64_t addr, unsigned bytes, unsigned portBytes, uint64_t* first,
+  void read(uint64_t cycle, uint64_t addr, unsigned bytes, unsigned port, unsigned portBytes, uint64_t* first,
             uint64_t* last) override {
     uint64_t t0 = cycle * socPs_ + (uint64_t)c.portIn * socPs_ + cyc(c.cmdQueue);
     uint64_t done0 = 0, done = 0;
-    forWords(addr, bytes, portBytes, t0, false, [&](uint64_t cas, bool firstWord) {
+    forWords(addr, bytes, port, portBytes, t0, false, [&](uint64_t cas, bool firstWord) {
       uint64_t ready = cas + cyc(p.readLatency) + (uint64_t)c.portOut * socPs_;
       if (firstWord) done0 = ready;
       done = std::max(done, ready);
@@ -92,10 +92,10 @@ class DdrModel : public MemTiming {
     *last = std::max(*first, up(done));
   }
 
-  uint64_t write(uint64_t cycle, uint64_t addr, unsigned bytes, unsigned portBytes) override {
+  uint64_t write(uint64_t cycle, uint64_t addr, unsigned bytes, unsigned port, unsigned portBytes) override {
     uint64_t t0 = cycle * socPs_ + (uint64_t)c.portIn * socPs_ + cyc(c.cmdQueue);
     uint64_t lastCas = 0;
-    forWords(addr, bytes, portBytes, t0, true, [&](uint64_t cas, bool) { lastCas = std::max(lastCas, cas); });
+    forWords(addr, bytes, port, portBytes, t0, true, [&](uint64_t cas, bool) { lastCas = std::max(lastCas, cas); });
     return up(lastCas) + c.writeAck;
   }
 
@@ -128,13 +128,15 @@ class DdrModel : public MemTiming {
   }
 
   template <typename F>
-  void forWords(uint64_t addr, unsigned bytes, unsigned portBytes, uint64_t t0, bool isWrite, F done) {
+  void forWords(uint64_t addr, unsigned bytes, unsigned port, unsigned portBytes, uint64_t t0, bool isWrite, F done) {
+    uint64_t& portFree = portFree_[port % kPorts];
     uint64_t w0 = addr / nativeBytes_, w1 = (addr + std::max(bytes, 1u) - 1) / nativeBytes_;
     // A narrower port feeds a native word over several of its beats (up-converter).
     uint64_t interval = std::max<uint64_t>(sysPs_, socPs_ * nativeBytes_ / std::max(portBytes, 1u));
     for (uint64_t w = w0; w <= w1; w++) {
       words++;
-      uint64_t t = alignSys(std::max(t0 + (w - w0) * interval, cmdFree_));
+      uint64_t t = alignSys(std::max({t0, portFree, cmdFree_}));
+      portFree = t + interval;
       t = refresh(t);
       unsigned bank = (unsigned)((w / colWords_) & (banks_ - 1));
       int64_t row = (int64_t)(w / colWords_ / banks_);
@@ -183,6 +185,8 @@ class DdrModel : public MemTiming {
   Bank bank_[16];
   uint64_t nextRefresh_ = 0, cmdFree_ = 0, casFree_ = 0, lastCas_ = 0, lastAct_ = 0;
   uint64_t faw_[4] = {0, 0, 0, 0};
+  static constexpr unsigned kPorts = 8;
+  uint64_t portFree_[kPorts] = {};  // next command slot of each port (its width converter's rate)
   unsigned fawIdx_ = 0;
   bool anyCas_ = false, lastWrite_ = false;
 };

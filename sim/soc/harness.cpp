@@ -259,6 +259,7 @@ int main(int argc, char** argv) {
   dmaPins.wData = top->io_ddrDma_w_payload_data.data();
   dmaPins.rData = top->io_ddrDma_r_payload_data.data();
   simc::AxiSlave<CData> ddrCpu("ddr", 4, &ddr, cpuPins, acfg);
+  acfg.timingPort = 1;
   simc::AxiSlave<IData> ddrDma("ddrDma", 32, &ddr, dmaPins, acfg);
 
   IData* divider = reinterpret_cast<IData*>(findVar("TOP.LsmcSoc.uart", "bridge_uartConfigReg_clockDivider", 4));
