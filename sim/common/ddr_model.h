@@ -30,13 +30,25 @@
 
 namespace simc {
 
-// LiteDRAM's own latencies around the DRAM (not in litedram's module data): calibrated values.
+// LiteDRAM's own latencies around the DRAM (not in litedram's module data): calibrated against boards/sim
+// (lsmc.sim.ddrcal, sim/common/ddr_calibration.json, docs/ddr-model.md).
 struct DdrController {
-  unsigned portIn = 6;    // SoC cycles: AXI handshake to the native command on the controller side
+  unsigned portIn = 12;   // SoC cycles: AXI handshake to the native command on the controller side
   unsigned cmdQueue = 3;  // controller cycles: crossbar + bank machine buffer + multiplexer choice
-  unsigned portOut = 5;   // SoC cycles: read data out of the PHY to the R beat (CDC, converter)
+  unsigned portOut = 12;  // SoC cycles: read data out of the PHY to the R beat (CDC, converter)
   unsigned writeAck = 4;  // SoC cycles: last write command taken to the B response
-  unsigned readCredits = 16;  // read-buffer beats per port (LiteDRAMAXI2Native r_buffer_depth)
+  // Port beats a port may have in flight: LiteDRAMAXI2Native reserves a read-buffer slot per command
+  // (r_buffer_depth 16), but the stream measured through LiteDRAM's converter and CDC behaves like 5:
+  // an effective, calibrated value (docs/ddr-model.md), not the buffer's size.
+  unsigned readCredits = 5;
+
+  // NAME=VALUE of one field (calibration runs: harness option --ddr-param); false if no such field.
+  bool set(const std::string& name, unsigned v) {
+    unsigned* f = name == "portIn" ? &portIn : name == "cmdQueue" ? &cmdQueue : name == "portOut" ? &portOut
+                : name == "writeAck" ? &writeAck : name == "readCredits" ? &readCredits : nullptr;
+    if (f) *f = v;
+    return f != nullptr;
+  }
 };
 
 // The interface axi_mem.h calls (kept abstract so the fixed-latency path has no dependency on it).

@@ -160,6 +160,15 @@ int main(int argc, char** argv) {
                   die("%s: unknown model '%s' (fixed|%s)", o.c_str(), v.c_str(), simc::ddrPresetNames().c_str());
                 ddrName = v;
               });
+  simc::DdrController ddrCtl;
+  args.custom("--ddr-param", "NAME=N", "override one calibrated controller latency of the DDR model (portIn, cmdQueue, "
+              "portOut, writeAck, readCredits; docs/ddr-model.md); repeatable",
+              [&](const std::string& o, const std::string& v) {
+                size_t eq = v.find('=');
+                if (eq == std::string::npos) die("%s: expected NAME=N, got '%s'", o.c_str(), v.c_str());
+                if (!ddrCtl.set(v.substr(0, eq), (unsigned)simc::toUnsigned(v.substr(eq + 1), o, 1000)))
+                  die("%s: no controller parameter '%s'", o.c_str(), v.substr(0, eq).c_str());
+              }, true);
   args.custom("--load", "ADDR=FILE", "put FILE's bytes into memory at ADDR before reset (also FILE@ADDR; repeatable)",
               [&](const std::string& o, const std::string& v) { loads.push_back(simc::parseLoad(o, v)); }, true);
   args.custom("--dump", "ADDR:LEN=FILE", "save LEN bytes of memory at ADDR into FILE after the run (also ADDR:LEN@FILE; repeatable)",
@@ -247,7 +256,11 @@ int main(int argc, char** argv) {
   std::unique_ptr<simc::DdrModel> ddrModel;  // one controller for both ports: they share banks and bus
   if (ddrName != "fixed") {
     if (args.given("--ddr-latency")) die("--ddr-latency applies to --ddr fixed only");
-    ddrModel = std::make_unique<simc::DdrModel>(*simc::findDdrPreset(ddrName), CPU_HZ);
+  } else if (args.given("--ddr-param")) {
+    die("--ddr-param applies to a DRAM preset, not to --ddr fixed");
+  }
+  if (ddrName != "fixed") {
+    ddrModel = std::make_unique<simc::DdrModel>(*simc::findDdrPreset(ddrName), CPU_HZ, ddrCtl);
     acfg.timing = ddrModel.get();
   }
   simc::AxiSlave<CData>::Pins cpuPins;
