@@ -7,6 +7,8 @@
 //            wait_comp MAXCYCLES        (poll STATUS until a completion is queued)
 //            model T errors N | model T spread 0/1 | model T stuck 0/1 | model T check 0/1 | model T mode
 //            model T corrupt_param OFFSET
+//            model T flipmax N | weakblock BLOCK N | weakpage ROW N | gravepage ROW N | growbad BLOCK
+//            model T failprog N | failerase N | powercut N | poweron | powered   (faults, see onfi_model.h)
 //            peek T ROW | poke T ROW HEX | param T | axi_err LO HI | touched | stats T | irq | quit
 // Times: one cycle = 10 ns (100 MHz). Models see every pin edge at the clock edge it happens on.
 #include <cstdio>
@@ -229,7 +231,7 @@ int main(int argc, char** argv) {
       printf(got ? "ok %llu\n" : "err timeout after %llu cycles\n", (unsigned long long)(cycle - start));
     }
     else if (c == "model") {
-      int t; std::string k; long v = 0; in >> t >> k; in >> v;
+      int t; std::string k; long v = 0, v2 = 0; in >> t >> k; in >> v >> v2;
       if (t < 0 || t >= ntargets) { printf("err no target\n"); continue; }
       auto& m = *models[t];
       if (k == "errors") m.cfg.bit_errors_per_read = v;
@@ -238,6 +240,16 @@ int main(int argc, char** argv) {
       else if (k == "check") m.cfg.check_timing = v;
       else if (k == "mode") { printf("ok %d\n", m.mode()); continue; }
       else if (k == "corrupt_param") m.corrupt_param(v);
+      else if (k == "flipmax") m.cfg.bit_flips_max = v;
+      else if (k == "weakblock") m.cfg.erase_limit[v] = v2;      // block, erases that succeed
+      else if (k == "weakpage") m.cfg.program_limit[v] = v2;     // row, programs that succeed
+      else if (k == "gravepage") m.cfg.read_limit[v] = v2;       // row, clean reads
+      else if (k == "growbad") m.grow_bad(v);
+      else if (k == "failprog") m.cfg.fail_programs = v;
+      else if (k == "failerase") m.cfg.fail_erases = v;
+      else if (k == "powercut") m.cfg.power_cut_after = v;       // the v-th next program/erase (0 = next)
+      else if (k == "poweron") m.power_on(cycle * 10);
+      else if (k == "powered") { printf("ok %d\n", m.powered()); continue; }
       else { printf("err unknown model key\n"); continue; }
       printf("ok\n");
     }
