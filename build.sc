@@ -36,16 +36,16 @@ object nand extends SpinalModule {
 
 /** VexRiscv, built from the Scala source that PyPI's pythondata-cpu-vexriscv carries (never committed
   * here). `scripts/setup` installs the wheel; this task copies the source out of it and applies the
-  * mechanical edits SpinalHDL 1.14 / Scala 2.13 need (see scripts/lsmc/vexriscv_src.py). */
+  * mechanical edits SpinalHDL 1.14 / Scala 2.13 need (see lsmc/build/vexriscv_src.py). */
 object vexriscv extends SpinalModule {
   def millSourcePath = os.pwd / "build" / "vexriscv"
   def sources = T.sources()
   // The patch script is an input: editing it (or its wheel pin) regenerates the sources.
-  def vexSrcScript = T.source(os.pwd / "scripts" / "lsmc" / "vexriscv_src.py")
+  def vexSrcScript = T.source(os.pwd / "lsmc" / "build" / "vexriscv_src.py")
   def generatedSources = T {
     vexSrcScript()
     val dest = T.dest
-    os.proc("python3", os.pwd / "scripts" / "lsmc" / "vexriscv_src.py", dest).call(cwd = os.pwd, stdout = os.Inherit)
+    os.proc("python3", os.pwd / "lsmc" / "build" / "vexriscv_src.py", dest).call(cwd = os.pwd, stdout = os.Inherit)
     Seq(PathRef(dest))
   }
   def scalacOptions = Seq("-language:reflectiveCalls", "-language:postfixOps", "-language:implicitConversions", "-nowarn")

@@ -8,7 +8,8 @@ Scripts use the harness's `expect` command; a failed expectation is listed by th
 """
 import pytest
 
-from lsmc import ipsim, kb16
+from lsmc.model import kb16
+from lsmc.sim import ipsim
 
 R = ipsim.REGS
 G = 16

@@ -8,13 +8,11 @@ import os
 import random
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-from lsmc import build  # noqa: E402
+from lsmc import build
 
 ROOT = build.ROOT
 MEM = 0x4000_0000          # memory model base (DDR in the SoC map)
@@ -144,7 +142,7 @@ def test_read_random_lengths_and_addresses(w, tmp_path):
             jobs.append((ch, addr, data))
         for ch, addr, data in jobs:
             sim.wr(ch, ADDR, addr).wr(ch, LEN, len(data))
-        for ch, addr, data in jobs:
+        for ch, _addr, _data in jobs:
             sim.wr(ch, CTRL, 1)
         for ch, _, _ in jobs:
             sim("wait", ch, 200000)

@@ -2,14 +2,12 @@
 
 Every simulation runs with the model's timing checker on: any ONFI violation ends the simulation and
 raises SimViolation, so every test here also checks the timing of all the traffic it causes."""
-import os
 import random
 import re
 
 import pytest
 
-from lsmc import nandsim as ns
-from lsmc.build import ROOT
+from lsmc.sim import nandsim as ns
 
 PAGE, SPARE = 2048, 64
 FULL = PAGE + SPARE

@@ -1,6 +1,6 @@
 """docs/nand.md: the register table is the one rendered from the generated NandRegs.json."""
-from lsmc import nandsim
-from lsmc.build import ROOT
+from lsmc.paths import ROOT
+from lsmc.sim import nandsim
 
 
 def test_doc_register_map_is_current():

@@ -4,8 +4,8 @@ import random
 
 import pytest
 
-from lsmc import nandsim as ns
-from lsmc.bch import Bch
+from lsmc.model.bch import Bch
+from lsmc.sim import nandsim as ns
 
 
 def flip(buf: bytearray, positions):
@@ -78,7 +78,8 @@ def test_errors_in_one_sector_only_and_erased_pages(sim):
     # sector 2: t errors in its first and last data bytes and its check bytes; others clean
     first, last = 2 * 512 * 8, 3 * 512 * 8 - 1
     spare = 8 * (page + 8 + 2 * code.ecc_bytes)
-    flip(raw, [first, first + 1, last, last - 7, spare, spare + 8 * code.ecc_bytes - 1, spare + 50, first + 2000][:code.t])
+    spots = [first, first + 1, last, last - 7, spare, spare + 8 * code.ecc_bytes - 1, spare + 50, first + 2000]
+    flip(raw, spots[:code.t])
     sim.poke(0, row, bytes(raw))
     c = sim.cmd(ns.OP_PAGE_READ, row=row, dma=True, ecc=True, dma_addr=ns.DDR + 0x4000)
     assert c.err == 0 and c.sectors[:4] == [0, 0, code.t, 0] and c.corr_map == 0x4 and c.corrected == code.t

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from lsmc import nandsim as ns
+from lsmc.sim import nandsim as ns
 
 PAGE = 2048
 

@@ -8,7 +8,8 @@ import subprocess
 
 import pytest
 
-from lsmc import kb16, soc
+from lsmc.model import kb16
+from lsmc.sim import soc
 
 DDR = 0x40000000
 

@@ -24,7 +24,7 @@ case class Gf(m: Int, prim: Int) {
 
 /** Parameters of the binary BCH code over one sector, shortened from length 2^m - 1.
   *
-  * Bit order (the same in the Python reference, lsmc nand BCH model): the sector is fed MSB first,
+  * Bit order (the same in the Python reference, lsmc.model.bch): the sector is fed MSB first,
   * byte 0 first; data bit q (q = 8 * byte + 7 - bit) is the coefficient of x^(r + dataBits - 1 - q),
   * check bit u (u = 8 * eccByte + 7 - bit, u < r) the coefficient of x^(r - 1 - u). The check bits are
   * the remainder of data(x) * x^r by g(x), stored XOR K with K = check(all FFh) XOR all ones, so an

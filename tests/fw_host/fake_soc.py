@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import ctypes
 import re
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-from lsmc import build, firmware  # noqa: E402
+from lsmc import build
+from lsmc.build import firmware
+from lsmc.paths import ROOT
 
 FW = ROOT / "fw"
 HERE = Path(__file__).resolve().parent

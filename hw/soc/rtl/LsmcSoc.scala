@@ -238,11 +238,12 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   io.uart <> uart.io.uart
 }
 
-/** Generator: `soc.Generate [--out DIR] [--uart-baud N] [--no-sim-ctrl] [--no-docs]` → DIR/LsmcSoc.v
-  * (default build/gen/soc) plus the register headers of every block next to it. */
+/** Generator: `soc.Generate [--out DIR] [--uart-baud N] [--ip-width 32|128] [--no-sim-ctrl] [--no-docs]`
+  * → DIR/LsmcSoc.v (default build/gen/soc) plus the register headers of every block next to it.
+  * `--ip-width 32` is seed 000's platform (32-bit streams, the faithful Table III); 128 is the default. */
 object Generate {
   def usage(msg: String): Nothing = {
-    System.err.println(s"soc.Generate: $msg\nusage: soc.Generate [--out DIR] [--uart-baud N] [--no-sim-ctrl] [--no-docs]")
+    System.err.println(s"soc.Generate: $msg\nusage: soc.Generate [--out DIR] [--uart-baud N] [--ip-width 32|128] [--no-sim-ctrl] [--no-docs]")
     sys.exit(2)
   }
 
@@ -256,6 +257,10 @@ object Generate {
       case "--uart-baud" =>
         val v = value("--uart-baud")
         cfg = cfg.copy(uartBaud = v.toIntOption.filter(_ > 0).getOrElse(usage(s"bad baud rate '$v'")))
+      case "--ip-width" =>
+        val v = value("--ip-width")
+        cfg = cfg.copy(ipDataWidth = v.toIntOption.filter(w => w == 32 || w == 128)
+          .getOrElse(usage(s"--ip-width must be 32 or 128, not '$v'")))
       case "--no-sim-ctrl" => cfg = cfg.copy(withSimCtrl = false)
       case "--no-docs"     => cfg = cfg.copy(withDocs = false)
       case other           => usage(s"unknown argument '$other'")

@@ -12,8 +12,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import build as _build
-from . import kb16
+from lsmc import build as _build
+from lsmc.model import kb16
 
 ROOT = _build.ROOT
 HARNESS = ROOT / "sim" / "compaction" / "harness.cpp"
@@ -172,7 +172,7 @@ class JobResult:
 
 
 def _job_lines(i: int, job: Job, tmp: Path) -> list[str]:
-    for name, p in job.stalls.items():
+    for name in job.stalls:
         if name not in STREAMS:
             raise ValueError(f"unknown stream {name!r} (one of {STREAMS})")
     lines = [f"echo job {i}", "recover", f"seed {job.seed}"]
@@ -225,7 +225,7 @@ def compact(run0: bytes, run1: bytes, group: int = kb16.GROUP_DEFAULT, width: in
 
 def encoded_runs(kind: str, keys: int, overlap: float, seed: int, group: int) -> tuple[bytes, bytes]:
     """Workload of lsmc.workloads encoded with the model."""
-    from . import workloads
+    from lsmc.model import workloads
     k0, k1 = workloads.make_runs(kind, keys, overlap, seed)
     return kb16.encode(k0, group), kb16.encode(k1, group)
 

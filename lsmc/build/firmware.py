@@ -15,14 +15,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import build as _build
+from lsmc import build as _build
 
 ROOT = _build.ROOT
 FW = ROOT / "fw"
 BUILD_FW = _build.BUILD / "fw"
 HOST_BUILD = _build.BUILD / "fw_host"
 # Generated register headers (made by the IP and DMA generators through build.generate()).
-GEN_INCLUDES = [_build.GEN / "compaction_w128", _build.GEN / "dma_w128", _build.GEN / "nand", _build.GEN / "soc"]
+GEN_INCLUDES = [_build.GEN / "compaction_w128", _build.GEN / "dma_w128", _build.GEN / "nand", _build.GEN / "soc_map"]
 
 
 class FirmwareError(RuntimeError):
@@ -43,8 +43,8 @@ def _digest(paths, extra=()) -> str:
 
 
 def firmware_sources():
-    """What the ELF depends on: fw/ and the generated headers (not the Verilog next to them)."""
-    return [FW, *sorted(h for g in GEN_INCLUDES if g.is_dir() for h in g.glob("*.h"))]
+    """What the ELF depends on: fw/ and the generated headers and linker script (not the Verilog)."""
+    return [FW, *sorted(h for g in GEN_INCLUDES if g.is_dir() for h in [*g.glob("*.h"), *g.glob("*.ld")])]
 
 
 # (module, generator main, output folder, header, arguments) of every generated header the firmware includes.
@@ -52,12 +52,13 @@ HEADER_GENERATORS = [
     ("compaction", "compaction.Generate", _build.GEN / "compaction_w128", "compaction_regs.h", ["--width", "128"]),
     ("dma", "dma.Generate", _build.GEN / "dma_w128", "dma_regs.h", ["--width", "128"]),
     ("nand", "nand.Generate", _build.GEN / "nand", "nand_regs.h", []),
+    ("socmap", "soc.MemoryMap", _build.GEN / "soc_map", "lsmc_soc.h", []),
 ]
 
 
 def ensure_headers() -> None:
-    """Run the IP/DMA/NAND generators (each skipped when its RTL is unchanged) so the generated
-    register headers match the RTL. Raises FirmwareError when one fails."""
+    """Run the IP/DMA/NAND generators and the memory-map export (each skipped when its RTL is
+    unchanged) so the generated headers match the RTL. Raises FirmwareError when one fails."""
     for module, main, outdir, header, args in HEADER_GENERATORS:
         try:
             _build.generate(module, main, outdir, [*args, "--out", str(outdir)])
@@ -262,6 +263,61 @@ def job_image(run0: bytes, run1: bytes, group: int = 16, merged: bytes = b"", in
     return bytes(img), {k: (DDR_BASE + o, n) for k, (o, n) in layout.items()}
 
 
+# ---- host-loaded Table III (SIM_ARG 7 / console `bench host`; layout in docs/firmware.md) ---------
+
+SCEN_BENCH_HOST = 7
+TABLE_MAGIC = 0x544D534C    # "LSMT"
+TABLE_ROW0, TABLE_ROW_WORDS, TABLE_MAX_ROWS = 8, 10, 8
+TABLE_FLAG_PAPER, TABLE_FLAG_NO_SW, TABLE_FLAG_IRQ = 1, 2, 4
+
+
+@dataclass
+class TableRow:
+    """One Table III job: the two encoded runs and the reference merge of them."""
+    run0: bytes
+    run1: bytes
+    merged: bytes
+    invalid: bytes
+    out_keys: int
+
+
+def table_rows(sizes, kind: str = "short", overlap: float = 0.25, seed: int = 1, group: int = 16) -> list[TableRow]:
+    """The jobs of `kb16 gen --kind K --keys N --overlap F --seed S --group G` for each N of `sizes`, made
+    on the host by the reference model, with their reference merge (what `lsmc report` times too)."""
+    from lsmc.model import kb16, workloads
+
+    rows = []
+    for n in sizes:
+        k0, k1 = workloads.make_runs(kind, n, overlap, seed)
+        merged, invalid = kb16.merge_keys(k0, k1)
+        rows.append(TableRow(kb16.encode(k0, group), kb16.encode(k1, group), kb16.encode(merged, group),
+                             kb16.pack_addresses(invalid), len(merged)))
+    return rows
+
+
+def table3_image(rows: list[TableRow], group: int = 16, paper: bool = False, no_sw: bool = False,
+                 irq: bool = False) -> bytes:
+    """DDR image (to load at 0x4000_0000) of the Table III jobs the firmware runs one after the other:
+    the descriptor (magic, version 1, G, flags, row count; per row the offset and length of run 0,
+    run 1, the expected merged run and invalid addresses, and the expected key count), then the data."""
+    if not 1 <= len(rows) <= TABLE_MAX_ROWS:
+        raise FirmwareError(f"Table III image: {len(rows)} rows, the firmware takes 1..{TABLE_MAX_ROWS}")
+    flags = (TABLE_FLAG_PAPER if paper else 0) | (TABLE_FLAG_NO_SW if no_sw else 0) | (TABLE_FLAG_IRQ if irq else 0)
+    words = [TABLE_MAGIC, 1, group, flags, len(rows), 0, 0, 0]
+    off, blobs = JOB_DESC_BYTES, []
+    for r in rows:
+        for data in (r.run0, r.run1, r.merged, r.invalid):
+            words += [off, len(data)]
+            blobs.append((off, data))
+            off = _align(off + max(len(data), 1))
+        words += [r.out_keys, 0]
+    img = bytearray(off)
+    img[:4 * len(words)] = struct.pack(f"<{len(words)}I", *words)
+    for o, data in blobs:
+        img[o:o + len(data)] = data
+    return bytes(img)
+
+
 def parse_job_result(raw: bytes) -> dict:
     """The result block the firmware writes at word 32 of the descriptor."""
     vals = struct.unpack(f"<{len(JOB_RESULT_FIELDS)}I", raw[:4 * len(JOB_RESULT_FIELDS)])
@@ -277,7 +333,7 @@ def run_job(workdir: Path, run0: bytes, run1: bytes, group: int = 16, elf: Path 
     """Run one job on the simulated SoC (SIM_ARG 2). Keyword arguments go to job_image(), except
     `sim` (a dict of extra run_soc arguments). Returns the result block plus "exit", "uart" and the
     IP's output ("out", "inv": bytes read back from DDR)."""
-    from . import soc  # the SoC teammate's module; imported late so host-only users need no SoC
+    from lsmc.sim import soc  # the SoC teammate's module; imported late so host-only users need no SoC
 
     sim = kw.pop("sim", {})
     workdir = Path(workdir)

@@ -11,7 +11,9 @@ random.Random(seed) draws are used, never set or hash ordering.
 from __future__ import annotations
 
 import random
-from typing import Callable
+from collections.abc import Callable
+
+from lsmc.cliutil import parse_int
 
 KINDS = ("uniform", "short", "prefix", "long", "ycsb")
 MAX_KEYS = 16_000_000          # keeps the address space (gaps up to 64 bytes) inside uint32
@@ -127,10 +129,7 @@ def parse_keys(text: str, name: str = "<keys>", lines: list[int] | None = None) 
         except ValueError:
             raise ValueError(f"{name}: line {no}: bad hex key {parts[0]!r}") from None
         try:
-            a = parts[1].lower()
-            addr = int(a[2:], 16) if a.startswith("0x") else int(a, 10)
-            if a.startswith(("+", "-")):
-                raise ValueError
+            addr = parse_int(parts[1], hex_ok=True)  # ASCII digits only: no sign, `_` or other scripts
         except ValueError:
             raise ValueError(f"{name}: line {no}: bad address {parts[1]!r}") from None
         out.append((key, addr))

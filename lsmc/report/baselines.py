@@ -13,9 +13,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import kb16
+from lsmc.model import kb16
+from lsmc.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "baselines"
 BUILD = ROOT / "build" / "baselines"
 TIMEOUT = 1800  # seconds; a baseline past this is reported as an error, never waited for forever

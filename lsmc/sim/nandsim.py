@@ -16,7 +16,8 @@ import subprocess
 from collections import namedtuple
 from pathlib import Path
 
-from . import build
+from lsmc import build
+from lsmc.model.bch import Bch
 
 ROOT = build.ROOT
 GEN = build.GEN / "nand"
@@ -42,12 +43,12 @@ CLK_NS = 10
 _FIELDS = ("tADL tALH tALS tAR tCEA tCH tCHZ tCLH tCLR tCLS tCS tDH tDS tIR tRC tREA tREH tRHOH tRHW tRHZ "
            "tRLOH tRP tRR tWB tWC tWH tWHR tWP tCCS").split()
 _MODES = [
-    (200, 20, 50, 25, 100, 20, 100, 20, 20, 50, 70, 20, 40, 10, 100, 40, 30, 0, 200, 200, 0, 50, 40, 200, 100, 30, 120, 50, 200),
-    (100, 10, 25, 10, 45, 10, 50, 10, 10, 25, 35, 10, 20, 0, 50, 30, 15, 15, 100, 100, 0, 25, 20, 100, 45, 15, 80, 25, 200),
-    (100, 10, 15, 10, 30, 10, 50, 10, 10, 15, 25, 5, 15, 0, 35, 25, 15, 15, 100, 100, 0, 17, 20, 100, 35, 15, 80, 17, 200),
-    (100, 5, 10, 10, 25, 5, 50, 5, 10, 10, 25, 5, 10, 0, 30, 20, 10, 15, 100, 100, 0, 15, 20, 100, 30, 10, 60, 15, 200),
-    (70, 5, 10, 10, 25, 5, 30, 5, 10, 10, 20, 5, 10, 0, 25, 20, 10, 15, 100, 100, 5, 12, 20, 100, 25, 10, 60, 12, 200),
-    (70, 5, 10, 10, 25, 5, 30, 5, 10, 10, 15, 5, 7, 0, 20, 16, 7, 15, 100, 100, 5, 10, 20, 100, 20, 7, 60, 10, 200),
+    (200, 20, 50, 25, 100, 20, 100, 20, 20, 50, 70, 20, 40, 10, 100, 40, 30, 0, 200, 200, 0, 50, 40, 200, 100, 30, 120, 50, 200),  # noqa: E501
+    (100, 10, 25, 10, 45, 10, 50, 10, 10, 25, 35, 10, 20, 0, 50, 30, 15, 15, 100, 100, 0, 25, 20, 100, 45, 15, 80, 25, 200),  # noqa: E501
+    (100, 10, 15, 10, 30, 10, 50, 10, 10, 15, 25, 5, 15, 0, 35, 25, 15, 15, 100, 100, 0, 17, 20, 100, 35, 15, 80, 17, 200),  # noqa: E501
+    (100, 5, 10, 10, 25, 5, 50, 5, 10, 10, 25, 5, 10, 0, 30, 20, 10, 15, 100, 100, 0, 15, 20, 100, 30, 10, 60, 15, 200),  # noqa: E501
+    (70, 5, 10, 10, 25, 5, 30, 5, 10, 10, 20, 5, 10, 0, 25, 20, 10, 15, 100, 100, 5, 12, 20, 100, 25, 10, 60, 12, 200),  # noqa: E501
+    (70, 5, 10, 10, 25, 5, 30, 5, 10, 10, 15, 5, 7, 0, 20, 16, 7, 15, 100, 100, 5, 10, 20, 100, 20, 7, 60, 10, 200),  # noqa: E501
 ]
 ONFI_MODES = [dict(zip(_FIELDS, m)) for m in _MODES]
 
@@ -57,7 +58,8 @@ def timing_cycles(mode: int, clk_ns: int = CLK_NS) -> dict:
     t = ONFI_MODES[mode]
     c = lambda *ns: max(1, max(math.ceil(x / clk_ns) for x in ns))
     return dict(
-        T_WP=c(t["tWP"], t["tDS"]), T_WH=c(t["tWH"], t["tDH"], t["tCLH"], t["tALH"]), T_WC=c(t["tWC"]), T_RP=c(t["tRP"]),
+        T_WP=c(t["tWP"], t["tDS"]), T_WH=c(t["tWH"], t["tDH"], t["tCLH"], t["tALH"]), T_WC=c(t["tWC"]),
+        T_RP=c(t["tRP"]),
         T_REH=c(t["tREH"]), T_RC=c(t["tRC"]), T_CS=c(t["tCS"]), T_HOLD=c(t["tCH"], t["tCLH"], t["tALH"]),
         T_CLS=c(t["tCLS"], t["tALS"]), T_CLR=c(t["tCLR"], t["tAR"], t["tIR"]), T_WHR=c(t["tWHR"]), T_ADL=c(t["tADL"]),
         T_RHW=c(t["tRHW"], t["tRHZ"]), T_RR=c(t["tRR"]), T_WB=c(t["tWB"]), T_CCS=c(t["tCCS"]),
@@ -201,7 +203,8 @@ class NandSim:
         for k, v in timing_words(mode).items():
             self.w(k, v)
 
-    def submit(self, op, target=0, row=0, col=0, length=0, dma_addr=0, param=0, ecc=False, split=False, dma=False, tag=0):
+    def submit(self, op, target=0, row=0, col=0, length=0, dma_addr=0, param=0, ecc=False, split=False, dma=False,
+               tag=0):
         self.w("CMD_CTRL", op | target << 8 | ecc << 9 | split << 10 | dma << 11 | (tag & 0xFFFF) << 16)
         self.w("CMD_ROW", row)
         self.w("CMD_COL", col)
@@ -253,7 +256,7 @@ def bus_limit_mb_per_s(mode: int, op: str) -> float:
     return 1000.0 / t
 
 
-def measure(s: "NandSim", mode: int, op: str, targets: int, pages: int = 4, block: int = 1) -> Measurement:
+def measure(s: NandSim, mode: int, op: str, targets: int, pages: int = 4, block: int = 1) -> Measurement:
     """Move `pages` pages per target with ECC (main area via DMA) and time it in controller cycles.
     One target: plain PAGE_READ / PROGRAM. Two targets: SPLIT commands pipelined so that the array
     time (tR / tPROG) of one target overlaps with the bus transfer of the other."""
@@ -325,9 +328,8 @@ def measure(s: "NandSim", mode: int, op: str, targets: int, pages: int = 4, bloc
 EccRow = namedtuple("EccRow", "ecc t bits_injected pages corrected uncorrectable miscorrected")
 
 
-def ecc_code(s: "NandSim"):
-    """The reference model (lsmc.bch) of the code the controller was generated with (ECC_CFG)."""
-    from .bch import Bch
+def ecc_code(s: NandSim):
+    """The reference model (lsmc.model.bch) of the code the controller was generated with (ECC_CFG)."""
     cfg = s.r("ECC_CFG")
     code = Bch(t=cfg & 0xFF, data_bytes=cfg >> 16)
     if code.ecc_bytes != cfg >> 8 & 0xFF:
@@ -335,12 +337,12 @@ def ecc_code(s: "NandSim"):
     return code
 
 
-def ecc_sweep(s: "NandSim", pages: int = 4, max_extra: int = 2, seed: int = 1, block: int = 1, check=None):
+def ecc_sweep(s: NandSim, pages: int = 4, max_extra: int = 2, seed: int = 1, block: int = 1, check=None):
     """Program random pages with ECC, flip exactly k bits in every sector (data or check bits, through
     the raw back door) for k = 0 .. t + max_extra, read them back with ECC and classify each page:
     corrected (every sector exact, COMP_SECTORS = k), uncorrectable (a sector flagged, none wrong) or
     miscorrected (a sector delivered altered data without being flagged). Every sector's result is
-    compared with the reference decoder (lsmc.bch); `check(msg)` is called on a disagreement
+    compared with the reference decoder (lsmc.model.bch); `check(msg)` is called on a disagreement
     (default: raise SimError). Returns one EccRow per k."""
     code = ecc_code(s)
     g = s.geometry
@@ -372,7 +374,10 @@ def ecc_sweep(s: "NandSim", pages: int = 4, max_extra: int = 2, seed: int = 1, b
                     fail(f"check bytes of sector {i}: controller {got.hex()}, model {code.ecc(sec).hex()}")
             for i in range(nsec):  # k flips among the sector's data bits and its r check bits
                 for b in rng.sample(range(code.data_bits + code.r), k):
-                    byte = i * code.data_bytes + b // 8 if b < code.data_bits else page + 8 + i * code.ecc_bytes + (b - code.data_bits) // 8
+                    if b < code.data_bits:
+                        byte = i * code.data_bytes + b // 8
+                    else:
+                        byte = page + 8 + i * code.ecc_bytes + (b - code.data_bits) // 8
                     raw[byte] ^= 0x80 >> (b % 8)
             s.poke(0, row, bytes(raw))
             c = s.cmd(OP_PAGE_READ, row=row, dma=True, ecc=True, dma_addr=DDR + 0x10_0000)
@@ -380,7 +385,8 @@ def ecc_sweep(s: "NandSim", pages: int = 4, max_extra: int = 2, seed: int = 1, b
             flagged = wrong = False
             for i in range(nsec):
                 lo, hi = i * code.data_bytes, (i + 1) * code.data_bytes
-                ref, n = code.decode(bytes(raw[lo:hi]), bytes(raw[page + 8 + i * code.ecc_bytes:page + 8 + (i + 1) * code.ecc_bytes]))
+                clo = page + 8 + i * code.ecc_bytes
+                ref, n = code.decode(bytes(raw[lo:hi]), bytes(raw[clo:clo + code.ecc_bytes]))
                 rtl = c.sectors[i]
                 if (n is None) != (rtl == SECTOR_UNCORRECTABLE) or (n is not None and (rtl != n or back[lo:hi] != ref)):
                     fail(f"k={k} page {p} sector {i}: controller reports {rtl}, model {n}")
@@ -404,7 +410,8 @@ def ecc_sweep(s: "NandSim", pages: int = 4, max_extra: int = 2, seed: int = 1, b
 def storage_demo(timeout: float = 1800, log=None):
     """Build the SoC simulator and the firmware, run storage.elf (SIM_ARG 0) and return
     (passed, SocRun). Passed = exit code 0 and "storage: PASS" on the UART."""
-    from . import firmware, soc  # the SoC and firmware parts are other modules of the project
+    from lsmc.build import firmware
+    from lsmc.sim import soc  # the SoC and firmware parts are other modules of the project
     firmware.build_firmware()
     elf = firmware.BUILD_FW / "storage.elf"
     if not elf.exists():
@@ -429,7 +436,8 @@ def regmap_markdown(json_path: Path | None = None) -> str:
             if f["name"].startswith("reserved") or f["access"] == "NA":
                 continue
             bits = f"{f['pos']['end']}:{f['pos']['start']}" if f["width"] > 1 else str(f["pos"]["start"])
-            out.append(f"| {'0x%02X' % s['addr'] if first else ''} | {name if first else ''} | {f['name']} | {bits} | "
+            addr = f"0x{s['addr']:02X}" if first else ""
+            out.append(f"| {addr} | {name if first else ''} | {f['name']} | {bits} | "
                        f"{f['access']} | {f['reset']:#x} | {f['doc'] if not first or f['doc'] != s['doc'] else ''} "
                        f"{'(' + s['doc'] + ')' if first else ''} |".replace("  ", " "))
             first = False

@@ -4,6 +4,6 @@ fresh clone tests against them. KB16_VECTORS points elsewhere (e.g. a newer shar
 import os
 from pathlib import Path
 
-from .build import ROOT
+from lsmc.paths import ROOT
 
 VECTORS = Path(os.environ.get("KB16_VECTORS", ROOT / "tests" / "vectors" / "kb16"))

@@ -10,9 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-BUILD = ROOT / "build"
-GEN = BUILD / "gen"
+from lsmc.paths import BUILD, GEN, ROOT
 
 
 class BuildError(RuntimeError):
@@ -57,7 +55,7 @@ MODULE_SOURCES = {
     "compaction": ["hw/ip/compaction/rtl"],
     "dma": ["hw/ip/dma/rtl"],
     "nand": ["nand/rtl"],
-    "soc": ["hw/soc/rtl", "hw/soc/include", "hw/ip/compaction/rtl", "hw/ip/dma/rtl", "nand/rtl", "scripts/lsmc/vexriscv_src.py"],
+    "soc": ["hw/soc/rtl", "hw/soc/include", "hw/ip/compaction/rtl", "hw/ip/dma/rtl", "nand/rtl", "lsmc/build/vexriscv_src.py"],
 }
 
 

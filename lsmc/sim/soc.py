@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import build
+from lsmc import build
 
 ROOT = build.ROOT
 GEN_DIR = build.GEN / "soc"
@@ -25,9 +25,23 @@ RISCV_CC = "riscv64-unknown-elf-gcc"
 TIMEOUT_EXIT = 124
 
 
-def generate_soc() -> Path:
-    """build/gen/soc/LsmcSoc.v (+ C headers), regenerated only when the hardware sources changed."""
-    out = build.generate("soc", "soc.Generate", GEN_DIR, args=("--out", str(GEN_DIR)))
+# Stream widths of the compaction IP in the SoC: 128 (this project's design, the default build) and 32
+# (seed 000's platform, for the faithful Table III). Each has its own generated Verilog and simulator.
+WIDTHS = (32, 128)
+
+
+def _gen_dir(width: int) -> Path:
+    if width not in WIDTHS:
+        raise build.BuildError(f"SoC IP width {width!r}: one of {', '.join(map(str, WIDTHS))}")
+    return GEN_DIR if width == 128 else build.GEN / f"soc_w{width}"
+
+
+def generate_soc(width: int = 128) -> Path:
+    """build/gen/soc/LsmcSoc.v (+ C headers; build/gen/soc_w32 for the 32-bit IP), regenerated only when
+    the hardware sources changed."""
+    gen_dir = _gen_dir(width)
+    args = ("--out", str(gen_dir)) + (("--ip-width", str(width)) if width != 128 else ())
+    out = build.generate("soc", "soc.Generate", gen_dir, args=args)
     verilog = out / "LsmcSoc.v"
     if not verilog.exists():
         raise build.BuildError(f"soc.Generate did not write {verilog}")
@@ -38,18 +52,20 @@ def generate_soc() -> Path:
     return verilog
 
 
-def build_soc(trace: bool = False) -> Path:
-    """Verilated simulator of the SoC; `trace=True` builds a separate binary with FST waves."""
-    verilog = generate_soc()
-    outdir = build.BUILD / "sim" / ("soc-trace" if trace else "soc")
+def build_soc(trace: bool = False, width: int = 128) -> Path:
+    """Verilated simulator of the SoC; `trace=True` builds a separate binary with FST waves; `width` the
+    compaction IP's stream width (WIDTHS)."""
+    verilog = generate_soc(width)
+    outdir = build.BUILD / "sim" / (("soc-trace" if trace else "soc") + ("" if width == 128 else f"-w{width}"))
     flags = ["--trace-fst", "--trace-structs"] if trace else []
     # RAM arrays are 8-bit lanes; the DDR port data is wide: no lint noise, same flags as the IP sim.
     # The NAND model's header is not a compile input Verilator accepts: its hash rides in a define so a
     # header change still rebuilds.
-    header = build._hash_paths([NAND_MODEL / "onfi_model.h"])
+    # The harness reads the memory map from the generated lsmc_soc.h next to the Verilog.
+    common_srcs, common_flags = build.sim_common(NAND_MODEL / "onfi_model.h", verilog.parent / "lsmc_soc.h")
     return build.verilate("LsmcSoc", [verilog, SIM_SRC / "soc.vlt"],
-                          [SIM_SRC / "harness.cpp", NAND_MODEL / "onfi_model.cpp"],
-                          outdir, flags=flags + ["-CFLAGS", f"-I{NAND_MODEL} -DONFI_MODEL_H={header}"])
+                          [SIM_SRC / "harness.cpp", NAND_MODEL / "onfi_model.cpp", *common_srcs],
+                          outdir, flags=flags + common_flags + ["-CFLAGS", f"-I{NAND_MODEL} -I{verilog.parent}"])
 
 
 def build_selftest() -> Path:
@@ -88,13 +104,10 @@ class SocRun:
 _SPEED = re.compile(r"sim: (\d+) cycles in ([\d.]+) s = ([\d.]+) Mcycles/s")
 
 
-def run_soc(elf, arg: int = 0, ddr_latency: int | None = None, max_cycles: int | None = None,
-            loads: dict | None = None, dumps: list | None = None, uart_in: str | None = None,
-            uart_prompt: str | None = None, log=None, wave=None, extra=(), timeout: float = 600,
-            exe: Path | None = None) -> SocRun:
-    """Run firmware `elf` on the simulated SoC. `loads` maps DDR/RAM addresses to files put in memory
-    before reset; `dumps` is a list of (addr, length, path) saved after the run."""
-    exe = exe or build_soc(trace=wave is not None)
+def soc_command(exe, elf, arg: int = 0, ddr_latency: int | None = None, max_cycles: int | None = None,
+                loads: dict | None = None, dumps: list | None = None, uart_in: str | None = None,
+                uart_prompt: str | None = None, log=None, wave=None, extra=()) -> list[str]:
+    """The simulator's command line (run_soc() runs it; the demo starts several at once)."""
     cmd = [str(exe), str(elf), "--arg", str(arg)]
     if ddr_latency is not None:
         cmd += ["--ddr-latency", str(ddr_latency)]
@@ -112,10 +125,24 @@ def run_soc(elf, arg: int = 0, ddr_latency: int | None = None, max_cycles: int |
         cmd += ["--log", str(log)]
     if wave is not None:
         cmd += ["--wave", str(wave)]
-    cmd += [str(e) for e in extra]
-    res = subprocess.run(cmd, capture_output=True, timeout=timeout)
-    out = res.stdout.decode("latin-1")
-    err = res.stderr.decode("latin-1")
+    return cmd + [str(e) for e in extra]
+
+
+def soc_result(returncode: int, stdout: bytes, stderr: bytes) -> SocRun:
+    out = stdout.decode("latin-1")
+    err = stderr.decode("latin-1")
     m = _SPEED.search(err)
-    return SocRun(res.returncode, out, err, int(m.group(1)) if m else None,
+    return SocRun(returncode, out, err, int(m.group(1)) if m else None,
                   float(m.group(2)) if m else None, float(m.group(3)) if m else None)
+
+
+def run_soc(elf, arg: int = 0, ddr_latency: int | None = None, max_cycles: int | None = None,
+            loads: dict | None = None, dumps: list | None = None, uart_in: str | None = None,
+            uart_prompt: str | None = None, log=None, wave=None, extra=(), timeout: float = 600,
+            exe: Path | None = None) -> SocRun:
+    """Run firmware `elf` on the simulated SoC. `loads` maps DDR/RAM addresses to files put in memory
+    before reset; `dumps` is a list of (addr, length, path) saved after the run."""
+    exe = exe or build_soc(trace=wave is not None)
+    cmd = soc_command(exe, elf, arg, ddr_latency, max_cycles, loads, dumps, uart_in, uart_prompt, log, wave, extra)
+    res = subprocess.run(cmd, capture_output=True, timeout=timeout)
+    return soc_result(res.returncode, res.stdout, res.stderr)

@@ -1,8 +1,8 @@
 """KB16 reference model: encoder, checking decoder, two-way merge and dump.
 
-Written from the KB16 spec (shared/spec/kb16-format.md; docs/kb16-format.md) alone; every RTL and firmware test compares against it,
-so it favours plain, obviously-right code over speed.  Error codes and their order come from the
-table of docs/architecture.md.  The format in prose: docs/kb16-format.md.
+Written from the KB16 spec (shared/spec/kb16-format.md; docs/kb16-format.md) alone; every RTL and
+firmware test compares against it, so it favours plain, obviously-right code over speed.  Error codes and
+their order come from the table of docs/architecture.md.  The format in prose: docs/kb16-format.md.
 
 Decoder rules this model fixes where the spec is silent (docs/kb16-format.md, "Checking"):
 - every check is a predicate on one entry's raw fields plus the decoder state (previous decoded
@@ -19,8 +19,8 @@ Decoder rules this model fixes where the spec is silent (docs/kb16-format.md, "C
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 ENTRY_BYTES = 16
 MAX_KEY = 16
@@ -128,7 +128,7 @@ class Entry:
         return struct.pack("<II8s", self.header, self.address, self.keybytes)
 
     @staticmethod
-    def unpack(raw: bytes) -> "Entry":
+    def unpack(raw: bytes) -> Entry:
         header, address, keybytes = struct.unpack("<II8s", raw)
         return Entry(header, address, keybytes)
 
@@ -280,11 +280,16 @@ def merge_keys(keys0: Iterable[tuple[bytes, int]], keys1: Iterable[tuple[bytes, 
     i = j = 0
     while i < len(k0) and j < len(k1):
         if k0[i][0] < k1[j][0]:
-            merged.append(k0[i]); i += 1
+            merged.append(k0[i])
+            i += 1
         elif k1[j][0] < k0[i][0]:
-            merged.append(k1[j]); j += 1
+            merged.append(k1[j])
+            j += 1
         else:                                    # same key: newer run wins
-            merged.append(k0[i]); invalid.append(k1[j][1]); i += 1; j += 1
+            merged.append(k0[i])
+            invalid.append(k1[j][1])
+            i += 1
+            j += 1
     merged += k0[i:] + k1[j:]
     return merged, invalid
 
