@@ -16,22 +16,38 @@ trait SpinalModule extends ScalaModule {
   def forkArgs = Seq("-Xss16m")
 }
 
+/** What every generator shares: one SpinalConfig, one argument parser, the regif renderers. */
+object common extends SpinalModule {
+  def millSourcePath = os.pwd / "hw" / "common"
+  def sources = T.sources(millSourcePath / "rtl")
+}
+
+/** The SoC's memory map alone (SocMap, soc.MemoryMap): exported without building the CPU. */
+object socmap extends SpinalModule {
+  def millSourcePath = os.pwd / "hw" / "soc" / "map"
+  def sources = T.sources(millSourcePath)
+  def moduleDeps = Seq(common)
+}
+
 /** Compaction IP: decoder, comparer_merger, encoder, FIFOs, width converters, regif registers. */
 object compaction extends SpinalModule {
   def millSourcePath = os.pwd / "hw" / "ip" / "compaction"
   def sources = T.sources(millSourcePath / "rtl")
+  def moduleDeps = Seq(common)
 }
 
 /** Stream <-> AXI4 DMA channels between DDR and the IPs. */
 object dma extends SpinalModule {
   def millSourcePath = os.pwd / "hw" / "ip" / "dma"
   def sources = T.sources(millSourcePath / "rtl")
+  def moduleDeps = Seq(common)
 }
 
 /** Three-layer ONFI NAND flash controller. */
 object nand extends SpinalModule {
   def millSourcePath = os.pwd / "nand"
   def sources = T.sources(millSourcePath / "rtl")
+  def moduleDeps = Seq(common)
 }
 
 /** VexRiscv, built from the Scala source that PyPI's pythondata-cpu-vexriscv carries (never committed
@@ -55,5 +71,5 @@ object vexriscv extends SpinalModule {
 object soc extends SpinalModule {
   def millSourcePath = os.pwd / "hw" / "soc"
   def sources = T.sources(millSourcePath / "rtl")
-  def moduleDeps = Seq(compaction, dma, nand, vexriscv)
+  def moduleDeps = Seq(common, socmap, compaction, dma, nand, vexriscv)
 }

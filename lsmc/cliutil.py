@@ -288,7 +288,8 @@ class Outputs:
         return False
 
     def add(self, path, data: bytes | str) -> None:
-        target = Path(path)
+        # Through a symbolic link the file it points to is replaced, not the link.
+        target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
         if isinstance(data, str):
             data = data.encode()
         if _is_special(target):

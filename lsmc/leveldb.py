@@ -21,13 +21,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lsmc.cliutil import CliError, int_option, tool_main
 from lsmc.paths import BUILD, ROOT
 
 LDB = BUILD / "leveldb"
 BIN = LDB / "bin"
 LIB = LDB / "lib"
 TMP = LDB / "tmp"
-FIELDS = ("offloaded", "fallback", "device_cycles", "host_us", "sim_us", "sim_wall_us", "entries", "jobs")
+FIELDS = ("offloaded", "fallback", "device_cycles", "host_us", "sim_us", "sim_wall_us", "entries", "jobs",
+          "compactions", "compaction_cpu_us")
 # Back-pressure of the in-process IP during the test suite: every source beat and sink ready is held
 # back with this probability (LSMC_RTL_STALL), so LevelDB's data also crosses stalled streams.
 TEST_STALL = "0.1"
@@ -36,14 +38,14 @@ TEST_TIMEOUT = 3600  # seconds per binary
 
 def check_built() -> None:
     if not (BIN / "db_test").exists() or not (LIB / "libleveldb.so.1d").exists():
-        raise SystemExit("leveldb: not built: run scripts/leveldb build first")
+        raise CliError(f"not built ({BIN / 'db_test'} missing): run scripts/leveldb build first")
 
 
 def mhz_from_header() -> int:
     text = (ROOT / "host/include/lsmc_offload.h").read_text()
     m = re.search(r"#define LSMC_DEVICE_MHZ (\d+)u", text)
     if not m:
-        raise SystemExit("leveldb: LSMC_DEVICE_MHZ not found in host/include/lsmc_offload.h")
+        raise CliError("LSMC_DEVICE_MHZ not found in host/include/lsmc_offload.h")
     return int(m.group(1))
 
 
@@ -61,6 +63,8 @@ class OffloadLog:
     sim_wall_us: int = 0
     entries: int = 0
     jobs: int = 0
+    compactions: int = 0
+    compaction_cpu_us: int = 0
     reasons: Counter = field(default_factory=Counter)
     closes: int = 0
 
@@ -182,7 +186,7 @@ def cmd_test(args) -> int:
     names = args.binaries or test_binaries()
     unknown = [n for n in names if not (BIN / n).is_file()]
     if unknown:
-        raise SystemExit(f"leveldb test: no such test binary: {', '.join(unknown)} (in {BIN})")
+        raise CliError(f"no such test binary: {', '.join(unknown)} (in {BIN})")
     total_pass = total_fail = 0
     total = OffloadLog()
     skipped = []
@@ -215,6 +219,7 @@ def cmd_test(args) -> int:
     return 0 if total_fail == 0 else 1
 
 
+@tool_main("leveldb")
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="lsmc leveldb", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -224,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--no-stock", action="store_true", help="skip the stock (offload off) pre-run")
     t.add_argument("--no-cross-check", action="store_true", help="skip the stock-reader cross-check")
     b = sub.add_parser("bench", help="db_bench with offload off and on -> results/leveldb.*")
-    b.add_argument("--ops", type=int, default=1_000_000, help="operations per benchmark (default 1000000)")
+    b.add_argument("--ops", type=int_option(1000, 100_000_000), default=1_000_000,
+                   help="operations per benchmark (default 1000000)")
     args = p.parse_args(argv)
     if args.cmd == "test":
         return cmd_test(args)

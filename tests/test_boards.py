@@ -166,7 +166,7 @@ def test_cli_without_vivado_generates_only(tmp_path, stub):
         assert res.returncode == 2 and "needs Vivado" in res.stderr
     res = subprocess.run([str(exe), "--soc-verilog", str(tmp_path / "missing.v"), "--output-dir", str(tmp_path / "k3")],
                          capture_output=True, text=True, timeout=300)
-    assert res.returncode == 2 and "not found" in res.stderr
+    assert res.returncode == 2 and "missing.v: cannot read: No such file" in res.stderr
 
 
 # ------------------------------------------------------------------------------ firmware preload

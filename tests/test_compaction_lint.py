@@ -69,7 +69,8 @@ def test_top_ports_and_outputs(gen):
     assert {"clk", "reset", "io_irq", "io_out_payload_last", "io_invalid_payload_last"} <= ports.keys()
     assert "posedge reset" not in v, "reset must be synchronous"
     header = (out / "compaction_regs.h").read_text()
-    assert re.search(r"#define COMPACTION_OUT_KEYS\s+0x0*4c\b", header), "header lacks OUT_KEYS"
-    assert re.search(r"#define COMPACTION_STATUS_ERRCODE_SHIFT\s+8\b", header)
+    assert re.search(r"#define CIP_OUT_KEYS\s+0x0*4C\b", header), "header lacks OUT_KEYS"
+    assert re.search(r"#define CIP_STATUS_ERR_CODE_SHIFT\s+8\b", header)
     md = (out / "compaction_regs.md").read_text()
     assert "| 0x4C | OUT_KEYS |" in md and (out / "compaction_regs.html").exists()
+    assert (out / "compaction_regs.json").exists()

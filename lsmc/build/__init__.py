@@ -52,10 +52,12 @@ def mill(*args, quiet=True):
 
 # Source folders of each Mill module (mirror build.sc), for change detection.
 MODULE_SOURCES = {
-    "compaction": ["hw/ip/compaction/rtl"],
-    "dma": ["hw/ip/dma/rtl"],
-    "nand": ["nand/rtl"],
-    "soc": ["hw/soc/rtl", "hw/soc/include", "hw/ip/compaction/rtl", "hw/ip/dma/rtl", "nand/rtl", "lsmc/build/vexriscv_src.py"],
+    "socmap": ["hw/common/rtl", "hw/soc/map"],
+    "compaction": ["hw/common/rtl", "hw/ip/compaction/rtl"],
+    "dma": ["hw/common/rtl", "hw/ip/dma/rtl"],
+    "nand": ["hw/common/rtl", "nand/rtl"],
+    "soc": ["hw/common/rtl", "hw/soc/map", "hw/soc/rtl", "hw/ip/compaction/rtl", "hw/ip/dma/rtl", "nand/rtl",
+            "lsmc/build/vexriscv_src.py"],
 }
 
 
@@ -76,6 +78,17 @@ def generate(module: str, main: str, outdir: Path, args=()) -> Path:
     return outdir
 
 
+SIM_COMMON = ROOT / "sim" / "common"
+
+
+def sim_common(*headers) -> tuple[list, list]:
+    """The harnesses' shared library (sim/common): its C++ sources to compile with a harness, and the
+    Verilator flags that find its headers. Headers are no compile input Verilator accepts, so the hash
+    of them (and of `headers`, a harness's other includes) rides in a define: a header change rebuilds."""
+    digest = _hash_paths(sorted(SIM_COMMON.glob("*.h")) + [Path(h) for h in headers])
+    return sorted(SIM_COMMON.glob("*.cpp")), ["-CFLAGS", f"-I{SIM_COMMON} -DSIM_HEADERS={digest}"]
+
+
 def verilate(top: str, verilog: list, harness: list, outdir: Path, flags=(), cflags="-O3") -> Path:
     """Build a Verilator C++ model of `top` from `verilog` files with the C++ `harness` sources.
     Returns the executable path. Single-threaded model, -O3 (see docs/simulation.md for why)."""
@@ -92,7 +105,7 @@ def verilate(top: str, verilog: list, harness: list, outdir: Path, flags=(), cfl
     outdir.mkdir(parents=True, exist_ok=True)
     jobs = str(os.cpu_count() or 2)
     run(["verilator", "--cc", "--exe", "--build", "-j", jobs, "--top-module", top,
-         "-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast", "--x-initial", "fast",
+         "-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast", "--x-initial", "fast", "--noassert",
          "-O3", "-CFLAGS", cflags,
          "-MAKEFLAGS", f"OPT_FAST={cflags} OPT_SLOW={cflags} OPT_GLOBAL={cflags}",
          "--Mdir", outdir, "-o", exe.name, *flags, *map(str, verilog), *map(str, harness)])

@@ -96,7 +96,11 @@ def build_host_lib(name: str, sources, defines=(), includes=(), cflags=("-O2",))
     sources = [Path(s) for s in sources]
     includes = [Path(i) for i in includes]
     so = HOST_BUILD / f"lib{name}.so"
-    headers = [FW / "include", FW / "lib", FW / "drivers", *includes]
+    # fw/include/soc.h includes the generated memory map; nand.h the generated ONFI table.
+    soc_map = _build.GEN / "soc_map"
+    if not (soc_map / "lsmc_soc.h").exists():
+        ensure_headers()
+    headers = [FW / "include", FW / "lib", FW / "drivers", ROOT / "nand" / "model", soc_map, *includes]
     digest = _digest([*sources, *headers], extra=(tuple(defines), tuple(cflags)))
     stamp = HOST_BUILD / f"lib{name}.stamp"
     if so.exists() and stamp.exists() and stamp.read_text() == digest:

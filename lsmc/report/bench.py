@@ -16,12 +16,13 @@ import sys
 
 from lsmc import build, cliutil
 from lsmc.model import kb16, workloads
+from lsmc.report import paper
 from lsmc.sim import ipsim
 
 SIZES = (512, 1024, 2048, 4096, 8192)
-PAPER_CYCLES = {512: 9334, 1024: 14814, 2048: 26248, 4096: 45065, 8192: 88247}  # seed 000, Table III
+PAPER_CYCLES = paper.counters()  # seed 000, Table III (lsmc/data/paper.json)
 TARGETS = {128: 1.15, 32: 4.3}        # cycles per output entry at 8192 entries, kind `short`
-CLOCK_MHZ = 100
+CLOCK_MHZ = paper.clock_mhz()
 KINDS = (("short", "A", "kind `short` (1-8 byte keys, entries == keys, as in the paper)"),
          ("uniform", "B", "kind `uniform` (1-16 byte keys: virtual entries, entries != keys)"))
 FIELDS = ("table", "kind", "width", "keys", "entries_in", "bytes_in", "entries_out", "invalid", "cycles",

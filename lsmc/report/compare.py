@@ -25,7 +25,7 @@ from lsmc import build, cliutil
 from lsmc.build import firmware
 from lsmc.model import kb16, workloads
 from lsmc.paths import RESULTS
-from lsmc.report import baselines
+from lsmc.report import baselines, paper
 from lsmc.report.plots import write_plots
 from lsmc.report.table3 import (
     CLOCK_MHZ,
@@ -369,7 +369,8 @@ def write_markdown(cfg: Config, results: list[SizeResult], soc_source: str, note
              "host (log line to log line): a different program (it reads and writes SSTables, builds blocks and "
              "filters, keeps values), so its ratio to the IP says how much a real store's compaction costs, not "
              "how fast the merge is.")
-    L.append("- **Seed 000's speed-ups** (copied below) divide one LevelDB figure (1.192 µs/entry in every row) "
+    L.append(f"- **Seed 000's speed-ups** (copied below) divide one LevelDB figure ({paper.leveldb_us_per_entry()} "
+             "µs/entry in every row) "
              "by its module's fw-bracketed time; they are not a per-size comparison.\n")
     L.append("## Results (layout of seed 000 Table III, one column per baseline)\n")
     L.append("µs/entry = time / input entries (16-byte KB16 entries of both runs; with `short` keys an entry is "

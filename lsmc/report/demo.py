@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 
-from lsmc import build
+from lsmc import build, cliutil
 from lsmc.build import firmware
 from lsmc.paths import RESULTS
 from lsmc.report import paper, table3
@@ -161,12 +161,11 @@ def run_table3(args) -> int:
             results[key] = []
             ok = False
         ok = ok and res.returncode == 0 and len(results[key]) == len(rows) and all(r["pass"] for r in results[key])
-    table3.write_table3_csv(RESULTS / "table3.csv", [
-        {"width": k[0], "bracket": k[1], **r} for k in table3.CONFIGS for r in results[k]])
     md = RESULTS / "table3.md"
-    tmp = md.with_name(md.name + ".tmp")
-    tmp.write_text(table3_markdown(results, speed, time.time() - t0))
-    tmp.replace(md)
+    with cliutil.Outputs() as outputs:  # both files replace the previous ones together, or neither does
+        outputs.add(RESULTS / "table3.csv", table3.table3_csv_text([
+            {"width": k[0], "bracket": k[1], **r} for k in table3.CONFIGS for r in results[k]]))
+        outputs.add(md, table3_markdown(results, speed, time.time() - t0))
     print("\n" + md.read_text())
     print(f"demo: wrote {md} and {RESULTS / 'table3.csv'} (simulations {wall:.0f} s, whole demo "
           f"{time.time() - t0:.0f} s)")
@@ -189,12 +188,17 @@ def run_storage(args) -> int:
     return 0 if passed else 1
 
 
+@cliutil.tool_main("demo")
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="scripts/demo", description=__doc__)
     ap.add_argument("scenario", nargs="?", default="table3", choices=["table3", "storage"])
-    ap.add_argument("--max-cycles", type=int, default=400_000_000, help="simulation guard against hangs")
-    ap.add_argument("--timeout", type=int, default=3600, help="seconds each simulation may take")
+    ap.add_argument("--max-cycles", type=cliutil.int_option(1, 2**63 - 1), default=400_000_000, metavar="N",
+                    help="simulation guard against hangs, 1..2^63-1 cycles (default 400000000)")
+    ap.add_argument("--timeout", type=cliutil.int_option(1, 86400), default=3600, metavar="S",
+                    help="seconds each simulation may take, 1..86400 (default 3600)")
     args = ap.parse_args(argv)
+    logs = [f"console_w{w}_{b}.log" for w, b in table3.CONFIGS]
+    cliutil.check_output_dir(RESULTS, "results", ["table3.csv", "table3.md", "storage.log", *logs])
     try:
         return run_storage(args) if args.scenario == "storage" else run_table3(args)
     except (firmware.FirmwareError, table3.ReportError, build.BuildError, RuntimeError) as e:

@@ -4,10 +4,12 @@ line, and results/table3.csv."""
 from __future__ import annotations
 
 import csv
+import io
 import math
 import re
 from pathlib import Path
 
+from lsmc import cliutil
 from lsmc.report import paper
 
 CLOCK_MHZ = paper.clock_mhz()  # the IP's and SoC's nominal clock: cycles / CLOCK_MHZ = microseconds
@@ -141,16 +143,20 @@ def read_table3_csv(path: Path) -> list[dict]:
         return rows
 
 
+def table3_csv_text(rows: list[dict]) -> str:
+    """results/table3.csv's text: TABLE3 rows with "width" and "bracket"."""
+    f = io.StringIO(newline="")
+    w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: (f"{r[k]:.6f}" if isinstance(r[k], float) else r[k] if k == "bracket" else int(r[k]))
+                    for k in CSV_COLUMNS})
+    return f.getvalue()
+
+
 def write_table3_csv(path: Path, rows: list[dict]) -> None:
-    """rows: TABLE3 rows with "width" and "bracket"; written to a temporary file, then renamed."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: (f"{r[k]:.6f}" if isinstance(r[k], float) else r[k] if k == "bracket" else int(r[k]))
-                        for k in CSV_COLUMNS})
-    tmp.replace(path)
+    """rows: TABLE3 rows with "width" and "bracket"; written atomically (lsmc.cliutil)."""
+    cliutil.write_output(path, table3_csv_text(rows))
 
 def ratio(a, b):
     """a / b, or None when either is missing (never a made-up number)."""

@@ -13,25 +13,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lsmc import build as _build
+from lsmc.build import regmap
 from lsmc.model import kb16
 
 ROOT = _build.ROOT
 HARNESS = ROOT / "sim" / "compaction" / "harness.cpp"
 WIDTHS = (32, 128)
 
-# Register offsets, reset values and bits of docs/architecture.md (the contract the RTL implements).
-REGS = {
-    "ENCODER_DATA_OUT_CNT": 0x00, "INVALID_ADDR_OUT_CNT": 0x04, "KEY0_ENTRY_IN_CNT": 0x08,
-    "KEY1_ENTRY_IN_CNT": 0x0C, "COUNT_CONTROL": 0x10, "THROUGHPUT_COUNTER": 0x14, "ID": 0x18,
-    "VERSION": 0x1C, "CTRL": 0x20, "GROUP": 0x24, "STATUS": 0x28, "ERR_INDEX": 0x2C,
-    "IRQ_ENABLE": 0x30, "IRQ_STATUS": 0x34, "IN0_BYTES": 0x38, "IN1_BYTES": 0x3C,
-    "OUT_CAPACITY": 0x40, "INV_CAPACITY": 0x44, "HW_CYCLES": 0x48, "OUT_KEYS": 0x4C,
-}
+# Register offsets: the generated compaction_regs.json (lsmc.build.regmap), read on first use.
+# Reset values and bits: the contract the RTL implements (docs/architecture.md), checked by the tests.
+REGS = regmap.LazyOffsets("compaction")
 ID_MAGIC = 0x4C534D43
 IP_VERSION = 0x0100
-RESET_VALUES = {name: 0 for name in REGS}
-RESET_VALUES.update(ID=ID_MAGIC, GROUP=16, OUT_CAPACITY=0xFFFFFFFF, INV_CAPACITY=0xFFFFFFFF)
-del RESET_VALUES["VERSION"]  # width-dependent: version_value(width)
+NO_LIMIT = 0xFFFFFFFF
+
+
+def _reset_values() -> dict:
+    values = {name: 0 for name in REGS}
+    values.update(ID=ID_MAGIC, GROUP=16, OUT_CAPACITY=NO_LIMIT, INV_CAPACITY=NO_LIMIT)
+    del values["VERSION"]  # width-dependent: version_value(width)
+    return values
+
+
+RESET_VALUES = regmap.LazyMap(_reset_values, "compaction reset values")
 RW_REGS = ("ENCODER_DATA_OUT_CNT", "INVALID_ADDR_OUT_CNT", "KEY0_ENTRY_IN_CNT", "KEY1_ENTRY_IN_CNT",
            "THROUGHPUT_COUNTER", "GROUP", "IRQ_ENABLE", "IN0_BYTES", "IN1_BYTES", "OUT_CAPACITY",
            "INV_CAPACITY")
@@ -39,7 +43,6 @@ CTRL_START, CTRL_SOFT_RESET = 1, 2
 ST_BUSY, ST_DONE, ST_ERROR = 1, 2, 4
 IRQ_DONE, IRQ_ERROR = 1, 2
 STREAMS = ("key0", "key1", "out", "invalid", "ctrl")
-NO_LIMIT = 0xFFFFFFFF
 
 
 def version_value(width: int) -> int:

@@ -9,7 +9,6 @@ mirrors fw/drivers/nand.c (timing registers per ONFI mode, command queue, comple
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import random
 import subprocess
@@ -17,6 +16,7 @@ from collections import namedtuple
 from pathlib import Path
 
 from lsmc import build
+from lsmc.build import onfi, regmap
 from lsmc.model.bch import Bch
 
 ROOT = build.ROOT
@@ -29,28 +29,14 @@ SIMDIR = build.BUILD / "sim" / "nand"
 ERR_NAMES = ["OK", "TIMEOUT", "NAND_FAIL", "BAD_CMD", "DMA_BOUNDS", "DMA_BUS", "ECC_UNCORRECTABLE"]
 (ERR_OK, ERR_TIMEOUT, ERR_NAND_FAIL, ERR_BAD_CMD, ERR_DMA_BOUNDS, ERR_DMA_BUS, ERR_ECC) = range(7)
 
-# Register offsets (generated nand_regs.h; the tests check these against the header).
-REG = dict(ID=0x00, VERSION=0x04, CTRL=0x08, STATUS=0x0C, IRQ_ENABLE=0x10, IRQ_STATUS=0x14, BUF_BYTES=0x18,
-           TIMING0=0x20, TIMING1=0x24, TIMING2=0x28, TIMING3=0x2C, SAMPLE=0x30, RB_TIMEOUT=0x34, GEOMETRY=0x38,
-           DMA_LO=0x3C, DMA_HI=0x40, CMD_CTRL=0x50, CMD_ROW=0x54, CMD_COL=0x58, CMD_LEN=0x5C, CMD_DMA=0x60,
-           CMD_PARAM=0x64, CMD_PUSH=0x68, COMP_INFO=0x70, COMP_STATUS=0x74, COMP_DATA=0x78, COMP_POP=0x7C,
-           PERF_CYCLES=0x80, PERF_BYTES=0x84, ECC_CFG=0x1C, COMP_SECTORS=0x88, ECC_DEC=0x8C)
+# Register offsets, read from the generated nand_regs.json (lsmc.build.regmap) on first use.
+REG = regmap.LazyOffsets("nand")
 
 DDR = 0x4000_0000
 CLK_NS = 10
 
-# ONFI asynchronous timing modes 0..5 (ns), same table as nand/model/onfi_model.cpp and fw/drivers/nand.c.
-_FIELDS = ("tADL tALH tALS tAR tCEA tCH tCHZ tCLH tCLR tCLS tCS tDH tDS tIR tRC tREA tREH tRHOH tRHW tRHZ "
-           "tRLOH tRP tRR tWB tWC tWH tWHR tWP tCCS").split()
-_MODES = [
-    (200, 20, 50, 25, 100, 20, 100, 20, 20, 50, 70, 20, 40, 10, 100, 40, 30, 0, 200, 200, 0, 50, 40, 200, 100, 30, 120, 50, 200),  # noqa: E501
-    (100, 10, 25, 10, 45, 10, 50, 10, 10, 25, 35, 10, 20, 0, 50, 30, 15, 15, 100, 100, 0, 25, 20, 100, 45, 15, 80, 25, 200),  # noqa: E501
-    (100, 10, 15, 10, 30, 10, 50, 10, 10, 15, 25, 5, 15, 0, 35, 25, 15, 15, 100, 100, 0, 17, 20, 100, 35, 15, 80, 17, 200),  # noqa: E501
-    (100, 5, 10, 10, 25, 5, 50, 5, 10, 10, 25, 5, 10, 0, 30, 20, 10, 15, 100, 100, 0, 15, 20, 100, 30, 10, 60, 15, 200),  # noqa: E501
-    (70, 5, 10, 10, 25, 5, 30, 5, 10, 10, 20, 5, 10, 0, 25, 20, 10, 15, 100, 100, 5, 12, 20, 100, 25, 10, 60, 12, 200),  # noqa: E501
-    (70, 5, 10, 10, 25, 5, 30, 5, 10, 10, 15, 5, 7, 0, 20, 16, 7, 15, 100, 100, 5, 10, 20, 100, 20, 7, 60, 10, 200),  # noqa: E501
-]
-ONFI_MODES = [dict(zip(_FIELDS, m)) for m in _MODES]
+# ONFI asynchronous timing modes 0..5 (ns): the one table, nand/data/onfi_timing.json.
+ONFI_MODES = onfi.modes("async")
 
 
 def timing_cycles(mode: int, clk_ns: int = CLK_NS) -> dict:
@@ -91,11 +77,10 @@ def build_sim() -> Path:
     """Generate NandController.v (+ nand_regs.h) and build the Verilator harness; returns the binary."""
     build.generate("nand", "nand.Generate", GEN, args=["--out", str(GEN)])
     model = ROOT / "nand" / "model"
-    # The header is not a compiled source: put its hash in the flags so that a change rebuilds.
-    hdr = hashlib.sha256((model / "onfi_model.h").read_bytes()).hexdigest()[:12]
+    common_srcs, common_flags = build.sim_common(model / "onfi_model.h")
     return build.verilate("NandController", [GEN / "NandController.v"],
-                          [ROOT / "sim" / "nand" / "nand_harness.cpp", model / "onfi_model.cpp"],
-                          SIMDIR, flags=["-CFLAGS", f"-I{model} -DONFI_MODEL_H={hdr}"], cflags="-O2")
+                          [ROOT / "sim" / "nand" / "nand_harness.cpp", model / "onfi_model.cpp", *common_srcs],
+                          SIMDIR, flags=common_flags + ["-CFLAGS", f"-I{model}"], cflags="-O2")
 
 
 class SimError(RuntimeError):
@@ -181,9 +166,9 @@ class NandSim:
     def cycles(self) -> int:
         return int(self.req("cycles"))
 
-    def model(self, target: int, key: str, val: int = 0, val2: int = 0) -> str:
-        """Model knobs and faults of target `target` (see sim/nand/nand_harness.cpp, `model T ...`)."""
-        return self.req(f"model {target} {key} {val} {val2}")
+    def model(self, target: int, key: str, *vals: int) -> str:
+        """Model knobs and faults of target `target` (see sim/nand/nand_harness.cpp, `model T key ...`)."""
+        return self.req(" ".join(["model", str(target), key, *map(str, vals)]))
 
     def peek(self, target: int, row: int) -> bytes:
         return bytes.fromhex(self.req(f"peek {target} {row}"))
@@ -331,7 +316,7 @@ EccRow = namedtuple("EccRow", "ecc t bits_injected pages corrected uncorrectable
 def ecc_code(s: NandSim):
     """The reference model (lsmc.model.bch) of the code the controller was generated with (ECC_CFG)."""
     cfg = s.r("ECC_CFG")
-    code = Bch(t=cfg & 0xFF, data_bytes=cfg >> 16)
+    code = Bch(t=cfg & 0xFF, data_bytes=cfg >> 16, m=13 if cfg >> 16 <= 512 else 14)
     if code.ecc_bytes != cfg >> 8 & 0xFF:
         raise SimError(f"ECC_CFG says {cfg >> 8 & 0xFF} check bytes per sector, the model {code.ecc_bytes}")
     return code
@@ -419,37 +404,3 @@ def storage_demo(timeout: float = 1800, log=None):
     run = soc.run_soc(elf, arg=0, timeout=timeout, log=log)
     return run.returncode == 0 and "storage: PASS" in run.uart, run
 
-
-# ---------------------------------------------------------------- register map for docs/nand.md
-REGMAP_BEGIN, REGMAP_END = "<!-- regmap:begin (generated from NandRegs.json) -->", "<!-- regmap:end -->"
-
-
-def regmap_markdown(json_path: Path | None = None) -> str:
-    """Markdown register table rendered from the regif JSON the generator writes."""
-    import json
-    d = json.loads(Path(json_path or GEN / "NandRegs.json").read_text())
-    out = ["| offset | register | field | bits | access | reset | description |", "|---|---|---|---|---|---|---|"]
-    for s in d["slices"]:
-        name = s["name"].removeprefix("NAND_")
-        first = True
-        for f in s["fields"]:
-            if f["name"].startswith("reserved") or f["access"] == "NA":
-                continue
-            bits = f"{f['pos']['end']}:{f['pos']['start']}" if f["width"] > 1 else str(f["pos"]["start"])
-            addr = f"0x{s['addr']:02X}" if first else ""
-            out.append(f"| {addr} | {name if first else ''} | {f['name']} | {bits} | "
-                       f"{f['access']} | {f['reset']:#x} | {f['doc'] if not first or f['doc'] != s['doc'] else ''} "
-                       f"{'(' + s['doc'] + ')' if first else ''} |".replace("  ", " "))
-            first = False
-    return "\n".join(out)
-
-
-def update_doc_regmap(doc: Path | None = None) -> bool:
-    """Rewrite the generated register table in docs/nand.md; True if it changed."""
-    doc = Path(doc or ROOT / "docs" / "nand.md")
-    text = doc.read_text()
-    a, b = text.index(REGMAP_BEGIN) + len(REGMAP_BEGIN), text.index(REGMAP_END)
-    new = text[:a] + "\n" + regmap_markdown() + "\n" + text[b:]
-    if new != text:
-        doc.write_text(new)
-    return new != text

@@ -9,7 +9,7 @@ import spinal.lib.bus.regif._
 
 /** ONFI NAND flash controller (seed 000 Fig. 7): global registers (regif on APB3), command queue and
   * completion queue, command classification layer (+ page buffer, DMA, ECC), time sequence layer and
-  * physical interface layer. Registers: docs/nand.md and the generated nand_regs.h / NandRegs.html. */
+  * physical interface layer. Registers: docs/nand.md and the generated nand_regs.h / .json / .html. */
 class NandController(val p: NandParams = NandParams()) extends Component {
   val io = new Bundle {
     val apb = slave(Apb3(p.apbConfig))
@@ -217,26 +217,20 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   when(timing.io.dataCycle) { CYC := CYC + 1 }
   when(cmdLayer.io.dout.fire || phy.io.rx.valid) { BYT := BYT + 1 }
 
-  def docs(): Unit = { // written into the SpinalConfig target directory
-    busif.accept(CHeaderGenerator("nand_regs", "NAND"))
-    busif.accept(HtmlGenerator("NandRegs", "NAND controller registers"))
-    busif.accept(JsonGenerator("NandRegs"))
-  }
+  /** nand_regs.h / .json / .md / .html into the SpinalConfig target directory. */
+  def docs(): Unit = common.RegBlock("nand_regs", "NAND", "NAND controller registers",
+    "nand/rtl/NandController.scala").emit(busif)
 }
 
-/** `runMain nand.Generate --out DIR [--targets N] [--ecc-t T] [--ecc-sector BYTES]`: NandController.v, nand_regs.h, NandRegs.html/.json. */
-object Generate {
-  def main(args: Array[String]): Unit = {
-    val out = args.sliding(2).collectFirst { case Array("--out", d) => d }.getOrElse("build/gen/nand")
-    def opt(name: String, default: Int) = args.sliding(2).collectFirst { case Array(`name`, n) => n.toInt }.getOrElse(default)
-    val targets = opt("--targets", 2)
-    val bch = BchParams(t = opt("--ecc-t", BchParams().t), dataBytes = opt("--ecc-sector", BchParams().dataBytes))
-    new java.io.File(out).mkdirs()
-    SpinalConfig(targetDirectory = out, defaultConfigForClockDomains = ClockDomainConfig(resetKind = SYNC))
-      .generateVerilog {
-        val c = new NandController(NandParams(targets = targets, bch = bch))
-        c.docs()
-        c
-      }
+/** `runMain nand.Generate [--targets N] [--ecc-t T] [--ecc-sector BYTES] --out DIR`: NandController.v and
+  * nand_regs.h / .json / .md / .html. */
+object Generate extends common.Generator("build/gen/nand", common.Gen.intOpt("targets", 2, Seq(1, 2)),
+    common.Gen.intOpt("ecc-t", BchParams().t, (4 to 14)), common.Gen.intOpt("ecc-sector", BchParams().dataBytes, Seq(512, 1024))) {
+  def top(a: common.Gen.Args) = {
+    val ecc = BchParams(t = a.int("ecc-t"), dataBytes = a.int("ecc-sector"), m = if (a.int("ecc-sector") > 512) 14 else 13,
+      prim = if (a.int("ecc-sector") > 512) 0x402B else 0x201B)
+    val c = new NandController(NandParams(targets = a.int("targets"), bch = ecc))
+    c.docs()
+    c
   }
 }

@@ -68,6 +68,13 @@ def test_outputs_keep_the_mode(tmp_path):
     assert stat.S_IMODE(os.stat(tmp_path / "fresh").st_mode) == 0o644  # as open() would make it
 
 
+def test_outputs_through_a_symlink(tmp_path):
+    (tmp_path / "real").write_bytes(b"old")
+    (tmp_path / "link").symlink_to("real")
+    cliutil.write_output(tmp_path / "link", b"new")
+    assert (tmp_path / "link").is_symlink() and (tmp_path / "real").read_bytes() == b"new"
+
+
 def test_disk_full_and_read_only():
     with pytest.raises(CliError, match="^/dev/full: cannot write: No space left on device$"):
         cliutil.write_output("/dev/full", b"x")

@@ -158,3 +158,27 @@ def test_key_list_parser(text):
         if parts:
             assert ASCII_DEC.fullmatch(parts[1]) or ASCII_HEX.fullmatch(parts[1])
     assert all(isinstance(a, int) and a >= 0 for _, a in pairs)
+
+
+# ---------------------------------------------------------------------------------- atomic outputs
+@given(st.lists(st.binary(max_size=64), min_size=1, max_size=4), st.integers(0, 4))
+def test_outputs_all_or_nothing(tmp_path_factory, contents, fail_at):
+    """Any number of outputs, the run failing after any of them: either every target holds its new
+    content or every target holds its old one, and no temporary file is left."""
+    d = tmp_path_factory.mktemp("out")
+    targets = [d / f"f{i}" for i in range(len(contents))]
+    for i, t in enumerate(targets):
+        if i % 2 == 0:
+            t.write_bytes(b"old%d" % i)
+    before = {t: t.read_bytes() if t.exists() else None for t in targets}
+    try:
+        with cliutil.Outputs() as out:
+            for i, (t, c) in enumerate(zip(targets, contents)):
+                if i == fail_at:
+                    raise RuntimeError("the run failed")
+                out.add(t, c)
+    except RuntimeError:
+        assert {t: t.read_bytes() if t.exists() else None for t in targets} == before
+    else:
+        assert [t.read_bytes() for t in targets] == contents
+    assert sorted(p.name for p in d.iterdir()) == sorted(t.name for t in targets if t.exists())

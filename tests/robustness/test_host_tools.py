@@ -238,6 +238,14 @@ REPORT = [
     ("db-dir-is-file", ["--db-dir", "afile", "--out-dir", "res"], "afile: is a file; --db-dir needs a folder"),
     ("old-spelling", ["--compact", "x"], "unrecognized arguments"),
 ]
+DEMO = [
+    ("max-cycles-underscore", ["--max-cycles", "1_000"], "argument --max-cycles: '1_000'"),
+    ("max-cycles-zero", ["--max-cycles", "0"], "argument --max-cycles: 0 is outside"),
+    ("max-cycles-65bit", ["--max-cycles", str(2**64)], "argument --max-cycles"),
+    ("timeout-negative", ["--timeout", "-1"], "argument --timeout"),
+    ("timeout-arabic-indic", ["--timeout", "\u0663\u0666"], "argument --timeout"),
+    ("scenario", ["tablethree"], "invalid choice"),
+]
 LSMC = [
     ("unknown-command", ["frobnicate"], "lsmc: unknown command 'frobnicate'"),
     ("no-command", [], "usage: lsmc COMMAND"),
@@ -245,7 +253,7 @@ LSMC = [
 
 CASES = ([("kb16", *c) for c in KB16] + [("compact", *c) for c in COMPACT] + [("bench", *c) for c in BENCH]
          + [("nand-report", *c) for c in NAND_REPORT] + [("report", *c) for c in REPORT]
-         + [("lsmc", *c) for c in LSMC])
+         + [("demo", *c) for c in DEMO] + [("lsmc", *c) for c in LSMC])
 
 
 @pytest.mark.parametrize("tool,case,argv,fragment", CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
@@ -287,9 +295,9 @@ def test_good_runs_replace_earlier_outputs(ws, capsys):
 def test_case_counts():
     """The number of bad-input cases per interface (quoted in docs/robustness.md); fails when a list shrinks."""
     counts = {"kb16": len(KB16), "compact": len(COMPACT), "bench": len(BENCH), "nand-report": len(NAND_REPORT),
-              "report": len(REPORT), "lsmc": len(LSMC), "board target.py": len(BOARD_TARGET)}
+              "report": len(REPORT), "demo": len(DEMO), "lsmc": len(LSMC), "board target.py": len(BOARD_TARGET)}
     print(counts)
-    assert counts == {"kb16": 55, "compact": 21, "bench": 16, "nand-report": 9, "report": 19, "lsmc": 2,
+    assert counts == {"kb16": 55, "compact": 21, "bench": 16, "nand-report": 9, "report": 19, "demo": 6, "lsmc": 2,
                       "board target.py": 8}
 
 

@@ -1,37 +1,9 @@
 package compaction
 
-import spinal.core._
+import common.{Gen, Generator}
 
-/** Verilog generator: `compaction.Generate --width 128|32 --out DIR` writes DIR/CompactionIp.v
-  * (top `CompactionIp`, clock `clk`, synchronous active-high `reset`) and the regif outputs
-  * compaction_regs.h / .html / .md. */
-object Generate {
-  def usage(msg: String): Nothing = {
-    System.err.println(s"error: $msg\nusage: compaction.Generate --width 32|128 --out DIR")
-    sys.exit(2)
-  }
-
-  def spinalConfig(outDir: String) = SpinalConfig(
-    targetDirectory = outDir,
-    defaultConfigForClockDomains = ClockDomainConfig(resetKind = SYNC, resetActiveLevel = HIGH),
-    oneFilePerComponent = false
-  )
-
-  def main(args: Array[String]): Unit = {
-    var width = 128
-    var out: Option[String] = None
-    var rest = args.toList
-    while (rest.nonEmpty) rest match {
-      case "--width" :: w :: tail =>
-        width = w.toIntOption.getOrElse(usage(s"--width expects a number, got '$w'"))
-        rest = tail
-      case "--out" :: d :: tail => out = Some(d); rest = tail
-      case other :: _ => usage(s"unknown or incomplete argument '$other'")
-      case Nil =>
-    }
-    if (width != 32 && width != 128) usage(s"--width must be 32 or 128, not $width")
-    val dir = out.getOrElse(usage("--out DIR is required"))
-    new java.io.File(dir).mkdirs()
-    spinalConfig(dir).generateVerilog(CompactionIp(CompactionConfig(dataWidth = width), withDocs = true))
-  }
+/** `compaction.Generate --width 128|32 --out DIR`: DIR/CompactionIp.v (top `CompactionIp`) and the
+  * register block compaction_regs.h / .json / .md / .html. */
+object Generate extends Generator("build/gen/compaction_w128", Gen.intOpt("width", 128, Seq(32, 128))) {
+  def top(a: Gen.Args) = CompactionIp(CompactionConfig(dataWidth = a.int("width")), withDocs = true)
 }
