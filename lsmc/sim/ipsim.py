@@ -78,7 +78,8 @@ def build(width: int = 128, wave: bool = False) -> Path:
         raise _build.BuildError(f"{out}/CompactionIp.v was not generated")
     simdir = _build.BUILD / "sim" / (f"compaction_w{width}" + ("_wave" if wave else ""))
     flags = ["--trace-fst", "-CFLAGS", "-DWAVES"] if wave else []
-    return _build.verilate("CompactionIp", verilog, [HARNESS], simdir, flags=flags)
+    common_srcs, common_flags = _build.sim_common()
+    return _build.verilate("CompactionIp", verilog, [HARNESS, *common_srcs], simdir, flags=flags + common_flags)
 
 
 @dataclass

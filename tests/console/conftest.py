@@ -221,10 +221,11 @@ class Session:
 
     def sync(self, timeout=60):
         """Make the next prompt ours, whatever is still queued (output the previous connection left,
-        prompts of garbage lines): type a unique marker, wait for its echo, erase it, send the line."""
+        prompts of garbage lines): end any partial line (the console may be discarding an over-long
+        one), type a unique marker, wait for its echo, erase it, send the line."""
         self._n += 1
         marker = f"zq{self._n:03d}"
-        self.write(marker.encode())
+        self.write(b"\n" + marker.encode())
         self.dut.expect_exact(marker, timeout=timeout)
         self.write(b"\x08" * len(marker) + b"\n")
         self.dut.expect_exact(PROMPT, timeout=timeout)
