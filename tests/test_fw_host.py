@@ -552,7 +552,7 @@ def test_table3_image_layout():
 
 
 # ---------------------------------------------------------------- the firmware in the full SoC
-# (Verilator model of hw/soc, built by the SoC work's scripts/lsmc/soc.py; minutes on a cold build)
+# (Verilator model of hw/soc, built by lsmc/sim/soc.py; minutes on a cold build)
 
 @pytest.fixture(scope="module")
 def soc_sim():

@@ -4,7 +4,7 @@
 // an AXI4-Lite master for the registers, stream sources for key0/key1, sinks for out/invalid, each
 // with optional random stalls from one seeded PRNG. Every command advances the same clock, so the
 // streams keep moving while registers are read or written (like firmware polling during DMA).
-// docs/compaction-sim.md lists the commands; scripts/lsmc/ipsim.py generates the scripts.
+// docs/compaction-sim.md lists the commands; lsmc/sim/ipsim.py generates the scripts.
 //
 // Exit status: 0 ok, 1 an `expect` failed or a protocol check failed, 2 bad script/file/usage.
 #include "VCompactionIp.h"
