@@ -11,6 +11,7 @@ from lsmc.sim import nandsim as ns
 
 PAGE, SPARE = 2048, 64
 FULL = PAGE + SPARE
+T, ECC_BYTES = 8, 13  # default BCH code: 8 bits per 512-byte sector, 13 check bytes
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -60,7 +61,7 @@ def test_identification_registers_and_reset_values():
     with sim() as s:
         assert s.r("ID") == 0x4E414E44
         v = s.r("VERSION")
-        assert v & 0xFFFF == 0x0100 and (v >> 16) & 0xFF == 2
+        assert v & 0xFFFF == 0x0200 and (v >> 16) & 0xFF == 2
         assert s.r("BUF_BYTES") >= FULL
         # Reset timing = mode 0 at 100 MHz.
         for k, val in ns.timing_words(0).items():
@@ -87,6 +88,8 @@ def test_read_id_and_parameter_page():
         assert p[44:64].decode().strip() == "MT29F4G08ABADAWP"
         assert int.from_bytes(p[80:84], "little") == PAGE
         assert int.from_bytes(p[84:86], "little") == SPARE
+        # only what the model implements: no optional features, optional commands = GET/SET FEATURES only
+        assert int.from_bytes(p[6:8], "little") == 0 and int.from_bytes(p[8:10], "little") == 0x0004
         assert int.from_bytes(p[92:96], "little") == 64
         assert int.from_bytes(p[96:100], "little") == 64
         assert p[101] == 0x23
@@ -157,7 +160,8 @@ def test_random_pages_both_targets_raw_and_ecc():
             if ecc:
                 assert c.corrected == 0
                 spare = s.peek(t, row)[PAGE:]
-                assert spare[:8] == b"\xff" * 8 and spare[16:] == b"\xff" * (SPARE - 16)
+                end = 8 + 4 * ECC_BYTES  # check bytes of the 4 sectors from spare byte 8
+                assert spare[:8] == b"\xff" * 8 and spare[end:] == b"\xff" * (SPARE - end)
 
 
 def test_change_read_column():
@@ -181,15 +185,17 @@ def test_ecc_corrects_up_to_limit_and_reports_above():
         data = rnd(PAGE, 21)
         erase_ok(s, 1)
         assert program(s, s.row(1, 0), data, ecc=True).err == 0
-        # one error per sector (4): all corrected
-        s.model(0, "errors", 4)
+        assert s.r("ECC_CFG") == T | ECC_BYTES << 8 | 512 << 16
+        # t errors in every sector (4 x t, spread by the model): all corrected, counted per sector
+        s.model(0, "errors", 4 * T)
         c, back = read(s, s.row(1, 0), PAGE, ecc=True)
-        assert c.err == ns.ERR_OK and c.corrected == 4 and c.corr_map == 0xF and c.unc_map == 0
-        assert back == data
-        # two errors in every sector: detected, reported uncorrectable
-        s.model(0, "errors", 8)
+        assert c.err == ns.ERR_OK and c.corrected == 4 * T and c.corr_map == 0xF and c.unc_map == 0
+        assert c.sectors[:4] == [T] * 4 and back == data
+        # t + 1 errors in every sector: detected, reported uncorrectable
+        s.model(0, "errors", 4 * (T + 1))
         c, back = read(s, s.row(1, 0), PAGE, ecc=True)
         assert c.err == ns.ERR_ECC and c.unc_map == 0xF and back != data
+        assert c.sectors[:4] == [ns.SECTOR_UNCORRECTABLE] * 4
         # without ECC the raw errors are visible
         s.model(0, "errors", 1)
         c, back = read(s, s.row(1, 0), PAGE)
@@ -197,10 +203,10 @@ def test_ecc_corrects_up_to_limit_and_reports_above():
         s.model(0, "errors", 0)
         # a flipped bit in a stored check word (spare) is corrected too
         raw = bytearray(s.peek(0, s.row(1, 0)))
-        raw[PAGE + 8 + 2] ^= 0x04  # sector 1, check byte 0
+        raw[PAGE + 8 + ECC_BYTES] ^= 0x04  # sector 1, check byte 0
         s.poke(0, s.row(2, 0), bytes(raw))
         c, back = read(s, s.row(2, 0), PAGE, ecc=True)
-        assert c.err == 0 and c.corrected == 1 and c.corr_map == 0x2 and back == data
+        assert c.err == 0 and c.corrected == 1 and c.corr_map == 0x2 and back == data and c.sectors[:4] == [0, 1, 0, 0]
         # an erased page reads clean through ECC
         c, back = read(s, s.row(3, 0), PAGE, ecc=True)
         assert c.err == 0 and c.corrected == 0 and back == b"\xff" * PAGE

@@ -27,7 +27,12 @@ class Info(ctypes.Structure):
 class Comp(ctypes.Structure):
     _fields_ = [("op", ctypes.c_uint8), ("err", ctypes.c_uint8), ("target", ctypes.c_uint8), ("status", ctypes.c_uint8),
                 ("tag", ctypes.c_uint16), ("corrected", ctypes.c_uint8), ("corr_map", ctypes.c_uint8),
-                ("unc_map", ctypes.c_uint8), ("data", ctypes.c_uint32)]
+                ("unc_map", ctypes.c_uint8), ("data", ctypes.c_uint32), ("sectors", ctypes.c_uint32)]
+
+
+class EccStats(ctypes.Structure):
+    _fields_ = [("reads", ctypes.c_uint32), ("corrected_bits", ctypes.c_uint32), ("uncorrectable", ctypes.c_uint32),
+                ("retries", ctypes.c_uint32), ("recovered", ctypes.c_uint32), ("max_sector_bits", ctypes.c_uint8)]
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +53,9 @@ def lib():
                                 ctypes.POINTER(ctypes.c_uint32)]
     l.nand_err_name.restype = ctypes.c_char_p
     l.nand_console.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+    l.nand_bbt_scan.argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32)]
+    l.nand_block_bad.argtypes = [ctypes.c_int, ctypes.c_uint32]
+    l.nand_bbt_mark.argtypes = [ctypes.c_int, ctypes.c_uint32]
     return l
 
 
@@ -147,3 +155,31 @@ def test_console_commands(lib, capfd):
         assert "MICRON MT29F4G08ABADAWP" in out and "timing mode 5" in out
         assert "ID 2c dc 90 95 56" in out
         assert "1 bad of 8 blocks: 5" in out
+
+
+def test_bad_block_table_ecc_statistics_and_read_retry(lib):
+    with ns.NandSim(blocks=16, targets=1, bad=[3], tprog_ns=20000, tbers_ns=20000) as s:
+        _bridge = Bridge(lib, s)  # noqa: F841 (keeps the callbacks alive)
+        info = Info()
+        assert lib.nand_init(ctypes.byref(info), 1, SCRATCH) == 0
+        stats = EccStats.in_dll(lib, "nand_ecc")
+        n = ctypes.c_uint32()
+        assert lib.nand_bbt_scan(0, 16, ctypes.byref(n)) == 0 and n.value == 1
+        assert [b for b in range(16) if lib.nand_block_bad(0, b)] == [3]
+        c = Comp()
+        s.model(0, "weakblock", 6, 0)  # block 6 fails its first erase: grown bad, in the table
+        assert lib.nand_erase(0, 6, ctypes.byref(c)) == ns.ERR_NAND_FAIL
+        assert [b for b in range(16) if lib.nand_block_bad(0, b)] == [3, 6]
+        assert lib.nand_erase(0, 1, ctypes.byref(c)) == 0
+        data = random.Random(4).randbytes(2048)
+        s.mem_write(ns.DDR, data)
+        assert lib.nand_program(0, 64, ns.DDR, 2048, 1, ctypes.byref(c)) == 0
+        s.model(0, "errors", 4 * 8)  # t = 8 in every sector: corrected, counted
+        r0 = stats.reads  # the table scan's marker reads count too
+        assert lib.nand_read(0, 64, ns.DDR + 0x4000, 2048, 1, ctypes.byref(c)) == 0
+        assert c.sectors & 0xFFFF == 0x8888 and s.mem_read(ns.DDR + 0x4000, 2048) == data
+        assert (stats.reads - r0, stats.corrected_bits, stats.max_sector_bits, stats.uncorrectable) == (1, 32, 8, 0)
+        s.model(0, "errors", 4 * 9)  # beyond t: retried, still reported uncorrectable
+        assert lib.nand_read(0, 64, ns.DDR + 0x4000, 2048, 1, ctypes.byref(c)) == ns.ERR_ECC
+        assert c.sectors & 0xFFFF == 0xFFFF
+        assert (stats.reads - r0, stats.uncorrectable, stats.retries, stats.recovered) == (4, 3, 2, 0)

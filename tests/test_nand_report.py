@@ -6,15 +6,15 @@ import sys
 
 def test_report_mode5(tmp_path):
     res = subprocess.run([sys.executable, "-m", "lsmc", "nand-report", "--modes", "5", "--pages", "2",
-                          "--out-dir", str(tmp_path)], capture_output=True, text=True, timeout=600)
+                          "--ecc-pages", "1", "--out-dir", str(tmp_path)], capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
     rows = list(csv.DictReader(open(tmp_path / "nand.csv")))
-    assert list(rows[0].keys()) == ["mode", "op", "targets", "bytes", "cycles", "mb_per_s", "bus_limit_mb_per_s",
-                                    "efficiency"]
+    assert list(rows[0].keys()) == ["mode", "op", "channels", "targets", "bytes", "cycles", "mb_per_s",
+                                    "bus_limit_mb_per_s", "efficiency"]
     by = {(r["op"], int(r["targets"])): r for r in rows}
     assert set(by) == {("read", 1), ("read", 2), ("program", 1), ("program", 2)}
     for r in rows:
-        assert r["mode"] == "5" and float(r["bus_limit_mb_per_s"]) == 50.0
+        assert r["mode"] == "sdr5" and r["channels"] == "1" and float(r["bus_limit_mb_per_s"]) == 50.0
         assert 0 < float(r["mb_per_s"]) < 50.0
         assert float(r["efficiency"]) >= 0.95  # 2 cycles per byte at 100 MHz = tRC/tWC of mode 5
         assert int(r["bytes"]) == 2 * 2048 * int(r["targets"])
@@ -22,7 +22,16 @@ def test_report_mode5(tmp_path):
     assert float(by[("program", 2)]["mb_per_s"]) > 1.6 * float(by[("program", 1)]["mb_per_s"])
     assert float(by[("read", 2)]["mb_per_s"]) > 1.15 * float(by[("read", 1)]["mb_per_s"])
     md = (tmp_path / "nand.md").read_text()
-    assert "| 5 | 20 | read | 1 |" in md and "Interleaving two targets" in md
+    assert "| 5 | 20 | read | 1 |" in md and "Interleaving two targets" in md and "## BCH ECC" in md
+    assert (tmp_path / "nand.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    ecc = list(csv.DictReader(open(tmp_path / "nand_ecc.csv")))
+    assert list(ecc[0].keys()) == ["ecc", "t", "bits_injected", "pages", "corrected", "uncorrectable", "miscorrected"]
+    t = int(ecc[0]["t"])
+    assert t >= 8 and [int(e["bits_injected"]) for e in ecc] == list(range(t + 3))
+    for e in ecc:
+        k, pages = int(e["bits_injected"]), int(e["pages"])
+        assert int(e["miscorrected"]) == 0
+        assert int(e["corrected" if k <= t else "uncorrectable"]) == pages
 
 
 def test_report_bad_arguments(tmp_path):

@@ -119,6 +119,18 @@ static int targets_distinct(const extent *e, int n)
     return 1;
 }
 
+/* Index of the last extent that still has page `page`: the point where the interleaved commands of
+ * this page are collected (a shorter last extent must not leave the others' SPLIT commands pending,
+ * or the next page's command would reach a busy target). */
+static int last_with_page(const extent *e, int n, uint32_t page)
+{
+    int i, last = -1;
+    for (i = 0; i < n; i++)
+        if (page < pages_of(e[i].len))
+            last = i;
+    return last;
+}
+
 /* Program extents page by page with ECC. Extents on different targets are interleaved: each page is
  * started on every target (SPLIT) before the first status is awaited, so tPROG overlaps; extents on
  * the same target are programmed one page after the other. */
@@ -137,7 +149,7 @@ static int program_extents(const extent *e, int n, storage_result *res)
             maxp = pages_of(e[i].len);
     }
     for (page = 0; page < maxp; page++) {
-        int pending[2] = {0, 0};
+        int pending[2] = {0, 0}, last = last_with_page(e, n, page);
         for (i = 0; i < n; i++) {
             nand_cmd cmd = {0};
             if (page >= pages_of(e[i].len))
@@ -150,7 +162,7 @@ static int program_extents(const extent *e, int n, storage_result *res)
             if ((rc = nand_exec(&cmd, NULL)) != 0)
                 return fail_at("program", e[i].target, e[i].block, page, rc);
             pending[i] = 1;
-            if (!overlap || i == n - 1) {
+            if (!overlap || i == last) {
                 int k;
                 for (k = 0; k <= i; k++) {
                     nand_cmd w = {0};
@@ -184,7 +196,7 @@ static int read_extents(const extent *e, int n, storage_result *res)
         if (pages_of(e[i].len) > maxp)
             maxp = pages_of(e[i].len);
     for (page = 0; page < maxp; page++) {
-        int pending[2] = {0, 0};
+        int pending[2] = {0, 0}, last = last_with_page(e, n, page);
         for (i = 0; i < n; i++) {
             nand_cmd cmd = {0};
             if (page >= pages_of(e[i].len))
@@ -196,7 +208,7 @@ static int read_extents(const extent *e, int n, storage_result *res)
             if ((rc = nand_exec(&cmd, NULL)) != 0)
                 return fail_at("read", e[i].target, e[i].block, page, rc);
             pending[i] = 1;
-            if (!overlap || i == n - 1) {
+            if (!overlap || i == last) {
                 int k;
                 for (k = 0; k <= i; k++) {
                     nand_cmd d = {0};

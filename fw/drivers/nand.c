@@ -20,6 +20,8 @@
 #include "nand_regs.h"
 
 nand_info nand_dev;
+nand_ecc_stats nand_ecc;
+static uint32_t bbt[NAND_MAX_TARGETS][NAND_BBT_BLOCKS / 32];
 
 #define CMD_TIMEOUT_CYCLES 50000000ull /* 0.5 s at 100 MHz: far above tBERS max (3 ms) */
 
@@ -117,6 +119,19 @@ int nand_complete(nand_comp *o, uint64_t timeout_cycles)
     o->corrected = (st >> 8) & 0xFF;
     o->corr_map = (st >> 16) & 0xFF;
     o->unc_map = st >> 24;
+    o->sectors = nand_reg(NAND_COMP_SECTORS);
+    if (o->op == NAND_OP_PAGE_READ || o->op == NAND_OP_READ_DATA) {
+        int s;
+        nand_ecc.reads++;
+        nand_ecc.corrected_bits += o->corrected;
+        if (o->err == NAND_E_ECC)
+            nand_ecc.uncorrectable++;
+        for (s = 0; s < 8; s++) {
+            uint8_t n = (o->sectors >> (4 * s)) & 0xF;
+            if (n != NAND_SECTOR_UNCORRECTABLE && n > nand_ecc.max_sector_bits)
+                nand_ecc.max_sector_bits = n;
+        }
+    }
     dcache_invalidate(); /* the command may have written DDR behind the data cache */
     return NAND_OK;
 }
@@ -236,6 +251,8 @@ int nand_init(nand_info *info, int targets, uint32_t buf)
     if (targets < 1 || targets > NAND_MAX_TARGETS)
         return NAND_DRV_ARG;
     memset(info, 0, sizeof *info);
+    memset(&nand_ecc, 0, sizeof nand_ecc);
+    memset(bbt, 0, sizeof bbt);
     nand_reg_write(NAND_CTRL, NAND_CTRL_WP_N_MASK);
     for (t = 0; t < targets; t++) {
         nand_info ti;
@@ -276,7 +293,10 @@ int nand_init(nand_info *info, int targets, uint32_t buf)
 
 int nand_erase(int target, uint32_t block, nand_comp *c)
 {
-    return simple(NAND_OP_ERASE, target, block * nand_dev.pages_per_block, 0, 0, c);
+    int r = simple(NAND_OP_ERASE, target, block * nand_dev.pages_per_block, 0, 0, c);
+    if (r == NAND_E_FAIL)
+        nand_bbt_mark(target, block); /* an erase failure retires the block */
+    return r;
 }
 
 static int xfer(uint8_t op, int target, uint32_t row, uint32_t addr, uint32_t len, int ecc, nand_comp *c)
@@ -298,7 +318,56 @@ int nand_program(int target, uint32_t row, uint32_t addr, uint32_t len, int ecc,
 
 int nand_read(int target, uint32_t row, uint32_t addr, uint32_t len, int ecc, nand_comp *c)
 {
-    return xfer(NAND_OP_PAGE_READ, target, row, addr, len, ecc, c);
+    int r = xfer(NAND_OP_PAGE_READ, target, row, addr, len, ecc, c), i;
+    for (i = 0; ecc && r == NAND_E_ECC && i < NAND_READ_RETRIES; i++) {
+        nand_ecc.retries++;
+        r = xfer(NAND_OP_PAGE_READ, target, row, addr, len, ecc, c);
+        if (r == 0)
+            nand_ecc.recovered++;
+    }
+    return r;
+}
+
+void nand_bbt_mark(int target, uint32_t block)
+{
+    if (target >= 0 && target < NAND_MAX_TARGETS && block < NAND_BBT_BLOCKS)
+        bbt[target][block / 32] |= 1u << (block % 32);
+}
+
+int nand_block_bad(int target, uint32_t block)
+{
+    if (target < 0 || target >= NAND_MAX_TARGETS || block >= NAND_BBT_BLOCKS)
+        return 1;
+    return (bbt[target][block / 32] >> (block % 32)) & 1;
+}
+
+int nand_bbt_scan(int target, uint32_t blocks, uint32_t *n_bad)
+{
+    uint32_t b, n = 0;
+    int p, r;
+    if (blocks > NAND_BBT_BLOCKS)
+        return NAND_DRV_ARG;
+    for (b = 0; b < blocks; b++) {
+        for (p = 0; p < 2; p++) {
+            nand_cmd cmd = {0};
+            nand_comp c;
+            cmd.opcode = NAND_OP_PAGE_READ;
+            cmd.target = (uint8_t)target;
+            cmd.row = b * nand_dev.pages_per_block + (uint32_t)p;
+            cmd.col = nand_dev.page_bytes; /* first spare byte: the factory marker */
+            cmd.len = 1;
+            if ((r = nand_exec(&cmd, &c)) != 0)
+                return r;
+            if ((c.data & 0xFF) != 0xFF) {
+                nand_bbt_mark(target, b);
+                break;
+            }
+        }
+        n += (uint32_t)nand_block_bad(target, b);
+    }
+    if (n_bad)
+        *n_bad = n;
+    return NAND_OK;
 }
 
 int nand_scan_bad(int target, uint8_t *bad, uint32_t blocks, uint32_t *n_bad)

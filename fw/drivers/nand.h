@@ -35,7 +35,9 @@ typedef struct {
     uint16_t tag;
     uint8_t corrected, corr_map, unc_map;
     uint32_t data;
+    uint32_t sectors; /* COMP_SECTORS: corrected bits of sector s in bits 4s+3..4s, 0xF = uncorrectable */
 } nand_comp;
+#define NAND_SECTOR_UNCORRECTABLE 0xFu
 
 typedef struct {
     uint8_t opcode, target;
@@ -92,6 +94,26 @@ int nand_program(int target, uint32_t row, uint32_t addr, uint32_t len, int ecc,
 int nand_read(int target, uint32_t row, uint32_t addr, uint32_t len, int ecc, nand_comp *c);
 /* Bad-block scan: marker byte (spare byte 0) of pages 0 and 1; bad[b] = 1 for a bad block. */
 int nand_scan_bad(int target, uint8_t *bad, uint32_t blocks, uint32_t *n_bad);
+
+/* Bad-block table in RAM: factory markers (nand_bbt_scan) plus grown bad blocks (an erase that
+ * failed marks its block; callers mark more with nand_bbt_mark, e.g. after a failed program). */
+#define NAND_BBT_BLOCKS 4096u
+int nand_bbt_scan(int target, uint32_t blocks, uint32_t *n_bad);
+void nand_bbt_mark(int target, uint32_t block);
+int nand_block_bad(int target, uint32_t block);
+
+/* ECC statistics of every page read completion (PAGE_READ / READ_DATA) since nand_init. nand_read
+ * with ECC re-reads an uncorrectable page up to NAND_READ_RETRIES times (a transient flip may pass). */
+#define NAND_READ_RETRIES 2
+typedef struct {
+    uint32_t reads;           /* page read completions */
+    uint32_t corrected_bits;  /* bits corrected in total */
+    uint32_t uncorrectable;   /* completions with an uncorrectable sector */
+    uint32_t retries;         /* re-reads after an uncorrectable completion */
+    uint32_t recovered;       /* reads that a retry turned good */
+    uint8_t max_sector_bits;  /* most bits corrected in one sector */
+} nand_ecc_stats;
+extern nand_ecc_stats nand_ecc;
 
 extern nand_info nand_dev;
 /* 0 when the firmware was built without the generated nand_regs.h: no function below exists. */

@@ -1,9 +1,10 @@
 """nand-report: page read and program throughput of the NAND controller per ONFI timing mode, one
-and two targets, against the 8-bit SDR bus limit of the mode; writes results/nand.md and
-results/nand.csv. Measured in the standalone controller simulation (sim/nand: NandController RTL +
-ONFI models with the MT29F4G08ABADA busy times, checker on).
+and two targets, against the 8-bit SDR bus limit of the mode, and the BCH ECC sweep (0 .. t + 2 bit
+errors per sector); writes results/nand.md, nand.csv, nand_ecc.csv and nand.png. Measured in the
+standalone controller simulation (sim/nand: NandController RTL + ONFI models with the MT29F4G08ABADA
+busy times, checker on).
 
-Usage: scripts/nand-report [--pages N] [--modes 0,1,..] [--out-dir DIR]
+Usage: scripts/nand-report [--pages N] [--modes 0,1,..] [--ecc-pages N] [--out-dir DIR]
 Exit status 0, or 2 with one line on stderr when the measurement cannot be made."""
 
 import argparse
@@ -15,10 +16,12 @@ import time
 from lsmc import build, cliutil
 from lsmc.sim import nandsim
 
-COLUMNS = ["mode", "op", "targets", "bytes", "cycles", "mb_per_s", "bus_limit_mb_per_s", "efficiency"]
+COLUMNS = ["mode", "op", "channels", "targets", "bytes", "cycles", "mb_per_s", "bus_limit_mb_per_s", "efficiency"]
+ECC_COLUMNS = ["ecc", "t", "bits_injected", "pages", "corrected", "uncorrectable", "miscorrected"]
+CHANNELS = 1  # the controller has one channel (bus); bus_limit_mb_per_s is for all channels together
 
 
-def run(modes, pages):
+def run(modes, pages, ecc_pages):
     rows = []
     with nandsim.NandSim(blocks=8, targets=2) as s:
         for mode in modes:
@@ -26,18 +29,59 @@ def run(modes, pages):
             for op in ("read", "program"):
                 for targets in (1, 2):
                     rows.append(nandsim.measure(s, mode, op, targets, pages=pages))
+        ecc = nandsim.ecc_sweep(s, pages=ecc_pages, block=2) if ecc_pages else []
+        dec = s.r("ECC_DEC")
         s.close()
-    return rows
+    return rows, ecc, dec
 
 
-def write(rows, out, pages, seconds):
+def plot(rows, ecc):
+    """Left: MB/s per mode (read/program, 1/2 targets) with the bus limit; right: the ECC sweep."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2 if ecc else 1, figsize=(11 if ecc else 6, 4), squeeze=False)
+    ax = axes[0][0]
+    modes = sorted({r.mode for r in rows})
+    labels = [f"sdr{m}" for m in modes]
+    for op, tg, style in (("read", 1, "o-"), ("read", 2, "o--"), ("program", 1, "s-"), ("program", 2, "s--")):
+        ys = [next((r.mb_per_s for r in rows if (r.mode, r.op, r.targets) == (m, op, tg)), None) for m in modes]
+        ax.plot(labels, ys, style, label=f"{op}, {tg} target{'s' if tg > 1 else ''}")
+    ax.plot(labels, [nandsim.bus_limit_mb_per_s(m, "read") for m in modes], "k:", label="bus limit (read)")
+    ax.set_ylabel("MB/s (user data, 100 MHz controller)")
+    ax.set_title("NAND throughput, 1 channel, 8-bit SDR, ECC on")
+    ax.legend(fontsize=8)
+    if ecc:
+        ax = axes[0][1]
+        ks = [e.bits_injected for e in ecc]
+        for field, dx, color in (("corrected", -0.25, "tab:green"), ("uncorrectable", 0, "tab:orange"),
+                                 ("miscorrected", 0.25, "tab:red")):
+            ax.bar([k + dx for k in ks], [getattr(e, field) for e in ecc], width=0.25, color=color, label=field)
+        ax.axvline(ecc[0].t + 0.5, color="k", ls=":")
+        ax.set_xlabel("bit errors injected per 512-byte sector")
+        ax.set_ylabel("pages")
+        ax.set_title(f"BCH t = {ecc[0].t}: corrected / flagged")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=110)
+    plt.close(fig)
+    return png.getvalue()
+
+
+def write(rows, ecc, dec, out, pages, seconds):
     out = cliutil.make_output_dir(out)
     table = io.StringIO(newline="")
     w = csv.writer(table)
     w.writerow(COLUMNS)
     for r in rows:
-        w.writerow([r.mode, r.op, r.targets, r.bytes, r.cycles, f"{r.mb_per_s:.2f}", f"{r.bus_limit_mb_per_s:.2f}",
-                    f"{r.efficiency:.3f}"])
+        w.writerow([f"sdr{r.mode}", r.op, CHANNELS, r.targets, r.bytes, r.cycles, f"{r.mb_per_s:.2f}",
+                    f"{r.bus_limit_mb_per_s:.2f}", f"{r.efficiency:.3f}"])
+    ecc_table = io.StringIO(newline="")
+    w = csv.writer(ecc_table)
+    w.writerow(ECC_COLUMNS)
+    for e in ecc:
+        w.writerow(list(e))
     t = nandsim.ONFI_MODES
     lines = [
         "# NAND controller throughput",
@@ -68,9 +112,29 @@ def write(rows, out, pages, seconds):
     lines += ["", "Why an efficiency is below 100 %: the controller clock is 10 ns, so every WE#/RE# period is "
               "a whole number of cycles (mode 2: tRC 35 ns -> 4 cycles = 40 ns; mode 4: 25 ns -> 30 ns); the "
               "rest is the first cycle's tWHR/tRR/tADL wait counted inside the transfer. See docs/nand.md.",
-              "", f"Simulated in {seconds:.1f} s wall time."]
+              ""]
+    if ecc:
+        e0 = ecc[0]
+        lines += ["## BCH ECC", "", (
+            f"Code `{e0.ecc}`: t = {e0.t} bits per 512-byte sector, GF(2^13), {13 * e0.t} check bits (spare "
+            "area from byte 8). Every sector of every page gets exactly `bits_injected` flipped bits (data or "
+            "check bits, random positions) through the model's raw back door; each sector's result is checked "
+            "against the Python reference decoder (lsmc.model.bch). A page counts as corrected when every "
+            "sector came back exact, uncorrectable when a sector was flagged, miscorrected when altered data "
+            "was delivered unflagged."), "",
+            f"Decoder: {dec >> 16 & 0xFF} Chien positions per cycle, at most {dec & 0xFFFF} cycles per codeword "
+            "with t errors (ECC_DEC.WORST_CYCLES); a clean sector costs 4 cycles.", "",
+            "| bits per sector | pages | corrected | uncorrectable | miscorrected |", "|---:|---:|---:|---:|---:|"]
+        lines += [f"| {e.bits_injected} | {e.pages} | {e.corrected} | {e.uncorrectable} | {e.miscorrected} |"
+                  for e in ecc]
+        lines += [""]
+    lines += ["![throughput and ECC](nand.png)", "", f"Simulated in {seconds:.1f} s wall time."]
+    png = plot(rows, ecc)
     with cliutil.Outputs() as outputs:
         outputs.add(out / "nand.csv", table.getvalue())
+        if ecc:
+            outputs.add(out / "nand_ecc.csv", ecc_table.getvalue())
+        outputs.add(out / "nand.png", png)
         outputs.add(out / "nand.md", "\n".join(lines) + "\n")
 
 
@@ -82,21 +146,26 @@ def main(argv=None) -> int:
     ap.add_argument("--modes", type=cliutil.choice_list_option(map(str, range(len(nandsim.ONFI_MODES)))),
                     default=["0", "1", "2", "3", "4", "5"], metavar="M,M,..",
                     help="ONFI timing modes, comma separated, 0..5 (default all)")
-    cliutil.add_out_dir(ap, "results", "nand.md and nand.csv")
+    ap.add_argument("--ecc-pages", type=cliutil.int_option(0, 32), default=4, metavar="N",
+                    help="pages per error count in the ECC sweep, 0..32 (0: no sweep; default 4)")
+    cliutil.add_out_dir(ap, "results", "nand.md, nand.csv, nand_ecc.csv and nand.png")
     a = ap.parse_args(argv)
     modes = [int(m) for m in a.modes]
-    cliutil.check_output_dir(a.out_dir, "--out-dir", ["nand.md", "nand.csv"])
+    cliutil.check_output_dir(a.out_dir, "--out-dir", ["nand.md", "nand.csv", "nand_ecc.csv", "nand.png"])
     t0 = time.time()
     try:
-        rows = run(modes, a.pages)
+        rows, ecc, dec = run(modes, a.pages, a.ecc_pages)
     except (nandsim.SimError, build.BuildError) as e:
         print(f"nand-report: {str(e).splitlines()[0]}", file=sys.stderr)
         return 2
-    write(rows, a.out_dir, a.pages, time.time() - t0)
+    write(rows, ecc, dec, a.out_dir, a.pages, time.time() - t0)
     for r in rows:
-        print(f"mode {r.mode} {r.op:7s} x{r.targets}: {r.mb_per_s:6.2f} MB/s of {r.bus_limit_mb_per_s:5.1f}, "
+        print(f"sdr{r.mode} {r.op:7s} x{r.targets}: {r.mb_per_s:6.2f} MB/s of {r.bus_limit_mb_per_s:5.1f}, "
               f"transfer efficiency {100 * r.efficiency:5.1f} %")
-    print(f"wrote {a.out_dir / 'nand.md'} and nand.csv")
+    for e in ecc:
+        print(f"ECC {e.ecc}: {e.bits_injected:2d} bits/sector x {e.pages} pages: corrected {e.corrected}, "
+              f"uncorrectable {e.uncorrectable}, miscorrected {e.miscorrected}")
+    print(f"wrote {a.out_dir / 'nand.md'}, nand.csv, nand.png" + (" and nand_ecc.csv" if ecc else ""))
     return 0
 
 

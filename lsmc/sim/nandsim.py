@@ -17,6 +17,7 @@ from pathlib import Path
 
 from lsmc import build
 from lsmc.build import onfi, regmap
+from lsmc.model.bch import Bch
 
 ROOT = build.ROOT
 GEN = build.GEN / "nand"
@@ -90,7 +91,8 @@ class SimViolation(SimError):
     """The NAND model (or the harness) found a protocol or timing violation."""
 
 
-Completion = namedtuple("Completion", "op err target tag valid status corrected corr_map unc_map data")
+Completion = namedtuple("Completion", "op err target tag valid status corrected corr_map unc_map data sectors")
+SECTOR_UNCORRECTABLE = 0xF  # COMP_SECTORS nibble of a sector the BCH decoder could not correct
 
 
 class NandSim:
@@ -164,8 +166,9 @@ class NandSim:
     def cycles(self) -> int:
         return int(self.req("cycles"))
 
-    def model(self, target: int, key: str, val: int = 0) -> str:
-        return self.req(f"model {target} {key} {val}")
+    def model(self, target: int, key: str, *vals: int) -> str:
+        """Model knobs and faults of target `target` (see sim/nand/nand_harness.cpp, `model T key ...`)."""
+        return self.req(" ".join(["model", str(target), key, *map(str, vals)]))
 
     def peek(self, target: int, row: int) -> bytes:
         return bytes.fromhex(self.req(f"peek {target} {row}"))
@@ -197,13 +200,13 @@ class NandSim:
 
     def complete(self, max_cycles=3_000_000) -> Completion:
         self.req(f"wait_comp {max_cycles}")
-        info, st, data = self.r("COMP_INFO"), self.r("COMP_STATUS"), self.r("COMP_DATA")
+        info, st, data, sec = self.r("COMP_INFO"), self.r("COMP_STATUS"), self.r("COMP_DATA"), self.r("COMP_SECTORS")
         if not info >> 9 & 1:
             raise SimError(f"COMP_INFO not valid although STATUS said so: {info:#x}")
         self.w("COMP_POP", 1)
         return Completion(op=info & 15, err=info >> 4 & 15, target=info >> 8 & 1, tag=info >> 16, valid=info >> 9 & 1,
                           status=st & 0xFF, corrected=st >> 8 & 0xFF, corr_map=st >> 16 & 0xFF, unc_map=st >> 24,
-                          data=data)
+                          data=data, sectors=[sec >> 4 * i & 15 for i in range(8)])
 
     def cmd(self, op, max_cycles=3_000_000, **kw) -> Completion:
         self.submit(op, **kw)
@@ -304,6 +307,88 @@ def measure(s: NandSim, mode: int, op: str, targets: int, pages: int = 4, block:
     limit = bus_limit_mb_per_s(mode, op)
     eff = (data_bytes / (data_cycles * CLK_NS) * 1000.0) / limit if data_cycles else 0.0
     return Measurement(mode, op, targets, nbytes, cycles, mbps, limit, eff, data_cycles, data_bytes)
+
+
+# ---------------------------------------------------------------- BCH sweep (nand-report, tests)
+EccRow = namedtuple("EccRow", "ecc t bits_injected pages corrected uncorrectable miscorrected")
+
+
+def ecc_code(s: NandSim):
+    """The reference model (lsmc.model.bch) of the code the controller was generated with (ECC_CFG)."""
+    cfg = s.r("ECC_CFG")
+    code = Bch(t=cfg & 0xFF, data_bytes=cfg >> 16, m=13 if cfg >> 16 <= 512 else 14)
+    if code.ecc_bytes != cfg >> 8 & 0xFF:
+        raise SimError(f"ECC_CFG says {cfg >> 8 & 0xFF} check bytes per sector, the model {code.ecc_bytes}")
+    return code
+
+
+def ecc_sweep(s: NandSim, pages: int = 4, max_extra: int = 2, seed: int = 1, block: int = 1, check=None):
+    """Program random pages with ECC, flip exactly k bits in every sector (data or check bits, through
+    the raw back door) for k = 0 .. t + max_extra, read them back with ECC and classify each page:
+    corrected (every sector exact, COMP_SECTORS = k), uncorrectable (a sector flagged, none wrong) or
+    miscorrected (a sector delivered altered data without being flagged). Every sector's result is
+    compared with the reference decoder (lsmc.model.bch); `check(msg)` is called on a disagreement
+    (default: raise SimError). Returns one EccRow per k."""
+    code = ecc_code(s)
+    g = s.geometry
+    page = g["page_bytes"]
+    nsec = page // code.data_bytes
+    rng = random.Random(seed)
+    rows = []
+
+    def fail(msg):
+        if check:
+            check(msg)
+        else:
+            raise SimError(msg)
+    for k in range(code.t + max_extra + 1):
+        corrected = unc = mis = 0
+        s.cmd(OP_ERASE, target=0, row=s.row(block, 0))
+        for p in range(pages):
+            row = s.row(block, p)
+            data = rng.randbytes(page)
+            s.mem_write(DDR, data)
+            c = s.cmd(OP_PROGRAM, row=row, dma=True, ecc=True, dma_addr=DDR)
+            if c.err != ERR_OK:
+                raise SimError(f"program with ECC failed: {c}")
+            raw = bytearray(s.peek(0, row))
+            for i in range(nsec):  # the encoder against the model
+                sec = data[i * code.data_bytes:(i + 1) * code.data_bytes]
+                got = bytes(raw[page + 8 + i * code.ecc_bytes:page + 8 + (i + 1) * code.ecc_bytes])
+                if got != code.ecc(sec):
+                    fail(f"check bytes of sector {i}: controller {got.hex()}, model {code.ecc(sec).hex()}")
+            for i in range(nsec):  # k flips among the sector's data bits and its r check bits
+                for b in rng.sample(range(code.data_bits + code.r), k):
+                    if b < code.data_bits:
+                        byte = i * code.data_bytes + b // 8
+                    else:
+                        byte = page + 8 + i * code.ecc_bytes + (b - code.data_bits) // 8
+                    raw[byte] ^= 0x80 >> (b % 8)
+            s.poke(0, row, bytes(raw))
+            c = s.cmd(OP_PAGE_READ, row=row, dma=True, ecc=True, dma_addr=DDR + 0x10_0000)
+            back = s.mem_read(DDR + 0x10_0000, page)
+            flagged = wrong = False
+            for i in range(nsec):
+                lo, hi = i * code.data_bytes, (i + 1) * code.data_bytes
+                clo = page + 8 + i * code.ecc_bytes
+                ref, n = code.decode(bytes(raw[lo:hi]), bytes(raw[clo:clo + code.ecc_bytes]))
+                rtl = c.sectors[i]
+                if (n is None) != (rtl == SECTOR_UNCORRECTABLE) or (n is not None and (rtl != n or back[lo:hi] != ref)):
+                    fail(f"k={k} page {p} sector {i}: controller reports {rtl}, model {n}")
+                if rtl == SECTOR_UNCORRECTABLE:
+                    flagged = True
+                elif back[lo:hi] != data[lo:hi]:
+                    wrong = True
+            if (c.err == ERR_ECC) != flagged:
+                fail(f"k={k} page {p}: completion error {ERR_NAMES[c.err]} but sector results {c.sectors[:nsec]}")
+            if wrong:
+                mis += 1
+            elif flagged:
+                unc += 1
+            else:
+                corrected += 1
+        rows.append(EccRow(f"bch{code.t}_{code.data_bytes}", code.t, k, pages, corrected, unc, mis))
+    return rows
 
 
 # ---------------------------------------------------------------- full-SoC storage flow (scripts/demo storage)

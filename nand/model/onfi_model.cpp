@@ -72,7 +72,20 @@ void NandModel::poke(uint32_t row, const std::vector<uint8_t>& d) {
 }
 
 bool NandModel::is_bad(uint32_t block) const {
-  return std::find(cfg.bad_blocks.begin(), cfg.bad_blocks.end(), block) != cfg.bad_blocks.end();
+  return grown_bad_.count(block) || std::find(cfg.bad_blocks.begin(), cfg.bad_blocks.end(), block) != cfg.bad_blocks.end();
+}
+
+void NandModel::tear(std::vector<uint8_t>& arr, const std::vector<uint8_t>& target) {
+  for (size_t i = 0; i < arr.size(); i++) arr[i] ^= (arr[i] ^ target[i]) & uint8_t(rng_());
+}
+
+void NandModel::power_on(uint64_t t) {
+  off_ = false;
+  mode_ = cfg.initial_mode; T_ = &onfi_timing(mode_);
+  memset(features_, 0, sizeof features_);
+  op_ = Op::None; have_cmd_ = false; out_ = Out::None; fail_ = failc_ = false; stuck_ = false;
+  busy_until_ = rb_low_from_ = t + cfg.tRST_poweron_ns; busy_start_ = t;
+  now_ = t; first_ = true;
 }
 
 static void put16(std::vector<uint8_t>& p, int o, uint32_t v) { p[o] = v; p[o + 1] = v >> 8; }
@@ -82,8 +95,10 @@ void NandModel::build_param_page() {
   std::vector<uint8_t> p(256, 0);
   memcpy(&p[0], "ONFI", 4);
   put16(p, 4, 0x0002);  // ONFI 1.0
-  put16(p, 6, 0x0010);  // features: extended... bit4 odd-to-even page copyback (as MT29F4G08ABADA)
-  put16(p, 8, 0x003F);  // optional commands: page cache program, cache read, get/set features, read status enhanced, copyback, read unique id
+  // Advertise exactly what this model implements (the real part also has cache program/read, read
+  // status enhanced, copyback and unique ID; a host that trusted those bits would get violations).
+  put16(p, 6, 0x0000);  // features: none of the optional ones (no odd-to-even copyback, one LUN)
+  put16(p, 8, 0x0004);  // optional commands: GET/SET FEATURES only
   auto str = [&](int off, int len, const std::string& s) {
     for (int i = 0; i < len; i++) p[off + i] = i < (int)s.size() ? s[i] : ' ';
   };
@@ -198,6 +213,18 @@ void NandModel::latch_command(uint64_t t, uint8_t c) {
           n_bit_errors++;
         }
       }
+      if (cfg.bit_flips_max > 0) {  // nandsim's bitflips: a random count, anywhere in page + spare
+        int n = int(rng_() % uint32_t(cfg.bit_flips_max + 1));
+        for (int i = 0; i < n; i++) { uint32_t b = rng_() % (page_size() * 8); reg_[b / 8] ^= uint8_t(1u << (b % 8)); }
+        n_bit_errors += n;
+      }
+      {
+        auto g = cfg.read_limit.find(row_);
+        if (g != cfg.read_limit.end() && ++read_ops_[row_] > g->second) {  // grave page: worn out by reads
+          for (uint32_t i = 0; i < page_size() * 8 / 100; i++) { uint32_t b = rng_() % (page_size() * 8); reg_[b / 8] ^= uint8_t(1u << (b % 8)); }
+          n_faults++;
+        }
+      }
       n_reads++;
       start_busy(t, cfg.tR_ns);
       out_ = Out::Page; have_cmd_ = false;
@@ -219,7 +246,19 @@ void NandModel::latch_command(uint64_t t, uint8_t c) {
       auto& arr = page(row_);
       for (uint32_t i = 0; i < page_size(); i++)
         if (loaded_[i] && arr[i] != 0xFF) fail_ = true;  // programming over programmed bytes fails verify
-      if (prev_.wp_n) {
+      bool cut = cfg.power_cut_after == 0, injected = false;
+      if (cfg.power_cut_after >= 0) cfg.power_cut_after--;
+      auto wl = cfg.program_limit.find(row_);
+      if (!fail_ && wl != cfg.program_limit.end() && ++program_ops_[row_] > wl->second) injected = true;
+      if (!fail_ && cfg.fail_programs > 0) { cfg.fail_programs--; injected = true; }
+      if (prev_.wp_n && (cut || injected)) {  // torn: the bits to be cleared are left random
+        std::vector<uint8_t> target(arr);
+        for (uint32_t i = 0; i < page_size(); i++) target[i] &= reg_[i];
+        tear(arr, target);
+        prog_count_[row_]++;
+        fail_ = true; n_faults++;
+        if (cut) { off_ = true; out_ = Out::None; have_cmd_ = false; break; }
+      } else if (prev_.wp_n) {
         for (uint32_t i = 0; i < page_size(); i++) arr[i] &= reg_[i];  // program only clears bits
         prog_count_[row_]++;
         last_prog_page_[blk] = std::max<int>(pg, lp == last_prog_page_.end() ? 0 : lp->second);
@@ -235,6 +274,21 @@ void NandModel::latch_command(uint64_t t, uint8_t c) {
       if (!row_ok(row_)) violation(t, "erase row " + std::to_string(row_) + " outside the device");
       uint32_t blk = row_ / cfg.pages_per_block;
       fail_ = !prev_.wp_n || is_bad(blk);
+      bool cut = cfg.power_cut_after == 0;
+      if (cfg.power_cut_after >= 0) cfg.power_cut_after--;
+      auto wb = cfg.erase_limit.find(blk);
+      if (!fail_ && wb != cfg.erase_limit.end() && ++erase_ops_[blk] > wb->second) {  // weak block wears out
+        fail_ = true; grown_bad_.insert(blk); n_faults++;
+      }
+      if (!fail_ && cfg.fail_erases > 0) { cfg.fail_erases--; fail_ = true; n_faults++; }
+      if (!fail_ && cut) {  // the bits being erased (0 -> 1) are left random in every programmed page
+        for (uint32_t p = 0; p < cfg.pages_per_block; p++) {
+          auto it = pages_.find(blk * cfg.pages_per_block + p);
+          if (it != pages_.end()) tear(it->second, std::vector<uint8_t>(page_size(), 0xFF));
+        }
+        n_faults++; off_ = true; out_ = Out::None; have_cmd_ = false;
+        break;
+      }
       if (!fail_) {
         for (uint32_t p = 0; p < cfg.pages_per_block; p++) {
           pages_.erase(blk * cfg.pages_per_block + p);
@@ -349,6 +403,7 @@ uint8_t NandModel::next_output(uint64_t t) {
 NandPinsOut NandModel::eval(uint64_t t, const NandPinsIn& in) {
   if (t < now_) violation(t, "time went backwards");
   now_ = t;
+  if (off_) { prev_ = in; return NandPinsOut{0, false, false}; }  // no power: nothing driven, R/B# low
   if (first_) { prev_ = in; first_ = false; }
   const int64_t ti = (int64_t)t;
   finish_ops(t);

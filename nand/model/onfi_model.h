@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,13 @@ struct Config {
   int bit_errors_per_read = 0;
   bool bit_error_spread = true;
   bool stuck_busy = false;     // hold R/B# low (and status RDY = 0) from the next busy period on
+  // Fault injection, after Linux's nandsim (runtime changes allowed):
+  int bit_flips_max = 0;                  // every read flips a random number of bits in [0, max], page + spare
+  std::map<uint32_t, int> erase_limit;    // weak blocks: block -> erases that succeed; the next fails, block grows bad
+  std::map<uint32_t, int> program_limit;  // weak pages: row -> programs that succeed; later ones fail, page torn
+  std::map<uint32_t, int> read_limit;     // grave pages: row -> clean reads; later reads flip 1 % of the bits
+  int fail_programs = 0, fail_erases = 0; // the next N programs / erases fail (FAIL in status; program: page torn)
+  int power_cut_after = -1;               // the N-th next program/erase (0 = next) loses power: see power_cut()
   bool check_timing = true;
   std::function<void(const std::string&)> on_violation;  // default: print + exit(3)
 };
@@ -77,6 +85,14 @@ class NandModel {
   void poke(uint32_t row, const std::vector<uint8_t>& data);
   uint32_t page_size() const { return cfg.page_bytes + cfg.spare_bytes; }
   std::vector<uint8_t> param_page() const { return param_; }
+  // Faults. A grown bad block fails every program and erase (its marker is not touched). A power cut
+  // during a program leaves the bits being programmed (1 -> 0) random, during an erase the bits being
+  // erased (0 -> 1) of every page of the block random; the target is then off (ignores its pins, R/B#
+  // low, no checks) until power_on(t) (then mode 0, like after power-up; the host issues RESET).
+  void grow_bad(uint32_t block) { grown_bad_.insert(block); }
+  bool powered() const { return !off_; }
+  void power_on(uint64_t t);
+  uint64_t n_faults = 0;  // programs/erases failed or cut by injection, grave reads
   // Damage byte `off` of every parameter-page copy (tests of the host's CRC check).
   void corrupt_param(uint32_t off) { for (size_t i = off % 256; i < param_.size(); i += 256) param_[i] ^= 0x01; }
 
@@ -98,6 +114,12 @@ class NandModel {
   bool row_ok(uint32_t row) const { return row < cfg.blocks * cfg.pages_per_block; }
   std::vector<uint8_t>& page(uint32_t row);
   bool is_bad(uint32_t block) const;
+  void tear(std::vector<uint8_t>& arr, const std::vector<uint8_t>& target);  // bits changing toward target: random
+  void flip_bits(int n, bool spread_main);
+
+  std::set<uint32_t> grown_bad_;
+  std::map<uint32_t, int> erase_ops_, program_ops_, read_ops_;
+  bool off_ = false;
 
   std::string name_;
   std::mt19937 rng_;

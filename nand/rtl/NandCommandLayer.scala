@@ -37,7 +37,10 @@ class NandCommandLayer(p: NandParams) extends Component {
   val fullBytes = (io.pageBytes.resize(17) + io.spareBytes.resize(17))
   val nandBytes = Mux(eccOn, fullBytes, cur.len.resize(17))
   val dmaBytes = Mux(eccOn, io.pageBytes.resize(17), ((cur.len.resize(17) + 3) & U(0x1FFFC, 17 bits)))
-  val sectors = (io.pageBytes >> 9).resize(8)
+  val bch = p.bch
+  val sectors = (io.pageBytes >> p.sectorShift).resize(8)
+  val secBits = log2Up(p.maxSectors)
+  val eccSpareEnd = (sectors * U(bch.eccBytes, 8 bits)).resize(17) + 8 // spare bytes 8 .. eccSpareEnd-1 hold the check bytes
   val usesDma = cur.dma && isOp(NandOp.READ_ID, NandOp.READ_PARAM, NandOp.PAGE_READ, NandOp.READ_DATA,
     NandOp.CHANGE_COL, NandOp.PROGRAM) && !(op === NandOp.PAGE_READ && cur.split)
 
@@ -99,6 +102,7 @@ class NandCommandLayer(p: NandParams) extends Component {
   val resultWord = Reg(Bits(32 bits))
   val eccCorrected = Reg(UInt(8 bits))
   val eccCorrMap, eccUncMap = Reg(Bits(8 bits))
+  val eccSectors = Reg(Bits(32 bits))
   io.busy := state =/= State.IDLE
 
   io.cmd.ready := state === State.IDLE
@@ -108,14 +112,14 @@ class NandCommandLayer(p: NandParams) extends Component {
     step := 0
     err := NandErr.OK
     resultWord := 0
-    eccCorrected := 0; eccCorrMap := 0; eccUncMap := 0
+    eccCorrected := 0; eccCorrMap := 0; eccUncMap := 0; eccSectors := 0
   }
 
   // Descriptor checks: a bad command never touches the flash or the bus.
   val badCmd = op >= NandOp.count || cur.target.resize(4) >= p.targets || nandBytes > p.bufBytes ||
     (op === NandOp.PROGRAM && (nandBytes === 0 || nandBytes(1 downto 0) =/= 0)) ||
-    (eccOn && (cur.col =/= 0 || io.pageBytes(8 downto 0) =/= 0 || io.pageBytes === 0 || sectors > p.maxSectors ||
-      io.spareBytes < (sectors.resize(16) |<< 1) + 8))
+    (eccOn && (cur.col =/= 0 || io.pageBytes(p.sectorShift - 1 downto 0) =/= 0 || io.pageBytes === 0 ||
+      (io.pageBytes >> p.sectorShift) > p.maxSectors || io.spareBytes.resize(17) < eccSpareEnd))
   val dmaEnd = cur.dmaAddr.resize(34) + dmaBytes.resize(34)
   val badDma = usesDma && (cur.dmaAddr(1 downto 0) =/= 0 || cur.dmaAddr < io.dmaLo || dmaEnd > io.dmaHi.resize(34))
 
@@ -154,21 +158,26 @@ class NandCommandLayer(p: NandParams) extends Component {
   val txBytes = Stream(Bits(8 bits))
   StreamWidthAdapter(txWords, txBytes, LITTLE)
 
-  // ECC encoder over the bytes actually sent.
-  val encC = Reg(Bits(14 bits))
-  val encPd = Reg(Bool())
-  val encCodes = Vec(Reg(Bits(16 bits)), p.maxSectors)
-  val txSector = (txIdx >> 9).resize(3)
+  // BCH encoder over the bytes actually sent: remainder by g(x) per sector, check bytes into the spare.
+  val eccByteBits = log2Up(bch.eccBytes + 1)
+  def eccByte(v: Bits, j: UInt): Bits = { // byte j of a check vector (byte 0 in the MSBs)
+    val o = Bits(8 bits); o := 0xFF
+    for (k <- 0 until bch.eccBytes) when(j === k) { o := v(bch.eccVecBits - 1 - 8 * k downto bch.eccVecBits - 8 - 8 * k) }
+    o
+  }
+  def checkVec(rem: Bits): Bits = // remainder -> stored check vector (pad bits 1, K mask)
+    (if (bch.eccVecBits > bch.r) rem ## B(bch.eccVecBits - bch.r bits, default -> True) else rem) ^ B(bch.kMask, bch.eccVecBits bits)
+  val encRem = Reg(Bits(bch.r bits))
+  val encCodes = Vec(Reg(Bits(bch.eccVecBits bits)), p.maxSectors)
+  val txSector = (txIdx >> p.sectorShift).resize(secBits)
   val txInMain = txIdx < io.pageBytes
   val txSpareOff = (txIdx - io.pageBytes.resize(17)).resize(17)
-  val txIsCode = !txInMain && txSpareOff >= 8 && txSpareOff < (sectors.resize(17) |<< 1) + 8
-  val txCodeIdx = (txSpareOff - 8).resize(17)
-  val txCodeWord = encCodes((txCodeIdx >> 1).resize(3))
+  val txIsCode = !txInMain && txSpareOff >= 8 && txSpareOff < eccSpareEnd
+  val txCodeSec = Reg(UInt(secBits bits))
+  val txCodeByte = Reg(UInt(eccByteBits bits))
   val txByteOut = Bits(8 bits)
   txByteOut := txBytes.payload
-  when(eccOn && !txInMain) {
-    txByteOut := Mux(txIsCode, Mux(txCodeIdx(0), txCodeWord(15 downto 8), txCodeWord(7 downto 0)), B(0xFF, 8 bits))
-  }
+  when(eccOn && !txInMain) { txByteOut := Mux(txIsCode, eccByte(encCodes(txCodeSec), txCodeByte), B(0xFF, 8 bits)) }
   val featByte = cur.param.subdivideIn(8 bits)(featIdx.resize(2))
   io.dout.valid := txActive && Mux(txFeat, featIdx < 4, txBytes.valid)
   io.dout.payload := Mux(txFeat, featByte, txByteOut)
@@ -177,12 +186,13 @@ class NandCommandLayer(p: NandParams) extends Component {
     when(txFeat) { featIdx := featIdx + 1 } otherwise {
       txIdx := txIdx + 1
       when(eccOn && txInMain) {
-        val (nc, np) = NandEcc.step(encC, encPd, txBytes.payload, txIdx(8 downto 0))
-        encC := nc; encPd := np
-        when(txIdx(8 downto 0).andR) {
-          encCodes(txSector) := NandEcc.finish(nc, np)
-          encC := 0; encPd := False
-        }
+        val nr = bch.remStep(encRem, txBytes.payload)
+        encRem := nr
+        when(txIdx(p.sectorShift - 1 downto 0).andR) { encCodes(txSector) := checkVec(nr); encRem := 0 }
+      }
+      when(eccOn && txIsCode) {
+        txCodeByte := txCodeByte + 1
+        when(txCodeByte === bch.eccBytes - 1) { txCodeByte := 0; txCodeSec := txCodeSec + 1 }
       }
     }
   }
@@ -190,15 +200,14 @@ class NandCommandLayer(p: NandParams) extends Component {
   // ------------------------------------------------------------------ receive path (DQ -> buffer)
   val rxArmed = RegInit(False)
   val rxIdx = Reg(UInt(17 bits))
-  val decC = Reg(Bits(14 bits))
-  val decPd = Reg(Bool())
-  val decSyn = Vec(Reg(Bits(14 bits)), p.maxSectors)
-  val decPar = Vec(Reg(Bool()), p.maxSectors)
-  val decStored = Vec(Reg(Bits(16 bits)), p.maxSectors)
+  val decRem = Reg(Bits(bch.r bits))
+  val decRems = Vec(Reg(Bits(bch.r bits)), p.maxSectors) // remainder of each sector's data
+  val decStored = Vec(Reg(Bits(bch.eccVecBits bits)), p.maxSectors) // check bytes as read
   val rxInMain = rxIdx < io.pageBytes
   val rxSpareOff = (rxIdx - io.pageBytes.resize(17)).resize(17)
-  val rxCodeIdx = (rxSpareOff - 8).resize(17)
-  val rxIsCode = !rxInMain && rxSpareOff >= 8 && rxSpareOff < (sectors.resize(17) |<< 1) + 8
+  val rxIsCode = !rxInMain && rxSpareOff >= 8 && rxSpareOff < eccSpareEnd
+  val rxCodeSec = Reg(UInt(secBits bits))
+  val rxCodeByte = Reg(UInt(eccByteBits bits))
 
   // Buffer write port (one user at a time: receive, DMA in, ECC correction).
   val wrEn = Bool()
@@ -216,69 +225,74 @@ class NandCommandLayer(p: NandParams) extends Component {
     for (i <- 0 until 4) when(rxIdx === i) { resultWord(8 * i + 7 downto 8 * i) := io.rx.payload }
     rxIdx := rxIdx + 1
     when(eccOn && rxInMain) {
-      val sec = (rxIdx >> 9).resize(3)
-      val (nc, np) = NandEcc.step(decC, decPd, io.rx.payload, rxIdx(8 downto 0))
-      decC := nc; decPd := np
-      when(rxIdx(8 downto 0).andR) {
-        decSyn(sec) := nc; decPar(sec) := np
-        decC := 0; decPd := False
-      }
+      val nr = bch.remStep(decRem, io.rx.payload)
+      decRem := nr
+      when(rxIdx(p.sectorShift - 1 downto 0).andR) { decRems((rxIdx >> p.sectorShift).resize(secBits)) := nr; decRem := 0 }
     }
     when(eccOn && rxIsCode) {
-      for (i <- 0 until p.maxSectors) when((rxCodeIdx >> 1) === i) {
-        when(rxCodeIdx(0)) { decStored(i)(15 downto 8) := io.rx.payload } otherwise { decStored(i)(7 downto 0) := io.rx.payload }
+      for (k <- 0 until bch.eccBytes) when(rxCodeByte === k) {
+        decStored(rxCodeSec)(bch.eccVecBits - 1 - 8 * k downto bch.eccVecBits - 8 - 8 * k) := io.rx.payload
       }
+      rxCodeByte := rxCodeByte + 1
+      when(rxCodeByte === bch.eccBytes - 1) { rxCodeByte := 0; rxCodeSec := rxCodeSec + 1 }
     }
   }
 
   // ------------------------------------------------------------------ ECC correction (after DIN)
+  // One sector at a time: the decoder gets the remainder of the received codeword (data remainder XOR
+  // the unmasked check bits) and returns the error positions; data bits are flipped in the buffer
+  // (read, modify, write), check-bit errors only count.
+  val dec = new BchDecoder(bch)
   val fixActive = RegInit(False)
-  val fixSec = Reg(UInt(4 bits))
-  val fixPhase = Reg(UInt(2 bits))
+  val fixSec = Reg(UInt(secBits + 1 bits))
+  val fixPhase = Reg(UInt(3 bits))
   val fixWord = Reg(UInt(wordBits bits))
   val fixBit = Reg(UInt(5 bits))
   val fixRead = False
   val fixData = buf.readSync(fixWord, fixRead)
   val fixDone = RegInit(False)
+  val fs = fixSec.resize(secBits)
+  dec.io.start.valid := False
+  dec.io.start.payload := decRems(fs) ^ (decStored(fs) ^ B(bch.kMask, bch.eccVecBits bits))(bch.eccVecBits - 1 downto bch.eccVecBits - bch.r)
+  dec.io.fix.ready := False
+  // data bit q = r + dataBits - 1 - position; byte q/8 of the sector, bit 7 - q%8
+  val fixQ = (U(bch.r + bch.dataBits - 1, dec.posBits + 1 bits) - dec.io.fix.payload.resize(dec.posBits + 1)).resize(dec.posBits)
+  val fixByte = (fs.resize(wordBits + 2) << p.sectorShift).resize(wordBits + 2) + (fixQ >> 3).resize(wordBits + 2)
   when(fixActive) {
-    val s = fixSec.resize(3)
-    val wq = decStored(s) ^ B(NandEcc.K, 16 bits)
-    val cq = wq(13 downto 0)
-    val syn = (cq ^ decSyn(s)).asUInt
-    val par = decPar(s) ^ cq.xorR ^ wq(14)
-    val synPow2 = CountOne(syn) === 1
-    val dataPos = syn - NandEcc.posBase
-    val dataErr = syn >= NandEcc.posBase && syn < NandEcc.posBase + 4096
-    val byteIdx = (fixSec.resize(13) |<< 9) + (dataPos(11 downto 3)).resize(13)
     switch(fixPhase) {
       is(0) {
-        when(fixSec >= sectors.resize(4)) {
-          fixActive := False; fixDone := True
-        } otherwise {
-          fixPhase := 0
+        when(fixSec >= sectors.resize(secBits + 1)) { fixActive := False; fixDone := True }
+          .otherwise { dec.io.start.valid := True; fixPhase := 1 }
+      }
+      is(1) {
+        when(dec.io.fix.valid) {
+          when(dec.io.fix.payload >= bch.r) {
+            fixWord := (fixByte >> 2).resize(wordBits)
+            fixBit := (fixByte(1 downto 0) ## ~fixQ(2 downto 0)).asUInt
+            fixPhase := 2
+          } otherwise { dec.io.fix.ready := True }
+        }
+        when(dec.io.done) {
+          for (i <- 0 until p.maxSectors) when(fs === i) {
+            eccSectors(4 * i + 3 downto 4 * i) := Mux(dec.io.uncorrectable, B(0xF, 4 bits), dec.io.count.resize(4).asBits)
+          }
+          when(dec.io.uncorrectable) { eccUncMap(fs) := True } elsewhen (dec.io.count =/= 0) {
+            eccCorrected := eccCorrected + dec.io.count.resize(8); eccCorrMap(fs) := True
+          }
           fixSec := fixSec + 1
-          when(par) {
-            when(syn === 0 || synPow2) {
-              eccCorrected := eccCorrected + 1; eccCorrMap(s) := True
-            } elsewhen (dataErr) {
-              eccCorrected := eccCorrected + 1; eccCorrMap(s) := True
-              fixWord := (byteIdx >> 2).resize(wordBits)
-              fixBit := (byteIdx(1 downto 0) ## dataPos(2 downto 0)).asUInt
-              fixSec := fixSec // advance after the write
-              fixPhase := 1
-            } otherwise { eccUncMap(s) := True }
-          } elsewhen (syn =/= 0) { eccUncMap(s) := True }
+          fixPhase := 0
         }
       }
-      is(1) { fixRead := True; fixPhase := 2 }
-      is(2) { fixPhase := 3 }
-      is(3) {
+      is(2) { fixRead := True; fixPhase := 3 }
+      is(3) { fixPhase := 4 }
+      is(4) {
         wrEn := True
         wrAddr := fixWord
         wrData := fixData ^ (B(1, 32 bits) |<< fixBit)
-        fixSec := fixSec + 1
-        fixPhase := 0
+        dec.io.fix.ready := True
+        fixPhase := 1
       }
+      default { fixPhase := 0 }
     }
   }
 
@@ -389,9 +403,9 @@ class NandCommandLayer(p: NandParams) extends Component {
           next()
           when(sk === DOUT) {
             txActive := True; txFeat := op === NandOp.SET_FEATURES; txAddr := 0; featIdx := 0
-            txWordsLeft := (sc >> 2).resize(16); txIdx := 0; encC := 0; encPd := False
+            txWordsLeft := (sc >> 2).resize(16); txIdx := 0; encRem := 0; txCodeSec := 0; txCodeByte := 0
           }
-          when(sk === DIN) { rxArmed := True; rxIdx := 0; decC := 0; decPd := False }
+          when(sk === DIN) { rxArmed := True; rxIdx := 0; decRem := 0; rxCodeSec := 0; rxCodeByte := 0 }
         }
       }
       switch(sk) {
@@ -455,5 +469,6 @@ class NandCommandLayer(p: NandParams) extends Component {
   io.comp.eccCorrected := eccCorrected
   io.comp.eccCorrMap := eccCorrMap
   io.comp.eccUncMap := eccUncMap
+  io.comp.eccSectors := eccSectors
   io.comp.data := resultWord
 }

@@ -25,10 +25,10 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   val MAGIC = ID.field(Bits(32 bits), AccessType.RO, BigInt("4E414E44", 16), doc = "Magic 0x4E414E44 (NAND in ASCII)")
   MAGIC := B(0x4E414E44L, 32 bits)
   val VERSION = busif.newReg(doc = "Version and generation parameters")
-  val IP_VERSION = VERSION.field(Bits(16 bits), AccessType.RO, 0x0100, doc = "IP version 0x0100")
+  val IP_VERSION = VERSION.field(Bits(16 bits), AccessType.RO, 0x0200, doc = "IP version 0x0200 (BCH ECC)")
   val TARGETS = VERSION.field(Bits(8 bits), AccessType.RO, p.targets, doc = "Targets (CE#) on the channel")
   val MAX_SECTORS = VERSION.field(Bits(8 bits), AccessType.RO, p.maxSectors, doc = "Most ECC sectors per page")
-  IP_VERSION := 0x0100; TARGETS := p.targets; MAX_SECTORS := p.maxSectors
+  IP_VERSION := 0x0200; TARGETS := p.targets; MAX_SECTORS := p.maxSectors
   val CTRL = busif.newReg(doc = "Control")
   val SOFT_RESET = CTRL.field(Bool(), AccessType.W1P, 0, doc = "Write 1: abort everything, empty both queues, keep configuration")
   val WP_N = CTRL.field(Bool(), AccessType.RW, 1, doc = "Level of the WP# pin (0 protects the flash)")
@@ -50,6 +50,11 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   val BUF_BYTES = busif.newReg(doc = "Page buffer size in bytes (largest page + spare transfer)")
   val BYTES = BUF_BYTES.field(UInt(32 bits), AccessType.RO, p.bufBytes, doc = "Bytes")
   BYTES := p.bufBytes
+  val ECC_CFG = busif.newReg(doc = "ECC code (generation parameters): BCH over GF(2^13) per sector")
+  val ECC_T = ECC_CFG.field(UInt(8 bits), AccessType.RO, p.bch.t, doc = "Bits corrected per sector (t)")
+  val ECC_BYTES = ECC_CFG.field(UInt(8 bits), AccessType.RO, p.bch.eccBytes, doc = "Check bytes per sector in the spare area (from byte 8)")
+  val SECTOR_BYTES = ECC_CFG.field(UInt(16 bits), AccessType.RO, p.bch.dataBytes, doc = "Data bytes per sector (codeword)")
+  ECC_T := p.bch.t; ECC_BYTES := p.bch.eccBytes; SECTOR_BYTES := p.bch.dataBytes
 
   // ---------------------------------------------------------------- timing (cycles of the controller clock)
   val t = NandTimingRegs()
@@ -135,6 +140,12 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   val CYC = PERF_CYCLES.field(UInt(32 bits), AccessType.RW, 0, doc = "Cycles")
   val PERF_BYTES = busif.newReg(doc = "Bytes moved in data-transfer micro-ops (write to clear)")
   val BYT = PERF_BYTES.field(UInt(32 bits), AccessType.RW, 0, doc = "Bytes")
+  val COMP_SECTORS = busif.newReg(doc = "Completion: ECC result per sector (sector s in bits 4s+3..4s)")
+  val SECTOR_BITS = COMP_SECTORS.field(Bits(32 bits), AccessType.RO, 0, doc = "Bits corrected in each sector, 0xF = uncorrectable")
+  val ECC_DEC = busif.newReg(doc = "ECC decoder (generation parameters)")
+  val WORST_CYCLES = ECC_DEC.field(UInt(16 bits), AccessType.RO, p.bch.worstCycles, doc = "Worst-case decoder cycles per codeword (t errors)")
+  val CHIEN_PAR = ECC_DEC.field(UInt(8 bits), AccessType.RO, p.bch.chienPar, doc = "Positions the Chien search tests per cycle")
+  WORST_CYCLES := p.bch.worstCycles; CHIEN_PAR := p.bch.chienPar
 
   // ---------------------------------------------------------------- layers (soft reset restarts them)
   // A soft reset waits until no DMA is in flight: cutting an AXI burst would leave the interconnect
@@ -188,6 +199,7 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   C_VALID := compFifo.io.pop.valid
   FLASH_STATUS := head.status; ECC_CORRECTED := head.eccCorrected; ECC_CORR_MAP := head.eccCorrMap; ECC_UNC_MAP := head.eccUncMap
   DATA := head.data
+  SECTOR_BITS := head.eccSectors
 
   BUSY := cmdLayer.io.busy || cmdFifo.io.occupancy =/= 0 || resetPending
   COMP_VALID := compFifo.io.pop.valid
@@ -210,10 +222,14 @@ class NandController(val p: NandParams = NandParams()) extends Component {
     "nand/rtl/NandController.scala").emit(busif)
 }
 
-/** `runMain nand.Generate [--targets N] --out DIR`: NandController.v and nand_regs.h / .json / .md / .html. */
-object Generate extends common.Generator("build/gen/nand", common.Gen.intOpt("targets", 2, Seq(1, 2))) {
+/** `runMain nand.Generate [--targets N] [--ecc-t T] [--ecc-sector BYTES] --out DIR`: NandController.v and
+  * nand_regs.h / .json / .md / .html. */
+object Generate extends common.Generator("build/gen/nand", common.Gen.intOpt("targets", 2, Seq(1, 2)),
+    common.Gen.intOpt("ecc-t", BchParams().t, (4 to 14)), common.Gen.intOpt("ecc-sector", BchParams().dataBytes, Seq(512, 1024))) {
   def top(a: common.Gen.Args) = {
-    val c = new NandController(NandParams(targets = a.int("targets")))
+    val ecc = BchParams(t = a.int("ecc-t"), dataBytes = a.int("ecc-sector"), m = if (a.int("ecc-sector") > 512) 14 else 13,
+      prim = if (a.int("ecc-sector") > 512) 0x402B else 0x201B)
+    val c = new NandController(NandParams(targets = a.int("targets"), bch = ecc))
     c.docs()
     c
   }

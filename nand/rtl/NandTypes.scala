@@ -5,10 +5,15 @@ import spinal.lib._
 import spinal.lib.bus.amba3.apb.Apb3Config
 import spinal.lib.bus.amba4.axi.Axi4Config
 
-/** Generation parameters of the controller. `bufBytes` bounds one transfer (page + spare). */
-case class NandParams(targets: Int = 2, bufBytes: Int = 4352, cmdDepth: Int = 8, compDepth: Int = 8, maxSectors: Int = 8) {
+/** Generation parameters of the controller. `bufBytes` bounds one transfer (page + spare); `bch` is the
+  * ECC code (t and sector size, see NandBch.scala). */
+case class NandParams(targets: Int = 2, bufBytes: Int = 4352, cmdDepth: Int = 8, compDepth: Int = 8, maxSectors: Int = 8,
+                      bch: BchParams = BchParams()) {
   require(targets >= 1 && targets <= 2, "the command descriptor has one target bit")
   require(bufBytes % 4 == 0)
+  require(isPow2(bch.dataBytes) && bch.dataBytes >= 256, "ECC sector size must be a power of two >= 256")
+  require(bch.t <= 14 && maxSectors <= 8 && maxSectors * bch.t <= 255, "corrected-bit counts must fit COMP_STATUS / COMP_SECTORS")
+  def sectorShift: Int = log2Up(bch.dataBytes)
   def bufWords: Int = bufBytes / 4
   def targetBits: Int = 1
   val axiConfig = Axi4Config(addressWidth = 32, dataWidth = 32, idWidth = 1,
@@ -91,5 +96,6 @@ case class NandCompletion(p: NandParams) extends Bundle {
   val eccCorrected = UInt(8 bits)
   val eccCorrMap = Bits(8 bits)
   val eccUncMap = Bits(8 bits)
+  val eccSectors = Bits(32 bits) // nibble per sector: corrected bits, 0xF = uncorrectable
   val data = Bits(32 bits)
 }

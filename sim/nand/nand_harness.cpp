@@ -7,6 +7,8 @@
 //            wait_comp MAXCYCLES        (poll STATUS until a completion is queued)
 //            model T errors N | model T spread 0/1 | model T stuck 0/1 | model T check 0/1 | model T mode
 //            model T corrupt_param OFFSET
+//            model T flipmax N | weakblock BLOCK N | weakpage ROW N | gravepage ROW N | growbad BLOCK
+//            model T failprog N | failerase N | powercut N | poweron | powered   (faults, see onfi_model.h)
 //            peek T ROW | poke T ROW HEX | param T | axi_err LO HI | touched | stats T | irq | quit
 // Times: one cycle = 10 ns (100 MHz). Models see every pin edge at the clock edge it happens on.
 #include <cinttypes>
@@ -182,7 +184,19 @@ static void request(const std::string& line, bool& quit) {
     else if (k == "stuck") m.set_stuck_busy(r.dec("0|1", 1));
     else if (k == "check") m.cfg.check_timing = r.dec("0|1", 1);
     else if (k == "corrupt_param") m.corrupt_param((uint32_t)r.dec("offset", UINT32_MAX));
-    else throw BadRequest{"unknown model key " + k + " (errors|spread|stuck|check|mode|corrupt_param)"};
+    // Faults (onfi_model.h): flips per read, weak/grown-bad blocks, weak/grave pages, failures, power cut.
+    else if (k == "flipmax") m.cfg.bit_flips_max = (int)r.dec("max flips", 1u << 16);
+    else if (k == "weakblock") { uint32_t b = (uint32_t)r.dec("block", m.cfg.blocks - 1); m.cfg.erase_limit[b] = (int)r.dec("erases", 1u << 30); }
+    else if (k == "weakpage") { uint32_t w = row(r, m); m.cfg.program_limit[w] = (int)r.dec("programs", 1u << 30); }
+    else if (k == "gravepage") { uint32_t w = row(r, m); m.cfg.read_limit[w] = (int)r.dec("reads", 1u << 30); }
+    else if (k == "growbad") m.grow_bad((uint32_t)r.dec("block", m.cfg.blocks - 1));
+    else if (k == "failprog") m.cfg.fail_programs = (int)r.dec("programs", 1u << 30);
+    else if (k == "failerase") m.cfg.fail_erases = (int)r.dec("erases", 1u << 30);
+    else if (k == "powercut") m.cfg.power_cut_after = (int)r.dec("operations before the cut", 1u << 30);
+    else if (k == "poweron") m.power_on(cycle * 10);
+    else if (k == "powered") { r.end(); printf("ok %d\n", m.powered()); return; }
+    else throw BadRequest{"unknown model key " + k + " (errors|spread|stuck|check|mode|corrupt_param|flipmax|weakblock|"
+                          "weakpage|gravepage|growbad|failprog|failerase|powercut|poweron|powered)"};
     r.end();
     printf("ok\n");
   }

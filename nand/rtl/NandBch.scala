@@ -1,0 +1,234 @@
+package nand
+
+import spinal.core._
+import spinal.lib._
+
+/** GF(2^m) arithmetic at generation time (tables of powers and logs of the primitive element a). */
+case class Gf(m: Int, prim: Int) {
+  val n: Int = (1 << m) - 1
+  val exp: Array[Int] = new Array[Int](2 * n)
+  val log: Array[Int] = new Array[Int](n + 1)
+  locally {
+    var x = 1
+    for (i <- 0 until n) {
+      exp(i) = x; exp(i + n) = x; log(x) = i
+      x <<= 1
+      if ((x >> m) != 0) x ^= prim
+    }
+    require(x == 1 && exp.take(n).toSet.size == n, s"0x${prim.toHexString} is not primitive for GF(2^$m)")
+  }
+  def mul(a: Int, b: Int): Int = if (a == 0 || b == 0) 0 else exp(log(a) + log(b))
+  /** a^k for any integer k (negative too). */
+  def pow(k: Int): Int = exp(((k % n) + n) % n)
+}
+
+/** Parameters of the binary BCH code over one sector, shortened from length 2^m - 1.
+  *
+  * Bit order (the same in the Python reference, lsmc.model.bch): the sector is fed MSB first,
+  * byte 0 first; data bit q (q = 8 * byte + 7 - bit) is the coefficient of x^(r + dataBits - 1 - q),
+  * check bit u (u = 8 * eccByte + 7 - bit, u < r) the coefficient of x^(r - 1 - u). The check bits are
+  * the remainder of data(x) * x^r by g(x), stored XOR K with K = check(all FFh) XOR all ones, so an
+  * erased sector (data and check bytes all FFh) is a valid codeword. Pad bits after r are stored as 1.
+  *
+  * @param t         bits corrected per sector
+  * @param dataBytes sector size (data bytes per codeword)
+  * @param chienPar  positions the Chien search tests per cycle */
+case class BchParams(t: Int = 8, dataBytes: Int = 512, m: Int = 13, prim: Int = 0x201B, chienPar: Int = 32) {
+  val gf: Gf = Gf(m, prim)
+  val dataBits: Int = 8 * dataBytes
+  /** Generator polynomial: product of the distinct minimal polynomials of a^1, a^3, ..., a^(2t-1);
+    * bit i = coefficient of x^i. */
+  val gen: BigInt = {
+    val seen = scala.collection.mutable.Set[Int]()
+    var g = BigInt(1)
+    for (i <- 1 until 2 * t by 2 if !seen.contains(i % gf.n)) {
+      // minimal polynomial over the cyclotomic coset of i: prod (x + a^j), coefficients in GF(2^m)
+      var coset = List[Int](); var j = i % gf.n
+      while (!coset.contains(j)) { coset ::= j; j = (2 * j) % gf.n }
+      seen ++= coset
+      var poly = Array(1) // coefficients, index = degree
+      for (e <- coset) {
+        val root = gf.pow(e)
+        val next = new Array[Int](poly.length + 1)
+        for (d <- poly.indices) { next(d + 1) ^= poly(d); next(d) ^= gf.mul(poly(d), root) }
+        poly = next
+      }
+      require(poly.forall(c => c == 0 || c == 1), "minimal polynomial not binary")
+      val mp = poly.zipWithIndex.foldLeft(BigInt(0)) { case (acc, (c, d)) => if (c == 1) acc.setBit(d) else acc }
+      g = clmul(g, mp)
+    }
+    g
+  }
+  private def clmul(a: BigInt, b: BigInt): BigInt =
+    (0 until b.bitLength).foldLeft(BigInt(0))((acc, i) => if (b.testBit(i)) acc ^ (a << i) else acc)
+  /** Check bits per sector (degree of g) and the bytes that hold them in the spare area. */
+  val r: Int = gen.bitLength - 1
+  val eccBytes: Int = (r + 7) / 8
+  val codeBits: Int = dataBits + r
+  require(codeBits <= gf.n, s"sector of $dataBytes bytes + $r check bits does not fit GF(2^$m)")
+  val chienCycles: Int = (codeBits + chienPar - 1) / chienPar
+  /** Worst-case cycles per codeword of the decoder with the command layer's buffer fixer: start 2,
+    * Berlekamp-Massey 2 per iteration over 2t, Chien search, check 1, t data-bit corrections of 4
+    * cycles (read, wait, write, next), done 2. */
+  val worstCycles: Int = 2 + 4 * t + chienCycles + 1 + 4 * t + 2
+
+  /** Remainder of the bits (MSB first) by g, continuing from `rem`. */
+  def remSw(rem: BigInt, bytes: Seq[Int]): BigInt = {
+    val low = gen.clearBit(r); var x = rem
+    for (byte <- bytes; b <- 7 to 0 by -1) {
+      val fb = ((byte >> b) & 1) ^ (if (x.testBit(r - 1)) 1 else 0)
+      x = (x << 1).clearBit(r)
+      if (fb == 1) x ^= low
+    }
+    x
+  }
+  /** Stored check bytes K-masked: K = check(all FFh) XOR ones, as a (8 * eccBytes)-bit vector, byte 0 in the MSBs. */
+  val eccVecBits: Int = 8 * eccBytes
+  val kMask: BigInt = (remSw(0, Seq.fill(dataBytes)(0xFF)) << (eccVecBits - r)) ^ ((BigInt(1) << eccVecBits) - 1)
+
+  // ----------------------------------------------------------------- hardware building blocks
+  /** Division step: the remainder after 8 more message bits (MSB first). */
+  def remStep(rem: Bits, byte: Bits): Bits = {
+    val low = B(gen.clearBit(r), r bits)
+    var x = rem
+    for (b <- 7 to 0 by -1) {
+      val fb = byte(b) ^ x(r - 1)
+      x = (x(r - 2 downto 0) ## False) ^ (low & B(r bits, default -> fb))
+    }
+    x
+  }
+  /** a * c for a constant c (XOR matrix). */
+  def constMul(a: Bits, c: Int): Bits = {
+    val cols = (0 until m).map(k => gf.mul(c, 1 << k))
+    xorMatrix(m, i => (0 until m).filter(k => ((cols(k) >> i) & 1) == 1).map(a(_)))
+  }
+  /** a * b, both variable. */
+  def mul(a: Bits, b: Bits): Bits = {
+    var acc = B(0, m bits); var x = a
+    for (k <- 0 until m) {
+      acc = acc ^ (x & B(m bits, default -> b(k)))
+      x = constMul(x, 2)
+    }
+    acc
+  }
+  /** Syndrome S_j = s(a^j) of a remainder s (r bits). */
+  def syndrome(s: Bits, j: Int): Bits =
+    xorMatrix(m, i => (0 until r).filter(k => ((gf.pow(j * k) >> i) & 1) == 1).map(s(_)))
+  /** Bits whose bit i is the XOR of `inputs(i)`. */
+  def xorMatrix(width: Int, inputs: Int => Seq[Bool]): Bits = {
+    val o = Bits(width bits)
+    for (i <- 0 until width) o(i) := inputs(i).foldLeft(False)(_ ^ _)
+    o
+  }
+}
+
+/** BCH decoder for one codeword at a time: syndromes from the remainder of the received word by g(x),
+  * inversionless Berlekamp-Massey (2t iterations of 2 cycles), Chien search testing `chienPar`
+  * positions per cycle. Error positions (polynomial degrees, see BchParams) come out one per accepted
+  * beat of `fix` once the search has confirmed the locator (as many roots in the shortened code as its
+  * degree, at most t); then `done` pulses with the result. A zero remainder is done in 2 cycles. */
+class BchDecoder(b: BchParams) extends Component {
+  import b.{m, t}
+  val posBits = log2Up(b.codeBits)
+  val io = new Bundle {
+    val start = slave Flow (Bits(b.r bits)) // remainder of the received codeword (data and check bits)
+    val fix = master Stream (UInt(posBits bits))
+    val done = out Bool()
+    val uncorrectable = out Bool()
+    val count = out UInt (log2Up(t + 1) bits)
+    val idle = out Bool()
+  }
+  object S extends SpinalEnum { val IDLE, SYN, BM_D, BM_U, CHIEN, CHECK, FIX, DONE = newElement() }
+  val state = RegInit(S.IDLE)
+  io.idle := state === S.IDLE
+  val rem = Reg(Bits(b.r bits))
+  val syn = Vec(Reg(Bits(m bits)), 2 * t + 1) // syn(j) = S_j, syn(0) unused
+  val lam = Vec(Reg(Bits(m bits)), t + 1)
+  val bb = Vec(Reg(Bits(m bits)), t + 1)
+  val gamma = Reg(Bits(m bits))
+  val delta = Reg(Bits(m bits))
+  val L = Reg(UInt(log2Up(2 * t + 2) bits))
+  val iter = Reg(UInt(log2Up(2 * t + 1) bits))
+  val chienPos = Reg(UInt(posBits + 1 bits))
+  val terms = Vec(Reg(Bits(m bits)), t + 1)
+  val found = Vec(Reg(UInt(posBits bits)), t)
+  val nFound = Reg(UInt(log2Up(b.codeBits + 1) bits))
+  val fixIdx = Reg(UInt(log2Up(t + 1) bits))
+  val unc = Reg(Bool())
+
+  io.fix.valid := False
+  io.fix.payload := found(fixIdx.resize(log2Up(t)))
+  io.done := state === S.DONE
+  io.uncorrectable := unc
+  io.count := Mux(unc, U(0), nFound.resize(log2Up(t + 1)))
+
+  def synAt(k: UInt): Bits = { // S_k, 0 for k < 1
+    val v = Bits(m bits); v := 0
+    for (j <- 1 to 2 * t) when(k === j) { v := syn(j) }
+    v
+  }
+  val lamDeg = UInt(log2Up(t + 1) bits)
+  lamDeg := 0
+  for (i <- 1 to t) when(lam(i) =/= 0) { lamDeg := i }
+
+  switch(state) {
+    is(S.IDLE) {
+      when(io.start.valid) { rem := io.start.payload; state := S.SYN }
+    }
+    is(S.SYN) {
+      for (j <- 1 to 2 * t) syn(j) := b.syndrome(rem, j)
+      for (i <- 0 to t) { lam(i) := B(if (i == 0) 1 else 0, m bits); bb(i) := B(if (i == 0) 1 else 0, m bits) }
+      gamma := B(1, m bits); L := 0; iter := 0; unc := False; nFound := 0; fixIdx := 0
+      state := Mux(rem === 0, S.DONE, S.BM_D)
+    }
+    is(S.BM_D) { // discrepancy of iteration `iter`: sum lam_i * S_(iter+1-i)
+      delta := (0 to t).map(i => b.mul(lam(i), synAt(iter +^ 1 - i))).reduce(_ ^ _)
+      state := S.BM_U
+    }
+    is(S.BM_U) { // lam' = gamma * lam + delta * x * B
+      for (i <- 0 to t) lam(i) := b.mul(gamma, lam(i)) ^ (if (i == 0) B(0, m bits) else b.mul(delta, bb(i - 1)))
+      when(delta =/= 0 && (L << 1) <= iter.resize(L.getWidth + 1)) {
+        for (i <- 0 to t) bb(i) := lam(i)
+        L := (iter.resize(L.getWidth) + 1 - L)
+        gamma := delta
+      } otherwise {
+        bb(0) := 0
+        for (i <- 1 to t) bb(i) := bb(i - 1)
+      }
+      iter := iter + 1
+      state := Mux(iter === 2 * t - 1, S.CHIEN, S.BM_D)
+      chienPos := 0
+    }
+    is(S.CHIEN) {
+      // terms(k) = lam_k * a^(-k * chienPos); positions chienPos + i, i < chienPar
+      val base = Vec(Bits(m bits), t + 1)
+      for (k <- 0 to t) base(k) := Mux(chienPos === 0, lam(k), terms(k))
+      val hits = Bits(b.chienPar bits)
+      for (i <- 0 until b.chienPar) {
+        val v = (0 to t).map(k => if (i == 0) base(k) else b.constMul(base(k), b.gf.pow(-i * k))).reduce(_ ^ _)
+        hits(i) := v === 0 && (chienPos + i < b.codeBits)
+      }
+      for (k <- 0 to t) terms(k) := b.constMul(base(k), b.gf.pow(-b.chienPar * k))
+      // record hit positions in order; slots beyond t are dropped (nFound still counts them)
+      var cnt = nFound
+      for (i <- 0 until b.chienPar) {
+        for (s <- 0 until t) when(hits(i) && cnt === s) { found(s) := (chienPos + i).resize(posBits) }
+        cnt = cnt + hits(i).asUInt.resize(cnt.getWidth)
+      }
+      nFound := cnt
+      chienPos := chienPos + b.chienPar
+      when(chienPos + b.chienPar >= b.codeBits) { state := S.CHECK }
+    }
+    is(S.CHECK) {
+      val ok = L <= t && nFound === L.resize(nFound.getWidth) && lam(0) =/= 0 && lamDeg.resize(L.getWidth) === L
+      unc := !ok
+      state := Mux(ok, S.FIX, S.DONE)
+    }
+    is(S.FIX) {
+      io.fix.valid := fixIdx.resize(nFound.getWidth) < nFound
+      when(fixIdx.resize(nFound.getWidth) >= nFound) { state := S.DONE }
+      when(io.fix.fire) { fixIdx := fixIdx + 1 }
+    }
+    is(S.DONE) { state := S.IDLE }
+  }
+}
