@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <termios.h>
 #include <unistd.h>
@@ -65,6 +66,13 @@ SerialLink* SerialLink::pty() {
 
 SerialLink::~SerialLink() {
   flush();
+  // A pty's last output is lost if the master closes before the terminal read it (hangup flushes the
+  // slave's queue): give the reader up to 2 s to take what is pending.
+  for (int i = 0; isPty_ && ptySlave_ >= 0 && i < 200; i++) {
+    int pending = 0;
+    if (ioctl(ptySlave_, FIONREAD, &pending) != 0 || pending <= 0) break;
+    usleep(10000);
+  }
   if (fd_ >= 0) close(fd_);
   if (ptySlave_ >= 0) close(ptySlave_);
   if (listen_ >= 0) close(listen_);
