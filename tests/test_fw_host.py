@@ -155,6 +155,38 @@ def test_all_error_classes_reached(lib):
     assert set(range(1, 11)) <= seen, sorted(seen)
 
 
+def _raw(shared=0, unshared=0, key=b"", addr=0, vir=0, pad=0):
+    return struct.pack("<II8s", unshared | shared << 4 | vir << 8 | pad << 9, addr, key.ljust(8, b"\0"))
+
+
+# Spec "Groups": the entry after a virtual entry is a real entry of the same group. Hand-made runs
+# (G=4), independent of the model: (name, run, code, index); code 0 = accepted.
+VIRTUAL_RULE_CASES = [
+    ("virtual then virtual", [_raw(0, 8, b"aaaaaaaa", vir=1), _raw(8, 8, b"bbbbbbbb", vir=1), _raw(8, 1, b"c", 5)],
+     5, 1),
+    ("virtual then pad in last slot", [_raw(0, 1, b"a", 1), _raw(0, 1, b"b", 2), _raw(0, 8, b"cccccccc", vir=1),
+                                       _raw(pad=1), _raw(0, 1, b"d", 3)], 5, 3),
+    ("virtual then vir+pad", [_raw(0, 8, b"aaaaaaaa", vir=1), _raw(vir=1, pad=1), _raw(0, 1, b"b", 1)], 5, 1),
+    ("virtual in last slot", [_raw(0, 1, b"a", 1), _raw(0, 1, b"b", 2), _raw(0, 1, b"c", 3),
+                              _raw(0, 8, b"dddddddd", vir=1), _raw(8, 1, b"e", 4)], 5, 3),
+    ("virtual at end", [_raw(0, 1, b"a", 1), _raw(0, 8, b"bbbbbbbb", vir=1)], 5, 1),
+    ("virtual then real in last slot", [_raw(0, 1, b"a", 1), _raw(0, 1, b"b", 2), _raw(0, 8, b"cccccccc", vir=1),
+                                        _raw(8, 1, b"d", 3), _raw(0, 1, b"e", 4)], 0, None),
+]
+
+
+@pytest.mark.parametrize("name,ents,code,index", VIRTUAL_RULE_CASES, ids=[c[0] for c in VIRTUAL_RULE_CASES])
+def test_virtual_entry_rules(lib, name, ents, code, index):
+    data = b"".join(ents)
+    rc, idx, _ = lib.decode(data, 4)
+    assert (rc, idx if rc else None) == (code, index)
+    m = lib.merge(_raw(0, 1, b"\x00", 9), data, 4)
+    if code:
+        assert (m.status, m.err_input, m.err_index) == (code, 1, index)
+    else:
+        assert m.status == 0 and m.out_keys == 5
+
+
 def test_capacity_errors(lib):
     p0 = [(bytes([i]), i) for i in range(1, 60)]
     p1 = [(bytes([i]), 1000 + i) for i in range(30, 90)]

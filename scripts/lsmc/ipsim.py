@@ -18,6 +18,7 @@ from . import kb16
 ROOT = _build.ROOT
 HARNESS = ROOT / "sim" / "compaction" / "harness.cpp"
 WIDTHS = (32, 128)
+WAYS = (2, 4, 8)
 
 # Register offsets, reset values and bits of docs/architecture.md (the contract the RTL implements).
 REGS = {
@@ -27,6 +28,20 @@ REGS = {
     "IRQ_ENABLE": 0x30, "IRQ_STATUS": 0x34, "IN0_BYTES": 0x38, "IN1_BYTES": 0x3C,
     "OUT_CAPACITY": 0x40, "INV_CAPACITY": 0x44, "HW_CYCLES": 0x48, "OUT_KEYS": 0x4C,
 }
+# Registers of an IP with K > 2 inputs (appended after OUT_KEYS; the two-way map is unchanged).
+REG_WAYS = 0x50
+
+
+def reg_in_bytes(k: int) -> int:
+    """Offset of IN<k>_BYTES."""
+    return (0x38, 0x3C)[k] if k < 2 else 0x54 + 8 * (k - 2)
+
+
+def reg_key_count(k: int) -> int:
+    """Offset of KEY<k>_ENTRY_IN_CNT."""
+    return (0x08, 0x0C)[k] if k < 2 else 0x58 + 8 * (k - 2)
+
+
 ID_MAGIC = 0x4C534D43
 IP_VERSION = 0x0100
 RESET_VALUES = {name: 0 for name in REGS}
@@ -50,31 +65,41 @@ class SimError(RuntimeError):
     """The harness could not run the script (bad command, unreadable file, bus hang)."""
 
 
-def gen_dir(width: int) -> Path:
-    return _build.GEN / f"compaction_w{width}"
+def _suffix(width: int, ways: int) -> str:
+    # The two-way IP keeps its original folder names (firmware and SoC builds read them).
+    return f"compaction_w{width}" + ("" if ways == 2 else f"_k{ways}")
 
 
-def _check_width(width: int) -> None:
+def gen_dir(width: int, ways: int = 2) -> Path:
+    return _build.GEN / _suffix(width, ways)
+
+
+def _check_width(width: int, ways: int = 2) -> None:
     if width not in WIDTHS:
         raise ValueError(f"width {width!r} not one of {WIDTHS}")
+    if ways not in WAYS:
+        raise ValueError(f"ways {ways!r} not one of {WAYS}")
 
 
-def generate(width: int = 128) -> Path:
-    """Generate CompactionIp.v (and compaction_regs.h) for `width`; cached."""
-    _check_width(width)
-    out = gen_dir(width)
+def generate(width: int = 128, ways: int = 2) -> Path:
+    """Generate CompactionIp.v (and compaction_regs.h) for `width` and `ways` inputs; cached."""
+    _check_width(width, ways)
+    out = gen_dir(width, ways)
     rel = out.relative_to(ROOT)
-    return _build.generate("compaction", "compaction.Generate", out, ["--width", str(width), "--out", str(rel)])
+    args = ["--width", str(width)] + (["--ways", str(ways)] if ways != 2 else []) + ["--out", str(rel)]
+    return _build.generate("compaction", "compaction.Generate", out, args)
 
 
-def build(width: int = 128, wave: bool = False) -> Path:
-    """Path of the harness executable for `width` (FST waves only in a separate `_wave` build)."""
-    out = generate(width)
+def build(width: int = 128, wave: bool = False, ways: int = 2) -> Path:
+    """Path of the harness executable for `width` and `ways` (FST waves only in a separate `_wave` build)."""
+    out = generate(width, ways)
     verilog = sorted(out.glob("*.v"))
     if not any(v.name == "CompactionIp.v" for v in verilog):
         raise _build.BuildError(f"{out}/CompactionIp.v was not generated")
-    simdir = _build.BUILD / "sim" / (f"compaction_w{width}" + ("_wave" if wave else ""))
+    simdir = _build.BUILD / "sim" / (_suffix(width, ways) + ("_wave" if wave else ""))
     flags = ["--trace-fst", "-CFLAGS", "-DWAVES"] if wave else []
+    if ways != 2:
+        flags += ["-CFLAGS", f"-DWAYS={ways}"]
     return _build.verilate("CompactionIp", verilog, [HARNESS], simdir, flags=flags)
 
 
@@ -110,11 +135,11 @@ def parse_fields(line: str) -> dict:
 
 
 def run_script(script, width: int = 128, exe: Path | None = None, wave: str | None = None,
-               timeout: float = 900, check: bool = True) -> ScriptResult:
+               timeout: float = 900, check: bool = True, ways: int = 2) -> ScriptResult:
     """Run harness commands (a string or list of lines). SimError if the harness rejects the script
     (exit 2) or `check` and an expectation/protocol check failed (exit 1)."""
     if exe is None:
-        exe = build(width, wave=wave is not None)
+        exe = build(width, wave=wave is not None, ways=ways)
     text = script if isinstance(script, str) else "\n".join(script) + "\n"
     cmd = [str(exe)] + (["--wave", str(wave)] if wave else []) + ["-"]
     try:
@@ -129,7 +154,8 @@ def run_script(script, width: int = 128, exe: Path | None = None, wave: str | No
 
 @dataclass
 class Job:
-    """One compaction job. Lengths default to the data lengths; `nolast*` drops the `last` flag."""
+    """One compaction job. Lengths default to the data lengths; `nolast*` drops the `last` flag.
+    `more` holds runs 2..K-1 of a K-way IP (older than run1, newest first)."""
     run0: bytes
     run1: bytes
     group: int = kb16.GROUP_DEFAULT
@@ -143,6 +169,11 @@ class Job:
     nolast1: bool = False
     count_mode: int = 2
     limit: int | None = None                     # cycle limit of `run` (default from the size)
+    more: tuple = ()                             # runs 2.. (K-way IP)
+
+    @property
+    def runs(self) -> list[bytes]:
+        return [self.run0, self.run1, *self.more]
 
 
 @dataclass
@@ -171,23 +202,37 @@ class JobResult:
         return len(self.invalid) // 4
 
 
-def _job_lines(i: int, job: Job, tmp: Path) -> list[str]:
+def streams(ways: int = 2) -> tuple[str, ...]:
+    """Stream names of a `ways`-input IP (for stalls)."""
+    return tuple(f"key{k}" for k in range(ways)) + ("out", "invalid", "ctrl")
+
+
+def _job_lines(i: int, job: Job, tmp: Path, ways: int = 2) -> list[str]:
+    runs = job.runs
+    if len(runs) > ways:
+        raise ValueError(f"job {i} has {len(runs)} runs, the IP takes {ways}")
+    runs += [b""] * (ways - len(runs))
+    names = streams(ways)
     for name, p in job.stalls.items():
-        if name not in STREAMS:
-            raise ValueError(f"unknown stream {name!r} (one of {STREAMS})")
+        if name not in names:
+            raise ValueError(f"unknown stream {name!r} (one of {names})")
     lines = [f"echo job {i}", "recover", f"seed {job.seed}"]
-    lines += [f"stall {s} {float(job.stalls.get(s, 0.0))!r}" for s in STREAMS]
-    in0 = len(job.run0) if job.in0_bytes is None else job.in0_bytes
-    in1 = len(job.run1) if job.in1_bytes is None else job.in1_bytes
-    lines += [f"write 0x24 {job.group}", f"write 0x38 {in0}", f"write 0x3c {in1}",
-              f"write 0x40 {job.out_capacity}", f"write 0x44 {job.inv_capacity}",
+    lines += [f"stall {s} {float(job.stalls.get(s, 0.0))!r}" for s in names]
+    lens = [len(r) for r in runs]
+    if job.in0_bytes is not None:
+        lens[0] = job.in0_bytes
+    if job.in1_bytes is not None:
+        lens[1] = job.in1_bytes
+    lines += [f"write 0x24 {job.group}"] + [f"write {reg_in_bytes(k):#x} {n}" for k, n in enumerate(lens)]
+    lines += [f"write 0x40 {job.out_capacity}", f"write 0x44 {job.inv_capacity}",
               f"write 0x10 {job.count_mode}"]
-    for k, (data, nolast) in enumerate(((job.run0, job.nolast0), (job.run1, job.nolast1))):
+    nolast = [job.nolast0, job.nolast1] + [False] * (ways - 2)
+    for k, data in enumerate(runs):
         if data:
             f = tmp / f"j{i}.in{k}"
             f.write_bytes(data)
-            lines.append(f"load {k} {f}" + (" nolast" if nolast else ""))
-    words = (len(job.run0) + len(job.run1)) // 4 + 8
+            lines.append(f"load {k} {f}" + (" nolast" if nolast[k] else ""))
+    words = sum(len(r) for r in runs) // 4 + 8
     limit = job.limit if job.limit is not None else 20000 + 64 * words
     lines += ["write 0x20 1", f"run {limit}", f"save out {tmp / f'j{i}.out'}",
               f"save invalid {tmp / f'j{i}.inv'}"]
@@ -195,14 +240,14 @@ def _job_lines(i: int, job: Job, tmp: Path) -> list[str]:
 
 
 def run_jobs(jobs: list[Job], width: int = 128, exe: Path | None = None, wave: str | None = None,
-             timeout: float = 1800) -> list[JobResult]:
+             timeout: float = 1800, ways: int = 2) -> list[JobResult]:
     """Run jobs back to back in one harness process (a job after an error starts with a soft reset)."""
     with tempfile.TemporaryDirectory(prefix="ipsim-") as td:
         tmp = Path(td)
         lines = []
         for i, job in enumerate(jobs):
-            lines += _job_lines(i, job, tmp)
-        res = run_script(lines, width=width, exe=exe, wave=wave, timeout=timeout, check=False)
+            lines += _job_lines(i, job, tmp, ways)
+        res = run_script(lines, width=width, exe=exe, wave=wave, timeout=timeout, check=False, ways=ways)
         runs = res.records("run")
         if len(runs) != len(jobs):
             raise SimError(f"expected {len(jobs)} run results, got {len(runs)}: {res.stderr.strip()}")
@@ -231,12 +276,12 @@ def encoded_runs(kind: str, keys: int, overlap: float, seed: int, group: int) ->
 
 
 def model_merge(job: Job) -> tuple[bytes, bytes]:
-    return kb16.merge(job.run0, job.run1, job.group)
+    return kb16.merge_runs(job.runs, job.group)
 
 
 def model_problems(job: Job, r: JobResult) -> list[str]:
     """Every way result `r` of a valid job differs from the model (empty list: correct)."""
-    want_out, want_inv = kb16.merge(job.run0, job.run1, job.group)
+    want_out, want_inv = model_merge(job)
     p = []
     if r.status != "done":
         p.append(f"status {r.status} ({r.code_name} input {r.input} index {r.index})")

@@ -6,7 +6,7 @@ import spinal.lib._
 /** Decoder: checks and decodes one 16-byte KB16 entry per clock into real keys.
   *
   * Stage A (combinational on the incoming entry, state updated when it is taken): header checks
-  * (codes 1..7), prefix expansion against the previous decoded key (real or virtual), slot in the
+  * (codes 1..7; code 5 also when a virtual or pad entry follows a virtual entry), prefix expansion against the previous decoded key (real or virtual), slot in the
   * group, entry index. Stage B (one register later): strictly-increasing check against the previous
   * real key (code 8), `last` checks (9), fill check (10), the LENGTH error of a run whose byte length
   * is not a multiple of 16 (reported after its complete entries, index = len/16), forwarding.
@@ -45,6 +45,7 @@ case class Decoder() extends Component {
     val prevKey = Reg(Bits(64 bits)) init (0) // shared <= 8: only bytes 0..7 are ever reused
     val prevLen = Reg(UInt(5 bits)) init (0) // the previous key of the first entry is the empty key
     val endSent = Reg(Bool()) init (False)
+    val afterVir = Reg(Bool()) init (False) // the previous entry was virtual: this one must be real
     val injectEnd = io.entries === 0 && !endSent
 
     val d = io.input.payload.data
@@ -75,7 +76,7 @@ case class Decoder() extends Component {
     val c2 = shared > 8 || unshared > 8
     val c3 = shared > prevLen
     val c4 = slot === 0 && shared =/= 0
-    val c5 = vir && (slotLast || isFinal)
+    val c5 = (vir && (slotLast || isFinal)) || (afterVir && (vir || pad))
     val c6 = pad && (header =/= B(0x200, 32 bits) || addr =/= 0 || d(127 downto 64) =/= 0 || !slotLast)
     val c7 = !pad && !vir && newLen === 0
     val code = UInt(4 bits)
@@ -122,6 +123,7 @@ case class Decoder() extends Component {
       } otherwise {
         index := index + 1
         slot := Mux(slotLast, U(0, 8 bits), slot + 1)
+        afterVir := vir
         when(!pad) { // a pad does not change the previous key
           prevKey := newKey(63 downto 0)
           prevLen := newLen
