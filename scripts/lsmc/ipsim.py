@@ -268,6 +268,45 @@ def compact(run0: bytes, run1: bytes, group: int = kb16.GROUP_DEFAULT, width: in
     return run_jobs([Job(run0, run1, group, **kw)], width=width, exe=exe, wave=wave)[0]
 
 
+class CascadeError(RuntimeError):
+    """A step of a cascading compaction did not finish (IP error or simulator failure)."""
+
+    def __init__(self, step: int, runs: list[int], result: JobResult):
+        self.step, self.runs, self.result = step, runs, result
+        super().__init__(f"step {step} (input runs {runs}): {result.status} {result.code_name} "
+                         f"at input {result.input} entry {result.index}")
+
+
+def cascade(runs: list[bytes], group: int = kb16.GROUP_DEFAULT, width: int = 128, ways: int = 2,
+            **job_kw) -> tuple[bytes, bytes, list[tuple[int, int]], list[JobResult]]:
+    """Merge any number of runs (newest first) on a `ways`-input IP: cascading compaction
+    (kb16.cascade_plan: temporary runs first, then the final merge), one IP job per step.
+    Returns (merged run, invalid addresses of all steps in step order, plan, one JobResult per step).
+    CascadeError names the step and the original runs it read when a job fails: a malformed run
+    surfaces at the first step that reads it."""
+    origin = [[i] for i in range(len(runs))]   # original runs behind each current run
+    results: list[JobResult] = []
+
+    def merge(rs: list[bytes]) -> tuple[bytes, bytes]:
+        step = len(results)
+        # which current runs this step reads: the plan's window, or all for the final merge
+        window = plan[step] if step < len(plan) else (0, len(origin))
+        members = origin[window[0]:window[0] + window[1]]
+        padded = list(rs) + [b""] * (2 - len(rs))
+        r = run_jobs([Job(padded[0], padded[1], group, more=tuple(padded[2:]), **job_kw)],
+                     width=width, ways=ways)[0]
+        results.append(r)
+        if r.status != "done":
+            err_runs = members[r.input] if r.status == "error" and r.input < len(members) else sum(members, [])
+            raise CascadeError(step, err_runs, r)
+        origin[window[0]:window[0] + window[1]] = [sum(members, [])]
+        return r.out, r.invalid
+
+    plan = kb16.cascade_plan([len(r) for r in runs], ways)
+    out, inv, _ = kb16.cascade_merge(list(runs), group, ways, merge)
+    return out, inv, plan, results
+
+
 def encoded_runs(kind: str, keys: int, overlap: float, seed: int, group: int) -> tuple[bytes, bytes]:
     """Workload of lsmc.workloads encoded with the model."""
     from . import workloads
@@ -315,5 +354,6 @@ def header_defines(width: int = 128) -> dict:
     return out
 
 
-__all__ = ["build", "generate", "run_script", "run_jobs", "compact", "Job", "JobResult", "SimError",
+__all__ = ["build", "generate", "run_script", "run_jobs", "compact", "cascade", "CascadeError", "Job", "JobResult",
+           "SimError",
            "REGS", "RESET_VALUES", "RW_REGS", "encoded_runs", "model_merge", "version_value"]
