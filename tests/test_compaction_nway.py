@@ -204,3 +204,40 @@ def test_cascade_error_names_original_run(ways):
     with pytest.raises(ipsim.CascadeError) as ei:
         ipsim.cascade(runs, 16, WIDTH, ways)
     assert ei.value.runs == [n - 1] and ei.value.result.code == kb16.RESERVED_BITS and ei.value.result.index == 2
+
+
+def test_compact_cli_n_runs(tmp_path):
+    """scripts/compact with six runs on a 4-way IP: cascades, checks against the model, keeps the
+    summary line; a malformed run is named by its position on the command line."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    compact = Path(__file__).resolve().parents[1] / "scripts" / "compact"
+    rng = random.Random(21)
+    lists = make_runs(rng, 6, "random", "uniform", 50)
+    paths = []
+    for i, keys in enumerate(lists):
+        p = tmp_path / f"r{i}.kb16"
+        p.write_bytes(kb16.encode(keys, 16))
+        paths.append(p)
+    out, inv = tmp_path / "m.kb16", tmp_path / "i.bin"
+    args = [sys.executable, str(compact), *map(str, paths), "--out", str(out), "--invalid", str(inv)]
+    r = subprocess.run(args + ["--ways", "4", "--check", "--stall", "0.2"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    runs = [p.read_bytes() for p in paths]
+    want, want_inv = kb16.merge_runs(runs, 16)
+    assert out.read_bytes() == want
+    assert inv.read_bytes() == kb16.cascade_merge(runs, 16, 4)[1]
+    last = r.stdout.strip().splitlines()[-1]
+    entries_in = sum(len(x) for x in runs) // 16
+    assert last.startswith("cycles=") and last.endswith(
+        f" entries_in={entries_in} entries_out={len(want) // 16} invalid={len(want_inv) // 4}")
+    assert "cascade: 1 temporary merge(s) of [3] runs, then a 4-way merge" in r.stdout
+    # a malformed fifth run (index 4)
+    bad = bytearray(runs[4])
+    bad[16 * 2 + 2] |= 0x10  # entry 2: reserved bit
+    paths[4].write_bytes(bytes(bad))
+    out.unlink()
+    r = subprocess.run(args + ["--ways", "4"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 3 and r.stdout.strip().splitlines()[-1] == "error: RESERVED_BITS at input 4 entry 2"
+    assert not out.exists()
