@@ -25,6 +25,8 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
     val out = master Stream (Fragment(Bits(W bits)))   // merged run
     val invalid = master Stream (Fragment(Bits(32 bits)))
     val irq = spinal.core.out(Bool())
+    def key0: Stream[Fragment[Bits]] = keys(0) // the two-way names, for existing instantiations
+    def key1: Stream[Fragment[Bits]] = keys(1)
   }
   // Port names io_key0 .. io_key<K-1> (as the two-way IP always had), not io_keys_0.
   io.keys.zipWithIndex.foreach { case (k, i) => k.setName(s"io_key$i") }

@@ -105,7 +105,8 @@ case class DmaReader(w: Int, fifoDepth: Int = 64) extends Component {
       sub := wordDone ? U(0, sub.getWidth bits) | sub + 1
     }
     val pipeFlush = Bool()
-    io.out << beat.m2sPipe(flush = pipeFlush)
+    // Full register slice (m2s then s2m): valid, payload and ready of io.out all end in registers.
+    io.out << beat.m2sPipe(flush = pipeFlush).s2mPipe(pipeFlush)
   }
 
   fifo.io.flush  := stopping || !busy
