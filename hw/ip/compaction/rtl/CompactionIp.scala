@@ -128,15 +128,18 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
     /** The merge tree: log2(K) levels of comparer_mergers; level l merges pairs of 2^l-run streams.
       * Each node's output passes a full register slice (s2mPipe + m2sPipe): no ready or valid path
       * spans two levels, and the slice keeps one record per clock. */
+    // A slice after each key FIFO too: the first level's compare decides its ready, which must not
+    // reach the FIFO's read pointer and RAM address in the same clock.
     var level: Seq[Stream[MergeRecord]] = keyFifos.map { f =>
-      f.io.pop.translateWith {
+      val head = f.io.pop.s2mPipe().m2sPipe()
+      head.translateWith {
         val r = MergeRecord(1)
-        r.key := f.io.pop.payload.key
-        r.len := f.io.pop.payload.len
-        r.addrs(0) := f.io.pop.payload.addr
-        r.present(0) := !f.io.pop.payload.endOnly
-        r.last := f.io.pop.payload.last
-        r.endOnly := f.io.pop.payload.endOnly
+        r.key := head.payload.key
+        r.len := head.payload.len
+        r.addrs(0) := head.payload.addr
+        r.present(0) := !head.payload.endOnly
+        r.last := head.payload.last
+        r.endOnly := head.payload.endOnly
         r
       }
     }
@@ -278,10 +281,12 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
       is(State.RUN) {
         // First detected wins; on a tie the lowest input, then the output capacities.
         val decErr = dp.decoders.map(_.io.error.valid)
-        val first = OHMasking.first(Vec(decErr).asBits)
+        val firstInput = UInt(cfg.inputBits bits)
+        firstInput := 0
+        for (i <- K - 1 downto 0) when(decErr(i))(firstInput := i) // the lowest input is assigned last
         when(decErr.reduce(_ || _)) {
-          fail(MuxOH(first, dp.decoders.map(_.io.error.code)), OHToUInt(first).resize(cfg.inputBits),
-            MuxOH(first, dp.decoders.map(_.io.error.index)))
+          fail(Vec(dp.decoders.map(_.io.error.code))(firstInput), firstInput,
+            Vec(dp.decoders.map(_.io.error.index))(firstInput))
         } elsewhen (dp.outPort.overflow) {
           fail(U(ErrorCode.OUT_OVERFLOW, 4 bits), U(0, cfg.inputBits bits), dp.outPort.overflowIndex)
         } elsewhen (dp.invPort.overflow) {

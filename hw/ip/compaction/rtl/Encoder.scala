@@ -23,6 +23,10 @@ case class Encoder() extends Component {
   case class PrefixedKey() extends Bundle {
     val rec = KeyRecord()
     val prefix = UInt(4 bits) // min(8, common prefix with the previous key)
+    // Whether the key needs a virtual entry, for both values the slot can give `shared`: the entry
+    // stage then only selects, keeping the subtract and compare off its slot -> ready loop.
+    val virtualAtStart = Bool()  // len - 0 > 8
+    val virtualShared = Bool()   // len - prefix > 8
   }
 
   val prefixStage = new Area {
@@ -41,6 +45,8 @@ case class Encoder() extends Component {
       val t = PrefixedKey()
       t.rec := io.input.payload
       t.prefix := prefix
+      t.virtualAtStart := len > 8
+      t.virtualShared := len - prefix.resize(5) > 8
       t
     }
     when(io.input.fire && !io.input.payload.endOnly) {
@@ -50,14 +56,16 @@ case class Encoder() extends Component {
   }
 
   val entryStage = new Area {
-    val in = prefixStage.out.m2sPipe()
+    // Full register slice: the entry stage's ready (it depends on the slot) ends here instead of
+    // running back through the prefix stage into the merged-key FIFO.
+    val in = prefixStage.out.s2mPipe().m2sPipe()
     val r = in.payload.rec
     val slot = Reg(UInt(8 bits)) init (0)
     val realNext = Reg(Bool()) init (False) // the virtual entry is out, its real entry comes next
     val slotLast = slot.resize(9) === io.group - 1
     val shared = Mux(slot === 0, U(0, 4 bits), in.payload.prefix)
     val rest = r.len - shared.resize(5)
-    val needVirtual = rest > 8
+    val needVirtual = Mux(slot === 0, in.payload.virtualAtStart, in.payload.virtualShared)
     val emitPad = !realNext && needVirtual && slotLast
     val emitVirtual = !realNext && needVirtual && !slotLast
     val emitReal = realNext || !needVirtual

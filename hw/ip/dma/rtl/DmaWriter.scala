@@ -59,10 +59,14 @@ case class DmaWriter(w: Int, fifoDepth: Int = 32) extends Component {
   }
   val fifo = StreamFifo(Word(), fifoDepth)
 
-  // Register slice on the input port: io.in.ready is a register, so the packer's ready logic (which
-  // looks at the beat's `last`) never reaches back into the IP combinationally. Beats still in the
-  // slice when the IP accepts a new START belong to a finished job and are dropped.
-  val in = io.in.s2mPipe(io.ipStart).m2sPipe(flush = io.ipStart)
+  // Register slice on the input port: io.in.ready comes from registers only, so the packer's ready
+  // logic (which looks at the beat's `last`) never reaches back into the IP combinationally. The slice
+  // takes beats only while the channel runs and not past a `last` (as the packer without a slice did),
+  // and is emptied when the channel ends, so no beat of one transfer is left for the next.
+  val lastIn = RegInit(False)
+  when(io.in.fire && io.in.last) { lastIn := True }
+  when(!busy) { lastIn := False }
+  val in = io.in.continueWhen(busy && !stopping && !lastIn).s2mPipe(!busy).m2sPipe(flush = !busy)
 
   // ---------------- w -> 256 packer ----------------
   val pack = new Area {
