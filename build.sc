@@ -16,36 +16,52 @@ trait SpinalModule extends ScalaModule {
   def forkArgs = Seq("-Xss16m")
 }
 
+/** What every generator shares: one SpinalConfig, one argument parser, the regif renderers. */
+object common extends SpinalModule {
+  def millSourcePath = os.pwd / "hw" / "common"
+  def sources = T.sources(millSourcePath / "rtl")
+}
+
+/** The SoC's memory map alone (SocMap, soc.MemoryMap): exported without building the CPU. */
+object socmap extends SpinalModule {
+  def millSourcePath = os.pwd / "hw" / "soc" / "map"
+  def sources = T.sources(millSourcePath)
+  def moduleDeps = Seq(common)
+}
+
 /** Compaction IP: decoder, comparer_merger, encoder, FIFOs, width converters, regif registers. */
 object compaction extends SpinalModule {
   def millSourcePath = os.pwd / "hw" / "ip" / "compaction"
   def sources = T.sources(millSourcePath / "rtl")
+  def moduleDeps = Seq(common)
 }
 
 /** Stream <-> AXI4 DMA channels between DDR and the IPs. */
 object dma extends SpinalModule {
   def millSourcePath = os.pwd / "hw" / "ip" / "dma"
   def sources = T.sources(millSourcePath / "rtl")
+  def moduleDeps = Seq(common)
 }
 
 /** Three-layer ONFI NAND flash controller. */
 object nand extends SpinalModule {
   def millSourcePath = os.pwd / "nand"
   def sources = T.sources(millSourcePath / "rtl")
+  def moduleDeps = Seq(common)
 }
 
 /** VexRiscv, built from the Scala source that PyPI's pythondata-cpu-vexriscv carries (never committed
   * here). `scripts/setup` installs the wheel; this task copies the source out of it and applies the
-  * mechanical edits SpinalHDL 1.14 / Scala 2.13 need (see scripts/lsmc/vexriscv_src.py). */
+  * mechanical edits SpinalHDL 1.14 / Scala 2.13 need (see lsmc/build/vexriscv_src.py). */
 object vexriscv extends SpinalModule {
   def millSourcePath = os.pwd / "build" / "vexriscv"
   def sources = T.sources()
   // The patch script is an input: editing it (or its wheel pin) regenerates the sources.
-  def vexSrcScript = T.source(os.pwd / "scripts" / "lsmc" / "vexriscv_src.py")
+  def vexSrcScript = T.source(os.pwd / "lsmc" / "build" / "vexriscv_src.py")
   def generatedSources = T {
     vexSrcScript()
     val dest = T.dest
-    os.proc("python3", os.pwd / "scripts" / "lsmc" / "vexriscv_src.py", dest).call(cwd = os.pwd, stdout = os.Inherit)
+    os.proc("python3", os.pwd / "lsmc" / "build" / "vexriscv_src.py", dest).call(cwd = os.pwd, stdout = os.Inherit)
     Seq(PathRef(dest))
   }
   def scalacOptions = Seq("-language:reflectiveCalls", "-language:postfixOps", "-language:implicitConversions", "-nowarn")
@@ -55,5 +71,5 @@ object vexriscv extends SpinalModule {
 object soc extends SpinalModule {
   def millSourcePath = os.pwd / "hw" / "soc"
   def sources = T.sources(millSourcePath / "rtl")
-  def moduleDeps = Seq(compaction, dma, nand, vexriscv)
+  def moduleDeps = Seq(common, socmap, compaction, dma, nand, vexriscv)
 }

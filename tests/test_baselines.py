@@ -5,7 +5,8 @@ import subprocess
 
 import pytest
 
-from lsmc import baselines, kb16, workloads
+from lsmc.model import kb16, workloads
+from lsmc.report import baselines
 
 
 def _runs(kind, keys, overlap, seed):

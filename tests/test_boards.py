@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lsmc import boards
+from lsmc.boards import gateware, litex_soc, ports
 
 ROOT = Path(__file__).resolve().parents[1]
 BOARD_DIRS = {"kcu105": "KCU105", "arty_a7": "ArtyA7"}
@@ -28,20 +28,20 @@ def load_board(name):
 
 @pytest.fixture(scope="module")
 def stub(tmp_path_factory):
-    return boards.contract_stub_verilog(tmp_path_factory.mktemp("soc") / "LsmcSoc.v")
+    return ports.contract_stub_verilog(tmp_path_factory.mktemp("soc") / "LsmcSoc.v")
 
 
 @pytest.fixture(scope="module", params=sorted(BOARD_DIRS))
 def generated(request, stub, tmp_path_factory):
     board = load_board(request.param)
     out = tmp_path_factory.mktemp(board.name)
-    boards.build_target(board, out, soc_verilog=stub, compile_software=False)
+    litex_soc.build_target(board, out, soc_verilog=stub, compile_software=False)
     return board, out / "gateware"
 
 
 # ------------------------------------------------------------------------------ port contract
 def test_contract_ports_classified(stub):
-    itf = boards.soc_interface(stub)
+    itf = ports.soc_interface(stub)
     assert (itf.ddr.data_width, itf.ddr_dma.data_width) == (32, 256)
     assert itf.ddr.id_width == 4 and itf.ddr.addr_width == 32
     assert itf.uart_txd.direction == "output" and itf.nand is None
@@ -50,35 +50,35 @@ def test_contract_ports_classified(stub):
 def test_missing_port_is_reported(tmp_path, stub):
     bad = tmp_path / "LsmcSoc.v"
     bad.write_text(stub.read_text().replace("io_ddrDma_r_payload_last", "io_ddrDma_r_payload_lst"))
-    with pytest.raises(boards.BoardError, match="io_ddrDma_r_payload_last missing"):
-        boards.soc_interface(bad)
+    with pytest.raises(ports.BoardError, match="io_ddrDma_r_payload_last missing"):
+        ports.soc_interface(bad)
 
 
 def test_sim_ctrl_variant_rejected(tmp_path):
-    v = boards.contract_stub_verilog(tmp_path / "LsmcSoc.v", extra_ports=[("input", "io_simArg", 32)])
-    with pytest.raises(boards.BoardError, match="--no-sim-ctrl"):
-        boards.soc_interface(v)
+    v = ports.contract_stub_verilog(tmp_path / "LsmcSoc.v", extra_ports=[("input", "io_simArg", 32)])
+    with pytest.raises(ports.BoardError, match="--no-sim-ctrl"):
+        ports.soc_interface(v)
 
 
 def test_unknown_port_rejected(tmp_path):
-    v = boards.contract_stub_verilog(tmp_path / "LsmcSoc.v", extra_ports=[("input", "io_gpio", 4)])
-    with pytest.raises(boards.BoardError, match="io_gpio"):
-        boards.soc_interface(v)
+    v = ports.contract_stub_verilog(tmp_path / "LsmcSoc.v", extra_ports=[("input", "io_gpio", 4)])
+    with pytest.raises(ports.BoardError, match="io_gpio"):
+        ports.soc_interface(v)
 
 
 def test_wrong_strobe_width_rejected(tmp_path, stub):
     bad = tmp_path / "LsmcSoc.v"
     bad.write_text(stub.read_text().replace("[31:0] io_ddrDma_w_payload_strb", "[15:0] io_ddrDma_w_payload_strb"))
-    with pytest.raises(boards.BoardError, match="strobe"):
-        boards.soc_interface(bad)
+    with pytest.raises(ports.BoardError, match="strobe"):
+        ports.soc_interface(bad)
 
 
 def test_missing_file_and_module(tmp_path):
-    with pytest.raises(boards.BoardError, match="not found"):
-        boards.parse_ports(tmp_path / "none.v")
+    with pytest.raises(ports.BoardError, match="not found"):
+        ports.parse_ports(tmp_path / "none.v")
     (tmp_path / "x.v").write_text("module Other(input wire a);\nendmodule\n")
-    with pytest.raises(boards.BoardError, match="module LsmcSoc not found"):
-        boards.parse_ports(tmp_path / "x.v")
+    with pytest.raises(ports.BoardError, match="module LsmcSoc not found"):
+        ports.parse_ports(tmp_path / "x.v")
 
 
 # ------------------------------------------------------------------------------ generated sources
@@ -88,7 +88,7 @@ def test_top_instantiates_soc_and_litedram(generated):
     inst = re.search(r"^LsmcSoc lsmc_soc\((.*?)\);", top, re.S | re.M)
     assert inst, "LsmcSoc instance missing"
     conns = dict(re.findall(r"\.(\w+)\s*\(([^()]*)\)", inst.group(1)))
-    itf = boards.soc_interface(gw / "LsmcSoc.v")
+    itf = ports.soc_interface(gw / "LsmcSoc.v")
     assert set(conns) == {p.name for p in itf.ports}  # every SoC port wired
     assert conns["clk"].strip() == "lsmc_clk"  # the SoC runs in its own 100 MHz domain
     assert all(conns[p.name].strip() for p in itf.ports)
@@ -121,7 +121,7 @@ def test_bios_calibration_csrs(generated):
 @pytest.mark.skipif(shutil.which("yosys") is None, reason="yosys not installed")
 def test_top_elaborates_with_soc(generated):
     board, gw = generated
-    log = boards.yosys_check_top(gw, board.name)
+    log = gateware.yosys_check_top(gw, board.name)
     assert not re.search(r"Warning: Resizing cell port \S*lsmc_soc", log), "LsmcSoc port width mismatch"
 
 
@@ -131,26 +131,26 @@ def test_yosys_check_catches_port_mismatch(tmp_path, stub):
         pytest.skip("yosys not installed")
     board = load_board("arty_a7")
     out = tmp_path / "arty"
-    boards.build_target(board, out, soc_verilog=stub, compile_software=False)
+    litex_soc.build_target(board, out, soc_verilog=stub, compile_software=False)
     soc_v = out / "gateware" / "LsmcSoc.v"
     soc_v.write_text(soc_v.read_text().replace("io_uart_rxd", "io_uart_rx"))
-    with pytest.raises(boards.BoardError, match="io_uart_rxd|does not have a port"):
-        boards.yosys_check_top(out / "gateware", board.name)
+    with pytest.raises(ports.BoardError, match="io_uart_rxd|does not have a port"):
+        gateware.yosys_check_top(out / "gateware", board.name)
 
 
 def test_nand_pins_on_header(tmp_path):
     board = load_board("arty_a7")
-    v = boards.contract_stub_verilog(tmp_path / "LsmcSoc.v", nand_targets=1)
+    v = ports.contract_stub_verilog(tmp_path / "LsmcSoc.v", nand_targets=1)
     out = tmp_path / "arty"
-    boards.build_target(board, out, soc_verilog=v, compile_software=False)
+    litex_soc.build_target(board, out, soc_verilog=v, compile_software=False)
     xdc = (out / "gateware" / "arty_a7.xdc").read_text()
     for pin in ("lsmc_nand_dq[0]", "lsmc_nand_dq[7]", "lsmc_nand_cle", "lsmc_nand_rb_n", "lsmc_nand_ce_n"):
         assert f"[get_ports {{{pin}}}]" in xdc, pin
     assert "IOBUF" in (out / "gateware" / "arty_a7.v").read_text()  # DQ is bidirectional
     (tmp_path / "five").mkdir()
-    v2 = boards.contract_stub_verilog(tmp_path / "five" / "LsmcSoc.v", nand_targets=5)
-    with pytest.raises(boards.BoardError, match="4 CE#"):
-        boards.build_target(board, tmp_path / "arty2", soc_verilog=v2, compile_software=False)
+    v2 = ports.contract_stub_verilog(tmp_path / "five" / "LsmcSoc.v", nand_targets=5)
+    with pytest.raises(ports.BoardError, match="4 CE#"):
+        litex_soc.build_target(board, tmp_path / "arty2", soc_verilog=v2, compile_software=False)
 
 
 def test_cli_without_vivado_generates_only(tmp_path, stub):
@@ -166,7 +166,7 @@ def test_cli_without_vivado_generates_only(tmp_path, stub):
         assert res.returncode == 2 and "needs Vivado" in res.stderr
     res = subprocess.run([str(exe), "--soc-verilog", str(tmp_path / "missing.v"), "--output-dir", str(tmp_path / "k3")],
                          capture_output=True, text=True, timeout=300)
-    assert res.returncode == 2 and "not found" in res.stderr
+    assert res.returncode == 2 and "missing.v: cannot read: No such file" in res.stderr
 
 
 # ------------------------------------------------------------------------------ firmware preload
@@ -186,7 +186,7 @@ def _elf(segments, machine=0xF3):
 def test_elf_to_ram_words(tmp_path):
     elf = tmp_path / "fw.elf"
     elf.write_bytes(_elf([(0x8000_0000, bytes(range(8)), 8), (0x8000_0100, b"\xaa\xbb\xcc\xdd", 0x40)]))
-    words = boards.elf_to_ram_words(elf)
+    words = gateware.elf_to_ram_words(elf)
     assert len(words) == 64 * 1024
     assert words[0] == 0x03020100 and words[1] == 0x07060504 and words[0x40] == 0xDDCCBBAA and words[0x41] == 0
 
@@ -194,14 +194,14 @@ def test_elf_to_ram_words(tmp_path):
 def test_elf_outside_ram_rejected(tmp_path):
     elf = tmp_path / "fw.elf"
     elf.write_bytes(_elf([(0x4000_0000, b"\x00" * 4, 4)]))
-    with pytest.raises(boards.BoardError, match="outside the on-chip RAM"):
-        boards.elf_to_ram_words(elf)
+    with pytest.raises(ports.BoardError, match="outside the on-chip RAM"):
+        gateware.elf_to_ram_words(elf)
     elf.write_bytes(_elf([(0x8000_0000, b"\x00" * 4, 4)], machine=0x3E))
-    with pytest.raises(boards.BoardError, match="not a RISC-V"):
-        boards.elf_to_ram_words(elf)
+    with pytest.raises(ports.BoardError, match="not a RISC-V"):
+        gateware.elf_to_ram_words(elf)
     elf.write_bytes(b"not an elf")
-    with pytest.raises(boards.BoardError, match="not a 32-bit"):
-        boards.elf_to_ram_words(elf)
+    with pytest.raises(ports.BoardError, match="not a 32-bit"):
+        gateware.elf_to_ram_words(elf)
 
 
 @pytest.mark.parametrize("style", ["symbols", "word"])
@@ -214,7 +214,7 @@ def test_attach_firmware_to_ram(tmp_path, style):
     v = tmp_path / "LsmcSoc.v"
     v.write_text(f"module Axi4SharedOnChipRam(input clk);\n{decl}endmodule\n")
     words = [0x11223344 + i for i in range(depth)]
-    boards.attach_firmware(v, words)
+    gateware.attach_firmware(v, words)
     text = v.read_text()
     if style == "symbols":
         for lane in range(4):
@@ -224,8 +224,8 @@ def test_attach_firmware_to_ram(tmp_path, style):
     else:
         assert '$readmemh("LsmcSoc_ram.hex", ram);' in text
         assert (tmp_path / "LsmcSoc_ram.hex").read_text().split()[1] == "11223345"
-    with pytest.raises(boards.BoardError, match="already has an init file"):
-        boards.attach_firmware(v, words)
+    with pytest.raises(ports.BoardError, match="already has an init file"):
+        gateware.attach_firmware(v, words)
     if shutil.which("yosys"):  # the result is still valid Verilog
         subprocess.run(["yosys", "-q", "-p", f"read_verilog {v}"], cwd=tmp_path, check=True)
 
@@ -233,8 +233,8 @@ def test_attach_firmware_to_ram(tmp_path, style):
 def test_attach_firmware_needs_ram(tmp_path):
     v = tmp_path / "LsmcSoc.v"
     v.write_text("module LsmcSoc(input clk);\n  reg [31:0] other [0:3];\nendmodule\n")
-    with pytest.raises(boards.BoardError, match="no 65536-word RAM"):
-        boards.attach_firmware(v, [0] * 65536)
+    with pytest.raises(ports.BoardError, match="no 65536-word RAM"):
+        gateware.attach_firmware(v, [0] * 65536)
 
 
 def test_prefix_modules(tmp_path):
@@ -243,24 +243,24 @@ def test_prefix_modules(tmp_path):
                  "  (* keep_hierarchy = \"TRUE\" *) BufferCC #(\n    .W(1)\n  ) cc (\n    .clk(clk)\n  );\n"
                  "  wire VexRiscv_unused;\nendmodule\nmodule VexRiscv (input wire clk);\nendmodule\n"
                  "module BufferCC #(parameter W = 1) (input wire clk);\nendmodule\n")
-    assert boards.prefix_modules(v, "Lsmc_") == 2
+    assert gateware.prefix_modules(v, "Lsmc_") == 2
     text = v.read_text()
     assert "module LsmcSoc (" in text and "module Lsmc_VexRiscv (" in text and "module Lsmc_BufferCC #(" in text
     assert "  Lsmc_VexRiscv cpu (" in text and '*) Lsmc_BufferCC #(' in text
     assert "wire VexRiscv_unused;" in text  # signals are not module names
-    with pytest.raises(boards.BoardError, match="already carry"):
-        boards.prefix_modules(v, "Lsmc_")
+    with pytest.raises(ports.BoardError, match="already carry"):
+        gateware.prefix_modules(v, "Lsmc_")
 
 
 # ------------------------------------------------------------------------------ the real SoC
 @pytest.fixture(scope="module")
 def real_soc():
     """Board variant of the SoC from hw/soc (soc.Generate --no-sim-ctrl through Mill, cached)."""
-    return boards.generate_soc_verilog()
+    return gateware.generate_soc_verilog()
 
 
 def test_real_soc_matches_contract(real_soc):
-    itf = boards.soc_interface(real_soc)
+    itf = ports.soc_interface(real_soc)
     assert (itf.ddr.data_width, itf.ddr_dma.data_width) == (32, 256)
     assert itf.ddr.addr_width == 32 and itf.ddr_dma.addr_width == 32
 
@@ -275,7 +275,7 @@ def test_real_soc_on_board_with_firmware(real_soc, name, tmp_path):
     code = bytes(range(256)) * 4
     elf.write_bytes(_elf([(0x8000_0000, code, len(code) + 64)]))
     out = tmp_path / name
-    boards.build_target(board, out, soc_verilog=real_soc, firmware=elf, compile_software=False)
+    litex_soc.build_target(board, out, soc_verilog=real_soc, firmware=elf, compile_software=False)
     gw = out / "gateware"
     soc_text = (gw / "LsmcSoc.v").read_text()
     for lane in range(4):
@@ -283,9 +283,9 @@ def test_real_soc_on_board_with_firmware(real_soc, name, tmp_path):
     lane1 = next(gw.glob("LsmcSoc_*ram_symbol1.hex")).read_text().split()
     assert len(lane1) == 64 * 1024 and lane1[:3] == ["01", "05", "09"] and lane1[300] == "00"
     assert "module Lsmc_VexRiscv" in soc_text and "\nmodule VexRiscv" not in soc_text
-    log = boards.yosys_check_top(gw, board.name)
+    log = gateware.yosys_check_top(gw, board.name)
     assert not re.search(r"Warning: Resizing cell port \S*lsmc_soc", log)
-    itf = boards.soc_interface(gw / "LsmcSoc.v")
+    itf = ports.soc_interface(gw / "LsmcSoc.v")
     if itf.nand:  # the NAND controller's pins are on the board's header
         xdc = (gw / f"{board.name}.xdc").read_text()
         assert "[get_ports {lsmc_nand_dq[0]}]" in xdc and "[get_ports {lsmc_nand_rb_n[0]}]" in xdc
@@ -317,13 +317,13 @@ def test_board_simulation_runs_a_compaction_job(real_soc):
     DMA -> LiteDRAM path (checked by the firmware against its C merge: PASS)."""
     sim = _load_sim_module()
     fw = ROOT / "build" / "fw-board"
-    from lsmc import firmware
+    from lsmc.build import firmware
     firmware.ensure_headers()  # the generated register headers the firmware includes (fresh clone)
     mk = subprocess.run(["make", "-s", "-C", str(ROOT / "fw"), f"BUILD={fw}", "BOARD=1"], capture_output=True,
                         text=True)
     assert mk.returncode == 0, mk.stdout[-2000:] + mk.stderr[-3000:]
     out = ROOT / "build" / "boards" / "sim-test"  # fixed folder: the Verilator model is reused when unchanged
-    boards.build_target(sim.SimBoard, out, soc_verilog=real_soc, firmware=fw / "lsmc.elf", run=True)
+    litex_soc.build_target(sim.SimBoard, out, soc_verilog=real_soc, firmware=fw / "lsmc.elf", run=True)
     sim.compile_sim(out)
     log = sim.run_sim(out, script=[("lsmc> ", "run 512\r")], until="lsmc> ", timeout=900)
     assert "Initializing SDRAM" in log and "Memtest OK" in log  # BIOS part of the console

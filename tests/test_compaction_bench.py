@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from lsmc import ipsim
+from lsmc.sim import ipsim
 
 ROOT = ipsim.ROOT
 TARGETS = {128: 1.15, 32: 4.3}
@@ -17,7 +17,7 @@ def bench(tmp_path_factory):
     for w in ipsim.WIDTHS:
         ipsim.build(w)
     out = tmp_path_factory.mktemp("bench")
-    res = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench"), "--results", str(out)],
+    res = subprocess.run([sys.executable, "-m", "lsmc", "bench", "--out-dir", str(out)],
                          capture_output=True, text=True, timeout=900)
     with open(out / "bench.csv") as f:
         rows = list(csv.DictReader(f))

@@ -10,8 +10,9 @@ import random
 
 import pytest
 
-from lsmc import ipsim, kb16, workloads
-from lsmc.vectors import VECTORS  # tests/vectors/kb16, or $KB16_VECTORS
+from lsmc.model import kb16, workloads
+from lsmc.model.vectors import VECTORS  # tests/vectors/kb16, or $KB16_VECTORS
+from lsmc.sim import ipsim
 
 GROUPS = (2, 3, 16, 255, 256)
 STREAMS = ("key0", "key1", "out", "invalid", "ctrl")
@@ -153,7 +154,7 @@ def test_compact_cli(width, tmp_path):
     r0, r1 = ipsim.encoded_runs("ycsb", 400, 0.3, 12, 8)
     (tmp_path / "r0").write_bytes(r0)
     (tmp_path / "r1").write_bytes(r1)
-    res = subprocess.run([sys.executable, str(ipsim.ROOT / "scripts" / "compact"), str(tmp_path / "r0"),
+    res = subprocess.run([sys.executable, "-m", "lsmc", "compact", str(tmp_path / "r0"),
                           str(tmp_path / "r1"), "--out", str(tmp_path / "m"), "--invalid", str(tmp_path / "i"),
                           "--group", "8", "--width", str(width), "--stall", "0.2"],
                          capture_output=True, text=True, timeout=300)

@@ -11,8 +11,9 @@ import random
 
 import pytest
 
-from lsmc import ipsim, kb16
-from lsmc.vectors import VECTORS  # tests/vectors/kb16, or $KB16_VECTORS
+from lsmc.model import kb16
+from lsmc.model.vectors import VECTORS  # tests/vectors/kb16, or $KB16_VECTORS
+from lsmc.sim import ipsim
 
 STREAMS = ("key0", "key1", "out", "invalid", "ctrl")
 G = 16
@@ -152,7 +153,7 @@ def test_last_flag_disagrees_with_length(width):
         cases.append((name + " stalled", dataclasses.replace(job, stalls={s: 0.4 for s in STREAMS}, seed=3)))
     results = ipsim.run_jobs([j for _, j in cases], width=width)
     bad = []
-    for (name, job), r in zip(cases, results):
+    for (name, _job), r in zip(cases, results):
         which = 1 if "in1" in name else 0
         # the first beat that disagrees belongs to entry 3 in every case
         if (r.status, r.code, r.input, r.index) != ("error", kb16.LENGTH, which, 3) or not r.drained \
@@ -277,7 +278,7 @@ def test_soft_reset_after_error_then_valid_job(width, tmp_path):
 def compact_cli(*args):
     import subprocess
     import sys
-    return subprocess.run([sys.executable, str(ipsim.ROOT / "scripts" / "compact"), *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "lsmc", "compact", *map(str, args)],
                           capture_output=True, text=True, timeout=300)
 
 

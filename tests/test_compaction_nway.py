@@ -9,7 +9,8 @@ import random
 
 import pytest
 
-from lsmc import ipsim, kb16
+from lsmc.model import kb16
+from lsmc.sim import ipsim
 
 WIDTH = 128
 GROUPS = (2, 3, 16, 256)
@@ -130,17 +131,21 @@ def test_registers_for_more_inputs(ways):
         res = ipsim.run_script(["read 0x50"], width=WIDTH, ways=2)
         assert res.reads() == [0]
         return
-    lines = ["expect 0x50 %d" % ways]
+    offs = ipsim.reg_offsets(WIDTH, ways)
+    # the documented layout (docs/architecture.md): WAYS at 0x50, then IN<k>_BYTES / KEY<k>_ENTRY_IN_CNT pairs
+    assert offs["WAYS"] == 0x50
+    lines = [f"expect 0x50 {ways}"]
     for k in range(2, ways):
-        lines += [f"write {ipsim.reg_in_bytes(k):#x} {0x1000 + k}", f"expect {ipsim.reg_in_bytes(k):#x} {0x1000 + k}",
-                  f"expect {ipsim.reg_key_count(k):#x} 0"]
+        assert (offs[f"IN{k}_BYTES"], offs[f"KEY{k}_ENTRY_IN_CNT"]) == (0x54 + 8 * (k - 2), 0x58 + 8 * (k - 2))
+        lines += [f"write {offs[f'IN{k}_BYTES']:#x} {0x1000 + k}", f"expect {offs[f'IN{k}_BYTES']:#x} {0x1000 + k}",
+                  f"expect {offs[f'KEY{k}_ENTRY_IN_CNT']:#x} 0"]
     ipsim.run_script(lines, width=WIDTH, ways=ways)
     rng = random.Random(9)
     lists = make_runs(rng, ways, "random", "uniform", 50)
     job = job_for(lists, 16)
-    res = ipsim.run_script(ipsim._job_lines(0, job, _tmp(), ways) +
-                           [f"read {ipsim.reg_key_count(k):#x}" for k in range(ways)], width=WIDTH, ways=ways,
-                           check=False)
+    counters = [offs[f"KEY{k}_ENTRY_IN_CNT"] for k in range(ways)]
+    res = ipsim.run_script(ipsim._job_lines(0, job, _tmp(), ways, WIDTH) + [f"read {c:#x}" for c in counters],
+                           width=WIDTH, ways=ways, check=False)
     assert res.reads() == [len(r) // 4 for r in job.runs]
 
 
@@ -211,8 +216,6 @@ def test_compact_cli_n_runs(tmp_path):
     summary line; a malformed run is named by its position on the command line."""
     import subprocess
     import sys
-    from pathlib import Path
-    compact = Path(__file__).resolve().parents[1] / "scripts" / "compact"
     rng = random.Random(21)
     lists = make_runs(rng, 6, "random", "uniform", 50)
     paths = []
@@ -221,7 +224,7 @@ def test_compact_cli_n_runs(tmp_path):
         p.write_bytes(kb16.encode(keys, 16))
         paths.append(p)
     out, inv = tmp_path / "m.kb16", tmp_path / "i.bin"
-    args = [sys.executable, str(compact), *map(str, paths), "--out", str(out), "--invalid", str(inv)]
+    args = [sys.executable, "-m", "lsmc", "compact", *map(str, paths), "--out", str(out), "--invalid", str(inv)]
     r = subprocess.run(args + ["--ways", "4", "--check", "--stall", "0.2"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     runs = [p.read_bytes() for p in paths]

@@ -8,20 +8,23 @@ import os
 import random
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-from lsmc import build  # noqa: E402
+from lsmc import build
+from lsmc.build import regmap
 
 ROOT = build.ROOT
-MEM = 0x4000_0000          # memory model base (DDR in the SoC map)
+MEM = regmap.memmap().base("DDR")  # memory model base (DDR in the SoC map, lsmc_soc.json)
 MEM_SIZE = 1 << 20
 BUSY, DONE, ERROR, ABORTED = 1, 2, 4, 8
 ERR_AXI, ERR_OVERFLOW, ERR_MISALIGNED = 1, 2, 3
-ADDR, LEN, CTRL, STATUS, BYTES, IRQ_EN, IRQ_ST = 0x00, 0x04, 0x08, 0x0C, 0x10, 0x14, 0x18
+# Channel registers and stride from the generated dma_regs.json (the RTL's regif declaration).
+_CH = regmap.load("dma").arrays["CH"]
+ADDR, LEN, CTRL, STATUS, BYTES, IRQ_EN, IRQ_ST = (_CH["registers"][n].offset for n in (
+    "ADDR", "LEN", "CTRL", "STATUS", "BYTES", "IRQ_ENABLE", "IRQ_STATUS"))
+STRIDE = _CH["stride"]
 
 
 def sim_exe(width: int) -> Path:
@@ -100,7 +103,7 @@ class Sim:
         return self.tmp / name
 
     def wr(self, ch, off, val):
-        return self("wr", hex(0x40 * ch + off), hex(val))
+        return self("wr", hex(STRIDE * ch + off), hex(val))
 
     def start(self, ch, addr, length):
         self.wr(ch, ADDR, addr).wr(ch, LEN, length)
@@ -144,7 +147,7 @@ def test_read_random_lengths_and_addresses(w, tmp_path):
             jobs.append((ch, addr, data))
         for ch, addr, data in jobs:
             sim.wr(ch, ADDR, addr).wr(ch, LEN, len(data))
-        for ch, addr, data in jobs:
+        for ch, _addr, _data in jobs:
             sim.wr(ch, CTRL, 1)
         for ch, _, _ in jobs:
             sim("wait", ch, 200000)
@@ -265,7 +268,7 @@ def test_write_overflow_error_2_nothing_past_end(w, tmp_path):
 
 def test_flush_empty_stream_done_zero_bytes(tmp_path):
     sim = Sim(128, tmp_path)
-    sim.start(2, MEM, 4096).start(3, MEM + 0x2000, 4096)("run", 100)("rd", hex(0x80 + STATUS))
+    sim.start(2, MEM, 4096).start(3, MEM + 0x2000, 4096)("run", 100)("rd", hex(2 * STRIDE + STATUS))
     sim("flush", 1)("wait", 2, 1000)("wait", 3, 1000)
     r = sim.run()
     assert r.reads[0][1] == BUSY, "no last and no flush: the writer waits"
@@ -279,8 +282,8 @@ def test_flush_high_at_start_is_stale(tmp_path):
     IP's START): a flush level present at START only counts after it has dropped once."""
     data = os.urandom(16 * 10)
     sim = Sim(128, tmp_path)
-    sim("flush", 1).start(2, MEM, 4096)("run", 200)("rd", hex(0x80 + STATUS))
-    sim("flush", 0)("src", "out", sim.file(data), "nolast")("run", 200)("rd", hex(0x80 + STATUS))
+    sim("flush", 1).start(2, MEM, 4096)("run", 200)("rd", hex(2 * STRIDE + STATUS))
+    sim("flush", 0)("src", "out", sim.file(data), "nolast")("run", 200)("rd", hex(2 * STRIDE + STATUS))
     sim("flush", 1)("wait", 2, 1000)("dump", hex(MEM), len(data), sim.out("o.bin"))
     r = sim.run()
     assert r.reads[0][1] == BUSY and r.reads[1][1] == BUSY
@@ -291,7 +294,7 @@ def test_flush_high_at_start_is_stale(tmp_path):
 def test_ip_start_pulse_makes_flush_current(tmp_path):
     """IP START failing at once (BAD_GROUP): DONE -> ERROR with flush never low; ipStart arms it."""
     sim = Sim(128, tmp_path)
-    sim("flush", 1).start(2, MEM, 4096)("run", 100)("rd", hex(0x80 + STATUS))
+    sim("flush", 1).start(2, MEM, 4096)("run", 100)("rd", hex(2 * STRIDE + STATUS))
     sim("ipstart")("wait", 2, 1000)
     r = sim.run()
     assert r.reads[0][1] == BUSY
@@ -306,7 +309,7 @@ def test_flush_ends_partial_stream(w, tmp_path):
     sim("fill", MEM, 0x10000, 0xAA)
     data = os.urandom(wb * 11)
     sim("src", "out", sim.file(data), "nolast")
-    sim.start(2, MEM + 0x1000, 4096)("run", 400)("rd", hex(0x80 + STATUS))
+    sim.start(2, MEM + 0x1000, 4096)("run", 400)("rd", hex(2 * STRIDE + STATUS))
     sim("flush", 1)("wait", 2, 1000)("dump", hex(MEM + 0x1000 - 256), 1024, sim.out("o.bin"))
     r = sim.run()
     assert r.reads[-1][1] & BUSY, "without last or flush the writer must keep waiting"
@@ -374,13 +377,13 @@ def test_irq_level_enable_and_w1c(tmp_path):
     sim("rd", hex(IRQ_ST))
     sim.wr(0, IRQ_ST, 1)("irq")                                             # W1C clears
     sim.wr(1, IRQ_EN, 1).start(1, MEM + 8, 64)("wait", 1, 1000)("irq")      # error, only done enabled
-    sim("rd", hex(0x40 + IRQ_ST))
+    sim("rd", hex(STRIDE + IRQ_ST))
     sim.wr(1, IRQ_EN, 2)("irq")                                             # enable error -> bit 1
     sim.wr(1, IRQ_ST, 2)("irq")
     sim.wr(3, IRQ_EN, 3).start(3, MEM, 64)("run", 2)("flush", 1)("wait", 3, 1000)("irq")
     r = sim.run()
     assert r.irqs == [0b0001, 0, 0, 0b0010, 0, 0b1000], r.irqs
-    assert r.reads[0] == (IRQ_ST, 1) and r.reads[1] == (0x40 + IRQ_ST, 2)
+    assert r.reads[0] == (IRQ_ST, 1) and r.reads[1] == (STRIDE + IRQ_ST, 2)
 
 
 def test_all_channels_together_with_stalls(tmp_path):
@@ -412,17 +415,26 @@ def test_all_channels_together_with_stalls(tmp_path):
 def test_generated_header_and_docs():
     gen = ROOT / "build" / "gen" / "dma_w128"
     exe_for(128)
-    h = (gen / "dma_regs.h").read_text()
+    h = dict((k, int(v, 0)) for k, v in re.findall(r"^#define\s+(\w+)\s+(0x[0-9A-Fa-f]+|\d+)\b",
+                                                    (gen / "dma_regs.h").read_text(), re.M))
+    # The contract (docs/architecture.md): channel n at 0x40 * n, this layout, two global registers.
+    layout = (("ADDR", 0), ("LEN", 4), ("CTRL", 8), ("STATUS", 0xC), ("BYTES", 0x10), ("IRQ_ENABLE", 0x14),
+              ("IRQ_STATUS", 0x18))
     for n in range(4):
-        for name, off in (("ADDR", 0), ("LEN", 4), ("CTRL", 8), ("STATUS", 0xC), ("BYTES", 0x10),
-                          ("IRQ_ENABLE", 0x14), ("IRQ_STATUS", 0x18)):
-            assert re.search(rf"#define DMA_CH{n}_{name}\s+0x{0x40 * n + off:04x}\b", h), (n, name)
-    assert re.search(r"#define DMA_CH0_STATUS_ERR_CODE_SHIFT\s+8\b", h)
-    assert (gen / "dma_regs.html").exists() and (gen / "CompactionDma.v").exists()
+        for name, off in layout:
+            assert h[f"DMA_CH{n}_{name}"] == 0x40 * n + off, (n, name)
+    for name, off in layout:
+        assert h[f"DMA_CH_{name}"] == off, name
+    assert (ADDR, LEN, CTRL, STATUS, BYTES, IRQ_EN, IRQ_ST) == tuple(off for _, off in layout)
+    assert h["DMA_CH_STRIDE"] == STRIDE == 0x40 and h["DMA_CH_COUNT"] == 4
+    assert h["DMA_START_MASK"] == 0x100 and h["DMA_ALL_STATUS"] == 0x104
+    assert h["DMA_CH_STATUS_ERR_CODE_SHIFT"] == 8 and h["DMA_CH_STATUS_ERR_CODE_MASK"] == 0xFF00
+    for f in ("dma_regs.html", "dma_regs.json", "dma_regs.md", "CompactionDma.v"):
+        assert (gen / f).exists(), f
 
 
 def test_generator_rejects_bad_width(tmp_path):
-    with pytest.raises(build.BuildError, match="width must be 32 or 128"):
+    with pytest.raises(build.BuildError, match="width must be one of 32, 128"):
         build.mill("dma.runMain", "dma.Generate", "--width", "64", "--out", str(tmp_path))
 
 

@@ -8,19 +8,14 @@ import random
 import re
 import struct
 import subprocess
-import sys
-from pathlib import Path
 
+import fake_soc as fs
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-sys.path.insert(0, str(ROOT / "tests" / "fw_host"))
-
-from lsmc import firmware, kb16, report  # noqa: E402
-import fake_soc as fs  # noqa: E402
-
-from lsmc.vectors import VECTORS  # noqa: E402
+from lsmc.build import firmware
+from lsmc.model import kb16
+from lsmc.model.vectors import VECTORS
+from lsmc.report import table3
 
 
 @pytest.fixture(scope="module")
@@ -534,7 +529,7 @@ def test_job_image_layout():
 
 @pytest.fixture(scope="module")
 def soc_sim():
-    from lsmc import soc
+    from lsmc.sim import soc
     return soc, soc.build_soc(), firmware.build_firmware()
 
 
@@ -545,7 +540,7 @@ def test_soc_bench_table3_flow(soc_sim):
     r = soc.run_soc(elf, arg=6, exe=exe, max_cycles=400_000_000, timeout=900)
     assert r.returncode == 0, r.uart[-3000:] + r.stderr[-2000:]
     assert "registers: IP compaction_regs.h, DMA dma_regs.h" in r.uart and "compaction IP v1.0" in r.uart
-    rows = report.parse_table3_lines(r.uart)  # the parser scripts/demo and scripts/report use
+    rows = table3.parse_table3_lines(r.uart)  # the parser scripts/demo and scripts/report use
     assert [row["entries_in"] for row in rows] == [64, 128, 256]
     for row in rows:
         assert row["pass"] == 1 and row["bytes_in"] == 16 * row["entries_in"]

@@ -8,14 +8,13 @@ the merge against a dict-based merge that shares no code with the model.
 import json
 import random
 import struct
-from pathlib import Path
 
 import pytest
 
-from lsmc import kb16, workloads
-from lsmc.kb16 import Kb16Error
+from lsmc.model import kb16, workloads
+from lsmc.model.kb16 import Kb16Error
+from lsmc.model.vectors import VECTORS as VEC
 
-from lsmc.vectors import VECTORS as VEC  # noqa: E402
 CASES = json.loads((VEC / "cases.json").read_text())
 MALFORMED = json.loads((VEC / "malformed.json").read_text())
 GROUPS = (2, 3, 16, 255, 256)

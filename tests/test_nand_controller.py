@@ -2,14 +2,12 @@
 
 Every simulation runs with the model's timing checker on: any ONFI violation ends the simulation and
 raises SimViolation, so every test here also checks the timing of all the traffic it causes."""
-import os
 import random
 import re
 
 import pytest
 
-from lsmc import nandsim as ns
-from lsmc.build import ROOT
+from lsmc.sim import nandsim as ns
 
 PAGE, SPARE = 2048, 64
 FULL = PAGE + SPARE
@@ -46,10 +44,16 @@ def read(s, row, n, target=0, ecc=False, addr=ns.DDR + 0x100000, col=0):
 
 def test_header_matches_register_map():
     hdr = (ns.GEN / "nand_regs.h").read_text()
-    found = dict(re.findall(r"#define NAND_([A-Z0-9_]+)\s+(0x[0-9a-fA-F]+)\s*$", hdr, re.M))
-    for name, off in ns.REG.items():
-        assert int(found[name], 16) == off, name
-    assert (ns.GEN / "NandRegs.html").exists()
+    found = dict(re.findall(r"^#define NAND_([A-Z0-9_]+)\s+(0x[0-9a-fA-F]+)\b", hdr, re.M))
+    # The contract of docs/nand.md, written out: the JSON (ns.REG) and the header must both match it.
+    contract = dict(ID=0x00, VERSION=0x04, CTRL=0x08, STATUS=0x0C, IRQ_ENABLE=0x10, IRQ_STATUS=0x14,
+                    BUF_BYTES=0x18, TIMING0=0x20, TIMING1=0x24, TIMING2=0x28, TIMING3=0x2C, SAMPLE=0x30,
+                    RB_TIMEOUT=0x34, GEOMETRY=0x38, DMA_LO=0x3C, DMA_HI=0x40, CMD_CTRL=0x50, CMD_ROW=0x54,
+                    CMD_COL=0x58, CMD_LEN=0x5C, CMD_DMA=0x60, CMD_PARAM=0x64, CMD_PUSH=0x68, COMP_INFO=0x70,
+                    COMP_STATUS=0x74, COMP_DATA=0x78, COMP_POP=0x7C, PERF_CYCLES=0x80, PERF_BYTES=0x84)
+    for name, off in contract.items():
+        assert ns.REG[name] == off and int(found[name], 16) == off, name
+    assert (ns.GEN / "nand_regs.html").exists() and (ns.GEN / "nand_regs.json").exists()
 
 
 def test_identification_registers_and_reset_values():

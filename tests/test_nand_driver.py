@@ -6,8 +6,9 @@ import random
 
 import pytest
 
-from lsmc import firmware, nandsim as ns
-from lsmc.build import ROOT
+from lsmc.build import firmware
+from lsmc.paths import ROOT
+from lsmc.sim import nandsim as ns
 
 NAND_BASE, TIMER_BASE = 0xF002_0000, 0xF000_1000
 READ_FN = ctypes.CFUNCTYPE(ctypes.c_uint32, ctypes.c_uint64)
@@ -39,10 +40,12 @@ def lib():
     l = ctypes.CDLL(str(so))
     l.shim_install.argtypes = [READ_FN, WRITE_FN]
     l.nand_init.argtypes = [ctypes.POINTER(Info), ctypes.c_int, ctypes.c_uint32]
-    l.nand_program.argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_int, ctypes.POINTER(Comp)]
+    l.nand_program.argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_int,
+                               ctypes.POINTER(Comp)]
     l.nand_read.argtypes = l.nand_program.argtypes
     l.nand_erase.argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.POINTER(Comp)]
-    l.nand_scan_bad.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_uint8), ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32)]
+    l.nand_scan_bad.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_uint8), ctypes.c_uint32,
+                                ctypes.POINTER(ctypes.c_uint32)]
     l.nand_err_name.restype = ctypes.c_char_p
     l.nand_console.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
     return l

@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from lsmc import build
-from lsmc.build import ROOT
+from lsmc.paths import ROOT
 
 MODEL = ROOT / "nand" / "model"
 

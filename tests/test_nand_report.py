@@ -3,12 +3,10 @@ import csv
 import subprocess
 import sys
 
-from lsmc.build import ROOT
-
 
 def test_report_mode5(tmp_path):
-    res = subprocess.run([sys.executable, str(ROOT / "scripts" / "nand-report"), "--modes", "5", "--pages", "2",
-                          "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    res = subprocess.run([sys.executable, "-m", "lsmc", "nand-report", "--modes", "5", "--pages", "2",
+                          "--out-dir", str(tmp_path)], capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
     rows = list(csv.DictReader(open(tmp_path / "nand.csv")))
     assert list(rows[0].keys()) == ["mode", "op", "targets", "bytes", "cycles", "mb_per_s", "bus_limit_mb_per_s",
@@ -28,6 +26,6 @@ def test_report_mode5(tmp_path):
 
 
 def test_report_bad_arguments(tmp_path):
-    res = subprocess.run([sys.executable, str(ROOT / "scripts" / "nand-report"), "--modes", "7", "--out",
+    res = subprocess.run([sys.executable, "-m", "lsmc", "nand-report", "--modes", "7", "--out-dir",
                           str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "nand-report:" in res.stderr and "Traceback" not in res.stderr

@@ -2,7 +2,7 @@
 controller + two ONFI models): KB16 runs to NAND, back, merged, merged run written back, verified."""
 import pytest
 
-from lsmc import nandsim
+from lsmc.sim import nandsim
 
 
 @pytest.mark.slow
@@ -18,7 +18,8 @@ def test_storage_flow_full_soc():
 @pytest.mark.slow
 def test_storage_console_commands_full_soc():
     """storage.elf console (SIM_ARG 1): the `storage` command and the `nand` commands on the SoC."""
-    from lsmc import firmware, soc
+    from lsmc.build import firmware
+    from lsmc.sim import soc
     firmware.build_firmware()
     elf = firmware.BUILD_FW / "storage.elf"
     run = soc.run_soc(elf, arg=1, uart_in="nand init 2\nnand status 1\nstorage 64 50 2\nnand bogus\nexit\n",

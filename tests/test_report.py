@@ -1,15 +1,19 @@
 """scripts/report: parsing of every input it reads (scripts/compact's last line, the firmware's TABLE3
 block, results/table3.csv), and small end-to-end runs that must write well-formed files whose numbers
-are the measured ones (a stand-in for scripts/compact with known cycles makes them checkable)."""
+are the measured ones (a stand-in for the IP simulation with known cycles makes them checkable)."""
 import csv
 import math
-import sys
+import struct
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from lsmc import report
+from lsmc import build
+from lsmc.model import kb16
+from lsmc.report import compare, table3
+from lsmc.sim import ipsim
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = "entries_in,entries_out,bytes_in,fw_cycles,hw_cycles,us_per_entry,mb_per_s,sw_cycles,pass"
@@ -19,7 +23,7 @@ HEADER = "entries_in,entries_out,bytes_in,fw_cycles,hw_cycles,us_per_entry,mb_pe
 
 def test_parse_compact_line():
     text = "building...\nsim: 1234 cycles\ncycles=9334 entries_in=512 entries_out=448 invalid=64\n\n"
-    assert report.parse_compact_line(text) == {"cycles": 9334, "entries_in": 512, "entries_out": 448,
+    assert table3.parse_compact_line(text) == {"cycles": 9334, "entries_in": 512, "entries_out": 448,
                                                "invalid": 64}
 
 
@@ -31,8 +35,8 @@ def test_parse_compact_line():
     "cycles=1 entries_in=2 entries_out=3 invalid=4 extra=5\n",
 ])
 def test_parse_compact_line_rejects(text):
-    with pytest.raises(report.ReportError):
-        report.parse_compact_line(text)
+    with pytest.raises(table3.ReportError):
+        table3.parse_compact_line(text)
 
 
 # ---- the firmware's TABLE3 block
@@ -47,14 +51,14 @@ def test_parse_table3_lines():
         TABLE3 1024,900,16384,14814,1100,0.144668,110.6,102400,FAIL
         TABLE3 END
         lsmc> """)
-    rows = report.parse_table3_lines(text)
+    rows = table3.parse_table3_lines(text)
     assert rows == [
         dict(entries_in=512, entries_out=448, bytes_in=8192, fw_cycles=9334, hw_cycles=600,
              us_per_entry=0.182305, mb_per_s=43.9, sw_cycles=51200, **{"pass": True}),
         dict(entries_in=1024, entries_out=900, bytes_in=16384, fw_cycles=14814, hw_cycles=1100,
              us_per_entry=0.144668, mb_per_s=110.6, sw_cycles=102400, **{"pass": False}),
     ]
-    assert report.parse_table3_lines(f"TABLE3 {HEADER}\nTABLE3 2,2,32,5,4,0.025,64,9,1\nTABLE3 END\n")[0]["pass"]
+    assert table3.parse_table3_lines(f"TABLE3 {HEADER}\nTABLE3 2,2,32,5,4,0.025,64,9,1\nTABLE3 END\n")[0]["pass"]
 
 
 @pytest.mark.parametrize("text,message", [
@@ -67,69 +71,68 @@ def test_parse_table3_lines():
     (f"TABLE3 {HEADER}\nTABLE3 512,448,8192,9,-6,0.18,43.9,1,PASS\nTABLE3 END\n", "bad hw_cycles"),
 ])
 def test_parse_table3_lines_rejects(text, message):
-    with pytest.raises(report.ReportError, match=message):
-        report.parse_table3_lines(text)
+    with pytest.raises(table3.ReportError, match=message):
+        table3.parse_table3_lines(text)
 
 
 def test_parse_run_line():
     text = ("lsmc> run 65536\n"
             "entries_in=65536 entries_out=57344 bytes_in=1048576 fw_cycles=70000 hw_cycles=66000 "
             "us/entry=0.010681 MB/s=1497.97 sw_cycles=9000000 sw/fw=128.57 PASS\nlsmc> ")
-    assert report.parse_run_line(text) == dict(
+    assert table3.parse_run_line(text) == dict(
         entries_in=65536, entries_out=57344, bytes_in=1048576, fw_cycles=70000, hw_cycles=66000,
         us_per_entry=0.010681, mb_per_s=1497.97, sw_cycles=9000000, **{"pass": True})
-    with pytest.raises(report.ReportError, match="no `run` result"):
-        report.parse_run_line("run: entries must be 2..65536\n")
-    with pytest.raises(report.ReportError, match="incomplete"):
-        report.parse_run_line("entries_in=4 entries_out=4 bytes_in=64 fw_cycles=9 PASS\n")
-    with pytest.raises(report.ReportError, match="bad sw_cycles"):
-        report.parse_run_line("entries_in=4 entries_out=4 bytes_in=64 fw_cycles=9 hw_cycles=5 us/entry=0.1 "
+    with pytest.raises(table3.ReportError, match="no `run` result"):
+        table3.parse_run_line("run: entries must be 2..65536\n")
+    with pytest.raises(table3.ReportError, match="incomplete"):
+        table3.parse_run_line("entries_in=4 entries_out=4 bytes_in=64 fw_cycles=9 PASS\n")
+    with pytest.raises(table3.ReportError, match="bad sw_cycles"):
+        table3.parse_run_line("entries_in=4 entries_out=4 bytes_in=64 fw_cycles=9 hw_cycles=5 us/entry=0.1 "
                               "MB/s=3.0 sw_cycles=lots sw/fw=1.0 FAIL\n")
+
+
+CSV_HEADER = "width,bracket," + HEADER
 
 
 def test_read_table3_csv(tmp_path):
     p = tmp_path / "table3.csv"
-    p.write_text(f"{HEADER}\n512,448,8192,9334,600,0.182305,43.9,51200,PASS\n")
-    assert report.read_table3_csv(p)[0]["fw_cycles"] == 9334
+    p.write_text(f"{CSV_HEADER}\n32,paper,512,448,8192,9334,600,0.182305,43.9,51200,PASS\n"
+                 "128,tight,512,448,8192,700,476,0.01367,1171.9,333000,1\n")
+    rows = table3.read_table3_csv(p)
+    assert (rows[0]["width"], rows[0]["bracket"], rows[0]["fw_cycles"]) == (32, "paper", 9334)
+    assert (rows[1]["width"], rows[1]["bracket"], rows[1]["pass"]) == (128, "tight", True)
     p.write_text("entries_in,fw_cycles\n512,9334\n")
-    with pytest.raises(report.ReportError, match="columns"):
-        report.read_table3_csv(p)
-    p.write_text(f"{HEADER}\n512,448,8192,9334,600,fast,43.9,51200,PASS\n")
-    with pytest.raises(report.ReportError, match="line 2: bad us_per_entry"):
-        report.read_table3_csv(p)
+    with pytest.raises(table3.ReportError, match="columns"):
+        table3.read_table3_csv(p)
+    p.write_text(f"{HEADER}\n512,448,8192,9334,600,0.182305,43.9,51200,PASS\n")  # before width/bracket
+    with pytest.raises(table3.ReportError, match="columns"):
+        table3.read_table3_csv(p)
+    p.write_text(f"{CSV_HEADER}\n64,paper,512,448,8192,9334,600,0.182305,43.9,51200,PASS\n")
+    with pytest.raises(table3.ReportError, match="line 2: width '64'"):
+        table3.read_table3_csv(p)
+    p.write_text(f"{CSV_HEADER}\n32,paper,512,448,8192,9334,600,fast,43.9,51200,PASS\n")
+    with pytest.raises(table3.ReportError, match="line 2: bad us_per_entry"):
+        table3.read_table3_csv(p)
     p.write_text("")
-    with pytest.raises(report.ReportError, match="empty"):
-        report.read_table3_csv(p)
+    with pytest.raises(table3.ReportError, match="empty"):
+        table3.read_table3_csv(p)
 
 
-# ---- end to end, with a stand-in for scripts/compact whose cycle count is known
+# ---- end to end, with a stand-in for the IP simulation whose cycle count is known
 
-FAKE_COMPACT = """\
-import sys
-sys.path.insert(0, {scripts!r})
-from lsmc import kb16
-a = sys.argv[1:]
-run0, run1 = open(a[0], "rb").read(), open(a[1], "rb").read()
-opt = dict(zip(a[2::2], a[3::2]))
-out, inv = kb16.merge(run0, run1, int(opt["--group"]))
-mode = {mode!r}
-if mode == "crash":
-    print("[error] compaction.compile Compilation failed", file=sys.stderr)
-    sys.exit(1)
-if mode == "wrong":
-    out = out[16:]
-open(opt["--out"], "wb").write(out)
-open(opt["--invalid"], "wb").write(inv)
-n = (len(run0) + len(run1)) // 16
-print("sim: done")
-print(f"cycles={{n + 40}} entries_in={{n}} entries_out={{len(out) // 16}} invalid={{len(inv) // 4}}")
-"""
-
-
-def _fake_compact(tmp_path, mode="ok"):
-    p = tmp_path / f"compact_{mode}"
-    p.write_text(FAKE_COMPACT.format(scripts=str(ROOT / "scripts"), mode=mode))
-    return p
+def _fake_ip(monkeypatch, mode="ok"):
+    """Replaces lsmc.sim.ipsim.compact: the model's merge, HW_CYCLES = input entries + 40; `wrong` drops an
+    entry, `crash` fails like a broken Verilator build."""
+    def compact(run0, run1, group, width):
+        if mode == "crash":
+            raise build.BuildError("command failed (1): ./mill compaction.runMain\n"
+                                   "[error] compaction.compile Compilation failed")
+        out, inv = kb16.merge(run0, run1, group)
+        if mode == "wrong":
+            out = out[16:]
+        return SimpleNamespace(out=out, invalid=inv, hw_cycles=(len(run0) + len(run1)) // 16 + 40,
+                               violations=0, status="done", code_name="NONE")
+    monkeypatch.setattr(ipsim, "compact", compact)
 
 
 def _read_csv(path):
@@ -138,15 +141,17 @@ def _read_csv(path):
     return rows[0], [dict(zip(rows[0], r)) for r in rows[1:]]
 
 
-def test_quick_report_writes_well_formed_files(tmp_path, capsys):
+def test_quick_report_writes_well_formed_files(tmp_path, capsys, monkeypatch):
+    _fake_ip(monkeypatch)
     soc_csv = tmp_path / "table3.csv"
     # SoC figures for the first size only, second size FAIL: the report must use the first, refuse the
     # second and say so; the third size has no SoC row at all.
-    soc_csv.write_text(f"{HEADER}\n200,180,3200,900,260,0.045,355.6,40000,PASS\n"
-                       f"400,360,6400,1500,480,0.0375,426.7,80000,FAIL\n")
+    soc_csv.write_text(f"{CSV_HEADER}\n128,tight,200,180,3200,900,260,0.045,355.6,40000,PASS\n"
+                       "128,tight,400,360,6400,1500,480,0.0375,426.7,80000,FAIL\n"
+                       "32,paper,600,525,9600,5000,2400,0.083,192,120000,PASS\n")  # other configuration
     out = tmp_path / "results"
-    rc = report.main(["--sizes", "200", "400", "600", "--quick", "--leveldb-reps", "2", "--soc-csv",
-                      str(soc_csv), "--compact", str(_fake_compact(tmp_path)), "--out-dir", str(out)])
+    rc = compare.main(["--sizes", "200", "400", "600", "--quick", "--leveldb-reps", "2", "--soc-csv",
+                      str(soc_csv), "--out-dir", str(out)])
     assert rc == 0
     header, rows = _read_csv(out / "report.csv")
     assert header == ["entries_in", "ip_us_per_entry", "vexriscv_us_per_entry", "host_c_us_per_entry",
@@ -162,7 +167,7 @@ def test_quick_report_writes_well_formed_files(tmp_path, capsys):
     assert rows[1]["vexriscv_us_per_entry"] == "" and rows[2]["vexriscv_us_per_entry"] == ""
 
     md = (out / "report.md").read_text()
-    assert report.cpu_model() in md
+    assert compare.cpu_model() in md
     assert "LevelDB | 1.23 (library), Debian package libleveldb-dev 1.23" in md
     assert "## Seed 000's own Table III (copied from the paper, not measured here)" in md
     assert "| 8192 | 131072 | 88247 | 0.107723 | 11.07× |" in md
@@ -180,41 +185,43 @@ def test_quick_report_writes_well_formed_files(tmp_path, capsys):
     assert "speed-up vs LevelDB" in capsys.readouterr().out
 
 
-def test_report_never_uses_a_wrong_ip_output(tmp_path):
+def test_report_never_uses_a_wrong_ip_output(tmp_path, monkeypatch):
+    _fake_ip(monkeypatch, "wrong")
     out = tmp_path / "results"
-    rc = report.main(["--sizes", "100", "--leveldb-reps", "1", "--no-soc", "--no-leveldb-disk", "--compact",
-                      str(_fake_compact(tmp_path, "wrong")), "--out-dir", str(out)])
+    rc = compare.main(["--sizes", "100", "--leveldb-reps", "1", "--no-soc", "--no-leveldb-disk", "--out-dir", str(out)])
     assert rc == 0
     _, rows = _read_csv(out / "report.csv")
     assert rows[0]["ip_us_per_entry"] == "" and rows[0]["speedup_vs_leveldb"] == ""
     assert "differs from the reference merge" in (out / "report.md").read_text()
 
 
-def test_report_states_a_broken_simulator_once(tmp_path):
+def test_report_states_a_broken_simulator_once(tmp_path, monkeypatch):
+    _fake_ip(monkeypatch, "crash")
     out = tmp_path / "results"
-    rc = report.main(["--sizes", "100", "120", "--leveldb-reps", "1", "--no-soc", "--no-leveldb-disk",
-                      "--compact", str(_fake_compact(tmp_path, "crash")), "--out-dir", str(out)])
+    rc = compare.main(["--sizes", "100", "120", "--leveldb-reps", "1", "--no-soc", "--no-leveldb-disk",
+                       "--out-dir", str(out)])
     assert rc == 0
     md = (out / "report.md").read_text()
-    assert "100 entries, ip: not measured — scripts/compact exited 1: [error] compaction.compile" in md
-    assert "120 entries, ip: not measured — not run: scripts/compact failed at a smaller size" in md
+    assert ("100 entries, ip: not measured — the IP simulation failed: command failed (1): ./mill "
+            "compaction.runMain | "
+            "[error] compaction.compile") in md
+    assert "120 entries, ip: not measured — not run: the IP simulation failed at a smaller size" in md
     _, rows = _read_csv(out / "report.csv")
     assert all(r["ip_us_per_entry"] == "" for r in rows)
 
 
 def test_report_rejects_bad_arguments(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
-        report.main(["--sizes", "1", "--out-dir", str(tmp_path)])
+        compare.main(["--sizes", "1", "--out-dir", str(tmp_path)])
     assert e.value.code == 2
-    with pytest.raises(SystemExit):
-        report.main(["--soc-csv", str(tmp_path / "missing.csv")])
-    assert "missing.csv: no such file" in capsys.readouterr().err
+    assert compare.main(["--soc-csv", str(tmp_path / "missing.csv"), "--out-dir", str(tmp_path)]) == 2
+    assert "missing.csv: cannot read: No such file or directory" in capsys.readouterr().err
 
 
 def test_report_with_the_real_ip(tmp_path):
-    """The IP column from the real scripts/compact (Verilator build cached by build.py)."""
+    """The IP column from the real IP simulation (Verilator build cached by lsmc.build)."""
     out = tmp_path / "results"
-    rc = report.main(["--sizes", "512", "--leveldb-reps", "1", "--no-soc", "--out-dir", str(out)])
+    rc = compare.main(["--sizes", "512", "--leveldb-reps", "1", "--no-soc", "--out-dir", str(out)])
     assert rc == 0
     _, rows = _read_csv(out / "report.csv")
     ip = rows[0]["ip_us_per_entry"]
@@ -225,64 +232,80 @@ def test_report_with_the_real_ip(tmp_path):
 
 
 class _FakeSoc:
-    """Stands in for lsmc.soc: the bench prints a TABLE3 block, the console answers `run N`."""
-    def __init__(self):
+    """Stands in for lsmc.sim.soc: answers the host-loaded Table III (SIM_ARG 7) with a TABLE3 block for
+    the jobs in the loaded image, or (fail) dies as a broken simulation would."""
+    def __init__(self, fail=False):
         self.calls = []
+        self.fail = fail
 
-    def build_soc(self):
+    def build_soc(self, width=128):
+        self.width = width
         return Path("/nonexistent/Vsoc")
 
-    def run_soc(self, elf, arg=0, uart_in=None, **kw):
-        self.calls.append((arg, uart_in))
+    def run_soc(self, elf, arg=0, loads=None, **kw):
+        (img_path,) = loads.values()
+        img = Path(img_path).read_bytes()
+        words = struct.unpack("<88I", img[:352])
+        n = words[4]
+        self.calls.append((arg, words[3], n))
+        sizes = [(words[8 + 10 * i + 1] + words[8 + 10 * i + 3]) // 16 for i in range(n)]
+
         class R:
             returncode = 0
-        if arg == 0:
-            R.uart = (f"TABLE3 {HEADER}\nTABLE3 512,448,8192,1500,480,0.029297,546.1,90000,1\n"
-                      "TABLE3 1024,896,16384,2500,940,0.024414,655.4,180000,1\nTABLE3 END\n")
-        elif "run 3000 " in uart_in:
-            R.uart = ("lsmc> run 3000 25 16\nentries_in=3000 entries_out=2625 bytes_in=48000 fw_cycles=4000 "
-                      "hw_cycles=2700 us/entry=0.013333 MB/s=1200.00 sw_cycles=540000 sw/fw=135.00 PASS\nlsmc> ")
-        else:
-            R.uart = "lsmc> run 70000 25 16\nrun: entries must be 2..65536\nlsmc> "
+        if self.fail:
+            R.uart, R.returncode = "bench: descriptor ... simulator died\n", 134
+            return R
+        R.uart = f"TABLE3 {HEADER}\n" + "".join(
+            f"TABLE3 {e},{e - e // 8},{16 * e},{e + 1000},{e},0.0,0.0,{150 * e},1\n" for e in sizes) + "TABLE3 END\n"
         return R
 
 
-def test_report_runs_the_soc_bench_and_console(tmp_path, monkeypatch):
-    from lsmc import firmware
+def test_report_runs_the_soc_on_its_own_jobs(tmp_path, monkeypatch):
+    from lsmc.build import firmware
     fake = _FakeSoc()
-    monkeypatch.setitem(sys.modules, "lsmc.soc", fake)
-    # `from . import soc` takes the package attribute when an earlier test imported the real module
-    monkeypatch.setattr(sys.modules["lsmc"], "soc", fake, raising=False)
-    monkeypatch.setattr(report, "soc", fake, raising=False)
+    monkeypatch.setattr(compare, "soc", fake)
+    _fake_ip(monkeypatch)
     monkeypatch.setattr(firmware, "build_firmware", lambda *a, **k: Path("/nonexistent/lsmc.elf"))
     out = tmp_path / "results"
-    rc = report.main(["--sizes", "512", "1024", "3000", "70000", "--soc-max", "70000", "--leveldb-reps", "1",
-                      "--no-leveldb-disk",
-                      "--compact", str(_fake_compact(tmp_path)), "--out-dir", str(out)])
+    rc = compare.main(["--sizes", "512", "1024", "3000", "--soc-max", "2000", "--leveldb-reps", "1",
+                      "--no-leveldb-disk", "--out-dir", str(out)])
     assert rc == 0
-    assert [c[0] for c in fake.calls] == [0, 1, 1]  # one bench, then the two sizes it does not cover
+    assert fake.calls == [(7, 0, 2)] and fake.width == 128  # one simulation, tight bracket, sizes <= --soc-max
     _, rows = _read_csv(out / "report.csv")
     vex = {r["entries_in"]: r["vexriscv_us_per_entry"] for r in rows}
-    assert float(vex["512"]) == pytest.approx(90000 / 100 / 512, rel=1e-5)
-    assert float(vex["3000"]) == pytest.approx(540000 / 100 / 3000, rel=1e-5)
-    assert vex["70000"] == ""
+    assert float(vex["512"]) == pytest.approx(150 / 100, rel=1e-5)
+    assert vex["3000"] == ""
     md = (out / "report.md").read_text()
-    assert "full-SoC Verilator simulation run by this report (bench, run 3000;" in md
-    assert "70000 entries, soc: not measured — console `run 70000` gave no result (run: entries must be" in md
+    assert "full-SoC Verilator simulation run by this report on the same jobs (128-bit IP, tight" in md
+    assert "3000 entries, soc: not measured — not simulated: above --soc-max 2000" in md
     row = [l for l in md.splitlines() if l.startswith("| 1024 | 16384 |")][0]
-    assert "| 2500 | 0.02441 |" in row  # the fw-bracketed counter and its µs/entry
+    assert "| 2024 | 0.01977 |" in row  # the fw-bracketed counter and its µs/entry
+    lead = md.index("## Like for like: the same KB16 merge in C on one host core against the IP")
+    assert lead < md.index("## Results") and "| 512 |" in md[lead:md.index("## Results")]
 
 
-def test_report_leaves_big_sizes_out_of_the_soc_by_default(tmp_path, monkeypatch):
-    from lsmc import firmware
-    fake = _FakeSoc()
-    monkeypatch.setitem(sys.modules, "lsmc.soc", fake)
-    # `from . import soc` takes the package attribute when an earlier test imported the real module
-    monkeypatch.setattr(sys.modules["lsmc"], "soc", fake, raising=False)
+def test_report_says_when_the_soc_failed(tmp_path, monkeypatch):
+    from lsmc.build import firmware
+    fake = _FakeSoc(fail=True)
+    monkeypatch.setattr(compare, "soc", fake)
+    _fake_ip(monkeypatch)
     monkeypatch.setattr(firmware, "build_firmware", lambda *a, **k: Path("/nonexistent/lsmc.elf"))
     out = tmp_path / "results"
-    assert report.main(["--sizes", "512", "9000", "--leveldb-reps", "1", "--no-leveldb-disk", "--compact",
-                        str(_fake_compact(tmp_path)), "--out-dir", str(out)]) == 0
-    assert [c[0] for c in fake.calls] == [0]  # the bench only
+    assert compare.main(["--sizes", "512", "--leveldb-reps", "1", "--no-leveldb-disk", "--out-dir", str(out)]) == 0
+    md = (out / "report.md").read_text()
+    assert "512 entries, soc: not measured — the SoC simulation gave no result (no TABLE3 block" in md
+    assert "simulator exit 134" in md
+
+
+def test_report_32_bit_runs_the_paper_bracket(tmp_path, monkeypatch):
+    from lsmc.build import firmware
+    fake = _FakeSoc()
+    monkeypatch.setattr(compare, "soc", fake)
+    _fake_ip(monkeypatch)
+    monkeypatch.setattr(firmware, "build_firmware", lambda *a, **k: Path("/nonexistent/lsmc.elf"))
+    out = tmp_path / "results"
+    assert compare.main(["--sizes", "512", "9000", "--width", "32", "--leveldb-reps", "1", "--no-leveldb-disk",
+                         "--out-dir", str(out)]) == 0
+    assert fake.calls == [(7, firmware.TABLE_FLAG_PAPER, 1)] and fake.width == 32
     assert "9000 entries, soc: not measured — not simulated: above --soc-max 8192" in (out / "report.md").read_text()
     assert "TABLE3 END" in (out / "report_soc_bench.log").read_text()

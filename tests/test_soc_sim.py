@@ -8,7 +8,8 @@ import subprocess
 
 import pytest
 
-from lsmc import kb16, soc
+from lsmc.model import kb16
+from lsmc.sim import soc
 
 DDR = 0x40000000
 
@@ -184,7 +185,7 @@ def test_harness_rejects_bad_firmware(exe, tmp_path):
     res = subprocess.run([str(exe), str(bad)], capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "not an ELF file" in res.stderr
     res = subprocess.run([str(exe), str(tmp_path / "missing.elf")], capture_output=True, text=True, timeout=60)
-    assert res.returncode == 2 and "cannot read firmware" in res.stderr
+    assert res.returncode == 2 and "firmware: cannot read" in res.stderr
 
 
 def test_load_outside_memory_is_refused(elf, exe, tmp_path):

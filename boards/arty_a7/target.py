@@ -5,10 +5,9 @@ The A7-35T variant is too small (225 KiB of block RAM < the SoC's 256 KiB on-chi
 Without --build: generates the gateware sources into build/boards/arty_a7/. See boards/arty_a7/README.md.
 """
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-from lsmc import boards  # noqa: E402
+from lsmc.boards import litex_soc
+from lsmc.boards.ports import BoardError
 
 
 class ArtyA7:
@@ -23,9 +22,9 @@ class ArtyA7:
 
     @staticmethod
     def crg(platform, sys_clk_freq, lsmc_clk_freq):
-        from migen import Signal, ClockDomain
         from litex.gen import LiteXModule
-        from litex.soc.cores.clock import S7PLL, S7IDELAYCTRL
+        from litex.soc.cores.clock import S7IDELAYCTRL, S7PLL
+        from migen import ClockDomain, Signal
 
         class CRG(LiteXModule):
             def __init__(self):
@@ -66,9 +65,9 @@ class ArtyA7:
     def nand_pads(platform, targets):
         """ONFI NAND on Pmods, LVCMOS33 (a 3.3 V NAND wires directly): DQ0..7 on JC, CLE/ALE/WE#/RE#/WP#
         on JD, CE#n on JB pins 1..4 and R/B#n on JB pins 7..10 (up to 4 targets)."""
-        from litex.build.generic_platform import Subsignal, Pins, IOStandard, Misc
+        from litex.build.generic_platform import IOStandard, Misc, Pins, Subsignal
         if not 1 <= targets <= 4:
-            raise boards.BoardError(f"Arty NAND header (Pmod JB) has 4 CE#/R/B# pairs, SoC has {targets}")
+            raise BoardError(f"Arty NAND header (Pmod JB) has 4 CE#/R/B# pairs, SoC has {targets}")
         platform.add_extension([("lsmc_nand", 0,
             Subsignal("dq", Pins(" ".join(f"pmodc:{i}" for i in range(8)))),
             Subsignal("cle", Pins("pmodd:0")),
@@ -82,4 +81,4 @@ class ArtyA7:
         return platform.request("lsmc_nand")
 
 if __name__ == "__main__":
-    sys.exit(boards.target_main(ArtyA7))
+    sys.exit(litex_soc.target_main(ArtyA7))

@@ -5,10 +5,32 @@ Without --build: generates the gateware sources into build/boards/kcu105/ (no Vi
 With --build: runs Vivado and writes build/boards/kcu105/gateware/kcu105.bit. See boards/kcu105/README.md.
 """
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-from lsmc import boards  # noqa: E402
+from lsmc.boards import litex_soc
+from lsmc.boards.ports import BoardError
+
+
+def kcu105_timing_constraints(platform, sys_clk, lsmc_clk, lsmc_clkout: int, sys_ns: float, lsmc_ns: float):
+    """Vivado constraints of the two clock domains, run in kcu105.tcl before placement (once every XDC is
+    read and Vivado has derived the MMCM's clocks from clk125; in kcu105.xdc they would come before
+    clk125's create_clock and find no clocks):
+
+    * the SoC's clock, an MMCM output Vivado derives by itself, gets the name `lsmc` (timing reports and
+      the constraints below name it; its period is the MMCM's, `--lsmc-clk-freq`);
+    * LiteDRAM (sys) and the SoC (lsmc) meet only in LiteDRAM's clock-domain-crossing FIFOs (`get_port`
+      with clock_domain="lsmc") and in the reset-release/UART-select MultiRegs. Instead of cutting every
+      path between them (set_clock_groups, which would also hide the FIFOs' RAM-to-reader data paths), the
+      crossings get a datapath-only bound of the faster clock's period: the Gray-coded FIFO pointers and
+      other MultiReg inputs stay false paths (LiteX's `mr_ff` rule in kcu105.xdc), and FIFO data read in
+      the other domain must arrive within one cycle of the pointer that announces it."""
+    cmds = platform.toolchain.pre_placement_commands
+    # (LiteX formats these strings twice, signal names then build name: Tcl quotes instead of braces.)
+    cmds.add("create_generated_clock -name lsmc [get_pins -of_objects [get_cells -hierarchical -filter "
+             f'"REF_NAME =~ MMCME*"] -filter "REF_PIN_NAME == CLKOUT{lsmc_clkout}"]')
+    bound = min(sys_ns, lsmc_ns)
+    for a, b in (("sys", "lsmc"), ("lsmc", "sys")):
+        cmds.add(f"set_max_delay -datapath_only -from [get_clocks -of_objects [get_nets {{{a}}}]] "
+                 f"-to [get_clocks -of_objects [get_nets {{{b}}}]] {bound:.3f}", sys=sys_clk, lsmc=lsmc_clk)
 
 
 class KCU105:
@@ -24,9 +46,9 @@ class KCU105:
 
     @staticmethod
     def crg(platform, sys_clk_freq, lsmc_clk_freq):
-        from migen import Signal, ClockDomain, Instance
         from litex.gen import LiteXModule
-        from litex.soc.cores.clock import USMMCM, USIDELAYCTRL
+        from litex.soc.cores.clock import USIDELAYCTRL, USMMCM
+        from migen import ClockDomain, Instance, Signal
 
         class CRG(LiteXModule):
             def __init__(self):
@@ -49,7 +71,9 @@ class KCU105:
                     Instance("BUFGCE", i_CE=1, i_I=self.cd_pll4x.clk, o_O=self.cd_sys4x.clk),
                 ]
                 self.idelayctrl = USIDELAYCTRL(cd_ref=self.cd_idelay, cd_sys=self.cd_sys)
-                platform.add_false_path_constraints(self.cd_sys.clk, self.cd_lsmc.clk)  # CDC FIFOs only
+                lsmc_out = max(pll.clkouts)  # the MMCM output the SoC's clock comes from (CLKOUT<n>)
+                kcu105_timing_constraints(platform, self.cd_sys.clk, self.cd_lsmc.clk, lsmc_out,
+                                          1e9 / sys_clk_freq, 1e9 / lsmc_clk_freq)
 
         return CRG()
 
@@ -71,9 +95,9 @@ class KCU105:
     def nand_pads(platform, targets):
         """ONFI NAND on the FMC LPC connector (J2) LA pairs, single-ended LVCMOS18 (VADJ = 1.8 V):
         use a 1.8 V NAND part or a level-shifting FMC card. Pin list in boards/kcu105/README.md."""
-        from litex.build.generic_platform import Subsignal, Pins, IOStandard, Misc
+        from litex.build.generic_platform import IOStandard, Misc, Pins, Subsignal
         if not 1 <= targets <= 4:
-            raise boards.BoardError(f"KCU105 NAND header: 1..4 targets supported, SoC has {targets}")
+            raise BoardError(f"KCU105 NAND header: 1..4 targets supported, SoC has {targets}")
         ce = " ".join(f"LPC:LA{10 + i:02d}_P" for i in range(targets))
         rb = " ".join(f"LPC:LA{10 + i:02d}_N" for i in range(targets))
         platform.add_extension([("lsmc_nand", 0,
@@ -91,4 +115,4 @@ class KCU105:
 
 
 if __name__ == "__main__":
-    sys.exit(boards.target_main(KCU105))
+    sys.exit(litex_soc.target_main(KCU105))

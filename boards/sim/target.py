@@ -20,8 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-from lsmc import boards  # noqa: E402
+from lsmc.boards import litex_soc
+from lsmc.boards.ports import BOARDS_BUILD, BoardError
 
 SYS_CLK = 125e6
 
@@ -49,9 +49,9 @@ class SimBoard:
 
     @staticmethod
     def crg(platform, sys_clk_freq, lsmc_clk_freq):
-        from migen import Signal, ClockDomain, If
-        from migen.genlib.resetsync import AsyncResetSynchronizer
         from litex.gen import LiteXModule
+        from migen import ClockDomain, If, Signal
+        from migen.genlib.resetsync import AsyncResetSynchronizer
 
         class CRG(LiteXModule):
             def __init__(self):
@@ -99,9 +99,9 @@ class SimBoard:
     def uart(soc, platform, lsmc_clk_freq):
         """Console stream ↔ BIOS UART until the SoC is released, then ↔ the SoC's UART wires through a
         LiteX RS232 PHY at 115200 baud in the SoC's clock domain (so the SoC's UART runs as on a board)."""
-        from migen import Record, If, ClockDomainsRenamer
         from litex.soc.cores.uart import RS232PHY
         from litex.soc.interconnect import stream
+        from migen import ClockDomainsRenamer, If, Record
         console = platform.request("serial")
         bios = Record(console.layout)
         soc.add_uart(uart_name="sim", uart_pads=bios)
@@ -143,11 +143,12 @@ def compile_sim(output_dir: Path) -> Path:
     gw = Path(output_dir) / "gateware"
     script = gw / "build_sim.sh"
     if not script.is_file():
-        raise boards.BoardError(f"{script} missing: generate the sources first")
+        raise BoardError(f"{script} missing: generate the sources first")
     # Skipped when the Verilog and the C++ glue are unchanged (memory images are read at run time).
     import hashlib
     h = hashlib.sha256()
-    for f in sorted(gw.glob("*.v")) + sorted(gw.glob("sim_*.h")) + sorted(gw.glob("sim_*.cpp")) + [gw / "sim_config.js"]:
+    sources = sorted(gw.glob("*.v")) + sorted(gw.glob("sim_*.h")) + sorted(gw.glob("sim_*.cpp"))
+    for f in sources + [gw / "sim_config.js"]:
         body = re.sub(rb"(?m)^// Date\s*:.*$", b"", f.read_bytes())  # LiteX stamps the generation time
         h.update(f.name.encode() + body)
     stamp = gw / ".sim_stamp"
@@ -156,7 +157,7 @@ def compile_sim(output_dir: Path) -> Path:
     res = subprocess.run(["bash", script.name], cwd=gw, capture_output=True, text=True)
     (gw / "build_sim.log").write_text(res.stdout + res.stderr)
     if res.returncode != 0 or not simulator(output_dir).is_file():
-        raise boards.BoardError(f"Verilator build failed (log: {gw / 'build_sim.log'}):\n"
+        raise BoardError(f"Verilator build failed (log: {gw / 'build_sim.log'}):\n"
                                 + (res.stdout + res.stderr)[-3000:])
     stamp.write_text(h.hexdigest())
     return simulator(output_dir)
@@ -173,7 +174,7 @@ def run_sim(output_dir: Path, script=(), until: str = None, timeout: float = 600
     by its own process handle at the end."""
     exe = simulator(output_dir)
     if not exe.is_file():
-        raise boards.BoardError(f"{exe} not built (run with --build)")
+        raise BoardError(f"{exe} not built (run with --build)")
     proc = subprocess.Popen([str(exe)], cwd=exe.parent.parent, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)
     out = b""
@@ -191,13 +192,13 @@ def run_sim(output_dir: Path, script=(), until: str = None, timeout: float = 600
                 return out.decode("latin-1")
             left = deadline - time.monotonic()
             if left <= 0:
-                raise boards.BoardError(f"simulation timed out after {timeout} s; console so far:\n"
+                raise BoardError(f"simulation timed out after {timeout} s; console so far:\n"
                                         + out.decode("latin-1")[-3000:])
             r, _, _ = select.select([proc.stdout], [], [], min(left, 1.0))
             if r:
                 chunk = os.read(proc.stdout.fileno(), 4096)
                 if not chunk:
-                    raise boards.BoardError(f"simulator exited ({proc.wait()}); console:\n"
+                    raise BoardError(f"simulator exited ({proc.wait()}); console:\n"
                                             + out.decode("latin-1")[-3000:])
                 if echo:
                     echo.write(chunk.decode("latin-1"))
@@ -213,17 +214,17 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", action="store_true", help="compile the Verilator model")
     ap.add_argument("--run", action="store_true", help="run the model on this terminal (Ctrl-C ends it)")
-    ap.add_argument("--output-dir", type=Path, default=boards.BOARDS_BUILD / "sim")
+    ap.add_argument("--output-dir", type=Path, default=BOARDS_BUILD / "sim")
     ap.add_argument("--soc-verilog", type=Path, default=None)
     ap.add_argument("--firmware", type=Path, default=None)
     ap.add_argument("--no-compile-software", action="store_true")
     args = ap.parse_args(argv)
     try:
-        boards.build_target(SimBoard, args.output_dir, soc_verilog=args.soc_verilog, firmware=args.firmware,
+        litex_soc.build_target(SimBoard, args.output_dir, soc_verilog=args.soc_verilog, firmware=args.firmware,
                             run=args.build, compile_software=not args.no_compile_software)
         if args.build:
             compile_sim(args.output_dir)
-    except boards.BoardError as e:
+    except BoardError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if args.run:

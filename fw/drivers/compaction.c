@@ -15,7 +15,7 @@
 #define ST_BUSY BIT(CIP_STATUS_BUSY_SHIFT)
 #define ST_DONE BIT(CIP_STATUS_DONE_SHIFT)
 #define ST_ERROR BIT(CIP_STATUS_ERROR_SHIFT)
-#define IRQ_BITS (BIT(CIP_IRQ_DONE_SHIFT) | BIT(CIP_IRQ_ERROR_SHIFT))
+#define IRQ_BITS (BIT(CIP_IRQ_STATUS_DONE_SHIFT) | BIT(CIP_IRQ_STATUS_ERROR_SHIFT))
 
 /* After an IP error the writers get no more data; this long they may still finish on their own. */
 #define WRITER_GRACE_CYCLES 20000u

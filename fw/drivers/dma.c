@@ -24,9 +24,9 @@ int dma_prepare(unsigned ch, uint32_t addr, uint32_t len)
 {
     if (ch >= DMA_CHANNELS)
         return DMA_BAD_ARG;
-    mmio_write32(CH(ch, DMACH_IRQ_STATUS), (1u << DMACH_IRQ_DONE_SHIFT) | (1u << DMACH_IRQ_ERROR_SHIFT));
-    mmio_write32(CH(ch, DMACH_ADDR), addr);
-    mmio_write32(CH(ch, DMACH_LEN), len);
+    mmio_write32(CH(ch, DMA_CH_IRQ_STATUS), (1u << DMA_CH_IRQ_STATUS_DONE_SHIFT) | (1u << DMA_CH_IRQ_STATUS_ERROR_SHIFT));
+    mmio_write32(CH(ch, DMA_CH_ADDR), addr);
+    mmio_write32(CH(ch, DMA_CH_LEN), len);
     return DMA_OK;
 }
 
@@ -34,7 +34,7 @@ int dma_start(unsigned ch, uint32_t addr, uint32_t len)
 {
     int rc = dma_prepare(ch, addr, len);
     if (rc == DMA_OK)
-        mmio_write32(CH(ch, DMACH_CTRL), 1u << DMACH_CTRL_START_SHIFT);
+        mmio_write32(CH(ch, DMA_CH_CTRL), 1u << DMA_CH_CTRL_START_SHIFT);
     return rc;
 }
 
@@ -51,48 +51,48 @@ uint32_t dma_all_status(void)
 void dma_abort(unsigned ch)
 {
     if (ch < DMA_CHANNELS)
-        mmio_write32(CH(ch, DMACH_CTRL), 1u << DMACH_CTRL_ABORT_SHIFT);
+        mmio_write32(CH(ch, DMA_CH_CTRL), 1u << DMA_CH_CTRL_ABORT_SHIFT);
 }
 
 void dma_read_status(unsigned ch, dma_status *st)
 {
-    st->status = mmio_read32(CH(ch, DMACH_STATUS));
-    st->code = (st->status & DMACH_STATUS_ERR_CODE_MASK) >> DMACH_STATUS_ERR_CODE_SHIFT;
-    st->bytes = mmio_read32(CH(ch, DMACH_BYTES));
+    st->status = mmio_read32(CH(ch, DMA_CH_STATUS));
+    st->code = (st->status & DMA_CH_STATUS_ERR_CODE_MASK) >> DMA_CH_STATUS_ERR_CODE_SHIFT;
+    st->bytes = mmio_read32(CH(ch, DMA_CH_BYTES));
 }
 
 int dma_wait(unsigned ch, uint64_t timeout_cycles, dma_status *st)
 {
-    const uint32_t fin = (1u << DMACH_STATUS_DONE_SHIFT) | (1u << DMACH_STATUS_ERROR_SHIFT) |
-                        (1u << DMACH_STATUS_ABORTED_SHIFT);
+    const uint32_t fin = (1u << DMA_CH_STATUS_DONE_SHIFT) | (1u << DMA_CH_STATUS_ERROR_SHIFT) |
+                        (1u << DMA_CH_STATUS_ABORTED_SHIFT);
     uint64_t end;
     uint32_t s;
 
     if (ch >= DMA_CHANNELS)
         return DMA_BAD_ARG;
     /* Usually already finished: no timer reads then (they are bus accesses too). */
-    s = mmio_read32(CH(ch, DMACH_STATUS));
+    s = mmio_read32(CH(ch, DMA_CH_STATUS));
     end = (s & fin) ? 0 : timer_deadline(timeout_cycles);
     while (!(s & fin)) {
         if (timer_expired(end)) {
             /* One last look: the channel may have finished while the timer was read. */
-            if ((s = mmio_read32(CH(ch, DMACH_STATUS))) & fin)
+            if ((s = mmio_read32(CH(ch, DMA_CH_STATUS))) & fin)
                 break;
             dma_read_status(ch, st);
             return DMA_TIMEOUT;
         }
-        s = mmio_read32(CH(ch, DMACH_STATUS));
+        s = mmio_read32(CH(ch, DMA_CH_STATUS));
     }
     st->status = s;
-    st->code = (s & DMACH_STATUS_ERR_CODE_MASK) >> DMACH_STATUS_ERR_CODE_SHIFT;
-    st->bytes = mmio_read32(CH(ch, DMACH_BYTES));
-    if (s & (1u << DMACH_STATUS_ERROR_SHIFT))
+    st->code = (s & DMA_CH_STATUS_ERR_CODE_MASK) >> DMA_CH_STATUS_ERR_CODE_SHIFT;
+    st->bytes = mmio_read32(CH(ch, DMA_CH_BYTES));
+    if (s & (1u << DMA_CH_STATUS_ERROR_SHIFT))
         return DMA_FAILED;
-    return (s & (1u << DMACH_STATUS_DONE_SHIFT)) ? DMA_OK : DMA_ABORTED;
+    return (s & (1u << DMA_CH_STATUS_DONE_SHIFT)) ? DMA_OK : DMA_ABORTED;
 }
 
 void dma_irq_config(unsigned ch, uint32_t enable)
 {
     if (ch < DMA_CHANNELS)
-        mmio_write32(CH(ch, DMACH_IRQ_ENABLE), enable);
+        mmio_write32(CH(ch, DMA_CH_IRQ_ENABLE), enable);
 }

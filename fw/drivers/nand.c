@@ -24,15 +24,8 @@ nand_info nand_dev;
 
 #define CMD_TIMEOUT_CYCLES 50000000ull /* 0.5 s at 100 MHz: far above tBERS max (3 ms) */
 
-/* Same table as nand/model/onfi_model.cpp and scripts/lsmc/nandsim.py (ONFI async modes 0..5). */
-const nand_onfi_timing nand_onfi_modes[6] = {
-    {200, 20, 50, 25, 100, 20, 100, 20, 20, 50, 70, 20, 40, 10, 100, 40, 30, 0, 200, 200, 0, 50, 40, 200, 100, 30, 120, 50, 200},
-    {100, 10, 25, 10, 45, 10, 50, 10, 10, 25, 35, 10, 20, 0, 50, 30, 15, 15, 100, 100, 0, 25, 20, 100, 45, 15, 80, 25, 200},
-    {100, 10, 15, 10, 30, 10, 50, 10, 10, 15, 25, 5, 15, 0, 35, 25, 15, 15, 100, 100, 0, 17, 20, 100, 35, 15, 80, 17, 200},
-    {100, 5, 10, 10, 25, 5, 50, 5, 10, 10, 25, 5, 10, 0, 30, 20, 10, 15, 100, 100, 0, 15, 20, 100, 30, 10, 60, 15, 200},
-    {70, 5, 10, 10, 25, 5, 30, 5, 10, 10, 20, 5, 10, 0, 25, 20, 10, 15, 100, 100, 5, 12, 20, 100, 25, 10, 60, 12, 200},
-    {70, 5, 10, 10, 25, 5, 30, 5, 10, 10, 15, 5, 7, 0, 20, 16, 7, 15, 100, 100, 5, 10, 20, 100, 20, 7, 60, 10, 200},
-};
+/* ONFI async modes 0..5: the one table, nand/data/onfi_timing.json (via onfi_timing.h). */
+const nand_onfi_timing nand_onfi_modes[ONFI_ASYNC_MODE_COUNT] = ONFI_ASYNC_MODES;
 
 uint32_t nand_reg(uint32_t off) { return mmio_read32(NAND_BASE + off); }
 void nand_reg_write(uint32_t off, uint32_t v) { mmio_write32(NAND_BASE + off, v); }
@@ -68,7 +61,7 @@ static uint32_t cyc(uint32_t clk_hz, unsigned n, const uint16_t *ns)
 
 void nand_timing_for_mode(int mode, uint32_t clk_hz, nand_timing_regs *o)
 {
-    const nand_onfi_timing *t = &nand_onfi_modes[mode < 0 ? 0 : mode > 5 ? 5 : mode];
+    const nand_onfi_timing *t = &nand_onfi_modes[mode < 0 ? 0 : mode >= ONFI_ASYNC_MODE_COUNT ? ONFI_ASYNC_MODE_COUNT - 1 : mode];
     o->timing[0] = C(t->tWP, t->tDS) | C(t->tWH, t->tDH, t->tCLH, t->tALH) << 8 | C(t->tWC) << 16 | C(t->tRP) << 24;
     o->timing[1] = C(t->tREH) | C(t->tRC) << 8 | C(t->tCS) << 16 | C(t->tCH, t->tCLH, t->tALH) << 24;
     o->timing[2] = C(t->tCLS, t->tALS) | C(t->tCLR, t->tAR, t->tIR) << 8 | C(t->tWHR) << 16 | C(t->tADL) << 24;

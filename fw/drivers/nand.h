@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "onfi_timing.h"
+
 /* Controller opcodes (CMD_CTRL.OPCODE). */
 enum {
     NAND_OP_RESET = 0, NAND_OP_READ_ID = 1, NAND_OP_READ_PARAM = 2, NAND_OP_READ_STATUS = 3,
@@ -54,12 +56,12 @@ typedef struct {
     int targets;
 } nand_info;
 
-/* ONFI asynchronous timing parameters (ns) of modes 0..5, and their register encoding. */
+/* ONFI asynchronous timing parameters (ns) of modes 0..5 (nand/model/onfi_timing.h, generated from
+ * nand/data/onfi_timing.json), and their register encoding. */
 typedef struct {
-    uint16_t tADL, tALH, tALS, tAR, tCEA, tCH, tCHZ, tCLH, tCLR, tCLS, tCS, tDH, tDS, tIR, tRC, tREA, tREH,
-        tRHOH, tRHW, tRHZ, tRLOH, tRP, tRR, tWB, tWC, tWH, tWHR, tWP, tCCS;
+    ONFI_ASYNC_MEMBERS(uint16_t)
 } nand_onfi_timing;
-extern const nand_onfi_timing nand_onfi_modes[6];
+extern const nand_onfi_timing nand_onfi_modes[ONFI_ASYNC_MODE_COUNT];
 typedef struct { uint32_t timing[4], sample; } nand_timing_regs;
 void nand_timing_for_mode(int mode, uint32_t clk_hz, nand_timing_regs *out);
 

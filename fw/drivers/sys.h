@@ -4,10 +4,9 @@
 
 #include <stdint.h>
 
-/* Where the firmware runs: the simulation-control block answers SIMCTL_ID with "SIMC"; on a board
- * the block is absent and reads 0 (docs/architecture.md), so one ELF serves both. */
-#define SIMCTL_ID 0x08
-#define SIMCTL_ID_MAGIC 0x53494D43u
+/* Where the firmware runs: the simulation-control block answers SIMCTL_ID with SIMCTL_ID_MAGIC
+ * ("SIMC", soc.h); on a board the block is absent and reads 0 (docs/architecture.md), so one ELF
+ * serves both. */
 
 int sys_in_sim(void);
 uint32_t sys_sim_arg(void);

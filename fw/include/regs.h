@@ -1,14 +1,9 @@
-/* Register names used by the drivers, mapped onto the headers GENERATED from the RTL by regif:
- * compaction_regs.h (build/gen/compaction_w128, prefix COMPACTION_) and dma_regs.h
- * (build/gen/dma_w128, prefix DMA_). No offset is written here: only names are mapped, so an RTL
- * change of the register map reaches the firmware through the generated headers. Offsets are
- * relative to the block base (CIP_BASE; DMA_BASE + DMA_CH_STRIDE * channel). */
+/* Register blocks of the compaction IP (prefix CIP_), the DMA (DMA_, channels as DMA_CH_*) and the
+ * NAND controller (NAND_): all GENERATED from the RTL's regif declarations by common.RegBlock
+ * (build/gen/<block>/<block>_regs.h). Offsets are relative to the block's base in soc.h
+ * (channel n of the DMA at DMA_BASE + DMA_CH(n)). No name or offset is restated here. */
 #ifndef LSMC_REGS_H
 #define LSMC_REGS_H
-
-#include <stdint.h>
-
-typedef uint32_t u32; /* the regif headers declare their unions with it */
 
 #include "compaction_regs.h"
 #include "dma_regs.h"
@@ -16,63 +11,7 @@ typedef uint32_t u32; /* the regif headers declare their unions with it */
 #define LSMC_CIP_REGS_SOURCE "compaction_regs.h"
 #define LSMC_DMA_REGS_SOURCE "dma_regs.h"
 
-/* ---- compaction IP ---- */
-#define CIP_ENCODER_DATA_OUT_CNT COMPACTION_ENCODER_DATA_OUT_CNT
-#define CIP_INVALID_ADDR_OUT_CNT COMPACTION_INVALID_ADDR_OUT_CNT
-#define CIP_KEY0_ENTRY_IN_CNT COMPACTION_KEY0_ENTRY_IN_CNT
-#define CIP_KEY1_ENTRY_IN_CNT COMPACTION_KEY1_ENTRY_IN_CNT
-#define CIP_COUNT_CONTROL COMPACTION_COUNT_CONTROL
-#define CIP_THROUGHPUT_COUNTER COMPACTION_THROUGHPUT_COUNTER
-#define CIP_ID COMPACTION_ID
-#define CIP_VERSION COMPACTION_VERSION
-#define CIP_CTRL COMPACTION_CTRL
-#define CIP_GROUP COMPACTION_GROUP
-#define CIP_STATUS COMPACTION_STATUS
-#define CIP_ERR_INDEX COMPACTION_ERR_INDEX
-#define CIP_IRQ_ENABLE COMPACTION_IRQ_ENABLE
-#define CIP_IRQ_STATUS COMPACTION_IRQ_STATUS
-#define CIP_IN0_BYTES COMPACTION_IN0_BYTES
-#define CIP_IN1_BYTES COMPACTION_IN1_BYTES
-#define CIP_OUT_CAPACITY COMPACTION_OUT_CAPACITY
-#define CIP_INV_CAPACITY COMPACTION_INV_CAPACITY
-#define CIP_HW_CYCLES COMPACTION_HW_CYCLES
-#define CIP_OUT_KEYS COMPACTION_OUT_KEYS
-
-#define CIP_CTRL_START_SHIFT COMPACTION_CTRL_START_SHIFT
-#define CIP_CTRL_SOFT_RESET_SHIFT COMPACTION_CTRL_SOFTRESET_SHIFT
-#define CIP_STATUS_BUSY_SHIFT COMPACTION_STATUS_BUSY_SHIFT
-#define CIP_STATUS_DONE_SHIFT COMPACTION_STATUS_DONE_SHIFT
-#define CIP_STATUS_ERROR_SHIFT COMPACTION_STATUS_ERROR_SHIFT
-#define CIP_STATUS_ERR_CODE_SHIFT COMPACTION_STATUS_ERRCODE_SHIFT
-#define CIP_STATUS_ERR_CODE_MASK COMPACTION_STATUS_ERRCODE_MASK
-#define CIP_STATUS_ERR_INPUT_SHIFT COMPACTION_STATUS_ERRINPUT_SHIFT
-#define CIP_IRQ_DONE_SHIFT COMPACTION_IRQ_STATUS_IRQDONE_SHIFT
-#define CIP_IRQ_ERROR_SHIFT COMPACTION_IRQ_STATUS_IRQERROR_SHIFT
-#define CIP_VERSION_IP_MASK COMPACTION_VERSION_VERSION_MASK
-#define CIP_VERSION_WIDTH_SHIFT COMPACTION_VERSION_WIDTH_SHIFT
-
-/* ---- DMA: channel n's registers are channel 0's plus n * stride ---- */
-#define DMA_CH_STRIDE (DMA_CH1_ADDR - DMA_CH0_ADDR)
-#define DMACH_ADDR DMA_CH0_ADDR
-#define DMACH_LEN DMA_CH0_LEN
-#define DMACH_CTRL DMA_CH0_CTRL
-#define DMACH_STATUS DMA_CH0_STATUS
-#define DMACH_BYTES DMA_CH0_BYTES
-#define DMACH_IRQ_ENABLE DMA_CH0_IRQ_ENABLE
-#define DMACH_IRQ_STATUS DMA_CH0_IRQ_STATUS
-#define DMACH_CTRL_START_SHIFT DMA_CH0_CTRL_START_SHIFT
-#define DMACH_CTRL_ABORT_SHIFT DMA_CH0_CTRL_ABORT_SHIFT
-#define DMACH_STATUS_BUSY_SHIFT DMA_CH0_STATUS_BUSY_SHIFT
-#define DMACH_STATUS_DONE_SHIFT DMA_CH0_STATUS_DONE_SHIFT
-#define DMACH_STATUS_ERROR_SHIFT DMA_CH0_STATUS_ERROR_SHIFT
-#define DMACH_STATUS_ABORTED_SHIFT DMA_CH0_STATUS_ABORTED_SHIFT
-#define DMACH_STATUS_ERR_CODE_SHIFT DMA_CH0_STATUS_ERR_CODE_SHIFT
-#define DMACH_STATUS_ERR_CODE_MASK DMA_CH0_STATUS_ERR_CODE_MASK
-#define DMACH_IRQ_DONE_SHIFT DMA_CH0_IRQ_STATUS_DONE_SHIFT
-#define DMACH_IRQ_ERROR_SHIFT DMA_CH0_IRQ_STATUS_ERROR_SHIFT
-
-/* The drivers rely on the channels being laid out identically. */
+/* The drivers index the channels of the DMA with DMA_CH_STRIDE; the generator checked the layout. */
 _Static_assert(DMA_CH3_STATUS - DMA_CH0_STATUS == 3 * DMA_CH_STRIDE, "DMA channels not evenly spaced");
-_Static_assert(DMA_CH2_IRQ_STATUS - DMA_CH0_IRQ_STATUS == 2 * DMA_CH_STRIDE, "DMA channels not evenly spaced");
 
 #endif

@@ -601,8 +601,16 @@ int kb16_gen_runs(const kb16_gen_params *p, kb16_key_slot *scratch, size_t scrat
 
 long kb16_first_diff(const uint8_t *a, const uint8_t *b, size_t n)
 {
-    size_t i;
-    for (i = 0; i < n; i++)
+    size_t i = 0;
+    /* Word by word while both are aligned (4x fewer loads: the firmware compares 100 KiB runs in DDR),
+     * then byte by byte from the first differing word on. */
+    if ((((uintptr_t)a | (uintptr_t)b) & 3u) == 0) {
+        typedef uint32_t word_alias __attribute__((may_alias));
+        const word_alias *wa = (const word_alias *)(const void *)a, *wb = (const word_alias *)(const void *)b;
+        while (i + 4 <= n && wa[i / 4] == wb[i / 4])
+            i += 4;
+    }
+    for (; i < n; i++)
         if (a[i] != b[i])
             return (long)i;
     return -1;

@@ -10,17 +10,9 @@
 namespace onfi {
 
 // ONFI 2.x/3.x asynchronous SDR timing modes 0..5 (ns). Field order as in struct Timing.
-static const Timing kModes[6] = {
-    // tADL tALH tALS tAR tCEA tCH tCHZ tCLH tCLR tCLS tCS tDH tDS tIR tRC tREA tREH tRHOH tRHW tRHZ tRLOH tRP tRR tWB tWC tWH tWHR tWP tCCS
-    {200, 20, 50, 25, 100, 20, 100, 20, 20, 50, 70, 20, 40, 10, 100, 40, 30, 0, 200, 200, 0, 50, 40, 200, 100, 30, 120, 50, 200},
-    {100, 10, 25, 10, 45, 10, 50, 10, 10, 25, 35, 10, 20, 0, 50, 30, 15, 15, 100, 100, 0, 25, 20, 100, 45, 15, 80, 25, 200},
-    {100, 10, 15, 10, 30, 10, 50, 10, 10, 15, 25, 5, 15, 0, 35, 25, 15, 15, 100, 100, 0, 17, 20, 100, 35, 15, 80, 17, 200},
-    {100, 5, 10, 10, 25, 5, 50, 5, 10, 10, 25, 5, 10, 0, 30, 20, 10, 15, 100, 100, 0, 15, 20, 100, 30, 10, 60, 15, 200},
-    {70, 5, 10, 10, 25, 5, 30, 5, 10, 10, 20, 5, 10, 0, 25, 20, 10, 15, 100, 100, 5, 12, 20, 100, 25, 10, 60, 12, 200},
-    {70, 5, 10, 10, 25, 5, 30, 5, 10, 10, 15, 5, 7, 0, 20, 16, 7, 15, 100, 100, 5, 10, 20, 100, 20, 7, 60, 10, 200},
-};
+static const Timing kModes[ONFI_ASYNC_MODE_COUNT] = ONFI_ASYNC_MODES;  // nand/data/onfi_timing.json
 
-const Timing& onfi_timing(int mode) { return kModes[std::clamp(mode, 0, 5)]; }
+const Timing& onfi_timing(int mode) { return kModes[std::clamp(mode, 0, ONFI_ASYNC_MODE_COUNT - 1)]; }
 
 uint16_t onfi_crc16(const uint8_t* p, size_t n) {
   uint16_t crc = 0x4F4E;

@@ -12,6 +12,7 @@
 // checks every ONFI timing of the active mode against them), then returns the outputs at time t.
 // A violation calls cfg.on_violation (default: print to stderr and exit(3)).
 #pragma once
+#include "onfi_timing.h"
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -22,9 +23,9 @@
 namespace onfi {
 
 // ONFI asynchronous timing parameters in ns (minimums unless noted).
+// ONFI async timing parameters (ns) of one mode: nand/data/onfi_timing.json via onfi_timing.h.
 struct Timing {
-  int tADL, tALH, tALS, tAR, tCEA /*max*/, tCH, tCHZ /*max*/, tCLH, tCLR, tCLS, tCS, tDH, tDS, tIR, tRC,
-      tREA /*max*/, tREH, tRHOH, tRHW, tRHZ /*max*/, tRLOH, tRP, tRR, tWB /*max*/, tWC, tWH, tWHR, tWP, tCCS;
+  ONFI_ASYNC_MEMBERS(int)
 };
 const Timing& onfi_timing(int mode);  // mode 0..5
 

@@ -9,7 +9,7 @@ import spinal.lib.bus.regif._
 
 /** ONFI NAND flash controller (seed 000 Fig. 7): global registers (regif on APB3), command queue and
   * completion queue, command classification layer (+ page buffer, DMA, ECC), time sequence layer and
-  * physical interface layer. Registers: docs/nand.md and the generated nand_regs.h / NandRegs.html. */
+  * physical interface layer. Registers: docs/nand.md and the generated nand_regs.h / .json / .html. */
 class NandController(val p: NandParams = NandParams()) extends Component {
   val io = new Bundle {
     val apb = slave(Apb3(p.apbConfig))
@@ -205,24 +205,16 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   when(timing.io.dataCycle) { CYC := CYC + 1 }
   when(cmdLayer.io.dout.fire || phy.io.rx.valid) { BYT := BYT + 1 }
 
-  def docs(): Unit = { // written into the SpinalConfig target directory
-    busif.accept(CHeaderGenerator("nand_regs", "NAND"))
-    busif.accept(HtmlGenerator("NandRegs", "NAND controller registers"))
-    busif.accept(JsonGenerator("NandRegs"))
-  }
+  /** nand_regs.h / .json / .md / .html into the SpinalConfig target directory. */
+  def docs(): Unit = common.RegBlock("nand_regs", "NAND", "NAND controller registers",
+    "nand/rtl/NandController.scala").emit(busif)
 }
 
-/** `runMain nand.Generate --out DIR`: NandController.v, nand_regs.h, NandRegs.html/.json. */
-object Generate {
-  def main(args: Array[String]): Unit = {
-    val out = args.sliding(2).collectFirst { case Array("--out", d) => d }.getOrElse("build/gen/nand")
-    val targets = args.sliding(2).collectFirst { case Array("--targets", n) => n.toInt }.getOrElse(2)
-    new java.io.File(out).mkdirs()
-    SpinalConfig(targetDirectory = out, defaultConfigForClockDomains = ClockDomainConfig(resetKind = SYNC))
-      .generateVerilog {
-        val c = new NandController(NandParams(targets = targets))
-        c.docs()
-        c
-      }
+/** `runMain nand.Generate [--targets N] --out DIR`: NandController.v and nand_regs.h / .json / .md / .html. */
+object Generate extends common.Generator("build/gen/nand", common.Gen.intOpt("targets", 2, Seq(1, 2))) {
+  def top(a: common.Gen.Args) = {
+    val c = new NandController(NandParams(targets = a.int("targets")))
+    c.docs()
+    c
   }
 }

@@ -9,12 +9,11 @@
 //            model T corrupt_param OFFSET
 //            peek T ROW | poke T ROW HEX | param T | axi_err LO HI | touched | stats T | irq | quit
 // Times: one cycle = 10 ns (100 MHz). Models see every pin edge at the clock edge it happens on.
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -24,89 +23,21 @@
 #include "VNandController.h"
 #include "verilated.h"
 #include "onfi_model.h"
+#include "args.h"
+#include "axi_mem.h"
 
 static VNandController* top;
 static std::vector<std::unique_ptr<onfi::NandModel>> models;
 static uint64_t cycle = 0;
 static std::mt19937 junk(12345);
-static int ntargets = 2;
+static uint32_t ntargets = 2;
+static constexpr uint32_t MAX_TARGETS = 2;  // width of io_nand_ce_n in the generated controller
 static bool models_live = false;  // the flash sees the pins only once the controller is out of reset
 
-// ---------------------------------------------------------------- DDR model (AXI4 slave, 32-bit)
-static std::map<uint32_t, uint8_t> mem;
-static uint32_t err_lo = 1, err_hi = 0;  // SLVERR window (empty by default)
-static uint64_t touched_lo = ~0ull, touched_hi = 0;
-static int axi_latency = 4;
-static int axi_stall_pct = 0;  // random ready stalls and extra latency (AXI robustness)
-static std::mt19937 stall_rng(777);
-static bool stall() { return axi_stall_pct && int(stall_rng() % 100) < axi_stall_pct; }
-struct Burst { uint32_t addr; int beats; int wait; };
-static std::deque<Burst> rq, wq;
-static bool b_pending = false; static int b_resp = 0; static int w_resp = 0;
-static uint8_t mem_rd(uint32_t a) { auto it = mem.find(a); return it == mem.end() ? 0 : it->second; }
-static bool in_err(uint32_t a) { return a >= err_lo && a < err_hi; }
-static void touch(uint32_t a) { touched_lo = std::min<uint64_t>(touched_lo, a); touched_hi = std::max<uint64_t>(touched_hi, a + 4); }
-
-static void axi_drive() {  // outputs of the slave for this cycle (from state)
-  top->io_axi_ar_ready = rq.size() < 2 && !stall();
-  top->io_axi_aw_ready = wq.size() < 2 && !stall();
-  bool rv = !rq.empty() && rq.front().wait <= 0;
-  top->io_axi_r_valid = rv;
-  if (rv) {
-    uint32_t a = rq.front().addr;
-    top->io_axi_r_payload_data = mem_rd(a) | mem_rd(a + 1) << 8 | mem_rd(a + 2) << 16 | (uint32_t)mem_rd(a + 3) << 24;
-    top->io_axi_r_payload_resp = in_err(a) ? 2 : 0;
-    top->io_axi_r_payload_last = rq.front().beats == 1;
-    top->io_axi_r_payload_id = 0;
-  }
-  top->io_axi_w_ready = !wq.empty() && !b_pending && !stall();
-  top->io_axi_b_valid = b_pending;
-  top->io_axi_b_payload_resp = b_resp;
-  top->io_axi_b_payload_id = 0;
-}
-struct Fires { bool ar, aw, r, w, b; uint32_t ar_addr, aw_addr; int ar_len, aw_len; uint32_t wdata; int wstrb; bool wlast; };
-static Fires axi_sample() {
-  Fires f{};
-  f.ar = top->io_axi_ar_valid && top->io_axi_ar_ready;
-  f.aw = top->io_axi_aw_valid && top->io_axi_aw_ready;
-  f.r = top->io_axi_r_valid && top->io_axi_r_ready;
-  f.w = top->io_axi_w_valid && top->io_axi_w_ready;
-  f.b = top->io_axi_b_valid && top->io_axi_b_ready;
-  f.ar_addr = top->io_axi_ar_payload_addr; f.ar_len = top->io_axi_ar_payload_len;
-  f.aw_addr = top->io_axi_aw_payload_addr; f.aw_len = top->io_axi_aw_payload_len;
-  f.wdata = top->io_axi_w_payload_data; f.wstrb = top->io_axi_w_payload_strb; f.wlast = top->io_axi_w_payload_last;
-  if (f.ar && (top->io_axi_ar_payload_size != 2 || top->io_axi_ar_payload_burst != 1)) { printf("err axi: AR size/burst\n"); exit(4); }
-  if (f.aw && (top->io_axi_aw_payload_size != 2 || top->io_axi_aw_payload_burst != 1)) { printf("err axi: AW size/burst\n"); exit(4); }
-  return f;
-}
-static void axi_update(const Fires& f) {
-  for (auto& b : rq) b.wait--;
-  if (f.r) {
-    touch(rq.front().addr);
-    rq.front().addr += 4;
-    if (--rq.front().beats == 0) rq.pop_front();
-  }
-  if (f.ar) {
-    if (((f.ar_addr & 0xFFF) + (f.ar_len + 1) * 4) > 0x1000) { printf("err axi: AR burst crosses 4 KiB\n"); exit(4); }
-    rq.push_back({f.ar_addr, f.ar_len + 1, axi_latency + (axi_stall_pct ? int(stall_rng() % 8) : 0)});
-  }
-  if (f.w) {
-    Burst& b = wq.front();
-    touch(b.addr);
-    if (in_err(b.addr)) w_resp = 2;
-    else for (int i = 0; i < 4; i++) if (f.wstrb >> i & 1) mem[b.addr + i] = f.wdata >> (8 * i);
-    b.addr += 4;
-    if (--b.beats == 0) {
-      if (!f.wlast) { printf("err axi: WLAST missing on the last beat\n"); exit(4); }
-      wq.pop_front(); b_pending = true; b_resp = w_resp; w_resp = 0;
-    } else if (f.wlast) { printf("err axi: early WLAST\n"); exit(4); }
-  }
-  if (f.b) b_pending = false;
-  if (f.aw) {
-    if (((f.aw_addr & 0xFFF) + (f.aw_len + 1) * 4) > 0x1000) { printf("err axi: AW burst crosses 4 KiB\n"); exit(4); }
-    wq.push_back({f.aw_addr, f.aw_len + 1, 0});
-  }
-}
+// ---------------------------------------------------------------- DDR model (sim/common AXI4 slave, 32-bit)
+// The whole 32-bit address space, mapped lazily: only the pages a test touches cost memory.
+static simc::Memory mem(0, 1ull << 32);
+static std::unique_ptr<simc::AxiSlave<CData>> axi;
 
 // ---------------------------------------------------------------- clocking
 static onfi::NandPinsIn pins_of(int t) {
@@ -132,11 +63,11 @@ static void tick() {
   }
   top->io_nand_dq_i = dq;
   top->io_nand_rb_n = rb;
-  axi_drive();
+  axi->drive(cycle);
   top->clk = 0; top->eval();
-  Fires f = axi_sample();
+  axi->edge(cycle);
+  if (axi->violations) { fflush(stdout); exit(4); }  // the violation line is already printed
   top->clk = 1; top->eval();
-  axi_update(f);
   // 2. record the pin edges of this clock edge
   for (int i = 0; i < ntargets && models_live; i++) models[i]->eval(t, pins_of(i));
   cycle++;
@@ -163,43 +94,180 @@ static std::string hex(const std::vector<uint8_t>& v) {
   for (uint8_t b : v) { s += d[b >> 4]; s += d[b & 15]; }
   return s;
 }
-static std::vector<uint8_t> unhex(const std::string& s) {
-  std::vector<uint8_t> v;
-  for (size_t i = 0; i + 1 < s.size(); i += 2) v.push_back(std::stoi(s.substr(i, 2), nullptr, 16));
-  return v;
+
+// A request that cannot be carried out answers "err <why>" and the harness goes on.
+struct BadRequest { std::string why; };
+
+// Tokens of one request; every number is parsed strictly and checked against its range.
+struct Req {
+  std::vector<std::string> t;
+  size_t i = 1;
+  explicit Req(const std::string& line) { std::istringstream in(line); for (std::string w; in >> w;) t.push_back(w); }
+  const std::string& word(const char* what) {
+    if (i >= t.size()) throw BadRequest{std::string("missing ") + what};
+    return t[i++];
+  }
+  // Register/memory addresses and values are hex (with or without 0x), counts decimal.
+  uint64_t hex(const char* what, uint64_t max) {
+    std::string w = word(what);
+    if (w.size() < 2 || (w[1] != 'x' && w[1] != 'X')) w = "0x" + w;
+    return num(w, what, max);
+  }
+  uint64_t dec(const char* what, uint64_t max) { return num(word(what), what, max); }
+  uint64_t num(const std::string& w, const char* what, uint64_t max) {
+    uint64_t v; std::string why;
+    if (!simc::parseUnsigned(w, max, &v, &why)) throw BadRequest{std::string(what) + ": " + why};
+    return v;
+  }
+  std::vector<uint8_t> bytes(const char* what) {
+    const std::string& h = word(what);
+    if (h.size() % 2) throw BadRequest{std::string(what) + ": odd number of hex digits"};
+    std::vector<uint8_t> v;
+    for (size_t k = 0; k < h.size(); k += 2) {
+      uint64_t b; std::string why;
+      if (!simc::parseUnsigned("0x" + h.substr(k, 2), 255, &b, &why)) throw BadRequest{std::string(what) + ": bad hex digit"};
+      v.push_back((uint8_t)b);
+    }
+    return v;
+  }
+  void end() { if (i < t.size()) throw BadRequest{"unexpected '" + t[i] + "'"}; }
+};
+
+static onfi::NandModel& target(Req& r) {
+  uint64_t t = r.dec("target", UINT32_MAX);
+  if (t >= ntargets) throw BadRequest{"target " + std::to_string(t) + " out of range 0.." + std::to_string(ntargets - 1)};
+  return *models[t];
+}
+static uint32_t row(Req& r, const onfi::NandModel& m) {
+  uint64_t rows = (uint64_t)m.cfg.blocks * m.cfg.pages_per_block;
+  uint64_t v = r.dec("row", UINT32_MAX);
+  if (v >= rows) throw BadRequest{"row " + std::to_string(v) + " out of range 0.." + std::to_string(rows - 1)};
+  return (uint32_t)v;
+}
+
+static void request(const std::string& line, bool& quit) {
+  Req r(line);
+  const std::string& c = r.t[0];
+  if (c == "quit") { r.end(); printf("ok\n"); quit = true; }
+  else if (c == "w") { uint32_t a = r.hex("address", 0xFFFF), v = r.hex("value", UINT32_MAX); r.end(); apb(true, a, v); printf("ok\n"); }
+  else if (c == "r") { uint32_t a = r.hex("address", 0xFFFF); r.end(); printf("ok %08x\n", apb(false, a, 0)); }
+  else if (c == "mw") {
+    uint32_t a = r.hex("address", UINT32_MAX); auto v = r.bytes("data"); r.end();
+    if (!mem.contains(a, v.size())) throw BadRequest{"mw: past the end of the 32-bit address space"};
+    memcpy(mem.at(a), v.data(), v.size()); printf("ok\n");
+  }
+  else if (c == "mr") {
+    uint32_t a = r.hex("address", UINT32_MAX), n = r.hex("length", 1u << 24); r.end();
+    if (!mem.contains(a, n)) throw BadRequest{"mr: past the end of the 32-bit address space"};
+    printf("ok %s\n", hex(std::vector<uint8_t>(mem.at(a), mem.at(a) + n)).c_str());
+  }
+  else if (c == "run") { uint64_t n = r.dec("cycles", 1ull << 40); r.end(); for (uint64_t i = 0; i < n; i++) tick(); printf("ok\n"); }
+  else if (c == "irq") { r.end(); printf("ok %d\n", top->io_irq); }
+  else if (c == "cycles") { r.end(); printf("ok %" PRIu64 "\n", cycle); }
+  else if (c == "wait_comp") {
+    uint64_t n = r.dec("max cycles", 1ull << 40); r.end();
+    uint64_t start = cycle; bool got = false;
+    while (cycle - start < n) {
+      if (apb(false, 0x0C, 0) & 2) { got = true; break; }
+      for (int i = 0; i < 16; i++) tick();
+    }
+    printf(got ? "ok %" PRIu64 "\n" : "err timeout after %" PRIu64 " cycles\n", cycle - start);
+  }
+  else if (c == "model") {
+    auto& m = target(r);
+    std::string k = r.word("key");
+    if (k == "mode") { printf("ok %d\n", m.mode()); return; }  // clients send "mode 0": the value is ignored
+    if (k == "errors") m.cfg.bit_errors_per_read = (int)r.dec("errors", 1u << 16);
+    else if (k == "spread") m.cfg.bit_error_spread = r.dec("0|1", 1);
+    else if (k == "stuck") m.set_stuck_busy(r.dec("0|1", 1));
+    else if (k == "check") m.cfg.check_timing = r.dec("0|1", 1);
+    else if (k == "corrupt_param") m.corrupt_param((uint32_t)r.dec("offset", UINT32_MAX));
+    else throw BadRequest{"unknown model key " + k + " (errors|spread|stuck|check|mode|corrupt_param)"};
+    r.end();
+    printf("ok\n");
+  }
+  else if (c == "peek") { auto& m = target(r); uint32_t w = row(r, m); r.end(); printf("ok %s\n", hex(m.peek(w)).c_str()); }
+  else if (c == "poke") {
+    auto& m = target(r); uint32_t w = row(r, m); auto v = r.bytes("data"); r.end();
+    if (v.size() > m.page_size()) throw BadRequest{"poke: " + std::to_string(v.size()) + " bytes, a page holds " + std::to_string(m.page_size())};
+    m.poke(w, v); printf("ok\n");
+  }
+  else if (c == "param") { auto& m = target(r); r.end(); printf("ok %s\n", hex(m.param_page()).c_str()); }
+  else if (c == "axi_err") {
+    uint64_t lo = r.hex("low address", UINT32_MAX), hi = r.hex("high address", 1ull << 32); r.end();
+    axi->cfg.errLo = lo; axi->cfg.errHi = hi; printf("ok\n");
+  }
+  else if (c == "touched") {
+    r.end();
+    printf("ok %llx %llx\n", (unsigned long long)(axi->touchedLo == UINT64_MAX ? 0 : axi->touchedLo), (unsigned long long)axi->touchedHi);
+    axi->touchedLo = UINT64_MAX; axi->touchedHi = 0;
+  }
+  else if (c == "stats") {
+    auto& m = target(r); r.end();
+    printf("ok commands=%llu reads=%llu programs=%llu erases=%llu bit_errors=%llu\n", (unsigned long long)m.n_commands,
+           (unsigned long long)m.n_reads, (unsigned long long)m.n_programs, (unsigned long long)m.n_erases, (unsigned long long)m.n_bit_errors);
+  }
+  else throw BadRequest{"unknown request " + c};
 }
 
 int main(int argc, char** argv) {
   Verilated::commandArgs(argc, argv);
   onfi::Config cfg;
   cfg.blocks = 64;
-  for (int i = 1; i < argc; i++) {
-    std::string a = argv[i];
-    auto next = [&]() { if (i + 1 >= argc) { fprintf(stderr, "missing value for %s\n", a.c_str()); exit(2); } return std::string(argv[++i]); };
-    if (a == "--blocks") cfg.blocks = std::stoul(next());
-    else if (a == "--pages") cfg.pages_per_block = std::stoul(next());
-    else if (a == "--page-bytes") cfg.page_bytes = std::stoul(next());
-    else if (a == "--spare-bytes") cfg.spare_bytes = std::stoul(next());
-    else if (a == "--targets") ntargets = std::stoi(next());
-    else if (a == "--seed") cfg.seed = std::stoul(next());
-    else if (a == "--tr") cfg.tR_ns = std::stoull(next());
-    else if (a == "--tprog") cfg.tPROG_ns = std::stoull(next());
-    else if (a == "--tbers") cfg.tBERS_ns = std::stoull(next());
-    else if (a == "--axi-latency") axi_latency = std::stoi(next());
-    else if (a == "--axi-stall") axi_stall_pct = std::stoi(next());
-    else if (a == "--bad") {
-      std::stringstream ss(next()); std::string x;
-      while (std::getline(ss, x, ',')) if (!x.empty()) cfg.bad_blocks.push_back(std::stoul(x));
-    } else if (a.rfind("+", 0) == 0) {
-    } else { fprintf(stderr, "unknown option %s\n", a.c_str()); return 2; }
-  }
+  uint32_t axiLatency = 4, axiStallPct = 0;
+  simc::setProgram("VNandController");
+  simc::Args args("VNandController [options]   (requests on stdin, see the head of sim/nand/nand_harness.cpp)");
+  args.number("--blocks", &cfg.blocks, "blocks per target (default 64)", "N", 1u, 1u << 20);
+  args.number("--pages", &cfg.pages_per_block, "pages per block, a power of two (default 64)", "N", 1u, 1024u);
+  args.number("--page-bytes", &cfg.page_bytes, "main-area bytes per page (default 2048)", "N", 1u, 1u << 16);
+  args.number("--spare-bytes", &cfg.spare_bytes, "spare bytes per page (default 64)", "N", 0u, 1u << 12);
+  args.number("--targets", &ntargets, "NAND targets (CE#) on the channel, 1..2 (default 2)", "N", 1u, MAX_TARGETS);
+  args.number("--seed", &cfg.seed, "seed of the bit-error positions");
+  args.number("--tr", &cfg.tR_ns, "array read time tR in ns");
+  args.number("--tprog", &cfg.tPROG_ns, "program time tPROG in ns");
+  args.number("--tbers", &cfg.tBERS_ns, "block erase time tBERS in ns");
+  args.number("--axi-latency", &axiLatency, "DDR model read latency in cycles (default 4)", "N", 0u, 100000u);
+  args.number("--axi-stall", &axiStallPct, "percent of cycles the DDR model withholds ready/valid (default 0)", "PCT", 0u, 99u);
+  args.custom("--bad", "B,B,...", "factory-bad blocks (PROGRAM/ERASE fail there)", [&](const std::string& o, const std::string& v) {
+    size_t p = 0;
+    while (p <= v.size()) {
+      size_t e = v.find(',', p);
+      if (e == std::string::npos) e = v.size();
+      cfg.bad_blocks.push_back((uint32_t)simc::toUnsigned(v.substr(p, e - p), o, UINT32_MAX));
+      p = e + 1;
+    }
+  });
+  args.parse(argc, argv);
+  if (cfg.pages_per_block & (cfg.pages_per_block - 1)) simc::die("--pages: %u is not a power of two", cfg.pages_per_block);
+  for (uint32_t b : cfg.bad_blocks)
+    if (b >= cfg.blocks) simc::die("--bad: block %u is past the last block %u", b, cfg.blocks - 1);
   cfg.on_violation = [](const std::string& m) { printf("VIOLATION %s\n", m.c_str()); fflush(stdout); exit(3); };
-  for (int i = 0; i < ntargets; i++) {
+  for (uint32_t i = 0; i < ntargets; i++) {
     onfi::Config c = cfg;
     c.seed = cfg.seed * 31 + i;
     models.emplace_back(new onfi::NandModel(c, "target" + std::to_string(i)));
   }
   top = new VNandController;
+
+  // The controller promises 32-bit INCR bursts; the model holds it to that and to the AXI rules.
+  simc::AxiConfig acfg;
+  acfg.readLatency = axiLatency ? axiLatency - 1 : 0;  // the model counts idle cycles after the handshake
+  acfg.maxReads = 2;
+  acfg.maxWrites = 2;
+  acfg.stall = axiStallPct / 100.0;
+  acfg.seed = 777;
+  acfg.onlySize = 4;
+  acfg.onlyIncr = true;
+  acfg.errLo = 1;  // empty SLVERR window
+  acfg.errHi = 0;
+  simc::AxiSlave<CData>::Pins pins;
+  SIMC_BIND_AXI(pins, top, io_axi);
+  pins.wData = &top->io_axi_w_payload_data;
+  pins.rData = &top->io_axi_r_payload_data;
+  axi.reset(new simc::AxiSlave<CData>("nand axi", 4, &mem, pins, acfg));
+  axi->report = stdout;
+  axi->reportPrefix = "err axi:";
+
   top->io_apb_PSEL = 0; top->io_apb_PENABLE = 0;
   top->reset = 1;
   for (int i = 0; i < 8; i++) tick();
@@ -208,50 +276,14 @@ int main(int argc, char** argv) {
   models_live = true;
 
   std::string line;
-  while (std::getline(std::cin, line)) {
-    std::istringstream in(line);
-    std::string c; in >> c;
-    if (c.empty()) continue;
-    if (c == "quit") { printf("ok\n"); break; }
-    else if (c == "w") { uint32_t a, v; in >> std::hex >> a >> v; apb(true, a, v); printf("ok\n"); }
-    else if (c == "r") { uint32_t a; in >> std::hex >> a; printf("ok %08x\n", apb(false, a, 0)); }
-    else if (c == "mw") { uint32_t a; std::string h; in >> std::hex >> a >> h; auto v = unhex(h); for (size_t i = 0; i < v.size(); i++) mem[a + i] = v[i]; printf("ok\n"); }
-    else if (c == "mr") { uint32_t a, n; in >> std::hex >> a >> n; std::vector<uint8_t> v(n); for (uint32_t i = 0; i < n; i++) v[i] = mem_rd(a + i); printf("ok %s\n", hex(v).c_str()); }
-    else if (c == "run") { uint64_t n; in >> n; for (uint64_t i = 0; i < n; i++) tick(); printf("ok\n"); }
-    else if (c == "irq") printf("ok %d\n", top->io_irq);
-    else if (c == "cycles") printf("ok %llu\n", (unsigned long long)cycle);
-    else if (c == "wait_comp") {
-      uint64_t n; in >> n; uint64_t start = cycle; bool got = false;
-      while (cycle - start < n) {
-        if (apb(false, 0x0C, 0) & 2) { got = true; break; }
-        for (int i = 0; i < 16; i++) tick();
-      }
-      printf(got ? "ok %llu\n" : "err timeout after %llu cycles\n", (unsigned long long)(cycle - start));
+  bool quit = false;
+  while (!quit && std::getline(std::cin, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    try {
+      request(line, quit);
+    } catch (const BadRequest& e) {
+      printf("err %s\n", e.why.c_str());
     }
-    else if (c == "model") {
-      int t; std::string k; long v = 0; in >> t >> k; in >> v;
-      if (t < 0 || t >= ntargets) { printf("err no target\n"); continue; }
-      auto& m = *models[t];
-      if (k == "errors") m.cfg.bit_errors_per_read = v;
-      else if (k == "spread") m.cfg.bit_error_spread = v;
-      else if (k == "stuck") m.set_stuck_busy(v);
-      else if (k == "check") m.cfg.check_timing = v;
-      else if (k == "mode") { printf("ok %d\n", m.mode()); continue; }
-      else if (k == "corrupt_param") m.corrupt_param(v);
-      else { printf("err unknown model key\n"); continue; }
-      printf("ok\n");
-    }
-    else if (c == "peek") { int t; uint32_t row; in >> t >> row; printf("ok %s\n", hex(models[t]->peek(row)).c_str()); }
-    else if (c == "poke") { int t; uint32_t row; std::string h; in >> t >> row >> h; models[t]->poke(row, unhex(h)); printf("ok\n"); }
-    else if (c == "param") { int t; in >> t; printf("ok %s\n", hex(models[t]->param_page()).c_str()); }
-    else if (c == "axi_err") { in >> std::hex >> err_lo >> err_hi; printf("ok\n"); }
-    else if (c == "touched") { printf("ok %llx %llx\n", (unsigned long long)(touched_lo == ~0ull ? 0 : touched_lo), (unsigned long long)touched_hi); touched_lo = ~0ull; touched_hi = 0; }
-    else if (c == "stats") {
-      int t; in >> t; auto& m = *models[t];
-      printf("ok commands=%llu reads=%llu programs=%llu erases=%llu bit_errors=%llu\n", (unsigned long long)m.n_commands,
-             (unsigned long long)m.n_reads, (unsigned long long)m.n_programs, (unsigned long long)m.n_erases, (unsigned long long)m.n_bit_errors);
-    }
-    else printf("err unknown request %s\n", c.c_str());
     fflush(stdout);
   }
   top->final();

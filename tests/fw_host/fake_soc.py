@@ -8,19 +8,19 @@ from __future__ import annotations
 
 import ctypes
 import re
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-from lsmc import build, firmware  # noqa: E402
+from lsmc import build
+from lsmc.build import firmware, regmap
+from lsmc.paths import ROOT
 
 FW = ROOT / "fw"
 HERE = Path(__file__).resolve().parent
 
-# Architecture constants (docs/architecture.md; also fw/include/soc.h).
-UART, TIMER, IRQC, DMA, SIMCTL, CIP = 0xF0000000, 0xF0001000, 0xF0002000, 0xF0003000, 0xF000F000, 0xF0010000
-IRQ_CIP = 1
+# The memory map generated from hw/soc/map/SocMap.scala (build/gen/soc_map/lsmc_soc.json).
+_MAP = regmap.memmap()
+UART, TIMER, IRQC, DMA, SIMCTL, CIP = (_MAP.base(n) for n in ("UART", "TIMER", "IRQC", "DMA", "SIMCTL", "CIP"))
+IRQ_CIP = _MAP.irqs["CIP"]
 MCAUSE_EXT = 0x8000000B
 MIE_MEIE = 1 << 11
 
@@ -117,9 +117,9 @@ class FakeSoc:
     def __init__(self, lib=None):
         self.lib = lib or driver_lib()
         self.cip_h, self.dma_h = headers()
-        self.cip_names = {v: k[len("COMPACTION_"):] for k, v in self.cip_h.items()
-                          if not k.endswith(("_SHIFT", "_MASK")) and v < 0x100}
-        self.stride = self.dma_h["DMA_CH1_ADDR"] - self.dma_h["DMA_CH0_ADDR"]
+        self.cip_names = {v: k[len("CIP_"):] for k, v in self.cip_h.items()
+                          if k.startswith("CIP_") and not k.endswith(("_SHIFT", "_MASK")) and v < 0x100}
+        self.stride = self.dma_h["DMA_CH_STRIDE"]
         self.dma_names = {v: k[len("DMA_CH0_"):] for k, v in self.dma_h.items()
                           if k.startswith("DMA_CH0_") and not k.endswith(("_SHIFT", "_MASK"))}
         # time

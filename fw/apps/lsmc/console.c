@@ -51,13 +51,13 @@ void regs_dump(void)
            kb16_err_name((st & CIP_STATUS_ERR_CODE_MASK) >> CIP_STATUS_ERR_CODE_SHIFT),
            (unsigned long)((st >> CIP_STATUS_ERR_INPUT_SHIFT) & 1u));
     for (ch = 0; ch < DMA_CHANNELS; ch++) {
-        uint32_t s = dma_reg(ch, DMACH_STATUS);
+        uint32_t s = dma_reg(ch, DMA_CH_STATUS);
         printf("dma%u: ADDR 0x%08lx LEN %lu STATUS 0x%08lx (code %lu %s) BYTES %lu IRQ_EN 0x%lx IRQ_ST 0x%lx\n", ch,
-               (unsigned long)dma_reg(ch, DMACH_ADDR), (unsigned long)dma_reg(ch, DMACH_LEN), (unsigned long)s,
-               (unsigned long)((s & DMACH_STATUS_ERR_CODE_MASK) >> DMACH_STATUS_ERR_CODE_SHIFT),
-               dma_err_name((s & DMACH_STATUS_ERR_CODE_MASK) >> DMACH_STATUS_ERR_CODE_SHIFT),
-               (unsigned long)dma_reg(ch, DMACH_BYTES), (unsigned long)dma_reg(ch, DMACH_IRQ_ENABLE),
-               (unsigned long)dma_reg(ch, DMACH_IRQ_STATUS));
+               (unsigned long)dma_reg(ch, DMA_CH_ADDR), (unsigned long)dma_reg(ch, DMA_CH_LEN), (unsigned long)s,
+               (unsigned long)((s & DMA_CH_STATUS_ERR_CODE_MASK) >> DMA_CH_STATUS_ERR_CODE_SHIFT),
+               dma_err_name((s & DMA_CH_STATUS_ERR_CODE_MASK) >> DMA_CH_STATUS_ERR_CODE_SHIFT),
+               (unsigned long)dma_reg(ch, DMA_CH_BYTES), (unsigned long)dma_reg(ch, DMA_CH_IRQ_ENABLE),
+               (unsigned long)dma_reg(ch, DMA_CH_IRQ_STATUS));
     }
 }
 

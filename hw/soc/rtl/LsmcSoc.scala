@@ -6,7 +6,6 @@ import spinal.lib.bus.amba3.apb._
 import spinal.lib.bus.amba4.axi._
 import spinal.lib.bus.amba4.axilite._
 import spinal.lib.bus.misc.SizeMapping
-import spinal.lib.bus.regif.DocCHeader
 import spinal.lib.com.uart._
 import spinal.lib.misc.MachineTimer
 import vexriscv._
@@ -15,34 +14,10 @@ import vexriscv.plugin._
 
 import scala.collection.mutable.ArrayBuffer
 
-/** Memory map and interrupt lines, fixed by docs/architecture.md. */
-object SocMap {
-  val ddrBase     = 0x40000000L
-  val ramBase     = 0x80000000L
-  val apbBase     = 0xF0000000L
-  val apbSize     = 1 << 20 // 0xF000_0000 .. 0xF00F_FFFF: every peripheral below
-  val uart        = 0x00000
-  val timer       = 0x01000
-  val irqCtrl     = 0x02000
-  val dma         = 0x03000
-  val simCtrl     = 0x0F000
-  val compaction  = 0x10000
-  val nand        = 0x20000
-  val nandSize    = 64 << 10
-
-  object Irq {
-    val uart       = 0
-    val compaction = 1
-    val dma0       = 2 // 2..5: DMA channels 0..3
-    val nand       = 6
-    val count      = 8
-  }
-}
-
 case class LsmcSocConfig(
-    clockHz: BigInt = 100000000,
-    onChipRamSize: BigInt = 256 KiB,
-    ddrSize: BigInt = 256 MiB,
+    clockHz: BigInt = MapConfig().clockHz,
+    onChipRamSize: BigInt = MapConfig().onChipRamSize,
+    ddrSize: BigInt = MapConfig().ddrSize,
     iCacheSize: Int = 8192,
     dCacheSize: Int = 8192,
     uartBaud: Int = 115200,
@@ -51,6 +26,7 @@ case class LsmcSocConfig(
     withDocs: Boolean = false, // write the register headers of the IPs next to the Verilog
     withSimCtrl: Boolean = true
 ) {
+  def mapConfig = MapConfig(onChipRamSize, ddrSize, clockHz)
   /** DDR port of the CPU side (I$/D$ refills, NAND DMA): 32-bit like the CPU buses. */
   def ddrCpuAxiConfig = Axi4Config(addressWidth = 32, dataWidth = 32, idWidth = 4,
     useRegion = false, useLock = false, useQos = false, useCache = false, useProt = false)
@@ -207,7 +183,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   val compactionIp = _root_.compaction.CompactionIp(
     _root_.compaction.CompactionConfig(dataWidth = cfg.ipDataWidth), withDocs = cfg.withDocs)
   val compactionDma = _root_.dma.CompactionDma(cfg.ipDataWidth)
-  if (cfg.withDocs) compactionDma.busif.accept(DocCHeader("dma_regs", "DMA"))
+  if (cfg.withDocs) compactionDma.docs()
   compactionDma.io.key0 >> compactionIp.io.key0
   compactionDma.io.key1 >> compactionIp.io.key1
   compactionIp.io.out >> compactionDma.io.out
@@ -236,44 +212,4 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   val apbDecoder = Apb3Decoder(master = apbBridge.io.apb, slaves = apbSlaves.toSeq)
 
   io.uart <> uart.io.uart
-}
-
-/** Generator: `soc.Generate [--out DIR] [--uart-baud N] [--no-sim-ctrl] [--no-docs]` → DIR/LsmcSoc.v
-  * (default build/gen/soc) plus the register headers of every block next to it. */
-object Generate {
-  def usage(msg: String): Nothing = {
-    System.err.println(s"soc.Generate: $msg\nusage: soc.Generate [--out DIR] [--uart-baud N] [--no-sim-ctrl] [--no-docs]")
-    sys.exit(2)
-  }
-
-  def main(args: Array[String]): Unit = {
-    var out = "build/gen/soc"
-    var cfg = LsmcSocConfig(withDocs = true)
-    val it  = args.iterator
-    def value(opt: String): String = if (it.hasNext) it.next() else usage(s"$opt needs a value")
-    while (it.hasNext) it.next() match {
-      case "--out" => out = value("--out")
-      case "--uart-baud" =>
-        val v = value("--uart-baud")
-        cfg = cfg.copy(uartBaud = v.toIntOption.filter(_ > 0).getOrElse(usage(s"bad baud rate '$v'")))
-      case "--no-sim-ctrl" => cfg = cfg.copy(withSimCtrl = false)
-      case "--no-docs"     => cfg = cfg.copy(withDocs = false)
-      case other           => usage(s"unknown argument '$other'")
-    }
-    new java.io.File(out).mkdirs()
-    SpinalConfig(
-      targetDirectory = out,
-      defaultConfigForClockDomains = ClockDomainConfig(resetKind = spinal.core.SYNC, resetActiveLevel = HIGH),
-      defaultClockDomainFrequency = FixedFrequency(HertzNumber(BigDecimal(cfg.clockHz)))
-    ).generateVerilog(new LsmcSoc(cfg).setDefinitionName("LsmcSoc"))
-    copyHeaders(out)
-  }
-
-  /** The firmware includes the register headers of every block from one folder. */
-  def copyHeaders(out: String): Unit = {
-    val here = new java.io.File("hw/soc/include")
-    for (f <- Option(here.listFiles()).getOrElse(Array.empty) if f.getName.endsWith(".h"))
-      java.nio.file.Files.copy(f.toPath, new java.io.File(out, f.getName).toPath,
-        java.nio.file.StandardCopyOption.REPLACE_EXISTING)
-  }
 }

@@ -20,15 +20,16 @@ case class Apb3SimCtrl() extends Component {
   // Sticky, so the harness sees it whatever its polling phase and a second write cannot change the code.
   val exitValid = RegInit(False)
   val exitCode  = Reg(UInt(31 bits)) init 0
-  bus.onWrite(0x0) {
+  import SocMap.Regs.{offset, simCtrl}
+  bus.onWrite(offset(simCtrl, "EXIT")) {
     when(!exitValid && io.apb.PWDATA(0)) {
       exitValid := True
       exitCode  := io.apb.PWDATA(31 downto 1).asUInt
     }
   }
-  bus.read(exitValid ## exitCode, 0x0) // read back: bit31 exited, [30:0] code (handy for debugging)
-  bus.read(io.arg, 0x4)
-  bus.read(B"32'x53494D43", 0x8) // SIM_ID "SIMC": lets firmware tell simulation from a board
+  bus.read(exitValid ## exitCode, offset(simCtrl, "EXIT")) // read back: bit31 exited, [30:0] code (handy for debugging)
+  bus.read(io.arg, offset(simCtrl, "ARG"))
+  bus.read(B(SocMap.simIdMagic, 32 bits), offset(simCtrl, "ID")) // "SIMC": lets firmware tell simulation from a board
   io.exit.valid   := exitValid
   io.exit.payload := exitCode
 }
@@ -55,8 +56,8 @@ case class Apb3IrqCtrl(width: Int) extends Component {
   }
   val bus     = Apb3SlaveFactory(io.apb)
   val pending = RegNext(io.sources) init 0 // registered: keeps the IRQ path out of the sources' logic
-  val enable  = bus.createReadAndWrite(Bits(width bits), 0x4) init 0
-  bus.read(pending, 0x0)
+  val enable  = bus.createReadAndWrite(Bits(width bits), SocMap.Regs.offset(SocMap.Regs.irqCtrl, "ENABLE")) init 0
+  bus.read(pending, SocMap.Regs.offset(SocMap.Regs.irqCtrl, "PENDING"))
   io.irq := RegNext((pending & enable).orR) init False
 }
 

@@ -1,7 +1,7 @@
 /* SoC self-test firmware (tests/test_soc_sim.py). SIM_ARG picks the scenario; main()'s return value
  * is the simulation's exit code (crt0.S writes it to SIM_EXIT). */
 #include <stdint.h>
-#include "lsmc_soc.h"
+#include "selftest_soc.h"
 
 static void putc_(char c) {
   while (LSMC_UART_TX_FREE(LSMC_UART_STATUS) == 0) {}
@@ -80,20 +80,20 @@ static int timer_irq(void) {
  * invalidating the cache; sum the 4 KiB a host file put at DDR+1 MiB (--load); leave a result block
  * at DDR+2 MiB for --dump. */
 static int ddr_rw(void) {
-  volatile uint32_t *d = (volatile uint32_t *)LSMC_DDR_BASE;
+  volatile uint32_t *d = (volatile uint32_t *)DDR_BASE;
   const uint32_t words = 64u << 10 >> 2;
   for (uint32_t i = 0; i < words; i++) d[i] = i * 0x9E3779B9u + 7;
   lsmc_dcache_invalidate();
   uint32_t bad = 0;
   for (uint32_t i = 0; i < words; i++) bad += d[i] != i * 0x9E3779B9u + 7;
-  volatile uint8_t *bytes = (volatile uint8_t *)(LSMC_DDR_BASE + 0x1000);
+  volatile uint8_t *bytes = (volatile uint8_t *)(DDR_BASE + 0x1000);
   for (uint32_t i = 0; i < 16; i++) bytes[i] = (uint8_t)(0xA0 + i); /* byte stores */
   lsmc_dcache_invalidate();
   for (uint32_t i = 0; i < 16; i++) bad += bytes[i] != (uint8_t)(0xA0 + i);
   uint32_t sum = 0;
-  const volatile uint32_t *in = (const volatile uint32_t *)(LSMC_DDR_BASE + (1u << 20));
+  const volatile uint32_t *in = (const volatile uint32_t *)(DDR_BASE + (1u << 20));
   for (uint32_t i = 0; i < 1024; i++) sum = sum * 31 + in[i];
-  volatile uint32_t *out = (volatile uint32_t *)(LSMC_DDR_BASE + (2u << 20));
+  volatile uint32_t *out = (volatile uint32_t *)(DDR_BASE + (2u << 20));
   for (uint32_t i = 0; i < 256; i++) out[i] = 0xC0DE0000u + i;
   puts_("ddr: bad "); putdec(bad); puts_(" sum "); puthex(sum); putc_('\n');
   return bad ? 1 : 0;
@@ -135,7 +135,7 @@ static int bus_fault(void) {
 
 /* External interrupt through the controller: enable the UART TX-empty interrupt line. */
 static int ext_irq(void) {
-  LSMC_IRQ_ENABLE = 1u << LSMC_IRQ_UART;
+  LSMC_IRQ_ENABLE = 1u << IRQ_UART;
   irq_enable(1u << 11); /* MEIE */
   LSMC_UART_STATUS = 1u; /* TX interrupt enable: pending while the TX FIFO is empty */
   uint32_t start = rdcycle();
@@ -147,8 +147,8 @@ static int ext_irq(void) {
 
 /* ------------------------------------------------------------------ compaction IP + DMA smoke job */
 /* Offsets from docs/architecture.md (the contract), not from the generated headers. */
-#define CIP(off) LSMC_REG32(LSMC_COMPACTION_BASE + (off))
-#define DMA(ch, off) LSMC_REG32(LSMC_DMA_BASE + 0x40u * (ch) + (off))
+#define CIP(off) LSMC_REG32(CIP_BASE + (off))
+#define DMA(ch, off) LSMC_REG32(DMA_BASE + 0x40u * (ch) + (off))
 enum { CIP_ID = 0x18, CIP_CTRL = 0x20, CIP_GROUP = 0x24, CIP_STATUS = 0x28, CIP_IN0 = 0x38, CIP_IN1 = 0x3C,
        CIP_OUTCAP = 0x40, CIP_INVCAP = 0x44, CIP_OUT_KEYS = 0x4C };
 enum { D_ADDR = 0x00, D_LEN = 0x04, D_CTRL = 0x08, D_STATUS = 0x0C, D_BYTES = 0x10 };
@@ -200,10 +200,10 @@ static uint32_t run_job(uint32_t run0, uint32_t len0, uint32_t run1, uint32_t le
 /* run0 (newer) = {b:0x11, c:0x12}, run1 (older) = {a:0x21, c:0x22}: merged {a:0x21, b:0x11, c:0x12},
  * invalid {0x22}. Everything in DDR, built by the CPU. */
 static int dma_ip(void) {
-  volatile uint32_t *run0 = (volatile uint32_t *)(LSMC_DDR_BASE + 0x100000);
-  volatile uint32_t *run1 = (volatile uint32_t *)(LSMC_DDR_BASE + 0x100100);
-  volatile uint32_t *out = (volatile uint32_t *)(LSMC_DDR_BASE + 0x300000);
-  volatile uint32_t *inv = (volatile uint32_t *)(LSMC_DDR_BASE + 0x300400);
+  volatile uint32_t *run0 = (volatile uint32_t *)(DDR_BASE + 0x100000);
+  volatile uint32_t *run1 = (volatile uint32_t *)(DDR_BASE + 0x100100);
+  volatile uint32_t *out = (volatile uint32_t *)(DDR_BASE + 0x300000);
+  volatile uint32_t *inv = (volatile uint32_t *)(DDR_BASE + 0x300400);
   if (CIP(CIP_ID) != 0x4C534D43u) { puts_("ip: no ID\n"); return 1; }
   entry(run0, 0, 1, 0x11, "b");
   entry(run0 + 4, 0, 1, 0x12, "c");
@@ -234,11 +234,11 @@ static int dma_ip(void) {
  * DDR+48 MiB (capacity 16 MiB), invalid addresses to DDR+64 MiB (16 MiB). The result words
  * {STATUS, out bytes, inv bytes} go to DDR+0x10. Exit 0 when the IP reports DONE. */
 static int host_job(void) {
-  volatile uint32_t *d = (volatile uint32_t *)LSMC_DDR_BASE;
+  volatile uint32_t *d = (volatile uint32_t *)DDR_BASE;
   if (d[0] != 0x21424F4Au) { puts_("job: no descriptor\n"); return 1; }
   uint32_t ob, ib;
-  uint32_t st = run_job(LSMC_DDR_BASE + (16u << 20), d[1], LSMC_DDR_BASE + (32u << 20), d[2], d[3],
-                        LSMC_DDR_BASE + (48u << 20), 16u << 20, LSMC_DDR_BASE + (64u << 20), 16u << 20, &ob, &ib);
+  uint32_t st = run_job(DDR_BASE + (16u << 20), d[1], DDR_BASE + (32u << 20), d[2], d[3],
+                        DDR_BASE + (48u << 20), 16u << 20, DDR_BASE + (64u << 20), 16u << 20, &ob, &ib);
   lsmc_dcache_invalidate();
   d[4] = st;
   d[5] = ob;
@@ -249,7 +249,7 @@ static int host_job(void) {
 
 /* NAND controller wiring: its ID register answers "NAND" at 0xF0020000. */
 static int nand_id(void) {
-  uint32_t id = LSMC_REG32(LSMC_NAND_BASE);
+  uint32_t id = LSMC_REG32(NAND_BASE);
   puts_("nand: id "); puthex(id); putc_('\n');
   return id == 0x4E414E44u ? 0 : 1;
 }

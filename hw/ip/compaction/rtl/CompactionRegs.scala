@@ -11,7 +11,7 @@ import spinal.lib.bus.regif._
   * the six Table I registers of seed 000, status/error capture views, interrupt enable/status and the
   * job counters. The job control itself (state machine) lives in CompactionIp and reports events here.
   *
-  * @param withDocs write the C header, HTML and Markdown register documentation into the
+  * @param withDocs write compaction_regs.h / .json / .md / .html (common.RegBlock) into the
   *                 SpinalConfig target directory during elaboration.
   */
 case class CompactionRegs(cfg: CompactionConfig, withDocs: Boolean = false) extends Component {
@@ -61,7 +61,7 @@ case class CompactionRegs(cfg: CompactionConfig, withDocs: Boolean = false) exte
   val idValue = ID.field(Bits(32 bits), AccessType.RO, BigInt("4C534D43", 16), "magic 0x4C534D43")
   idValue := B(BigInt("4C534D43", 16), 32 bits)
   val VERSION = busif.newReg(doc = "IP version and stream width")
-  val version = VERSION.field(UInt(16 bits), AccessType.RO, 0x0100, "IP version 0x0100")
+  val version = VERSION.field(UInt(16 bits), AccessType.RO, 0x0100, "IP version 0x0100")(SymbolName("ip"))
   version := 0x0100
   val width = VERSION.field(UInt(16 bits), AccessType.RO, cfg.dataWidth, "dataWidth in bits")
   width := cfg.dataWidth
@@ -76,7 +76,8 @@ case class CompactionRegs(cfg: CompactionConfig, withDocs: Boolean = false) exte
   val error = STATUS.field(Bool(), AccessType.RO, 0, "ERROR: the IP stopped on an error; only a soft reset leaves this state")
   val errCode = STATUS.fieldAt(8, UInt(8 bits), AccessType.RO, 0, "ERR_CODE (docs/architecture.md, error codes)")
   val errInput = STATUS.fieldAt(16, UInt(cfg.inputBits bits), AccessType.RO, 0,
-    s"ERR_INPUT: input (0 key0 .. ${cfg.ways - 1} key${cfg.ways - 1}) of a decoding error")
+    if (cfg.ways == 2) "ERR_INPUT: input (0 key0, 1 key1) of a decoding error"
+    else s"ERR_INPUT: input (0 key0 .. ${cfg.ways - 1} key${cfg.ways - 1}) of a decoding error")
   busy := io.busy
   done := io.done
   error := io.error
@@ -86,11 +87,11 @@ case class CompactionRegs(cfg: CompactionConfig, withDocs: Boolean = false) exte
   val errIndex = ERR_INDEX.field(UInt(32 bits), AccessType.RO, 0, "index")
   errIndex := io.errIndex
   val IRQ_ENABLE = busif.newReg(doc = "Interrupt enable")
-  val irqEnDone = IRQ_ENABLE.field(Bool(), AccessType.RW, 0, "DONE")
-  val irqEnError = IRQ_ENABLE.field(Bool(), AccessType.RW, 0, "ERROR")
+  val irqEnDone = IRQ_ENABLE.field(Bool(), AccessType.RW, 0, "DONE")(SymbolName("done"))
+  val irqEnError = IRQ_ENABLE.field(Bool(), AccessType.RW, 0, "ERROR")(SymbolName("error"))
   val IRQ_STATUS = busif.newReg(doc = "Interrupt status (write 1 to clear); irq = IRQ_STATUS & IRQ_ENABLE")
-  val irqDone = IRQ_STATUS.field(Bool(), AccessType.W1C, 0, "DONE: a job completed")
-  val irqError = IRQ_STATUS.field(Bool(), AccessType.W1C, 0, "ERROR: a job stopped on an error")
+  val irqDone = IRQ_STATUS.field(Bool(), AccessType.W1C, 0, "DONE: a job completed")(SymbolName("done"))
+  val irqError = IRQ_STATUS.field(Bool(), AccessType.W1C, 0, "ERROR: a job stopped on an error")(SymbolName("error"))
   val IN0_BYTES = busif.newReg(doc = "Byte length of run 0 (key0, newer)")
   val in0Bytes = IN0_BYTES.field(UInt(32 bits), AccessType.RW, 0, "bytes")
   val IN1_BYTES = busif.newReg(doc = "Byte length of run 1 (key1, older)")
@@ -112,10 +113,10 @@ case class CompactionRegs(cfg: CompactionConfig, withDocs: Boolean = false) exte
     ways := cfg.ways
     val regs = (2 until cfg.ways).map { k =>
       val bytesReg = busif.newReg(doc = s"Byte length of run $k (key$k)")(SymbolName(s"IN${k}_BYTES"))
-      val bytesField = bytesReg.field(UInt(32 bits), AccessType.RW, 0, "bytes")
+      val bytesField = bytesReg.field(UInt(32 bits), AccessType.RW, 0, "bytes")(SymbolName("bytes"))
       val cntReg = busif.newReg(doc = s"32-bit words accepted on `key$k` (words discarded in the error state not counted)")(
         SymbolName(s"KEY${k}_ENTRY_IN_CNT"))
-      val cnt = cntReg.field(UInt(32 bits), AccessType.RW, 0, "word count")
+      val cnt = cntReg.field(UInt(32 bits), AccessType.RW, 0, "word count")(SymbolName("cnt"))
       (bytesReg, bytesField, cntReg, cnt)
     }
   }
@@ -163,9 +164,6 @@ case class CompactionRegs(cfg: CompactionConfig, withDocs: Boolean = false) exte
   io.outCapacity := outCapacity
   io.invCapacity := invCapacity
 
-  if (withDocs) {
-    busif.accept(DocCHeader("compaction_regs", prefix = "COMPACTION"))
-    busif.accept(DocHtml("compaction_regs"))
-    busif.accept(DocMarkdown("compaction_regs"))
-  }
+  if (withDocs) common.RegBlock("compaction_regs", "CIP", "Compaction IP registers",
+    "hw/ip/compaction/rtl/CompactionRegs.scala").emit(busif)
 }

@@ -61,6 +61,9 @@ case class CompactionDma(dataWidth: Int) extends Component {
 
   // ---------------- registers ----------------
   val busif = BusInterface(io.apb, SizeMapping(0, 4096), regPre = "")
+  /** dma_regs.h / .json / .md / .html into the SpinalConfig target directory (channels as array CH). */
+  def docs(): Unit = common.RegBlock("dma_regs", "DMA", "Compaction DMA registers",
+    "hw/ip/dma/rtl/CompactionDma.scala", arrays = Seq("CH")).emit(busif)
   val channels = Seq(reader0.io.ctrl, reader1.io.ctrl, writerOut.io.ctrl, writerInv.io.ctrl)
   val what = Seq("DDR -> key0", "DDR -> key1", "out -> DDR", "invalid -> DDR")
 

@@ -1,0 +1,23 @@
+package soc
+
+import common.{Gen, Generator}
+
+/** `soc.Generate [--out DIR] [--uart-baud N] [--ip-width 32|128] [--no-sim-ctrl] [--no-docs]`: DIR/LsmcSoc.v (default
+  * build/gen/soc), the register blocks of every IP (unless --no-docs) and the memory map exported
+  * from SocMap (lsmc_soc.h / .ld / .json). */
+object Generate extends Generator("build/gen/soc",
+  Gen.intOpt("uart-baud", 115200, what = "BAUD", min = 1),
+  Gen.intOpt("ip-width", 128, Seq(32, 128)),
+  // 32: seed 000's platform (32-bit streams) for the faithful Table III; 128: this project's design.
+  Gen.intOpt("ip-width", 128, allowed = Seq(32, 128)),
+  Gen.flagOpt("no-sim-ctrl", "leave the simulation-control block out (board builds)"),
+  Gen.flagOpt("no-docs", "do not write the register headers")) {
+
+  def config(a: Gen.Args) = LsmcSocConfig(uartBaud = a.int("uart-baud"), ipDataWidth = a.int("ip-width"), withDocs = !a.flag("no-docs"),
+    withSimCtrl = !a.flag("no-sim-ctrl"))
+  def top(a: Gen.Args) = new LsmcSoc(config(a)).setDefinitionName("LsmcSoc")
+  override def clockHz(a: Gen.Args) = Some(config(a).clockHz)
+  override def after(a: Gen.Args, report: spinal.core.SpinalReport[spinal.core.Component]) =
+    SocMap.writeFiles(config(a).mapConfig, a.out)
+}
+

@@ -1,0 +1,118 @@
+"""Incremental build steps shared by every host tool and test: run a SpinalHDL generator through Mill,
+verilate a C++ harness. Each step is skipped when a stamp of its inputs is unchanged, so tests can call
+them freely. Mill runs are serialised with a file lock (one `out/` folder, many callers)."""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from lsmc.paths import BUILD, GEN, ROOT
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+def _hash_paths(paths, extra=()) -> str:
+    h = hashlib.sha256()
+    for p in sorted(Path(p) for p in paths):
+        files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file())
+        for f in files:
+            h.update(str(f.relative_to(ROOT) if f.is_relative_to(ROOT) else f).encode())
+            h.update(f.read_bytes())
+    for e in extra:
+        h.update(repr(e).encode())
+    return h.hexdigest()[:24]
+
+
+def _up_to_date(stamp: Path, digest: str) -> bool:
+    return stamp.exists() and stamp.read_text() == digest
+
+
+def run(cmd, cwd=ROOT, quiet=True, env=None):
+    """Run a command; on failure raise BuildError carrying its output."""
+    res = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=quiet, text=True)
+    if res.returncode != 0:
+        out = (res.stdout or "") + (res.stderr or "") if quiet else ""
+        raise BuildError(f"command failed ({res.returncode}): {' '.join(map(str, cmd))}\n{out[-6000:]}")
+    return res
+
+
+def mill(*args, quiet=True):
+    """Run ./mill --no-server ARGS holding the project's Mill lock."""
+    BUILD.mkdir(exist_ok=True)
+    with open(BUILD / ".mill.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return run([ROOT / "mill", "--no-server", *args], quiet=quiet)
+
+
+# Source folders of each Mill module (mirror build.sc), for change detection.
+MODULE_SOURCES = {
+    "socmap": ["hw/common/rtl", "hw/soc/map"],
+    "compaction": ["hw/common/rtl", "hw/ip/compaction/rtl"],
+    "dma": ["hw/common/rtl", "hw/ip/dma/rtl"],
+    "nand": ["hw/common/rtl", "nand/rtl"],
+    "soc": ["hw/common/rtl", "hw/soc/map", "hw/soc/rtl", "hw/ip/compaction/rtl", "hw/ip/dma/rtl", "nand/rtl",
+            "lsmc/build/vexriscv_src.py"],
+}
+
+
+def generate(module: str, main: str, outdir: Path, args=()) -> Path:
+    """Run generator `main` of Mill `module` with `args` into `outdir` unless its sources are unchanged."""
+    outdir = Path(outdir)
+    srcs = [ROOT / s for s in MODULE_SOURCES[module]] + [ROOT / "build.sc"]
+    # Callers name the output folder relative or absolute: one stamp for both spellings.
+    norm = tuple(str((ROOT / str(a)).resolve().relative_to(ROOT)) if str(a).startswith(("build", "/")) and
+                 (ROOT / str(a)).resolve().is_relative_to(ROOT) else str(a) for a in args)
+    digest = _hash_paths(srcs, extra=(main, norm))
+    stamp = outdir / ".stamp"
+    if _up_to_date(stamp, digest):
+        return outdir
+    outdir.mkdir(parents=True, exist_ok=True)
+    mill(f"{module}.runMain", main, *args)
+    stamp.write_text(digest)
+    return outdir
+
+
+SIM_COMMON = ROOT / "sim" / "common"
+
+
+def sim_common(*headers) -> tuple[list, list]:
+    """The harnesses' shared library (sim/common): its C++ sources to compile with a harness, and the
+    Verilator flags that find its headers. Headers are no compile input Verilator accepts, so the hash
+    of them (and of `headers`, a harness's other includes) rides in a define: a header change rebuilds."""
+    digest = _hash_paths(sorted(SIM_COMMON.glob("*.h")) + [Path(h) for h in headers])
+    return sorted(SIM_COMMON.glob("*.cpp")), ["-CFLAGS", f"-I{SIM_COMMON} -DSIM_HEADERS={digest}"]
+
+
+def verilate(top: str, verilog: list, harness: list, outdir: Path, flags=(), cflags="-O3") -> Path:
+    """Build a Verilator C++ model of `top` from `verilog` files with the C++ `harness` sources.
+    Returns the executable path. Single-threaded model, -O3 (see docs/simulation.md for why)."""
+    # Absolute paths: Verilator's generated makefile runs from outdir.
+    outdir = Path(outdir).resolve()
+    exe = outdir / f"V{top}"
+    verilog = [Path(v).resolve() for v in verilog]
+    harness = [Path(h).resolve() for h in harness]
+    inputs = verilog + harness
+    digest = _hash_paths(inputs, extra=(top, tuple(flags), cflags))
+    stamp = outdir / ".stamp"
+    if exe.exists() and _up_to_date(stamp, digest):
+        return exe
+    outdir.mkdir(parents=True, exist_ok=True)
+    jobs = str(os.cpu_count() or 2)
+    run(["verilator", "--cc", "--exe", "--build", "-j", jobs, "--top-module", top,
+         "-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast", "--x-initial", "fast", "--noassert",
+         "-O3", "-CFLAGS", cflags,
+         "-MAKEFLAGS", f"OPT_FAST={cflags} OPT_SLOW={cflags} OPT_GLOBAL={cflags}",
+         "--Mdir", outdir, "-o", exe.name, *flags, *map(str, verilog), *map(str, harness)])
+    stamp.write_text(digest)
+    return exe
+
+
+if __name__ == "__main__":  # tiny CLI: python3 -m lsmc.build mill ARGS...
+    if len(sys.argv) > 1 and sys.argv[1] == "mill":
+        mill(*sys.argv[2:], quiet=False)

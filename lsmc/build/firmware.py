@@ -1,0 +1,377 @@
+"""Firmware builds and host-side access to the firmware's C code.
+
+- `build_firmware()` builds the bare-metal ELF `build/fw/lsmc.elf` with fw/Makefile (riscv64-unknown-elf
+  gcc + picolibc), skipped when the sources and the generated register headers are unchanged.
+- `build_host_lib()` compiles firmware C files natively into a shared library (host tests, baselines).
+- `Kb16Lib` is a ctypes wrapper of fw/lib/kb16.c compiled for the host.
+- the machine-readable Table III block the firmware prints is parsed by report.parse_table3_lines().
+"""
+from __future__ import annotations
+
+import ctypes
+import struct
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsmc import build as _build
+
+ROOT = _build.ROOT
+FW = ROOT / "fw"
+BUILD_FW = _build.BUILD / "fw"
+HOST_BUILD = _build.BUILD / "fw_host"
+# Generated register headers (made by the IP and DMA generators through build.generate()).
+GEN_INCLUDES = [_build.GEN / "compaction_w128", _build.GEN / "dma_w128", _build.GEN / "nand", _build.GEN / "soc_map"]
+
+
+class FirmwareError(RuntimeError):
+    pass
+
+
+def _digest(paths, extra=()) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        p = Path(p)
+        files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file() and f.name != ".stamp") if p.is_dir() else []
+        for f in files:
+            h.update(str(f).encode())
+            h.update(f.read_bytes())
+    for e in extra:
+        h.update(repr(e).encode())
+    return h.hexdigest()[:24]
+
+
+def firmware_sources():
+    """What the ELF depends on: fw/ and the generated headers and linker script (not the Verilog)."""
+    return [FW, *sorted(h for g in GEN_INCLUDES if g.is_dir() for h in [*g.glob("*.h"), *g.glob("*.ld")])]
+
+
+# (module, generator main, output folder, header, arguments) of every generated header the firmware includes.
+HEADER_GENERATORS = [
+    ("compaction", "compaction.Generate", _build.GEN / "compaction_w128", "compaction_regs.h", ["--width", "128"]),
+    ("dma", "dma.Generate", _build.GEN / "dma_w128", "dma_regs.h", ["--width", "128"]),
+    ("nand", "nand.Generate", _build.GEN / "nand", "nand_regs.h", []),
+    ("socmap", "soc.MemoryMap", _build.GEN / "soc_map", "lsmc_soc.h", []),
+]
+
+
+def ensure_headers() -> None:
+    """Run the IP/DMA/NAND generators and the memory-map export (each skipped when its RTL is
+    unchanged) so the generated headers match the RTL. Raises FirmwareError when one fails."""
+    for module, main, outdir, header, args in HEADER_GENERATORS:
+        try:
+            _build.generate(module, main, outdir, [*args, "--out", str(outdir)])
+        except _build.BuildError as e:
+            raise FirmwareError(f"{header} could not be generated:\n{e}") from None
+        if not (outdir / header).exists():
+            raise FirmwareError(f"{module} generator did not write {outdir / header}")
+
+
+def build_firmware(build_dir: Path | None = None, opt: str = "-O2", force: bool = False) -> Path:
+    """Build build/fw/lsmc.elf (out of tree) and return its path. Raises FirmwareError with the
+    compiler output on failure. The make log is kept in <build_dir>/build.log (tests grep it for
+    warnings). The same ELF runs in simulation and on a board (it reads the sim-control ID word)."""
+    build_dir = Path(build_dir or BUILD_FW)
+    elf = build_dir / "lsmc.elf"
+    ensure_headers()
+    digest = _digest(firmware_sources(), extra=(opt,))
+    stamp = build_dir / ".stamp"
+    if not force and elf.exists() and stamp.exists() and stamp.read_text() == digest:
+        return elf
+    build_dir.mkdir(parents=True, exist_ok=True)
+    gen = " ".join(str(g) for g in GEN_INCLUDES)
+    try:
+        res = _build.run(["make", "-C", FW, f"BUILD={build_dir}", f"GEN_INC={gen}", f"OPT={opt}",
+                          "-j2", "--no-print-directory", "all"], quiet=True)
+    except _build.BuildError as e:
+        raise FirmwareError(str(e)) from None
+    (build_dir / "build.log").write_text((res.stdout or "") + (res.stderr or ""))
+    stamp.write_text(digest)
+    return elf
+
+
+def build_host_lib(name: str, sources, defines=(), includes=(), cflags=("-O2",)) -> Path:
+    """Compile C `sources` natively into build/fw_host/lib<name>.so (cached by content)."""
+    sources = [Path(s) for s in sources]
+    includes = [Path(i) for i in includes]
+    so = HOST_BUILD / f"lib{name}.so"
+    # fw/include/soc.h includes the generated memory map; nand.h the generated ONFI table.
+    soc_map = _build.GEN / "soc_map"
+    if not (soc_map / "lsmc_soc.h").exists():
+        ensure_headers()
+    headers = [FW / "include", FW / "lib", FW / "drivers", ROOT / "nand" / "model", soc_map, *includes]
+    digest = _digest([*sources, *headers], extra=(tuple(defines), tuple(cflags)))
+    stamp = HOST_BUILD / f"lib{name}.stamp"
+    if so.exists() and stamp.exists() and stamp.read_text() == digest:
+        return so
+    HOST_BUILD.mkdir(parents=True, exist_ok=True)
+    cmd = ["gcc", "-std=c99", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", *cflags,
+           *[f"-D{d}" for d in defines], *[f"-I{i}" for i in headers], "-o", so, *sources]
+    try:
+        _build.run(cmd, quiet=True)
+    except _build.BuildError as e:
+        raise FirmwareError(str(e)) from None
+    stamp.write_text(digest)
+    return so
+
+
+# ---- ctypes wrapper of fw/lib/kb16.c ---------------------------------------------------------
+
+class MergeResult(ctypes.Structure):
+    _fields_ = [("status", ctypes.c_uint), ("err_input", ctypes.c_uint), ("err_index", ctypes.c_size_t),
+                ("out_bytes", ctypes.c_size_t), ("out_entries", ctypes.c_size_t),
+                ("out_keys", ctypes.c_size_t), ("inv_count", ctypes.c_size_t),
+                ("in_keys", ctypes.c_size_t * 32)]  # KB16_MAX_RUNS
+
+
+class GenParams(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_uint), ("seed", ctypes.c_uint32), ("n0", ctypes.c_size_t),
+                ("n1", ctypes.c_size_t), ("overlap_pct", ctypes.c_uint), ("group", ctypes.c_uint),
+                ("addr0_base", ctypes.c_uint32), ("addr1_base", ctypes.c_uint32)]
+
+
+KINDS = {"short": 0, "uniform": 1, "prefix": 2}
+KEY_SLOT_BYTES = 20  # sizeof(kb16_key_slot)
+
+
+@dataclass
+class Merge:
+    status: int
+    err_input: int
+    err_index: int
+    merged: bytes
+    invalid: list
+    out_entries: int
+    out_keys: int
+
+
+class Kb16Lib:
+    """fw/lib/kb16.c compiled for the host and called through ctypes."""
+
+    def __init__(self):
+        so = build_host_lib("kb16", [FW / "lib" / "kb16.c"])
+        self.lib = lib = ctypes.CDLL(str(so))
+        lib.kb16_err_name.restype = ctypes.c_char_p
+        sz, u8p = ctypes.c_size_t, ctypes.c_char_p
+        lib.kb16_decode.argtypes = [u8p, sz, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p,
+                                    ctypes.c_void_p, sz, ctypes.POINTER(sz), ctypes.POINTER(sz)]
+        lib.kb16_encode.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, sz, ctypes.c_uint,
+                                    ctypes.c_void_p, sz, ctypes.POINTER(sz), ctypes.POINTER(sz)]
+        lib.kb16_merge.argtypes = [u8p, sz, u8p, sz, ctypes.c_uint, ctypes.c_void_p, sz,
+                                   ctypes.c_void_p, sz, ctypes.POINTER(MergeResult)]
+        lib.kb16_merge_n.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p,
+                                     sz, ctypes.c_void_p, sz, ctypes.POINTER(MergeResult)]
+        lib.kb16_gen_runs.argtypes = [ctypes.POINTER(GenParams), ctypes.c_void_p, sz, ctypes.c_void_p, sz,
+                                      ctypes.POINTER(sz), ctypes.c_void_p, sz, ctypes.POINTER(sz)]
+        lib.kb16_gen_scratch_slots.argtypes = [ctypes.POINTER(GenParams)]
+        lib.kb16_gen_scratch_slots.restype = sz
+
+    def err_name(self, code: int) -> str:
+        return self.lib.kb16_err_name(code).decode()
+
+    def decode(self, data: bytes, group: int = 16):
+        """-> (code, err_index, [(key, addr), ...]) (keys decoded before an error included)."""
+        cap = len(data) // 16 + 1
+        keys = (ctypes.c_uint8 * (16 * cap))()
+        lens = (ctypes.c_uint8 * cap)()
+        addrs = (ctypes.c_uint32 * cap)()
+        n, idx = ctypes.c_size_t(), ctypes.c_size_t()
+        rc = self.lib.kb16_decode(data, len(data), group, keys, lens, addrs, cap, ctypes.byref(n), ctypes.byref(idx))
+        raw = bytes(keys)
+        out = [(raw[16 * i:16 * i + lens[i]], addrs[i]) for i in range(min(n.value, cap))]
+        return rc, idx.value, out
+
+    def encode(self, pairs, group: int = 16, cap: int | None = None):
+        """pairs: [(key bytes, addr)] -> (code, err_index, bytes)."""
+        n = len(pairs)
+        bufs = [ctypes.create_string_buffer(bytes(k), max(len(k), 1)) for k, _ in pairs]
+        ptrs = (ctypes.c_void_p * max(n, 1))(*[ctypes.cast(b, ctypes.c_void_p) for b in bufs])
+        lens = (ctypes.c_uint8 * max(n, 1))(*[len(k) for k, _ in pairs])
+        addrs = (ctypes.c_uint32 * max(n, 1))(*[a for _, a in pairs])
+        cap = 48 * n if cap is None else cap
+        out = (ctypes.c_uint8 * max(cap, 1))()
+        olen, idx = ctypes.c_size_t(), ctypes.c_size_t()
+        rc = self.lib.kb16_encode(ptrs, lens, addrs, n, group, out, cap, ctypes.byref(olen), ctypes.byref(idx))
+        return rc, idx.value, bytes(out)[:olen.value]
+
+    def merge(self, run0: bytes, run1: bytes, group: int = 16, out_cap: int | None = None,
+              inv_cap: int | None = None) -> Merge:
+        # Worst case: every key needs pad + virtual + real entries.
+        out_cap = 3 * (len(run0) + len(run1)) + 16 if out_cap is None else out_cap
+        inv_cap = (min(len(run0), len(run1)) // 16 + 1) if inv_cap is None else inv_cap
+        out = (ctypes.c_uint8 * max(out_cap, 1))()
+        inv = (ctypes.c_uint32 * max(inv_cap, 1))()
+        res = MergeResult()
+        self.lib.kb16_merge(run0, len(run0), run1, len(run1), group, out, out_cap, inv, inv_cap, ctypes.byref(res))
+        return Merge(res.status, res.err_input, res.err_index, bytes(out)[:res.out_bytes],
+                     list(inv)[:res.inv_count], res.out_entries, res.out_keys)
+
+    def merge_n(self, runs: list, group: int = 16, out_cap: int | None = None,
+                inv_cap: int | None = None) -> Merge:
+        """kb16_merge_n of runs (newest first)."""
+        total = sum(len(r) for r in runs)
+        out_cap = 3 * total + 16 if out_cap is None else out_cap
+        inv_cap = total // 16 + 1 if inv_cap is None else inv_cap
+        n = len(runs)
+        ptrs = (ctypes.c_char_p * max(n, 1))(*[bytes(r) for r in runs])
+        lens = (ctypes.c_size_t * max(n, 1))(*[len(r) for r in runs])
+        out = (ctypes.c_uint8 * max(out_cap, 1))()
+        inv = (ctypes.c_uint32 * max(inv_cap, 1))()
+        res = MergeResult()
+        self.lib.kb16_merge_n(ptrs, lens, n, group, out, out_cap, inv, inv_cap, ctypes.byref(res))
+        return Merge(res.status, res.err_input, res.err_index, bytes(out)[:res.out_bytes],
+                     list(inv)[:res.inv_count], res.out_entries, res.out_keys)
+
+    def gen_runs(self, kind="short", seed=1, n0=256, n1=256, overlap_pct=25, group=16,
+                 addr0_base=0x10000000, addr1_base=0x20000000):
+        """-> (code, run0 bytes, run1 bytes) from the firmware's own workload generator."""
+        p = GenParams(KINDS[kind], seed, n0, n1, overlap_pct, group, addr0_base, addr1_base)
+        slots = self.lib.kb16_gen_scratch_slots(ctypes.byref(p))
+        scratch = (ctypes.c_uint8 * (KEY_SLOT_BYTES * max(slots, 1)))()
+        cap0, cap1 = 48 * n0 + 16, 48 * n1 + 16
+        b0, b1 = (ctypes.c_uint8 * cap0)(), (ctypes.c_uint8 * cap1)()
+        l0, l1 = ctypes.c_size_t(), ctypes.c_size_t()
+        rc = self.lib.kb16_gen_runs(ctypes.byref(p), scratch, slots, b0, cap0, ctypes.byref(l0), b1, cap1, ctypes.byref(l1))
+        return rc, bytes(b0)[:l0.value], bytes(b1)[:l1.value]
+
+
+
+
+# ---- host-loaded job (SIM_ARG 2 / console `job`; layout in docs/firmware.md) ------------------
+
+DDR_BASE = 0x40000000
+JOB_MAGIC = 0x4A4D534C      # "LSMJ"
+JOB_RESULT_MAGIC = 0x524D534C  # "LSMR"
+JOB_DESC_BYTES = 0x200
+JOB_FLAG_POLL, JOB_FLAG_NO_SW, JOB_FLAG_EXPECT_ERR = 1, 2, 4
+JOB_RESULT_WORD = 32
+JOB_RESULT_FIELDS = ["magic", "status", "rc", "ip_status", "err_code", "err_input", "err_index", "out_bytes",
+                     "inv_bytes", "fw_cycles", "hw_cycles", "enc_words", "inv_addrs", "key0_words", "key1_words",
+                     "sw_cycles", "dma_code0", "dma_code1", "dma_code2", "dma_code3"]
+JOB_STATUS = {0: "pass", 10: "bad descriptor", 11: "job failed", 12: "output differs", 13: "C merge differs",
+              14: "not the expected error"}
+
+
+def _align(n: int, a: int = 32) -> int:
+    return (n + a - 1) // a * a
+
+
+def job_image(run0: bytes, run1: bytes, group: int = 16, merged: bytes = b"", invalid: bytes = b"",
+              flags: int = 0, expect_error: tuple | None = None, out_buf: int | None = None,
+              inv_buf: int | None = None, out_capacity: int = 0, inv_capacity: int = 0) -> tuple[bytes, dict]:
+    """DDR image (to load at 0x4000_0000) of a job: descriptor, runs, expected output, buffers.
+    Returns (image, layout) where layout maps "run0", "run1", "merged", "invalid", "out", "inv" to
+    (DDR address, length)."""
+    if expect_error is not None:
+        flags |= JOB_FLAG_EXPECT_ERR
+    out_buf = _align(len(merged) + 32) if out_buf is None else out_buf
+    inv_buf = _align(len(invalid) + 32) if inv_buf is None else inv_buf
+    parts = [("run0", run0, len(run0)), ("run1", run1, len(run1)), ("merged", merged, len(merged)),
+             ("invalid", invalid, len(invalid)), ("out", b"", out_buf), ("inv", b"", inv_buf)]
+    off, layout, blobs = JOB_DESC_BYTES, {}, []
+    for name, data, size in parts:
+        layout[name] = (off, size)
+        blobs.append((off, data))
+        off = _align(off + max(size, 1))
+    code, inp, idx = expect_error or (0, 0, 0)
+    words = [JOB_MAGIC, 1, group, flags,
+             *layout["run0"], *layout["run1"], *layout["merged"], layout["invalid"][0], len(invalid),
+             *layout["out"], *layout["inv"], code, inp, idx, out_capacity, inv_capacity]
+    img = bytearray(off)
+    img[:4 * len(words)] = struct.pack(f"<{len(words)}I", *words)
+    for o, data in blobs:
+        img[o:o + len(data)] = data
+    return bytes(img), {k: (DDR_BASE + o, n) for k, (o, n) in layout.items()}
+
+
+# ---- host-loaded Table III (SIM_ARG 7 / console `bench host`; layout in docs/firmware.md) ---------
+
+SCEN_BENCH_HOST = 7
+TABLE_MAGIC = 0x544D534C    # "LSMT"
+TABLE_ROW0, TABLE_ROW_WORDS, TABLE_MAX_ROWS = 8, 10, 8
+TABLE_FLAG_PAPER, TABLE_FLAG_NO_SW, TABLE_FLAG_IRQ = 1, 2, 4
+
+
+@dataclass
+class TableRow:
+    """One Table III job: the two encoded runs and the reference merge of them."""
+    run0: bytes
+    run1: bytes
+    merged: bytes
+    invalid: bytes
+    out_keys: int
+
+
+def table_rows(sizes, kind: str = "short", overlap: float = 0.25, seed: int = 1, group: int = 16) -> list[TableRow]:
+    """The jobs of `kb16 gen --kind K --keys N --overlap F --seed S --group G` for each N of `sizes`, made
+    on the host by the reference model, with their reference merge (what `lsmc report` times too)."""
+    from lsmc.model import kb16, workloads
+
+    rows = []
+    for n in sizes:
+        k0, k1 = workloads.make_runs(kind, n, overlap, seed)
+        merged, invalid = kb16.merge_keys(k0, k1)
+        rows.append(TableRow(kb16.encode(k0, group), kb16.encode(k1, group), kb16.encode(merged, group),
+                             kb16.pack_addresses(invalid), len(merged)))
+    return rows
+
+
+def table3_image(rows: list[TableRow], group: int = 16, paper: bool = False, no_sw: bool = False,
+                 irq: bool = False) -> bytes:
+    """DDR image (to load at 0x4000_0000) of the Table III jobs the firmware runs one after the other:
+    the descriptor (magic, version 1, G, flags, row count; per row the offset and length of run 0,
+    run 1, the expected merged run and invalid addresses, and the expected key count), then the data."""
+    if not 1 <= len(rows) <= TABLE_MAX_ROWS:
+        raise FirmwareError(f"Table III image: {len(rows)} rows, the firmware takes 1..{TABLE_MAX_ROWS}")
+    flags = (TABLE_FLAG_PAPER if paper else 0) | (TABLE_FLAG_NO_SW if no_sw else 0) | (TABLE_FLAG_IRQ if irq else 0)
+    words = [TABLE_MAGIC, 1, group, flags, len(rows), 0, 0, 0]
+    off, blobs = JOB_DESC_BYTES, []
+    for r in rows:
+        for data in (r.run0, r.run1, r.merged, r.invalid):
+            words += [off, len(data)]
+            blobs.append((off, data))
+            off = _align(off + max(len(data), 1))
+        words += [r.out_keys, 0]
+    img = bytearray(off)
+    img[:4 * len(words)] = struct.pack(f"<{len(words)}I", *words)
+    for o, data in blobs:
+        img[o:o + len(data)] = data
+    return bytes(img)
+
+
+def parse_job_result(raw: bytes) -> dict:
+    """The result block the firmware writes at word 32 of the descriptor."""
+    vals = struct.unpack(f"<{len(JOB_RESULT_FIELDS)}I", raw[:4 * len(JOB_RESULT_FIELDS)])
+    res = dict(zip(JOB_RESULT_FIELDS, vals))
+    if res["magic"] != JOB_RESULT_MAGIC:
+        raise FirmwareError("no job result block (the firmware did not run the job)")
+    res["rc"] = struct.unpack("<i", struct.pack("<I", res["rc"]))[0]
+    res["status_text"] = JOB_STATUS.get(res["status"], "unknown")
+    return res
+
+
+def run_job(workdir: Path, run0: bytes, run1: bytes, group: int = 16, elf: Path | None = None, **kw) -> dict:
+    """Run one job on the simulated SoC (SIM_ARG 2). Keyword arguments go to job_image(), except
+    `sim` (a dict of extra run_soc arguments). Returns the result block plus "exit", "uart" and the
+    IP's output ("out", "inv": bytes read back from DDR)."""
+    from lsmc.sim import soc  # the SoC teammate's module; imported late so host-only users need no SoC
+
+    sim = kw.pop("sim", {})
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    img, layout = job_image(run0, run1, group, **kw)
+    (workdir / "job.bin").write_bytes(img)
+    elf = elf or build_firmware()
+    out_addr, out_len = layout["out"]
+    inv_addr, inv_len = layout["inv"]
+    dumps = [(DDR_BASE + 4 * JOB_RESULT_WORD, 4 * len(JOB_RESULT_FIELDS), workdir / "result.bin"),
+             (out_addr, max(out_len, 4), workdir / "out.bin"), (inv_addr, max(inv_len, 4), workdir / "inv.bin")]
+    r = soc.run_soc(elf, arg=2, loads={DDR_BASE: workdir / "job.bin"}, dumps=dumps, **sim)
+    if not (workdir / "result.bin").exists():
+        raise FirmwareError(f"simulation wrote no result (exit {r.returncode}):\n{r.uart[-2000:]}\n{r.stderr[-2000:]}")
+    res = parse_job_result((workdir / "result.bin").read_bytes())
+    res.update(exit=r.returncode, uart=r.uart,
+               out=(workdir / "out.bin").read_bytes()[:res["out_bytes"]],
+               inv=(workdir / "inv.bin").read_bytes()[:res["inv_bytes"]])
+    return res

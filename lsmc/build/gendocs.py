@@ -1,0 +1,171 @@
+"""Generated content inside docs/: tables between markers, rendered from the one source of each fact.
+
+    <!-- BEGIN GENERATED: regs compaction -->     (OpenTitan's CMDGEN markers are the model)
+    ...table...
+    <!-- END GENERATED -->
+
+Kinds: `regs <block>` (the Markdown common.RegBlock writes for register block compaction, dma or
+nand), `memmap soc` (the SoC memory map from SocMap), `irqs soc` (interrupt lines),
+`table3 paper` (seed 000's Table III from lsmc/data/paper.json). `lsmc docs` rewrites them;
+`lsmc docs --check` (and tests/test_generated_docs.py) fails when one is stale."""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from lsmc.build import regmap
+from lsmc.paths import ROOT
+
+BEGIN = "<!-- BEGIN GENERATED: {kind} {arg} -->"
+END = "<!-- END GENERATED -->"
+MARKER = re.compile(r"<!-- BEGIN GENERATED: (\S+) (\S+) -->\n(.*?)<!-- END GENERATED -->", re.S)
+DOC_FILES = ("README.md", "docs/*.md")
+
+
+class DocsError(RuntimeError):
+    pass
+
+
+def _regs(block: str) -> str:
+    md = (regmap.block_dir(block) / f"{block}_regs.md").read_text()
+    # The file starts with a title line; the docs embed what follows it.
+    return md.split("\n", 1)[1].strip("\n")
+
+
+def _hex(v: int) -> str:
+    return f"0x{v >> 16:04X}_{v & 0xFFFF:04X}"
+
+
+def _size(v: int) -> str:
+    for unit, n in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if v >= n and v % n == 0:
+            return f"{v // n} {unit}"
+    return f"{v} B"
+
+
+def _memmap(_: str) -> str:
+    m = regmap.memmap()
+    rows = ["| base | size | C name | what |", "|---|---|---|---|"]
+    docs = _region_docs()
+    for name, (base, size) in sorted({**m.regions, **m.firmware}.items(), key=lambda kv: (kv[1][0], -kv[1][1])):
+        rows.append(f"| {_hex(base)} | {_size(size)} | `{name}_BASE` | {docs[name]} |")
+    rows.append("")
+    rows.append(f"Clock (`CPU_HZ`): {m.clock_hz // 1_000_000} MHz nominal. Generated from `hw/soc/map/SocMap.scala`.")
+    return "\n".join(rows)
+
+
+def _region_docs() -> dict:
+    import json
+    d = json.loads(regmap.memmap_json().read_text())
+    return {r["name"]: r["doc"] for r in [*d["regions"], *d["firmware"]]}
+
+
+def _irqs(_: str) -> str:
+    m = regmap.memmap()
+    rows = ["| line | C name | source |", "|---|---|---|"]
+    for name, line in sorted(m.irqs.items(), key=lambda kv: kv[1]):
+        rows.append(f"| {line} | `IRQ_{name}` | {name} |")
+    free = [str(i) for i in range(m.irq_lines) if i not in m.irqs.values()]
+    if free:
+        rows.append(f"| {', '.join(free)} | | free |")
+    return "\n".join(rows)
+
+
+def _table3(_: str) -> str:
+    from lsmc.report import paper
+    return paper.table3_markdown()
+
+
+RENDERERS = {
+    "regs": lambda arg: _regs(arg),
+    "memmap": _memmap,
+    "irqs": _irqs,
+    "table3": _table3,
+}
+
+
+def render(kind: str, arg: str) -> str:
+    if kind not in RENDERERS:
+        raise DocsError(f"unknown generated-content kind {kind!r} (one of: {', '.join(RENDERERS)})")
+    return RENDERERS[kind](arg).strip("\n") + "\n"
+
+
+def doc_files(root: Path = ROOT) -> list[Path]:
+    return sorted({p for pattern in DOC_FILES for p in root.glob(pattern)})
+
+
+def blocks(path: Path) -> list[tuple[str, str, str]]:
+    """(kind, arg, current text) of every generated block in `path`."""
+    text = path.read_text()
+    found = [(m.group(1), m.group(2), m.group(3)) for m in MARKER.finditer(text)]
+    if text.count("<!-- BEGIN GENERATED:") != len(found):
+        raise DocsError(f"{path}: a '<!-- BEGIN GENERATED: kind arg -->' marker has no matching '{END}'")
+    return found
+
+
+def update(paths=None, check: bool = False) -> list[str]:
+    """Re-render every generated block (and the GENERATED_FILES); returns 'file: kind arg' of those that
+    were stale (and, unless `check`, rewrites them)."""
+    stale = []
+    for path in paths or doc_files():
+        path = Path(path)
+        text = path.read_text()
+        blocks(path)  # marker sanity
+        name = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+        pieces, last = [], 0
+        for m in MARKER.finditer(text):
+            new = render(m.group(1), m.group(2))
+            if new != m.group(3):
+                stale.append(f"{name}: {m.group(1)} {m.group(2)}")
+            pieces += [text[last:m.start()], f"{BEGIN.format(kind=m.group(1), arg=m.group(2))}\n{new}{END}"]
+            last = m.end()
+        new_text = "".join(pieces) + text[last:]
+        if not check and new_text != text:
+            path.write_text(new_text)
+    return stale + update_files(check)
+
+
+def _onfi_header() -> str:
+    from lsmc.build import onfi
+    return onfi.header()
+
+
+# Checked-in files rendered whole from a data file (so every build finds them without a generator).
+GENERATED_FILES = {ROOT / "nand" / "model" / "onfi_timing.h": _onfi_header}
+
+
+def update_files(check: bool = False) -> list[str]:
+    """Re-render the GENERATED_FILES; returns the stale ones (rewritten unless `check`)."""
+    stale = []
+    for path, render_file in GENERATED_FILES.items():
+        want = render_file()
+        if not path.exists() or path.read_text() != want:
+            stale.append(f"{path.relative_to(ROOT)}: whole file")
+            if not check:
+                path.write_text(want)
+    return stale
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="lsmc docs", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="only report stale blocks (exit 1 if any)")
+    ap.add_argument("files", nargs="*", type=Path, help="Markdown files (default: README.md and docs/*.md)")
+    a = ap.parse_args(argv)
+    for f in a.files:
+        if not f.is_file():
+            print(f"lsmc docs: {f}: no such file", file=sys.stderr)
+            return 2
+    try:
+        stale = update(a.files or None, check=a.check)
+    except (DocsError, regmap.RegMapError) as e:
+        print(f"lsmc docs: {e}", file=sys.stderr)
+        return 2
+    for s in stale:
+        print(f"{'stale' if a.check else 'updated'}: {s}")
+    return 1 if (a.check and stale) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

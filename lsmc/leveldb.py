@@ -1,0 +1,243 @@
+"""`lsmc leveldb test|bench`: LevelDB 1.23 with its compactions offloaded to the compaction IP
+(docs/leveldb.md). `scripts/leveldb build` makes the binaries this runs.
+
+test [BINARY...]   every LevelDB 1.23 test binary, first on the stock path (LSMC_OFFLOAD=off) to know
+                   which pass there, then with LSMC_OFFLOAD=rtl LSMC_OFFLOAD_VERIFY=1; prints each
+                   binary's result and offload counts, the stock-reader cross-check, and last
+                   `N passed, M failed` (gtest test cases of the offloaded run).
+bench [--ops N]    db_bench offload off and on -> results/leveldb.md, .csv, .png
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lsmc.cliutil import CliError, int_option, tool_main
+from lsmc.paths import BUILD, ROOT
+
+LDB = BUILD / "leveldb"
+BIN = LDB / "bin"
+LIB = LDB / "lib"
+TMP = LDB / "tmp"
+FIELDS = ("offloaded", "fallback", "device_cycles", "host_us", "sim_us", "sim_wall_us", "entries", "jobs",
+          "compactions", "compaction_cpu_us")
+# Back-pressure of the in-process IP during the test suite: every source beat and sink ready is held
+# back with this probability (LSMC_RTL_STALL), so LevelDB's data also crosses stalled streams.
+TEST_STALL = "0.1"
+TEST_TIMEOUT = 3600  # seconds per binary
+
+
+def check_built() -> None:
+    if not (BIN / "db_test").exists() or not (LIB / "libleveldb.so.1d").exists():
+        raise CliError(f"not built ({BIN / 'db_test'} missing): run scripts/leveldb build first")
+
+
+def mhz_from_header() -> int:
+    text = (ROOT / "host/include/lsmc_offload.h").read_text()
+    m = re.search(r"#define LSMC_DEVICE_MHZ (\d+)u", text)
+    if not m:
+        raise CliError("LSMC_DEVICE_MHZ not found in host/include/lsmc_offload.h")
+    return int(m.group(1))
+
+
+# ------------------------------------------------------------------------------------- offload log
+@dataclass
+class OffloadLog:
+    """Sum of the `offloaded=N fallback=M device_cycles=C host_us=H ...` lines the hook appends at
+    each DB close (leveldb/lsmc_hook.cc, OffloadDbClosed)."""
+
+    offloaded: int = 0
+    fallback: int = 0
+    device_cycles: int = 0
+    host_us: int = 0
+    sim_us: int = 0
+    sim_wall_us: int = 0
+    entries: int = 0
+    jobs: int = 0
+    compactions: int = 0
+    compaction_cpu_us: int = 0
+    reasons: Counter = field(default_factory=Counter)
+    closes: int = 0
+
+    def add_line(self, line: str) -> None:
+        for tok in line.split():
+            k, _, v = tok.partition("=")
+            if k.startswith("reason:"):
+                self.reasons[k[len("reason:"):]] += int(v)
+            elif k in FIELDS:
+                setattr(self, k, getattr(self, k) + int(v))
+        self.closes += 1
+
+    @classmethod
+    def read(cls, path: Path) -> OffloadLog:
+        log = cls()
+        if path.exists():
+            for line in path.read_text().splitlines():
+                if line.strip():
+                    log.add_line(line)
+        return log
+
+    def summary(self) -> str:
+        reasons = ", ".join(f"{k}={v}" for k, v in sorted(self.reasons.items())) or "none"
+        return (f"offloaded={self.offloaded} fallback={self.fallback} device_cycles={self.device_cycles} "
+                f"host_us={self.host_us} (fallback reasons: {reasons})")
+
+
+# ------------------------------------------------------------------------------------------- tests
+@dataclass
+class BinResult:
+    name: str
+    passed: int
+    failed: int
+    rc: int
+    seconds: float
+    failures: list[str]
+    log: OffloadLog
+
+
+def test_binaries() -> list[str]:
+    return sorted(p.name for p in BIN.glob("*_test") if p.is_file())
+
+
+def run_test_binary(name: str, offload: str, extra_env: dict | None = None, gtest_filter: str | None = None,
+                    tag: str = "") -> BinResult:
+    work = TMP / f"{name}-{offload}{tag}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    env = dict(os.environ, TEST_TMPDIR=str(work), LSMC_OFFLOAD=offload, LSMC_OFFLOAD_LOG=str(work / "offload.log"))
+    env.pop("LSMC_OFFLOAD_VERIFY", None)
+    if offload != "off":
+        env.update(LSMC_OFFLOAD_VERIFY="1", LSMC_RTL_STALL=TEST_STALL)
+    env.update(extra_env or {})
+    report = work / "gtest.json"
+    cmd = [str(BIN / name)]
+    if name != "c_test":
+        cmd += [f"--gtest_output=json:{report}", "--benchmark_filter=^$"]
+        if gtest_filter:
+            cmd.append(f"--gtest_filter={gtest_filter}")
+    t0 = time.monotonic()
+    try:
+        res = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=TEST_TIMEOUT,
+                             errors="replace")
+        rc, out = res.returncode, res.stdout + res.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, out = -999, f"timeout after {TEST_TIMEOUT} s\n{e.stdout or ''}"
+    secs = time.monotonic() - t0
+    (work / "output.txt").write_text(out if isinstance(out, str) else out.decode(errors="replace"))
+    passed = failed = 0
+    failures: list[str] = []
+    if report.exists():
+        data = json.loads(report.read_text())
+        for suite in data.get("testsuites", []):
+            for case in suite.get("testsuite", []):
+                if case.get("result") == "SUPPRESSED" or case.get("status") == "NOTRUN":
+                    continue
+                if case.get("failures"):
+                    failed += 1
+                    failures.append(f"{suite['name']}.{case['name']}")
+                else:
+                    passed += 1
+    if name == "c_test" or not report.exists():  # no gtest report: the binary as one case
+        ok = rc == 0
+        passed, failed = (1, 0) if ok else (0, 1)
+        if not ok:
+            failures.append(f"{name} (exit status {rc})")
+    elif rc != 0 and failed == 0:  # crashed or aborted after the report: count it
+        failed = 1
+        failures.append(f"{name} (exit status {rc})")
+    return BinResult(name, passed, failed, rc, secs, failures, OffloadLog.read(work / "offload.log"))
+
+
+def stock_cross_check(seed: int = 1, ops: int = 20000) -> tuple[bool, str]:
+    """Write a DB through the offloaded shared library, read it back with Debian's stock libleveldb."""
+    exe = BIN / "lsmc_db_check"
+    work = TMP / "crosscheck"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    db = work / "db"
+    log = work / "offload.log"
+    env = dict(os.environ, LD_LIBRARY_PATH=str(LIB), LSMC_OFFLOAD="rtl", LSMC_OFFLOAD_VERIFY="1",
+               LSMC_RTL_STALL=TEST_STALL, LSMC_OFFLOAD_LOG=str(log))
+    w = subprocess.run([str(exe), "write", str(db), str(seed), str(ops)], env=env, capture_output=True, text=True)
+    if w.returncode != 0 or f"lib {LIB}" not in w.stdout:
+        return False, f"write through {LIB} failed: {w.stdout}{w.stderr}"
+    renv = {k: v for k, v in os.environ.items() if not k.startswith(("LSMC_", "LD_LIBRARY_PATH"))}
+    r = subprocess.run([str(exe), "read", str(db)], env=renv, capture_output=True, text=True)
+    lib_line = r.stdout.splitlines()[0] if r.stdout else ""
+    if r.returncode != 0 or str(LIB) in lib_line:
+        return False, f"stock read failed ({lib_line}): {r.stdout}{r.stderr}"
+    off = OffloadLog.read(log)
+    if off.offloaded == 0:
+        return False, f"no compaction was offloaded while writing ({off.summary()})"
+    return True, f"{r.stdout.splitlines()[-1]} with the stock {lib_line[4:]}; writer: {off.summary()}"
+
+
+def cmd_test(args) -> int:
+    check_built()
+    names = args.binaries or test_binaries()
+    unknown = [n for n in names if not (BIN / n).is_file()]
+    if unknown:
+        raise CliError(f"no such test binary: {', '.join(unknown)} (in {BIN})")
+    total_pass = total_fail = 0
+    total = OffloadLog()
+    skipped = []
+    for name in names:
+        if not args.no_stock:
+            stock = run_test_binary(name, "off", gtest_filter=args.filter)
+            if stock.failed or stock.rc != 0:
+                skipped.append(name)
+                print(f"{name:26s} SKIPPED: fails on the stock build too ({', '.join(stock.failures[:3])})",
+                      flush=True)
+                continue
+        r = run_test_binary(name, "rtl", gtest_filter=args.filter)
+        total_pass += r.passed
+        total_fail += r.failed
+        for k in FIELDS:
+            setattr(total, k, getattr(total, k) + getattr(r.log, k))
+        total.reasons.update(r.log.reasons)
+        status = "ok" if not r.failed else "FAILED " + ", ".join(r.failures[:5])
+        print(f"{name:26s} {r.passed:4d} passed {r.failed:3d} failed {r.seconds:7.1f} s  {status}  "
+              f"| {r.log.summary()}", flush=True)
+    if not args.no_cross_check:
+        ok, msg = stock_cross_check()
+        print(f"{'stock-reader cross-check':26s} {'ok' if ok else 'FAILED'}: {msg}", flush=True)
+        total_pass += ok
+        total_fail += not ok
+    print(f"offload total: {total.summary()} entries={total.entries} device_jobs={total.jobs}")
+    if skipped:
+        print(f"skipped (fail on the stock build): {', '.join(skipped)}")
+    print(f"{total_pass} passed, {total_fail} failed")
+    return 0 if total_fail == 0 else 1
+
+
+@tool_main("leveldb")
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="lsmc leveldb", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("test", help="LevelDB's own tests with compactions on the Verilated IP")
+    t.add_argument("binaries", nargs="*", help="test binaries (default: all in build/leveldb/bin)")
+    t.add_argument("--filter", help="gtest filter (--gtest_filter)")
+    t.add_argument("--no-stock", action="store_true", help="skip the stock (offload off) pre-run")
+    t.add_argument("--no-cross-check", action="store_true", help="skip the stock-reader cross-check")
+    b = sub.add_parser("bench", help="db_bench with offload off and on -> results/leveldb.*")
+    b.add_argument("--ops", type=int_option(1000, 100_000_000), default=1_000_000,
+                   help="operations per benchmark (default 1000000)")
+    args = p.parse_args(argv)
+    if args.cmd == "test":
+        return cmd_test(args)
+    from lsmc.report.leveldb_bench import cmd_bench  # matplotlib only when benchmarking
+
+    return cmd_bench(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,321 @@
+"""Host side of the standalone NAND simulation (sim/nand/nand_harness.cpp): builds the controller and
+the harness, runs it as a subprocess speaking its line protocol, and offers a small driver that
+mirrors fw/drivers/nand.c (timing registers per ONFI mode, command queue, completions).
+
+    from lsmc import nandsim
+    with nandsim.NandSim(blocks=64) as s:
+        s.init(mode=5)
+        c = s.cmd(nandsim.OP_READ_ID, length=5)
+"""
+from __future__ import annotations
+
+import math
+import random
+import subprocess
+from collections import namedtuple
+from pathlib import Path
+
+from lsmc import build
+from lsmc.build import onfi, regmap
+
+ROOT = build.ROOT
+GEN = build.GEN / "nand"
+SIMDIR = build.BUILD / "sim" / "nand"
+
+# Controller opcodes (nand/rtl/NandTypes.scala NandOp) and completion errors (NandErr).
+(OP_RESET, OP_READ_ID, OP_READ_PARAM, OP_READ_STATUS, OP_SET_FEATURES, OP_GET_FEATURES, OP_PAGE_READ,
+ OP_CHANGE_COL, OP_PROGRAM, OP_ERASE, OP_WAIT_STATUS, OP_READ_DATA) = range(12)
+ERR_NAMES = ["OK", "TIMEOUT", "NAND_FAIL", "BAD_CMD", "DMA_BOUNDS", "DMA_BUS", "ECC_UNCORRECTABLE"]
+(ERR_OK, ERR_TIMEOUT, ERR_NAND_FAIL, ERR_BAD_CMD, ERR_DMA_BOUNDS, ERR_DMA_BUS, ERR_ECC) = range(7)
+
+# Register offsets, read from the generated nand_regs.json (lsmc.build.regmap) on first use.
+REG = regmap.LazyOffsets("nand")
+
+DDR = 0x4000_0000
+CLK_NS = 10
+
+# ONFI asynchronous timing modes 0..5 (ns): the one table, nand/data/onfi_timing.json.
+ONFI_MODES = onfi.modes("async")
+
+
+def timing_cycles(mode: int, clk_ns: int = CLK_NS) -> dict:
+    """Register values (cycles) for ONFI timing `mode` at clock period clk_ns; see docs/nand.md."""
+    t = ONFI_MODES[mode]
+    c = lambda *ns: max(1, max(math.ceil(x / clk_ns) for x in ns))
+    return dict(
+        T_WP=c(t["tWP"], t["tDS"]), T_WH=c(t["tWH"], t["tDH"], t["tCLH"], t["tALH"]), T_WC=c(t["tWC"]),
+        T_RP=c(t["tRP"]),
+        T_REH=c(t["tREH"]), T_RC=c(t["tRC"]), T_CS=c(t["tCS"]), T_HOLD=c(t["tCH"], t["tCLH"], t["tALH"]),
+        T_CLS=c(t["tCLS"], t["tALS"]), T_CLR=c(t["tCLR"], t["tAR"], t["tIR"]), T_WHR=c(t["tWHR"]), T_ADL=c(t["tADL"]),
+        T_RHW=c(t["tRHW"], t["tRHZ"]), T_RR=c(t["tRR"]), T_WB=c(t["tWB"]), T_CCS=c(t["tCCS"]),
+        SAMPLE=math.ceil(t["tREA"] / clk_ns) + 1)
+
+
+def timing_words(mode: int) -> dict:
+    v = timing_cycles(mode)
+    pack = lambda a, b, c, d: a | b << 8 | c << 16 | d << 24
+    return {
+        "TIMING0": pack(v["T_WP"], v["T_WH"], v["T_WC"], v["T_RP"]),
+        "TIMING1": pack(v["T_REH"], v["T_RC"], v["T_CS"], v["T_HOLD"]),
+        "TIMING2": pack(v["T_CLS"], v["T_CLR"], v["T_WHR"], v["T_ADL"]),
+        "TIMING3": pack(v["T_RHW"], v["T_RR"], v["T_WB"], v["T_CCS"]),
+        "SAMPLE": v["SAMPLE"],
+    }
+
+
+def onfi_crc16(data: bytes) -> int:
+    crc = 0x4F4E
+    for b in data:
+        crc ^= b << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x8005) & 0xFFFF if crc & 0x8000 else (crc << 1) & 0xFFFF
+    return crc
+
+
+def build_sim() -> Path:
+    """Generate NandController.v (+ nand_regs.h) and build the Verilator harness; returns the binary."""
+    build.generate("nand", "nand.Generate", GEN, args=["--out", str(GEN)])
+    model = ROOT / "nand" / "model"
+    common_srcs, common_flags = build.sim_common(model / "onfi_model.h")
+    return build.verilate("NandController", [GEN / "NandController.v"],
+                          [ROOT / "sim" / "nand" / "nand_harness.cpp", model / "onfi_model.cpp", *common_srcs],
+                          SIMDIR, flags=common_flags + ["-CFLAGS", f"-I{model}"], cflags="-O2")
+
+
+class SimError(RuntimeError):
+    pass
+
+
+class SimViolation(SimError):
+    """The NAND model (or the harness) found a protocol or timing violation."""
+
+
+Completion = namedtuple("Completion", "op err target tag valid status corrected corr_map unc_map data")
+
+
+class NandSim:
+    def __init__(self, blocks=64, pages=64, page_bytes=2048, spare_bytes=64, targets=2, bad=(), seed=1,
+                 tr_ns=None, tprog_ns=None, tbers_ns=None, axi_latency=4, axi_stall_pct=0):
+        exe = build_sim()
+        args = [str(exe), "--blocks", str(blocks), "--pages", str(pages), "--page-bytes", str(page_bytes),
+                "--spare-bytes", str(spare_bytes), "--targets", str(targets), "--seed", str(seed),
+                "--axi-latency", str(axi_latency), "--axi-stall", str(axi_stall_pct)]
+        if bad:
+            args += ["--bad", ",".join(map(str, bad))]
+        for flag, v in (("--tr", tr_ns), ("--tprog", tprog_ns), ("--tbers", tbers_ns)):
+            if v is not None:
+                args += [flag, str(v)]
+        self.geometry = dict(blocks=blocks, pages=pages, page_bytes=page_bytes, spare_bytes=spare_bytes)
+        self.targets = targets
+        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, bufsize=1)
+        self.mode = 0
+
+    # ------------------------------------------------------------ protocol
+    def req(self, line: str) -> str:
+        try:
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            pass
+        resp = self.proc.stdout.readline()
+        if not resp:
+            err = self.proc.stderr.read() if self.proc.poll() is not None else ""
+            raise SimError(f"simulator ended (code {self.proc.poll()}) on '{line}': {err.strip()}")
+        resp = resp.strip()
+        if resp.startswith("VIOLATION"):
+            raise SimViolation(resp)
+        if resp.startswith("err"):
+            raise SimError(f"'{line}': {resp}")
+        return resp[2:].strip()
+
+    def close(self):
+        if self.proc.poll() is None:
+            try:
+                self.req("quit")
+            except SimError:
+                pass
+            self.proc.wait(timeout=10)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def w(self, reg, val: int):
+        self.req(f"w {REG.get(reg, reg) if isinstance(reg, str) else reg:x} {val & 0xFFFFFFFF:x}")
+
+    def r(self, reg) -> int:
+        return int(self.req(f"r {REG[reg] if isinstance(reg, str) else reg:x}"), 16)
+
+    def mem_write(self, addr: int, data: bytes):
+        for i in range(0, len(data), 4096):
+            self.req(f"mw {addr + i:x} {data[i:i + 4096].hex()}")
+
+    def mem_read(self, addr: int, n: int) -> bytes:
+        return bytes.fromhex(self.req(f"mr {addr:x} {n:x}"))
+
+    def run(self, n: int):
+        self.req(f"run {n}")
+
+    def cycles(self) -> int:
+        return int(self.req("cycles"))
+
+    def model(self, target: int, key: str, val: int = 0) -> str:
+        return self.req(f"model {target} {key} {val}")
+
+    def peek(self, target: int, row: int) -> bytes:
+        return bytes.fromhex(self.req(f"peek {target} {row}"))
+
+    def poke(self, target: int, row: int, data: bytes):
+        self.req(f"poke {target} {row} {data.hex()}")
+
+    def irq(self) -> int:
+        return int(self.req("irq"))
+
+    def touched(self):
+        lo, hi = self.req("touched").split()
+        return int(lo, 16), int(hi, 16)
+
+    # ------------------------------------------------------------ driver
+    def set_timing(self, mode: int):
+        for k, v in timing_words(mode).items():
+            self.w(k, v)
+
+    def submit(self, op, target=0, row=0, col=0, length=0, dma_addr=0, param=0, ecc=False, split=False, dma=False,
+               tag=0):
+        self.w("CMD_CTRL", op | target << 8 | ecc << 9 | split << 10 | dma << 11 | (tag & 0xFFFF) << 16)
+        self.w("CMD_ROW", row)
+        self.w("CMD_COL", col)
+        self.w("CMD_LEN", length)
+        self.w("CMD_DMA", dma_addr)
+        self.w("CMD_PARAM", param)
+        self.w("CMD_PUSH", 1)
+
+    def complete(self, max_cycles=3_000_000) -> Completion:
+        self.req(f"wait_comp {max_cycles}")
+        info, st, data = self.r("COMP_INFO"), self.r("COMP_STATUS"), self.r("COMP_DATA")
+        if not info >> 9 & 1:
+            raise SimError(f"COMP_INFO not valid although STATUS said so: {info:#x}")
+        self.w("COMP_POP", 1)
+        return Completion(op=info & 15, err=info >> 4 & 15, target=info >> 8 & 1, tag=info >> 16, valid=info >> 9 & 1,
+                          status=st & 0xFF, corrected=st >> 8 & 0xFF, corr_map=st >> 16 & 0xFF, unc_map=st >> 24,
+                          data=data)
+
+    def cmd(self, op, max_cycles=3_000_000, **kw) -> Completion:
+        self.submit(op, **kw)
+        return self.complete(max_cycles)
+
+    def init(self, mode=5, targets=None):
+        """RESET every target, then switch them to `mode` (SET FEATURES 01h) and the timing registers."""
+        g = self.geometry
+        self.w("GEOMETRY", g["page_bytes"] | g["spare_bytes"] << 16)
+        self.set_timing(0)  # RESET puts the flash back into timing mode 0
+        for t in range(targets if targets is not None else self.targets):
+            c = self.cmd(OP_RESET, target=t)
+            assert c.err == ERR_OK, c
+            if mode:
+                c = self.cmd(OP_SET_FEATURES, target=t, row=0x01, param=mode)
+                assert c.err == ERR_OK, c
+        self.set_timing(mode)
+        self.mode = mode
+
+    def row(self, block: int, page: int) -> int:
+        return block * self.geometry["pages"] + page
+
+
+# ---------------------------------------------------------------- throughput measurement (nand-report)
+Measurement = namedtuple("Measurement", "mode op targets bytes cycles mb_per_s bus_limit_mb_per_s efficiency "
+                                        "data_cycles data_bytes")
+
+
+def bus_limit_mb_per_s(mode: int, op: str) -> float:
+    """8-bit SDR bus: one byte per tRC (read) or tWC (program)."""
+    t = ONFI_MODES[mode]["tRC" if op == "read" else "tWC"]
+    return 1000.0 / t
+
+
+def measure(s: NandSim, mode: int, op: str, targets: int, pages: int = 4, block: int = 1) -> Measurement:
+    """Move `pages` pages per target with ECC (main area via DMA) and time it in controller cycles.
+    One target: plain PAGE_READ / PROGRAM. Two targets: SPLIT commands pipelined so that the array
+    time (tR / tPROG) of one target overlaps with the bus transfer of the other."""
+    g = s.geometry
+    page = g["page_bytes"]
+    buf = lambda t, p: DDR + 0x10_0000 * (t + 1) + p * page
+    for t in range(targets):  # data to program / a fresh block to read
+        s.cmd(OP_ERASE, target=t, row=s.row(block, 0))
+        for p in range(pages):
+            s.mem_write(buf(t, p), random.Random(mode * 1000 + t * 100 + p).randbytes(page))
+    if op == "read":  # something to read
+        for t in range(targets):
+            for p in range(pages):
+                assert s.cmd(OP_PROGRAM, target=t, row=s.row(block, p), dma=True, ecc=True, dma_addr=buf(t, p)).err == 0
+    else:
+        s.cmd(OP_ERASE, target=0, row=s.row(block, 0))
+        if targets > 1:
+            s.cmd(OP_ERASE, target=1, row=s.row(block, 0))
+    s.w("PERF_CYCLES", 0)
+    s.w("PERF_BYTES", 0)
+    c0 = s.cycles()
+
+    def ok(c):
+        if c.err != ERR_OK:
+            raise SimError(f"{ERR_NAMES[c.err]} during the {op} measurement: {c}")
+
+    rd = lambda t, p: dict(target=t, row=s.row(block, p), dma=True, ecc=True, dma_addr=buf(t, p) + 0x8_0000)
+    if targets == 1:
+        for p in range(pages):
+            if op == "read":
+                ok(s.cmd(OP_PAGE_READ, **rd(0, p)))
+            else:
+                ok(s.cmd(OP_PROGRAM, target=0, row=s.row(block, p), dma=True, ecc=True, dma_addr=buf(0, p)))
+    elif op == "read":
+        for t in (0, 1):
+            ok(s.cmd(OP_PAGE_READ, target=t, row=s.row(block, 0), split=True))
+        for p in range(pages):
+            for t in (0, 1):
+                ok(s.cmd(OP_READ_DATA, **rd(t, p)))
+                if p + 1 < pages:
+                    ok(s.cmd(OP_PAGE_READ, target=t, row=s.row(block, p + 1), split=True))
+    else:
+        prog = lambda t, p: ok(s.cmd(OP_PROGRAM, target=t, row=s.row(block, p), dma=True, ecc=True,
+                                     dma_addr=buf(t, p), split=True))
+        for t in (0, 1):
+            prog(t, 0)
+        for p in range(pages):
+            for t in (0, 1):
+                c = s.cmd(OP_WAIT_STATUS, target=t)
+                ok(c)
+                if p + 1 < pages:
+                    prog(t, p + 1)
+    cycles = s.cycles() - c0
+    data_cycles, data_bytes = s.r("PERF_CYCLES"), s.r("PERF_BYTES")
+    if op == "read":  # the data really arrived
+        for t in range(targets):
+            for p in range(pages):
+                want = random.Random(mode * 1000 + t * 100 + p).randbytes(page)
+                if s.mem_read(buf(t, p) + 0x8_0000, page) != want:
+                    raise SimError(f"read-back mismatch in the measurement (mode {mode}, target {t}, page {p})")
+    nbytes = pages * targets * page
+    mbps = nbytes / (cycles * CLK_NS) * 1000.0
+    limit = bus_limit_mb_per_s(mode, op)
+    eff = (data_bytes / (data_cycles * CLK_NS) * 1000.0) / limit if data_cycles else 0.0
+    return Measurement(mode, op, targets, nbytes, cycles, mbps, limit, eff, data_cycles, data_bytes)
+
+
+# ---------------------------------------------------------------- full-SoC storage flow (scripts/demo storage)
+def storage_demo(timeout: float = 1800, log=None):
+    """Build the SoC simulator and the firmware, run storage.elf (SIM_ARG 0) and return
+    (passed, SocRun). Passed = exit code 0 and "storage: PASS" on the UART."""
+    from lsmc.build import firmware
+    from lsmc.sim import soc  # the SoC and firmware parts are other modules of the project
+    firmware.build_firmware()
+    elf = firmware.BUILD_FW / "storage.elf"
+    if not elf.exists():
+        raise SimError(f"{elf} was not built (fw/apps/storage.c)")
+    run = soc.run_soc(elf, arg=0, timeout=timeout, log=log)
+    return run.returncode == 0 and "storage: PASS" in run.uart, run
+

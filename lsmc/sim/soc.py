@@ -1,0 +1,148 @@
+"""Build and run the whole-SoC Verilator simulation (hw/soc + sim/soc).
+
+    from lsmc import soc
+    exe = soc.build_soc()                       # generate LsmcSoc.v (Mill) + verilate, both cached
+    res = soc.run_soc(elf, arg=3, ddr_latency=20, loads={0x40100000: "in.bin"})
+    res.returncode, res.uart, res.cycles, res.mcycles_per_s
+
+`build_selftest()` compiles the small firmware of sim/soc/selftest/ that the tests use."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsmc import build
+
+ROOT = build.ROOT
+GEN_DIR = build.GEN / "soc"
+SIM_SRC = ROOT / "sim" / "soc"
+SELFTEST_SRC = SIM_SRC / "selftest"
+NAND_MODEL = ROOT / "nand" / "model"
+RISCV_CC = "riscv64-unknown-elf-gcc"
+TIMEOUT_EXIT = 124
+
+
+# Stream widths of the compaction IP in the SoC: 128 (this project's design, the default build) and 32
+# (seed 000's platform, for the faithful Table III). Each has its own generated Verilog and simulator.
+WIDTHS = (32, 128)
+
+
+def _gen_dir(width: int) -> Path:
+    if width not in WIDTHS:
+        raise build.BuildError(f"SoC IP width {width!r}: one of {', '.join(map(str, WIDTHS))}")
+    return GEN_DIR if width == 128 else build.GEN / f"soc_w{width}"
+
+
+def generate_soc(width: int = 128) -> Path:
+    """build/gen/soc/LsmcSoc.v (+ C headers; build/gen/soc_w32 for the 32-bit IP), regenerated only when
+    the hardware sources changed."""
+    gen_dir = _gen_dir(width)
+    args = ("--out", str(gen_dir)) + (("--ip-width", str(width)) if width != 128 else ())
+    out = build.generate("soc", "soc.Generate", gen_dir, args=args)
+    verilog = out / "LsmcSoc.v"
+    if not verilog.exists():
+        raise build.BuildError(f"soc.Generate did not write {verilog}")
+    # The generator copies hw/soc/include/*.h too, but a header-only change does not rerun it.
+    for h in (ROOT / "hw" / "soc" / "include").glob("*.h"):
+        if not (out / h.name).exists() or (out / h.name).read_bytes() != h.read_bytes():
+            shutil.copyfile(h, out / h.name)
+    return verilog
+
+
+def build_soc(trace: bool = False, width: int = 128) -> Path:
+    """Verilated simulator of the SoC; `trace=True` builds a separate binary with FST waves; `width` the
+    compaction IP's stream width (WIDTHS)."""
+    verilog = generate_soc(width)
+    outdir = build.BUILD / "sim" / (("soc-trace" if trace else "soc") + ("" if width == 128 else f"-w{width}"))
+    flags = ["--trace-fst", "--trace-structs"] if trace else []
+    # RAM arrays are 8-bit lanes; the DDR port data is wide: no lint noise, same flags as the IP sim.
+    # The NAND model's header is not a compile input Verilator accepts: its hash rides in a define so a
+    # header change still rebuilds.
+    # The harness reads the memory map from the generated lsmc_soc.h next to the Verilog.
+    common_srcs, common_flags = build.sim_common(NAND_MODEL / "onfi_model.h", verilog.parent / "lsmc_soc.h")
+    return build.verilate("LsmcSoc", [verilog, SIM_SRC / "soc.vlt"],
+                          [SIM_SRC / "harness.cpp", NAND_MODEL / "onfi_model.cpp", *common_srcs],
+                          outdir, flags=flags + common_flags + ["-CFLAGS", f"-I{NAND_MODEL} -I{verilog.parent}"])
+
+
+def build_selftest() -> Path:
+    """Compile sim/soc/selftest (crt0 + main) into build/sim/soc-selftest/selftest.elf."""
+    if shutil.which(RISCV_CC) is None:
+        raise build.BuildError(f"{RISCV_CC} not found (apt-get install gcc-riscv64-unknown-elf)")
+    generate_soc()  # provides lsmc_soc.h next to the Verilog
+    outdir = build.BUILD / "sim" / "soc-selftest"
+    outdir.mkdir(parents=True, exist_ok=True)
+    elf = outdir / "selftest.elf"
+    srcs = [SELFTEST_SRC / "crt0.S", SELFTEST_SRC / "main.c"]
+    digest = build._hash_paths(srcs + [SELFTEST_SRC / "link.ld", GEN_DIR / "lsmc_soc.h"])
+    stamp = outdir / ".stamp"
+    if elf.exists() and build._up_to_date(stamp, digest):
+        return elf
+    build.run([RISCV_CC, "-march=rv32im_zicsr", "-mabi=ilp32", "-O2", "-g", "-ffreestanding", "-nostdlib",
+               "-Wall", "-Werror", "-I", GEN_DIR, "-T", SELFTEST_SRC / "link.ld", "-o", elf, *srcs, "-lgcc"])
+    stamp.write_text(digest)
+    return elf
+
+
+@dataclass
+class SocRun:
+    returncode: int
+    uart: str          # what the firmware printed on the UART (stdout of the simulator)
+    stderr: str        # harness messages, incl. the speed line
+    cycles: int | None
+    seconds: float | None
+    mcycles_per_s: float | None
+
+    @property
+    def timed_out(self) -> bool:
+        return self.returncode == TIMEOUT_EXIT
+
+
+_SPEED = re.compile(r"sim: (\d+) cycles in ([\d.]+) s = ([\d.]+) Mcycles/s")
+
+
+def soc_command(exe, elf, arg: int = 0, ddr_latency: int | None = None, max_cycles: int | None = None,
+                loads: dict | None = None, dumps: list | None = None, uart_in: str | None = None,
+                uart_prompt: str | None = None, log=None, wave=None, extra=()) -> list[str]:
+    """The simulator's command line (run_soc() runs it; the demo starts several at once)."""
+    cmd = [str(exe), str(elf), "--arg", str(arg)]
+    if ddr_latency is not None:
+        cmd += ["--ddr-latency", str(ddr_latency)]
+    if max_cycles is not None:
+        cmd += ["--max-cycles", str(max_cycles)]
+    for addr, path in (loads or {}).items():
+        cmd += ["--load", f"{addr:#x}={path}"]
+    for addr, length, path in (dumps or []):
+        cmd += ["--dump", f"{addr:#x}:{length}={path}"]
+    if uart_in is not None:
+        cmd += ["--uart-in", uart_in]
+    if uart_prompt is not None:
+        cmd += ["--uart-prompt", uart_prompt]
+    if log is not None:
+        cmd += ["--log", str(log)]
+    if wave is not None:
+        cmd += ["--wave", str(wave)]
+    return cmd + [str(e) for e in extra]
+
+
+def soc_result(returncode: int, stdout: bytes, stderr: bytes) -> SocRun:
+    out = stdout.decode("latin-1")
+    err = stderr.decode("latin-1")
+    m = _SPEED.search(err)
+    return SocRun(returncode, out, err, int(m.group(1)) if m else None,
+                  float(m.group(2)) if m else None, float(m.group(3)) if m else None)
+
+
+def run_soc(elf, arg: int = 0, ddr_latency: int | None = None, max_cycles: int | None = None,
+            loads: dict | None = None, dumps: list | None = None, uart_in: str | None = None,
+            uart_prompt: str | None = None, log=None, wave=None, extra=(), timeout: float = 600,
+            exe: Path | None = None) -> SocRun:
+    """Run firmware `elf` on the simulated SoC. `loads` maps DDR/RAM addresses to files put in memory
+    before reset; `dumps` is a list of (addr, length, path) saved after the run."""
+    exe = exe or build_soc(trace=wave is not None)
+    cmd = soc_command(exe, elf, arg, ddr_latency, max_cycles, loads, dumps, uart_in, uart_prompt, log, wave, extra)
+    res = subprocess.run(cmd, capture_output=True, timeout=timeout)
+    return soc_result(res.returncode, res.stdout, res.stderr)

@@ -1,0 +1,232 @@
+"""The console suite's targets. The same tests run against whatever serial line `--target` names:
+
+    pytest tests/console                                      # --target sim (default): the SoC simulator
+    pytest tests/console --target boardsim                    # the LiteX board simulation (serial2tcp)
+    pytest tests/console --target board --port /dev/ttyUSB1   # a board's USB-UART, 115200 8N1
+
+`--target` and `--port` are pytest-embedded's own options; each test gets pytest-embedded-serial's
+`dut` (a SerialDut on the pyserial URL, with pexpect's expect()). For `sim` one simulator,
+`VLsmcSoc lsmc.elf --arg 1 --uart-tcp 0`, serves the whole session on a loopback port it picks; each
+test connects anew (the harness accepts the next client when one leaves).
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+
+import pytest
+
+from lsmc.console import BAUD, PROMPT, Console, ConsoleError, open_port
+
+TARGETS = ("sim", "boardsim", "board")
+
+
+@dataclass
+class Endpoint:
+    """The serial line the session's tests talk to."""
+    target: str
+    url: str
+    banner: str  # what the first connection read before the first prompt
+    proc: subprocess.Popen | None = None
+    stderr: list = field(default_factory=list)
+
+
+def _target(config) -> str:
+    t = config.getoption("target", default=None) or "sim"
+    if t not in TARGETS:
+        raise pytest.UsageError(f"--target {t!r}: the console suite runs on {', '.join(TARGETS)}")
+    return t
+
+
+def _drain(stream, sink: list) -> None:
+    for line in iter(stream.readline, b""):
+        sink.append(line.decode("latin-1"))
+
+
+def _start_sim():
+    """VLsmcSoc + lsmc.elf, built (cached) unless LSMC_CONSOLE_SIM / LSMC_CONSOLE_FW name other builds."""
+    import os
+
+    from lsmc.build.firmware import build_firmware
+    from lsmc.sim.soc import build_soc
+    exe = os.environ.get("LSMC_CONSOLE_SIM") or build_soc()
+    elf = os.environ.get("LSMC_CONSOLE_FW") or build_firmware()
+    # Console scenario (SIM_ARG 1); the cycle guard is far beyond a session (~1 Mcycles/s at most).
+    proc = subprocess.Popen([str(exe), str(elf), "--arg", "1", "--uart-tcp", "0", "--quiet",
+                             "--max-cycles", str(10**12)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err: list = []
+    threading.Thread(target=_drain, args=(proc.stderr, err), daemon=True).start()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        m = re.search(r"socket://127\.0\.0\.1:\d+", "".join(err))
+        if m:
+            return proc, m.group(0), err
+        if proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    proc.kill()
+    proc.wait()
+    raise RuntimeError(f"the simulator did not announce its --uart-tcp port; stderr: {''.join(err)[-2000:]}")
+
+
+def _free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start_boardsim():
+    """boards/sim's LiteX board simulation (BIOS calibration, hand-over, then lsmc.elf) with LiteX's
+    serial2tcp module in place of serial2console: built once in build/boards/sim-console (several
+    minutes), its sim_config.js switched to serial2tcp only while the simulator starts (the build's
+    stamp covers that file)."""
+    import importlib.util
+    import json
+
+    from lsmc.boards import litex_soc
+    from lsmc.boards.ports import BOARDS_BUILD
+    from lsmc.build.firmware import build_firmware
+    from lsmc.paths import ROOT
+    spec = importlib.util.spec_from_file_location("lsmc_board_sim", ROOT / "boards" / "sim" / "target.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = BOARDS_BUILD / "sim-console"
+    litex_soc.build_target(mod.SimBoard, out, firmware=build_firmware(), run=True)
+    exe = mod.compile_sim(out)
+    gw = out / "gateware"
+    cfg_path = gw / "sim_config.js"
+    original = cfg_path.read_text()
+    port = _free_port()
+    cfg = json.loads(original)
+    for m in cfg:
+        if m.get("module") == "serial2console":
+            m["module"], m["args"] = "serial2tcp", {"port": str(port)}
+    cfg_path.write_text(json.dumps(cfg, indent=4))
+    err: list = []
+    try:
+        proc = subprocess.Popen([str(exe)], cwd=gw, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        threading.Thread(target=_drain, args=(proc.stdout, err), daemon=True).start()
+        # No probing connection: serial2tcp would keep writing to it once closed (SIGPIPE ends the
+        # simulator). Its start-up line says it is listening.
+        deadline = time.monotonic() + 120
+        while "[serial2tcp] loaded" not in "".join(err):
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                raise RuntimeError(f"board simulation did not start serial2tcp: {''.join(err)[-2000:]}")
+            time.sleep(0.2)
+        time.sleep(1)
+    finally:
+        cfg_path.write_text(original)
+    return proc, f"socket://127.0.0.1:{port}", err
+
+
+@pytest.fixture(scope="session")
+def endpoint(request):
+    """Start (sim, boardsim) or name (board) the serial line; read up to the first prompt once."""
+    target = _target(request.config)
+    proc, err = None, []
+    if target == "board":
+        url = request.config.getoption("port", default=None)
+        if not url:
+            raise pytest.UsageError("--target board needs --port (e.g. /dev/ttyUSB1)")
+    elif target == "sim":
+        proc, url, err = _start_sim()
+    else:
+        proc, url, err = _start_boardsim()
+    try:
+        ser = None
+        for _ in range(100):  # the listener may need a moment after announcing itself
+            try:
+                ser = open_port(url, BAUD)
+                break
+            except ConsoleError:
+                time.sleep(0.1)
+        if ser is None:
+            ser = open_port(url, BAUD)
+        con = Console(ser)
+        try:
+            # A fresh simulator has printed its banner and a prompt; a board may be anywhere: ask.
+            if target == "board":
+                banner = con.sync(timeout=10)
+            else:
+                banner = con.read_until(PROMPT, timeout=300)
+        finally:
+            ser.close()
+        ep = Endpoint(target, url, banner, proc, err)
+        yield ep
+    finally:
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+
+
+# pytest-embedded's fixtures, pointed at the endpoint: `dut` is then a SerialDut on that URL.
+@pytest.fixture
+def port(request):
+    # pytest-embedded asks every test for `port` (an autouse fixture): start the line only for tests
+    # that talk to it.
+    if "dut" not in request.fixturenames:
+        return None
+    return request.getfixturevalue("endpoint").url
+
+
+@pytest.fixture
+def embedded_services():
+    return "serial"
+
+
+@pytest.fixture
+def baud():
+    return BAUD
+
+
+class Session:
+    """The test's view of the console through pytest-embedded's dut: `cmd` sends a line and returns the
+    output up to the prompt that follows it."""
+
+    def __init__(self, dut, endpoint):
+        self.dut = dut
+        self.endpoint = endpoint
+        self._n = 0
+
+    def sync(self, timeout=60):
+        """Make the next prompt ours, whatever is still queued (output the previous connection left,
+        prompts of garbage lines): type a unique marker, wait for its echo, erase it, send the line."""
+        self._n += 1
+        marker = f"zq{self._n:03d}"
+        self.write(marker.encode())
+        self.dut.expect_exact(marker, timeout=timeout)
+        self.write(b"\x08" * len(marker) + b"\n")
+        self.dut.expect_exact(PROMPT, timeout=timeout)
+
+    def write(self, data: bytes) -> None:
+        self.dut.serial.proc.write(data)
+
+    def cmd(self, line: str | bytes, timeout: float = 60) -> str:
+        self.write((line.encode("latin-1") if isinstance(line, str) else line) + b"\n")
+        return self.until(PROMPT, timeout)
+
+    def until(self, text: str, timeout: float = 60) -> str:
+        """Output up to and including `text` (literal)."""
+        before = self.dut.expect_exact(text, timeout=timeout, return_what_before_match=True)
+        return before.decode("latin-1") + text
+
+    def check_alive(self, n: int = 64) -> dict:
+        """After anything odd: the prompt comes back and a small job still passes."""
+        from lsmc.report.table3 import parse_run_line
+        self.sync()
+        out = self.cmd(f"run {n}", timeout=300)
+        row = parse_run_line(out)
+        assert row["pass"] and row["entries_in"] == n, out
+        return row
+
+
+@pytest.fixture
+def console(dut, endpoint):
+    s = Session(dut, endpoint)
+    s.sync()
+    return s

@@ -1,0 +1,173 @@
+"""One source per fact: the copies generated from it agree, and no hand-kept copy is back.
+
+- memory map: SocMap (hw/soc/map/SocMap.scala) -> lsmc_soc.h / .ld / .json
+- registers: the regif blocks -> <block>_regs.h / .json (common.RegBlock)
+- ONFI timing table: nand/data/onfi_timing.json -> nand/model/onfi_timing.h, lsmc.build.onfi
+- the paper's Table III, LevelDB figure and clock: lsmc/data/paper.json -> lsmc.report.paper
+"""
+import re
+
+import pytest
+
+from lsmc.build import gendocs, onfi, regmap
+from lsmc.paths import ROOT
+from lsmc.report import paper
+
+DEFINE = re.compile(r"^#define\s+(\w+)\s+\(?(0x[0-9A-Fa-f]+|\d+)u?\)?(?:\s|$)", re.M)
+
+
+def defines(path) -> dict:
+    return {k: int(v, 0) for k, v in DEFINE.findall(path.read_text())}
+
+
+# ---- memory map --------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def soc_map():
+    return regmap.memmap(), regmap.memmap_json().parent
+
+
+def test_memmap_header_and_linker_script_match_json(soc_map):
+    m, folder = soc_map
+    h = defines(folder / "lsmc_soc.h")
+    for name, (base, size) in {**m.regions, **m.firmware}.items():
+        assert (h[f"{name}_BASE"], h[f"{name}_SIZE"]) == (base, size), name
+    for name, line in m.irqs.items():
+        assert h[f"IRQ_{name}"] == line, name
+    assert h["IRQ_LINES"] == m.irq_lines and h["CPU_HZ"] == m.clock_hz and h["SIMCTL_ID_MAGIC"] == m.sim_id_magic
+    for periph, regs in m.registers.items():
+        for reg, off in regs.items():
+            assert h[f"{periph}_{reg}"] == off, (periph, reg)
+    ld = (folder / "lsmc_soc.ld").read_text()
+    ram = re.search(r"ram \(rwx\) : ORIGIN = (0x[0-9A-F]+), LENGTH = (0x[0-9A-F]+)", ld)
+    assert ram and (int(ram.group(1), 16), int(ram.group(2), 16)) == m.regions["RAM"]
+    assert int(re.search(r"FW_STACK_SIZE = (0x[0-9A-F]+);", ld).group(1), 16) == m.size("FW_STACK")
+
+
+def test_memmap_regions_are_consistent(soc_map):
+    m, _ = soc_map
+    periph = sorted(v for k, v in m.regions.items() if k not in ("DDR", "RAM"))
+    for (b0, s0), (b1, _) in zip(periph, periph[1:]):
+        assert b0 + s0 <= b1, "peripheral windows overlap"
+    ddr, ram = m.regions["DDR"], m.regions["RAM"]
+    assert ddr[0] + ddr[1] <= ram[0] <= ram[0] + ram[1] <= periph[0][0]
+    inside = {"FW_IMAGE": ram, "FW_STACK": ram, "DDR_HOST": ddr, "DDR_SCRATCH": ddr}
+    for name, (b, s) in m.firmware.items():
+        outer = inside[name]
+        assert outer[0] <= b and b + s <= outer[0] + outer[1], name
+    assert m.base("FW_IMAGE") + m.size("FW_IMAGE") == m.base("FW_STACK")
+    assert m.base("FW_STACK") + m.size("FW_STACK") == ram[0] + ram[1]
+    assert m.base("DDR_HOST") + m.size("DDR_HOST") == m.base("DDR_SCRATCH")
+
+
+def test_firmware_links_where_the_map_says():
+    from lsmc.build import firmware
+    m = regmap.memmap()
+    syms = {}
+    for line in (firmware.build_firmware().parent / "lsmc.map").read_text().splitlines():
+        mm = re.match(r"\s+0x([0-9a-f]+)\s+(__stack|__heap_end)\s+=", line)
+        if mm:
+            syms[mm.group(2)] = int(mm.group(1), 16)
+    assert syms == {"__stack": m.base("FW_STACK") + m.size("FW_STACK"), "__heap_end": m.base("FW_STACK")}
+
+
+# ---- registers ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("block", sorted(regmap.BLOCKS))
+def test_register_header_matches_json(block):
+    b = regmap.load(block)
+    h = defines(regmap.block_dir(block) / f"{block}_regs.h")
+    p = b.prefix
+    in_array = re.compile(rf"^({'|'.join(b.arrays) or '$^'})\d+_")
+    for name, r in b.registers.items():
+        assert h[f"{p}_{name}"] == r.offset, name
+        for f in r.fields:
+            if f.width < 32 and not in_array.match(name):  # array fields: named once, below
+                assert (h[f"{p}_{name}_{f.name}_SHIFT"], h[f"{p}_{name}_{f.name}_MASK"]) == (f.lsb, f.mask), f.name
+    for an, a in b.arrays.items():
+        assert (h[f"{p}_{an}_COUNT"], h[f"{p}_{an}_STRIDE"]) == (a["count"], a["stride"])
+        for name, r in a["registers"].items():
+            assert h[f"{p}_{an}_{name}"] == r.offset
+            for n in range(a["count"]):
+                assert b.registers[f"{an}{n}_{name}"].offset == a["base"] + n * a["stride"] + r.offset
+
+
+def test_register_names_are_c_style():
+    for block in regmap.BLOCKS:
+        for r in regmap.load(block).registers.values():
+            assert re.fullmatch(r"[A-Z][A-Z0-9_]*", r.name), (block, r.name)
+            for f in r.fields:
+                assert re.fullmatch(r"[A-Z][A-Z0-9_]*", f.name), (block, r.name, f.name)
+
+
+def test_firmware_needs_no_alias_macros():
+    text = (ROOT / "fw" / "include" / "regs.h").read_text()
+    assert not re.search(r"^#define\s+\w+\s+(CIP|DMA|NAND|COMPACTION)_\w+\s*$", text, re.M), \
+        "fw/include/regs.h maps names onto generated ones again"
+    assert not re.search(r"^#define\s+\w+_BASE\b", (ROOT / "fw" / "include" / "soc.h").read_text(), re.M)
+
+
+# ---- ONFI timing table --------------------------------------------------------------------------
+
+def test_onfi_header_is_rendered_from_the_data_file():
+    assert onfi.HEADER.read_text() == onfi.header(), "run `lsmc docs` (nand/model/onfi_timing.h is stale)"
+
+
+def test_onfi_table_shape_and_python_view():
+    from lsmc.sim import nandsim
+    itf = onfi.data()["interfaces"]["async"]
+    assert len(itf["modes"]) == 6 and set(itf["max_fields"]) <= set(itf["fields"])
+    assert nandsim.ONFI_MODES == onfi.modes("async")
+    # faster modes never ask for longer cycles (tRC, tWC shrink from mode 0 to 5)
+    for p in ("tRC", "tWC"):
+        v = [m[p] for m in onfi.modes()]
+        assert v == sorted(v, reverse=True), p
+
+
+# ---- the paper's numbers and the clock ----------------------------------------------------------
+
+def test_paper_table3_is_self_consistent():
+    rows = paper.table3()
+    assert [r.keys for r in rows] == [512, 1024, 2048, 4096, 8192]
+    for r in rows:
+        assert r.bytes == 16 * r.keys
+        assert r.counter / paper.clock_mhz() / r.keys == pytest.approx(r.us_per_entry, rel=1e-4), r.keys
+        # the LevelDB figure is one constant: speed-up x µs/entry gives it back in every row
+        assert r.speedup * r.us_per_entry == pytest.approx(paper.leveldb_us_per_entry(), rel=5e-3), r.keys
+
+
+def test_paper_clock_is_the_socs_nominal_clock():
+    assert paper.clock_hz() == regmap.memmap().clock_hz
+
+
+# ---- no hand-kept copies -------------------------------------------------------------------------
+
+CODE = ["lsmc/**/*.py", "fw/**/*.[chS]", "sim/**/*.[ch]", "sim/**/*.cpp", "nand/model/*.cpp", "boards/**/*.py",
+        "tests/fw_host/*.py"]
+# Facts that only their source may spell out, and where to look for copies. (The harnesses' help texts
+# may name an address; their logic takes the map from lsmc_soc.h.)
+COPIES = {
+    "a Table III counter": (re.compile(r"\b(9,?334|14,?814|26,?248|45,?065|88,?247)\b"), CODE),
+    "the LevelDB figure": (re.compile(r"\b1\.192\b"), CODE),
+    "an ONFI timing row": (re.compile(r"\b200, 20, 50, 25, 100\b|\b70, 5, 10, 10, 25, 5, 30\b"), CODE),
+    "a peripheral base address": (re.compile(r"0x[Ff]00[0-9A-Fa-f]_?[0-9A-Fa-f]000\b"),
+                                  ["lsmc/**/*.py", "fw/**/*.[chS]", "boards/**/*.py", "tests/fw_host/*.py"]),
+}
+ALLOWED = {"nand/model/onfi_timing.h"}  # generated from its data file, checked above
+
+
+def test_no_hand_kept_copies():
+    hits = []
+    for what, (rx, patterns) in COPIES.items():
+        for path in sorted({p for pattern in patterns for p in ROOT.glob(pattern)}):
+            rel = str(path.relative_to(ROOT))
+            if rel in ALLOWED or "/selftest/" in rel:  # the SoC self-test moves under fw/apps (issue 10)
+                continue
+            for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+                if rx.search(line):
+                    hits.append(f"{rel}:{n}: {what}: {line.strip()[:80]}")
+    assert not hits, "restated facts (import them from their source):\n" + "\n".join(hits)
+
+
+def test_docs_command_is_clean():
+    assert gendocs.update_files(check=True) == []
