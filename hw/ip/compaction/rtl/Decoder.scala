@@ -153,12 +153,18 @@ case class Decoder() extends Component {
     val entryBad = code =/= 0
     val tailLength = !entryBad && r.isFinal && io.remainder
 
-    io.error.valid := in.fire && !halted && (entryBad || tailLength)
-    io.error.code := Mux(entryBad, code, U(ErrorCode.LENGTH, 4 bits))
-    io.error.index := Mux(entryBad || r.endOnly, r.index, r.index + 1)
-    when(io.error.valid)(halted := True)
+    // The report leaves through a register: the 133-bit order compare ends here, not in the job
+    // control's state and error registers (the decoder halts in the same clock either way).
+    val error = Flow(DecoderError())
+    error.valid := in.fire && !halted && (entryBad || tailLength)
+    error.code := Mux(entryBad, code, U(ErrorCode.LENGTH, 4 bits))
+    error.index := Mux(entryBad || r.endOnly, r.index, r.index + 1)
+    when(error.valid)(halted := True)
+    io.error << error.stage()
 
-    when(in.fire && !halted && !entryBad && r.isReal) {
+    // Not gated by the entry's verdict (a bad entry halts the decoder, so what is kept then does not
+    // matter): keeps the compare off the enable of these 133 flip-flops.
+    when(in.fire && r.isReal) {
       prevReal := r.key
       prevRealLen := r.len
       hasPrevReal := True
