@@ -6,16 +6,17 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lsmc.build import regmap
 from lsmc.paths import BUILD
 
 BOARDS_BUILD = BUILD / "boards"
 SOC_BOARD_GEN = BUILD / "gen" / "soc_board"
 
 SOC_TOP = "LsmcSoc"
-DDR_BASE = 0x4000_0000
-DDR_WINDOW_BITS = 28  # 256 MiB DDR window of the SoC memory map (docs/architecture.md)
-ONCHIP_RAM_BASE = 0x8000_0000
-ONCHIP_RAM_SIZE = 256 * 1024
+# The SoC memory map, generated from hw/soc/map/SocMap.scala (lsmc_soc.json).
+DDR_BASE, _DDR_SIZE = regmap.memmap().regions["DDR"]
+DDR_WINDOW_BITS = _DDR_SIZE.bit_length() - 1  # the DDR window of the SoC: 256 MiB -> 28 address bits
+ONCHIP_RAM_BASE, ONCHIP_RAM_SIZE = regmap.memmap().regions["RAM"]
 
 
 class BoardError(RuntimeError):

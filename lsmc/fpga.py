@@ -461,9 +461,11 @@ PAPER_TABLE2 = {"LUT": (44385, 242400), "FF": (50980, 484800), "BRAM": (433, 600
                 "IO": (136, 520), "MMCM": (3, 10), "PLL": (3, 20)}
 
 # yosys synthesis per board family: (board, synth command, device capacity of LUT, FF, BRAM, DSP).
+# -nolutram: yosys (0.23 and 0.70 alike) stops with "invalid OPTION_ABITS/WIDTH combination" mapping one
+# of the SoC's FIFOs to LUT RAM; small FIFOs then land in block RAM or flip-flops (Vivado would not).
 FAMILIES = {
-    "kcu105": ("synth_xilinx -family xcu -flatten", (242400, 484800, 600, 1920)),  # XCKU040
-    "arty_a7": ("synth_xilinx -family xc7 -flatten", (63400, 126800, 135, 240)),  # XC7A100T
+    "kcu105": ("synth_xilinx -family xcu -flatten -nolutram", (242400, 484800, 600, 1920)),  # XCKU040
+    "arty_a7": ("synth_xilinx -family xc7 -flatten -nolutram", (63400, 126800, 135, 240)),  # XC7A100T
     "ecpix5": ("synth_ecp5", (83640, 83640, 208, 156)),  # LFE5UM5G-85F
 }
 

@@ -219,6 +219,30 @@ def cmd_test(args) -> int:
     return 0 if total_fail == 0 else 1
 
 
+def cmd_soc_job(args) -> int:
+    """One 2-way job of the driver's soc back end (host/src/soc.cpp): DIR holds run0.bin, run1.bin and
+    the C merge's merged.bin / invalid.bin; the SoC runs the firmware's host-loaded job (polling, no
+    software cross-merge), which checks the IP's output against them; the IP's output buffers go to
+    DIR/dev_out.bin and DIR/dev_inv.bin. Prints `soc-job pass hw_cycles=N`, exit 0, or the failure."""
+    from lsmc.build import firmware
+
+    d = Path(args.dir)
+    files = {n: d / f"{n}.bin" for n in ("run0", "run1", "merged", "invalid")}
+    missing = [str(f) for f in files.values() if not f.is_file()]
+    if missing:
+        raise CliError(f"soc-job: missing {', '.join(missing)}")
+    data = {n: f.read_bytes() for n, f in files.items()}
+    res = firmware.run_job(d / "sim", data["run0"], data["run1"], args.group, merged=data["merged"],
+                           invalid=data["invalid"], flags=firmware.JOB_FLAG_POLL | firmware.JOB_FLAG_NO_SW)
+    (d / "dev_out.bin").write_bytes(res["out"])
+    (d / "dev_inv.bin").write_bytes(res["inv"])
+    if res["status"] != 0 or res["exit"] != 0:
+        print(f"soc-job FAIL status={res['status']} ({res['status_text']}) exit={res['exit']}\n{res['uart'][-1500:]}")
+        return 1
+    print(f"soc-job pass hw_cycles={res['hw_cycles']} fw_cycles={res['fw_cycles']}")
+    return 0
+
+
 @tool_main("leveldb")
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="lsmc leveldb", description=__doc__.split("\n\n")[0])
@@ -231,7 +255,12 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.add_parser("bench", help="db_bench with offload off and on -> results/leveldb.*")
     b.add_argument("--ops", type=int_option(1000, 100_000_000), default=1_000_000,
                    help="operations per benchmark (default 1000000)")
+    j = sub.add_parser("soc-job", help="(internal) one job of the driver's soc back end")
+    j.add_argument("dir", help="folder with run0.bin, run1.bin, merged.bin, invalid.bin")
+    j.add_argument("--group", type=int_option(2, 256), default=16, help="G (default 16)")
     args = p.parse_args(argv)
+    if args.cmd == "soc-job":
+        return cmd_soc_job(args)
     if args.cmd == "test":
         return cmd_test(args)
     from lsmc.report.leveldb_bench import cmd_bench  # matplotlib only when benchmarking

@@ -1,4 +1,4 @@
-"""Board targets (boards/<board>/target.py, scripts/lsmc/boards.py): the generated gateware sources.
+"""Board targets (boards/<board>/target.py, lsmc.boards): the generated gateware sources.
 
 No Vivado here: the tests generate the LiteX sources (without --build), check that the top instantiates
 the LSMC SoC and LiteDRAM, that the constraints hold the UART and DDR pins, that the SoC Verilog is read

@@ -30,8 +30,9 @@ STRIDE = _CH["stride"]
 def sim_exe(width: int) -> Path:
     gen = ROOT / "build" / "gen" / f"dma_w{width}"
     build.generate("dma", "dma.Generate", gen, ["--width", str(width), "--out", str(gen)])
-    return build.verilate("CompactionDma", [gen / "CompactionDma.v"], [ROOT / "sim" / "dma" / "main.cpp"],
-                          ROOT / "build" / "sim" / f"dma_w{width}", flags=["-CFLAGS", f"-DDMA_W={width}"])
+    srcs, flags = build.sim_common()
+    return build.verilate("CompactionDma", [gen / "CompactionDma.v"], [ROOT / "sim" / "dma" / "main.cpp", *srcs],
+                          ROOT / "build" / "sim" / f"dma_w{width}", flags=flags + ["-CFLAGS", f"-DDMA_W={width}"])
 
 
 _EXES: dict[int, Path] = {}

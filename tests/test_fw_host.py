@@ -269,6 +269,45 @@ def test_generator_rejects_bad_parameters(lib):
     assert lib.gen_runs("short", group=1)[0] == kb16.BAD_GROUP
 
 
+# ---------------------------------------------------------------- strict numbers (fw/lib/parse.c)
+
+@pytest.fixture(scope="module")
+def parse_lib():
+    lib = ctypes.CDLL(str(firmware.build_host_lib("parse", [firmware.FW / "lib" / "parse.c"])))
+    lib.parse_u32.argtypes = [ctypes.c_char_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32)]
+    return lib
+
+
+def _parse(lib, text: bytes, limit: int = 0xFFFFFFFF):
+    v = ctypes.c_uint32(0xDEAD)
+    rc = lib.parse_u32(text, limit, ctypes.byref(v))
+    return v.value if rc == 0 else None
+
+
+@pytest.mark.parametrize("text,limit,want", [
+    (b"0", 255, 0), (b"255", 255, 255), (b"256", 255, None), (b"0xff", 255, 255), (b"0XFF", 255, 255),
+    (b"0x100", 255, None), (b"4294967295", 0xFFFFFFFF, 0xFFFFFFFF), (b"4294967296", 0xFFFFFFFF, None),
+    (b"99999999999999999999", 0xFFFFFFFF, None), (b"0xFFFFFFFF", 0xFFFFFFFF, 0xFFFFFFFF),
+    (b"0x100000000", 0xFFFFFFFF, None), (b"", 9, None), (b"0x", 9, None), (b"-1", 9, None), (b"+1", 9, None),
+    (b" 1", 9, None), (b"1 ", 9, None), (b"1_0", 99, None), (b"abc", 9, None), (b"010", 99, None),
+    (b"1e3", 9999, None), (b"0x1g", 99, None), ("\u0661".encode(), 9, None)])
+def test_parse_u32_is_strict(parse_lib, text, limit, want):
+    assert _parse(parse_lib, text, limit) == want
+
+
+def test_parse_u32_random(parse_lib):
+    rng = random.Random(5)
+    for _ in range(3000):
+        n = rng.choice([rng.randrange(0, 1 << 33), rng.randrange(0, 300), (1 << 32) - rng.randrange(3), 1 << 32])
+        limit = rng.choice([255, 65535, 0xFFFFFFFF, rng.randrange(1 << 32)])
+        ok = n <= limit
+        assert _parse(parse_lib, str(n).encode(), limit) == (n if ok else None)
+        assert _parse(parse_lib, hex(n).encode(), limit) == (n if ok else None)
+        junk = bytes(rng.randrange(1, 256) for _ in range(rng.randrange(1, 6)))
+        if not re.fullmatch(rb"(0|[1-9][0-9]*|0[xX][0-9a-fA-F]+)", junk):
+            assert _parse(parse_lib, junk) is None, junk
+
+
 # ---------------------------------------------------------------- drivers against the fake SoC
 
 @pytest.fixture
@@ -318,6 +357,43 @@ def test_job_programming(soc):
     assert res.cnt.inv_addrs == 12 and res.cnt.hw_cycles == 1234 and res.cnt.throughput > 0
     assert res.dma[2].bytes == 5600 and res.dma[3].bytes == 48
     assert ctypes.c_uint32.in_dll(soc.lib, "shim_dcache_invalidations").value >= 1
+
+
+def test_job_programming_paper_bracket(soc):
+    """Seed 000's bracket (CIP_BRACKET_PAPER): inside the counter every channel is programmed and
+    started one by one, S2MM writers (2, 3) before MM2S readers (0, 1) as a Xilinx AXI DMA driver does,
+    then the IP; the wait reads the IP's and each channel's STATUS, never START_MASK or ALL_STATUS."""
+    soc.out_words, soc.inv_addrs = 1400, 12
+    soc.ch[2].produce, soc.ch[3].produce = 5600, 48
+    reads = []
+    plain = soc._read_reg
+    soc._read_reg = lambda addr: (reads.append(addr), plain(addr))[1]
+    res = _run(soc, _job(bracket=1))
+    assert res.rc == fs.CIP_OK, fs.describe(soc.lib, res)
+    start = soc.log.index(("cip", "COUNT_CONTROL", 1))
+    stop = soc.log.index(("cip", "COUNT_CONTROL", 0))
+    inside = soc.log[start + 1:stop]
+    want = []
+    for ch, addr, ln in ((2, 0x48200000, 8192), (3, 0x48400000, 1024), (0, 0x48000000, 4096), (1, 0x48100000, 2048)):
+        d = f"dma{ch}"
+        want += [(d, "IRQ_STATUS", 3), (d, "ADDR", addr), (d, "LEN", ln), (d, "CTRL", 1)]
+    assert inside == want + [("cip", "CTRL", 1)]
+    assert not any(e[1] == "START_MASK" for e in soc.log)
+    assert fs.DMA + soc.dma_h["DMA_ALL_STATUS"] not in reads
+    assert not any(e[0].startswith("dma") and e[1] in ("ADDR", "LEN") for e in soc.log[:start])  # nothing before
+    assert res.dma[2].bytes == 5600 and res.dma[3].bytes == 48 and res.cnt.throughput > 0
+
+
+def test_paper_bracket_errors_never_hang(soc):
+    soc.behaviour, soc.err = "error", (8, 1, 7)
+    res = _run(soc, _job(bracket=1))
+    assert res.rc == fs.CIP_E_IP and (res.err_code, res.err_input, res.err_index) == (8, 1, 7)
+    assert ("cip", "COUNT_CONTROL", 0) in soc.log
+    soc2 = fs.FakeSoc()
+    soc2.lib.irq_init()
+    soc2.behaviour = "hang"
+    res = _run(soc2, _job(bracket=1, timeout_cycles=20000))
+    assert res.rc == fs.CIP_E_TIMEOUT and ("cip", "COUNT_CONTROL", 0) in soc2.log
 
 
 def test_empty_run_starts_no_reader(soc):
@@ -524,8 +600,25 @@ def test_job_image_layout():
         firmware.parse_job_result(bytes(80))
 
 
+def test_table3_image_layout():
+    rows = firmware.table_rows([64, 100])
+    img = firmware.table3_image(rows, 16, paper=True)
+    w = struct.unpack("<28I", img[:112])
+    assert w[:5] == (0x544D534C, 1, 16, firmware.TABLE_FLAG_PAPER, 2) and img[:4] == b"LSMT"
+    for i, r in enumerate(rows):
+        row = w[8 + 10 * i:18 + 10 * i]
+        for k, data in enumerate((r.run0, r.run1, r.merged, r.invalid)):
+            off, ln = row[2 * k], row[2 * k + 1]
+            assert off % 32 == 0 and off >= firmware.JOB_DESC_BYTES and ln == len(data)
+            assert img[off:off + ln] == data
+        assert row[8] == r.out_keys and (r.merged, r.invalid) == kb16.merge(r.run0, r.run1, 16)
+    assert struct.unpack("<I", firmware.table3_image(rows, 16)[12:16])[0] == 0
+    with pytest.raises(firmware.FirmwareError, match="1..8"):
+        firmware.table3_image(rows * 5)
+
+
 # ---------------------------------------------------------------- the firmware in the full SoC
-# (Verilator model of hw/soc, built by the SoC work's scripts/lsmc/soc.py; minutes on a cold build)
+# (Verilator model of hw/soc, built by lsmc/sim/soc.py; minutes on a cold build)
 
 @pytest.fixture(scope="module")
 def soc_sim():
@@ -600,3 +693,126 @@ def test_soc_console(soc_sim):
     assert "commands:" in out and "THROUGHPUT_COUNTER" in out and "dma3:" in out and "mode: poll" in out
     assert re.search(r"^entries_in=64 .* PASS$", out, re.M) and "soft reset: ok" in out
     assert "unknown command 'bogus'" in out
+
+
+def test_soc_console_refuses_bad_lines(soc_sim):
+    """Issue 15: a line longer than the buffer, numbers that do not fit their field and bad arguments
+    are refused with a message (never cut, wrapped or run as a prefix); the prompt comes back and the
+    next job passes."""
+    soc, exe, elf = soc_sim
+    lines = ["run 64 " + "9" * 200, "exit 256", "exit -1", "exit 1x", "run 64 101", "run 64 25 1", "run 1_000",
+             "run 010", "help me", "mode fast", "bench x", "run 64 25 16 7", "run " + "\x01" + "64", "run 64", "exit 9"]
+    r = soc.run_soc(elf, arg=1, exe=exe, uart_in="\n".join(lines) + "\n", uart_prompt="lsmc> ",
+                    max_cycles=200_000_000, timeout=600)
+    assert r.returncode == 9, r.uart[-3000:] + r.stderr[-2000:]
+    out = r.uart
+    assert "console: error: line too long (more than 95 characters): ignored" in out
+    assert "exit: code must be a number 0..255, not '256'" in out and "not '-1'" in out and "not '1x'" in out
+    assert "run: overlap% must be a number 0..100, not '101'" in out
+    assert "run: G must be a number 2..256, not '1'" in out
+    assert "run: N (entries) must be a number 2..65536, not '1_000'" in out and "not '010'" in out
+    assert "usage: help (no arguments; got 'me')" in out and "usage: mode [irq|poll]" in out
+    assert "usage: bench [tight|paper|host]" in out and "usage: run N [overlap%] [G]" in out
+    assert "console: error: line holds a byte that is not printable ASCII: ignored" in out
+    assert out.count("lsmc> ") >= len(lines) - 1
+    runs = re.findall(r"^entries_in=(\d+) .* (PASS|FAIL)$", out, re.M)
+    assert runs == [("64", "PASS")], out[-3000:]  # only the last, well-formed `run 64` ran
+
+
+def _table_image(tmp_path, sizes, paper):
+    rows = firmware.table_rows(sizes)
+    img = tmp_path / f"table_{int(paper)}.bin"
+    img.write_bytes(firmware.table3_image(rows, 16, paper=paper))
+    return rows, img
+
+
+def test_soc_host_loaded_table3_both_brackets(soc_sim, tmp_path):
+    """SIM_ARG 7: the host's Table III jobs, checked against the host's reference merge and the C merge,
+    in this project's bracket and in seed 000's (every channel programmed and started inside the
+    counter: more firmware cycles, the same hardware window and output)."""
+    soc, exe, elf = soc_sim
+    got = {}
+    for paper in (False, True):
+        rows, img = _table_image(tmp_path, [64, 200, 512], paper)
+        r = soc.run_soc(elf, arg=firmware.SCEN_BENCH_HOST, exe=exe, loads={firmware.DDR_BASE: img},
+                        max_cycles=200_000_000, timeout=900)
+        assert r.returncode == 0, r.uart[-3000:] + r.stderr[-2000:]
+        assert ("paper bracket" if paper else "tight bracket") in r.uart and "128-bit streams" in r.uart
+        got[paper] = table3.parse_table3_lines(r.uart)
+        for row, job in zip(got[paper], rows):
+            assert row["pass"] and row["entries_in"] == (len(job.run0) + len(job.run1)) // 16
+            assert row["entries_out"] == len(job.merged) // 16 and row["sw_cycles"] > row["fw_cycles"]
+    for tight, paper in zip(got[False], got[True]):
+        assert paper["fw_cycles"] > tight["fw_cycles"] + 100  # the DMA programming is inside the bracket
+        assert abs(paper["hw_cycles"] - tight["hw_cycles"]) < 0.1 * tight["hw_cycles"] + 50
+
+
+def test_soc_host_loaded_table3_refuses_bad_descriptors(soc_sim, tmp_path):
+    """A row whose buffers overlap another field or the firmware's own memory is refused with the field
+    named (and fails), the other rows still run; a wrong magic, unknown flags or a bad row count refuse
+    the whole table."""
+    soc, exe, elf = soc_sim
+    rows, img = _table_image(tmp_path, [64, 128], False)
+    data = bytearray(img.read_bytes())
+    w = lambda i, v: struct.pack_into("<I", data, 4 * i, v)  # descriptor word i
+    w(8 + 2, struct.unpack_from("<I", data, 4 * 8)[0])       # row 0: run1 at run0's offset
+    w(18 + 4, 0x08000000)                                    # row 1: expected output in the firmware's scratch
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(bytes(data))
+    r = soc.run_soc(elf, arg=firmware.SCEN_BENCH_HOST, exe=exe, loads={firmware.DDR_BASE: bad},
+                    max_cycles=100_000_000, timeout=600)
+    assert r.returncode == 1, r.uart[-3000:]
+    assert "bench: field run1 (words 10, 11) overlaps field run0 (words 8, 9)" in r.uart
+    assert "bench: field expected output (words 22, 23): 0x48000000..0x" in r.uart
+    assert "overlaps the firmware's DDR scratch" in r.uart
+    assert [row["pass"] for row in table3.parse_table3_lines(r.uart)] == [False, False]
+    for word, value, msg in ((0, 0x1234, "no Table III descriptor"), (3, 0x80, "word 3 (flags)"),
+                             (4, 9, "word 4 (rows) 9 outside 1..8")):
+        data = bytearray(img.read_bytes())
+        struct.pack_into("<I", data, 4 * word, value)
+        bad.write_bytes(bytes(data))
+        r = soc.run_soc(elf, arg=firmware.SCEN_BENCH_HOST, exe=exe, loads={firmware.DDR_BASE: bad},
+                        max_cycles=100_000_000, timeout=600)
+        assert r.returncode == 1 and msg in r.uart, r.uart[-2000:]
+
+
+def test_soc_job_refuses_overlapping_buffers_then_runs(soc_sim, tmp_path):
+    """Issue 15: a job whose output buffer overlaps its input, or lies over the firmware's scratch, is
+    refused with the field named; the next job (a console `run`) passes."""
+    soc, exe, elf = soc_sim
+    d = VECTORS / "interleave"
+    r0, r1, merged = ((d / n).read_bytes() for n in ("run0.kb16", "run1.kb16", "merged.kb16"))
+    g = {x["name"]: x for x in _cases()}["interleave"]["group"]
+    img, _ = firmware.job_image(r0, r1, g, merged=merged, invalid=(d / "invalid.bin").read_bytes())
+    for word, value, msg in ((12, struct.unpack_from("<I", img, 16)[0],
+                              "job: field output buffer (words 12, 13) overlaps field run0 (words 4, 5)"),
+                             (14, 0x08000100, "job: field invalid-address buffer (words 14, 15): 0x48000100..0x"),
+                             (4, 0x100, "job: field run0 (words 4, 5): 0x40000100..0x"),
+                             (6, 0x0FFFFFE0, "job: field run1 (words 6, 7): offset 0x0fffffe0 length")):
+        data = bytearray(img)
+        struct.pack_into("<I", data, 4 * word, value)
+        (tmp_path / "job.bin").write_bytes(bytes(data))
+        r = soc.run_soc(elf, arg=1, exe=exe, loads={firmware.DDR_BASE: tmp_path / "job.bin"},
+                        uart_in="job\nrun 64\nexit 0\n", uart_prompt="lsmc> ", max_cycles=200_000_000, timeout=600)
+        assert r.returncode == 0, r.uart[-3000:] + r.stderr[-2000:]
+        assert msg in r.uart and "job: PASS" not in r.uart, r.uart[-3000:]
+        assert re.search(r"^entries_in=64 .* PASS$", r.uart, re.M), r.uart[-2000:]
+
+
+@pytest.mark.slow
+def test_soc_32bit_paper_bracket_table3(tmp_path):
+    """The faithful reproduction's SoC (32-bit IP streams, soc.Generate --ip-width 32) runs the host's
+    Table III jobs in seed 000's bracket: every row PASS, about four cycles per input entry in the IP."""
+    from lsmc.sim import soc
+    exe = soc.build_soc(width=32)
+    elf = firmware.build_firmware()
+    rows = firmware.table_rows([64, 512])
+    img = tmp_path / "table.bin"
+    img.write_bytes(firmware.table3_image(rows, 16, paper=True))
+    r = soc.run_soc(elf, arg=firmware.SCEN_BENCH_HOST, exe=exe, loads={firmware.DDR_BASE: img},
+                    max_cycles=100_000_000, timeout=900)
+    assert r.returncode == 0, r.uart[-3000:] + r.stderr[-2000:]
+    assert "compaction IP v1.0, 32-bit streams" in r.uart and "32-bit streams, paper bracket" in r.uart
+    got = table3.parse_table3_lines(r.uart)
+    assert [g["entries_in"] for g in got] == [64, 512] and all(g["pass"] for g in got)
+    assert 3 * 512 < got[1]["hw_cycles"] < 5 * 512 and got[1]["fw_cycles"] > got[1]["hw_cycles"] + 300

@@ -10,9 +10,9 @@ from lsmc.paths import ROOT
 
 # Where each generated block must appear (a page losing its marker fails here, not silently).
 EXPECTED = {
-    "docs/compaction-ip.md": {("regs", "compaction")},
+    "docs/compaction-ip.md": {("regs", "compaction"), ("table3", "paper")},
     "docs/dma.md": {("regs", "dma")},
-    "docs/nand.md": {("regs", "nand")},
+    "docs/nand.md": {("regs", "nand"), ("onfi", "async")},
     "docs/architecture.md": {("regs", "compaction"), ("memmap", "soc"), ("irqs", "soc")},
 }
 

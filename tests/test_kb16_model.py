@@ -1,4 +1,4 @@
-"""KB16 reference model (scripts/lsmc/kb16.py) and workload generator (scripts/lsmc/workloads.py).
+"""KB16 reference model (lsmc/model/kb16.py) and workload generator (lsmc/model/workloads.py).
 
 The shared vectors come from an independent implementation of the spec; the hand-made malformed
 entries pin every error class and the lowest-code-wins rule; random workloads check round trips and

@@ -48,6 +48,14 @@ def test_driver_cascade_rtl(built, stall):
     assert "failed=0" in r.stdout
 
 
+@pytest.mark.slow
+def test_driver_soc_backend(built):
+    """The soc back end: jobs on the full SoC simulation (firmware's host-loaded job mode), small runs."""
+    r = run_checker("soc", 2, 5, 40, 2)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "failed=0" in r.stdout
+
+
 def test_db_test_subset_offloaded(built):
     """LevelDB's own db_test cases with LSMC_OFFLOAD=rtl LSMC_OFFLOAD_VERIFY=1 (an offloaded compaction
     whose stream differs from LevelDB's merging iterator aborts the binary)."""
@@ -69,7 +77,7 @@ def test_bad_backend_named(built):
     """A misspelt LSMC_OFFLOAD is named on stderr; compactions fall back (reason config), tests pass."""
     r = ldb.run_test_binary("db_test", "rtI", gtest_filter="DBTest.SparseMerge", tag="-bad")
     out = (ldb.TMP / "db_test-rtI-bad" / "output.txt").read_text()
-    assert "LSMC_OFFLOAD='rtI' is not a back end (off|model|rtl)" in out
+    assert "LSMC_OFFLOAD='rtI' is not a back end (off|model|rtl|soc)" in out
     assert r.failed == 0 and r.passed == 1
     assert r.log.offloaded == 0 and r.log.reasons.get("config", 0) > 0, r.log.summary()
 

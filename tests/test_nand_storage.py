@@ -30,3 +30,49 @@ def test_storage_console_commands_full_soc():
     assert "status: OK (flash status 0xe0" in out
     assert "storage: PASS" in out
     assert "nand init [targets]" in out  # help printed for the unknown sub-command
+
+
+@pytest.mark.slow
+def test_storage_console_one_target_and_bad_input_full_soc():
+    """Issue 15: `storage 64 25 1` (both runs on one target) passes without a timing violation; NAND
+    commands before `nand init`, addresses past the geometry, targets not initialised and numbers that
+    do not fit are refused with a message before any command reaches the bus; the next command works."""
+    from lsmc.build import firmware
+    from lsmc.sim import soc
+    firmware.build_firmware()
+    elf = firmware.BUILD_FW / "storage.elf"
+    lines = ["nand erase 0 5", "nand status", "storage abc", "storage 64 25 3", "nand init 1", "nand erase 0 99999",
+             "nand erase 1 0", "nand read 0 1 0 0x1", "nand read 0 1 64 0x40000000", "nand erase 0 4096",
+             "storage 64 25 1", "nand status 0", "storage 64 25 2", "exit 256", "exit 3"]
+    run = soc.run_soc(elf, arg=1, uart_in="\n".join(lines) + "\n", uart_prompt="storage> ", timeout=1800)
+    assert run.returncode == 3, run.uart[-3000:] + run.stderr[-1000:]
+    out = run.uart
+    assert out.count("error: the NAND is not initialised: run 'nand init [targets]' first") == 2
+    assert "storage: entries must be a number 2..65536, not 'abc'" in out
+    assert "storage: targets must be a number 1..2, not '3'" in out
+    assert "nand erase: block must be a number 0..4095, not '99999'" in out
+    assert "nand erase: block must be a number 0..4095, not '4096'" in out
+    assert "nand: target must be a number 0..0, not '1'" in out
+    assert "nand read: error: addr 0x00000001" in out and "read: page must be a number 0..63, not '64'" in out
+    assert out.count("storage: PASS") == 2 and "1 target(s)" in out and "2 target(s)" in out
+    assert "status: OK" in out and "exit: code must be a number 0..255, not '256'" in out
+    assert "violation" not in run.stderr.lower() and "contention" not in run.stderr
+
+
+@pytest.mark.slow
+def test_storage_recovers_after_stuck_ready_busy_full_soc():
+    """Issue 15: target 1 holds R/B# low (the full SoC's NAND fault option): the storage flow on two
+    targets ends in a timeout named with its operation, controller and part are reset, and the next
+    command (the flow on target 0 alone) passes."""
+    from lsmc.build import firmware
+    from lsmc.sim import soc
+    firmware.build_firmware()
+    elf = firmware.BUILD_FW / "storage.elf"
+    run = soc.run_soc(elf, arg=1, uart_in="storage 64 25 2\nstorage 64 25 1\nnand status 0\nexit 5\n",
+                      uart_prompt="storage> ", extra=["--nand-stuck-busy", "1"], timeout=1800)
+    assert run.returncode == 5, run.uart[-3000:] + run.stderr[-1000:]
+    out = run.uart
+    assert "storage: FAIL (nand init of 2 target(s): TIMEOUT)" in out
+    assert "storage: controller and NAND reset after the timeout:" in out
+    assert "mode 5, 1 target(s)" in out and out.count("storage: PASS") == 1
+    assert "status: OK (flash status 0xe0" in out

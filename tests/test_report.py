@@ -309,3 +309,28 @@ def test_report_32_bit_runs_the_paper_bracket(tmp_path, monkeypatch):
     assert fake.calls == [(7, firmware.TABLE_FLAG_PAPER, 1)] and fake.width == 32
     assert "9000 entries, soc: not measured — not simulated: above --soc-max 8192" in (out / "report.md").read_text()
     assert "TABLE3 END" in (out / "report_soc_bench.log").read_text()
+
+
+def test_demo_table3_markdown_and_csv(tmp_path):
+    """results/table3.md puts the paper's counters beside (a) and (b) with ratios and says the paper's
+    LevelDB figure is one constant; table3.csv leads with width and bracket and reads back."""
+    from lsmc.report import demo
+
+    def rows(scale):
+        return [dict(entries_in=n, entries_out=n - n // 8, bytes_in=16 * n, fw_cycles=int(scale * n) + 100,
+                     hw_cycles=int(scale * n), us_per_entry=(scale * n + 100) / 100 / n, mb_per_s=1.0,
+                     sw_cycles=650 * n, pass_=True) for n in table3.TABLE3_SIZES]
+    res = {}
+    for key, scale in (((32, "paper"), 3.5), ((128, "tight"), 0.9)):
+        res[key] = [{**{k: v for k, v in r.items() if k != "pass_"}, "pass": True} for r in rows(scale)]
+    md = demo.table3_markdown(res, {k: "sim: 1 cycles in 1 s" for k in res}, 30.0, 40.0, "0.5")
+    assert "| 8192 | 131072 | 88,247 | 28,772 | 0.326 | 7,472 | 0.0847 |" in md
+    assert "one constant" in md and "1.1923, 1.1921, 1.1919, 1.1926, 1.1925" in md
+    assert "(a) faithful reproduction **28,772**" in md and "(b) this project's design **7,472**" in md
+    assert "30 s for both simulations at once" in md and "load average 0.5" in md
+    csv_path = tmp_path / "table3.csv"
+    table3.write_table3_csv(csv_path, [{"width": k[0], "bracket": k[1], **r} for k in table3.CONFIGS for r in res[k]])
+    back = table3.read_table3_csv(csv_path)
+    assert csv_path.read_text().splitlines()[0] == CSV_HEADER
+    assert [(r["width"], r["bracket"]) for r in back] == [(32, "paper")] * 5 + [(128, "tight")] * 5
+    assert back[4]["fw_cycles"] == 28772 and all(r["pass"] for r in back)

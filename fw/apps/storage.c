@@ -15,6 +15,8 @@
 #include "irq.h"
 #include "kb16.h"
 #include "nand.h"
+#include "nand_regs.h"
+#include "parse.h"
 #include "regs.h"
 #include "soc.h"
 #include "sys.h"
@@ -57,22 +59,85 @@ static int fail(const char *what, int rc)
     return rc ? rc : -1;
 }
 
+static int is_timeout(int rc) { return rc == NAND_E_TIMEOUT || rc == NAND_DRV_TIMEOUT; }
+
+/* After a failed nand_init the geometry is half filled in (targets that answered before the one that
+ * did not): nothing of it may be used, the next command must initialise again. */
+static void nand_forget(void) { memset(&nand_dev, 0, sizeof nand_dev); }
+
+/* After a timeout (R/B# stuck busy, or a completion that never came) neither the controller's queue
+ * nor the part's state can be trusted: soft-reset the controller, then reset, identify and configure
+ * every target again (nand_init), so that the next command starts clean. */
+static int recover(int targets)
+{
+    int rc;
+    nand_reg_write(NAND_CTRL, 1u << NAND_CTRL_SOFT_RESET_SHIFT);
+    rc = nand_init(&nand_dev, targets, ST_NAND_SCRATCH);
+    if (rc)
+        nand_forget();
+    printf("storage: controller and NAND reset after the timeout: %s%s\n", rc ? nand_err_name(rc) : "ok",
+           rc ? " (the NAND must be initialised again)" : "");
+    return rc;
+}
+
+/* A failed NAND operation, named with its target, block and page; a timeout also resets. */
+static int fail_at(const char *op, int target, uint32_t block, uint32_t page, int rc)
+{
+    printf("storage: FAIL (%s target %d block %lu page %lu: %s)\n", op, target, (unsigned long)block,
+           (unsigned long)page, nand_err_name(rc));
+    if (is_timeout(rc))
+        recover(nand_dev.targets ? nand_dev.targets : 1);
+    return rc ? rc : -1;
+}
+
+/* Every extent inside the geometry, before any command reaches the bus. */
+static int check_extents(const extent *e, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        if (e[i].target < 0 || e[i].target >= nand_dev.targets || e[i].block >= nand_dev.blocks ||
+            pages_of(e[i].len) > nand_dev.pages_per_block) {
+            printf("storage: FAIL (extent %d: target %d block %lu, %lu pages: outside %d target(s) x %lu blocks x "
+                   "%lu pages)\n", i, e[i].target, (unsigned long)e[i].block, (unsigned long)pages_of(e[i].len),
+                   nand_dev.targets, (unsigned long)nand_dev.blocks, (unsigned long)nand_dev.pages_per_block);
+            return NAND_DRV_ARG;
+        }
+    }
+    return 0;
+}
+
+/* Extents may share a target (one target, or more extents than targets): an operation may only be
+ * split from its completion when no other extent uses the same target, else the second command would
+ * find the target busy (tPROG/tR running; a timing violation). */
+static int targets_distinct(const extent *e, int n)
+{
+    int i, j;
+    for (i = 0; i < n; i++)
+        for (j = 0; j < i; j++)
+            if (e[i].target == e[j].target)
+                return 0;
+    return 1;
+}
+
 /* Program extents page by page with ECC. Extents on different targets are interleaved: each page is
- * started on every target (SPLIT) before the first status is awaited, so tPROG overlaps. */
+ * started on every target (SPLIT) before the first status is awaited, so tPROG overlaps; extents on
+ * the same target are programmed one page after the other. */
 static int program_extents(const extent *e, int n, storage_result *res)
 {
     uint32_t page, maxp = 0;
-    int i, rc;
+    int i, rc, overlap;
+    if ((rc = check_extents(e, n)) != 0)
+        return rc;
+    overlap = targets_distinct(e, n);
     for (i = 0; i < n; i++) {
         nand_comp c;
         if ((rc = nand_erase(e[i].target, e[i].block, &c)) != 0)
-            return fail("erase", rc);
-        if (pages_of(e[i].len) > nand_dev.pages_per_block)
-            return fail("extent larger than a block", NAND_DRV_ARG);
+            return fail_at("erase", e[i].target, e[i].block, 0, rc);
         if (pages_of(e[i].len) > maxp)
             maxp = pages_of(e[i].len);
     }
     for (page = 0; page < maxp; page++) {
+        int pending[2] = {0, 0};
         for (i = 0; i < n; i++) {
             nand_cmd cmd = {0};
             if (page >= pages_of(e[i].len))
@@ -83,33 +148,43 @@ static int program_extents(const extent *e, int n, storage_result *res)
             cmd.flags = NAND_F_DMA | NAND_F_ECC | NAND_F_SPLIT;
             cmd.dma_addr = e[i].addr + page * nand_dev.page_bytes;
             if ((rc = nand_exec(&cmd, NULL)) != 0)
-                return fail("program", rc);
-        }
-        for (i = 0; i < n; i++) {
-            nand_cmd cmd = {0};
-            nand_comp c;
-            if (page >= pages_of(e[i].len))
-                continue;
-            cmd.opcode = NAND_OP_WAIT_STATUS;
-            cmd.target = (uint8_t)e[i].target;
-            if ((rc = nand_exec(&cmd, &c)) != 0)
-                return fail("program status", rc);
-            res->pages_programmed++;
+                return fail_at("program", e[i].target, e[i].block, page, rc);
+            pending[i] = 1;
+            if (!overlap || i == n - 1) {
+                int k;
+                for (k = 0; k <= i; k++) {
+                    nand_cmd w = {0};
+                    nand_comp c;
+                    if (!pending[k])
+                        continue;
+                    w.opcode = NAND_OP_WAIT_STATUS;
+                    w.target = (uint8_t)e[k].target;
+                    if ((rc = nand_exec(&w, &c)) != 0)
+                        return fail_at("program status", e[k].target, e[k].block, page, rc);
+                    pending[k] = 0;
+                    res->pages_programmed++;
+                }
+            }
         }
     }
     return 0;
 }
 
-/* Read extents back (ECC on), interleaved the same way: PAGE_READ SPLIT on every target, then the
- * data transfers (READ_DATA) one after the other. */
+/* Read extents back (ECC on), interleaved the same way when the targets differ: PAGE_READ SPLIT on
+ * every target, then the data transfers (READ_DATA) one after the other; on a shared target each page
+ * is read (PAGE_READ, READ_DATA) before the next one starts. */
 static int read_extents(const extent *e, int n, storage_result *res)
 {
     uint32_t page, maxp = 0;
-    int i, rc;
+    int i, rc, overlap;
+    if ((rc = check_extents(e, n)) != 0)
+        return rc;
+    overlap = targets_distinct(e, n);
     for (i = 0; i < n; i++)
         if (pages_of(e[i].len) > maxp)
             maxp = pages_of(e[i].len);
     for (page = 0; page < maxp; page++) {
+        int pending[2] = {0, 0};
         for (i = 0; i < n; i++) {
             nand_cmd cmd = {0};
             if (page >= pages_of(e[i].len))
@@ -119,22 +194,27 @@ static int read_extents(const extent *e, int n, storage_result *res)
             cmd.row = e[i].block * nand_dev.pages_per_block + page;
             cmd.flags = NAND_F_ECC | NAND_F_SPLIT;
             if ((rc = nand_exec(&cmd, NULL)) != 0)
-                return fail("read", rc);
-        }
-        for (i = 0; i < n; i++) {
-            nand_cmd cmd = {0};
-            nand_comp c;
-            if (page >= pages_of(e[i].len))
-                continue;
-            cmd.opcode = NAND_OP_READ_DATA;
-            cmd.target = (uint8_t)e[i].target;
-            cmd.row = e[i].block * nand_dev.pages_per_block + page;
-            cmd.flags = NAND_F_DMA | NAND_F_ECC;
-            cmd.dma_addr = e[i].addr + page * nand_dev.page_bytes;
-            if ((rc = nand_exec(&cmd, &c)) != 0)
-                return fail("read data", rc);
-            res->pages_read++;
-            res->ecc_corrected += c.corrected;
+                return fail_at("read", e[i].target, e[i].block, page, rc);
+            pending[i] = 1;
+            if (!overlap || i == n - 1) {
+                int k;
+                for (k = 0; k <= i; k++) {
+                    nand_cmd d = {0};
+                    nand_comp c;
+                    if (!pending[k])
+                        continue;
+                    d.opcode = NAND_OP_READ_DATA;
+                    d.target = (uint8_t)e[k].target;
+                    d.row = e[k].block * nand_dev.pages_per_block + page;
+                    d.flags = NAND_F_DMA | NAND_F_ECC;
+                    d.dma_addr = e[k].addr + page * nand_dev.page_bytes;
+                    if ((rc = nand_exec(&d, &c)) != 0)
+                        return fail_at("read data", e[k].target, e[k].block, page, rc);
+                    pending[k] = 0;
+                    res->pages_read++;
+                    res->ecc_corrected += c.corrected;
+                }
+            }
         }
     }
     return 0;
@@ -155,8 +235,19 @@ int storage_flow_run(const storage_cfg *cfg, storage_result *res)
     memset(res, 0, sizeof *res);
     if (!nand_driver_present)
         return fail("firmware built without nand_regs.h", NAND_DRV_ARG);
-    if (nand_dev.page_bytes == 0 && (rc = nand_init(&nand_dev, cfg->targets, ST_NAND_SCRATCH)) != 0)
-        return fail("nand init", rc);
+    if (cfg->targets < 1 || cfg->targets > NAND_MAX_TARGETS) {
+        printf("storage: FAIL (targets %d: this controller has 1..%d)\n", cfg->targets, NAND_MAX_TARGETS);
+        return NAND_DRV_ARG;
+    }
+    /* (Re)initialise when nothing is known yet or fewer targets were set up than this run uses. */
+    if ((nand_dev.page_bytes == 0 || nand_dev.targets < cfg->targets) &&
+        (rc = nand_init(&nand_dev, cfg->targets, ST_NAND_SCRATCH)) != 0) {
+        nand_forget();
+        printf("storage: FAIL (nand init of %d target(s): %s)\n", cfg->targets, nand_err_name(rc));
+        if (is_timeout(rc))
+            recover(cfg->targets);
+        return rc;
+    }
     printf("storage: NAND %s %s, mode %d, %d target(s), %lu+%lu B pages\n", nand_dev.manufacturer, nand_dev.model,
            nand_dev.mode, nand_dev.targets, (unsigned long)nand_dev.page_bytes, (unsigned long)nand_dev.spare_bytes);
 
@@ -262,30 +353,130 @@ int storage_flow_run(const storage_cfg *cfg, storage_result *res)
 /* ------------------------------------------------------------------------------ console */
 static const storage_cfg default_cfg = {512, 25, 16, 0x5707A6E5u, 2, 1};
 
+#define LINE_CAP 96
+#define WORDS_MAX 8
+
+/* `nand ...`: every argument checked (numbers strictly, addresses against the geometry the parameter
+ * page gave) before the command reaches the driver, and nothing but init/help/regs before `nand init`. */
+static void nand_command(int argc, char **argv)
+{
+    const char *sub = argc > 1 ? argv[1] : "help";
+    uint32_t t = 0, v, blk = 0, page = 0, addr = 0, ecc = 1, len;
+    int nargs = argc - 2; /* after "nand <sub>" */
+
+    if (!strcmp(sub, "help") || !strcmp(sub, "regs")) {
+        if (nargs > 0) {
+            printf("usage: nand %s (no arguments)\n", sub);
+            return;
+        }
+        nand_console(argc, argv);
+        return;
+    }
+    if (!strcmp(sub, "init")) {
+        if (nargs > 1) {
+            printf("usage: nand init [targets]\n");
+            return;
+        }
+        if (parse_arg("nand init", "targets", argc, argv, 2, 1, NAND_MAX_TARGETS, 1, &v))
+            return;
+        if ((v = (uint32_t)nand_console(argc, argv)) != 0) {
+            nand_forget(); /* a failed init leaves nothing usable */
+            if (is_timeout((int)v))
+                recover(1);
+        }
+        return;
+    }
+    if (strcmp(sub, "id") && strcmp(sub, "status") && strcmp(sub, "scan") && strcmp(sub, "erase") &&
+        strcmp(sub, "program") && strcmp(sub, "read")) {
+        printf("nand: unknown command '%s'\n", sub);
+        fputs(nand_console_help, stdout);
+        return;
+    }
+    if (nand_dev.page_bytes == 0) {
+        printf("nand %s: error: the NAND is not initialised: run 'nand init [targets]' first\n", sub);
+        return;
+    }
+    if (parse_arg(argv[0], "target", argc, argv, 2, 0, (uint32_t)nand_dev.targets - 1, 0, &t))
+        return;
+    if (!strcmp(sub, "id") || !strcmp(sub, "status") || !strcmp(sub, "scan")) {
+        if (nargs > 1) {
+            printf("usage: nand %s [target]\n", sub);
+            return;
+        }
+    } else if (!strcmp(sub, "erase")) {
+        if (nargs != 2) {
+            printf("usage: nand erase target block\n");
+            return;
+        }
+        if (parse_arg("nand erase", "block", argc, argv, 3, 0, nand_dev.blocks - 1, 0, &blk))
+            return;
+    } else { /* program / read */
+        if (nargs < 4 || nargs > 5) {
+            printf("usage: nand %s target block page addr [ecc]\n", sub);
+            return;
+        }
+        if (parse_arg(sub, "block", argc, argv, 3, 0, nand_dev.blocks - 1, 0, &blk) ||
+            parse_arg(sub, "page", argc, argv, 4, 0, nand_dev.pages_per_block - 1, 0, &page) ||
+            parse_arg(sub, "addr", argc, argv, 5, 0, 0xFFFFFFFFu, 0, &addr) ||
+            parse_arg(sub, "ecc", argc, argv, 6, 0, 1, 1, &ecc))
+            return;
+        len = nand_dev.page_bytes + (ecc ? 0 : nand_dev.spare_bytes);
+        if (addr < DDR_BASE || addr - DDR_BASE > DDR_SIZE - len || (addr & 3u)) {
+            printf("nand %s: error: addr 0x%08lx: the page (%lu bytes) must lie in DDR 0x%08lx..0x%08lx, 4-byte aligned\n",
+                   sub, (unsigned long)addr, (unsigned long)len, (unsigned long)DDR_BASE,
+                   (unsigned long)(DDR_BASE + DDR_SIZE - 1));
+            return;
+        }
+    }
+    (void)blk;
+    (void)page;
+    if (is_timeout(nand_console(argc, argv)))
+        recover(nand_dev.targets);
+}
+
 static void console(void)
 {
-    char line[96], *argv[8];
+    char line[LINE_CAP], *argv[WORDS_MAX];
     storage_result r;
-    printf("storage console: 'storage [entries] [overlap%%] [targets]', 'nand help', 'exit'\n");
+    uint32_t v;
+    printf("storage console: 'storage [entries] [overlap%%] [targets]', 'nand help', 'exit [code]'\n");
     for (;;) {
-        int argc = (int)uart_read_command("storage> ", line, sizeof line, argv, 8);
+        int argc = uart_read_command("storage> ", line, sizeof line, argv, WORDS_MAX);
+        if (argc < 0) {
+            printf("console: error: %s\n", uart_command_error(argc, sizeof line, WORDS_MAX));
+            continue;
+        }
         if (argc == 0)
             continue;
-        if (!strcmp(argv[0], "exit"))
+        if (!strcmp(argv[0], "exit")) {
+            if (argc > 2) {
+                printf("usage: exit [code]\n");
+                continue;
+            }
+            if (parse_arg("exit", "code", argc, argv, 1, 0, 255, 0, &v))
+                continue;
+            sys_exit((int)v);
             return;
+        }
         if (!strcmp(argv[0], "storage")) {
             storage_cfg cfg = default_cfg;
-            if (argc > 1)
-                cfg.entries = (unsigned)strtoul(argv[1], NULL, 0);
-            if (argc > 2)
-                cfg.overlap_pct = (unsigned)strtoul(argv[2], NULL, 0);
-            if (argc > 3)
-                cfg.targets = (int)strtoul(argv[3], NULL, 0);
+            uint32_t n, ov, tg;
+            if (argc > 4) {
+                printf("usage: storage [entries] [overlap%%] [targets]\n");
+                continue;
+            }
+            if (parse_arg("storage", "entries", argc, argv, 1, 2, 65536, default_cfg.entries, &n) ||
+                parse_arg("storage", "overlap%", argc, argv, 2, 0, 100, default_cfg.overlap_pct, &ov) ||
+                parse_arg("storage", "targets", argc, argv, 3, 1, NAND_MAX_TARGETS, (uint32_t)default_cfg.targets, &tg))
+                continue;
+            cfg.entries = n;
+            cfg.overlap_pct = ov;
+            cfg.targets = (int)tg;
             storage_flow_run(&cfg, &r);
         } else if (!strcmp(argv[0], "nand")) {
-            nand_console(argc, argv);
+            nand_command(argc, argv);
         } else {
-            printf("unknown command '%s'\n", argv[0]);
+            printf("unknown command '%s' (storage, nand, exit)\n", argv[0]);
         }
     }
 }

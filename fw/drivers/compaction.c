@@ -189,6 +189,67 @@ static void wait_channel(unsigned ch, uint64_t timeout, cip_result *res)
     res->dma_rc[ch] = dma_wait(ch, timeout, &res->dma[ch]);
 }
 
+/* Seed 000's bracket on Xilinx AXI DMA (CIP_BRACKET_PAPER): its driver's XAxiDma_SimpleTransfer()
+ * reads the channel's status (refusing a busy one), writes the address and then the length, and
+ * writing the length starts the channel; the S2MM (write to memory) channels are armed before the
+ * MM2S ones so no output beat finds its channel idle. Our DMA starts on CTRL.START instead of LEN:
+ * the same status read and register writes per channel (IRQ_STATUS, ADDR, LEN, CTRL), all inside the
+ * counter. Then the IP is started, its STATUS polled until DONE or ERROR, then each channel's STATUS
+ * until it is idle (XAxiDma_Busy() per channel), then the counter stops. No START_MASK, no ALL_STATUS. */
+static int run_paper(const cip_job *job, uint64_t timeout_cycles, unsigned mask, cip_result *res)
+{
+    static const unsigned order[DMA_CHANNELS] = {DMA_CH_OUT, DMA_CH_INV, DMA_CH_KEY0, DMA_CH_KEY1};
+    const uint32_t fin = BIT(DMA_CH_STATUS_DONE_SHIFT) | BIT(DMA_CH_STATUS_ERROR_SHIFT) | BIT(DMA_CH_STATUS_ABORTED_SHIFT);
+    uint32_t addr[DMA_CHANNELS], len[DMA_CHANNELS];
+    uint64_t end;
+    unsigned i, polls = 0;
+    int rc;
+
+    addr[DMA_CH_KEY0] = job->run0_addr, len[DMA_CH_KEY0] = job->run0_len;
+    addr[DMA_CH_KEY1] = job->run1_addr, len[DMA_CH_KEY1] = job->run1_len;
+    addr[DMA_CH_OUT] = job->out_addr, len[DMA_CH_OUT] = job->out_buf;
+    addr[DMA_CH_INV] = job->inv_addr, len[DMA_CH_INV] = job->inv_buf;
+    mem_fence();
+
+    cip_write(CIP_COUNT_CONTROL, 1);
+    for (i = 0; i < DMA_CHANNELS; i++) {
+        unsigned ch = order[i];
+        if (!(mask & BIT(ch)))
+            continue;
+        if (dma_reg(ch, DMA_CH_STATUS) & BIT(DMA_CH_STATUS_BUSY_SHIFT)) {
+            cip_write(CIP_COUNT_CONTROL, 0);
+            dma_read_status(ch, &res->dma[ch]);
+            res->dma_rc[ch] = DMA_FAILED;
+            return CIP_E_DMA;
+        }
+        dma_start(ch, addr[ch], len[ch]);
+        res->dma_rc[ch] = DMA_OK;
+    }
+    cip_write(CIP_CTRL, BIT(CIP_CTRL_START_SHIFT));
+
+    rc = wait_ip(job->use_irq, timeout_cycles, res);
+    if (rc == CIP_OK) {
+        end = timer_deadline(timeout_cycles);
+        for (i = 0; i < DMA_CHANNELS && rc == CIP_OK; i++) {
+            unsigned ch = order[i];
+            uint32_t s;
+            if (!(mask & BIT(ch)))
+                continue;
+            while (!((s = dma_reg(ch, DMA_CH_STATUS)) & fin)) {
+                if (++polls % POLLS_PER_TIMER_CHECK == 0 && timer_expired(end)) {
+                    res->timeout_what = (int)ch;
+                    rc = CIP_E_TIMEOUT;
+                    break;
+                }
+            }
+            if (rc == CIP_OK && (s & BIT(DMA_CH_STATUS_ERROR_SHIFT)))
+                rc = CIP_E_DMA;
+        }
+    }
+    cip_write(CIP_COUNT_CONTROL, 0);
+    return rc;
+}
+
 int cip_run(const cip_job *job, cip_result *res)
 {
     uint64_t timeout;
@@ -225,35 +286,40 @@ int cip_run(const cip_job *job, cip_result *res)
     cip_irq_events = 0;
     cip_write(CIP_IRQ_ENABLE, job->use_irq ? IRQ_BITS : 0);
 
-    /* DMA addresses and lengths are init too: inside the bracket only the starts and the wait remain.
-     * An empty run needs no beat (the IP goes by the declared length): its reader stays idle. */
     {
         unsigned mask = BIT(DMA_CH_OUT) | BIT(DMA_CH_INV);
-        dma_prepare(DMA_CH_OUT, job->out_addr, job->out_buf);
-        dma_prepare(DMA_CH_INV, job->inv_addr, job->inv_buf);
-        if (job->run0_len) {
-            dma_prepare(DMA_CH_KEY0, job->run0_addr, job->run0_len);
+        /* An empty run needs no beat (the IP goes by the declared length): its reader stays idle. */
+        if (job->run0_len)
             mask |= BIT(DMA_CH_KEY0);
-        }
-        if (job->run1_len) {
-            dma_prepare(DMA_CH_KEY1, job->run1_addr, job->run1_len);
+        if (job->run1_len)
             mask |= BIT(DMA_CH_KEY1);
+        if (job->bracket == CIP_BRACKET_PAPER) {
+            rc = run_paper(job, timeout, mask, res);
+        } else {
+            /* DMA addresses and lengths are init too: inside the bracket only the starts and the wait
+             * remain. */
+            dma_prepare(DMA_CH_OUT, job->out_addr, job->out_buf);
+            dma_prepare(DMA_CH_INV, job->inv_addr, job->inv_buf);
+            if (job->run0_len)
+                dma_prepare(DMA_CH_KEY0, job->run0_addr, job->run0_len);
+            if (job->run1_len)
+                dma_prepare(DMA_CH_KEY1, job->run1_addr, job->run1_len);
+            for (ch = 0; ch < DMA_CHANNELS; ch++)
+                if (mask & BIT(ch))
+                    res->dma_rc[ch] = DMA_OK;
+            mem_fence();
+
+            /* start counter -> start DMA (all channels, one write) and IP. The readers' first beats wait
+             * for the IP's START; the writers' flush is armed by it (hw/ip/dma). */
+            cip_write(CIP_COUNT_CONTROL, 1);
+            dma_start_mask(mask);
+            cip_write(CIP_CTRL, BIT(CIP_CTRL_START_SHIFT));
+
+            /* wait: until every channel is idle (the writers' last bursts are in DDR) */
+            rc = wait_job(job->use_irq, timeout, mask, res);
+            /* stop counter (the per-channel results below are bookkeeping, not the job) */
+            cip_write(CIP_COUNT_CONTROL, 0);
         }
-        for (ch = 0; ch < DMA_CHANNELS; ch++)
-            if (mask & BIT(ch))
-                res->dma_rc[ch] = DMA_OK;
-        mem_fence();
-
-        /* start counter -> start DMA (all channels, one write) and IP. The readers' first beats wait
-         * for the IP's START; the writers' flush is armed by it (hw/ip/dma). */
-        cip_write(CIP_COUNT_CONTROL, 1);
-        dma_start_mask(mask);
-        cip_write(CIP_CTRL, BIT(CIP_CTRL_START_SHIFT));
-
-        /* wait: until every channel is idle (the writers' last bursts are in DDR) */
-        rc = wait_job(job->use_irq, timeout, mask, res);
-        /* stop counter (the per-channel results below are bookkeeping, not the job) */
-        cip_write(CIP_COUNT_CONTROL, 0);
     }
     if (rc == CIP_OK) {
         for (ch = 0; ch < DMA_CHANNELS; ch++)

@@ -20,6 +20,14 @@ enum {
     CIP_E_ARG = -4      /* bad job description (e.g. DMA address misaligned is left to the DMA) */
 };
 
+/* What the firmware-bracketed THROUGHPUT_COUNTER window holds (docs/firmware.md, "One job"):
+ * TIGHT: DMA channels programmed before the counter, one START_MASK write starts them, one ALL_STATUS
+ *        read per poll (this project's registers);
+ * PAPER: seed 000's flow on Xilinx AXI DMA: inside the counter every channel is checked idle, armed
+ *        and started one by one (S2MM writers first, then MM2S readers, as XAxiDma_SimpleTransfer is
+ *        called), then the IP is started, its STATUS polled to DONE, then each channel's STATUS. */
+enum { CIP_BRACKET_TIGHT = 0, CIP_BRACKET_PAPER = 1 };
+
 /* Which wait ran out: DMA channel 0..3, or the IP itself. */
 enum { CIP_WAIT_NONE = -1, CIP_WAIT_IP = 4, CIP_WAIT_RESET = 5 };
 
@@ -42,6 +50,7 @@ typedef struct {
     uint32_t out_capacity;        /* IP OUT_CAPACITY / INV_CAPACITY (normally the buffer sizes) */
     uint32_t inv_capacity;
     int use_irq;                  /* wait for the IP by interrupt (1) or by polling STATUS (0) */
+    int bracket;                  /* CIP_BRACKET_TIGHT (0) or CIP_BRACKET_PAPER */
     uint64_t timeout_cycles;      /* bound of every wait; 0: cip_default_timeout() */
 } cip_job;
 

@@ -17,7 +17,6 @@
 #include "soc.h"
 #include "timer.h"
 
-typedef uint32_t u32; /* the regif header declares its unions with it */
 #include "nand_regs.h"
 
 nand_info nand_dev;

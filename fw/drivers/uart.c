@@ -66,9 +66,13 @@ FILE *const stdout = &uart_stdout;
 FILE *const stderr = &uart_stdout;
 #endif
 
-static unsigned read_line(char *buf, unsigned cap)
+/* One line into buf (NUL-terminated). A line that does not fit, or that holds a byte other than
+ * printable ASCII, is read to its end and refused as a whole (UART_LINE_TOO_LONG / UART_LINE_BAD_BYTE):
+ * running a cut prefix of what was typed would run something else. */
+static int read_line(char *buf, unsigned cap)
 {
     unsigned n = 0;
+    int too_long = 0, bad = 0;
     for (;;) {
         int c = uart_getc_timeout(100000);
         if (c < 0)
@@ -76,27 +80,50 @@ static unsigned read_line(char *buf, unsigned cap)
         if (c == '\r' || c == '\n') {
             putchar('\n');
             buf[n] = 0;
-            return n;
+            return too_long ? UART_LINE_TOO_LONG : bad ? UART_LINE_BAD_BYTE : (int)n;
         }
-        if ((c == 8 || c == 127) && n) {
-            n--;
-            fputs("\b \b", stdout);
-        } else if (c >= ' ' && c < 127 && n + 1 < cap) {
+        if (c == 8 || c == 127) {
+            if (n && !too_long) {
+                n--;
+                fputs("\b \b", stdout);
+            }
+        } else if ((c < ' ' && c != '\t') || c > '~') {
+            bad = 1;
+        } else if (n + 1 < cap) {
             buf[n++] = (char)c;
             putchar(c);
+        } else {
+            too_long = 1;
         }
         fflush(stdout);
     }
 }
 
-unsigned uart_read_command(const char *prompt, char *line, unsigned cap, char **argv, unsigned max)
+int uart_read_command(const char *prompt, char *line, unsigned cap, char **argv, unsigned max)
 {
     unsigned argc = 0;
     char *p;
+    int n;
     fputs(prompt, stdout);
     fflush(stdout);
-    read_line(line, cap);
-    for (p = strtok(line, " \t"); p && argc < max; p = strtok(NULL, " \t"))
+    if ((n = read_line(line, cap)) < 0)
+        return n;
+    for (p = strtok(line, " \t"); p; p = strtok(NULL, " \t")) {
+        if (argc == max)
+            return UART_TOO_MANY_WORDS;
         argv[argc++] = p;
-    return argc;
+    }
+    return (int)argc;
+}
+
+const char *uart_command_error(int rc, unsigned cap, unsigned max)
+{
+    static char msg[80];
+    if (rc == UART_LINE_TOO_LONG)
+        snprintf(msg, sizeof msg, "line too long (more than %u characters): ignored", cap - 1);
+    else if (rc == UART_LINE_BAD_BYTE)
+        snprintf(msg, sizeof msg, "line holds a byte that is not printable ASCII: ignored");
+    else
+        snprintf(msg, sizeof msg, "too many words (more than %u): ignored", max);
+    return msg;
 }

@@ -13,8 +13,14 @@ void uart_puts(const char *s);
 /* One received byte, or -1 if none arrived within `cycles` (0: just look). */
 int uart_getc_timeout(uint64_t cycles);
 /* Console input: print `prompt`, read one line with echo and backspace into `line` (waits for the
- * user as long as it takes), split it at blanks into at most `max` words; returns their count. */
-unsigned uart_read_command(const char *prompt, char *line, unsigned cap, char **argv, unsigned max);
+ * user as long as it takes), split it at blanks into at most `max` words; returns their count, or one
+ * of the errors below (the whole line is refused: nothing of it may run). */
+int uart_read_command(const char *prompt, char *line, unsigned cap, char **argv, unsigned max);
+#define UART_LINE_TOO_LONG (-1)  /* more than cap - 1 characters */
+#define UART_LINE_BAD_BYTE (-2)  /* a control or non-ASCII byte */
+#define UART_TOO_MANY_WORDS (-3) /* more than max words */
+/* The message for an error of uart_read_command() (a static buffer). */
+const char *uart_command_error(int rc, unsigned cap, unsigned max);
 /* Bytes dropped because TX was stuck (a dead UART must not hang the firmware). */
 extern uint32_t uart_tx_dropped;
 /* stdout sends "\r\n" for "\n" when set (default; the simulation clears it). */

@@ -8,7 +8,9 @@
  *
  * Back ends (LSMC_OFFLOAD): off (no device: lsmc_open returns NULL), model (the project's C merge,
  * fw/lib/kb16.c), rtl (the Verilated compaction IP in-process, AXI4-Lite + streams driven from C++
- * with optional random back-pressure, LSMC_RTL_STALL=P). Unknown values are an error.
+ * with optional random back-pressure, LSMC_RTL_STALL=P), soc (each 2-way job on the full SoC simulation
+ * running the firmware's host-loaded job mode; seconds per job, for small cases). Unknown values are
+ * an error.
  * Thread-safe: one job at a time per process (a mutex), which is how LevelDB compacts anyway. */
 #ifndef LSMC_OFFLOAD_H
 #define LSMC_OFFLOAD_H
@@ -20,7 +22,7 @@
 extern "C" {
 #endif
 
-typedef enum { LSMC_BACKEND_OFF = 0, LSMC_BACKEND_MODEL = 1, LSMC_BACKEND_RTL = 2 } lsmc_backend;
+typedef enum { LSMC_BACKEND_OFF = 0, LSMC_BACKEND_MODEL = 1, LSMC_BACKEND_RTL = 2, LSMC_BACKEND_SOC = 3 } lsmc_backend;
 
 /* Back end named by LSMC_OFFLOAD (unset or empty: off). On an unknown name returns -1 and writes a
  * message naming the variable and the accepted values into err. */
@@ -39,7 +41,7 @@ typedef struct {
     size_t out_keys;
     uint32_t *inv;         /* superseded addresses, all merge stages concatenated (stage order) */
     size_t inv_count;
-    uint64_t device_cycles; /* rtl: sum of HW_CYCLES of every job; model: 0 (no timing model) */
+    uint64_t device_cycles; /* rtl, soc: sum of HW_CYCLES of every job; model: 0 (no timing model) */
     uint64_t jobs;          /* 2-way merges run */
     uint64_t sim_us;        /* CPU time of the calling thread inside the back end (simulation or C merge) */
     uint64_t sim_wall_us;   /* wall time inside the back end (what a modelled figure takes out again) */

@@ -18,6 +18,8 @@ struct Merged {
 // One 2-way job: r0 newer, r1 older. The caller sized m->out and m->inv. Returns 0 or an error.
 int merge2(int backend, const uint8_t* r0, size_t l0, const uint8_t* r1, size_t l1, unsigned group, Merged* m,
            char* err, size_t err_len);
+int soc_merge2(const uint8_t* r0, size_t l0, const uint8_t* r1, size_t l1, unsigned group, Merged* m, char* err,
+               size_t err_len);
 int rtl_merge2(const uint8_t* r0, size_t l0, const uint8_t* r1, size_t l1, unsigned group, Merged* m, char* err,
                size_t err_len);
 

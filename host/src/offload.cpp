@@ -35,7 +35,8 @@ extern "C" int lsmc_backend_from_env(char* err, size_t err_len) {
     if (!v || !*v || !strcmp(v, "off")) return LSMC_BACKEND_OFF;
     if (!strcmp(v, "model")) return LSMC_BACKEND_MODEL;
     if (!strcmp(v, "rtl")) return LSMC_BACKEND_RTL;
-    say(err, err_len, "LSMC_OFFLOAD='%s' is not a back end (off|model|rtl)", v);
+    if (!strcmp(v, "soc")) return LSMC_BACKEND_SOC;
+    say(err, err_len, "LSMC_OFFLOAD='%s' is not a back end (off|model|rtl|soc)", v);
     return -1;
 }
 
@@ -44,6 +45,7 @@ extern "C" const char* lsmc_backend_name(int b) {
         case LSMC_BACKEND_OFF: return "off";
         case LSMC_BACKEND_MODEL: return "model";
         case LSMC_BACKEND_RTL: return "rtl";
+        case LSMC_BACKEND_SOC: return "soc";
         default: return "?";
     }
 }
@@ -83,6 +85,7 @@ int merge2(int backend, const uint8_t* r0, size_t l0, const uint8_t* r1, size_t 
         return 0;
     }
     if (backend == LSMC_BACKEND_RTL) return rtl_merge2(r0, l0, r1, l1, group, m, err, err_len);
+    if (backend == LSMC_BACKEND_SOC) return soc_merge2(r0, l0, r1, l1, group, m, err, err_len);
     say(err, err_len, "back end '%s' cannot merge", lsmc_backend_name(backend));
     return -1;
 }

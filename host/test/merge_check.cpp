@@ -1,6 +1,6 @@
 // Checks lsmc_merge_runs (N runs, cascade) of a back end against an independent model: a std::map filled
 // from the oldest run to the newest, then encoded canonically; superseded addresses as a sorted set.
-// Usage: lsmc_merge_check BACKEND CASES SEED [MAXKEYS]. Prints one line per case and a summary;
+// Usage: lsmc_merge_check BACKEND CASES SEED [MAXKEYS [MAXRUNS]]. Prints one line per case and a summary;
 // exit 0 when every case matches, 1 on a mismatch, 2 on bad usage.
 #include <algorithm>
 #include <cinttypes>
@@ -49,24 +49,30 @@ std::string random_key(Rng& r, int kind) {
 
 int main(int argc, char** argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s model|rtl CASES SEED [MAXKEYS]\n", argv[0]);
+        fprintf(stderr, "usage: %s model|rtl|soc CASES SEED [MAXKEYS [MAXRUNS]]\n", argv[0]);
         return 2;
     }
-    int backend = !strcmp(argv[1], "model") ? LSMC_BACKEND_MODEL : !strcmp(argv[1], "rtl") ? LSMC_BACKEND_RTL : -1;
+    int backend = !strcmp(argv[1], "model") ? LSMC_BACKEND_MODEL : !strcmp(argv[1], "rtl") ? LSMC_BACKEND_RTL
+                  : !strcmp(argv[1], "soc") ? LSMC_BACKEND_SOC : -1;
     if (backend < 0) {
-        fprintf(stderr, "error: back end '%s' (model|rtl)\n", argv[1]);
+        fprintf(stderr, "error: back end %s (model|rtl|soc)\n", argv[1]);
         return 2;
     }
     int cases = atoi(argv[2]);
     Rng rng{strtoull(argv[3], nullptr, 0) * 0x9E3779B97F4A7C15ull | 1};
     uint32_t maxkeys = argc > 4 ? (uint32_t)atoi(argv[4]) : 300;
+    uint32_t maxruns = argc > 5 ? (uint32_t)atoi(argv[5]) : 9;
+    if (maxkeys < 1 || maxruns < 1) {
+        fprintf(stderr, "error: MAXKEYS and MAXRUNS must be at least 1\n");
+        return 2;
+    }
     const unsigned group = 16;
     int bad = 0;
     uint64_t cycles = 0, keys_in = 0;
     for (int c = 0; c < cases; c++) {
         // 1..9 runs (odd counts carry a run through a cascade level); some empty; keys from a small
         // pool so runs overlap heavily
-        size_t nruns = 1 + rng.below(9);
+        size_t nruns = 1 + rng.below(maxruns);
         int kind = rng.below(3);
         std::vector<std::string> pool;
         for (uint32_t i = 0, n = 1 + rng.below(maxkeys); i < n; i++) pool.push_back(random_key(rng, kind));

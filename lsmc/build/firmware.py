@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsmc import build as _build
+from lsmc.build import regmap
 
 ROOT = _build.ROOT
 FW = ROOT / "fw"
@@ -240,7 +241,7 @@ class Kb16Lib:
 
 # ---- host-loaded job (SIM_ARG 2 / console `job`; layout in docs/firmware.md) ------------------
 
-DDR_BASE = 0x40000000
+DDR_BASE = regmap.memmap().base("DDR")  # generated from hw/soc/map/SocMap.scala
 JOB_MAGIC = 0x4A4D534C      # "LSMJ"
 JOB_RESULT_MAGIC = 0x524D534C  # "LSMR"
 JOB_DESC_BYTES = 0x200
@@ -260,7 +261,7 @@ def _align(n: int, a: int = 32) -> int:
 def job_image(run0: bytes, run1: bytes, group: int = 16, merged: bytes = b"", invalid: bytes = b"",
               flags: int = 0, expect_error: tuple | None = None, out_buf: int | None = None,
               inv_buf: int | None = None, out_capacity: int = 0, inv_capacity: int = 0) -> tuple[bytes, dict]:
-    """DDR image (to load at 0x4000_0000) of a job: descriptor, runs, expected output, buffers.
+    """DDR image (to load at DDR_BASE) of a job: descriptor, runs, expected output, buffers.
     Returns (image, layout) where layout maps "run0", "run1", "merged", "invalid", "out", "inv" to
     (DDR address, length)."""
     if expect_error is not None:
@@ -319,7 +320,7 @@ def table_rows(sizes, kind: str = "short", overlap: float = 0.25, seed: int = 1,
 
 def table3_image(rows: list[TableRow], group: int = 16, paper: bool = False, no_sw: bool = False,
                  irq: bool = False) -> bytes:
-    """DDR image (to load at 0x4000_0000) of the Table III jobs the firmware runs one after the other:
+    """DDR image (to load at DDR_BASE) of the Table III jobs the firmware runs one after the other:
     the descriptor (magic, version 1, G, flags, row count; per row the offset and length of run 0,
     run 1, the expected merged run and invalid addresses, and the expected key count), then the data."""
     if not 1 <= len(rows) <= TABLE_MAX_ROWS:

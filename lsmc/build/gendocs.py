@@ -6,7 +6,8 @@
 
 Kinds: `regs <block>` (the Markdown common.RegBlock writes for register block compaction, dma or
 nand), `memmap soc` (the SoC memory map from SocMap), `irqs soc` (interrupt lines),
-`table3 paper` (seed 000's Table III from lsmc/data/paper.json). `lsmc docs` rewrites them;
+`table3 paper` (seed 000's Table III from lsmc/data/paper.json), `onfi async` (the ONFI timing
+modes from nand/data/onfi_timing.json). `lsmc docs` rewrites them;
 `lsmc docs --check` (and tests/test_generated_docs.py) fails when one is stale."""
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ import re
 import sys
 from pathlib import Path
 
+from lsmc import cliutil
 from lsmc.build import regmap
 from lsmc.paths import ROOT
 
 BEGIN = "<!-- BEGIN GENERATED: {kind} {arg} -->"
 END = "<!-- END GENERATED -->"
-MARKER = re.compile(r"<!-- BEGIN GENERATED: (\S+) (\S+) -->\n(.*?)<!-- END GENERATED -->", re.S)
+# Markers stand on lines of their own (a page may mention them in text).
+MARKER = re.compile(r"^<!-- BEGIN GENERATED: (\S+) (\S+) -->\n(.*?)^<!-- END GENERATED -->", re.S | re.M)
 DOC_FILES = ("README.md", "docs/*.md")
 
 
@@ -78,11 +81,25 @@ def _table3(_: str) -> str:
     return paper.table3_markdown()
 
 
+def _onfi(interface: str) -> str:
+    from lsmc.build import onfi
+    itf = onfi.data()["interfaces"][interface]
+    mx = set(itf.get("max_fields", []))
+    n = len(itf["modes"])
+    rows = ["| parameter (ns) | " + " | ".join(f"mode {i}" for i in range(n)) + " |", "|---" * (n + 1) + "|"]
+    for i, f in enumerate(itf["fields"]):
+        rows.append(f"| {f}{' (max)' if f in mx else ''} | " + " | ".join(str(m[i]) for m in itf["modes"]) + " |")
+    rows += ["", f"{itf['doc'][0].upper()}{itf['doc'][1:]}: min unless marked max. Generated from "
+             "`nand/data/onfi_timing.json`, the one table the driver, the flash model and nandsim use."]
+    return "\n".join(rows)
+
+
 RENDERERS = {
     "regs": lambda arg: _regs(arg),
     "memmap": _memmap,
     "irqs": _irqs,
     "table3": _table3,
+    "onfi": _onfi,
 }
 
 
@@ -100,7 +117,7 @@ def blocks(path: Path) -> list[tuple[str, str, str]]:
     """(kind, arg, current text) of every generated block in `path`."""
     text = path.read_text()
     found = [(m.group(1), m.group(2), m.group(3)) for m in MARKER.finditer(text)]
-    if text.count("<!-- BEGIN GENERATED:") != len(found):
+    if len(re.findall(r"^<!-- BEGIN GENERATED:", text, re.M)) != len(found):
         raise DocsError(f"{path}: a '<!-- BEGIN GENERATED: kind arg -->' marker has no matching '{END}'")
     return found
 
@@ -148,6 +165,7 @@ def update_files(check: bool = False) -> list[str]:
     return stale
 
 
+@cliutil.tool_main("lsmc docs")
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="lsmc docs", description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="only report stale blocks (exit 1 if any)")
@@ -155,17 +173,14 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     for f in a.files:
         if not f.is_file():
-            print(f"lsmc docs: {f}: no such file", file=sys.stderr)
-            return 2
+            raise cliutil.CliError(f"{f}: no such file")
     try:
         stale = update(a.files or None, check=a.check)
     except (DocsError, regmap.RegMapError) as e:
-        print(f"lsmc docs: {e}", file=sys.stderr)
-        return 2
+        raise cliutil.CliError(str(e).splitlines()[0]) from None
     for s in stale:
         print(f"{'stale' if a.check else 'updated'}: {s}")
     return 1 if (a.check and stale) else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,6 +1,6 @@
 """CPU baselines of the compaction job: LevelDB 1.23's own compaction and the firmware's KB16 merge
 compiled for the host. Both run on exactly the keys and addresses of a workload (the runs the IP
-merges), and both are checked against the reference merge of scripts/lsmc/kb16.py, so a fast but
+merges), and both are checked against the reference merge of lsmc/model/kb16.py, so a fast but
 wrong baseline can never enter the report. What is timed and why: docs/baselines.md."""
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ ERR_NAMES = ["OK", "TIMEOUT", "NAND_FAIL", "BAD_CMD", "DMA_BOUNDS", "DMA_BUS", "
 # Register offsets, read from the generated nand_regs.json (lsmc.build.regmap) on first use.
 REG = regmap.LazyOffsets("nand")
 
-DDR = 0x4000_0000
+DDR = regmap.memmap().base("DDR")  # generated from hw/soc/map/SocMap.scala
 CLK_NS = 10
 
 # ONFI asynchronous timing modes 0..5 (ns): the one table, nand/data/onfi_timing.json.
@@ -76,7 +76,7 @@ def build_sim() -> Path:
     """Generate NandController.v (+ nand_regs.h) and build the Verilator harness; returns the binary."""
     build.generate("nand", "nand.Generate", GEN, args=["--out", str(GEN)])
     model = ROOT / "nand" / "model"
-    common_srcs, common_flags = build.sim_common(model / "onfi_model.h")
+    common_srcs, common_flags = build.sim_common(model / "onfi_model.h", model / "onfi_timing.h")
     return build.verilate("NandController", [GEN / "NandController.v"],
                           [ROOT / "sim" / "nand" / "nand_harness.cpp", model / "onfi_model.cpp", *common_srcs],
                           SIMDIR, flags=common_flags + ["-CFLAGS", f"-I{model}"], cflags="-O2")

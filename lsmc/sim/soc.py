@@ -62,7 +62,8 @@ def build_soc(trace: bool = False, width: int = 128) -> Path:
     # The NAND model's header is not a compile input Verilator accepts: its hash rides in a define so a
     # header change still rebuilds.
     # The harness reads the memory map from the generated lsmc_soc.h next to the Verilog.
-    common_srcs, common_flags = build.sim_common(NAND_MODEL / "onfi_model.h", verilog.parent / "lsmc_soc.h")
+    common_srcs, common_flags = build.sim_common(NAND_MODEL / "onfi_model.h", NAND_MODEL / "onfi_timing.h",
+                                                 verilog.parent / "lsmc_soc.h")
     return build.verilate("LsmcSoc", [verilog, SIM_SRC / "soc.vlt"],
                           [SIM_SRC / "harness.cpp", NAND_MODEL / "onfi_model.cpp", *common_srcs],
                           outdir, flags=flags + common_flags + ["-CFLAGS", f"-I{NAND_MODEL} -I{verilog.parent}"])

@@ -4,7 +4,8 @@
 //   256 MiB DDR starts instantly); loads and dumps are plain memcpy.
 // - AxiSlave<StrbT>: serves one AXI4 port from a Memory. Reads: the first beat of a burst comes
 //   `readLatency` cycles after the AR handshake, then one beat per cycle; later bursts pipeline behind
-//   it (in order: this model never reorders, whatever the ids). Writes: W beats land as they come
+//   it (in order: this model never reorders, whatever the ids); with AxiConfig::timing a DRAM model
+//   (ddr_model.h) decides instead when each read beat and each B response may come. Writes: W beats land as they come
 //   (optionally before their AW, as AXI allows), B follows the last beat after `writeLatency`.
 //   Optional random withholding of every ready/valid (`stall`), an SLVERR address window, and DECERR
 //   outside the memory.
@@ -29,6 +30,8 @@
 #include <sys/mman.h>
 
 #include <verilated.h>
+
+#include "ddr_model.h"  // MemTiming: optional DRAM timing behind the port
 
 namespace simc {
 
@@ -68,6 +71,8 @@ class Memory {
 struct AxiConfig {
   unsigned readLatency = 20;   // idle cycles between the AR handshake and the first R beat
   unsigned writeLatency = 0;   // last W beat to B valid, cycles
+  MemTiming* timing = nullptr; // if set (ddr_model.h), it decides when beats and B come; the two latencies are unused
+  unsigned timingPort = 0;     // this slave's port number in `timing` (ports share its DRAM, not their queues)
   unsigned maxReads = 16;      // bursts in flight before ARREADY drops
   unsigned maxWrites = 16;     // AW accepted before AWREADY drops
   bool acceptWEarly = false;   // take W beats before their AW (up to maxWAhead)
@@ -139,7 +144,7 @@ class AxiSlave {
       *p_.bId = bq_.front().id;
       *p_.bResp = bq_.front().resp;
     }
-    if (!rValid_ && !reads_.empty() && cycle >= reads_.front().at && !coin()) rValid_ = true;
+    if (!rValid_ && !reads_.empty() && cycle >= beatReady(reads_.front()) && !coin()) rValid_ = true;
     *p_.rValid = rValid_;
     if (rValid_) {
       Burst& b = reads_.front();
@@ -177,8 +182,16 @@ class AxiSlave {
       Burst b{*p_.arAddr, *p_.arId, *p_.arLen, *p_.arSize, *p_.arBurst};
       arCount++;
       check("AR", b);
-      b.at = cycle + 1 + cfg.readLatency;
-      if (!reads_.empty() && reads_.back().at > b.at) b.at = reads_.back().at;  // in order
+      if (cfg.timing) {
+        cfg.timing->read(cycle + 1, b.addr, (b.len + 1) << b.size, cfg.timingPort, bytes_, &b.at, &b.last);
+        if (!reads_.empty() && reads_.back().last > b.at) {  // in order
+          b.last += reads_.back().last - b.at;
+          b.at = reads_.back().last;
+        }
+      } else {
+        b.at = cycle + 1 + cfg.readLatency;
+        if (!reads_.empty() && reads_.back().at > b.at) b.at = reads_.back().at;  // in order
+      }
       reads_.push_back(b);
       if (reads_.size() > maxReadsInFlight) maxReadsInFlight = reads_.size();
     }
@@ -207,7 +220,8 @@ class AxiSlave {
     uint32_t addr;
     unsigned id, len, size, burst;
     unsigned beat = 0;
-    uint64_t at = 0;  // reads: cycle of the first beat
+    uint64_t at = 0;    // reads: cycle of the first beat
+    uint64_t last = 0;  // reads with cfg.timing: cycle of the last beat (beats spread between)
     unsigned errResp = 0;
     unsigned sizeBytes() const { return 1u << size; }
   };
@@ -280,6 +294,11 @@ class AxiSlave {
     if (!mem_->contains(a, bytes_)) return outside;
     if (cfg.errHi > cfg.errLo && a < cfg.errHi && a + n > cfg.errLo) return 2;  // SLVERR
     return 0;
+  }
+  // The cycle the current beat of read burst b may be handed out.
+  uint64_t beatReady(const Burst& b) const {
+    if (!cfg.timing || b.len == 0) return b.at;
+    return b.at + std::max<uint64_t>(b.beat, (uint64_t)b.beat * (b.last - b.at) / b.len);
   }
   static uint64_t beatAddr(const Burst& b) {
     uint64_t step = 1ull << b.size;
@@ -354,7 +373,8 @@ class AxiSlave {
       }
       wq_.pop_front();
       if (last) {
-        bq_.push_back({cycle_ + cfg.writeLatency, b.id, b.errResp});
+        uint64_t at = cfg.timing ? cfg.timing->write(cycle_, b.addr, (b.len + 1) << b.size, cfg.timingPort, bytes_) : cycle_ + cfg.writeLatency;
+        bq_.push_back({at, b.id, b.errResp});
         writes_.pop_front();
       } else {
         b.beat++;

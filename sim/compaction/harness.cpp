@@ -4,7 +4,7 @@
 // an AXI4-Lite master for the registers, stream sources for key0..key<WAYS-1>, sinks for out/invalid, each
 // with optional random stalls from one seeded PRNG. Every command advances the same clock, so the
 // streams keep moving while registers are read or written (like firmware polling during DMA).
-// docs/compaction-sim.md lists the commands; scripts/lsmc/ipsim.py generates the scripts.
+// docs/compaction-sim.md lists the commands; lsmc/sim/ipsim.py generates the scripts.
 //
 // Exit status: 0 ok, 1 an `expect` failed or a protocol check failed, 2 bad script/file/usage.
 // Build with -DWAYS=K for an IP generated with K inputs (default 2).
@@ -28,6 +28,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "args.h"
 
 #ifndef WAYS
 #define WAYS 2
@@ -115,19 +117,20 @@ struct Error : std::runtime_error {
     throw Error(buf);
 }
 
-uint64_t parse_num(const std::string& s, const char* what) {
+// Numbers are strict (sim/common/args.h) and checked against the field they go into: a register
+// offset or value wider than 32 bits is refused, never cut.
+uint64_t parse_num(const std::string& s, const char* what, uint64_t max = UINT32_MAX) {
     if (s.empty()) fail("missing %s", what);
-    errno = 0;
-    char* end = nullptr;
-    unsigned long long v = strtoull(s.c_str(), &end, 0);
-    if (errno || *end) fail("bad %s '%s'", what, s.c_str());
+    uint64_t v;
+    std::string why;
+    if (!simc::parseUnsigned(s, max, &v, &why)) fail("bad %s: %s", what, why.c_str());
     return v;
 }
 
 double parse_prob(const std::string& s) {
     char* end = nullptr;
-    double v = strtod(s.c_str(), &end);
-    if (s.empty() || *end || !(v >= 0.0 && v < 1.0)) fail("bad stall probability '%s' (0 <= P < 1)", s.c_str());
+    double v = s.empty() || isspace((unsigned char)s[0]) ? -1 : strtod(s.c_str(), &end);
+    if (s.empty() || !end || *end || !(v >= 0.0 && v < 1.0)) fail("bad stall probability '%s' (0 <= P < 1)", s.c_str());
     return v;
 }
 
@@ -464,22 +467,22 @@ void Harness::command(const std::vector<std::string>& a) {
         printf("irq %d\n", (int)top->io_irq);
     } else if (c == "expect-irq") {
         need(1, "expect-irq 0|1");
-        bool ok = (uint64_t)top->io_irq == parse_num(a[1], "level");
+        bool ok = (uint64_t)top->io_irq == parse_num(a[1], "level", 1);
         if (!ok) failures++;
         printf("expect-irq %s got=%d\n", ok ? "ok" : "FAIL", (int)top->io_irq);
     } else if (c == "load") {
         need(2, "load INPUT FILE [nolast]");
-        uint64_t w = parse_num(a[1], "input");
-        if (w >= WAYS) fail("input must be 0..%d", WAYS - 1);
+        const std::string what = "input (0.." + std::to_string(WAYS - 1) + ")";
+        int w = (int)parse_num(a[1], what.c_str(), WAYS - 1);
         load(w, a[2], !(a.size() > 3 && a[3] == "nolast"));
     } else if (c == "save") {
         need(2, "save out|invalid FILE");
         save(a[1], a[2]);
     } else if (c == "run") {
-        run_job(a.size() > 1 ? parse_num(a[1], "cycle limit") : limit);
+        run_job(a.size() > 1 ? parse_num(a[1], "cycle limit", UINT64_MAX) : limit);
     } else if (c == "step") {
         need(1, "step N");
-        for (uint64_t n = parse_num(a[1], "cycles"); n; n--) tick();
+        for (uint64_t n = parse_num(a[1], "cycles", UINT64_MAX); n; n--) tick();
     } else if (c == "stall") {
         need(2, "stall key<k>|out|invalid|ctrl P");
         double p = parse_prob(a[2]);
@@ -491,13 +494,13 @@ void Harness::command(const std::vector<std::string>& a) {
         else sink(a[1]).stall = p;
     } else if (c == "seed") {
         need(1, "seed S");
-        rng.seed(parse_num(a[1], "seed"));
+        rng.seed(parse_num(a[1], "seed", UINT64_MAX));
     } else if (c == "limit") {
         need(1, "limit CYCLES");
-        limit = parse_num(a[1], "cycle limit");
+        limit = parse_num(a[1], "cycle limit", UINT64_MAX);
     } else if (c == "idle") {
         need(1, "idle CYCLES");
-        idle_limit = parse_num(a[1], "idle limit");
+        idle_limit = parse_num(a[1], "idle limit", UINT64_MAX);
     } else if (c == "clear") {  // forget unsent input and everything received
         for (auto& s : src) { s.beats.clear(); s.last.clear(); s.pos = 0; s.presenting = false; }
         start_write();
@@ -509,7 +512,7 @@ void Harness::command(const std::vector<std::string>& a) {
         printf("recover %s\n", err ? "soft-reset" : "none");
     } else if (c == "reset") {
         for (auto& s : src) { s.beats.clear(); s.last.clear(); s.pos = 0; }
-        hard_reset(a.size() > 1 ? parse_num(a[1], "cycles") : 8);
+        hard_reset(a.size() > 1 ? parse_num(a[1], "cycles", 1000000) : 8);
         start_write();
     } else if (c == "info") {
         printf("info width=%d ways=%d cycle=%" PRIu64 " left0=%zu left1=%zu out_beats=%zu inv_count=%zu violations=%" PRIu64 "\n",
@@ -527,23 +530,19 @@ void Harness::command(const std::vector<std::string>& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const char* wave = nullptr;
-    const char* script = nullptr;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--wave") && i + 1 < argc) wave = argv[++i];
-        else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "usage: %s [--wave FILE.fst] [SCRIPT|-]\n", argv[0]);
-            return 2;
-        } else script = argv[i];
-    }
+    std::string wavePath, scriptPath;
+    simc::setProgram("VCompactionIp");
+    simc::Args args("VCompactionIp [--wave FILE.fst] [SCRIPT|-]   (commands: docs/compaction-sim.md)");
+    args.output("--wave", &wavePath, "FST waves (only in the build with waves)", "FILE.fst");
+    args.positional("SCRIPT", &scriptPath, "command script (default or '-': stdin)", false);
+    args.parse(argc, argv);
+    const char* wave = wavePath.empty() ? nullptr : wavePath.c_str();
     std::ifstream file;
     std::istream* in = &std::cin;
-    if (script && strcmp(script, "-")) {
-        file.open(script);
-        if (!file) {
-            fprintf(stderr, "error: cannot read script '%s'\n", script);
-            return 2;
-        }
+    if (!scriptPath.empty() && scriptPath != "-") {
+        simc::checkInputFile(scriptPath, "script", true);
+        file.open(scriptPath);
+        if (!file) simc::die("script: cannot read %s", scriptPath.c_str());
         in = &file;
     }
     int lineno = 0;

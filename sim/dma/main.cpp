@@ -1,8 +1,9 @@
 // Verilator harness of CompactionDma alone: an AXI4 slave memory with configurable latency, random
 // stalls and an error window; an APB3 master; sinks for key0/key1 and sources for out/invalid.
 // It reads a command script on stdin (one command a line, see usage()) and prints results on stdout,
-// so the pytest suite (tests/test_dma.py) drives every scenario. The model also checks the AXI rules
-// the DMA promises (burst shape, 4 KiB boundary, WLAST) and reports violations.
+// so the pytest suite (tests/test_dma.py) drives every scenario. The memory and its AXI4 slave are
+// sim/common's (axi_mem.h), held to the shape the DMA promises (32-byte INCR bursts of at most 16
+// beats, aligned) on top of the AXI rules it checks for every master; violations print PROTOCOL lines.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include <deque>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -17,6 +19,8 @@
 
 #include "VCompactionDma.h"
 #include "verilated.h"
+#include "args.h"
+#include "axi_mem.h"
 
 #ifndef DMA_W
 #error "compile with -DDMA_W=32 or -DDMA_W=128"
@@ -54,27 +58,6 @@ static void die(const std::string& msg) {
     std::exit(2);
 }
 
-struct Burst {
-    uint32_t addr;
-    int id, beats, done = 0;
-    bool write;
-};
-struct RBeat {
-    uint64_t at;
-    std::vector<uint8_t> data;
-    int id, resp;
-    bool last;
-};
-struct WBeat {
-    std::vector<uint8_t> data;
-    uint32_t strb;
-    bool last;
-};
-struct BRsp {
-    uint64_t at;
-    int id, resp;
-};
-
 struct Sink {  // key0 / key1
     std::string name;
     std::vector<uint8_t> bytes;
@@ -99,73 +82,38 @@ struct Harness {
     VCompactionDma* top;
     uint64_t cycle = 0;
     std::mt19937_64 rng{1};
-    // memory
-    uint32_t memBase = 0x40000000;
-    std::vector<uint8_t> mem = std::vector<uint8_t>(1 << 20, 0);
-    uint32_t errLo = 0, errHi = 0;  // accesses touching [errLo, errHi) answer SLVERR
-    int readLat = 20, writeLat = 10;
-    double axiStall = 0;  // probability that a ready/valid of the model is withheld this cycle
-    // AXI model state
-    std::deque<RBeat> rq;
-    std::deque<Burst> wq;  // AWs accepted, waiting for their W beats (in order)
-    std::deque<WBeat> wd;  // W beats not yet matched to an AW
-    std::deque<BRsp> bq;
-    std::vector<bool> wErr;  // per wq entry: some beat hit the error window
-    bool rValid = false, bValid = false, arReady = false, awReady = false, wReady = false;
-    int protocolErrors = 0;
-    uint64_t arCount = 0, awCount = 0, rBeats = 0, wBeats = 0, maxOutstandingR = 0;
+    // memory and its AXI4 slave (sim/common)
+    simc::Memory mem{0x40000000, 1 << 20};
+    std::unique_ptr<simc::AxiSlave<IData>> axi;
     Sink key0{"key0"}, key1{"key1"};
     Source out{"out", W_BYTES}, inv{"invalid", 4};
 
-    explicit Harness(VCompactionDma* t) : top(t) {}
+    explicit Harness(VCompactionDma* t) : top(t) {
+        simc::AxiConfig c;
+        c.readLatency = 19;  // `lat` READ counts from the handshake cycle: 20
+        c.writeLatency = 10;
+        c.maxReads = c.maxWrites = 1u << 30;  // no outstanding limit: the DMA's own limits are under test
+        c.acceptWEarly = true;                // spinal's write arbiter may send W before AW
+        c.outsideRead = 3;                    // DECERR outside the memory
+        c.onlySize = AXI_BYTES;
+        c.onlyIncr = true;
+        c.maxBeats = 16;
+        c.aligned = true;
+        simc::AxiSlave<IData>::Pins p;
+        SIMC_BIND_AXI(p, t, io_axi);
+        p.wData = t->io_axi_w_payload_data.data();
+        p.rData = t->io_axi_r_payload_data.data();
+        axi.reset(new simc::AxiSlave<IData>("axi", AXI_BYTES, &mem, p, c));
+        axi->report = stdout;
+        axi->reportPrefix = "PROTOCOL";
+    }
 
     bool coin(double p) { return p > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < p; }
-    void protocol(const std::string& m) {
-        protocolErrors++;
-        std::printf("PROTOCOL cycle=%llu %s\n", (unsigned long long)cycle, m.c_str());
-    }
-    bool inMem(uint32_t a, uint32_t n) const {
-        return a >= memBase && uint64_t(a) + n <= uint64_t(memBase) + mem.size();
-    }
-    bool inErr(uint32_t a, uint32_t n) const { return errHi > errLo && a < errHi && a + n > errLo; }
-
-    void checkBurst(const char* ch, uint32_t addr, int len, int size, int burst) {
-        if (size != 5) protocol(std::string(ch) + " size != 32 bytes");
-        if (burst != 1) protocol(std::string(ch) + " burst type not INCR");
-        if (len > 15) protocol(std::string(ch) + " burst longer than 16 beats");
-        if (addr % AXI_BYTES) protocol(std::string(ch) + " unaligned address");
-        uint64_t end = uint64_t(addr) + uint64_t(len + 1) * AXI_BYTES;
-        if ((addr >> 12) != ((end - 1) >> 12)) {
-            char b[96];
-            std::snprintf(b, sizeof b, "%s burst 0x%08x+%d crosses 4 KiB", ch, addr, len + 1);
-            protocol(b);
-        }
-    }
+    bool inMem(uint32_t a, uint64_t n) const { return mem.contains(a, n); }
 
     // Drive the model's outputs for this cycle (decided before looking at the DUT's outputs).
     void drive() {
-        // R: present the head beat when its time has come; hold it until taken
-        if (!rValid && !rq.empty() && rq.front().at <= cycle && !coin(axiStall)) rValid = true;
-        top->io_axi_r_valid = rValid;
-        if (rValid) {
-            const RBeat& b = rq.front();
-            put_bytes(top->io_axi_r_payload_data, b.data.data(), AXI_BYTES);
-            top->io_axi_r_payload_id = b.id;
-            top->io_axi_r_payload_resp = b.resp;
-            top->io_axi_r_payload_last = b.last;
-        }
-        if (!bValid && !bq.empty() && bq.front().at <= cycle && !coin(axiStall)) bValid = true;
-        top->io_axi_b_valid = bValid;
-        if (bValid) {
-            top->io_axi_b_payload_id = bq.front().id;
-            top->io_axi_b_payload_resp = bq.front().resp;
-        }
-        arReady = !coin(axiStall);
-        awReady = !coin(axiStall);
-        wReady = !coin(axiStall);
-        top->io_axi_ar_ready = arReady;
-        top->io_axi_aw_ready = awReady;
-        top->io_axi_w_ready = wReady;
+        axi->drive(cycle);
         // stream sinks
         for (Sink* s : {&key0, &key1}) s->ready = !coin(s->stall);
         top->io_key0_ready = key0.ready;
@@ -190,82 +138,7 @@ struct Harness {
 
     // Sample handshakes (after the combinational eval), then update the model.
     void sample() {
-        // AR
-        if (top->io_axi_ar_valid && arReady) {
-            arCount++;
-            uint32_t a = top->io_axi_ar_payload_addr;
-            int len = top->io_axi_ar_payload_len;
-            checkBurst("AR", a, len, top->io_axi_ar_payload_size, top->io_axi_ar_payload_burst);
-            uint64_t at = cycle + readLat;
-            if (!rq.empty() && rq.back().at > at) at = rq.back().at;
-            for (int i = 0; i <= len; i++) {
-                RBeat b;
-                b.at = at;
-                b.id = top->io_axi_ar_payload_id;
-                b.last = i == len;
-                b.data.assign(AXI_BYTES, 0);
-                uint32_t ba = a + i * AXI_BYTES;
-                if (!inMem(ba, AXI_BYTES)) b.resp = 3;  // DECERR
-                else if (inErr(ba, AXI_BYTES)) b.resp = 2;  // SLVERR
-                else {
-                    b.resp = 0;
-                    std::memcpy(b.data.data(), &mem[ba - memBase], AXI_BYTES);
-                }
-                rq.push_back(b);
-            }
-            uint64_t pending = rq.size();
-            if (pending > maxOutstandingR) maxOutstandingR = pending;
-        }
-        if (rValid && top->io_axi_r_ready) {
-            rq.pop_front();
-            rValid = false;
-            rBeats++;
-        }
-        // AW / W
-        if (top->io_axi_aw_valid && awReady) {
-            awCount++;
-            Burst b;
-            b.addr = top->io_axi_aw_payload_addr;
-            b.id = top->io_axi_aw_payload_id;
-            b.beats = top->io_axi_aw_payload_len + 1;
-            b.write = true;
-            checkBurst("AW", b.addr, b.beats - 1, top->io_axi_aw_payload_size, top->io_axi_aw_payload_burst);
-            wq.push_back(b);
-            wErr.push_back(false);
-        }
-        if (top->io_axi_w_valid && wReady) {
-            // AXI lets W run ahead of its AW (spinal's write arbiter does that): keep beats until matched
-            WBeat wb;
-            wb.data.resize(AXI_BYTES);
-            get_bytes(top->io_axi_w_payload_data, wb.data.data(), AXI_BYTES);
-            wb.strb = top->io_axi_w_payload_strb;
-            wb.last = top->io_axi_w_payload_last;
-            wd.push_back(wb);
-            wBeats++;
-            if (wd.size() > 64) protocol("more than 64 W beats ahead of their AW");
-        }
-        while (!wd.empty() && !wq.empty()) {
-            const WBeat& wb = wd.front();
-            Burst& b = wq.front();
-            uint32_t a = b.addr + b.done * AXI_BYTES;
-            if (wb.last != (b.done + 1 == b.beats)) protocol("WLAST does not match AWLEN");
-            if (!inMem(a, AXI_BYTES) || inErr(a, AXI_BYTES)) {
-                if (wb.strb) wErr.front() = true;
-            } else {
-                for (int i = 0; i < AXI_BYTES; i++)
-                    if (wb.strb >> i & 1) mem[a - memBase + i] = wb.data[i];
-            }
-            wd.pop_front();
-            if (++b.done == b.beats) {
-                bq.push_back({cycle + writeLat, b.id, wErr.front() ? 2 : 0});
-                wq.pop_front();
-                wErr.erase(wErr.begin());
-            }
-        }
-        if (bValid && top->io_axi_b_ready) {
-            bq.pop_front();
-            bValid = false;
-        }
+        axi->edge(cycle);
         // streams
         sampleSink(key0, top->io_key0_valid, top->io_key0_payload_fragment, top->io_key0_payload_last);
         sampleSink(key1, top->io_key1_valid, top->io_key1_payload_fragment, top->io_key1_payload_last);
@@ -341,9 +214,9 @@ static void writeFile(const std::string& p, const uint8_t* d, size_t n) {
     f.write(reinterpret_cast<const char*>(d), std::streamsize(n));
 }
 static uint32_t num(const std::string& s) {
-    char* end = nullptr;
-    unsigned long v = std::strtoul(s.c_str(), &end, 0);
-    if (s.empty() || *end) die("bad number '" + s + "'");
+    uint64_t v;
+    std::string why;
+    if (!simc::parseUnsigned(s, UINT32_MAX, &v, &why)) die(why);  // "bad number 'x' ..."
     return uint32_t(v);
 }
 
@@ -388,15 +261,19 @@ int main(int argc, char** argv) {
         if (a.empty() || a[0][0] == '#') continue;
         const std::string& c = a[0];
         auto need = [&](size_t n) { if (a.size() < n + 1) die("too few arguments: " + line); };
-        if (c == "seed") { need(1); h.rng.seed(num(a[1])); }
-        else if (c == "lat") { need(2); h.readLat = num(a[1]); h.writeLat = num(a[2]); }
-        else if (c == "axistall") { need(1); h.axiStall = prob(a[1]); }
-        else if (c == "err") { need(2); h.errLo = num(a[1]); h.errHi = num(a[1]) + num(a[2]); }
+        if (c == "seed") { need(1); h.rng.seed(num(a[1])); h.axi->reseed(num(a[1])); }
+        else if (c == "lat") {
+            need(2);
+            h.axi->cfg.readLatency = num(a[1]) ? num(a[1]) - 1 : 0;
+            h.axi->cfg.writeLatency = num(a[2]);
+        }
+        else if (c == "axistall") { need(1); h.axi->cfg.stall = prob(a[1]); }
+        else if (c == "err") { need(2); h.axi->cfg.errLo = num(a[1]); h.axi->cfg.errHi = (uint64_t)num(a[1]) + num(a[2]); }
         else if (c == "membase") {
             need(2);
             if (num(a[2]) == 0 || num(a[2]) > (256u << 20)) die("memory size must be 1 B .. 256 MiB");
-            h.memBase = num(a[1]);
-            h.mem.assign(num(a[2]), 0);
+            if ((uint64_t)num(a[1]) + num(a[2]) > (1ull << 32)) die("memory past the 32-bit address space");
+            h.mem.remap(num(a[1]), num(a[2]));
         }
         else if (c == "load" || c == "fill") {
             need(2);
@@ -405,12 +282,12 @@ int main(int argc, char** argv) {
             if (c == "load") d = readFile(a[2]);
             else { need(3); d.assign(num(a[2]), uint8_t(num(a[3]))); }
             if (!h.inMem(addr, d.size())) die("load/fill outside memory");
-            std::memcpy(&h.mem[addr - h.memBase], d.data(), d.size());
+            std::memcpy(h.mem.at(addr), d.data(), d.size());
         } else if (c == "dump") {
             need(3);
             uint32_t addr = num(a[1]), n = num(a[2]);
             if (!h.inMem(addr, n)) die("dump outside memory");
-            writeFile(a[3], &h.mem[addr - h.memBase], n);
+            writeFile(a[3], h.mem.at(addr), n);
         } else if (c == "sinkstall") {
             need(2);
             (a[1] == "key0" ? h.key0 : a[1] == "key1" ? h.key1 : (die("bad sink"), h.key0)).stall = prob(a[2]);
@@ -459,16 +336,17 @@ int main(int argc, char** argv) {
         } else if (c == "stats") {
             std::printf("stats cycle=%llu ar=%llu aw=%llu rbeats=%llu wbeats=%llu out_taken=%llu inv_taken=%llu "
                         "out_first=%llu out_last=%llu protocol_errors=%d\n",
-                        (unsigned long long)h.cycle, (unsigned long long)h.arCount, (unsigned long long)h.awCount,
-                        (unsigned long long)h.rBeats, (unsigned long long)h.wBeats, (unsigned long long)h.out.beats,
-                        (unsigned long long)h.inv.beats, (unsigned long long)h.out.first,
-                        (unsigned long long)h.out.lastCycle, h.protocolErrors);
+                        (unsigned long long)h.cycle, (unsigned long long)h.axi->arCount, (unsigned long long)h.axi->awCount,
+                        (unsigned long long)h.axi->readBeats, (unsigned long long)h.axi->writeBeats,
+                        (unsigned long long)h.out.beats, (unsigned long long)h.inv.beats, (unsigned long long)h.out.first,
+                        (unsigned long long)h.out.lastCycle, (int)h.axi->violations);
         } else if (c == "quit") break;
         else die("unknown command: " + line);
         std::fflush(stdout);
     }
-    std::printf("end cycle=%llu protocol_errors=%d\n", (unsigned long long)h.cycle, h.protocolErrors);
+    int violations = (int)h.axi->violations;
+    std::printf("end cycle=%llu protocol_errors=%d\n", (unsigned long long)h.cycle, violations);
     top->final();
     delete top;
-    return h.protocolErrors ? 1 : 0;
+    return violations ? 1 : 0;
 }

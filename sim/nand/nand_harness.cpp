@@ -1,5 +1,5 @@
 // Standalone Verilator harness: NandController + one ONFI model per target + an AXI4 DDR model +
-// an APB3 master, driven by a line protocol on stdin (scripts/lsmc/nandsim.py is the client).
+// an APB3 master, driven by a line protocol on stdin (lsmc/sim/nandsim.py is the client).
 // Every request prints exactly one line that starts with "ok" (or "err <why>"); a model timing
 // violation prints "VIOLATION ..." and exits with code 3.
 //

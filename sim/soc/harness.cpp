@@ -134,7 +134,7 @@ std::vector<uint32_t> parseList(const std::string& opt, const std::string& v, ui
 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);  // the console reaches a pipe or a file line by line
-  std::string firmware, logPath, uartIn, prompt, wavePath;
+  std::string firmware, logPath, uartIn, prompt, wavePath, ddrName = "fixed";
   uint32_t simArg = 0, ddrLatency = 20, nandBlocks = 0, nandSeed = 1;
   uint64_t maxCycles = 2000000000ull, uartStart = 0, waveFrom = 0, uartGap = UINT64_MAX;
   int32_t uartDiv = 1;
@@ -153,6 +153,13 @@ int main(int argc, char** argv) {
   args.positional("FIRMWARE", &firmware, "ELF32 RISC-V (segments go to on-chip RAM / DDR), or a raw .bin loaded at 0x80000000");
   args.number("--arg", &simArg, "value of SIM_ARG (0xF000F004), default 0");
   args.number("--ddr-latency", &ddrLatency, "DDR read latency in cycles (AR handshake to first beat), default 20", "N", 0u, 100000u);
+  args.custom("--ddr", "MODEL", "DDR timing: fixed (--ddr-latency, no bandwidth limit; default) or a DRAM preset shared by "
+              "both ports (" + simc::ddrPresetNames() + ", sim/common/ddr_presets.h, docs/ddr-model.md)",
+              [&](const std::string& o, const std::string& v) {
+                if (v != "fixed" && !simc::findDdrPreset(v))
+                  die("%s: unknown model '%s' (fixed|%s)", o.c_str(), v.c_str(), simc::ddrPresetNames().c_str());
+                ddrName = v;
+              });
   args.custom("--load", "ADDR=FILE", "put FILE's bytes into memory at ADDR before reset (also FILE@ADDR; repeatable)",
               [&](const std::string& o, const std::string& v) { loads.push_back(simc::parseLoad(o, v)); }, true);
   args.custom("--dump", "ADDR:LEN=FILE", "save LEN bytes of memory at ADDR into FILE after the run (also ADDR:LEN@FILE; repeatable)",
@@ -237,6 +244,12 @@ int main(int argc, char** argv) {
   // DDR ports: the CPU's (32-bit) and the DMA's (256-bit), one memory (a multi-port controller).
   simc::AxiConfig acfg;
   acfg.readLatency = ddrLatency;
+  std::unique_ptr<simc::DdrModel> ddrModel;  // one controller for both ports: they share banks and bus
+  if (ddrName != "fixed") {
+    if (args.given("--ddr-latency")) die("--ddr-latency applies to --ddr fixed only");
+    ddrModel = std::make_unique<simc::DdrModel>(*simc::findDdrPreset(ddrName), CPU_HZ);
+    acfg.timing = ddrModel.get();
+  }
   simc::AxiSlave<CData>::Pins cpuPins;
   SIMC_BIND_AXI(cpuPins, top, io_ddr);
   cpuPins.wData = &top->io_ddr_w_payload_data;
@@ -246,6 +259,7 @@ int main(int argc, char** argv) {
   dmaPins.wData = top->io_ddrDma_w_payload_data.data();
   dmaPins.rData = top->io_ddrDma_r_payload_data.data();
   simc::AxiSlave<CData> ddrCpu("ddr", 4, &ddr, cpuPins, acfg);
+  acfg.timingPort = 1;
   simc::AxiSlave<IData> ddrDma("ddrDma", 32, &ddr, dmaPins, acfg);
 
   IData* divider = reinterpret_cast<IData*>(findVar("TOP.LsmcSoc.uart", "bridge_uartConfigReg_clockDivider", 4));
@@ -397,6 +411,10 @@ int main(int argc, char** argv) {
     fprintf(stderr, "sim: %" PRIu64 " AXI protocol violation(s) on the DDR ports\n", violations);
     if (status == 0) status = 4;
   }
+  // The DDR model every figure of this run depends on, on a line of its own for reports.
+  if (ddrModel) ddrModel->print(stderr);
+  else fprintf(stderr, "sim: ddr fixed: read latency %u cycles, no bandwidth limit\n", ddrLatency);
+  fprintf(stderr, "ddr: %s\n", ddrName.c_str());
   fprintf(stderr, "sim: exit %d; ddr beats r/w %" PRIu64 "/%" PRIu64 ", ddrDma beats r/w %" PRIu64 "/%" PRIu64 "\n",
           status, ddrCpu.readBeats, ddrCpu.writeBeats, ddrDma.readBeats, ddrDma.writeBeats);
   // CPU time (what the model costs; the machine may be shared) and wall clock (what a user waits).

@@ -24,12 +24,17 @@ TABLE3_SIZES = [512, 1024, 2048, 4096, 8192]
 
 
 def ip_id_magic() -> int:
-    """CIP_ID_MAGIC from the generated register header (the one place the ID is written)."""
+    """The IP's ID: the magic the generated register header names (`magic "LSMC"`, from the RTL's
+    register description) as the big-endian ASCII word the firmware's CIP_ID_MAGIC holds."""
+    from lsmc.paths import ROOT
     from lsmc.sim import ipsim
     hdr = (ipsim.generate(128) / "compaction_regs.h").read_text()
-    m = re.search(r"#define\s+CIP_ID_MAGIC\s+(0x[0-9A-Fa-f]+)", hdr)
-    assert m, "CIP_ID_MAGIC not in compaction_regs.h"
-    return int(m.group(1).rstrip("uUlL"), 16)
+    m = re.search(r"#define\s+CIP_ID\s+0x[0-9A-Fa-f]+\s+/\*.*magic \"(\w{4})\"", hdr)
+    assert m, "the ID register's magic is not named in compaction_regs.h"
+    magic = int.from_bytes(m.group(1).encode(), "big")
+    fw = re.search(r"#define\s+CIP_ID_MAGIC\s+(0x[0-9A-Fa-f]+)", (ROOT / "fw/drivers/compaction.h").read_text())
+    assert fw and int(fw.group(1), 16) == magic, "firmware and RTL disagree on the ID magic"
+    return magic
 
 
 def expected_run(n: int, overlap: int = 25, group: int = 16) -> dict:

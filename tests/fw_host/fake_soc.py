@@ -56,7 +56,8 @@ class Counters(ctypes.Structure):
 class Job(ctypes.Structure):
     _fields_ = [("group", ctypes.c_uint)] + [(n, ctypes.c_uint32) for n in (
         "run0_addr", "run0_len", "run1_addr", "run1_len", "out_addr", "out_buf", "inv_addr", "inv_buf",
-        "out_capacity", "inv_capacity")] + [("use_irq", ctypes.c_int), ("timeout_cycles", ctypes.c_uint64)]
+        "out_capacity", "inv_capacity")] + [("use_irq", ctypes.c_int), ("bracket", ctypes.c_int),
+                                          ("timeout_cycles", ctypes.c_uint64)]
 
 
 class Result(ctypes.Structure):
@@ -78,7 +79,7 @@ def driver_lib():
         firmware.ensure_headers()
         srcs = [FW / "drivers" / f"{n}.c" for n in ("timer", "uart", "irq", "sys", "dma", "compaction")]
         so = firmware.build_host_lib("fwdrv", srcs + [FW / "lib" / "kb16.c", HERE / "shim.c"],
-                                     defines=["LSMC_HOST_SHIM"], includes=firmware.GEN_INCLUDES[:2] + [HERE])
+                                     defines=["LSMC_HOST_SHIM"], includes=firmware.GEN_INCLUDES + [HERE])
         lib = ctypes.CDLL(str(so))
         lib.cip_run.argtypes = [ctypes.POINTER(Job), ctypes.POINTER(Result)]
         lib.cip_wait.argtypes = [ctypes.c_int, ctypes.c_uint64, ctypes.POINTER(Result)]

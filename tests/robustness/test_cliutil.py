@@ -147,7 +147,14 @@ def test_terminated_run_keeps_earlier_outputs(tmp_path):
     prev.write_bytes(b"earlier")
     p = subprocess.Popen([sys.executable, "-m", "lsmc", "kb16", "gen", "--keys", "3000000", "--out0", str(prev),
                           "--out1", str(tmp_path / "o1")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(2.0)
+    # Signal once the tool is past its imports and generating (1 s of its own CPU time), however busy
+    # the machine is; the generation itself takes several seconds more.
+    deadline = time.time() + 60
+    while time.time() < deadline and p.poll() is None:
+        fields = open(f"/proc/{p.pid}/stat").read().rsplit(")", 1)[1].split()
+        if int(fields[11]) + int(fields[12]) >= os.sysconf("SC_CLK_TCK"):
+            break
+        time.sleep(0.05)
     p.terminate()
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130, err

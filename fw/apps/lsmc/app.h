@@ -7,6 +7,7 @@
 
 #include "compaction.h"
 #include "kb16.h"
+#include "soc.h"
 
 #define FW_VERSION "1.0"
 
@@ -18,7 +19,8 @@ enum {
     SCEN_ERRTEST = 3,    /* error paths: malformed input, overflows, short DMA buffer, timeout */
     SCEN_BENCH_IRQ = 4, /* Table III, waiting for the IP's interrupt */
     SCEN_QUICK = 5,      /* one 512-entry job: smoke test */
-    SCEN_BENCH_SMALL = 6 /* the Table III flow on 64..256 entries (fast tests) */
+    SCEN_BENCH_SMALL = 6, /* the Table III flow on 64..256 entries (fast tests) */
+    SCEN_BENCH_HOST = 7   /* Table III on the workloads the host loaded at DDR 0x4000_0000 */
 };
 
 /* DDR layout of the firmware's own data (the host owns 0x4000_0000 .. 0x47FF_FFFF for jobs). */
@@ -34,6 +36,14 @@ enum {
 #define BENCH_INV_CAP 0x00100000u
 #define BENCH_SCRATCH_CAP 0x00800000u
 #define BENCH_MAX_ENTRIES 65536u
+#define BENCH_MAX_ROWS 8u
+
+/* The firmware's own DDR buffers lie in the memory map's DDR_SCRATCH region, the host's jobs in
+ * DDR_HOST (descriptor first). */
+_Static_assert(BENCH_RUN0 >= DDR_SCRATCH_BASE && BENCH_SCRATCH + BENCH_SCRATCH_CAP <= DDR_SCRATCH_BASE + DDR_SCRATCH_SIZE,
+               "bench buffers outside the memory map's DDR scratch region");
+#define JOB_DESC_BYTES 0x200u /* descriptor + result block: no data may start below */
+#define JOB_DESC_WORDS (JOB_DESC_BYTES / 4u)
 
 extern int app_use_irq; /* wait for the IP by interrupt (1) or polling (0) */
 
@@ -46,12 +56,39 @@ typedef struct {
 typedef struct {
     unsigned kind, overlap_pct, group;
     uint32_t seed;
+    int bracket; /* CIP_BRACKET_TIGHT or CIP_BRACKET_PAPER */
+    int no_sw;   /* skip the C merge on the CPU (host-loaded workloads only: they bring their reference) */
 } bench_cfg;
+
+/* Table III's workload on the CPU's generator: N/2 short keys per run, 25 % overlap, G 16, tight bracket. */
+#define BENCH_CFG_TABLE3 {KB16_KIND_SHORT, 25, 16, 0x5EED0000u, CIP_BRACKET_TIGHT, 0}
+
+/* The host's reference merge of a loaded workload. */
+typedef struct {
+    const uint8_t *out, *inv;
+    uint32_t out_len, inv_len, out_keys;
+} bench_expect;
+
+/* One buffer of a host descriptor: byte offset from DDR_BASE and length, and the descriptor word that
+ * holds the offset (the length is the next word). */
+typedef struct {
+    const char *name;
+    unsigned word;
+    uint32_t off, len;
+} desc_field;
+/* Checks every field: inside the host's DDR window, 32-byte aligned, not over the descriptor, no
+ * overlap with another field of `f` or with a region of the firmware (code, data, stack, heap, DDR
+ * scratch). Prints "<who>: field <name> (words a, b) ..." for the first problem; 0 when all are fine. */
+int desc_check_fields(const char *who, const desc_field *f, unsigned n);
 
 /* Generate, run on the IP, run the C merge, compare. Prints a report; returns 0 when it passed. */
 int bench_run_one(unsigned entries, const bench_cfg *cfg, bench_row *row, int verbose);
 /* The Table III sizes, human table then the TABLE3 block. Returns the number of failed rows. */
 int bench_table(const unsigned *sizes, unsigned n);
+int bench_table_bracket(const unsigned *sizes, unsigned n, int bracket);
+/* Table III on the workloads described at DDR 0x4000_0000 (SIM_ARG 7). Returns the failed rows, -1 for
+ * a bad descriptor. */
+int bench_host_table(void);
 extern const unsigned bench_sizes_table3[5];
 extern const unsigned bench_sizes_small[3];
 /* Work space for kb16_gen_runs: on-chip RAM when `slots` fit, else DDR; *cap = slots available. */

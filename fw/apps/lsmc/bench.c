@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "app.h"
+#include "csr.h"
 #include "regs.h"
+#include "soc.h"
 #include "timer.h"
 
 #define P8(a) ((uint8_t *)(uintptr_t)(a))
@@ -61,19 +63,111 @@ kb16_key_slot *bench_scratch(size_t slots, size_t *cap)
     return (kb16_key_slot *)P8(BENCH_SCRATCH);
 }
 
-int bench_run_one(unsigned entries, const bench_cfg *cfg, bench_row *row, int verbose)
+/* Run the IP on the runs at run0/run1 (the C merge on the CPU first unless cfg->no_sw),
+ * check its output byte for byte against the C merge and, when given, the host's expected result.
+ * Fills `row`; returns 0 when every check passed. */
+static int bench_measure(uint32_t run0, uint32_t len0, uint32_t run1, uint32_t len1, const bench_expect *exp,
+                         const bench_cfg *cfg, bench_row *row, int verbose)
 {
-    kb16_gen_params gp;
     kb16_merge_result sw;
     cip_job job;
     cip_result res;
-    size_t len0 = 0, len1 = 0;
     int rc, ok = 1;
     long d;
     char b1[24], b2[24], b3[24];
+
+    row->bytes_in = (unsigned)(len0 + len1);
+    row->entries_in = row->bytes_in / KB16_ENTRY_BYTES;
+    memset(&sw, 0, sizeof sw);
+    if (!cfg->no_sw) {
+        /* the C merge on the CPU, timed with the IP's throughput counter */
+        cip_write(CIP_COUNT_CONTROL, 1);
+        kb16_merge(P8(run0), len0, P8(run1), len1, cfg->group, P8(BENCH_SW_OUT), BENCH_OUT_CAP, P32(BENCH_SW_INV),
+                   BENCH_INV_CAP / 4, &sw);
+        cip_write(CIP_COUNT_CONTROL, 0);
+        row->sw_cycles = cip_read(CIP_THROUGHPUT_COUNTER);
+        if (sw.status != KB16_OK) {
+            printf("run: C merge failed: %s in input %u at entry %lu\n", kb16_err_name(sw.status), sw.err_input,
+                   (unsigned long)sw.err_index);
+            return -1;
+        }
+        if (exp && (sw.out_bytes != exp->out_len || sw.inv_count * 4 != exp->inv_len || sw.out_keys != exp->out_keys ||
+                    kb16_first_diff(P8(BENCH_SW_OUT), exp->out, exp->out_len) >= 0 ||
+                    kb16_first_diff(P8(BENCH_SW_INV), exp->inv, exp->inv_len) >= 0)) {
+            printf("  CHECK: the C merge differs from the host's reference merge (%lu/%lu bytes, %lu keys; "
+                   "expected %lu/%lu, %lu)\n", (unsigned long)sw.out_bytes, (unsigned long)(sw.inv_count * 4),
+                   (unsigned long)sw.out_keys, (unsigned long)exp->out_len, (unsigned long)exp->inv_len,
+                   (unsigned long)exp->out_keys);
+            ok = 0;
+        }
+    } else {
+        /* no C merge: the host's reference merge sizes the buffers */
+        sw.out_bytes = exp->out_len;
+        sw.out_entries = exp->out_len / KB16_ENTRY_BYTES;
+        sw.inv_count = exp->inv_len / 4;
+        sw.out_keys = exp->out_keys;
+    }
+    row->entries_out = (unsigned)(sw.out_bytes / KB16_ENTRY_BYTES);
+
+    /* the IP: DMA in, merge, DMA out */
+    cip_job_from_reference(&job, cfg->group, run0, len0, run1, len1, BENCH_HW_OUT, BENCH_HW_INV, &sw);
+    job.use_irq = app_use_irq;
+    job.bracket = cfg->bracket;
+    rc = cip_run(&job, &res);
+    row->fw_cycles = res.cnt.throughput;
+    row->hw_cycles = res.cnt.hw_cycles;
+
+    if (rc != CIP_OK) {
+        print_result_failure(&res);
+        ok = 0;
+    } else {
+        /* check: data moved equals the Table I counters, output equals the reference */
+        const uint8_t *ref_out = exp ? exp->out : P8(BENCH_SW_OUT);
+        const uint8_t *ref_inv = exp ? exp->inv : P8(BENCH_SW_INV);
+        const char *ref = exp ? "the host's reference merge" : "the C merge";
+        if (res.dma[DMA_CH_OUT].bytes != sw.out_bytes || res.dma[DMA_CH_INV].bytes != sw.inv_count * 4) {
+            printf("  CHECK: DMA wrote %lu/%lu bytes, expected %lu/%lu\n", (unsigned long)res.dma[DMA_CH_OUT].bytes,
+                   (unsigned long)res.dma[DMA_CH_INV].bytes, (unsigned long)sw.out_bytes,
+                   (unsigned long)(sw.inv_count * 4));
+            ok = 0;
+        } else if ((d = kb16_first_diff(P8(BENCH_HW_OUT), ref_out, sw.out_bytes)) >= 0) {
+            printf("  CHECK: merged output differs from %s at byte %ld (entry %ld)\n", ref, d, d / 16);
+            ok = 0;
+        } else if ((d = kb16_first_diff(P8(BENCH_HW_INV), ref_inv, sw.inv_count * 4)) >= 0) {
+            printf("  CHECK: invalid addresses differ from %s at address %ld\n", ref, d / 4);
+            ok = 0;
+        }
+        if (res.cnt.enc_words * 4u != sw.out_bytes || res.cnt.inv_addrs != sw.inv_count ||
+            res.cnt.key0_words * 4u != len0 || res.cnt.key1_words * 4u != len1 || res.cnt.out_keys != sw.out_keys) {
+            printf("  CHECK: counters enc_words=%lu inv=%lu key0=%lu key1=%lu out_keys=%lu, expected %lu %lu %lu %lu %lu\n",
+                   (unsigned long)res.cnt.enc_words, (unsigned long)res.cnt.inv_addrs,
+                   (unsigned long)res.cnt.key0_words, (unsigned long)res.cnt.key1_words,
+                   (unsigned long)res.cnt.out_keys, (unsigned long)(sw.out_bytes / 4), (unsigned long)sw.inv_count,
+                   (unsigned long)(len0 / 4), (unsigned long)(len1 / 4), (unsigned long)sw.out_keys);
+            ok = 0;
+        }
+    }
+    row->pass = ok;
+    if (verbose)
+        printf("entries_in=%u entries_out=%u bytes_in=%u fw_cycles=%lu hw_cycles=%lu us/entry=%s MB/s=%s "
+               "sw_cycles=%lu sw/fw=%s %s\n",
+               row->entries_in, row->entries_out, row->bytes_in, (unsigned long)row->fw_cycles,
+               (unsigned long)row->hw_cycles, fmt_ratio(b1, sizeof b1, row->fw_cycles, (uint64_t)row->entries_in * 100u, 6),
+               fmt_ratio(b2, sizeof b2, (uint64_t)row->bytes_in * 100u, row->fw_cycles, 2),
+               (unsigned long)row->sw_cycles, fmt_ratio(b3, sizeof b3, row->sw_cycles, row->fw_cycles, 2),
+               ok ? "PASS" : "FAIL");
+    return ok ? 0 : -1;
+}
+
+int bench_run_one(unsigned entries, const bench_cfg *cfg, bench_row *row, int verbose)
+{
+    kb16_gen_params gp;
+    size_t len0 = 0, len1 = 0;
+    int rc;
     uint64_t t0;
     kb16_key_slot *scratch;
     size_t scratch_cap;
+    bench_cfg c = *cfg;
 
     memset(row, 0, sizeof *row);
     if (entries < 2 || entries > BENCH_MAX_ENTRIES) {
@@ -101,103 +195,142 @@ int bench_run_one(unsigned entries, const bench_cfg *cfg, bench_row *row, int ve
     }
     if (verbose)
         printf("run: workload generated in %lu cycles\n", (unsigned long)(timer_now() - t0));
-    row->bytes_in = (unsigned)(len0 + len1);
-    row->entries_in = row->bytes_in / KB16_ENTRY_BYTES;
-
-    /* the C merge on the CPU, timed with the IP's throughput counter */
-    cip_write(CIP_COUNT_CONTROL, 1);
-    kb16_merge(P8(BENCH_RUN0), len0, P8(BENCH_RUN1), len1, cfg->group, P8(BENCH_SW_OUT), BENCH_OUT_CAP,
-               P32(BENCH_SW_INV), BENCH_INV_CAP / 4, &sw);
-    cip_write(CIP_COUNT_CONTROL, 0);
-    row->sw_cycles = cip_read(CIP_THROUGHPUT_COUNTER);
-    if (sw.status != KB16_OK) {
-        printf("run: C merge failed: %s in input %u at entry %lu\n", kb16_err_name(sw.status), sw.err_input,
-               (unsigned long)sw.err_index);
-        return -1;
-    }
-    row->entries_out = (unsigned)sw.out_entries;
-
-    /* the IP: DMA in, merge, DMA out */
-    cip_job_from_reference(&job, cfg->group, BENCH_RUN0, (uint32_t)len0, BENCH_RUN1, (uint32_t)len1, BENCH_HW_OUT,
-                           BENCH_HW_INV, &sw);
-    job.use_irq = app_use_irq;
-    rc = cip_run(&job, &res);
-    row->fw_cycles = res.cnt.throughput;
-    row->hw_cycles = res.cnt.hw_cycles;
-
-    if (rc != CIP_OK) {
-        print_result_failure(&res);
-        ok = 0;
-    } else {
-        /* check: data moved equals the Table I counters, output equals the C merge */
-        if (res.dma[DMA_CH_OUT].bytes != sw.out_bytes || res.dma[DMA_CH_INV].bytes != sw.inv_count * 4) {
-            printf("  CHECK: DMA wrote %lu/%lu bytes, expected %lu/%lu\n", (unsigned long)res.dma[DMA_CH_OUT].bytes,
-                   (unsigned long)res.dma[DMA_CH_INV].bytes, (unsigned long)sw.out_bytes,
-                   (unsigned long)(sw.inv_count * 4));
-            ok = 0;
-        }
-        if ((d = kb16_first_diff(P8(BENCH_HW_OUT), P8(BENCH_SW_OUT), sw.out_bytes)) >= 0) {
-            printf("  CHECK: merged output differs from the C merge at byte %ld (entry %ld)\n", d, d / 16);
-            ok = 0;
-        }
-        if ((d = kb16_first_diff(P8(BENCH_HW_INV), P8(BENCH_SW_INV), sw.inv_count * 4)) >= 0) {
-            printf("  CHECK: invalid addresses differ from the C merge at address %ld\n", d / 4);
-            ok = 0;
-        }
-        if (res.cnt.enc_words * 4u != sw.out_bytes || res.cnt.inv_addrs != sw.inv_count ||
-            res.cnt.key0_words * 4u != len0 || res.cnt.key1_words * 4u != len1 || res.cnt.out_keys != sw.out_keys) {
-            printf("  CHECK: counters enc_words=%lu inv=%lu key0=%lu key1=%lu out_keys=%lu, expected %lu %lu %lu %lu %lu\n",
-                   (unsigned long)res.cnt.enc_words, (unsigned long)res.cnt.inv_addrs,
-                   (unsigned long)res.cnt.key0_words, (unsigned long)res.cnt.key1_words,
-                   (unsigned long)res.cnt.out_keys, (unsigned long)(sw.out_bytes / 4), (unsigned long)sw.inv_count,
-                   (unsigned long)(len0 / 4), (unsigned long)(len1 / 4), (unsigned long)sw.out_keys);
-            ok = 0;
-        }
-    }
-    row->pass = ok;
-    if (verbose)
-        printf("entries_in=%u entries_out=%u bytes_in=%u fw_cycles=%lu hw_cycles=%lu us/entry=%s MB/s=%s "
-               "sw_cycles=%lu sw/fw=%s %s\n",
-               row->entries_in, row->entries_out, row->bytes_in, (unsigned long)row->fw_cycles,
-               (unsigned long)row->hw_cycles, fmt_ratio(b1, sizeof b1, row->fw_cycles, (uint64_t)row->entries_in * 100u, 6),
-               fmt_ratio(b2, sizeof b2, (uint64_t)row->bytes_in * 100u, row->fw_cycles, 2),
-               (unsigned long)row->sw_cycles, fmt_ratio(b3, sizeof b3, row->sw_cycles, row->fw_cycles, 2),
-               ok ? "PASS" : "FAIL");
-    return ok ? 0 : -1;
+    c.no_sw = 0; /* the C merge is the only reference of a generated workload */
+    return bench_measure(BENCH_RUN0, (uint32_t)len0, BENCH_RUN1, (uint32_t)len1, NULL, &c, row, verbose);
 }
 
-int bench_table(const unsigned *sizes, unsigned n)
+static void bench_print_row(const bench_row *r)
 {
-    bench_row rows[8];
-    bench_cfg cfg = {KB16_KIND_SHORT, 25, 16, 0x5EED0000u};
-    unsigned i;
-    int failed = 0;
     char b1[24], b2[24], b3[24];
+    printf("%8u %8u %8u %10lu %10lu %12s %8s %10lu %7s %s\n", r->entries_in, r->entries_out, r->bytes_in,
+           (unsigned long)r->fw_cycles, (unsigned long)r->hw_cycles,
+           fmt_ratio(b1, sizeof b1, r->fw_cycles, (uint64_t)r->entries_in * 100u, 6),
+           fmt_ratio(b2, sizeof b2, (uint64_t)r->bytes_in * 100u, r->fw_cycles, 2), (unsigned long)r->sw_cycles,
+           fmt_ratio(b3, sizeof b3, r->sw_cycles, r->fw_cycles, 2), r->pass ? "PASS" : "FAIL");
+}
 
-    printf("Table III: two runs of N/2 short keys, 25%% overlap, G=16, %s, 100 MHz\n",
+static void bench_print_head(const char *source, const bench_cfg *cfg)
+{
+    printf("Table III: %s, G=%u, %lu-bit streams, %s bracket, %s, 100 MHz\n", source, cfg->group,
+           (unsigned long)(cip_read(CIP_VERSION) >> 16), cfg->bracket == CIP_BRACKET_PAPER ? "paper" : "tight",
            app_use_irq ? "IP done by interrupt" : "IP done by polling");
     printf("%8s %8s %8s %10s %10s %12s %8s %10s %7s %s\n", "entries", "out", "bytes", "fw_cycles", "hw_cycles",
            "us/entry", "MB/s", "sw_cycles", "sw/fw", "check");
-    if (n > sizeof rows / sizeof rows[0])
-        n = sizeof rows / sizeof rows[0];
-    for (i = 0; i < n; i++) {
-        bench_run_one(sizes[i], &cfg, &rows[i], 0);
-        failed += !rows[i].pass;
-        printf("%8u %8u %8u %10lu %10lu %12s %8s %10lu %7s %s\n", rows[i].entries_in, rows[i].entries_out,
-               rows[i].bytes_in, (unsigned long)rows[i].fw_cycles, (unsigned long)rows[i].hw_cycles,
-               fmt_ratio(b1, sizeof b1, rows[i].fw_cycles, (uint64_t)rows[i].entries_in * 100u, 6),
-               fmt_ratio(b2, sizeof b2, (uint64_t)rows[i].bytes_in * 100u, rows[i].fw_cycles, 2),
-               (unsigned long)rows[i].sw_cycles, fmt_ratio(b3, sizeof b3, rows[i].sw_cycles, rows[i].fw_cycles, 2),
-               rows[i].pass ? "PASS" : "FAIL");
-    }
+}
+
+/* The machine-readable block (report.parse_table3_lines) and the verdict; returns the failed rows. */
+static int bench_print_block(const bench_row *rows, unsigned n)
+{
+    char b1[24], b2[24];
+    unsigned i;
+    int failed = 0;
     printf("TABLE3 entries_in,entries_out,bytes_in,fw_cycles,hw_cycles,us_per_entry,mb_per_s,sw_cycles,pass\n");
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n; i++) {
+        failed += !rows[i].pass;
         printf("TABLE3 %u,%u,%u,%lu,%lu,%s,%s,%lu,%d\n", rows[i].entries_in, rows[i].entries_out, rows[i].bytes_in,
                (unsigned long)rows[i].fw_cycles, (unsigned long)rows[i].hw_cycles,
                fmt_ratio(b1, sizeof b1, rows[i].fw_cycles, (uint64_t)rows[i].entries_in * 100u, 6),
                fmt_ratio(b2, sizeof b2, (uint64_t)rows[i].bytes_in * 100u, rows[i].fw_cycles, 2),
                (unsigned long)rows[i].sw_cycles, rows[i].pass);
+    }
     printf("TABLE3 END\n");
     printf("bench: %s (%d of %u rows failed)\n", failed ? "FAIL" : "PASS", failed, n);
+    return failed;
+}
+
+int bench_table(const unsigned *sizes, unsigned n) { return bench_table_bracket(sizes, n, CIP_BRACKET_TIGHT); }
+
+int bench_table_bracket(const unsigned *sizes, unsigned n, int bracket)
+{
+    bench_row rows[BENCH_MAX_ROWS];
+    bench_cfg cfg = BENCH_CFG_TABLE3;
+    unsigned i;
+
+    cfg.bracket = bracket;
+    bench_print_head("two runs of N/2 short keys generated on the CPU, 25% overlap", &cfg);
+    if (n > BENCH_MAX_ROWS)
+        n = BENCH_MAX_ROWS;
+    for (i = 0; i < n; i++) {
+        bench_run_one(sizes[i], &cfg, &rows[i], 0);
+        bench_print_row(&rows[i]);
+    }
+    return bench_print_block(rows, n);
+}
+
+/* ---- Table III from workloads the host generated and loaded (SIM_ARG 7; docs/firmware.md) ---- */
+#define TBL_MAGIC 0x544D534Cu /* "LSMT" */
+#define TBL_VERSION 1u
+enum { T_MAGIC, T_VERSION, T_GROUP, T_FLAGS, T_ROWS, T_ROW0 = 8, T_ROW_WORDS = 10 };
+enum { TR_RUN0_OFF, TR_RUN0_LEN, TR_RUN1_OFF, TR_RUN1_LEN, TR_OUT_OFF, TR_OUT_LEN, TR_INV_OFF, TR_INV_LEN, TR_OUT_KEYS };
+#define TF_PAPER (1u << 0) /* seed 000's counter bracket (CIP_BRACKET_PAPER) */
+#define TF_NO_SW (1u << 1) /* skip the C merge on the CPU */
+#define TF_IRQ (1u << 2)   /* wait for the IP by its interrupt */
+#define TF_KNOWN (TF_PAPER | TF_NO_SW | TF_IRQ)
+
+int bench_host_table(void)
+{
+    const volatile uint32_t *d = (const volatile uint32_t *)(uintptr_t)DDR_BASE;
+    bench_row rows[BENCH_MAX_ROWS];
+    bench_cfg cfg = {KB16_KIND_SHORT, 0, 16, 0, CIP_BRACKET_TIGHT, 0};
+    uint32_t flags, nrows;
+    unsigned i;
+    int saved_irq = app_use_irq, failed;
+
+    dcache_invalidate(); /* the host wrote DDR behind the CPU's back */
+    if (d[T_MAGIC] != TBL_MAGIC || d[T_VERSION] != TBL_VERSION) {
+        printf("bench: no Table III descriptor at 0x%08lx (magic 0x%08lx version %lu, want 0x%08lx version %lu)\n",
+               (unsigned long)DDR_BASE, (unsigned long)d[T_MAGIC], (unsigned long)d[T_VERSION],
+               (unsigned long)TBL_MAGIC, (unsigned long)TBL_VERSION);
+        return -1;
+    }
+    flags = d[T_FLAGS];
+    nrows = d[T_ROWS];
+    if (flags & ~TF_KNOWN) {
+        printf("bench: descriptor word 3 (flags) 0x%08lx has unknown bits 0x%08lx\n", (unsigned long)flags,
+               (unsigned long)(flags & ~TF_KNOWN));
+        return -1;
+    }
+    if (nrows < 1 || nrows > BENCH_MAX_ROWS || T_ROW0 + nrows * T_ROW_WORDS > JOB_DESC_WORDS) {
+        printf("bench: descriptor word 4 (rows) %lu outside 1..%u\n", (unsigned long)nrows, BENCH_MAX_ROWS);
+        return -1;
+    }
+    cfg.group = d[T_GROUP];
+    cfg.bracket = (flags & TF_PAPER) ? CIP_BRACKET_PAPER : CIP_BRACKET_TIGHT;
+    cfg.no_sw = (flags & TF_NO_SW) != 0;
+    app_use_irq = (flags & TF_IRQ) != 0;
+
+    bench_print_head("workloads generated and loaded by the host", &cfg);
+    for (i = 0; i < nrows; i++) {
+        const volatile uint32_t *w = d + T_ROW0 + i * T_ROW_WORDS;
+        static const char *const names[4] = {"run0", "run1", "expected output", "expected invalid addresses"};
+        desc_field f[4];
+        bench_expect exp;
+        unsigned k;
+        memset(&rows[i], 0, sizeof rows[i]);
+        for (k = 0; k < 4; k++) {
+            f[k].name = names[k];
+            f[k].word = T_ROW0 + i * T_ROW_WORDS + 2 * k;
+            f[k].off = w[2 * k];
+            f[k].len = w[2 * k + 1];
+        }
+        if (desc_check_fields("bench", f, 4) || w[TR_OUT_LEN] > BENCH_OUT_CAP - DMA_ALIGN ||
+            w[TR_INV_LEN] > BENCH_INV_CAP - DMA_ALIGN) {
+            printf("bench: row %u refused (output up to %u bytes, invalid addresses up to %u)\n", i,
+                   BENCH_OUT_CAP - DMA_ALIGN, BENCH_INV_CAP - DMA_ALIGN);
+            rows[i].pass = 0;
+            bench_print_row(&rows[i]);
+            continue;
+        }
+        exp.out = P8(DDR_BASE + w[TR_OUT_OFF]);
+        exp.out_len = w[TR_OUT_LEN];
+        exp.inv = P8(DDR_BASE + w[TR_INV_OFF]);
+        exp.inv_len = w[TR_INV_LEN];
+        exp.out_keys = w[TR_OUT_KEYS];
+        bench_measure(DDR_BASE + w[TR_RUN0_OFF], w[TR_RUN0_LEN], DDR_BASE + w[TR_RUN1_OFF], w[TR_RUN1_LEN], &exp,
+                      &cfg, &rows[i], 0);
+        bench_print_row(&rows[i]);
+    }
+    failed = bench_print_block(rows, nrows);
+    app_use_irq = saved_irq;
     return failed;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "parse.h"
 #include "regs.h"
 #include "soc.h"
 #include "sys.h"
@@ -16,13 +17,14 @@ static const char help_text[] =
     "commands:\n"
     "  help                 this text\n"
     "  run N [overlap%] [G] one job of N entries (two runs of N/2 short keys), checked against the C merge\n"
-    "  bench                Table III (512 .. 8192 entries)\n"
+    "  bench [tight|paper|host]  Table III (512 .. 8192 entries): workloads generated on the CPU with this\n"
+    "                       project's bracket (tight) or seed 000's (paper), or the host-loaded ones\n"
     "  errtest              error paths: malformed input, overflows, short DMA buffer, timeout\n"
     "  job                  run the job the host loaded at DDR 0x40000000 (docs/firmware.md)\n"
     "  regs                 dump the compaction IP and DMA registers\n"
     "  reset                soft reset of the compaction IP\n"
     "  mode [irq|poll]      how the firmware waits for the IP\n"
-    "  exit [code]          end (simulation: exit code)\n";
+    "  exit [code]          end (simulation: exit code 0..255)\n";
 
 void regs_dump(void)
 {
@@ -61,65 +63,84 @@ void regs_dump(void)
     }
 }
 
-/* Read one line with echo and backspace; returns its length. */
-static int parse_uint(const char *s, unsigned long *v)
+static int no_args(int argc, char **argv)
 {
-    char *end;
-    if (!s || !*s)
+    if (argc > 1) {
+        printf("usage: %s (no arguments; got '%s')\n", argv[0], argv[1]);
         return -1;
-    *v = strtoul(s, &end, 0);
-    return *end ? -1 : 0;
+    }
+    return 0;
 }
 
 void console_run(void)
 {
     char line[LINE_MAX];
     char *argv[ARGS_MAX];
-    unsigned long v;
+    uint32_t v, ov, g;
 
     printf("type 'help' for commands\n");
     for (;;) {
-        int argc = (int)uart_read_command("lsmc> ", line, sizeof line, argv, ARGS_MAX);
+        int argc = uart_read_command("lsmc> ", line, sizeof line, argv, ARGS_MAX);
+        if (argc < 0) {
+            printf("console: error: %s\n", uart_command_error(argc, sizeof line, ARGS_MAX));
+            continue;
+        }
         if (argc == 0)
             continue;
         if (!strcmp(argv[0], "help")) {
-            fputs(help_text, stdout);
+            if (!no_args(argc, argv))
+                fputs(help_text, stdout);
         } else if (!strcmp(argv[0], "run")) {
-            bench_cfg cfg = {KB16_KIND_SHORT, 25, 16, 0x5EED0000u};
+            bench_cfg cfg = BENCH_CFG_TABLE3;
             bench_row row;
-            unsigned long ov = 25, g = 16;
-            if (argc < 2 || parse_uint(argv[1], &v) || (argc > 2 && (parse_uint(argv[2], &ov) || ov > 100)) ||
-                (argc > 3 && parse_uint(argv[3], &g))) {
+            if (argc < 2 || argc > 4) {
                 printf("usage: run N [overlap%%] [G]\n");
                 continue;
             }
+            if (parse_arg("run", "N (entries)", argc, argv, 1, 2, BENCH_MAX_ENTRIES, 0, &v) ||
+                parse_arg("run", "overlap%", argc, argv, 2, 0, 100, 25, &ov) ||
+                parse_arg("run", "G", argc, argv, 3, KB16_MIN_GROUP, KB16_MAX_GROUP, 16, &g))
+                continue;
             cfg.overlap_pct = (unsigned)ov;
             cfg.group = (unsigned)g;
             bench_run_one((unsigned)v, &cfg, &row, 1);
         } else if (!strcmp(argv[0], "bench")) {
-            bench_table(bench_sizes_table3, 5);
+            if (argc > 2 || (argc == 2 && strcmp(argv[1], "tight") && strcmp(argv[1], "paper") && strcmp(argv[1], "host"))) {
+                printf("usage: bench [tight|paper|host]\n");
+                continue;
+            }
+            if (argc == 2 && !strcmp(argv[1], "host"))
+                bench_host_table();
+            else
+                bench_table_bracket(bench_sizes_table3, 5,
+                                    argc == 2 && !strcmp(argv[1], "paper") ? CIP_BRACKET_PAPER : CIP_BRACKET_TIGHT);
         } else if (!strcmp(argv[0], "errtest")) {
-            errtest_run();
+            if (!no_args(argc, argv))
+                errtest_run();
         } else if (!strcmp(argv[0], "job")) {
-            job_run(1);
+            if (!no_args(argc, argv))
+                job_run(1);
         } else if (!strcmp(argv[0], "regs")) {
-            regs_dump();
+            if (!no_args(argc, argv))
+                regs_dump();
         } else if (!strcmp(argv[0], "reset")) {
-            printf("soft reset: %s\n", cip_soft_reset() == CIP_OK ? "ok" : "TIMEOUT (IP still busy)");
+            if (!no_args(argc, argv))
+                printf("soft reset: %s\n", cip_soft_reset() == CIP_OK ? "ok" : "TIMEOUT (IP still busy)");
         } else if (!strcmp(argv[0], "mode")) {
-            if (argc > 1 && !strcmp(argv[1], "irq"))
-                app_use_irq = 1;
-            else if (argc > 1 && !strcmp(argv[1], "poll"))
-                app_use_irq = 0;
-            else if (argc > 1)
+            if (argc > 2 || (argc == 2 && strcmp(argv[1], "irq") && strcmp(argv[1], "poll"))) {
                 printf("usage: mode [irq|poll]\n");
+                continue;
+            }
+            if (argc == 2)
+                app_use_irq = !strcmp(argv[1], "irq");
             printf("mode: %s\n", app_use_irq ? "irq" : "poll");
         } else if (!strcmp(argv[0], "exit")) {
-            v = 0;
-            if (argc > 1 && parse_uint(argv[1], &v)) {
+            if (argc > 2) {
                 printf("usage: exit [code]\n");
                 continue;
             }
+            if (parse_arg("exit", "code", argc, argv, 1, 0, 255, 0, &v))
+                continue;
             sys_exit((int)v);
             return; /* host-test builds only: sys_exit returns there */
         } else {

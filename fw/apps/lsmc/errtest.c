@@ -67,7 +67,7 @@ int errtest_run(void)
     cip_job job;
     cip_result res;
     bench_row row;
-    bench_cfg cfg = {KB16_KIND_SHORT, 25, 16, 0xE7700000u};
+    bench_cfg cfg = {KB16_KIND_SHORT, 25, 16, 0xE7700000u, CIP_BRACKET_TIGHT, 0};
     uint8_t saved[16];
     uint64_t end;
     int rc;

@@ -13,7 +13,6 @@
 #define JOB_MAGIC 0x4A4D534Cu /* "LSMJ" */
 #define JOB_VERSION 1u
 #define JOB_RESULT_MAGIC 0x524D534Cu /* "LSMR" */
-#define JOB_DESC_BYTES 0x200u        /* descriptor + result block: no data may start below */
 #define JOB_SW_OUT 0x48500000u /* scratch of the C merge (the bench's area) */
 #define JOB_SW_INV 0x48700000u
 #define JOB_SW_OUT_CAP 0x00200000u
@@ -38,17 +37,13 @@ enum {
 #define F_POLL (1u << 0)    /* wait for the IP by polling */
 #define F_NO_SW (1u << 1)   /* skip the C merge cross-check */
 #define F_EXPECT_ERR (1u << 2)
+#define F_KNOWN (F_POLL | F_NO_SW | F_EXPECT_ERR)
 
 /* Job status codes (exit code of SIM_ARG 2). */
 enum {
     JOB_PASS = 0, JOB_BAD_DESC = 10, JOB_RUN_FAILED = 11, JOB_MISMATCH = 12, JOB_SW_MISMATCH = 13,
     JOB_WRONG_ERROR = 14
 };
-
-static int in_ddr(uint32_t off, uint32_t len)
-{
-    return off < DDR_SIZE && len <= DDR_SIZE - off;
-}
 
 static long diff_at(uint32_t a, uint32_t b, uint32_t n)
 {
@@ -87,11 +82,23 @@ int job_run(int verbose)
         r[R_STATUS] = JOB_BAD_DESC;
         return JOB_BAD_DESC;
     }
-    for (i = D_RUN0_OFF; i <= D_INV_BUF; i += 2) {
-        if (!in_ddr(w[i], w[i + 1]) || (w[i] & (DMA_ALIGN - 1)) ||
-            (w[i] < JOB_DESC_BYTES && w[i + 1])) {
-            printf("job: descriptor word %u: offset 0x%08lx length %lu outside DDR, not 32-byte aligned or "
-                   "overlapping the descriptor\n", i, (unsigned long)w[i], (unsigned long)w[i + 1]);
+    if (w[D_FLAGS] & ~F_KNOWN) {
+        printf("job: descriptor word %u (flags) 0x%08lx has unknown bits 0x%08lx\n", D_FLAGS,
+               (unsigned long)w[D_FLAGS], (unsigned long)(w[D_FLAGS] & ~F_KNOWN));
+        r[R_STATUS] = JOB_BAD_DESC;
+        return JOB_BAD_DESC;
+    }
+    {
+        static const char *const names[] = {"run0", "run1", "expected output", "expected invalid addresses",
+                                            "output buffer", "invalid-address buffer"};
+        desc_field f[6];
+        for (i = 0; i < 6; i++) {
+            f[i].name = names[i];
+            f[i].word = D_RUN0_OFF + 2 * i;
+            f[i].off = w[f[i].word];
+            f[i].len = w[f[i].word + 1];
+        }
+        if (desc_check_fields("job", f, 6)) {
             r[R_STATUS] = JOB_BAD_DESC;
             return JOB_BAD_DESC;
         }

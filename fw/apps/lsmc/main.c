@@ -57,6 +57,9 @@ int main(void)
     case SCEN_BENCH_SMALL:
         rc = bench_table(bench_sizes_small, 3) ? 1 : 0;
         break;
+    case SCEN_BENCH_HOST:
+        rc = bench_host_table() ? 1 : 0;
+        break;
     case SCEN_CONSOLE:
         console_run();
         break;
@@ -67,13 +70,13 @@ int main(void)
         rc = errtest_run() ? 1 : 0;
         break;
     case SCEN_QUICK: {
-        bench_cfg cfg = {KB16_KIND_SHORT, 25, 16, 0x5EED0000u};
+        bench_cfg cfg = BENCH_CFG_TABLE3;
         bench_row row;
         rc = bench_run_one(512, &cfg, &row, 1) ? 1 : 0;
         break;
     }
     default:
-        printf("unknown SIM_ARG %lu (0 bench, 1 console, 2 job, 3 errtest, 4 bench polled, 5 quick, 6 small bench)\n",
+        printf("unknown SIM_ARG %lu (0 bench, 1 console, 2 job, 3 errtest, 4 bench polled, 5 quick, 6 small bench, 7 host-loaded bench)\n",
                (unsigned long)arg);
         rc = 4;
     }

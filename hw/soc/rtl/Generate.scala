@@ -7,7 +7,6 @@ import common.{Gen, Generator}
   * from SocMap (lsmc_soc.h / .ld / .json). */
 object Generate extends Generator("build/gen/soc",
   Gen.intOpt("uart-baud", 115200, what = "BAUD", min = 1),
-  Gen.intOpt("ip-width", 128, Seq(32, 128)),
   // 32: seed 000's platform (32-bit streams) for the faithful Table III; 128: this project's design.
   Gen.intOpt("ip-width", 128, allowed = Seq(32, 128)),
   Gen.flagOpt("no-sim-ctrl", "leave the simulation-control block out (board builds)"),

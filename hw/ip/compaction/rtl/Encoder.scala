@@ -23,9 +23,8 @@ case class Encoder() extends Component {
   case class PrefixedKey() extends Bundle {
     val rec = KeyRecord()
     val prefix = UInt(4 bits) // min(8, common prefix with the previous key)
-    // Whether the key needs a virtual entry, for both values the slot can give `shared`: the entry
-    // stage then only selects, keeping the subtract and compare off its slot -> ready loop.
-    val virtualAtStart = Bool()  // len - 0 > 8
+    // Whether the key needs a virtual entry when it shares `prefix` bytes, so the entry stage only
+    // selects (slot 0: len > 8, else this), keeping the subtract and compare off its slot -> ready loop.
     val virtualShared = Bool()   // len - prefix > 8
   }
 
@@ -45,7 +44,6 @@ case class Encoder() extends Component {
       val t = PrefixedKey()
       t.rec := io.input.payload
       t.prefix := prefix
-      t.virtualAtStart := len > 8
       t.virtualShared := len - prefix.resize(5) > 8
       t
     }
@@ -64,14 +62,15 @@ case class Encoder() extends Component {
     val realNext = Reg(Bool()) init (False) // the virtual entry is out, its real entry comes next
     val slotLast = slot.resize(9) === io.group - 1
     val shared = Mux(slot === 0, U(0, 4 bits), in.payload.prefix)
-    val rest = r.len - shared.resize(5)
-    val needVirtual = Mux(slot === 0, in.payload.virtualAtStart, in.payload.virtualShared)
+    val needVirtual = Mux(slot === 0, r.len > 8, in.payload.virtualShared)
+    // Only used when it is 0..8 (no virtual entry): 4-bit arithmetic is exact then.
+    val rest = r.len(3 downto 0) - shared
     val emitPad = !realNext && needVirtual && slotLast
     val emitVirtual = !realNext && needVirtual && !slotLast
     val emitReal = realNext || !needVirtual
     val start = Mux(realNext, U(8, 4 bits), shared)
     // 4-bit arithmetic is exact here: len - 8 is 1..8 after a virtual entry, rest <= 8 otherwise.
-    val unshared = Mux(realNext, r.len(3 downto 0) - 8, Mux(needVirtual, U(8, 4 bits), rest(3 downto 0)))
+    val unshared = Mux(realNext, r.len(3 downto 0) - 8, Mux(needVirtual, U(8, 4 bits), rest))
     val keyBytes = r.key.subdivideIn(8 bits)
     val stored = Vec.tabulate(8) { i =>
       val b = Bits(8 bits)

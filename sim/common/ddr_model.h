@@ -1,0 +1,194 @@
+// DDR timing model for the Verilator harnesses' AXI memory (axi_mem.h, AxiConfig::timing): one
+// LiteDRAM-like controller and its DRAM, shared by every AXI port that points at it (the SoC's CPU and
+// DMA ports contend for the same banks and the same data bus, as on the board).
+//
+// What it models, in picoseconds so the SoC clock and LiteDRAM's clock stay apart (no rounding of one
+// into the other until a beat is handed back in SoC cycles):
+// - the path into the controller: AXI2Native bridge, width converter, clock-domain crossing (portIn,
+//   SoC cycles) and the crossbar / bank-machine command queue (cmdQueue, controller cycles); one native
+//   command per controller cycle per port at most, fewer when the port is narrower than the native word;
+// - open-row banks (ROW_BANK_COL mapping as LiteDRAM's default): a row hit costs CAS only; a miss
+//   precharges (after tRAS from its ACT and tWR after a write) and activates (tRP, tRCD, tRRD, tFAW);
+// - one command bus / data bus: one CAS per controller cycle (tCCD) across all ports; read->write
+//   turnaround of read_latency-1 cycles and write->read of tWTR + ceil(cwl/nphases) + tCCD (LiteDRAM's
+//   multiplexer FSM states RTW and WTR);
+// - refresh every tREFI closes all rows and blocks for tRP + tRFC;
+// - read data: PHY read latency, then the way back (portOut, SoC cycles).
+// Nothing is evaluated while no request comes in: refresh is settled lazily at the next request.
+// Presets (DRAM numbers from litedram): ddr_presets.h; controller latencies: DdrController (calibrated
+// against boards/sim, docs/ddr-model.md).
+#pragma once
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "ddr_presets.h"
+
+namespace simc {
+
+// LiteDRAM's own latencies around the DRAM (not in litedram's module data): calibrated values.
+struct DdrController {
+  unsigned portIn = 6;    // SoC cycles: AXI handshake to the native command on the controller side
+  unsigned cmdQueue = 3;  // controller cycles: crossbar + bank machine buffer + multiplexer choice
+  unsigned portOut = 5;   // SoC cycles: read data out of the PHY to the R beat (CDC, converter)
+  unsigned writeAck = 4;  // SoC cycles: last write command taken to the B response
+};
+
+// The interface axi_mem.h calls (kept abstract so the fixed-latency path has no dependency on it).
+struct MemTiming {
+  virtual ~MemTiming() = default;
+  // A read burst of `bytes` at `addr` accepted at SoC cycle `cycle` by port number `port` (0..7,
+  // one per AXI slave) of `portBytes`: the cycles its first and last beats may be handed out.
+  virtual void read(uint64_t cycle, uint64_t addr, unsigned bytes, unsigned port, unsigned portBytes,
+                    uint64_t* first, uint64_t* last) = 0;
+  // A write burst whose last W beat came at `cycle`: the cycle its B response may be sent.
+  virtual uint64_t write(uint64_t cycle, uint64_t addr, unsigned bytes, unsigned port, unsigned portBytes) = 0;
+};
+
+inline const DdrPreset* findDdrPreset(const std::string& name) {
+  for (const DdrPreset& p : kDdrPresets)
+    if (name == p.name) return &p;
+  return nullptr;
+}
+
+inline std::string ddrPresetNames() {
+  std::string s;
+  for (const DdrPreset& p : kDdrPresets) s += (s.empty() ? "" : "|") + std::string(p.name);
+  return s;
+}
+
+class DdrModel : public MemTiming {
+ public:
+  DdrModel(const DdrPreset& preset, uint64_t socHz, const DdrController& ctl = DdrController())
+      : p(preset), c(ctl), socPs_(1000000000000ull / socHz), sysPs_(1000000ull / preset.sysMHz),
+        nativeBytes_(2 * preset.nphases * preset.dataBits / 8), colWords_(1u << (preset.colBits - 3)),
+        banks_(1u << preset.bankBits) {
+    for (auto& b : bank_) b = Bank();
+    nextRefresh_ = cyc(p.tREFI);
+  }
+
+  const DdrPreset& p;
+  DdrController c;
+  uint64_t rowHits = 0, rowMisses = 0, rowEmpty = 0, refreshes = 0, words = 0, turnarounds = 0;
+
+  unsigned nativeBytes() const { return nativeBytes_; }
+  // Peak data rate of the DRAM in bytes per SoC cycle (one native word per controller cycle).
+  double peakBytesPerSocCycle() const { return (double)nativeBytes_ * socPs_ / sysPs_; }
+
+  void read(uint64_t cycle, uint64_t addr, unsigned bytes, unsigned port, unsigned portBytes, uint64_t* first,
+            uint64_t* last) override {
+    uint64_t t0 = cycle * socPs_ + (uint64_t)c.portIn * socPs_ + cyc(c.cmdQueue);
+    uint64_t done0 = 0, done = 0;
+    forWords(addr, bytes, port, portBytes, t0, false, [&](uint64_t cas, bool firstWord) {
+      uint64_t ready = cas + cyc(p.readLatency) + (uint64_t)c.portOut * socPs_;
+      if (firstWord) done0 = ready;
+      done = std::max(done, ready);
+    });
+    *first = up(done0);
+    *last = std::max(*first, up(done));
+  }
+
+  uint64_t write(uint64_t cycle, uint64_t addr, unsigned bytes, unsigned port, unsigned portBytes) override {
+    uint64_t t0 = cycle * socPs_ + (uint64_t)c.portIn * socPs_ + cyc(c.cmdQueue);
+    uint64_t lastCas = 0;
+    forWords(addr, bytes, port, portBytes, t0, true, [&](uint64_t cas, bool) { lastCas = std::max(lastCas, cas); });
+    return up(lastCas) + c.writeAck;
+  }
+
+  void print(FILE* f) const {
+    fprintf(f, "sim: ddr %s: %" PRIu64 " native words of %u B, row hits %" PRIu64 ", misses %" PRIu64
+            ", empty %" PRIu64 ", refreshes %" PRIu64 ", read/write turnarounds %" PRIu64 "\n",
+            p.name, words, nativeBytes_, rowHits, rowMisses, rowEmpty, refreshes, turnarounds);
+  }
+
+ private:
+  struct Bank {
+    int64_t row = -1;
+    uint64_t actAt = 0, casOk = 0, preOk = 0;
+  };
+  uint64_t cyc(uint64_t n) const { return n * sysPs_; }
+  uint64_t up(uint64_t ps) const { return (ps + socPs_ - 1) / socPs_; }
+  uint64_t alignSys(uint64_t ps) const { return (ps + sysPs_ - 1) / sysPs_ * sysPs_; }
+
+  // Refresh windows before time t: all rows close, commands wait for the window to end.
+  uint64_t refresh(uint64_t t) {
+    if (t < nextRefresh_) return t;
+    uint64_t period = cyc(p.tREFI);
+    uint64_t skipped = (t - nextRefresh_) / period;  // refreshes during an idle stretch: none matters
+    refreshes += skipped + 1;
+    nextRefresh_ += skipped * period;
+    uint64_t start = std::max(nextRefresh_, cmdFree_), end = start + cyc(p.tRP + p.tRFC);
+    nextRefresh_ += period;
+    for (unsigned b = 0; b < banks_; b++) bank_[b].row = -1;
+    return std::max(t, end);
+  }
+
+  template <typename F>
+  void forWords(uint64_t addr, unsigned bytes, unsigned port, unsigned portBytes, uint64_t t0, bool isWrite, F done) {
+    uint64_t& portFree = portFree_[port % kPorts];
+    uint64_t w0 = addr / nativeBytes_, w1 = (addr + std::max(bytes, 1u) - 1) / nativeBytes_;
+    // A narrower port feeds a native word over several of its beats (up-converter).
+    uint64_t interval = std::max<uint64_t>(sysPs_, socPs_ * nativeBytes_ / std::max(portBytes, 1u));
+    for (uint64_t w = w0; w <= w1; w++) {
+      words++;
+      uint64_t t = alignSys(std::max({t0, portFree, cmdFree_}));
+      portFree = t + interval;
+      t = refresh(t);
+      unsigned bank = (unsigned)((w / colWords_) & (banks_ - 1));
+      int64_t row = (int64_t)(w / colWords_ / banks_);
+      Bank& b = bank_[bank];
+      uint64_t cas;
+      if (b.row == row) {
+        rowHits++;
+        cas = std::max(t, b.casOk);
+      } else {
+        uint64_t act = t;
+        if (b.row >= 0) {
+          rowMisses++;
+          act = std::max({t, b.actAt + cyc(p.tRAS), b.preOk}) + cyc(p.tRP);
+        } else {
+          rowEmpty++;
+        }
+        act = std::max({act, lastAct_ + cyc(p.tRRD), faw_[fawIdx_] + cyc(p.tFAW)});
+        act = std::max(act, b.actAt + cyc(p.tRC));
+        faw_[fawIdx_] = act;
+        fawIdx_ = (fawIdx_ + 1) % 4;
+        lastAct_ = act;
+        b.actAt = act;
+        b.row = row;
+        cas = act + cyc(p.tRCD);
+      }
+      cas = std::max(cas, casFree_);
+      if (anyCas_ && isWrite != lastWrite_) {
+        turnarounds++;
+        if (isWrite) cas = std::max(cas, lastCas_ + cyc(p.readLatency - 1));
+        else cas = std::max(cas, lastCas_ + cyc(p.tWTR + (p.cwl + p.nphases - 1) / p.nphases + p.tCCD));
+      }
+      cas = alignSys(cas);
+      anyCas_ = true;
+      lastWrite_ = isWrite;
+      lastCas_ = cas;
+      casFree_ = cas + cyc(p.tCCD);
+      cmdFree_ = t;  // commands enter the controller in order
+      b.casOk = cas + cyc(p.tCCD);
+      if (isWrite) b.preOk = std::max(b.preOk, cas + cyc(p.writeLatency + 1 + p.tWR));
+      done(cas, w == w0);
+    }
+  }
+
+  const uint64_t socPs_, sysPs_;
+  const unsigned nativeBytes_, colWords_, banks_;
+  Bank bank_[16];
+  uint64_t nextRefresh_ = 0, cmdFree_ = 0, casFree_ = 0, lastCas_ = 0, lastAct_ = 0;
+  uint64_t faw_[4] = {0, 0, 0, 0};
+  static constexpr unsigned kPorts = 8;
+  uint64_t portFree_[kPorts] = {};  // next command slot of each port (its width converter's rate)
+  unsigned fawIdx_ = 0;
+  bool anyCas_ = false, lastWrite_ = false;
+};
+
+}  // namespace simc

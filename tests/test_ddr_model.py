@@ -1,0 +1,175 @@
+"""The SoC harness's DDR timing model (sim/common/ddr_model.h, docs/ddr-model.md).
+
+- Its preset table (sim/common/ddr_presets.h) is what the installed litedram computes for each board's
+  module, clock and rate: one table, checked here, never restated.
+- The model itself, driven without Verilator (tests/ddr/ddr_model_drive.cpp), against latencies worked
+  out here from litedram's numbers: row empty / hit / miss, refresh, write-to-read turnaround, the
+  streaming rate of one port, and two ports sharing one data bus.
+"""
+import math
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PRESETS_H = ROOT / "sim" / "common" / "ddr_presets.h"
+DRIVE_SRC = ROOT / "tests" / "ddr" / "ddr_model_drive.cpp"
+SOC_HZ = 100_000_000
+
+# Each board's DRAM as the board targets build it (boards/*/target.py): module, controller clock, data bits.
+BOARDS = {"kcu105": ("EDY4016A", 125e6, 64), "arty": ("MT41K128M16", 100e6, 16),
+          "boardsim": ("MT41K128M16", 125e6, 16)}
+FIELDS = ("name module memtype sysMHz nphases dataBits bankBits rowBits colBits tRP tRCD tWR tWTR tREFI tRFC "
+          "tRAS tRC tCCD tRRD tFAW cl cwl readLatency writeLatency").split()
+
+
+def presets() -> dict:
+    text = PRESETS_H.read_text()
+    body = text[text.index("kDdrPresets[]"):]
+    rows = {}
+    for m in re.finditer(r"\{([^{}]*)\}", body):
+        vals = [v.strip().strip('"') for v in m.group(1).split(",")]
+        row = dict(zip(FIELDS, vals))
+        rows[row["name"]] = {k: (v if k in ("name", "module", "memtype") else int(v)) for k, v in row.items()}
+    return rows
+
+
+def litedram_row(module_name, sys_hz, bits) -> dict:
+    import litedram.modules
+    from litedram.phy.model import get_sdram_phy_settings
+    mod = getattr(litedram.modules, module_name)(sys_hz, "1:4")
+    t, g = mod.timing_settings, mod.geom_settings
+    phy = get_sdram_phy_settings(mod.memtype, bits, sys_hz)
+    row = {"module": module_name, "memtype": mod.memtype, "sysMHz": round(sys_hz / 1e6), "nphases": phy.nphases,
+           "dataBits": bits, "bankBits": g.bankbits, "rowBits": g.rowbits, "colBits": g.colbits,
+           "cl": phy.cl, "cwl": phy.cwl, "readLatency": phy.read_latency, "writeLatency": phy.write_latency}
+    for k in ("tRP", "tRCD", "tWR", "tWTR", "tREFI", "tRFC", "tRAS", "tRC", "tCCD", "tRRD", "tFAW"):
+        row[k] = getattr(t, k)
+    return row
+
+
+def test_presets_match_litedram():
+    table = presets()
+    assert set(table) == set(BOARDS), f"{PRESETS_H}: presets {sorted(table)}, expected {sorted(BOARDS)}"
+    for name, args in BOARDS.items():
+        want = litedram_row(*args)
+        got = {k: v for k, v in table[name].items() if k != "name"}
+        assert got == want, f"{PRESETS_H}: preset {name} differs from litedram: " + ", ".join(
+            f"{k} {got.get(k)} != {want[k]}" for k in want if got.get(k) != want[k])
+
+
+def test_presets_match_the_board_targets():
+    """The module each board target instantiates is the preset's (a board change must move the preset)."""
+    for name, folder in (("kcu105", "kcu105"), ("arty", "arty_a7"), ("boardsim", "sim")):
+        src = (ROOT / "boards" / folder / "target.py").read_text()
+        module, hz, _ = BOARDS[name]
+        assert re.search(rf"\b{module}\(", src), f"boards/{folder}/target.py no longer uses {module}"
+        if folder != "sim":
+            assert f"sys_clk_freq = {hz / 1e6:g}e6" in src, f"boards/{folder}/target.py: controller clock changed"
+        else:
+            assert f"SYS_CLK = {hz / 1e6:g}e6" in src
+
+
+# ------------------------------------------------------------------------------ the model itself
+@pytest.fixture(scope="module")
+def drive(tmp_path_factory):
+    exe = tmp_path_factory.mktemp("ddr") / "ddr_model_drive"
+    subprocess.run(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{ROOT / 'sim' / 'common'}",
+                    str(DRIVE_SRC), "-o", str(exe)], check=True)
+
+    def run(preset, lines):
+        res = subprocess.run([str(exe), preset, str(SOC_HZ)], input="\n".join(lines) + "\n", capture_output=True,
+                             text=True, check=True)
+        return [list(map(int, ln.split()[1:])) for ln in res.stdout.splitlines()]
+    return run
+
+
+class Ref:
+    """Latencies worked out from litedram's numbers and the controller parameters of DdrController."""
+
+    def __init__(self, preset):
+        self.p = litedram_row(*BOARDS[preset])
+        self.sys_ps = 1_000_000 // self.p["sysMHz"]
+        self.soc_ps = 10**12 // SOC_HZ
+        self.native = 2 * self.p["nphases"] * self.p["dataBits"] // 8
+        c = controller()
+        self.port_in, self.cmd_queue, self.port_out = c["portIn"], c["cmdQueue"], c["portOut"]
+
+    def cmd_at(self, cycle):  # first controller cycle the command can use
+        t = cycle * self.soc_ps + self.port_in * self.soc_ps + self.cmd_queue * self.sys_ps
+        return math.ceil(t / self.sys_ps) * self.sys_ps
+
+    def done(self, cas_ps):
+        ps = cas_ps + self.p["readLatency"] * self.sys_ps + self.port_out * self.soc_ps
+        return math.ceil(ps / self.soc_ps)
+
+    def cyc(self, *names):
+        return sum(self.p[n] for n in names) * self.sys_ps
+
+
+def controller() -> dict:
+    """DdrController's defaults, read from the header (the calibrated values)."""
+    text = (ROOT / "sim" / "common" / "ddr_model.h").read_text()
+    body = text[text.index("struct DdrController"):]
+    body = body[:body.index("};")]
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"unsigned (\w+) = (\d+);", body)}
+
+
+@pytest.mark.parametrize("preset", sorted(BOARDS))
+def test_row_empty_hit_miss(drive, preset):
+    r = Ref(preset)
+    row_bytes = r.native << (r.p["colBits"] - 3)      # one row of one bank (ROW_BANK_COL)
+    other_row_same_bank = row_bytes << r.p["bankBits"]
+    out = drive(preset, ["r 100 0 16 0 32", "r 200 16 16 0 32", f"r 300 {other_row_same_bank} 16 0 32"])
+    # empty bank: ACT then CAS after tRCD
+    t = r.cmd_at(100)
+    assert out[0] == [r.done(t + r.cyc("tRCD"))] * 2
+    # same row: CAS at once
+    assert out[1] == [r.done(r.cmd_at(200))] * 2
+    # other row, same bank: precharge (tRAS long past), tRP, ACT, tRCD
+    assert out[2] == [r.done(r.cmd_at(300) + r.cyc("tRP", "tRCD"))] * 2
+
+
+@pytest.mark.parametrize("preset", sorted(BOARDS))
+def test_refresh_blocks_and_closes_rows(drive, preset):
+    r = Ref(preset)
+    refi = r.cyc("tREFI")
+    # a request arriving just as the first refresh starts waits tRP + tRFC, then finds its row closed
+    cycle = next(c for c in range(10**6) if r.cmd_at(c) >= refi)
+    out = drive(preset, ["r 100 0 16 0 32", f"r {cycle} 0 16 0 32", "stats"])
+    start = max(refi, r.cmd_at(cycle))
+    end = refi + r.cyc("tRP", "tRFC")
+    assert out[1] == [r.done(max(start, end) + r.cyc("tRCD"))] * 2
+    assert out[2][4] == 1  # one refresh
+    # long idle stretches cost nothing and count their refreshes
+    out = drive(preset, ["r 100 0 16 0 32", "r 10000000 0 16 0 32", "stats"])
+    assert out[2][4] == (10_000_000 * r.soc_ps) // refi
+
+
+@pytest.mark.parametrize("preset", sorted(BOARDS))
+def test_write_to_read_turnaround(drive, preset):
+    r = Ref(preset)
+    out = drive(preset, ["r 100 0 16 0 32", "w 200 16 16 0 32", "r 200 32 16 0 32", "stats"])
+    wr_cas = r.cmd_at(200)
+    wtr = (r.p["tWTR"] + math.ceil(r.p["cwl"] / r.p["nphases"]) + r.p["tCCD"]) * r.sys_ps
+    assert out[2] == [r.done(max(r.cmd_at(200), wr_cas + wtr))] * 2
+    assert out[3][5] == 2  # read->write, write->read
+
+
+@pytest.mark.parametrize("preset", sorted(BOARDS))
+def test_streaming_rate_and_two_ports_share_the_bus(drive, preset):
+    r = Ref(preset)
+    n, burst = 256, 512  # 128 KiB in 512-byte bursts from a 32-byte port, all requested at once
+    one = drive(preset, [f"r 1000 {i * burst} {burst} 0 32" for i in range(n)])
+    span = one[-1][1] - 1000
+    peak_ps = n * burst // r.native * r.sys_ps    # one native word per controller cycle
+    bus = max(peak_ps, n * burst // 32 * r.soc_ps)  # nor faster than one 32-byte beat per SoC cycle
+    assert bus / r.soc_ps <= span <= 1.25 * bus / r.soc_ps + 100, (span, bus / r.soc_ps)
+    # the same traffic from two ports in other banks: twice the words through one bus
+    far = 1 << 24
+    two = drive(preset, [f"r 1000 {a + i * burst} {burst} {a // far} 32" for i in range(n) for a in (0, far)])
+    span2 = two[-1][1] - 1000
+    assert span2 >= 2 * peak_ps / r.soc_ps, (span2, peak_ps / r.soc_ps)
+    assert span2 >= 1.6 * span or bus > peak_ps  # a port-bound stream leaves bus time for the other
