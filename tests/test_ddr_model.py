@@ -122,7 +122,7 @@ def test_row_empty_hit_miss(drive, preset):
     r = Ref(preset)
     row_bytes = r.native << (r.p["colBits"] - 3)      # one row of one bank (ROW_BANK_COL)
     other_row_same_bank = row_bytes << r.p["bankBits"]
-    out = drive(preset, ["r 100 0 16 0 32", "r 200 16 16 0 32", f"r 300 {other_row_same_bank} 16 0 32"])
+    out = drive(preset, ["r 100 0 16 0 16", "r 200 16 16 0 16", f"r 300 {other_row_same_bank} 16 0 16"])
     # empty bank: ACT then CAS after tRCD
     t = r.cmd_at(100)
     assert out[0] == [r.done(t + r.cyc("tRCD"))] * 2
@@ -138,20 +138,20 @@ def test_refresh_blocks_and_closes_rows(drive, preset):
     refi = r.cyc("tREFI")
     # a request arriving just as the first refresh starts waits tRP + tRFC, then finds its row closed
     cycle = next(c for c in range(10**6) if r.cmd_at(c) >= refi)
-    out = drive(preset, ["r 100 0 16 0 32", f"r {cycle} 0 16 0 32", "stats"])
+    out = drive(preset, ["r 100 0 16 0 16", f"r {cycle} 0 16 0 16", "stats"])
     start = max(refi, r.cmd_at(cycle))
     end = refi + r.cyc("tRP", "tRFC")
     assert out[1] == [r.done(max(start, end) + r.cyc("tRCD"))] * 2
     assert out[2][4] == 1  # one refresh
     # long idle stretches cost nothing and count their refreshes
-    out = drive(preset, ["r 100 0 16 0 32", "r 10000000 0 16 0 32", "stats"])
+    out = drive(preset, ["r 100 0 16 0 16", "r 10000000 0 16 0 16", "stats"])
     assert out[2][4] == (10_000_000 * r.soc_ps) // refi
 
 
 @pytest.mark.parametrize("preset", sorted(BOARDS))
 def test_write_to_read_turnaround(drive, preset):
     r = Ref(preset)
-    out = drive(preset, ["r 100 0 16 0 32", "w 200 16 16 0 32", "r 200 32 16 0 32", "stats"])
+    out = drive(preset, ["r 100 0 16 0 16", "w 200 16 16 0 16", "r 200 32 16 0 16", "stats"])
     wr_cas = r.cmd_at(200)
     wtr = (r.p["tWTR"] + math.ceil(r.p["cwl"] / r.p["nphases"]) + r.p["tCCD"]) * r.sys_ps
     assert out[2] == [r.done(max(r.cmd_at(200), wr_cas + wtr))] * 2

@@ -142,8 +142,9 @@ def test_paper_clock_is_the_socs_nominal_clock():
 
 # ---- no hand-kept copies -------------------------------------------------------------------------
 
+HOST = ["host/**/*.cpp", "host/**/*.h", "leveldb/*.cc", "leveldb/*.h"]
 CODE = ["lsmc/**/*.py", "fw/**/*.[chS]", "sim/**/*.[ch]", "sim/**/*.cpp", "nand/model/*.cpp", "boards/**/*.py",
-        "tests/fw_host/*.py"]
+        "tests/fw_host/*.py", *HOST]
 # Facts that only their source may spell out, and where to look for copies. (The harnesses' help texts
 # may name an address; their logic takes the map from lsmc_soc.h.)
 COPIES = {
@@ -152,6 +153,8 @@ COPIES = {
     "an ONFI timing row": (re.compile(r"\b200, 20, 50, 25, 100\b|\b70, 5, 10, 10, 25, 5, 30\b"), CODE),
     "a peripheral base address": (re.compile(r"0x[Ff]00[0-9A-Fa-f]_?[0-9A-Fa-f]000\b"),
                                   ["lsmc/**/*.py", "fw/**/*.[chS]", "boards/**/*.py", "tests/fw_host/*.py"]),
+    # the LevelDB driver's Verilated-IP back end takes the IP's offsets from compaction_regs.h
+    "a register offset spelt as a number": (re.compile(r"\bk[A-Z]\w* = 0x[0-9A-Fa-f]+\b"), HOST),
     "the DDR or RAM base address": (re.compile(r"0x[48]000_?0000\b"),
                                     ["lsmc/**/*.py", "boards/**/*.py", "tests/fw_host/*.py"]),
 }

@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "VCompactionIp.h"
+#include "compaction_regs.h"
 #include "backend.h"
 #include "kb16.h"
 #include "verilated.h"
@@ -20,12 +21,13 @@
 namespace lsmc {
 namespace {
 
-// Register offsets: the generated map (build/gen/compaction_w128/compaction_regs.h is the C view).
+// Register offsets and fields: the generated map of the IP (build/gen/compaction_w128), never restated.
 enum : uint32_t {
-    kCtrl = 0x20, kGroup = 0x24, kStatus = 0x28, kErrIndex = 0x2C, kIn0Bytes = 0x38, kIn1Bytes = 0x3C,
-    kOutCap = 0x40, kInvCap = 0x44, kHwCycles = 0x48, kOutKeys = 0x4C, kId = 0x18
+    kCtrl = CIP_CTRL, kGroup = CIP_GROUP, kStatus = CIP_STATUS, kErrIndex = CIP_ERR_INDEX,
+    kIn0Bytes = CIP_IN0_BYTES, kIn1Bytes = CIP_IN1_BYTES, kOutCap = CIP_OUT_CAPACITY, kInvCap = CIP_INV_CAPACITY,
+    kHwCycles = CIP_HW_CYCLES, kOutKeys = CIP_OUT_KEYS, kId = CIP_ID
 };
-constexpr uint32_t kStBusy = 1, kStDone = 2, kStError = 4;
+constexpr uint32_t kStBusy = CIP_STATUS_BUSY_MASK, kStDone = CIP_STATUS_DONE_MASK, kStError = CIP_STATUS_ERROR_MASK;
 constexpr uint64_t kIdleLimit = 200000;  // cycles without any handshake: the IP is stuck
 
 void say(char* err, size_t n, const char* fmt, ...) {
@@ -68,7 +70,7 @@ class Device {
             say(err, n, "rtl: run lengths %zu/%zu not whole 32-bit entry counts", l0, l1);
             return KB16_ERR_LENGTH;
         }
-        if (bus(false, kStatus, 0) & kStError) bus(true, kCtrl, 2);
+        if (bus(false, kStatus, 0) & kStError) bus(true, kCtrl, CIP_CTRL_SOFT_RESET_MASK);
         src[0] = {r0, l0 / 16, 0, false};
         src[1] = {r1, l1 / 16, 0, false};
         out_cap = m->out.size() / 16;
@@ -82,7 +84,7 @@ class Device {
         bus(true, kIn1Bytes, (uint32_t)l1);
         bus(true, kOutCap, (uint32_t)(out_cap * 16 > 0xFFFFFFFFu ? 0xFFFFFFF0u : out_cap * 16));
         bus(true, kInvCap, (uint32_t)(inv_cap * 4 > 0xFFFFFFFFu ? 0xFFFFFFFCu : inv_cap * 4));
-        bus(true, kCtrl, 1);
+        bus(true, kCtrl, CIP_CTRL_START_MASK);
         uint32_t st = 0;
         last_activity = cycle;
         for (;;) {
@@ -99,10 +101,10 @@ class Device {
         }
         if (overflow || (st & kStError)) {
             uint32_t idx = bus(false, kErrIndex, 0);
-            unsigned code = (st >> 8) & 0xFF;
+            unsigned code = (st & CIP_STATUS_ERR_CODE_MASK) >> CIP_STATUS_ERR_CODE_SHIFT;
             if (overflow) say(err, n, "rtl: output beyond the %zu-entry buffer", out_cap);
-            else say(err, n, "rtl: IP error %s (input %u, entry %u)", kb16_err_name(code), (st >> 16) & 1, idx);
-            bus(true, kCtrl, 2);  // soft reset: ready for the next job
+            else say(err, n, "rtl: IP error %s (input %u, entry %u)", kb16_err_name(code), (st & CIP_STATUS_ERR_INPUT_MASK) >> CIP_STATUS_ERR_INPUT_SHIFT, idx);
+            bus(true, kCtrl, CIP_CTRL_SOFT_RESET_MASK);  // soft reset: ready for the next job
             for (auto& s : src) s = Src{};
             return code ? (int)code : -1;
         }

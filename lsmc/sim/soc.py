@@ -66,7 +66,16 @@ def build_soc(trace: bool = False, width: int = 128) -> Path:
                                                  verilog.parent / "lsmc_soc.h")
     return build.verilate("LsmcSoc", [verilog, SIM_SRC / "soc.vlt"],
                           [SIM_SRC / "harness.cpp", NAND_MODEL / "onfi_model.cpp", *common_srcs],
-                          outdir, flags=flags + common_flags + ["-CFLAGS", f"-I{NAND_MODEL} -I{verilog.parent}"])
+                          outdir, flags=flags + common_flags + ["-CFLAGS", f"-I{NAND_MODEL} -I{verilog.parent}"],
+                          train=None if trace else _train)
+
+
+def _train(exe: Path) -> None:
+    """Profile-guided optimisation's training run (docs/simulation.md): the self-test's CPU loop, DDR
+    through the caches, and a DMA + compaction IP job: every part of the SoC that a run keeps busy."""
+    elf = build_selftest()
+    for args in (["--arg", "4", "--max-cycles", "1500000"], ["--arg", "3"], ["--arg", "8"]):
+        subprocess.run([str(exe), str(elf), "--quiet", *args], capture_output=True, timeout=600, check=False)
 
 
 def build_selftest() -> Path:

@@ -36,6 +36,7 @@ struct DdrController {
   unsigned cmdQueue = 3;  // controller cycles: crossbar + bank machine buffer + multiplexer choice
   unsigned portOut = 5;   // SoC cycles: read data out of the PHY to the R beat (CDC, converter)
   unsigned writeAck = 4;  // SoC cycles: last write command taken to the B response
+  unsigned readCredits = 16;  // read-buffer beats per port (LiteDRAMAXI2Native r_buffer_depth)
 };
 
 // The interface axi_mem.h calls (kept abstract so the fixed-latency path has no dependency on it).
@@ -83,9 +84,8 @@ class DdrModel : public MemTiming {
             uint64_t* last) override {
     uint64_t t0 = cycle * socPs_ + (uint64_t)c.portIn * socPs_ + cyc(c.cmdQueue);
     uint64_t done0 = 0, done = 0;
-    forWords(addr, bytes, port, portBytes, t0, false, [&](uint64_t cas, bool firstWord) {
-      uint64_t ready = cas + cyc(p.readLatency) + (uint64_t)c.portOut * socPs_;
-      if (firstWord) done0 = ready;
+    forWords(addr, bytes, port, portBytes, t0, false, [&](uint64_t ready, bool firstBeat) {
+      if (firstBeat) done0 = ready;
       done = std::max(done, ready);
     });
     *first = up(done0);
@@ -109,6 +109,7 @@ class DdrModel : public MemTiming {
   struct Bank {
     int64_t row = -1;
     uint64_t actAt = 0, casOk = 0, preOk = 0;
+    bool used = false;
   };
   uint64_t cyc(uint64_t n) const { return n * sysPs_; }
   uint64_t up(uint64_t ps) const { return (ps + socPs_ - 1) / socPs_; }
@@ -127,57 +128,88 @@ class DdrModel : public MemTiming {
     return std::max(t, end);
   }
 
+  // Schedules the burst port beat by port beat (LiteDRAM's AXIBurst2Beat: one port command per SoC
+  // cycle); a beat wider than the native word becomes several native commands (down-converter), beats
+  // narrower share one (up-converter). Reads also wait for a free slot of the port's read buffer
+  // (LiteDRAMAXI2NativeR reserves one of readCredits beats per command, freed when the R beat leaves).
+  // done(readyPs, firstBeat) gets each beat's data time at the controller side.
   template <typename F>
   void forWords(uint64_t addr, unsigned bytes, unsigned port, unsigned portBytes, uint64_t t0, bool isWrite, F done) {
-    uint64_t& portFree = portFree_[port % kPorts];
-    uint64_t w0 = addr / nativeBytes_, w1 = (addr + std::max(bytes, 1u) - 1) / nativeBytes_;
-    // A narrower port feeds a native word over several of its beats (up-converter).
-    uint64_t interval = std::max<uint64_t>(sysPs_, socPs_ * nativeBytes_ / std::max(portBytes, 1u));
-    for (uint64_t w = w0; w <= w1; w++) {
-      words++;
-      uint64_t t = alignSys(std::max({t0, portFree, cmdFree_}));
-      portFree = t + interval;
-      t = refresh(t);
-      unsigned bank = (unsigned)((w / colWords_) & (banks_ - 1));
-      int64_t row = (int64_t)(w / colWords_ / banks_);
-      Bank& b = bank_[bank];
-      uint64_t cas;
-      if (b.row == row) {
-        rowHits++;
-        cas = std::max(t, b.casOk);
-      } else {
-        uint64_t act = t;
-        if (b.row >= 0) {
-          rowMisses++;
-          act = std::max({t, b.actAt + cyc(p.tRAS), b.preOk}) + cyc(p.tRP);
-        } else {
-          rowEmpty++;
+    Port& pt = port_[port % kPorts];
+    portBytes = std::max(portBytes, 1u);
+    uint64_t beats = std::max<uint64_t>(1, (bytes + portBytes - 1) / portBytes);
+    uint64_t lastWord = UINT64_MAX, lastReady = 0;
+    unsigned credits = std::min(std::max(c.readCredits, 1u), kCredits);
+    for (uint64_t j = 0; j < beats; j++) {
+      uint64_t a = addr + j * portBytes;
+      uint64_t t = std::max(t0, pt.free);
+      if (!isWrite) t = std::max(t, pt.credit[pt.next % credits]);
+      pt.free = t + socPs_;
+      uint64_t w0 = a / nativeBytes_, w1 = (a + portBytes - 1) / nativeBytes_, ready = 0;
+      for (uint64_t w = w0; w <= w1; w++) {
+        if (w == lastWord) {  // same native word as the previous beat (up-converter): no new command
+          ready = std::max(ready, lastReady);
+          continue;
         }
-        act = std::max({act, lastAct_ + cyc(p.tRRD), faw_[fawIdx_] + cyc(p.tFAW)});
-        act = std::max(act, b.actAt + cyc(p.tRC));
-        faw_[fawIdx_] = act;
-        fawIdx_ = (fawIdx_ + 1) % 4;
-        lastAct_ = act;
-        b.actAt = act;
-        b.row = row;
-        cas = act + cyc(p.tRCD);
+        lastWord = w;
+        lastReady = word(w, t, isWrite);
+        ready = std::max(ready, lastReady);
       }
-      cas = std::max(cas, casFree_);
-      if (anyCas_ && isWrite != lastWrite_) {
-        turnarounds++;
-        if (isWrite) cas = std::max(cas, lastCas_ + cyc(p.readLatency - 1));
-        else cas = std::max(cas, lastCas_ + cyc(p.tWTR + (p.cwl + p.nphases - 1) / p.nphases + p.tCCD));
+      if (!isWrite) {
+        uint64_t out = std::max(ready + cyc(p.readLatency) + (uint64_t)c.portOut * socPs_, pt.lastOut + socPs_);
+        pt.lastOut = out;
+        pt.credit[pt.next++ % credits] = out;  // this slot frees when its beat leaves
+        ready = out;
       }
-      cas = alignSys(cas);
-      anyCas_ = true;
-      lastWrite_ = isWrite;
-      lastCas_ = cas;
-      casFree_ = cas + cyc(p.tCCD);
-      cmdFree_ = t;  // commands enter the controller in order
-      b.casOk = cas + cyc(p.tCCD);
-      if (isWrite) b.preOk = std::max(b.preOk, cas + cyc(p.writeLatency + 1 + p.tWR));
-      done(cas, w == w0);
+      done(ready, j == 0);
     }
+  }
+
+  // One native command at or after time t: returns its CAS time.
+  uint64_t word(uint64_t w, uint64_t tIn, bool isWrite) {
+    words++;
+    uint64_t t = alignSys(std::max(tIn, cmdFree_));
+    t = refresh(t);
+    unsigned bank = (unsigned)((w / colWords_) & (banks_ - 1));
+    int64_t row = (int64_t)(w / colWords_ / banks_);
+    Bank& b = bank_[bank];
+    uint64_t cas;
+    if (b.row == row) {
+      rowHits++;
+      cas = std::max(t, b.casOk);
+    } else {
+      uint64_t act = t;
+      if (b.row >= 0) {
+        rowMisses++;
+        act = std::max({t, b.actAt + cyc(p.tRAS), b.preOk}) + cyc(p.tRP);
+      } else {
+        rowEmpty++;
+      }
+      act = std::max({act, lastAct_ + cyc(p.tRRD), faw_[fawIdx_] + cyc(p.tFAW)});
+      if (b.used) act = std::max(act, b.actAt + cyc(p.tRC));
+      faw_[fawIdx_] = act;
+      fawIdx_ = (fawIdx_ + 1) % 4;
+      lastAct_ = act;
+      b.actAt = act;
+      b.row = row;
+      b.used = true;
+      cas = act + cyc(p.tRCD);
+    }
+    cas = std::max(cas, casFree_);
+    if (anyCas_ && isWrite != lastWrite_) {
+      turnarounds++;
+      if (isWrite) cas = std::max(cas, lastCas_ + cyc(p.readLatency - 1));
+      else cas = std::max(cas, lastCas_ + cyc(p.tWTR + (p.cwl + p.nphases - 1) / p.nphases + p.tCCD));
+    }
+    cas = alignSys(cas);
+    anyCas_ = true;
+    lastWrite_ = isWrite;
+    lastCas_ = cas;
+    casFree_ = cas + cyc(p.tCCD);
+    cmdFree_ = t;  // commands enter the controller in order
+    b.casOk = cas + cyc(p.tCCD);
+    if (isWrite) b.preOk = std::max(b.preOk, cas + cyc(p.writeLatency + 1 + p.tWR));
+    return cas;
   }
 
   const uint64_t socPs_, sysPs_;
@@ -185,8 +217,12 @@ class DdrModel : public MemTiming {
   Bank bank_[16];
   uint64_t nextRefresh_ = 0, cmdFree_ = 0, casFree_ = 0, lastCas_ = 0, lastAct_ = 0;
   uint64_t faw_[4] = {0, 0, 0, 0};
-  static constexpr unsigned kPorts = 8;
-  uint64_t portFree_[kPorts] = {};  // next command slot of each port (its width converter's rate)
+  static constexpr unsigned kPorts = 8, kCredits = 64;
+  struct Port {
+    uint64_t free = 0, lastOut = 0, next = 0;
+    uint64_t credit[kCredits] = {};  // when each read-buffer slot frees (ring of readCredits used)
+  };
+  Port port_[kPorts];
   unsigned fawIdx_ = 0;
   bool anyCas_ = false, lastWrite_ = false;
 };
