@@ -70,6 +70,13 @@ def malformed_cases():
     c["virtual-at-end"] = (patch(mixed, last, header=es[last].header | kb16.HDR_VIR, address=0), kb16.VIRTUAL_AT_END)
     s15 = entries(short)[15]
     c["virtual-in-last-slot"] = (patch(short, 15, header=s15.header | kb16.HDR_VIR, address=0), kb16.VIRTUAL_AT_END)
+    # the entry after a virtual entry must be real (spec, "Groups"): a virtual, or a pad in slot G-1
+    c["virtual-after-virtual"] = (patch(mixed, v + 1, header=es[v + 1].header | kb16.HDR_VIR, address=0),
+                                  kb16.VIRTUAL_AT_END)
+    vir14 = kb16.Entry(kb16.HDR_VIR | 8, 0, b"zzzzzzzz")
+    c["pad-after-virtual"] = (pack([real(0, bytes([0x61 + i]), 4 * i) for i in range(14)] +
+                                   [vir14, kb16.Entry(kb16.HDR_PAD, 0, bytes(8)), real(0, b"zz", 99)]),
+                              kb16.VIRTUAL_AT_END)
     c["pad-not-last-slot"] = (patch(short, 3, header=kb16.HDR_PAD, address=0, keybytes=bytes(8)), kb16.BAD_PAD)
     c["pad-with-address"] = (patch(short, 15, header=kb16.HDR_PAD, address=4, keybytes=bytes(8)), kb16.BAD_PAD)
     c["pad-with-key-byte"] = (patch(short, 31, header=kb16.HDR_PAD, address=0, keybytes=b"\0" * 7 + b"\1"),

@@ -150,6 +150,72 @@ def test_all_error_classes_reached(lib):
     assert set(range(1, 11)) <= seen, sorted(seen)
 
 
+def _raw(shared=0, unshared=0, key=b"", addr=0, vir=0, pad=0):
+    return struct.pack("<II8s", unshared | shared << 4 | vir << 8 | pad << 9, addr, key.ljust(8, b"\0"))
+
+
+# Spec "Groups": the entry after a virtual entry is a real entry of the same group. Hand-made runs
+# (G=4), independent of the model: (name, run, code, index); code 0 = accepted.
+VIRTUAL_RULE_CASES = [
+    ("virtual then virtual", [_raw(0, 8, b"aaaaaaaa", vir=1), _raw(8, 8, b"bbbbbbbb", vir=1), _raw(8, 1, b"c", 5)],
+     5, 1),
+    ("virtual then pad in last slot", [_raw(0, 1, b"a", 1), _raw(0, 1, b"b", 2), _raw(0, 8, b"cccccccc", vir=1),
+                                       _raw(pad=1), _raw(0, 1, b"d", 3)], 5, 3),
+    ("virtual then vir+pad", [_raw(0, 8, b"aaaaaaaa", vir=1), _raw(vir=1, pad=1), _raw(0, 1, b"b", 1)], 5, 1),
+    ("virtual in last slot", [_raw(0, 1, b"a", 1), _raw(0, 1, b"b", 2), _raw(0, 1, b"c", 3),
+                              _raw(0, 8, b"dddddddd", vir=1), _raw(8, 1, b"e", 4)], 5, 3),
+    ("virtual at end", [_raw(0, 1, b"a", 1), _raw(0, 8, b"bbbbbbbb", vir=1)], 5, 1),
+    ("virtual then real in last slot", [_raw(0, 1, b"a", 1), _raw(0, 1, b"b", 2), _raw(0, 8, b"cccccccc", vir=1),
+                                        _raw(8, 1, b"d", 3), _raw(0, 1, b"e", 4)], 0, None),
+]
+
+
+@pytest.mark.parametrize("name,ents,code,index", VIRTUAL_RULE_CASES, ids=[c[0] for c in VIRTUAL_RULE_CASES])
+def test_virtual_entry_rules(lib, name, ents, code, index):
+    data = b"".join(ents)
+    rc, idx, _ = lib.decode(data, 4)
+    assert (rc, idx if rc else None) == (code, index)
+    m = lib.merge(_raw(0, 1, b"\x00", 9), data, 4)
+    if code:
+        assert (m.status, m.err_input, m.err_index) == (code, 1, index)
+    else:
+        assert m.status == 0 and m.out_keys == 5
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_merge_n_against_model(lib, seed):
+    """kb16_merge_n: any number of runs (newest first) gives the model's N-way merge byte for byte."""
+    rng = random.Random(500 + seed)
+    g = rng.choice([2, 3, 16, 256])
+    n_runs = rng.randint(1, 12)
+    keys = _random_keys(rng, rng.randint(0, 200), ["short", "uniform", "prefix"][seed % 3])
+    lists = [sorted(rng.sample(keys, rng.randint(0, len(keys)))) for _ in range(n_runs)]
+    if seed == 0:
+        lists = [keys] * n_runs  # identical runs: every older address invalid
+    runs = [kb16.encode([(k, rng.getrandbits(32)) for k in ks], g) for ks in lists]
+    merged, inv = kb16.merge_runs(runs, g)
+    m = lib.merge_n(runs, g)
+    assert m.status == 0 and m.merged == merged and struct.pack(f"<{len(m.invalid)}I", *m.invalid) == inv
+    if n_runs == 2:
+        assert lib.merge(*runs, g).merged == merged
+
+
+def test_merge_n_errors(lib):
+    good = [kb16.encode([(bytes([i, j]), i * 100 + j) for j in range(1, 20)], 16) for i in range(1, 6)]
+    bad = bytearray(good[3])
+    bad[16 * 7 + 1] |= 0x04  # entry 7: reserved header bit
+    runs = good[:3] + [bytes(bad)] + good[4:]
+    m = lib.merge_n(runs, 16)
+    assert (m.status, m.err_input, m.err_index) == (kb16.RESERVED_BITS, 3, 7)
+    assert lib.merge_n(good, 16, inv_cap=0).status == 0  # disjoint: no invalid address
+    same = [good[0]] * 3
+    m = lib.merge_n(same, 16, inv_cap=5)
+    assert (m.status, m.err_index, len(m.invalid)) == (kb16.INV_OVERFLOW, 5, 5)
+    assert lib.merge_n(good, 1).status == kb16.BAD_GROUP
+    assert lib.merge_n([], 16).status == 65                  # KB16_ERR_ARG
+    assert lib.merge_n([good[0]] * 33, 16).status == 65      # over KB16_MAX_RUNS
+
+
 def test_capacity_errors(lib):
     p0 = [(bytes([i]), i) for i in range(1, 60)]
     p1 = [(bytes([i]), 1000 + i) for i in range(30, 90)]

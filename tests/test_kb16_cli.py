@@ -96,6 +96,23 @@ def test_merge_matches_model(tmp_path):
                                 f"{len(want_m)} bytes), 100 invalid addresses")
 
 
+def test_merge_n_runs(tmp_path):
+    """`merge` with four runs (newest first): the model's N-way merge; one run is refused."""
+    paths = []
+    for i in range(4):
+        r0, _, _, _ = gen(tmp_path, f"n{i}", "short", 120, 0.0, 10 + i, 16)
+        paths.append(r0)
+    out, inv = tmp_path / "m.kb16", tmp_path / "inv.bin"
+    r = run("merge", *paths, "--group", 16, "--out", out, "--invalid", inv)
+    assert r.returncode == 0, r.stderr
+    runs = [p.read_bytes() for p in paths]
+    want_m, want_i = kb16.merge_runs(runs, 16)
+    assert out.read_bytes() == want_m and inv.read_bytes() == want_i
+    counts = " + ".join(str(len(kb16.decode(x, 16))) for x in runs)
+    assert r.stdout.startswith(f"merged {counts} keys -> ")
+    assert_bad(run("merge", paths[0], "--out", out, "--invalid", inv), "at least two runs")
+
+
 @pytest.mark.parametrize("name", ["paper-fig3", "prefixes", "pad-at-group-end"])
 def test_merge_vectors(tmp_path, name):
     group = {c["name"]: c["group"] for c in json.loads((VEC / "cases.json").read_text())}[name]

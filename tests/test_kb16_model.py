@@ -182,6 +182,17 @@ MALFORMED_CASES = [
     ("virtual at end with address", [R(0, b"a"), E(0, 8, b"zzzzzzzz", 4, vir=1)], 4,
      kb16.VIRTUAL_AT_END, 1),
     ("vir+pad in last slot", GOOD + [E(vir=1, pad=1)], 4, kb16.VIRTUAL_AT_END, 3),
+    # the entry after a virtual entry must be a real entry (spec, "Groups"); reported at that entry
+    ("virtual after virtual", [E(0, 8, b"aaaaaaaa", vir=1), E(8, 8, b"bbbbbbbb", vir=1), R(8, b"c", 5)], 4,
+     kb16.VIRTUAL_AT_END, 1),
+    ("pad after virtual", [R(0, b"a"), R(0, b"b"), E(0, 8, b"cccccccc", vir=1), E(pad=1), R(0, b"d")], 4,
+     kb16.VIRTUAL_AT_END, 3),
+    ("vir+pad after virtual", [E(0, 8, b"aaaaaaaa", vir=1), E(vir=1, pad=1), R(0, b"b")], 4,
+     kb16.VIRTUAL_AT_END, 1),
+    ("virtual after virtual, bad fill", [E(0, 8, b"aaaaaaaa", vir=1), E(8, 8, b"bbbbbbbb", 7, vir=1), R(8, b"c")],
+     4, kb16.VIRTUAL_AT_END, 1),
+    ("reserved bit after virtual", [E(0, 8, b"aaaaaaaa", vir=1), E(8, 1, b"b", 1, extra=1 << 11)], 4,
+     kb16.RESERVED_BITS, 1),
     ("empty key with fill", [R(0, b"a"), E(0, 0, b"x", 2)], 4, kb16.EMPTY_KEY, 1),
     ("not increasing with fill", [R(0, b"b"), E(0, 1, b"a\0x", 2)], 4, kb16.NOT_INCREASING, 1),
     ("first error wins", [R(0, b"b"), R(0, b"a"), E(extra=1 << 20)], 4, kb16.NOT_INCREASING, 1),
@@ -216,13 +227,14 @@ def test_error_in_complete_entry_beats_length():
 
 def test_accepted_non_canonical_shapes():
     # A pad in slot G-1 may end a run; a virtual key smaller than the previous real key is fine
-    # (only real keys must increase); a virtual followed by a virtual chains prefixes.
+    # (only real keys must increase); a virtual in slot G-2 with its real entry in slot G-1 is fine;
+    # the real entry after a virtual one need not share with it.
     data = b"".join([R(0, b"m", 1), R(0, b"n", 2), R(0, b"o", 3), E(pad=1)])
     assert kb16.decode(data, 4) == [(b"m", 1), (b"n", 2), (b"o", 3)]
     data = b"".join([R(0, b"m", 1), E(0, 1, b"a", vir=1), R(0, b"z", 2)])
     assert kb16.decode(data, 4) == [(b"m", 1), (b"z", 2)]
-    data = b"".join([E(0, 8, b"aaaaaaaa", vir=1), E(8, 8, b"bbbbbbbb", vir=1), R(8, b"c", 5)])
-    assert kb16.decode(data, 4) == [(b"aaaaaaaac", 5)]
+    data = b"".join([R(0, b"a", 1), R(0, b"b", 2), E(0, 8, b"cccccccc", vir=1), R(8, b"d", 3), R(0, b"e", 4)])
+    assert kb16.decode(data, 4) == [(b"a", 1), (b"b", 2), (b"ccccccccd", 3), (b"e", 4)]
     assert kb16.decode(b"", 16) == []
 
 

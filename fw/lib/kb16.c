@@ -105,6 +105,8 @@ static unsigned check_entry(const kb16_reader *r, const uint8_t *e, size_t idx, 
         return KB16_ERR_GROUP_START_SHARED;
     if (vir && (last_slot || last_entry))
         return KB16_ERR_VIRTUAL_AT_END;
+    if (r->after_vir && (vir || pad)) /* the entry after a virtual entry must be real */
+        return KB16_ERR_VIRTUAL_AT_END;
     if (pad) {
         int other = (hdr & ~KB16_HDR_PAD) != 0 || addr != 0;
         for (i = 0; i < 8 && !other; i++)
@@ -149,6 +151,7 @@ static int reader_step(kb16_reader *r, kb16_keybuf *key, unsigned *key_len, uint
         r->idx++;
         if (++r->slot == r->group)
             r->slot = 0;
+        r->after_vir = (hdr & KB16_HDR_VIR) != 0;
         if (hdr & KB16_HDR_PAD)
             continue; /* a pad carries no key and keeps the previous one */
         key_copy(&r->prev, &k);
@@ -396,6 +399,84 @@ int kb16_merge(const uint8_t *run0, size_t len0, const uint8_t *run1, size_t len
                     goto done;
                 }
             }
+        }
+    }
+done:
+    res->out_entries = w.entries;
+    res->out_bytes = kb16_writer_bytes(&w);
+    res->out_keys = w.keys;
+    return rc;
+}
+
+int kb16_merge_n(const uint8_t *const *runs, const size_t *lens, unsigned n, unsigned group, uint8_t *out,
+                 size_t out_cap, uint32_t *inv, size_t inv_cap, kb16_merge_result *res)
+{
+    kb16_reader r[KB16_MAX_RUNS];
+    kb16_keybuf k[KB16_MAX_RUNS];
+    unsigned kl[KB16_MAX_RUNS];
+    uint32_t a[KB16_MAX_RUNS];
+    int have[KB16_MAX_RUNS];
+    kb16_writer w;
+    unsigned i, best;
+    int rc = KB16_OK, any;
+    size_t idx = 0;
+
+    if (!res)
+        return KB16_ERR_ARG;
+    memset(res, 0, sizeof *res);
+    if (n == 0 || n > KB16_MAX_RUNS || !runs || !lens)
+        return merge_fail(res, KB16_ERR_ARG, 0, 0);
+    if (!group_ok(group))
+        return merge_fail(res, KB16_ERR_BAD_GROUP, 0, 0);
+    if (kb16_writer_init(&w, out, out_cap, group) || (!inv && inv_cap))
+        return merge_fail(res, KB16_ERR_ARG, 0, 0);
+    for (i = 0; i < n; i++)
+        if (kb16_reader_init(&r[i], runs[i], lens[i], group))
+            return merge_fail(res, KB16_ERR_ARG, 0, 0);
+
+    for (i = 0; i < n; i++) {
+        have[i] = reader_step(&r[i], &k[i], &kl[i], &a[i]);
+        if (have[i] < 0) {
+            rc = merge_fail(res, r[i].err, i, r[i].err_index);
+            goto done;
+        }
+    }
+    for (;;) {
+        /* Smallest head; on a tie the lowest index (newest run) stays `best`. */
+        any = 0;
+        best = 0;
+        for (i = 0; i < n; i++)
+            if (have[i] && (!any || kb16_key_cmp(k[i].b, kl[i], k[best].b, kl[best]) < 0)) {
+                best = i;
+                any = 1;
+            }
+        if (!any)
+            break;
+        rc = writer_put(&w, k[best].b, kl[best], a[best], &idx, &k[best]);
+        if (rc != KB16_OK) { /* only overflow: the readers guarantee increasing keys */
+            rc = merge_fail(res, (unsigned)rc, 0, idx);
+            goto done;
+        }
+        /* Every older run holding the same key: its address is superseded (run order). */
+        for (i = best + 1; i < n; i++)
+            if (have[i] && kb16_key_cmp(k[i].b, kl[i], k[best].b, kl[best]) == 0) {
+                if (res->inv_count >= inv_cap) {
+                    rc = merge_fail(res, KB16_ERR_INV_OVERFLOW, 0, res->inv_count);
+                    goto done;
+                }
+                inv[res->inv_count++] = a[i];
+                res->in_keys[i]++;
+                have[i] = reader_step(&r[i], &k[i], &kl[i], &a[i]);
+                if (have[i] < 0) {
+                    rc = merge_fail(res, r[i].err, i, r[i].err_index);
+                    goto done;
+                }
+            }
+        res->in_keys[best]++;
+        have[best] = reader_step(&r[best], &k[best], &kl[best], &a[best]);
+        if (have[best] < 0) {
+            rc = merge_fail(res, r[best].err, best, r[best].err_index);
+            goto done;
         }
     }
 done:

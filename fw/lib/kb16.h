@@ -19,6 +19,7 @@ extern "C" {
 #define KB16_MAX_PART 8u /* shared_len / unshared_len limit */
 #define KB16_MIN_GROUP 2u
 #define KB16_MAX_GROUP 256u
+#define KB16_MAX_RUNS 32u /* inputs of one kb16_merge_n */
 
 /* Header bits. */
 #define KB16_HDR_UNSHARED_MASK 0x0Fu
@@ -71,6 +72,7 @@ typedef struct {
     kb16_keybuf last_real;
     unsigned last_real_len;
     int have_real;
+    int after_vir;     /* the previous entry was virtual: the next one must be real */
     unsigned err;      /* sticky error code once an error was reported */
     size_t err_index;  /* entry index of the offender */
 } kb16_reader;
@@ -120,7 +122,7 @@ typedef struct {
     size_t out_entries;   /* entries written (real + virtual + pad) */
     size_t out_keys;      /* real keys written */
     size_t inv_count;     /* invalid addresses written */
-    size_t in_keys[2];    /* real keys consumed from each input */
+    size_t in_keys[KB16_MAX_RUNS]; /* real keys consumed from each input */
 } kb16_merge_result;
 
 /* Merge two canonical or non-canonical (but well-formed) runs with group size G into a canonical
@@ -128,6 +130,13 @@ typedef struct {
  * Stops at the first malformed entry or overflow, like the IP. Returns res->status. */
 int kb16_merge(const uint8_t *run0, size_t len0, const uint8_t *run1, size_t len1, unsigned group,
                uint8_t *out, size_t out_cap, uint32_t *inv, size_t inv_cap, kb16_merge_result *res);
+
+/* ---- N-way merge (runs[0] newest .. runs[n-1] oldest), 1 <= n <= KB16_MAX_RUNS ------------------
+ * For a key held by several runs the newest run's address is kept and the others go to inv, for each
+ * key in key order, from the next-newest run to the oldest. Errors as kb16_merge (err_input names
+ * the run, 0..n-1); n == 0 or n > KB16_MAX_RUNS is KB16_ERR_ARG. */
+int kb16_merge_n(const uint8_t *const *runs, const size_t *lens, unsigned n, unsigned group, uint8_t *out,
+                 size_t out_cap, uint32_t *inv, size_t inv_cap, kb16_merge_result *res);
 
 /* ---- seeded workload generator ------------------------------------------------------------ */
 typedef enum {

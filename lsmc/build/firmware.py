@@ -123,7 +123,7 @@ class MergeResult(ctypes.Structure):
     _fields_ = [("status", ctypes.c_uint), ("err_input", ctypes.c_uint), ("err_index", ctypes.c_size_t),
                 ("out_bytes", ctypes.c_size_t), ("out_entries", ctypes.c_size_t),
                 ("out_keys", ctypes.c_size_t), ("inv_count", ctypes.c_size_t),
-                ("in_keys", ctypes.c_size_t * 2)]
+                ("in_keys", ctypes.c_size_t * 32)]  # KB16_MAX_RUNS
 
 
 class GenParams(ctypes.Structure):
@@ -161,6 +161,8 @@ class Kb16Lib:
                                     ctypes.c_void_p, sz, ctypes.POINTER(sz), ctypes.POINTER(sz)]
         lib.kb16_merge.argtypes = [u8p, sz, u8p, sz, ctypes.c_uint, ctypes.c_void_p, sz,
                                    ctypes.c_void_p, sz, ctypes.POINTER(MergeResult)]
+        lib.kb16_merge_n.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p,
+                                     sz, ctypes.c_void_p, sz, ctypes.POINTER(MergeResult)]
         lib.kb16_gen_runs.argtypes = [ctypes.POINTER(GenParams), ctypes.c_void_p, sz, ctypes.c_void_p, sz,
                                       ctypes.POINTER(sz), ctypes.c_void_p, sz, ctypes.POINTER(sz)]
         lib.kb16_gen_scratch_slots.argtypes = [ctypes.POINTER(GenParams)]
@@ -203,6 +205,22 @@ class Kb16Lib:
         inv = (ctypes.c_uint32 * max(inv_cap, 1))()
         res = MergeResult()
         self.lib.kb16_merge(run0, len(run0), run1, len(run1), group, out, out_cap, inv, inv_cap, ctypes.byref(res))
+        return Merge(res.status, res.err_input, res.err_index, bytes(out)[:res.out_bytes],
+                     list(inv)[:res.inv_count], res.out_entries, res.out_keys)
+
+    def merge_n(self, runs: list, group: int = 16, out_cap: int | None = None,
+                inv_cap: int | None = None) -> Merge:
+        """kb16_merge_n of runs (newest first)."""
+        total = sum(len(r) for r in runs)
+        out_cap = 3 * total + 16 if out_cap is None else out_cap
+        inv_cap = total // 16 + 1 if inv_cap is None else inv_cap
+        n = len(runs)
+        ptrs = (ctypes.c_char_p * max(n, 1))(*[bytes(r) for r in runs])
+        lens = (ctypes.c_size_t * max(n, 1))(*[len(r) for r in runs])
+        out = (ctypes.c_uint8 * max(out_cap, 1))()
+        inv = (ctypes.c_uint32 * max(inv_cap, 1))()
+        res = MergeResult()
+        self.lib.kb16_merge_n(ptrs, lens, n, group, out, out_cap, inv, inv_cap, ctypes.byref(res))
         return Merge(res.status, res.err_input, res.err_index, bytes(out)[:res.out_bytes],
                      list(inv)[:res.inv_count], res.out_entries, res.out_keys)
 

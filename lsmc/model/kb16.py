@@ -10,6 +10,9 @@ Decoder rules this model fixes where the spec is silent (docs/kb16-format.md, "C
 - the header checks (codes 1..4) apply to every entry kind, pads and virtual entries included;
 - an entry with `pad = 1` is a pad (any other set bit, `vir` included, is BAD_PAD); the `vir` bit
   alone decides VIRTUAL_AT_END, so `vir = pad = 1` in a last slot reports VIRTUAL_AT_END (5);
+- VIRTUAL_AT_END covers every breach of "the entry after a virtual entry is a real entry of the
+  same group": a virtual entry in slot G-1 or at the end of the run (reported at the virtual
+  entry), and a virtual or pad entry right after a virtual entry (reported at that entry);
 - a pad may sit only at slot G-1 (the last slot of a full group);
 - the "previous decoded key" of the first entry of a run is the empty key;
 - a length that is not a multiple of 16 is reported after the complete entries (which are checked
@@ -64,7 +67,7 @@ PROBLEMS = {
     LEN_OVER_8: "length field over 8",
     SHARED_OVER_PREV: "shared length over the previous key's length",
     GROUP_START_SHARED: "group start with shared != 0",
-    VIRTUAL_AT_END: "virtual entry in a group's last slot or at the end of the run",
+    VIRTUAL_AT_END: "virtual entry not followed by a real entry of its group",
     BAD_PAD: "malformed pad entry",
     EMPTY_KEY: "empty key",
     NOT_INCREASING: "keys not strictly increasing",
@@ -215,8 +218,8 @@ class Decoded:
 
 
 def _entry_error(e: Entry, i: int, slot: int, group: int, n: int, prev: bytes,
-                 prev_real: bytes | None) -> tuple[int, bytes | None]:
-    """Lowest error code of entry i (NONE if good) and its decoded key."""
+                 prev_real: bytes | None, after_vir: bool = False) -> tuple[int, bytes | None]:
+    """Lowest error code of entry i (NONE if good) and its decoded key; after_vir: entry i-1 is virtual."""
     sh, un = e.shared, e.unshared
     if e.header & HDR_RESERVED:
         return RESERVED_BITS, None
@@ -227,6 +230,8 @@ def _entry_error(e: Entry, i: int, slot: int, group: int, n: int, prev: bytes,
     if slot == 0 and sh != 0:
         return GROUP_START_SHARED, None
     if e.vir and (slot == group - 1 or i == n - 1):
+        return VIRTUAL_AT_END, None
+    if after_vir and (e.vir or e.pad):          # the entry after a virtual one must be real
         return VIRTUAL_AT_END, None
     if e.pad and (e.header != HDR_PAD or e.address != 0 or any(e.keybytes) or slot != group - 1):
         return BAD_PAD, None
@@ -250,15 +255,17 @@ def iter_entries(data: bytes, group: int = GROUP_DEFAULT) -> Iterator[Decoded]:
     n = len(data) // ENTRY_BYTES
     prev = b""                 # previous decoded key (real or virtual); a pad keeps it
     prev_real = None           # previous real key of the run
+    after_vir = False          # the previous entry was virtual
     for i in range(n):
         e = Entry.unpack(data[i * ENTRY_BYTES:(i + 1) * ENTRY_BYTES])
-        code, key = _entry_error(e, i, i % group, group, n, prev, prev_real)
+        code, key = _entry_error(e, i, i % group, group, n, prev, prev_real, after_vir)
         if code != NONE:
             raise Kb16Error(code, i, f"entry {i}: {PROBLEMS[code]}")
         if key is not None:
             prev = key
             if not e.vir:
                 prev_real = key
+        after_vir = e.vir
         yield Decoded(i, e, key)
     if len(data) % ENTRY_BYTES:
         raise Kb16Error(LENGTH, n, f"length {len(data)} not a multiple of 16 "
@@ -294,6 +301,22 @@ def merge_keys(keys0: Iterable[tuple[bytes, int]], keys1: Iterable[tuple[bytes, 
     return merged, invalid
 
 
+def merge_keys_n(key_lists: list[list[tuple[bytes, int]]]) -> tuple[list[tuple[bytes, int]], list[int]]:
+    """Key-level N-way merge, key_lists[0] newest. For a key held by several runs the newest address
+    is kept; the others are superseded, for each key in key order, from the next-newest run to the
+    oldest. Returns (merged pairs, superseded addresses)."""
+    holders: dict[bytes, list[int]] = {}
+    for keys in key_lists:
+        for key, addr in keys:
+            holders.setdefault(key, []).append(addr)
+    merged, invalid = [], []
+    for key in sorted(holders):
+        addrs = holders[key]
+        merged.append((key, addrs[0]))
+        invalid += addrs[1:]
+    return merged, invalid
+
+
 def pack_addresses(addrs: Iterable[int]) -> bytes:
     return b"".join(struct.pack("<I", a) for a in addrs)
 
@@ -319,6 +342,56 @@ def merge(run0: bytes, run1: bytes, group: int = GROUP_DEFAULT) -> tuple[bytes, 
             raise
     merged, invalid = merge_keys(keys[0], keys[1])
     return encode(merged, group), pack_addresses(invalid)
+
+
+def merge_runs(runs: list[bytes], group: int = GROUP_DEFAULT) -> tuple[bytes, bytes]:
+    """N-way compaction of encoded runs (runs[0] newest) -> (merged run, invalid addresses LE uint32).
+    A malformed run raises Kb16Error with .input = its index (the lowest bad index is reported)."""
+    check_group(group)
+    keys = []
+    for which, run in enumerate(runs):
+        try:
+            keys.append(decode(run, group))
+        except Kb16Error as err:
+            err.input = which
+            raise
+    merged, invalid = merge_keys_n(keys)
+    return encode(merged, group), pack_addresses(invalid)
+
+
+def cascade_plan(sizes: list[int], ways: int) -> list[tuple[int, int]]:
+    """Cascading compaction (seed 001, section 3.2) of runs with these byte sizes (newest first) on a
+    `ways`-input merger: while more runs than ways remain, merge the consecutive window of
+    min(ways, runs - ways + 1) runs with the fewest bytes into one temporary run, in place (only
+    neighbours in age may be merged, or a newer address could lose to an older one). Returns the
+    windows as (first index, count) in the current list at each step; the final K-way merge is not
+    listed."""
+    if ways < 2:
+        raise ValueError(f"ways must be >= 2, not {ways}")
+    sizes = list(sizes)
+    plan = []
+    while len(sizes) > ways:
+        m = min(ways, len(sizes) - ways + 1)
+        start = min(range(len(sizes) - m + 1), key=lambda i: (sum(sizes[i:i + m]), i))
+        plan.append((start, m))
+        sizes[start:start + m] = [sum(sizes[start:start + m])]
+    return plan
+
+
+def cascade_merge(runs: list[bytes], group: int, ways: int, merge=None) -> tuple[bytes, bytes, list]:
+    """Run cascade_plan with `merge(list_of_runs) -> (merged, invalid bytes)` (default: the model).
+    Returns (merged run, invalid addresses of every step in step order, [(start, count), ...]).
+    The merged run equals merge_runs(runs); the invalid addresses are the same set, step by step."""
+    merge = merge or (lambda rs: merge_runs(rs, group))
+    runs = list(runs)
+    invalid = b""
+    plan = cascade_plan([len(r) for r in runs], ways)
+    for start, m in plan:
+        tmp, inv = merge(runs[start:start + m])
+        invalid += inv
+        runs[start:start + m] = [tmp]
+    out, inv = merge(runs)
+    return out, invalid + inv, plan
 
 
 def _printable(b: bytes) -> str:
@@ -349,6 +422,7 @@ def dump(data: bytes, group: int = GROUP_DEFAULT) -> list[str]:
 
 __all__ = [
     "Kb16Error", "KeyListError", "Entry", "Decoded", "encode", "encode_entries", "decode",
-    "iter_entries", "merge", "merge_keys", "dump", "format_entry", "validate_keys", "check_group",
+    "iter_entries", "merge", "merge_keys", "merge_keys_n", "merge_runs", "cascade_plan", "cascade_merge",
+    "dump", "format_entry", "validate_keys", "check_group",
     "pack_addresses", "unpack_addresses", "ERROR_NAMES", "PROBLEMS", "ENTRY_BYTES", "GROUP_DEFAULT",
 ]

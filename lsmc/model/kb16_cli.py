@@ -19,8 +19,8 @@ def decode_file(path: str, group: int) -> list:
         raise CliError(f"{path}: {e.message}") from None
 
 
-def summary(keys0, keys1, merged_keys, merged: bytes, invalid: list) -> str:
-    return (f"merged {len(keys0)} + {len(keys1)} keys -> {len(merged_keys)} keys "
+def summary(key_lists, merged_keys, merged: bytes, invalid: list) -> str:
+    return (f"merged {' + '.join(str(len(k)) for k in key_lists)} keys -> {len(merged_keys)} keys "
             f"({len(merged) // kb16.ENTRY_BYTES} entries, {len(merged)} bytes), "
             f"{len(invalid)} invalid addresses")
 
@@ -71,15 +71,16 @@ def cmd_decode(a) -> None:
 
 
 def cmd_merge(a) -> None:
-    cliutil.check_paths({"--out": a.out, "--invalid": a.invalid}, {"RUN0": a.run0, "RUN1": a.run1})
-    keys0 = decode_file(a.run0, a.group)
-    keys1 = decode_file(a.run1, a.group)
-    merged_keys, invalid = kb16.merge_keys(keys0, keys1)
+    if len(a.runs) < 2:
+        raise cliutil.CliError("merge needs at least two runs (RUN0 RUN1 [RUN2 ...])")
+    cliutil.check_paths({"--out": a.out, "--invalid": a.invalid}, {f"RUN{i}": p for i, p in enumerate(a.runs)})
+    key_lists = [decode_file(path, a.group) for path in a.runs]
+    merged_keys, invalid = kb16.merge_keys_n(key_lists)
     merged = kb16.encode(merged_keys, a.group)
     with cliutil.Outputs() as out:
         out.add(a.out, merged)
         out.add(a.invalid, kb16.pack_addresses(invalid))
-    print(summary(keys0, keys1, merged_keys, merged, invalid))
+    print(summary(key_lists, merged_keys, merged, invalid))
 
 
 def parser() -> argparse.ArgumentParser:
@@ -113,9 +114,8 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--keys", action="store_true", help="print '<hex key> <address>' lines instead")
     d.set_defaults(fn=cmd_decode)
 
-    m = sub.add_parser("merge", help="merge RUN0 (newer) and RUN1 (older) like the IP")
-    m.add_argument("run0", metavar="RUN0")
-    m.add_argument("run1", metavar="RUN1")
+    m = sub.add_parser("merge", help="merge RUN0 RUN1 [RUN2 ...] (newest first) like the IP")
+    m.add_argument("runs", metavar="RUN", nargs="+", help="KB16 runs, newest first (at least two)")
     group_opt(m)
     m.add_argument("--out", required=True)
     m.add_argument("--invalid", required=True, help="file for superseded addresses (LE uint32)")

@@ -5,6 +5,9 @@ runs the RTL in Verilator, checks every output against the reference model, and 
 IP's own HW_CYCLES (first input beat .. done) as cycles, cycles per output entry, µs per input entry
 and input MB/s at 100 MHz. Table A uses workload kind `short` (1..8-byte keys: entries == keys, the
 paper's setting); table B kind `uniform` (1..16-byte keys: virtual entries make entries > keys).
+With --ways K (4 or 8) the same keys are dealt to K runs (run0's keys round robin over runs
+0..K/2-1, run1's over K/2..K-1, so each overlapping key sits in one newer and one older run) and
+the K-input IP merges them: results/bench_k<K>.md and .csv.
 Writes results/bench.md and results/bench.csv. Exit 1 if any output is wrong or a run fails;
 with --strict also when a target (128 bit: <= 1.15, 32 bit: <= 4.3 cycles per output entry at
 8192 entries, table A) is missed.
@@ -29,19 +32,25 @@ FIELDS = ("table", "kind", "width", "keys", "entries_in", "bytes_in", "entries_o
           "sim_cycles", "cycles_per_out_entry", "us_per_in_entry", "mb_per_s", "paper_cycles", "ok")
 
 
-def measure(kind, widths, sizes, seed, overlap, group, stall):
+def deal(k0, k1, ways):
+    """Key lists of `ways` runs from the two-run workload (see the module text)."""
+    half = ways // 2
+    return [k0[i::half] for i in range(half)] + [k1[i::half] for i in range(half)]
+
+
+def measure(kind, widths, sizes, seed, overlap, group, stall, ways=2):
     """Rows of results for one workload kind; every output checked against the model."""
     jobs, meta = [], []
     for n in sizes:
         k0, k1 = workloads.make_runs(kind, n, overlap, seed)
-        r0, r1 = kb16.encode(k0, group), kb16.encode(k1, group)
-        jobs.append(ipsim.Job(r0, r1, group, stalls={s: stall for s in ipsim.STREAMS} if stall else {},
-                              seed=seed))
-        meta.append((n, kb16.merge(r0, r1, group)))
+        runs = [kb16.encode(k, group) for k in deal(k0, k1, ways)]
+        jobs.append(ipsim.Job(runs[0], runs[1], group, more=tuple(runs[2:]),
+                              stalls={s: stall for s in ipsim.streams(ways)} if stall else {}, seed=seed))
+        meta.append((n, kb16.merge_runs(runs, group)))
     rows = []
     for w in widths:
-        for job, (n, (want_out, want_inv)), r in zip(jobs, meta, ipsim.run_jobs(jobs, width=w)):
-            entries_in = (len(job.run0) + len(job.run1)) // 16
+        for job, (n, (want_out, want_inv)), r in zip(jobs, meta, ipsim.run_jobs(jobs, width=w, ways=ways)):
+            entries_in = sum(len(x) for x in job.runs) // 16
             entries_out = len(r.out) // 16
             ok = (r.status == "done" and r.out == want_out and r.invalid == want_inv and r.violations == 0
                   and r.last_ok)
@@ -84,17 +93,22 @@ def main(argv=None) -> int:
     cliutil.add_overlap(ap, 0.25)
     cliutil.add_group(ap)
     cliutil.add_stall(ap)
-    cliutil.add_out_dir(ap, "results", "bench.md and bench.csv")
+    ap.add_argument("--ways", type=int, choices=ipsim.WAYS, default=2, help="IP inputs K (default 2)")
+    cliutil.add_out_dir(ap, "results", "bench.md and bench.csv (bench_k<K>.* with --ways K)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     a = ap.parse_args(argv)
     sizes = cliutil.flatten(a.sizes)
     widths = sorted((int(w) for w in a.widths), reverse=True)
     kinds = a.kinds
-    cliutil.check_output_dir(a.out_dir, "--out-dir", ["bench.md", "bench.csv"])
+    stem = "bench" if a.ways == 2 else f"bench_k{a.ways}"
+    cliutil.check_output_dir(a.out_dir, "--out-dir", [f"{stem}.md", f"{stem}.csv"])
 
     labels = {k: (t, d) for k, t, d in KINDS}
-    out = [f"# Compaction IP benchmark (Verilator RTL, {CLOCK_MHZ} MHz clock assumed)", "",
-           f"Two runs of keys/2 entries each, {a.overlap:.0%} overlap, seed {a.seed}, G = {a.group}"
+    runs_text = "Two runs of keys/2 entries each" if a.ways == 2 else \
+        f"{a.ways} runs (two runs of keys/2 entries each, dealt over {a.ways} runs)"
+    ways_text = "" if a.ways == 2 else f", {a.ways} inputs"
+    out = [f"# Compaction IP benchmark (Verilator RTL{ways_text}, {CLOCK_MHZ} MHz clock assumed)", "",
+           f"{runs_text}, {a.overlap:.0%} overlap, seed {a.seed}, G = {a.group}"
            + (f", random stalls p = {a.stall}" if a.stall else ", no stalls") + ". `cycles` is the IP's "
            "HW_CYCLES register (first input beat accepted .. done, every output beat accepted). "
            "`paper cycles` is seed 000 Table III (firmware-bracketed THROUGHPUT_COUNTER on its platform).", ""]
@@ -102,7 +116,7 @@ def main(argv=None) -> int:
     try:
         for n, kind in enumerate(kinds):
             table, desc = labels.get(kind, (chr(ord("A") + n), f"kind `{kind}`"))
-            rows = measure(kind, widths, sizes, a.seed, a.overlap, a.group, a.stall)
+            rows = measure(kind, widths, sizes, a.seed, a.overlap, a.group, a.stall, a.ways)
             for r in rows:
                 r["table"] = table
             all_rows += rows
@@ -138,9 +152,9 @@ def main(argv=None) -> int:
     for r in all_rows:
         wr.writerow({k: (f"{v:.4f}" if isinstance(v, float) else v) for k, v in r.items()})
     with cliutil.Outputs() as outputs:
-        outputs.add(res / "bench.md", text)
-        outputs.add(res / "bench.csv", table.getvalue())
-    print(f"wrote {res / 'bench.md'} and {res / 'bench.csv'}")
+        outputs.add(res / f"{stem}.md", text)
+        outputs.add(res / f"{stem}.csv", table.getvalue())
+    print(f"wrote {res / (stem + '.md')} and {res / (stem + '.csv')}")
     if failed:
         return 1
     return 1 if (missed and a.strict) else 0

@@ -1,12 +1,15 @@
-"""Merge two KB16 runs on the compaction IP simulated in Verilator (RTL, not the model).
+"""Merge KB16 runs on the compaction IP simulated in Verilator (RTL, not the model).
 
-  compact RUN0 RUN1 --out OUT --invalid INV [--group G] [--width 32|128] [--out-capacity BYTES]
+  compact RUN0 RUN1 [RUN2 ...] --out OUT --invalid INV [--group G] [--width 32|128] [--ways 2|4|8]
+          [--out-capacity BYTES]
 
-RUN0 is the newer run. Writes the merged run to OUT and the superseded addresses (LE uint32) to INV;
-the last line printed is `cycles=<HW_CYCLES> entries_in=<n> entries_out=<m> invalid=<k>`.
+Runs are given newest first. With more runs than the IP's ways K, a cascading compaction runs:
+temporary merges of the fewest runs needed first, then the final K-way merge (one IP job per step).
+Writes the merged run to OUT and the superseded addresses (LE uint32, step by step) to INV;
+the last line printed is `cycles=<HW_CYCLES, summed over steps> entries_in=<n> entries_out=<m> invalid=<k>`.
 Exit status: 0 done; 2 missing/unreadable file or bad option; 3 the IP reported an error
-(`error: <CODE_NAME> at input <i> entry <index>`, nothing written); 1 simulator failure or, with
---check, an output differing from the reference model. See docs/compaction-sim.md.
+(`error: <CODE_NAME> at input <i> entry <index>`, i the run's position, nothing written); 1 simulator
+failure or, with --check, an output differing from the reference model. See docs/compaction-sim.md.
 """
 import argparse
 import sys
@@ -20,8 +23,7 @@ from lsmc.sim import ipsim
 @cliutil.tool_main("compact")
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="compact", description=__doc__.split("\n\n")[0])
-    ap.add_argument("run0", metavar="RUN0", help="newer run (KB16 file)")
-    ap.add_argument("run1", metavar="RUN1", help="older run (KB16 file)")
+    ap.add_argument("runs", metavar="RUN", nargs="+", help="KB16 run files, newest first (at least two)")
     ap.add_argument("--out", required=True, help="merged run to write")
     ap.add_argument("--invalid", required=True, help="superseded value addresses to write (LE uint32)")
     # Any 32-bit G reaches the IP's register: outside 2..256 the IP itself answers BAD_GROUP (exit 3).
@@ -29,6 +31,8 @@ def main(argv=None) -> int:
                     help=f"group size G, 0..{U32_MAX} (default {kb16.GROUP_DEFAULT}; the IP accepts "
                     f"{kb16.GROUP_MIN}..{kb16.GROUP_MAX})")
     cliutil.add_width(ap)
+    ap.add_argument("--ways", type=int, choices=ipsim.WAYS, default=2,
+                    help="inputs K of the IP (default 2); more runs than K cascade")
     ap.add_argument("--out-capacity", type=cliutil.int_option(0, ipsim.NO_LIMIT, hex_ok=True), default=ipsim.NO_LIMIT,
                     metavar="BYTES", help="OUT_CAPACITY in bytes, decimal or 0x-hex (default unlimited)")
     ap.add_argument("--inv-capacity", type=cliutil.int_option(0, ipsim.NO_LIMIT, hex_ok=True), default=ipsim.NO_LIMIT,
@@ -39,41 +43,63 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true", help="also compare the output with the model")
     ap.add_argument("-v", "--verbose", action="store_true", help="print the harness's measurements")
     a = ap.parse_args(argv)
-    cliutil.check_paths({"--out": a.out, "--invalid": a.invalid, "--wave": a.wave}, {"RUN0": a.run0, "RUN1": a.run1})
-    run0, run1 = cliutil.read_input(a.run0), cliutil.read_input(a.run1)
-    stalls = {s: a.stall for s in ipsim.STREAMS} if a.stall else {}
+    if len(a.runs) < 2:
+        ap.error("give at least two runs (RUN0 RUN1 [RUN2 ...])")
+    if a.wave and len(a.runs) > a.ways:
+        ap.error("--wave records a single job: give at most --ways runs")
+    cliutil.check_paths({"--out": a.out, "--invalid": a.invalid, "--wave": a.wave},
+                        {f"RUN{i}": p for i, p in enumerate(a.runs)})
+    runs = [cliutil.read_input(p) for p in a.runs]
+    stalls = {s: a.stall for s in ipsim.streams(a.ways)} if a.stall else {}
+    job_kw = dict(out_capacity=a.out_capacity, inv_capacity=a.inv_capacity, stalls=stalls, seed=a.seed)
     try:
-        r = ipsim.compact(run0, run1, a.group, a.width, wave=a.wave, out_capacity=a.out_capacity,
-                          inv_capacity=a.inv_capacity, stalls=stalls, seed=a.seed)
+        if len(runs) <= a.ways:
+            padded = runs + [b""] * (a.ways - len(runs))
+            job = ipsim.Job(padded[0], padded[1], a.group, more=tuple(padded[2:]), **job_kw)
+            r = ipsim.run_jobs([job], width=a.width, wave=a.wave, ways=a.ways)[0]
+            results, failed, bad_input = [r], (r if r.status != "done" else None), r.input
+            out, inv = r.out, r.invalid
+        else:
+            try:
+                out, inv, plan, results = ipsim.cascade(runs, a.group, a.width, a.ways, **job_kw)
+                failed = None
+                print(f"cascade: {len(plan)} temporary merge(s) of {[m for _, m in plan]} runs, then a "
+                      f"{len(runs) - sum(m - 1 for _, m in plan)}-way merge")
+            except ipsim.CascadeError as e:
+                results, failed, bad_input = [e.result], e.result, e.runs[0]
     except (build.BuildError, ipsim.SimError) as e:
         print(f"compact: simulator failed: {e}", file=sys.stderr)
         return 1
     if a.verbose:
-        print(" ".join(f"{k}={v}" for k, v in r.fields.items()))
-    if r.violations:
-        print(f"compact: the IP broke the stream/AXI protocol {r.violations} time(s)", file=sys.stderr)
-        return 1
-    if r.status == "error":
-        print(f"error: {r.code_name} at input {r.input} entry {r.index}")
-        return 3
-    if r.status != "done":
-        print(f"compact: the IP did not finish ({r.status}: {r.fields})", file=sys.stderr)
+        for r in results:
+            print(" ".join(f"{k}={v}" for k, v in r.fields.items()))
+    for r in results:
+        if r.violations:
+            print(f"compact: the IP broke the stream/AXI protocol {r.violations} time(s)", file=sys.stderr)
+            return 1
+    if failed is not None:
+        if failed.status == "error":
+            if failed.code in (kb16.OUT_OVERFLOW, kb16.INV_OVERFLOW, kb16.BAD_GROUP):
+                bad_input = failed.input  # not a run's fault: the IP's own input field (0)
+            print(f"error: {failed.code_name} at input {bad_input} entry {failed.index}")
+            return 3
+        print(f"compact: the IP did not finish ({failed.status}: {failed.fields})", file=sys.stderr)
         return 1
     if a.check:
         try:
-            want = kb16.merge(run0, run1, a.group)
+            want, _ = kb16.merge_runs(runs, a.group)
         except kb16.Kb16Error as e:
             print(f"compact: IP finished but the model rejects the input: {e!r}", file=sys.stderr)
             return 1
-        if (r.out, r.invalid) != want:
+        if (out, inv) != (want, kb16.cascade_merge(runs, a.group, a.ways)[1]):
             print("compact: IP output differs from the model", file=sys.stderr)
             return 1
-    with cliutil.Outputs() as out:
-        out.add(a.out, r.out)
-        out.add(a.invalid, r.invalid)
-    entries_in = (len(run0) + len(run1)) // kb16.ENTRY_BYTES
-    print(f"cycles={r.hw_cycles} entries_in={entries_in} entries_out={len(r.out) // kb16.ENTRY_BYTES} "
-          f"invalid={r.invalid_count}")
+    with cliutil.Outputs() as files:
+        files.add(a.out, out)
+        files.add(a.invalid, inv)
+    entries_in = sum(len(r) for r in runs) // kb16.ENTRY_BYTES
+    print(f"cycles={sum(r.hw_cycles for r in results)} entries_in={entries_in} "
+          f"entries_out={len(out) // kb16.ENTRY_BYTES} invalid={len(inv) // 4}")
     return 0
 
 

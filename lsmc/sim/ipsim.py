@@ -7,6 +7,7 @@ The commands and the measurement window are documented in docs/compaction-sim.md
 """
 from __future__ import annotations
 
+import functools
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from lsmc.model import kb16
 ROOT = _build.ROOT
 HARNESS = ROOT / "sim" / "compaction" / "harness.cpp"
 WIDTHS = (32, 128)
+WAYS = (2, 4, 8)
 
 # Register offsets: the generated compaction_regs.json (lsmc.build.regmap), read on first use.
 # Reset values and bits: the contract the RTL implements (docs/architecture.md), checked by the tests.
@@ -53,31 +55,41 @@ class SimError(RuntimeError):
     """The harness could not run the script (bad command, unreadable file, bus hang)."""
 
 
-def gen_dir(width: int) -> Path:
-    return _build.GEN / f"compaction_w{width}"
+def _suffix(width: int, ways: int) -> str:
+    # The two-way IP keeps its original folder names (firmware and SoC builds read them).
+    return f"compaction_w{width}" + ("" if ways == 2 else f"_k{ways}")
 
 
-def _check_width(width: int) -> None:
+def gen_dir(width: int, ways: int = 2) -> Path:
+    return _build.GEN / _suffix(width, ways)
+
+
+def _check_width(width: int, ways: int = 2) -> None:
     if width not in WIDTHS:
         raise ValueError(f"width {width!r} not one of {WIDTHS}")
+    if ways not in WAYS:
+        raise ValueError(f"ways {ways!r} not one of {WAYS}")
 
 
-def generate(width: int = 128) -> Path:
-    """Generate CompactionIp.v (and compaction_regs.h) for `width`; cached."""
-    _check_width(width)
-    out = gen_dir(width)
+def generate(width: int = 128, ways: int = 2) -> Path:
+    """Generate CompactionIp.v (and compaction_regs.h) for `width` and `ways` inputs; cached."""
+    _check_width(width, ways)
+    out = gen_dir(width, ways)
     rel = out.relative_to(ROOT)
-    return _build.generate("compaction", "compaction.Generate", out, ["--width", str(width), "--out", str(rel)])
+    args = ["--width", str(width)] + (["--ways", str(ways)] if ways != 2 else []) + ["--out", str(rel)]
+    return _build.generate("compaction", "compaction.Generate", out, args)
 
 
-def build(width: int = 128, wave: bool = False) -> Path:
-    """Path of the harness executable for `width` (FST waves only in a separate `_wave` build)."""
-    out = generate(width)
+def build(width: int = 128, wave: bool = False, ways: int = 2) -> Path:
+    """Path of the harness executable for `width` and `ways` (FST waves only in a separate `_wave` build)."""
+    out = generate(width, ways)
     verilog = sorted(out.glob("*.v"))
     if not any(v.name == "CompactionIp.v" for v in verilog):
         raise _build.BuildError(f"{out}/CompactionIp.v was not generated")
-    simdir = _build.BUILD / "sim" / (f"compaction_w{width}" + ("_wave" if wave else ""))
+    simdir = _build.BUILD / "sim" / (_suffix(width, ways) + ("_wave" if wave else ""))
     flags = ["--trace-fst", "-CFLAGS", "-DWAVES"] if wave else []
+    if ways != 2:
+        flags += ["-CFLAGS", f"-DWAYS={ways}"]
     common_srcs, common_flags = _build.sim_common()
     return _build.verilate("CompactionIp", verilog, [HARNESS, *common_srcs], simdir, flags=flags + common_flags)
 
@@ -114,11 +126,11 @@ def parse_fields(line: str) -> dict:
 
 
 def run_script(script, width: int = 128, exe: Path | None = None, wave: str | None = None,
-               timeout: float = 900, check: bool = True) -> ScriptResult:
+               timeout: float = 900, check: bool = True, ways: int = 2) -> ScriptResult:
     """Run harness commands (a string or list of lines). SimError if the harness rejects the script
     (exit 2) or `check` and an expectation/protocol check failed (exit 1)."""
     if exe is None:
-        exe = build(width, wave=wave is not None)
+        exe = build(width, wave=wave is not None, ways=ways)
     text = script if isinstance(script, str) else "\n".join(script) + "\n"
     cmd = [str(exe)] + (["--wave", str(wave)] if wave else []) + ["-"]
     try:
@@ -133,7 +145,8 @@ def run_script(script, width: int = 128, exe: Path | None = None, wave: str | No
 
 @dataclass
 class Job:
-    """One compaction job. Lengths default to the data lengths; `nolast*` drops the `last` flag."""
+    """One compaction job. Lengths default to the data lengths; `nolast*` drops the `last` flag.
+    `more` holds runs 2..K-1 of a K-way IP (older than run1, newest first)."""
     run0: bytes
     run1: bytes
     group: int = kb16.GROUP_DEFAULT
@@ -147,6 +160,11 @@ class Job:
     nolast1: bool = False
     count_mode: int = 2
     limit: int | None = None                     # cycle limit of `run` (default from the size)
+    more: tuple = ()                             # runs 2.. (K-way IP)
+
+    @property
+    def runs(self) -> list[bytes]:
+        return [self.run0, self.run1, *self.more]
 
 
 @dataclass
@@ -175,23 +193,47 @@ class JobResult:
         return len(self.invalid) // 4
 
 
-def _job_lines(i: int, job: Job, tmp: Path) -> list[str]:
+def streams(ways: int = 2) -> tuple[str, ...]:
+    """Stream names of a `ways`-input IP (for stalls)."""
+    return tuple(f"key{k}" for k in range(ways)) + ("out", "invalid", "ctrl")
+
+
+@functools.cache
+def reg_offsets(width: int = 128, ways: int = 2) -> dict:
+    """Register name -> offset of the IP with `ways` inputs, from its generated compaction_regs.json
+    (K > 2 adds WAYS, IN<k>_BYTES and KEY<k>_ENTRY_IN_CNT after OUT_KEYS)."""
+    if ways == 2:
+        return dict(REGS)
+    return regmap.load("compaction", str(generate(width, ways) / "compaction_regs.json")).offsets
+
+
+def _job_lines(i: int, job: Job, tmp: Path, ways: int = 2, width: int = 128) -> list[str]:
+    runs = job.runs
+    if len(runs) > ways:
+        raise ValueError(f"job {i} has {len(runs)} runs, the IP takes {ways}")
+    runs += [b""] * (ways - len(runs))
+    names = streams(ways)
     for name in job.stalls:
-        if name not in STREAMS:
-            raise ValueError(f"unknown stream {name!r} (one of {STREAMS})")
+        if name not in names:
+            raise ValueError(f"unknown stream {name!r} (one of {names})")
     lines = [f"echo job {i}", "recover", f"seed {job.seed}"]
-    lines += [f"stall {s} {float(job.stalls.get(s, 0.0))!r}" for s in STREAMS]
-    in0 = len(job.run0) if job.in0_bytes is None else job.in0_bytes
-    in1 = len(job.run1) if job.in1_bytes is None else job.in1_bytes
-    lines += [f"write 0x24 {job.group}", f"write 0x38 {in0}", f"write 0x3c {in1}",
-              f"write 0x40 {job.out_capacity}", f"write 0x44 {job.inv_capacity}",
+    lines += [f"stall {s} {float(job.stalls.get(s, 0.0))!r}" for s in names]
+    lens = [len(r) for r in runs]
+    if job.in0_bytes is not None:
+        lens[0] = job.in0_bytes
+    if job.in1_bytes is not None:
+        lens[1] = job.in1_bytes
+    offs = reg_offsets(width, ways)
+    lines += [f"write 0x24 {job.group}"] + [f"write {offs[f'IN{k}_BYTES']:#x} {n}" for k, n in enumerate(lens)]
+    lines += [f"write 0x40 {job.out_capacity}", f"write 0x44 {job.inv_capacity}",
               f"write 0x10 {job.count_mode}"]
-    for k, (data, nolast) in enumerate(((job.run0, job.nolast0), (job.run1, job.nolast1))):
+    nolast = [job.nolast0, job.nolast1] + [False] * (ways - 2)
+    for k, data in enumerate(runs):
         if data:
             f = tmp / f"j{i}.in{k}"
             f.write_bytes(data)
-            lines.append(f"load {k} {f}" + (" nolast" if nolast else ""))
-    words = (len(job.run0) + len(job.run1)) // 4 + 8
+            lines.append(f"load {k} {f}" + (" nolast" if nolast[k] else ""))
+    words = sum(len(r) for r in runs) // 4 + 8
     limit = job.limit if job.limit is not None else 20000 + 64 * words
     lines += ["write 0x20 1", f"run {limit}", f"save out {tmp / f'j{i}.out'}",
               f"save invalid {tmp / f'j{i}.inv'}"]
@@ -199,14 +241,14 @@ def _job_lines(i: int, job: Job, tmp: Path) -> list[str]:
 
 
 def run_jobs(jobs: list[Job], width: int = 128, exe: Path | None = None, wave: str | None = None,
-             timeout: float = 1800) -> list[JobResult]:
+             timeout: float = 1800, ways: int = 2) -> list[JobResult]:
     """Run jobs back to back in one harness process (a job after an error starts with a soft reset)."""
     with tempfile.TemporaryDirectory(prefix="ipsim-") as td:
         tmp = Path(td)
         lines = []
         for i, job in enumerate(jobs):
-            lines += _job_lines(i, job, tmp)
-        res = run_script(lines, width=width, exe=exe, wave=wave, timeout=timeout, check=False)
+            lines += _job_lines(i, job, tmp, ways, width)
+        res = run_script(lines, width=width, exe=exe, wave=wave, timeout=timeout, check=False, ways=ways)
         runs = res.records("run")
         if len(runs) != len(jobs):
             raise SimError(f"expected {len(jobs)} run results, got {len(runs)}: {res.stderr.strip()}")
@@ -227,6 +269,45 @@ def compact(run0: bytes, run1: bytes, group: int = kb16.GROUP_DEFAULT, width: in
     return run_jobs([Job(run0, run1, group, **kw)], width=width, exe=exe, wave=wave)[0]
 
 
+class CascadeError(RuntimeError):
+    """A step of a cascading compaction did not finish (IP error or simulator failure)."""
+
+    def __init__(self, step: int, runs: list[int], result: JobResult):
+        self.step, self.runs, self.result = step, runs, result
+        super().__init__(f"step {step} (input runs {runs}): {result.status} {result.code_name} "
+                         f"at input {result.input} entry {result.index}")
+
+
+def cascade(runs: list[bytes], group: int = kb16.GROUP_DEFAULT, width: int = 128, ways: int = 2,
+            **job_kw) -> tuple[bytes, bytes, list[tuple[int, int]], list[JobResult]]:
+    """Merge any number of runs (newest first) on a `ways`-input IP: cascading compaction
+    (kb16.cascade_plan: temporary runs first, then the final merge), one IP job per step.
+    Returns (merged run, invalid addresses of all steps in step order, plan, one JobResult per step).
+    CascadeError names the step and the original runs it read when a job fails: a malformed run
+    surfaces at the first step that reads it."""
+    origin = [[i] for i in range(len(runs))]   # original runs behind each current run
+    results: list[JobResult] = []
+
+    def merge(rs: list[bytes]) -> tuple[bytes, bytes]:
+        step = len(results)
+        # which current runs this step reads: the plan's window, or all for the final merge
+        window = plan[step] if step < len(plan) else (0, len(origin))
+        members = origin[window[0]:window[0] + window[1]]
+        padded = list(rs) + [b""] * (2 - len(rs))
+        r = run_jobs([Job(padded[0], padded[1], group, more=tuple(padded[2:]), **job_kw)],
+                     width=width, ways=ways)[0]
+        results.append(r)
+        if r.status != "done":
+            err_runs = members[r.input] if r.status == "error" and r.input < len(members) else sum(members, [])
+            raise CascadeError(step, err_runs, r)
+        origin[window[0]:window[0] + window[1]] = [sum(members, [])]
+        return r.out, r.invalid
+
+    plan = kb16.cascade_plan([len(r) for r in runs], ways)
+    out, inv, _ = kb16.cascade_merge(list(runs), group, ways, merge)
+    return out, inv, plan, results
+
+
 def encoded_runs(kind: str, keys: int, overlap: float, seed: int, group: int) -> tuple[bytes, bytes]:
     """Workload of lsmc.workloads encoded with the model."""
     from lsmc.model import workloads
@@ -235,12 +316,12 @@ def encoded_runs(kind: str, keys: int, overlap: float, seed: int, group: int) ->
 
 
 def model_merge(job: Job) -> tuple[bytes, bytes]:
-    return kb16.merge(job.run0, job.run1, job.group)
+    return kb16.merge_runs(job.runs, job.group)
 
 
 def model_problems(job: Job, r: JobResult) -> list[str]:
     """Every way result `r` of a valid job differs from the model (empty list: correct)."""
-    want_out, want_inv = kb16.merge(job.run0, job.run1, job.group)
+    want_out, want_inv = model_merge(job)
     p = []
     if r.status != "done":
         p.append(f"status {r.status} ({r.code_name} input {r.input} index {r.index})")
@@ -274,5 +355,6 @@ def header_defines(width: int = 128) -> dict:
     return out
 
 
-__all__ = ["build", "generate", "run_script", "run_jobs", "compact", "Job", "JobResult", "SimError",
+__all__ = ["build", "generate", "run_script", "run_jobs", "compact", "cascade", "CascadeError", "Job", "JobResult",
+           "SimError",
            "REGS", "RESET_VALUES", "RW_REGS", "encoded_runs", "model_merge", "version_value"]

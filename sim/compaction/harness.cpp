@@ -1,12 +1,13 @@
 // Verilator harness of the compaction IP alone (top `CompactionIp`, ports of docs/architecture.md).
 //
 // A small command interpreter (script from a file or stdin, one command per line) drives the IP:
-// an AXI4-Lite master for the registers, stream sources for key0/key1, sinks for out/invalid, each
+// an AXI4-Lite master for the registers, stream sources for key0..key<WAYS-1>, sinks for out/invalid, each
 // with optional random stalls from one seeded PRNG. Every command advances the same clock, so the
 // streams keep moving while registers are read or written (like firmware polling during DMA).
 // docs/compaction-sim.md lists the commands; lsmc/sim/ipsim.py generates the scripts.
 //
 // Exit status: 0 ok, 1 an `expect` failed or a protocol check failed, 2 bad script/file/usage.
+// Build with -DWAYS=K for an IP generated with K inputs (default 2).
 #include "VCompactionIp.h"
 #include "verilated.h"
 #ifdef WAVES
@@ -21,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -28,6 +30,10 @@
 #include <vector>
 
 #include "args.h"
+
+#ifndef WAYS
+#define WAYS 2
+#endif
 
 namespace {
 
@@ -90,6 +96,14 @@ struct Sink {
     uint64_t violations = 0;
 };
 
+// One input stream of the IP, reached through pointers so that the K ports share one code path.
+struct KeyPort {
+    CData* valid;
+    CData* ready;
+    CData* last;
+    std::function<void(const uint32_t*)> put;
+};
+
 struct Error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
@@ -124,6 +138,18 @@ class Harness {
    public:
     Harness(const char* wave) : ctx(new VerilatedContext), top(new VCompactionIp(ctx.get(), "top")) {
         kWords = words_of(top->io_key0_payload_fragment);
+        VCompactionIp* t = top.get();
+#define KEY_PORT(k) \
+    ports.push_back({&t->io_key##k##_valid, &t->io_key##k##_ready, &t->io_key##k##_payload_last, \
+                     [t](const uint32_t* w) { put_words(t->io_key##k##_payload_fragment, w); }});
+        KEY_PORT(0) KEY_PORT(1)
+#if WAYS > 2
+        KEY_PORT(2) KEY_PORT(3)
+#endif
+#if WAYS > 4
+        KEY_PORT(4) KEY_PORT(5) KEY_PORT(6) KEY_PORT(7)
+#endif
+#undef KEY_PORT
 #ifdef WAVES
         if (wave) {
             ctx->traceEverOn(true);
@@ -158,7 +184,13 @@ class Harness {
 #endif
     int kWords = 4;
     Prng rng;
-    Source src[2];
+    Source src[WAYS];
+    std::vector<KeyPort> ports;
+    bool all_drained() const {
+        for (const Source& s : src)
+            if (s.left()) return false;
+        return true;
+    }
     Sink out, inv;
     double ctrl_stall = 0;
     uint64_t cycle = 0;
@@ -217,7 +249,7 @@ void Harness::eval_edge() {
 
 void Harness::hard_reset(int n) {
     top->reset = 1;
-    top->io_key0_valid = top->io_key1_valid = 0;
+    for (KeyPort& p : ports) *p.valid = 0;
     top->io_out_ready = top->io_invalid_ready = 0;
     top->io_ctrl_aw_valid = top->io_ctrl_w_valid = top->io_ctrl_ar_valid = 0;
     top->io_ctrl_b_ready = top->io_ctrl_r_ready = 0;
@@ -236,19 +268,14 @@ void Harness::hard_reset(int n) {
 void Harness::tick() {
     VCompactionIp* t = top.get();
     // sources: a beat, once offered, stays offered until taken (stream rule)
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < WAYS; i++) {
         Source& s = src[i];
         if (!s.presenting && s.pos < s.beats.size() && !rng.chance(s.stall)) s.presenting = true;
-    }
-    t->io_key0_valid = src[0].presenting;
-    t->io_key1_valid = src[1].presenting;
-    if (src[0].presenting) {
-        put_words(t->io_key0_payload_fragment, src[0].beats[src[0].pos].data());
-        t->io_key0_payload_last = src[0].last[src[0].pos];
-    }
-    if (src[1].presenting) {
-        put_words(t->io_key1_payload_fragment, src[1].beats[src[1].pos].data());
-        t->io_key1_payload_last = src[1].last[src[1].pos];
+        *ports[i].valid = s.presenting;
+        if (s.presenting) {
+            ports[i].put(s.beats[s.pos].data());
+            *ports[i].last = s.last[s.pos];
+        }
     }
     t->io_out_ready = !rng.chance(out.stall);
     t->io_invalid_ready = !rng.chance(inv.stall);
@@ -272,8 +299,8 @@ void Harness::tick() {
     t->eval();
 
     // sample
-    bool f0 = t->io_key0_valid && t->io_key0_ready;
-    bool f1 = t->io_key1_valid && t->io_key1_ready;
+    bool fk[WAYS], fany = false;
+    for (int i = 0; i < WAYS; i++) fany |= fk[i] = *ports[i].valid && *ports[i].ready;
     bool fo = t->io_out_valid && t->io_out_ready;
     bool fi = t->io_invalid_valid && t->io_invalid_ready;
     Beat ob{}, ib{};
@@ -295,12 +322,12 @@ void Harness::tick() {
 
     eval_edge();
 
-    if (f0 || f1) {
+    if (fany) {
         if (first_in < 0) first_in = cycle - 1;
         last_in = cycle - 1;
     }
-    for (int i = 0; i < 2; i++) {
-        if (i == 0 ? f0 : f1) {
+    for (int i = 0; i < WAYS; i++) {
+        if (fk[i]) {
             src[i].pos++;
             src[i].presenting = false;
             src[i].fired++;
@@ -308,7 +335,7 @@ void Harness::tick() {
     }
     if (fo) { out.beats.push_back(ob); out.last.push_back(ol); last_out = cycle - 1; }
     if (fi) { inv.beats.push_back(ib); inv.last.push_back(il); last_out = cycle - 1; }
-    if (f0 || f1 || fo || fi) last_activity = cycle;
+    if (fany || fo || fi) last_activity = cycle;
     // AXI bookkeeping: a response before both halves of the request is a protocol error
     if (faw) { aw_v = false; op.aw_done = true; }
     // CTRL: START opens a new job; SOFT_RESET may legally withdraw a beat the IP was offering
@@ -395,7 +422,7 @@ void Harness::run_job(uint64_t max_cycles) {
         st = bus(false, 0x28, 0);
         if ((st & 4) && at_error == SIZE_MAX)
             at_error = out.beats.size() + inv.beats.size() + out.pending + inv.pending;
-        drained = src[0].left() == 0 && src[1].left() == 0;
+        drained = all_drained();
         if (st & 2) { result = "done"; break; }
         if ((st & 4) && drained) { result = "error"; break; }
         if (cycle - last_activity > idle_limit) { result = (st & 4) ? "error" : "stalled"; break; }
@@ -410,7 +437,7 @@ void Harness::run_job(uint64_t max_cycles) {
     printf("run status=%s code=%u input=%u index=%u hw_cycles=%u sim_cycles=%" PRIu64
            " out_beats=%zu out_bytes=%zu inv_count=%zu out_keys=%u last_ok=%d drained=%d left0=%zu left1=%zu"
            " violations=%" PRIu64 " after_error=%zu cycle=%" PRIu64 "\n",
-           result, (st >> 8) & 0xFF, (st >> 16) & 1, idx, hw, simc, out.beats.size(), out.beats.size() * 4 * kWords,
+           result, (st >> 8) & 0xFF, (st >> 16) & 7, idx, hw, simc, out.beats.size(), out.beats.size() * 4 * kWords,
            inv.beats.size(), keys, (int)(last_ok(out, done) && last_ok(inv, done)), (int)drained, src[0].left(),
            src[1].left(), out.violations + inv.violations + axi_violations, after_error, cycle);
 }
@@ -444,8 +471,9 @@ void Harness::command(const std::vector<std::string>& a) {
         if (!ok) failures++;
         printf("expect-irq %s got=%d\n", ok ? "ok" : "FAIL", (int)top->io_irq);
     } else if (c == "load") {
-        need(2, "load 0|1 FILE [nolast]");
-        int w = (int)parse_num(a[1], "input (0 or 1)", 1);
+        need(2, "load INPUT FILE [nolast]");
+        const std::string what = "input (0.." + std::to_string(WAYS - 1) + ")";
+        int w = (int)parse_num(a[1], what.c_str(), WAYS - 1);
         load(w, a[2], !(a.size() > 3 && a[3] == "nolast"));
     } else if (c == "save") {
         need(2, "save out|invalid FILE");
@@ -456,10 +484,12 @@ void Harness::command(const std::vector<std::string>& a) {
         need(1, "step N");
         for (uint64_t n = parse_num(a[1], "cycles", UINT64_MAX); n; n--) tick();
     } else if (c == "stall") {
-        need(2, "stall key0|key1|out|invalid|ctrl P");
+        need(2, "stall key<k>|out|invalid|ctrl P");
         double p = parse_prob(a[2]);
-        if (a[1] == "key0") src[0].stall = p;
-        else if (a[1] == "key1") src[1].stall = p;
+        int k = -1;
+        for (int i = 0; i < WAYS; i++)
+            if (a[1] == "key" + std::to_string(i)) k = i;
+        if (k >= 0) src[k].stall = p;
         else if (a[1] == "ctrl") ctrl_stall = p;
         else sink(a[1]).stall = p;
     } else if (c == "seed") {
@@ -485,8 +515,8 @@ void Harness::command(const std::vector<std::string>& a) {
         hard_reset(a.size() > 1 ? parse_num(a[1], "cycles", 1000000) : 8);
         start_write();
     } else if (c == "info") {
-        printf("info width=%d cycle=%" PRIu64 " left0=%zu left1=%zu out_beats=%zu inv_count=%zu violations=%" PRIu64 "\n",
-               32 * kWords, cycle, src[0].left(), src[1].left(), out.beats.size(), inv.beats.size(),
+        printf("info width=%d ways=%d cycle=%" PRIu64 " left0=%zu left1=%zu out_beats=%zu inv_count=%zu violations=%" PRIu64 "\n",
+               32 * kWords, WAYS, cycle, src[0].left(), src[1].left(), out.beats.size(), inv.beats.size(),
                out.violations + inv.violations + axi_violations);
     } else if (c == "echo") {
         std::string t;

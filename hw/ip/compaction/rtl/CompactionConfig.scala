@@ -9,19 +9,24 @@ import spinal.core._
   * @param keyFifoDepth   merged-key FIFO between the comparer_merger and the encoder.
   * @param invFifoDepth   invalid-address FIFO between the comparer_merger and `io.invalid`.
   * @param outFifoDepth   encoded-entry FIFO between the encoder and `io.out`.
+  * @param ways           input runs K merged by one job (2, 4 or 8); K = 2 is the original two-way IP.
   */
 case class CompactionConfig(
     dataWidth: Int = 128,
+    ways: Int = 2,
     inFifoDepth: Int = 16,
     keyFifoDepth: Int = 16,
     invFifoDepth: Int = 16,
     outFifoDepth: Int = 16
 ) {
   require(dataWidth == 32 || dataWidth == 128, s"dataWidth must be 32 or 128, not $dataWidth")
+  require(ways == 2 || ways == 4 || ways == 8, s"ways must be 2, 4 or 8, not $ways")
   Seq(inFifoDepth, keyFifoDepth, invFifoDepth, outFifoDepth).foreach(d => require(d >= 2, "FIFO depths must be >= 2"))
   def beatBytes: Int = dataWidth / 8
   def beatWords: Int = dataWidth / 32
   def beatsPerEntry: Int = 128 / dataWidth
+  def levels: Int = log2Up(ways)       // comparer levels of the merge tree
+  def inputBits: Int = log2Up(ways)    // ERR_INPUT width
 }
 
 /** STATUS.ERR_CODE values (docs/architecture.md); one entry with several faults reports the lowest. */
@@ -70,6 +75,19 @@ case class EncodedEntry() extends Bundle {
   val data = Bits(128 bits)
   val last = Bool()           // final entry of the merged run
   val real = Bool()           // a real key's entry (counted in OUT_KEYS)
+}
+
+/** A key inside the merge tree: the value addresses of the `n` runs under one tree node, run order
+  * (newest first); `present(i)` says run i holds the key. The newest present run wins, the others'
+  * addresses are the invalid ones. Same end protocol as KeyRecord (`last` on the final key, or a
+  * trailing `endOnly` record when the end was only known after the final key). */
+case class MergeRecord(n: Int) extends Bundle {
+  val key = Bits(128 bits)
+  val len = UInt(5 bits)
+  val addrs = Vec(Bits(32 bits), n)
+  val present = Bits(n bits)
+  val last = Bool()
+  val endOnly = Bool()
 }
 
 object KeyOps {

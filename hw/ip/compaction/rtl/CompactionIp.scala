@@ -18,14 +18,19 @@ import spinal.lib.bus.amba4.axilite._
 case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Boolean = false) extends Component {
   val W = cfg.dataWidth
   val R = cfg.beatsPerEntry
+  val K = cfg.ways
   val io = new Bundle {
     val ctrl = slave(AxiLite4(AxiLite4Config(addressWidth = 12, dataWidth = 32)))
-    val key0 = slave Stream (Fragment(Bits(W bits)))   // newer run
-    val key1 = slave Stream (Fragment(Bits(W bits)))   // older run
+    val keys = Vec(slave Stream (Fragment(Bits(W bits))), K)   // key0 newest .. key<K-1> oldest
     val out = master Stream (Fragment(Bits(W bits)))   // merged run
     val invalid = master Stream (Fragment(Bits(32 bits)))
     val irq = spinal.core.out(Bool())
+    def key0: Stream[Fragment[Bits]] = keys(0) // the two-way names, for existing instantiations
+    def key1: Stream[Fragment[Bits]] = keys(1)
   }
+  // Port names io_key0 .. io_key<K-1> (as the two-way IP always had), not io_keys_0.
+  io.keys.zipWithIndex.foreach { case (k, i) => k.setName(s"io_key$i") }
+  def key(i: Int): Stream[Fragment[Bits]] = io.keys(i)
 
   val regs = CompactionRegs(cfg, withDocs)
   regs.io.ctrl <> io.ctrl
@@ -39,10 +44,10 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
     val state = Reg(State()) init (State.IDLE)
     // Job configuration, latched at START so register writes during a job cannot disturb it.
     val group = Reg(UInt(9 bits)) init (16)
-    val in0Bytes, in1Bytes = Reg(UInt(32 bits)) init (0)
+    val inBytes = Vec.fill(K)(Reg(UInt(32 bits)) init (0))
     val outCapacity, invCapacity = Reg(UInt(32 bits)) init (0)
     val errCode = Reg(UInt(4 bits)) init (0)
-    val errInput = Reg(Bool()) init (False)
+    val errInput = Reg(UInt(cfg.inputBits bits)) init (0)
     val errIndex = Reg(UInt(32 bits)) init (0)
     val clearPipe = Reg(Bool()) init (False) // datapath reset during the next cycle
     val window = Reg(Bool()) init (False)
@@ -51,7 +56,7 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
     val draining = state === State.ERROR
     val startReq = regs.io.start && (state === State.IDLE || state === State.DONE)
     val groupOk = regs.io.group >= 2 && regs.io.group <= 256
-    val bothEmpty = regs.io.in0Bytes < 16 && regs.io.in1Bytes < 16
+    val allEmpty = regs.io.inBytes.map(_ < 16).reduce(_ && _)
   }
 
   // Same clock as the main domain (so no clock crossing), reset = IP reset OR the clear pulse.
@@ -64,7 +69,8 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
     import control.{running, draining}
 
     /** Input port: consumes at most the declared complete entries, checks `last` against the declared
-      * length, discards in the error state, and widens beats to 128-bit entries (pass-through at 128). */
+      * length, discards in the error state, and widens beats to 128-bit entries (pass-through at 128).
+      * A register slice (skid buffer) follows the gate, so `key.ready` is a function of registers only. */
     class InputPort(key: Stream[Fragment[Bits]], bytes: UInt) extends Area {
       val consumed = Reg(UInt(33 bits)) init (0)
       val complete = (bytes(31 downto 4) ## B(0, 4 bits)).asUInt.resize(33)
@@ -93,7 +99,7 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
       val words = Mux(accepted, U(cfg.beatWords, 3 bits), U(0, 3 bits))
 
       val entryBits = Stream(Bits(R * (W + 2) bits))
-      StreamWidthAdapter(beat, entryBits) // first beat in the low bits (little-endian entry)
+      StreamWidthAdapter(beat.s2mPipe().m2sPipe(), entryBits) // first beat in the low bits (little-endian entry)
       val entry = entryBits.translateWith {
         val d = DecoderInput()
         val slices = entryBits.payload.subdivideIn(R slices)
@@ -104,33 +110,107 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
       }
     }
 
-    val port0 = new InputPort(io.key0, control.in0Bytes)
-    val port1 = new InputPort(io.key1, control.in1Bytes)
+    val ports = (0 until K).map(i => new InputPort(key(i), control.inBytes(i)).setName(s"port$i"))
+    def port0 = ports(0)
+    def port1 = ports(1)
 
-    val decoder0, decoder1 = Decoder()
-    for ((dec, port, bytes) <- Seq((decoder0, port0, control.in0Bytes), (decoder1, port1, control.in1Bytes))) {
-      dec.io.input << port.entry
-      dec.io.entries := bytes(31 downto 4)
-      dec.io.remainder := bytes(3 downto 0) =/= 0
+    val decoders = (0 until K).map(i => Decoder().setName(s"decoder$i"))
+    val keyFifos = (0 until K).map(i => StreamFifo(KeyRecord(), cfg.inFifoDepth).setName(s"keyFifo$i"))
+    for (i <- 0 until K) {
+      val dec = decoders(i)
+      dec.io.input << ports(i).entry
+      dec.io.entries := control.inBytes(i)(31 downto 4)
+      dec.io.remainder := control.inBytes(i)(3 downto 0) =/= 0
       dec.io.group := control.group
+      keyFifos(i).io.push << dec.io.output
     }
-    val keyFifo0 = StreamFifo(KeyRecord(), cfg.inFifoDepth)
-    val keyFifo1 = StreamFifo(KeyRecord(), cfg.inFifoDepth)
-    keyFifo0.io.push << decoder0.io.output
-    keyFifo1.io.push << decoder1.io.output
 
-    val merger = ComparerMerger()
-    merger.io.in0 << keyFifo0.io.pop
-    merger.io.in1 << keyFifo1.io.pop
+    /** The merge tree: log2(K) levels of comparer_mergers; level l merges pairs of 2^l-run streams.
+      * Each node's output passes a full register slice (s2mPipe + m2sPipe): no ready or valid path
+      * spans two levels, and the slice keeps one record per clock. */
+    // A slice after each key FIFO too: the first level's compare decides its ready, which must not
+    // reach the FIFO's read pointer and RAM address in the same clock.
+    var level: Seq[Stream[MergeRecord]] = keyFifos.map { f =>
+      val head = f.io.pop.s2mPipe().m2sPipe()
+      head.translateWith {
+        val r = MergeRecord(1)
+        r.key := head.payload.key
+        r.len := head.payload.len
+        r.addrs(0) := head.payload.addr
+        r.present(0) := !head.payload.endOnly
+        r.last := head.payload.last
+        r.endOnly := head.payload.endOnly
+        r
+      }
+    }
+    val mergers = scala.collection.mutable.ArrayBuffer[ComparerMerger]()
+    for (l <- 0 until cfg.levels) {
+      val n = 1 << l
+      level = level.grouped(2).map { pair =>
+        val m = ComparerMerger(n).setName(s"merger_l${l}_${mergers.size}")
+        mergers += m
+        m.io.in0 << pair(0)
+        m.io.in1 << pair(1)
+        m.io.out.s2mPipe().m2sPipe()
+      }.toSeq
+    }
+    val root = EndFixer(K)
+    root.io.input << level.head
 
+    /** Split: the newest present run's address stays with the key, the other present runs' addresses
+      * (and the end of the merge) go to the invalid serializer. */
     val mergedFifo = StreamFifo(KeyRecord(), cfg.keyFifoDepth)
-    mergedFifo.io.push << merger.io.keys
+    val invListFifo = StreamFifo(InvList(K), cfg.invFifoDepth)
+    val split = new Area {
+      val r = root.io.output.payload
+      val winner = OHMasking.first(r.present)
+      val rec = KeyRecord()
+      rec.key := r.key
+      rec.len := r.len
+      rec.addr := MuxOH(winner, r.addrs)
+      rec.last := r.last
+      rec.endOnly := r.endOnly
+      val inv = InvList(K)
+      inv.addrs := r.addrs
+      inv.mask := r.present & ~winner
+      inv.last := r.last || r.endOnly
+      val needInv = inv.mask =/= 0 || inv.last
+      val keysReady = mergedFifo.io.push.ready
+      val invReady = invListFifo.io.push.ready || !needInv
+      root.io.output.ready := keysReady && invReady
+      mergedFifo.io.push.valid := root.io.output.valid && invReady
+      mergedFifo.io.push.payload := rec
+      invListFifo.io.push.valid := root.io.output.valid && keysReady && needInv
+      invListFifo.io.push.payload := inv
+    }
+    val invSerializer = InvSerializer(K)
+    invSerializer.io.input << invListFifo.io.pop
+
     val encoder = Encoder()
     encoder.io.input << mergedFifo.io.pop
     encoder.io.group := control.group
 
     val outFifo = StreamFifo(EncodedEntry(), cfg.outFifoDepth)
     outFifo.io.push << encoder.io.output
+
+    /** Output gate: a beat is offered only if it fits the capacity. `fits` is a register computed one
+      * cycle ahead (bytes after this cycle's transfer + one beat <= capacity), and a register slice
+      * sits before the gate, so `io.out.ready` ends in registers and `valid` leaves from registers. */
+    class OutGate(src: Stream[Fragment[Bits]], dst: Stream[Fragment[Bits]], beatBytes: Int, capacity: UInt) extends Area {
+      val slice = src.s2mPipe().m2sPipe()
+      val bytes = Reg(UInt(33 bits)) init (0)
+      val nextBytes = bytes + Mux(dst.fire, U(beatBytes, 33 bits), U(0, 33 bits))
+      val fits = RegNext(nextBytes + beatBytes <= capacity.resize(33)) init (False)
+      // A beat already offered when an error stops the IP stays offered until taken (a stream never
+      // withdraws `valid`); it fitted the capacity. Nothing new is offered after the error.
+      val pending = RegNext(dst.valid && !dst.ready) init (False)
+      val open = (running && fits) || (draining && pending)
+      dst.valid := slice.valid && open
+      dst.payload := slice.payload
+      slice.ready := dst.ready && open
+      val overflow = running && slice.valid && !fits
+      bytes := nextBytes
+    }
 
     /** Output side: narrow entries to beats (each beat carries its own `last`/real-key flags), then
       * the capacity gate: a beat that would pass OUT_CAPACITY is never offered. */
@@ -144,41 +224,36 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
       }
       val beat = Stream(Bits(W + 2 bits))
       StreamWidthAdapter(entryBits, beat)
-      val bytes = Reg(UInt(33 bits)) init (0)
-      val fits = bytes + cfg.beatBytes <= control.outCapacity.resize(33)
-      // A beat already offered when an error stops the IP stays offered until taken (a stream never
-      // withdraws `valid`); it fitted the capacity. Nothing new is offered after the error.
-      val pending = RegNext(io.out.valid && !io.out.ready) init (False)
-      val open = (running && fits) || (draining && pending)
-      io.out.valid := beat.valid && open
-      io.out.fragment := beat.payload(W + 1 downto 2)
-      io.out.last := beat.payload(1)
-      beat.ready := io.out.ready && open
-      val overflow = running && beat.valid && !fits
-      val overflowIndex = bytes(32 downto 4).resize(32)
-      when(io.out.fire)(bytes := bytes + cfg.beatBytes)
+      // The real-key flag rides along through the gate's slice.
+      val frag = beat.translateWith {
+        val f = Fragment(Bits(W + 1 bits))
+        f.fragment := beat.payload(W + 1 downto 2) ## beat.payload(0)
+        f.last := beat.payload(1)
+        f
+      }
+      val gated = Stream(Fragment(Bits(W + 1 bits)))
+      val gate = new OutGate(frag, gated, cfg.beatBytes, control.outCapacity)
+      io.out.valid := gated.valid
+      io.out.fragment := gated.fragment(W downto 1)
+      io.out.last := gated.last
+      gated.ready := io.out.ready
+      val overflow = gate.overflow
+      val overflowIndex = gate.bytes(32 downto 4).resize(32)
       val words = Mux(io.out.fire, U(cfg.beatWords, 3 bits), U(0, 3 bits))
-      val realKey = io.out.fire && beat.payload(0)
+      val realKey = io.out.fire && gated.fragment(0)
       val finished = Reg(Bool()) init (False)
       when((io.out.fire && io.out.last) || encoder.io.emptyDone)(finished := True)
     }
 
     val invFifo = StreamFifo(Fragment(Bits(32 bits)), cfg.invFifoDepth)
-    invFifo.io.push << merger.io.inv
+    invFifo.io.push << invSerializer.io.output
 
     val invPort = new Area {
-      val bytes = Reg(UInt(33 bits)) init (0)
-      val fits = bytes + 4 <= control.invCapacity.resize(33)
-      val pending = RegNext(io.invalid.valid && !io.invalid.ready) init (False)
-      val open = (running && fits) || (draining && pending)
-      io.invalid.valid := invFifo.io.pop.valid && open
-      io.invalid.payload := invFifo.io.pop.payload
-      invFifo.io.pop.ready := io.invalid.ready && open
-      val overflow = running && invFifo.io.pop.valid && !fits
-      val overflowIndex = bytes(32 downto 2).resize(32)
-      when(io.invalid.fire)(bytes := bytes + 4)
+      val gate = new OutGate(invFifo.io.pop, io.invalid, 4, control.invCapacity)
+      val overflow = gate.overflow
+      val overflowIndex = gate.bytes(32 downto 2).resize(32)
       val finished = Reg(Bool()) init (False)
-      when((io.invalid.fire && io.invalid.last) || merger.io.invEmpty)(finished := True)
+      when((io.invalid.fire && io.invalid.last) || invSerializer.io.invEmpty)(finished := True)
     }
 
     val done = running && outPort.finished && invPort.finished
@@ -190,9 +265,9 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
     val dp = datapath
     val doneEvent = False
     val errorEvent = False
-    val firstBeat = running && (dp.port0.accepted || dp.port1.accepted)
+    val firstBeat = running && dp.ports.map(_.accepted).reduce(_ || _)
 
-    def fail(code: UInt, input: Bool, index: UInt): Unit = {
+    def fail(code: UInt, input: UInt, index: UInt): Unit = {
       state := State.ERROR
       errCode := code
       errInput := input
@@ -204,15 +279,18 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
     switch(state) {
       is(State.CLEAR) { state := State.RUN }
       is(State.RUN) {
-        // First detected wins; on a tie input 0, then input 1, then the output capacities.
-        when(dp.decoder0.io.error.valid) {
-          fail(dp.decoder0.io.error.code, False, dp.decoder0.io.error.index)
-        } elsewhen (dp.decoder1.io.error.valid) {
-          fail(dp.decoder1.io.error.code, True, dp.decoder1.io.error.index)
+        // First detected wins; on a tie the lowest input, then the output capacities.
+        val decErr = dp.decoders.map(_.io.error.valid)
+        val firstInput = UInt(cfg.inputBits bits)
+        firstInput := 0
+        for (i <- K - 1 downto 0) when(decErr(i))(firstInput := i) // the lowest input is assigned last
+        when(decErr.reduce(_ || _)) {
+          fail(Vec(dp.decoders.map(_.io.error.code))(firstInput), firstInput,
+            Vec(dp.decoders.map(_.io.error.index))(firstInput))
         } elsewhen (dp.outPort.overflow) {
-          fail(U(ErrorCode.OUT_OVERFLOW, 4 bits), False, dp.outPort.overflowIndex)
+          fail(U(ErrorCode.OUT_OVERFLOW, 4 bits), U(0, cfg.inputBits bits), dp.outPort.overflowIndex)
         } elsewhen (dp.invPort.overflow) {
-          fail(U(ErrorCode.INV_OVERFLOW, 4 bits), False, dp.invPort.overflowIndex)
+          fail(U(ErrorCode.INV_OVERFLOW, 4 bits), U(0, cfg.inputBits bits), dp.invPort.overflowIndex)
         } elsewhen (dp.done) {
           state := State.DONE
           doneEvent := True
@@ -221,19 +299,18 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
     }
     when(startReq) {
       group := regs.io.group.resize(9)
-      in0Bytes := regs.io.in0Bytes
-      in1Bytes := regs.io.in1Bytes
+      for (i <- 0 until K) inBytes(i) := regs.io.inBytes(i)
       outCapacity := regs.io.outCapacity
       invCapacity := regs.io.invCapacity
       errCode := 0
-      errInput := False
+      errInput := 0
       errIndex := 0
       when(groupOk) {
         state := State.CLEAR
         clearPipe := True
-        window := bothEmpty
+        window := allEmpty
       } otherwise {
-        fail(U(ErrorCode.BAD_GROUP, 4 bits), False, U(0, 32 bits))
+        fail(U(ErrorCode.BAD_GROUP, 4 bits), U(0, cfg.inputBits bits), U(0, 32 bits))
       }
     }
     when(firstBeat)(window := True)
@@ -241,7 +318,7 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
     when(regs.io.softReset) {
       state := State.IDLE
       errCode := 0
-      errInput := False
+      errInput := 0
       errIndex := 0
       clearPipe := True
       window := False
@@ -260,8 +337,7 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
   regs.io.window := control.window || fsm.firstBeat
   regs.io.outWords := datapath.outPort.words
   regs.io.invAddr := io.invalid.fire
-  regs.io.key0Words := datapath.port0.words
-  regs.io.key1Words := datapath.port1.words
+  for (i <- 0 until K) regs.io.keyWords(i) := datapath.ports(i).words
   regs.io.outKey := datapath.outPort.realKey
 }
 

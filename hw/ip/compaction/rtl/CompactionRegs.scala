@@ -22,20 +22,21 @@ case class CompactionRegs(cfg: CompactionConfig, withDocs: Boolean = false) exte
     val start = out Bool ()        // CTRL.START written (one-cycle pulse)
     val softReset = out Bool ()    // CTRL.SOFT_RESET written (one-cycle pulse)
     val group = out UInt (32 bits)
-    val in0Bytes, in1Bytes, outCapacity, invCapacity = out UInt (32 bits)
+    val inBytes = out Vec (UInt(32 bits), cfg.ways)
+    val outCapacity, invCapacity = out UInt (32 bits)
     val irq = out Bool ()
 
     // from the job control
     val busy, done, error = in Bool ()
     val errCode = in UInt (4 bits)
-    val errInput = in Bool ()
+    val errInput = in UInt (cfg.inputBits bits)
     val errIndex = in UInt (32 bits)
     val jobStart = in Bool ()      // a job starts: clears HW_CYCLES and OUT_KEYS
     val doneEvent, errorEvent = in Bool ()
     val window = in Bool ()        // hardware measurement window (first input beat .. done/error)
     val outWords = in UInt (3 bits)
     val invAddr = in Bool ()
-    val key0Words, key1Words = in UInt (3 bits)
+    val keyWords = in Vec (UInt(3 bits), cfg.ways)
     val outKey = in Bool ()
   }
 
@@ -74,7 +75,9 @@ case class CompactionRegs(cfg: CompactionConfig, withDocs: Boolean = false) exte
   val done = STATUS.field(Bool(), AccessType.RO, 0, "DONE: the last job completed")
   val error = STATUS.field(Bool(), AccessType.RO, 0, "ERROR: the IP stopped on an error; only a soft reset leaves this state")
   val errCode = STATUS.fieldAt(8, UInt(8 bits), AccessType.RO, 0, "ERR_CODE (docs/architecture.md, error codes)")
-  val errInput = STATUS.fieldAt(16, Bool(), AccessType.RO, 0, "ERR_INPUT: input (0 key0, 1 key1) of a decoding error")
+  val errInput = STATUS.fieldAt(16, UInt(cfg.inputBits bits), AccessType.RO, 0,
+    if (cfg.ways == 2) "ERR_INPUT: input (0 key0, 1 key1) of a decoding error"
+    else s"ERR_INPUT: input (0 key0 .. ${cfg.ways - 1} key${cfg.ways - 1}) of a decoding error")
   busy := io.busy
   done := io.done
   error := io.error
@@ -102,12 +105,30 @@ case class CompactionRegs(cfg: CompactionConfig, withDocs: Boolean = false) exte
   val OUT_KEYS = busif.newReg(doc = "Real keys (non-virtual, non-pad entries) output in this job, cleared at START")
   val outKeysOut = OUT_KEYS.field(UInt(32 bits), AccessType.RO, 0, "keys")
 
+  // More than two inputs (0x50..): WAYS, then per input k >= 2 its byte length and word counter.
+  // The two-way IP has none of these, so its map is unchanged.
+  val extraInputs = (cfg.ways > 2) generate new Area {
+    val WAYS = busif.newReg(doc = "Input runs K of this IP (generation parameter)")
+    val ways = WAYS.field(UInt(32 bits), AccessType.RO, cfg.ways, "K")
+    ways := cfg.ways
+    val regs = (2 until cfg.ways).map { k =>
+      val bytesReg = busif.newReg(doc = s"Byte length of run $k (key$k)")(SymbolName(s"IN${k}_BYTES"))
+      val bytesField = bytesReg.field(UInt(32 bits), AccessType.RW, 0, "bytes")(SymbolName("bytes"))
+      val cntReg = busif.newReg(doc = s"32-bit words accepted on `key$k` (words discarded in the error state not counted)")(
+        SymbolName(s"KEY${k}_ENTRY_IN_CNT"))
+      val cnt = cntReg.field(UInt(32 bits), AccessType.RW, 0, "word count")(SymbolName("cnt"))
+      (bytesReg, bytesField, cntReg, cnt)
+    }
+  }
+
   // Hardware updates. Statements after the regif write logic take priority, so counts are
   // guarded with !hitDoWrite (software writes win) while interrupt events win over a W1C.
   when(!ENCODER_DATA_OUT_CNT.hitDoWrite)(outCnt := outCnt + io.outWords)
   when(!INVALID_ADDR_OUT_CNT.hitDoWrite)(invCnt := invCnt + U(io.invAddr))
-  when(!KEY0_ENTRY_IN_CNT.hitDoWrite)(key0Cnt := key0Cnt + io.key0Words)
-  when(!KEY1_ENTRY_IN_CNT.hitDoWrite)(key1Cnt := key1Cnt + io.key1Words)
+  when(!KEY0_ENTRY_IN_CNT.hitDoWrite)(key0Cnt := key0Cnt + io.keyWords(0))
+  when(!KEY1_ENTRY_IN_CNT.hitDoWrite)(key1Cnt := key1Cnt + io.keyWords(1))
+  if (cfg.ways > 2) for (((_, _, cntReg, cnt), i) <- extraInputs.regs.zipWithIndex)
+    when(!cntReg.hitDoWrite)(cnt := cnt + io.keyWords(i + 2))
 
   val modeWritten = RegNext(COUNT_CONTROL.hitDoWrite) init (False)
   val counting = (countMode === 1) || (countMode === 2 && io.window)
@@ -137,8 +158,9 @@ case class CompactionRegs(cfg: CompactionConfig, withDocs: Boolean = false) exte
   io.start := start
   io.softReset := softReset
   io.group := group
-  io.in0Bytes := in0Bytes
-  io.in1Bytes := in1Bytes
+  io.inBytes(0) := in0Bytes
+  io.inBytes(1) := in1Bytes
+  if (cfg.ways > 2) for (((_, f, _, _), i) <- extraInputs.regs.zipWithIndex) io.inBytes(i + 2) := f
   io.outCapacity := outCapacity
   io.invCapacity := invCapacity
 

@@ -3,89 +3,159 @@ package compaction
 import spinal.core._
 import spinal.lib._
 
-/** Comparer_merger: two-way merge of decoded key streams, one output key per clock.
+/** Comparer_merger: one node of the merge tree, a two-way merge of sorted key streams, one output key
+  * per clock.
   *
-  * Each clock it compares the two heads (lexicographic, unsigned, a proper prefix first) and takes the
-  * smaller, or both when equal: then input 0's address (newer run) survives and input 1's address goes
-  * to `inv`. It holds its newest output key and invalid address for one step, so it can flag the final
-  * ones `last` even when a run's end is only known from a later end token. An empty merged run gives a
-  * single `endOnly` record on `keys`; no invalid address at all gives an `invEmpty` pulse.
-  * Both outputs feed FIFOs whose ready is registered, so the merge decision is the only logic between
-  * the input FIFOs and the output FIFOs.
+  * `in0` carries the runs 0..n-1 under this node, `in1` the runs n..2n-1 (all older than in0's). Each
+  * clock the node compares the two heads (lexicographic, unsigned, a proper prefix first) and takes the
+  * smaller, or both when equal; the output record carries both address vectors side by side, so the
+  * root knows every run holding the key (newest wins, the rest are invalid) without any choice here.
+  *
+  * End protocol (in and out): the final key has `last`, or, when a run's end was only known after its
+  * final key (it ends on a pad), an `endOnly` record follows; an empty stream is one `endOnly` record.
+  * A key leaves with `last` when both sides are known to end with it, else the node sends an
+  * `endOnly` record once both sides have ended. The root's EndFixer turns this into "last on the
+  * final key".
   */
-case class ComparerMerger() extends Component {
+case class ComparerMerger(n: Int) extends Component {
   val io = new Bundle {
-    val in0 = slave Stream (KeyRecord())   // newer run
-    val in1 = slave Stream (KeyRecord())   // older run
-    val keys = master Stream (KeyRecord())
-    val inv = master Stream (Fragment(Bits(32 bits)))
-    val invEmpty = out Bool ()
+    val in0 = slave Stream (MergeRecord(n))   // newer runs
+    val in1 = slave Stream (MergeRecord(n))   // older runs
+    val out = master Stream (MergeRecord(2 * n))
   }
 
   val done0, done1, finished = Reg(Bool()) init (False)
-  val heldKey = Reg(KeyRecord())
-  val heldKeyValid = Reg(Bool()) init (False)
-  val heldInv = Reg(Bits(32 bits))
-  val heldInvValid = Reg(Bool()) init (False)
 
-  val go = io.keys.ready && io.inv.ready && !finished
+  val go = io.out.ready && !finished
   val h0 = io.in0.payload
   val h1 = io.in1.payload
   val end0 = io.in0.valid && h0.endOnly
   val end1 = io.in1.valid && h1.endOnly
   val key0 = io.in0.valid && !h0.endOnly
   val key1 = io.in1.valid && !h1.endOnly
+  val ended0 = done0 || end0
+  val ended1 = done1 || end1
 
   val v0 = KeyOps.orderValue(h0.key, h0.len)
   val v1 = KeyOps.orderValue(h1.key, h1.len)
   val less = v0 < v1
   val equal = v0 === v1
-  val take0 = key0 && (done1 || (key1 && (less || equal)))
-  val take1 = key1 && (done0 || (key0 && !less))
-  val takeBoth = take0 && take1
+  val take0 = key0 && (ended1 || (key1 && (less || equal)))
+  val take1 = key1 && (ended0 || (key0 && !less))
+  // After this clock side i has no more keys.
+  val fin0 = ended0 || (take0 && h0.last)
+  val fin1 = ended1 || (take1 && h1.last)
+  val emitKey = take0 || take1
+  val emitEnd = !emitKey && fin0 && fin1
 
   io.in0.ready := go && (take0 || end0)
   io.in1.ready := go && (take1 || end1)
-  when(go && ((take0 && h0.last) || end0))(done0 := True)
-  when(go && ((take1 && h1.last) || end1))(done1 := True)
 
-  val chosen = KeyRecord()
-  chosen.key := Mux(take0, h0.key, h1.key)
-  chosen.len := Mux(take0, h0.len, h1.len)
-  chosen.addr := Mux(take0, h0.addr, h1.addr)
-  chosen.last := False
-  chosen.endOnly := False
+  val o = io.out.payload
+  o.key := Mux(take0, h0.key, h1.key)
+  o.len := Mux(take0, h0.len, h1.len)
+  for (i <- 0 until n) {
+    o.addrs(i) := h0.addrs(i)
+    o.addrs(n + i) := h1.addrs(i)
+  }
+  o.present := (h1.present & B(n bits, default -> take1)) ## (h0.present & B(n bits, default -> take0))
+  o.last := emitKey && fin0 && fin1
+  o.endOnly := emitEnd
+  io.out.valid := !finished && (emitKey || emitEnd)
 
-  // Key output: push the held key when a newer one replaces it; at the end flag the held one `last`.
-  val finishing = go && done0 && done1
-  io.keys.valid := False
-  io.keys.payload := heldKey
-  when(go && (take0 || take1)) {
-    io.keys.valid := heldKeyValid
-    heldKey := chosen
-    heldKeyValid := True
+  when(go) {
+    done0 := fin0
+    done1 := fin1
+    when((emitKey || emitEnd) && fin0 && fin1)(finished := True)
   }
-  when(finishing) {
-    io.keys.valid := True
-    io.keys.payload.last := True
-    io.keys.payload.endOnly := !heldKeyValid
-    heldKeyValid := False
-    finished := True
-  }
+}
 
-  // Invalid output: same one-step hold.
-  io.inv.valid := False
-  io.inv.fragment := heldInv
-  io.inv.last := False
-  when(go && takeBoth) {
-    io.inv.valid := heldInvValid
-    heldInv := h1.addr
-    heldInvValid := True
+/** Root of the tree: holds the newest key one step, so the final key carries `last` even when the end
+  * was only known from a later `endOnly` record; an empty merge gives one `endOnly` record. */
+case class EndFixer(n: Int) extends Component {
+  val io = new Bundle {
+    val input = slave Stream (MergeRecord(n))
+    val output = master Stream (MergeRecord(n))
   }
-  when(finishing && heldInvValid) {
-    io.inv.valid := True
-    io.inv.last := True
-    heldInvValid := False
+  val held = Reg(MergeRecord(n))
+  val heldValid = Reg(Bool()) init (False)
+  val in = io.input.payload
+
+  io.output.valid := False
+  io.output.payload := held
+  io.input.ready := False
+  when(heldValid && held.last) {
+    io.output.valid := True
+    when(io.output.ready)(heldValid := False)
+  } elsewhen (io.input.valid) {
+    when(in.endOnly) {
+      io.output.valid := True
+      when(heldValid) { io.output.payload.last := True } otherwise { io.output.payload := in }
+      io.input.ready := io.output.ready
+      when(io.output.ready)(heldValid := False)
+    } otherwise {
+      io.output.valid := heldValid
+      io.input.ready := io.output.ready || !heldValid
+      when(io.input.ready) {
+        held := in
+        heldValid := True
+      }
+    }
   }
-  io.invEmpty := finishing && !heldInvValid
+}
+
+/** Invalid addresses of one key (the runs holding it, minus the newest), or the end of the merge. */
+case class InvList(n: Int) extends Bundle {
+  val addrs = Vec(Bits(32 bits), n)
+  val mask = Bits(n bits)
+  val last = Bool() // the merge's final record: flag the final address `last`
+}
+
+/** Serializes the invalid addresses of each key, oldest run last, one address per clock. Holds one
+  * address so the final one carries `last`; `invEmpty` pulses when the merge had none at all. */
+case class InvSerializer(n: Int) extends Component {
+  val io = new Bundle {
+    val input = slave Stream (InvList(n))
+    val output = master Stream (Fragment(Bits(32 bits)))
+    val invEmpty = out Bool ()
+  }
+  val held = Reg(Bits(32 bits))
+  val heldValid = Reg(Bool()) init (False)
+  val taken = Reg(Bits(n bits)) init (0) // addresses of the head already sent
+  val head = io.input.payload
+  val rem = head.mask & ~taken
+  val lowest = OHMasking.first(rem)
+  val restEmpty = (rem & ~lowest) === 0
+
+  io.output.valid := False
+  io.output.fragment := held
+  io.output.last := False
+  io.input.ready := False
+  io.invEmpty := False
+  when(io.input.valid) {
+    when(rem =/= 0) {
+      io.output.valid := heldValid
+      when(!heldValid || io.output.ready) {
+        held := MuxOH(lowest, head.addrs)
+        heldValid := True
+        taken := taken | lowest
+        when(restEmpty && !head.last) {
+          io.input.ready := True
+          taken := 0
+        }
+      }
+    } elsewhen (head.last) {
+      io.output.valid := heldValid
+      io.output.last := True
+      when(!heldValid || io.output.ready) {
+        io.input.ready := True
+        taken := 0
+        heldValid := False
+        io.invEmpty := !heldValid
+      }
+    } otherwise {
+      io.input.ready := True
+      taken := 0
+    }
+  }
 }

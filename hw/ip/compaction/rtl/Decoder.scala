@@ -6,7 +6,7 @@ import spinal.lib._
 /** Decoder: checks and decodes one 16-byte KB16 entry per clock into real keys.
   *
   * Stage A (combinational on the incoming entry, state updated when it is taken): header checks
-  * (codes 1..7), prefix expansion against the previous decoded key (real or virtual), slot in the
+  * (codes 1..7; code 5 also when a virtual or pad entry follows a virtual entry), prefix expansion against the previous decoded key (real or virtual), slot in the
   * group, entry index. Stage B (one register later): strictly-increasing check against the previous
   * real key (code 8), `last` checks (9), fill check (10), the LENGTH error of a run whose byte length
   * is not a multiple of 16 (reported after its complete entries, index = len/16), forwarding.
@@ -45,6 +45,7 @@ case class Decoder() extends Component {
     val prevKey = Reg(Bits(64 bits)) init (0) // shared <= 8: only bytes 0..7 are ever reused
     val prevLen = Reg(UInt(5 bits)) init (0) // the previous key of the first entry is the empty key
     val endSent = Reg(Bool()) init (False)
+    val afterVir = Reg(Bool()) init (False) // the previous entry was virtual: this one must be real
     val injectEnd = io.entries === 0 && !endSent
 
     val d = io.input.payload.data
@@ -75,7 +76,7 @@ case class Decoder() extends Component {
     val c2 = shared > 8 || unshared > 8
     val c3 = shared > prevLen
     val c4 = slot === 0 && shared =/= 0
-    val c5 = vir && (slotLast || isFinal)
+    val c5 = (vir && (slotLast || isFinal)) || (afterVir && (vir || pad))
     val c6 = pad && (header =/= B(0x200, 32 bits) || addr =/= 0 || d(127 downto 64) =/= 0 || !slotLast)
     val c7 = !pad && !vir && newLen === 0
     val code = UInt(4 bits)
@@ -122,6 +123,7 @@ case class Decoder() extends Component {
       } otherwise {
         index := index + 1
         slot := Mux(slotLast, U(0, 8 bits), slot + 1)
+        afterVir := vir
         when(!pad) { // a pad does not change the previous key
           prevKey := newKey(63 downto 0)
           prevLen := newLen
@@ -151,12 +153,18 @@ case class Decoder() extends Component {
     val entryBad = code =/= 0
     val tailLength = !entryBad && r.isFinal && io.remainder
 
-    io.error.valid := in.fire && !halted && (entryBad || tailLength)
-    io.error.code := Mux(entryBad, code, U(ErrorCode.LENGTH, 4 bits))
-    io.error.index := Mux(entryBad || r.endOnly, r.index, r.index + 1)
-    when(io.error.valid)(halted := True)
+    // The report leaves through a register: the 133-bit order compare ends here, not in the job
+    // control's state and error registers (the decoder halts in the same clock either way).
+    val error = Flow(DecoderError())
+    error.valid := in.fire && !halted && (entryBad || tailLength)
+    error.code := Mux(entryBad, code, U(ErrorCode.LENGTH, 4 bits))
+    error.index := Mux(entryBad || r.endOnly, r.index, r.index + 1)
+    when(error.valid)(halted := True)
+    io.error << error.stage()
 
-    when(in.fire && !halted && !entryBad && r.isReal) {
+    // Not gated by the entry's verdict (a bad entry halts the decoder, so what is kept then does not
+    // matter): keeps the compare off the enable of these 133 flip-flops.
+    when(in.fire && r.isReal) {
       prevReal := r.key
       prevRealLen := r.len
       hasPrevReal := True

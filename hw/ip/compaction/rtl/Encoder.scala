@@ -23,6 +23,9 @@ case class Encoder() extends Component {
   case class PrefixedKey() extends Bundle {
     val rec = KeyRecord()
     val prefix = UInt(4 bits) // min(8, common prefix with the previous key)
+    // Whether the key needs a virtual entry when it shares `prefix` bytes, so the entry stage only
+    // selects (slot 0: len > 8, else this), keeping the subtract and compare off its slot -> ready loop.
+    val virtualShared = Bool()   // len - prefix > 8
   }
 
   val prefixStage = new Area {
@@ -41,6 +44,7 @@ case class Encoder() extends Component {
       val t = PrefixedKey()
       t.rec := io.input.payload
       t.prefix := prefix
+      t.virtualShared := len - prefix.resize(5) > 8
       t
     }
     when(io.input.fire && !io.input.payload.endOnly) {
@@ -50,20 +54,23 @@ case class Encoder() extends Component {
   }
 
   val entryStage = new Area {
-    val in = prefixStage.out.m2sPipe()
+    // Full register slice: the entry stage's ready (it depends on the slot) ends here instead of
+    // running back through the prefix stage into the merged-key FIFO.
+    val in = prefixStage.out.s2mPipe().m2sPipe()
     val r = in.payload.rec
     val slot = Reg(UInt(8 bits)) init (0)
     val realNext = Reg(Bool()) init (False) // the virtual entry is out, its real entry comes next
     val slotLast = slot.resize(9) === io.group - 1
     val shared = Mux(slot === 0, U(0, 4 bits), in.payload.prefix)
-    val rest = r.len - shared.resize(5)
-    val needVirtual = rest > 8
+    val needVirtual = Mux(slot === 0, r.len > 8, in.payload.virtualShared)
+    // Only used when it is 0..8 (no virtual entry): 4-bit arithmetic is exact then.
+    val rest = r.len(3 downto 0) - shared
     val emitPad = !realNext && needVirtual && slotLast
     val emitVirtual = !realNext && needVirtual && !slotLast
     val emitReal = realNext || !needVirtual
     val start = Mux(realNext, U(8, 4 bits), shared)
     // 4-bit arithmetic is exact here: len - 8 is 1..8 after a virtual entry, rest <= 8 otherwise.
-    val unshared = Mux(realNext, r.len(3 downto 0) - 8, Mux(needVirtual, U(8, 4 bits), rest(3 downto 0)))
+    val unshared = Mux(realNext, r.len(3 downto 0) - 8, Mux(needVirtual, U(8, 4 bits), rest))
     val keyBytes = r.key.subdivideIn(8 bits)
     val stored = Vec.tabulate(8) { i =>
       val b = Bits(8 bits)

@@ -105,7 +105,10 @@ case class DmaReader(w: Int, fifoDepth: Int = 64) extends Component {
       sub := wordDone ? U(0, sub.getWidth bits) | sub + 1
     }
     val pipeFlush = Bool()
-    io.out << beat.m2sPipe(flush = pipeFlush)
+    // Full register slice (s2m then m2s): valid and payload of io.out leave registers, and io.out.ready
+    // ends in registers. The m2s stage is last so `valid` is a plain register (no inverted flag that
+    // could read as valid before the first reset edge).
+    io.out << beat.s2mPipe(pipeFlush).m2sPipe(flush = pipeFlush)
   }
 
   fifo.io.flush  := stopping || !busy

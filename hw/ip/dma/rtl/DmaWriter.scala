@@ -59,6 +59,15 @@ case class DmaWriter(w: Int, fifoDepth: Int = 32) extends Component {
   }
   val fifo = StreamFifo(Word(), fifoDepth)
 
+  // Register slice on the input port: io.in.ready comes from registers only, so the packer's ready
+  // logic (which looks at the beat's `last`) never reaches back into the IP combinationally. The slice
+  // takes beats only while the channel runs and not past a `last` (as the packer without a slice did),
+  // and is emptied when the channel ends, so no beat of one transfer is left for the next.
+  val lastIn = RegInit(False)
+  when(io.in.fire && io.in.last) { lastIn := True }
+  when(!busy) { lastIn := False }
+  val in = io.in.continueWhen(busy && !stopping && !lastIn).s2mPipe(!busy).m2sPipe(flush = !busy)
+
   // ---------------- w -> 256 packer ----------------
   val pack = new Area {
     val lanes = Vec(Reg(Bits(w bits)), ratio)
@@ -68,12 +77,12 @@ case class DmaWriter(w: Int, fifoDepth: Int = 32) extends Component {
     val fits      = room >= wBytes
     val drop      = !fits || axiErr
     // close the word when full, at `last`, or when the next beat could not fit anyway
-    val endWord   = sub === ratio - 1 || io.in.last || (room - wBytes) < wBytes
-    val pushBeat  = accepting && io.in.valid && !drop && endWord
-    val pushFlush = accepting && !io.in.valid && flush && sub =/= 0 && !axiErr
+    val endWord   = sub === ratio - 1 || in.last || (room - wBytes) < wBytes
+    val pushBeat  = accepting && in.valid && !drop && endWord
+    val pushFlush = accepting && !in.valid && flush && sub =/= 0 && !axiErr
 
     for (i <- 0 until ratio) {
-      fifo.io.push.data(i * w, w bits) := (sub === i && io.in.valid) ? io.in.fragment | lanes(i)
+      fifo.io.push.data(i * w, w bits) := (sub === i && in.valid) ? in.fragment | lanes(i)
       // on a beat lanes 0..sub are filled, on a flush lanes 0..sub-1
       val filled =
         if (i == 0) True                                     // a flush push has sub > 0
@@ -83,19 +92,19 @@ case class DmaWriter(w: Int, fifoDepth: Int = 32) extends Component {
     }
     fifo.io.push.valid := pushBeat || pushFlush
 
-    io.in.ready := accepting && (drop || !endWord || fifo.io.push.ready)
-    when(io.in.fire) {
+    in.ready := accepting && (drop || !endWord || fifo.io.push.ready)
+    when(in.fire) {
       when(drop) {
         when(!fits) { overflow := True }
       } otherwise {
-        lanes(sub) := io.in.fragment
+        lanes(sub) := in.fragment
         sub   := endWord ? U(0, sub.getWidth bits) | sub + 1
         room  := room - wBytes
         bytes := bytes + wBytes
       }
-      when(io.in.last) { inputDone := True }
+      when(in.last) { inputDone := True }
     }
-    when(accepting && !io.in.valid && flush && (sub === 0 || axiErr || fifo.io.push.ready)) {
+    when(accepting && !in.valid && flush && (sub === 0 || axiErr || fifo.io.push.ready)) {
       inputDone := True
       sub := 0
     }
