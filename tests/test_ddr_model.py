@@ -216,16 +216,18 @@ def test_reference_is_what_litedram_gives():
     spec = importlib.util.spec_from_file_location("board_sim", ROOT / "boards" / "sim" / "target.py")
     sim = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(sim)
-    if shutil.which("verilator") is None:
-        pytest.skip("verilator missing")
-    from lsmc.boards import litex_soc
+    missing = [t for t in ("verilator", "meson", "riscv64-unknown-elf-gcc") if shutil.which(t) is None]
+    missing += [m for m in ("pythondata_software_picolibc", "pythondata_misc_tapcfg")
+                if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.skip(f"board simulation prerequisites missing: {missing}")
+    from lsmc.boards import gateware, litex_soc
     from lsmc.build import firmware
-    from lsmc.sim import soc
     firmware.ensure_headers()
     fw = ROOT / "build" / "fw-board"
     subprocess.run(["make", "-s", "-C", str(ROOT / "fw"), f"BUILD={fw}", "BOARD=1"], check=True)
     out = ROOT / "build" / "boards" / "sim-ddr"
-    verilog = soc.generate_soc()  # same SoC; the board variant differs only by the simulation-control block
+    verilog = gateware.generate_soc_verilog()  # the board variant of the SoC (no simulation control)
     litex_soc.build_target(sim.SimBoard, out, soc_verilog=verilog, firmware=fw / "lsmc.elf", run=True)
     sim.compile_sim(out)
     ref = ddrcal.load_reference()["workloads"]
