@@ -173,6 +173,7 @@ def test_tmp_build_folder_refused(tmp_path):
 
 @needs_yowasp
 @pytest.mark.slow
+@pytest.mark.long
 def test_compaction_ip_alone(tmp_path):
     """The 128-bit IP out of context on the ECP5-85 speed 8: the flow runs, one clock, a figure."""
     res = fpga.ip_flow(tmp_path / "ip", target_mhz=fpga.IP_TARGET_MHZ, timeout=3600)

@@ -49,6 +49,7 @@ def test_driver_cascade_rtl(built, stall):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_driver_soc_backend(built):
     """The soc back end: jobs on the full SoC simulation (firmware's host-loaded job mode), small runs."""
     r = run_checker("soc", 2, 5, 40, 2)

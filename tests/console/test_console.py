@@ -99,6 +99,7 @@ def test_run_counters(console, n, overlap, group):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_bench_through_board_report(endpoint, tmp_path):
     """`lsmc board-report` on the same serial line: `bench` parsed into Table III (the report module's
     TABLE3 parser), written as table3.csv/.md naming the source; rows checked against the host model."""
