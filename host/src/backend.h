@@ -2,11 +2,22 @@
 #ifndef LSMC_HOST_BACKEND_H
 #define LSMC_HOST_BACKEND_H
 
+#include <cstdarg>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <vector>
 
 namespace lsmc {
+
+// printf into the caller's error buffer (nothing when it gave none): every back end reports this way.
+inline void say(char* err, size_t n, const char* fmt, ...) {
+    if (!err || !n) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+}
 
 struct Merged {
     std::vector<uint8_t> out;   // capacity given to the job; out_len bytes valid

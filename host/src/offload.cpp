@@ -17,13 +17,7 @@ namespace {
 
 std::mutex g_mu;  // one device: one job at a time
 
-void say(char* err, size_t n, const char* fmt, ...) {
-    if (!err || !n) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-}
+using lsmc::say;
 
 // Worst case of a canonical re-encoding: every key needs a virtual entry, plus a pad per group.
 size_t out_cap_for(size_t len0, size_t len1) { return 3 * (len0 + len1) + 2 * KB16_ENTRY_BYTES; }

@@ -30,14 +30,6 @@ enum : uint32_t {
 constexpr uint32_t kStBusy = CIP_STATUS_BUSY_MASK, kStDone = CIP_STATUS_DONE_MASK, kStError = CIP_STATUS_ERROR_MASK;
 constexpr uint64_t kIdleLimit = 200000;  // cycles without any handshake: the IP is stuck
 
-void say(char* err, size_t n, const char* fmt, ...) {
-    if (!err || !n) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-}
-
 struct Rng {  // xorshift64*
     uint64_t s = 0x9E3779B97F4A7C15ull;
     uint64_t next() { s ^= s >> 12; s ^= s << 25; s ^= s >> 27; return s * 2685821657736338717ull; }

@@ -22,14 +22,6 @@
 namespace lsmc {
 namespace {
 
-void say(char* err, size_t n, const char* fmt, ...) {
-    if (!err || !n) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-}
-
 bool put(const std::string& path, const void* p, size_t n) {
     FILE* f = fopen(path.c_str(), "wb");
     if (!f) return false;
