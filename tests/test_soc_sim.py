@@ -8,10 +8,11 @@ import subprocess
 
 import pytest
 
+from lsmc.build import regmap
 from lsmc.model import kb16
 from lsmc.sim import soc
 
-DDR = 0x40000000
+DDR = regmap.memmap().base("DDR")  # from the one memory map
 
 
 @pytest.fixture(scope="module")
