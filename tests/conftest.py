@@ -28,5 +28,5 @@ def pytest_collection_modifyitems(config, items):
         return
     skip = pytest.mark.skip(reason="long test: LSMC_LONG=1 runs it (scripts/test keeps a shorter representative)")
     for item in items:
-        if "long" in item.keywords:
+        if item.get_closest_marker("long"):
             item.add_marker(skip)
