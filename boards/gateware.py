@@ -13,10 +13,12 @@ from lsmc.boards.ports import ONCHIP_RAM_BASE, ONCHIP_RAM_SIZE, SOC_BOARD_GEN, S
 
 # ------------------------------------------------------------------------------- SoC Verilog source
 def generate_soc_verilog(outdir: Path = SOC_BOARD_GEN, uart_baud: int = 115200) -> Path:
-    """Board variant of the SoC (no simulation-control block) through the project's Mill wrapper."""
+    """Board variant of the SoC (no simulation-control block, one two-way compaction unit as the
+    Table III builds) through the project's Mill wrapper."""
     outdir = Path(outdir)
     build.generate("soc", "soc.Generate", outdir,
-                   args=["--out", str(outdir), "--no-sim-ctrl", "--uart-baud", str(uart_baud)])
+                   args=["--out", str(outdir), "--no-sim-ctrl", "--uart-baud", str(uart_baud),
+                         "--units", "1", "--ways", "2"])
     v = outdir / f"{SOC_TOP}.v"
     if not v.is_file():
         raise BoardError(f"soc.Generate did not write {v}")

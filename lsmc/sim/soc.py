@@ -30,17 +30,39 @@ TIMEOUT_EXIT = 124
 WIDTHS = (32, 128)
 
 
-def _gen_dir(width: int) -> Path:
+# Compaction units M and ways K of a build. The Table III builds (both widths) are one two-way unit
+# (LsmcSocConfig.paper / .tableIII128); the scaling sweep builds M x K at 128 bits.
+UNITS = tuple(range(1, 9))
+WAYS = (2, 4)
+
+
+def _variant(width: int, units: int, ways: int) -> str:
+    """'' for the Table III builds, else '-m<M>k<K>' (gen and sim folder suffix)."""
     if width not in WIDTHS:
         raise build.BuildError(f"SoC IP width {width!r}: one of {', '.join(map(str, WIDTHS))}")
+    if units not in UNITS or ways not in WAYS:
+        raise build.BuildError(f"SoC units {units!r} / ways {ways!r}: units 1..{UNITS[-1]}, ways one of "
+                               f"{', '.join(map(str, WAYS))}")
+    if (units, ways) == (1, 2):
+        return ""
+    if width != 128:
+        raise build.BuildError("several units or K-way units are built with 128-bit streams only")
+    return f"-m{units}k{ways}"
+
+
+def _gen_dir(width: int, units: int = 1, ways: int = 2) -> Path:
+    v = _variant(width, units, ways)
+    if v:
+        return build.GEN / f"soc{v.replace('-', '_')}"
     return GEN_DIR if width == 128 else build.GEN / f"soc_w{width}"
 
 
-def generate_soc(width: int = 128) -> Path:
-    """build/gen/soc/LsmcSoc.v (+ C headers; build/gen/soc_w32 for the 32-bit IP), regenerated only when
-    the hardware sources changed."""
-    gen_dir = _gen_dir(width)
-    args = ("--out", str(gen_dir)) + (("--ip-width", str(width)) if width != 128 else ())
+def generate_soc(width: int = 128, units: int = 1, ways: int = 2) -> Path:
+    """build/gen/soc/LsmcSoc.v (+ C headers; build/gen/soc_w32 for the 32-bit IP, build/gen/soc_m<M>k<K>
+    for M units of K ways), regenerated only when the hardware sources changed."""
+    gen_dir = _gen_dir(width, units, ways)
+    args = ("--out", str(gen_dir), "--units", str(units), "--ways", str(ways)) + \
+        (("--ip-width", str(width)) if width != 128 else ())
     out = build.generate("soc", "soc.Generate", gen_dir, args=args)
     verilog = out / "LsmcSoc.v"
     if not verilog.exists():
@@ -52,11 +74,12 @@ def generate_soc(width: int = 128) -> Path:
     return verilog
 
 
-def build_soc(trace: bool = False, width: int = 128) -> Path:
+def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int = 2) -> Path:
     """Verilated simulator of the SoC; `trace=True` builds a separate binary with FST waves; `width` the
-    compaction IP's stream width (WIDTHS)."""
-    verilog = generate_soc(width)
-    outdir = build.BUILD / "sim" / (("soc-trace" if trace else "soc") + ("" if width == 128 else f"-w{width}"))
+    compaction IP's stream width (WIDTHS); `units`/`ways` the compaction units M and their ways K."""
+    verilog = generate_soc(width, units, ways)
+    outdir = build.BUILD / "sim" / (("soc-trace" if trace else "soc") + ("" if width == 128 else f"-w{width}") +
+                                    _variant(width, units, ways))
     flags = ["--trace-fst", "--trace-structs"] if trace else []
     # RAM arrays are 8-bit lanes; the DDR port data is wide: no lint noise, same flags as the IP sim.
     # The NAND model's header is not a compile input Verilator accepts: its hash rides in a define so a
@@ -67,7 +90,8 @@ def build_soc(trace: bool = False, width: int = 128) -> Path:
     return build.verilate("LsmcSoc", [verilog, SIM_SRC / "soc.vlt"],
                           [SIM_SRC / "harness.cpp", NAND_MODEL / "onfi_model.cpp", *common_srcs],
                           outdir, flags=flags + common_flags + ["-CFLAGS", f"-I{NAND_MODEL} -I{verilog.parent}"],
-                          train=None if trace else _train)
+                          # PGO doubles the build; the scaling builds run briefly, the Table III ones often.
+                          train=None if trace or _variant(width, units, ways) else _train)
 
 
 def _train(exe: Path) -> None:

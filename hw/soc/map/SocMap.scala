@@ -23,13 +23,25 @@ object SocMap {
   val periphSize  = 4 << 10
   val nandSize    = 64 << 10
 
+  /** Compaction units (IP + its DMA): unit u's registers at `dma` / `compaction` + u * unitStride, so
+    * unit 0 keeps the one-unit SoC's addresses. Slots of units a build leaves out read 0 (ID too), so
+    * one firmware finds the units present by their ID. */
+  object Units {
+    val max    = 8
+    val stride = 0x1000
+    def dmaOf(u: Int): Long = dma + u.toLong * stride
+    def compactionOf(u: Int): Long = compaction + u.toLong * stride
+  }
+
   object Irq {
     val uart       = 0
     val compaction = 1
     val dma0       = 2 // 2..5: DMA channels 0..3
     val dmaCount   = 4
     val nand       = 6
-    val count      = 8
+    val cipUnit1   = 8 // 8..14: the IP of units 1..7 (unit 0 keeps line 1)
+    def cip(u: Int): Int = if (u == 0) compaction else cipUnit1 + u - 1
+    val count      = 16
   }
 
   /** Registers of the small peripherals that have no regif block (offsets from their base). */
@@ -59,7 +71,9 @@ object SocMap {
     Region("IRQC", apbBase + irqCtrl, periphSize, "interrupt controller (PENDING/ENABLE, machine external IRQ)"),
     Region("DMA", apbBase + dma, periphSize, "compaction DMA, 4 channels (dma_regs.h)"),
     Region("SIMCTL", apbBase + simCtrl, periphSize, "simulation control (absent on boards: reads 0)"),
+    Region("DMA_UNITS", apbBase + Units.dmaOf(1), Units.stride * (Units.max - 1), "DMA blocks of compaction units 1..7 (unit u at DMA_BASE + u * UNIT_STRIDE)"),
     Region("CIP", apbBase + compaction, periphSize, "compaction IP registers (compaction_regs.h)"),
+    Region("CIP_UNITS", apbBase + Units.compactionOf(1), Units.stride * (Units.max - 1), "compaction IPs of units 1..7 (unit u at CIP_BASE + u * UNIT_STRIDE)"),
     Region("NAND", apbBase + nand, nandSize, "NAND controller registers (nand_regs.h)")
   )
 
@@ -75,7 +89,8 @@ object SocMap {
   }
 
   def irqs: Seq[(String, Int, String)] = Seq(("UART", Irq.uart, "UART"), ("CIP", Irq.compaction, "compaction IP")) ++
-    (0 until Irq.dmaCount).map(n => (s"DMA$n", Irq.dma0 + n, s"DMA channel $n")) :+ (("NAND", Irq.nand, "NAND controller"))
+    (0 until Irq.dmaCount).map(n => (s"DMA$n", Irq.dma0 + n, s"DMA channel $n")) ++ Seq(("NAND", Irq.nand, "NAND controller")) ++
+    (1 until Units.max).map(u => (s"CIP$u", Irq.cip(u), s"compaction IP of unit $u"))
 
   private def h(v: BigInt, d: Int = 8) = s"0x%0${d}X".format(v.bigInteger)
 
@@ -91,7 +106,14 @@ object SocMap {
     val regs = blk("Memory map", regions(cfg).flatMap(r => Seq((s"${r.name}_BASE", h(r.base) + "u", r.doc), (s"${r.name}_SIZE", h(r.size) + "u", ""))))
     val fw = blk("Firmware regions", firmwareRegions(cfg).flatMap(r => Seq((s"${r.name}_BASE", h(r.base) + "u", r.doc), (s"${r.name}_SIZE", h(r.size) + "u", ""))))
     val irq = blk("Interrupt lines of the interrupt controller", irqs.map { case (n, i, d) => (s"IRQ_$n", i.toString, d) } ++
-      Seq(("IRQ_DMA(ch)", s"(${Irq.dma0} + (ch))", "DMA channel ch"), ("IRQ_LINES", Irq.count.toString, "lines of the controller")))
+      Seq(("IRQ_DMA(ch)", s"(${Irq.dma0} + (ch))", "DMA channel ch (unit 0)"),
+        ("IRQ_CIP_UNIT(u)", s"((u) ? ${Irq.cipUnit1 - 1} + (u) : ${Irq.compaction})", "compaction IP of unit u"),
+        ("IRQ_LINES", Irq.count.toString, "lines of the controller")))
+    val units = blk("Compaction units (IP + DMA); a slot without a unit reads 0", Seq(
+      ("UNITS_MAX", Units.max.toString, "unit slots in the map"),
+      ("UNIT_STRIDE", h(Units.stride, 4) + "u", "bytes between the register blocks of two units"),
+      ("CIP_UNIT_BASE(u)", s"(CIP_BASE + (u) * UNIT_STRIDE)", "compaction IP of unit u"),
+      ("DMA_UNIT_BASE(u)", s"(DMA_BASE + (u) * UNIT_STRIDE)", "DMA of unit u")))
     def per(p: String, rs: Seq[(String, Int)]) = rs.map { case (n, o) => (s"${p}_$n", h(o, 2), "") }
     val pregs = blk("Registers of the small peripherals (offsets from their base)",
       per("UART", Regs.uart) ++ Seq(("UART_DATA_VALID", "(1u << 16)", "read of UART_DATA: a byte was received")) ++
@@ -105,6 +127,7 @@ object SocMap {
        |$regs
        |$fw
        |$irq
+       |$units
        |$pregs
        |$clk
        |#endif /* LSMC_SOC_MAP_H */
@@ -139,6 +162,7 @@ object SocMap {
        |  ],
        |  "irqs": {${irqs.map { case (n, i, _) => s"${q(n)}: $i" }.mkString(", ")}},
        |  "irq_lines": ${Irq.count},
+       |  "units": {"max": ${Units.max}, "stride": ${Units.stride}, "cip_irq": [${(0 until Units.max).map(Irq.cip).mkString(", ")}]},
        |  "registers": {"UART": ${per(Regs.uart)}, "TIMER": ${per(Regs.timer)}, "IRQC": ${per(Regs.irqCtrl)}, "SIMCTL": ${per(Regs.simCtrl)}},
        |  "sim_id_magic": $simIdMagic
        |}

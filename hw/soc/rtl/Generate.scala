@@ -2,17 +2,21 @@ package soc
 
 import common.{Gen, Generator}
 
-/** `soc.Generate [--out DIR] [--uart-baud N] [--ip-width 32|128] [--no-sim-ctrl] [--no-docs]`: DIR/LsmcSoc.v (default
+/** `soc.Generate [--out DIR] [--uart-baud N] [--ip-width 32|128] [--units M] [--ways 2|4] [--no-sim-ctrl] [--no-docs]`: DIR/LsmcSoc.v (default
   * build/gen/soc), the register blocks of every IP (unless --no-docs) and the memory map exported
   * from SocMap (lsmc_soc.h / .ld / .json). */
 object Generate extends Generator("build/gen/soc",
   Gen.intOpt("uart-baud", 115200, what = "BAUD", min = 1),
   // 32: seed 000's platform (32-bit streams) for the faithful Table III; 128: this project's design.
   Gen.intOpt("ip-width", 128, allowed = Seq(32, 128)),
+  // Compaction units M and their ways K (default LsmcSocConfig: 4 x 4; Table III builds: 1 x 2).
+  Gen.intOpt("units", LsmcSocConfig().units, allowed = 1 to SocMap.Units.max),
+  Gen.intOpt("ways", LsmcSocConfig().ways, allowed = Seq(2, 4)),
   Gen.flagOpt("no-sim-ctrl", "leave the simulation-control block out (board builds)"),
   Gen.flagOpt("no-docs", "do not write the register headers")) {
 
-  def config(a: Gen.Args) = LsmcSocConfig(uartBaud = a.int("uart-baud"), ipDataWidth = a.int("ip-width"), withDocs = !a.flag("no-docs"),
+  def config(a: Gen.Args) = LsmcSocConfig(uartBaud = a.int("uart-baud"), ipDataWidth = a.int("ip-width"),
+    units = a.int("units"), ways = a.int("ways"), withDocs = !a.flag("no-docs"),
     withSimCtrl = !a.flag("no-sim-ctrl"))
   def top(a: Gen.Args) = new LsmcSoc(config(a)).setDefinitionName("LsmcSoc")
   override def clockHz(a: Gen.Args) = Some(config(a).clockHz)

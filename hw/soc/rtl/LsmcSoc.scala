@@ -22,16 +22,22 @@ case class LsmcSocConfig(
     dCacheSize: Int = 8192,
     uartBaud: Int = 115200,
     ipDataWidth: Int = 128,
+    units: Int = 4,  // compaction units M (IP + DMA each), sharing the DDR DMA port
+    ways: Int = 4,   // input runs K of each unit's IP (2 or 4)
     nandTargets: Int = 2,
     withDocs: Boolean = false, // write the register headers of the IPs next to the Verilog
     withSimCtrl: Boolean = true
 ) {
+  require(units >= 1 && units <= SocMap.Units.max, s"units must be 1..${SocMap.Units.max}, not $units")
+  require(ways == 2 || ways == 4, s"ways must be 2 or 4 in the SoC, not $ways")
   def mapConfig = MapConfig(onChipRamSize, ddrSize, clockHz)
   /** DDR port of the CPU side (I$/D$ refills, NAND DMA): 32-bit like the CPU buses. */
   def ddrCpuAxiConfig = Axi4Config(addressWidth = 32, dataWidth = 32, idWidth = 4,
     useRegion = false, useLock = false, useQos = false, useCache = false, useProt = false)
-  /** DDR port of the compaction DMA: 256 bits wide, the DDR controller's native width (see docs/soc.md). */
-  def ddrDmaAxiConfig = Axi4Config(addressWidth = 32, dataWidth = 256, idWidth = 4,
+  /** DDR port of the compaction DMA: 256 bits wide, the DDR controller's native width (see docs/soc.md).
+    * The units' crossbar adds log2(M) id bits to a DMA's own; at least 4 (the one-unit port). */
+  def ddrDmaAxiConfig = Axi4Config(addressWidth = 32, dataWidth = 256,
+    idWidth = scala.math.max(4, _root_.dma.DmaBus.axiConfigFor(ways).idWidth + log2Up(units)),
     useRegion = false, useLock = false, useQos = false, useCache = false, useProt = false)
 
   def uartConfig = UartCtrlMemoryMappedConfig(
@@ -80,6 +86,13 @@ case class LsmcSocConfig(
       minstretAccess = CsrAccess.READ_WRITE, ucycleAccess = CsrAccess.READ_ONLY,
       uinstretAccess = CsrAccess.READ_ONLY, wfiGenAsWait = true, ecallGen = true, ebreakGen = true))
   )
+}
+
+object LsmcSocConfig {
+  /** Seed 000's platform for the faithful Table III: one two-way unit, 32-bit streams. */
+  def paper = LsmcSocConfig(units = 1, ways = 2, ipDataWidth = 32)
+  /** The same one two-way unit with 128-bit streams (Table III, this project's width). */
+  def tableIII128 = LsmcSocConfig(units = 1, ways = 2, ipDataWidth = 128)
 }
 
 /** The SoC: VexRiscv RV32IM + AXI4 crossbar + on-chip RAM + two DDR ports + APB3 peripherals.
@@ -179,34 +192,42 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     apbSlaves += Apb3Absent().io.apb -> SizeMapping(SocMap.simCtrl, 4 KiB)
   }
 
-  // ------------------------------------------------------------- compaction IP + DMA (hw/ip/*)
-  val compactionIp = _root_.compaction.CompactionIp(
-    _root_.compaction.CompactionConfig(dataWidth = cfg.ipDataWidth), withDocs = cfg.withDocs)
-  val compactionDma = _root_.dma.CompactionDma(cfg.ipDataWidth)
-  if (cfg.withDocs) compactionDma.docs()
-  compactionDma.io.key0 >> compactionIp.io.key0
-  compactionDma.io.key1 >> compactionIp.io.key1
-  compactionIp.io.out >> compactionDma.io.out
-  compactionIp.io.invalid >> compactionDma.io.invalid
-  // The writers stop at `last`, or when the IP is done/stopped on error (empty or cut-short output).
-  compactionDma.io.flush := compactionIp.regs.io.done.pull() || compactionIp.regs.io.error.pull()
-  // A job accepted by the IP arms the writers' flush even if DONE of the previous job never dropped.
-  compactionDma.io.ipStart := compactionIp.regs.io.jobStart.pull()
-  irqLines(Irq.compaction) := compactionIp.io.irq
-  for (n <- 0 until 4) irqLines(Irq.dma0 + n) := compactionDma.io.irq(n)
+  // ------------------------------------------------------------- compaction units (hw/ip/*)
+  /** Unit u: a K-way compaction IP and its DMA (K readers, out and invalid writers); registers at
+    * SocMap.Units.{dmaOf, compactionOf}(u), IP interrupt on Irq.cip(u). Unit 0 is the one-unit SoC's
+    * IP (line 1, its DMA channels on lines 2..5); later units signal completion by their IP's line. */
+  class CompactionUnit(u: Int) extends Area {
+    val ip = _root_.compaction.CompactionIp(
+      _root_.compaction.CompactionConfig(dataWidth = cfg.ipDataWidth, ways = cfg.ways), withDocs = cfg.withDocs && u == 0)
+    val dma = _root_.dma.CompactionDma(cfg.ipDataWidth, readers = cfg.ways)
+    if (cfg.withDocs && u == 0) dma.docs()
+    for (k <- 0 until cfg.ways) dma.io.keys(k) >> ip.io.keys(k)
+    ip.io.out >> dma.io.out
+    ip.io.invalid >> dma.io.invalid
+    // The writers stop at `last`, or when the IP is done/stopped on error (empty or cut-short output).
+    dma.io.flush := ip.regs.io.done.pull() || ip.regs.io.error.pull()
+    // A job accepted by the IP arms the writers' flush even if DONE of the previous job never dropped.
+    dma.io.ipStart := ip.regs.io.jobStart.pull()
+    irqLines(Irq.cip(u)) := ip.io.irq
+    if (u == 0) for (n <- 0 until Irq.dmaCount) irqLines(Irq.dma0 + n) := dma.io.irq(n)
 
-  val ipBridge = Apb3ToAxiLite4(Apb3Config(addressWidth = 12, dataWidth = 32),
-    compactionIp.io.ctrl.config)
-  ipBridge.io.axi >> compactionIp.io.ctrl
-  apbSlaves += compactionDma.io.apb -> SizeMapping(SocMap.dma, 4 KiB)
+    val bridge = Apb3ToAxiLite4(Apb3Config(addressWidth = 12, dataWidth = 32), ip.io.ctrl.config)
+    bridge.io.axi >> ip.io.ctrl
+    apbSlaves += dma.io.apb -> SizeMapping(SocMap.Units.dmaOf(u), 4 KiB)
+    apbSlaves += bridge.io.apb -> SizeMapping(SocMap.Units.compactionOf(u), 4 KiB)
+  }
+  val units = (0 until cfg.units).map(u => new CompactionUnit(u).setName(if (u == 0) "compaction" else s"unit$u"))
+  // Slots of absent units read 0 (their ID too) and ignore writes: firmware probes them safely.
+  for (u <- cfg.units until SocMap.Units.max; base <- Seq(SocMap.Units.dmaOf(u), SocMap.Units.compactionOf(u)))
+    apbSlaves += Apb3Absent().io.apb -> SizeMapping(base, 4 KiB)
   apbSlaves += nandCtrl.io.apb -> SizeMapping(SocMap.nand, SocMap.nandSize)
-  apbSlaves += ipBridge.io.apb -> SizeMapping(SocMap.compaction, 4 KiB)
 
-  // The DMA has its own 256-bit path to the DDR controller's second port (see docs/soc.md). The
-  // crossbar only decodes: addresses outside DDR get DECERR instead of aliasing into it.
+  // The DMAs have their own 256-bit path to the DDR controller's second port (see docs/soc.md),
+  // arbitrated between the units by the crossbar, which also decodes: addresses outside DDR get
+  // DECERR instead of aliasing into it.
   val dmaCrossbar = Axi4CrossbarFactory()
   dmaCrossbar.addSlave(io.ddrDma, SizeMapping(ddrBase, cfg.ddrSize))
-  dmaCrossbar.addConnection(compactionDma.io.axi, List(io.ddrDma))
+  for (unit <- units) dmaCrossbar.addConnection(unit.dma.io.axi, List(io.ddrDma))
   dmaCrossbar.build()
 
   val apbDecoder = Apb3Decoder(master = apbBridge.io.apb, slaves = apbSlaves.toSeq)

@@ -7,22 +7,28 @@ import spinal.lib.bus.amba4.axi._
 import spinal.lib.bus.misc.SizeMapping
 import spinal.lib.bus.regif._
 
-/** The four DMA channels of the compaction IP behind one 256-bit AXI4 master:
+/** The DMA channels of the compaction IP behind one 256-bit AXI4 master:
   * channel 0 DDR -> key0, 1 DDR -> key1 (through Axi4ReadOnlyArbiter), 2 out -> DDR,
-  * 3 invalid -> DDR (through Axi4WriteOnlyArbiter). Registers (regif on APB3, channel n at 0x40*n)
-  * are described in docs/architecture.md and docs/dma.md.
+  * 3 invalid -> DDR (through Axi4WriteOnlyArbiter); with more than two readers (a K-way IP), channel
+  * 4 + j reads DDR -> key(2 + j). Registers (regif on APB3): channel n < 4 at 0x40*n (array CH), the
+  * extra readers at 0x200 + 0x40*j (array XCH), so the two-way map stays bit for bit. They are
+  * described in docs/architecture.md and docs/dma.md.
   *
   * @param dataWidth width of the key/out streams (the IP's dataWidth); `invalid` is always 32 bits.
+  * @param readers   DDR -> key channels: the IP's ways K (2 or 4; ALL_STATUS has 8 bits per field).
   */
-case class CompactionDma(dataWidth: Int) extends Component {
+case class CompactionDma(dataWidth: Int, readers: Int = 2) extends Component {
   require(dataWidth == 32 || dataWidth == 128, s"dataWidth must be 32 or 128, not $dataWidth")
-  val channelCount = 4
+  require(readers == 2 || readers == 4, s"readers must be 2 or 4, not $readers")
+  val channelCount = readers + 2
+  val axiConfig = DmaBus.axiConfigFor(readers)
 
   val io = new Bundle {
     val apb     = slave(Apb3(Apb3Config(addressWidth = 12, dataWidth = 32)))
-    val axi     = master(Axi4(DmaBus.axiConfig))
-    val key0    = master(Stream(Fragment(Bits(dataWidth bits))))
-    val key1    = master(Stream(Fragment(Bits(dataWidth bits))))
+    val axi     = master(Axi4(axiConfig))
+    val keys    = Vec(master(Stream(Fragment(Bits(dataWidth bits)))), readers)
+    def key0: Stream[Fragment[Bits]] = keys(0)
+    def key1: Stream[Fragment[Bits]] = keys(1)
     val out     = slave(Stream(Fragment(Bits(dataWidth bits))))
     val invalid = slave(Stream(Fragment(Bits(32 bits))))
     val flush   = in Bool() // from the IP: done or stopped on error
@@ -30,13 +36,16 @@ case class CompactionDma(dataWidth: Int) extends Component {
     val irq     = spinal.core.out(Bits(channelCount bits))
   }
 
-  val reader0 = DmaReader(dataWidth)
-  val reader1 = DmaReader(dataWidth)
+  // Port names io_key0 .. io_key<K-1>, as the two-way DMA always had (not io_keys_0).
+  io.keys.zipWithIndex.foreach { case (k, i) => k.setName(s"io_key$i") }
+
+  val readerUnits = Seq.fill(readers)(DmaReader(dataWidth))
+  val reader0 = readerUnits(0)
+  val reader1 = readerUnits(1)
   val writerOut = DmaWriter(dataWidth)
   val writerInv = DmaWriter(32)
 
-  io.key0 << reader0.io.out
-  io.key1 << reader1.io.out
+  for ((k, r) <- io.keys.zip(readerUnits)) k << r.io.out
   writerOut.io.in << io.out
   writerInv.io.in << io.invalid
   writerOut.io.flush := io.flush
@@ -45,62 +54,83 @@ case class CompactionDma(dataWidth: Int) extends Component {
   writerInv.io.ipStart := io.ipStart
 
   // ---------------- DDR side ----------------
-  val readArbiter = Axi4ReadOnlyArbiter(DmaBus.axiConfig, inputsCount = 2)
-  readArbiter.io.inputs(0) << reader0.io.axi
-  readArbiter.io.inputs(1) << reader1.io.axi
+  val readArbiter = Axi4ReadOnlyArbiter(axiConfig, inputsCount = readers)
+  for ((in, r) <- readArbiter.io.inputs.zip(readerUnits)) in << r.io.axi
   io.axi.ar << readArbiter.io.output.ar
   readArbiter.io.output.r << io.axi.r
 
   // routeBufferSize: AWs that may wait for their W; each writer holds its burst data already.
+  // Two writers need one id bit; a master port with more (K > 2 readers) carries them zero-extended.
   val writeArbiter = Axi4WriteOnlyArbiter(DmaBus.axiConfig, inputsCount = 2, routeBufferSize = 4)
   writeArbiter.io.inputs(0) << writerOut.io.axi
   writeArbiter.io.inputs(1) << writerInv.io.axi
-  io.axi.aw << writeArbiter.io.output.aw
+  if (axiConfig.idWidth == DmaBus.axiConfig.idWidth) {
+    io.axi.aw << writeArbiter.io.output.aw
+    writeArbiter.io.output.b << io.axi.b
+  } else {
+    val aw = writeArbiter.io.output.aw
+    io.axi.aw.arbitrationFrom(aw)
+    io.axi.aw.addr := aw.addr
+    io.axi.aw.id := aw.id.resized
+    io.axi.aw.len := aw.len
+    io.axi.aw.size := aw.size
+    io.axi.aw.burst := aw.burst
+    io.axi.aw.cache := aw.cache
+    io.axi.aw.prot := aw.prot
+    val b = writeArbiter.io.output.b
+    b.arbitrationFrom(io.axi.b)
+    b.id := io.axi.b.id.resized
+    b.resp := io.axi.b.resp
+  }
   io.axi.w << writeArbiter.io.output.w
-  writeArbiter.io.output.b << io.axi.b
 
   // ---------------- registers ----------------
   val busif = BusInterface(io.apb, SizeMapping(0, 4096), regPre = "")
   /** dma_regs.h / .json / .md / .html into the SpinalConfig target directory (channels as array CH). */
   def docs(): Unit = common.RegBlock("dma_regs", "DMA", "Compaction DMA registers",
-    "hw/ip/dma/rtl/CompactionDma.scala", arrays = Seq("CH")).emit(busif)
-  val channels = Seq(reader0.io.ctrl, reader1.io.ctrl, writerOut.io.ctrl, writerInv.io.ctrl)
-  val what = Seq("DDR -> key0", "DDR -> key1", "out -> DDR", "invalid -> DDR")
+    "hw/ip/dma/rtl/CompactionDma.scala", arrays = if (readers > 2) Seq("CH", "XCH") else Seq("CH")).emit(busif)
+  val channels = Seq(reader0.io.ctrl, reader1.io.ctrl, writerOut.io.ctrl, writerInv.io.ctrl) ++
+    readerUnits.drop(2).map(_.io.ctrl)
+  val what = Seq("DDR -> key0", "DDR -> key1", "out -> DDR", "invalid -> DDR") ++
+    (2 until readers).map(k => s"DDR -> key$k")
+  // The two-way map keeps 4-bit fields; with extra readers every field is one byte.
+  val maskBits = if (channelCount == 4) 4 else 8
 
   // Channel-wide registers: start several channels with one write and see them all in one read, so
   // the firmware's bracket around a job (seed 000 Fig 9) holds a handful of bus accesses only.
   val rGlobalCtrl = busif.newRegAt(0x100, "All channels: start those whose bit is set (self-clearing)")(SymbolName("START_MASK"))
-  val globalStart = rGlobalCtrl.field(Bits(4 bits), AccessType.W1I, 0, "bit n starts channel n (ignored while busy)")(SymbolName("start"))
+  val globalStart = rGlobalCtrl.field(Bits(maskBits bits), AccessType.W1I, 0, "bit n starts channel n (ignored while busy)")(SymbolName("start"))
   val rGlobalStatus = busif.newRegAt(0x104, "All channels: busy, done and error bits")(SymbolName("ALL_STATUS"))
-  val allBusy = rGlobalStatus.field(Bits(4 bits), AccessType.RO, 0, "bit n: channel n busy")(SymbolName("busy"))
-  val allDone = rGlobalStatus.fieldAt(8, Bits(4 bits), AccessType.RO, 0, "bit n: channel n done")(SymbolName("done"))
-  val allError = rGlobalStatus.fieldAt(16, Bits(4 bits), AccessType.RO, 0, "bit n: channel n ended with an error")(SymbolName("error"))
-  allBusy := Vec(channels.map(_.busy)).asBits
-  allDone := Vec(channels.map(_.done)).asBits
-  allError := Vec(channels.map(_.error)).asBits
+  val allBusy = rGlobalStatus.field(Bits(maskBits bits), AccessType.RO, 0, "bit n: channel n busy")(SymbolName("busy"))
+  val allDone = rGlobalStatus.fieldAt(8, Bits(maskBits bits), AccessType.RO, 0, "bit n: channel n done")(SymbolName("done"))
+  val allError = rGlobalStatus.fieldAt(16, Bits(maskBits bits), AccessType.RO, 0, "bit n: channel n ended with an error")(SymbolName("error"))
+  allBusy := Vec(channels.map(_.busy)).asBits.resized
+  allDone := Vec(channels.map(_.done)).asBits.resized
+  allError := Vec(channels.map(_.error)).asBits.resized
 
   val regs = for ((ch, n) <- channels.zipWithIndex) yield new Area {
-    val base = 0x40 * n
+    val base = if (n < 4) 0x40 * n else 0x200 + 0x40 * (n - 4)
+    val tag = if (n < 4) s"CH$n" else s"XCH${n - 4}"
     def name(s: String) = SymbolName(s)
-    val rAddr = busif.newRegAt(base + 0x00, s"Channel $n (${what(n)}): DDR byte address, 32-byte aligned")(name(s"CH${n}_ADDR"))
+    val rAddr = busif.newRegAt(base + 0x00, s"Channel $n (${what(n)}): DDR byte address, 32-byte aligned")(name(s"${tag}_ADDR"))
     val addr = rAddr.field(UInt(32 bits), AccessType.RW, 0, "byte address")(name("addr"))
-    val rLen = busif.newRegAt(base + 0x04, s"Channel $n: bytes to read (reader) or buffer size that may be written (writer)")(name(s"CH${n}_LEN"))
+    val rLen = busif.newRegAt(base + 0x04, s"Channel $n: bytes to read (reader) or buffer size that may be written (writer)")(name(s"${tag}_LEN"))
     val len = rLen.field(UInt(32 bits), AccessType.RW, 0, "byte length")(name("len"))
-    val rCtrl = busif.newRegAt(base + 0x08, s"Channel $n: control, self-clearing")(name(s"CH${n}_CTRL"))
+    val rCtrl = busif.newRegAt(base + 0x08, s"Channel $n: control, self-clearing")(name(s"${tag}_CTRL"))
     val start = rCtrl.field(Bool(), AccessType.W1I, 0, "start a transfer (ignored while busy)")(name("start"))
     val abort = rCtrl.field(Bool(), AccessType.W1I, 0, "abort: finish bursts already on the bus, then stop")(name("abort"))
-    val rStatus = busif.newRegAt(base + 0x0C, s"Channel $n: status")(name(s"CH${n}_STATUS"))
+    val rStatus = busif.newRegAt(base + 0x0C, s"Channel $n: status")(name(s"${tag}_STATUS"))
     val busy = rStatus.field(Bool(), AccessType.RO, 0, "transfer in progress")(name("busy"))
     val done = rStatus.field(Bool(), AccessType.RO, 0, "last transfer completed")(name("done"))
     val error = rStatus.field(Bool(), AccessType.RO, 0, "last transfer ended with an error")(name("error"))
     val aborted = rStatus.field(Bool(), AccessType.RO, 0, "last transfer was aborted")(name("aborted"))
     val errCode = rStatus.fieldAt(8, Bits(8 bits), AccessType.RO, 0, "1 AXI response error, 2 overflow (stream carried more than LEN), 3 misaligned ADDR")(name("err_code"))
-    val rBytes = busif.newRegAt(base + 0x10, s"Channel $n: bytes moved in the current/last transfer")(name(s"CH${n}_BYTES"))
+    val rBytes = busif.newRegAt(base + 0x10, s"Channel $n: bytes moved in the current/last transfer")(name(s"${tag}_BYTES"))
     val bytes = rBytes.field(UInt(32 bits), AccessType.RO, 0, "bytes")(name("bytes"))
-    val rIrqEn = busif.newRegAt(base + 0x14, s"Channel $n: interrupt enable")(name(s"CH${n}_IRQ_ENABLE"))
+    val rIrqEn = busif.newRegAt(base + 0x14, s"Channel $n: interrupt enable")(name(s"${tag}_IRQ_ENABLE"))
     val enDone = rIrqEn.field(Bool(), AccessType.RW, 0, "interrupt on done")(name("done"))
     val enError = rIrqEn.field(Bool(), AccessType.RW, 0, "interrupt on error")(name("error"))
-    val rIrqSt = busif.newRegAt(base + 0x18, s"Channel $n: interrupt status, write 1 to clear")(name(s"CH${n}_IRQ_STATUS"))
+    val rIrqSt = busif.newRegAt(base + 0x18, s"Channel $n: interrupt status, write 1 to clear")(name(s"${tag}_IRQ_STATUS"))
     val stDone = rIrqSt.field(Bool(), AccessType.W1C, 0, "transfer done")(name("done"))
     val stError = rIrqSt.field(Bool(), AccessType.W1C, 0, "transfer ended with an error")(name("error"))
 

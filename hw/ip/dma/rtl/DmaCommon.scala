@@ -18,6 +18,10 @@ object DmaBus {
     addressWidth = 32, dataWidth = dataWidth, idWidth = 2,
     useRegion = false, useLock = false, useQos = false, useCache = true, useProt = true)
 
+  /** Master port of a DMA with `readers` DDR -> key channels: one more id bit per doubling of readers
+    * (the read arbiter's select); two readers give [[axiConfig]]. */
+  def axiConfigFor(readers: Int): Axi4Config = axiConfig.copy(idWidth = 1 + log2Up(readers))
+
   /** Config seen by one channel (behind a 2-input arbiter). */
   def channelAxiConfig: Axi4Config = Axi4ReadOnlyArbiter.getInputConfig(axiConfig, 2)
 
