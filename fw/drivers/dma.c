@@ -96,3 +96,36 @@ void dma_irq_config(unsigned ch, uint32_t enable)
     if (ch < DMA_CHANNELS)
         mmio_write32(CH(ch, DMA_CH_IRQ_ENABLE), enable);
 }
+
+/* ---- any unit ---------------------------------------------------------------------------------- */
+
+static uint32_t chu(unsigned unit, unsigned ch, uint32_t off)
+{
+    uint32_t base = ch < DMA_CH_COUNT ? DMA_CH(ch) : DMA_XCH(ch - DMA_CH_COUNT);
+    return DMA_UNIT_BASE(unit) + base + off;
+}
+
+uint32_t dmau_reg(unsigned unit, unsigned ch, uint32_t off) { return mmio_read32(chu(unit, ch, off)); }
+
+void dmau_prepare(unsigned unit, unsigned ch, uint32_t addr, uint32_t len)
+{
+    mmio_write32(chu(unit, ch, DMA_CH_IRQ_STATUS), (1u << DMA_CH_IRQ_STATUS_DONE_SHIFT) | (1u << DMA_CH_IRQ_STATUS_ERROR_SHIFT));
+    mmio_write32(chu(unit, ch, DMA_CH_ADDR), addr);
+    mmio_write32(chu(unit, ch, DMA_CH_LEN), len);
+}
+
+void dmau_start_mask(unsigned unit, unsigned mask)
+{
+    mmio_write32(DMA_UNIT_BASE(unit) + DMA_START_MASK, (mask << DMA_START_MASK_START_SHIFT) & DMA_START_MASK_START_MASK);
+}
+
+uint32_t dmau_all_status(unsigned unit) { return mmio_read32(DMA_UNIT_BASE(unit) + DMA_ALL_STATUS); }
+
+void dmau_abort(unsigned unit, unsigned ch) { mmio_write32(chu(unit, ch, DMA_CH_CTRL), 1u << DMA_CH_CTRL_ABORT_SHIFT); }
+
+void dmau_read_status(unsigned unit, unsigned ch, dma_status *st)
+{
+    st->status = mmio_read32(chu(unit, ch, DMA_CH_STATUS));
+    st->code = (st->status & DMA_CH_STATUS_ERR_CODE_MASK) >> DMA_CH_STATUS_ERR_CODE_SHIFT;
+    st->bytes = mmio_read32(chu(unit, ch, DMA_CH_BYTES));
+}

@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "regs.h"
+
 enum { DMA_CH_KEY0 = 0, DMA_CH_KEY1 = 1, DMA_CH_OUT = 2, DMA_CH_INV = 3, DMA_CHANNELS = 4 };
 
 /* Hardware error codes (STATUS.ERR_CODE). */
@@ -41,5 +43,21 @@ int dma_wait(unsigned ch, uint64_t timeout_cycles, dma_status *st);
 /* Clear and set the channel's interrupt enables (bit0 DONE, bit1 ERROR). */
 void dma_irq_config(unsigned ch, uint32_t enable);
 uint32_t dma_reg(unsigned ch, uint32_t off);
+
+/* ---- any unit's DMA (SoCs with several compaction units; the functions above are unit 0's) ------
+ * Channels 0..3 as above (array CH), then the readers of a K-way IP's inputs key2.. (array XCH):
+ * channel DMA_CH_COUNT + j reads key(2 + j). A DMA has 2 + K channels; ALL_STATUS/START_MASK hold
+ * one bit per channel. */
+#define DMA_MAX_CHANNELS (DMA_CH_COUNT + DMA_XCH_COUNT)
+/* The channel that feeds input k (0 newest) of the unit's IP. */
+static inline unsigned dma_reader_channel(unsigned k) { return k < 2 ? k : DMA_CH_COUNT + k - 2; }
+#define DMA_ALL_BUSY_ANY(s) (((s) & DMA_ALL_STATUS_BUSY_MASK) >> DMA_ALL_STATUS_BUSY_SHIFT)
+#define DMA_ALL_ERROR_ANY(s) (((s) & DMA_ALL_STATUS_ERROR_MASK) >> DMA_ALL_STATUS_ERROR_SHIFT)
+uint32_t dmau_reg(unsigned unit, unsigned ch, uint32_t off);
+void dmau_prepare(unsigned unit, unsigned ch, uint32_t addr, uint32_t len);
+void dmau_start_mask(unsigned unit, unsigned mask);
+uint32_t dmau_all_status(unsigned unit);
+void dmau_abort(unsigned unit, unsigned ch);
+void dmau_read_status(unsigned unit, unsigned ch, dma_status *st);
 
 #endif

@@ -10,7 +10,7 @@
 static irq_handler_fn handlers[IRQ_LINES];
 static void *contexts[IRQ_LINES];
 static uint32_t enabled;
-volatile uint32_t irq_count[8];
+volatile uint32_t irq_count[IRQ_LINES];
 volatile uint32_t irq_spurious;
 
 void irq_init(void)

@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "soc.h"
+
 typedef void (*irq_handler_fn)(void *ctx);
 
 void irq_init(void);
@@ -18,7 +20,7 @@ void irq_dispatch(void);
 #define TRAP_EXIT_CODE 3
 
 /* Counters for diagnostics. */
-extern volatile uint32_t irq_count[8];
+extern volatile uint32_t irq_count[IRQ_LINES];
 extern volatile uint32_t irq_spurious;
 
 uint32_t trap_handler(uint32_t mcause, uint32_t mepc, uint32_t mtval);

@@ -23,7 +23,9 @@ FW = ROOT / "fw"
 BUILD_FW = _build.BUILD / "fw"
 HOST_BUILD = _build.BUILD / "fw_host"
 # Generated register headers (made by the IP and DMA generators through build.generate()).
-GEN_INCLUDES = [_build.GEN / "compaction_w128", _build.GEN / "dma_w128", _build.GEN / "nand", _build.GEN / "soc_map"]
+# The firmware drives units of any K (2 or 4): it compiles against the K = 4 blocks, whose maps extend
+# the two-way ones (WAYS, IN2/IN3_BYTES; the DMA's XCH readers) and reads WAYS to know a unit's K.
+GEN_INCLUDES = [_build.GEN / "compaction_w128_k4", _build.GEN / "dma_w128_r4", _build.GEN / "nand", _build.GEN / "soc_map"]
 
 
 class FirmwareError(RuntimeError):
@@ -50,8 +52,8 @@ def firmware_sources():
 
 # (module, generator main, output folder, header, arguments) of every generated header the firmware includes.
 HEADER_GENERATORS = [
-    ("compaction", "compaction.Generate", _build.GEN / "compaction_w128", "compaction_regs.h", ["--width", "128"]),
-    ("dma", "dma.Generate", _build.GEN / "dma_w128", "dma_regs.h", ["--width", "128"]),
+    ("compaction", "compaction.Generate", _build.GEN / "compaction_w128_k4", "compaction_regs.h", ["--width", "128", "--ways", "4"]),
+    ("dma", "dma.Generate", _build.GEN / "dma_w128_r4", "dma_regs.h", ["--width", "128", "--readers", "4"]),
     ("nand", "nand.Generate", _build.GEN / "nand", "nand_regs.h", []),
     ("socmap", "soc.MemoryMap", _build.GEN / "soc_map", "lsmc_soc.h", []),
 ]

@@ -20,7 +20,8 @@ enum {
     SCEN_BENCH_IRQ = 4, /* Table III, waiting for the IP's interrupt */
     SCEN_QUICK = 5,      /* one 512-entry job: smoke test */
     SCEN_BENCH_SMALL = 6, /* the Table III flow on 64..256 entries (fast tests) */
-    SCEN_BENCH_HOST = 7   /* Table III on the workloads the host loaded at DDR 0x4000_0000 */
+    SCEN_BENCH_HOST = 7,  /* Table III on the workloads the host loaded at DDR 0x4000_0000 */
+    SCEN_SCALE = 8        /* host-loaded merge tasks on every compaction unit (task queue), exit with status */
 };
 
 /* DDR layout of the firmware's own data (the host owns 0x4000_0000 .. 0x47FF_FFFF for jobs). */
@@ -42,6 +43,24 @@ enum {
  * DDR_HOST (descriptor first). */
 _Static_assert(BENCH_RUN0 >= DDR_SCRATCH_BASE && BENCH_SCRATCH + BENCH_SCRATCH_CAP <= DDR_SCRATCH_BASE + DDR_SCRATCH_SIZE,
                "bench buffers outside the memory map's DDR scratch region");
+/* Buffers of the several-unit paths (scale.c): staging of the generator, packed runs, per-job outputs,
+ * the C merge's reference, cascade temporaries. */
+#define SCALE_STAGE0 0x49000000u
+#define SCALE_STAGE1 0x49200000u
+#define SCALE_STAGE_CAP 0x00200000u
+#define SCALE_RUNS 0x49400000u
+#define SCALE_RUNS_CAP 0x00C00000u
+#define SCALE_OUT 0x4A000000u /* + job * SCALE_OUT_CAP */
+#define SCALE_OUT_CAP 0x00200000u
+#define SCALE_INV 0x4B000000u /* + job * SCALE_INV_CAP */
+#define SCALE_INV_CAP 0x00080000u
+#define SCALE_REF_OUT 0x4B400000u
+#define SCALE_REF_INV 0x4B600000u
+#define SCALE_SORT 0x4B680000u
+#define SCALE_TMP 0x4B800000u
+#define SCALE_TMP_CAP 0x02000000u
+_Static_assert(SCALE_STAGE0 >= BENCH_SCRATCH + BENCH_SCRATCH_CAP && SCALE_TMP + SCALE_TMP_CAP <= DDR_SCRATCH_BASE + DDR_SCRATCH_SIZE,
+               "scale buffers outside the DDR scratch region or over the bench's");
 #define JOB_DESC_BYTES 0x200u /* descriptor + result block: no data may start below */
 #define JOB_DESC_WORDS (JOB_DESC_BYTES / 4u)
 
@@ -97,6 +116,10 @@ int errtest_run(void);
 /* The job described at DDR 0x4000_0000: 0 pass, else a failure code (docs/firmware.md). */
 int job_run(int verbose);
 void console_run(void);
+/* The host-loaded several-unit job (SIM_ARG 8): 0 pass, else a status code (docs/firmware.md). */
+int scale_job_run(void);
+/* Console `run N [overlap%] [G] [R] [U]` with R runs or U units beyond today's two runs on one unit. */
+int scale_run_console(unsigned entries, unsigned overlap, unsigned group, unsigned nruns, unsigned units);
 void regs_dump(void);
 
 /* x / y with `dec` decimals into buf (integer arithmetic only). */

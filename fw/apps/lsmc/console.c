@@ -16,7 +16,9 @@
 static const char help_text[] =
     "commands:\n"
     "  help                 this text\n"
-    "  run N [overlap%] [G] one job of N entries (two runs of N/2 short keys), checked against the C merge\n"
+    "  run N [overlap%] [G] [R] [U]  one job of N entries (two runs of N/2 short keys), checked against\n"
+    "                       the C merge; with R runs and U units: U jobs of R runs (N/(U*R) keys each) at\n"
+    "                       once on U units through the task queue, cascaded when R exceeds the units' ways\n"
     "  bench [tight|paper|host]  Table III (512 .. 8192 entries): workloads generated on the CPU with this\n"
     "                       project's bracket (tight) or seed 000's (paper), or the host-loaded ones\n"
     "  errtest              error paths: malformed input, overflows, short DMA buffer, timeout\n"
@@ -93,17 +95,24 @@ void console_run(void)
         } else if (!strcmp(argv[0], "run")) {
             bench_cfg cfg = BENCH_CFG_TABLE3;
             bench_row row;
-            if (argc < 2 || argc > 4) {
-                printf("usage: run N [overlap%%] [G]\n");
+            uint32_t nr, nu;
+            if (argc < 2 || argc > 6) {
+                printf("usage: run N [overlap%%] [G] [R] [U]\n");
                 continue;
             }
             if (parse_arg("run", "N (entries)", argc, argv, 1, 2, BENCH_MAX_ENTRIES, 0, &v) ||
                 parse_arg("run", "overlap%", argc, argv, 2, 0, 100, 25, &ov) ||
-                parse_arg("run", "G", argc, argv, 3, KB16_MIN_GROUP, KB16_MAX_GROUP, 16, &g))
+                parse_arg("run", "G", argc, argv, 3, KB16_MIN_GROUP, KB16_MAX_GROUP, 16, &g) ||
+                parse_arg("run", "R (runs)", argc, argv, 4, 2, KB16_MAX_RUNS, 2, &nr) ||
+                parse_arg("run", "U (units)", argc, argv, 5, 1, UNITS_MAX, 1, &nu))
                 continue;
-            cfg.overlap_pct = (unsigned)ov;
-            cfg.group = (unsigned)g;
-            bench_run_one((unsigned)v, &cfg, &row, 1);
+            if (nr == 2 && nu == 1) { /* today's job: two runs on unit 0 with the Table III bracket */
+                cfg.overlap_pct = (unsigned)ov;
+                cfg.group = (unsigned)g;
+                bench_run_one((unsigned)v, &cfg, &row, 1);
+            } else {
+                scale_run_console((unsigned)v, (unsigned)ov, (unsigned)g, (unsigned)nr, (unsigned)nu);
+            }
         } else if (!strcmp(argv[0], "bench")) {
             if (argc > 2 || (argc == 2 && strcmp(argv[1], "tight") && strcmp(argv[1], "paper") && strcmp(argv[1], "host"))) {
                 printf("usage: bench [tight|paper|host]\n");

@@ -60,6 +60,9 @@ int main(void)
     case SCEN_BENCH_HOST:
         rc = bench_host_table() ? 1 : 0;
         break;
+    case SCEN_SCALE:
+        rc = scale_job_run();
+        break;
     case SCEN_CONSOLE:
         console_run();
         break;

@@ -1,0 +1,367 @@
+/* Several compaction units at once (fw/drivers/taskq.*):
+ * - the host-loaded scaling job (SIM_ARG 8, console `scale`): a descriptor at DDR 0x4000_0000 lists
+ *   merge tasks (up to TQ_MAX_WAYS runs each) with their expected results; the firmware runs them all
+ *   through the task queue on the units, brackets the whole with the machine timer, compares every
+ *   output with its expectation and writes a result block for the host (layout in docs/firmware.md);
+ * - the console's `run N [overlap%] [G] [R] [U]`: U jobs of R runs each, generated on the CPU,
+ *   cascaded when R exceeds the units' ways, run side by side on U units, checked against the C merge. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "csr.h"
+#include "regs.h"
+#include "soc.h"
+#include "taskq.h"
+#include "timer.h"
+
+#define P8(a) ((uint8_t *)(uintptr_t)(a))
+
+/* ---- host-loaded scaling job ------------------------------------------------------------------- */
+
+#define SCALE_MAGIC 0x534D534Cu /* "LSMS" */
+#define SCALE_VERSION 1u
+#define SCALE_RESULT_MAGIC 0x524D534Cu /* "LSMR" */
+#define SCALE_F_POLL (1u << 0)
+#define SCALE_F_KNOWN SCALE_F_POLL
+
+/* Descriptor words; task i at word S_TASK0 + S_TASK_WORDS * i. */
+enum { S_MAGIC, S_VERSION, S_GROUP, S_FLAGS, S_UNITS, S_TASKS, S_TASK0 = 8, S_TASK_WORDS = 20 };
+/* Words of a task: runs, fault, 4 x (run offset, length), expected out/inv, out/inv buffers. */
+enum {
+    T_NRUNS, T_FAULT, T_RUN0_OFF, T_EXP_OUT_OFF = T_RUN0_OFF + 2 * TQ_MAX_WAYS, T_EXP_OUT_LEN, T_EXP_INV_OFF,
+    T_EXP_INV_LEN, T_OUT_OFF, T_OUT_BUF, T_INV_OFF, T_INV_BUF
+};
+/* Result block at byte SCALE_RESULT_OFF: header words, then SCALE_RES_TASK_WORDS per task. */
+enum {
+    SR_MAGIC, SR_STATUS, SR_UNITS, SR_WAYS, SR_CYCLES_LO, SR_CYCLES_HI, SR_FALLBACKS, SR_FAILED, SR_MISMATCHES,
+    SR_TASKS, SR_IRQ, SR_HEAD_WORDS = 16
+};
+enum {
+    SRT_STATE, SRT_UNIT, SRT_SEQ, SRT_HW_RC, SRT_ERR_CODE, SRT_ERR_INPUT, SRT_ERR_INDEX, SRT_OUT_BYTES,
+    SRT_INV_BYTES, SRT_HW_CYCLES, SRT_MATCH, SRT_IRQ_EVENTS, SCALE_RES_TASK_WORDS = 16
+};
+#define SCALE_DESC_BYTES 0x1000u
+#define SCALE_RESULT_OFF 0x800u
+#define SCALE_MAX_TASKS ((SCALE_RESULT_OFF / 4u - S_TASK0) / S_TASK_WORDS)
+_Static_assert(SCALE_RESULT_OFF + 4u * (SR_HEAD_WORDS + SCALE_RES_TASK_WORDS * SCALE_MAX_TASKS) <= SCALE_DESC_BYTES,
+               "scale result block outside the descriptor");
+
+/* Status codes (exit code of SIM_ARG 8). */
+enum { SCALE_PASS = 0, SCALE_BAD_DESC = 10, SCALE_FAILED = 11, SCALE_MISMATCH = 12 };
+
+static tq_task scale_tasks[SCALE_MAX_TASKS];
+
+static int scale_bad(volatile uint32_t *r, const char *what)
+{
+    printf("scale: %s\n", what);
+    r[SR_STATUS] = SCALE_BAD_DESC;
+    return SCALE_BAD_DESC;
+}
+
+int scale_job_run(void)
+{
+    volatile uint32_t *d = (volatile uint32_t *)(uintptr_t)DDR_HOST_BASE;
+    volatile uint32_t *r = d + SCALE_RESULT_OFF / 4u;
+    uint32_t head[S_TASK0];
+    unsigned present, units, ways, n, i, k, mismatches = 0;
+    tq_ctx ctx;
+    int status = SCALE_PASS;
+    char buf[32];
+
+    dcache_invalidate(); /* the host wrote the descriptor and data behind the CPU's back */
+    for (i = 0; i < S_TASK0; i++)
+        head[i] = d[i];
+    for (i = 0; i < SR_HEAD_WORDS; i++)
+        r[i] = 0;
+    r[SR_MAGIC] = SCALE_RESULT_MAGIC;
+    if (head[S_MAGIC] != SCALE_MAGIC || head[S_VERSION] != SCALE_VERSION) {
+        printf("scale: no scaling descriptor at 0x%08lx (magic 0x%08lx version %lu, want 0x%08lx version %u)\n",
+               (unsigned long)DDR_HOST_BASE, (unsigned long)head[S_MAGIC], (unsigned long)head[S_VERSION],
+               (unsigned long)SCALE_MAGIC, SCALE_VERSION);
+        r[SR_STATUS] = SCALE_BAD_DESC;
+        return SCALE_BAD_DESC;
+    }
+    if (head[S_FLAGS] & ~SCALE_F_KNOWN)
+        return scale_bad(r, "descriptor word 3 (flags) has unknown bits");
+    if (head[S_GROUP] < KB16_MIN_GROUP || head[S_GROUP] > KB16_MAX_GROUP)
+        return scale_bad(r, "descriptor word 2 (group) is outside 2..256");
+    present = tq_units_present();
+    if (!present)
+        return scale_bad(r, "no compaction unit answers its ID");
+    units = head[S_UNITS] ? head[S_UNITS] : present;
+    if (units > present) {
+        printf("scale: descriptor word 4 asks for %lu units, the SoC has %u\n", (unsigned long)units, present);
+        r[SR_STATUS] = SCALE_BAD_DESC;
+        return SCALE_BAD_DESC;
+    }
+    ways = tq_unit_ways(0);
+    n = head[S_TASKS];
+    if (n < 1 || n > SCALE_MAX_TASKS) {
+        printf("scale: descriptor word 5 (tasks) is %lu, the firmware takes 1..%u\n", (unsigned long)n,
+               (unsigned)SCALE_MAX_TASKS);
+        r[SR_STATUS] = SCALE_BAD_DESC;
+        return SCALE_BAD_DESC;
+    }
+    for (i = 0; i < n; i++) {
+        uint32_t w[S_TASK_WORDS];
+        static const char *const names[] = {"run0", "run1", "run2", "run3", "expected output",
+                                            "expected invalid addresses", "output buffer", "invalid-address buffer"};
+        desc_field f[2 * TQ_MAX_WAYS];
+        unsigned nf = 0;
+        tq_task *t = &scale_tasks[i];
+        _Static_assert(TQ_MAX_WAYS + 4 == sizeof names / sizeof names[0], "one name per buffer");
+        for (k = 0; k < S_TASK_WORDS; k++)
+            w[k] = d[S_TASK0 + S_TASK_WORDS * i + k];
+        if (w[T_NRUNS] < 1 || w[T_NRUNS] > ways) {
+            printf("scale: task %u (word %u): %lu runs, the units take 1..%u\n", i, S_TASK0 + S_TASK_WORDS * i,
+                   (unsigned long)w[T_NRUNS], ways);
+            r[SR_STATUS] = SCALE_BAD_DESC;
+            return SCALE_BAD_DESC;
+        }
+        for (k = 0; k < TQ_MAX_WAYS + 4; k++) {
+            unsigned word = k < TQ_MAX_WAYS ? T_RUN0_OFF + 2 * k : T_EXP_OUT_OFF + 2 * (k - TQ_MAX_WAYS);
+            if (k < TQ_MAX_WAYS && k >= w[T_NRUNS])
+                continue;
+            f[nf].name = names[k];
+            f[nf].word = S_TASK0 + S_TASK_WORDS * i + word;
+            f[nf].off = w[word];
+            f[nf].len = w[word + 1];
+            if (f[nf].len && f[nf].off < SCALE_DESC_BYTES) {
+                printf("scale: task %u field %s (word %u) starts inside the descriptor (below 0x%x)\n", i,
+                       f[nf].name, f[nf].word, SCALE_DESC_BYTES);
+                r[SR_STATUS] = SCALE_BAD_DESC;
+                return SCALE_BAD_DESC;
+            }
+            nf++;
+        }
+        snprintf(buf, sizeof buf, "scale: task %u", i);
+        if (desc_check_fields(buf, f, nf)) {
+            r[SR_STATUS] = SCALE_BAD_DESC;
+            return SCALE_BAD_DESC;
+        }
+        memset(t, 0, sizeof *t);
+        t->nruns = w[T_NRUNS];
+        t->fault = w[T_FAULT];
+        for (k = 0; k < t->nruns; k++) {
+            t->run_addr[k] = DDR_HOST_BASE + w[T_RUN0_OFF + 2 * k];
+            t->run_len[k] = w[T_RUN0_OFF + 2 * k + 1];
+        }
+        t->out_addr = DDR_HOST_BASE + w[T_OUT_OFF];
+        t->out_buf = w[T_OUT_BUF];
+        t->inv_addr = DDR_HOST_BASE + w[T_INV_OFF];
+        t->inv_buf = w[T_INV_BUF];
+    }
+
+    memset(&ctx, 0, sizeof ctx);
+    ctx.group = head[S_GROUP];
+    ctx.units = units;
+    ctx.use_irq = !(head[S_FLAGS] & SCALE_F_POLL);
+    tq_run(&ctx, scale_tasks, n);
+
+    for (i = 0; i < n; i++) {
+        tq_task *t = &scale_tasks[i];
+        volatile uint32_t *rt = r + SR_HEAD_WORDS + SCALE_RES_TASK_WORDS * i;
+        uint32_t eo = d[S_TASK0 + S_TASK_WORDS * i + T_EXP_OUT_OFF], el = d[S_TASK0 + S_TASK_WORDS * i + T_EXP_OUT_LEN];
+        uint32_t io = d[S_TASK0 + S_TASK_WORDS * i + T_EXP_INV_OFF], il = d[S_TASK0 + S_TASK_WORDS * i + T_EXP_INV_LEN];
+        int match = t->state != TQ_FAILED && t->out_bytes == el && t->inv_bytes == il &&
+                    kb16_first_diff(P8(t->out_addr), P8(DDR_HOST_BASE + eo), el) < 0 &&
+                    kb16_first_diff(P8(t->inv_addr), P8(DDR_HOST_BASE + io), il) < 0;
+        if (!match)
+            mismatches++;
+        rt[SRT_STATE] = (uint32_t)t->state;
+        rt[SRT_UNIT] = (uint32_t)t->unit;
+        rt[SRT_SEQ] = t->seq;
+        rt[SRT_HW_RC] = (uint32_t)t->hw_rc;
+        rt[SRT_ERR_CODE] = t->err_code;
+        rt[SRT_ERR_INPUT] = t->err_input;
+        rt[SRT_ERR_INDEX] = t->err_index;
+        rt[SRT_OUT_BYTES] = t->out_bytes;
+        rt[SRT_INV_BYTES] = t->inv_bytes;
+        rt[SRT_HW_CYCLES] = t->hw_cycles;
+        rt[SRT_MATCH] = (uint32_t)match;
+        rt[SRT_IRQ_EVENTS] = t->unit >= 0 ? ctx.irq_events[t->unit] : 0;
+        printf("scale: task %u unit %d seq %u %s hw_cycles=%lu out=%lu inv=%lu %s", i, t->unit, t->seq,
+               tq_state_name(t->state), (unsigned long)t->hw_cycles, (unsigned long)t->out_bytes,
+               (unsigned long)t->inv_bytes, match ? "match" : "MISMATCH");
+        if (t->hw_rc != CIP_OK)
+            printf(" (unit error rc %d: %s code %lu input %lu entry %lu)", t->hw_rc, kb16_err_name(t->err_code),
+                   (unsigned long)t->err_code, (unsigned long)t->err_input, (unsigned long)t->err_index);
+        printf("\n");
+    }
+    if (ctx.failed)
+        status = SCALE_FAILED;
+    else if (mismatches)
+        status = SCALE_MISMATCH;
+    r[SR_UNITS] = units;
+    r[SR_WAYS] = ways;
+    r[SR_CYCLES_LO] = (uint32_t)ctx.cycles;
+    r[SR_CYCLES_HI] = (uint32_t)(ctx.cycles >> 32);
+    r[SR_FALLBACKS] = ctx.fallbacks;
+    r[SR_FAILED] = ctx.failed;
+    r[SR_MISMATCHES] = mismatches;
+    r[SR_TASKS] = n;
+    r[SR_IRQ] = (uint32_t)ctx.use_irq;
+    r[SR_STATUS] = (uint32_t)status;
+    printf("scale: units=%u ways=%u tasks=%u mode=%s cycles=%lu fallbacks=%u failed=%u mismatches=%u %s\n", units,
+           ways, n, ctx.use_irq ? "irq" : "poll", (unsigned long)ctx.cycles, ctx.fallbacks, ctx.failed, mismatches,
+           status == SCALE_PASS ? "PASS" : "FAIL");
+    return status;
+}
+
+/* ---- console: run N [overlap%] [G] [R] [U] ----------------------------------------------------- */
+
+static tq_runs run_jobs[UNITS_MAX];
+static tq_task run_finals[UNITS_MAX];
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Job j's result against the C merge of its runs: the merged run byte for byte; the invalid
+ * addresses as a set when the job was cascaded (each step lists its own, seed 001), else in order. */
+static int check_job(unsigned j, unsigned group, int cascaded)
+{
+    const uint8_t *runs[KB16_MAX_RUNS];
+    size_t lens[KB16_MAX_RUNS];
+    kb16_merge_result ref;
+    const tq_task *t = &run_finals[j];
+    uint32_t *got = (uint32_t *)(uintptr_t)SCALE_SORT, *want = (uint32_t *)(uintptr_t)SCALE_REF_INV;
+    unsigned k;
+
+    for (k = 0; k < run_jobs[j].n; k++) {
+        runs[k] = P8(run_jobs[j].run_addr[k]);
+        lens[k] = run_jobs[j].run_len[k];
+    }
+    kb16_merge_n(runs, lens, run_jobs[j].n, group, P8(SCALE_REF_OUT), SCALE_OUT_CAP, want, SCALE_INV_CAP / 4u, &ref);
+    if (ref.status != KB16_OK) {
+        printf("run: job %u: the C merge failed: %s\n", j, kb16_err_name(ref.status));
+        return -1;
+    }
+    if (t->out_bytes != ref.out_bytes || t->inv_bytes != ref.inv_count * 4u) {
+        printf("run: job %u: %lu output / %lu invalid bytes, the C merge %lu / %lu\n", j, (unsigned long)t->out_bytes,
+               (unsigned long)t->inv_bytes, (unsigned long)ref.out_bytes, (unsigned long)ref.inv_count * 4u);
+        return -1;
+    }
+    if (kb16_first_diff(P8(t->out_addr), P8(SCALE_REF_OUT), ref.out_bytes) >= 0) {
+        printf("run: job %u: merged run differs from the C merge at byte %ld\n", j,
+               kb16_first_diff(P8(t->out_addr), P8(SCALE_REF_OUT), ref.out_bytes));
+        return -1;
+    }
+    memcpy(got, P8(t->inv_addr), t->inv_bytes);
+    if (cascaded) {
+        qsort(got, ref.inv_count, 4, cmp_u32);
+        qsort(want, ref.inv_count, 4, cmp_u32);
+    }
+    if (memcmp(got, want, t->inv_bytes)) {
+        printf("run: job %u: invalid addresses differ from the C merge's\n", j);
+        return -1;
+    }
+    return 0;
+}
+
+int scale_run_console(unsigned entries, unsigned overlap, unsigned group, unsigned nruns, unsigned units)
+{
+    unsigned present = tq_units_present(), ways, j, k, bad = 0;
+    uint32_t run_at = SCALE_RUNS, per_run;
+    tq_ctx ctx;
+
+    if (!present) {
+        printf("run: no compaction unit answers its ID\n");
+        return -1;
+    }
+    if (units < 1 || units > present) {
+        printf("run: U (units) must be 1..%u (units in this SoC)\n", present);
+        return -1;
+    }
+    if (nruns < 2 || nruns > KB16_MAX_RUNS) {
+        printf("run: R (runs) must be 2..%u\n", KB16_MAX_RUNS);
+        return -1;
+    }
+    per_run = entries / (units * nruns);
+    if (per_run < 1) {
+        printf("run: N (entries) %u is fewer than one per run (%u runs on %u units)\n", entries, nruns, units);
+        return -1;
+    }
+    ways = tq_unit_ways(0);
+    for (j = 0; j < units; j++) {
+        run_jobs[j].n = nruns;
+        /* runs two at a time from the Table III generator (a seed per pair), newest first */
+        for (k = 0; k < nruns; k += 2) {
+            kb16_gen_params gp;
+            kb16_key_slot *scratch;
+            size_t cap, len0 = 0, len1 = 0;
+            int rc;
+            memset(&gp, 0, sizeof gp);
+            gp.kind = KB16_KIND_SHORT;
+            gp.seed = 0x5CA1E000u ^ (j << 8) ^ k ^ entries;
+            gp.n0 = per_run;
+            gp.n1 = k + 1 < nruns ? per_run : 0;
+            gp.overlap_pct = overlap;
+            gp.group = group;
+            gp.addr0_base = 0x01000000u * (k + 1) + 0x00100000u * j;
+            gp.addr1_base = 0x01000000u * (k + 2) + 0x00100000u * j;
+            scratch = bench_scratch(kb16_gen_scratch_slots(&gp), &cap);
+            rc = kb16_gen_runs(&gp, scratch, cap, P8(SCALE_STAGE0), SCALE_STAGE_CAP, &len0, P8(SCALE_STAGE1),
+                               SCALE_STAGE_CAP, &len1);
+            if (rc != KB16_OK) {
+                printf("run: workload generation failed: %s\n", kb16_err_name((unsigned)rc));
+                return -1;
+            }
+            if (run_at + len0 + len1 + 2 * DMA_ALIGN > SCALE_RUNS + SCALE_RUNS_CAP) {
+                printf("run: the runs do not fit their %lu MiB in DDR\n", (unsigned long)(SCALE_RUNS_CAP >> 20));
+                return -1;
+            }
+            memcpy(P8(run_at), P8(SCALE_STAGE0), len0);
+            run_jobs[j].run_addr[k] = run_at;
+            run_jobs[j].run_len[k] = (uint32_t)len0;
+            run_at += dma_align_up((uint32_t)len0 + DMA_ALIGN);
+            if (k + 1 < nruns) {
+                memcpy(P8(run_at), P8(SCALE_STAGE1), len1);
+                run_jobs[j].run_addr[k + 1] = run_at;
+                run_jobs[j].run_len[k + 1] = (uint32_t)len1;
+                run_at += dma_align_up((uint32_t)len1 + DMA_ALIGN);
+            }
+        }
+        memset(&run_finals[j], 0, sizeof run_finals[j]);
+        run_finals[j].out_addr = SCALE_OUT + j * SCALE_OUT_CAP;
+        run_finals[j].out_buf = SCALE_OUT_CAP;
+        run_finals[j].inv_addr = SCALE_INV + j * SCALE_INV_CAP;
+        run_finals[j].inv_buf = SCALE_INV_CAP;
+    }
+    mem_fence();
+
+    memset(&ctx, 0, sizeof ctx);
+    ctx.group = group;
+    ctx.units = units;
+    ctx.use_irq = app_use_irq;
+    if (nruns <= ways) {
+        for (j = 0; j < units; j++) {
+            run_finals[j].nruns = nruns;
+            for (k = 0; k < nruns; k++) {
+                run_finals[j].run_addr[k] = run_jobs[j].run_addr[k];
+                run_finals[j].run_len[k] = run_jobs[j].run_len[k];
+            }
+        }
+        tq_run(&ctx, run_finals, units);
+    } else {
+        tq_cascade(&ctx, run_jobs, run_finals, units, ways, SCALE_TMP, SCALE_TMP_CAP);
+    }
+
+    for (j = 0; j < units; j++) {
+        const tq_task *t = &run_finals[j];
+        int ok = (t->state == TQ_DONE || t->state == TQ_DONE_CPU) && !check_job(j, group, nruns > ways);
+        printf("run: job %u: unit %d, %s, hw_cycles=%lu, %lu bytes out, %lu invalid, %s\n", j, t->unit,
+               tq_state_name(t->state), (unsigned long)t->hw_cycles, (unsigned long)t->out_bytes,
+               (unsigned long)t->inv_bytes / 4u, ok ? "PASS" : "FAIL");
+        if (!ok)
+            bad++;
+    }
+    printf("run: %u entries in %u runs x %u units (K=%u, %s, %s): cycles=%lu fallbacks=%u failed=%u %s\n",
+           per_run * nruns * units, nruns, units, ways, nruns > ways ? "cascaded" : "one merge per unit",
+           ctx.use_irq ? "irq" : "poll", (unsigned long)ctx.cycles, ctx.fallbacks, ctx.failed, bad ? "FAIL" : "PASS");
+    return bad ? -1 : 0;
+}

@@ -1,0 +1,439 @@
+#include "taskq.h"
+
+#include <string.h>
+
+#include "csr.h"
+#include "irq.h"
+#include "kb16.h"
+#include "mmio.h"
+#include "regs.h"
+#include "soc.h"
+#include "timer.h"
+
+#define BIT(n) (1u << (n))
+#define ST_BUSY BIT(CIP_STATUS_BUSY_SHIFT)
+#define ST_DONE BIT(CIP_STATUS_DONE_SHIFT)
+#define ST_ERROR BIT(CIP_STATUS_ERROR_SHIFT)
+#define IRQ_BITS (BIT(CIP_IRQ_STATUS_DONE_SHIFT) | BIT(CIP_IRQ_STATUS_ERROR_SHIFT))
+/* After a unit error or timeout its channels get this long to settle once aborted. */
+#define GRACE_CYCLES 20000u
+/* Status polls between two looks at the timer (a timer read is a bus access too). */
+#define POLLS_PER_TIMER_CHECK 16u
+
+_Static_assert(TQ_MAX_WAYS == 4, "in_bytes_reg lists IN0..IN3_BYTES");
+static const uint32_t in_bytes_reg[TQ_MAX_WAYS] = {CIP_IN0_BYTES, CIP_IN1_BYTES, CIP_IN2_BYTES, CIP_IN3_BYTES};
+
+static uint32_t rd(unsigned u, uint32_t off) { return mmio_read32(CIP_UNIT_BASE(u) + off); }
+static void wr(unsigned u, uint32_t off, uint32_t v) { mmio_write32(CIP_UNIT_BASE(u) + off, v); }
+
+unsigned tq_units_present(void)
+{
+    unsigned u;
+    for (u = 0; u < UNITS_MAX; u++)
+        if (rd(u, CIP_ID) != CIP_ID_MAGIC || (rd(u, CIP_VERSION) & 0xFFFFu) != CIP_IP_VERSION)
+            break;
+    return u;
+}
+
+unsigned tq_unit_ways(unsigned u)
+{
+    uint32_t w = rd(u, CIP_WAYS); /* a two-way IP has no WAYS register: reads 0 */
+    return w >= 2 && w <= TQ_MAX_WAYS ? (unsigned)w : 2u;
+}
+
+const char *tq_state_name(int state)
+{
+    switch (state) {
+    case TQ_PENDING: return "pending";
+    case TQ_RUNNING: return "running";
+    case TQ_DONE: return "done";
+    case TQ_DONE_CPU: return "done on CPU (fallback)";
+    case TQ_FAILED: return "FAILED";
+    default: return "?";
+    }
+}
+
+/* ---- one unit ---------------------------------------------------------------------------------- */
+
+typedef struct {
+    tq_task *task;     /* running task, or 0 when the unit is free */
+    unsigned mask;     /* its DMA channels */
+    unsigned ways;
+    uint64_t deadline;
+} unit_state;
+
+static volatile uint32_t unit_events[UNITS_MAX];
+
+static void unit_irq(void *ctx)
+{
+    unsigned u = (unsigned)(uintptr_t)ctx;
+    uint32_t pending = rd(u, CIP_IRQ_STATUS);
+    wr(u, CIP_IRQ_STATUS, pending); /* W1C: drops the level interrupt */
+    if (pending & IRQ_BITS)
+        unit_events[u]++;
+}
+
+static int unit_reset(unsigned u)
+{
+    uint64_t end;
+    wr(u, CIP_CTRL, BIT(CIP_CTRL_SOFT_RESET_SHIFT));
+    end = timer_deadline(10000);
+    while (rd(u, CIP_STATUS) & (ST_BUSY | ST_ERROR))
+        if (timer_expired(end))
+            return CIP_E_TIMEOUT;
+    return CIP_OK;
+}
+
+static uint32_t task_in_bytes(const tq_task *t)
+{
+    uint32_t b = 0;
+    unsigned k;
+    for (k = 0; k < t->nruns; k++)
+        b += t->run_len[k];
+    return b;
+}
+
+/* Program unit u with task t and start it (the Fig 9 flow of cip_run without its bracket). */
+static void unit_start(tq_ctx *ctx, unsigned u, unit_state *us, tq_task *t)
+{
+    unsigned k, mask = BIT(DMA_CH_OUT) | BIT(DMA_CH_INV);
+
+    t->state = TQ_RUNNING;
+    t->unit = (int)u;
+    t->hw_rc = CIP_OK;
+    if (rd(u, CIP_STATUS) & (ST_ERROR | ST_BUSY))
+        unit_reset(u);
+    wr(u, CIP_GROUP, t->fault == TQ_FAULT_BAD_GROUP ? 1u : ctx->group);
+    for (k = 0; k < us->ways; k++)
+        wr(u, in_bytes_reg[k], k < t->nruns ? t->run_len[k] : 0u);
+    wr(u, CIP_OUT_CAPACITY, t->out_buf);
+    wr(u, CIP_INV_CAPACITY, t->inv_buf);
+    wr(u, CIP_IRQ_STATUS, IRQ_BITS);
+    unit_events[u] = 0;
+    wr(u, CIP_IRQ_ENABLE, ctx->use_irq ? IRQ_BITS : 0);
+    dmau_prepare(u, DMA_CH_OUT, t->out_addr, t->out_buf);
+    dmau_prepare(u, DMA_CH_INV, t->inv_addr, t->inv_buf);
+    /* An empty run needs no beat (the IP goes by the declared length): its reader stays idle. */
+    for (k = 0; k < t->nruns; k++) {
+        if (!t->run_len[k])
+            continue;
+        dmau_prepare(u, dma_reader_channel(k), t->run_addr[k], t->run_len[k]);
+        mask |= BIT(dma_reader_channel(k));
+    }
+    us->mask = mask;
+    us->task = t;
+    us->deadline = timer_deadline(ctx->timeout_cycles ? ctx->timeout_cycles : cip_default_timeout(task_in_bytes(t)));
+    mem_fence();
+    dmau_start_mask(u, mask);
+    wr(u, CIP_CTRL, BIT(CIP_CTRL_START_SHIFT));
+}
+
+/* The C merge of task t (the CPU fallback). */
+static void cpu_merge(unsigned group, tq_task *t)
+{
+    const uint8_t *runs[TQ_MAX_WAYS];
+    size_t lens[TQ_MAX_WAYS];
+    kb16_merge_result res;
+    unsigned k;
+
+    for (k = 0; k < t->nruns; k++) {
+        runs[k] = (const uint8_t *)(uintptr_t)t->run_addr[k];
+        lens[k] = t->run_len[k];
+    }
+    kb16_merge_n(runs, lens, t->nruns, group, (uint8_t *)(uintptr_t)t->out_addr, t->out_buf,
+                 (uint32_t *)(uintptr_t)t->inv_addr, t->inv_buf / 4u, &res);
+    t->sw_status = res.status;
+    if (res.status == KB16_OK) {
+        t->out_bytes = (uint32_t)res.out_bytes;
+        t->inv_bytes = (uint32_t)res.inv_count * 4u;
+        t->state = TQ_DONE_CPU;
+    } else {
+        t->state = TQ_FAILED;
+    }
+    mem_fence(); /* the D$ is write-through: the result is in DDR for the next DMA */
+}
+
+/* Has unit u's task ended? 0: not yet. Otherwise finishes the task (fallback included) and frees the
+ * unit. `timer_check`: also look at the deadline. */
+static int unit_poll(tq_ctx *ctx, unsigned u, unit_state *us, int timer_check)
+{
+    tq_task *t = us->task;
+    uint32_t ds, st = 0;
+    int rc = CIP_OK, ended = 0;
+    unsigned ch;
+
+    if (!ctx->use_irq || unit_events[u] || timer_check) {
+        ds = dmau_all_status(u);
+        if (DMA_ALL_ERROR_ANY(ds) & us->mask) {
+            rc = CIP_E_DMA;
+            ended = 1;
+        } else if (!ctx->use_irq || unit_events[u]) {
+            st = rd(u, CIP_STATUS);
+            if ((st & (ST_DONE | ST_ERROR)) && !(DMA_ALL_BUSY_ANY(ds) & us->mask)) {
+                rc = (st & ST_ERROR) ? CIP_E_IP : CIP_OK;
+                ended = 1;
+            }
+        }
+    }
+    if (!ended && timer_check && timer_expired(us->deadline)) {
+        rc = CIP_E_TIMEOUT;
+        ended = 1;
+    }
+    if (!ended)
+        return 0;
+
+    st = rd(u, CIP_STATUS);
+    t->hw_rc = rc;
+    t->hw_status = st;
+    t->err_code = (st & CIP_STATUS_ERR_CODE_MASK) >> CIP_STATUS_ERR_CODE_SHIFT;
+    t->err_input = (st & CIP_STATUS_ERR_INPUT_MASK) >> CIP_STATUS_ERR_INPUT_SHIFT;
+    t->err_index = (st & ST_ERROR) ? rd(u, CIP_ERR_INDEX) : 0;
+    t->hw_cycles = rd(u, CIP_HW_CYCLES);
+    wr(u, CIP_IRQ_ENABLE, 0);
+    if (rc == CIP_OK) {
+        dma_status s;
+        dmau_read_status(u, DMA_CH_OUT, &s);
+        t->out_bytes = s.bytes;
+        dmau_read_status(u, DMA_CH_INV, &s);
+        t->inv_bytes = s.bytes;
+        t->state = TQ_DONE;
+    } else {
+        /* The unit failed: stop what still runs, reset it, finish the task on the CPU. */
+        uint64_t end;
+        for (ch = 0; ch < DMA_MAX_CHANNELS; ch++)
+            if ((us->mask & BIT(ch)) && (DMA_ALL_BUSY_ANY(dmau_all_status(u)) & BIT(ch)))
+                dmau_abort(u, ch);
+        end = timer_deadline(GRACE_CYCLES);
+        while ((DMA_ALL_BUSY_ANY(dmau_all_status(u)) & us->mask) && !timer_expired(end))
+            ;
+        unit_reset(u);
+        dcache_invalidate();
+        cpu_merge(ctx->group, t);
+        if (t->state == TQ_DONE_CPU)
+            ctx->fallbacks++;
+    }
+    us->task = 0;
+    return 1;
+}
+
+unsigned tq_run(tq_ctx *ctx, tq_task *tasks, unsigned n)
+{
+    unit_state us[UNITS_MAX];
+    unsigned u, i, next = 0, running = 0, rr = 0, seq = 0, polls = 0;
+    unsigned units = ctx->units;
+    uint64_t t0;
+
+    if (units < 1)
+        units = 1;
+    if (units > UNITS_MAX)
+        units = UNITS_MAX;
+    ctx->fallbacks = ctx->failed = 0;
+    for (u = 0; u < UNITS_MAX; u++) {
+        ctx->dispatched[u] = 0;
+        ctx->irq_events[u] = 0;
+    }
+    for (i = 0; i < n; i++) {
+        tasks[i].state = TQ_PENDING;
+        tasks[i].unit = -1;
+        tasks[i].hw_rc = CIP_OK;
+        tasks[i].sw_status = KB16_OK;
+        tasks[i].out_bytes = tasks[i].inv_bytes = tasks[i].hw_cycles = 0;
+        tasks[i].hw_status = tasks[i].err_code = tasks[i].err_input = tasks[i].err_index = 0;
+    }
+    for (u = 0; u < units; u++) {
+        us[u].task = 0;
+        us[u].ways = tq_unit_ways(u);
+        if (ctx->use_irq)
+            irq_attach(IRQ_CIP_UNIT(u), unit_irq, (void *)(uintptr_t)u);
+    }
+    /* A task with more runs than its unit has inputs cannot run there: the caller cascades. */
+    for (i = 0; i < n; i++)
+        if (tasks[i].nruns < 1 || tasks[i].nruns > us[0].ways) {
+            tasks[i].state = TQ_FAILED;
+            tasks[i].hw_rc = CIP_E_ARG;
+        }
+
+    dcache_invalidate();
+    mem_fence();
+    t0 = timer_now();
+    for (;;) {
+        /* dispatch: pending tasks in queue order, each to the next free unit in round-robin order */
+        while (next < n && running < units) {
+            if (tasks[next].state != TQ_PENDING) {
+                next++;
+                continue;
+            }
+            for (i = 0; i < units; i++) {
+                u = (rr + i) % units;
+                if (!us[u].task)
+                    break;
+            }
+            tasks[next].seq = seq++;
+            ctx->dispatched[u]++;
+            unit_start(ctx, u, &us[u], &tasks[next]);
+            rr = (u + 1) % units;
+            running++;
+            next++;
+        }
+        if (!running)
+            break;
+        /* completion: interrupt events (or STATUS) of every busy unit */
+        {
+            int timer_check = ++polls % POLLS_PER_TIMER_CHECK == 0;
+            for (u = 0; u < units; u++)
+                if (us[u].task && unit_poll(ctx, u, &us[u], timer_check))
+                    running--;
+        }
+    }
+    ctx->cycles = timer_now() - t0;
+
+    for (u = 0; u < units; u++) {
+        ctx->irq_events[u] = unit_events[u];
+        if (ctx->use_irq)
+            irq_attach(IRQ_CIP_UNIT(u), 0, 0);
+    }
+    if (ctx->use_irq)
+        irq_attach(IRQ_CIP, cip_irq_handler, 0); /* unit 0's line back to the one-unit driver */
+    dcache_invalidate(); /* the CPU reads what the DMAs wrote */
+    for (i = 0; i < n; i++)
+        if (tasks[i].state == TQ_FAILED)
+            ctx->failed++;
+    return ctx->failed;
+}
+
+/* ---- cascading --------------------------------------------------------------------------------- */
+
+unsigned tq_cascade(tq_ctx *ctx, const tq_runs *jobs, tq_task *finals, unsigned njobs, unsigned ways,
+                    uint32_t scratch, uint32_t scratch_cap)
+{
+    static tq_runs cur[UNITS_MAX * 2];
+    static tq_task steps[UNITS_MAX * 2];
+    static int step_job[UNITS_MAX * 2];
+    uint32_t inv_used[UNITS_MAX * 2], scratch_used[UNITS_MAX * 2], hw_cycles[UNITS_MAX * 2];
+    uint32_t share;
+    unsigned j, k, failed = 0, fallbacks = 0, dispatched[UNITS_MAX] = {0};
+    uint64_t cycles = 0;
+
+    if (njobs > UNITS_MAX * 2 || ways < 2 || ways > TQ_MAX_WAYS) {
+        for (j = 0; j < njobs; j++)
+            finals[j].state = TQ_FAILED;
+        return njobs;
+    }
+    share = (scratch_cap / (njobs ? njobs : 1u)) & ~(DMA_ALIGN - 1u);
+    for (j = 0; j < njobs; j++) {
+        cur[j] = jobs[j];
+        inv_used[j] = scratch_used[j] = hw_cycles[j] = 0;
+        finals[j].state = TQ_PENDING;
+    }
+    for (;;) {
+        unsigned ns = 0;
+        /* one step of every job that still has more runs than ways */
+        for (j = 0; j < njobs; j++) {
+            tq_runs *r = &cur[j];
+            unsigned m, start = 0, i;
+            uint32_t best = 0, sum;
+            if (r->n <= ways || finals[j].state == TQ_FAILED)
+                continue;
+            m = ways < r->n - ways + 1 ? ways : r->n - ways + 1;
+            for (i = 0; i + m <= r->n; i++) {
+                for (sum = 0, k = 0; k < m; k++)
+                    sum += r->run_len[i + k];
+                if (i == 0 || sum < best)
+                    best = sum, start = i;
+            }
+            memset(&steps[ns], 0, sizeof steps[ns]);
+            steps[ns].nruns = m;
+            for (k = 0; k < m; k++) {
+                steps[ns].run_addr[k] = r->run_addr[start + k];
+                steps[ns].run_len[k] = r->run_len[start + k];
+            }
+            steps[ns].out_addr = scratch + share * j + scratch_used[j];
+            steps[ns].out_buf = dma_align_up(best + DMA_ALIGN);
+            steps[ns].inv_addr = finals[j].inv_addr + inv_used[j];
+            steps[ns].inv_buf = finals[j].inv_buf > inv_used[j] ? finals[j].inv_buf - inv_used[j] : 0;
+            if (scratch_used[j] + steps[ns].out_buf > share) {
+                finals[j].state = TQ_FAILED;
+                finals[j].hw_rc = CIP_E_ARG;
+                failed++;
+                continue;
+            }
+            /* the window becomes one run in place (its address once the step ran) */
+            r->run_addr[start] = steps[ns].out_addr;
+            r->run_len[start] = 0; /* set below */
+            for (i = start + 1; i + m - 1 < r->n; i++) {
+                r->run_addr[i] = r->run_addr[i + m - 1];
+                r->run_len[i] = r->run_len[i + m - 1];
+            }
+            r->n -= m - 1;
+            scratch_used[j] += steps[ns].out_buf;
+            step_job[ns] = (int)j;
+            steps[ns].seq = start; /* where the merged run goes (tq_run overwrites seq: keep a copy) */
+            ns++;
+        }
+        if (!ns)
+            break;
+        {
+            unsigned where[UNITS_MAX * 2], s;
+            for (s = 0; s < ns; s++)
+                where[s] = steps[s].seq;
+            tq_run(ctx, steps, ns);
+            cycles += ctx->cycles;
+            fallbacks += ctx->fallbacks;
+            for (k = 0; k < UNITS_MAX; k++)
+                dispatched[k] += ctx->dispatched[k];
+            for (s = 0; s < ns; s++) {
+                j = (unsigned)step_job[s];
+                if (steps[s].state == TQ_FAILED) {
+                    finals[j] = steps[s];
+                    failed++;
+                    continue;
+                }
+                cur[j].run_len[where[s]] = steps[s].out_bytes;
+                inv_used[j] += steps[s].inv_bytes;
+                hw_cycles[j] += steps[s].hw_cycles;
+            }
+        }
+    }
+    /* the final merges, side by side */
+    {
+        static tq_task fin[UNITS_MAX * 2];
+        unsigned fidx[UNITS_MAX * 2], nf = 0;
+        for (j = 0; j < njobs; j++) {
+            if (finals[j].state == TQ_FAILED)
+                continue;
+            fin[nf] = finals[j];
+            fin[nf].nruns = cur[j].n;
+            for (k = 0; k < cur[j].n; k++) {
+                fin[nf].run_addr[k] = cur[j].run_addr[k];
+                fin[nf].run_len[k] = cur[j].run_len[k];
+            }
+            fin[nf].inv_addr = finals[j].inv_addr + inv_used[j];
+            fin[nf].inv_buf = finals[j].inv_buf > inv_used[j] ? finals[j].inv_buf - inv_used[j] : 0;
+            fidx[nf++] = j;
+        }
+        if (nf) {
+            tq_run(ctx, fin, nf);
+            cycles += ctx->cycles;
+            fallbacks += ctx->fallbacks;
+            for (k = 0; k < UNITS_MAX; k++)
+                dispatched[k] += ctx->dispatched[k];
+        }
+        for (k = 0; k < nf; k++) {
+            tq_task keep = finals[fidx[k]];
+            j = fidx[k];
+            finals[j] = fin[k];
+            finals[j].inv_addr = keep.inv_addr;
+            finals[j].inv_buf = keep.inv_buf;
+            finals[j].inv_bytes += inv_used[j];
+            finals[j].hw_cycles += hw_cycles[j];
+            if (finals[j].state == TQ_FAILED)
+                failed++;
+        }
+    }
+    ctx->cycles = cycles;
+    ctx->fallbacks = fallbacks;
+    ctx->failed = failed;
+    for (k = 0; k < UNITS_MAX; k++)
+        ctx->dispatched[k] = dispatched[k];
+    return failed;
+}

@@ -1,0 +1,209 @@
+"""Several compaction units in the full SoC: the host-loaded task-queue job (firmware SIM_ARG 8,
+fw/apps/lsmc/scale.c) and the scaling sweep of `scripts/demo scaling` (docs/scaling.md).
+
+    from lsmc.sim import scaling
+    tasks = scaling.make_tasks(cus=2, ways=4, entries=8192)
+    res = scaling.run_tasks(tasks, units=2, ways=4, ddr="kcu105")
+    res["cycles"], res["pass"], [t["unit"] for t in res["tasks"]]
+
+The host builds every task's runs and its reference merge (lsmc.model.kb16), loads them with the
+descriptor at DDR_BASE, the firmware runs all tasks through its task queue on the units at once and
+brackets them with the machine timer; the host reads every output back (`--dump`) and compares it
+byte for byte with the reference. Until a job can be split by key range (sub-compaction), a sweep
+point of N entries on M units is M independent tasks of N/M entries (K runs each)."""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsmc import build
+from lsmc.build import firmware
+
+# Descriptor of SIM_ARG 8 (fw/apps/lsmc/scale.c, docs/firmware.md "Several units").
+SCEN_SCALE = 8
+SCALE_MAGIC = 0x534D534C         # "LSMS"
+SCALE_VERSION = 1
+SCALE_RESULT_MAGIC = 0x524D534C  # "LSMR"
+FLAG_POLL = 1
+DESC_BYTES = 0x1000
+RESULT_OFF = 0x800
+TASK0, TASK_WORDS = 8, 20
+MAX_WAYS = 4
+MAX_TASKS = (RESULT_OFF // 4 - TASK0) // TASK_WORDS
+HEAD_FIELDS = ("magic", "status", "units", "ways", "cycles_lo", "cycles_hi", "fallbacks", "failed", "mismatches",
+               "tasks", "irq")
+HEAD_WORDS = 16
+TASK_FIELDS = ("state", "unit", "seq", "hw_rc", "err_code", "err_input", "err_index", "out_bytes", "inv_bytes",
+               "hw_cycles", "match", "irq_events")
+TASK_RES_WORDS = 16
+STATES = {0: "pending", 1: "running", 2: "done", 3: "done_cpu", 4: "failed"}
+STATUS = {0: "pass", 10: "bad descriptor", 11: "a task failed", 12: "output differs from the expected"}
+FAULT_BAD_GROUP = 1  # the unit is programmed with group 1: it must report an error, the CPU finishes
+
+WORKLOAD = {"kind": "short", "overlap": 0.25, "group": 16}
+
+
+class ScalingError(RuntimeError):
+    pass
+
+
+@dataclass
+class Task:
+    """One merge task: its runs (newest first) and the reference merge of them."""
+    runs: list
+    merged: bytes
+    invalid: bytes
+    fault: int = 0
+
+    @property
+    def entries_in(self) -> int:
+        return sum(len(r) for r in self.runs) // 16
+
+
+def make_task(ways: int, keys: int, seed: int, group: int = 16, kind: str = "short",
+              overlap: float = 0.25) -> Task:
+    """`ways` runs with `keys` keys in all: pairs from the Table III generator (lsmc.model.workloads,
+    25 % overlap inside a pair, a seed per pair), newest first, and their reference merge."""
+    from lsmc.model import kb16, workloads
+
+    if ways < 1 or ways > MAX_WAYS:
+        raise ScalingError(f"ways {ways}: the firmware's tasks take 1..{MAX_WAYS} runs")
+    key_runs = []
+    per_pair = keys // ((ways + 1) // 2)
+    for p in range((ways + 1) // 2):
+        r0, r1 = workloads.make_runs(kind, per_pair if 2 * p + 1 < ways else per_pair // 2, overlap,
+                                     seed * 1000 + p)
+        key_runs.append(r0)
+        if 2 * p + 1 < ways:
+            key_runs.append(r1)
+    runs = [kb16.encode(r, group) for r in key_runs]
+    merged, invalid = kb16.merge_runs(runs, group)
+    return Task(runs, merged, invalid)
+
+
+def make_tasks(cus: int, ways: int, entries: int, seed: int = 1, group: int = 16) -> list[Task]:
+    """A sweep point: `cus` independent tasks of entries/cus keys, `ways` runs each."""
+    if entries < cus * ways:
+        raise ScalingError(f"{entries} entries are fewer than one per run ({cus} units x {ways} ways)")
+    return [make_task(ways, entries // cus, seed * 100 + i, group) for i in range(cus)]
+
+
+def _align(n: int, a: int = 32) -> int:
+    return (n + a - 1) // a * a
+
+
+def scale_image(tasks: list[Task], group: int = 16, units: int = 0, poll: bool = False) -> tuple[bytes, list]:
+    """DDR image (at DDR_BASE) of a task-queue job: the descriptor (magic, version, G, flags, units
+    (0: all), task count; per task its runs, fault, expected output and invalid addresses, output
+    buffers), then the data. Returns (image, [(out address, out buffer, inv address, inv buffer)])."""
+    if not 1 <= len(tasks) <= MAX_TASKS:
+        raise ScalingError(f"{len(tasks)} tasks: the firmware takes 1..{MAX_TASKS}")
+    words = [SCALE_MAGIC, SCALE_VERSION, group, FLAG_POLL if poll else 0, units, len(tasks), 0, 0]
+    off, blobs, bufs = DESC_BYTES, [], []
+
+    def place(data: bytes, size: int | None = None) -> int:
+        nonlocal off
+        at = off
+        blobs.append((at, data))
+        off = _align(off + max(size if size is not None else len(data), 1))
+        return at
+
+    for t in tasks:
+        if not 1 <= len(t.runs) <= MAX_WAYS:
+            raise ScalingError(f"a task has {len(t.runs)} runs: 1..{MAX_WAYS}")
+        tw = [len(t.runs), t.fault]
+        for k in range(MAX_WAYS):
+            if k < len(t.runs):
+                tw += [place(t.runs[k]), len(t.runs[k])]
+            else:
+                tw += [0, 0]
+        tw += [place(t.merged), len(t.merged), place(t.invalid), len(t.invalid)]
+        out_buf, inv_buf = _align(len(t.merged) + 32), _align(len(t.invalid) + 32)
+        out_at, inv_at = place(b"", out_buf), place(b"", inv_buf)
+        tw += [out_at, out_buf, inv_at, inv_buf]
+        words += tw + [0] * (TASK_WORDS - len(tw))
+        bufs.append((firmware.DDR_BASE + out_at, out_buf, firmware.DDR_BASE + inv_at, inv_buf))
+    img = bytearray(off)
+    img[:4 * len(words)] = struct.pack(f"<{len(words)}I", *words)
+    for o, data in blobs:
+        img[o:o + len(data)] = data
+    return bytes(img), bufs
+
+
+def parse_result(raw: bytes, ntasks: int) -> dict:
+    """The firmware's result block (RESULT_OFF in the descriptor)."""
+    need = 4 * (HEAD_WORDS + TASK_RES_WORDS * ntasks)
+    if len(raw) < need:
+        raise ScalingError(f"result block has {len(raw)} bytes, {need} expected")
+    head = dict(zip(HEAD_FIELDS, struct.unpack_from(f"<{len(HEAD_FIELDS)}I", raw)))
+    if head["magic"] != SCALE_RESULT_MAGIC:
+        raise ScalingError("no scaling result block (the firmware did not run the job)")
+    head["cycles"] = head.pop("cycles_lo") | head.pop("cycles_hi") << 32
+    head["status_text"] = STATUS.get(head["status"], "unknown")
+    tasks = []
+    for i in range(ntasks):
+        vals = struct.unpack_from(f"<{len(TASK_FIELDS)}I", raw, 4 * (HEAD_WORDS + TASK_RES_WORDS * i))
+        t = dict(zip(TASK_FIELDS, vals))
+        t["unit"] = struct.unpack("<i", struct.pack("<I", t["unit"]))[0]
+        t["hw_rc"] = struct.unpack("<i", struct.pack("<I", t["hw_rc"]))[0]
+        t["state_text"] = STATES.get(t["state"], "unknown")
+        tasks.append(t)
+    head["tasks"] = tasks
+    return head
+
+
+def scaling_command(exe, elf, img: Path, bufs: list, workdir: Path, ntasks: int, ddr: str = "kcu105",
+                    max_cycles: int | None = None, log=None) -> list:
+    """The simulator's command line for a task-queue job whose image is at `img`."""
+    from lsmc.sim import soc
+
+    dumps = [(firmware.DDR_BASE + RESULT_OFF, 4 * (HEAD_WORDS + TASK_RES_WORDS * ntasks), workdir / "result.bin")]
+    for i, (oa, ob, ia, ib) in enumerate(bufs):
+        dumps += [(oa, ob, workdir / f"out{i}.bin"), (ia, ib, workdir / f"inv{i}.bin")]
+    extra = ["--ddr", ddr] if ddr else []
+    return soc.soc_command(exe, elf, arg=SCEN_SCALE, max_cycles=max_cycles, loads={firmware.DDR_BASE: img},
+                           dumps=dumps, log=log, extra=extra)
+
+
+def collect(tasks: list[Task], workdir: Path, returncode: int, uart: str, stderr: str = "") -> dict:
+    """Result of a finished simulation: the firmware's block plus the host's byte-for-byte check of
+    every task's output against its reference ("pass" per task and overall)."""
+    res_file = workdir / "result.bin"
+    if not res_file.exists():
+        raise ScalingError(f"simulation wrote no result (exit {returncode}):\n{uart[-2000:]}\n{stderr[-2000:]}")
+    res = parse_result(res_file.read_bytes(), len(tasks))
+    ok = returncode == 0 and res["status"] == 0
+    for i, (t, r) in enumerate(zip(tasks, res["tasks"])):
+        out = (workdir / f"out{i}.bin").read_bytes()[:r["out_bytes"]]
+        inv = (workdir / f"inv{i}.bin").read_bytes()[:r["inv_bytes"]]
+        r["pass"] = out == t.merged and inv == t.invalid and r["state"] in (2, 3)
+        ok = ok and r["pass"]
+    res.update({"exit": returncode, "uart": uart, "pass": ok, "entries_in": sum(t.entries_in for t in tasks),
+                "bytes_in": sum(len(r) for t in tasks for r in t.runs),
+                "bytes_out": sum(len(t.merged) + len(t.invalid) for t in tasks)})
+    return res
+
+
+def run_tasks(tasks: list[Task], units: int, ways: int, workdir: Path | None = None, group: int = 16,
+              poll: bool = False, ddr: str = "kcu105", use_units: int = 0, max_cycles: int | None = None,
+              elf: Path | None = None) -> dict:
+    """Build (cached) the SoC of `units` x `ways` and the firmware, run the tasks, check them."""
+    from lsmc.sim import soc
+
+    workdir = Path(workdir or build.BUILD / "scaling" / f"m{units}k{ways}")
+    workdir.mkdir(parents=True, exist_ok=True)
+    exe = soc.build_soc(units=units, ways=ways)
+    elf = elf or firmware.build_firmware()
+    img, bufs = scale_image(tasks, group, use_units, poll)
+    (workdir / "job.bin").write_bytes(img)
+    for f in workdir.glob("*.bin"):
+        if f.name != "job.bin":
+            f.unlink()
+    cmd = scaling_command(exe, elf, workdir / "job.bin", bufs, workdir, len(tasks), ddr, max_cycles)
+    import subprocess
+    p = subprocess.run(cmd, capture_output=True, timeout=7200, check=False)
+    r = soc.soc_result(p.returncode, p.stdout, p.stderr)
+    res = collect(tasks, workdir, r.returncode, r.uart, r.stderr)
+    res["sim_seconds"], res["mcycles_per_s"] = r.seconds, r.mcycles_per_s
+    return res
