@@ -93,8 +93,9 @@ static uint32_t task_in_bytes(const tq_task *t)
     return b;
 }
 
-/* Program unit u with task t and start it (the Fig 9 flow of cip_run without its bracket). */
-static void unit_start(tq_ctx *ctx, unsigned u, unit_state *us, tq_task *t)
+/* Program unit u with task t (the Fig 9 flow's init: job registers, interrupt enables, DMA channels);
+ * unit_kick() starts it. */
+static void unit_prepare(tq_ctx *ctx, unsigned u, unit_state *us, tq_task *t)
 {
     unsigned k, mask = BIT(DMA_CH_OUT) | BIT(DMA_CH_INV);
 
@@ -122,9 +123,14 @@ static void unit_start(tq_ctx *ctx, unsigned u, unit_state *us, tq_task *t)
     }
     us->mask = mask;
     us->task = t;
-    us->deadline = timer_deadline(ctx->timeout_cycles ? ctx->timeout_cycles : cip_default_timeout(task_in_bytes(t)));
     mem_fence();
-    dmau_start_mask(u, mask);
+}
+
+/* Start the prepared task: its DMA channels with one write, then the IP. */
+static void unit_kick(tq_ctx *ctx, unsigned u, unit_state *us)
+{
+    us->deadline = timer_deadline(ctx->timeout_cycles ? ctx->timeout_cycles : cip_default_timeout(task_in_bytes(us->task)));
+    dmau_start_mask(u, us->mask);
     wr(u, CIP_CTRL, BIT(CIP_CTRL_START_SHIFT));
 }
 
@@ -221,7 +227,8 @@ unsigned tq_run(tq_ctx *ctx, tq_task *tasks, unsigned n)
     unit_state us[UNITS_MAX];
     unsigned u, i, next = 0, running = 0, rr = 0, seq = 0, polls = 0;
     unsigned units = ctx->units;
-    uint64_t t0;
+    int started = 0;
+    uint64_t t0 = 0;
 
     if (units < 1)
         units = 1;
@@ -255,14 +262,15 @@ unsigned tq_run(tq_ctx *ctx, tq_task *tasks, unsigned n)
 
     dcache_invalidate();
     mem_fence();
-    t0 = timer_now();
+    /* The first task of every unit is programmed before the bracket (as cip_run's tight bracket
+     * programs the DMA first); inside it they are only started, one after the other. */
     for (;;) {
-        /* dispatch: pending tasks in queue order, each to the next free unit in round-robin order */
-        while (next < n && running < units) {
-            if (tasks[next].state != TQ_PENDING) {
+        for (;;) {
+            /* dispatch: pending tasks in queue order, each to the next free unit in round-robin order */
+            while (next < n && tasks[next].state != TQ_PENDING)
                 next++;
-                continue;
-            }
+            if (next >= n || running >= units)
+                break;
             for (i = 0; i < units; i++) {
                 u = (rr + i) % units;
                 if (!us[u].task)
@@ -270,10 +278,19 @@ unsigned tq_run(tq_ctx *ctx, tq_task *tasks, unsigned n)
             }
             tasks[next].seq = seq++;
             ctx->dispatched[u]++;
-            unit_start(ctx, u, &us[u], &tasks[next]);
+            unit_prepare(ctx, u, &us[u], &tasks[next]);
+            if (started)
+                unit_kick(ctx, u, &us[u]);
             rr = (u + 1) % units;
             running++;
             next++;
+        }
+        if (!started) {
+            started = 1;
+            t0 = timer_now();
+            for (u = 0; u < units; u++)
+                if (us[u].task)
+                    unit_kick(ctx, u, &us[u]);
         }
         if (!running)
             break;

@@ -14,6 +14,7 @@ point of N entries on M units is M independent tasks of N/M entries (K runs each
 from __future__ import annotations
 
 import struct
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -201,9 +202,63 @@ def run_tasks(tasks: list[Task], units: int, ways: int, workdir: Path | None = N
         if f.name != "job.bin":
             f.unlink()
     cmd = scaling_command(exe, elf, workdir / "job.bin", bufs, workdir, len(tasks), ddr, max_cycles)
-    import subprocess
     p = subprocess.run(cmd, capture_output=True, timeout=7200, check=False)
     r = soc.soc_result(p.returncode, p.stdout, p.stderr)
     res = collect(tasks, workdir, r.returncode, r.uart, r.stderr)
-    res["sim_seconds"], res["mcycles_per_s"] = r.seconds, r.mcycles_per_s
+    res["sim_seconds"], res["mcycles_per_s"], res["stderr"] = r.seconds, r.mcycles_per_s, r.stderr
     return res
+
+
+# ---- the sweep (scripts/demo scaling) -------------------------------------------------------------
+
+CSV_COLUMNS = ("cus", "ways", "entries_in", "cycles", "entries_per_cycle", "ddr_bound_entries_per_cycle",
+               "fraction_of_bound", "pass")
+SWEEP_CUS = (1, 2, 4)
+SWEEP_WAYS = (2, 4)
+SWEEP_SIZES = (8192, 32768, 131072, 262144)
+
+
+def ddr_peak(stderr: str) -> float:
+    """Peak DRAM bytes per SoC cycle the harness's DDR model printed for its preset."""
+    import re
+
+    m = re.search(r"peak ([\d.]+) B per SoC cycle", stderr)
+    if not m:
+        raise ScalingError("the simulator printed no DDR peak (run with a DRAM preset, --ddr kcu105)")
+    return float(m.group(1))
+
+
+def row(cus: int, ways: int, res: dict, peak: float) -> dict:
+    """A CSV row: the DDR bound is what the preset's peak allows for the bytes this point moves per
+    entry (runs read, merged run and invalid addresses written)."""
+    e, cyc = res["entries_in"], res["cycles"]
+    bytes_per_entry = (res["bytes_in"] + res["bytes_out"]) / e
+    bound = peak / bytes_per_entry
+    epc = e / cyc if cyc else 0.0
+    return {"cus": cus, "ways": ways, "entries_in": e, "cycles": cyc, "entries_per_cycle": round(epc, 4),
+            "ddr_bound_entries_per_cycle": round(bound, 4), "fraction_of_bound": round(epc / bound, 4),
+            "pass": "PASS" if res["pass"] else "FAIL"}
+
+
+def sweep(cus_list=SWEEP_CUS, ways_list=SWEEP_WAYS, sizes=SWEEP_SIZES, ddr: str = "kcu105", units: int | None = None,
+          workdir: Path | None = None, log=print) -> list[dict]:
+    """Every (ways, size, cus) point on a SoC of `units` (default max(cus_list)) units of that K: the
+    idle units of a larger SoC cost no DDR bandwidth, so one build per K serves every unit count."""
+    units = units or max(cus_list)
+    workdir = Path(workdir or build.BUILD / "scaling")
+    rows = []
+    for ways in ways_list:
+        for n in sizes:
+            for cus in cus_list:
+                tasks = make_tasks(cus, ways, n)
+                res = run_tasks(tasks, units, ways, workdir / f"k{ways}_n{n}_c{cus}", ddr=ddr, use_units=cus)
+                r = row(cus, ways, res, ddr_peak(res.get("stderr", "")))
+                log(f"scaling: {cus} unit(s) x {ways} ways, {r['entries_in']} entries: {r['cycles']} cycles, "
+                    f"{r['entries_per_cycle']} entries/cycle = {r['fraction_of_bound']:.1%} of the {ddr} bound "
+                    f"({r['ddr_bound_entries_per_cycle']}), {r['pass']}")
+                rows.append(r)
+    return rows
+
+
+def csv_text(rows: list[dict]) -> str:
+    return ",".join(CSV_COLUMNS) + "\n" + "".join(",".join(str(r[c]) for c in CSV_COLUMNS) + "\n" for r in rows)

@@ -87,9 +87,12 @@ def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int =
     # The harness reads the memory map from the generated lsmc_soc.h next to the Verilog.
     common_srcs, common_flags = build.sim_common(NAND_MODEL / "onfi_model.h", NAND_MODEL / "onfi_timing.h",
                                                  verilog.parent / "lsmc_soc.h")
+    # One DDR port per compaction unit (soc.Generate's default): the harness binds that many.
+    ports = ["-CFLAGS", f"-DLSMC_DMA_PORTS={units}"] if units > 1 else []
+    incs = ["-CFLAGS", f"-I{NAND_MODEL} -I{verilog.parent}"]
     return build.verilate("LsmcSoc", [verilog, SIM_SRC / "soc.vlt"],
                           [SIM_SRC / "harness.cpp", NAND_MODEL / "onfi_model.cpp", *common_srcs],
-                          outdir, flags=flags + common_flags + ["-CFLAGS", f"-I{NAND_MODEL} -I{verilog.parent}"],
+                          outdir, flags=flags + common_flags + ports + incs,
                           # PGO doubles the build; the scaling builds run briefly, the Table III ones often.
                           train=None if trace or _variant(width, units, ways) else _train)
 

@@ -54,7 +54,7 @@ struct DdrController {
 // The interface axi_mem.h calls (kept abstract so the fixed-latency path has no dependency on it).
 struct MemTiming {
   virtual ~MemTiming() = default;
-  // A read burst of `bytes` at `addr` accepted at SoC cycle `cycle` by port number `port` (0..7,
+  // A read burst of `bytes` at `addr` accepted at SoC cycle `cycle` by port number `port` (0..15,
   // one per AXI slave) of `portBytes`: the cycles its first and last beats may be handed out.
   virtual void read(uint64_t cycle, uint64_t addr, unsigned bytes, unsigned port, unsigned portBytes,
                     uint64_t* first, uint64_t* last) = 0;
@@ -113,8 +113,9 @@ class DdrModel : public MemTiming {
 
   void print(FILE* f) const {
     fprintf(f, "sim: ddr %s: %" PRIu64 " native words of %u B, row hits %" PRIu64 ", misses %" PRIu64
-            ", empty %" PRIu64 ", refreshes %" PRIu64 ", read/write turnarounds %" PRIu64 "\n",
-            p.name, words, nativeBytes_, rowHits, rowMisses, rowEmpty, refreshes, turnarounds);
+            ", empty %" PRIu64 ", refreshes %" PRIu64 ", read/write turnarounds %" PRIu64
+            ", peak %.3f B per SoC cycle\n",
+            p.name, words, nativeBytes_, rowHits, rowMisses, rowEmpty, refreshes, turnarounds, peakBytesPerSocCycle());
   }
 
  private:
@@ -229,7 +230,7 @@ class DdrModel : public MemTiming {
   Bank bank_[16];
   uint64_t nextRefresh_ = 0, cmdFree_ = 0, casFree_ = 0, lastCas_ = 0, lastAct_ = 0;
   uint64_t faw_[4] = {0, 0, 0, 0};
-  static constexpr unsigned kPorts = 8, kCredits = 64;
+  static constexpr unsigned kPorts = 16, kCredits = 64;  // ports: CPU, one DMA per unit (<= 8)
   struct Port {
     uint64_t free = 0, lastOut = 0, next = 0;
     uint64_t credit[kCredits] = {};  // when each read-buffer slot frees (ring of readCredits used)

@@ -274,6 +274,42 @@ int main(int argc, char** argv) {
   simc::AxiSlave<CData> ddrCpu("ddr", 4, &ddr, cpuPins, acfg);
   acfg.timingPort = 1;
   simc::AxiSlave<IData> ddrDma("ddrDma", 32, &ddr, dmaPins, acfg);
+  // The DDR ports of compaction units 1.. when the SoC gives each unit its own (lsmc.sim.soc passes
+  // LSMC_DMA_PORTS = units; each is one more port of the same controller and memory).
+#ifndef LSMC_DMA_PORTS
+#define LSMC_DMA_PORTS 1
+#endif
+  std::vector<std::unique_ptr<simc::AxiSlave<IData>>> ddrDmaMore;
+#define SIMC_DMA_PORT(n)                                                                                 \
+  do {                                                                                                   \
+    simc::AxiSlave<IData>::Pins p;                                                                       \
+    SIMC_BIND_AXI(p, top, io_ddrDma##n);                                                                 \
+    p.wData = top->io_ddrDma##n##_w_payload_data.data();                                                 \
+    p.rData = top->io_ddrDma##n##_r_payload_data.data();                                                 \
+    acfg.timingPort = 1 + n;                                                                             \
+    ddrDmaMore.emplace_back(new simc::AxiSlave<IData>("ddrDma" #n, 32, &ddr, p, acfg));                 \
+  } while (0)
+#if LSMC_DMA_PORTS > 1
+  SIMC_DMA_PORT(1);
+#endif
+#if LSMC_DMA_PORTS > 2
+  SIMC_DMA_PORT(2);
+#endif
+#if LSMC_DMA_PORTS > 3
+  SIMC_DMA_PORT(3);
+#endif
+#if LSMC_DMA_PORTS > 4
+  SIMC_DMA_PORT(4);
+#endif
+#if LSMC_DMA_PORTS > 5
+  SIMC_DMA_PORT(5);
+#endif
+#if LSMC_DMA_PORTS > 6
+  SIMC_DMA_PORT(6);
+#endif
+#if LSMC_DMA_PORTS > 7
+  SIMC_DMA_PORT(7);
+#endif
 
   IData* divider = reinterpret_cast<IData*>(findVar("TOP.LsmcSoc.uart", "bridge_uartConfigReg_clockDivider", 4));
   simc::Uart uart(&top->io_uart_txd, &top->io_uart_rxd, uartBitCycles, divider);
@@ -328,6 +364,7 @@ int main(int argc, char** argv) {
     if (!resetting) {
       ddrCpu.drive(cycle);
       ddrDma.drive(cycle);
+      for (auto& d : ddrDmaMore) d->drive(cycle);
       nand.drive(cycle * NS_PER_CYCLE);
     }
     top->eval();
@@ -338,6 +375,7 @@ int main(int argc, char** argv) {
       uart.tick(cycle);
       ddrCpu.edge(cycle);
       ddrDma.edge(cycle);
+      for (auto& d : ddrDmaMore) d->edge(cycle);
     }
     top->clk = 1;
     top->eval();
@@ -420,6 +458,12 @@ int main(int argc, char** argv) {
   }
   if (uart.framingErrors) fprintf(stderr, "sim: %" PRIu64 " UART framing errors\n", uart.framingErrors);
   uint64_t violations = ddrCpu.violations + ddrDma.violations;
+  uint64_t dmaReads = ddrDma.readBeats, dmaWrites = ddrDma.writeBeats;
+  for (auto& d : ddrDmaMore) {
+    violations += d->violations;
+    dmaReads += d->readBeats;
+    dmaWrites += d->writeBeats;
+  }
   if (violations) {
     fprintf(stderr, "sim: %" PRIu64 " AXI protocol violation(s) on the DDR ports\n", violations);
     if (status == 0) status = 4;
@@ -429,7 +473,7 @@ int main(int argc, char** argv) {
   else fprintf(stderr, "sim: ddr fixed: read latency %u cycles, no bandwidth limit\n", ddrLatency);
   fprintf(stderr, "ddr: %s\n", ddrName.c_str());
   fprintf(stderr, "sim: exit %d; ddr beats r/w %" PRIu64 "/%" PRIu64 ", ddrDma beats r/w %" PRIu64 "/%" PRIu64 "\n",
-          status, ddrCpu.readBeats, ddrCpu.writeBeats, ddrDma.readBeats, ddrDma.writeBeats);
+          status, ddrCpu.readBeats, ddrCpu.writeBeats, dmaReads, dmaWrites);
   // CPU time (what the model costs; the machine may be shared) and wall clock (what a user waits).
   stats.print(stderr);
   return status;

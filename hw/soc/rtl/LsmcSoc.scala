@@ -24,6 +24,9 @@ case class LsmcSocConfig(
     ipDataWidth: Int = 128,
     units: Int = 4,  // compaction units M (IP + DMA each), sharing the DDR DMA port
     ways: Int = 4,   // input runs K of each unit's IP (2 or 4)
+    // true: each unit's DMA has its own DDR port (io_ddrDma, io_ddrDma1..), as a multi-port controller
+    // (LiteDRAM crossbar, MIG) gives them; false: the units share io_ddrDma through an Axi4 crossbar.
+    dmaPortPerUnit: Boolean = true,
     nandTargets: Int = 2,
     withDocs: Boolean = false, // write the register headers of the IPs next to the Verilog
     withSimCtrl: Boolean = true
@@ -37,7 +40,7 @@ case class LsmcSocConfig(
   /** DDR port of the compaction DMA: 256 bits wide, the DDR controller's native width (see docs/soc.md).
     * The units' crossbar adds log2(M) id bits to a DMA's own; at least 4 (the one-unit port). */
   def ddrDmaAxiConfig = Axi4Config(addressWidth = 32, dataWidth = 256,
-    idWidth = scala.math.max(4, _root_.dma.DmaBus.axiConfigFor(ways).idWidth + log2Up(units)),
+    idWidth = scala.math.max(4, _root_.dma.DmaBus.axiConfigFor(ways).idWidth + (if (dmaPortPerUnit) 0 else log2Up(units))),
     useRegion = false, useLock = false, useQos = false, useCache = false, useProt = false)
 
   def uartConfig = UartCtrlMemoryMappedConfig(
@@ -104,6 +107,8 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     val uart    = master(Uart())
     val ddr     = master(Axi4(cfg.ddrCpuAxiConfig))
     val ddrDma  = master(Axi4(cfg.ddrDmaAxiConfig))
+    // DDR ports of units 1..M-1 (dmaPortPerUnit): io_ddrDma1 .. io_ddrDma<M-1>
+    val ddrDmaUnits = (cfg.dmaPortPerUnit && cfg.units > 1) generate Vec(master(Axi4(cfg.ddrDmaAxiConfig)), cfg.units - 1)
     val simArg  = cfg.withSimCtrl generate (in UInt (32 bits))
     val simExit = cfg.withSimCtrl generate master(Flow(UInt(31 bits)))
     val nand    = master(_root_.nand.NandPins(cfg.nandTargets))
@@ -222,13 +227,19 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     apbSlaves += Apb3Absent().io.apb -> SizeMapping(base, 4 KiB)
   apbSlaves += nandCtrl.io.apb -> SizeMapping(SocMap.nand, SocMap.nandSize)
 
-  // The DMAs have their own 256-bit path to the DDR controller's second port (see docs/soc.md),
-  // arbitrated between the units by the crossbar, which also decodes: addresses outside DDR get
-  // DECERR instead of aliasing into it.
-  val dmaCrossbar = Axi4CrossbarFactory()
-  dmaCrossbar.addSlave(io.ddrDma, SizeMapping(ddrBase, cfg.ddrSize))
-  for (unit <- units) dmaCrossbar.addConnection(unit.dma.io.axi, List(io.ddrDma))
-  dmaCrossbar.build()
+  // The DMAs have their own 256-bit path to the DDR controller (see docs/soc.md): a port per unit, or
+  // one port arbitrated between the units by the crossbar, which also decodes: addresses outside DDR
+  // get DECERR instead of aliasing into it.
+  // With a port per unit, each unit's crossbar only decodes.
+  val dmaPorts = if (io.ddrDmaUnits != null) io.ddrDma +: io.ddrDmaUnits.toSeq else Seq(io.ddrDma)
+  for ((port, n) <- dmaPorts.zipWithIndex if n > 0) port.setName(s"io_ddrDma$n")
+  val dmaCrossbars = for ((port, n) <- dmaPorts.zipWithIndex) yield {
+    val xbar = Axi4CrossbarFactory()
+    xbar.addSlave(port, SizeMapping(ddrBase, cfg.ddrSize))
+    for (unit <- if (cfg.dmaPortPerUnit) Seq(units(n)) else units) xbar.addConnection(unit.dma.io.axi, List(port))
+    xbar.build()
+    xbar
+  }
 
   val apbDecoder = Apb3Decoder(master = apbBridge.io.apb, slaves = apbSlaves.toSeq)
 
