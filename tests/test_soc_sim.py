@@ -1,4 +1,4 @@
-"""Whole-SoC Verilator simulation (hw/soc + sim/soc) with the self-test firmware of sim/soc/selftest:
+"""Whole-SoC Verilator simulation (hw/soc + sim/soc) with the self-test firmware of fw/apps/selftest:
 boot, UART out and in, exit codes, timer and external interrupts, DDR from the CPU with host load/dump,
 bus faults, the max-cycles guard, the DMA + compaction IP path, the NAND controller slot, harness
 argument errors. The first test builds everything (Mill + Verilator, a few minutes cold; cached after)."""

@@ -18,6 +18,8 @@ const char *kb16_err_name(unsigned code)
         return "KEY_TOO_LONG";
     if (code == KB16_ERR_ARG)
         return "BAD_ARGUMENT";
+    if (code == KB16_ERR_SCRATCH)
+        return "SCRATCH_TOO_SMALL";
     return "UNKNOWN";
 }
 
