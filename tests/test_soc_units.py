@@ -12,6 +12,7 @@ import pytest
 from lsmc import build
 from lsmc.build import firmware
 from lsmc.model import kb16
+from lsmc.report import scaling as report
 from lsmc.sim import scaling, soc
 
 UNITS, WAYS = 2, 4
@@ -139,6 +140,16 @@ def test_reference_is_the_model(tmp_path):
     assert len(bufs) == 1 and bufs[0][1] >= len(t.merged)
 
 
+def test_subcompaction_job_on_two_units(sut, tmp_path):
+    """One 4-way merge split by key range into two sub-jobs (lsmc.model.split), one per unit: the
+    parts' outputs stitched equal the unsplit reference merge byte for byte."""
+    job = scaling.make_job(2, WAYS, 3000, seed=9)
+    assert len(job.tasks) == 2 and len(job.keys) == 1
+    res = run(sut, job.tasks, tmp_path, job=job)
+    assert res["stitched_pass"] and res["pass"], res["uart"][-2000:]
+    assert sorted(t["unit"] for t in res["tasks"]) == [0, 1]
+
+
 def test_sweep_small(sut, tmp_path):
     """The representative sweep of the default run: 1 and 2 units, 4 ways, 8,192 entries on the
     kcu105 DDR preset; rows as results/scaling.csv has them, every one PASS, two units faster."""
@@ -148,4 +159,16 @@ def test_sweep_small(sut, tmp_path):
     assert all(r["pass"] == "PASS" for r in rows)
     assert all(0 < r["fraction_of_bound"] <= 1 for r in rows)
     assert rows[1]["entries_per_cycle"] > 1.3 * rows[0]["entries_per_cycle"]
-    assert scaling.csv_text(rows).splitlines()[0] == ",".join(scaling.CSV_COLUMNS)
+    assert report.csv_text(rows).splitlines()[0] == ",".join(report.COLUMNS)
+
+
+@pytest.mark.long
+def test_sweep_full(tmp_path):
+    """`scripts/demo scaling`'s sweep (1, 2, 4 units x 2, 4 ways x 8,192 .. 262,144 entries): every row
+    PASS; 4 units at the largest size at least twice one unit."""
+    rows = scaling.sweep(workdir=tmp_path, log=lambda s: None)
+    assert all(r["pass"] == "PASS" for r in rows)
+    big = max(r["entries_in"] for r in rows)
+    at = {(r["cus"], r["ways"]): r for r in rows if r["entries_in"] == big}
+    for k in scaling.SWEEP_WAYS:
+        assert at[4, k]["entries_per_cycle"] >= 2 * at[1, k]["entries_per_cycle"]

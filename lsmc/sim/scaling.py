@@ -83,8 +83,54 @@ def make_task(ways: int, keys: int, seed: int, group: int = 16, kind: str = "sho
     return Task(runs, merged, invalid)
 
 
+@dataclass
+class Job:
+    """One merge split by key range into sub-jobs (sub-compaction, lsmc.model.split): `tasks` are
+    the parts, one per unit; their outputs stitched in part order must equal `merged` byte for byte,
+    their invalid streams concatenated `invalid`."""
+    runs: list
+    merged: bytes
+    invalid: bytes
+    keys: list
+    tasks: list
+    group: int = 16
+
+    @property
+    def entries_in(self) -> int:
+        return sum(len(r) for r in self.runs) // 16
+
+    def check(self, outs: list, invs: list) -> bool:
+        from lsmc.model import split
+
+        return split.stitch(outs, self.group) == self.merged and b"".join(invs) == self.invalid
+
+
+def make_job(cus: int, ways: int, entries: int, seed: int = 1, group: int = 16) -> Job:
+    """The sweep's job: the Table III workload of `entries` keys (kb16 gen short, 25 % overlap) dealt
+    into `ways` runs (as lsmc/report/bench.py deal() does), split into `cus` parts at group-start keys of
+    the reference output at equal fractions, so that the stitched output is byte-identical to the
+    unsplit merge (docs/scaling.md; split.split_keys' input-balanced keys give the same keys, possibly
+    another valid encoding)."""
+    from lsmc.model import kb16, split, workloads
+    from lsmc.report.bench import deal
+
+    if ways not in (2, 4):
+        raise ScalingError(f"ways {ways}: 2 or 4")
+    k0, k1 = workloads.make_runs(WORKLOAD["kind"], entries, WORKLOAD["overlap"], seed)
+    runs = [kb16.encode(k, group) for k in deal(k0, k1, ways)]
+    merged, invalid = kb16.merge_runs(runs, group)
+    starts = split.output_group_keys(merged, group)
+    keys = [starts[len(starts) * j // cus] for j in range(1, cus)]
+    tasks = []
+    for row in split.plan(runs, group, keys):
+        subs = [sub.bytes(r) for sub, r in zip(row, runs)]
+        m, inv = kb16.merge_runs(subs, group)
+        tasks.append(Task(subs, m, inv))
+    return Job(runs, merged, invalid, keys, tasks, group)
+
+
 def make_tasks(cus: int, ways: int, entries: int, seed: int = 1, group: int = 16) -> list[Task]:
-    """A sweep point: `cus` independent tasks of entries/cus keys, `ways` runs each."""
+    """`cus` independent tasks of entries/cus keys, `ways` runs each (tests)."""
     if entries < cus * ways:
         raise ScalingError(f"{entries} entries are fewer than one per run ({cus} units x {ways} ways)")
     return [make_task(ways, entries // cus, seed * 100 + i, group) for i in range(cus)]
@@ -167,7 +213,8 @@ def scaling_command(exe, elf, img: Path, bufs: list, workdir: Path, ntasks: int,
                            dumps=dumps, log=log, extra=extra)
 
 
-def collect(tasks: list[Task], workdir: Path, returncode: int, uart: str, stderr: str = "") -> dict:
+def collect(tasks: list[Task], workdir: Path, returncode: int, uart: str, stderr: str = "",
+            job: Job | None = None) -> dict:
     """Result of a finished simulation: the firmware's block plus the host's byte-for-byte check of
     every task's output against its reference ("pass" per task and overall)."""
     res_file = workdir / "result.bin"
@@ -175,11 +222,17 @@ def collect(tasks: list[Task], workdir: Path, returncode: int, uart: str, stderr
         raise ScalingError(f"simulation wrote no result (exit {returncode}):\n{uart[-2000:]}\n{stderr[-2000:]}")
     res = parse_result(res_file.read_bytes(), len(tasks))
     ok = returncode == 0 and res["status"] == 0
+    outs, invs = [], []
     for i, (t, r) in enumerate(zip(tasks, res["tasks"])):
         out = (workdir / f"out{i}.bin").read_bytes()[:r["out_bytes"]]
         inv = (workdir / f"inv{i}.bin").read_bytes()[:r["inv_bytes"]]
         r["pass"] = out == t.merged and inv == t.invalid and r["state"] in (2, 3)
         ok = ok and r["pass"]
+        outs.append(out)
+        invs.append(inv)
+    if job is not None:
+        res["stitched_pass"] = ok and job.check(outs, invs)
+        ok = res["stitched_pass"]
     res.update({"exit": returncode, "uart": uart, "pass": ok, "entries_in": sum(t.entries_in for t in tasks),
                 "bytes_in": sum(len(r) for t in tasks for r in t.runs),
                 "bytes_out": sum(len(t.merged) + len(t.invalid) for t in tasks)})
@@ -188,8 +241,9 @@ def collect(tasks: list[Task], workdir: Path, returncode: int, uart: str, stderr
 
 def run_tasks(tasks: list[Task], units: int, ways: int, workdir: Path | None = None, group: int = 16,
               poll: bool = False, ddr: str = "kcu105", use_units: int = 0, max_cycles: int | None = None,
-              elf: Path | None = None) -> dict:
-    """Build (cached) the SoC of `units` x `ways` and the firmware, run the tasks, check them."""
+              elf: Path | None = None, job: Job | None = None) -> dict:
+    """Build (cached) the SoC of `units` x `ways` and the firmware, run the tasks, check them (and the
+    stitched output of `job` when the tasks are its parts)."""
     from lsmc.sim import soc
 
     workdir = Path(workdir or build.BUILD / "scaling" / f"m{units}k{ways}")
@@ -204,61 +258,39 @@ def run_tasks(tasks: list[Task], units: int, ways: int, workdir: Path | None = N
     cmd = scaling_command(exe, elf, workdir / "job.bin", bufs, workdir, len(tasks), ddr, max_cycles)
     p = subprocess.run(cmd, capture_output=True, timeout=7200, check=False)
     r = soc.soc_result(p.returncode, p.stdout, p.stderr)
-    res = collect(tasks, workdir, r.returncode, r.uart, r.stderr)
+    res = collect(tasks, workdir, r.returncode, r.uart, r.stderr, job)
     res["sim_seconds"], res["mcycles_per_s"], res["stderr"] = r.seconds, r.mcycles_per_s, r.stderr
     return res
 
 
 # ---- the sweep (scripts/demo scaling) -------------------------------------------------------------
 
-CSV_COLUMNS = ("cus", "ways", "entries_in", "cycles", "entries_per_cycle", "ddr_bound_entries_per_cycle",
-               "fraction_of_bound", "pass")
 SWEEP_CUS = (1, 2, 4)
 SWEEP_WAYS = (2, 4)
 SWEEP_SIZES = (8192, 32768, 131072, 262144)
 
 
-def ddr_peak(stderr: str) -> float:
-    """Peak DRAM bytes per SoC cycle the harness's DDR model printed for its preset."""
-    import re
-
-    m = re.search(r"peak ([\d.]+) B per SoC cycle", stderr)
-    if not m:
-        raise ScalingError("the simulator printed no DDR peak (run with a DRAM preset, --ddr kcu105)")
-    return float(m.group(1))
-
-
-def row(cus: int, ways: int, res: dict, peak: float) -> dict:
-    """A CSV row: the DDR bound is what the preset's peak allows for the bytes this point moves per
-    entry (runs read, merged run and invalid addresses written)."""
-    e, cyc = res["entries_in"], res["cycles"]
-    bytes_per_entry = (res["bytes_in"] + res["bytes_out"]) / e
-    bound = peak / bytes_per_entry
-    epc = e / cyc if cyc else 0.0
-    return {"cus": cus, "ways": ways, "entries_in": e, "cycles": cyc, "entries_per_cycle": round(epc, 4),
-            "ddr_bound_entries_per_cycle": round(bound, 4), "fraction_of_bound": round(epc / bound, 4),
-            "pass": "PASS" if res["pass"] else "FAIL"}
-
-
 def sweep(cus_list=SWEEP_CUS, ways_list=SWEEP_WAYS, sizes=SWEEP_SIZES, ddr: str = "kcu105", units: int | None = None,
           workdir: Path | None = None, log=print) -> list[dict]:
-    """Every (ways, size, cus) point on a SoC of `units` (default max(cus_list)) units of that K: the
-    idle units of a larger SoC cost no DDR bandwidth, so one build per K serves every unit count."""
+    """Every (ways, size, cus) point: one job of `size` entries split into `cus` sub-jobs, run on a SoC
+    of `units` (default max(cus_list)) units of that K: the idle units of a larger SoC take no DDR
+    bandwidth, so one build per K serves every unit count. Rows as lsmc.report.scaling.make_row."""
+    from lsmc.report import scaling as report
+
     units = units or max(cus_list)
     workdir = Path(workdir or build.BUILD / "scaling")
     rows = []
     for ways in ways_list:
         for n in sizes:
             for cus in cus_list:
-                tasks = make_tasks(cus, ways, n)
-                res = run_tasks(tasks, units, ways, workdir / f"k{ways}_n{n}_c{cus}", ddr=ddr, use_units=cus)
-                r = row(cus, ways, res, ddr_peak(res.get("stderr", "")))
+                job = make_job(cus, ways, n)
+                res = run_tasks(job.tasks, units, ways, workdir / f"k{ways}_n{n}_c{cus}", ddr=ddr, use_units=cus,
+                                job=job)
+                r = report.make_row(cus, ways, job.entries_in, res["cycles"], sum(len(x) for x in job.runs),
+                                    len(job.merged), len(job.invalid), res["pass"], ddr)
                 log(f"scaling: {cus} unit(s) x {ways} ways, {r['entries_in']} entries: {r['cycles']} cycles, "
                     f"{r['entries_per_cycle']} entries/cycle = {r['fraction_of_bound']:.1%} of the {ddr} bound "
-                    f"({r['ddr_bound_entries_per_cycle']}), {r['pass']}")
+                    f"({r['ddr_bound_entries_per_cycle']}), {r['pass']} (simulated at {res['mcycles_per_s']} "
+                    "Mcycles/s)")
                 rows.append(r)
     return rows
-
-
-def csv_text(rows: list[dict]) -> str:
-    return ",".join(CSV_COLUMNS) + "\n" + "".join(",".join(str(r[c]) for c in CSV_COLUMNS) + "\n" for r in rows)
