@@ -361,7 +361,7 @@ int scale_run_console(unsigned entries, unsigned overlap, unsigned group, unsign
             bad++;
     }
     printf("run: %u entries in %u runs x %u units (K=%u, %s, %s): cycles=%lu fallbacks=%u failed=%u %s\n",
-           per_run * nruns * units, nruns, units, ways, nruns > ways ? "cascaded" : "one merge per unit",
+           (unsigned)(per_run * nruns * units), nruns, units, ways, nruns > ways ? "cascaded" : "one merge per unit",
            ctx.use_irq ? "irq" : "poll", (unsigned long)ctx.cycles, ctx.fallbacks, ctx.failed, bad ? "FAIL" : "PASS");
     return bad ? -1 : 0;
 }
