@@ -27,6 +27,7 @@ SCALE_MAGIC = 0x534D534C         # "LSMS"
 SCALE_VERSION = 1
 SCALE_RESULT_MAGIC = 0x524D534C  # "LSMR"
 FLAG_POLL = 1
+FLAG_NO_CHECK = 2  # the firmware compares only lengths; the host compares the bytes (large jobs)
 DESC_BYTES = 0x1000
 RESULT_OFF = 0x800
 TASK0, TASK_WORDS = 8, 20
@@ -105,13 +106,10 @@ class Job:
         return split.stitch(outs, self.group) == self.merged and b"".join(invs) == self.invalid
 
 
-def make_job(cus: int, ways: int, entries: int, seed: int = 1, group: int = 16) -> Job:
-    """The sweep's job: the Table III workload of `entries` keys (kb16 gen short, 25 % overlap) dealt
-    into `ways` runs (as lsmc/report/bench.py deal() does), split into `cus` parts at group-start keys of
-    the reference output at equal fractions, so that the stitched output is byte-identical to the
-    unsplit merge (docs/scaling.md; split.split_keys' input-balanced keys give the same keys, possibly
-    another valid encoding)."""
-    from lsmc.model import kb16, split, workloads
+def make_workload(ways: int, entries: int, seed: int = 1, group: int = 16) -> Job:
+    """The sweep's job before splitting: the Table III workload of `entries` keys (kb16 gen short, 25 %
+    overlap) dealt into `ways` runs (as lsmc/report/bench.py deal() does) and its reference merge."""
+    from lsmc.model import kb16, workloads
     from lsmc.report.bench import deal
 
     if ways not in (2, 4):
@@ -119,6 +117,18 @@ def make_job(cus: int, ways: int, entries: int, seed: int = 1, group: int = 16) 
     k0, k1 = workloads.make_runs(WORKLOAD["kind"], entries, WORKLOAD["overlap"], seed)
     runs = [kb16.encode(k, group) for k in deal(k0, k1, ways)]
     merged, invalid = kb16.merge_runs(runs, group)
+    return Job(runs, merged, invalid, [], [], group)
+
+
+def make_job(cus: int, ways: int, entries: int, seed: int = 1, group: int = 16, base: Job | None = None) -> Job:
+    """The workload (or `base`, make_workload's) split into `cus` parts at group-start keys of the
+    reference output at equal fractions, so that the stitched output is byte-identical to the unsplit
+    merge (docs/scaling.md; split.split_keys' input-balanced keys give the same keys, possibly another
+    valid encoding)."""
+    from lsmc.model import kb16, split
+
+    w = base or make_workload(ways, entries, seed, group)
+    runs, merged, invalid, group = w.runs, w.merged, w.invalid, w.group
     starts = split.output_group_keys(merged, group)
     keys = [starts[len(starts) * j // cus] for j in range(1, cus)]
     tasks = []
@@ -140,13 +150,15 @@ def _align(n: int, a: int = 32) -> int:
     return (n + a - 1) // a * a
 
 
-def scale_image(tasks: list[Task], group: int = 16, units: int = 0, poll: bool = False) -> tuple[bytes, list]:
+def scale_image(tasks: list[Task], group: int = 16, units: int = 0, poll: bool = False,
+                fw_check: bool = True) -> tuple[bytes, list]:
     """DDR image (at DDR_BASE) of a task-queue job: the descriptor (magic, version, G, flags, units
     (0: all), task count; per task its runs, fault, expected output and invalid addresses, output
     buffers), then the data. Returns (image, [(out address, out buffer, inv address, inv buffer)])."""
     if not 1 <= len(tasks) <= MAX_TASKS:
         raise ScalingError(f"{len(tasks)} tasks: the firmware takes 1..{MAX_TASKS}")
-    words = [SCALE_MAGIC, SCALE_VERSION, group, FLAG_POLL if poll else 0, units, len(tasks), 0, 0]
+    flags = (FLAG_POLL if poll else 0) | (0 if fw_check else FLAG_NO_CHECK)
+    words = [SCALE_MAGIC, SCALE_VERSION, group, flags, units, len(tasks), 0, 0]
     off, blobs, bufs = DESC_BYTES, [], []
 
     def place(data: bytes, size: int | None = None) -> int:
@@ -241,7 +253,7 @@ def collect(tasks: list[Task], workdir: Path, returncode: int, uart: str, stderr
 
 def run_tasks(tasks: list[Task], units: int, ways: int, workdir: Path | None = None, group: int = 16,
               poll: bool = False, ddr: str = "kcu105", use_units: int = 0, max_cycles: int | None = None,
-              elf: Path | None = None, job: Job | None = None) -> dict:
+              elf: Path | None = None, job: Job | None = None, fw_check: bool = True) -> dict:
     """Build (cached) the SoC of `units` x `ways` and the firmware, run the tasks, check them (and the
     stitched output of `job` when the tasks are its parts)."""
     from lsmc.sim import soc
@@ -250,7 +262,7 @@ def run_tasks(tasks: list[Task], units: int, ways: int, workdir: Path | None = N
     workdir.mkdir(parents=True, exist_ok=True)
     exe = soc.build_soc(units=units, ways=ways)
     elf = elf or firmware.build_firmware()
-    img, bufs = scale_image(tasks, group, use_units, poll)
+    img, bufs = scale_image(tasks, group, use_units, poll, fw_check)
     (workdir / "job.bin").write_bytes(img)
     for f in workdir.glob("*.bin"):
         if f.name != "job.bin":
@@ -282,10 +294,11 @@ def sweep(cus_list=SWEEP_CUS, ways_list=SWEEP_WAYS, sizes=SWEEP_SIZES, ddr: str 
     rows = []
     for ways in ways_list:
         for n in sizes:
+            base = make_workload(ways, n)
             for cus in cus_list:
-                job = make_job(cus, ways, n)
+                job = make_job(cus, ways, n, base=base)
                 res = run_tasks(job.tasks, units, ways, workdir / f"k{ways}_n{n}_c{cus}", ddr=ddr, use_units=cus,
-                                job=job)
+                                job=job, fw_check=False)
                 r = report.make_row(cus, ways, job.entries_in, res["cycles"], sum(len(x) for x in job.runs),
                                     len(job.merged), len(job.invalid), res["pass"], ddr)
                 log(f"scaling: {cus} unit(s) x {ways} ways, {r['entries_in']} entries: {r['cycles']} cycles, "

@@ -24,7 +24,8 @@
 #define SCALE_VERSION 1u
 #define SCALE_RESULT_MAGIC 0x524D534Cu /* "LSMR" */
 #define SCALE_F_POLL (1u << 0)
-#define SCALE_F_KNOWN SCALE_F_POLL
+#define SCALE_F_NO_CHECK (1u << 1) /* the host compares the outputs (large jobs: the CPU's compare is slow) */
+#define SCALE_F_KNOWN (SCALE_F_POLL | SCALE_F_NO_CHECK)
 
 /* Descriptor words; task i at word S_TASK0 + S_TASK_WORDS * i. */
 enum { S_MAGIC, S_VERSION, S_GROUP, S_FLAGS, S_UNITS, S_TASKS, S_TASK0 = 8, S_TASK_WORDS = 20 };
@@ -166,8 +167,9 @@ int scale_job_run(void)
         uint32_t eo = d[S_TASK0 + S_TASK_WORDS * i + T_EXP_OUT_OFF], el = d[S_TASK0 + S_TASK_WORDS * i + T_EXP_OUT_LEN];
         uint32_t io = d[S_TASK0 + S_TASK_WORDS * i + T_EXP_INV_OFF], il = d[S_TASK0 + S_TASK_WORDS * i + T_EXP_INV_LEN];
         int match = t->state != TQ_FAILED && t->out_bytes == el && t->inv_bytes == il &&
-                    kb16_first_diff(P8(t->out_addr), P8(DDR_HOST_BASE + eo), el) < 0 &&
-                    kb16_first_diff(P8(t->inv_addr), P8(DDR_HOST_BASE + io), il) < 0;
+                    ((head[S_FLAGS] & SCALE_F_NO_CHECK) ||
+                     (kb16_first_diff(P8(t->out_addr), P8(DDR_HOST_BASE + eo), el) < 0 &&
+                      kb16_first_diff(P8(t->inv_addr), P8(DDR_HOST_BASE + io), il) < 0));
         if (!match)
             mismatches++;
         rt[SRT_STATE] = (uint32_t)t->state;
