@@ -278,7 +278,7 @@ def run_tasks(tasks: list[Task], units: int, ways: int, workdir: Path | None = N
 # ---- the sweep (scripts/demo scaling) -------------------------------------------------------------
 
 SWEEP_CUS = (1, 2, 4)
-SWEEP_WAYS = (2, 4)
+SWEEP_WAYS = (4, 2)
 SWEEP_SIZES = (8192, 32768, 131072, 262144)
 
 

@@ -165,7 +165,7 @@ class DdrModel : public MemTiming {
           continue;
         }
         lastWord = w;
-        lastReady = word(w, t, isWrite);
+        lastReady = word(w, t, isWrite, pt.cmdFree);
         ready = std::max(ready, lastReady);
       }
       if (!isWrite) {
@@ -178,10 +178,12 @@ class DdrModel : public MemTiming {
     }
   }
 
-  // One native command at or after time t: returns its CAS time.
-  uint64_t word(uint64_t w, uint64_t tIn, bool isWrite) {
+  // One native command at or after time t: returns its CAS time. A port's commands enter the
+  // controller in order (portFree); other ports' commands are not held behind them (LiteDRAM's
+  // crossbar serves its ports side by side), they share the banks and the CAS/data bus.
+  uint64_t word(uint64_t w, uint64_t tIn, bool isWrite, uint64_t& portFree) {
     words++;
-    uint64_t t = alignSys(std::max(tIn, cmdFree_));
+    uint64_t t = alignSys(std::max(tIn, portFree));
     t = refresh(t);
     unsigned bank = (unsigned)((w / colWords_) & (banks_ - 1));
     int64_t row = (int64_t)(w / colWords_ / banks_);
@@ -219,7 +221,8 @@ class DdrModel : public MemTiming {
     lastWrite_ = isWrite;
     lastCas_ = cas;
     casFree_ = cas + cyc(p.tCCD);
-    cmdFree_ = t;  // commands enter the controller in order
+    portFree = t;
+    cmdFree_ = std::max(cmdFree_, t);  // the latest command: refresh is settled after it
     b.casOk = cas + cyc(p.tCCD);
     if (isWrite) b.preOk = std::max(b.preOk, cas + cyc(p.writeLatency + 1 + p.tWR));
     return cas;
@@ -232,7 +235,7 @@ class DdrModel : public MemTiming {
   uint64_t faw_[4] = {0, 0, 0, 0};
   static constexpr unsigned kPorts = 16, kCredits = 64;  // ports: CPU, one DMA per unit (<= 8)
   struct Port {
-    uint64_t free = 0, lastOut = 0, next = 0;
+    uint64_t free = 0, lastOut = 0, next = 0, cmdFree = 0;
     uint64_t credit[kCredits] = {};  // when each read-buffer slot frees (ring of readCredits used)
   };
   Port port_[kPorts];
