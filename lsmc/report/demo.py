@@ -106,15 +106,22 @@ def table3_markdown(results: dict, speed: dict, sim_s: float, total_s: float, lo
     return "\n".join(L)
 
 
-def _pump(tag: str, stream, sink: list, lock: threading.Lock) -> None:
-    """Keep a simulator's output; with a tag, echo its Table III lines as they come (progress: rows done)."""
+def _table3_line(line: str) -> bool:
+    """A line of the firmware's Table III output (progress: rows done)."""
+    return line.startswith(("TABLE3", "bench:", "Table III")) or (line[:1] == " " and line.strip()[:1].isdigit())
+
+
+def _progress_line(line: str) -> bool:
+    """The harness's progress line (every 10 s while the console is quiet: cycles so far)."""
+    return line.startswith("sim: progress:")
+
+
+def _pump(tag: str, stream, sink: list, lock: threading.Lock, echo) -> None:
+    """Keep a simulator's output; echo the lines `echo` picks, tagged, as they come."""
     for raw in iter(stream.readline, b""):
         sink.append(raw)
-        if not tag:
-            continue
         line = raw.decode("latin-1").rstrip()
-        if line.startswith(("TABLE3", "bench:")) or (line[:1] == " " and line.strip()[:1].isdigit()) \
-                or line.startswith("Table III"):
+        if echo(line):
             with lock:
                 print(f"[{tag}] {line}", flush=True)
     stream.close()
@@ -144,9 +151,9 @@ def run_table3(args) -> int:
         print(f"demo: simulating the whole SoC, {CONFIG_TEXT[key][0]} ({width}-bit, {bracket} bracket)", flush=True)
         procs[key] = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         outs[key], errs[key] = [], []
-        for stream, sink, echo in ((procs[key].stdout, outs[key], True), (procs[key].stderr, errs[key], False)):
-            th = threading.Thread(target=_pump, args=(f"{width}/{bracket}" if echo else "", stream, sink, lock),
-                                  daemon=True)
+        for stream, sink, echo in ((procs[key].stdout, outs[key], _table3_line),
+                                   (procs[key].stderr, errs[key], _progress_line)):
+            th = threading.Thread(target=_pump, args=(f"{width}/{bracket}", stream, sink, lock, echo), daemon=True)
             th.start()
             threads.append(th)
     results, speed, ok = {}, {}, True
