@@ -50,15 +50,17 @@ def _load() -> str:
         return "unknown"
 
 
-def table3_markdown(results: dict, speed: dict, sim_s: float, total_s: float, load: str = "unknown") -> str:
+def table3_markdown(results: dict, speed: dict, sim_s: float, total_s: float, load: str = "unknown",
+                    ddr: str = "unstated") -> str:
     """results: (width, bracket) -> TABLE3 rows; the paper's counters beside both, with ratios."""
     a, b = results[(32, "paper")], results[(128, "tight")]
     by_a = {r["entries_in"]: r for r in a}
     by_b = {r["entries_in"]: r for r in b}
     L = ["# Table III: seed 000's figures beside the faithful reproduction (a) and this project's design (b)", "",
          "Full-SoC Verilator simulation (VexRiscv firmware, compaction IP fed by the SoC's DMA from DDR; DDR "
-         f"model: {DDR_LATENCY} cycles read latency, 256-bit port). The counter is the IP's THROUGHPUT_COUNTER "
-         "started and stopped by the firmware (REG_COUNT_CONTROL), as the paper reads reg_throughput_counter; "
+         f"preset `{ddr}`: {DDR_LATENCY} cycles read latency, 256-bit port). The counter is the IP's "
+         "THROUGHPUT_COUNTER started and stopped by the firmware (REG_COUNT_CONTROL), as the paper reads "
+         "reg_throughput_counter; "
          f"cycles are simulated clock cycles, µs assume the nominal {table3.CLOCK_MHZ} MHz clock (the paper's "
          "MicroBlaze system clock is also 100 MHz). Workloads: made on the host by the reference model "
          f"(`kb16 gen --kind {table3.TABLE3_WORKLOAD['kind']} --overlap {table3.TABLE3_WORKLOAD['overlap']} "
@@ -156,7 +158,7 @@ def run_table3(args) -> int:
             th = threading.Thread(target=_pump, args=(f"{width}/{bracket}", stream, sink, lock, echo), daemon=True)
             th.start()
             threads.append(th)
-    results, speed, ok = {}, {}, True
+    results, speed, ddrs, ok = {}, {}, {}, True
     for key, p in procs.items():
         try:
             p.wait(timeout=args.timeout)
@@ -172,6 +174,7 @@ def run_table3(args) -> int:
         speed[key] = _speed_line(res.stderr)
         try:
             results[key] = table3.parse_table3_lines(res.uart)
+            ddrs[key] = table3.parse_ddr(res.stderr)  # the harness names its DDR model: every figure carries it
         except table3.ReportError as e:
             print(f"demo: {CONFIG_TEXT[key][0]}: {e} (simulation exit {res.returncode}); console in "
                   f"{RESULTS / f'console_w{key[0]}_{key[1]}.log'}", file=sys.stderr)
@@ -181,8 +184,9 @@ def run_table3(args) -> int:
     md = RESULTS / "table3.md"
     with cliutil.Outputs() as outputs:  # both files replace the previous ones together, or neither does
         outputs.add(RESULTS / "table3.csv", table3.table3_csv_text([
-            {"width": k[0], "bracket": k[1], **r} for k in table3.CONFIGS for r in results[k]]))
-        outputs.add(md, table3_markdown(results, speed, wall, time.time() - t0, _load()))
+            {"width": k[0], "bracket": k[1], "ddr": ddrs.get(k), **r} for k in table3.CONFIGS for r in results[k]]))
+        outputs.add(md, table3_markdown(results, speed, wall, time.time() - t0, _load(),
+                                        ", ".join(sorted(set(ddrs.values()))) or "unstated"))
     print("\n" + md.read_text())
     print(f"demo: wrote {md} and {RESULTS / 'table3.csv'} (simulations {wall:.0f} s, whole demo "
           f"{time.time() - t0:.0f} s)")

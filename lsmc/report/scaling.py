@@ -141,9 +141,12 @@ def speedup(row: dict, leveldb: dict | None, clock_hz: int | None = None) -> flo
 def markdown_section(rows: list[dict], ddr: str = "kcu105", leveldb: dict | None = None,
                      clock_hz: int | None = None, level: str = "##") -> str:
     mhz = (clock_hz or paper.clock_hz()) / 1e6
-    peak = peak_bytes_per_cycle(ddr, clock_hz)
+    try:
+        peak = f"peak of {peak_bytes_per_cycle(ddr, clock_hz):.1f} bytes per SoC cycle"
+    except ScalingError:
+        peak = "peak bandwidth"
     L = [f"{level} Scaling: compaction units x ways (DDR preset `{ddr}`, {mhz:g} MHz SoC clock)", "",
-         f"DDR bound: the `{ddr}` preset's peak of {peak:.1f} bytes per SoC cycle (sim/common/ddr_presets.h) "
+         f"DDR bound: the `{ddr}` preset's {peak} (sim/common/ddr_presets.h) "
          "divided by the bytes moved per input entry (input + output + invalid stream, measured).", ""]
     L.append("| units | ways | entries in | cycles | entries/cycle | DDR bound | fraction of bound | "
              "vs LevelDB 1.23 | result |")
@@ -169,6 +172,19 @@ def markdown_section(rows: list[dict], ddr: str = "kcu105", leveldb: dict | None
     L.append("")
     L.append(f"{len(rows) - fails} of {len(rows)} rows PASS (output byte-identical to the C reference merge).")
     return "\n".join(L) + "\n"
+
+
+_MD_DDR = re.compile(r"DDR preset `([^`]+)`")
+
+
+def read_ddr(md_path: Path) -> str:
+    """The DDR preset a scaling.csv was measured on: stated in the scaling.md written beside it (the CSV
+    keeps exactly the issue's columns)."""
+    try:
+        m = _MD_DDR.search(Path(md_path).read_text())
+    except OSError:
+        m = None
+    return m.group(1) if m else "unstated"
 
 
 def plot_png(rows: list[dict], ddr: str) -> bytes:
@@ -232,4 +248,4 @@ def leveldb_us_per_entry(keys0, keys1, reps: int = 5) -> float:
 
 
 __all__ = ["COLUMNS", "ScalingError", "ddr_presets", "peak_bytes_per_cycle", "make_row", "csv_text", "read_csv",
-           "headline", "speedup", "markdown_section", "plot_png", "write_results", "leveldb_us_per_entry"]
+           "headline", "speedup", "markdown_section", "read_ddr", "plot_png", "write_results", "leveldb_us_per_entry"]
