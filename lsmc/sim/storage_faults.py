@@ -264,7 +264,9 @@ def run(schedule: str = SHORT_SCHEDULE, out_dir: Path | None = None, timeout: fl
         dumps.append(p.read_bytes() if p.exists() else None)
     problems, lines = check(boots, dumps, expect)
     if r.returncode != 0:
-        problems.append(f"simulation exit {r.returncode} (store.c: 0 = work list done, nothing lost)")
+        why = re.findall(r"^sim: error: .*$", r.stderr, re.M)
+        problems.append(f"simulation exit {r.returncode} (store.c: 0 = work list done, nothing lost)"
+                        + (f": {why[0]}" if why else ""))
     rows = classify(schedule, r.uart, r.stderr)
     report = [f"storage faults: {len(boots) - 1} power cut(s), {len(boots)} boot(s), {len(expect)} runs "
               f"({sum(1 for b in boots for _ in b.stored)} store reports)", *lines,
