@@ -362,3 +362,44 @@ def test_output_and_invalid_overflow(c):
     assert rc == kb16.OUT_OVERFLOW
     rc, res, _, _ = c.subcompact(runs, 16, 4, inv_cap=len(inv) // 8)
     assert rc == kb16.INV_OVERFLOW
+
+
+# ---- on the IP: `lsmc compact --parts M` (one IP job per part, lsmc.sim.ipsim) ------------------------
+
+def _compact(tmp_path, runs, *args):
+    import subprocess
+    import sys
+    paths = []
+    for i, r in enumerate(runs):
+        paths.append(tmp_path / f"run{i}.kb16")
+        paths[-1].write_bytes(r)
+    res = subprocess.run([sys.executable, "-m", "lsmc", "compact", *map(str, paths), "--out", str(tmp_path / "out"),
+                          "--invalid", str(tmp_path / "inv"), *args], capture_output=True, text=True, timeout=900)
+    return res
+
+
+@pytest.mark.parametrize("ways,group", [(2, 16), (4, 3)])
+def test_compact_parts_on_the_ip(tmp_path, ways, group):
+    rng = random.Random(ways)
+    runs = _runs(rng, ways, 1500, "prefix", group)
+    res = _compact(tmp_path, runs, "--parts", "4", "--ways", str(ways), "--group", str(group), "--stall", "0.2",
+                   "--check")
+    assert res.returncode == 0, res.stdout + res.stderr
+    out, inv = (tmp_path / "out").read_bytes(), (tmp_path / "inv").read_bytes()
+    want, want_inv = kb16.merge_runs(runs, group)
+    assert kb16.decode(out, group) == kb16.decode(want, group) and inv == want_inv
+    assert out == split.subcompact(runs, group, 4)[0]       # the IP's parts stitch as the model's do
+    last = res.stdout.strip().splitlines()[-1]
+    assert last.startswith("cycles=") and f"entries_out={len(out) // 16} invalid={len(inv) // 4}" in last
+    assert "HW_CYCLES per part" in res.stdout
+
+
+def test_compact_parts_names_a_malformed_run(tmp_path):
+    runs = _runs(random.Random(4), 2, 300, "uniform", 16)
+    bad = bytearray(runs[1])
+    bad[16 * 20] = 0x90           # shared_len 9 in entry 20 of run 1
+    res = _compact(tmp_path, [runs[0], bytes(bad)], "--parts", "3")
+    assert res.returncode == 3 and res.stdout.strip().splitlines()[-1] == "error: LEN_OVER_8 at input 1 entry 20"
+    assert not (tmp_path / "out").exists()
+    res = _compact(tmp_path, runs, "--parts", "17")
+    assert res.returncode == 2 and "--parts" in res.stderr
