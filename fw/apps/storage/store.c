@@ -26,8 +26,9 @@
 /* NAND area of the store on every target (the console's storage flow uses blocks 1..5). */
 #define MAN_FIRST 8u   /* manifest area: blocks 8..13 */
 #define MAN_BLOCKS 6u
-#define DATA_FIRST 14u /* data blocks 14..27 */
-#define AREA_END 28u
+#define DATA_FIRST 14u /* data blocks 14..47 */
+#define AREA_END 48u
+#define STORE_FAIL (-100) /* the store's own failures: apart from the driver's (negative) and the completions' codes */
 #define MAX_RUNS 32u
 #define MAX_GROWN 16u
 #define MAGIC 0x464D534Cu      /* "LSMF" */
@@ -68,6 +69,7 @@ static uint32_t man_keep[NAND_MAX_TARGETS];    /* manifest-area blocks (bit b - 
 static uint32_t man_next[NAND_MAX_TARGETS];    /* rotation cursor of the manifest area */
 static uint32_t next_data[NAND_MAX_TARGETS];   /* allocation cursor */
 static int lost_runs;
+static int io_fatal; /* a read in store_get timed out: the caller mounts again */
 
 static uint32_t crc32(const uint8_t *p, uint32_t n)
 {
@@ -160,7 +162,7 @@ static int write_verified(const extent *e, int n, int *bad, const char *what)
         if (memcmp(P8(v[i].addr), P8(e[i].addr), e[i].len)) {
             printf("fault: %s verify target %d block %lu: data differs\n", what, e[i].target, (unsigned long)e[i].block);
             *bad = i;
-            return -1;
+            return STORE_FAIL;
         }
     return 0;
 }
@@ -191,7 +193,7 @@ static int manifest_write(manifest *m)
             }
             if (!b) {
                 printf("store: FAIL (no good manifest block left on target %d)\n", t);
-                return -1;
+                return STORE_FAIL;
             }
             chosen[t] |= 1u << (b - MAN_FIRST);
             man_next[t] = (b - MAN_FIRST + 1) % MAN_BLOCKS;
@@ -213,7 +215,7 @@ static int manifest_write(manifest *m)
         m->crc = man_crc(m);
         memcpy(P8(W_MAN), m, sizeof *m);
     }
-    return -1;
+    return STORE_FAIL;
 }
 
 /* Store `bytes` at DDR `addr` as run `id`: two verified copies, then the manifest. */
@@ -224,7 +226,7 @@ static int store_put(uint32_t id, uint32_t addr, uint32_t bytes)
     if (man.n_runs >= MAX_RUNS || bytes == 0 || bytes > nand_dev.page_bytes * nand_dev.pages_per_block) {
         printf("store: FAIL (run %lu: %lu bytes; a run is 1..%lu bytes, at most %u runs)\n", (unsigned long)id,
                (unsigned long)bytes, (unsigned long)(nand_dev.page_bytes * nand_dev.pages_per_block), MAX_RUNS);
-        return -1;
+        return STORE_FAIL;
     }
     memset(&r, 0, sizeof r);
     r.id = id;
@@ -239,7 +241,7 @@ static int store_put(uint32_t id, uint32_t addr, uint32_t bytes)
             uint32_t b = alloc_block(t, k == 1 && t == e[0].target ? e[0].block : 0);
             if (!b) {
                 printf("store: FAIL (run %lu: no good free block left on target %d)\n", (unsigned long)id, t);
-                return -1;
+                return STORE_FAIL;
             }
             e[k] = (extent){t, b, addr, bytes};
             r.target[k] = (uint8_t)t;
@@ -265,10 +267,10 @@ static int store_put(uint32_t id, uint32_t addr, uint32_t bytes)
         return 0;
     }
     printf("store: FAIL (run %lu: 8 attempts failed)\n", (unsigned long)id);
-    return -1;
+    return STORE_FAIL;
 }
 
-static const run_rec *find(uint32_t id)
+static run_rec *find(uint32_t id)
 {
     uint32_t i;
     for (i = 0; i < man.n_runs; i++)
@@ -277,14 +279,52 @@ static const run_rec *find(uint32_t id)
     return 0;
 }
 
-/* Run `r` into DDR at `addr`: the first copy that reads back (ECC) with the manifest's CRC. */
-static int store_get(const run_rec *r, uint32_t addr, const char *who)
+/* Copy k of run `r` was unreadable (or on a target that no longer answers) while the data, intact, is
+ * in DDR at `addr`: write a new copy on a fresh block (of target k, or target 0 when k's is gone), then
+ * commit the manifest that names it. Until then the old record stays: a power cut loses nothing. */
+static int repair(run_rec *r, int k, uint32_t addr)
 {
-    int k;
+    int attempt, t = r->target[k] < nand_dev.targets ? r->target[k] : 0;
+    for (attempt = 0; attempt < 4; attempt++) {
+        uint32_t b = alloc_block(t, r->target[!k] == t ? r->block[!k] : 0);
+        extent e = {t, b, addr, r->bytes};
+        manifest m;
+        int bad, rc;
+        if (!b) {
+            printf("store: run %lu: no free block on target %d to repair copy %d\n", (unsigned long)r->id, t, k);
+            return STORE_FAIL;
+        }
+        rc = write_verified(&e, 1, &bad, "repair");
+        if (rc) {
+            if (fatal(rc))
+                return rc;
+            note_grown(t, b, "repair write");
+            continue;
+        }
+        m = man;
+        m.seq = man.seq + 1;
+        m.runs[r - man.runs].target[k] = (uint8_t)t;
+        m.runs[r - man.runs].block[k] = (uint16_t)b;
+        if ((rc = manifest_write(&m)) != 0)
+            return rc;
+        man = m;
+        printf("store: repaired run %lu copy %d: target %d block %lu; manifest seq %lu\n", (unsigned long)r->id, k, t,
+               (unsigned long)b, (unsigned long)man.seq);
+        return 0;
+    }
+    return STORE_FAIL;
+}
+
+/* Run `r` (in man.runs) into DDR at `addr`: the first copy that reads back (ECC) with the manifest's
+ * CRC; a copy that did not is written anew from it (repair), so one more fault cannot lose the run. */
+static int store_get(run_rec *r, uint32_t addr, const char *who)
+{
+    int k, failed[2] = {0, 0};
     for (k = 0; k < 2; k++) {
         extent e = {r->target[k], r->block[k], addr, r->bytes};
         extent_io io;
         int rc;
+        failed[k] = 1;
         if (e.target >= nand_dev.targets) {
             printf("fault: %s run %lu copy %d: target %d not available\n", who, (unsigned long)r->id, k, e.target);
             continue;
@@ -296,8 +336,10 @@ static int store_get(const run_rec *r, uint32_t addr, const char *who)
         if (rc) {
             printf("fault: %s run %lu copy %d (target %d block %lu) page %lu: %s\n", who, (unsigned long)r->id, k,
                    e.target, (unsigned long)e.block, (unsigned long)io.page, nand_err_name(rc));
-            if (fatal(rc))
-                return rc;
+            if (fatal(rc)) {
+                io_fatal = 1;
+                return STORE_FAIL;
+            }
             continue;
         }
         if (crc32(P8(addr), r->bytes) != r->crc) {
@@ -305,9 +347,16 @@ static int store_get(const run_rec *r, uint32_t addr, const char *who)
                    e.target, (unsigned long)e.block);
             continue;
         }
-        return k;
+        failed[k] = 0;
+        break;
     }
-    return -1;
+    if (k == 2)
+        return STORE_FAIL;
+    if (k == 1 && failed[0])
+        repair(r, 0, addr);
+    else if (k == 0 && r->target[1] >= nand_dev.targets) /* the second copy's target is gone */
+        repair(r, 1, addr);
+    return k;
 }
 
 /* Every run of the manifest into DDR at base + i * (page * pages per block), each line for the host. */
@@ -315,9 +364,11 @@ static int readback_all(const char *who, uint32_t base)
 {
     uint32_t i, stride = nand_dev.page_bytes * nand_dev.pages_per_block;
     int lost = 0;
-    for (i = 0; i < man.n_runs; i++) {
-        const run_rec *r = &man.runs[i];
+    for (i = 0; i < man.n_runs && !io_fatal; i++) {
+        run_rec *r = &man.runs[i];
         int k = store_get(r, base + i * stride, who);
+        if (io_fatal)
+            break;
         if (k >= 0)
             printf("readback: %s run %lu at 0x%08lx bytes %lu crc 0x%08lx copy %d\n", who, (unsigned long)r->id,
                    (unsigned long)(base + i * stride), (unsigned long)r->bytes, (unsigned long)r->crc, k);
@@ -329,22 +380,17 @@ static int readback_all(const char *who, uint32_t base)
     return lost;
 }
 
-/* Initialise the NAND (two targets, one if the second does not answer), scan the area's factory
- * markers, find the newest valid manifest. */
-static int mount(void)
+/* Initialise `targets` NAND targets, scan the area's factory markers, find the newest valid manifest. */
+static int mount_targets(int targets)
 {
     int t, rc;
     uint32_t b, where = 0, seqs[NAND_MAX_TARGETS][MAN_BLOCKS];
     memset(&man, 0, sizeof man);
     memset(man_keep, 0, sizeof man_keep);
     memset(seqs, 0, sizeof seqs);
-    rc = nand_reinit(NAND_MAX_TARGETS, NANDCON_SCRATCH);
-    if (rc) {
-        printf("fault: mount: %d targets: %s; going on with target 0 alone\n", NAND_MAX_TARGETS, nand_err_name(rc));
-        if ((rc = nand_reinit(1, NANDCON_SCRATCH)) != 0) {
-            printf("store: FAIL (mount: NAND init: %s)\n", nand_err_name(rc));
-            return rc;
-        }
+    if ((rc = nand_reinit(targets, NANDCON_SCRATCH)) != 0) {
+        printf("store: FAIL (mount: NAND init of %d target(s): %s)\n", targets, nand_err_name(rc));
+        return rc;
     }
     for (t = 0; t < nand_dev.targets; t++) {
         uint32_t n = 0;
@@ -403,34 +449,46 @@ static int mount(void)
     return 0;
 }
 
+/* A target that stops answering (stuck R/B#) anywhere in the mount: mount again without it. */
+static int mount(void)
+{
+    int rc = mount_targets(NAND_MAX_TARGETS);
+    if (rc && fatal(rc)) {
+        printf("fault: mount: %s with %d targets: controller and NAND reset, going on with target 0 alone\n",
+               nand_err_name(rc), NAND_MAX_TARGETS);
+        rc = mount_targets(1);
+    }
+    return rc;
+}
+
 /* One merge of the work list: inputs read back from NAND, merged by the IP, checked against the C
  * merge, the result stored. */
 static int do_merge(uint32_t id, uint32_t ia, uint32_t ib, unsigned group)
 {
-    const run_rec *a = find(ia), *b = find(ib);
+    run_rec *a = find(ia), *b = find(ib);
     kb16_merge_result sw;
     cip_job job;
     cip_result cr;
     if (!a || !b) {
         printf("store: FAIL (merge %lu: input run %lu or %lu not stored)\n", (unsigned long)id, (unsigned long)ia,
                (unsigned long)ib);
-        return -1;
+        return STORE_FAIL;
     }
     if (store_get(a, W_IN0, "merge") < 0 || store_get(b, W_IN1, "merge") < 0) {
         printf("store: FAIL (merge %lu: an input does not read back)\n", (unsigned long)id);
-        return -1;
+        return STORE_FAIL;
     }
     kb16_merge(P8(W_IN0), a->bytes, P8(W_IN1), b->bytes, group, P8(W_SW_OUT), W_CAP, (uint32_t *)P8(W_SW_INV),
                W_CAP / 4, &sw);
     if (sw.status != KB16_OK) {
         printf("store: FAIL (merge %lu: C merge: %s)\n", (unsigned long)id, kb16_err_name(sw.status));
-        return -1;
+        return STORE_FAIL;
     }
     cip_job_from_reference(&job, group, W_IN0, a->bytes, W_IN1, b->bytes, W_OUT, W_INV, &sw);
     if (cip_run(&job, &cr) != CIP_OK || cr.dma[DMA_CH_OUT].bytes != sw.out_bytes ||
         memcmp(P8(W_OUT), P8(W_SW_OUT), sw.out_bytes)) {
         printf("store: FAIL (merge %lu: the IP's output differs from the C merge)\n", (unsigned long)id);
-        return -1;
+        return STORE_FAIL;
     }
     printf("store: merged runs %lu + %lu -> %lu bytes (IP = C merge)\n", (unsigned long)ia, (unsigned long)ib,
            (unsigned long)sw.out_bytes);
@@ -443,9 +501,16 @@ int store_faults_flow(void)
     uint32_t i, n;
     int rc, retried = 0;
     printf("store: mount\n");
-    if ((rc = mount()) != 0)
-        return 1;
-    lost_runs = readback_all("mount", RB_MOUNT);
+    for (i = 0;; i++) {
+        if ((rc = mount()) != 0)
+            return 1;
+        io_fatal = 0;
+        lost_runs = readback_all("mount", RB_MOUNT);
+        if (!io_fatal || i)
+            break;
+        printf("fault: mount readback: a target stopped answering (TIMEOUT): mounting again\n");
+    }
+    printf("store: mount done: %lu run(s), %d lost\n", (unsigned long)man.n_runs, lost_runs);
     if (w[0] != WORK_MAGIC || w[1] > WORK_MAX) {
         printf("store: FAIL (no work list at 0x%08lx: magic 0x%08lx, %lu items)\n", (unsigned long)DDR_HOST_BASE,
                (unsigned long)w[0], (unsigned long)w[1]);
@@ -467,7 +532,8 @@ int store_faults_flow(void)
             printf("store: FAIL (work item %lu: unknown operation %lu)\n", (unsigned long)i, (unsigned long)op);
             return 2;
         }
-        if (rc && fatal(rc) && !retried) {
+        if (((rc && fatal(rc)) || io_fatal) && !retried) {
+            io_fatal = 0;
             printf("fault: work item %lu: %s: controller and NAND reset, store mounted again\n", (unsigned long)i,
                    nand_err_name(rc));
             if (mount() != 0)
