@@ -1,10 +1,10 @@
 /* ONFI NAND controller driver; see nand.h and docs/nand.md.
  * The register offsets come from the generated nand_regs.h (build/gen/nand or build/gen/soc). A
- * firmware build without that header (no NAND generator run yet) leaves the driver out instead of
- * failing the whole firmware; NAND_DRIVER_PRESENT tells which build this is. */
+ * firmware built with LSMC_NAND=0 (fw/Makefile: no nand_regs.h generated yet) leaves the driver out
+ * instead of failing the whole firmware; nand_driver_present tells which build this is. */
 #include "nand.h"
 
-#if __has_include("nand_regs.h")
+#if LSMC_NAND
 
 #include <string.h>
 

@@ -4,6 +4,12 @@
 #ifndef LSMC_NAND_H
 #define LSMC_NAND_H
 
+/* Build variable: fw/Makefile sets LSMC_NAND to 1 when the NAND controller's generated nand_regs.h is
+ * there (the driver and the apps' NAND parts are built), else 0. */
+#ifndef LSMC_NAND
+#error "LSMC_NAND (0 or 1) is not defined: fw/Makefile defines it; host builds pass -DLSMC_NAND=1"
+#endif
+
 #include <stdint.h>
 
 #include "onfi_timing.h"

@@ -1,7 +1,7 @@
 /* Interleaved page I/O of extents (extents.h). */
 #include "extents.h"
 
-#if __has_include("nand_regs.h") /* the NAND driver is in this build (see fw/drivers/nand.c) */
+#if LSMC_NAND /* the NAND driver is in this build (fw/Makefile, fw/drivers/nand.h) */
 
 #include <stdio.h>
 #include <string.h>

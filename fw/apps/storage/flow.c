@@ -4,7 +4,7 @@
  * SIM_ARG 1 (and a board) starts a console with `storage` and the `nand ...` commands. */
 #include "storage.h"
 
-#if __has_include("nand_regs.h") /* the NAND driver is in this build (see fw/drivers/nand.c) */
+#if LSMC_NAND /* the NAND driver is in this build (fw/Makefile, fw/drivers/nand.h) */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,23 +67,14 @@ static int fail_io(const extent *e, int n, const extent_io *io, int rc)
     return rc ? rc : -1;
 }
 
-static int program_extents(const extent *e, int n, storage_result *res)
+/* Program (write = 1, erase first) or read back extents with ECC; counts into res; failures named. */
+static int io_extents(const extent *e, int n, int write, storage_result *res)
 {
-    extent_io io;
+    extent_io io = {0};
     int rc = extents_check("storage", e, n);
     if (rc == 0)
-        rc = extents_program(e, n, &io);
-    res->pages_programmed += io.pages_done;
-    return rc ? fail_io(e, n, &io, rc) : 0;
-}
-
-static int read_extents(const extent *e, int n, storage_result *res)
-{
-    extent_io io;
-    int rc = extents_check("storage", e, n);
-    if (rc == 0)
-        rc = extents_read(e, n, &io);
-    res->pages_read += io.pages_done;
+        rc = write ? extents_program(e, n, &io) : extents_read(e, n, &io);
+    *(write ? &res->pages_programmed : &res->pages_read) += io.pages_done;
     res->ecc_corrected += io.corrected;
     return rc ? fail_io(e, n, &io, rc) : 0;
 }
@@ -143,7 +134,7 @@ int storage_flow_run(const storage_cfg *cfg, storage_result *res)
     t0 = timer_now();
     ex[0] = (extent){0, BLK_RUNS, ST_RUN0, (uint32_t)len0};
     ex[1] = (extent){t1, t1 ? BLK_RUNS : BLK_RUNS + 3, ST_RUN1, (uint32_t)len1};
-    if ((rc = program_extents(ex, 2, res)) != 0)
+    if ((rc = io_extents(ex, 2, 1, res)) != 0)
         return rc;
     res->cycles_write = timer_now() - t0;
 
@@ -153,7 +144,7 @@ int storage_flow_run(const storage_cfg *cfg, storage_result *res)
     memset(P8(ST_BACK1), 0, len1);
     ex[0].addr = ST_BACK0;
     ex[1].addr = ST_BACK1;
-    if ((rc = read_extents(ex, 2, res)) != 0)
+    if ((rc = io_extents(ex, 2, 0, res)) != 0)
         return rc;
     res->cycles_read = timer_now() - t0;
     if ((d = kb16_first_diff(P8(ST_BACK0), P8(ST_RUN0), len0)) >= 0 || (d = kb16_first_diff(P8(ST_BACK1), P8(ST_RUN1), len1)) >= 0) {
@@ -191,7 +182,7 @@ int storage_flow_run(const storage_cfg *cfg, storage_result *res)
     t0 = timer_now();
     ex[0] = (extent){0, BLK_RESULT, ST_HW_OUT, res->out_bytes};
     ex[1] = (extent){t1, t1 ? BLK_RESULT : BLK_RESULT + 3, ST_HW_INV, res->inv_bytes};
-    if ((rc = program_extents(ex, res->inv_bytes ? 2 : 1, res)) != 0)
+    if ((rc = io_extents(ex, res->inv_bytes ? 2 : 1, 1, res)) != 0)
         return rc;
     res->cycles_writeback = timer_now() - t0;
 
@@ -199,7 +190,7 @@ int storage_flow_run(const storage_cfg *cfg, storage_result *res)
     t0 = timer_now();
     ex[0].addr = ST_VERIFY;
     ex[1].addr = ST_VERIFY + dma_align_up(res->out_bytes) + nand_dev.page_bytes;
-    if ((rc = read_extents(ex, res->inv_bytes ? 2 : 1, res)) != 0)
+    if ((rc = io_extents(ex, res->inv_bytes ? 2 : 1, 0, res)) != 0)
         return rc;
     res->cycles_verify = timer_now() - t0;
     if (kb16_first_diff(P8(ex[0].addr), P8(ST_SW_OUT), res->out_bytes) >= 0 ||
@@ -219,7 +210,7 @@ int storage_flow_run(const storage_cfg *cfg, storage_result *res)
     return 0;
 }
 
-#else /* built before the NAND generator ran: say so instead of failing the whole firmware build */
+#else /* LSMC_NAND=0, built before the NAND generator ran: say so instead of failing the whole firmware build */
 #include <stdio.h>
 
 int storage_flow_run(const storage_cfg *cfg, storage_result *res)

@@ -9,7 +9,7 @@
  * with the highest sequence number; a run is returned only when a copy reads back (ECC) with its CRC. */
 #include "storage.h"
 
-#if __has_include("nand_regs.h") /* the NAND driver is in this build (see fw/drivers/nand.c) */
+#if LSMC_NAND /* the NAND driver is in this build (fw/Makefile, fw/drivers/nand.h) */
 
 #include <stddef.h>
 #include <stdio.h>
