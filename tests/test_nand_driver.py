@@ -43,7 +43,8 @@ def lib():
     so = firmware.build_host_lib("nanddrv", [fw / "drivers" / "nand.c", fw / "drivers" / "timer.c",
                                              fw / "apps" / "storage" / "nandcon.c", fw / "lib" / "parse.c",
                                              ROOT / "tests" / "fw_host" / "shim.c"],
-                                 defines=["LSMC_HOST_SHIM", "LSMC_NAND=1"], includes=[ns.GEN, ROOT / "tests" / "fw_host"])
+                                 defines=["LSMC_HOST_SHIM", "LSMC_NAND=1"],
+                                 includes=[ns.GEN, ROOT / "tests" / "fw_host"])
     l = ctypes.CDLL(str(so))
     l.shim_install.argtypes = [READ_FN, WRITE_FN]
     l.nand_init.argtypes = [ctypes.POINTER(Info), ctypes.c_int, ctypes.c_uint32]
