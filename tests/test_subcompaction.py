@@ -22,6 +22,7 @@ from lsmc.model import kb16, split
 
 GROUPS = [2, 3, 16, 256]
 SCRATCH_ERR = 66  # KB16_ERR_SCRATCH
+OPEN_PART = 67    # KB16_ERR_OPEN_PART
 
 
 class SubRun(ctypes.Structure):
@@ -37,6 +38,8 @@ class CSplit:
         sz, vp, u = ctypes.c_size_t, ctypes.c_void_p, ctypes.c_uint
         res = ctypes.POINTER(MergeResult)
         lib.kb16_split_keys.argtypes = [vp, vp, u, u, u, vp, vp]
+        lib.kb16_split_keys_fast.argtypes = [vp, vp, u, u, u, vp, vp]
+        lib.kb16_stitch_inplace.argtypes = [vp, vp, vp, u, u, vp, sz, res]
         lib.kb16_split_plan.argtypes = [vp, vp, u, u, u, vp, vp, vp, vp, sz, ctypes.POINTER(sz), res]
         lib.kb16_stitch.argtypes = [vp, vp, u, u, vp, sz, vp, sz, res]
         lib.kb16_stitch_scratch.argtypes = [u]
@@ -63,11 +66,12 @@ class CSplit:
             ctypes.memmove(ctypes.addressof(kb) + 16 * i, k, len(k))
         return kb, kl
 
-    def split_keys(self, runs, group, parts):
+    def split_keys(self, runs, group, parts, fast=False):
         bufs, ptrs, lens = self._runs(runs)
         kb = (ctypes.c_uint8 * (16 * max(parts, 1)))()
         kl = (ctypes.c_uint8 * max(parts, 1))()
-        rc = self.lib.kb16_split_keys(ptrs, lens, len(runs), group, parts, kb, kl)
+        fn = self.lib.kb16_split_keys_fast if fast else self.lib.kb16_split_keys
+        rc = fn(ptrs, lens, len(runs), group, parts, kb, kl)
         raw = bytes(kb)
         return rc, [raw[16 * i:16 * i + kl[i]] for i in range(parts - 1)]
 
@@ -102,6 +106,19 @@ class CSplit:
         res = MergeResult()
         rc = self.lib.kb16_stitch(ptrs, lens, len(outputs), group, out, out_cap, scratch, sc, ctypes.byref(res))
         return rc, res, bytes(out)[:res.out_bytes]
+
+    def stitch_inplace(self, outputs, group):
+        """-> (rc, res, [part bytes after closing])"""
+        n = len(outputs)
+        bufs = [ctypes.create_string_buffer(bytes(o), len(o) + 16 * group) for o in outputs]
+        ptrs = (ctypes.c_void_p * n)(*[ctypes.cast(b, ctypes.c_void_p) for b in bufs])
+        lens = (ctypes.c_size_t * n)(*[len(o) for o in outputs])
+        caps = (ctypes.c_size_t * n)(*[len(o) + 16 * group for o in outputs])
+        sc = self.lib.kb16_stitch_scratch(group)
+        scratch = (ctypes.c_uint8 * sc)()
+        res = MergeResult()
+        rc = self.lib.kb16_stitch_inplace(ptrs, lens, caps, n, group, scratch, sc, ctypes.byref(res))
+        return rc, res, [b.raw[:lens[j]] for j, b in enumerate(bufs)]
 
     def subcompact(self, runs, group, parts, keys=None, scratch=None, out_cap=None, inv_cap=None):
         bufs, ptrs, lens = self._runs(runs)
@@ -403,3 +420,62 @@ def test_compact_parts_names_a_malformed_run(tmp_path):
     assert not (tmp_path / "out").exists()
     res = _compact(tmp_path, runs, "--parts", "17")
     assert res.returncode == 2 and "--parts" in res.stderr
+
+
+# ---- the firmware's variants: cheap split keys, closing in place --------------------------------------
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_split_keys_fast(c, group):
+    rng = random.Random(group + 50)
+    for trial in range(6):
+        runs = _runs(rng, rng.randint(1, 4), rng.randint(0, 400), ["short", "uniform", "prefix"][trial % 3], group)
+        parts = rng.randint(1, 8)
+        keys = split.split_keys_fast(runs, group, parts)
+        rc, ck = c.split_keys(runs, group, parts, fast=True)
+        assert rc == 0 and ck == keys
+        check(c, runs, group, parts, keys)
+
+
+def test_split_keys_fast_balances_dealt_runs(c):
+    """The sweep's workload (one key set dealt over K runs): the cheap split is within 2.5 % of total/M."""
+    from lsmc.model import workloads
+    from lsmc.report.bench import deal
+    k0, k1 = workloads.make_runs("short", 40_000, 0.25, 1)
+    runs = [kb16.encode(k, 16) for k in deal(k0, k1, 4)]
+    total = sum(len(r) for r in runs)
+    for parts in (2, 4, 8):
+        plan = split.plan(runs, 16, split.split_keys_fast(runs, 16, parts))
+        sizes = [sum(16 * (s.tail_end - s.head_src) for s in row) for row in plan]
+        assert max(abs(x - total / parts) for x in sizes) < 0.025 * total / parts, sizes
+
+
+def test_stitch_inplace(c):
+    """Closing each part in its own buffer: the concatenation is stitch's run, C equals the model, and a
+    part with no freedom is refused (OPEN_PART) by both."""
+    rng = random.Random(21)
+    seen = set()
+    for _trial in range(80):
+        group = rng.choice(GROUPS)
+        kind = rng.choice(["short", "long", "prefix", "uniform"])
+        keys = _keys(rng, rng.randint(0, 200), kind)
+        cuts = sorted(rng.randint(0, len(keys)) for _ in range(rng.randint(0, 6)))
+        pieces = [keys[a:b] for a, b in zip([0] + cuts, cuts + [len(keys)])]
+        outs = [kb16.encode([(k, i) for i, k in enumerate(p)], group) for p in pieces]
+        rc, res, got = c.stitch_inplace(outs, group)
+        try:
+            want = split.stitch_inplace(outs, group)
+        except split.OpenPart as e:
+            assert (rc, res.err_input) == (OPEN_PART, e.part)
+            seen.add("open")
+            continue
+        assert rc == 0 and got == want and b"".join(want) == split.stitch(outs, group)
+        assert res.out_bytes == sum(map(len, want))
+        seen.add("closed")
+    # long keys only, G even: every key is two entries, nothing can change the count
+    keys = _keys(random.Random(1), 40, "long")
+    keys = [k for k in keys if k[:1] != keys[0][:1] or k == keys[0]][:9]  # no shared first byte
+    outs = [kb16.encode([(k, 1) for k in keys[:3]], 16), kb16.encode([(k, 2) for k in keys[3:]], 16)]
+    with pytest.raises(split.OpenPart):
+        split.stitch_inplace(outs, 16)
+    assert c.stitch_inplace(outs, 16)[0] == OPEN_PART
+    assert seen == {"open", "closed"} or seen == {"closed"}

@@ -20,6 +20,8 @@ const char *kb16_err_name(unsigned code)
         return "BAD_ARGUMENT";
     if (code == KB16_ERR_SCRATCH)
         return "SCRATCH_TOO_SMALL";
+    if (code == KB16_ERR_OPEN_PART)
+        return "OPEN_PART";
     return "UNKNOWN";
 }
 
@@ -621,7 +623,7 @@ long kb16_first_diff(const uint8_t *a, const uint8_t *b, size_t n)
 /* ---- sub-compaction (docs/scaling.md; the model is lsmc/model/split.py, kept step for step equal) ---- */
 
 /* A decoded key with its address (the closing re-encode works on these). */
-typedef struct { kb16_keybuf k; uint32_t addr; uint8_t len; uint8_t reserved[3]; } key_rec;
+typedef struct { kb16_keybuf k; uint32_t addr; uint8_t len, cp, slot, opt; } key_rec; /* slot/opt: search path */
 
 #define FIT_MAX_GROUPS 8u /* closing regions of 1, 2, 4, 8 groups; heads up to 8 groups */
 
@@ -635,20 +637,18 @@ static unsigned prefix_len(const uint8_t *a, unsigned alen, const uint8_t *b, un
     return i;
 }
 
-static unsigned shared0(unsigned slot, const uint8_t *prev, unsigned plen, const uint8_t *key, unsigned n)
+/* min(8, common prefix with the previous key): the shared length anywhere but at a group start. */
+static unsigned cap_prefix(const uint8_t *prev, unsigned plen, const uint8_t *key, unsigned n)
 {
-    unsigned s;
-    if (slot == 0)
-        return 0;
-    s = prefix_len(prev, plen, key, n);
+    unsigned s = prefix_len(prev, plen, key, n);
     return s < KB16_MAX_PART ? s : KB16_MAX_PART;
 }
 
-/* Ways to write a key at `slot`, canonical first: kind[] and the slot after it, next[]. */
-static unsigned key_options(const uint8_t *key, unsigned n, unsigned slot, const uint8_t *prev, unsigned plen,
-                            unsigned g, unsigned kind[4], unsigned next[4])
+/* Ways to write a key of n bytes (cp: cap_prefix with the previous key) at `slot`, canonical first:
+ * kind[] and the slot after it, next[]. */
+static unsigned key_options(unsigned n, unsigned cp, unsigned slot, unsigned g, unsigned kind[4], unsigned next[4])
 {
-    unsigned s0 = shared0(slot, prev, plen, key, n), c = 0;
+    unsigned s0 = slot ? cp : 0, c = 0;
     int last = slot == g - 1, fits = n - s0 <= KB16_MAX_PART;
     if (fits) {
         kind[c] = OPT_ONE, next[c++] = (slot + 1) % g;
@@ -678,10 +678,10 @@ static void put_entry(uint8_t *dst, uint32_t hdr, uint32_t addr, const uint8_t *
 }
 
 /* Write a key in the given way at dst (NULL: count only). Returns the number of entries. */
-static unsigned emit_key(unsigned kind, const uint8_t *key, unsigned n, uint32_t addr, unsigned slot,
-                         const uint8_t *prev, unsigned plen, uint8_t *dst)
+static unsigned emit_key(unsigned kind, const uint8_t *key, unsigned n, unsigned cp, uint32_t addr, unsigned slot,
+                         uint8_t *dst)
 {
-    unsigned s = shared0(slot, prev, plen, key, n), e = 0, v;
+    unsigned s = slot ? cp : 0, e = 0, v;
     if (kind == OPT_ONE) {
         if (dst)
             put_entry(dst, header(s, n - s), addr, key + s, n - s);
@@ -736,38 +736,61 @@ static int fit_work_init(fit_work *w, void *scratch, size_t cap, unsigned g)
     return 1;
 }
 
-#define REACH(w, i, t) ((w)->reach[(size_t)(i) * fit_stride((w)->g) + (t) / 8] >> ((t) % 8) & 1u)
+/* Append a key to the work area's list (its prefix with the previous one cached). */
+static void rec_put(fit_work *w, size_t i, const kb16_keybuf *k, unsigned kl, uint32_t a)
+{
+    key_rec *r = &w->keys[i];
+    key_copy(&r->k, k);
+    r->len = (uint8_t)kl;
+    r->addr = a;
+    r->cp = (uint8_t)(i ? cap_prefix(w->keys[i - 1].k.b, w->keys[i - 1].len, k->b, kl) : 0);
+}
+
 
 /* Closed fit of w->keys[0..n) from slot 0: fills whole groups (a pad fills a last slot). Writes the
- * entries at dst (NULL: count) and returns their number, or (size_t)-1 when no encoding fits. */
+ * entries at dst (NULL: count) and returns their number, or (size_t)-1 when no encoding fits.
+ * Depth-first over (key, slot) with the options in their order (canonical first) and the states that
+ * cannot end a group remembered: the first path found takes the canonical choice wherever the rest can
+ * still fill whole groups (the model's backward table gives the same path); the common case walks the
+ * canonical path once and changes its last few keys. */
 static size_t fit_closed(fit_work *w, size_t n, uint8_t *dst)
 {
-    unsigned g = w->g, t, c, o, kind[4], next[4];
-    size_t i, stride = fit_stride(g), e = 0;
-    memset(w->reach + n * stride, 0, stride);
-    w->reach[n * stride] |= 1u;
-    w->reach[n * stride + (g - 1) / 8] |= (uint8_t)(1u << ((g - 1) % 8));
-    for (i = n; i-- > 0;) {
-        const key_rec *pk = i ? &w->keys[i - 1] : 0;
-        memset(w->reach + i * stride, 0, stride);
-        for (t = 0; t < g; t++) {
-            c = key_options(w->keys[i].k.b, w->keys[i].len, t, pk ? pk->k.b : 0, pk ? pk->len : 0, g, kind, next);
-            for (o = 0; o < c; o++)
-                if (REACH(w, i + 1, next[o])) {
-                    w->reach[i * stride + t / 8] |= (uint8_t)(1u << (t % 8));
-                    break;
-                }
+    unsigned g = w->g, t = 0, c, o, kind[4], next[4];
+    size_t i = 0, e = 0, stride = fit_stride(g);
+    uint8_t *failed = w->reach;
+
+    memset(failed, 0, (n + 1) * stride);
+    if (n)
+        w->keys[0].opt = 0;
+    for (;;) {
+        if (i == n) {
+            if (t == 0 || t == g - 1)
+                break;
+        } else {
+            c = key_options(w->keys[i].len, w->keys[i].cp, t, g, kind, next);
+            for (o = w->keys[i].opt; o < c && (failed[(i + 1) * stride + next[o] / 8] >> (next[o] % 8) & 1u); o++)
+                ;
+            if (o < c) {
+                w->keys[i].opt = (uint8_t)o;
+                w->keys[i].slot = (uint8_t)t;
+                t = next[o];
+                if (++i < n)
+                    w->keys[i].opt = 0;
+                continue;
+            }
         }
+        failed[i * stride + t / 8] |= (uint8_t)(1u << (t % 8)); /* (i, t) cannot end a group */
+        if (i == 0)
+            return (size_t)-1;
+        i--;
+        t = w->keys[i].slot;
+        w->keys[i].opt++;
     }
-    if (!REACH(w, 0, 0))
-        return (size_t)-1;
     for (i = 0, t = 0; i < n; i++) {
-        const key_rec *pk = i ? &w->keys[i - 1] : 0;
-        c = key_options(w->keys[i].k.b, w->keys[i].len, t, pk ? pk->k.b : 0, pk ? pk->len : 0, g, kind, next);
-        for (o = 0; o < c && !REACH(w, i + 1, next[o]); o++)
-            ;
-        e += emit_key(kind[o], w->keys[i].k.b, w->keys[i].len, w->keys[i].addr, t, pk ? pk->k.b : 0,
-                      pk ? pk->len : 0, dst ? dst + 16 * e : 0);
+        c = key_options(w->keys[i].len, w->keys[i].cp, t, g, kind, next);
+        o = w->keys[i].opt;
+        e += emit_key(kind[o], w->keys[i].k.b, w->keys[i].len, w->keys[i].cp, w->keys[i].addr, t,
+                      dst ? dst + 16 * e : 0);
         t = next[o];
     }
     if (t == g - 1) {
@@ -795,11 +818,11 @@ typedef struct { uint8_t *dst; size_t cap, used, need; } sink; /* dst NULL or fu
 static void sink_key(sink *s, unsigned slot, const kb16_keybuf *k, unsigned kl, uint32_t addr,
                      const uint8_t *prev, unsigned plen, unsigned g, unsigned *next_slot)
 {
-    unsigned kind[4], next[4], e;
-    key_options(k->b, kl, slot, prev, plen, g, kind, next);
-    e = emit_key(kind[0], k->b, kl, addr, slot, prev, plen, 0);
+    unsigned kind[4], next[4], e, cp = cap_prefix(prev, plen, k->b, kl);
+    key_options(kl, cp, slot, g, kind, next);
+    e = emit_key(kind[0], k->b, kl, cp, addr, slot, 0);
     if (s->dst && s->used + 16 * e <= s->cap)
-        emit_key(kind[0], k->b, kl, addr, slot, prev, plen, s->dst + s->used);
+        emit_key(kind[0], k->b, kl, cp, addr, slot, s->dst + s->used);
     else
         s->dst = 0;
     s->used += 16 * e;
@@ -823,12 +846,42 @@ static int group_reader(const run_view *v, size_t grp, unsigned g, kb16_reader *
     return kb16_reader_init(r, v->buf + start * KB16_ENTRY_BYTES, n * KB16_ENTRY_BYTES, g);
 }
 
-/* First key of group grp. */
+/* First key of group grp. A group starts with a real entry or a virtual + real pair, both with no
+ * context: read straight from the entries (the search's inner step); anything unusual goes through the
+ * checking reader, which names the fault. */
 static int group_key(const run_view *v, size_t grp, unsigned g, kb16_keybuf *k, unsigned *kl)
 {
     kb16_reader r;
     uint32_t a;
-    int rc = group_reader(v, grp, g, &r);
+    size_t at = grp * g;
+    const uint8_t *e = v->buf + at * KB16_ENTRY_BYTES;
+    uint32_t h = rd32(e);
+    unsigned u = h & KB16_HDR_UNSHARED_MASK, i;
+    int rc;
+    if (!(h & ~(KB16_HDR_VIR | KB16_HDR_UNSHARED_MASK)) && u >= 1 && u <= KB16_MAX_PART) {
+        if (!(h & KB16_HDR_VIR)) {
+            memset(k, 0, sizeof *k);
+            for (i = 0; i < u; i++)
+                k->b[i] = e[8 + i];
+            *kl = u;
+            return 0;
+        }
+        if (at + 1 < v->n) { /* G >= 2: the pair is in one group */
+            uint32_t h2 = rd32(e + KB16_ENTRY_BYTES);
+            unsigned s2 = (h2 & KB16_HDR_SHARED_MASK) >> KB16_HDR_SHARED_SHIFT, u2 = h2 & KB16_HDR_UNSHARED_MASK;
+            if (!(h2 & ~(KB16_HDR_SHARED_MASK | KB16_HDR_UNSHARED_MASK)) && s2 <= u && u2 <= KB16_MAX_PART &&
+                s2 + u2 >= 1) {
+                memset(k, 0, sizeof *k);
+                for (i = 0; i < s2; i++)
+                    k->b[i] = e[8 + i];
+                for (i = 0; i < u2; i++)
+                    k->b[s2 + i] = e[KB16_ENTRY_BYTES + 8 + i];
+                *kl = s2 + u2;
+                return 0;
+            }
+        }
+    }
+    rc = group_reader(v, grp, g, &r);
     if (rc)
         return -rc;
     rc = reader_step(&r, k, kl, &a);
@@ -948,6 +1001,35 @@ int kb16_split_keys(const uint8_t *const *runs, const size_t *lens, unsigned n, 
     return KB16_OK;
 }
 
+int kb16_split_keys_fast(const uint8_t *const *runs, const size_t *lens, unsigned n, unsigned group, unsigned parts,
+                         uint8_t (*keys)[KB16_MAX_KEY], uint8_t *key_lens)
+{
+    run_view v[KB16_MAX_RUNS];
+    kb16_keybuf k;
+    unsigned kl, i, j, pivot = 0;
+    int rc = views_init(v, runs, lens, n, group);
+
+    if (rc)
+        return rc;
+    if (parts == 0 || parts > KB16_MAX_PARTS || (parts > 1 && (!keys || !key_lens)))
+        return KB16_ERR_ARG;
+    for (i = 1; i < n; i++)
+        if (lens[i] > lens[pivot])
+            pivot = i;
+    for (j = 1; j < parts; j++) {
+        size_t g = v[pivot].groups / parts * j + v[pivot].groups % parts * j / parts; /* groups*j/parts */
+        memset(keys[j - 1], 0, KB16_MAX_KEY);
+        key_lens[j - 1] = 0;
+        if (g < v[pivot].groups) {
+            if ((rc = group_key(&v[pivot], g, group, &k, &kl)) < 0)
+                return -rc;
+            memcpy(keys[j - 1], k.b, KB16_MAX_KEY);
+            key_lens[j - 1] = (uint8_t)kl;
+        }
+    }
+    return KB16_OK;
+}
+
 size_t kb16_subrun_bytes(const kb16_subrun *s) { return s->head_bytes + (s->tail_end - s->tail_begin) * KB16_ENTRY_BYTES; }
 
 void kb16_subrun_copy(const kb16_subrun *s, const uint8_t *run, uint8_t *dst)
@@ -984,11 +1066,8 @@ static int plan_head(const run_view *v, unsigned g, size_t p, size_t e, fit_work
         kb16_reader_init(&r, v->buf + gs * KB16_ENTRY_BYTES, (rend - gs) * KB16_ENTRY_BYTES, g);
         nk = 0;
         while ((rc = next_key_pos(&r, &k, &kl, &a, &first)) == 1)
-            if (gs + first >= p) {
-                key_copy(&w->keys[nk].k, &k);
-                w->keys[nk].len = (uint8_t)kl;
-                w->keys[nk++].addr = a;
-            }
+            if (gs + first >= p)
+                rec_put(w, nk++, &k, kl, a);
         if (rc < 0) {
             *bad = gs + r.err_index;
             return (int)r.err;
@@ -1031,38 +1110,6 @@ static int plan_head(const run_view *v, unsigned g, size_t p, size_t e, fit_work
     return KB16_OK;
 }
 
-/* Keys must increase across a split point at a group start (no part sees both sides). */
-static int check_boundary(const run_view *v, unsigned g, size_t p, size_t *bad)
-{
-    kb16_reader r;
-    kb16_keybuf k, last;
-    unsigned kl, last_len = 0;
-    uint32_t a;
-    size_t first;
-    int rc;
-    if (p == 0 || p >= v->n || p % g)
-        return KB16_OK;
-    group_reader(v, p / g - 1, g, &r);
-    while ((rc = next_key_pos(&r, &k, &kl, &a, &first)) == 1) {
-        key_copy(&last, &k);
-        last_len = kl;
-    }
-    if (rc < 0) {
-        *bad = (p / g - 1) * g + r.err_index;
-        return (int)r.err;
-    }
-    group_reader(v, p / g, g, &r);
-    if ((rc = next_key_pos(&r, &k, &kl, &a, &first)) < 0) {
-        *bad = p + r.err_index;
-        return (int)r.err;
-    }
-    if (rc == 1 && kb16_key_cmp(k.b, kl, last.b, last_len) <= 0) {
-        *bad = p + r.idx - 1;
-        return KB16_ERR_NOT_INCREASING;
-    }
-    return KB16_OK;
-}
-
 int kb16_split_plan(const uint8_t *const *runs, const size_t *lens, unsigned n, unsigned group, unsigned parts,
                     const uint8_t (*keys)[KB16_MAX_KEY], const uint8_t *key_lens, kb16_subrun *sub,
                     uint8_t *scratch, size_t scratch_cap, size_t *scratch_used, kb16_merge_result *res)
@@ -1072,6 +1119,7 @@ int kb16_split_plan(const uint8_t *const *runs, const size_t *lens, unsigned n, 
     sink heads;
     size_t work, bad = 0, total = 0;
     unsigned i, j;
+    long prev_e;
     int rc;
     kb16_merge_result dummy;
 
@@ -1094,17 +1142,18 @@ int kb16_split_plan(const uint8_t *const *runs, const size_t *lens, unsigned n, 
     heads.dst = scratch + work;
     heads.cap = scratch_cap - work;
     heads.used = 0;
-    for (j = 0; j < parts; j++)
-        for (i = 0; i < n; i++) {
-            long p = j == 0 ? 0 : run_rank(&v[i], group, keys[j - 1], key_lens[j - 1]);
+    /* Each split point once per run; the sub-runs tile the run (never a gap or an overlap). Keys increase
+     * across a split point: the entries before it in its group were scanned below the split key. */
+    for (i = 0; i < n; i++)
+        for (j = 0, prev_e = 0; j < parts; j++) {
+            long p = prev_e;
             long e = j + 1 == parts ? (long)v[i].n : run_rank(&v[i], group, keys[j], key_lens[j]);
             kb16_subrun *s = &sub[j * n + i];
-            if (p < 0 || e < 0)
-                return merge_fail(res, (unsigned)-(p < 0 ? p : e), i, 0);
+            if (e < 0)
+                return merge_fail(res, (unsigned)-e, i, 0);
             if (e < p)
                 e = p;
-            if ((rc = check_boundary(&v[i], group, (size_t)p, &bad)))
-                return merge_fail(res, (unsigned)rc, i, bad);
+            prev_e = e;
             if (p == e || p % group == 0) {
                 s->head = 0;
                 s->head_bytes = 0;
@@ -1146,14 +1195,15 @@ static int last_key(const uint8_t *buf, size_t entries, unsigned g, kb16_keybuf 
     return KB16_OK;
 }
 
+static int close_part(fit_work *w, uint8_t *buf, size_t *n, size_t from, size_t cap, size_t *bad);
+
 int kb16_stitch(const uint8_t *const *outs, const size_t *out_lens, unsigned parts, unsigned group, uint8_t *out,
                 size_t out_cap, void *scratch, size_t scratch_cap, kb16_merge_result *res)
 {
-    static const unsigned tries[] = {1, 2, 4, 8};
     fit_work w;
     size_t n = 0, chunk = 0, bad = 0;
     kb16_keybuf lastk;
-    unsigned last_len = 0, j, t;
+    unsigned last_len = 0, j;
     int pending = 0, rc = KB16_OK;
     kb16_merge_result dummy;
 
@@ -1206,53 +1256,16 @@ int kb16_stitch(const uint8_t *const *outs, const size_t *out_lens, unsigned par
         }
         if (j + 1 == parts)
             break;
-        if (n % group == 0 || n % group == group - 1) {
-            if (n % group) {
-                if ((n + 1) * KB16_ENTRY_BYTES > out_cap) {
-                    rc = merge_fail(res, KB16_ERR_OUT_OVERFLOW, 0, n);
-                    goto done;
-                }
-                put_entry(out + n * KB16_ENTRY_BYTES, KB16_HDR_PAD, 0, 0, 0);
-                n++;
-            }
+        rc = close_part(&w, out, &n, chunk, out_cap, &bad);
+        if (rc == KB16_OK) {
             pending = 0;
             chunk = n;
-            continue;
-        }
-        pending = 1;
-        for (t = 0; t < sizeof tries / sizeof tries[0]; t++) {
-            size_t full = n / group, rs, nk = 0, cnt;
-            kb16_reader r;
-            kb16_keybuf k;
-            unsigned kl;
-            uint32_t a;
-            rs = full >= tries[t] - 1 ? (full - (tries[t] - 1)) * group : 0;
-            if (rs < chunk)
-                rs = chunk;
-            kb16_reader_init(&r, out + rs * KB16_ENTRY_BYTES, (n - rs) * KB16_ENTRY_BYTES, group);
-            while ((rc = reader_step(&r, &k, &kl, &a)) == 1) {
-                key_copy(&w.keys[nk].k, &k);
-                w.keys[nk].len = (uint8_t)kl;
-                w.keys[nk++].addr = a;
-            }
-            if (rc < 0) {
-                rc = merge_fail(res, r.err, j, r.err_index);
-                goto done;
-            }
-            cnt = fit_closed(&w, nk, 0);
-            if (cnt != (size_t)-1) {
-                if ((rs + cnt) * KB16_ENTRY_BYTES > out_cap) {
-                    rc = merge_fail(res, KB16_ERR_OUT_OVERFLOW, 0, out_cap / KB16_ENTRY_BYTES);
-                    goto done;
-                }
-                fit_closed(&w, nk, out + rs * KB16_ENTRY_BYTES);
-                n = rs + cnt;
-                chunk = n;
-                pending = 0;
-                break;
-            }
-            if (rs == chunk)
-                break;
+        } else if (rc == KB16_ERR_OPEN_PART) {
+            pending = 1; /* the next part's keys continue this one's encoding */
+        } else {
+            rc = merge_fail(res, (unsigned)rc, rc == KB16_ERR_OUT_OVERFLOW ? 0 : j,
+                            rc == KB16_ERR_OUT_OVERFLOW ? out_cap / KB16_ENTRY_BYTES : bad);
+            goto done;
         }
     }
     rc = KB16_OK;
@@ -1260,6 +1273,84 @@ done:
     res->out_entries = n;
     res->out_bytes = n * KB16_ENTRY_BYTES;
     return rc;
+}
+
+/* Close the part in buf (n entries, cap bytes) in place: nothing, a pad, or its last 1/2/4/8 groups
+ * re-encoded (from entry `from` on at most). Returns KB16_OK with *n updated, KB16_ERR_OPEN_PART,
+ * KB16_ERR_OUT_OVERFLOW or a decode error (*bad: entry index). */
+static int close_part(fit_work *w, uint8_t *buf, size_t *n, size_t from, size_t cap, size_t *bad)
+{
+    static const unsigned tries[] = {1, 2, 4, 8};
+    unsigned g = w->g, t;
+    size_t full = *n / g;
+    if (*n % g == 0)
+        return KB16_OK;
+    if (*n % g == g - 1) {
+        if ((*n + 1) * KB16_ENTRY_BYTES > cap)
+            return KB16_ERR_OUT_OVERFLOW;
+        put_entry(buf + *n * KB16_ENTRY_BYTES, KB16_HDR_PAD, 0, 0, 0);
+        ++*n;
+        return KB16_OK;
+    }
+    for (t = 0; t < sizeof tries / sizeof tries[0]; t++) {
+        size_t rs = full >= tries[t] - 1 ? (full - (tries[t] - 1)) * g : 0, nk = 0, cnt;
+        kb16_reader r;
+        kb16_keybuf k;
+        unsigned kl;
+        uint32_t a;
+        int rc;
+        if (rs < from)
+            rs = from;
+        kb16_reader_init(&r, buf + rs * KB16_ENTRY_BYTES, (*n - rs) * KB16_ENTRY_BYTES, g);
+        while ((rc = reader_step(&r, &k, &kl, &a)) == 1)
+            rec_put(w, nk++, &k, kl, a);
+        if (rc < 0) {
+            *bad = rs + r.err_index;
+            return (int)r.err;
+        }
+        cnt = fit_closed(w, nk, 0);
+        if (cnt != (size_t)-1) {
+            if ((rs + cnt) * KB16_ENTRY_BYTES > cap)
+                return KB16_ERR_OUT_OVERFLOW;
+            fit_closed(w, nk, buf + rs * KB16_ENTRY_BYTES);
+            *n = rs + cnt;
+            return KB16_OK;
+        }
+        if (rs == from)
+            break;
+    }
+    return KB16_ERR_OPEN_PART;
+}
+
+int kb16_stitch_inplace(uint8_t *const *outs, size_t *lens, const size_t *caps, unsigned parts, unsigned group,
+                        void *scratch, size_t scratch_cap, kb16_merge_result *res)
+{
+    fit_work w;
+    size_t total = 0, bad = 0;
+    unsigned j;
+    int rc;
+    kb16_merge_result dummy;
+
+    res = res ? res : &dummy;
+    memset(res, 0, sizeof *res);
+    if (!outs || !lens || !caps || parts == 0)
+        return merge_fail(res, KB16_ERR_ARG, 0, 0);
+    if (!group_ok(group))
+        return merge_fail(res, KB16_ERR_BAD_GROUP, 0, 0);
+    if (!fit_work_init(&w, scratch, scratch_cap, group))
+        return merge_fail(res, KB16_ERR_SCRATCH, 0, 0);
+    for (j = 0; j < parts; j++) {
+        size_t n = lens[j] / KB16_ENTRY_BYTES;
+        if (lens[j] % KB16_ENTRY_BYTES || (!outs[j] && n) || lens[j] > caps[j])
+            return merge_fail(res, lens[j] % KB16_ENTRY_BYTES ? KB16_ERR_LENGTH : KB16_ERR_ARG, j, n);
+        if (j + 1 < parts && (rc = close_part(&w, outs[j], &n, 0, caps[j], &bad)))
+            return merge_fail(res, (unsigned)rc, j, rc == KB16_ERR_OPEN_PART ? 0 : bad);
+        lens[j] = n * KB16_ENTRY_BYTES;
+        total += n;
+    }
+    res->out_entries = total;
+    res->out_bytes = total * KB16_ENTRY_BYTES;
+    return KB16_OK;
 }
 
 size_t kb16_subcompact_scratch(const size_t *lens, unsigned n, unsigned group, unsigned parts)
