@@ -125,3 +125,14 @@ def test_report_includes_the_scaling_rows(tmp_path, monkeypatch):
     (tmp_path / "scaling.csv").unlink()
     compare.write_markdown(cfg, [], "not run", [], meta, tmp_path / "report.md", [], out)
     assert "Scaling" not in out.text
+
+
+def test_leveldb_for_sizes_keys_by_entries(monkeypatch):
+    """The LevelDB figures are keyed by the workload's entries (== keys for kind short) and timed on the
+    very keys `kb16 gen` makes (a stand-in for the LevelDB program records what it was given)."""
+    from lsmc.model import workloads
+    seen = []
+    monkeypatch.setattr(scaling, "leveldb_us_per_entry", lambda k0, k1, reps: seen.append((k0, k1)) or 0.25)
+    got = scaling.leveldb_for_sizes([512, 2048], kind="short", overlap=0.25, seed=1)
+    assert got == {512: 0.25, 2048: 0.25}
+    assert seen[1] == workloads.make_runs("short", 2048, 0.25, 1)
