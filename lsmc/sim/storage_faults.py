@@ -52,7 +52,7 @@ power-cut 0 erase 8-13 6
 """
 
 FULL_SCHEDULE = SHORT_SCHEDULE.replace("every kind but stuck R/B#", "every kind") + """\
-power-cut 1 erase 14-47 7
+power-cut 0 erase 14-47 5
 power-cut 0 program 8-13 9
 stuck-busy 1 9000000
 """

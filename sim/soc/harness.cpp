@@ -400,6 +400,7 @@ int main(int argc, char** argv) {
     for (auto& d : dumps) simc::writeFileAtomic(d.path + ".cut" + std::to_string(cutsDone), ddr.at(d.addr), d.len, "--dump");
     ddrCpu.reset();
     ddrDma.reset();
+    uart.dutReset();
     ddr.remap(ddr.base(), ddr.size());
     for (int l = 0; l < 4; l++) memset(ram[l], 0, RAM_SIZE / 4);
     if (firmware.size() > 4 && firmware.compare(firmware.size() - 4, 4, ".bin") == 0) put(RAM_BASE, fw.data(), fw.size(), firmware);
