@@ -208,3 +208,10 @@ def test_storage_survives_the_full_fault_schedule_full_soc():
     from lsmc.sim import storage_faults as sf
     res = sf.run(sf.FULL_SCHEDULE, max_cycles=400_000_000, timeout=3600)
     _check_faults_result(res, sf.FULL_SCHEDULE)
+
+
+def test_demo_schedule_refused_with_its_name_and_line(soc_exe, tmp_path):
+    """`scripts/demo storage --faults --schedule FILE`: the harness's refusal comes back naming FILE:LINE."""
+    from lsmc.sim import storage_faults as sf
+    with pytest.raises(sf.ScheduleError, match=r"--schedule mine.txt:2: .*unknown fault 'melt'"):
+        sf.run("bit-flips * 1\nmelt 0 9\n", out_dir=tmp_path, exe=soc_exe, schedule_name="--schedule mine.txt")

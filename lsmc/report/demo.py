@@ -208,7 +208,7 @@ def run_storage_faults(args) -> int:
           "...", flush=True)
     RESULTS.mkdir(exist_ok=True)
     res = storage_faults.run(schedule, out_dir=RESULTS / "storage_faults", timeout=args.timeout,
-                             max_cycles=args.max_cycles)
+                             max_cycles=args.max_cycles, schedule_name=f"--schedule {args.schedule}")
     text = "\n".join(res.lines) + "\n"
     cliutil.write_output(RESULTS / "storage_faults.txt", text)
     print(text, end="")

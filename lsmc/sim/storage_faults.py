@@ -58,6 +58,10 @@ stuck-busy 1 9000000
 """
 
 
+class ScheduleError(RuntimeError):
+    """The harness refused the fault schedule (exit 2 before the first cycle): its message."""
+
+
 @dataclass
 class Boot:
     text: str
@@ -239,7 +243,8 @@ def classify(schedule: str, uart: str, stderr: str) -> list:
 
 
 def run(schedule: str = SHORT_SCHEDULE, out_dir: Path | None = None, timeout: float = 3600,
-        max_cycles: int = 400_000_000, exe: Path | None = None) -> Result:
+        max_cycles: int = 400_000_000, exe: Path | None = None, schedule_name: str | None = None) -> Result:
+    """Run the store under `schedule`; ScheduleError (naming `schedule_name`:LINE) if the harness refuses it."""
     from lsmc.build import firmware
     from lsmc.sim import soc
     firmware.build_firmware()
@@ -258,6 +263,10 @@ def run(schedule: str = SHORT_SCHEDULE, out_dir: Path | None = None, timeout: fl
     r = soc.run_soc(elf, arg=SCEN_FAULTS, max_cycles=max_cycles, loads={host: d / "work.bin"},
                     dumps=[(RB_BASE, RB_BYTES, dump)], log=d / "console.log", timeout=timeout, exe=exe,
                     extra=["--nand-blocks", str(NAND_BLOCKS), "--nand-faults", d / "faults.txt"])
+    refused = re.search(r"^sim: error: (.*)$", r.stderr, re.M)
+    if r.returncode == 2 and refused:
+        tmp.cleanup()
+        raise ScheduleError(refused.group(1).replace(str(d / "faults.txt"), schedule_name or "schedule"))
     boots = split_boots(r.uart)
     dumps = []
     for i in range(len(boots)):
