@@ -147,7 +147,8 @@ case class Decoder() extends Component {
   /** Stage B0: the strictly-increasing check against the previous real key, as per-chunk (greater,
     * equal) pairs; stage B combines them a clock later. Feed-forward, so one entry per clock stays. */
   val stageB0 = new Area {
-    val in = stageA.out.m2sPipe()
+    // Full slice: stage A's ready (and its state's enables) come from a register, not from the FIFO.
+    val in = stageA.out.s2mPipe().m2sPipe()
     val prevReal = Reg(Bits(128 bits)) init (0)
     val prevRealLen = Reg(UInt(5 bits)) init (0)
     val hasPrevReal = Reg(Bool()) init (False)
@@ -211,6 +212,8 @@ case class Decoder() extends Component {
     out.valid := in.valid && forward
     out.payload := rec
     in.ready := out.ready
-    io.output << out.m2sPipe()
+    // Full slice: the key FIFO's full flag (a pointer compare) ends here instead of running back
+    // through stages B, B0 and A to the input port.
+    io.output << out.s2mPipe().m2sPipe()
   }
 }

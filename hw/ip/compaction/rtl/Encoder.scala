@@ -118,6 +118,7 @@ case class Encoder() extends Component {
       realNext := emitVirtual
     }
     io.emptyDone := in.fire && r.endOnly
-    io.output << out.m2sPipe()
+    // Full slice: the output FIFO's full flag does not reach the slot counter's enable.
+    io.output << out.s2mPipe().m2sPipe()
   }
 }
