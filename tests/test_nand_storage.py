@@ -1,4 +1,4 @@
-"""Full-SoC simulation of the storage flow (fw/apps/storage.c on VexRiscv + compaction IP + NAND
+"""Full-SoC simulation of the storage flow (fw/apps/storage/ on VexRiscv + compaction IP + NAND
 controller + two ONFI models): KB16 runs to NAND, back, merged, merged run written back, verified."""
 import pytest
 

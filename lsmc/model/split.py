@@ -9,7 +9,11 @@ Entry points:
   input bytes: for j = 1..parts-1 the group-start key of any run whose count of input bytes below it
   is nearest total*j//parts (ties: fewer bytes, lower run, earlier group); never decreasing.
 - `plan(runs, group, keys)` -> per part, per run a `SubRun` (re-encoded head + original tail).
+- `split_keys_fast(runs, group, parts)`: the firmware's cheap split, the largest run's group-start keys
+  at groups*j//parts (parts-1 decodes; balanced when the runs' keys are alike in distribution).
 - `stitch(outputs, group)` -> the parts' outputs (part order) as one valid run.
+- `stitch_inplace(outputs, group)` -> each part closed on its own (no copy; their concatenation is
+  stitch's result), or OpenPart when a part cannot be closed within its last 8 groups.
 - `subcompact(runs, group, parts, keys=None, merge=None)` -> (run, invalid, info): the whole thing;
   `merge(list_of_subrun_bytes) -> (run, invalid)` runs one part (default: kb16.merge_runs; the IP
   model or a unit can stand in).
@@ -144,6 +148,17 @@ def split_keys(runs: list[bytes], group: int, parts: int, _runs=None) -> list[by
     return keys
 
 
+def split_keys_fast(runs: list[bytes], group: int, parts: int) -> list[bytes]:
+    """The firmware's cheap split (kb16_split_keys_fast): the largest run's (ties: lowest index)
+    group-start keys at groups*j//parts; b"" when that group does not exist."""
+    if not 1 <= parts <= MAX_PARTS:
+        raise ValueError(f"parts {parts}: 1..{MAX_PARTS} allowed")
+    rs = _check(runs, group)
+    pivot = max(range(len(runs)), key=lambda i: (len(runs[i]), -i))
+    r = rs[pivot]
+    return [r.starts[r.groups * j // parts] if r.groups * j // parts < r.groups else b"" for j in range(1, parts)]
+
+
 # ---- the encoder with freedom --------------------------------------------------------------------
 
 def _s0(slot, prev, key):
@@ -259,6 +274,33 @@ def plan(runs: list[bytes], group: int, keys: list[bytes], _runs=None) -> list[l
 
 # ---- stitch -------------------------------------------------------------------------------------
 
+class OpenPart(ValueError):
+    """stitch_inplace: part `part` cannot be closed within its last 8 groups."""
+
+    def __init__(self, part: int):
+        super().__init__(f"part {part} cannot be closed in place (no freedom left in its last groups)")
+        self.part = part
+
+
+def _close(out: list[Entry], chunk: int, group: int) -> bool:
+    """Close out[chunk:] (a group start) in place: nothing, a pad, or the last 1/2/4/8 groups re-encoded
+    by `fit`. False when none fits (the entries are left as they were)."""
+    n = len(out)
+    if n % group in (0, group - 1):
+        if n % group:
+            out.append(PAD)
+        return True
+    for groups in FIT_GROUPS:
+        rs = max(chunk, (n // group - (groups - 1)) * group)
+        f = fit(kb16.decode(_pack(out[rs:]), group), group, closed=True)
+        if f is not None:
+            out[rs:] = f
+            return True
+        if rs == chunk:
+            break
+    return False
+
+
 def stitch(outputs: list[bytes], group: int) -> bytes:
     kb16.check_group(group)
     out: list[Entry] = []
@@ -279,23 +321,28 @@ def stitch(outputs: list[bytes], group: int) -> bytes:
             last_key = ks[-1][0]
         if j == len(outputs) - 1:
             break
-        n = len(out)
-        if n % group in (0, group - 1):
-            if n % group:
-                out.append(PAD)
-            pending, chunk = False, len(out)
-            continue
-        pending = True
-        for groups in FIT_GROUPS:
-            rs = max(chunk, (n // group - (groups - 1)) * group)
-            f = fit(kb16.decode(_pack(out[rs:]), group), group, closed=True)
-            if f is not None:
-                out[rs:] = f
-                pending, chunk = False, len(out)
-                break
-            if rs == chunk:
-                break
+        pending = not _close(out, chunk, group)
+        if not pending:
+            chunk = len(out)
     return _pack(out)
+
+
+def stitch_inplace(outputs: list[bytes], group: int) -> list[bytes]:
+    """kb16_stitch_inplace: every part but the last closed on its own; their concatenation is
+    stitch(outputs) whenever this succeeds. Raises OpenPart when a part cannot be closed."""
+    kb16.check_group(group)
+    res = []
+    for j, part in enumerate(outputs):
+        try:
+            kb16.decode(part, group)
+        except Kb16Error as err:
+            err.input = j
+            raise
+        out = [Entry.unpack(part[i:i + 16]) for i in range(0, len(part), 16)]
+        if j < len(outputs) - 1 and not _close(out, 0, group):
+            raise OpenPart(j)
+        res.append(_pack(out))
+    return res
 
 
 # ---- the whole sub-compaction -------------------------------------------------------------------
@@ -330,5 +377,6 @@ def output_group_keys(run: bytes, group: int) -> list[bytes]:
     return _Run(run, group).starts
 
 
-__all__ = ["SubRun", "Info", "split_keys", "plan", "fit", "stitch", "subcompact", "output_group_keys",
+__all__ = ["SubRun", "Info", "OpenPart", "split_keys", "split_keys_fast", "plan", "fit", "stitch", "stitch_inplace",
+           "subcompact", "output_group_keys",
            "MAX_PARTS", "FIT_GROUPS", "HEAD_GROUPS"]

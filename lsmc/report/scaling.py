@@ -10,7 +10,8 @@ Entry points (the `scripts/demo scaling` runner calls them; docs/scaling.md):
 - `write_results(rows, out_dir=RESULTS, ddr="kcu105", conditions="", leveldb=None)` writes
   scaling.csv (exactly COLUMNS), scaling.md and scaling.png; leveldb maps entries_in -> LevelDB 1.23's
   compaction time in microseconds per input entry on the same keys (`leveldb_us_per_entry` measures it),
-  which gives the speed-up column at the SoC clock (lsmc/data/paper.json, 100 MHz).
+  which gives the speed-up column at the SoC clock (lsmc/data/paper.json, 100 MHz);
+  `leveldb_for_sizes(sizes, kind, overlap, seed)` measures it for the sweep's workloads.
 - `read_csv(path)` -> rows (checked: columns exactly COLUMNS); `markdown_section(rows)` -> the rows as
   Markdown for results/report.md (`lsmc report` includes them when results/scaling.csv exists).
 - `peak_bytes_per_cycle(preset, clock_hz)`: from sim/common/ddr_presets.h, the one table of the DDR
@@ -141,9 +142,12 @@ def speedup(row: dict, leveldb: dict | None, clock_hz: int | None = None) -> flo
 def markdown_section(rows: list[dict], ddr: str = "kcu105", leveldb: dict | None = None,
                      clock_hz: int | None = None, level: str = "##") -> str:
     mhz = (clock_hz or paper.clock_hz()) / 1e6
-    peak = peak_bytes_per_cycle(ddr, clock_hz)
+    try:
+        peak = f"peak of {peak_bytes_per_cycle(ddr, clock_hz):.1f} bytes per SoC cycle"
+    except ScalingError:
+        peak = "peak bandwidth"
     L = [f"{level} Scaling: compaction units x ways (DDR preset `{ddr}`, {mhz:g} MHz SoC clock)", "",
-         f"DDR bound: the `{ddr}` preset's peak of {peak:.1f} bytes per SoC cycle (sim/common/ddr_presets.h) "
+         f"DDR bound: the `{ddr}` preset's {peak} (sim/common/ddr_presets.h) "
          "divided by the bytes moved per input entry (input + output + invalid stream, measured).", ""]
     L.append("| units | ways | entries in | cycles | entries/cycle | DDR bound | fraction of bound | "
              "vs LevelDB 1.23 | result |")
@@ -169,6 +173,19 @@ def markdown_section(rows: list[dict], ddr: str = "kcu105", leveldb: dict | None
     L.append("")
     L.append(f"{len(rows) - fails} of {len(rows)} rows PASS (output byte-identical to the C reference merge).")
     return "\n".join(L) + "\n"
+
+
+_MD_DDR = re.compile(r"DDR preset `([^`]+)`")
+
+
+def read_ddr(md_path: Path) -> str:
+    """The DDR preset a scaling.csv was measured on: stated in the scaling.md written beside it (the CSV
+    keeps exactly the issue's columns)."""
+    try:
+        m = _MD_DDR.search(Path(md_path).read_text())
+    except OSError:
+        m = None
+    return m.group(1) if m else "unstated"
 
 
 def plot_png(rows: list[dict], ddr: str) -> bytes:
@@ -225,11 +242,28 @@ def write_results(rows: list[dict], out_dir: Path = RESULTS, ddr: str = "kcu105"
 
 def leveldb_us_per_entry(keys0, keys1, reps: int = 5) -> float:
     """LevelDB 1.23's compaction of the two-run form of a workload's keys (the K runs of the sweep deal
-    these same keys, lsmc/report/bench.py deal()): the median of the core window, us per input entry."""
+    these same keys, lsmc/report/bench.py deal()), as `scripts/report`'s main LevelDB figure: the best
+    compaction window (log line to log line) with the database on a RAM file system when there is one,
+    us per input key."""
     from lsmc.report import baselines
-    res = baselines.run_leveldb(keys0, keys1, reps=reps)
-    return res.core_median / res.keys_in
+    res = baselines.run_leveldb(keys0, keys1, reps=reps, db_dir=baselines.memory_db_dir())
+    return res.core_min / res.keys_in
+
+
+def leveldb_for_sizes(sizes, kind: str = "short", overlap: float = 0.25, seed: int = 1, reps: int = 3) -> dict:
+    """{entries_in: LevelDB us/entry} for the sweep's workloads (`kb16 gen --kind KIND --overlap OVERLAP
+    --seed SEED --keys N` per size N, the keys the sweep deals over its K runs): pass it as
+    write_results(leveldb=...). Keyed by the workload's 16-byte entries at G 16, which is N for kind
+    `short` (one entry per key, however the keys are dealt)."""
+    from lsmc.model import kb16, workloads
+    out = {}
+    for n in sizes:
+        k0, k1 = workloads.make_runs(kind, n, overlap, seed)
+        entries = (len(kb16.encode(k0, 16)) + len(kb16.encode(k1, 16))) // 16
+        out[entries] = leveldb_us_per_entry(k0, k1, reps)
+    return out
 
 
 __all__ = ["COLUMNS", "ScalingError", "ddr_presets", "peak_bytes_per_cycle", "make_row", "csv_text", "read_csv",
-           "headline", "speedup", "markdown_section", "plot_png", "write_results", "leveldb_us_per_entry"]
+           "headline", "speedup", "markdown_section", "read_ddr", "plot_png", "write_results", "leveldb_us_per_entry",
+           "leveldb_for_sizes"]

@@ -85,7 +85,7 @@ def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int =
     # header change still rebuilds.
     # The harness reads the memory map from the generated lsmc_soc.h next to the Verilog.
     common_srcs, common_flags = build.sim_common(NAND_MODEL / "onfi_model.h", NAND_MODEL / "onfi_timing.h",
-                                                 verilog.parent / "lsmc_soc.h")
+                                                 verilog.parent / "lsmc_soc.h", SIM_SRC / "nand_faults.h")
     # One DDR port per compaction unit (soc.Generate's default): the harness binds that many.
     ports = ["-CFLAGS", f"-DLSMC_DMA_PORTS={units}"] if units > 1 else []
     incs = ["-CFLAGS", f"-I{NAND_MODEL} -I{verilog.parent}"]
@@ -128,17 +128,21 @@ def build_selftest() -> Path:
 class SocRun:
     returncode: int
     uart: str          # what the firmware printed on the UART (stdout of the simulator)
-    stderr: str        # harness messages, incl. the speed line
+    stderr: str        # harness messages, incl. the speed lines
     cycles: int | None
-    seconds: float | None
-    mcycles_per_s: float | None
+    seconds: float | None          # wall clock
+    mcycles_per_s: float | None    # per wall-clock second
+    cpu_seconds: float | None = None           # the process's CPU time (what the model costs)
+    cpu_mcycles_per_s: float | None = None     # per CPU second: the figure to compare builds by
 
     @property
     def timed_out(self) -> bool:
         return self.returncode == TIMEOUT_EXIT
 
 
-_SPEED = re.compile(r"sim: (\d+) cycles in ([\d.]+) s = ([\d.]+) Mcycles/s")
+# The harness's closing statistics lines (sim/common/run_stats.h).
+_SPEED = re.compile(r"^sim: (\d+) cycles in ([\d.]+) s = ([\d.]+) Mcycles/s$", re.M)
+_CPU = re.compile(r"^sim: cpu time ([\d.]+) s = ([\d.]+) Mcycles/s per core$", re.M)
 
 
 def soc_command(exe, elf, arg: int = 0, ddr_latency: int | None = None, max_cycles: int | None = None,
@@ -169,8 +173,10 @@ def soc_result(returncode: int, stdout: bytes, stderr: bytes) -> SocRun:
     out = stdout.decode("latin-1")
     err = stderr.decode("latin-1")
     m = _SPEED.search(err)
+    c = _CPU.search(err)
     return SocRun(returncode, out, err, int(m.group(1)) if m else None,
-                  float(m.group(2)) if m else None, float(m.group(3)) if m else None)
+                  float(m.group(2)) if m else None, float(m.group(3)) if m else None,
+                  float(c.group(1)) if c else None, float(c.group(2)) if c else None)
 
 
 def run_soc(elf, arg: int = 0, ddr_latency: int | None = None, max_cycles: int | None = None,

@@ -66,6 +66,9 @@ struct Config {
   std::map<uint32_t, int> read_limit;     // grave pages: row -> clean reads; later reads flip 1 % of the bits
   int fail_programs = 0, fail_erases = 0; // the next N programs / erases fail (FAIL in status; program: page torn)
   int power_cut_after = -1;               // the N-th next program/erase (0 = next) loses power: see power_cut()
+  // Per-operation hook (the SoC harness's fault schedule): asked at each PROGRAM / ERASE confirm that
+  // would otherwise succeed; returns 0 = go on, 1 = the operation fails (program: page torn), 2 = power cut.
+  std::function<int(bool erase, uint32_t row)> op_fault;
   bool check_timing = true;
   std::function<void(const std::string&)> on_violation;  // default: print + exit(3)
 };
