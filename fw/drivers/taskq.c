@@ -326,7 +326,11 @@ unsigned tq_cascade(tq_ctx *ctx, const tq_runs *jobs, tq_task *finals, unsigned 
     static tq_runs cur[UNITS_MAX * 2];
     static tq_task steps[UNITS_MAX * 2];
     static int step_job[UNITS_MAX * 2];
+    /* A step's invalid addresses go to the next 32-byte aligned place of the job's buffer (the DMA
+     * needs aligned addresses); the pieces are moved together at the end. */
     uint32_t inv_used[UNITS_MAX * 2], scratch_used[UNITS_MAX * 2], hw_cycles[UNITS_MAX * 2];
+    static uint32_t piece_off[UNITS_MAX * 2][KB16_MAX_RUNS], piece_len[UNITS_MAX * 2][KB16_MAX_RUNS];
+    unsigned pieces[UNITS_MAX * 2];
     uint32_t share;
     unsigned j, k, failed = 0, fallbacks = 0, dispatched[UNITS_MAX] = {0};
     uint64_t cycles = 0;
@@ -339,7 +343,7 @@ unsigned tq_cascade(tq_ctx *ctx, const tq_runs *jobs, tq_task *finals, unsigned 
     share = (scratch_cap / (njobs ? njobs : 1u)) & ~(DMA_ALIGN - 1u);
     for (j = 0; j < njobs; j++) {
         cur[j] = jobs[j];
-        inv_used[j] = scratch_used[j] = hw_cycles[j] = 0;
+        inv_used[j] = scratch_used[j] = hw_cycles[j] = pieces[j] = 0;
         finals[j].state = TQ_PENDING;
     }
     for (;;) {
@@ -406,7 +410,9 @@ unsigned tq_cascade(tq_ctx *ctx, const tq_runs *jobs, tq_task *finals, unsigned 
                     continue;
                 }
                 cur[j].run_len[where[s]] = steps[s].out_bytes;
-                inv_used[j] += steps[s].inv_bytes;
+                piece_off[j][pieces[j]] = inv_used[j];
+                piece_len[j][pieces[j]++] = steps[s].inv_bytes;
+                inv_used[j] += dma_align_up(steps[s].inv_bytes);
                 hw_cycles[j] += steps[s].hw_cycles;
             }
         }
@@ -441,7 +447,19 @@ unsigned tq_cascade(tq_ctx *ctx, const tq_runs *jobs, tq_task *finals, unsigned 
             finals[j] = fin[k];
             finals[j].inv_addr = keep.inv_addr;
             finals[j].inv_buf = keep.inv_buf;
-            finals[j].inv_bytes += inv_used[j];
+            if (finals[j].state != TQ_FAILED) {
+                /* the pieces (steps, then the final merge) one after the other */
+                uint32_t at = 0, p;
+                piece_off[j][pieces[j]] = inv_used[j];
+                piece_len[j][pieces[j]++] = finals[j].inv_bytes;
+                for (p = 0; p < pieces[j]; p++) {
+                    memmove((uint8_t *)(uintptr_t)(keep.inv_addr + at),
+                            (const uint8_t *)(uintptr_t)(keep.inv_addr + piece_off[j][p]), piece_len[j][p]);
+                    at += piece_len[j][p];
+                }
+                finals[j].inv_bytes = at;
+                mem_fence();
+            }
             finals[j].hw_cycles += hw_cycles[j];
             if (finals[j].state == TQ_FAILED)
                 failed++;
