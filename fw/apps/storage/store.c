@@ -23,7 +23,9 @@
 #include "soc.h"
 #include "sys.h"
 
-/* NAND area of the store on every target (the console's storage flow uses blocks 1..5). */
+/* NAND area of the store on every target (the console's storage flow uses blocks 1..5). The host's
+ * side (lsmc/sim/storage_faults.py) restates the manifest area, RB_MOUNT/RB_FINAL and WORK_MAGIC;
+ * tests/test_nand_faults.py fails when they drift apart. */
 #define MAN_FIRST 8u   /* manifest area: blocks 8..13 */
 #define MAN_BLOCKS 6u
 #define DATA_FIRST 14u /* data blocks 14..47 */
