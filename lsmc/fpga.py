@@ -320,9 +320,9 @@ def _row(design, res, achieved, target, bit) -> dict:
             "dsp": res.used("MULT18X18D"), "bitstream": bitstream}
 
 
-def write_results(rows: list, paths: dict, outdir: Path = RESULTS) -> tuple[Path, Path]:
+def write_results(rows: list, paths: dict, outdir: Path = RESULTS, notes: list = ()) -> tuple[Path, Path]:
     """results/fpga.csv (CSV_COLUMNS) and results/fpga.md (the table, conditions, critical paths).
-    `paths`: design -> (clock name, critical path lines)."""
+    `paths`: design -> (clock name, critical path lines); `notes`: lines under the table (provenance)."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = outdir / "fpga.csv", outdir / "fpga.md"
@@ -340,6 +340,8 @@ def write_results(rows: list, paths: dict, outdir: Path = RESULTS) -> tuple[Path
           "| " + " | ".join(CSV_COLUMNS) + " |", "|" + "---|" * len(CSV_COLUMNS)]
     for r in rows:
         md.append("| " + " | ".join(str(r[c]) for c in CSV_COLUMNS) + " |")
+    if notes:
+        md += ["", *notes]
     # A design not rebuilt this time keeps its section (and its row) from the previous file.
     old = _path_sections(md_path.read_text()) if md_path.is_file() else {}
     for r in rows:
@@ -568,11 +570,15 @@ def resources_markdown(rows: list) -> str:
            "BRAM: 36 Kbit tiles on Xilinx (RAMB18 = 0.5), DP16KD (18 Kbit) on the ECP5; percentages of the "
            "board's device (XCKU040, XC7A100T, LFE5UM5G-85F). The board variant of `LsmcSoc.v` alone: LiteDRAM, "
            "its PHY and the BIOS CPU come on top. Table II is copied from seed 000 (`lsmc/data/paper.json`). "
-           "Generated from `results/fpga_resources.csv` (`scripts/fpga resources`)."]
+           "Generated from `lsmc/data/fpga_resources.csv` (`scripts/fpga resources`)."]
     return "\n".join(md)
 
 
-def read_resources(path: Path = RESULTS / "fpga_resources.csv") -> list:
+# The measured table, committed (results/ is not): docs/boards.md's generated block renders it.
+RESOURCES_DATA = Path(__file__).resolve().parent / "data" / "fpga_resources.csv"
+
+
+def read_resources(path: Path = RESOURCES_DATA) -> list:
     try:
         with open(path, newline="") as f:
             rows = list(csv.DictReader(f))
@@ -583,14 +589,16 @@ def read_resources(path: Path = RESULTS / "fpga_resources.csv") -> list:
     return rows
 
 
-def write_resources(rows: list, outdir: Path = RESULTS) -> Path:
+def write_resources(rows: list, outdir: Path = RESULTS, data: Path | None = RESOURCES_DATA) -> Path:
+    """results/fpga_resources.{csv,md}, and the committed copy `data` the docs render (None: not)."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    with open(outdir / "fpga_resources.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=RESOURCE_COLUMNS)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: r[k] for k in RESOURCE_COLUMNS})
+    for target in [outdir / "fpga_resources.csv"] + ([Path(data)] if data else []):
+        with open(target, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=RESOURCE_COLUMNS)
+            w.writeheader()
+            for r in rows:
+                w.writerow({k: r[k] for k in RESOURCE_COLUMNS})
     path = outdir / "fpga_resources.md"
     path.write_text("# The SoC (LsmcSoc, board variant) per board, yosys\n\n" + resources_markdown(rows) + "\n")
     return path

@@ -259,7 +259,7 @@ def test_resources_markdown_and_csv(tmp_path):
     """The resources table round-trips through its CSV and renders every board and the paper's row."""
     rows = [{"board": b, "LUT": 1000 + i, "FF": 2000, "BRAM": 10.5, "DSP": 4, "LUT_pct": "1.00", "FF_pct": "2.00",
              "BRAM_pct": "3.00", "DSP_pct": "4.00"} for i, b in enumerate(fpga.FAMILIES)]
-    fpga.write_resources(rows, tmp_path)
+    fpga.write_resources(rows, tmp_path, data=None)
     back = fpga.read_resources(tmp_path / "fpga_resources.csv")
     assert [r["board"] for r in back] == list(fpga.FAMILIES)
     md = fpga.resources_markdown(back)

@@ -7,7 +7,7 @@
 Kinds: `regs <block>` (the Markdown common.RegBlock writes for register block compaction, dma or
 nand), `memmap soc` (the SoC memory map from SocMap), `irqs soc` (interrupt lines),
 `table3 paper` (seed 000's Table III from lsmc/data/paper.json), `onfi async` (the ONFI timing
-modes from nand/data/onfi_timing.json), `fpga resources` (results/fpga_resources.csv beside Table II).
+modes from nand/data/onfi_timing.json), `fpga resources` (lsmc/data/fpga_resources.csv beside Table II).
 `lsmc docs` rewrites them; `lsmc docs --check` (and tests/test_generated_docs.py) fails when one is stale."""
 from __future__ import annotations
 

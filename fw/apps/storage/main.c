@@ -24,7 +24,7 @@ static void console(void)
     char line[LINE_CAP], *argv[WORDS_MAX];
     storage_result r;
     uint32_t v;
-    printf("storage console: 'storage [entries] [overlap%%] [targets]', 'nand help', 'exit [code]'\n");
+    printf("storage console: 'storage [entries] [overlap%%] [targets]', 'store', 'nand help', 'exit [code]'\n");
     for (;;) {
         int argc = uart_read_command("storage> ", line, sizeof line, argv, WORDS_MAX);
         if (argc < 0) {
@@ -58,10 +58,15 @@ static void console(void)
             cfg.overlap_pct = ov;
             cfg.targets = (int)tg;
             storage_flow_run(&cfg, &r);
+        } else if (!strcmp(argv[0], "store")) {
+            if (argc > 1)
+                printf("usage: store (no arguments: mount the run store, read every run back)\n");
+            else
+                store_mount();
         } else if (!strcmp(argv[0], "nand")) {
             nand_console(argc, argv);
         } else {
-            printf("unknown command '%s' (storage, nand, exit)\n", argv[0]);
+            printf("unknown command '%s' (storage, store, nand, exit)\n", argv[0]);
         }
     }
 }

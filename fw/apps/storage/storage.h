@@ -31,5 +31,7 @@ enum { STORAGE_SCEN_FLOW = 0, STORAGE_SCEN_CONSOLE = 1, STORAGE_SCEN_FAULTS = 2 
 int storage_flow_run(const storage_cfg *cfg, storage_result *res);
 /* SIM_ARG 2: mount, read back every stored run, then the host's work list (store.c); exit status. */
 int store_faults_flow(void);
+/* Mount the run store (newest valid manifest) and read every run back, one line each; 0 when mounted. */
+int store_mount(void);
 
 #endif

@@ -23,7 +23,9 @@
 #include "soc.h"
 #include "sys.h"
 
-/* NAND area of the store on every target (the console's storage flow uses blocks 1..5). */
+/* NAND area of the store on every target (the console's storage flow uses blocks 1..5). The host's
+ * side (lsmc/sim/storage_faults.py) restates the manifest area, RB_MOUNT/RB_FINAL and WORK_MAGIC;
+ * tests/test_nand_faults.py fails when they drift apart. */
 #define MAN_FIRST 8u   /* manifest area: blocks 8..13 */
 #define MAN_BLOCKS 6u
 #define DATA_FIRST 14u /* data blocks 14..47 */
@@ -495,15 +497,13 @@ static int do_merge(uint32_t id, uint32_t ia, uint32_t ib, unsigned group)
     return store_put(id, W_OUT, (uint32_t)sw.out_bytes);
 }
 
-int store_faults_flow(void)
+int store_mount(void)
 {
-    const uint32_t *w = (const uint32_t *)P8(DDR_HOST_BASE);
-    uint32_t i, n;
-    int rc, retried = 0;
+    int i, rc;
     printf("store: mount\n");
     for (i = 0;; i++) {
         if ((rc = mount()) != 0)
-            return 1;
+            return rc;
         io_fatal = 0;
         lost_runs = readback_all("mount", RB_MOUNT);
         if (!io_fatal || i)
@@ -511,6 +511,16 @@ int store_faults_flow(void)
         printf("fault: mount readback: a target stopped answering (TIMEOUT): mounting again\n");
     }
     printf("store: mount done: %lu run(s), %d lost\n", (unsigned long)man.n_runs, lost_runs);
+    return 0;
+}
+
+int store_faults_flow(void)
+{
+    const uint32_t *w = (const uint32_t *)P8(DDR_HOST_BASE);
+    uint32_t i, n;
+    int rc, retried = 0;
+    if (store_mount() != 0)
+        return 1;
     if (w[0] != WORK_MAGIC || w[1] > WORK_MAX) {
         printf("store: FAIL (no work list at 0x%08lx: magic 0x%08lx, %lu items)\n", (unsigned long)DDR_HOST_BASE,
                (unsigned long)w[0], (unsigned long)w[1]);
@@ -523,6 +533,17 @@ int store_faults_flow(void)
         if (find(id)) {
             printf("store: run %lu already stored\n", (unsigned long)id);
             continue;
+        }
+        if (op == 1 && (it[2] < DDR_HOST_BASE || it[2] & 3u || it[3] > DDR_HOST_SIZE ||
+                        it[2] - DDR_HOST_BASE > DDR_HOST_SIZE - it[3])) {
+            printf("store: FAIL (work item %lu: run %lu at 0x%08lx, %lu bytes: not 4-byte aligned inside DDR_HOST)\n",
+                   (unsigned long)i, (unsigned long)id, (unsigned long)it[2], (unsigned long)it[3]);
+            return 2;
+        }
+        if (op == 2 && ((it[0] >> 8) < KB16_MIN_GROUP || (it[0] >> 8) > KB16_MAX_GROUP)) {
+            printf("store: FAIL (work item %lu: merge group %lu outside %u..%u)\n", (unsigned long)i,
+                   (unsigned long)(it[0] >> 8), KB16_MIN_GROUP, KB16_MAX_GROUP);
+            return 2;
         }
         if (op == 1)
             rc = store_put(id, it[2], it[3]);
@@ -564,4 +585,6 @@ int store_faults_flow(void)
     printf("store: FAIL (firmware built without nand_regs.h)\n");
     return 1;
 }
+
+int store_mount(void) { return store_faults_flow(); }
 #endif
