@@ -671,7 +671,7 @@ NandPinsOut NandModel::eval_nvddr(int64_t tp, const NandPinsIn& in) {
         beats_.push_back({e0, half, b0, true});
         beats_.push_back({e0 + half, half, b1, false});
         out_since_ca_ = true;
-        p_last_out_ = e0 + half;
+        p_last_out_ = tp;  // tRHW counts from the last data output clock
       } else {
         bus_ = Bus::Idle;
       }
@@ -719,6 +719,20 @@ NandPinsOut NandModel::eval_nvddr(int64_t tp, const NandPinsIn& in) {
     if (keep != beats_.begin()) beats_.erase(beats_.begin(), keep - 1);
   }
   return o;
+}
+
+void NandModel::dqs_edges(int64_t from, int64_t to, std::vector<std::pair<int64_t, bool>>& out) const {
+  for (const Beat& b : beats_)
+    if (b.edge >= from && b.edge < to) out.emplace_back(b.edge, b.rise);
+}
+
+uint8_t NandModel::dq_at(int64_t tp) const {
+  const Beat* cur = nullptr;
+  for (auto it = beats_.rbegin(); it != beats_.rend(); ++it)
+    if (it->edge <= tp) { cur = &*it; break; }
+  if (cur && tp >= cur->edge + N_->tDQSQ && tp < cur->edge + cur->half - N_->tQHS) return cur->v;
+  uint64_t h = uint64_t(tp) * 0x9E3779B97F4A7C15ull;  // junk, the same for the same instant
+  return uint8_t(h >> 56);
 }
 
 }  // namespace onfi
