@@ -76,7 +76,8 @@ NVDDR_PART = dict(page_bytes=4096, spare_bytes=224, pages=128)
 def nvddr_words(mode: int, clk_ns: int = CLK_NS) -> dict:
     """Register values for NV-DDR `mode`: DDR_CFG and the TIMING fields the NV-DDR layer uses (docs/nand.md)."""
     if mode not in NVDDR_CK_DIV:
-        raise ValueError(f"NV-DDR mode {mode}: the controller runs modes {sorted(NVDDR_CK_DIV)} at {1000 // clk_ns} MHz")
+        raise ValueError(f"NV-DDR mode {mode}: the controller runs modes {sorted(NVDDR_CK_DIV)} "
+                         f"at {1000 // clk_ns} MHz")
     t = NVDDR_MODES[mode]
     c = lambda *ps: max(1, max(math.ceil(x / (clk_ns * 1000)) for x in ps))
     words = timing_words(0)  # fields the NV-DDR layer does not read keep their mode-0 values
