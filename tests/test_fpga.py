@@ -244,10 +244,48 @@ def test_resource_counts_of_a_small_design(family):
 
 
 def test_paper_table2_quoted_in_docs():
-    """docs/boards.md quotes seed 000's Table II: the same numbers as lsmc.fpga.PAPER_TABLE2."""
+    """docs/boards.md quotes seed 000's Table II: the same numbers as lsmc/data/paper.json."""
+    from lsmc.report import paper
     doc = (ROOT / "docs" / "boards.md").read_text()
     m = re.search(r"^\| paper, Table II.*$", doc, re.M)
     assert m, "docs/boards.md has no paper Table II row"
-    nums = [int(x.replace(" ", "")) for x in re.findall(r"\b\d[\d ]*\d\b|\b\d\b", m.group(0).split("|", 2)[2])]
-    p = fpga.PAPER_TABLE2
+    nums = [int(x.replace(" ", "")) for x in re.findall(r"(?<![.\d])\d[\d ]*\d(?![.\d])|(?<![.\d])\d(?![.\d])",
+                                                         m.group(0).split("|", 2)[2])]
+    p = paper.table2()
     assert nums[:4] == [p["LUT"][0], p["FF"][0], p["BRAM"][0], p["DSP"][0]], nums
+
+
+def test_resources_markdown_and_csv(tmp_path):
+    """The resources table round-trips through its CSV and renders every board and the paper's row."""
+    rows = [{"board": b, "LUT": 1000 + i, "FF": 2000, "BRAM": 10.5, "DSP": 4, "LUT_pct": "1.00", "FF_pct": "2.00",
+             "BRAM_pct": "3.00", "DSP_pct": "4.00"} for i, b in enumerate(fpga.FAMILIES)]
+    fpga.write_resources(rows, tmp_path, data=None)
+    back = fpga.read_resources(tmp_path / "fpga_resources.csv")
+    assert [r["board"] for r in back] == list(fpga.FAMILIES)
+    md = fpga.resources_markdown(back)
+    assert "| kcu105 | 1000 (1.00 %) | 2000 (2.00 %) | 10.5 (3.00 %) | 4 (4.00 %) |" in md
+    assert "| paper, Table II" in md
+    (tmp_path / "bad.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(fpga.FpgaError, match="bad.csv"):
+        fpga.read_resources(tmp_path / "bad.csv")
+    with pytest.raises(fpga.FpgaError, match="missing.csv"):
+        fpga.read_resources(tmp_path / "missing.csv")
+
+
+def test_results_keep_the_row_and_path_not_rebuilt(tmp_path):
+    """`scripts/fpga ip` rewrites the IP's row and critical path and keeps the SoC's from the last run."""
+    lines = ["Critical path report for clock 'clk' (posedge -> posedge):",
+             "      type curr  total name",
+             "  clk-to-q  0.31  0.31 Source a_TRELLIS_FF_Q.Q",
+             "   routing  0.50  0.81 Net a (1,1) -> (2,2)",
+             "     setup  0.10  0.91 Source b_TRELLIS_FF_Q.DI",
+             "0.31 ns logic, 0.50 ns routing"]
+    row = {c: "1" for c in fpga.CSV_COLUMNS}
+    fpga.write_results([{**row, "design": "soc"}, {**row, "design": "compaction_ip"}],
+                       {"soc": ("lsmc", lines), "compaction_ip": ("clk", lines)}, tmp_path)
+    soc_section = fpga._path_sections((tmp_path / "fpga.md").read_text())["soc"]
+    fpga.write_results([{**row, "design": "soc"}, {**row, "design": "compaction_ip", "fmax_mhz": "2"}],
+                       {"compaction_ip": ("clk2", lines)}, tmp_path)
+    md = (tmp_path / "fpga.md").read_text()
+    assert soc_section in md and "## Critical path: compaction_ip (clock clk2)" in md
+    assert md.count("## Critical path:") == 2

@@ -39,9 +39,12 @@ class EccStats(ctypes.Structure):
 def lib():
     ns.build_sim()  # also generates build/gen/nand/nand_regs.h
     fw = ROOT / "fw"
+    # the driver, and the storage app's `nand ...` console commands on top of it
     so = firmware.build_host_lib("nanddrv", [fw / "drivers" / "nand.c", fw / "drivers" / "timer.c",
+                                             fw / "apps" / "storage" / "nandcon.c", fw / "lib" / "parse.c",
                                              ROOT / "tests" / "fw_host" / "shim.c"],
-                                 defines=["LSMC_HOST_SHIM"], includes=[ns.GEN, ROOT / "tests" / "fw_host"])
+                                 defines=["LSMC_HOST_SHIM", "LSMC_NAND=1"],
+                                 includes=[ns.GEN, ROOT / "tests" / "fw_host"])
     l = ctypes.CDLL(str(so))
     l.shim_install.argtypes = [READ_FN, WRITE_FN]
     l.nand_init.argtypes = [ctypes.POINTER(Info), ctypes.c_int, ctypes.c_uint32]

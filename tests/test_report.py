@@ -94,12 +94,24 @@ def test_parse_run_line():
 CSV_HEADER = "width,bracket," + HEADER
 
 
+def test_parse_ddr():
+    assert table3.parse_ddr("sim: ddr fixed: read latency 20 cycles\nddr: fixed\nsim: exit 0\n") == "fixed"
+    assert table3.parse_ddr("ddr: kcu105\n") == "kcu105"
+    with pytest.raises(table3.ReportError, match="no `ddr: <preset>` line"):
+        table3.parse_ddr("sim: exit 0\n")
+
+
 def test_read_table3_csv(tmp_path):
     p = tmp_path / "table3.csv"
     p.write_text(f"{CSV_HEADER}\n32,paper,512,448,8192,9334,600,0.182305,43.9,51200,PASS\n"
                  "128,tight,512,448,8192,700,476,0.01367,1171.9,333000,1\n")
-    rows = table3.read_table3_csv(p)
-    assert (rows[0]["width"], rows[0]["bracket"], rows[0]["fw_cycles"]) == (32, "paper", 9334)
+    rows = table3.read_table3_csv(p)   # a file from before the ddr column: the fixed model, the only one then
+    assert (rows[0]["width"], rows[0]["bracket"], rows[0]["fw_cycles"], rows[0]["ddr"]) == (32, "paper", 9334, "fixed")
+    p.write_text(f"{CSV_HEADER},ddr\n32,paper,512,448,8192,9334,600,0.182305,43.9,51200,PASS,kcu105\n")
+    assert table3.read_table3_csv(p)[0]["ddr"] == "kcu105"
+    p.write_text(f"{CSV_HEADER},ddr\n32,paper,512,448,8192,9334,600,0.182305,43.9,51200,PASS,k c\n")
+    with pytest.raises(table3.ReportError, match="bad ddr value"):
+        table3.read_table3_csv(p)
     assert (rows[1]["width"], rows[1]["bracket"], rows[1]["pass"]) == (128, "tight", True)
     p.write_text("entries_in,fw_cycles\n512,9334\n")
     with pytest.raises(table3.ReportError, match="columns"):
@@ -146,16 +158,17 @@ def test_quick_report_writes_well_formed_files(tmp_path, capsys, monkeypatch):
     soc_csv = tmp_path / "table3.csv"
     # SoC figures for the first size only, second size FAIL: the report must use the first, refuse the
     # second and say so; the third size has no SoC row at all.
-    soc_csv.write_text(f"{CSV_HEADER}\n128,tight,200,180,3200,900,260,0.045,355.6,40000,PASS\n"
-                       "128,tight,400,360,6400,1500,480,0.0375,426.7,80000,FAIL\n"
-                       "32,paper,600,525,9600,5000,2400,0.083,192,120000,PASS\n")  # other configuration
+    soc_csv.write_text(f"{CSV_HEADER},ddr\n128,tight,200,180,3200,900,260,0.045,355.6,40000,PASS,kcu105\n"
+                       "128,tight,400,360,6400,1500,480,0.0375,426.7,80000,FAIL,kcu105\n"
+                       "32,paper,600,525,9600,5000,2400,0.083,192,120000,PASS,kcu105\n")  # other configuration
     out = tmp_path / "results"
     rc = compare.main(["--sizes", "200", "400", "600", "--quick", "--leveldb-reps", "2", "--soc-csv",
                       str(soc_csv), "--out-dir", str(out)])
     assert rc == 0
     header, rows = _read_csv(out / "report.csv")
     assert header == ["entries_in", "ip_us_per_entry", "vexriscv_us_per_entry", "host_c_us_per_entry",
-                      "leveldb_us_per_entry", "speedup_vs_leveldb"]
+                      "leveldb_us_per_entry", "speedup_vs_leveldb", "ddr"]
+    assert [r["ddr"] for r in rows] == ["kcu105", "", ""]  # the preset of the row's SoC figures
     assert [r["entries_in"] for r in rows] == ["200", "400", "600"]  # `short` keys: entries == keys
     for r in rows:
         n = int(r["entries_in"])
@@ -174,6 +187,7 @@ def test_quick_report_writes_well_formed_files(tmp_path, capsys, monkeypatch):
     assert "the firmware reported FAIL for this size" in md
     assert "600 entries, soc: not measured — no TABLE3 row for 600 entries" in md
     assert "not by this run" in md  # SoC figures from a file are labelled as such
+    assert "DDR preset `kcu105`" in md
     spread = [l for l in md.splitlines() if l.startswith("| 400 | ")][-1].split(" | ")
     assert all(float(v) > 0 for v in spread[1:8])  # LevelDB in RAM and on disk, best and median
     table = [l for l in md.splitlines() if l.startswith("| 200 | 3200 |")]
@@ -252,6 +266,7 @@ class _FakeSoc:
 
         class R:
             returncode = 0
+            stderr = "sim: ddr fixed: read latency 20 cycles, no bandwidth limit\nddr: fixed\nsim: exit 0\n"
         if self.fail:
             R.uart, R.returncode = "bench: descriptor ... simulator died\n", 134
             return R
@@ -275,6 +290,7 @@ def test_report_runs_the_soc_on_its_own_jobs(tmp_path, monkeypatch):
     vex = {r["entries_in"]: r["vexriscv_us_per_entry"] for r in rows}
     assert float(vex["512"]) == pytest.approx(150 / 100, rel=1e-5)
     assert vex["3000"] == ""
+    assert [r["ddr"] for r in rows] == ["fixed", "fixed", ""]  # the harness's `ddr:` line, carried through
     md = (out / "report.md").read_text()
     assert "full-SoC Verilator simulation run by this report on the same jobs (128-bit IP, tight" in md
     assert "3000 entries, soc: not measured — not simulated: above --soc-max 2000" in md
@@ -329,8 +345,12 @@ def test_demo_table3_markdown_and_csv(tmp_path):
     assert "(a) faithful reproduction **28,772**" in md and "(b) this project's design **7,472**" in md
     assert "30 s for both simulations at once" in md and "load average 0.5" in md
     csv_path = tmp_path / "table3.csv"
-    table3.write_table3_csv(csv_path, [{"width": k[0], "bracket": k[1], **r} for k in table3.CONFIGS for r in res[k]])
+    with pytest.raises(table3.ReportError, match="DDR preset"):
+        table3.table3_csv_text([{"width": 32, "bracket": "paper", **res[(32, "paper")][0]}])
+    table3.write_table3_csv(csv_path, [{"width": k[0], "bracket": k[1], **r} for k in table3.CONFIGS for r in res[k]],
+                            ddr="fixed")
     back = table3.read_table3_csv(csv_path)
-    assert csv_path.read_text().splitlines()[0] == CSV_HEADER
+    assert csv_path.read_text().splitlines()[0] == CSV_HEADER + ",ddr"
+    assert {r["ddr"] for r in back} == {"fixed"}
     assert [(r["width"], r["bracket"]) for r in back] == [(32, "paper")] * 5 + [(128, "tight")] * 5
     assert back[4]["fw_cycles"] == 28772 and all(r["pass"] for r in back)

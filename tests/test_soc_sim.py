@@ -1,4 +1,4 @@
-"""Whole-SoC Verilator simulation (hw/soc + sim/soc) with the self-test firmware of sim/soc/selftest:
+"""Whole-SoC Verilator simulation (hw/soc + sim/soc) with the self-test firmware of fw/apps/selftest:
 boot, UART out and in, exit codes, timer and external interrupts, DDR from the CPU with host load/dump,
 bus faults, the max-cycles guard, the DMA + compaction IP path, the NAND controller slot, harness
 argument errors. The first test builds everything (Mill + Verilator, a few minutes cold; cached after)."""
@@ -38,6 +38,25 @@ def test_boot_uart_and_speed_line(elf, exe):
     assert "mul 0x5eefaff7 div 125082 rem 855" in res.uart  # RV32M through the pipeline
     assert res.cycles and res.cycles > 1000 and res.mcycles_per_s > 0
     assert "framing" not in res.stderr
+
+
+def test_statistics_lines_are_printed_and_parseable(elf, exe):
+    """The closing lines every run prints on stderr (sim/common/run_stats.h), which the demo, the docs'
+    speed table and benchmarks read: wall clock and CPU time over the same simulated cycles."""
+    res = run(elf, exe, 4, max_cycles=300_000)
+    lines = [line for line in res.stderr.splitlines() if line.startswith("sim: ")]
+    cpu = [line for line in lines if line.startswith("sim: cpu time ")]
+    wall = [line for line in lines if " cycles in " in line]
+    assert len(cpu) == 1 and len(wall) == 1, res.stderr
+    assert lines[-2:] == [cpu[0], wall[0]], "the two statistics lines close the run"
+    assert res.cycles == 300_000  # counted from the end of reset, as --max-cycles is
+    assert res.seconds > 0 and res.cpu_seconds > 0 and res.cpu_mcycles_per_s > 0
+    # Each rate is the cycles over its own time, to the printed precision.
+    assert res.mcycles_per_s == pytest.approx(res.cycles / res.seconds / 1e6, rel=0.02, abs=0.002)
+    assert res.cpu_mcycles_per_s == pytest.approx(res.cycles / res.cpu_seconds / 1e6, rel=0.02, abs=0.002)
+    # A run without a cpu-time line is reported as unknown, not as zero.
+    bare = soc.soc_result(0, b"", res.stderr.replace(cpu[0], "").encode())
+    assert bare.cycles == res.cycles and bare.cpu_mcycles_per_s is None
 
 
 def test_exit_code_is_returned(elf, exe):

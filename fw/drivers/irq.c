@@ -71,7 +71,8 @@ void irq_dispatch(void)
     }
 }
 
-uint32_t trap_handler(uint32_t mcause, uint32_t mepc, uint32_t mtval)
+/* Weak: an application that handles traps itself (fw/apps/selftest) defines its own. */
+__attribute__((weak)) uint32_t trap_handler(uint32_t mcause, uint32_t mepc, uint32_t mtval)
 {
     if (mcause & MCAUSE_INTERRUPT) {
         uint32_t code = mcause & ~MCAUSE_INTERRUPT;

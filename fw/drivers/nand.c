@@ -1,15 +1,11 @@
 /* ONFI NAND controller driver; see nand.h and docs/nand.md.
  * The register offsets come from the generated nand_regs.h (build/gen/nand or build/gen/soc). A
- * firmware build without that header (no NAND generator run yet) leaves the driver out instead of
- * failing the whole firmware; NAND_DRIVER_PRESENT tells which build this is. */
+ * firmware built with LSMC_NAND=0 (fw/Makefile: no nand_regs.h generated yet) leaves the driver out
+ * instead of failing the whole firmware; nand_driver_present tells which build this is. */
 #include "nand.h"
 
-#include <stdio.h>
+#if LSMC_NAND
 
-#if __has_include("nand_regs.h")
-
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "csr.h"
@@ -165,6 +161,8 @@ int nand_reset(int target)
     nand_dev.mode = 0;
     return simple(NAND_OP_RESET, target, 0, 0, 0, NULL);
 }
+
+int nand_read_status(int target, nand_comp *c) { return simple(NAND_OP_READ_STATUS, target, 0, 1, 0, c); }
 
 int nand_read_id(int target, uint32_t buf, uint8_t id[5])
 {
@@ -341,28 +339,37 @@ int nand_block_bad(int target, uint32_t block)
     return (bbt[target][block / 32] >> (block % 32)) & 1;
 }
 
+/* Factory marker (first spare byte of pages 0 and 1 not FFh): *bad = 1. */
+static int marker_bad(int target, uint32_t block, int *bad)
+{
+    int p, r;
+    *bad = 0;
+    for (p = 0; p < 2 && !*bad; p++) {
+        nand_cmd cmd = {0};
+        nand_comp c;
+        cmd.opcode = NAND_OP_PAGE_READ;
+        cmd.target = (uint8_t)target;
+        cmd.row = block * nand_dev.pages_per_block + (uint32_t)p;
+        cmd.col = nand_dev.page_bytes;
+        cmd.len = 1;
+        if ((r = nand_exec(&cmd, &c)) != 0)
+            return r;
+        *bad = (c.data & 0xFF) != 0xFF;
+    }
+    return NAND_OK;
+}
+
 int nand_bbt_scan(int target, uint32_t blocks, uint32_t *n_bad)
 {
     uint32_t b, n = 0;
-    int p, r;
+    int r, bad;
     if (blocks > NAND_BBT_BLOCKS)
         return NAND_DRV_ARG;
     for (b = 0; b < blocks; b++) {
-        for (p = 0; p < 2; p++) {
-            nand_cmd cmd = {0};
-            nand_comp c;
-            cmd.opcode = NAND_OP_PAGE_READ;
-            cmd.target = (uint8_t)target;
-            cmd.row = b * nand_dev.pages_per_block + (uint32_t)p;
-            cmd.col = nand_dev.page_bytes; /* first spare byte: the factory marker */
-            cmd.len = 1;
-            if ((r = nand_exec(&cmd, &c)) != 0)
-                return r;
-            if ((c.data & 0xFF) != 0xFF) {
-                nand_bbt_mark(target, b);
-                break;
-            }
-        }
+        if ((r = marker_bad(target, b, &bad)) != 0)
+            return r;
+        if (bad)
+            nand_bbt_mark(target, b);
         n += (uint32_t)nand_block_bad(target, b);
     }
     if (n_bad)
@@ -373,22 +380,11 @@ int nand_bbt_scan(int target, uint32_t blocks, uint32_t *n_bad)
 int nand_scan_bad(int target, uint8_t *bad, uint32_t blocks, uint32_t *n_bad)
 {
     uint32_t b, n = 0;
-    int p, r;
+    int r, m;
     for (b = 0; b < blocks; b++) {
-        bad[b] = 0;
-        for (p = 0; p < 2 && !bad[b]; p++) {
-            nand_cmd cmd = {0};
-            nand_comp c;
-            cmd.opcode = NAND_OP_PAGE_READ;
-            cmd.target = (uint8_t)target;
-            cmd.row = b * nand_dev.pages_per_block + (uint32_t)p;
-            cmd.col = nand_dev.page_bytes; /* first spare byte: the factory marker */
-            cmd.len = 1;
-            if ((r = nand_exec(&cmd, &c)) != 0)
-                return r;
-            if ((c.data & 0xFF) != 0xFF)
-                bad[b] = 1;
-        }
+        if ((r = marker_bad(target, b, &m)) != 0)
+            return r;
+        bad[b] = (uint8_t)m;
         n += bad[b];
     }
     if (n_bad)
@@ -396,108 +392,19 @@ int nand_scan_bad(int target, uint8_t *bad, uint32_t blocks, uint32_t *n_bad)
     return NAND_OK;
 }
 
-/* ------------------------------------------------------------------------------ console */
-const char nand_console_help[] =
-    "nand init [targets]         reset, ID, parameter page (CRC), fastest timing mode\n"
-    "nand id [t]                 READ ID\n"
-    "nand status [t]             READ STATUS\n"
-    "nand erase t block          BLOCK ERASE\n"
-    "nand program t block page addr [ecc]   PAGE PROGRAM from DDR (ecc: 1 = main area + ECC)\n"
-    "nand read t block page addr [ecc]      PAGE READ to DDR, prints ECC status\n"
-    "nand scan [t]               bad-block scan\n"
-    "nand regs                   controller registers\n";
+void nand_forget(void) { memset(&nand_dev, 0, sizeof nand_dev); }
 
-#define NAND_SCRATCH 0x4F000000u /* DDR scratch for the console (parameter page, ID) */
-
-static unsigned long arg(int argc, char **argv, int i, unsigned long dflt)
+int nand_reinit(int targets, uint32_t buf)
 {
-    return i < argc ? strtoul(argv[i], NULL, 0) : dflt;
-}
-
-static int report(const char *what, int r, const nand_comp *c)
-{
-    if (c)
-        printf("%s: %s (flash status 0x%02x", what, nand_err_name(r), c->status);
-    else
-        printf("%s: %s (", what, nand_err_name(r));
-    if (c && (c->corrected || c->unc_map))
-        printf(", ECC corrected %u bits, sectors 0x%02x, uncorrectable 0x%02x", c->corrected, c->corr_map, c->unc_map);
-    printf(")\n");
-    return r;
-}
-
-int nand_console(int argc, char **argv)
-{
-    nand_comp c = {0};
-    const char *sub = argc > 1 ? argv[1] : "help";
-    int t = (int)arg(argc, argv, 2, 0), r;
-    if (!strcmp(sub, "init")) {
-        r = nand_init(&nand_dev, (int)arg(argc, argv, 2, 1), NAND_SCRATCH);
-        if (r == 0)
-            printf("nand: %s %s ID %02x %02x %02x %02x %02x, %lu+%lu B pages, %lu pages/block, %lu blocks, "
-                   "timing mode %d, %d target(s), CRC 0x%04x ok\n",
-                   nand_dev.manufacturer, nand_dev.model, nand_dev.id[0], nand_dev.id[1], nand_dev.id[2],
-                   nand_dev.id[3], nand_dev.id[4], (unsigned long)nand_dev.page_bytes,
-                   (unsigned long)nand_dev.spare_bytes, (unsigned long)nand_dev.pages_per_block,
-                   (unsigned long)nand_dev.blocks, nand_dev.mode, nand_dev.targets, nand_dev.crc);
-        return report("init", r, NULL);
-    }
-    if (!strcmp(sub, "id")) {
-        uint8_t id[5];
-        r = nand_read_id(t, NAND_SCRATCH, id);
-        if (r == 0)
-            printf("ID %02x %02x %02x %02x %02x\n", id[0], id[1], id[2], id[3], id[4]);
-        return report("id", r, NULL);
-    }
-    if (!strcmp(sub, "status")) {
-        r = simple(NAND_OP_READ_STATUS, t, 0, 1, 0, &c);
-        return report("status", r, &c);
-    }
-    if (!strcmp(sub, "erase") && argc >= 4)
-        return report("erase", nand_erase(t, (uint32_t)arg(argc, argv, 3, 0), &c), &c);
-    if ((!strcmp(sub, "program") || !strcmp(sub, "read")) && argc >= 6) {
-        uint32_t row = (uint32_t)(arg(argc, argv, 3, 0) * nand_dev.pages_per_block + arg(argc, argv, 4, 0));
-        uint32_t addr = (uint32_t)arg(argc, argv, 5, 0);
-        int ecc = (int)arg(argc, argv, 6, 1);
-        uint32_t len = nand_dev.page_bytes + (ecc ? 0 : nand_dev.spare_bytes);
-        r = sub[0] == 'p' ? nand_program(t, row, addr, len, ecc, &c) : nand_read(t, row, addr, len, ecc, &c);
-        return report(sub, r, &c);
-    }
-    if (!strcmp(sub, "scan")) {
-        static uint8_t bad[4096];
-        uint32_t n = 0, b, blocks = nand_dev.blocks < 4096 ? nand_dev.blocks : 4096;
-        r = nand_scan_bad(t, bad, blocks, &n);
-        printf("target %d: %lu bad of %lu blocks:", t, (unsigned long)n, (unsigned long)blocks);
-        for (b = 0; b < blocks; b++)
-            if (bad[b])
-                printf(" %lu", (unsigned long)b);
-        printf("\n");
-        return report("scan", r, NULL);
-    }
-    if (!strcmp(sub, "regs")) {
-        static const struct { const char *n; uint32_t off; } regs[] = {
-            {"STATUS", NAND_STATUS}, {"IRQ_STATUS", NAND_IRQ_STATUS}, {"TIMING0", NAND_TIMING0},
-            {"TIMING1", NAND_TIMING1}, {"TIMING2", NAND_TIMING2}, {"TIMING3", NAND_TIMING3},
-            {"SAMPLE", NAND_SAMPLE}, {"GEOMETRY", NAND_GEOMETRY}, {"PERF_CYCLES", NAND_PERF_CYCLES},
-            {"PERF_BYTES", NAND_PERF_BYTES}};
-        unsigned i;
-        for (i = 0; i < sizeof regs / sizeof regs[0]; i++)
-            printf("  %02lx %-12s 0x%08lx\n", (unsigned long)regs[i].off, regs[i].n, (unsigned long)nand_reg(regs[i].off));
-        return 0;
-    }
-    fputs(nand_console_help, stdout);
-    return NAND_DRV_ARG;
+    int rc;
+    nand_reg_write(NAND_CTRL, 1u << NAND_CTRL_SOFT_RESET_SHIFT);
+    rc = nand_init(&nand_dev, targets, buf);
+    if (rc)
+        nand_forget();
+    return rc;
 }
 
 const int nand_driver_present = 1;
 #else
 const int nand_driver_present = 0;
-const char nand_console_help[] = "nand: driver not in this build (nand_regs.h was not generated)\n";
-int nand_console(int argc, char **argv)
-{
-    (void)argc;
-    (void)argv;
-    fputs(nand_console_help, stdout);
-    return NAND_DRV_ARG;
-}
 #endif

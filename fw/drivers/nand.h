@@ -4,6 +4,12 @@
 #ifndef LSMC_NAND_H
 #define LSMC_NAND_H
 
+/* Build variable: fw/Makefile sets LSMC_NAND to 1 when the NAND controller's generated nand_regs.h is
+ * there (the driver and the apps' NAND parts are built), else 0. */
+#ifndef LSMC_NAND
+#error "LSMC_NAND (0 or 1) is not defined: fw/Makefile defines it; host builds pass -DLSMC_NAND=1"
+#endif
+
 #include <stdint.h>
 
 #include "onfi_timing.h"
@@ -79,6 +85,8 @@ int nand_exec(const nand_cmd *c, nand_comp *out);
 
 int nand_set_mode_regs(int mode);
 int nand_reset(int target);
+/* READ STATUS (70h): the status byte in c->status. */
+int nand_read_status(int target, nand_comp *c);
 /* buf: DDR scratch (8 bytes) for the DMA of the five ID bytes. */
 int nand_read_id(int target, uint32_t buf, uint8_t id[5]);
 /* Reads the parameter page (three copies) into DDR at buf (>= 768 bytes), checks the CRC-16 of the
@@ -119,8 +127,11 @@ extern nand_info nand_dev;
 /* 0 when the firmware was built without the generated nand_regs.h: no function below exists. */
 extern const int nand_driver_present;
 
-/* Console commands (argv[0] is the command name): wired by the console as "nand <sub> ...". */
-int nand_console(int argc, char **argv);
-extern const char nand_console_help[];
+/* After a failed nand_init the geometry is half filled in: forget it (page_bytes 0 = not initialised). */
+void nand_forget(void);
+/* After a timeout (R/B# stuck busy, a completion that never came) neither the controller's queue nor
+ * the part's state can be trusted: soft-reset the controller, then nand_init every target again.
+ * On failure the geometry is forgotten. */
+int nand_reinit(int targets, uint32_t buf);
 
 #endif

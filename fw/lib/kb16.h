@@ -47,7 +47,9 @@ typedef enum {
     KB16_ERR_BAD_GROUP = 13,
     /* Software-only codes (never produced by the IP). */
     KB16_ERR_KEY_TOO_LONG = 64, /* encoder given a key over 16 bytes */
-    KB16_ERR_ARG = 65           /* NULL pointer or impossible argument */
+    KB16_ERR_ARG = 65,          /* NULL pointer or impossible argument */
+    KB16_ERR_SCRATCH = 66,      /* sub-compaction: scratch memory too small (the needed size is returned) */
+    KB16_ERR_OPEN_PART = 67     /* kb16_stitch_inplace: a part cannot be closed in place (use kb16_stitch) */
 } kb16_err;
 
 /* Name of an error code ("NONE", "RESERVED_BITS", ..., "UNKNOWN"). */
@@ -137,6 +139,95 @@ int kb16_merge(const uint8_t *run0, size_t len0, const uint8_t *run1, size_t len
  * the run, 0..n-1); n == 0 or n > KB16_MAX_RUNS is KB16_ERR_ARG. */
 int kb16_merge_n(const uint8_t *const *runs, const size_t *lens, unsigned n, unsigned group, uint8_t *out,
                  size_t out_cap, uint32_t *inv, size_t inv_cap, kb16_merge_result *res);
+
+/* ---- sub-compaction: one N-way merge split by key range into M parts (docs/scaling.md) ------------
+ * The way RocksDB splits a compaction across max_subcompactions threads: split keys s_1 <= .. <= s_{M-1}
+ * (s_0 = before every key, s_M = after every key); part j merges, from every run, the keys in
+ * [s_j, s_{j+1}). The parts run independently (one per compaction unit, or kb16_merge_n), and
+ *   - the parts' invalid-address streams, concatenated in part order, ARE the single merge's stream;
+ *   - kb16_stitch concatenates the parts' outputs into one valid run that decodes to the single merge's
+ *     (key, address) sequence. Each part is canonical from its own group start; a part whose output does
+ *     not end on a group boundary is closed: G-1 entries get a pad (canonical), any other fill re-encodes
+ *     the part's last groups with the spec's freedom (a virtual entry before a real one, a pad in a
+ *     group's last slot) to exactly fill its last group. The result is byte-identical to the single
+ *     merge's output when every split key is the first key of an output group of the single merge
+ *     (always for M = 1); otherwise it differs only in how groups are cut, never in keys or addresses.
+ *
+ * Input side: part j reads run i from entry p (the first entry of the first key >= s_j; a key's virtual
+ * entry belongs to it) to the p of part j+1. When p is not a group start the part needs a re-encoded
+ * head in scratch: the keys from p to a later group boundary, the first one written in full, filling
+ * whole groups (the same closing rule), then the original entries resume at that boundary. So a sub-run
+ * is up to two segments: head (scratch) then tail (the original run's bytes [tail_begin, tail_end) in
+ * entries). Give the unit both segments back to back (two DMA descriptors of one input) or copy them
+ * with kb16_subrun_copy; entry indices the unit reports translate back with kb16_subrun_orig_index. */
+#define KB16_MAX_PARTS 16u
+
+typedef struct {
+    const uint8_t *head;  /* re-encoded head in scratch, or NULL */
+    size_t head_bytes;    /* bytes of head (a multiple of 16; whole groups unless the tail is empty) */
+    size_t head_src;      /* original entry index where the head's keys start (p) */
+    size_t tail_begin;    /* original entries [tail_begin, tail_end) follow the head */
+    size_t tail_end;
+} kb16_subrun;
+
+/* Bytes of a sub-run (head + tail). */
+size_t kb16_subrun_bytes(const kb16_subrun *s);
+/* Copy head + tail of run `run` (the original run the plan was made from) into dst (kb16_subrun_bytes). */
+void kb16_subrun_copy(const kb16_subrun *s, const uint8_t *run, uint8_t *dst);
+/* Original entry index of entry x of the sub-run (x in the head: head_src, where its keys start). */
+size_t kb16_subrun_orig_index(const kb16_subrun *s, size_t x);
+
+/* Split keys balanced by input bytes: for j = 1..parts-1 the group-start key (of any run) whose count of
+ * input bytes below it is nearest total*j/parts (ties: fewer bytes, then lower run, then earlier group);
+ * keys never decrease (a repeated key makes an empty part). keys: parts-1 slots of 16 bytes, key_lens
+ * parts-1 (a length 0 key sorts before every key). Runs are not fully validated here (the merges do).
+ * Returns KB16_OK, KB16_ERR_ARG (parts 0 or > KB16_MAX_PARTS, n 0 or > KB16_MAX_RUNS) or BAD_GROUP. */
+int kb16_split_keys(const uint8_t *const *runs, const size_t *lens, unsigned n, unsigned group, unsigned parts,
+                    uint8_t (*keys)[KB16_MAX_KEY], uint8_t *key_lens);
+
+/* The cheap split for the firmware: the largest run's (ties: lowest index) group-start keys at groups
+ * groups*j/parts, j = 1..parts-1 (parts-1 group-start decodes, nothing else). Parts are balanced by bytes
+ * when the runs' keys are alike in distribution (a run's keys drawn from the same key space); otherwise
+ * use kb16_split_keys, which measures (about N^2 log^2 group decodes plus a group scan per step: on the
+ * host 1.1 M instructions for 2 runs of 131,072 entries and 4 parts, against 124 M for the merge). */
+int kb16_split_keys_fast(const uint8_t *const *runs, const size_t *lens, unsigned n, unsigned group, unsigned parts,
+                         uint8_t (*keys)[KB16_MAX_KEY], uint8_t *key_lens);
+
+/* Per part and run the sub-run for these split keys: sub[j * n + i] (parts * n slots). Heads go to
+ * scratch (scratch_cap bytes); *scratch_used gets the bytes used, or on KB16_ERR_SCRATCH the bytes
+ * that suffice. A malformed entry met while re-encoding a head, or keys that decrease across a split
+ * point, fill res (status, err_input = run, err_index = original entry index) and return its code. */
+int kb16_split_plan(const uint8_t *const *runs, const size_t *lens, unsigned n, unsigned group, unsigned parts,
+                    const uint8_t (*keys)[KB16_MAX_KEY], const uint8_t *key_lens, kb16_subrun *sub,
+                    uint8_t *scratch, size_t scratch_cap, size_t *scratch_used, kb16_merge_result *res);
+
+/* Work space kb16_stitch needs for group G (the closing re-encode of up to 8 groups). */
+size_t kb16_stitch_scratch(unsigned group);
+
+/* Concatenate the parts' outputs (in part order) into out as one valid run, closing every part but the
+ * last (see above). Returns KB16_OK, KB16_ERR_OUT_OVERFLOW, KB16_ERR_SCRATCH, KB16_ERR_ARG, or a decode
+ * error of a part's output (res: err_input = part, err_index = entry index in that part). res gets
+ * out_bytes / out_entries / out_keys. */
+int kb16_stitch(const uint8_t *const *outs, const size_t *out_lens, unsigned parts, unsigned group, uint8_t *out,
+                size_t out_cap, void *scratch, size_t scratch_cap, kb16_merge_result *res);
+
+/* kb16_stitch without the copy: each part's output stays in its buffer outs[j] (caps[j] bytes; closing
+ * adds at most G-1 entries) and is closed in place, lens[j] updated; the run is the concatenation of the
+ * buffers' first lens[j] bytes, the same bytes kb16_stitch writes when every part can be closed within
+ * its last 8 groups. When one cannot (keys with no freedom left), KB16_ERR_OPEN_PART with
+ * res->err_input = that part, parts before it already closed (closing is idempotent: kb16_stitch on the
+ * same buffers then gives its usual result). Cost: the closing regions only. */
+int kb16_stitch_inplace(uint8_t *const *outs, size_t *lens, const size_t *caps, unsigned parts, unsigned group,
+                        void *scratch, size_t scratch_cap, kb16_merge_result *res);
+
+/* The whole sub-compaction in software (split keys, plan, kb16_merge_n per part, stitch): the reference
+ * the unit-driven version is checked against, and its CPU fallback. keys/key_lens: parts-1 split keys,
+ * or NULL to use kb16_split_keys. scratch: at least kb16_subcompact_scratch bytes. res as kb16_merge_n
+ * (errors name the original run and entry index). */
+size_t kb16_subcompact_scratch(const size_t *lens, unsigned n, unsigned group, unsigned parts);
+int kb16_subcompact(const uint8_t *const *runs, const size_t *lens, unsigned n, unsigned group, unsigned parts,
+                    const uint8_t (*keys)[KB16_MAX_KEY], const uint8_t *key_lens, uint8_t *out, size_t out_cap,
+                    uint32_t *inv, size_t inv_cap, void *scratch, size_t scratch_cap, kb16_merge_result *res);
 
 /* ---- seeded workload generator ------------------------------------------------------------ */
 typedef enum {

@@ -46,7 +46,8 @@ _start:
     .size _start, . - _start
 
 /* Trap entry: save the caller-saved registers (the C handler saves the rest), call
- * trap_handler(mcause, mepc, mtval); it returns the address to resume at. */
+ * trap_handler(mcause, mepc, mtval); it returns the address to resume at. The default handler
+ * (fw/drivers/irq.c) is weak: an application may define its own (the SoC self-test does). */
     .section .text.trap, "ax"
     .align  4
     .globl trap_entry

@@ -7,8 +7,8 @@
 Kinds: `regs <block>` (the Markdown common.RegBlock writes for register block compaction, dma or
 nand), `memmap soc` (the SoC memory map from SocMap), `irqs soc` (interrupt lines),
 `table3 paper` (seed 000's Table III from lsmc/data/paper.json), `onfi async` (the ONFI timing
-modes from nand/data/onfi_timing.json). `lsmc docs` rewrites them;
-`lsmc docs --check` (and tests/test_generated_docs.py) fails when one is stale."""
+modes from nand/data/onfi_timing.json), `fpga resources` (lsmc/data/fpga_resources.csv beside Table II).
+`lsmc docs` rewrites them; `lsmc docs --check` (and tests/test_generated_docs.py) fails when one is stale."""
 from __future__ import annotations
 
 import argparse
@@ -94,8 +94,16 @@ def _onfi(interface: str) -> str:
     return "\n".join(rows)
 
 
+def _fpga(what: str) -> str:
+    from lsmc import fpga
+    if what != "resources":
+        raise DocsError(f"unknown fpga table {what!r} (resources)")
+    return fpga.resources_markdown(fpga.read_resources())
+
+
 RENDERERS = {
     "regs": lambda arg: _regs(arg),
+    "fpga": _fpga,
     "memmap": _memmap,
     "irqs": _irqs,
     "table3": _table3,

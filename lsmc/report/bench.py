@@ -29,7 +29,10 @@ CLOCK_MHZ = paper.clock_mhz()
 KINDS = (("short", "A", "kind `short` (1-8 byte keys, entries == keys, as in the paper)"),
          ("uniform", "B", "kind `uniform` (1-16 byte keys: virtual entries, entries != keys)"))
 FIELDS = ("table", "kind", "width", "keys", "entries_in", "bytes_in", "entries_out", "invalid", "cycles",
-          "sim_cycles", "cycles_per_out_entry", "us_per_in_entry", "mb_per_s", "paper_cycles", "ok")
+          "sim_cycles", "cycles_per_out_entry", "us_per_in_entry", "mb_per_s", "paper_cycles", "ok", "ddr")
+# The DDR preset of every figure here: none. The IP runs alone in Verilator, the harness feeding its streams
+# (no DMA, no memory model); the SoC figures with a DDR preset are Table III's and the scaling sweep's.
+DDR = "none"
 
 
 def deal(k0, k1, ways):
@@ -61,7 +64,7 @@ def measure(kind, widths, sizes, seed, overlap, group, stall, ways=2):
                 cycles_per_out_entry=cyc / entries_out if entries_out else float("nan"),
                 us_per_in_entry=cyc / CLOCK_MHZ / entries_in,
                 mb_per_s=16 * entries_in * CLOCK_MHZ / cyc if cyc else float("nan"),
-                paper_cycles=PAPER_CYCLES.get(n, ""), ok=ok,
+                paper_cycles=PAPER_CYCLES.get(n, ""), ok=ok, ddr=DDR,
                 status=r.status if r.status != "error" else f"error {r.code_name} in{r.input}@{r.index}"))
     return rows
 
@@ -111,7 +114,8 @@ def main(argv=None) -> int:
            f"{runs_text}, {a.overlap:.0%} overlap, seed {a.seed}, G = {a.group}"
            + (f", random stalls p = {a.stall}" if a.stall else ", no stalls") + ". `cycles` is the IP's "
            "HW_CYCLES register (first input beat accepted .. done, every output beat accepted). "
-           "`paper cycles` is seed 000 Table III (firmware-bracketed THROUGHPUT_COUNTER on its platform).", ""]
+           "`paper cycles` is seed 000 Table III (firmware-bracketed THROUGHPUT_COUNTER on its platform). "
+           f"DDR preset: `{DDR}` (the IP alone, its streams fed by the harness: no DMA, no memory).", ""]
     all_rows, failed = [], False
     try:
         for n, kind in enumerate(kinds):

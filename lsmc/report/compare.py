@@ -25,12 +25,13 @@ from lsmc import build, cliutil
 from lsmc.build import firmware
 from lsmc.model import kb16, workloads
 from lsmc.paths import RESULTS
-from lsmc.report import baselines, paper
+from lsmc.report import baselines, paper, scaling
 from lsmc.report.plots import write_plots
 from lsmc.report.table3 import (
     CLOCK_MHZ,
     PAPER_TABLE3,
     ReportError,
+    parse_ddr,
     parse_table3_lines,
     ratio,
     read_table3_csv,
@@ -39,8 +40,10 @@ from lsmc.sim import ipsim, soc
 
 DEFAULT_SIZES = [512, 1024, 2048, 4096, 8192, 65536, 1048576]
 QUICK_SIZES = [512, 1024, 2048, 4096, 8192]
+# `ddr` (last): the DDR preset of the row's SoC figures (the SoC harness's `ddr:` line; empty without them).
+# The IP column has no DDR: the IP alone in Verilator, its streams fed by the harness.
 CSV_COLUMNS = ["entries_in", "ip_us_per_entry", "vexriscv_us_per_entry", "host_c_us_per_entry",
-               "leveldb_us_per_entry", "speedup_vs_leveldb"]
+               "leveldb_us_per_entry", "speedup_vs_leveldb", "ddr"]
 # ---- the machine ------------------------------------------------------------------------------------
 
 def cpu_model() -> str:
@@ -193,9 +196,10 @@ def measure_soc(cfg: Config, sizes: list[int]) -> tuple[dict, str]:
     if cfg.soc == "csv":
         rows = [r for r in read_table3_csv(cfg.soc_csv) if (r["width"], r["bracket"]) == (cfg.width, bracket)]
         stamp = datetime.datetime.fromtimestamp(cfg.soc_csv.stat().st_mtime, datetime.timezone.utc)
+        presets = ", ".join(sorted({r["ddr"] for r in rows})) or "none: no rows"
         return ({r["entries_in"]: r for r in rows},
-                f"read from {cfg.soc_csv} ({cfg.width}-bit, {bracket} bracket rows; written {stamp:%Y-%m-%d %H:%M} "
-                "UTC, not by this run)")
+                f"read from {cfg.soc_csv} ({cfg.width}-bit, {bracket} bracket rows, DDR preset `{presets}`; written "
+                f"{stamp:%Y-%m-%d %H:%M} UTC, not by this run)")
     rows: dict = {}
     todo = [n for n in sizes if n <= cfg.soc_max]
     for n in sizes:
@@ -224,15 +228,18 @@ def measure_soc(cfg: Config, sizes: list[int]) -> tuple[dict, str]:
         (cfg.out_dir / "report_soc_bench.log").write_text(_soc_text(res))  # the console, for the record
         try:
             got = parse_table3_lines(_soc_text(res))
+            ddr = parse_ddr(res.stderr)
         except ReportError as e:
             for n in chunk:
                 rows[n] = {"error": f"the SoC simulation gave no result ({e}; simulator exit {res.returncode})"}
             continue
         for n, r in zip(chunk, got):
+            r["ddr"] = ddr
             rows[n] = r
             rows[r["entries_in"]] = r
+    presets = sorted({r["ddr"] for r in rows.values() if "ddr" in r}) or ["none: no result"]
     return rows, (f"full-SoC Verilator simulation run by this report on the same jobs ({cfg.width}-bit IP, "
-                  f"{bracket} counter bracket, DDR model latency 20 cycles; {time.time() - t0:.0f} s)")
+                  f"{bracket} counter bracket, DDR preset `{', '.join(presets)}`; {time.time() - t0:.0f} s)")
 
 
 def host_reps(entries: int, sets: int) -> int:
@@ -328,7 +335,7 @@ def write_csv(results: list[SizeResult], path: Path, outputs: cliutil.Outputs) -
     w.writerow(CSV_COLUMNS)
     for r in results:
         w.writerow([r.entries_in, _f(r.ip_us, 6), _f(r.vex_us, 6), _f(r.host_us, 6), _f(r.leveldb_us, 6),
-                    _f(ratio(r.leveldb_us, r.ip_us), 4)])
+                    _f(ratio(r.leveldb_us, r.ip_us), 4), r.soc.get("ddr", "") if r.soc else ""])
     outputs.add(path, f.getvalue())
 
 
@@ -361,10 +368,12 @@ def write_markdown(cfg: Config, results: list[SizeResult], soc_source: str, note
         L.append(f"| {r.entries_in} | {_m(r.host_us)} | {_m(r.ip_us)} | {_m(ratio(r.host_us, r.ip_us), 3, '×')} |")
     L.append("")
     L.append("Other pairings and their conditions:\n")
+    ddrs = sorted({r.soc["ddr"] for r in results if r.soc and r.soc.get("ddr")})
     L.append(f"- **SoC fw-bracketed vs VexRiscv C**: the same SoC at {CLOCK_MHZ} MHz, the same counter "
              "(THROUGHPUT_COUNTER started and stopped by the firmware) around the IP's whole job (DMA from and "
-             "to the DDR model, register accesses; seed 000's metric) and around the C merge on the SoC's "
-             "VexRiscv; the same runs, loaded into DDR by the simulator.")
+             f"to the DDR model, preset `{', '.join(ddrs) or 'none: not run'}`, register accesses; seed 000's "
+             "metric) and around the C merge on the SoC's VexRiscv; the same runs, loaded into DDR by the "
+             "simulator. The IP-alone columns have no DDR (the harness feeds the streams).")
     L.append("- **vs LevelDB 1.23**: LevelDB's own compaction of two tables holding the same keys, timed on this "
              "host (log line to log line): a different program (it reads and writes SSTables, builds blocks and "
              "filters, keeps values), so its ratio to the IP says how much a real store's compaction costs, not "
@@ -437,6 +446,13 @@ def write_markdown(cfg: Config, results: list[SizeResult], soc_source: str, note
             L.append(f"- {r.entries_in} entries, {col}: not measured — {why}")
     L.extend(f"- {n}" for n in notes)
     L.append("")
+    sc = cfg.out_dir / "scaling.csv"
+    if sc.exists():  # the sweep of `scripts/demo scaling` (lsmc.report.scaling), when it has run
+        try:
+            L.append(scaling.markdown_section(scaling.read_csv(sc), scaling.read_ddr(sc.with_suffix(".md"))).replace(
+                "## Scaling:", f"## Scaling (from {sc.name}, not measured by this run):", 1))
+        except (scaling.ScalingError, OSError) as e:
+            L.append(f"## Scaling\n\n{sc} could not be read: {e}\n")
     if plots:
         L.append("## Plots\n")
         L.extend(f"![{p}]({p})\n" for p in plots)

@@ -1,7 +1,9 @@
 """`scripts/demo`: build both SoC variants and the firmware, run Table III in the full-SoC simulation
 twice at once, (a) seed 000's platform (32-bit streams, the paper's counter bracket) and (b) this
 project's design (128-bit streams, tight bracket), on workloads made on the host, and write
-results/table3.md and results/table3.csv. `scripts/demo storage`: the NAND storage flow."""
+results/table3.md and results/table3.csv. `scripts/demo storage`: the NAND storage flow;
+`scripts/demo storage --faults`: the power-cut-safe storage flow under a fault schedule covering every
+NAND fault kind (lsmc.sim.storage_faults, docs/storage.md)."""
 from __future__ import annotations
 
 import argparse
@@ -50,15 +52,17 @@ def _load() -> str:
         return "unknown"
 
 
-def table3_markdown(results: dict, speed: dict, sim_s: float, total_s: float, load: str = "unknown") -> str:
+def table3_markdown(results: dict, speed: dict, sim_s: float, total_s: float, load: str = "unknown",
+                    ddr: str = "unstated") -> str:
     """results: (width, bracket) -> TABLE3 rows; the paper's counters beside both, with ratios."""
     a, b = results[(32, "paper")], results[(128, "tight")]
     by_a = {r["entries_in"]: r for r in a}
     by_b = {r["entries_in"]: r for r in b}
     L = ["# Table III: seed 000's figures beside the faithful reproduction (a) and this project's design (b)", "",
          "Full-SoC Verilator simulation (VexRiscv firmware, compaction IP fed by the SoC's DMA from DDR; DDR "
-         f"model: {DDR_LATENCY} cycles read latency, 256-bit port). The counter is the IP's THROUGHPUT_COUNTER "
-         "started and stopped by the firmware (REG_COUNT_CONTROL), as the paper reads reg_throughput_counter; "
+         f"preset `{ddr}`: {DDR_LATENCY} cycles read latency, 256-bit port). The counter is the IP's "
+         "THROUGHPUT_COUNTER started and stopped by the firmware (REG_COUNT_CONTROL), as the paper reads "
+         "reg_throughput_counter; "
          f"cycles are simulated clock cycles, µs assume the nominal {table3.CLOCK_MHZ} MHz clock (the paper's "
          "MicroBlaze system clock is also 100 MHz). Workloads: made on the host by the reference model "
          f"(`kb16 gen --kind {table3.TABLE3_WORKLOAD['kind']} --overlap {table3.TABLE3_WORKLOAD['overlap']} "
@@ -106,15 +110,22 @@ def table3_markdown(results: dict, speed: dict, sim_s: float, total_s: float, lo
     return "\n".join(L)
 
 
-def _pump(tag: str, stream, sink: list, lock: threading.Lock) -> None:
-    """Keep a simulator's output; with a tag, echo its Table III lines as they come (progress: rows done)."""
+def _table3_line(line: str) -> bool:
+    """A line of the firmware's Table III output (progress: rows done)."""
+    return line.startswith(("TABLE3", "bench:", "Table III")) or (line[:1] == " " and line.strip()[:1].isdigit())
+
+
+def _progress_line(line: str) -> bool:
+    """The harness's progress line (every 10 s while the console is quiet: cycles so far)."""
+    return line.startswith("sim: progress:")
+
+
+def _pump(tag: str, stream, sink: list, lock: threading.Lock, echo) -> None:
+    """Keep a simulator's output; echo the lines `echo` picks, tagged, as they come."""
     for raw in iter(stream.readline, b""):
         sink.append(raw)
-        if not tag:
-            continue
         line = raw.decode("latin-1").rstrip()
-        if line.startswith(("TABLE3", "bench:")) or (line[:1] == " " and line.strip()[:1].isdigit()) \
-                or line.startswith("Table III"):
+        if echo(line):
             with lock:
                 print(f"[{tag}] {line}", flush=True)
     stream.close()
@@ -144,12 +155,12 @@ def run_table3(args) -> int:
         print(f"demo: simulating the whole SoC, {CONFIG_TEXT[key][0]} ({width}-bit, {bracket} bracket)", flush=True)
         procs[key] = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         outs[key], errs[key] = [], []
-        for stream, sink, echo in ((procs[key].stdout, outs[key], True), (procs[key].stderr, errs[key], False)):
-            th = threading.Thread(target=_pump, args=(f"{width}/{bracket}" if echo else "", stream, sink, lock),
-                                  daemon=True)
+        for stream, sink, echo in ((procs[key].stdout, outs[key], _table3_line),
+                                   (procs[key].stderr, errs[key], _progress_line)):
+            th = threading.Thread(target=_pump, args=(f"{width}/{bracket}", stream, sink, lock, echo), daemon=True)
             th.start()
             threads.append(th)
-    results, speed, ok = {}, {}, True
+    results, speed, ddrs, ok = {}, {}, {}, True
     for key, p in procs.items():
         try:
             p.wait(timeout=args.timeout)
@@ -165,6 +176,7 @@ def run_table3(args) -> int:
         speed[key] = _speed_line(res.stderr)
         try:
             results[key] = table3.parse_table3_lines(res.uart)
+            ddrs[key] = table3.parse_ddr(res.stderr)  # the harness names its DDR model: every figure carries it
         except table3.ReportError as e:
             print(f"demo: {CONFIG_TEXT[key][0]}: {e} (simulation exit {res.returncode}); console in "
                   f"{RESULTS / f'console_w{key[0]}_{key[1]}.log'}", file=sys.stderr)
@@ -174,8 +186,9 @@ def run_table3(args) -> int:
     md = RESULTS / "table3.md"
     with cliutil.Outputs() as outputs:  # both files replace the previous ones together, or neither does
         outputs.add(RESULTS / "table3.csv", table3.table3_csv_text([
-            {"width": k[0], "bracket": k[1], **r} for k in table3.CONFIGS for r in results[k]]))
-        outputs.add(md, table3_markdown(results, speed, wall, time.time() - t0, _load()))
+            {"width": k[0], "bracket": k[1], "ddr": ddrs.get(k), **r} for k in table3.CONFIGS for r in results[k]]))
+        outputs.add(md, table3_markdown(results, speed, wall, time.time() - t0, _load(),
+                                        ", ".join(sorted(set(ddrs.values()))) or "unstated"))
     print("\n" + md.read_text())
     print(f"demo: wrote {md} and {RESULTS / 'table3.csv'} (simulations {wall:.0f} s, whole demo "
           f"{time.time() - t0:.0f} s)")
@@ -185,9 +198,31 @@ def run_table3(args) -> int:
     return 0 if ok else 1
 
 
+def run_storage_faults(args) -> int:
+    """The run store under the fault schedule; PASS only if nothing reported stored was lost or altered."""
+    from lsmc.sim import storage_faults
+    schedule = storage_faults.FULL_SCHEDULE
+    if args.schedule:
+        schedule = cliutil.read_text_input(args.schedule)
+    print("demo: building the SoC and the storage firmware, then the storage flow under NAND faults and power cuts "
+          "...", flush=True)
+    RESULTS.mkdir(exist_ok=True)
+    res = storage_faults.run(schedule, out_dir=RESULTS / "storage_faults", timeout=args.timeout,
+                             max_cycles=args.max_cycles, schedule_name=f"--schedule {args.schedule}")
+    text = "\n".join(res.lines) + "\n"
+    cliutil.write_output(RESULTS / "storage_faults.txt", text)
+    print(text, end="")
+    print(f"demo: console and fault schedule in {RESULTS / 'storage_faults'}; report in "
+          f"{RESULTS / 'storage_faults.txt'}")
+    print("demo: storage --faults PASS" if res.passed else "demo: storage --faults FAIL")
+    return 0 if res.passed else 1
+
+
 def run_storage(args) -> int:
     """Two KB16 runs to NAND, back to DDR, merged by the IP, results to NAND, read back, verified."""
     from lsmc.sim import nandsim
+    if args.faults:
+        return run_storage_faults(args)
     RESULTS.mkdir(exist_ok=True)
     log = RESULTS / "storage.log"
     print("demo: building the SoC and the storage firmware, then running the NAND storage flow ...", flush=True)
@@ -202,13 +237,22 @@ def run_storage(args) -> int:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="scripts/demo", description=__doc__)
     ap.add_argument("scenario", nargs="?", default="table3", choices=["table3", "storage"])
+    ap.add_argument("--faults", action="store_true",
+                    help="storage: the power-cut-safe flow under every NAND fault kind (docs/storage.md)")
+    ap.add_argument("--schedule", metavar="FILE",
+                    help="storage --faults: this fault schedule instead of the built-in one (sim/soc/nand_faults.h)")
     ap.add_argument("--max-cycles", type=cliutil.int_option(1, 2**63 - 1), default=400_000_000, metavar="N",
                     help="simulation guard against hangs, 1..2^63-1 cycles (default 400000000)")
     ap.add_argument("--timeout", type=cliutil.int_option(1, 86400), default=3600, metavar="S",
                     help="seconds each simulation may take, 1..86400 (default 3600)")
     args = ap.parse_args(argv)
+    if (args.faults or args.schedule) and args.scenario != "storage":
+        ap.error("--faults/--schedule: only with the storage scenario")
+    if args.schedule and not args.faults:
+        ap.error("--schedule: only with --faults")
     logs = [f"console_w{w}_{b}.log" for w, b in table3.CONFIGS]
-    cliutil.check_output_dir(RESULTS, "results", ["table3.csv", "table3.md", "storage.log", *logs])
+    cliutil.check_output_dir(RESULTS, "results", ["table3.csv", "table3.md", "storage.log", "storage_faults.txt",
+                                                   *logs])
     try:
         return run_storage(args) if args.scenario == "storage" else run_table3(args)
     except (firmware.FirmwareError, table3.ReportError, build.BuildError, RuntimeError) as e:

@@ -1,4 +1,4 @@
-"""Seed 000's published numbers (Table III, the LevelDB figure, the platform clock), read from the one
+"""Seed 000's published numbers (Tables II and III, the LevelDB figure, the platform clock), read from the one
 data file lsmc/data/paper.json. Reports, the demo and docs/ (generated block `table3 paper`) import
 them from here; nothing else restates them."""
 from __future__ import annotations
@@ -47,6 +47,14 @@ def leveldb_us_per_entry() -> float:
 def counters() -> dict:
     """Key number -> throughput counter value."""
     return {r.keys: r.counter for r in table3()}
+
+
+def table2() -> dict:
+    """Table II (the paper's whole platform on the KCU105): resource -> (used, available)."""
+    d = data()
+    if d["table2_columns"] != ["resource", "used", "available"]:
+        raise ValueError(f"{DATA}: table2_columns {d['table2_columns']} are not resource, used, available")
+    return {name: (used, avail) for name, used, avail in d["table2"]}
 
 
 def table3_markdown() -> str:

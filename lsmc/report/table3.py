@@ -22,7 +22,11 @@ TABLE3_COLUMNS = ["entries_in", "entries_out", "bytes_in", "fw_cycles", "hw_cycl
 # the counter bracket as a Xilinx AXI DMA driver does; (b) this project's design: 128-bit streams,
 # channels programmed before the counter, one START_MASK write, one ALL_STATUS read per poll.
 CONFIGS = [(32, "paper"), (128, "tight")]
-CSV_COLUMNS = ["width", "bracket"] + TABLE3_COLUMNS
+# `ddr`: the SoC harness's DDR preset the row ran on (its `ddr: <preset>` line; docs/ddr-model.md), added
+# at the end. A file from before that column is read as `fixed`: the harness's only DDR model then.
+CSV_COLUMNS = ["width", "bracket"] + TABLE3_COLUMNS + ["ddr"]
+LEGACY_CSV_COLUMNS = CSV_COLUMNS[:-1]
+LEGACY_DDR = "fixed"
 TABLE3_SIZES = [512, 1024, 2048, 4096, 8192]
 # The workload of every Table III row: `short` keys (1..8 bytes: one KB16 entry each), half per run,
 # 25 % of run 1's keys also in run 0, G 16; the seed of `kb16 gen` and of `lsmc report`, so the report's
@@ -113,6 +117,17 @@ def parse_run_line(text: str) -> dict:
     return _table3_row([fields[k] for k in _RUN_KEYS] + [words[-1]], "run result line")
 
 
+_DDR = re.compile(r"^ddr: (\S+)$")
+
+
+def parse_ddr(text: str) -> str:
+    """The DDR preset a SoC simulation ran on: the harness's `ddr: <preset>` line (the last one)."""
+    found = [m.group(1) for l in text.splitlines() if (m := _DDR.match(l.strip()))]
+    if not found:
+        raise ReportError("the SoC simulation printed no `ddr: <preset>` line")
+    return found[-1]
+
+
 def _config_of(values: list[str], where: str) -> tuple[int, str]:
     width, bracket = (v.strip() for v in values)
     if width not in ("32", "128") or bracket not in ("paper", "tight"):
@@ -121,42 +136,52 @@ def _config_of(values: list[str], where: str) -> tuple[int, str]:
 
 
 def read_table3_csv(path: Path) -> list[dict]:
-    """results/table3.csv as written by scripts/demo (CSV_COLUMNS: width, bracket, then the TABLE3
-    columns). Each row carries "width" and "bracket"."""
+    """results/table3.csv as written by scripts/demo (CSV_COLUMNS: width, bracket, the TABLE3 columns,
+    ddr). Each row carries "width", "bracket" and "ddr" (LEGACY_DDR for a file without the column)."""
     with open(path, newline="") as f:
         reader = csv.reader(f)
         try:
             header = next(reader)
         except StopIteration:
             raise ReportError(f"{path}: empty file") from None
-        if [h.strip() for h in header] != CSV_COLUMNS:
+        header = [h.strip() for h in header]
+        if header not in (CSV_COLUMNS, LEGACY_CSV_COLUMNS):
             raise ReportError(f"{path}: columns {header}, expected {CSV_COLUMNS}")
         rows = []
         for i, r in enumerate(reader):
             if not r:
                 continue
             where = f"{path}: line {i + 2}"
-            if len(r) != len(CSV_COLUMNS):
-                raise ReportError(f"{where}: {len(r)} fields, expected {len(CSV_COLUMNS)}")
+            if len(r) != len(header):
+                raise ReportError(f"{where}: {len(r)} fields, expected {len(header)}")
             width, bracket = _config_of(r[:2], where)
-            rows.append({"width": width, "bracket": bracket, **_table3_row(r[2:], where)})
+            ddr = r[len(LEGACY_CSV_COLUMNS)].strip() if len(header) == len(CSV_COLUMNS) else LEGACY_DDR
+            if not re.fullmatch(r"[A-Za-z0-9_.-]+", ddr):
+                raise ReportError(f"{where}: bad ddr value {ddr!r} (a DDR preset name)")
+            rows.append({"width": width, "bracket": bracket,
+                         **_table3_row(r[2:len(LEGACY_CSV_COLUMNS)], where), "ddr": ddr})
         return rows
 
 
-def table3_csv_text(rows: list[dict]) -> str:
-    """results/table3.csv's text: TABLE3 rows with "width" and "bracket"."""
+def table3_csv_text(rows: list[dict], ddr: str | None = None) -> str:
+    """results/table3.csv's text: TABLE3 rows with "width", "bracket" and "ddr" (or `ddr` for rows
+    without one; a row with neither is an error: every figure names its DDR preset)."""
     f = io.StringIO(newline="")
     w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
     w.writeheader()
     for r in rows:
-        w.writerow({k: (f"{r[k]:.6f}" if isinstance(r[k], float) else r[k] if k == "bracket" else int(r[k]))
-                    for k in CSV_COLUMNS})
+        preset = r.get("ddr") or ddr
+        if not preset:
+            raise ReportError("a Table III row without its DDR preset (ddr)")
+        w.writerow({**{k: (f"{r[k]:.6f}" if isinstance(r[k], float) else r[k] if k == "bracket" else int(r[k]))
+                       for k in LEGACY_CSV_COLUMNS}, "ddr": preset})
     return f.getvalue()
 
 
-def write_table3_csv(path: Path, rows: list[dict]) -> None:
-    """rows: TABLE3 rows with "width" and "bracket"; written atomically (lsmc.cliutil)."""
-    cliutil.write_output(path, table3_csv_text(rows))
+def write_table3_csv(path: Path, rows: list[dict], ddr: str | None = None) -> None:
+    """rows: TABLE3 rows with "width", "bracket" (and "ddr"); written atomically (lsmc.cliutil)."""
+    cliutil.write_output(path, table3_csv_text(rows, ddr))
+
 
 def ratio(a, b):
     """a / b, or None when either is missing (never a made-up number)."""

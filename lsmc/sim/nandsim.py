@@ -474,7 +474,7 @@ def storage_demo(timeout: float = 1800, log=None):
     firmware.build_firmware()
     elf = firmware.BUILD_FW / "storage.elf"
     if not elf.exists():
-        raise SimError(f"{elf} was not built (fw/apps/storage.c)")
+        raise SimError(f"{elf} was not built (fw/apps/storage/)")
     run = soc.run_soc(elf, arg=0, timeout=timeout, log=log)
     return run.returncode == 0 and "storage: PASS" in run.uart, run
 

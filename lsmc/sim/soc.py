@@ -5,7 +5,7 @@
     res = soc.run_soc(elf, arg=3, ddr_latency=20, loads={0x40100000: "in.bin"})
     res.returncode, res.uart, res.cycles, res.mcycles_per_s
 
-`build_selftest()` compiles the small firmware of sim/soc/selftest/ that the tests use."""
+`build_selftest()` compiles the small firmware of fw/apps/selftest/ that the tests use."""
 from __future__ import annotations
 
 import re
@@ -15,13 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsmc import build
+from lsmc.build import firmware
 
 ROOT = build.ROOT
 GEN_DIR = build.GEN / "soc"
 SIM_SRC = ROOT / "sim" / "soc"
-SELFTEST_SRC = SIM_SRC / "selftest"
 NAND_MODEL = ROOT / "nand" / "model"
-RISCV_CC = "riscv64-unknown-elf-gcc"
 TIMEOUT_EXIT = 124
 
 
@@ -63,7 +62,7 @@ def build_soc(trace: bool = False, width: int = 128) -> Path:
     # header change still rebuilds.
     # The harness reads the memory map from the generated lsmc_soc.h next to the Verilog.
     common_srcs, common_flags = build.sim_common(NAND_MODEL / "onfi_model.h", NAND_MODEL / "onfi_timing.h",
-                                                 verilog.parent / "lsmc_soc.h")
+                                                 verilog.parent / "lsmc_soc.h", SIM_SRC / "nand_faults.h")
     return build.verilate("LsmcSoc", [verilog, SIM_SRC / "soc.vlt"],
                           [SIM_SRC / "harness.cpp", NAND_MODEL / "onfi_model.cpp", *common_srcs],
                           outdir, flags=flags + common_flags + ["-CFLAGS", f"-I{NAND_MODEL} -I{verilog.parent}"],
@@ -79,20 +78,21 @@ def _train(exe: Path) -> None:
 
 
 def build_selftest() -> Path:
-    """Compile sim/soc/selftest (crt0 + main) into build/sim/soc-selftest/selftest.elf."""
-    if shutil.which(RISCV_CC) is None:
-        raise build.BuildError(f"{RISCV_CC} not found (apt-get install gcc-riscv64-unknown-elf)")
-    generate_soc()  # provides lsmc_soc.h next to the Verilog
-    outdir = build.BUILD / "sim" / "soc-selftest"
-    outdir.mkdir(parents=True, exist_ok=True)
-    elf = outdir / "selftest.elf"
-    srcs = [SELFTEST_SRC / "crt0.S", SELFTEST_SRC / "main.c"]
-    digest = build._hash_paths(srcs + [SELFTEST_SRC / "link.ld", GEN_DIR / "lsmc_soc.h"])
-    stamp = outdir / ".stamp"
-    if elf.exists() and build._up_to_date(stamp, digest):
+    """Compile the SoC self-test (fw/apps/selftest, with fw/start/crt0.S and the drivers) into
+    build/fw/selftest.elf: only that app, so a half-edited other app does not stop the SoC tests."""
+    firmware.ensure_headers()
+    elf = firmware.BUILD_FW / "selftest.elf"
+    digest = firmware._digest(firmware.firmware_sources(), extra=("selftest",))
+    stamp = firmware.BUILD_FW / ".stamp-selftest"
+    if elf.exists() and stamp.exists() and stamp.read_text() == digest:
         return elf
-    build.run([RISCV_CC, "-march=rv32im_zicsr", "-mabi=ilp32", "-O2", "-g", "-ffreestanding", "-nostdlib",
-               "-Wall", "-Werror", "-I", GEN_DIR, "-T", SELFTEST_SRC / "link.ld", "-o", elf, *srcs, "-lgcc"])
+    firmware.BUILD_FW.mkdir(parents=True, exist_ok=True)
+    gen = " ".join(str(g) for g in firmware.GEN_INCLUDES)
+    try:
+        build.run(["make", "-C", firmware.FW, f"BUILD={firmware.BUILD_FW}", f"GEN_INC={gen}", "-j2",
+                   "--no-print-directory", str(elf)])
+    except build.BuildError as e:
+        raise firmware.FirmwareError(f"the self-test firmware did not build:\n{e}") from None
     stamp.write_text(digest)
     return elf
 
@@ -101,17 +101,21 @@ def build_selftest() -> Path:
 class SocRun:
     returncode: int
     uart: str          # what the firmware printed on the UART (stdout of the simulator)
-    stderr: str        # harness messages, incl. the speed line
+    stderr: str        # harness messages, incl. the speed lines
     cycles: int | None
-    seconds: float | None
-    mcycles_per_s: float | None
+    seconds: float | None          # wall clock
+    mcycles_per_s: float | None    # per wall-clock second
+    cpu_seconds: float | None = None           # the process's CPU time (what the model costs)
+    cpu_mcycles_per_s: float | None = None     # per CPU second: the figure to compare builds by
 
     @property
     def timed_out(self) -> bool:
         return self.returncode == TIMEOUT_EXIT
 
 
-_SPEED = re.compile(r"sim: (\d+) cycles in ([\d.]+) s = ([\d.]+) Mcycles/s")
+# The harness's closing statistics lines (sim/common/run_stats.h).
+_SPEED = re.compile(r"^sim: (\d+) cycles in ([\d.]+) s = ([\d.]+) Mcycles/s$", re.M)
+_CPU = re.compile(r"^sim: cpu time ([\d.]+) s = ([\d.]+) Mcycles/s per core$", re.M)
 
 
 def soc_command(exe, elf, arg: int = 0, ddr_latency: int | None = None, max_cycles: int | None = None,
@@ -142,8 +146,10 @@ def soc_result(returncode: int, stdout: bytes, stderr: bytes) -> SocRun:
     out = stdout.decode("latin-1")
     err = stderr.decode("latin-1")
     m = _SPEED.search(err)
+    c = _CPU.search(err)
     return SocRun(returncode, out, err, int(m.group(1)) if m else None,
-                  float(m.group(2)) if m else None, float(m.group(3)) if m else None)
+                  float(m.group(2)) if m else None, float(m.group(3)) if m else None,
+                  float(c.group(1)) if c else None, float(c.group(2)) if c else None)
 
 
 def run_soc(elf, arg: int = 0, ddr_latency: int | None = None, max_cycles: int | None = None,

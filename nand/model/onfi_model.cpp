@@ -275,7 +275,8 @@ void NandModel::latch_command(uint64_t t, uint8_t c) {
       auto& arr = page(row_);
       for (uint32_t i = 0; i < page_size(); i++)
         if (loaded_[i] && arr[i] != 0xFF) fail_ = true;  // programming over programmed bytes fails verify
-      bool cut = cfg.power_cut_after == 0, injected = false;
+      int hook = !fail_ && cfg.op_fault ? cfg.op_fault(false, row_) : 0;
+      bool cut = cfg.power_cut_after == 0 || hook == 2, injected = hook == 1;
       if (cfg.power_cut_after >= 0) cfg.power_cut_after--;
       auto wl = cfg.program_limit.find(row_);
       if (!fail_ && wl != cfg.program_limit.end() && ++program_ops_[row_] > wl->second) injected = true;
@@ -303,8 +304,10 @@ void NandModel::latch_command(uint64_t t, uint8_t c) {
       if (!row_ok(row_)) violation(t, "erase row " + std::to_string(row_) + " outside the device");
       uint32_t blk = row_ / cfg.pages_per_block;
       fail_ = !prev_.wp_n || is_bad(blk);
-      bool cut = cfg.power_cut_after == 0;
+      int hook = !fail_ && cfg.op_fault ? cfg.op_fault(true, row_) : 0;
+      bool cut = cfg.power_cut_after == 0 || hook == 2;
       if (cfg.power_cut_after >= 0) cfg.power_cut_after--;
+      if (hook == 1) { fail_ = true; n_faults++; }
       auto wb = cfg.erase_limit.find(blk);
       if (!fail_ && wb != cfg.erase_limit.end() && ++erase_ops_[blk] > wb->second) {  // weak block wears out
         fail_ = true; grown_bad_.insert(blk); n_faults++;

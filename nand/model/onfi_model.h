@@ -87,6 +87,9 @@ struct Config {
   uint32_t tDQSCK_ps = 7300;
   std::string ecc_note;  // datasheet ECC requirement in words (docs only)
   int ecc_bits = 4;      // ECC bits required per codeword (parameter page byte 112)
+  // Per-operation hook (the SoC harness's fault schedule): asked at each PROGRAM / ERASE confirm that
+  // would otherwise succeed; returns 0 = go on, 1 = the operation fails (program: page torn), 2 = power cut.
+  std::function<int(bool erase, uint32_t row)> op_fault;
   bool check_timing = true;
   std::function<void(const std::string&)> on_violation;  // default: print + exit(3)
 };

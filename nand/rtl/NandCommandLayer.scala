@@ -243,7 +243,11 @@ class NandCommandLayer(p: NandParams) extends Component {
   // One sector at a time: the decoder gets the remainder of the received codeword (data remainder XOR
   // the unmasked check bits) and returns the error positions; data bits are flipped in the buffer
   // (read, modify, write), check-bit errors only count.
-  val dec = new BchDecoder(bch)
+  // Clock stopped while the decoder is idle and not asked (Verilator only, common.SimClockGate): its
+  // GF arithmetic would otherwise cost the SoC model most of its cycles/s.
+  val decBusy = Bool()
+  val dec = common.SimClockGate(decBusy)(new BchDecoder(bch))
+  decBusy := dec.io.start.valid || !dec.io.idle
   val fixActive = RegInit(False)
   val fixSec = Reg(UInt(secBits + 1 bits))
   val fixPhase = Reg(UInt(3 bits))

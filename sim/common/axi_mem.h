@@ -119,6 +119,12 @@ class AxiSlave {
 
   void reseed(uint64_t seed) { rng_ = seed * 0x9E3779B97F4A7C15ull + 1; }
   bool busy() const { return !reads_.empty() || !writes_.empty() || !bq_.empty() || wAhead_ != 0; }
+  // The master was reset (a power cut in the SoC harness): every transaction in flight is dropped.
+  void reset() {
+    reads_.clear(); writes_.clear(); wq_.clear(); bq_.clear();
+    wAhead_ = 0;
+    rValid_ = bValid_ = idleDriven_ = arHeld_ = awHeld_ = wHeld_ = false;
+  }
 
   // Outputs for this cycle (call before the evaluation that precedes the rising edge).
   void drive(uint64_t cycle) {

@@ -48,6 +48,8 @@ class Uart {
   }
   void send(uint8_t c) { rxQueue_.push_back(c); }
   bool txIdle() const { return !receiving_ && *txd_; }
+  // The DUT was reset (a power cut in the SoC harness): a TX frame in flight is dropped.
+  void dutReset() { receiving_ = false; }
   uint64_t bitCycles() const { return bit_(ctx_); }
 
   // Once per cycle with the TX line as it is before the rising edge; drives RX for the next cycle.

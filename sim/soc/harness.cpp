@@ -26,6 +26,7 @@
 #include "args.h"
 #include "axi_mem.h"
 #include "loader.h"
+#include "nand_faults.h"
 #include "run_stats.h"
 #include "serial_link.h"
 #include "uart.h"
@@ -68,11 +69,12 @@ struct NandChannel {
     return a.dq == b.dq && a.dq_oe == b.dq_oe && a.cle == b.cle && a.ale == b.ale && a.ce_n == b.ce_n &&
            a.we_n == b.we_n && a.re_n == b.re_n && a.wp_n == b.wp_n;
   }
-  void init(VLsmcSoc* t, const onfi::Config& base) {
+  void init(VLsmcSoc* t, const onfi::Config& base, const nandf::Schedule& faults) {
     top = t;
     for (size_t i = 0; i < NAND_TARGETS; i++) {
       onfi::Config c = base;
       c.seed = base.seed + (uint32_t)i;
+      faults.configure(i, c, c.pages_per_block);
       models.push_back(std::make_unique<onfi::NandModel>(c, "nand" + std::to_string(i)));
     }
     lastIn.resize(NAND_TARGETS);
@@ -104,6 +106,13 @@ struct NandChannel {
   // After the rising edge: record the controller's new pin levels.
   void edge(uint64_t ns) {
     for (size_t i = 0; i < models.size(); i++) evalModel(i, ns);
+  }
+  // Power back on after a cut: the arrays keep their contents, every target starts as after power-up.
+  void powerOn(uint64_t ns) {
+    for (size_t i = 0; i < models.size(); i++) {
+      models[i]->power_on(ns);
+      fresh[i] = false;
+    }
   }
 };
 
@@ -202,6 +211,12 @@ int main(int argc, char** argv) {
                 stuck.push_back(s);
               }, true);
   args.number("--nand-seed", &nandSeed, "seed of the NAND models' bit-error positions (default 1)");
+  std::vector<std::pair<std::string, std::string>> faultSpecs;  // (file or "", line); parsed once the geometry is known
+  args.custom("--nand-faults", "FILE", "NAND fault schedule, one fault per line (docs/storage.md; sim/soc/nand_faults.h); "
+              "a power cut resets the SoC and powers the NAND on again, its array kept",
+              [&](const std::string& o, const std::string& v) { simc::checkInputFile(v, o, true); faultSpecs.push_back({v, ""}); }, true);
+  args.custom("--nand-fault", "LINE", "one line of a fault schedule, e.g. 'power-cut 0 program 8-11 2' (repeatable)",
+              [&](const std::string&, const std::string& v) { faultSpecs.push_back({"", v}); }, true);
   args.number("--max-cycles", &maxCycles, "stop with exit status 124 after N cycles (default 2000000000)", "N", (uint64_t)1, UINT64_MAX);
   args.output("--wave", &wavePath, "dump FST waves (only in the build made with --trace-fst)", "FILE.fst");
   args.number("--wave-from", &waveFrom, "start dumping at cycle N (counted from power-on, reset is 16 cycles)");
@@ -305,8 +320,18 @@ int main(int argc, char** argv) {
   ncfg.bit_errors_per_read = (int)nandBitErrors;
   ncfg.bit_error_spread = nandSpread;
   ncfg.seed = nandSeed;
+  nandf::Schedule faults;
+  for (auto& f : faultSpecs) {
+    if (f.second.empty()) faults.addFile(f.first, NAND_TARGETS, ncfg.blocks, ncfg.pages_per_block);
+    else faults.addLine(f.second, "--nand-fault", NAND_TARGETS, ncfg.blocks, ncfg.pages_per_block);
+  }
+  for (auto& f : faults.faults)
+    if (f.kind == nandf::Kind::StuckBusy)
+      for (uint32_t t = 0; t < NAND_TARGETS; t++)
+        if (f.target < 0 || (uint32_t)f.target == t) stuck.push_back(Stuck{t, f.cycle});
   NandChannel nand;
-  nand.init(top.get(), ncfg);
+  nand.init(top.get(), ncfg, faults);
+  faults.attach(nand.models, ncfg.pages_per_block);
 
 #if VM_TRACE
   std::unique_ptr<VerilatedFstC> tfp;
@@ -357,6 +382,40 @@ int main(int argc, char** argv) {
   uint64_t resetCycles = cycle;
   uint64_t nextStuck = stuck.empty() ? UINT64_MAX : 0;
 
+  // A power cut (fault schedule): the target cut mid-operation is off; the whole card loses power. The
+  // NAND arrays persist (the models' state, within this harness run); DDR, on-chip RAM, CPU and every
+  // controller do not: memories are cleared, the firmware and --load files are put back (what a boot
+  // loader and the host would do), the SoC is held in reset and the NAND powered on again.
+  uint64_t cutsDone = 0;
+  auto powerCycle = [&]() {
+    cutsDone = faults.cuts;
+    fflush(stdout);
+    char msg[200];
+    snprintf(msg, sizeof msg, "\n[sim: power cut %" PRIu64 " at cycle %" PRIu64 ": target %d %s row %u (block %u); SoC reset, NAND powered on]\n",
+             cutsDone, cycle, faults.cutTarget, faults.cutErase ? "erase" : "program", faults.cutRow, faults.cutRow / ncfg.pages_per_block);
+    fputs(msg, stdout);
+    fflush(stdout);
+    if (uart.log) fputs(msg, uart.log);
+    fputs(msg + 1, stderr);
+    for (auto& d : dumps) simc::writeFileAtomic(d.path + ".cut" + std::to_string(cutsDone), ddr.at(d.addr), d.len, "--dump");
+    ddrCpu.reset();
+    ddrDma.reset();
+    uart.dutReset();
+    ddr.remap(ddr.base(), ddr.size());
+    for (int l = 0; l < 4; l++) memset(ram[l], 0, RAM_SIZE / 4);
+    if (firmware.size() > 4 && firmware.compare(firmware.size() - 4, 4, ".bin") == 0) put(RAM_BASE, fw.data(), fw.size(), firmware);
+    else simc::loadElf(firmware, fw, put);
+    for (auto& ld : loads) {
+      std::vector<uint8_t> data = simc::readFile(ld.path, "--load");
+      put(ld.addr, data.data(), data.size(), "--load " + ld.path);
+    }
+    top->reset = 1;
+    for (int i = 0; i < 16; i++) step(true);
+    top->reset = 0;
+    if (uartDiv >= 0) *divider = (IData)uartDiv;
+    nand.powerOn(cycle * NS_PER_CYCLE);
+  };
+
   simc::RunStats stats;
   stats.start(cycle);
   int status = -1;
@@ -369,6 +428,7 @@ int main(int argc, char** argv) {
       for (char c : linkIn) uart.send((uint8_t)c);
       linkIn.clear();
     }
+    if (faults.cuts != cutsDone && status < 0) powerCycle();
     if (cycle >= nextStuck) {  // fault injection: arm stuck R/B# at its cycle
       nextStuck = UINT64_MAX;
       for (auto& s : stuck) {
@@ -418,6 +478,12 @@ int main(int argc, char** argv) {
       fprintf(stderr, "sim: nand%zu: %" PRIu64 " commands, %" PRIu64 " reads, %" PRIu64 " programs, %" PRIu64
               " erases, %" PRIu64 " bit errors\n", i, m.n_commands, m.n_reads, m.n_programs, m.n_erases, m.n_bit_errors);
   }
+  faults.report(stderr);
+  for (size_t i = 0; i < nand.models.size(); i++) {
+    uint64_t grave = nand.models[i]->n_faults - (i < 8 ? faults.byTarget[i] : 0);  // the rest of the model's faults
+    if (grave) fprintf(stderr, "sim: nand%zu: %" PRIu64 " grave-page reads\n", i, grave);
+  }
+  if (faults.cuts) fprintf(stderr, "sim: %" PRIu64 " power cut(s)\n", faults.cuts);
   if (uart.framingErrors) fprintf(stderr, "sim: %" PRIu64 " UART framing errors\n", uart.framingErrors);
   uint64_t violations = ddrCpu.violations + ddrDma.violations;
   if (violations) {

@@ -94,4 +94,35 @@ object KeyOps {
   /** Lexicographic order of zero-filled keys as one unsigned number: byte 0 most significant, the
     * length as tie-breaker, so a proper prefix sorts first ("ab" < "ab\0"). */
   def orderValue(key: Bits, len: UInt): UInt = (Cat(key.subdivideIn(8 bits).reverse) ## len).asUInt
+
+  /** Bits of each chunk of a split order compare: one carry chain per chunk instead of one 133-bit
+    * chain (on the ECP5 a 67-cell chain alone took 11.5 ns with its routing). */
+  val chunkBits = 34
+
+  /** (greater, equal) of `a` against `b` per chunk, most significant chunk first. */
+  def chunkCompare(a: UInt, b: UInt): Seq[(Bool, Bool)] = {
+    require(a.getWidth == b.getWidth)
+    val w = a.getWidth
+    (w - 1 to 0 by -chunkBits).map { hi =>
+      val lo = (hi - chunkBits + 1) max 0
+      (a(hi downto lo) > b(hi downto lo), a(hi downto lo) === b(hi downto lo))
+    }
+  }
+
+  /** a > b from the per-chunk results of chunkCompare (most significant first). */
+  def chunksGreater(c: Seq[(Bool, Bool)]): Bool =
+    c.foldRight(False) { case ((gt, eq), lower) => gt || (eq && lower) }
+
+  /** (a > b, a < b) from one carry chain per chunk and direction, no equality trees: in the combine
+    * "not less in this chunk" stands for "equal" (where the chunk is greater the result is decided
+    * already), so each result is a two-level function of the chains' outputs. */
+  def greaterLess(a: UInt, b: UInt): (Bool, Bool) = {
+    require(a.getWidth == b.getWidth)
+    val chunks = (a.getWidth - 1 to 0 by -chunkBits).map { hi =>
+      val lo = (hi - chunkBits + 1) max 0
+      (a(hi downto lo) > b(hi downto lo), a(hi downto lo) < b(hi downto lo))
+    }
+    def fold(c: Seq[(Bool, Bool)]): Bool = c.foldRight(False) { case ((gt, lt), lower) => gt || (!lt && lower) }
+    (fold(chunks), fold(chunks.map(_.swap)))
+  }
 }

@@ -200,7 +200,10 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
       val slice = src.s2mPipe().m2sPipe()
       val bytes = Reg(UInt(33 bits)) init (0)
       val nextBytes = bytes + Mux(dst.fire, U(beatBytes, 33 bits), U(0, 33 bits))
-      val fits = RegNext(nextBytes + beatBytes <= capacity.resize(33)) init (False)
+      // Both outcomes computed from registers, `dst.fire` (the consumer's ready) only selects.
+      val fitsIdle = bytes + beatBytes <= capacity.resize(33)
+      val fitsFire = bytes + 2 * beatBytes <= capacity.resize(33)
+      val fits = RegNext(Mux(dst.fire, fitsFire, fitsIdle)) init (False)
       // A beat already offered when an error stops the IP stays offered until taken (a stream never
       // withdraws `valid`); it fitted the capacity. Nothing new is offered after the error.
       val pending = RegNext(dst.valid && !dst.ready) init (False)

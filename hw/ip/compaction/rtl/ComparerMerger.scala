@@ -38,9 +38,9 @@ case class ComparerMerger(n: Int) extends Component {
 
   val v0 = KeyOps.orderValue(h0.key, h0.len)
   val v1 = KeyOps.orderValue(h1.key, h1.len)
-  val less = v0 < v1
-  val equal = v0 === v1
-  val take0 = key0 && (ended1 || (key1 && (less || equal)))
+  // Chunked compare: short parallel carry chains, then a two-level combine (this decides `ready`).
+  val (greater, less) = KeyOps.greaterLess(v0, v1)
+  val take0 = key0 && (ended1 || (key1 && !greater))
   val take1 = key1 && (ended0 || (key0 && !less))
   // After this clock side i has no more keys.
   val fin0 = ended0 || (take0 && h0.last)

@@ -7,8 +7,8 @@ import spinal.lib._
   *
   * Stage A (combinational on the incoming entry, state updated when it is taken): header checks
   * (codes 1..7; code 5 also when a virtual or pad entry follows a virtual entry), prefix expansion against the previous decoded key (real or virtual), slot in the
-  * group, entry index. Stage B (one register later): strictly-increasing check against the previous
-  * real key (code 8), `last` checks (9), fill check (10), the LENGTH error of a run whose byte length
+  * group, entry index. Stage B0 (one register later) compares the key with the previous real key in
+  * chunks; stage B (one more): strictly-increasing verdict from the chunks (code 8), `last` checks (9), fill check (10), the LENGTH error of a run whose byte length
   * is not a multiple of 16 (reported after its complete entries, index = len/16), forwarding.
   *
   * Output: real keys, the final one flagged `last`; an `endOnly` record when the run ends without a
@@ -39,6 +39,14 @@ case class Decoder() extends Component {
     val fill = Bool()
   }
 
+  val nChunks = (133 + KeyOps.chunkBits - 1) / KeyOps.chunkBits
+  case class OrderedRecord() extends Bundle {
+    val rec = StageRecord()
+    val hasPrev = Bool()
+    val gt = Bits(nChunks bits)  // per chunk, most significant first: key > previous real key
+    val eq = Bits(nChunks bits)
+  }
+
   val stageA = new Area {
     val index = Reg(UInt(32 bits)) init (0)
     val slot = Reg(UInt(8 bits)) init (0)
@@ -56,8 +64,12 @@ case class Decoder() extends Component {
     val shared = header(7 downto 4).asUInt
     val vir = header(8)
     val pad = header(9)
-    val slotLast = slot.resize(9) === io.group - 1
-    val isFinal = index === io.entries.resize(32) - 1
+    // group - 1 and entries - 1 as registers: both inputs hold still through a job (latched at START,
+    // and the datapath is cleared for a cycle before the first entry), so the subtracts leave the path.
+    val groupLast = RegNext(io.group - 1)
+    val finalIndex = RegNext(io.entries.resize(32) - 1)
+    val slotLast = slot.resize(9) === groupLast
+    val isFinal = index === finalIndex
     val newLen = (shared +^ unshared).resize(5)
 
     // Decoded key byte j: previous key below `shared`, then the stored bytes, then zero.
@@ -132,16 +144,40 @@ case class Decoder() extends Component {
     }
   }
 
-  val stageB = new Area {
-    val in = stageA.out.m2sPipe()
-    val r = in.payload
+  /** Stage B0: the strictly-increasing check against the previous real key, as per-chunk (greater,
+    * equal) pairs; stage B combines them a clock later. Feed-forward, so one entry per clock stays. */
+  val stageB0 = new Area {
+    // Full slice: stage A's ready (and its state's enables) come from a register, not from the FIFO.
+    val in = stageA.out.s2mPipe().m2sPipe()
     val prevReal = Reg(Bits(128 bits)) init (0)
     val prevRealLen = Reg(UInt(5 bits)) init (0)
     val hasPrevReal = Reg(Bool()) init (False)
+    val chunks = KeyOps.chunkCompare(KeyOps.orderValue(in.payload.key, in.payload.len),
+      KeyOps.orderValue(prevReal, prevRealLen))
+    // Not gated by the entry's verdict (a bad entry halts the decoder, so what is kept then does not
+    // matter): keeps the compare off the enable of these 133 flip-flops.
+    when(in.fire && in.payload.isReal) {
+      prevReal := in.payload.key
+      prevRealLen := in.payload.len
+      hasPrevReal := True
+    }
+    val out = in.translateWith {
+      val t = OrderedRecord()
+      t.rec := in.payload
+      t.hasPrev := hasPrevReal
+      t.gt := Vec(chunks.map(_._1)).asBits
+      t.eq := Vec(chunks.map(_._2)).asBits
+      t
+    }
+  }
+
+  val stageB = new Area {
+    val in = stageB0.out.m2sPipe()
+    val r = in.payload.rec
     val halted = Reg(Bool()) init (False)
 
-    val notIncreasing = r.isReal && hasPrevReal &&
-      !(KeyOps.orderValue(r.key, r.len) > KeyOps.orderValue(prevReal, prevRealLen))
+    val greater = KeyOps.chunksGreater(in.payload.gt.asBools.zip(in.payload.eq.asBools).toSeq)
+    val notIncreasing = r.isReal && in.payload.hasPrev && !greater
     val code = UInt(4 bits)
     code := 0
     when(r.fill)(code := ErrorCode.FILL_NONZERO)
@@ -162,14 +198,6 @@ case class Decoder() extends Component {
     when(error.valid)(halted := True)
     io.error << error.stage()
 
-    // Not gated by the entry's verdict (a bad entry halts the decoder, so what is kept then does not
-    // matter): keeps the compare off the enable of these 133 flip-flops.
-    when(in.fire && r.isReal) {
-      prevReal := r.key
-      prevRealLen := r.len
-      hasPrevReal := True
-    }
-
     // Forward real keys; a final entry that is not a key (pad, empty run) becomes an end token.
     val forward = !halted && !entryBad && (r.isReal || (r.isFinal && !io.remainder))
     val rec = KeyRecord()
@@ -184,6 +212,8 @@ case class Decoder() extends Component {
     out.valid := in.valid && forward
     out.payload := rec
     in.ready := out.ready
-    io.output << out.m2sPipe()
+    // Full slice: the key FIFO's full flag (a pointer compare) ends here instead of running back
+    // through stages B, B0 and A to the input port.
+    io.output << out.s2mPipe().m2sPipe()
   }
 }

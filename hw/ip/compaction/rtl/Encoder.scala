@@ -5,8 +5,8 @@ import spinal.lib._
 
 /** Encoder: canonical KB16 encoding (spec "Canonical encoding"), one output entry per clock.
   *
-  * Stage 1 computes min(8, common prefix) of each key with the previous key one stage ahead, so the
-  * per-clock recurrence of stage 2 is only the slot counter: s = 0 at a group start, else the
+  * Stages 1a/1b compute min(8, common prefix) of each key with the previous key ahead of the entry
+  * stage, so the per-clock recurrence of stage 2 is only the slot counter: s = 0 at a group start, else the
   * precomputed prefix; a key with len - s <= 8 is one real entry; otherwise a virtual entry (s, K[s:s+8])
   * then the real entry (8, K[8:]), preceded by a pad when the virtual would land in slot G-1.
   * A key is consumed with its real entry; an `endOnly` record (empty merged run) is consumed without
@@ -28,28 +28,49 @@ case class Encoder() extends Component {
     val virtualShared = Bool()   // len - prefix > 8
   }
 
-  val prefixStage = new Area {
+  /** Stage 1a: which of bytes 0..7 equal the previous key's, and min(8, shorter length), registered;
+    * stage 1b turns them into the prefix. Feed-forward (the previous key is the previous record's,
+    * whatever happens later), so both stages keep one key per clock. */
+  case class ComparedKey() extends Bundle {
+    val rec = KeyRecord()
+    val same = Bits(8 bits)          // byte j equals the previous key's byte j
+    val shorterCapped = UInt(4 bits) // min(8, len, previous len)
+  }
+
+  val compareStage = new Area {
     val prevKey = Reg(Bits(64 bits)) init (0) // bytes 0..7: the prefix counts up to 8 only
     val prevLen = Reg(UInt(5 bits)) init (0)
     val k = io.input.payload.key(63 downto 0).subdivideIn(8 bits)
     val p = prevKey.subdivideIn(8 bits)
-    // Index of the first differing byte among bytes 0..7 (8 if none), capped by both lengths.
-    var firstDiff = U(8, 4 bits)
-    for (j <- 7 downto 0) firstDiff = Mux(k(j) =/= p(j), U(j, 4 bits), firstDiff)
     val len = io.input.payload.len
     val shorter = Mux(prevLen < len, prevLen, len)
-    val shorterCapped = Mux(shorter > 8, U(8, 4 bits), shorter(3 downto 0))
-    val prefix = Mux(firstDiff < shorterCapped, firstDiff, shorterCapped)
     val out = io.input.translateWith {
-      val t = PrefixedKey()
+      val t = ComparedKey()
       t.rec := io.input.payload
-      t.prefix := prefix
-      t.virtualShared := len - prefix.resize(5) > 8
+      t.same := Vec((0 until 8).map(j => k(j) === p(j))).asBits
+      t.shorterCapped := Mux(shorter > 8, U(8, 4 bits), shorter(3 downto 0))
       t
-    }
+    }.m2sPipe()
     when(io.input.fire && !io.input.payload.endOnly) {
       prevKey := io.input.payload.key(63 downto 0)
       prevLen := len
+    }
+  }
+
+  val prefixStage = new Area {
+    val in = compareStage.out
+    // Index of the first differing byte among bytes 0..7 (8 if none), capped by both lengths.
+    var firstDiff = U(8, 4 bits)
+    for (j <- 7 downto 0) firstDiff = Mux(!in.payload.same(j), U(j, 4 bits), firstDiff)
+    val len = in.payload.rec.len
+    val shorterCapped = in.payload.shorterCapped
+    val prefix = Mux(firstDiff < shorterCapped, firstDiff, shorterCapped)
+    val out = in.translateWith {
+      val t = PrefixedKey()
+      t.rec := in.payload.rec
+      t.prefix := prefix
+      t.virtualShared := len - prefix.resize(5) > 8
+      t
     }
   }
 
@@ -60,7 +81,10 @@ case class Encoder() extends Component {
     val r = in.payload.rec
     val slot = Reg(UInt(8 bits)) init (0)
     val realNext = Reg(Bool()) init (False) // the virtual entry is out, its real entry comes next
-    val slotLast = slot.resize(9) === io.group - 1
+    // group - 1 as a register: the group holds still through a job (latched at START, and the datapath
+    // is cleared for a cycle before the first key arrives).
+    val groupLast = RegNext(io.group - 1)
+    val slotLast = slot.resize(9) === groupLast
     val shared = Mux(slot === 0, U(0, 4 bits), in.payload.prefix)
     val needVirtual = Mux(slot === 0, r.len > 8, in.payload.virtualShared)
     // Only used when it is 0..8 (no virtual entry): 4-bit arithmetic is exact then.
@@ -94,6 +118,7 @@ case class Encoder() extends Component {
       realNext := emitVirtual
     }
     io.emptyDone := in.fire && r.endOnly
-    io.output << out.m2sPipe()
+    // Full slice: the output FIFO's full flag does not reach the slot counter's enable.
+    io.output << out.s2mPipe().m2sPipe()
   }
 }

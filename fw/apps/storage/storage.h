@@ -1,5 +1,7 @@
 /* Storage-card flow of seed 000 (Fig. 8 platform): KB16 runs kept on NAND, compacted by the IP,
- * the result written back to NAND. fw/apps/storage.c builds into its own firmware, storage.elf. */
+ * the result written back to NAND. fw/apps/storage/ builds into its own firmware, storage.elf:
+ * flow.c (the flow), store.c (the power-cut-safe run store and its manifest), nandcon.c (`nand ...`
+ * console commands), main.c (console and SIM_ARG scenarios). */
 #ifndef LSMC_STORAGE_H
 #define LSMC_STORAGE_H
 
@@ -22,9 +24,14 @@ typedef struct {
 } storage_result;
 
 /* SIM_ARG scenarios of storage.elf. */
-enum { STORAGE_SCEN_FLOW = 0, STORAGE_SCEN_CONSOLE = 1 };
+enum { STORAGE_SCEN_FLOW = 0, STORAGE_SCEN_CONSOLE = 1, STORAGE_SCEN_FAULTS = 2 };
+#define STORAGE_MAX_TARGETS 2 /* = NAND_MAX_TARGETS (nand.h; not included here: builds without the driver) */
 
 /* Runs the whole flow; prints its steps and "storage: PASS" / "storage: FAIL (<why>)". 0 = PASS. */
 int storage_flow_run(const storage_cfg *cfg, storage_result *res);
+/* SIM_ARG 2: mount, read back every stored run, then the host's work list (store.c); exit status. */
+int store_faults_flow(void);
+/* Mount the run store (newest valid manifest) and read every run back, one line each; 0 when mounted. */
+int store_mount(void);
 
 #endif

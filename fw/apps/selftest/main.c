@@ -1,6 +1,10 @@
 /* SoC self-test firmware (tests/test_soc_sim.py). SIM_ARG picks the scenario; main()'s return value
- * is the simulation's exit code (crt0.S writes it to SIM_EXIT). */
+ * is the simulation's exit code (fw/start/crt0.S passes it to sys_exit, which writes SIM_EXIT).
+ * It talks to the hardware directly (no drivers) and brings its own trap handler, which replaces the
+ * drivers' weak default (fw/drivers/irq.c). */
 #include <stdint.h>
+
+#include "irq.h" /* the trap_handler prototype crt0.S calls */
 #include "selftest_soc.h"
 
 static void putc_(char c) {
@@ -22,7 +26,8 @@ static void putdec(uint32_t v) {
 /* ------------------------------------------------------------------------------------ traps */
 static volatile uint32_t timer_ticks, last_cause, last_epc, ext_irqs, fault_count;
 
-uint32_t trap_handler(uint32_t mcause, uint32_t mepc) {
+uint32_t trap_handler(uint32_t mcause, uint32_t mepc, uint32_t mtval) {
+  (void)mtval;
   last_cause = mcause;
   if (mcause == 0x80000007u) {          /* machine timer: push the compare value far away */
     timer_ticks++;
@@ -247,7 +252,7 @@ static int host_job(void) {
   return (st & 7u) == 2u ? 0 : 1;
 }
 
-/* NAND controller wiring: its ID register answers "NAND" at 0xF0020000. */
+/* NAND controller wiring: its ID register (at NAND_BASE) answers "NAND". */
 static int nand_id(void) {
   uint32_t id = LSMC_REG32(NAND_BASE);
   puts_("nand: id "); puthex(id); putc_('\n');

@@ -1,0 +1,269 @@
+"""The scaling report (issue 11): M compaction units x K ways x job size, against the DDR bound.
+
+Entry points (the `scripts/demo scaling` runner calls them; docs/scaling.md):
+- `make_row(cus, ways, entries_in, cycles, bytes_in, bytes_out, invalid_bytes, passed, ddr)` -> a row
+  dict with the CSV columns (COLUMNS) filled in: entries_per_cycle = entries_in / cycles;
+  ddr_bound_entries_per_cycle = the preset's peak bytes per SoC cycle / bytes per entry, where bytes
+  per entry = (input bytes + output bytes + invalid-stream bytes) / entries_in, measured from the
+  runs; fraction_of_bound = entries_per_cycle / ddr_bound_entries_per_cycle; pass = "PASS"/"FAIL"
+  (the runner decides: output byte-identical to the C reference merge).
+- `write_results(rows, out_dir=RESULTS, ddr="kcu105", conditions="", leveldb=None)` writes
+  scaling.csv (exactly COLUMNS), scaling.md and scaling.png; leveldb maps entries_in -> LevelDB 1.23's
+  compaction time in microseconds per input entry on the same keys (`leveldb_us_per_entry` measures it),
+  which gives the speed-up column at the SoC clock (lsmc/data/paper.json, 100 MHz);
+  `leveldb_for_sizes(sizes, kind, overlap, seed)` measures it for the sweep's workloads.
+- `read_csv(path)` -> rows (checked: columns exactly COLUMNS); `markdown_section(rows)` -> the rows as
+  Markdown for results/report.md (`lsmc report` includes them when results/scaling.csv exists).
+- `peak_bytes_per_cycle(preset, clock_hz)`: from sim/common/ddr_presets.h, the one table of the DDR
+  presets (checked against litedram by tests/test_ddr_model.py): native port bytes per controller clock
+  (2 x nphases x data bits / 8) x controller MHz / SoC MHz, as ddr_model.h's peakBytesPerSocCycle().
+"""
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+
+from lsmc import cliutil
+from lsmc.paths import RESULTS, ROOT
+from lsmc.report import paper
+
+COLUMNS = ["cus", "ways", "entries_in", "cycles", "entries_per_cycle", "ddr_bound_entries_per_cycle",
+           "fraction_of_bound", "pass"]
+PRESETS_H = ROOT / "sim" / "common" / "ddr_presets.h"
+_FIELDS = ("name module memtype sysMHz nphases dataBits bankBits rowBits colBits tRP tRCD tWR tWTR tREFI "
+           "tRFC tRAS tRC tCCD tRRD tFAW cl cwl readLatency writeLatency").split()
+# The issue's goals for the largest size with 4 units.
+GOAL_FRACTION, GOAL_OVER_ONE, GOAL_LEVELDB = 0.85, 2.0, 50.0
+
+
+class ScalingError(ValueError):
+    pass
+
+
+def ddr_presets(path: Path = PRESETS_H) -> dict:
+    """Preset name -> fields of sim/common/ddr_presets.h (numbers as int)."""
+    text = path.read_text()
+    body = text[text.index("kDdrPresets[]"):]
+    rows = {}
+    for m in re.finditer(r"\{([^{}]*)\}", body):
+        vals = [v.strip().strip('"') for v in m.group(1).split(",")]
+        if len(vals) != len(_FIELDS):
+            raise ScalingError(f"{path}: a preset row has {len(vals)} fields, expected {len(_FIELDS)}")
+        row = dict(zip(_FIELDS, vals))
+        rows[row["name"]] = {k: (v if k in ("name", "module", "memtype") else int(v)) for k, v in row.items()}
+    return rows
+
+
+def peak_bytes_per_cycle(preset: str, clock_hz: int | None = None) -> float:
+    """Peak DRAM bytes per SoC cycle of a preset (`fixed` has no bandwidth limit: ScalingError)."""
+    table = ddr_presets()
+    if preset not in table:
+        raise ScalingError(f"DDR preset {preset!r} has no bandwidth (presets: {', '.join(sorted(table))})")
+    p = table[preset]
+    clock_hz = clock_hz or paper.clock_hz()
+    native = 2 * p["nphases"] * p["dataBits"] // 8
+    return native * p["sysMHz"] * 1e6 / clock_hz
+
+
+def make_row(cus: int, ways: int, entries_in: int, cycles: int, bytes_in: int, bytes_out: int,
+             invalid_bytes: int, passed: bool, ddr: str = "kcu105", clock_hz: int | None = None) -> dict:
+    for name, v in (("cus", cus), ("ways", ways), ("entries_in", entries_in), ("cycles", cycles)):
+        if not isinstance(v, int) or v <= 0:
+            raise ScalingError(f"{name} must be a positive integer, not {v!r}")
+    peak = peak_bytes_per_cycle(ddr, clock_hz)
+    per_entry = (bytes_in + bytes_out + invalid_bytes) / entries_in
+    epc = entries_in / cycles
+    bound = peak / per_entry
+    return {"cus": cus, "ways": ways, "entries_in": entries_in, "cycles": cycles,
+            "entries_per_cycle": round(epc, 4), "ddr_bound_entries_per_cycle": round(bound, 4),
+            "fraction_of_bound": round(epc / bound, 4), "pass": "PASS" if passed else "FAIL"}
+
+
+def csv_text(rows: list[dict]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: r[k] for k in COLUMNS})
+    return buf.getvalue()
+
+
+def read_csv(path: Path) -> list[dict]:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ScalingError(f"{path}: cannot read: {e.strerror}") from None
+    rd = csv.DictReader(io.StringIO(text))
+    if rd.fieldnames != COLUMNS:
+        raise ScalingError(f"{path}: columns {rd.fieldnames}, expected {COLUMNS}")
+    rows = []
+    for n, r in enumerate(rd, start=2):
+        try:
+            row = {k: int(r[k]) for k in ("cus", "ways", "entries_in", "cycles")}
+            row.update({k: float(r[k]) for k in ("entries_per_cycle", "ddr_bound_entries_per_cycle",
+                                                 "fraction_of_bound")})
+        except (TypeError, ValueError):
+            raise ScalingError(f"{path}: line {n}: a number field is not a number: {r}") from None
+        if r["pass"] not in ("PASS", "FAIL"):
+            raise ScalingError(f"{path}: line {n}: field pass is {r['pass']!r}, expected PASS or FAIL")
+        row["pass"] = r["pass"]
+        rows.append(row)
+    return rows
+
+
+def headline(rows: list[dict], cus: int = 4) -> dict | None:
+    """The issue's figure: `cus` units at the largest size (best ways), fraction of the bound and the
+    speed-up over one unit at the same ways and size."""
+    mine = [r for r in rows if r["cus"] == cus]
+    if not mine:
+        return None
+    size = max(r["entries_in"] for r in mine)
+    best = max((r for r in mine if r["entries_in"] == size), key=lambda r: r["entries_per_cycle"])
+    one = [r for r in rows if r["cus"] == 1 and r["ways"] == best["ways"] and r["entries_in"] == size]
+    over_one = best["entries_per_cycle"] / one[0]["entries_per_cycle"] if one else None
+    return {"row": best, "over_one": over_one}
+
+
+def _f(v, d=3):
+    return "—" if v is None else f"{v:,.{d}f}"
+
+
+def speedup(row: dict, leveldb: dict | None, clock_hz: int | None = None) -> float | None:
+    """LevelDB's us/entry on the same keys over the row's us/entry at the SoC clock."""
+    if not leveldb or row["entries_in"] not in leveldb:
+        return None
+    mhz = (clock_hz or paper.clock_hz()) / 1e6
+    return leveldb[row["entries_in"]] / (row["cycles"] / mhz / row["entries_in"])
+
+
+def markdown_section(rows: list[dict], ddr: str = "kcu105", leveldb: dict | None = None,
+                     clock_hz: int | None = None, level: str = "##") -> str:
+    mhz = (clock_hz or paper.clock_hz()) / 1e6
+    try:
+        peak = f"peak of {peak_bytes_per_cycle(ddr, clock_hz):.1f} bytes per SoC cycle"
+    except ScalingError:
+        peak = "peak bandwidth"
+    L = [f"{level} Scaling: compaction units x ways (DDR preset `{ddr}`, {mhz:g} MHz SoC clock)", "",
+         f"DDR bound: the `{ddr}` preset's {peak} (sim/common/ddr_presets.h) "
+         "divided by the bytes moved per input entry (input + output + invalid stream, measured).", ""]
+    L.append("| units | ways | entries in | cycles | entries/cycle | DDR bound | fraction of bound | "
+             "vs LevelDB 1.23 | result |")
+    L.append("|---:|---:|---:|---:|---:|---:|---:|---:|:--|")
+    for r in sorted(rows, key=lambda r: (r["ways"], r["cus"], r["entries_in"])):
+        s = speedup(r, leveldb, clock_hz)
+        L.append(f"| {r['cus']} | {r['ways']} | {r['entries_in']:,} | {r['cycles']:,} | {r['entries_per_cycle']:.3f} | "
+                 f"{r['ddr_bound_entries_per_cycle']:.3f} | {r['fraction_of_bound']:.1%} | "
+                 f"{'—' if s is None else f'{s:,.1f}x'} | {r['pass']} |")
+    h = headline(rows)
+    L.append("")
+    if h:
+        r = h["row"]
+        s = speedup(r, leveldb, clock_hz)
+        L.append(f"**4 units, {r['entries_in']:,} entries, {r['ways']} ways:** {r['entries_per_cycle']:.3f} "
+                 f"entries/cycle = {r['fraction_of_bound']:.1%} of the DDR bound (goal >= {GOAL_FRACTION:.0%}), "
+                 f"{_f(h['over_one'], 2)}x one unit (goal >= {GOAL_OVER_ONE:g}x), "
+                 f"{'speed-up over LevelDB not measured' if s is None else f'{s:,.1f}x LevelDB 1.23'} "
+                 f"(goal >= {GOAL_LEVELDB:g}x) at {mhz:g} MHz.")
+    else:
+        L.append("No 4-unit row.")
+    fails = sum(r["pass"] != "PASS" for r in rows)
+    L.append("")
+    L.append(f"{len(rows) - fails} of {len(rows)} rows PASS (output byte-identical to the C reference merge).")
+    return "\n".join(L) + "\n"
+
+
+_MD_DDR = re.compile(r"DDR preset `([^`]+)`")
+
+
+def read_ddr(md_path: Path) -> str:
+    """The DDR preset a scaling.csv was measured on: stated in the scaling.md written beside it (the CSV
+    keeps exactly the issue's columns)."""
+    try:
+        m = _MD_DDR.search(Path(md_path).read_text())
+    except OSError:
+        m = None
+    return m.group(1) if m else "unstated"
+
+
+def plot_png(rows: list[dict], ddr: str) -> bytes:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    for ways in sorted({r["ways"] for r in rows}):
+        for cus in sorted({r["cus"] for r in rows}):
+            pts = sorted((r["entries_in"], r["entries_per_cycle"]) for r in rows
+                         if r["ways"] == ways and r["cus"] == cus)
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-" if ways == 2 else "s--",
+                        label=f"{cus} unit{'s' if cus > 1 else ''}, {ways} ways")
+    bound = sorted({(r["entries_in"], r["ddr_bound_entries_per_cycle"]) for r in rows})
+    if bound:
+        ax.plot([b[0] for b in bound], [b[1] for b in bound], "k:", label=f"DDR bound ({ddr})")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("entries in (all runs)")
+    ax.set_ylabel("input entries per SoC cycle")
+    ax.set_title(f"Compaction throughput vs units (DDR preset {ddr}, {paper.clock_mhz()} MHz)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def write_results(rows: list[dict], out_dir: Path = RESULTS, ddr: str = "kcu105", conditions: str = "",
+                  leveldb: dict | None = None, clock_hz: int | None = None) -> list[Path]:
+    """Write scaling.csv, scaling.md and scaling.png into out_dir (all or none); returns the paths."""
+    if not rows:
+        raise ScalingError("no scaling rows to write")
+    for r in rows:
+        missing = [k for k in COLUMNS if k not in r]
+        if missing:
+            raise ScalingError(f"a scaling row lacks {', '.join(missing)}: {r}")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    md = ["# Scaling of the compaction engine", ""]
+    if conditions:
+        md += [conditions.strip(), ""]
+    md.append(markdown_section(rows, ddr, leveldb, clock_hz))
+    md.append("Columns of scaling.csv: " + ", ".join(f"`{c}`" for c in COLUMNS) + "; the plot: scaling.png.")
+    paths = [out_dir / "scaling.csv", out_dir / "scaling.md", out_dir / "scaling.png"]
+    with cliutil.Outputs() as out:
+        out.add(paths[0], csv_text(rows))
+        out.add(paths[1], "\n".join(md) + "\n")
+        out.add(paths[2], plot_png(rows, ddr))
+    return paths
+
+
+def leveldb_us_per_entry(keys0, keys1, reps: int = 5) -> float:
+    """LevelDB 1.23's compaction of the two-run form of a workload's keys (the K runs of the sweep deal
+    these same keys, lsmc/report/bench.py deal()), as `scripts/report`'s main LevelDB figure: the best
+    compaction window (log line to log line) with the database on a RAM file system when there is one,
+    us per input key."""
+    from lsmc.report import baselines
+    res = baselines.run_leveldb(keys0, keys1, reps=reps, db_dir=baselines.memory_db_dir())
+    return res.core_min / res.keys_in
+
+
+def leveldb_for_sizes(sizes, kind: str = "short", overlap: float = 0.25, seed: int = 1, reps: int = 3) -> dict:
+    """{entries_in: LevelDB us/entry} for the sweep's workloads (`kb16 gen --kind KIND --overlap OVERLAP
+    --seed SEED --keys N` per size N, the keys the sweep deals over its K runs): pass it as
+    write_results(leveldb=...). Keyed by the workload's 16-byte entries at G 16, which is N for kind
+    `short` (one entry per key, however the keys are dealt)."""
+    from lsmc.model import kb16, workloads
+    out = {}
+    for n in sizes:
+        k0, k1 = workloads.make_runs(kind, n, overlap, seed)
+        entries = (len(kb16.encode(k0, 16)) + len(kb16.encode(k1, 16))) // 16
+        out[entries] = leveldb_us_per_entry(k0, k1, reps)
+    return out
+
+
+__all__ = ["COLUMNS", "ScalingError", "ddr_presets", "peak_bytes_per_cycle", "make_row", "csv_text", "read_csv",
+           "headline", "speedup", "markdown_section", "read_ddr", "plot_png", "write_results", "leveldb_us_per_entry",
+           "leveldb_for_sizes"]
