@@ -12,7 +12,7 @@ from lsmc.paths import ROOT
 EXPECTED = {
     "docs/compaction-ip.md": {("regs", "compaction"), ("table3", "paper")},
     "docs/dma.md": {("regs", "dma")},
-    "docs/nand.md": {("regs", "nand"), ("onfi", "async")},
+    "docs/nand.md": {("regs", "nand"), ("onfi", "async"), ("onfi", "nvddr"), ("onfi", "nvddr_tck")},
     "docs/architecture.md": {("regs", "compaction"), ("memmap", "soc"), ("irqs", "soc")},
 }
 

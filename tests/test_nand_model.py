@@ -15,7 +15,8 @@ MODEL = ROOT / "nand" / "model"
 def exe():
     out = build.BUILD / "sim" / "nand-model-test"
     out.mkdir(parents=True, exist_ok=True)
-    srcs = [ROOT / "sim" / "nand" / "model_test.cpp", MODEL / "onfi_model.cpp", MODEL / "onfi_model.h"]
+    srcs = [ROOT / "sim" / "nand" / "model_test.cpp", MODEL / "onfi_model.cpp", MODEL / "onfi_model.h",
+            MODEL / "onfi_timing.h"]
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in srcs)).hexdigest()
     exe = out / "model_test"
     stamp = out / ".stamp"
@@ -25,8 +26,8 @@ def exe():
     return exe
 
 
-def run(exe, scenario):
-    r = subprocess.run([str(exe), scenario], capture_output=True, text=True, timeout=60)
+def run(exe, scenario, *args):
+    r = subprocess.run([str(exe), scenario, *map(str, args)], capture_output=True, text=True, timeout=60)
     results = {}
     for line in r.stdout.splitlines():
         if line.startswith("result "):
@@ -89,3 +90,53 @@ def test_output_timing_junk_before_trea(exe):
     assert r.returncode == 0, r.stdout
     assert res["byte"] == ["2c", "dc", "90", "95", "56"]
     assert int(res["junk"][0]) >= 3  # junk (random) before tREA, the real byte after it
+
+
+# ---- NV-DDR (the MT29F16G08ABABA part): a bus-functional NV-DDR host in model_test.cpp --------------
+
+@pytest.mark.parametrize("mode", range(6))
+def test_nvddr_session_every_mode(exe, mode):
+    """SET FEATURES 01h (interface 1) switches to NV-DDR; ID, status, parameter page, erase, program, read
+    and GET FEATURES then run with every NV-DDR check of that mode on."""
+    r, res = run(exe, "ddr_legal", mode)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert res["nvddr"] == [f"1 mode {mode}"]
+    assert res["id"] == ["2c 48 00 26 89"]
+    assert res["status"] == ["e0"] and res["prog_status"] == ["e0"]
+    # the parameter page advertises NV-DDR modes 0..5 and the NV-DDR feature bit, CRC correct
+    assert res["param"] == ["ONFI crc_ok 1 nvddr_modes 3f features 20"]
+    assert res["page_ok"] == ["1"] and res["array_ok"] == ["1"]
+    assert res["features"] == [f"{0x10 | mode:02x} 00 00 00"]
+
+
+def test_nvddr_data_eye(exe):
+    """Data output is valid only inside the eye [DQS edge + tDQSQ, edge + tCK/2 - tQHS): sampling at every
+    skew over two clock periods finds exactly one eye of 3.15 ns in mode 5 (tDQSCK 7.3 ns), junk elsewhere."""
+    r, res = run(exe, "ddr_eye", 5)
+    assert r.returncode == 0, r.stdout + r.stderr
+    good, first, last = map(int, res["eye"][0].split())
+    assert 7300 + 850 <= first <= 7300 + 850 + 250, first
+    assert 7300 + 5000 - 1000 - 250 <= last < 7300 + 5000 - 1000, last
+    assert good == (last - first) // 250 + 1  # one contiguous eye
+
+
+def test_nvddr_reset_returns_to_sdr(exe):
+    r, res = run(exe, "ddr_reset", 5)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert res["nvddr"] == ["1 mode 5", "0 mode 0"]
+
+
+@pytest.mark.parametrize("scenario,message", [
+    ("ddr_tck", "tCK 9500 ps < 10000 ps"),
+    ("ddr_tds", "tDS 200 ps < 900 ps"),
+    ("ddr_tdqss", "tDQSS 20000 ps outside [7500, 12500] ps"),
+    ("ddr_tcad", "tCAD 10000 ps < 45000 ps"),
+    ("ddr_twhr", "tWHR"),
+    ("ddr_contention", "bus contention"),
+    ("ddr_sdr_part", "data interface 1 not supported"),
+])
+def test_nvddr_checker_fires(exe, scenario, message):
+    r, _ = run(exe, scenario, 5)
+    assert r.returncode == 3, (scenario, r.stdout, r.stderr)
+    line = r.stdout.strip().splitlines()[-1]
+    assert line.startswith("VIOLATION NAND VIOLATION [dut]") and message in line, line

@@ -86,7 +86,7 @@ def _onfi(interface: str) -> str:
     itf = onfi.data()["interfaces"][interface]
     mx = set(itf.get("max_fields", []))
     n = len(itf["modes"])
-    rows = ["| parameter (ns) | " + " | ".join(f"mode {i}" for i in range(n)) + " |", "|---" * (n + 1) + "|"]
+    rows = [f"| parameter ({itf.get('unit', 'ns')}) | " + " | ".join(f"mode {i}" for i in range(n)) + " |", "|---" * (n + 1) + "|"]
     for i, f in enumerate(itf["fields"]):
         rows.append(f"| {f}{' (max)' if f in mx else ''} | " + " | ".join(str(m[i]) for m in itf["modes"]) + " |")
     rows += ["", f"{itf['doc'][0].upper()}{itf['doc'][1:]}: min unless marked max. Generated from "

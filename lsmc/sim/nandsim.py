@@ -64,6 +64,33 @@ def timing_words(mode: int) -> dict:
     }
 
 
+# NV-DDR timing modes 0..5 (ps, and 1/100 tCK): the same data file.
+NVDDR_MODES = onfi.modes("nvddr")
+# CLK period (controller cycles) per NV-DDR mode at 100 MHz. The data path moves one byte per cycle, so
+# tCK >= 2 cycles: modes 0..2 (tCK 50 / 30 / 20 ns). Modes 3..5 need the two-byte data path (not built).
+NVDDR_CK_DIV = {0: 5, 1: 3, 2: 2}
+# The NV-DDR part of the harness (--part mt29f16g08ababa): geometry as nand/model onfi::mt29f16g08ababa().
+NVDDR_PART = dict(page_bytes=4096, spare_bytes=224, pages=128)
+
+
+def nvddr_words(mode: int, clk_ns: int = CLK_NS) -> dict:
+    """Register values for NV-DDR `mode`: DDR_CFG and the TIMING fields the NV-DDR layer uses (docs/nand.md)."""
+    if mode not in NVDDR_CK_DIV:
+        raise ValueError(f"NV-DDR mode {mode}: the controller runs modes {sorted(NVDDR_CK_DIV)} "
+                         f"at {1000 // clk_ns} MHz")
+    t = NVDDR_MODES[mode]
+    c = lambda *ps: max(1, max(math.ceil(x / (clk_ns * 1000)) for x in ps))
+    words = timing_words(0)  # fields the NV-DDR layer does not read keep their mode-0 values
+    pack = lambda a, b, cc, d: a | b << 8 | cc << 16 | d << 24
+    w0 = lambda reg, i: words[reg] >> 8 * i & 0xFF
+    words["TIMING1"] = pack(w0("TIMING1", 0), w0("TIMING1", 1), c(t["tCS"]), c(t["tCH"]))
+    words["TIMING2"] = pack(w0("TIMING2", 0), w0("TIMING2", 1), c(t["tWHR"]), c(t["tADL"]))
+    words["TIMING3"] = pack(c(t["tRHW"]), c(t["tRR"]), c(t["tWB"]), c(t["tCCS"]))
+    words["DDR_CFG"] = 1 | NVDDR_CK_DIV[mode] << 4 | c(t["tCAD"]) << 8 | c(t["tWRCK"]) << 16 | c(t["tDQSHZ"]) << 24
+    words["DDR_CFG2"] = c(t["tCEH"])
+    return words
+
+
 def onfi_crc16(data: bytes) -> int:
     crc = 0x4F4E
     for b in data:
@@ -97,18 +124,23 @@ SECTOR_UNCORRECTABLE = 0xF  # COMP_SECTORS nibble of a sector the BCH decoder co
 
 class NandSim:
     def __init__(self, blocks=64, pages=64, page_bytes=2048, spare_bytes=64, targets=2, bad=(), seed=1,
-                 tr_ns=None, tprog_ns=None, tbers_ns=None, axi_latency=4, axi_stall_pct=0):
+                 tr_ns=None, tprog_ns=None, tbers_ns=None, axi_latency=4, axi_stall_pct=0, part=None, tdqsck_ps=None,
+                 tap_ps=None):
         exe = build_sim()
+        if part == "mt29f16g08ababa":  # the NV-DDR part's geometry unless the caller says otherwise
+            page_bytes, spare_bytes = NVDDR_PART["page_bytes"], NVDDR_PART["spare_bytes"]
         args = [str(exe), "--blocks", str(blocks), "--pages", str(pages), "--page-bytes", str(page_bytes),
                 "--spare-bytes", str(spare_bytes), "--targets", str(targets), "--seed", str(seed),
                 "--axi-latency", str(axi_latency), "--axi-stall", str(axi_stall_pct)]
         if bad:
             args += ["--bad", ",".join(map(str, bad))]
-        for flag, v in (("--tr", tr_ns), ("--tprog", tprog_ns), ("--tbers", tbers_ns)):
+        for flag, v in (("--tr", tr_ns), ("--tprog", tprog_ns), ("--tbers", tbers_ns), ("--part", part),
+                        ("--tdqsck-ps", tdqsck_ps), ("--tap-ps", tap_ps)):
             if v is not None:
                 args += [flag, str(v)]
         self.geometry = dict(blocks=blocks, pages=pages, page_bytes=page_bytes, spare_bytes=spare_bytes)
         self.targets = targets
+        self.nvddr = False
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, bufsize=1)
         self.mode = 0
@@ -225,6 +257,48 @@ class NandSim:
                 assert c.err == ERR_OK, c
         self.set_timing(mode)
         self.mode = mode
+
+    def init_nvddr(self, mode=2, targets=None, tap_step=4):
+        """RESET every target (SDR mode 0), SET FEATURES 01h = 10h | mode (NV-DDR), switch the controller
+        (DDR_CFG and the TIMING fields) and train the read capture; returns the training result."""
+        g = self.geometry
+        words = nvddr_words(mode)
+        self.w("GEOMETRY", g["page_bytes"] | g["spare_bytes"] << 16)
+        self.w("DDR_CFG", 0)
+        self.set_timing(0)
+        for t in range(targets if targets is not None else self.targets):
+            for op, kw in ((OP_RESET, {}), (OP_SET_FEATURES, dict(row=0x01, param=0x10 | mode))):
+                c = self.cmd(op, target=t, **kw)
+                if c.err != ERR_OK:
+                    raise SimError(f"NV-DDR switch of target {t}: {ERR_NAMES[c.err]} ({c})")
+        for k, v in words.items():
+            self.w(k, v)
+        self.mode = mode
+        self.nvddr = True
+        return self.train_capture(step=tap_step)
+
+    def train_capture(self, step=4, taps=512):
+        """Read-capture training: READ ID 20h ("ONFI", the same on every part) at every `step`-th DQS delay
+        tap; the tap goes to the middle of the longest run that reads it right. Returns (first, last, tap)."""
+        good = []
+        for tap in range(0, taps, step):
+            self.w("DDR_CAPTURE", tap)
+            c = self.cmd(OP_READ_ID, row=0x20, length=4)
+            good.append(c.err == ERR_OK and c.data == int.from_bytes(b"ONFI", "little"))
+        best, run_start = (0, -1, -1), None
+        for i, g in enumerate(good + [False]):
+            if g and run_start is None:
+                run_start = i
+            elif not g and run_start is not None:
+                if i - run_start > best[0]:
+                    best = (i - run_start, run_start, i - 1)
+                run_start = None
+        if best[0] == 0:
+            raise SimError("read-capture training: no DQS delay tap reads READ ID 20h right")
+        first, last = best[1] * step, best[2] * step
+        tap = (first + last) // 2
+        self.w("DDR_CAPTURE", tap)
+        return first, last, tap
 
     def row(self, block: int, page: int) -> int:
         return block * self.geometry["pages"] + page

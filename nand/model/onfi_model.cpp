@@ -14,6 +14,24 @@ static const Timing kModes[ONFI_ASYNC_MODE_COUNT] = ONFI_ASYNC_MODES;  // nand/d
 
 const Timing& onfi_timing(int mode) { return kModes[std::clamp(mode, 0, ONFI_ASYNC_MODE_COUNT - 1)]; }
 
+static const NvddrTiming kNvddr[ONFI_NVDDR_MODE_COUNT] = ONFI_NVDDR_MODES;       // ps
+static const NvddrTck kNvddrTck[ONFI_NVDDR_TCK_MODE_COUNT] = ONFI_NVDDR_TCK_MODES;  // 1/100 tCK
+const NvddrTiming& nvddr_timing(int mode) { return kNvddr[std::clamp(mode, 0, ONFI_NVDDR_MODE_COUNT - 1)]; }
+const NvddrTck& nvddr_tck(int mode) { return kNvddrTck[std::clamp(mode, 0, ONFI_NVDDR_TCK_MODE_COUNT - 1)]; }
+
+Config mt29f16g08ababa() {
+  Config c;
+  c.page_bytes = 4096; c.spare_bytes = 224; c.pages_per_block = 128; c.blocks = 4096;
+  const uint8_t id[5] = {0x2C, 0x48, 0x00, 0x26, 0x89};
+  std::copy(id, id + 5, c.id);
+  c.manufacturer = "MICRON"; c.model = "MT29F16G08ABABAWP";
+  c.tR_ns = 25000; c.tPROG_ns = 230000; c.tBERS_ns = 2000000; c.tFEAT_ns = 1000;
+  c.tRST_read_ns = 5000; c.tRST_prog_ns = 10000; c.tRST_erase_ns = 500000;
+  c.nop = 4; c.max_mode = 5; c.nvddr_max_mode = 5;
+  c.ecc_bits = 4; c.ecc_note = "4 bits per 540 bytes";
+  return c;
+}
+
 uint16_t onfi_crc16(const uint8_t* p, size_t n) {
   uint16_t crc = 0x4F4E;
   for (size_t i = 0; i < n; i++) {
@@ -26,8 +44,7 @@ uint16_t onfi_crc16(const uint8_t* p, size_t n) {
 static const int64_t kLongAgo = -1000000;
 
 NandModel::NandModel(const Config& c, const std::string& name) : cfg(c), name_(name), rng_(c.seed) {
-  mode_ = cfg.initial_mode;
-  T_ = &onfi_timing(mode_);
+  set_interface(false, cfg.initial_mode);
   if (cfg.pages_per_block == 0 || (cfg.pages_per_block & (cfg.pages_per_block - 1)))
     violation(0, "config: pages_per_block must be a power of two");
   reg_.assign(page_size(), 0xFF);
@@ -79,9 +96,19 @@ void NandModel::tear(std::vector<uint8_t>& arr, const std::vector<uint8_t>& targ
   for (size_t i = 0; i < arr.size(); i++) arr[i] ^= (arr[i] ^ target[i]) & uint8_t(rng_());
 }
 
+void NandModel::set_interface(bool ddr, int mode) {
+  mode_ = mode;
+  T_ = &onfi_timing(ddr ? 0 : mode);
+  nvddr_ = ddr;
+  N_ = &nvddr_timing(mode);
+  K_ = &nvddr_tck(mode);
+  bus_ = Bus::Idle;
+  beats_.clear();
+}
+
 void NandModel::power_on(uint64_t t) {
   off_ = false;
-  mode_ = cfg.initial_mode; T_ = &onfi_timing(mode_);
+  set_interface(false, cfg.initial_mode);
   memset(features_, 0, sizeof features_);
   op_ = Op::None; have_cmd_ = false; out_ = Out::None; fail_ = failc_ = false; stuck_ = false;
   busy_until_ = rb_low_from_ = t + cfg.tRST_poweron_ns; busy_start_ = t;
@@ -94,10 +121,11 @@ static void put32(std::vector<uint8_t>& p, int o, uint32_t v) { for (int i = 0; 
 void NandModel::build_param_page() {
   std::vector<uint8_t> p(256, 0);
   memcpy(&p[0], "ONFI", 4);
-  put16(p, 4, 0x0002);  // ONFI 1.0
+  bool ddr = cfg.nvddr_max_mode >= 0;
+  put16(p, 4, ddr ? 0x001E : 0x0002);  // ONFI 2.2 (and 2.1, 2.0, 1.0) with NV-DDR, else ONFI 1.0
   // Advertise exactly what this model implements (the real part also has cache program/read, read
   // status enhanced, copyback and unique ID; a host that trusted those bits would get violations).
-  put16(p, 6, 0x0000);  // features: none of the optional ones (no odd-to-even copyback, one LUN)
+  put16(p, 6, ddr ? 0x0020 : 0x0000);  // features: bit 5 = NV-DDR (source synchronous); nothing else
   put16(p, 8, 0x0004);  // optional commands: GET/SET FEATURES only
   auto str = [&](int off, int len, const std::string& s) {
     for (int i = 0; i < len; i++) p[off + i] = i < (int)s.size() ? s[i] : ' ';
@@ -118,13 +146,17 @@ void NandModel::build_param_page() {
   p[105] = 1; p[106] = 5;  // block endurance 1 x 10^5
   p[107] = 1;      // guaranteed valid blocks at the beginning
   p[110] = cfg.nop;
-  p[112] = 4;      // ECC bits required per 512 bytes (datasheet: 4-bit ECC)
+  p[112] = uint8_t(cfg.ecc_bits);  // ECC bits required per codeword (both parts: 4)
   p[128] = 10;     // I/O pin capacitance pF
   put16(p, 129, (1u << (cfg.max_mode + 1)) - 1);  // async timing modes supported
   put16(p, 133, 600);   // tPROG max us
   put16(p, 135, 3000);  // tBERS max us
   put16(p, 137, uint32_t(cfg.tR_ns / 1000));
   put16(p, 139, kModes[0].tCCS);
+  if (ddr) {
+    put16(p, 141, (1u << (cfg.nvddr_max_mode + 1)) - 1);  // NV-DDR timing modes supported
+    p[143] = 0;  // NV-DDR features: no CLK stop for data input, no typical capacitances
+  }
   put16(p, 254, onfi_crc16(p.data(), 254));
   param_.clear();
   for (int c = 0; c < 3; c++) param_.insert(param_.end(), p.begin(), p.end());
@@ -139,21 +171,18 @@ uint8_t NandModel::status(uint64_t t) const {
 
 void NandModel::start_busy(uint64_t t, uint64_t dur) {
   busy_start_ = t;
-  rb_low_from_ = t + T_->tWB;
-  busy_until_ = t + T_->tWB + dur;
+  uint64_t wb = nvddr_ ? uint64_t(N_->tWB / 1000) : uint64_t(T_->tWB);
+  rb_low_from_ = t + wb;
+  busy_until_ = t + wb + dur;
   busy_ns_total += dur;
   if (cfg.stuck_busy) stuck_ = true;
 }
 
 void NandModel::finish_ops(uint64_t t) {
   if (op_ == Op::None || busy(t)) return;
-  if (op_ == Op::SetFeat && op_feat_ == 0x01) {
-    mode_ = feat_in_[0] & 0x0F;
-    T_ = &onfi_timing(mode_);
-  }
-  if (op_ == Op::Reset) {
-    mode_ = cfg.initial_mode;
-    T_ = &onfi_timing(mode_);
+  if (op_ == Op::SetFeat && op_feat_ == 0x01) set_interface((feat_in_[0] >> 4 & 3) == 1, feat_in_[0] & 0x0F);
+  if (op_ == Op::Reset) {  // FFh returns to the SDR interface, mode 0 (ONFI)
+    set_interface(false, cfg.initial_mode);
     memset(features_, 0, sizeof features_);
   }
   op_ = Op::None;
@@ -361,7 +390,7 @@ void NandModel::latch_data(uint64_t t, uint8_t d) {
   if (!have_cmd_ || (cmd_ != 0x80 && cmd_ != 0xEF)) { violation(t, "data input cycle outside PROGRAM/SET FEATURES"); return; }
   size_t need = cmd_ == 0x80 ? 5 : 1;
   if (addr_.size() != need) { violation(t, "data input before the address cycles were complete"); return; }
-  if (data_in_count_ == 0 && t - t_last_addr_ < (uint64_t)T_->tADL)
+  if (!nvddr_ && data_in_count_ == 0 && t - t_last_addr_ < (uint64_t)T_->tADL)
     violation(t, "tADL " + std::to_string(t - t_last_addr_) + " ns < " + std::to_string(T_->tADL) + " ns");
   if (cmd_ == 0x80) {
     if (col_ >= page_size()) { violation(t, "data input past the end of the page register"); return; }
@@ -371,8 +400,13 @@ void NandModel::latch_data(uint64_t t, uint8_t d) {
     feat_in_[data_in_count_] = d;
     if (data_in_count_ == 3) {
       memcpy(features_[op_feat_], feat_in_, 4);
-      if (op_feat_ == 0x01 && (feat_in_[0] & 0x0F) > cfg.max_mode)
-        violation(t, "SET FEATURES timing mode " + std::to_string(feat_in_[0] & 0x0F) + " not supported");
+      if (op_feat_ == 0x01) {
+        int itf = feat_in_[0] >> 4 & 3, m = feat_in_[0] & 0x0F;
+        if (itf > 1 || (itf == 1 && cfg.nvddr_max_mode < 0))
+          violation(t, "SET FEATURES 01h: data interface " + std::to_string(itf) + " not supported");
+        else if (m > (itf == 1 ? cfg.nvddr_max_mode : cfg.max_mode))
+          violation(t, "SET FEATURES timing mode " + std::to_string(m) + " not supported");
+      }
       op_ = Op::SetFeat; have_cmd_ = false;
       start_busy(t, cfg.tFEAT_ns);
     }
@@ -403,13 +437,16 @@ uint8_t NandModel::next_output(uint64_t t) {
                        std::to_string(lim) + " ns");                                                   \
   } while (0)
 
-NandPinsOut NandModel::eval(uint64_t t, const NandPinsIn& in) {
-  if (t < now_) violation(t, "time went backwards");
+NandPinsOut NandModel::eval_ps(uint64_t tps, const NandPinsIn& in) {
+  const uint64_t t = tps / 1000;
+  if (tps < now_ps_) violation(t, "time went backwards");
+  now_ps_ = tps;
   now_ = t;
   if (off_) { prev_ = in; return NandPinsOut{0, false, false}; }  // no power: nothing driven, R/B# low
   if (first_) { prev_ = in; first_ = false; }
   const int64_t ti = (int64_t)t;
   finish_ops(t);
+  if (nvddr_) return eval_nvddr((int64_t)tps, in);
 
   // R/B# rising edge (for tRR): the model knows the exact time.
   bool rb = !(stuck_ || (t >= rb_low_from_ && t < busy_until_));
@@ -517,6 +554,188 @@ NandPinsOut NandModel::eval(uint64_t t, const NandPinsIn& in) {
   else if (ti >= prev_valid_from_ && ti < prev_valid_until_) o.dq = prev_byte_;
   else o.dq = uint8_t(rng_());  // data not valid yet (tREA/tCEA) or no longer held: junk
   return o;
+}
+
+// ---------------------------------------------------------------------------------------- NV-DDR
+// ONFI 2.x source-synchronous interface: WE# is CLK, RE# is W/R#. At a CLK rising edge with CE# low:
+// CLE=1 ALE=0 latches a command, CLE=0 ALE=1 an address (W/R# high, DQ driven by the host), CLE=ALE=1
+// is a data cycle (W/R# high: the host sends data on both DQS edges; W/R# low: the flash sends two
+// bytes per clock on DQS edges tDQSCK after the CLK edges), CLE=ALE=0 is idle. ID, parameter page,
+// status and features are sent with each byte on both edges of a DQS period (the second edge repeats
+// it), SET FEATURES takes its parameters from the rising DQS edges. Every time below is in ps.
+
+#define CHECK_PS(name, dt, lim)                                                                        \
+  do {                                                                                                 \
+    if (cfg.check_timing && (int64_t)(dt) < (int64_t)(lim))                                            \
+      violation(t, std::string(name) + " " + std::to_string((long long)(dt)) + " ps < " +              \
+                       std::to_string((long long)(lim)) + " ps");                                      \
+  } while (0)
+
+NandPinsOut NandModel::eval_nvddr(int64_t tp, const NandPinsIn& in) {
+  const uint64_t t = uint64_t(tp / 1000);
+  const int64_t tck = N_->tCK;
+  auto frac = [&](int hundredths) { return tck * hundredths / 100; };
+
+  bool rb = !(stuck_ || (t >= rb_low_from_ && t < busy_until_));
+  if (rb && !rb_prev_) { p_rb_rise_ = (int64_t)busy_until_ * 1000; rb_since_ = true; }
+  rb_prev_ = rb;
+
+  const NandPinsIn& p = prev_;
+  bool ce = !in.ce_n, pce = !p.ce_n;
+  bool clk_rise = !p.we_n && in.we_n, clk_fall = p.we_n && !in.we_n;
+  bool cle_ch = p.cle != in.cle, ale_ch = p.ale != in.ale, wr_ch = p.re_n != in.re_n;
+  bool dq_ch = in.dq_oe && (!p.dq_oe || p.dq != in.dq);
+  bool dqs_on = in.dqs_oe && !p.dqs_oe, dqs_off = !in.dqs_oe && p.dqs_oe;
+  bool dqs_rise = in.dqs_oe && p.dqs_oe && !p.dqs && in.dqs, dqs_fall = in.dqs_oe && p.dqs_oe && p.dqs && !in.dqs;
+
+  if (!pce && ce) { CHECK_PS("tCEH", tp - p_ce_rise_, N_->tCEH); p_ce_fall_ = tp; }
+  if (pce && !ce) {
+    CHECK_PS("tCH", tp - p_clk_rise_, N_->tCH);
+    p_ce_rise_ = tp;
+    if (!p.re_n) p_release_ = std::max(p_release_, tp + N_->tDQSHZ);
+    bus_ = Bus::Idle; din_active_ = false;
+  }
+  if (ce || pce) {
+    // Changes first (hold times against the previous edges), then the edges (setup times).
+    if (wr_ch) {
+      if (p.cle || p.ale) violation(t, "W/R# changed while CLE or ALE is high (only in idle cycles)");
+      if (in.re_n) p_release_ = std::max(p_release_, tp + N_->tDQSHZ);  // the flash turns its drivers off
+      p_wr_ch_ = tp;
+    }
+    if (cle_ch || ale_ch) {
+      CHECK_PS("tCALH", tp - p_clk_rise_, N_->tCALH);
+      if (cle_ch) p_cle_ch_ = tp;
+      if (ale_ch) p_ale_ch_ = tp;
+    }
+    if (dq_ch) {
+      if (ca_hold_pending_) CHECK_PS("tCAH", tp - p_clk_rise_, N_->tCAH);
+      ca_hold_pending_ = false;
+      if (din_active_ && !din_first_edge_) CHECK_PS("tDH", tp - std::max(p_dqs_rise_, p_dqs_fall_), N_->tDH);
+      p_dq_ch_ = tp;
+    }
+    if (dqs_on) {
+      if (in.dqs) violation(t, "DQS write preamble must start low");
+      p_dqs_on_ = tp;
+    }
+    if (dqs_off && din_active_ && !din_first_edge_) CHECK_PS("tWPST", tp - p_dqs_fall_, frac(K_->tWPST));
+    if (clk_fall) { CHECK_PS("tCKH", tp - p_clk_rise_, frac(K_->tCKH)); p_clk_fall_ = tp; }
+    if (clk_rise && ce) {
+      CHECK_PS("tCK", tp - p_clk_rise_, tck);
+      CHECK_PS("tCKL", tp - p_clk_fall_, frac(K_->tCKL));
+      int64_t period = std::min<int64_t>(tp - p_clk_rise_, 2 * tck);  // this clock's period (for the outputs)
+      if (in.cle || in.ale) {
+        CHECK_PS("tCS", tp - p_ce_fall_, N_->tCS);
+        CHECK_PS("tCALS(CLE)", tp - p_cle_ch_, N_->tCALS);
+        CHECK_PS("tCALS(ALE)", tp - p_ale_ch_, N_->tCALS);
+      }
+      if (in.cle != in.ale) {  // command or address cycle
+        if (!in.re_n) violation(t, "command/address cycle with W/R# low");
+        if (!in.dq_oe) violation(t, "command/address cycle while the host does not drive DQ");
+        CHECK_PS("tCAS", tp - p_dq_ch_, N_->tCAS);
+        CHECK_PS("tCAD", tp - p_ca_latch_, N_->tCAD);
+        if (out_since_ca_) CHECK_PS("tRHW", tp - p_last_out_, N_->tRHW);
+        p_ca_latch_ = tp;
+        ca_hold_pending_ = true;
+        out_since_ca_ = false;
+        din_active_ = false;
+        if (in.cle) {
+          bus_ = Bus::Cmd;
+          latch_command(t, in.dq);
+          if (in.dq == 0xE0) p_e0_ = tp;
+        } else {
+          bus_ = Bus::Addr;
+          latch_address(t, in.dq);
+          p_last_addr_ = tp;
+        }
+      } else if (in.cle && in.ale && in.re_n) {  // data input cycle
+        if (bus_ != Bus::DataIn) {
+          CHECK_PS("tCAD", tp - p_ca_latch_, N_->tCAD);
+          if (have_cmd_ && (cmd_ == 0x80 || cmd_ == 0xEF) && data_in_count_ == 0)
+            CHECK_PS("tADL", tp - p_last_addr_, N_->tADL);
+          bus_ = Bus::DataIn;
+          din_active_ = true;
+          din_first_edge_ = true;
+          p_din_clk_ = tp;
+        }
+      } else if (in.cle && in.ale) {  // data output cycle: two bytes on the next DQS edges
+        CHECK_PS("tWRCK", tp - p_wr_ch_, N_->tWRCK);
+        if (bus_ != Bus::DataOut && !out_since_ca_) {
+          CHECK_PS("tWHR", tp - p_ca_latch_, N_->tWHR);
+          if (p_e0_ == p_ca_latch_) CHECK_PS("tCCS", tp - p_e0_, N_->tCCS);
+        }
+        if (rb_since_) { CHECK_PS("tRR", tp - p_rb_rise_, N_->tRR); rb_since_ = false; }
+        bus_ = Bus::DataOut;
+        if (busy(t) && out_ != Out::Status) violation(t, "data output cycle while busy (R/B# low)");
+        if (out_ == Out::None && have_cmd_ && cmd_ == 0x00 && addr_.empty()) out_ = Out::Page;  // 70h .. 00h
+        int64_t half = period / 2;
+        uint8_t b0 = next_output(t);
+        uint8_t b1 = out_ == Out::Page ? next_output(t) : b0;  // non-array data: each byte on both edges
+        int64_t e0 = tp + cfg.tDQSCK_ps;
+        beats_.push_back({e0, half, b0, true});
+        beats_.push_back({e0 + half, half, b1, false});
+        out_since_ca_ = true;
+        p_last_out_ = tp;  // tRHW counts from the last data output clock
+      } else {
+        bus_ = Bus::Idle;
+      }
+      p_clk_rise_ = tp;
+    }
+    if (dqs_rise || dqs_fall) {
+      if (!din_active_) violation(t, "DQS toggled by the host outside a data input");
+      else {
+        if (dqs_rise && din_first_edge_) {
+          int64_t d = tp - p_din_clk_;
+          if (cfg.check_timing && (d < frac(K_->tDQSSmin) || d > frac(K_->tDQSS)))
+            violation(t, "tDQSS " + std::to_string((long long)d) + " ps outside [" + std::to_string((long long)frac(K_->tDQSSmin)) +
+                             ", " + std::to_string((long long)frac(K_->tDQSS)) + "] ps");
+          CHECK_PS("tWPRE", tp - p_dqs_on_, frac(K_->tWPRE));
+        } else if (dqs_rise) {
+          CHECK_PS("tDQSL", tp - p_dqs_fall_, frac(K_->tDQSL));
+        } else {
+          CHECK_PS("tDQSH", tp - p_dqs_rise_, frac(K_->tDQSH));
+        }
+        if (!in.dq_oe) violation(t, "DQS edge while the host does not drive DQ");
+        CHECK_PS("tDS", tp - p_dq_ch_, N_->tDS);
+        if (dqs_rise || cmd_ == 0x80) latch_data(t, in.dq);  // SET FEATURES: the falling edge repeats the byte
+        din_first_edge_ = false;
+      }
+      if (dqs_rise) p_dqs_rise_ = tp; else p_dqs_fall_ = tp;
+    }
+  }
+  prev_ = in;
+
+  NandPinsOut o;
+  o.rb_n = rb;
+  bool drive = (ce && !in.re_n) || tp < p_release_;
+  if (drive && (in.dq_oe || in.dqs_oe))
+    violation(t, std::string("bus contention: the host drives ") + (in.dq_oe ? "DQ" : "DQS") + " while the flash does (W/R# low or within tDQSHZ)");
+  o.dq_drive = o.dqs_drive = drive;
+  // Latest launched beat at or before now.
+  const Beat* cur = nullptr;
+  for (auto it = beats_.rbegin(); it != beats_.rend(); ++it)
+    if (it->edge <= tp) { cur = &*it; break; }
+  o.dqs = cur && cur->rise;
+  if (cur && tp >= cur->edge + N_->tDQSQ && tp < cur->edge + cur->half - N_->tQHS) o.dq = cur->v;
+  else o.dq = uint8_t(rng_());  // between data eyes: junk
+  if (beats_.size() > 64) {  // forget beats whose eye closed long ago (the newest ones may lie ahead)
+    auto keep = std::find_if(beats_.begin(), beats_.end(), [&](const Beat& x) { return x.edge >= tp - 4 * tck; });
+    if (keep != beats_.begin()) beats_.erase(beats_.begin(), keep - 1);
+  }
+  return o;
+}
+
+void NandModel::dqs_edges(int64_t from, int64_t to, std::vector<std::pair<int64_t, bool>>& out) const {
+  for (const Beat& b : beats_)
+    if (b.edge >= from && b.edge < to) out.emplace_back(b.edge, b.rise);
+}
+
+uint8_t NandModel::dq_at(int64_t tp) const {
+  const Beat* cur = nullptr;
+  for (auto it = beats_.rbegin(); it != beats_.rend(); ++it)
+    if (it->edge <= tp) { cur = &*it; break; }
+  if (cur && tp >= cur->edge + N_->tDQSQ && tp < cur->edge + cur->half - N_->tQHS) return cur->v;
+  uint64_t h = uint64_t(tp) * 0x9E3779B97F4A7C15ull;  // junk, the same for the same instant
+  return uint8_t(h >> 56);
 }
 
 }  // namespace onfi

@@ -23,22 +23,36 @@
 
 namespace onfi {
 
+static const int64_t kNever = -1000000000000LL;  // "long ago" for edge times in ps
+
 // ONFI asynchronous timing parameters in ns (minimums unless noted).
 // ONFI async timing parameters (ns) of one mode: nand/data/onfi_timing.json via onfi_timing.h.
 struct Timing {
   ONFI_ASYNC_MEMBERS(int)
 };
 const Timing& onfi_timing(int mode);  // mode 0..5
+// NV-DDR timing (ps) and its tCK-relative parameters (1/100 tCK) of one mode, from the same data file.
+struct NvddrTiming {
+  ONFI_NVDDR_MEMBERS(int)
+};
+struct NvddrTck {
+  ONFI_NVDDR_TCK_MEMBERS(int)
+};
+const NvddrTiming& nvddr_timing(int mode);
+const NvddrTck& nvddr_tck(int mode);
 
+// In the NV-DDR interface the WE# pin is CLK and the RE# pin is W/R# (ONFI 2.x); DQS is used only there.
 struct NandPinsIn {  // controller -> flash, as seen at the package pins
   uint8_t dq = 0;
   bool dq_oe = false;  // controller drives DQ
   bool cle = false, ale = false, ce_n = true, we_n = true, re_n = true, wp_n = true;
+  bool dqs = false, dqs_oe = false;  // NV-DDR data strobe (controller drives it for data input)
 };
 struct NandPinsOut {  // flash -> controller
   uint8_t dq = 0;     // meaningful only while dq_drive; junk (pseudo-random) while data is not valid
   bool dq_drive = false;
   bool rb_n = true;   // open drain R/B#: false = busy
+  bool dqs = false, dqs_drive = false;  // NV-DDR: the flash drives DQS during data output
 };
 
 struct Config {
@@ -66,6 +80,13 @@ struct Config {
   std::map<uint32_t, int> read_limit;     // grave pages: row -> clean reads; later reads flip 1 % of the bits
   int fail_programs = 0, fail_erases = 0; // the next N programs / erases fail (FAIL in status; program: page torn)
   int power_cut_after = -1;               // the N-th next program/erase (0 = next) loses power: see power_cut()
+  // NV-DDR (source-synchronous) interface: highest timing mode, -1 = SDR only (the MT29F4G08ABADA).
+  int nvddr_max_mode = -1;
+  // This part's DQS output delay from CLK (tDQSCK): anywhere in the ONFI window [tDQSCKmin, tDQSCK]
+  // (3..25 ns, wider than a mode-5 clock period), which is why the controller trains its capture.
+  uint32_t tDQSCK_ps = 7300;
+  std::string ecc_note;  // datasheet ECC requirement in words (docs only)
+  int ecc_bits = 4;      // ECC bits required per codeword (parameter page byte 112)
   // Per-operation hook (the SoC harness's fault schedule): asked at each PROGRAM / ERASE confirm that
   // would otherwise succeed; returns 0 = go on, 1 = the operation fails (program: page torn), 2 = power cut.
   std::function<int(bool erase, uint32_t row)> op_fault;
@@ -73,10 +94,22 @@ struct Config {
   std::function<void(const std::string&)> on_violation;  // default: print + exit(3)
 };
 
+// Micron MT29F16G08ABABA (16 Gb, x8, SLC, ONFI 2.2, asynchronous modes 0..5 and NV-DDR modes 0..5):
+// 4096 + 224 byte pages, 128 pages per block, 4096 blocks (2 planes), tR 25 us, tPROG 230 us (typ),
+// tBERS 2 ms (typ), ECC 4 bits per 540 bytes. docs/nand.md lists what is taken from where.
+Config mt29f16g08ababa();
+
 class NandModel {
  public:
   explicit NandModel(const Config& cfg = Config(), const std::string& name = "nand");
-  NandPinsOut eval(uint64_t time_ns, const NandPinsIn& in);
+  NandPinsOut eval(uint64_t time_ns, const NandPinsIn& in) { return eval_ps(time_ns * 1000, in); }
+  // Same, time in ps (NV-DDR edges are sub-ns apart; SDR harnesses may keep calling eval()).
+  NandPinsOut eval_ps(uint64_t time_ps, const NandPinsIn& in);
+  bool nvddr() const { return nvddr_; }  // the NV-DDR interface is active
+  // NV-DDR read capture (for a harness's model of the controller's IDELAY + IDDR): the DQS output edges
+  // in [from, to) ps (time, rising), and DQ at any instant already launched (junk outside the eyes).
+  void dqs_edges(int64_t from, int64_t to, std::vector<std::pair<int64_t, bool>>& out) const;
+  uint8_t dq_at(int64_t t_ps) const;
 
   Config cfg;  // runtime changes allowed (bit errors, stuck_busy, check_timing)
   int mode() const { return mode_; }
@@ -119,6 +152,28 @@ class NandModel {
   bool is_bad(uint32_t block) const;
   void tear(std::vector<uint8_t>& arr, const std::vector<uint8_t>& target);  // bits changing toward target: random
   void flip_bits(int n, bool spread_main);
+  NandPinsOut eval_nvddr(int64_t tp, const NandPinsIn& in);  // NV-DDR pins and checks (time in ps)
+  void set_interface(bool nvddr, int mode);
+  void load_page_register();
+
+  // NV-DDR state (times in ps).
+  bool nvddr_ = false;
+  const NvddrTiming* N_ = nullptr;
+  const NvddrTck* K_ = nullptr;
+  enum class Bus { Idle, Cmd, Addr, DataIn, DataOut } bus_ = Bus::Idle;
+  int64_t p_clk_rise_ = kNever, p_clk_fall_ = kNever, p_cle_ch_ = kNever, p_ale_ch_ = kNever, p_dq_ch_ = kNever;
+  int64_t p_ce_fall_ = kNever, p_ce_rise_ = kNever, p_wr_ch_ = kNever, p_dqs_rise_ = kNever, p_dqs_fall_ = kNever;
+  int64_t p_dqs_on_ = kNever, p_dqs_off_ = kNever, p_dq_off_ = kNever, p_ca_latch_ = kNever, p_ca_kind_cmd_ = 0;
+  int64_t p_din_clk_ = kNever, p_last_out_ = kNever, p_rb_rise_ = kNever, p_e0_ = kNever, p_last_addr_ = kNever;
+  int64_t p_release_ = kNever;        // flash DQ/DQS driver off from here (W/R# high + tDQSHZ)
+  bool ca_last_ = false;              // the last rising edge latched a command or address
+  bool din_first_edge_ = true, out_since_ca_ = false, rb_since_ = false;
+  int64_t tck_ps_ = 0;                // measured clock period (last rise to rise)
+  // Flash output byte launched at DQS edge `edge` (DQS rises for the first byte of a clock, falls for
+  // the second); valid on DQ from edge + tDQSQ to edge + half period - tQHS, junk elsewhere.
+  struct Beat { int64_t edge; int64_t half; uint8_t v; bool rise; };
+  std::vector<Beat> beats_;
+  bool din_active_ = false, ca_hold_pending_ = false;
 
   std::set<uint32_t> grown_bad_;
   std::map<uint32_t, int> erase_ops_, program_ops_, read_ops_;
@@ -156,7 +211,7 @@ class NandModel {
   // Pin history (ns of the last edge of each kind; 0 = long ago).
   NandPinsIn prev_;
   bool first_ = true;
-  uint64_t now_ = 0;
+  uint64_t now_ = 0, now_ps_ = 0;
   int64_t t_we_fall_ = -1000000, t_we_rise_ = -1000000, t_re_fall_ = -1000000, t_re_rise_ = -1000000;
   int64_t t_cle_ch_ = -1000000, t_ale_ch_ = -1000000, t_ce_fall_ = -1000000, t_ce_rise_ = -1000000;
   int64_t t_dq_ch_ = -1000000, t_oe_off_ = -1000000, t_rb_rise_ = -1000000, t_last_addr_ = -1000000;

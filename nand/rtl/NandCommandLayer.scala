@@ -130,6 +130,7 @@ class NandCommandLayer(p: NandParams) extends Component {
   io.uop.count := sc
   io.uop.target := cur.target
   io.uop.ccs := sccs
+  io.uop.array := (sk === DOUT && op === NandOp.PROGRAM) || (sk === DIN && isOp(NandOp.PAGE_READ, NandOp.READ_DATA, NandOp.CHANGE_COL))
   switch(sk) {
     is(CE_ON) { io.uop.kind := UopKind.CE_ON }
     is(CE_OFF) { io.uop.kind := UopKind.CE_OFF }

@@ -90,6 +90,19 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   val LO = DMA_LO.field(UInt(32 bits), AccessType.RW, BigInt("40000000", 16), doc = "Byte address")
   val DMA_HI = busif.newReg(doc = "DMA window high bound (exclusive)")
   val HI = DMA_HI.field(UInt(32 bits), AccessType.RW, BigInt("50000000", 16), doc = "Byte address")
+  val DDR_CFG = busif.newRegAt(0x44, doc = "NV-DDR interface (switch after SET FEATURES 01h selected it; ONFI times in the TIMING registers: T_CS, T_WHR, T_ADL, T_RHW, T_RR, T_WB, T_CCS with their NV-DDR values)")
+  val DDR_EN = DDR_CFG.field(Bool(), AccessType.RW, 0, doc = "1: the pins speak NV-DDR (WE# = CLK, RE# = W/R#, DQS)")
+  DDR_CFG.reserved(3 bits)
+  val CK_DIV = DDR_CFG.field(UInt(4 bits), AccessType.RW, 2, doc = "CLK period in controller cycles (2..15; NV-DDR mode 0: 5, 1: 3, 2: 2 at 100 MHz)")
+  val T_CAD = DDR_CFG.field(UInt(8 bits), AccessType.RW, 5, doc = "Command/address to command/address/data: tCAD")
+  val T_WRCK = DDR_CFG.field(UInt(8 bits), AccessType.RW, 2, doc = "W/R# low to the first data output clock: tWRCK")
+  val T_DQSHZ = DDR_CFG.field(UInt(8 bits), AccessType.RW, 2, doc = "W/R# high to the controller driving DQ: tDQSHZ")
+  val DDR_CAPTURE = busif.newReg(doc = "NV-DDR read capture (PHY)")
+  val TAP = DDR_CAPTURE.field(UInt(9 bits), AccessType.RW, 0, doc = "DQS input delay tap (IDELAYE3 / DELAYF), set by read-capture training")
+  DDR_CAPTURE.reserved(7 bits)
+  val TX_UNDERRUN = DDR_CAPTURE.field(Bool(), AccessType.RO, 0, doc = "Sticky: an NV-DDR data input burst ran out of bytes (a controller fault)")
+  val DDR_CFG2 = busif.newReg(doc = "NV-DDR interface, more times (cycles)")
+  val T_CEH = DDR_CFG2.field(UInt(8 bits), AccessType.RW, 2, doc = "CE# high hold between two selections: tCEH")
   t.tWP := T_WP; t.tWH := T_WH; t.tWC := T_WC; t.tRP := T_RP; t.tREH := T_REH; t.tRC := T_RC; t.tCS := T_CS
   t.tHOLD := T_HOLD; t.tCLS := T_CLS; t.tCLR := T_CLR; t.tWHR := T_WHR; t.tADL := T_ADL; t.tRHW := T_RHW
   t.tRR := T_RR; t.tWB := T_WB; t.tCCS := T_CCS; t.sampleDelay := DELAY; t.timeout := CYCLES
@@ -160,6 +173,7 @@ class NandController(val p: NandParams = NandParams()) extends Component {
     val cmdLayer = new NandCommandLayer(p)
     val timing = new NandTimingLayer(p)
     val phy = new NandPhy(p.targets)
+    val ddrTiming = new NandDdrTiming(p)
   }
   import core._
   // Act in the cycle of the APB write itself (not on the registered W1P pulse one cycle later), so a
@@ -174,12 +188,28 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   cmdLayer.io.comp >> compFifo.io.push
   compFifo.io.pop.ready := popNow
 
-  cmdLayer.io.uop >> timing.io.uop
-  cmdLayer.io.dout >> timing.io.dout
-  cmdLayer.io.rx << phy.io.rx
-  cmdLayer.io.timingIdle := timing.io.idle
-  cmdLayer.io.rxPending := phy.io.busyLine
-  cmdLayer.io.timeout := timing.io.timeout
+  // SDR or NV-DDR time sequence layer, chosen by DDR_CFG.DDR_EN (switched only while both are idle).
+  val ddrOn = DDR_EN
+  val ddrCfg = NandDdrCfg()
+  ddrCfg.enable := ddrOn; ddrCfg.ckDiv := CK_DIV; ddrCfg.tCAD := T_CAD; ddrCfg.tWRCK := T_WRCK; ddrCfg.tDQSHZ := T_DQSHZ; ddrCfg.tCEH := T_CEH
+  ddrTiming.io.cfg := ddrCfg
+  ddrTiming.io.t := t
+  ddrTiming.io.rb_n := phy.io.rb_n
+  timing.io.uop.valid := cmdLayer.io.uop.valid && !ddrOn
+  ddrTiming.io.uop.valid := cmdLayer.io.uop.valid && ddrOn
+  timing.io.uop.payload := cmdLayer.io.uop.payload
+  ddrTiming.io.uop.payload := cmdLayer.io.uop.payload
+  cmdLayer.io.uop.ready := Mux(ddrOn, ddrTiming.io.uop.ready, timing.io.uop.ready)
+  timing.io.dout.valid := cmdLayer.io.dout.valid && !ddrOn
+  ddrTiming.io.dout.valid := cmdLayer.io.dout.valid && ddrOn
+  timing.io.dout.payload := cmdLayer.io.dout.payload
+  ddrTiming.io.dout.payload := cmdLayer.io.dout.payload
+  cmdLayer.io.dout.ready := Mux(ddrOn, ddrTiming.io.dout.ready, timing.io.dout.ready)
+  cmdLayer.io.rx << Mux(ddrOn, ddrTiming.io.rx, phy.io.rx)
+  cmdLayer.io.timingIdle := Mux(ddrOn, ddrTiming.io.idle, timing.io.idle)
+  cmdLayer.io.rxPending := Mux(ddrOn, ddrTiming.io.rxPending, phy.io.busyLine)
+  cmdLayer.io.timeout := Mux(ddrOn, ddrTiming.io.timeout, timing.io.timeout)
+  TX_UNDERRUN := ddrTiming.io.underrun
   cmdLayer.io.axi >> io.axi
   dmaBusy := cmdLayer.io.dmaBusy
   cmdLayer.io.pageBytes := PAGE_BYTES
@@ -192,7 +222,38 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   phy.io.strobe := timing.io.strobe
   phy.io.sampleDelay := t.sampleDelay
   phy.io.wp_n := WP_N
-  io.nand <> phy.io.pins
+  // Pins: the SDR PHY's output flops, or the NV-DDR output DDR flops (D1 on the SDR pins, D2 on ddr_h2_*).
+  val dd = RegNext(ddrTiming.io.drive)
+  dd.clk.init(0); dd.cle.init(0); dd.ale.init(0); dd.wr.init(3); dd.dqOe.init(0); dd.dqs.init(0); dd.dqsOe.init(0)
+  for (k <- 0 until 2) { dd.ce_n(k).init(B(p.targets bits, default -> True)); dd.dq(k).init(0) }
+  val ddrPins = RegNext(ddrOn) init (False)
+  val sp = phy.io.pins
+  sp.dq_i := io.nand.dq_i; sp.rb_n := io.nand.rb_n
+  sp.ddr_cap_valid := False; sp.ddr_cap_q1 := 0; sp.ddr_cap_q2 := 0
+  io.nand.wp_n := sp.wp_n
+  io.nand.ddr := ddrPins
+  io.nand.dq_o := Mux(ddrPins, dd.dq(0), sp.dq_o)
+  io.nand.dq_oe := Mux(ddrPins, dd.dqOe(0), sp.dq_oe)
+  io.nand.cle := Mux(ddrPins, dd.cle(0), sp.cle)
+  io.nand.ale := Mux(ddrPins, dd.ale(0), sp.ale)
+  io.nand.we_n := Mux(ddrPins, dd.clk(0), sp.we_n)
+  io.nand.re_n := Mux(ddrPins, dd.wr(0), sp.re_n)
+  io.nand.ce_n := Mux(ddrPins, dd.ce_n(0), sp.ce_n)
+  io.nand.ddr_h2_dq_o := Mux(ddrPins, dd.dq(1), sp.dq_o)
+  io.nand.ddr_h2_dq_oe := Mux(ddrPins, dd.dqOe(1), sp.dq_oe)
+  io.nand.ddr_h2_cle := Mux(ddrPins, dd.cle(1), sp.cle)
+  io.nand.ddr_h2_ale := Mux(ddrPins, dd.ale(1), sp.ale)
+  io.nand.ddr_h2_we_n := Mux(ddrPins, dd.clk(1), sp.we_n)
+  io.nand.ddr_h2_re_n := Mux(ddrPins, dd.wr(1), sp.re_n)
+  io.nand.ddr_h2_ce_n := Mux(ddrPins, dd.ce_n(1), sp.ce_n)
+  io.nand.ddr_dqs_o := dd.dqs
+  io.nand.ddr_dqs_oe := Mux(ddrPins, dd.dqsOe, B(0, 2 bits))
+  io.nand.ddr_tap := TAP
+  // Captured DQS pairs arrive in this clock domain (the read side of the capture FIFO); one register stage.
+  val cap = RegNext(io.nand.ddr_cap_valid) init (False)
+  ddrTiming.io.cap.valid := cap && ddrOn
+  ddrTiming.io.cap.payload.q1 := RegNext(io.nand.ddr_cap_q1)
+  ddrTiming.io.cap.payload.q2 := RegNext(io.nand.ddr_cap_q2)
 
   val head = compFifo.io.pop.payload
   C_OPCODE := head.opcode; C_ERR := head.err; C_TARGET := head.target; C_TAG := head.tag
@@ -214,8 +275,8 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   when(pushNow && !cmdFifo.io.push.ready) { OVERFLOW := True }
   io.irq := (DONE && EN_DONE) || (ERROR && EN_ERROR) || (OVERFLOW && EN_OVERFLOW)
 
-  when(timing.io.dataCycle) { CYC := CYC + 1 }
-  when(cmdLayer.io.dout.fire || phy.io.rx.valid) { BYT := BYT + 1 }
+  when(Mux(ddrOn, ddrTiming.io.dataCycle, timing.io.dataCycle)) { CYC := CYC + 1 }
+  when(cmdLayer.io.dout.fire || cmdLayer.io.rx.valid) { BYT := BYT + 1 }
 
   /** nand_regs.h / .json / .md / .html into the SpinalConfig target directory. */
   def docs(): Unit = common.RegBlock("nand_regs", "NAND", "NAND controller registers",

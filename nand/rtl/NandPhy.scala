@@ -34,6 +34,12 @@ class NandPhy(targets: Int) extends Component {
   io.pins.re_n := outReg.re_n
   io.pins.ce_n := outReg.ce_n
   io.pins.wp_n := RegNext(io.wp_n) init (False)
+  // NV-DDR pins: driven by the controller from NandDdrTiming's output flops (see NandController).
+  io.pins.ddr := False
+  io.pins.ddr_h2_dq_o := outReg.dq; io.pins.ddr_h2_dq_oe := outReg.oe; io.pins.ddr_h2_cle := outReg.cle
+  io.pins.ddr_h2_ale := outReg.ale; io.pins.ddr_h2_we_n := outReg.we_n; io.pins.ddr_h2_re_n := outReg.re_n
+  io.pins.ddr_h2_ce_n := outReg.ce_n
+  io.pins.ddr_dqs_o := 0; io.pins.ddr_dqs_oe := 0; io.pins.ddr_tap := 0
 
   // Asynchronous inputs: two-flop synchronisers from the library.
   val dqSync = BufferCC(io.pins.dq_i, bufferDepth = Some(2))

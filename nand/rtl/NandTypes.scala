@@ -21,7 +21,11 @@ case class NandParams(targets: Int = 2, bufBytes: Int = 4352, cmdDepth: Int = 8,
   val apbConfig = Apb3Config(addressWidth = 16, dataWidth = 32)
 }
 
-/** Flash pins at the controller boundary; the tri-state DQ is split into o/oe/i here. */
+/** Flash pins at the controller boundary; the tri-state DQ is split into o/oe/i here. In NV-DDR (`ddr`
+  * high) WE# is CLK and RE# is W/R#, and the pins are the D1 (first half-cycle) inputs of the output DDR
+  * flops; `ddr_h2` holds the D2 (second half) values, `ddr_dqs*` the DQS flop on the 90-degree clock, and
+  * the read capture (IDELAY + IDDR on DQS + clock crossing) delivers DQS pairs on `ddr_cap_*`. With the
+  * simulation PHY those primitives are the harness's behavioural pad model (sim/nand/ddr_pad.h). */
 case class NandPins(targets: Int) extends Bundle with IMasterSlave {
   val dq_o = Bits(8 bits)
   val dq_oe = Bool()
@@ -29,9 +33,18 @@ case class NandPins(targets: Int) extends Bundle with IMasterSlave {
   val cle, ale, we_n, re_n, wp_n = Bool()
   val ce_n = Bits(targets bits)
   val rb_n = Bits(targets bits)
+  val ddr = Bool()
+  val ddr_h2_dq_o = Bits(8 bits)
+  val ddr_h2_dq_oe, ddr_h2_cle, ddr_h2_ale, ddr_h2_we_n, ddr_h2_re_n = Bool()
+  val ddr_h2_ce_n = Bits(targets bits)
+  val ddr_dqs_o, ddr_dqs_oe = Bits(2 bits)
+  val ddr_tap = UInt(9 bits)
+  val ddr_cap_valid = Bool()
+  val ddr_cap_q1, ddr_cap_q2 = Bits(8 bits)
   override def asMaster(): Unit = {
-    out(dq_o, dq_oe, cle, ale, we_n, re_n, wp_n, ce_n)
-    in(dq_i, rb_n)
+    out(dq_o, dq_oe, cle, ale, we_n, re_n, wp_n, ce_n, ddr, ddr_h2_dq_o, ddr_h2_dq_oe, ddr_h2_cle, ddr_h2_ale, ddr_h2_we_n,
+      ddr_h2_re_n, ddr_h2_ce_n, ddr_dqs_o, ddr_dqs_oe, ddr_tap)
+    in(dq_i, rb_n, ddr_cap_valid, ddr_cap_q1, ddr_cap_q2)
   }
 }
 
@@ -54,6 +67,7 @@ case class Uop(p: NandParams) extends Bundle {
   val count = UInt(16 bits)
   val target = UInt(p.targetBits bits)
   val ccs = Bool() // first read cycle of this DIN follows a CHANGE READ COLUMN (tCCS instead of tWHR)
+  val array = Bool() // page data (NV-DDR: a byte per DQS edge); else ID/parameter/status/feature bytes (each on both edges)
 }
 
 /** Pin values driven by the timing layer, registered again in the PHY. */

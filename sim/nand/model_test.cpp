@@ -1,9 +1,12 @@
 // Direct tests of the ONFI model (no controller): bit-banged pin sequences with explicit ns timing.
 // Usage: model_test SCENARIO   — prints "result ..." lines; a violation prints "VIOLATION ..." and
 // exits 3 (tests/test_nand_model.py checks both the legal sequences and that each check fires).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "onfi_model.h"
 
@@ -47,6 +50,109 @@ struct Bus {
   void wait_busy_then_ready() { step(250); wait_ready(); step(100); }
 };
 
+// NV-DDR host, bus-functional, time in ps: CLK runs with period P (rises at base + k P); pins are set at
+// the falling edge before the rise that latches them (setup and hold P/2), DQS for data input is driven
+// tDQSS = 1 tCK after the data clock with DQ centred between its edges, data output is sampled `skew`
+// ps after each CLK edge (the flash launches it tDQSCK after the edge, unknown to the host).
+struct DdrBus {
+  NandModel& m;
+  NandPinsIn p;
+  NandPinsOut o;
+  int64_t P, base, k = 0;  // next rise = base + k * P
+  struct Ev { int64_t t; int seq; std::function<void()> f; };
+  std::vector<Ev> ev;
+  int seq = 0;
+  int64_t now = 0;
+  int64_t dqsck_skew = 0;  // when data output is sampled after each CLK edge
+  std::vector<uint8_t> got;
+  DdrBus(NandModel& model, const NandPinsIn& pins, int64_t t0, int64_t period) : m(model), p(pins), P(period) {
+    base = (t0 / P + 2) * P;
+    now = t0;
+  }
+  int64_t rise(int64_t i) const { return base + i * P; }
+  void at(int64_t t, std::function<void()> f) { ev.push_back({t, seq++, std::move(f)}); }
+  // Run every scheduled event and the clock up to the rise k (exclusive), evaluating after each change.
+  void run() {
+    int64_t end = rise(k);
+    for (int64_t r = (now - base) / P; rise(r) - P / 2 <= end; r++) {
+      if (rise(r) - P / 2 > now) set(rise(r) - P / 2, [this] { p.we_n = false; });
+      if (rise(r) > now && rise(r) < end) set(rise(r), [this] { p.we_n = true; });
+    }
+    std::stable_sort(ev.begin(), ev.end(), [](const Ev& a, const Ev& b) { return a.t != b.t ? a.t < b.t : a.seq < b.seq; });
+    for (size_t i = 0; i < ev.size();) {
+      int64_t t = ev[i].t;
+      // pin changes of one instant first, then one evaluation, then samples (seq order keeps samples last)
+      for (; i < ev.size() && ev[i].t == t; i++) ev[i].f();
+      now = t;
+    }
+    ev.clear();
+  }
+  void eval_at(int64_t t) { at(t, [this, t] { o = m.eval_ps(t, p); }); }
+  void set(int64_t t, std::function<void()> f) { at(t, [this, t, f] { f(); o = m.eval_ps(t, p); }); }
+  void idle(int n = 1) { set(rise(k) - P / 2, [this] { p.cle = p.ale = false; }); k += n; }
+  void ca(bool cle, uint8_t v, int64_t tcad) {
+    set(rise(k) - P / 2, [this, cle, v] { p.cle = cle; p.ale = !cle; p.dq = v; p.dq_oe = true; });
+    k++;
+    idle(int((tcad + P - 1) / P) - 1);
+  }
+  void cmd(uint8_t c) { ca(true, c, nvddr_timing(m.mode()).tCAD); }
+  void addr(uint8_t a) { ca(false, a, nvddr_timing(m.mode()).tCAD); }
+  void wait_ns(int64_t ns) { idle(int((ns * 1000 + P - 1) / P)); }
+  void data_in(const std::vector<uint8_t>& d) {
+    int64_t r = rise(k);
+    set(r - P / 2, [this] { p.dqs_oe = true; p.dqs = false; });   // preamble: DQS low from here (1.5 tCK)
+    k++;
+    r = rise(k);
+    set(r - P / 2, [this] { p.cle = p.ale = true; });
+    for (size_t i = 0; i < d.size(); i++) {
+      int64_t e = r + P + int64_t(i) * P / 2;
+      uint8_t v = d[i];
+      set(e - P / 4, [this, v] { p.dq = v; });
+      set(e, [this, i] { p.dqs = i % 2 == 0; });
+    }
+    int64_t nclk = int64_t(d.size() + 1) / 2;
+    k += nclk;
+    idle(1);
+    int64_t last = r + P + int64_t(d.size() - 1) * P / 2;
+    if (d.size() % 2) set(last + P / 2, [this] { p.dqs = false; });
+    set(last + P, [this] { p.dqs_oe = false; });  // postamble
+    while (rise(k) < last + P) idle(1);
+  }
+  // W/R# low, tWRCK, n bytes out (samples at CLK edge + skew), W/R# high, tDQSHZ.
+  std::vector<uint8_t> data_out(size_t n) {
+    const NvddrTiming& N = nvddr_timing(m.mode());
+    set(rise(k) - P / 2, [this] { p.cle = p.ale = false; p.dq_oe = false; p.dqs_oe = false; p.re_n = false; });
+    k += int((N.tWRCK + P - 1) / P);
+    std::vector<uint8_t> out(n);
+    int64_t nclk = int64_t(n + 1) / 2;
+    set(rise(k) - P / 2, [this] { p.cle = p.ale = true; });
+    for (size_t i = 0; i < n; i++) {
+      int64_t ts = rise(k + int64_t(i) / 2) + (i % 2 ? P / 2 : 0) + dqsck_skew;
+      at(ts, [this, ts, &out, i] { o = m.eval_ps(ts, p); out[i] = o.dq; });
+    }
+    k += nclk;
+    idle(int((dqsck_skew + P) / P) + 1);
+    set(rise(k) - P / 2, [this] { p.re_n = true; });
+    k += int((N.tDQSHZ + P - 1) / P) + 1;
+    run();
+    return out;
+  }
+  void wait_ready() {
+    run();
+    for (int i = 0; i < 100000 && (m.busy(now / 1000) || !o.rb_n); i++) { idle(int(100000 / P) + 1); run(); }
+    idle(int(N_tRR() / P) + 1);
+    run();
+  }
+  int64_t N_tRR() { return nvddr_timing(m.mode()).tRR; }
+};
+
+// Switch the SDR-mode bus to NV-DDR mode `mode` with SET FEATURES 01h (P1 = 10h | mode).
+template <class B>
+static void to_nvddr(B& b, int mode) {
+  b.cmd(0xEF); b.addr(0x01); b.step(200); b.data(uint8_t(0x10 | mode)); b.data(0); b.data(0); b.data(0);
+  b.release(); b.wait_busy_then_ready();
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) { fprintf(stderr, "usage: model_test SCENARIO\n"); return 2; }
   std::string s = argv[1];
@@ -55,6 +161,126 @@ int main(int argc, char** argv) {
   c.bad_blocks = {3};
   c.tR_ns = 2000; c.tPROG_ns = 5000; c.tBERS_ns = 8000;
   c.on_violation = [](const std::string& m) { printf("VIOLATION %s\n", m.c_str()); fflush(stdout); exit(3); };
+  if (s.rfind("ddr", 0) == 0) {  // NV-DDR scenarios on the MT29F16G08ABABA: ddr_<what> [mode]
+    Config d = mt29f16g08ababa();
+    d.blocks = 16; d.tR_ns = 2000; d.tPROG_ns = 5000; d.tBERS_ns = 8000;
+    d.on_violation = c.on_violation;
+    int mode = argc > 2 ? atoi(argv[2]) : 5;
+    if (s == "ddr_sdr_part") d.nvddr_max_mode = -1;
+    Bus b(d);
+    b.cmd(0xFF); b.release(); b.wait_busy_then_ready();
+    to_nvddr(b, mode);
+    printf("result nvddr %d mode %d\n", b.m.nvddr(), b.m.mode());
+    int64_t P = nvddr_timing(mode).tCK;
+    if (s == "ddr_tck") P -= 500;  // clock faster than the mode allows
+    b.p.re_n = true; b.p.we_n = true;
+    DdrBus q(b.m, b.p, int64_t(b.t) * 1000, P);
+    q.dqsck_skew = d.tDQSCK_ps + P / 4;  // the centre of the data eye (what training finds)
+    q.idle(4);
+    auto hex = [](const char* k, const std::vector<uint8_t>& v, size_t step = 1) {
+      printf("result %s", k);
+      for (size_t i = 0; i < v.size(); i += step) printf(" %02x", v[i]);
+      printf("\n");
+    };
+    if (s == "ddr_legal" || s == "ddr_tck" || s == "ddr_sdr_part") {
+      q.cmd(0x90); q.addr(0x00); q.wait_ns(80);
+      hex("id", q.data_out(10), 2);
+      q.wait_ns(100);
+      q.cmd(0x70); q.wait_ns(80);
+      hex("status", q.data_out(2), 2);
+      q.wait_ns(100);
+      q.cmd(0xEC); q.addr(0x00); q.wait_ready();
+      auto pp = q.data_out(512);
+      std::vector<uint8_t> param;
+      for (size_t i = 0; i < pp.size(); i += 2) param.push_back(pp[i]);
+      uint16_t crc = onfi_crc16(param.data(), 254);
+      printf("result param %c%c%c%c crc_ok %d nvddr_modes %02x features %02x\n", param[0], param[1], param[2], param[3],
+             crc == (param[254] | param[255] << 8), param[141], param[6]);
+      q.wait_ns(100);
+      q.cmd(0x60); q.addr(0x40); q.addr(0); q.addr(0); q.cmd(0xD0); q.wait_ready();
+      std::vector<uint8_t> data;
+      for (int i = 0; i < 64; i++) data.push_back(uint8_t(i * 37 + 5));
+      q.cmd(0x80); for (int a : {0, 0, 0x40, 0, 0}) q.addr(uint8_t(a));
+      q.wait_ns(400);  // tADL
+      q.data_in(data);
+      q.cmd(0x10); q.wait_ready();
+      q.cmd(0x70); q.wait_ns(80);
+      hex("prog_status", q.data_out(2), 2);
+      q.wait_ns(100);
+      q.cmd(0x00); for (int a : {0, 0, 0x40, 0, 0}) q.addr(uint8_t(a)); q.cmd(0x30); q.wait_ready();
+      auto back = q.data_out(64);
+      printf("result page_ok %d\n", back == data);
+      auto stored = b.m.peek(0x40);
+      printf("result array_ok %d\n", std::equal(data.begin(), data.end(), stored.begin()));
+      q.wait_ns(100);
+      q.cmd(0xEE); q.addr(0x01); q.wait_ready();
+      hex("features", q.data_out(8), 2);
+      q.run();
+      return 0;
+    }
+    if (s == "ddr_eye") {  // sample the ID at every skew across two clock periods: junk outside the eye
+      int good_total = 0, first = -1, last = -1;
+      for (int64_t skew = 0; skew < 2 * P + 10000; skew += 250) {
+        q.dqsck_skew = skew;
+        q.cmd(0x90); q.addr(0x00); q.wait_ns(80);
+        auto v = q.data_out(10);
+        bool good = true;
+        const uint8_t want[5] = {0x2C, 0x48, 0x00, 0x26, 0x89};
+        for (int i = 0; i < 10; i++) good = good && v[i] == want[i / 2];
+        q.wait_ns(100);
+        if (good) { good_total++; if (first < 0) first = int(skew); last = int(skew); }
+      }
+      printf("result eye %d %d %d\n", good_total, first, last);
+      return 0;
+    }
+    if (s == "ddr_tds") {  // DQ changes 200 ps before its DQS edge (tDS 900 ps in mode 5)
+      q.cmd(0x80); for (int a : {0, 0, 0x40, 0, 0}) q.addr(uint8_t(a)); q.wait_ns(400);
+      int64_t r = q.rise(q.k);
+      q.set(r - P / 2, [&] { q.p.dqs_oe = true; q.p.dqs = false; });
+      q.k++;
+      r = q.rise(q.k);
+      q.set(r - P / 2, [&] { q.p.cle = q.p.ale = true; });
+      q.set(r + P - 200, [&] { q.p.dq = 0x5A; });
+      q.set(r + P, [&] { q.p.dqs = true; });
+      q.k += 2;
+      q.run();
+      return 0;
+    }
+    if (s == "ddr_tdqss") {  // first DQS edge 2 tCK after the data clock (window 0.75..1.25 tCK)
+      q.cmd(0x80); for (int a : {0, 0, 0x40, 0, 0}) q.addr(uint8_t(a)); q.wait_ns(400);
+      int64_t r = q.rise(q.k);
+      q.set(r - P / 2, [&] { q.p.dqs_oe = true; q.p.dqs = false; });
+      q.k++;
+      r = q.rise(q.k);
+      q.set(r - P / 2, [&] { q.p.cle = q.p.ale = true; });
+      q.set(r + P, [&] { q.p.dq = 0x5A; });
+      q.set(r + 2 * P, [&] { q.p.dqs = true; });
+      q.k += 3;
+      q.run();
+      return 0;
+    }
+    if (s == "ddr_tcad") {  // address one clock after the command (tCAD 45 ns)
+      q.ca(true, 0x90, P); q.ca(false, 0x00, P); q.run();
+      return 0;
+    }
+    if (s == "ddr_twhr") { q.cmd(0x70); q.data_out(2); return 0; }  // data output right after the command
+    if (s == "ddr_contention") {  // host keeps DQ on while W/R# falls
+      q.cmd(0x90); q.addr(0x00); q.wait_ns(80);
+      q.set(q.rise(q.k) - P / 2, [&] { q.p.re_n = false; });
+      q.k++;
+      q.run();
+      return 0;
+    }
+    if (s == "ddr_reset") {  // FFh returns to SDR mode 0 (the host stops CLK: WE# high from then on)
+      q.cmd(0xFF); q.run();
+      b.p = q.p; b.p.we_n = true; b.t = uint64_t(q.rise(q.k) / 1000) + 1; b.step(0);
+      b.wait_busy_then_ready();
+      printf("result nvddr %d mode %d\n", b.m.nvddr(), b.m.mode());
+      return 0;
+    }
+    fprintf(stderr, "unknown scenario %s\n", s.c_str());
+    return 2;
+  }
   Bus b(c);
 
   if (s == "legal") {  // a complete mode-0 session: ID, status, erase, program, read, features

@@ -11,6 +11,7 @@
 //            model T failprog N | failerase N | powercut N | poweron | powered   (faults, see onfi_model.h)
 //            peek T ROW | poke T ROW HEX | param T | axi_err LO HI | touched | stats T | irq | quit
 // Times: one cycle = 10 ns (100 MHz). Models see every pin edge at the clock edge it happens on.
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -49,12 +50,73 @@ static onfi::NandPinsIn pins_of(int t) {
   return p;
 }
 
+// ---------------------------------------------------------------- NV-DDR pad model
+// Behavioural model of the PHY's DDR I/O primitives (what Verilator cannot express below a clock edge):
+// output DDR flops put D1 on the pins at the clock edge and D2 half a cycle later, the DQS flop runs on
+// the 90-degree clock (its halves start 2.5 ns later); the read capture delays the flash's DQS by
+// tap x tap_ps (IDELAYE3 / DELAYF), samples DQ at each delayed edge into an IDDR (rising edge -> Q1,
+// falling -> Q2) and hands each pair to the controller's clock domain through the capture FIFO, whose
+// read side sees it 2 cycles (pointer synchroniser) after the capture.
+static uint32_t tap_ps = 25;
+struct CapPair { int64_t ready_ps; uint8_t q1, q2; };
+static std::vector<CapPair> cap_queue;
+static int cap_have_q1 = 0;
+static uint8_t cap_q1 = 0;
+static bool dqs_prev = false;
+
+static onfi::NandPinsIn ddr_pins_of(int t, int half, bool dqs) {
+  onfi::NandPinsIn p = pins_of(t);
+  if (half) {
+    p.dq = top->io_nand_ddr_h2_dq_o; p.dq_oe = top->io_nand_ddr_h2_dq_oe; p.cle = top->io_nand_ddr_h2_cle;
+    p.ale = top->io_nand_ddr_h2_ale; p.ce_n = (top->io_nand_ddr_h2_ce_n >> t) & 1; p.we_n = top->io_nand_ddr_h2_we_n;
+    p.re_n = top->io_nand_ddr_h2_re_n;
+  }
+  p.dqs = dqs;
+  p.dqs_oe = (top->io_nand_ddr_dqs_oe >> half) & 1;  // DQS enable follows the DQS flop's halves
+  return p;
+}
+
+// After the clock edge at T (ns): the four pad instants of this cycle, then the captures in [T, T + 10 ns).
+static void ddr_cycle(uint64_t T) {
+  int64_t t0 = int64_t(T) * 1000;
+  bool d0 = top->io_nand_ddr_dqs_o & 1, d1 = (top->io_nand_ddr_dqs_o >> 1) & 1;
+  const int64_t at[4] = {t0, t0 + 2500, t0 + 5000, t0 + 7500};
+  for (int k = 0; k < 4; k++) {
+    bool dqs = k == 0 ? dqs_prev : (k < 3 ? d0 : d1);
+    for (uint32_t i = 0; i < ntargets; i++) models[i]->eval_ps(at[k], ddr_pins_of(i, k >= 2, dqs));
+  }
+  dqs_prev = d1;
+  int64_t delay = int64_t(top->io_nand_ddr_tap) * tap_ps;
+  for (uint32_t i = 0; i < ntargets; i++) {
+    std::vector<std::pair<int64_t, bool>> edges;
+    models[i]->dqs_edges(t0 - delay, t0 + 10000 - delay, edges);
+    for (auto& e : edges) {
+      int64_t c = e.first + delay;
+      uint8_t v = models[i]->dq_at(c);
+      if (e.second) { cap_q1 = v; cap_have_q1 = 1; }
+      else if (cap_have_q1) { cap_queue.push_back({c + 20000, cap_q1, v}); cap_have_q1 = 0; }
+    }
+  }
+}
+
 static void tick() {
   uint64_t t = cycle * 10;
+  bool ddr = models_live && top->io_nand_ddr;
+  // captured pairs whose FIFO entry is visible at this edge, one per cycle
+  top->io_nand_ddr_cap_valid = 0;
+  if (!cap_queue.empty() && cap_queue.front().ready_ps <= int64_t(t) * 1000) {
+    top->io_nand_ddr_cap_valid = 1;
+    top->io_nand_ddr_cap_q1 = cap_queue.front().q1;
+    top->io_nand_ddr_cap_q2 = cap_queue.front().q2;
+    cap_queue.erase(cap_queue.begin());
+  }
   // 1. flash outputs at time t (pins unchanged since the previous edge)
   uint8_t dq = junk();
   int drivers = 0, rb = models_live ? 0 : (1 << ntargets) - 1;
-  for (int i = 0; i < ntargets && models_live; i++) {
+  for (int i = 0; i < ntargets && models_live && ddr; i++) {  // NV-DDR: R/B# (pins as left half a cycle ago)
+    if (models[i]->eval_ps(t * 1000, ddr_pins_of(i, 1, dqs_prev)).rb_n) rb |= 1 << i;
+  }
+  for (int i = 0; i < ntargets && models_live && !ddr; i++) {
     onfi::NandPinsOut o = models[i]->eval(t, pins_of(i));
     if (o.dq_drive) { drivers++; dq = o.dq; }
     if (o.rb_n) rb |= 1 << i;
@@ -71,7 +133,8 @@ static void tick() {
   if (axi->violations) { fflush(stdout); exit(4); }  // the violation line is already printed
   top->clk = 1; top->eval();
   // 2. record the pin edges of this clock edge
-  for (int i = 0; i < ntargets && models_live; i++) models[i]->eval(t, pins_of(i));
+  if (models_live && top->io_nand_ddr) ddr_cycle(t);
+  else for (int i = 0; i < ntargets && models_live; i++) models[i]->eval(t, pins_of(i));
   cycle++;
 }
 
@@ -240,6 +303,15 @@ int main(int argc, char** argv) {
   args.number("--tr", &cfg.tR_ns, "array read time tR in ns");
   args.number("--tprog", &cfg.tPROG_ns, "program time tPROG in ns");
   args.number("--tbers", &cfg.tBERS_ns, "block erase time tBERS in ns");
+  std::string part = "mt29f4g08abada";
+  args.custom("--part", "NAME", "flash part: mt29f4g08abada (SDR, default) or mt29f16g08ababa (NV-DDR modes 0-5)",
+              [&](const std::string& o, const std::string& v) {
+                if (v != "mt29f4g08abada" && v != "mt29f16g08ababa") simc::die("%s: unknown part '%s'", o.c_str(), v.c_str());
+                part = v;
+              });
+  args.number("--tap-ps", &tap_ps, "NV-DDR capture: delay per IDELAY tap in ps (default 25, ECP5 DELAYF-like)", "PS", 1u, 1000u);
+  uint32_t tdqsck = 0;
+  args.number("--tdqsck-ps", &tdqsck, "NV-DDR part: DQS output delay tDQSCK in ps (3000..25000; default the part's)", "PS", 0u, 25000u);
   args.number("--axi-latency", &axiLatency, "DDR model read latency in cycles (default 4)", "N", 0u, 100000u);
   args.number("--axi-stall", &axiStallPct, "percent of cycles the DDR model withholds ready/valid (default 0)", "PCT", 0u, 99u);
   args.custom("--bad", "B,B,...", "factory-bad blocks (PROGRAM/ERASE fail there)", [&](const std::string& o, const std::string& v) {
@@ -251,7 +323,22 @@ int main(int argc, char** argv) {
       p = e + 1;
     }
   });
+  // The part's defaults first, then the geometry/time options given on the command line override them.
+  if (std::find(argv, argv + argc, std::string("--part")) != argv + argc) {
+    for (int i = 1; i + 1 < argc; i++)
+      if (std::string(argv[i]) == "--part" && std::string(argv[i + 1]) == "mt29f16g08ababa") {
+        onfi::Config d = onfi::mt29f16g08ababa();
+        cfg.page_bytes = d.page_bytes; cfg.spare_bytes = d.spare_bytes; cfg.pages_per_block = d.pages_per_block;
+        std::copy(d.id, d.id + 5, cfg.id); cfg.manufacturer = d.manufacturer; cfg.model = d.model;
+        cfg.tR_ns = d.tR_ns; cfg.tPROG_ns = d.tPROG_ns; cfg.tBERS_ns = d.tBERS_ns; cfg.nvddr_max_mode = d.nvddr_max_mode;
+        cfg.ecc_bits = d.ecc_bits; cfg.ecc_note = d.ecc_note;
+      }
+  }
   args.parse(argc, argv);
+  if (tdqsck) {
+    if (tdqsck < 3000) simc::die("--tdqsck-ps: %u is below ONFI's tDQSCK minimum 3000", tdqsck);
+    cfg.tDQSCK_ps = tdqsck;
+  }
   if (cfg.pages_per_block & (cfg.pages_per_block - 1)) simc::die("--pages: %u is not a power of two", cfg.pages_per_block);
   for (uint32_t b : cfg.bad_blocks)
     if (b >= cfg.blocks) simc::die("--bad: block %u is past the last block %u", b, cfg.blocks - 1);

@@ -108,7 +108,10 @@ def _start_boardsim():
     cfg_path.write_text(json.dumps(cfg, indent=4))
     err: list = []
     try:
-        proc = subprocess.Popen([str(exe)], cwd=gw, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        # Line-buffered: into a pipe the simulator's stdio would hold "[serial2tcp] loaded" in a 4 KiB
+        # block buffer, and the wait below saw nothing (the whole suite errored at setup).
+        proc = subprocess.Popen(["stdbuf", "-oL", "-eL", str(exe)], cwd=gw, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT)
         threading.Thread(target=_drain, args=(proc.stdout, err), daemon=True).start()
         # No probing connection: serial2tcp would keep writing to it once closed (SIGPIPE ends the
         # simulator). Its start-up line says it is listening.

@@ -1,0 +1,292 @@
+package nand
+
+import spinal.core._
+import spinal.lib._
+
+/** NV-DDR settings (cycles of the controller clock), from DDR_CFG; the other ONFI times reuse the SDR
+  * timing registers with the NV-DDR meaning (docs/nand.md). */
+case class NandDdrCfg() extends Bundle {
+  val enable = Bool()
+  val ckDiv = UInt(4 bits) // CLK period in controller cycles (n >= 2)
+  val tCAD, tWRCK, tDQSHZ, tCEH = UInt(8 bits)
+}
+
+/** Pin values for the two halves of one controller cycle (the D1/D2 inputs of the output DDR flops).
+  * DQS leaves through a DDR flop on the 90-degree clock, so its edges fall a quarter cycle after the
+  * half-cycle boundaries of the other pins (the DQ eye is centred on them). Bit 0 = first half. */
+case class NandDdrDrive(targets: Int) extends Bundle {
+  val clk, cle, ale, wr, dqOe, dqs, dqsOe = Bits(2 bits)
+  val dq = Vec(Bits(8 bits), 2)
+  val ce_n = Vec(Bits(targets bits), 2)
+}
+
+/** A pair of bytes captured on one DQS period (rising edge byte first), already in the controller's
+  * clock domain. */
+case class NandDdrCapture() extends Bundle {
+  val q1, q2 = Bits(8 bits)
+}
+
+/** NV-DDR time sequence layer (ONFI 2.x source-synchronous): runs CLK with a period of n controller
+  * cycles and, per CLK period, one bus cycle (idle, command, address, data in, data out) decided a period
+  * ahead; CLE/ALE/DQ/W/R#/CE# change at the falling CLK edge before the rising edge that latches them
+  * (setup and hold = half a period). Data to the flash goes out on DQS (preamble 1.5 tCK+, first edge
+  * ~1 tCK after the data clock, DQ centred between DQS edges, postamble 0.5 tCK); data from the flash
+  * comes back as captured DQS pairs from the PHY. Same micro-op stream as NandTimingLayer. Limits: n >= 2
+  * (one byte per controller cycle on the data path: NV-DDR modes 0..2 at a 100 MHz controller). */
+class NandDdrTiming(p: NandParams) extends Component {
+  val io = new Bundle {
+    val uop = slave Stream (Uop(p))
+    val dout = slave Stream (Bits(8 bits))
+    val t = in(NandTimingRegs())
+    val cfg = in(NandDdrCfg())
+    val drive = out(NandDdrDrive(p.targets))
+    val cap = slave Flow (NandDdrCapture())
+    val rx = master Flow (Bits(8 bits))
+    val rxPending = out Bool()
+    val rb_n = in Bits (p.targets bits)
+    val idle = out Bool()
+    val timeout = out Bool()
+    val dataCycle = out Bool()
+    val underrun = out Bool()
+  }
+  import UopKind._
+  val n = io.cfg.ckDiv
+  val t = io.t
+
+  private def ctr() = Reg(UInt(8 bits)) init (255)
+  val sinceCA, sinceOut, sinceWrHigh, sinceWrLow, sinceCe, sinceCeHigh, sinceRb = ctr()
+  for (c <- List(sinceCA, sinceOut, sinceWrHigh, sinceWrLow, sinceCe, sinceCeHigh, sinceRb)) when(c =/= 255) { c := c + 1 }
+  private def ok(c: UInt, need: UInt): Bool = c.resize(10) + n.resize(10) >= need.resize(10) // c counted at the decision, the edge comes n cycles later
+  private def atLeast(c: UInt, need: UInt): Bool = c.resize(10) >= need.resize(10)
+
+  // One bus cycle per CLK period: what is on the pins from the falling edge on (latched at the next rise).
+  case class BusCycle() extends Bundle {
+    val cle, ale, wr, dqOe = Bool()
+    val dq = Bits(8 bits)
+    val ce_n = Bits(p.targets bits)
+    val ca, dataOut = Bool() // this period's rise latches a command/address; is a data output cycle
+  }
+  def idleCycle(from: BusCycle): BusCycle = {
+    val b = cloneOf(from)
+    b.wr := from.wr; b.dqOe := from.dqOe; b.dq := from.dq; b.ce_n := from.ce_n
+    b.cle := False; b.ale := False; b.ca := False; b.dataOut := False
+    b
+  }
+  val resetCycle = BusCycle()
+  resetCycle.cle := False; resetCycle.ale := False; resetCycle.wr := True; resetCycle.dqOe := False; resetCycle.dq := 0
+  resetCycle.ce_n.setAll(); resetCycle.ca := False; resetCycle.dataOut := False
+  val cur = Reg(BusCycle()) init (resetCycle)
+  val nxt = Reg(BusCycle()) init (resetCycle)
+  val hs = Reg(UInt(5 bits)) init (0) // half-slot of the current CLK period at the start of this cycle (even)
+  val periodStart = hs === 0
+  when(io.cfg.enable) { hs := Mux(hs + 2 >= (n << 1).resize(5), U(0, 5 bits), hs + 2) } otherwise { hs := 0 }
+
+  // ------------------------------------------------------------------ data to the flash: DQS burst engine
+  val fifo = StreamFifo(Bits(8 bits), 16)
+  fifo.io.push << io.dout
+  fifo.io.pop.ready := False
+  object BState extends SpinalEnum { val OFF, PRE, RUN, POST = newElement() }
+  val bState = RegInit(BState.OFF)
+  val bWait = Reg(UInt(6 bits))
+  val bPhase = Reg(UInt(4 bits))
+  val bIdx = Reg(UInt(16 bits))
+  val bTotal = Reg(UInt(16 bits))
+  val bDouble = Reg(Bool())
+  val bDq = Reg(Bits(8 bits)) init (0)
+  val bDqs = RegInit(False)
+  val underrun = RegInit(False)
+  io.underrun := underrun
+  val half = n >> 1
+  // Advance the engine by one half-slot: returns (dqsOe, dqs, dq driven) for that half.
+  case class BOut() extends Bundle { val oe, dqs = Bool(); val dq = Bits(8 bits) }
+  def bStep(st: BState.C, wait: UInt, ph: UInt, idx: UInt, dq: Bits, dqs: Bool, popped: Bool):
+      (BState.C, UInt, UInt, UInt, Bits, Bool, Bool, BOut) = {
+    val nSt = cloneOf(st); nSt := st
+    val nWait = cloneOf(wait); nWait := wait
+    val nPh = cloneOf(ph); nPh := ph
+    val nIdx = cloneOf(idx); nIdx := idx
+    val nDq = cloneOf(dq); nDq := dq
+    val nDqs = cloneOf(dqs); nDqs := dqs
+    val pop = Bool(); pop := popped
+    switch(st) {
+      is(BState.PRE) {
+        nDqs := False
+        when(wait === 0) { nSt := BState.RUN; nPh := 0; nIdx := 0 } otherwise { nWait := wait - 1 }
+      }
+      is(BState.RUN) {
+        when(idx === bTotal) { nSt := BState.POST; nWait := n.resize(6) - 1 }
+      }
+      is(BState.POST) {
+        when(wait === 0) { nSt := BState.OFF } otherwise { nWait := wait - 1 }
+      }
+      default {}
+    }
+    // RUN half-slot: the byte changes at phase 0, DQS toggles at phase n/2 (+ the quarter of the 90-degree flop).
+    val running = st === BState.RUN && idx =/= bTotal || (st === BState.PRE && wait === 0)
+    val rPh = Mux(st === BState.RUN, ph, U(0, 4 bits))
+    val rIdx = Mux(st === BState.RUN, idx, U(0, 16 bits))
+    when(running) {
+      when(rPh === 0) {
+        when(!bDouble || !rIdx(0)) {
+          pop := True
+          nDq := fifo.io.pop.payload
+        }
+      }
+      when(rPh === half.resize(4)) { nDqs := !rIdx(0) }
+      when(rPh + 1 === n) { nPh := 0; nIdx := rIdx + 1 } otherwise { nPh := rPh + 1; nIdx := rIdx }
+    }
+    val o = BOut()
+    o.oe := nSt =/= BState.OFF || st =/= BState.OFF
+    o.dqs := nDqs
+    o.dq := nDq
+    (nSt, nWait, nPh, nIdx, nDq, nDqs, pop, o)
+  }
+  // A burst starts in the half-slot of the decision (first half of a CLK period): DQS low from there
+  // (preamble 4n-1 halves), first DQ byte at half 4n-1-n/2, its DQS edge n/2 halves later.
+  val bStart = False
+  val bStartWait = ((n.resize(6) << 2) - 1 - half.resize(6)).resize(6)
+  val st0 = Mux(bStart, BState.PRE(), bState)
+  val (s1, w1, p1, i1, d1, q1, pop1, o1) = bStep(st0, Mux(bStart, bStartWait, bWait), Mux(bStart, U(0, 4 bits), bPhase),
+    Mux(bStart, U(0, 16 bits), bIdx), bDq, Mux(bStart, False, bDqs), False)
+  val (s2, w2, p2, i2, d2, q2, pop2, o2) = bStep(s1, w1, p1, i1, d1, q1, pop1)
+  bState := s2; bWait := w2; bPhase := p2; bIdx := i2; bDq := d2; bDqs := q2
+  when(pop2) {
+    fifo.io.pop.ready := True
+    when(!fifo.io.pop.valid) { underrun := True }
+  }
+
+  // ------------------------------------------------------------------ data from the flash: captured pairs
+  val outDouble = Reg(Bool())
+  val outTotal = Reg(UInt(16 bits)) // bytes the command layer wants
+  val outPairs = Reg(UInt(16 bits)) init (0) // DQS periods requested from the flash and not yet captured
+  val capIdx = Reg(UInt(17 bits)) // index of the next captured byte (edge count)
+  val keepIdx = Reg(UInt(16 bits)) // bytes delivered
+  val hold = Reg(Bits(8 bits))
+  val holdValid = RegInit(False)
+  io.rx.valid := False
+  io.rx.payload := hold
+  when(holdValid) { io.rx.valid := True; holdValid := False }
+  val capIssued = False
+  when(io.cap.valid) {
+    // q1 is byte capIdx; with doubled (non-array) data q2 repeats it, else it is byte capIdx + 1
+    val wantQ1 = Mux(outDouble, (capIdx >> 1).resize(16) < outTotal, capIdx.resize(16) < outTotal)
+    val wantQ2 = !outDouble && (capIdx + 1).resize(16) < outTotal
+    // pairs come n >= 2 cycles apart, so the held byte has always gone out before the next pair
+    when(wantQ1) { io.rx.valid := True; io.rx.payload := io.cap.q1 }
+    when(wantQ2) { hold := io.cap.q2; holdValid := True }
+    capIdx := capIdx + 2
+  }
+  outPairs := outPairs + U(capIssued).resize(16) - U(io.cap.valid && outPairs =/= 0).resize(16)
+  io.rxPending := outPairs =/= 0 || holdValid || nxt.dataOut // a data output period decided but not latched yet
+
+  // ------------------------------------------------------------------ micro-op sequencer (one decision per period)
+  val busy = RegInit(False)
+  val u = Reg(Uop(p))
+  val periodsLeft = Reg(UInt(16 bits))
+  val started = Reg(Bool())
+  val rbTimer = Reg(UInt(32 bits))
+  val readSinceRb = RegInit(True)
+  val outSinceCA = RegInit(False)
+  val timeout = RegInit(False)
+  timeout := False
+  io.uop.ready := !busy && io.cfg.enable
+  when(io.uop.fire) { busy := True; u := io.uop.payload; started := False; rbTimer := 0 }
+
+  val wrLow = !nxt.wr
+  val burstIdle = bState === BState.OFF
+  // Data periods the flash needs for u.count bytes: two bytes per period, non-array bytes doubled.
+  val dataBytes = Mux(u.array, u.count, u.count |<< 1)
+  val dataPeriods = ((dataBytes.resize(17) + 1) >> 1).resize(16)
+
+  val next = idleCycle(nxt) // the bus cycle decided below (idle unless a micro-op takes the period)
+  val curIdle = !nxt.cle && !nxt.ale // (at a period start) the cycle latched now is idle
+  // The rise of this period start latches nxt: count from it already in this cycle's decision.
+  val caNow = Mux(nxt.ca, U(0, 8 bits), sinceCA)
+  val outNow = Mux(nxt.dataOut, U(0, 8 bits), sinceOut)
+  val outSinceCANow = Mux(nxt.ca, False, nxt.dataOut || outSinceCA)
+  when(io.cfg.enable && periodStart) {
+    cur := nxt
+    when(nxt.ca) { sinceCA := 0; outSinceCA := False }
+    when(nxt.dataOut) { sinceOut := 0; outSinceCA := True; capIssued := True }
+    when(cur.wr =/= nxt.wr) { when(nxt.wr) { sinceWrHigh := 0 } otherwise { sinceWrLow := 0 } }
+    when(cur.ce_n =/= nxt.ce_n) { when(nxt.ce_n.andR) { sinceCeHigh := 0 } otherwise { sinceCe := 0 } }
+    nxt := next
+    when(busy) {
+      switch(u.kind) {
+        is(CE_ON) { // CE# changes at the falling edge: from one period start to the next is at least tCEH then
+          when(atLeast(sinceCeHigh, io.cfg.tCEH)) { next.ce_n := ~UIntToOh(u.target, p.targets); busy := False }
+        }
+        is(CE_OFF) { next.ce_n.setAll(); next.dqOe := False; busy := False }
+        is(CMD, ADDR) {
+          when(wrLow) { when(curIdle) { next.wr := True } } // W/R# moves in idle cycles; the flash releases DQ/DQS tDQSHZ after it rises
+            .elsewhen(burstIdle && ok(caNow, io.cfg.tCAD) && (!outSinceCANow || ok(outNow, t.tRHW)) &&
+              atLeast(sinceCe, t.tCS) && atLeast(sinceWrHigh, io.cfg.tDQSHZ)) {
+              next.cle := u.kind === CMD; next.ale := u.kind === ADDR; next.dq := u.value; next.dqOe := True; next.ca := True
+              busy := False
+            }
+        }
+        is(DOUT) {
+          when(!started) {
+            when(ok(caNow, t.tADL) && ok(caNow, io.cfg.tCAD) && (fifo.io.occupancy >= 8 || fifo.io.occupancy >= u.count)) {
+              started := True; periodsLeft := dataPeriods - 1
+              bStart := True; bTotal := dataBytes; bDouble := !u.array
+              next.cle := True; next.ale := True; next.dqOe := True
+            }
+          } elsewhen (periodsLeft =/= 0) {
+            periodsLeft := periodsLeft - 1
+            next.cle := True; next.ale := True; next.dqOe := True
+          } elsewhen (burstIdle) { busy := False }
+        }
+        is(DIN) {
+          when(!started) {
+            when(!wrLow) { when(burstIdle && curIdle) { next.wr := False; next.dqOe := False } }
+              .elsewhen(atLeast(sinceWrLow, io.cfg.tWRCK + n.resize(8)) &&
+                (outSinceCANow || ok(caNow, Mux(u.ccs && t.tCCS > t.tWHR, t.tCCS, t.tWHR))) &&
+                (readSinceRb || ok(sinceRb, t.tRR))) {
+                started := True; periodsLeft := dataPeriods - 1
+                outDouble := !u.array; outTotal := u.count; capIdx := 0; readSinceRb := True
+                next.cle := True; next.ale := True; next.dataOut := True
+                when(dataPeriods === 1) { busy := False }
+              }
+          } elsewhen (periodsLeft =/= 0) {
+            periodsLeft := periodsLeft - 1
+            next.cle := True; next.ale := True; next.dataOut := True
+            when(periodsLeft === 1) { busy := False }
+          } otherwise { busy := False }
+        }
+        is(WAIT_WB) { when(atLeast(caNow, t.tWB.resize(9) + 3 + n.resize(9))) { busy := False } }
+        is(WAIT_RB) {} // below, every cycle
+      }
+    }
+  }
+  when(busy && u.kind === WAIT_RB) {
+    rbTimer := rbTimer + 1
+    when(io.rb_n(u.target)) { sinceRb := 0; readSinceRb := False; busy := False }
+      .elsewhen(rbTimer >= t.timeout) { timeout := True; busy := False }
+  }
+  when(!io.cfg.enable) { cur := resetCycle; nxt := resetCycle }
+
+  // ------------------------------------------------------------------ pins of the two halves of this cycle
+  // In the first cycle of a period the registers still hold the previous period: the bus cycle now
+  // latched is nxt, the one after it is this cycle's decision.
+  val curNow = Mux(io.cfg.enable && periodStart, nxt, cur)
+  val nxtNow = Mux(io.cfg.enable && periodStart, next, nxt)
+  for (k <- 0 until 2) {
+    val h = hs + k
+    val second = h >= n // from the falling CLK edge on, the next bus cycle is on the pins
+    val b = Mux(second, nxtNow, curNow)
+    io.drive.clk(k) := io.cfg.enable && !second
+    io.drive.cle(k) := b.cle
+    io.drive.ale(k) := b.ale
+    io.drive.wr(k) := b.wr
+    io.drive.ce_n(k) := b.ce_n
+    val bo = if (k == 0) o1 else o2
+    io.drive.dqOe(k) := b.dqOe || bo.oe
+    io.drive.dq(k) := Mux(bState =/= BState.OFF || bo.oe, bo.dq, b.dq)
+    io.drive.dqs(k) := bo.dqs
+    io.drive.dqsOe(k) := bo.oe
+  }
+  io.idle := !busy
+  io.timeout := timeout
+  io.dataCycle := cur.dataOut || bState === BState.RUN
+}
