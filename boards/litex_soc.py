@@ -106,6 +106,12 @@ def add_lsmc_soc(soc, itf: SocInterface, soc_verilog: Path, lsmc_cd: str = "lsmc
             raise BoardError(f"NAND header has {len(nand_pads.ce_n)} CE# pins, SoC drives {n['ce_n'].width}")
         conns[f"o_{n['ce_n'].name}"] = nand_pads.ce_n
         conns[f"i_{n['rb_n'].name}"] = nand_pads.rb_n
+        # NV-DDR PHY pins: SDR-only board wiring (see SocInterface.nand_ddr): inputs low, outputs open.
+        for p in itf.nand_ddr:
+            if p.direction == "input":
+                conns[f"i_{p.name}"] = 0
+            else:
+                conns[f"o_{p.name}"] = Signal(p.width, name=f"nc_{p.name}")
 
     soc.specials += Instance(SOC_TOP, name="lsmc_soc", **conns)
     soc.platform.add_source(str(soc_verilog))

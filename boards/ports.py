@@ -99,6 +99,10 @@ class SocInterface:
     ddr: AxiPort  # CPU side (caches, NAND DMA)
     ddr_dma: AxiPort  # compaction DMA, 256 bits
     nand: dict | None  # signal name (dq_o, ...) -> Port, when the SoC has NAND pins
+    # The NV-DDR PHY's pins ({nand}_ddr*: DDR-flop halves, DQS, delay tap, captured pairs). The boards
+    # wire the SDR bus only (no IDDR/ODDR wrappers yet): inputs are tied low, outputs left open, and
+    # the firmware never sets DDR_CFG.DDR_EN on a board.
+    nand_ddr: list = field(default_factory=list)
 
     @property
     def nand_targets(self) -> int:
@@ -156,7 +160,8 @@ def soc_interface(verilog: Path) -> SocInterface:
     ddr = _axi_port(byname, "io_ddr")
     dma = _axi_port(byname, "io_ddrDma")
     nand = None
-    nand_prefixes = sorted({p.name[: -len("_dq_o")] for p in ports if p.name.endswith("_dq_o")})
+    nand_prefixes = sorted({p.name[: -len("_dq_o")] for p in ports
+                            if p.name.endswith("_dq_o") and "_ddr_" not in p.name})
     if len(nand_prefixes) > 1:
         raise BoardError(f"several NAND pin groups in the SoC: {nand_prefixes}")
     if nand_prefixes:
@@ -170,11 +175,12 @@ def soc_interface(verilog: Path) -> SocInterface:
             nand[s] = p
         if nand["dq_o"].width != 8 or nand["dq_i"].width != 8 or nand["rb_n"].width != nand["ce_n"].width:
             raise BoardError(f"NAND pins {pre}_*: expected 8-bit DQ and one R/B# per CE#")
+    nand_ddr = [p for p in ports if nand_prefixes and p.name.startswith(f"{nand_prefixes[0]}_ddr")]
     itf = SocInterface(Path(verilog), ports, need("clk", "input"), need("reset", "input"),
-                       need("io_uart_txd", "output"), need("io_uart_rxd", "input"), ddr, dma, nand)
+                       need("io_uart_txd", "output"), need("io_uart_rxd", "input"), ddr, dma, nand, nand_ddr)
     used = {itf.clk.name, itf.reset.name, itf.uart_txd.name, itf.uart_rxd.name}
     used |= {p.name for p in ddr.ports.values()} | {p.name for p in dma.ports.values()}
-    used |= {p.name for p in (nand or {}).values()}
+    used |= {p.name for p in (nand or {}).values()} | {p.name for p in nand_ddr}
     unknown = [p for p in ports if p.name not in used]
     if unknown:
         raise BoardError("SoC ports the board wiring does not know (update boards/ports.py): "
