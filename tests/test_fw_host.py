@@ -701,7 +701,8 @@ def test_soc_console_refuses_bad_lines(soc_sim):
     next job passes."""
     soc, exe, elf = soc_sim
     lines = ["run 64 " + "9" * 200, "exit 256", "exit -1", "exit 1x", "run 64 101", "run 64 25 1", "run 1_000",
-             "run 010", "help me", "mode fast", "bench x", "run 64 25 16 7", "run " + "\x01" + "64", "run 64", "exit 9"]
+             "run 010", "help me", "mode fast", "bench x", "run", "run 64 25 16 1",
+             "run " + "\x01" + "64", "run 64", "exit 9"]
     r = soc.run_soc(elf, arg=1, exe=exe, uart_in="\n".join(lines) + "\n", uart_prompt="lsmc> ",
                     max_cycles=200_000_000, timeout=600)
     assert r.returncode == 9, r.uart[-3000:] + r.stderr[-2000:]
@@ -712,7 +713,8 @@ def test_soc_console_refuses_bad_lines(soc_sim):
     assert "run: G must be a number 2..256, not '1'" in out
     assert "run: N (entries) must be a number 2..65536, not '1_000'" in out and "not '010'" in out
     assert "usage: help (no arguments; got 'me')" in out and "usage: mode [irq|poll]" in out
-    assert "usage: bench [tight|paper|host]" in out and "usage: run N [overlap%] [G]" in out
+    assert "usage: bench [tight|paper|host]" in out and "usage: run N [overlap%] [G] [R] [U]" in out
+    assert "run: R (runs) must be a number 2..32, not '1'" in out
     assert "console: error: line holds a byte that is not printable ASCII: ignored" in out
     assert out.count("lsmc> ") >= len(lines) - 1
     runs = re.findall(r"^entries_in=(\d+) .* (PASS|FAIL)$", out, re.M)

@@ -29,9 +29,9 @@ def run(sut, tasks, tmp_path, **kw):
     return scaling.run_tasks(tasks, UNITS, WAYS, workdir=tmp_path, elf=elf, **kw)
 
 
-def test_map_gives_every_unit_an_address_and_a_line():
-    """lsmc_soc.json (from SocMap) lists the unit slots; unit 0 keeps the one-unit SoC's IP and DMA
-    addresses and IRQ line, the others have their own lines."""
+def test_map_gives_every_unit_an_address_and_a_line(sut):
+    """lsmc_soc.json (from SocMap, written by the module's SoC build) lists the unit slots; unit 0 keeps
+    the one-unit SoC's IP and DMA addresses and IRQ line, the others have their own lines."""
     m = json.loads((build.GEN / f"soc_m{UNITS}k{WAYS}" / "lsmc_soc.json").read_text())
     regions = {r["name"]: r for r in m["regions"]}
     units = m["units"]
