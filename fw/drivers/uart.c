@@ -116,6 +116,17 @@ int uart_read_command(const char *prompt, char *line, unsigned cap, char **argv,
     return (int)argc;
 }
 
+int uart_next_command(const char *prompt, char *line, unsigned cap, char **argv, unsigned max)
+{
+    for (;;) {
+        int argc = uart_read_command(prompt, line, cap, argv, max);
+        if (argc > 0)
+            return argc;
+        if (argc < 0)
+            printf("console: error: %s\n", uart_command_error(argc, cap, max));
+    }
+}
+
 const char *uart_command_error(int rc, unsigned cap, unsigned max)
 {
     static char msg[80];

@@ -21,6 +21,9 @@ int uart_read_command(const char *prompt, char *line, unsigned cap, char **argv,
 #define UART_TOO_MANY_WORDS (-3) /* more than max words */
 /* The message for an error of uart_read_command() (a static buffer). */
 const char *uart_command_error(int rc, unsigned cap, unsigned max);
+/* A console's next command: uart_read_command() until a line holds words; a refused line is reported
+ * ("console: error: ...") and the prompt comes back. Returns the word count (> 0). */
+int uart_next_command(const char *prompt, char *line, unsigned cap, char **argv, unsigned max);
 /* Bytes dropped because TX was stuck (a dead UART must not hang the firmware). */
 extern uint32_t uart_tx_dropped;
 /* stdout sends "\r\n" for "\n" when set (default; the simulation clears it). */

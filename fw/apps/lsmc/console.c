@@ -82,13 +82,7 @@ void console_run(void)
 
     printf("type 'help' for commands\n");
     for (;;) {
-        int argc = uart_read_command("lsmc> ", line, sizeof line, argv, ARGS_MAX);
-        if (argc < 0) {
-            printf("console: error: %s\n", uart_command_error(argc, sizeof line, ARGS_MAX));
-            continue;
-        }
-        if (argc == 0)
-            continue;
+        int argc = uart_next_command("lsmc> ", line, sizeof line, argv, ARGS_MAX);
         if (!strcmp(argv[0], "help")) {
             if (!no_args(argc, argv))
                 fputs(help_text, stdout);

@@ -26,13 +26,7 @@ static void console(void)
     uint32_t v;
     printf("storage console: 'storage [entries] [overlap%%] [targets]', 'store', 'nand help', 'exit [code]'\n");
     for (;;) {
-        int argc = uart_read_command("storage> ", line, sizeof line, argv, WORDS_MAX);
-        if (argc < 0) {
-            printf("console: error: %s\n", uart_command_error(argc, sizeof line, WORDS_MAX));
-            continue;
-        }
-        if (argc == 0)
-            continue;
+        int argc = uart_next_command("storage> ", line, sizeof line, argv, WORDS_MAX);
         if (!strcmp(argv[0], "exit")) {
             if (argc > 2) {
                 printf("usage: exit [code]\n");
