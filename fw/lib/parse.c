@@ -51,3 +51,12 @@ int parse_arg(const char *cmd, const char *what, int argc, char **argv, int i, u
     *v = x;
     return 0;
 }
+
+int parse_exit(int argc, char **argv, uint32_t *code)
+{
+    if (argc > 2) {
+        printf("usage: exit [code]\n");
+        return -1;
+    }
+    return parse_arg("exit", "code", argc, argv, 1, 0, 255, 0, code);
+}

@@ -13,5 +13,8 @@ int parse_u32(const char *s, uint32_t max, uint32_t *v);
  * "<cmd>: <what> must be a number 0..max, not '<text>'" (or "min..max" when min > 0) and returns -1. */
 int parse_arg(const char *cmd, const char *what, int argc, char **argv, int i, uint32_t min, uint32_t max,
               uint32_t dflt, uint32_t *v);
+/* A console's `exit [code]`: *code (default 0) when the words are `exit` and at most one number 0..255;
+ * else prints the usage or the refusal and returns -1. */
+int parse_exit(int argc, char **argv, uint32_t *code);
 
 #endif

@@ -99,6 +99,11 @@ typedef struct {
  * overlap with another field of `f` or with a region of the firmware (code, data, stack, heap, DDR
  * scratch). Prints "<who>: field <name> (words a, b) ..." for the first problem; 0 when all are fine. */
 int desc_check_fields(const char *who, const desc_field *f, unsigned n);
+/* Start of a host-loaded job: the host wrote the descriptor and data behind the CPU's back, so the data
+ * cache is invalidated, the first `nw` descriptor words copied to `w`, the first `nr` result words cleared
+ * and the result block stamped with `result_magic`. */
+void desc_open(volatile const uint32_t *d, uint32_t *w, unsigned nw, volatile uint32_t *r, unsigned nr,
+               uint32_t result_magic);
 
 /* Generate, run on the IP, run the C merge, compare. Prints a report; returns 0 when it passed. */
 int bench_run_one(unsigned entries, const bench_cfg *cfg, bench_row *row, int verbose);

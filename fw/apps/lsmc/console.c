@@ -138,11 +138,7 @@ void console_run(void)
                 app_use_irq = !strcmp(argv[1], "irq");
             printf("mode: %s\n", app_use_irq ? "irq" : "poll");
         } else if (!strcmp(argv[0], "exit")) {
-            if (argc > 2) {
-                printf("usage: exit [code]\n");
-                continue;
-            }
-            if (parse_arg("exit", "code", argc, argv, 1, 0, 255, 0, &v))
+            if (parse_exit(argc, argv, &v))
                 continue;
             sys_exit((int)v);
             return; /* host-test builds only: sys_exit returns there */

@@ -67,12 +67,7 @@ int job_run(int verbose)
     unsigned i;
     long at;
 
-    dcache_invalidate(); /* the host wrote the descriptor and data behind the CPU's back */
-    for (i = 0; i < D_RESULT; i++)
-        w[i] = d[i];
-    for (i = 0; i < R_WORDS; i++)
-        r[i] = 0;
-    r[R_MAGIC] = JOB_RESULT_MAGIC;
+    desc_open(d, w, D_RESULT, r, R_WORDS, JOB_RESULT_MAGIC);
     expect_err = (w[D_FLAGS] & F_EXPECT_ERR) != 0;
 
     if (w[D_MAGIC] != JOB_MAGIC || w[D_VERSION] != JOB_VERSION) {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "app.h"
+#include "csr.h"
 
 typedef struct {
     const char *name;
@@ -58,4 +59,16 @@ int desc_check_fields(const char *who, const desc_field *f, unsigned n)
         }
     }
     return 0;
+}
+
+void desc_open(volatile const uint32_t *d, uint32_t *w, unsigned nw, volatile uint32_t *r, unsigned nr,
+               uint32_t result_magic)
+{
+    unsigned i;
+    dcache_invalidate();
+    for (i = 0; i < nw; i++)
+        w[i] = d[i];
+    for (i = 0; i < nr; i++)
+        r[i] = 0;
+    r[0] = result_magic;
 }

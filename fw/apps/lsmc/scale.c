@@ -71,12 +71,7 @@ int scale_job_run(void)
     int status = SCALE_PASS;
     char buf[32];
 
-    dcache_invalidate(); /* the host wrote the descriptor and data behind the CPU's back */
-    for (i = 0; i < S_TASK0; i++)
-        head[i] = d[i];
-    for (i = 0; i < SR_HEAD_WORDS; i++)
-        r[i] = 0;
-    r[SR_MAGIC] = SCALE_RESULT_MAGIC;
+    desc_open(d, head, S_TASK0, r, SR_HEAD_WORDS, SCALE_RESULT_MAGIC);
     if (head[S_MAGIC] != SCALE_MAGIC || head[S_VERSION] != SCALE_VERSION) {
         printf("scale: no scaling descriptor at 0x%08lx (magic 0x%08lx version %lu, want 0x%08lx version %u)\n",
                (unsigned long)DDR_HOST_BASE, (unsigned long)head[S_MAGIC], (unsigned long)head[S_VERSION],

@@ -28,11 +28,7 @@ static void console(void)
     for (;;) {
         int argc = uart_next_command("storage> ", line, sizeof line, argv, WORDS_MAX);
         if (!strcmp(argv[0], "exit")) {
-            if (argc > 2) {
-                printf("usage: exit [code]\n");
-                continue;
-            }
-            if (parse_arg("exit", "code", argc, argv, 1, 0, 255, 0, &v))
+            if (parse_exit(argc, argv, &v))
                 continue;
             sys_exit((int)v);
             return;
