@@ -170,6 +170,9 @@ COMPACT = [
     ("inv-capacity-underscore", [*RUNS, "--out", "o", "--invalid", "i", "--inv-capacity", "1_0"],
      "argument --inv-capacity"),
     ("stall-one", [*RUNS, "--out", "o", "--invalid", "i", "--stall", "1"], "0 <= x < 1"),
+    ("parts-zero", [*RUNS, "--out", "o", "--invalid", "i", "--parts", "0"], "argument --parts: 0 is outside"),
+    ("parts-past-max", [*RUNS, "--out", "o", "--invalid", "i", "--parts", "17"], "allowed range 1..16"),
+    ("parts-word", [*RUNS, "--out", "o", "--invalid", "i", "--parts", "four"], "argument --parts: 'four'"),
     ("stall-nan", [*RUNS, "--out", "o", "--invalid", "i", "--stall", "nan"], "argument --stall"),
     ("seed-33bit", [*RUNS, "--out", "o", "--invalid", "i", "--seed", "99999999999"], "argument --seed"),
     ("width", [*RUNS, "--out", "o", "--invalid", "i", "--width", "64"], "argument --width"),
@@ -245,6 +248,8 @@ DEMO = [
     ("timeout-negative", ["--timeout", "-1"], "argument --timeout"),
     ("timeout-arabic-indic", ["--timeout", "\u0663\u0666"], "argument --timeout"),
     ("scenario", ["tablethree"], "invalid choice"),
+    ("scaling-sizes-word", ["scaling", "--sizes", "abc"], "argument --sizes: 'abc'"),
+    ("scaling-ddr-unknown", ["scaling", "--ddr", "nope"], "argument --ddr: invalid choice: 'nope'"),
 ]
 LSMC = [
     ("unknown-command", ["frobnicate"], "lsmc: unknown command 'frobnicate'"),
@@ -297,7 +302,7 @@ def test_case_counts():
     counts = {"kb16": len(KB16), "compact": len(COMPACT), "bench": len(BENCH), "nand-report": len(NAND_REPORT),
               "report": len(REPORT), "demo": len(DEMO), "lsmc": len(LSMC), "board target.py": len(BOARD_TARGET)}
     print(counts)
-    assert counts == {"kb16": 55, "compact": 21, "bench": 16, "nand-report": 9, "report": 19, "demo": 6, "lsmc": 2,
+    assert counts == {"kb16": 55, "compact": 24, "bench": 16, "nand-report": 9, "report": 19, "demo": 8, "lsmc": 2,
                       "board target.py": 8}
 
 
