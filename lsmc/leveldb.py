@@ -102,6 +102,20 @@ class BinResult:
     seconds: float
     failures: list[str]
     log: OffloadLog
+    reruns: list[str] = field(default_factory=list)  # upstream races that failed once, then passed alone
+
+
+# LevelDB tests whose own timing races are known upstream: a failure of one of these (and nothing else,
+# and no abort) is re-run alone, up to twice, in a fresh directory. It counts as passed only if a re-run
+# passes; the re-run is reported. The offload cannot hide a real difference this way: every offloaded
+# compaction is still checked entry by entry against LevelDB's merging iterator (LSMC_OFFLOAD_VERIFY).
+UPSTREAM_RACES = {
+    # google/leveldb#188: FillLevels leaves 5 files in Level 0; when the background thread is slow to
+    # pick that compaction (a loaded machine), it picks it after the test's own flush, while the test
+    # holds its snapshot, so both versions of "foo" are kept and land in Level 1 (stock LevelDB too).
+    "DBTest.HiddenValuesAreRemoved": "google/leveldb#188",
+}
+RACE_RERUNS = 2
 
 
 def test_binaries() -> list[str]:
@@ -110,6 +124,27 @@ def test_binaries() -> list[str]:
 
 def run_test_binary(name: str, offload: str, extra_env: dict | None = None, gtest_filter: str | None = None,
                     tag: str = "") -> BinResult:
+    """One test binary (optionally filtered); a failure of a known upstream race is re-run alone."""
+    r = _run_binary_once(name, offload, extra_env, gtest_filter, tag)
+    races = [f for f in r.failures if f in UPSTREAM_RACES]
+    if not races or len(races) != len(r.failures) or r.rc != 1:  # rc 1: gtest failures, no crash or abort
+        return r
+    for case in races:
+        for attempt in range(1, RACE_RERUNS + 1):
+            again = _run_binary_once(name, offload, extra_env, case, f"{tag}-rerun{attempt}")
+            if again.failed == 0 and again.rc == 0:
+                r.failures.remove(case)
+                r.failed -= 1
+                r.passed += 1
+                r.reruns.append(f"{case} ({UPSTREAM_RACES[case]}: passed on re-run {attempt})")
+                break
+    if not r.failures:
+        r.rc = 0
+    return r
+
+
+def _run_binary_once(name: str, offload: str, extra_env: dict | None, gtest_filter: str | None,
+                     tag: str) -> BinResult:
     work = TMP / f"{name}-{offload}{tag}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -205,6 +240,8 @@ def cmd_test(args) -> int:
             setattr(total, k, getattr(total, k) + getattr(r.log, k))
         total.reasons.update(r.log.reasons)
         status = "ok" if not r.failed else "FAILED " + ", ".join(r.failures[:5])
+        if r.reruns:
+            status += " (re-run: " + "; ".join(r.reruns) + ")"
         print(f"{name:26s} {r.passed:4d} passed {r.failed:3d} failed {r.seconds:7.1f} s  {status}  "
               f"| {r.log.summary()}", flush=True)
     if not args.no_cross_check:

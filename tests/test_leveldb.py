@@ -91,3 +91,34 @@ def test_verify_catches_a_wrong_stream(built):
     out = (ldb.TMP / "db_test-rtl-fault" / "output.txt").read_text()
     assert r.rc != 0 and r.failed >= 1
     assert "LSMC_OFFLOAD_VERIFY: offloaded compaction differs from the CPU path at entry 0" in out
+
+
+def test_upstream_race_rerun_policy(monkeypatch):
+    """Only a known upstream race that fails alone (gtest exit 1, no abort) is re-run, and it passes only
+    if a re-run passes; other failures stand. No LevelDB build needed: the binary runs are stubbed."""
+    race = next(iter(ldb.UPSTREAM_RACES))
+
+    def fake(outcomes):
+        calls = []
+
+        def run(name, offload, extra_env, gtest_filter, tag):
+            calls.append(gtest_filter)
+            failures, rc = outcomes[len(calls) - 1]
+            return ldb.BinResult(name, 3 - len(failures), len(failures), rc, 0.1, list(failures), ldb.OffloadLog())
+        return run, calls
+
+    run, calls = fake([([race], 1), ([], 0)])
+    monkeypatch.setattr(ldb, "_run_binary_once", run)
+    r = ldb.run_test_binary("db_test", "rtl")
+    assert (r.failed, r.rc, r.failures, len(calls)) == (0, 0, [], 2) and calls[1] == race and r.reruns
+
+    run, calls = fake([([race], 1), ([race], 1), ([race], 1)])
+    monkeypatch.setattr(ldb, "_run_binary_once", run)
+    r = ldb.run_test_binary("db_test", "rtl")
+    assert (r.failed, r.rc, len(calls)) == (1, 1, 1 + ldb.RACE_RERUNS) and not r.reruns
+
+    for outcome in ([race, "DBTest.Other"], 1), ([race], -6):  # another failure, or an abort: no re-run
+        run, calls = fake([outcome])
+        monkeypatch.setattr(ldb, "_run_binary_once", run)
+        r = ldb.run_test_binary("db_test", "rtl")
+        assert r.failed == len(outcome[0]) and len(calls) == 1
