@@ -1,29 +1,52 @@
 """common.SimClockGate stops the clock of an idle block in Verilator only; synthesis (and a Verilator build
-with -DLSMC_NO_CLOCK_GATE) sees a free-running clock. The gated block must then behave exactly as the
-free-running one: the NAND controller (its BCH decoder is gated) is run through the same commands in
-both builds and must give the same completions, data and cycle counts."""
+with -DLSMC_NO_CLOCK_GATE) sees a free-running clock, and the board variant of the SoC has no gate at
+all. A gated block must behave exactly as the free-running one: the NAND controller (its BCH decoder is
+gated) and the SoC (each compaction unit, IP + DMA + register bridge, behind one gate) are run through
+the same work in both builds and must give the same completions, data and cycle counts."""
 import random
 import re
+import subprocess
 
 import pytest
 
 from lsmc import build
+from lsmc.boards import gateware
+from lsmc.build import firmware
 from lsmc.model.bch import Bch
 from lsmc.sim import nandsim as ns
+from lsmc.sim import scaling, soc
+
+GATE_INSTANCE = re.compile(r"^\s*LsmcSimClockGate\s+\w+\s*\(", re.M)
+
+
+def _gate_module(v: str) -> str:
+    body = v[v.index("module LsmcSimClockGate"):]
+    return body[:body.index("endmodule")]
 
 
 def test_generated_gate_is_free_running_outside_verilator():
     ns.build_sim()  # generates NandController.v
     v = (ns.GEN / "NandController.v").read_text()
-    body = v[v.index("module LsmcSimClockGate"):]
-    body = body[:body.index("endmodule")]
+    body = _gate_module(v)
     # gated only under VERILATOR and not LSMC_NO_CLOCK_GATE; every other branch is a plain wire
     assert "`ifdef VERILATOR" in body and "`ifndef LSMC_NO_CLOCK_GATE" in body
     assert body.count("assign gclk = clk;") == 2 and body.count("assign gclk = clk & enLow;") == 1
-    assert re.search(r"^\s*LsmcSimClockGate\s+\w+\s*\(", v, re.M)  # instantiated (the BCH decoder's)
+    assert GATE_INSTANCE.search(v)  # instantiated (the BCH decoder's)
 
 
-def _session(exe):
+def test_soc_gates_every_unit_and_the_board_soc_has_none():
+    """The simulated SoC has one gate per compaction unit plus the BCH decoder's; the Verilog that boards
+    synthesise (soc.Generate --no-sim-ctrl) has no gate module at all: one plain clock."""
+    units = 2
+    v = soc.generate_soc(units=units, ways=4).read_text()
+    assert len(GATE_INSTANCE.findall(v)) == units + 1
+    for name in ("compaction", "unit1"):  # each unit's enable leaves its own settle register
+        assert re.search(rf"reg\s+\[2:0\]\s+{name}_activity_settle;", v), name
+    board = gateware.generate_soc_verilog().read_text()
+    assert "LsmcSimClockGate" not in board and "gclk" not in board
+
+
+def _nand_session(exe):
     """Program and read pages with 0, t and t + 1 bit errors per sector, plus raw and status commands;
     returns everything observable with the cycle count of each command."""
     saved = ns.build_sim
@@ -63,6 +86,64 @@ def test_gated_and_free_running_controllers_agree():
                           [build.ROOT / "sim" / "nand" / "nand_harness.cpp", model / "onfi_model.cpp", *srcs],
                           build.BUILD / "sim" / "nand-free-clock",
                           flags=["-DLSMC_NO_CLOCK_GATE", *flags, "-CFLAGS", f"-I{model}"], cflags="-O2")
-    a, b = _session(gated), _session(free)
+    a, b = _nand_session(gated), _nand_session(free)
     assert a == b
     assert a[-4].sectors[:4] == [ns.SECTOR_UNCORRECTABLE] * 4  # the t + 1 read was really uncorrectable
+
+
+# ---- the SoC: compaction units gated -------------------------------------------------------------
+UNITS, WAYS = 2, 4  # the build tests/test_soc_units.py uses (cached between them)
+_TIMING = re.compile(r"^sim: (cpu time|\d+ cycles in|progress).*$\n?", re.M)
+
+
+def _soc_job(exe, elf, tasks, workdir, poll):
+    """Run a task-queue job; everything observable: exit status, console, the harness's lines except
+    its timing (cycle count, DDR beats, protocol checks stay), the firmware's result block (bracket and
+    per-task hardware cycles, states, IRQ events) and every output buffer, byte for byte."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    img, bufs = scaling.scale_image(tasks, poll=poll)
+    (workdir / "job.bin").write_bytes(img)
+    cmd = scaling.scaling_command(exe, elf, workdir / "job.bin", bufs, workdir, len(tasks))
+    p = subprocess.run(cmd, capture_output=True, timeout=1800, check=False)
+    r = soc.soc_result(p.returncode, p.stdout, p.stderr)
+    res = scaling.collect(tasks, workdir, r.returncode, r.uart, r.stderr)
+    dumps = {f.name: f.read_bytes() for f in sorted(workdir.glob("*.bin")) if f.name != "job.bin"}
+    return {"exit": r.returncode, "cycles": r.cycles, "uart": r.uart, "stderr": _TIMING.sub("", r.stderr),
+            "result": {k: v for k, v in res.items() if k not in ("uart", "stderr")}, "dumps": dumps}
+
+
+def _jobs(long: bool):
+    """Jobs that use both units with idle time and register polls between tasks, a unit error (BAD_GROUP:
+    IP in ERROR until the driver's soft reset, the CPU finishes the task), in polling and IRQ mode."""
+    sizes = [(4, 1024), (2, 256), (3, 600), (1, 300), (4, 512)] if long else [(4, 400), (2, 128), (3, 200)]
+    tasks = [scaling.make_task(k, n, seed=20 + i) for i, (k, n) in enumerate(sizes)]
+    tasks[1].fault = scaling.FAULT_BAD_GROUP
+    jobs = [("poll", tasks, True)]
+    if long:
+        jobs.append(("irq", scaling.make_tasks(UNITS, WAYS, 4096, seed=7), False))
+    return jobs
+
+
+def _compare_socs(tmp_path, long: bool):
+    gated = soc.build_soc(units=UNITS, ways=WAYS)
+    free = soc.build_soc(units=UNITS, ways=WAYS, free_clock=True)
+    elf = firmware.build_firmware()
+    for name, tasks, poll in _jobs(long):
+        a = _soc_job(gated, elf, tasks, tmp_path / name / "gated", poll)
+        b = _soc_job(free, elf, tasks, tmp_path / name / "free", poll)
+        assert a["exit"] == 0 and a["result"]["pass"], a["uart"][-2000:]
+        assert sorted({t["unit"] for t in a["result"]["tasks"]}) == [0, 1]  # both units worked
+        if poll:
+            assert a["result"]["fallbacks"] == 1  # the BAD_GROUP task went through ERROR + soft reset
+        for key in ("exit", "cycles", "uart", "stderr", "result", "dumps"):
+            assert a[key] == b[key], f"{name}: {key} differs between the gated and the free-running SoC"
+
+
+@pytest.mark.slow
+def test_gated_and_free_running_socs_agree(tmp_path):
+    _compare_socs(tmp_path, long=False)
+
+
+@pytest.mark.long
+def test_gated_and_free_running_socs_agree_long(tmp_path):
+    _compare_socs(tmp_path, long=True)

@@ -73,13 +73,16 @@ def generate_soc(width: int = 128, units: int = 1, ways: int = 2) -> Path:
     return verilog
 
 
-def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int = 2) -> Path:
+def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int = 2,
+              free_clock: bool = False) -> Path:
     """Verilated simulator of the SoC; `trace=True` builds a separate binary with FST waves; `width` the
-    compaction IP's stream width (WIDTHS); `units`/`ways` the compaction units M and their ways K."""
+    compaction IP's stream width (WIDTHS); `units`/`ways` the compaction units M and their ways K;
+    `free_clock=True` a separate binary whose simulation clock gates are plain wires
+    (-DLSMC_NO_CLOCK_GATE, as synthesis sees them; tests/test_sim_clock_gate.py compares the two)."""
     verilog = generate_soc(width, units, ways)
     outdir = build.BUILD / "sim" / (("soc-trace" if trace else "soc") + ("" if width == 128 else f"-w{width}") +
-                                    _variant(width, units, ways))
-    flags = ["--trace-fst", "--trace-structs"] if trace else []
+                                    _variant(width, units, ways) + ("-free-clock" if free_clock else ""))
+    flags = (["--trace-fst", "--trace-structs"] if trace else []) + (["-DLSMC_NO_CLOCK_GATE"] if free_clock else [])
     # RAM arrays are 8-bit lanes; the DDR port data is wide: no lint noise, same flags as the IP sim.
     # The NAND model's header is not a compile input Verilator accepts: its hash rides in a define so a
     # header change still rebuilds.
@@ -93,7 +96,9 @@ def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int =
                           [SIM_SRC / "harness.cpp", NAND_MODEL / "onfi_model.cpp", *common_srcs],
                           outdir, flags=flags + common_flags + ports + incs,
                           # PGO doubles the build; the scaling builds run briefly, the Table III ones often.
-                          train=None if trace or _variant(width, units, ways) else _train)
+                          # the free-running build only checks the gated one: -O1 compiles faster
+                          cflags="-O1" if free_clock else "-O3",
+                          train=None if trace or free_clock or _variant(width, units, ways) else _train)
 
 
 def _train(exe: Path) -> None:

@@ -46,10 +46,17 @@ class SimClockGate extends BlackBox {
 }
 
 object SimClockGate {
+  /** false: no gate is instantiated at all (board builds: `soc.Generate --no-sim-ctrl` elaborates the
+    * SoC under `SimClockGate.Enabled(false) on {...}`), so their Verilog has one plain clock. */
+  object Enabled extends ScopeProperty[Boolean] {
+    override def default: Boolean = true
+  }
+
   /** The current clock domain with its clock stopped (in Verilator) while `en` is low; build the gated
     * block inside it: `val dec = SimClockGate(busy)(new BchDecoder(p))`. */
   def apply(en: Bool): ClockDomain = {
     val cd = ClockDomain.current
+    if (!Enabled.get) return cd
     val gate = new SimClockGate
     gate.io.clk := cd.readClockWire
     gate.io.en := en || (if (cd.hasResetSignal) cd.isResetActive else False)

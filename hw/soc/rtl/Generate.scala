@@ -19,7 +19,10 @@ object Generate extends Generator("build/gen/soc",
   def config(a: Gen.Args) = LsmcSocConfig(uartBaud = a.int("uart-baud"), ipDataWidth = a.int("ip-width"),
     units = a.int("units"), ways = a.int("ways"), dmaPortPerUnit = !a.flag("shared-dma-port"), withDocs = !a.flag("no-docs"),
     withSimCtrl = !a.flag("no-sim-ctrl"))
-  def top(a: Gen.Args) = new LsmcSoc(config(a)).setDefinitionName("LsmcSoc")
+  // Board builds (no simulation control) carry no simulation clock gate either.
+  def top(a: Gen.Args) = common.SimClockGate.Enabled(!a.flag("no-sim-ctrl")) on {
+    new LsmcSoc(config(a)).setDefinitionName("LsmcSoc")
+  }
   override def clockHz(a: Gen.Args) = Some(config(a).clockHz)
   override def after(a: Gen.Args, report: spinal.core.SpinalReport[spinal.core.Component]) =
     SocMap.writeFiles(config(a).mapConfig, a.out)

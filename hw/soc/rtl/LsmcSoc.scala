@@ -202,9 +202,13 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     * SocMap.Units.{dmaOf, compactionOf}(u), IP interrupt on Irq.cip(u). Unit 0 is the one-unit SoC's
     * IP (line 1, its DMA channels on lines 2..5); later units signal completion by their IP's line. */
   class CompactionUnit(u: Int) extends Area {
-    val ip = _root_.compaction.CompactionIp(
-      _root_.compaction.CompactionConfig(dataWidth = cfg.ipDataWidth, ways = cfg.ways), withDocs = cfg.withDocs && u == 0)
-    val dma = _root_.dma.CompactionDma(cfg.ipDataWidth, readers = cfg.ways)
+    // The unit (IP, its DMA, the register bridge) runs on a clock that Verilator stops while it is idle
+    // (common.SimClockGate; synthesis sees `clk`). `clockEnable` is set below, from the unit's state.
+    val clockEnable = Bool()
+    val clock = common.SimClockGate(clockEnable)
+    val ip = clock(_root_.compaction.CompactionIp(
+      _root_.compaction.CompactionConfig(dataWidth = cfg.ipDataWidth, ways = cfg.ways), withDocs = cfg.withDocs && u == 0))
+    val dma = clock(_root_.dma.CompactionDma(cfg.ipDataWidth, readers = cfg.ways))
     if (cfg.withDocs && u == 0) dma.docs()
     for (k <- 0 until cfg.ways) dma.io.keys(k) >> ip.io.keys(k)
     ip.io.out >> dma.io.out
@@ -216,8 +220,29 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     irqLines(Irq.cip(u)) := ip.io.irq
     if (u == 0) for (n <- 0 until Irq.dmaCount) irqLines(Irq.dma0 + n) := dma.io.irq(n)
 
-    val bridge = Apb3ToAxiLite4(Apb3Config(addressWidth = 12, dataWidth = 32), ip.io.ctrl.config)
+    val bridge = clock(Apb3ToAxiLite4(Apb3Config(addressWidth = 12, dataWidth = 32), ip.io.ctrl.config))
     bridge.io.axi >> ip.io.ctrl
+
+    /** The clock runs while anything can change a register of the unit: a job (IP CLEAR/RUN, or ERROR,
+      * where it drains its inputs), the IP's measurement window, THROUGHPUT_COUNTER in mode 1 (counts
+      * every cycle), a busy DMA channel (it waits for its own R/B responses before it ends), any AXI
+      * valid on its DDR port, an APB access to its registers; and for `settle` cycles after all of that,
+      * for the one-cycle echoes (IRQ output register, COUNT_CONTROL write flag, capacity checks). Every
+      * term comes from registers of the SoC's clock (the gate samples it on the falling edge) or from
+      * the harness's DDR pins, which it sets before the falling edge. tests/test_sim_clock_gate.py runs
+      * the SoC gated and free-running (-DLSMC_NO_CLOCK_GATE) and finds the same cycles and data. */
+    val activity = new Area {
+      val job = ip.regs.io.busy.pull() || ip.regs.io.error.pull() || ip.control.window.pull() ||
+        ip.regs.countMode.pull() === 1
+      val channels = dma.channels.map(_.busy.pull()).reduce(_ || _)
+      val axi = dma.io.axi
+      val bus = axi.ar.valid || axi.aw.valid || axi.w.valid || axi.r.valid || axi.b.valid
+      val regs = dma.io.apb.PSEL(0) || bridge.io.apb.PSEL(0)
+      val now = job || channels || bus || regs
+      val settle = Reg(UInt(3 bits)) init (7)
+      when(now) { settle := 7 } elsewhen (settle =/= 0) { settle := settle - 1 }
+    }
+    clockEnable := activity.now || activity.settle =/= 0
     apbSlaves += dma.io.apb -> SizeMapping(SocMap.Units.dmaOf(u), 4 KiB)
     apbSlaves += bridge.io.apb -> SizeMapping(SocMap.Units.compactionOf(u), 4 KiB)
   }
