@@ -25,6 +25,25 @@ def write_plots(results: list, out_dir: Path, outputs) -> list[str]:
         return [p[0] for p in pts if p[1] is not None], [p[1] for p in pts if p[1] is not None]
 
     names = []
+
+    def finish(fig, ax, ylabel: str, title: str, name: str, yformat=None) -> None:
+        """Both plots: log-log over the input size, grid, legend; staged as out_dir/name. `yformat`:
+        (major, minor) tick formatters, set after the scale (setting a scale resets them)."""
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        if yformat:
+            ax.yaxis.set_major_formatter(yformat[0])
+            ax.yaxis.set_minor_formatter(yformat[1])
+        ax.set_xlabel("input entries (both runs)")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        outputs.add(out_dir / name, _png(fig))
+        plt.close(fig)
+        names.append(name)
+
     fig, ax = plt.subplots(figsize=(8, 5.5))
     for label, get, style in [
         (f"IP, hardware-only cycles @ {CLOCK_MHZ} MHz", lambda r: r.ip_us, "o-"),
@@ -38,17 +57,7 @@ def write_plots(results: list, out_dir: Path, outputs) -> list[str]:
         x, y = series(get)
         if x:
             ax.plot(x, y, style, label=label)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("input entries (both runs)")
-    ax.set_ylabel("µs per input entry (log scale)")
-    ax.set_title("Compaction time per entry")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    outputs.add(out_dir / "report_us_per_entry.png", _png(fig))
-    plt.close(fig)
-    names.append("report_us_per_entry.png")
+    finish(fig, ax, "µs per input entry (log scale)", "Compaction time per entry", "report_us_per_entry.png")
 
     fig, ax = plt.subplots(figsize=(8, 5.5))
     for label, get, style in [
@@ -63,17 +72,8 @@ def write_plots(results: list, out_dir: Path, outputs) -> list[str]:
                 transform=ax.transAxes, ha="center", color="gray")
     ax.plot([p[0] for p in PAPER_TABLE3], [p[4] for p in PAPER_TABLE3], "k*--",
             label="paper (seed 000 Table III, copied): MicroBlaze SoC vs LevelDB on i5-8500")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("input entries (both runs)")
-    ax.set_ylabel("speed-up over LevelDB 1.23 (×, log scale)")
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
-    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}×" if str(v)[0] in "25" else ""))
-    ax.set_title(f"Speed-up of the compaction IP over LevelDB (IP at {CLOCK_MHZ} MHz)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    outputs.add(out_dir / "report_speedup.png", _png(fig))
-    plt.close(fig)
-    names.append("report_speedup.png")
+    finish(fig, ax, "speed-up over LevelDB 1.23 (×, log scale)",
+           f"Speed-up of the compaction IP over LevelDB (IP at {CLOCK_MHZ} MHz)", "report_speedup.png",
+           (FuncFormatter(lambda v, _: f"{v:g}×"),
+            FuncFormatter(lambda v, _: f"{v:g}×" if str(v)[0] in "25" else "")))
     return names

@@ -106,13 +106,7 @@ def main(argv=None) -> int:
         if (out, inv) != (want, kb16.cascade_merge(runs, a.group, a.ways)[1]):
             print("compact: IP output differs from the model", file=sys.stderr)
             return 1
-    with cliutil.Outputs() as files:
-        files.add(a.out, out)
-        files.add(a.invalid, inv)
-    entries_in = sum(len(r) for r in runs) // kb16.ENTRY_BYTES
-    print(f"cycles={sum(r.hw_cycles for r in results)} entries_in={entries_in} "
-          f"entries_out={len(out) // kb16.ENTRY_BYTES} invalid={len(inv) // 4}")
-    return 0
+    return _write(a, runs, out, inv, sum(r.hw_cycles for r in results))  # cascade: jobs in sequence
 
 
 def _parts(a, runs: list[bytes], job_kw: dict) -> int:
@@ -156,11 +150,16 @@ def _parts(a, runs: list[bytes], job_kw: dict) -> int:
         if kb16.decode(out, a.group) != kb16.decode(want, a.group) or inv != want_inv:
             print("compact: the split merge differs from the model's unsplit merge", file=sys.stderr)
             return 1
+    return _write(a, runs, out, inv, max(r.hw_cycles for r in results))  # parts: on parallel units
+
+
+def _write(a, runs: list[bytes], out: bytes, inv: bytes, cycles: int) -> int:
+    """Writes OUT and INV (both or neither) and prints the summary line scripts rely on."""
     with cliutil.Outputs() as files:
         files.add(a.out, out)
         files.add(a.invalid, inv)
     entries_in = sum(len(r) for r in runs) // kb16.ENTRY_BYTES
-    print(f"cycles={max(r.hw_cycles for r in results)} entries_in={entries_in} "
+    print(f"cycles={cycles} entries_in={entries_in} "
           f"entries_out={len(out) // kb16.ENTRY_BYTES} invalid={len(inv) // 4}")
     return 0
 
