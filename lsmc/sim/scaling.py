@@ -151,18 +151,26 @@ def _align(n: int, a: int = 32) -> int:
 
 
 def scale_image(tasks: list[Task], group: int = 16, units: int = 0, poll: bool = False,
-                fw_check: bool = True) -> tuple[bytes, list]:
+                fw_check: bool = True, stagger: tuple[int, int] | None = None) -> tuple[bytes, list]:
     """DDR image (at DDR_BASE) of a task-queue job: the descriptor (magic, version, G, flags, units
     (0: all), task count; per task its runs, fault, expected output and invalid addresses, output
-    buffers), then the data. Returns (image, [(out address, out buffer, inv address, inv buffer)])."""
+    buffers), then the data. Returns (image, [(out address, out buffer, inv address, inv buffer)]).
+    `stagger` = (bytes of a bank's row, banks) (report.scaling.bank_geometry): the buffers the units
+    stream (runs, outputs) start in successive banks, so streams that advance together do not keep
+    meeting in one bank on different rows (runs of equal size would otherwise sit a row-set apart)."""
     if not 1 <= len(tasks) <= MAX_TASKS:
         raise ScalingError(f"{len(tasks)} tasks: the firmware takes 1..{MAX_TASKS}")
     flags = (FLAG_POLL if poll else 0) | (0 if fw_check else FLAG_NO_CHECK)
     words = [SCALE_MAGIC, SCALE_VERSION, group, flags, units, len(tasks), 0, 0]
-    off, blobs, bufs = DESC_BYTES, [], []
+    off, blobs, bufs, streams = DESC_BYTES, [], [], 0
 
-    def place(data: bytes, size: int | None = None) -> int:
-        nonlocal off
+    def place(data: bytes, size: int | None = None, streamed: bool = True) -> int:
+        nonlocal off, streams
+        if stagger and streamed:
+            row, banks = stagger
+            want = streams % banks * row
+            off += (want - off) % (row * banks)
+            streams += 1
         at = off
         blobs.append((at, data))
         off = _align(off + max(size if size is not None else len(data), 1))
@@ -177,7 +185,7 @@ def scale_image(tasks: list[Task], group: int = 16, units: int = 0, poll: bool =
                 tw += [place(t.runs[k]), len(t.runs[k])]
             else:
                 tw += [0, 0]
-        tw += [place(t.merged), len(t.merged), place(t.invalid), len(t.invalid)]
+        tw += [place(t.merged, streamed=False), len(t.merged), place(t.invalid, streamed=False), len(t.invalid)]
         out_buf, inv_buf = _align(len(t.merged) + 32), _align(len(t.invalid) + 32)
         out_at, inv_at = place(b"", out_buf), place(b"", inv_buf)
         tw += [out_at, out_buf, inv_at, inv_buf]
@@ -251,6 +259,13 @@ def collect(tasks: list[Task], workdir: Path, returncode: int, uart: str, stderr
     return res
 
 
+def _stagger(ddr: str | None) -> tuple[int, int] | None:
+    """Bank geometry of a DRAM preset for scale_image's staggering (None for `fixed`: no banks)."""
+    from lsmc.report import scaling as report
+
+    return report.bank_geometry(ddr) if ddr and ddr in report.ddr_presets() else None
+
+
 def run_tasks(tasks: list[Task], units: int, ways: int, workdir: Path | None = None, group: int = 16,
               poll: bool = False, ddr: str = "kcu105", use_units: int = 0, max_cycles: int | None = None,
               elf: Path | None = None, job: Job | None = None, fw_check: bool = True) -> dict:
@@ -262,7 +277,7 @@ def run_tasks(tasks: list[Task], units: int, ways: int, workdir: Path | None = N
     workdir.mkdir(parents=True, exist_ok=True)
     exe = soc.build_soc(units=units, ways=ways)
     elf = elf or firmware.build_firmware()
-    img, bufs = scale_image(tasks, group, use_units, poll, fw_check)
+    img, bufs = scale_image(tasks, group, use_units, poll, fw_check, _stagger(ddr))
     (workdir / "job.bin").write_bytes(img)
     for f in workdir.glob("*.bin"):
         if f.name != "job.bin":
