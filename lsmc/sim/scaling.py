@@ -9,8 +9,9 @@ fw/apps/lsmc/scale.c) and the scaling sweep of `scripts/demo scaling` (docs/scal
 The host builds every task's runs and its reference merge (lsmc.model.kb16), loads them with the
 descriptor at DDR_BASE, the firmware runs all tasks through its task queue on the units at once and
 brackets them with the machine timer; the host reads every output back (`--dump`) and compares it
-byte for byte with the reference. Until a job can be split by key range (sub-compaction), a sweep
-point of N entries on M units is M independent tasks of N/M entries (K runs each)."""
+byte for byte with the reference. A sweep point of N entries on M units is one job of K runs that the
+firmware splits by key range into M parts (sub-compaction, scale_image(split=True)), or that the host
+splits (make_job) into M tasks."""
 from __future__ import annotations
 
 import struct
@@ -327,12 +328,17 @@ SWEEP_SIZES = (8192, 32768, 131072, 262144)
 
 
 def sweep(cus_list=SWEEP_CUS, ways_list=SWEEP_WAYS, sizes=SWEEP_SIZES, ddr: str = "kcu105", units: int | None = None,
-          workdir: Path | None = None, log=print) -> list[dict]:
+          workdir: Path | None = None, log=print, split: str = "fw") -> list[dict]:
     """Every (ways, size, cus) point: one job of `size` entries split into `cus` sub-jobs, run on a SoC
     of `units` (default max(cus_list)) units of that K: the idle units of a larger SoC take no DDR
-    bandwidth, so one build per K serves every unit count. Rows as lsmc.report.scaling.make_row."""
+    bandwidth, so one build per K serves every unit count. Rows as lsmc.report.scaling.make_row.
+    split "fw" (default): the firmware splits the job and stitches the parts (scale_split); "host": the
+    host splits it at output group starts and stitches the parts it reads back. `cycles` is the units'
+    bracket either way; with "fw" the row also has `total_cycles` (split + units + stitch on the SoC)."""
     from lsmc.report import scaling as report
 
+    if split not in ("fw", "host"):
+        raise ScalingError(f"split {split!r}: 'fw' or 'host'")
     units = units or max(cus_list)
     workdir = Path(workdir or build.BUILD / "scaling")
     rows = []
@@ -340,12 +346,20 @@ def sweep(cus_list=SWEEP_CUS, ways_list=SWEEP_WAYS, sizes=SWEEP_SIZES, ddr: str 
         for n in sizes:
             base = make_workload(ways, n)
             for cus in cus_list:
-                job = make_job(cus, ways, n, base=base)
-                res = run_tasks(job.tasks, units, ways, workdir / f"k{ways}_n{n}_c{cus}", ddr=ddr, use_units=cus,
-                                job=job, fw_check=False)
-                r = report.make_row(cus, ways, job.entries_in, res["cycles"], sum(len(x) for x in job.runs),
-                                    len(job.merged), len(job.invalid), res["pass"], ddr)
-                log(f"scaling: {cus} unit(s) x {ways} ways, {r['entries_in']} entries: {r['cycles']} cycles, "
+                wd = workdir / f"k{ways}_n{n}_c{cus}"
+                if split == "fw":
+                    task = make_fw_job(cus, base)
+                    res = run_tasks([task], units, ways, wd, ddr=ddr, use_units=cus, fw_check=False, split=True)
+                    merged, invalid = task.merged, task.invalid
+                else:
+                    job = make_job(cus, ways, n, base=base)
+                    res = run_tasks(job.tasks, units, ways, wd, ddr=ddr, use_units=cus, job=job, fw_check=False)
+                    merged, invalid = job.merged, job.invalid
+                r = report.make_row(cus, ways, base.entries_in, res["cycles"], sum(len(x) for x in base.runs),
+                                    len(merged), len(invalid), res["pass"], ddr)
+                r["total_cycles"] = res.get("total_cycles") or None
+                total = f", {r['total_cycles']} with the firmware's split and stitch" if r["total_cycles"] else ""
+                log(f"scaling: {cus} unit(s) x {ways} ways, {r['entries_in']} entries: {r['cycles']} cycles{total}, "
                     f"{r['entries_per_cycle']} entries/cycle = {r['fraction_of_bound']:.1%} of the {ddr} bound "
                     f"({r['ddr_bound_entries_per_cycle']}), {r['pass']} (simulated at {res['mcycles_per_s']} "
                     "Mcycles/s)")

@@ -165,7 +165,6 @@ static int scale_split(tq_ctx *ctx, tq_task *job, unsigned parts, uint32_t work,
     t1 = timer_now();
     st->split = (uint32_t)(t1 - t0);
 
-    ctx->units = parts < ctx->units ? parts : ctx->units;
     tq_run(ctx, split_parts, parts);
     t1 = timer_now();
     job->unit = -1;
@@ -217,7 +216,7 @@ int scale_job_run(void)
     volatile uint32_t *d = (volatile uint32_t *)(uintptr_t)DDR_HOST_BASE;
     volatile uint32_t *r = d + SCALE_RESULT_OFF / 4u;
     uint32_t head[S_TASK0];
-    unsigned present, units, ways, n, i, k, mismatches = 0;
+    unsigned present, units, parts, ways, n, i, k, mismatches = 0;
     tq_ctx ctx;
     int status = SCALE_PASS;
     char buf[32];
@@ -238,6 +237,9 @@ int scale_job_run(void)
     if (!present)
         return scale_bad(r, "no compaction unit answers its ID");
     units = head[S_UNITS] ? head[S_UNITS] : present;
+    parts = units; /* split jobs: word 4 is the number of parts; more parts than units queue */
+    if ((head[S_FLAGS] & SCALE_F_SPLIT) && units > present)
+        units = present;
     if (units > present) {
         printf("scale: descriptor word 4 asks for %lu units, the SoC has %u\n", (unsigned long)units, present);
         r[SR_STATUS] = SCALE_BAD_DESC;
@@ -312,7 +314,7 @@ int scale_job_run(void)
             return scale_bad(r, "descriptor word 5 (tasks) must be 1 with the split flag (one job, split by the firmware)");
         if (head[S_WORK_LEN] && head[S_WORK_OFF] < SCALE_DESC_BYTES)
             return scale_bad(r, "descriptor word 6 (work area) starts inside the descriptor");
-        rc = scale_split(&ctx, &scale_tasks[0], units, DDR_HOST_BASE + head[S_WORK_OFF], head[S_WORK_LEN], &st);
+        rc = scale_split(&ctx, &scale_tasks[0], parts, DDR_HOST_BASE + head[S_WORK_OFF], head[S_WORK_LEN], &st);
         if (rc != KB16_OK) {
             printf("scale: split job failed: %s (%d)\n", kb16_err_name((unsigned)rc), rc);
             scale_tasks[0].state = TQ_FAILED;
@@ -324,7 +326,7 @@ int scale_job_run(void)
         r[SR_STITCH_CYCLES] = st.stitch;
         r[SR_COPIED] = st.copied;
         printf("scale: split into %u parts: split %lu + units %lu + stitch %lu = %lu cycles, %lu sub-run bytes copied\n",
-               units, (unsigned long)st.split, (unsigned long)ctx.cycles, (unsigned long)st.stitch,
+               parts, (unsigned long)st.split, (unsigned long)ctx.cycles, (unsigned long)st.stitch,
                (unsigned long)st.total, (unsigned long)st.copied);
     } else {
         tq_run(&ctx, scale_tasks, n);
