@@ -208,16 +208,20 @@ def scale_image(tasks: list[Task], group: int = 16, units: int = 0, poll: bool =
         tw += [place(t.merged, streamed=False), len(t.merged), place(t.invalid, streamed=False), len(t.invalid)]
         out_buf, inv_buf = _align(len(t.merged) + 32), _align(len(t.invalid) + 32)
         if split:  # the firmware's per-part buffers (scale.c scale_split): 2x the part's input (its
-            # heads re-encode at most 8 groups per run) + a group each
+            # heads re-encode at most 8 groups per run) + a group each, each staggered by up to a row-set
             n_in = sum(len(r) for r in t.runs) + units * len(t.runs) * 8 * 16 * group
-            out_buf = _align(2 * n_in + units * (16 * group + 64) + 64)
-            inv_buf = _align(n_in // 4 + units * 64 + 64)
+            span = stagger[0] * stagger[1] if stagger else 0
+            out_buf = _align(2 * n_in + units * (16 * group + 64 + span) + 64)
+            inv_buf = _align(n_in // 4 + units * (64 + span) + 64)
         out_at, inv_at = place(b"", out_buf), place(b"", inv_buf)
         tw += [out_at, out_buf, inv_at, inv_buf]
+        if split and stagger:
+            tw += list(stagger)
         words += tw + [0] * (TASK_WORDS - len(tw))
         bufs.append((firmware.DDR_BASE + out_at, out_buf, firmware.DDR_BASE + inv_at, inv_buf))
     if split:  # heads, copied sub-runs, the closing's scratch, a general stitch's output
-        work = 2 * sum(len(r) for r in tasks[0].runs) + 256 * 1024
+        span = stagger[0] * stagger[1] if stagger else 0
+        work = 2 * sum(len(r) for r in tasks[0].runs) + 256 * 1024 + units * len(tasks[0].runs) * span
         words[6], words[7] = _align(off, 64), work
         off = _align(off, 64) + work
     img = bytearray(off)

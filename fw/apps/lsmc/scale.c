@@ -35,7 +35,8 @@ enum { S_MAGIC, S_VERSION, S_GROUP, S_FLAGS, S_UNITS, S_TASKS, S_WORK_OFF, S_WOR
 /* Words of a task: runs, fault, 4 x (run offset, length), expected out/inv, out/inv buffers. */
 enum {
     T_NRUNS, T_FAULT, T_RUN0_OFF, T_EXP_OUT_OFF = T_RUN0_OFF + 2 * TQ_MAX_WAYS, T_EXP_OUT_LEN, T_EXP_INV_OFF,
-    T_EXP_INV_LEN, T_OUT_OFF, T_OUT_BUF, T_INV_OFF, T_INV_BUF
+    T_EXP_INV_LEN, T_OUT_OFF, T_OUT_BUF, T_INV_OFF, T_INV_BUF,
+    T_BANK_ROW, T_BANKS /* split jobs: DRAM geometry for staggering the parts' buffers (0: none) */
 };
 /* Result block at byte SCALE_RESULT_OFF: header words, then SCALE_RES_TASK_WORDS per task. */
 enum {
@@ -89,6 +90,19 @@ static void copy_words(uint32_t dst, uint32_t src, uint32_t bytes)
         d[i] = s[i];
 }
 
+/* The first address >= a (32-byte aligned) in bank (*k mod banks) of a ROW_BANK_COL mapping with `row`
+ * bytes per bank row: buffers streamed side by side start in successive banks, so that streams moving
+ * at the same pace do not keep meeting in one bank on different rows (docs/scaling.md). */
+static uint32_t bank_stagger(uint32_t a, unsigned *k, uint32_t row, uint32_t banks)
+{
+    uint32_t span = row * banks, want;
+    a = dma_align_up(a);
+    if (!row || !banks)
+        return a;
+    want = (*k)++ % banks * row;
+    return a + (want + span - a % span) % span;
+}
+
 typedef struct {
     uint64_t total;            /* split + units + stitch */
     uint32_t split, stitch;    /* cycles of each CPU step */
@@ -103,13 +117,13 @@ typedef struct {
  * such sub-runs are copied into the work area; the others are read where they are. ctx->cycles is the
  * units' bracket; st->total adds the split and the stitch. Returns KB16_OK or a kb16 error. */
 static int scale_split(tq_ctx *ctx, tq_task *job, unsigned parts, uint32_t work, uint32_t work_len,
-                       split_stats *st)
+                       uint32_t row, uint32_t banks, split_stats *st)
 {
     const uint8_t *runs[TQ_MAX_WAYS];
     size_t lens[TQ_MAX_WAYS], used = 0, olens[KB16_MAX_PARTS], ocaps[KB16_MAX_PARTS];
     uint8_t *outs[KB16_MAX_PARTS];
-    unsigned n = job->nruns, i, j, on_cpu = 0;
-    uint32_t w = dma_align_up(work), wend = work + work_len, out_at = 0, inv_at = 0, dst, hw = 0;
+    unsigned n = job->nruns, i, j, on_cpu = 0, k = 0;
+    uint32_t w = dma_align_up(work), wend = work + work_len, out_at = job->out_addr, inv_at = job->inv_addr, dst, hw = 0;
     uint64_t t0 = timer_now(), t1;
     kb16_merge_result res;
     int rc;
@@ -139,6 +153,7 @@ static int scale_split(tq_ctx *ctx, tq_task *job, unsigned parts, uint32_t work,
             if (!s->head_bytes && !(tail & (DMA_ALIGN - 1u))) {
                 t->run_addr[i] = tail;
             } else {
+                w = bank_stagger(w, &k, row, banks);
                 if (w + b > wend)
                     return KB16_ERR_SCRATCH;
                 if (s->head_bytes) /* a few groups, anywhere in the plan's scratch */
@@ -152,14 +167,14 @@ static int scale_split(tq_ctx *ctx, tq_task *job, unsigned parts, uint32_t work,
             in += b;
         }
         /* room for the merge (never longer than 2x its input plus a group) and the closing */
-        t->out_addr = job->out_addr + out_at;
+        t->out_addr = out_at = bank_stagger(out_at, &k, row, banks);
         t->out_buf = dma_align_up(2u * in + 16u * ctx->group + DMA_ALIGN);
-        t->inv_addr = job->inv_addr + inv_at;
+        t->inv_addr = inv_at = bank_stagger(inv_at, &k, row, banks);
         t->inv_buf = dma_align_up(in / 4u + DMA_ALIGN);
         out_at += t->out_buf;
         inv_at += t->inv_buf;
     }
-    if (out_at > job->out_buf || inv_at > job->inv_buf)
+    if (out_at - job->out_addr > job->out_buf || inv_at - job->inv_addr > job->inv_buf)
         return KB16_ERR_OUT_OVERFLOW;
     mem_fence(); /* the D$ is write-through: heads and copies are in DDR for the DMAs */
     t1 = timer_now();
@@ -314,7 +329,11 @@ int scale_job_run(void)
             return scale_bad(r, "descriptor word 5 (tasks) must be 1 with the split flag (one job, split by the firmware)");
         if (head[S_WORK_LEN] && head[S_WORK_OFF] < SCALE_DESC_BYTES)
             return scale_bad(r, "descriptor word 6 (work area) starts inside the descriptor");
-        rc = scale_split(&ctx, &scale_tasks[0], parts, DDR_HOST_BASE + head[S_WORK_OFF], head[S_WORK_LEN], &st);
+        uint32_t row = d[S_TASK0 + T_BANK_ROW], banks = d[S_TASK0 + T_BANKS];
+        if (banks > 64 || (row && (row & (DMA_ALIGN - 1u))))
+            return scale_bad(r, "task 0 words 18/19 (bank row bytes, banks): row a multiple of 32, at most 64 banks");
+        rc = scale_split(&ctx, &scale_tasks[0], parts, DDR_HOST_BASE + head[S_WORK_OFF], head[S_WORK_LEN], row, banks,
+                         &st);
         if (rc != KB16_OK) {
             printf("scale: split job failed: %s (%d)\n", kb16_err_name((unsigned)rc), rc);
             scale_tasks[0].state = TQ_FAILED;
