@@ -154,8 +154,9 @@ def fw_split(sut, tmp_path, runs, group, parts, **kw):
     """One job that the firmware splits into `parts` (scale.c scale_split): the host's reference is the
     model's sub-compaction at the firmware's split keys (it decodes as the unsplit merge)."""
     merged, invalid = kb16.merge_runs(runs, group)
-    task = scaling.make_fw_job(parts, scaling.Job(runs, merged, invalid, [], [], group))
-    res = run(sut, [task], tmp_path, group=group, use_units=parts, fw_check=False, split=True, **kw)
+    ddr = kw.pop("ddr", "kcu105")
+    task = scaling.make_fw_job(parts, scaling.Job(runs, merged, invalid, [], [], group), scaling.bank_stagger(ddr))
+    res = run(sut, [task], tmp_path, group=group, use_units=parts, fw_check=False, split=True, ddr=ddr, **kw)
     return task, res
 
 

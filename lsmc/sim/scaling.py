@@ -141,14 +141,17 @@ def make_job(cus: int, ways: int, entries: int, seed: int = 1, group: int = 16, 
     return Job(runs, merged, invalid, keys, tasks, group)
 
 
-def make_fw_job(cus: int, base: Job) -> Task:
+def make_fw_job(cus: int, base: Job, stagger: tuple[int, int] | None = None) -> Task:
     """The workload as ONE task for the firmware's own split (scale_image(split=True)): its expected
     output is the sub-compaction at the firmware's split keys (split.split_keys_fast, equal to
     kb16_split_keys_fast; split.subcompact equals kb16_subcompact step by step), which decodes to
-    the unsplit merge's (key, address) sequence; the invalid stream is the unsplit merge's."""
+    the unsplit merge's (key, address) sequence; the invalid stream is the unsplit merge's. `stagger`:
+    the geometry the firmware gets (scale_image), which skews its split points by a bank row per part."""
     from lsmc.model import kb16, split
 
-    out, inv, _ = split.subcompact(base.runs, base.group, cus, keys=split.split_keys_fast(base.runs, base.group, cus))
+    skew = stagger[0] // (16 * base.group) if stagger else 0
+    keys = split.split_keys_fast(base.runs, base.group, cus, skew)
+    out, inv, _ = split.subcompact(base.runs, base.group, cus, keys=keys)
     if inv != base.invalid or kb16.decode(out, base.group) != kb16.decode(base.merged, base.group):
         raise ScalingError("the split reference differs from the unsplit merge")  # a model bug, never the SoC's
     return Task(base.runs, out, inv)
@@ -293,7 +296,7 @@ def collect(tasks: list[Task], workdir: Path, returncode: int, uart: str, stderr
     return res
 
 
-def _stagger(ddr: str | None) -> tuple[int, int] | None:
+def bank_stagger(ddr: str | None) -> tuple[int, int] | None:
     """Bank geometry of a DRAM preset for scale_image's staggering (None for `fixed`: no banks)."""
     from lsmc.report import scaling as report
 
@@ -311,7 +314,7 @@ def run_tasks(tasks: list[Task], units: int, ways: int, workdir: Path | None = N
     workdir.mkdir(parents=True, exist_ok=True)
     exe = soc.build_soc(units=units, ways=ways)
     elf = elf or firmware.build_firmware()
-    img, bufs = scale_image(tasks, group, use_units, poll, fw_check, _stagger(ddr), split)
+    img, bufs = scale_image(tasks, group, use_units, poll, fw_check, bank_stagger(ddr), split)
     (workdir / "job.bin").write_bytes(img)
     for f in workdir.glob("*.bin"):
         if f.name != "job.bin":
@@ -352,7 +355,7 @@ def sweep(cus_list=SWEEP_CUS, ways_list=SWEEP_WAYS, sizes=SWEEP_SIZES, ddr: str 
             for cus in cus_list:
                 wd = workdir / f"k{ways}_n{n}_c{cus}"
                 if split == "fw":
-                    task = make_fw_job(cus, base)
+                    task = make_fw_job(cus, base, bank_stagger(ddr))
                     res = run_tasks([task], units, ways, wd, ddr=ddr, use_units=cus, fw_check=False, split=True)
                     merged, invalid = task.merged, task.invalid
                 else:

@@ -112,7 +112,8 @@ typedef struct {
 /* Job `job` (K runs newest first, its out/inv buffers) split into `parts` sub-jobs at group-start keys
  * of its largest run (kb16_split_keys_fast), one per unit through the task queue, their outputs closed
  * in place (kb16_stitch_inplace; kb16_stitch when a part cannot be closed there) and concatenated in
- * job->out_addr, their invalid addresses in job->inv_addr. A sub-run that starts mid-group needs its
+ * job->out_addr, their invalid addresses in job->inv_addr. With a DRAM geometry (row bytes per bank
+ * row, banks), the split points move by one bank row per part and the buffers are staggered by bank. A sub-run that starts mid-group needs its
  * re-encoded head before its tail, and the DMA reads one contiguous, 32-byte aligned range per input:
  * such sub-runs are copied into the work area; the others are read where they are. ctx->cycles is the
  * units' bracket; st->total adds the split and the stitch. Returns KB16_OK or a kb16 error. */
@@ -135,7 +136,8 @@ static int scale_split(tq_ctx *ctx, tq_task *job, unsigned parts, uint32_t work,
         runs[i] = P8(job->run_addr[i]);
         lens[i] = job->run_len[i];
     }
-    rc = kb16_split_keys_fast(runs, lens, n, ctx->group, parts, split_keys, split_key_lens);
+    /* split j one bank row further per j in the largest run: the parts' streams start in other banks */
+    rc = kb16_split_keys_skew(runs, lens, n, ctx->group, parts, row / (16u * ctx->group), split_keys, split_key_lens);
     if (rc == KB16_OK)
         rc = kb16_split_plan(runs, lens, n, ctx->group, parts, (const uint8_t(*)[KB16_MAX_KEY])split_keys,
                              split_key_lens, split_sub, P8(w), wend - w, &used, &res);
