@@ -1203,6 +1203,16 @@ static int last_key(const uint8_t *buf, size_t entries, unsigned g, kb16_keybuf 
 
 static int close_part(fit_work *w, uint8_t *buf, size_t *n, size_t from, size_t cap, size_t *bad);
 
+/* The stitches' common checks: the group, and the closing's work space in scratch. */
+static int stitch_open(kb16_merge_result *res, unsigned group, void *scratch, size_t scratch_cap, fit_work *w)
+{
+    if (!group_ok(group))
+        return merge_fail(res, KB16_ERR_BAD_GROUP, 0, 0);
+    if (!fit_work_init(w, scratch, scratch_cap, group))
+        return merge_fail(res, KB16_ERR_SCRATCH, 0, 0);
+    return KB16_OK;
+}
+
 int kb16_stitch(const uint8_t *const *outs, const size_t *out_lens, unsigned parts, unsigned group, uint8_t *out,
                 size_t out_cap, void *scratch, size_t scratch_cap, kb16_merge_result *res)
 {
@@ -1218,10 +1228,8 @@ int kb16_stitch(const uint8_t *const *outs, const size_t *out_lens, unsigned par
     memset(&lastk, 0, sizeof lastk);
     if (!outs || !out_lens || parts == 0 || (!out && out_cap))
         return merge_fail(res, KB16_ERR_ARG, 0, 0);
-    if (!group_ok(group))
-        return merge_fail(res, KB16_ERR_BAD_GROUP, 0, 0);
-    if (!fit_work_init(&w, scratch, scratch_cap, group))
-        return merge_fail(res, KB16_ERR_SCRATCH, 0, 0);
+    if ((rc = stitch_open(res, group, scratch, scratch_cap, &w)) != KB16_OK)
+        return rc;
     for (j = 0; j < parts; j++) {
         size_t m = out_lens[j] / KB16_ENTRY_BYTES;
         if (out_lens[j] % KB16_ENTRY_BYTES || (!outs[j] && m))
@@ -1341,10 +1349,8 @@ int kb16_stitch_inplace(uint8_t *const *outs, size_t *lens, const size_t *caps, 
     memset(res, 0, sizeof *res);
     if (!outs || !lens || !caps || parts == 0)
         return merge_fail(res, KB16_ERR_ARG, 0, 0);
-    if (!group_ok(group))
-        return merge_fail(res, KB16_ERR_BAD_GROUP, 0, 0);
-    if (!fit_work_init(&w, scratch, scratch_cap, group))
-        return merge_fail(res, KB16_ERR_SCRATCH, 0, 0);
+    if ((rc = stitch_open(res, group, scratch, scratch_cap, &w)) != KB16_OK)
+        return rc;
     for (j = 0; j < parts; j++) {
         size_t n = lens[j] / KB16_ENTRY_BYTES;
         if (lens[j] % KB16_ENTRY_BYTES || (!outs[j] && n) || lens[j] > caps[j])
