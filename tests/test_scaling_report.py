@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import re
+import struct
 
 import pytest
 
@@ -136,3 +137,25 @@ def test_leveldb_for_sizes_keys_by_entries(monkeypatch):
     got = scaling.leveldb_for_sizes([512, 2048], kind="short", overlap=0.25, seed=1)
     assert got == {512: 0.25, 2048: 0.25}
     assert seen[1] == workloads.make_runs("short", 2048, 0.25, 1)
+
+
+def test_buffers_start_in_successive_banks():
+    """scale_image(stagger=bank_geometry(preset)): the streamed buffers (runs, outputs) of a task-queue
+    job start in banks 0, 1, 2, ... of the preset's ROW_BANK_COL mapping (docs/scaling.md, "Buffers
+    across banks"); the expected results (not streamed) are not staggered; `fixed` has no banks."""
+    from lsmc.sim import scaling as sim
+
+    assert scaling.bank_geometry("kcu105") == (8192, 8)    # 64-byte native word x 128 columns, 8 banks
+    assert scaling.bank_geometry("arty") == (2048, 8)
+    with pytest.raises(scaling.ScalingError, match="fixed"):
+        scaling.bank_geometry("fixed")
+    assert sim.bank_stagger("fixed") is None and sim.bank_stagger("kcu105") == (8192, 8)
+    tasks = sim.make_tasks(2, 4, 2048)
+    img, bufs = sim.scale_image(tasks, stagger=(8192, 8))
+    words = struct.unpack_from("<48I", img, 4 * sim.TASK0)
+    streamed = []
+    for t in range(2):
+        w = words[sim.TASK_WORDS * t:sim.TASK_WORDS * (t + 1)]
+        streamed += [w[2 + 2 * k] for k in range(4)] + [w[14], w[16]]
+    banks = [(sim.firmware.DDR_BASE + off) // 8192 % 8 for off in streamed]
+    assert banks == [i % 8 for i in range(12)], banks

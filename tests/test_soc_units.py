@@ -150,6 +150,48 @@ def test_subcompaction_job_on_two_units(sut, tmp_path):
     assert sorted(t["unit"] for t in res["tasks"]) == [0, 1]
 
 
+def fw_split(sut, tmp_path, runs, group, parts, **kw):
+    """One job that the firmware splits into `parts` (scale.c scale_split): the host's reference is the
+    model's sub-compaction at the firmware's split keys (it decodes as the unsplit merge)."""
+    merged, invalid = kb16.merge_runs(runs, group)
+    ddr = kw.pop("ddr", "kcu105")
+    task = scaling.make_fw_job(parts, scaling.Job(runs, merged, invalid, [], [], group), scaling.bank_stagger(ddr))
+    res = run(sut, [task], tmp_path, group=group, use_units=parts, fw_check=False, split=True, ddr=ddr, **kw)
+    return task, res
+
+
+def test_firmware_splits_and_stitches_one_job(sut, tmp_path):
+    """The SoC takes ONE 4-way job, splits it into two parts at group-start keys, runs them on both units
+    at once and stitches one run in DDR: byte-identical to the model's sub-compaction at the same keys,
+    invalid stream identical to the unsplit merge's. The result block states both brackets: the units'
+    (first start to last end) and split + units + stitch."""
+    base = scaling.make_workload(WAYS, 8192)
+    task, res = fw_split(sut, tmp_path, base.runs, 16, UNITS)
+    assert res["exit"] == 0 and res["status"] == 0, res["uart"][-2000:]
+    assert res["pass"], res["uart"][-2000:]
+    assert res["tasks"][0]["out_bytes"] == len(task.merged) and task.merged != b""
+    assert res["copied"] > 0  # sub-runs that start inside a group carry a re-encoded head
+    assert res["total_cycles"] >= res["cycles"] + res["split_cycles"] + res["stitch_cycles"] > res["cycles"] > 0
+    assert "AXI protocol" not in res["stderr"]
+
+
+@pytest.mark.parametrize("kind,group", [("prefix", 3), ("uniform", 16)])
+def test_firmware_split_virtual_entries_and_odd_groups(sut, tmp_path, kind, group):
+    """Keys that need virtual entries (a head re-encodes its first key in full) and an odd group size
+    (tails that start at a 16-byte, not 32-byte, boundary: copied for the DMA); more parts than units
+    queue on the task queue. Polling mode."""
+    import random
+
+    from lsmc.model import workloads
+
+    rng = random.Random(len(kind) * 31 + group)
+    k0, k1 = workloads.make_runs(kind, 1500, 0.3, rng.randrange(1000))
+    runs = [kb16.encode(k, group) for k in (k0, k1)]
+    task, res = fw_split(sut, tmp_path, runs, group, 3, poll=True)
+    assert res["pass"] and res["status"] == 0, res["uart"][-2000:]
+    assert res["tasks"][0]["out_bytes"] == len(task.merged)
+
+
 def test_sweep_small(sut, tmp_path):
     """The representative sweep of the default run: 1 and 2 units, 4 ways, 8,192 entries on the
     kcu105 DDR preset; rows as results/scaling.csv has them, every one PASS."""

@@ -40,6 +40,7 @@ class CSplit:
         res = ctypes.POINTER(MergeResult)
         lib.kb16_split_keys.argtypes = [vp, vp, u, u, u, vp, vp]
         lib.kb16_split_keys_fast.argtypes = [vp, vp, u, u, u, vp, vp]
+        lib.kb16_split_keys_skew.argtypes = [vp, vp, u, u, u, u, vp, vp]
         lib.kb16_stitch_inplace.argtypes = [vp, vp, vp, u, u, vp, sz, res]
         lib.kb16_split_plan.argtypes = [vp, vp, u, u, u, vp, vp, vp, vp, sz, ctypes.POINTER(sz), res]
         lib.kb16_stitch.argtypes = [vp, vp, u, u, vp, sz, vp, sz, res]
@@ -67,12 +68,15 @@ class CSplit:
             ctypes.memmove(ctypes.addressof(kb) + 16 * i, k, len(k))
         return kb, kl
 
-    def split_keys(self, runs, group, parts, fast=False):
+    def split_keys(self, runs, group, parts, fast=False, skew=None):
         bufs, ptrs, lens = self._runs(runs)
         kb = (ctypes.c_uint8 * (16 * max(parts, 1)))()
         kl = (ctypes.c_uint8 * max(parts, 1))()
-        fn = self.lib.kb16_split_keys_fast if fast else self.lib.kb16_split_keys
-        rc = fn(ptrs, lens, len(runs), group, parts, kb, kl)
+        if skew is not None:
+            rc = self.lib.kb16_split_keys_skew(ptrs, lens, len(runs), group, parts, skew, kb, kl)
+        else:
+            fn = self.lib.kb16_split_keys_fast if fast else self.lib.kb16_split_keys
+            rc = fn(ptrs, lens, len(runs), group, parts, kb, kl)
         raw = bytes(kb)
         return rc, [raw[16 * i:16 * i + kl[i]] for i in range(parts - 1)]
 
@@ -436,6 +440,23 @@ def test_split_keys_fast(c, group):
         keys = split.split_keys_fast(runs, group, parts)
         rc, ck = c.split_keys(runs, group, parts, fast=True)
         assert rc == 0 and ck == keys
+        check(c, runs, group, parts, keys)
+
+
+@pytest.mark.parametrize("group", [3, 16])
+def test_split_keys_skew(c, group):
+    """The firmware's bank-skewed split (split j moved by skew*j groups of the largest run; past its end:
+    the last group's key, so keys never decrease): C equals the model, and the sub-compaction at those
+    keys is valid."""
+    rng = random.Random(group + 90)
+    for trial in range(6):
+        runs = _runs(rng, rng.randint(1, 4), rng.randint(0, 400), ["short", "uniform", "prefix"][trial % 3], group)
+        parts, skew = rng.randint(1, 8), rng.choice([0, 1, 2, 5, 40])
+        keys = split.split_keys_fast(runs, group, parts, skew)
+        rc, ck = c.split_keys(runs, group, parts, skew=skew)
+        assert rc == 0 and ck == keys, (skew, parts)
+        if skew == 0:
+            assert keys == split.split_keys_fast(runs, group, parts)
         check(c, runs, group, parts, keys)
 
 

@@ -351,6 +351,34 @@ static int merge_fail(kb16_merge_result *res, unsigned code, unsigned input, siz
     return (int)code;
 }
 
+/* Steps shared by the two merges. Retire a superseded address to the invalid list. */
+static int merge_retire(kb16_merge_result *res, uint32_t *inv, size_t inv_cap, uint32_t addr)
+{
+    if (res->inv_count >= inv_cap)
+        return merge_fail(res, KB16_ERR_INV_OVERFLOW, 0, res->inv_count);
+    inv[res->inv_count++] = addr;
+    return KB16_OK;
+}
+
+/* Count the key run `i` just gave and read its next one (*have: 1, 0 at its end); a malformed entry
+ * fails the merge naming run i and the entry. */
+static int merge_next(kb16_merge_result *res, kb16_reader *r, unsigned i, kb16_keybuf *k, unsigned *kl, uint32_t *a,
+                      int *have)
+{
+    res->in_keys[i]++;
+    *have = reader_step(r, k, kl, a);
+    return *have < 0 ? merge_fail(res, r->err, i, r->err_index) : KB16_OK;
+}
+
+/* What the output holds, whatever ended the merge. */
+static int merge_end(kb16_merge_result *res, const kb16_writer *w, int rc)
+{
+    res->out_entries = w->entries;
+    res->out_bytes = kb16_writer_bytes(w);
+    res->out_keys = w->keys;
+    return rc;
+}
+
 int kb16_merge(const uint8_t *run0, size_t len0, const uint8_t *run1, size_t len1, unsigned group,
                uint8_t *out, size_t out_cap, uint32_t *inv, size_t inv_cap, kb16_merge_result *res)
 {
@@ -381,35 +409,21 @@ int kb16_merge(const uint8_t *run0, size_t len0, const uint8_t *run1, size_t len
     while (have[0] || have[1]) {
         int c = have[0] && have[1] ? kb16_key_cmp(k[0].b, kl[0], k[1].b, kl[1]) : (have[0] ? -1 : 1);
         int take = c <= 0 ? 0 : 1;
-        if (c == 0) { /* same key: keep the newer address, retire the older one */
-            if (res->inv_count >= inv_cap) {
-                rc = merge_fail(res, KB16_ERR_INV_OVERFLOW, 0, res->inv_count);
-                goto done;
-            }
-            inv[res->inv_count++] = a[1];
-        }
+        if (c == 0 && (rc = merge_retire(res, inv, inv_cap, a[1])) != KB16_OK) /* same key: the newer stays */
+            goto done;
         rc = writer_put(&w, k[take].b, kl[take], a[take], &idx, &k[take]);
         if (rc != KB16_OK) {
             /* Only overflow is possible: the readers guarantee increasing keys. */
             rc = merge_fail(res, (unsigned)rc, 0, idx);
             goto done;
         }
-        for (i = 0; i < 2; i++) {
-            if (i == take || c == 0) {
-                res->in_keys[i]++;
-                have[i] = reader_step(&r[i], &k[i], &kl[i], &a[i]);
-                if (have[i] < 0) {
-                    rc = merge_fail(res, r[i].err, (unsigned)i, r[i].err_index);
-                    goto done;
-                }
-            }
-        }
+        for (i = 0; i < 2; i++)
+            if ((i == take || c == 0) &&
+                (rc = merge_next(res, &r[i], (unsigned)i, &k[i], &kl[i], &a[i], &have[i])) != KB16_OK)
+                goto done;
     }
 done:
-    res->out_entries = w.entries;
-    res->out_bytes = kb16_writer_bytes(&w);
-    res->out_keys = w.keys;
-    return rc;
+    return merge_end(res, &w, rc);
 }
 
 int kb16_merge_n(const uint8_t *const *runs, const size_t *lens, unsigned n, unsigned group, uint8_t *out,
@@ -463,31 +477,15 @@ int kb16_merge_n(const uint8_t *const *runs, const size_t *lens, unsigned n, uns
         }
         /* Every older run holding the same key: its address is superseded (run order). */
         for (i = best + 1; i < n; i++)
-            if (have[i] && kb16_key_cmp(k[i].b, kl[i], k[best].b, kl[best]) == 0) {
-                if (res->inv_count >= inv_cap) {
-                    rc = merge_fail(res, KB16_ERR_INV_OVERFLOW, 0, res->inv_count);
-                    goto done;
-                }
-                inv[res->inv_count++] = a[i];
-                res->in_keys[i]++;
-                have[i] = reader_step(&r[i], &k[i], &kl[i], &a[i]);
-                if (have[i] < 0) {
-                    rc = merge_fail(res, r[i].err, i, r[i].err_index);
-                    goto done;
-                }
-            }
-        res->in_keys[best]++;
-        have[best] = reader_step(&r[best], &k[best], &kl[best], &a[best]);
-        if (have[best] < 0) {
-            rc = merge_fail(res, r[best].err, best, r[best].err_index);
+            if (have[i] && kb16_key_cmp(k[i].b, kl[i], k[best].b, kl[best]) == 0 &&
+                ((rc = merge_retire(res, inv, inv_cap, a[i])) != KB16_OK ||
+                 (rc = merge_next(res, &r[i], i, &k[i], &kl[i], &a[i], &have[i])) != KB16_OK))
+                goto done;
+        if ((rc = merge_next(res, &r[best], best, &k[best], &kl[best], &a[best], &have[best])) != KB16_OK)
             goto done;
-        }
     }
 done:
-    res->out_entries = w.entries;
-    res->out_bytes = kb16_writer_bytes(&w);
-    res->out_keys = w.keys;
-    return rc;
+    return merge_end(res, &w, rc);
 }
 
 /* ---- workload generator ----------------------------------------------------------------- */
@@ -1004,6 +1002,12 @@ int kb16_split_keys(const uint8_t *const *runs, const size_t *lens, unsigned n, 
 int kb16_split_keys_fast(const uint8_t *const *runs, const size_t *lens, unsigned n, unsigned group, unsigned parts,
                          uint8_t (*keys)[KB16_MAX_KEY], uint8_t *key_lens)
 {
+    return kb16_split_keys_skew(runs, lens, n, group, parts, 0, keys, key_lens);
+}
+
+int kb16_split_keys_skew(const uint8_t *const *runs, const size_t *lens, unsigned n, unsigned group, unsigned parts,
+                         unsigned skew, uint8_t (*keys)[KB16_MAX_KEY], uint8_t *key_lens)
+{
     run_view v[KB16_MAX_RUNS];
     kb16_keybuf k;
     unsigned kl, i, j, pivot = 0;
@@ -1017,7 +1021,9 @@ int kb16_split_keys_fast(const uint8_t *const *runs, const size_t *lens, unsigne
         if (lens[i] > lens[pivot])
             pivot = i;
     for (j = 1; j < parts; j++) {
-        size_t g = v[pivot].groups / parts * j + v[pivot].groups % parts * j / parts; /* groups*j/parts */
+        size_t g = v[pivot].groups / parts * j + v[pivot].groups % parts * j / parts + (size_t)skew * j;
+        if (skew && g >= v[pivot].groups && v[pivot].groups) /* keys must not decrease: the last group's */
+            g = v[pivot].groups - 1;
         memset(keys[j - 1], 0, KB16_MAX_KEY);
         key_lens[j - 1] = 0;
         if (g < v[pivot].groups) {
@@ -1197,6 +1203,16 @@ static int last_key(const uint8_t *buf, size_t entries, unsigned g, kb16_keybuf 
 
 static int close_part(fit_work *w, uint8_t *buf, size_t *n, size_t from, size_t cap, size_t *bad);
 
+/* The stitches' common checks: the group, and the closing's work space in scratch. */
+static int stitch_open(kb16_merge_result *res, unsigned group, void *scratch, size_t scratch_cap, fit_work *w)
+{
+    if (!group_ok(group))
+        return merge_fail(res, KB16_ERR_BAD_GROUP, 0, 0);
+    if (!fit_work_init(w, scratch, scratch_cap, group))
+        return merge_fail(res, KB16_ERR_SCRATCH, 0, 0);
+    return KB16_OK;
+}
+
 int kb16_stitch(const uint8_t *const *outs, const size_t *out_lens, unsigned parts, unsigned group, uint8_t *out,
                 size_t out_cap, void *scratch, size_t scratch_cap, kb16_merge_result *res)
 {
@@ -1212,10 +1228,8 @@ int kb16_stitch(const uint8_t *const *outs, const size_t *out_lens, unsigned par
     memset(&lastk, 0, sizeof lastk);
     if (!outs || !out_lens || parts == 0 || (!out && out_cap))
         return merge_fail(res, KB16_ERR_ARG, 0, 0);
-    if (!group_ok(group))
-        return merge_fail(res, KB16_ERR_BAD_GROUP, 0, 0);
-    if (!fit_work_init(&w, scratch, scratch_cap, group))
-        return merge_fail(res, KB16_ERR_SCRATCH, 0, 0);
+    if ((rc = stitch_open(res, group, scratch, scratch_cap, &w)) != KB16_OK)
+        return rc;
     for (j = 0; j < parts; j++) {
         size_t m = out_lens[j] / KB16_ENTRY_BYTES;
         if (out_lens[j] % KB16_ENTRY_BYTES || (!outs[j] && m))
@@ -1335,10 +1349,8 @@ int kb16_stitch_inplace(uint8_t *const *outs, size_t *lens, const size_t *caps, 
     memset(res, 0, sizeof *res);
     if (!outs || !lens || !caps || parts == 0)
         return merge_fail(res, KB16_ERR_ARG, 0, 0);
-    if (!group_ok(group))
-        return merge_fail(res, KB16_ERR_BAD_GROUP, 0, 0);
-    if (!fit_work_init(&w, scratch, scratch_cap, group))
-        return merge_fail(res, KB16_ERR_SCRATCH, 0, 0);
+    if ((rc = stitch_open(res, group, scratch, scratch_cap, &w)) != KB16_OK)
+        return rc;
     for (j = 0; j < parts; j++) {
         size_t n = lens[j] / KB16_ENTRY_BYTES;
         if (lens[j] % KB16_ENTRY_BYTES || (!outs[j] && n) || lens[j] > caps[j])

@@ -192,6 +192,11 @@ int kb16_split_keys(const uint8_t *const *runs, const size_t *lens, unsigned n, 
  * host 1.1 M instructions for 2 runs of 131,072 entries and 4 parts, against 124 M for the merge). */
 int kb16_split_keys_fast(const uint8_t *const *runs, const size_t *lens, unsigned n, unsigned group, unsigned parts,
                          uint8_t (*keys)[KB16_MAX_KEY], uint8_t *key_lens);
+/* kb16_split_keys_fast with split j at group groups*j/parts + skew*j of the largest run (at most its last
+ * group); with skew = one DRAM bank row in groups, the parts' streams in each run start in successive
+ * banks (docs/scaling.md). */
+int kb16_split_keys_skew(const uint8_t *const *runs, const size_t *lens, unsigned n, unsigned group, unsigned parts,
+                         unsigned skew, uint8_t (*keys)[KB16_MAX_KEY], uint8_t *key_lens);
 
 /* Per part and run the sub-run for these split keys: sub[j * n + i] (parts * n slots). Heads go to
  * scratch (scratch_cap bytes); *scratch_used gets the bytes used, or on KB16_ERR_SCRATCH the bytes

@@ -148,15 +148,19 @@ def split_keys(runs: list[bytes], group: int, parts: int, _runs=None) -> list[by
     return keys
 
 
-def split_keys_fast(runs: list[bytes], group: int, parts: int) -> list[bytes]:
-    """The firmware's cheap split (kb16_split_keys_fast): the largest run's (ties: lowest index)
-    group-start keys at groups*j//parts; b"" when that group does not exist."""
+def split_keys_fast(runs: list[bytes], group: int, parts: int, skew: int = 0) -> list[bytes]:
+    """The firmware's cheap split (kb16_split_keys_fast, kb16_split_keys_skew): the largest run's (ties:
+    lowest index) group-start keys at groups*j//parts + skew*j (at most the last group's with a skew); b""
+    when that group does not exist."""
     if not 1 <= parts <= MAX_PARTS:
         raise ValueError(f"parts {parts}: 1..{MAX_PARTS} allowed")
     rs = _check(runs, group)
     pivot = max(range(len(runs)), key=lambda i: (len(runs[i]), -i))
     r = rs[pivot]
-    return [r.starts[r.groups * j // parts] if r.groups * j // parts < r.groups else b"" for j in range(1, parts)]
+    at = [r.groups * j // parts + skew * j for j in range(1, parts)]
+    if skew and r.groups:  # keys must not decrease: past the end, the last group's start key
+        at = [min(g, r.groups - 1) for g in at]
+    return [r.starts[g] if g < r.groups else b"" for g in at]
 
 
 # ---- the encoder with freedom --------------------------------------------------------------------

@@ -67,6 +67,17 @@ def peak_bytes_per_cycle(preset: str, clock_hz: int | None = None) -> float:
     return native * p["sysMHz"] * 1e6 / clock_hz
 
 
+def bank_geometry(preset: str) -> tuple[int, int]:
+    """(bytes of one bank's row, banks) of a preset under LiteDRAM's ROW_BANK_COL mapping: consecutive
+    row-bytes-sized blocks of DDR go to consecutive banks."""
+    table = ddr_presets()
+    if preset not in table:
+        raise ScalingError(f"DDR preset {preset!r} has no banks (presets: {', '.join(sorted(table))})")
+    p = table[preset]
+    native = 2 * p["nphases"] * p["dataBits"] // 8
+    return native << (p["colBits"] - 3), 1 << p["bankBits"]
+
+
 def make_row(cus: int, ways: int, entries_in: int, cycles: int, bytes_in: int, bytes_out: int,
              invalid_bytes: int, passed: bool, ddr: str = "kcu105", clock_hz: int | None = None) -> dict:
     for name, v in (("cus", cus), ("ways", ways), ("entries_in", entries_in), ("cycles", cycles)):
@@ -264,6 +275,7 @@ def leveldb_for_sizes(sizes, kind: str = "short", overlap: float = 0.25, seed: i
     return out
 
 
-__all__ = ["COLUMNS", "ScalingError", "ddr_presets", "peak_bytes_per_cycle", "make_row", "csv_text", "read_csv",
+__all__ = ["COLUMNS", "ScalingError", "ddr_presets", "bank_geometry", "peak_bytes_per_cycle", "make_row", "csv_text",
+           "read_csv",
            "headline", "speedup", "markdown_section", "read_ddr", "plot_png", "write_results", "leveldb_us_per_entry",
            "leveldb_for_sizes"]

@@ -9,8 +9,9 @@ fw/apps/lsmc/scale.c) and the scaling sweep of `scripts/demo scaling` (docs/scal
 The host builds every task's runs and its reference merge (lsmc.model.kb16), loads them with the
 descriptor at DDR_BASE, the firmware runs all tasks through its task queue on the units at once and
 brackets them with the machine timer; the host reads every output back (`--dump`) and compares it
-byte for byte with the reference. Until a job can be split by key range (sub-compaction), a sweep
-point of N entries on M units is M independent tasks of N/M entries (K runs each)."""
+byte for byte with the reference. A sweep point of N entries on M units is one job of K runs that the
+firmware splits by key range into M parts (sub-compaction, scale_image(split=True)), or that the host
+splits (make_job) into M tasks."""
 from __future__ import annotations
 
 import struct
@@ -28,13 +29,14 @@ SCALE_VERSION = 1
 SCALE_RESULT_MAGIC = 0x524D534C  # "LSMR"
 FLAG_POLL = 1
 FLAG_NO_CHECK = 2  # the firmware compares only lengths; the host compares the bytes (large jobs)
+FLAG_SPLIT = 4     # one job: the firmware splits it into `units` parts, runs them, stitches the outputs
 DESC_BYTES = 0x1000
 RESULT_OFF = 0x800
 TASK0, TASK_WORDS = 8, 20
 MAX_WAYS = 4
 MAX_TASKS = (RESULT_OFF // 4 - TASK0) // TASK_WORDS
 HEAD_FIELDS = ("magic", "status", "units", "ways", "cycles_lo", "cycles_hi", "fallbacks", "failed", "mismatches",
-               "tasks", "irq")
+               "tasks", "irq", "total_lo", "total_hi", "split_cycles", "stitch_cycles", "copied")
 HEAD_WORDS = 16
 TASK_FIELDS = ("state", "unit", "seq", "hw_rc", "err_code", "err_input", "err_index", "out_bytes", "inv_bytes",
                "hw_cycles", "match", "irq_events")
@@ -51,16 +53,21 @@ class ScalingError(RuntimeError):
 
 
 @dataclass
-class Task:
-    """One merge task: its runs (newest first) and the reference merge of them."""
+class _Runs:
+    """Input runs (newest first) of a task or a job."""
     runs: list
-    merged: bytes
-    invalid: bytes
-    fault: int = 0
 
     @property
     def entries_in(self) -> int:
         return sum(len(r) for r in self.runs) // 16
+
+
+@dataclass
+class Task(_Runs):
+    """One merge task: its runs (newest first) and the reference merge of them."""
+    merged: bytes
+    invalid: bytes
+    fault: int = 0
 
 
 def make_task(ways: int, keys: int, seed: int, group: int = 16, kind: str = "short",
@@ -85,20 +92,15 @@ def make_task(ways: int, keys: int, seed: int, group: int = 16, kind: str = "sho
 
 
 @dataclass
-class Job:
+class Job(_Runs):
     """One merge split by key range into sub-jobs (sub-compaction, lsmc.model.split): `tasks` are
     the parts, one per unit; their outputs stitched in part order must equal `merged` byte for byte,
     their invalid streams concatenated `invalid`."""
-    runs: list
     merged: bytes
     invalid: bytes
     keys: list
     tasks: list
     group: int = 16
-
-    @property
-    def entries_in(self) -> int:
-        return sum(len(r) for r in self.runs) // 16
 
     def check(self, outs: list, invs: list) -> bool:
         from lsmc.model import split
@@ -139,6 +141,22 @@ def make_job(cus: int, ways: int, entries: int, seed: int = 1, group: int = 16, 
     return Job(runs, merged, invalid, keys, tasks, group)
 
 
+def make_fw_job(cus: int, base: Job, stagger: tuple[int, int] | None = None) -> Task:
+    """The workload as ONE task for the firmware's own split (scale_image(split=True)): its expected
+    output is the sub-compaction at the firmware's split keys (split.split_keys_fast, equal to
+    kb16_split_keys_fast; split.subcompact equals kb16_subcompact step by step), which decodes to
+    the unsplit merge's (key, address) sequence; the invalid stream is the unsplit merge's. `stagger`:
+    the geometry the firmware gets (scale_image), which skews its split points by a bank row per part."""
+    from lsmc.model import kb16, split
+
+    skew = stagger[0] // (16 * base.group) if stagger else 0
+    keys = split.split_keys_fast(base.runs, base.group, cus, skew)
+    out, inv, _ = split.subcompact(base.runs, base.group, cus, keys=keys)
+    if inv != base.invalid or kb16.decode(out, base.group) != kb16.decode(base.merged, base.group):
+        raise ScalingError("the split reference differs from the unsplit merge")  # a model bug, never the SoC's
+    return Task(base.runs, out, inv)
+
+
 def make_tasks(cus: int, ways: int, entries: int, seed: int = 1, group: int = 16) -> list[Task]:
     """`cus` independent tasks of entries/cus keys, `ways` runs each (tests)."""
     if entries < cus * ways:
@@ -151,18 +169,31 @@ def _align(n: int, a: int = 32) -> int:
 
 
 def scale_image(tasks: list[Task], group: int = 16, units: int = 0, poll: bool = False,
-                fw_check: bool = True) -> tuple[bytes, list]:
+                fw_check: bool = True, stagger: tuple[int, int] | None = None,
+                split: bool = False) -> tuple[bytes, list]:
     """DDR image (at DDR_BASE) of a task-queue job: the descriptor (magic, version, G, flags, units
     (0: all), task count; per task its runs, fault, expected output and invalid addresses, output
-    buffers), then the data. Returns (image, [(out address, out buffer, inv address, inv buffer)])."""
+    buffers), then the data. Returns (image, [(out address, out buffer, inv address, inv buffer)]).
+    `stagger` = (bytes of a bank's row, banks) (report.scaling.bank_geometry): the buffers the units
+    stream (runs, outputs) start in successive banks, so streams that advance together do not keep
+    meeting in one bank on different rows (runs of equal size would otherwise sit a row-set apart).
+    `split`: one task, which the firmware splits into `units` parts (sub-compaction): its output
+    buffers get room for every part's closing and a work area (heads, copied sub-runs) follows."""
     if not 1 <= len(tasks) <= MAX_TASKS:
         raise ScalingError(f"{len(tasks)} tasks: the firmware takes 1..{MAX_TASKS}")
-    flags = (FLAG_POLL if poll else 0) | (0 if fw_check else FLAG_NO_CHECK)
+    if split and (len(tasks) != 1 or units < 1):
+        raise ScalingError("a split job is one task on a given number of units")
+    flags = (FLAG_POLL if poll else 0) | (0 if fw_check else FLAG_NO_CHECK) | (FLAG_SPLIT if split else 0)
     words = [SCALE_MAGIC, SCALE_VERSION, group, flags, units, len(tasks), 0, 0]
-    off, blobs, bufs = DESC_BYTES, [], []
+    off, blobs, bufs, streams = DESC_BYTES, [], [], 0
 
-    def place(data: bytes, size: int | None = None) -> int:
-        nonlocal off
+    def place(data: bytes, size: int | None = None, streamed: bool = True) -> int:
+        nonlocal off, streams
+        if stagger and streamed:
+            row, banks = stagger
+            want = streams % banks * row
+            off += (want - off) % (row * banks)
+            streams += 1
         at = off
         blobs.append((at, data))
         off = _align(off + max(size if size is not None else len(data), 1))
@@ -177,12 +208,25 @@ def scale_image(tasks: list[Task], group: int = 16, units: int = 0, poll: bool =
                 tw += [place(t.runs[k]), len(t.runs[k])]
             else:
                 tw += [0, 0]
-        tw += [place(t.merged), len(t.merged), place(t.invalid), len(t.invalid)]
+        tw += [place(t.merged, streamed=False), len(t.merged), place(t.invalid, streamed=False), len(t.invalid)]
         out_buf, inv_buf = _align(len(t.merged) + 32), _align(len(t.invalid) + 32)
+        if split:  # the firmware's per-part buffers (scale.c scale_split): 2x the part's input (its
+            # heads re-encode at most 8 groups per run) + a group each, each staggered by up to a row-set
+            n_in = sum(len(r) for r in t.runs) + units * len(t.runs) * 8 * 16 * group
+            span = stagger[0] * stagger[1] if stagger else 0
+            out_buf = _align(2 * n_in + units * (16 * group + 64 + span) + 64)
+            inv_buf = _align(n_in // 4 + units * (64 + span) + 64)
         out_at, inv_at = place(b"", out_buf), place(b"", inv_buf)
         tw += [out_at, out_buf, inv_at, inv_buf]
+        if split and stagger:
+            tw += list(stagger)
         words += tw + [0] * (TASK_WORDS - len(tw))
         bufs.append((firmware.DDR_BASE + out_at, out_buf, firmware.DDR_BASE + inv_at, inv_buf))
+    if split:  # heads, copied sub-runs, the closing's scratch, a general stitch's output
+        span = stagger[0] * stagger[1] if stagger else 0
+        work = 2 * sum(len(r) for r in tasks[0].runs) + 256 * 1024 + units * len(tasks[0].runs) * span
+        words[6], words[7] = _align(off, 64), work
+        off = _align(off, 64) + work
     img = bytearray(off)
     img[:4 * len(words)] = struct.pack(f"<{len(words)}I", *words)
     for o, data in blobs:
@@ -199,6 +243,7 @@ def parse_result(raw: bytes, ntasks: int) -> dict:
     if head["magic"] != SCALE_RESULT_MAGIC:
         raise ScalingError("no scaling result block (the firmware did not run the job)")
     head["cycles"] = head.pop("cycles_lo") | head.pop("cycles_hi") << 32
+    head["total_cycles"] = head.pop("total_lo") | head.pop("total_hi") << 32  # split jobs: split + units + stitch
     head["status_text"] = STATUS.get(head["status"], "unknown")
     tasks = []
     for i in range(ntasks):
@@ -251,9 +296,16 @@ def collect(tasks: list[Task], workdir: Path, returncode: int, uart: str, stderr
     return res
 
 
+def bank_stagger(ddr: str | None) -> tuple[int, int] | None:
+    """Bank geometry of a DRAM preset for scale_image's staggering (None for `fixed`: no banks)."""
+    from lsmc.report import scaling as report
+
+    return report.bank_geometry(ddr) if ddr and ddr in report.ddr_presets() else None
+
+
 def run_tasks(tasks: list[Task], units: int, ways: int, workdir: Path | None = None, group: int = 16,
               poll: bool = False, ddr: str = "kcu105", use_units: int = 0, max_cycles: int | None = None,
-              elf: Path | None = None, job: Job | None = None, fw_check: bool = True) -> dict:
+              elf: Path | None = None, job: Job | None = None, fw_check: bool = True, split: bool = False) -> dict:
     """Build (cached) the SoC of `units` x `ways` and the firmware, run the tasks, check them (and the
     stitched output of `job` when the tasks are its parts)."""
     from lsmc.sim import soc
@@ -262,7 +314,7 @@ def run_tasks(tasks: list[Task], units: int, ways: int, workdir: Path | None = N
     workdir.mkdir(parents=True, exist_ok=True)
     exe = soc.build_soc(units=units, ways=ways)
     elf = elf or firmware.build_firmware()
-    img, bufs = scale_image(tasks, group, use_units, poll, fw_check)
+    img, bufs = scale_image(tasks, group, use_units, poll, fw_check, bank_stagger(ddr), split)
     (workdir / "job.bin").write_bytes(img)
     for f in workdir.glob("*.bin"):
         if f.name != "job.bin":
@@ -283,12 +335,17 @@ SWEEP_SIZES = (8192, 32768, 131072, 262144)
 
 
 def sweep(cus_list=SWEEP_CUS, ways_list=SWEEP_WAYS, sizes=SWEEP_SIZES, ddr: str = "kcu105", units: int | None = None,
-          workdir: Path | None = None, log=print) -> list[dict]:
+          workdir: Path | None = None, log=print, split: str = "fw") -> list[dict]:
     """Every (ways, size, cus) point: one job of `size` entries split into `cus` sub-jobs, run on a SoC
     of `units` (default max(cus_list)) units of that K: the idle units of a larger SoC take no DDR
-    bandwidth, so one build per K serves every unit count. Rows as lsmc.report.scaling.make_row."""
+    bandwidth, so one build per K serves every unit count. Rows as lsmc.report.scaling.make_row.
+    split "fw" (default): the firmware splits the job and stitches the parts (scale_split); "host": the
+    host splits it at output group starts and stitches the parts it reads back. `cycles` is the units'
+    bracket either way; with "fw" the row also has `total_cycles` (split + units + stitch on the SoC)."""
     from lsmc.report import scaling as report
 
+    if split not in ("fw", "host"):
+        raise ScalingError(f"split {split!r}: 'fw' or 'host'")
     units = units or max(cus_list)
     workdir = Path(workdir or build.BUILD / "scaling")
     rows = []
@@ -296,12 +353,20 @@ def sweep(cus_list=SWEEP_CUS, ways_list=SWEEP_WAYS, sizes=SWEEP_SIZES, ddr: str 
         for n in sizes:
             base = make_workload(ways, n)
             for cus in cus_list:
-                job = make_job(cus, ways, n, base=base)
-                res = run_tasks(job.tasks, units, ways, workdir / f"k{ways}_n{n}_c{cus}", ddr=ddr, use_units=cus,
-                                job=job, fw_check=False)
-                r = report.make_row(cus, ways, job.entries_in, res["cycles"], sum(len(x) for x in job.runs),
-                                    len(job.merged), len(job.invalid), res["pass"], ddr)
-                log(f"scaling: {cus} unit(s) x {ways} ways, {r['entries_in']} entries: {r['cycles']} cycles, "
+                wd = workdir / f"k{ways}_n{n}_c{cus}"
+                if split == "fw":
+                    task = make_fw_job(cus, base, bank_stagger(ddr))
+                    res = run_tasks([task], units, ways, wd, ddr=ddr, use_units=cus, fw_check=False, split=True)
+                    merged, invalid = task.merged, task.invalid
+                else:
+                    job = make_job(cus, ways, n, base=base)
+                    res = run_tasks(job.tasks, units, ways, wd, ddr=ddr, use_units=cus, job=job, fw_check=False)
+                    merged, invalid = job.merged, job.invalid
+                r = report.make_row(cus, ways, base.entries_in, res["cycles"], sum(len(x) for x in base.runs),
+                                    len(merged), len(invalid), res["pass"], ddr)
+                r["total_cycles"] = res.get("total_cycles") or None
+                total = f", {r['total_cycles']} with the firmware's split and stitch" if r["total_cycles"] else ""
+                log(f"scaling: {cus} unit(s) x {ways} ways, {r['entries_in']} entries: {r['cycles']} cycles{total}, "
                     f"{r['entries_per_cycle']} entries/cycle = {r['fraction_of_bound']:.1%} of the {ddr} bound "
                     f"({r['ddr_bound_entries_per_cycle']}), {r['pass']} (simulated at {res['mcycles_per_s']} "
                     "Mcycles/s)")

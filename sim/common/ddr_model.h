@@ -8,15 +8,18 @@
 //   SoC cycles) and the crossbar / bank-machine command queue (cmdQueue, controller cycles); one native
 //   command per controller cycle per port at most, fewer when the port is narrower than the native word;
 // - open-row banks (ROW_BANK_COL mapping as LiteDRAM's default): a row hit costs CAS only; a miss
-//   precharges (after tRAS from its ACT and tWR after a write) and activates (tRP, tRCD, tRRD, tFAW);
-// - one command bus / data bus: one CAS per controller cycle (tCCD) across all ports; read->write
-//   turnaround of read_latency-1 cycles and write->read of tWTR + ceil(cwl/nphases) + tCCD (LiteDRAM's
-//   multiplexer FSM states RTW and WTR);
-// - refresh every tREFI closes all rows and blocks for tRP + tRFC;
+//   precharges (after tRAS from its ACT, tWR after a write, and after the row's last booked CAS: a bank
+//   machine serves its own queue in order) and activates (tRP, tRCD, tRC, tRRD, tFAW);
+// - one command/data bus as a slot calendar: every CAS takes the earliest free controller cycle at or
+//   after the time its bank and port allow, with the read->write turnaround (read_latency-1) and the
+//   write->read one (tWTR + ceil(cwl/nphases) + tCCD; LiteDRAM's multiplexer states RTW, WTR) checked
+//   against BOTH calendar neighbours. A command a port books ahead (waiting for its read credits) thus
+//   leaves the earlier slots to other ports, as LiteDRAM's crossbar and bank machines serve ports side by
+//   side; booking in arrival order instead serialised the ports (docs/scaling.md);
+// - refresh every tREFI (fixed windows of tRP + tRFC) closes all rows; no command inside a window;
 // - read data: PHY read latency, then the way back (portOut, SoC cycles).
-// Nothing is evaluated while no request comes in: refresh is settled lazily at the next request.
-// Presets (DRAM numbers from litedram): ddr_presets.h; controller latencies: DdrController (calibrated
-// against boards/sim, docs/ddr-model.md).
+// Nothing is evaluated while no request comes in. Presets (DRAM numbers from litedram): ddr_presets.h;
+// controller latencies: DdrController (calibrated against boards/sim, docs/ddr-model.md).
 #pragma once
 
 #include <algorithm>
@@ -24,7 +27,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
+#include <map>
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ddr_presets.h"
 
@@ -79,14 +87,19 @@ class DdrModel : public MemTiming {
   DdrModel(const DdrPreset& preset, uint64_t socHz, const DdrController& ctl = DdrController())
       : p(preset), c(ctl), socPs_(1000000000000ull / socHz), sysPs_(1000000ull / preset.sysMHz),
         nativeBytes_(2 * preset.nphases * preset.dataBits / 8), colWords_(1u << (preset.colBits - 3)),
-        banks_(1u << preset.bankBits) {
+        banks_(1u << preset.bankBits), rtw_(preset.readLatency - 1),
+        wtr_(preset.tWTR + (preset.cwl + preset.nphases - 1) / preset.nphases + preset.tCCD) {
     for (auto& b : bank_) b = Bank();
-    nextRefresh_ = cyc(p.tREFI);
   }
 
   const DdrPreset& p;
   DdrController c;
   uint64_t rowHits = 0, rowMisses = 0, rowEmpty = 0, refreshes = 0, words = 0, turnarounds = 0;
+  // Tests (tests/ddr/ddr_model_drive.cpp): every CAS as (controller cycle, is a write), in booking order.
+  bool trace = false;
+  std::vector<std::pair<uint64_t, bool>> casLog;
+  // Controller cycles a CAS of kind `b` must follow one of kind `a` (same kind: tCCD; else a turnaround).
+  unsigned gap(bool aWrite, bool bWrite) const { return aWrite == bWrite ? p.tCCD : aWrite ? wtr_ : rtw_; }
 
   unsigned nativeBytes() const { return nativeBytes_; }
   // Peak data rate of the DRAM in bytes per SoC cycle (one native word per controller cycle).
@@ -119,26 +132,63 @@ class DdrModel : public MemTiming {
   }
 
  private:
+  static constexpr uint64_t kNone = UINT64_MAX;
+  // Bank state in controller cycles: its open row and when it was activated; the row's last booked CAS
+  // and the earliest precharge its writes allow (a miss precharges after both: the bank's queue is in order).
   struct Bank {
     int64_t row = -1;
-    uint64_t actAt = 0, casOk = 0, preOk = 0;
+    uint64_t act = 0, lastCas = 0, preOk = 0;
     bool used = false;
   };
   uint64_t cyc(uint64_t n) const { return n * sysPs_; }
   uint64_t up(uint64_t ps) const { return (ps + socPs_ - 1) / socPs_; }
   uint64_t alignSys(uint64_t ps) const { return (ps + sysPs_ - 1) / sysPs_ * sysPs_; }
 
-  // Refresh windows before time t: all rows close, commands wait for the window to end.
-  uint64_t refresh(uint64_t t) {
-    if (t < nextRefresh_) return t;
-    uint64_t period = cyc(p.tREFI);
-    uint64_t skipped = (t - nextRefresh_) / period;  // refreshes during an idle stretch: none matters
-    refreshes += skipped + 1;
-    nextRefresh_ += skipped * period;
-    uint64_t start = std::max(nextRefresh_, cmdFree_), end = start + cyc(p.tRP + p.tRFC);
-    nextRefresh_ += period;
-    for (unsigned b = 0; b < banks_; b++) bank_[b].row = -1;
-    return std::max(t, end);
+  // Refresh: window k (k >= 1) covers controller cycles [k tREFI, k tREFI + tRP + tRFC) and closes every row.
+  uint64_t skipRefresh(uint64_t s) const {
+    uint64_t k = s / p.tREFI, end = k * p.tREFI + p.tRP + p.tRFC;
+    return k >= 1 && s < end ? end : s;
+  }
+  uint64_t refreshAfter(uint64_t s) const { return (s / p.tREFI + 1) * p.tREFI; }
+
+  // The earliest CAS slot >= lo and < hi (kNone if none) free of other CAS and of refresh, whose turnaround
+  // to the booked CAS before it and from it to the booked CAS after it both hold.
+  uint64_t findCas(uint64_t lo, bool isWrite, uint64_t hi) const {
+    for (uint64_t s = lo;;) {
+      s = skipRefresh(s);
+      if (s >= hi) return kNone;
+      auto nx = cal_.lower_bound(s);
+      if (nx != cal_.begin()) {
+        auto pv = std::prev(nx);
+        uint64_t need = pv->first + gap(pv->second, isWrite);
+        if (s < need) { s = need; continue; }
+      }
+      if (nx != cal_.end() && nx->first < s + gap(isWrite, nx->second)) { s = nx->first + 1; continue; }
+      return s;
+    }
+  }
+
+  // The earliest ACT at or after a: tRRD from every other ACT, at most 4 in any tFAW window, no refresh.
+  uint64_t placeAct(uint64_t a) const {
+    for (;;) {
+      a = skipRefresh(a);
+      auto nx = acts_.lower_bound(a);
+      if (nx != acts_.begin() && a < *std::prev(nx) + p.tRRD) { a = *std::prev(nx) + p.tRRD; continue; }
+      if (nx != acts_.end() && *nx < a + p.tRRD) { a = *nx + p.tRRD; continue; }
+      uint64_t v[16];  // the ACTs within tFAW either side of a, a included, in time order
+      unsigned n = 0;
+      bool placed = false;
+      for (auto it = acts_.lower_bound(a >= p.tFAW ? a - p.tFAW + 1 : 0); it != acts_.end() && *it < a + p.tFAW && n < 14;
+           ++it) {
+        if (!placed && *it > a) v[n++] = a, placed = true;
+        v[n++] = *it;
+      }
+      if (!placed) v[n++] = a;
+      bool ok = true;
+      for (unsigned i = 0; i + 4 < n; i++) ok = ok && v[i + 4] - v[i] >= p.tFAW;
+      if (ok) return a;
+      a++;
+    }
   }
 
   // Schedules the burst port beat by port beat (LiteDRAM's AXIBurst2Beat: one port command per SoC
@@ -149,6 +199,7 @@ class DdrModel : public MemTiming {
   template <typename F>
   void forWords(uint64_t addr, unsigned bytes, unsigned port, unsigned portBytes, uint64_t t0, bool isWrite, F done) {
     Port& pt = port_[port % kPorts];
+    prune(t0 / sysPs_);
     portBytes = std::max(portBytes, 1u);
     uint64_t beats = std::max<uint64_t>(1, (bytes + portBytes - 1) / portBytes);
     uint64_t lastWord = UINT64_MAX, lastReady = 0;
@@ -178,69 +229,82 @@ class DdrModel : public MemTiming {
     }
   }
 
-  // One native command at or after time t: returns its CAS time. A port's commands enter the
-  // controller in order (portFree); other ports' commands are not held behind them (LiteDRAM's
-  // crossbar serves its ports side by side), they share the banks and the CAS/data bus.
+  // Bookings long past cannot constrain a new command (every request starts at or after t0; the largest
+  // gap is a turnaround or tFAW, a few cycles): drop them so the calendars stay short.
+  void prune(uint64_t now) {
+    if (now < 256) return;
+    cal_.erase(cal_.begin(), cal_.lower_bound(now - 256));
+    acts_.erase(acts_.begin(), acts_.lower_bound(now - 256));
+  }
+
+  // One native command at or after time tIn (ps): returns its CAS time (ps). A port's commands enter the
+  // controller in order (portFree); other ports' commands are not held behind them (LiteDRAM's crossbar
+  // serves its ports side by side): they share the banks and the calendar of the CAS/data bus.
   uint64_t word(uint64_t w, uint64_t tIn, bool isWrite, uint64_t& portFree) {
     words++;
     uint64_t t = alignSys(std::max(tIn, portFree));
-    t = refresh(t);
+    portFree = t;
+    uint64_t ts = t / sysPs_;
+    refreshes = std::max<uint64_t>(refreshes, ts / p.tREFI);
     unsigned bank = (unsigned)((w / colWords_) & (banks_ - 1));
     int64_t row = (int64_t)(w / colWords_ / banks_);
     Bank& b = bank_[bank];
-    uint64_t cas;
-    if (b.row == row) {
-      rowHits++;
-      cas = std::max(t, b.casOk);
-    } else {
-      uint64_t act = t;
+    uint64_t s = kNone;
+    if (b.row == row) {  // open row: any free slot while it stays open (until the next refresh)
+      s = findCas(std::max(ts, b.act + p.tRCD), isWrite, refreshAfter(b.act));
+      if (s != kNone) rowHits++;
+    }
+    if (s == kNone) {
+      uint64_t act = ts;
+      bool miss = false;
       if (b.row >= 0) {
-        rowMisses++;
-        act = std::max({t, b.actAt + cyc(p.tRAS), b.preOk}) + cyc(p.tRP);
-      } else {
-        rowEmpty++;
+        uint64_t pre = std::max({ts, b.act + p.tRAS, b.preOk, b.lastCas + p.tCCD});
+        if (pre < refreshAfter(b.act)) {
+          act = pre + p.tRP;
+          miss = true;
+        }  // else a refresh closed the row before: the bank is precharged
       }
-      act = std::max({act, lastAct_ + cyc(p.tRRD), faw_[fawIdx_] + cyc(p.tFAW)});
-      if (b.used) act = std::max(act, b.actAt + cyc(p.tRC));
-      faw_[fawIdx_] = act;
-      fawIdx_ = (fawIdx_ + 1) % 4;
-      lastAct_ = act;
-      b.actAt = act;
+      if (b.used) act = std::max(act, b.act + p.tRC);
+      for (;;) {
+        act = placeAct(act);
+        s = findCas(act + p.tRCD, isWrite, refreshAfter(act));
+        if (s != kNone) break;
+        act = refreshAfter(act);  // a refresh comes first: activate after it
+      }
+      acts_.insert(act);
+      if (miss) rowMisses++;
+      else rowEmpty++;
       b.row = row;
+      b.act = act;
+      b.lastCas = s;
+      b.preOk = 0;
       b.used = true;
-      cas = act + cyc(p.tRCD);
     }
-    cas = std::max(cas, casFree_);
-    if (anyCas_ && isWrite != lastWrite_) {
-      turnarounds++;
-      if (isWrite) cas = std::max(cas, lastCas_ + cyc(p.readLatency - 1));
-      else cas = std::max(cas, lastCas_ + cyc(p.tWTR + (p.cwl + p.nphases - 1) / p.nphases + p.tCCD));
-    }
-    cas = alignSys(cas);
-    anyCas_ = true;
-    lastWrite_ = isWrite;
-    lastCas_ = cas;
-    casFree_ = cas + cyc(p.tCCD);
-    portFree = t;
-    cmdFree_ = std::max(cmdFree_, t);  // the latest command: refresh is settled after it
-    b.casOk = cas + cyc(p.tCCD);
-    if (isWrite) b.preOk = std::max(b.preOk, cas + cyc(p.writeLatency + 1 + p.tWR));
-    return cas;
+    b.lastCas = std::max(b.lastCas, s);
+    if (isWrite) b.preOk = std::max<uint64_t>(b.preOk, s + p.writeLatency + 1 + p.tWR);
+    // read/write turnarounds: kind changes between neighbours in the calendar
+    auto nx = cal_.lower_bound(s);
+    bool hasPrev = nx != cal_.begin(), hasNext = nx != cal_.end();
+    bool pw = hasPrev && std::prev(nx)->second, nw = hasNext && nx->second;
+    if (hasPrev && pw != isWrite) turnarounds++;
+    if (hasNext && nw != isWrite) turnarounds++;
+    if (hasPrev && hasNext && pw != nw) turnarounds--;
+    cal_.emplace_hint(nx, s, isWrite);
+    if (trace) casLog.emplace_back(s, isWrite);
+    return cyc(s);
   }
 
   const uint64_t socPs_, sysPs_;
-  const unsigned nativeBytes_, colWords_, banks_;
+  const unsigned nativeBytes_, colWords_, banks_, rtw_, wtr_;
   Bank bank_[16];
-  uint64_t nextRefresh_ = 0, cmdFree_ = 0, casFree_ = 0, lastCas_ = 0, lastAct_ = 0;
-  uint64_t faw_[4] = {0, 0, 0, 0};
+  std::map<uint64_t, bool> cal_;  // booked CAS slots (controller cycle -> is a write)
+  std::set<uint64_t> acts_;       // booked ACTs (controller cycles)
   static constexpr unsigned kPorts = 16, kCredits = 64;  // ports: CPU, one DMA per unit (<= 8)
   struct Port {
     uint64_t free = 0, lastOut = 0, next = 0, cmdFree = 0;
     uint64_t credit[kCredits] = {};  // when each read-buffer slot frees (ring of readCredits used)
   };
   Port port_[kPorts];
-  unsigned fawIdx_ = 0;
-  bool anyCas_ = false, lastWrite_ = false;
 };
 
 }  // namespace simc

@@ -4,6 +4,8 @@
 //   r CYCLE ADDR BYTES PORT PORT_BYTES   ->  "r FIRST LAST"
 //   w CYCLE ADDR BYTES PORT PORT_BYTES   ->  "w B"
 //   stats                           ->  "stats words hits misses empty refreshes turnarounds"
+//   trace                           ->  (nothing) log every CAS from now on
+//   cas                             ->  "cas CYCLE IS_WRITE" per logged CAS (controller cycles), booking order
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +29,14 @@ int main(int argc, char** argv) {
     if (!strcmp(op, "stats")) {
       printf("stats %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", m.words, m.rowHits,
              m.rowMisses, m.rowEmpty, m.refreshes, m.turnarounds);
+      continue;
+    }
+    if (!strcmp(op, "trace")) {
+      m.trace = true;
+      continue;
+    }
+    if (!strcmp(op, "cas")) {
+      for (auto& e : m.casLog) printf("cas %" PRIu64 " %d\n", e.first, (int)e.second);
       continue;
     }
     uint64_t cycle, addr;

@@ -25,19 +25,23 @@
 #define SCALE_RESULT_MAGIC 0x524D534Cu /* "LSMR" */
 #define SCALE_F_POLL (1u << 0)
 #define SCALE_F_NO_CHECK (1u << 1) /* the host compares the outputs (large jobs: the CPU's compare is slow) */
-#define SCALE_F_KNOWN (SCALE_F_POLL | SCALE_F_NO_CHECK)
+/* One job (task 0, K runs) that the firmware splits into S_UNITS parts by key range, runs on the units
+ * and stitches into one run in task 0's output buffer (sub-compaction, docs/scaling.md). */
+#define SCALE_F_SPLIT (1u << 2)
+#define SCALE_F_KNOWN (SCALE_F_POLL | SCALE_F_NO_CHECK | SCALE_F_SPLIT)
 
 /* Descriptor words; task i at word S_TASK0 + S_TASK_WORDS * i. */
-enum { S_MAGIC, S_VERSION, S_GROUP, S_FLAGS, S_UNITS, S_TASKS, S_TASK0 = 8, S_TASK_WORDS = 20 };
+enum { S_MAGIC, S_VERSION, S_GROUP, S_FLAGS, S_UNITS, S_TASKS, S_WORK_OFF, S_WORK_LEN, S_TASK0 = 8, S_TASK_WORDS = 20 };
 /* Words of a task: runs, fault, 4 x (run offset, length), expected out/inv, out/inv buffers. */
 enum {
     T_NRUNS, T_FAULT, T_RUN0_OFF, T_EXP_OUT_OFF = T_RUN0_OFF + 2 * TQ_MAX_WAYS, T_EXP_OUT_LEN, T_EXP_INV_OFF,
-    T_EXP_INV_LEN, T_OUT_OFF, T_OUT_BUF, T_INV_OFF, T_INV_BUF
+    T_EXP_INV_LEN, T_OUT_OFF, T_OUT_BUF, T_INV_OFF, T_INV_BUF,
+    T_BANK_ROW, T_BANKS /* split jobs: DRAM geometry for staggering the parts' buffers (0: none) */
 };
 /* Result block at byte SCALE_RESULT_OFF: header words, then SCALE_RES_TASK_WORDS per task. */
 enum {
     SR_MAGIC, SR_STATUS, SR_UNITS, SR_WAYS, SR_CYCLES_LO, SR_CYCLES_HI, SR_FALLBACKS, SR_FAILED, SR_MISMATCHES,
-    SR_TASKS, SR_IRQ, SR_HEAD_WORDS = 16
+    SR_TASKS, SR_IRQ, SR_TOTAL_LO, SR_TOTAL_HI, SR_SPLIT_CYCLES, SR_STITCH_CYCLES, SR_COPIED, SR_HEAD_WORDS = 16
 };
 enum {
     SRT_STATE, SRT_UNIT, SRT_SEQ, SRT_HW_RC, SRT_ERR_CODE, SRT_ERR_INPUT, SRT_ERR_INDEX, SRT_OUT_BYTES,
@@ -61,12 +65,175 @@ static int scale_bad(volatile uint32_t *r, const char *what)
     return SCALE_BAD_DESC;
 }
 
+/* ---- sub-compaction in the firmware (SCALE_F_SPLIT) ---------------------------------------------- */
+
+static tq_task split_parts[KB16_MAX_PARTS];
+static kb16_subrun split_sub[KB16_MAX_PARTS * TQ_MAX_WAYS];
+static uint8_t split_keys[KB16_MAX_PARTS][KB16_MAX_KEY];
+static uint8_t split_key_lens[KB16_MAX_PARTS];
+
+/* Forward copy by 32-bit words (KB16 data is whole 16-byte entries at word-aligned addresses; dst <= src
+ * when they overlap): the D$ is write-through, so picolibc's byte-wise memcpy costs a bus write per byte. */
+static void copy_words(uint32_t dst, uint32_t src, uint32_t bytes)
+{
+    volatile uint32_t *d = (volatile uint32_t *)(uintptr_t)dst;
+    const uint32_t *s = (const uint32_t *)(uintptr_t)src;
+    uint32_t i, n = bytes / 4u;
+    for (i = 0; i + 4u <= n; i += 4u) {
+        uint32_t a = s[i], b = s[i + 1], c = s[i + 2], e = s[i + 3];
+        d[i] = a;
+        d[i + 1] = b;
+        d[i + 2] = c;
+        d[i + 3] = e;
+    }
+    for (; i < n; i++)
+        d[i] = s[i];
+}
+
+/* The first address >= a (32-byte aligned) in bank (*k mod banks) of a ROW_BANK_COL mapping with `row`
+ * bytes per bank row: buffers streamed side by side start in successive banks, so that streams moving
+ * at the same pace do not keep meeting in one bank on different rows (docs/scaling.md). */
+static uint32_t bank_stagger(uint32_t a, unsigned *k, uint32_t row, uint32_t banks)
+{
+    uint32_t span = row * banks, want;
+    a = dma_align_up(a);
+    if (!row || !banks)
+        return a;
+    want = (*k)++ % banks * row;
+    return a + (want + span - a % span) % span;
+}
+
+typedef struct {
+    uint64_t total;            /* split + units + stitch */
+    uint32_t split, stitch;    /* cycles of each CPU step */
+    uint32_t copied;           /* sub-run bytes copied (a head, or a tail the DMA cannot address) */
+} split_stats;
+
+/* Job `job` (K runs newest first, its out/inv buffers) split into `parts` sub-jobs at group-start keys
+ * of its largest run (kb16_split_keys_fast), one per unit through the task queue, their outputs closed
+ * in place (kb16_stitch_inplace; kb16_stitch when a part cannot be closed there) and concatenated in
+ * job->out_addr, their invalid addresses in job->inv_addr. With a DRAM geometry (row bytes per bank
+ * row, banks), the split points move by one bank row per part and the buffers are staggered by bank. A sub-run that starts mid-group needs its
+ * re-encoded head before its tail, and the DMA reads one contiguous, 32-byte aligned range per input:
+ * such sub-runs are copied into the work area; the others are read where they are. ctx->cycles is the
+ * units' bracket; st->total adds the split and the stitch. Returns KB16_OK or a kb16 error. */
+static int scale_split(tq_ctx *ctx, tq_task *job, unsigned parts, uint32_t work, uint32_t work_len,
+                       uint32_t row, uint32_t banks, split_stats *st)
+{
+    const uint8_t *runs[TQ_MAX_WAYS];
+    size_t lens[TQ_MAX_WAYS], used = 0, olens[KB16_MAX_PARTS], ocaps[KB16_MAX_PARTS];
+    uint8_t *outs[KB16_MAX_PARTS];
+    unsigned n = job->nruns, i, j, on_cpu = 0, k = 0;
+    uint32_t w = dma_align_up(work), wend = work + work_len, out_at = job->out_addr, inv_at = job->inv_addr, dst, hw = 0;
+    uint64_t t0 = timer_now(), t1;
+    kb16_merge_result res;
+    int rc;
+
+    memset(st, 0, sizeof *st);
+    if (parts < 1 || parts > KB16_MAX_PARTS)
+        return KB16_ERR_ARG;
+    for (i = 0; i < n; i++) {
+        runs[i] = P8(job->run_addr[i]);
+        lens[i] = job->run_len[i];
+    }
+    /* split j one bank row further per j in the largest run: the parts' streams start in other banks */
+    rc = kb16_split_keys_skew(runs, lens, n, ctx->group, parts, row / (16u * ctx->group), split_keys, split_key_lens);
+    if (rc == KB16_OK)
+        rc = kb16_split_plan(runs, lens, n, ctx->group, parts, (const uint8_t(*)[KB16_MAX_KEY])split_keys,
+                             split_key_lens, split_sub, P8(w), wend - w, &used, &res);
+    if (rc != KB16_OK)
+        return rc;
+    w = dma_align_up(w + (uint32_t)used);
+    for (j = 0; j < parts; j++) {
+        tq_task *t = &split_parts[j];
+        uint32_t in = 0;
+        memset(t, 0, sizeof *t);
+        t->nruns = n;
+        for (i = 0; i < n; i++) {
+            const kb16_subrun *s = &split_sub[j * n + i];
+            uint32_t b = (uint32_t)kb16_subrun_bytes(s), tail = job->run_addr[i] + (uint32_t)s->tail_begin * 16u;
+            if (!s->head_bytes && !(tail & (DMA_ALIGN - 1u))) {
+                t->run_addr[i] = tail;
+            } else {
+                w = bank_stagger(w, &k, row, banks);
+                if (w + b > wend)
+                    return KB16_ERR_SCRATCH;
+                if (s->head_bytes) /* a few groups, anywhere in the plan's scratch */
+                    memcpy(P8(w), s->head, s->head_bytes);
+                copy_words(w + (uint32_t)s->head_bytes, tail, b - (uint32_t)s->head_bytes);
+                t->run_addr[i] = w;
+                w = dma_align_up(w + b);
+                st->copied += b;
+            }
+            t->run_len[i] = b;
+            in += b;
+        }
+        /* room for the merge (never longer than 2x its input plus a group) and the closing */
+        t->out_addr = out_at = bank_stagger(out_at, &k, row, banks);
+        t->out_buf = dma_align_up(2u * in + 16u * ctx->group + DMA_ALIGN);
+        t->inv_addr = inv_at = bank_stagger(inv_at, &k, row, banks);
+        t->inv_buf = dma_align_up(in / 4u + DMA_ALIGN);
+        out_at += t->out_buf;
+        inv_at += t->inv_buf;
+    }
+    if (out_at - job->out_addr > job->out_buf || inv_at - job->inv_addr > job->inv_buf)
+        return KB16_ERR_OUT_OVERFLOW;
+    mem_fence(); /* the D$ is write-through: heads and copies are in DDR for the DMAs */
+    t1 = timer_now();
+    st->split = (uint32_t)(t1 - t0);
+
+    tq_run(ctx, split_parts, parts);
+    t1 = timer_now();
+    job->unit = -1;
+    if (ctx->failed) {
+        job->state = TQ_FAILED;
+        return KB16_ERR_ARG;
+    }
+    for (j = 0; j < parts; j++) {
+        outs[j] = P8(split_parts[j].out_addr);
+        olens[j] = split_parts[j].out_bytes;
+        ocaps[j] = split_parts[j].out_buf;
+        on_cpu += split_parts[j].state == TQ_DONE_CPU;
+        hw = split_parts[j].hw_cycles > hw ? split_parts[j].hw_cycles : hw;
+    }
+    rc = kb16_stitch_inplace(outs, olens, ocaps, parts, ctx->group, P8(w), wend - w, &res);
+    if (rc == KB16_OK) { /* parts closed where they are: move them together */
+        for (dst = job->out_addr, j = 0; j < parts; dst += (uint32_t)olens[j], j++)
+            if (dst != split_parts[j].out_addr)
+                copy_words(dst, split_parts[j].out_addr, (uint32_t)olens[j]);
+        job->out_bytes = dst - job->out_addr;
+    } else if (rc == KB16_ERR_OPEN_PART) { /* the general stitch, through the work area */
+        size_t sc = kb16_stitch_scratch(ctx->group);
+        if (w + sc >= wend)
+            return KB16_ERR_SCRATCH;
+        rc = kb16_stitch((const uint8_t *const *)outs, olens, parts, ctx->group, P8(w + sc), wend - w - sc, P8(w),
+                         sc, &res);
+        if (rc != KB16_OK)
+            return rc;
+        copy_words(job->out_addr, w + sc, (uint32_t)res.out_bytes);
+        job->out_bytes = (uint32_t)res.out_bytes;
+    } else {
+        return rc;
+    }
+    for (dst = job->inv_addr, j = 0; j < parts; dst += split_parts[j].inv_bytes, j++)
+        if (dst != split_parts[j].inv_addr)
+            copy_words(dst, split_parts[j].inv_addr, split_parts[j].inv_bytes);
+    job->inv_bytes = dst - job->inv_addr;
+    job->hw_cycles = hw;
+    job->hw_rc = CIP_OK;
+    job->state = on_cpu ? TQ_DONE_CPU : TQ_DONE;
+    mem_fence();
+    st->stitch = (uint32_t)(timer_now() - t1);
+    st->total = timer_now() - t0;
+    return KB16_OK;
+}
+
 int scale_job_run(void)
 {
     volatile uint32_t *d = (volatile uint32_t *)(uintptr_t)DDR_HOST_BASE;
     volatile uint32_t *r = d + SCALE_RESULT_OFF / 4u;
     uint32_t head[S_TASK0];
-    unsigned present, units, ways, n, i, k, mismatches = 0;
+    unsigned present, units, parts, ways, n, i, k, mismatches = 0;
     tq_ctx ctx;
     int status = SCALE_PASS;
     char buf[32];
@@ -87,6 +254,9 @@ int scale_job_run(void)
     if (!present)
         return scale_bad(r, "no compaction unit answers its ID");
     units = head[S_UNITS] ? head[S_UNITS] : present;
+    parts = units; /* split jobs: word 4 is the number of parts; more parts than units queue */
+    if ((head[S_FLAGS] & SCALE_F_SPLIT) && units > present)
+        units = present;
     if (units > present) {
         printf("scale: descriptor word 4 asks for %lu units, the SoC has %u\n", (unsigned long)units, present);
         r[SR_STATUS] = SCALE_BAD_DESC;
@@ -154,7 +324,34 @@ int scale_job_run(void)
     ctx.group = head[S_GROUP];
     ctx.units = units;
     ctx.use_irq = !(head[S_FLAGS] & SCALE_F_POLL);
-    tq_run(&ctx, scale_tasks, n);
+    if (head[S_FLAGS] & SCALE_F_SPLIT) {
+        split_stats st;
+        int rc;
+        if (n != 1)
+            return scale_bad(r, "descriptor word 5 (tasks) must be 1 with the split flag (one job, split by the firmware)");
+        if (head[S_WORK_LEN] && head[S_WORK_OFF] < SCALE_DESC_BYTES)
+            return scale_bad(r, "descriptor word 6 (work area) starts inside the descriptor");
+        uint32_t row = d[S_TASK0 + T_BANK_ROW], banks = d[S_TASK0 + T_BANKS];
+        if (banks > 64 || (row && (row & (DMA_ALIGN - 1u))))
+            return scale_bad(r, "task 0 words 18/19 (bank row bytes, banks): row a multiple of 32, at most 64 banks");
+        rc = scale_split(&ctx, &scale_tasks[0], parts, DDR_HOST_BASE + head[S_WORK_OFF], head[S_WORK_LEN], row, banks,
+                         &st);
+        if (rc != KB16_OK) {
+            printf("scale: split job failed: %s (%d)\n", kb16_err_name((unsigned)rc), rc);
+            scale_tasks[0].state = TQ_FAILED;
+            ctx.failed = 1;
+        }
+        r[SR_TOTAL_LO] = (uint32_t)st.total;
+        r[SR_TOTAL_HI] = (uint32_t)(st.total >> 32);
+        r[SR_SPLIT_CYCLES] = st.split;
+        r[SR_STITCH_CYCLES] = st.stitch;
+        r[SR_COPIED] = st.copied;
+        printf("scale: split into %u parts: split %lu + units %lu + stitch %lu = %lu cycles, %lu sub-run bytes copied\n",
+               parts, (unsigned long)st.split, (unsigned long)ctx.cycles, (unsigned long)st.stitch,
+               (unsigned long)st.total, (unsigned long)st.copied);
+    } else {
+        tq_run(&ctx, scale_tasks, n);
+    }
 
     for (i = 0; i < n; i++) {
         tq_task *t = &scale_tasks[i];
