@@ -152,7 +152,8 @@ class Job:
     group: int = kb16.GROUP_DEFAULT
     out_capacity: int = NO_LIMIT
     inv_capacity: int = NO_LIMIT
-    stalls: dict = field(default_factory=dict)   # stream name -> stall probability (0 <= p < 1)
+    stalls: dict = field(default_factory=dict)   # stream name -> stall probability (0 <= p < 1);
+    # "every" on out/invalid: each beat is taken one clock after it is offered (a stall at every beat)
     seed: int = 1
     in0_bytes: int | None = None
     in1_bytes: int | None = None
@@ -207,6 +208,14 @@ def reg_offsets(width: int = 128, ways: int = 2) -> dict:
     return regmap.load("compaction", str(generate(width, ways) / "compaction_regs.json")).offsets
 
 
+def _stall_value(stream: str, value) -> str:
+    if value == "every":
+        if stream not in ("out", "invalid"):
+            raise ValueError(f"stall 'every' is for the out/invalid streams, not {stream!r}")
+        return "every"
+    return repr(float(value))
+
+
 def _job_lines(i: int, job: Job, tmp: Path, ways: int = 2, width: int = 128) -> list[str]:
     runs = job.runs
     if len(runs) > ways:
@@ -217,7 +226,7 @@ def _job_lines(i: int, job: Job, tmp: Path, ways: int = 2, width: int = 128) -> 
         if name not in names:
             raise ValueError(f"unknown stream {name!r} (one of {names})")
     lines = [f"echo job {i}", "recover", f"seed {job.seed}"]
-    lines += [f"stall {s} {float(job.stalls.get(s, 0.0))!r}" for s in names]
+    lines += [f"stall {s} {_stall_value(s, job.stalls.get(s, 0.0))}" for s in names]
     lens = [len(r) for r in runs]
     if job.in0_bytes is not None:
         lens[0] = job.in0_bytes

@@ -90,6 +90,7 @@ struct Sink {
     std::vector<Beat> beats;
     std::vector<uint8_t> last;
     double stall = 0;
+    bool every = false;    // `stall S every`: ready only on the clock after a beat was offered
     bool pending = false;  // valid seen without ready last cycle: payload must be held
     Beat held{};
     uint8_t held_last = 0;
@@ -277,8 +278,9 @@ void Harness::tick() {
             *ports[i].last = s.last[s.pos];
         }
     }
-    t->io_out_ready = !rng.chance(out.stall);
-    t->io_invalid_ready = !rng.chance(inv.stall);
+    // `every`: a beat is taken on the clock after it is first offered, so every beat is stalled once.
+    t->io_out_ready = out.every ? out.pending : !rng.chance(out.stall);
+    t->io_invalid_ready = inv.every ? inv.pending : !rng.chance(inv.stall);
     // AXI4-Lite master
     if (op.active) {
         if (op.write) {
@@ -484,14 +486,23 @@ void Harness::command(const std::vector<std::string>& a) {
         need(1, "step N");
         for (uint64_t n = parse_num(a[1], "cycles", UINT64_MAX); n; n--) tick();
     } else if (c == "stall") {
-        need(2, "stall key<k>|out|invalid|ctrl P");
+        need(2, "stall key<k>|out|invalid|ctrl P|every");
+        if (a[2] == "every") {  // sinks only: a deterministic stall on every beat
+            Sink& k = sink(a[1]);
+            k.every = true;
+            k.stall = 0;
+            return;
+        }
         double p = parse_prob(a[2]);
         int k = -1;
         for (int i = 0; i < WAYS; i++)
             if (a[1] == "key" + std::to_string(i)) k = i;
         if (k >= 0) src[k].stall = p;
         else if (a[1] == "ctrl") ctrl_stall = p;
-        else sink(a[1]).stall = p;
+        else {
+            sink(a[1]).stall = p;
+            sink(a[1]).every = false;
+        }
     } else if (c == "seed") {
         need(1, "seed S");
         rng.seed(parse_num(a[1], "seed", UINT64_MAX));

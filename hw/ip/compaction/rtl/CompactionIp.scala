@@ -74,7 +74,13 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
     class InputPort(key: Stream[Fragment[Bits]], bytes: UInt) extends Area {
       val consumed = Reg(UInt(33 bits)) init (0)
       val complete = (bytes(31 downto 4) ## B(0, 4 bits)).asUInt.resize(33)
-      val open = consumed < complete
+      // `open` (consumed < complete) is a register computed a cycle ahead for both outcomes of this
+      // cycle's beat, so the 33-bit compare never reaches the handshake (and the throughput window
+      // it opens). No reset: in the CLEAR cycle (this domain's reset) it is set for consumed = 0.
+      val open = Reg(Bool())
+      val accepted = Bool()
+      open := Mux(control.clearPipe, complete =/= 0,
+        Mux(accepted, consumed + cfg.beatBytes < complete, consumed < complete))
       val expectLast = consumed + cfg.beatBytes >= bytes.resize(33)
       val beatInEntry = (R > 1) generate (Reg(UInt(log2Up(R) bits)) init (0))
       val entryEnd = if (R == 1) True else beatInEntry === R - 1
@@ -89,7 +95,7 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
         key.fragment ## truncates ## (entryEnd && (key.last =/= expectLast)))
       key.ready := draining || (running && open && !stuffing && beat.ready)
 
-      val accepted = beat.fire && !stuffing
+      accepted := beat.fire && !stuffing
       when(beat.fire) {
         if (R > 1) beatInEntry := beatInEntry + 1
         when(!stuffing) { consumed := consumed + cfg.beatBytes }

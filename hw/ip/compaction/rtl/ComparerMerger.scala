@@ -11,6 +11,14 @@ import spinal.lib._
   * smaller, or both when equal; the output record carries both address vectors side by side, so the
   * root knows every run holding the key (newest wins, the rest are invalid) without any choice here.
   *
+  * Look-ahead: each side's head is a register `h<i>` filled only from its input stream, whose payload
+  * (the register slice in front of the node) is the record behind the head. The order of the two heads
+  * is a register (`gt`, `lt`), computed one clock ahead: each clock three comparators order the pairs
+  * the heads can become at the next clock (in0's next against h1, h0 against in1's next, both nexts),
+  * and the clock's own decision only selects among them (or keeps the order when neither head moves).
+  * So the per-clock recurrence is a few gates on registered compare results, and the 133-bit compares
+  * run from registers to a register. Cost: one clock of latency per tree level.
+  *
   * End protocol (in and out): the final key has `last`, or, when a run's end was only known after its
   * final key (it ends on a pad), an `endOnly` record follows; an empty stream is one `endOnly` record.
   * A key leaves with `last` when both sides are known to end with it, else the node sends an
@@ -25,31 +33,52 @@ case class ComparerMerger(n: Int) extends Component {
   }
 
   val done0, done1, finished = Reg(Bool()) init (False)
+  val h0, h1 = Reg(MergeRecord(n))
+  val h0Valid, h1Valid = Reg(Bool()) init (False)
+  // Order of h0 against h1 (valid whenever both heads are): h0 > h1, h0 < h1; neither = equal.
+  val gt, lt = Reg(Bool()) init (False)
 
   val go = io.out.ready && !finished
-  val h0 = io.in0.payload
-  val h1 = io.in1.payload
-  val end0 = io.in0.valid && h0.endOnly
-  val end1 = io.in1.valid && h1.endOnly
-  val key0 = io.in0.valid && !h0.endOnly
-  val key1 = io.in1.valid && !h1.endOnly
+  val end0 = h0Valid && h0.endOnly
+  val end1 = h1Valid && h1.endOnly
+  val key0 = h0Valid && !h0.endOnly
+  val key1 = h1Valid && !h1.endOnly
   val ended0 = done0 || end0
   val ended1 = done1 || end1
 
-  val v0 = KeyOps.orderValue(h0.key, h0.len)
-  val v1 = KeyOps.orderValue(h1.key, h1.len)
-  // Chunked compare: short parallel carry chains, then a two-level combine (this decides `ready`).
-  val (greater, less) = KeyOps.greaterLess(v0, v1)
-  val take0 = key0 && (ended1 || (key1 && !greater))
-  val take1 = key1 && (ended0 || (key0 && !less))
+  val take0 = key0 && (ended1 || (key1 && !gt))
+  val take1 = key1 && (ended0 || (key0 && !lt))
   // After this clock side i has no more keys.
   val fin0 = ended0 || (take0 && h0.last)
   val fin1 = ended1 || (take1 && h1.last)
   val emitKey = take0 || take1
   val emitEnd = !emitKey && fin0 && fin1
 
-  io.in0.ready := go && (take0 || end0)
-  io.in1.ready := go && (take1 || end1)
+  // A head leaves when taken (or an end record consumed); the input's record moves into a free head.
+  val pop0 = go && (take0 || end0)
+  val pop1 = go && (take1 || end1)
+  io.in0.ready := pop0 || !h0Valid
+  io.in1.ready := pop1 || !h1Valid
+  val shift0 = io.in0.fire
+  val shift1 = io.in1.fire
+  when(shift0)(h0 := io.in0.payload)
+  when(shift1)(h1 := io.in1.payload)
+  h0Valid := shift0 || (h0Valid && !pop0)
+  h1Valid := shift1 || (h1Valid && !pop1)
+
+  // The three candidate pairs, from registers only (h<i>, and the slices' payloads in<i>).
+  def order(a: MergeRecord, b: MergeRecord): (Bool, Bool) =
+    KeyOps.greaterLess(KeyOps.orderValue(a.key, a.len), KeyOps.orderValue(b.key, b.len))
+  val (gtN0H1, ltN0H1) = order(io.in0.payload, h1)
+  val (gtH0N1, ltH0N1) = order(h0, io.in1.payload)
+  val (gtN0N1, ltN0N1) = order(io.in0.payload, io.in1.payload)
+  when(shift0 && shift1) {
+    gt := gtN0N1; lt := ltN0N1
+  } elsewhen (shift0) {
+    gt := gtN0H1; lt := ltN0H1
+  } elsewhen (shift1) {
+    gt := gtH0N1; lt := ltH0N1
+  }
 
   val o = io.out.payload
   o.key := Mux(take0, h0.key, h1.key)
