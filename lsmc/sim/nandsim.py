@@ -66,9 +66,10 @@ def timing_words(mode: int) -> dict:
 
 # NV-DDR timing modes 0..5 (ps, and 1/100 tCK): the same data file.
 NVDDR_MODES = onfi.modes("nvddr")
-# CLK period (controller cycles) per NV-DDR mode at 100 MHz. The data path moves one byte per cycle, so
-# tCK >= 2 cycles: modes 0..2 (tCK 50 / 30 / 20 ns). Modes 3..5 need the two-byte data path (not built).
-NVDDR_CK_DIV = {0: 5, 1: 3, 2: 2}
+# CLK period (controller cycles) per NV-DDR mode at 100 MHz: the smallest whole number of cycles >= the
+# mode's tCK (CLK comes from the output DDR flops at the controller clock, so 10 or 20 ns near the top):
+# modes 0..2 at 50 / 30 / 20 ns, modes 3 and 4 at 20 ns (100 MT/s), mode 5 at 10 ns = two bytes per cycle.
+NVDDR_CK_DIV = {m: max(1, math.ceil(onfi.modes("nvddr")[m]["tCK"] / (CLK_NS * 1000))) for m in range(6)}
 # The NV-DDR part of the harness (--part mt29f16g08ababa): geometry as nand/model onfi::mt29f16g08ababa().
 NVDDR_PART = dict(page_bytes=4096, spare_bytes=224, pages=128)
 
@@ -76,8 +77,7 @@ NVDDR_PART = dict(page_bytes=4096, spare_bytes=224, pages=128)
 def nvddr_words(mode: int, clk_ns: int = CLK_NS) -> dict:
     """Register values for NV-DDR `mode`: DDR_CFG and the TIMING fields the NV-DDR layer uses (docs/nand.md)."""
     if mode not in NVDDR_CK_DIV:
-        raise ValueError(f"NV-DDR mode {mode}: the controller runs modes {sorted(NVDDR_CK_DIV)} "
-                         f"at {1000 // clk_ns} MHz")
+        raise ValueError(f"NV-DDR mode {mode}: ONFI defines modes {sorted(NVDDR_CK_DIV)}")
     t = NVDDR_MODES[mode]
     c = lambda *ps: max(1, max(math.ceil(x / (clk_ns * 1000)) for x in ps))
     words = timing_words(0)  # fields the NV-DDR layer does not read keep their mode-0 values
@@ -140,6 +140,7 @@ class NandSim:
                 args += [flag, str(v)]
         self.geometry = dict(blocks=blocks, pages=pages, page_bytes=page_bytes, spare_bytes=spare_bytes)
         self.targets = targets
+        self.tap_ps = tap_ps or 25  # the harness's --tap-ps default
         self.nvddr = False
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, bufsize=1)
@@ -279,7 +280,12 @@ class NandSim:
 
     def train_capture(self, step=4, taps=512):
         """Read-capture training: READ ID 20h ("ONFI", the same on every part) at every `step`-th DQS delay
-        tap; the tap goes to the middle of the longest run that reads it right. Returns (first, last, tap)."""
+        tap; the tap goes to the middle of the longest run that reads it right. Returns (first, last, tap).
+        Only delays below half a clock period are tried: the eye after a DQS edge lies inside it, and a
+        longer delay samples the byte of the next edge, which the doubled ID bytes cannot tell apart but
+        page data would (every byte shifted by one)."""
+        half_ck_ps = NVDDR_CK_DIV[self.mode] * CLK_NS * 1000 // 2  # the CLK the controller runs (DDR_CFG.CK_DIV)
+        taps = min(taps, half_ck_ps // self.tap_ps)
         good = []
         for tap in range(0, taps, step):
             self.w("DDR_CAPTURE", tap)
