@@ -312,13 +312,21 @@ class NandSim:
 
 # ---------------------------------------------------------------- throughput measurement (nand-report)
 Measurement = namedtuple("Measurement", "mode op targets bytes cycles mb_per_s bus_limit_mb_per_s efficiency "
-                                        "data_cycles data_bytes")
+                                        "data_cycles data_bytes nvddr")
 
 
-def bus_limit_mb_per_s(mode: int, op: str) -> float:
-    """8-bit SDR bus: one byte per tRC (read) or tWC (program)."""
+def bus_limit_mb_per_s(mode: int, op: str, nvddr: bool = False) -> float:
+    """8-bit SDR bus: one byte per tRC (read) or tWC (program). NV-DDR: two bytes per tCK of the mode
+    (ONFI's rate; the controller reaches it where its CLK period equals tCK: modes 0, 2 and 5 at 100 MHz)."""
+    if nvddr:
+        return 2 * 1e6 / NVDDR_MODES[mode]["tCK"]
     t = ONFI_MODES[mode]["tRC" if op == "read" else "tWC"]
     return 1000.0 / t
+
+
+def label(mode: int, nvddr: bool) -> str:
+    """`sdr0`..`sdr5`, `nvddr0`..`nvddr5` (the report's mode column)."""
+    return f"{'nvddr' if nvddr else 'sdr'}{mode}"
 
 
 def measure(s: NandSim, mode: int, op: str, targets: int, pages: int = 4, block: int = 1) -> Measurement:
@@ -384,9 +392,16 @@ def measure(s: NandSim, mode: int, op: str, targets: int, pages: int = 4, block:
                     raise SimError(f"read-back mismatch in the measurement (mode {mode}, target {t}, page {p})")
     nbytes = pages * targets * page
     mbps = nbytes / (cycles * CLK_NS) * 1000.0
-    limit = bus_limit_mb_per_s(mode, op)
+    limit = bus_limit_mb_per_s(mode, op, s.nvddr)
     eff = (data_bytes / (data_cycles * CLK_NS) * 1000.0) / limit if data_cycles else 0.0
-    return Measurement(mode, op, targets, nbytes, cycles, mbps, limit, eff, data_cycles, data_bytes)
+    return Measurement(mode, op, targets, nbytes, cycles, mbps, limit, eff, data_cycles, data_bytes, s.nvddr)
+
+
+def measure_nvddr(s: NandSim, op: str, targets: int, pages: int = 4, block: int = 1) -> Measurement:
+    """`measure` in the NV-DDR mode `s.init_nvddr` selected."""
+    if not s.nvddr:
+        raise SimError("measure_nvddr: the simulation is not in NV-DDR (call init_nvddr first)")
+    return measure(s, s.mode, op, targets, pages=pages, block=block)
 
 
 # ---------------------------------------------------------------- BCH sweep (nand-report, tests)
