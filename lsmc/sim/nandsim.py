@@ -311,8 +311,10 @@ class NandSim:
 
 
 # ---------------------------------------------------------------- throughput measurement (nand-report)
+# efficiency = mb_per_s / bus_limit_mb_per_s (user data over the whole run); transfer_efficiency = the byte
+# rate during the data-transfer micro-operations (PERF_BYTES / PERF_CYCLES) over the bus limit.
 Measurement = namedtuple("Measurement", "mode op targets bytes cycles mb_per_s bus_limit_mb_per_s efficiency "
-                                        "data_cycles data_bytes nvddr")
+                                        "data_cycles data_bytes nvddr transfer_efficiency")
 
 
 def bus_limit_mb_per_s(mode: int, op: str, nvddr: bool = False) -> float:
@@ -393,8 +395,9 @@ def measure(s: NandSim, mode: int, op: str, targets: int, pages: int = 4, block:
     nbytes = pages * targets * page
     mbps = nbytes / (cycles * CLK_NS) * 1000.0
     limit = bus_limit_mb_per_s(mode, op, s.nvddr)
-    eff = (data_bytes / (data_cycles * CLK_NS) * 1000.0) / limit if data_cycles else 0.0
-    return Measurement(mode, op, targets, nbytes, cycles, mbps, limit, eff, data_cycles, data_bytes, s.nvddr)
+    xfer = (data_bytes / (data_cycles * CLK_NS) * 1000.0) / limit if data_cycles else 0.0
+    return Measurement(mode, op, targets, nbytes, cycles, mbps, limit, mbps / limit, data_cycles, data_bytes, s.nvddr,
+                       xfer)
 
 
 def measure_nvddr(s: NandSim, op: str, targets: int, pages: int = 4, block: int = 1) -> Measurement:
