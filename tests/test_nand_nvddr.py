@@ -47,8 +47,33 @@ def test_nvddr_mode2_session_and_training():
         assert s.cmd(ns.OP_READ_ID, row=0x20, length=4).data == ONFI
 
 
+def test_nvddr_mode5_two_bytes_per_cycle():
+    """Mode 5: CLK = the controller clock (CK_DIV 1), two bytes per cycle through the page buffer, the BCH
+    encoder/remainder steps and the check-byte collection; the trained window is mode 5's eye."""
+    with ns.NandSim(**FAST) as s:
+        first, last, tap = session(s, 5)
+        t = ns.NVDDR_MODES[5]
+        assert abs(first * 25 - t["tDQSQ"]) <= 16 * 25 and abs(last * 25 - (t["tCK"] // 2 - t["tQHS"])) <= 16 * 25
+        # errors: 0..t+1 per sector, data and check bits, every sector's verdict equal to the reference decoder's
+        rows = ns.ecc_sweep(s, pages=1, max_extra=1, seed=5)
+        code = ns.ecc_code(s)
+        for r in rows:
+            assert r.miscorrected == 0
+            assert (r.uncorrectable == 1) == (r.bits_injected > code.t), r
+
+
+def test_nvddr_mode5_throughput_at_the_bus_rate():
+    """During data transfers the mode-5 bus moves 2 bytes per controller cycle (PERF_BYTES / PERF_CYCLES)."""
+    with ns.NandSim(**FAST) as s:
+        s.init_nvddr(5, tap_step=16)
+        for op in ("read", "program"):
+            m = ns.measure_nvddr(s, op, targets=1, pages=2)
+            assert m.data_bytes / m.data_cycles > 1.95, m
+            assert m.bus_limit_mb_per_s == 200.0
+
+
 @pytest.mark.long
-@pytest.mark.parametrize("mode", [0, 1])
+@pytest.mark.parametrize("mode", [0, 1, 3, 4])
 def test_nvddr_slow_modes(mode):
     with ns.NandSim(**FAST) as s:
         session(s, mode)
@@ -59,6 +84,6 @@ def test_nvddr_other_tdqsck_still_trains():
         session(s, 2)
 
 
-def test_nvddr_modes_beyond_the_data_path_are_refused():
-    with pytest.raises(ValueError, match="NV-DDR mode 5"):
-        ns.nvddr_words(5)
+def test_nvddr_mode_outside_onfi_is_refused():
+    with pytest.raises(ValueError, match="NV-DDR mode 6"):
+        ns.nvddr_words(6)

@@ -1,10 +1,10 @@
-"""nand-report: page read and program throughput of the NAND controller per ONFI timing mode, one
-and two targets, against the 8-bit SDR bus limit of the mode, and the BCH ECC sweep (0 .. t + 2 bit
-errors per sector); writes results/nand.md, nand.csv, nand_ecc.csv and nand.png. Measured in the
-standalone controller simulation (sim/nand: NandController RTL + ONFI models with the MT29F4G08ABADA
-busy times, checker on).
+"""nand-report: page read and program throughput of the NAND controller per ONFI timing mode (SDR
+modes 0..5 and NV-DDR modes 0..5), one and two targets, against the bus limit of the mode, and the BCH
+ECC sweep (0 .. t + 2 bit errors per sector); writes results/nand.md, nand.csv, nand_ecc.csv and
+nand.png. Measured in the standalone controller simulation (sim/nand: NandController RTL + ONFI models,
+checker on): SDR against the MT29F4G08ABADA, NV-DDR against the MT29F16G08ABABA (its busy times).
 
-Usage: scripts/nand-report [--pages N] [--modes 0,1,..] [--ecc-pages N] [--out-dir DIR]
+Usage: scripts/nand-report [--pages N] [--modes sdr5,nvddr5,..] [--ecc-pages N] [--out-dir DIR]
 Exit status 0, or 2 with one line on stderr when the measurement cannot be made."""
 
 import argparse
@@ -21,10 +21,19 @@ ECC_COLUMNS = ["ecc", "t", "bits_injected", "pages", "corrected", "uncorrectable
 CHANNELS = 1  # the controller has one channel (bus); bus_limit_mb_per_s is for all channels together
 
 
+MODE_NAMES = [nandsim.label(m, d) for d in (False, True) for m in range(len(nandsim.ONFI_MODES))]
+
+
+def parse_mode(name: str):
+    """'sdr3' / 'nvddr5' (a bare digit is the SDR mode) -> (mode, nvddr)."""
+    return (int(name[-1]), name.startswith("nvddr"))
+
+
 def run(modes, pages, ecc_pages):
+    """modes: (mode, nvddr) pairs. SDR on the MT29F4G08ABADA model, NV-DDR on the MT29F16G08ABABA model."""
     rows = []
     with nandsim.NandSim(blocks=8, targets=2) as s:
-        for mode in modes:
+        for mode, _ in (m for m in modes if not m[1]):
             s.init(mode=mode)
             for op in ("read", "program"):
                 for targets in (1, 2):
@@ -32,6 +41,14 @@ def run(modes, pages, ecc_pages):
         ecc = nandsim.ecc_sweep(s, pages=ecc_pages, block=2) if ecc_pages else []
         dec = s.r("ECC_DEC")
         s.close()
+    if any(d for _, d in modes):
+        with nandsim.NandSim(blocks=8, pages=128, targets=2, part="mt29f16g08ababa") as s:
+            for mode, _ in (m for m in modes if m[1]):
+                s.init_nvddr(mode, tap_step=16)
+                for op in ("read", "program"):
+                    for targets in (1, 2):
+                        rows.append(nandsim.measure_nvddr(s, op, targets, pages=pages))
+            s.close()
     return rows, ecc, dec
 
 
@@ -42,14 +59,16 @@ def plot(rows, ecc):
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2 if ecc else 1, figsize=(11 if ecc else 6, 4), squeeze=False)
     ax = axes[0][0]
-    modes = sorted({r.mode for r in rows})
-    labels = [f"sdr{m}" for m in modes]
+    modes = sorted({(r.nvddr, r.mode) for r in rows})
+    labels = [nandsim.label(m, d) for d, m in modes]
     for op, tg, style in (("read", 1, "o-"), ("read", 2, "o--"), ("program", 1, "s-"), ("program", 2, "s--")):
-        ys = [next((r.mb_per_s for r in rows if (r.mode, r.op, r.targets) == (m, op, tg)), None) for m in modes]
+        ys = [next((r.mb_per_s for r in rows if (r.nvddr, r.mode, r.op, r.targets) == (d, m, op, tg)), None)
+              for d, m in modes]
         ax.plot(labels, ys, style, label=f"{op}, {tg} target{'s' if tg > 1 else ''}")
-    ax.plot(labels, [nandsim.bus_limit_mb_per_s(m, "read") for m in modes], "k:", label="bus limit (read)")
+    ax.plot(labels, [nandsim.bus_limit_mb_per_s(m, "read", d) for d, m in modes], "k:", label="bus limit (read)")
     ax.set_ylabel("MB/s (user data, 100 MHz controller)")
-    ax.set_title("NAND throughput, 1 channel, 8-bit SDR, ECC on")
+    ax.set_title("NAND throughput, 1 channel, 8-bit bus, ECC on")
+    ax.tick_params(axis="x", labelrotation=45)
     ax.legend(fontsize=8)
     if ecc:
         ax = axes[0][1]
@@ -75,7 +94,7 @@ def write(rows, ecc, dec, out, pages, seconds):
     w = csv.writer(table)
     w.writerow(COLUMNS)
     for r in rows:
-        w.writerow([f"sdr{r.mode}", r.op, CHANNELS, r.targets, r.bytes, r.cycles, f"{r.mb_per_s:.2f}",
+        w.writerow([nandsim.label(r.mode, r.nvddr), r.op, CHANNELS, r.targets, r.bytes, r.cycles, f"{r.mb_per_s:.2f}",
                     f"{r.bus_limit_mb_per_s:.2f}", f"{r.efficiency:.3f}"])
     ecc_table = io.StringIO(newline="")
     w = csv.writer(ecc_table)
@@ -86,30 +105,36 @@ def write(rows, ecc, dec, out, pages, seconds):
     lines = [
         "# NAND controller throughput",
         "",
-        "Standalone simulation of `nand.NandController` (100 MHz, single clock domain) against two ONFI "
-        "models with the Micron MT29F4G08ABADA busy times (tR 25 us, tPROG 200 us), timing checker on. "
-        f"{pages} pages of 2048 B per target, ECC on (2112 B per page on the bus, 2048 B of user data "
-        "moved by the DMA). `mb_per_s` = user bytes / total time including the array busy time, the "
-        "command and address cycles and the DMA; `efficiency` = byte rate during the data-transfer "
-        "micro-operations (PERF_BYTES / PERF_CYCLES) over the bus limit of the mode (one byte per tRC for "
-        "reads, per tWC for programs). Two targets: SPLIT commands, the array time of one target "
-        "overlapping the transfers of the other.",
+        "Standalone simulation of `nand.NandController` (100 MHz, one channel, BCH t = 8 per 512 B) against "
+        "two ONFI models per interface, timing checker on. SDR rows (`sdrN`): Micron MT29F4G08ABADA busy "
+        f"times (tR 25 us, tPROG 200 us), {pages} pages of 2048 B per target (2112 B on the bus). NV-DDR rows "
+        "(`nvddrN`): Micron MT29F16G08ABABA (tR 25 us, tPROG 230 us), 4096 B pages (4320 B on the bus), "
+        "read capture trained first; the controller runs CLK at a whole number of 10 ns cycles (modes 3 and "
+        "4 at 20 ns, mode 5 at 10 ns = two bytes per cycle). ECC on, user data moved by the DMA (32-bit "
+        "AXI). `mb_per_s` = user bytes / total time including the array busy time, the command and address "
+        "cycles and the DMA; `efficiency` = MB/s over the bus limit of the mode (SDR: one byte per tRC for "
+        "reads, per tWC for programs; NV-DDR: two bytes per tCK of the mode); `transfer` = the byte rate "
+        "during the data-transfer micro-operations (PERF_BYTES / PERF_CYCLES, spare bytes included) over "
+        "the same limit. Two targets: SPLIT commands, the array "
+        "time of one target overlapping the transfers of the other.",
         "",
-        "| mode | tRC/tWC ns | op | targets | bytes | cycles | MB/s | bus limit MB/s | efficiency |",
-        "|---:|---:|---|---:|---:|---:|---:|---:|---:|",
+        "| mode | tRC/tWC/tCK ns | op | targets | bytes | cycles | MB/s | bus limit MB/s | efficiency | transfer |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        tc = t[r.mode]["tRC" if r.op == "read" else "tWC"]
-        lines.append(f"| {r.mode} | {tc} | {r.op} | {r.targets} | {r.bytes} | {r.cycles} | {r.mb_per_s:.2f} | "
-                     f"{r.bus_limit_mb_per_s:.2f} | {100 * r.efficiency:.1f} % |")
+        tc = (nandsim.NVDDR_MODES[r.mode]["tCK"] / 1000 if r.nvddr else t[r.mode]["tRC" if r.op == "read" else "tWC"])
+        name = nandsim.label(r.mode, r.nvddr)
+        lines.append(f"| {name} | {tc:g} | {r.op} | {r.targets} | {r.bytes} | {r.cycles} | {r.mb_per_s:.2f} | "
+                     f"{r.bus_limit_mb_per_s:.2f} | {100 * r.efficiency:.1f} % | "
+                     f"{100 * r.transfer_efficiency:.1f} % |")
     lines += ["", "## Interleaving two targets", "", "| mode | op | 1 target MB/s | 2 targets MB/s | gain |",
               "|---:|---|---:|---:|---:|"]
-    by = {(r.mode, r.op, r.targets): r for r in rows}
+    by = {(nandsim.label(r.mode, r.nvddr), r.op, r.targets): r for r in rows}
     for (mode, op, tg), r in by.items():
         if tg == 1 and (mode, op, 2) in by:
             r2 = by[(mode, op, 2)]
             lines.append(f"| {mode} | {op} | {r.mb_per_s:.2f} | {r2.mb_per_s:.2f} | {r2.mb_per_s / r.mb_per_s:.2f}x |")
-    lines += ["", "Why an efficiency is below 100 %: the controller clock is 10 ns, so every WE#/RE# period is "
+    lines += ["", "Why a transfer efficiency is below 100 %: the controller clock is 10 ns, so every WE#/RE# period is "
               "a whole number of cycles (mode 2: tRC 35 ns -> 4 cycles = 40 ns; mode 4: 25 ns -> 30 ns); the "
               "rest is the first cycle's tWHR/tRR/tADL wait counted inside the transfer. See docs/nand.md.",
               ""]
@@ -143,14 +168,19 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="nand-report", description=__doc__.splitlines()[0])
     ap.add_argument("--pages", type=cliutil.int_option(1, 32), default=4, metavar="N",
                     help="pages per target and measurement, 1..32 (default 4)")
-    ap.add_argument("--modes", type=cliutil.choice_list_option(map(str, range(len(nandsim.ONFI_MODES)))),
-                    default=["0", "1", "2", "3", "4", "5"], metavar="M,M,..",
-                    help="ONFI timing modes, comma separated, 0..5 (default all)")
+    ap.add_argument("--modes", type=cliutil.choice_list_option(
+                    MODE_NAMES + [str(m) for m in range(len(nandsim.ONFI_MODES))]),
+                    default=MODE_NAMES, metavar="M,M,..",
+                    help="timing modes, comma separated: sdr0..sdr5, nvddr0..nvddr5 (a bare digit is the SDR "
+                         "mode; default all twelve)")
     ap.add_argument("--ecc-pages", type=cliutil.int_option(0, 32), default=4, metavar="N",
                     help="pages per error count in the ECC sweep, 0..32 (0: no sweep; default 4)")
     cliutil.add_out_dir(ap, "results", "nand.md, nand.csv, nand_ecc.csv and nand.png")
     a = ap.parse_args(argv)
-    modes = [int(m) for m in a.modes]
+    modes = [parse_mode(m) for m in a.modes]
+    if len(set(modes)) != len(modes):
+        print("nand-report: --modes names a mode twice", file=sys.stderr)
+        return 2
     cliutil.check_output_dir(a.out_dir, "--out-dir", ["nand.md", "nand.csv", "nand_ecc.csv", "nand.png"])
     t0 = time.time()
     try:
@@ -160,8 +190,9 @@ def main(argv=None) -> int:
         return 2
     write(rows, ecc, dec, a.out_dir, a.pages, time.time() - t0)
     for r in rows:
-        print(f"sdr{r.mode} {r.op:7s} x{r.targets}: {r.mb_per_s:6.2f} MB/s of {r.bus_limit_mb_per_s:5.1f}, "
-              f"transfer efficiency {100 * r.efficiency:5.1f} %")
+        print(f"{nandsim.label(r.mode, r.nvddr)} {r.op:7s} x{r.targets}: {r.mb_per_s:6.2f} MB/s "
+              f"of {r.bus_limit_mb_per_s:5.1f}, "
+              f"efficiency {100 * r.efficiency:5.1f} %, during transfers {100 * r.transfer_efficiency:5.1f} %")
     for e in ecc:
         print(f"ECC {e.ecc}: {e.bits_injected:2d} bits/sector x {e.pages} pages: corrected {e.corrected}, "
               f"uncorrectable {e.uncorrectable}, miscorrected {e.miscorrected}")

@@ -66,9 +66,10 @@ def timing_words(mode: int) -> dict:
 
 # NV-DDR timing modes 0..5 (ps, and 1/100 tCK): the same data file.
 NVDDR_MODES = onfi.modes("nvddr")
-# CLK period (controller cycles) per NV-DDR mode at 100 MHz. The data path moves one byte per cycle, so
-# tCK >= 2 cycles: modes 0..2 (tCK 50 / 30 / 20 ns). Modes 3..5 need the two-byte data path (not built).
-NVDDR_CK_DIV = {0: 5, 1: 3, 2: 2}
+# CLK period (controller cycles) per NV-DDR mode at 100 MHz: the smallest whole number of cycles >= the
+# mode's tCK (CLK comes from the output DDR flops at the controller clock, so 10 or 20 ns near the top):
+# modes 0..2 at 50 / 30 / 20 ns, modes 3 and 4 at 20 ns (100 MT/s), mode 5 at 10 ns = two bytes per cycle.
+NVDDR_CK_DIV = {m: max(1, math.ceil(onfi.modes("nvddr")[m]["tCK"] / (CLK_NS * 1000))) for m in range(6)}
 # The NV-DDR part of the harness (--part mt29f16g08ababa): geometry as nand/model onfi::mt29f16g08ababa().
 NVDDR_PART = dict(page_bytes=4096, spare_bytes=224, pages=128)
 
@@ -76,8 +77,7 @@ NVDDR_PART = dict(page_bytes=4096, spare_bytes=224, pages=128)
 def nvddr_words(mode: int, clk_ns: int = CLK_NS) -> dict:
     """Register values for NV-DDR `mode`: DDR_CFG and the TIMING fields the NV-DDR layer uses (docs/nand.md)."""
     if mode not in NVDDR_CK_DIV:
-        raise ValueError(f"NV-DDR mode {mode}: the controller runs modes {sorted(NVDDR_CK_DIV)} "
-                         f"at {1000 // clk_ns} MHz")
+        raise ValueError(f"NV-DDR mode {mode}: ONFI defines modes {sorted(NVDDR_CK_DIV)}")
     t = NVDDR_MODES[mode]
     c = lambda *ps: max(1, max(math.ceil(x / (clk_ns * 1000)) for x in ps))
     words = timing_words(0)  # fields the NV-DDR layer does not read keep their mode-0 values
@@ -140,6 +140,7 @@ class NandSim:
                 args += [flag, str(v)]
         self.geometry = dict(blocks=blocks, pages=pages, page_bytes=page_bytes, spare_bytes=spare_bytes)
         self.targets = targets
+        self.tap_ps = tap_ps or 25  # the harness's --tap-ps default
         self.nvddr = False
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, bufsize=1)
@@ -279,7 +280,12 @@ class NandSim:
 
     def train_capture(self, step=4, taps=512):
         """Read-capture training: READ ID 20h ("ONFI", the same on every part) at every `step`-th DQS delay
-        tap; the tap goes to the middle of the longest run that reads it right. Returns (first, last, tap)."""
+        tap; the tap goes to the middle of the longest run that reads it right. Returns (first, last, tap).
+        Only delays below half a clock period are tried: the eye after a DQS edge lies inside it, and a
+        longer delay samples the byte of the next edge, which the doubled ID bytes cannot tell apart but
+        page data would (every byte shifted by one)."""
+        half_ck_ps = NVDDR_CK_DIV[self.mode] * CLK_NS * 1000 // 2  # the CLK the controller runs (DDR_CFG.CK_DIV)
+        taps = min(taps, half_ck_ps // self.tap_ps)
         good = []
         for tap in range(0, taps, step):
             self.w("DDR_CAPTURE", tap)
@@ -305,14 +311,24 @@ class NandSim:
 
 
 # ---------------------------------------------------------------- throughput measurement (nand-report)
+# efficiency = mb_per_s / bus_limit_mb_per_s (user data over the whole run); transfer_efficiency = the byte
+# rate during the data-transfer micro-operations (PERF_BYTES / PERF_CYCLES) over the bus limit.
 Measurement = namedtuple("Measurement", "mode op targets bytes cycles mb_per_s bus_limit_mb_per_s efficiency "
-                                        "data_cycles data_bytes")
+                                        "data_cycles data_bytes nvddr transfer_efficiency")
 
 
-def bus_limit_mb_per_s(mode: int, op: str) -> float:
-    """8-bit SDR bus: one byte per tRC (read) or tWC (program)."""
+def bus_limit_mb_per_s(mode: int, op: str, nvddr: bool = False) -> float:
+    """8-bit SDR bus: one byte per tRC (read) or tWC (program). NV-DDR: two bytes per tCK of the mode
+    (ONFI's rate; the controller reaches it where its CLK period equals tCK: modes 0, 2 and 5 at 100 MHz)."""
+    if nvddr:
+        return 2 * 1e6 / NVDDR_MODES[mode]["tCK"]
     t = ONFI_MODES[mode]["tRC" if op == "read" else "tWC"]
     return 1000.0 / t
+
+
+def label(mode: int, nvddr: bool) -> str:
+    """`sdr0`..`sdr5`, `nvddr0`..`nvddr5` (the report's mode column)."""
+    return f"{'nvddr' if nvddr else 'sdr'}{mode}"
 
 
 def measure(s: NandSim, mode: int, op: str, targets: int, pages: int = 4, block: int = 1) -> Measurement:
@@ -378,9 +394,17 @@ def measure(s: NandSim, mode: int, op: str, targets: int, pages: int = 4, block:
                     raise SimError(f"read-back mismatch in the measurement (mode {mode}, target {t}, page {p})")
     nbytes = pages * targets * page
     mbps = nbytes / (cycles * CLK_NS) * 1000.0
-    limit = bus_limit_mb_per_s(mode, op)
-    eff = (data_bytes / (data_cycles * CLK_NS) * 1000.0) / limit if data_cycles else 0.0
-    return Measurement(mode, op, targets, nbytes, cycles, mbps, limit, eff, data_cycles, data_bytes)
+    limit = bus_limit_mb_per_s(mode, op, s.nvddr)
+    xfer = (data_bytes / (data_cycles * CLK_NS) * 1000.0) / limit if data_cycles else 0.0
+    return Measurement(mode, op, targets, nbytes, cycles, mbps, limit, mbps / limit, data_cycles, data_bytes, s.nvddr,
+                       xfer)
+
+
+def measure_nvddr(s: NandSim, op: str, targets: int, pages: int = 4, block: int = 1) -> Measurement:
+    """`measure` in the NV-DDR mode `s.init_nvddr` selected."""
+    if not s.nvddr:
+        raise SimError("measure_nvddr: the simulation is not in NV-DDR (call init_nvddr first)")
+    return measure(s, s.mode, op, targets, pages=pages, block=block)
 
 
 # ---------------------------------------------------------------- BCH sweep (nand-report, tests)

@@ -102,6 +102,7 @@ void NandModel::set_interface(bool ddr, int mode) {
   nvddr_ = ddr;
   N_ = &nvddr_timing(mode);
   K_ = &nvddr_tck(mode);
+  ck_ps_ = 0;
   bus_ = Bus::Idle;
   beats_.clear();
 }
@@ -574,7 +575,9 @@ NandPinsOut NandModel::eval_ps(uint64_t tps, const NandPinsIn& in) {
 NandPinsOut NandModel::eval_nvddr(int64_t tp, const NandPinsIn& in) {
   const uint64_t t = uint64_t(tp / 1000);
   const int64_t tck = N_->tCK;
-  auto frac = [&](int hundredths) { return tck * hundredths / 100; };
+  // ONFI gives tCKH/L, tDQSS, tDQSH/L, tWPRE, tWPST in units of the clock period the host runs: the
+  // measured one (a host may run a mode's protocol at a longer period than its minimum tCK).
+  auto frac = [&](int hundredths) { return (ck_ps_ ? ck_ps_ : tck) * hundredths / 100; };
 
   bool rb = !(stuck_ || (t >= rb_low_from_ && t < busy_until_));
   if (rb && !rb_prev_) { p_rb_rise_ = (int64_t)busy_until_ * 1000; rb_since_ = true; }
@@ -622,6 +625,7 @@ NandPinsOut NandModel::eval_nvddr(int64_t tp, const NandPinsIn& in) {
     if (clk_rise && ce) {
       CHECK_PS("tCK", tp - p_clk_rise_, tck);
       CHECK_PS("tCKL", tp - p_clk_fall_, frac(K_->tCKL));
+      if (tp - p_clk_rise_ <= 2 * tck) ck_ps_ = tp - p_clk_rise_;
       int64_t period = std::min<int64_t>(tp - p_clk_rise_, 2 * tck);  // this clock's period (for the outputs)
       if (in.cle || in.ale) {
         CHECK_PS("tCS", tp - p_ce_fall_, N_->tCS);

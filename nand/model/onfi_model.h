@@ -161,6 +161,7 @@ class NandModel {
   const NvddrTiming* N_ = nullptr;
   const NvddrTck* K_ = nullptr;
   enum class Bus { Idle, Cmd, Addr, DataIn, DataOut } bus_ = Bus::Idle;
+  int64_t ck_ps_ = 0;  // period of the last CLK cycle (ps), the tCK the tCK-relative checks scale with
   int64_t p_clk_rise_ = kNever, p_clk_fall_ = kNever, p_cle_ch_ = kNever, p_ale_ch_ = kNever, p_dq_ch_ = kNever;
   int64_t p_ce_fall_ = kNever, p_ce_rise_ = kNever, p_wr_ch_ = kNever, p_dqs_rise_ = kNever, p_dqs_fall_ = kNever;
   int64_t p_dqs_on_ = kNever, p_dqs_off_ = kNever, p_dq_off_ = kNever, p_ca_latch_ = kNever, p_ca_kind_cmd_ = 0;

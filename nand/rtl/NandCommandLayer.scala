@@ -14,8 +14,8 @@ class NandCommandLayer(p: NandParams) extends Component {
     val cmd = slave Stream (NandCmd(p))
     val comp = master Stream (NandCompletion(p))
     val uop = master Stream (Uop(p))
-    val dout = master Stream (Bits(8 bits))
-    val rx = slave Flow (Bits(8 bits))
+    val dout = master Stream (BytePair()) // page data two bytes per beat, feature bytes one
+    val rx = slave Flow (BytePair())
     val timingIdle = in Bool()
     val rxPending = in Bool()
     val timeout = in Bool()
@@ -156,10 +156,12 @@ class NandCommandLayer(p: NandParams) extends Component {
   addrStream.payload := txAddr
   when(addrStream.fire) { txAddr := txAddr + 1; txWordsLeft := txWordsLeft - 1 }
   val txWords = buf.streamReadSync(addrStream)
-  val txBytes = Stream(Bits(8 bits))
-  StreamWidthAdapter(txWords, txBytes, LITTLE)
+  val txPairs = Stream(Bits(16 bits))
+  StreamWidthAdapter(txWords, txPairs, LITTLE)
 
   // BCH encoder over the bytes actually sent: remainder by g(x) per sector, check bytes into the spare.
+  // Two bytes per beat: a sector (a power of two >= 256 bytes) and the main area end on a pair boundary;
+  // the check bytes of two sectors may share a pair (13 check bytes per sector at t = 8).
   val eccByteBits = log2Up(bch.eccBytes + 1)
   def eccByte(v: Bits, j: UInt): Bits = { // byte j of a check vector (byte 0 in the MSBs)
     val o = Bits(8 bits); o := 0xFF
@@ -168,33 +170,43 @@ class NandCommandLayer(p: NandParams) extends Component {
   }
   def checkVec(rem: Bits): Bits = // remainder -> stored check vector (pad bits 1, K mask)
     (if (bch.eccVecBits > bch.r) rem ## B(bch.eccVecBits - bch.r bits, default -> True) else rem) ^ B(bch.kMask, bch.eccVecBits bits)
+  /** The check-byte position after (sector, byte). */
+  def codeNext(sec: UInt, byte: UInt): (UInt, UInt) = {
+    val last = byte === bch.eccBytes - 1
+    (Mux(last, sec + 1, sec), Mux(last, U(0, eccByteBits bits), byte + 1))
+  }
+  def isCode(spareOff: UInt, inMain: Bool): Bool = !inMain && spareOff >= 8 && spareOff < eccSpareEnd
   val encRem = Reg(Bits(bch.r bits))
   val encCodes = Vec(Reg(Bits(bch.eccVecBits bits)), p.maxSectors)
   val txSector = (txIdx >> p.sectorShift).resize(secBits)
   val txInMain = txIdx < io.pageBytes
   val txSpareOff = (txIdx - io.pageBytes.resize(17)).resize(17)
-  val txIsCode = !txInMain && txSpareOff >= 8 && txSpareOff < eccSpareEnd
+  val txIsCode0 = isCode(txSpareOff, txInMain)
+  val txIsCode1 = isCode(txSpareOff + 1, txInMain) // byte 1 is a check byte only if byte 0 is one (region starts even)
   val txCodeSec = Reg(UInt(secBits bits))
   val txCodeByte = Reg(UInt(eccByteBits bits))
-  val txByteOut = Bits(8 bits)
-  txByteOut := txBytes.payload
-  when(eccOn && !txInMain) { txByteOut := Mux(txIsCode, eccByte(encCodes(txCodeSec), txCodeByte), B(0xFF, 8 bits)) }
+  val (txCodeSec1, txCodeByte1) = codeNext(txCodeSec, txCodeByte)
+  val txOut = Bits(16 bits)
+  txOut := txPairs.payload
+  when(eccOn && !txInMain) {
+    txOut(7 downto 0) := Mux(txIsCode0, eccByte(encCodes(txCodeSec), txCodeByte), B(0xFF, 8 bits))
+    txOut(15 downto 8) := Mux(txIsCode1, eccByte(encCodes(txCodeSec1), txCodeByte1), B(0xFF, 8 bits))
+  }
   val featByte = cur.param.subdivideIn(8 bits)(featIdx.resize(2))
-  io.dout.valid := txActive && Mux(txFeat, featIdx < 4, txBytes.valid)
-  io.dout.payload := Mux(txFeat, featByte, txByteOut)
-  txBytes.ready := txActive && !txFeat && io.dout.ready
+  io.dout.valid := txActive && Mux(txFeat, featIdx < 4, txPairs.valid)
+  io.dout.data := Mux(txFeat, B(0, 8 bits) ## featByte, txOut)
+  io.dout.two := !txFeat
+  txPairs.ready := txActive && !txFeat && io.dout.ready
   when(io.dout.fire) {
     when(txFeat) { featIdx := featIdx + 1 } otherwise {
-      txIdx := txIdx + 1
+      txIdx := txIdx + 2
       when(eccOn && txInMain) {
-        val nr = bch.remStep(encRem, txBytes.payload)
+        val nr = bch.remStep(bch.remStep(encRem, txPairs.payload(7 downto 0)), txPairs.payload(15 downto 8))
         encRem := nr
-        when(txIdx(p.sectorShift - 1 downto 0).andR) { encCodes(txSector) := checkVec(nr); encRem := 0 }
+        when(txIdx(p.sectorShift - 1 downto 1).andR) { encCodes(txSector) := checkVec(nr); encRem := 0 }
       }
-      when(eccOn && txIsCode) {
-        txCodeByte := txCodeByte + 1
-        when(txCodeByte === bch.eccBytes - 1) { txCodeByte := 0; txCodeSec := txCodeSec + 1 }
-      }
+      when(eccOn && txIsCode1) { val (s2, b2) = codeNext(txCodeSec1, txCodeByte1); txCodeSec := s2; txCodeByte := b2 }
+        .elsewhen(eccOn && txIsCode0) { txCodeSec := txCodeSec1; txCodeByte := txCodeByte1 }
     }
   }
 
@@ -206,9 +218,10 @@ class NandCommandLayer(p: NandParams) extends Component {
   val decStored = Vec(Reg(Bits(bch.eccVecBits bits)), p.maxSectors) // check bytes as read
   val rxInMain = rxIdx < io.pageBytes
   val rxSpareOff = (rxIdx - io.pageBytes.resize(17)).resize(17)
-  val rxIsCode = !rxInMain && rxSpareOff >= 8 && rxSpareOff < eccSpareEnd
+  val rxIsCode0 = isCode(rxSpareOff, rxInMain)
   val rxCodeSec = Reg(UInt(secBits bits))
   val rxCodeByte = Reg(UInt(eccByteBits bits))
+  val (rxCodeSec1, rxCodeByte1) = codeNext(rxCodeSec, rxCodeByte)
 
   // Buffer write port (one user at a time: receive, DMA in, ECC correction).
   val wrEn = Bool()
@@ -218,24 +231,36 @@ class NandCommandLayer(p: NandParams) extends Component {
   wrEn := False; wrAddr.assignDontCare(); wrData.assignDontCare(); wrMask := B"1111"
   buf.write(wrAddr, wrData, wrEn, wrMask)
 
+  // One byte (SDR, NV-DDR non-array data) at any index, or two (NV-DDR page data) at an even index.
   when(io.rx.valid && rxArmed) {
+    val two = io.rx.two
+    val b0 = io.rx.b0
+    val b1 = io.rx.b1
+    val rxIsCode1 = two && isCode(rxSpareOff + 1, rxInMain)
     wrEn := True
     wrAddr := (rxIdx >> 2).resize(wordBits)
-    wrData := io.rx.payload #* 4
-    wrMask := UIntToOh(rxIdx(1 downto 0), 4).asBits
-    for (i <- 0 until 4) when(rxIdx === i) { resultWord(8 * i + 7 downto 8 * i) := io.rx.payload }
-    rxIdx := rxIdx + 1
-    when(eccOn && rxInMain) {
-      val nr = bch.remStep(decRem, io.rx.payload)
-      decRem := nr
-      when(rxIdx(p.sectorShift - 1 downto 0).andR) { decRems((rxIdx >> p.sectorShift).resize(secBits)) := nr; decRem := 0 }
+    wrData := Mux(two, io.rx.data ## io.rx.data, b0 #* 4)
+    wrMask := Mux(two, Mux(rxIdx(1), B"1100", B"0011"), UIntToOh(rxIdx(1 downto 0), 4).asBits)
+    for (i <- 0 until 4) {
+      when(rxIdx === i) { resultWord(8 * i + 7 downto 8 * i) := b0 }
+      if (i > 0) when(two && rxIdx === i - 1) { resultWord(8 * i + 7 downto 8 * i) := b1 }
     }
-    when(eccOn && rxIsCode) {
-      for (k <- 0 until bch.eccBytes) when(rxCodeByte === k) {
-        decStored(rxCodeSec)(bch.eccVecBits - 1 - 8 * k downto bch.eccVecBits - 8 - 8 * k) := io.rx.payload
+    rxIdx := rxIdx + Mux(two, U(2, 2 bits), U(1, 2 bits)).resize(17)
+    when(eccOn && rxInMain) {
+      val r1 = bch.remStep(decRem, b0)
+      val nr = Mux(two, bch.remStep(r1, b1), r1)
+      decRem := nr
+      val sectorEnd = Mux(two, rxIdx(p.sectorShift - 1 downto 1).andR, rxIdx(p.sectorShift - 1 downto 0).andR)
+      when(sectorEnd) { decRems((rxIdx >> p.sectorShift).resize(secBits)) := nr; decRem := 0 }
+    }
+    when(eccOn && rxIsCode0) {
+      for (s <- 0 until p.maxSectors; k <- 0 until bch.eccBytes) {
+        val field = decStored(s)(bch.eccVecBits - 1 - 8 * k downto bch.eccVecBits - 8 - 8 * k)
+        when(rxCodeSec === s && rxCodeByte === k) { field := b0 }
+        when(rxIsCode1 && rxCodeSec1 === s && rxCodeByte1 === k) { field := b1 }
       }
-      rxCodeByte := rxCodeByte + 1
-      when(rxCodeByte === bch.eccBytes - 1) { rxCodeByte := 0; rxCodeSec := rxCodeSec + 1 }
+      when(rxIsCode1) { val (s2, b2) = codeNext(rxCodeSec1, rxCodeByte1); rxCodeSec := s2; rxCodeByte := b2 }
+        .otherwise { rxCodeSec := rxCodeSec1; rxCodeByte := rxCodeByte1 }
     }
   }
 

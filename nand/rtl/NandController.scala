@@ -93,7 +93,7 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   val DDR_CFG = busif.newRegAt(0x44, doc = "NV-DDR interface (switch after SET FEATURES 01h selected it; ONFI times in the TIMING registers: T_CS, T_WHR, T_ADL, T_RHW, T_RR, T_WB, T_CCS with their NV-DDR values)")
   val DDR_EN = DDR_CFG.field(Bool(), AccessType.RW, 0, doc = "1: the pins speak NV-DDR (WE# = CLK, RE# = W/R#, DQS)")
   DDR_CFG.reserved(3 bits)
-  val CK_DIV = DDR_CFG.field(UInt(4 bits), AccessType.RW, 2, doc = "CLK period in controller cycles (2..15; NV-DDR mode 0: 5, 1: 3, 2: 2 at 100 MHz)")
+  val CK_DIV = DDR_CFG.field(UInt(4 bits), AccessType.RW, 2, doc = "CLK period in controller cycles (1..15; at 100 MHz NV-DDR mode 0: 5, 1: 3, 2..4: 2, 5: 1 = two bytes per cycle)")
   val T_CAD = DDR_CFG.field(UInt(8 bits), AccessType.RW, 5, doc = "Command/address to command/address/data: tCAD")
   val T_WRCK = DDR_CFG.field(UInt(8 bits), AccessType.RW, 2, doc = "W/R# low to the first data output clock: tWRCK")
   val T_DQSHZ = DDR_CFG.field(UInt(8 bits), AccessType.RW, 2, doc = "W/R# high to the controller driving DQ: tDQSHZ")
@@ -200,12 +200,22 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   timing.io.uop.payload := cmdLayer.io.uop.payload
   ddrTiming.io.uop.payload := cmdLayer.io.uop.payload
   cmdLayer.io.uop.ready := Mux(ddrOn, ddrTiming.io.uop.ready, timing.io.uop.ready)
-  timing.io.dout.valid := cmdLayer.io.dout.valid && !ddrOn
-  ddrTiming.io.dout.valid := cmdLayer.io.dout.valid && ddrOn
-  timing.io.dout.payload := cmdLayer.io.dout.payload
-  ddrTiming.io.dout.payload := cmdLayer.io.dout.payload
-  cmdLayer.io.dout.ready := Mux(ddrOn, ddrTiming.io.dout.ready, timing.io.dout.ready)
-  cmdLayer.io.rx << Mux(ddrOn, ddrTiming.io.rx, phy.io.rx)
+  // The SDR layer takes one byte per beat: a two-byte beat goes out as byte 0, then byte 1.
+  val sdrSecond = RegInit(False)
+  val dout = cmdLayer.io.dout
+  val sdrLast = !dout.two || sdrSecond
+  timing.io.dout.valid := dout.valid && !ddrOn
+  ddrTiming.io.dout.valid := dout.valid && ddrOn
+  timing.io.dout.payload := Mux(sdrSecond, dout.b1, dout.b0)
+  ddrTiming.io.dout.payload := dout.payload
+  dout.ready := Mux(ddrOn, ddrTiming.io.dout.ready, timing.io.dout.ready && sdrLast)
+  when(timing.io.dout.fire) { sdrSecond := !sdrLast }
+  when(doReset) { sdrSecond := False }
+  val sdrRx = Flow(BytePair())
+  sdrRx.valid := phy.io.rx.valid
+  sdrRx.data := B(0, 8 bits) ## phy.io.rx.payload
+  sdrRx.two := False
+  cmdLayer.io.rx << Mux(ddrOn, ddrTiming.io.rx, sdrRx)
   cmdLayer.io.timingIdle := Mux(ddrOn, ddrTiming.io.idle, timing.io.idle)
   cmdLayer.io.rxPending := Mux(ddrOn, ddrTiming.io.rxPending, phy.io.busyLine)
   cmdLayer.io.timeout := Mux(ddrOn, ddrTiming.io.timeout, timing.io.timeout)
@@ -276,7 +286,12 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   io.irq := (DONE && EN_DONE) || (ERROR && EN_ERROR) || (OVERFLOW && EN_OVERFLOW)
 
   when(Mux(ddrOn, ddrTiming.io.dataCycle, timing.io.dataCycle)) { CYC := CYC + 1 }
-  when(cmdLayer.io.dout.fire || cmdLayer.io.rx.valid) { BYT := BYT + 1 }
+  // bytes this cycle: a beat to the flash (1 or 2) and one from it (1 or 2)
+  val beatBytes = (b: BytePair) => Mux(b.two, U(2, 2 bits), U(1, 2 bits)).resize(32)
+  when(dout.fire || cmdLayer.io.rx.valid) { // (else a write to clear takes effect)
+    BYT := BYT + Mux(dout.fire, beatBytes(dout.payload), U(0, 32 bits)) +
+      Mux(cmdLayer.io.rx.valid, beatBytes(cmdLayer.io.rx.payload), U(0, 32 bits))
+  }
 
   /** nand_regs.h / .json / .md / .html into the SpinalConfig target directory. */
   def docs(): Unit = common.RegBlock("nand_regs", "NAND", "NAND controller registers",

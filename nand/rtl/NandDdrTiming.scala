@@ -31,17 +31,17 @@ case class NandDdrCapture() extends Bundle {
   * ahead; CLE/ALE/DQ/W/R#/CE# change at the falling CLK edge before the rising edge that latches them
   * (setup and hold = half a period). Data to the flash goes out on DQS (preamble 1.5 tCK+, first edge
   * ~1 tCK after the data clock, DQ centred between DQS edges, postamble 0.5 tCK); data from the flash
-  * comes back as captured DQS pairs from the PHY. Same micro-op stream as NandTimingLayer. Limits: n >= 2
-  * (one byte per controller cycle on the data path: NV-DDR modes 0..2 at a 100 MHz controller). */
+  * comes back as captured DQS pairs from the PHY. Same micro-op stream as NandTimingLayer. n >= 1: at n = 1
+  * (CLK = the controller clock, NV-DDR mode 5 at 100 MHz) two bytes move per controller cycle. */
 class NandDdrTiming(p: NandParams) extends Component {
   val io = new Bundle {
     val uop = slave Stream (Uop(p))
-    val dout = slave Stream (Bits(8 bits))
+    val dout = slave Stream (BytePair())
     val t = in(NandTimingRegs())
     val cfg = in(NandDdrCfg())
     val drive = out(NandDdrDrive(p.targets))
     val cap = slave Flow (NandDdrCapture())
-    val rx = master Flow (Bits(8 bits))
+    val rx = master Flow (BytePair())
     val rxPending = out Bool()
     val rb_n = in Bits (p.targets bits)
     val idle = out Bool()
@@ -82,9 +82,13 @@ class NandDdrTiming(p: NandParams) extends Component {
   when(io.cfg.enable) { hs := Mux(hs + 2 >= (n << 1).resize(5), U(0, 5 bits), hs + 2) } otherwise { hs := 0 }
 
   // ------------------------------------------------------------------ data to the flash: DQS burst engine
-  val fifo = StreamFifo(Bits(8 bits), 16)
+  // Beats of one or two bytes queue in `fifo`; `stage` holds the next bytes (up to 4) so that the two
+  // half-slots of a cycle can each take one (n = 1) without waiting for the FIFO's next head.
+  val fifo = StreamFifo(BytePair(), 16)
   fifo.io.push << io.dout
-  fifo.io.pop.ready := False
+  val stage = Vec(Reg(Bits(8 bits)), 4)
+  val stCnt = Reg(UInt(3 bits)) init (0)
+  val queued = Reg(UInt(7 bits)) init (0) // bytes in fifo + stage
   object BState extends SpinalEnum { val OFF, PRE, RUN, POST = newElement() }
   val bState = RegInit(BState.OFF)
   val bWait = Reg(UInt(6 bits))
@@ -99,15 +103,15 @@ class NandDdrTiming(p: NandParams) extends Component {
   val half = n >> 1
   // Advance the engine by one half-slot: returns (dqsOe, dqs, dq driven) for that half.
   case class BOut() extends Bundle { val oe, dqs = Bool(); val dq = Bits(8 bits) }
-  def bStep(st: BState.C, wait: UInt, ph: UInt, idx: UInt, dq: Bits, dqs: Bool, popped: Bool):
-      (BState.C, UInt, UInt, UInt, Bits, Bool, Bool, BOut) = {
+  def bStep(st: BState.C, wait: UInt, ph: UInt, idx: UInt, dq: Bits, dqs: Bool, taken: UInt):
+      (BState.C, UInt, UInt, UInt, Bits, Bool, UInt, BOut) = {
     val nSt = cloneOf(st); nSt := st
     val nWait = cloneOf(wait); nWait := wait
     val nPh = cloneOf(ph); nPh := ph
     val nIdx = cloneOf(idx); nIdx := idx
     val nDq = cloneOf(dq); nDq := dq
     val nDqs = cloneOf(dqs); nDqs := dqs
-    val pop = Bool(); pop := popped
+    val take = UInt(2 bits); take := taken
     switch(st) {
       is(BState.PRE) {
         nDqs := False
@@ -128,8 +132,8 @@ class NandDdrTiming(p: NandParams) extends Component {
     when(running) {
       when(rPh === 0) {
         when(!bDouble || !rIdx(0)) {
-          pop := True
-          nDq := fifo.io.pop.payload
+          take := taken + 1
+          nDq := stage(taken)
         }
       }
       when(rPh === half.resize(4)) { nDqs := !rIdx(0) }
@@ -139,21 +143,33 @@ class NandDdrTiming(p: NandParams) extends Component {
     o.oe := nSt =/= BState.OFF || st =/= BState.OFF
     o.dqs := nDqs
     o.dq := nDq
-    (nSt, nWait, nPh, nIdx, nDq, nDqs, pop, o)
+    (nSt, nWait, nPh, nIdx, nDq, nDqs, take, o)
   }
   // A burst starts in the half-slot of the decision (first half of a CLK period): DQS low from there
   // (preamble 4n-1 halves), first DQ byte at half 4n-1-n/2, its DQS edge n/2 halves later.
   val bStart = False
   val bStartWait = ((n.resize(6) << 2) - 1 - half.resize(6)).resize(6)
   val st0 = Mux(bStart, BState.PRE(), bState)
-  val (s1, w1, p1, i1, d1, q1, pop1, o1) = bStep(st0, Mux(bStart, bStartWait, bWait), Mux(bStart, U(0, 4 bits), bPhase),
-    Mux(bStart, U(0, 16 bits), bIdx), bDq, Mux(bStart, False, bDqs), False)
-  val (s2, w2, p2, i2, d2, q2, pop2, o2) = bStep(s1, w1, p1, i1, d1, q1, pop1)
+  val (s1, w1, p1, i1, d1, q1, take1, o1) = bStep(st0, Mux(bStart, bStartWait, bWait), Mux(bStart, U(0, 4 bits), bPhase),
+    Mux(bStart, U(0, 16 bits), bIdx), bDq, Mux(bStart, False, bDqs), U(0, 2 bits))
+  val (s2, w2, p2, i2, d2, q2, take2, o2) = bStep(s1, w1, p1, i1, d1, q1, take1)
   bState := s2; bWait := w2; bPhase := p2; bIdx := i2; bDq := d2; bDqs := q2
-  when(pop2) {
-    fifo.io.pop.ready := True
-    when(!fifo.io.pop.valid) { underrun := True }
+  // Stage bookkeeping: drop the bytes taken, append the FIFO head when it fits.
+  when(take2.resize(3) > stCnt) { underrun := True }
+  val taken = Mux(take2.resize(3) > stCnt, stCnt, take2.resize(3))
+  val left = stCnt - taken
+  val headBytes = Mux(fifo.io.pop.two, U(2, 3 bits), U(1, 3 bits))
+  fifo.io.pop.ready := left + headBytes <= 4
+  val nextStage = Vec(Bits(8 bits), 4)
+  for (i <- 0 until 4) {
+    nextStage(i) := stage(i)
+    for (k <- 1 to 2 if i + k < 4) when(taken === k) { nextStage(i) := stage(i + k) }
+    when(fifo.io.pop.fire && left === i) { nextStage(i) := fifo.io.pop.b0 }
+    if (i > 0) when(fifo.io.pop.fire && fifo.io.pop.two && left === i - 1) { nextStage(i) := fifo.io.pop.b1 }
   }
+  stage := nextStage
+  stCnt := left + Mux(fifo.io.pop.fire, headBytes, U(0, 3 bits))
+  queued := queued + Mux(io.dout.fire, Mux(io.dout.two, U(2, 7 bits), U(1, 7 bits)), U(0, 7 bits)) - taken.resize(7)
 
   // ------------------------------------------------------------------ data from the flash: captured pairs
   val outDouble = Reg(Bool())
@@ -161,23 +177,19 @@ class NandDdrTiming(p: NandParams) extends Component {
   val outPairs = Reg(UInt(16 bits)) init (0) // DQS periods requested from the flash and not yet captured
   val capIdx = Reg(UInt(17 bits)) // index of the next captured byte (edge count)
   val keepIdx = Reg(UInt(16 bits)) // bytes delivered
-  val hold = Reg(Bits(8 bits))
-  val holdValid = RegInit(False)
   io.rx.valid := False
-  io.rx.payload := hold
-  when(holdValid) { io.rx.valid := True; holdValid := False }
+  io.rx.data := io.cap.q2 ## io.cap.q1
+  io.rx.two := False
   val capIssued = False
   when(io.cap.valid) {
     // q1 is byte capIdx; with doubled (non-array) data q2 repeats it, else it is byte capIdx + 1
     val wantQ1 = Mux(outDouble, (capIdx >> 1).resize(16) < outTotal, capIdx.resize(16) < outTotal)
-    val wantQ2 = !outDouble && (capIdx + 1).resize(16) < outTotal
-    // pairs come n >= 2 cycles apart, so the held byte has always gone out before the next pair
-    when(wantQ1) { io.rx.valid := True; io.rx.payload := io.cap.q1 }
-    when(wantQ2) { hold := io.cap.q2; holdValid := True }
+    io.rx.valid := wantQ1
+    io.rx.two := !outDouble && (capIdx + 1).resize(16) < outTotal
     capIdx := capIdx + 2
   }
   outPairs := outPairs + U(capIssued).resize(16) - U(io.cap.valid && outPairs =/= 0).resize(16)
-  io.rxPending := outPairs =/= 0 || holdValid || nxt.dataOut // a data output period decided but not latched yet
+  io.rxPending := outPairs =/= 0 || nxt.dataOut // a data output period decided but not latched yet
 
   // ------------------------------------------------------------------ micro-op sequencer (one decision per period)
   val busy = RegInit(False)
@@ -203,6 +215,10 @@ class NandDdrTiming(p: NandParams) extends Component {
   // The rise of this period start latches nxt: count from it already in this cycle's decision.
   val caNow = Mux(nxt.ca, U(0, 8 bits), sinceCA)
   val outNow = Mux(nxt.dataOut, U(0, 8 bits), sinceOut)
+  // W/R# moves at the falling edge before the rise now latching nxt: count from that rise too (else the
+  // counter would still hold the previous change for one period).
+  val wrLowNow = Mux(cur.wr && !nxt.wr, U(0, 8 bits), sinceWrLow)
+  val wrHighNow = Mux(!cur.wr && nxt.wr, U(0, 8 bits), sinceWrHigh)
   val outSinceCANow = Mux(nxt.ca, False, nxt.dataOut || outSinceCA)
   when(io.cfg.enable && periodStart) {
     cur := nxt
@@ -220,14 +236,14 @@ class NandDdrTiming(p: NandParams) extends Component {
         is(CMD, ADDR) {
           when(wrLow) { when(curIdle) { next.wr := True } } // W/R# moves in idle cycles; the flash releases DQ/DQS tDQSHZ after it rises
             .elsewhen(burstIdle && ok(caNow, io.cfg.tCAD) && (!outSinceCANow || ok(outNow, t.tRHW)) &&
-              atLeast(sinceCe, t.tCS) && atLeast(sinceWrHigh, io.cfg.tDQSHZ)) {
+              atLeast(sinceCe, t.tCS) && atLeast(wrHighNow, io.cfg.tDQSHZ)) {
               next.cle := u.kind === CMD; next.ale := u.kind === ADDR; next.dq := u.value; next.dqOe := True; next.ca := True
               busy := False
             }
         }
         is(DOUT) {
           when(!started) {
-            when(ok(caNow, t.tADL) && ok(caNow, io.cfg.tCAD) && (fifo.io.occupancy >= 8 || fifo.io.occupancy >= u.count)) {
+            when(ok(caNow, t.tADL) && ok(caNow, io.cfg.tCAD) && (queued >= 24 || queued >= u.count)) {
               started := True; periodsLeft := dataPeriods - 1
               bStart := True; bTotal := dataBytes; bDouble := !u.array
               next.cle := True; next.ale := True; next.dqOe := True
@@ -240,7 +256,7 @@ class NandDdrTiming(p: NandParams) extends Component {
         is(DIN) {
           when(!started) {
             when(!wrLow) { when(burstIdle && curIdle) { next.wr := False; next.dqOe := False } }
-              .elsewhen(atLeast(sinceWrLow, io.cfg.tWRCK + n.resize(8)) &&
+              .elsewhen(ok(wrLowNow, io.cfg.tWRCK) &&
                 (outSinceCANow || ok(caNow, Mux(u.ccs && t.tCCS > t.tWHR, t.tCCS, t.tWHR))) &&
                 (readSinceRb || ok(sinceRb, t.tRR))) {
                 started := True; periodsLeft := dataPeriods - 1

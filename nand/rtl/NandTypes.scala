@@ -70,6 +70,15 @@ case class Uop(p: NandParams) extends Bundle {
   val array = Bool() // page data (NV-DDR: a byte per DQS edge); else ID/parameter/status/feature bytes (each on both edges)
 }
 
+/** Up to two bytes between the command layer and a time sequence layer (byte 0 in [7:0]): NV-DDR at
+  * CLK = the controller clock (modes 3..5 at CK_DIV 1) moves two bytes per cycle. `two` = byte 1 valid. */
+case class BytePair() extends Bundle {
+  val data = Bits(16 bits)
+  val two = Bool()
+  def b0: Bits = data(7 downto 0)
+  def b1: Bits = data(15 downto 8)
+}
+
 /** Pin values driven by the timing layer, registered again in the PHY. */
 case class NandDrive(targets: Int) extends Bundle {
   val dq = Bits(8 bits)
