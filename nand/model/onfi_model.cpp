@@ -109,6 +109,7 @@ void NandModel::set_interface(bool ddr, int mode) {
 
 void NandModel::power_on(uint64_t t) {
   off_ = false;
+  cache_read_ = false; array_until_ = 0;
   set_interface(false, cfg.initial_mode);
   memset(features_, 0, sizeof features_);
   op_ = Op::None; have_cmd_ = false; out_ = Out::None; fail_ = failc_ = false; stuck_ = false;
@@ -124,10 +125,10 @@ void NandModel::build_param_page() {
   memcpy(&p[0], "ONFI", 4);
   bool ddr = cfg.nvddr_max_mode >= 0;
   put16(p, 4, ddr ? 0x001E : 0x0002);  // ONFI 2.2 (and 2.1, 2.0, 1.0) with NV-DDR, else ONFI 1.0
-  // Advertise exactly what this model implements (the real part also has cache program/read, read
-  // status enhanced, copyback and unique ID; a host that trusted those bits would get violations).
+  // Advertise exactly what this model implements (the real part also has cache program, read status
+  // enhanced, copyback and unique ID; a host that trusted those bits would get violations).
   put16(p, 6, ddr ? 0x0020 : 0x0000);  // features: bit 5 = NV-DDR (source synchronous); nothing else
-  put16(p, 8, 0x0004);  // optional commands: GET/SET FEATURES only
+  put16(p, 8, 0x0006);  // optional commands: bit 1 read cache (31h/3Fh), bit 2 GET/SET FEATURES
   auto str = [&](int off, int len, const std::string& s) {
     for (int i = 0; i < len; i++) p[off + i] = i < (int)s.size() ? s[i] : ' ';
   };
@@ -165,7 +166,8 @@ void NandModel::build_param_page() {
 
 uint8_t NandModel::status(uint64_t t) const {
   bool b = busy(t);
-  uint8_t s = (prev_.wp_n ? 0x80 : 0) | (b ? 0 : 0x60);
+  // RDY (bit 6): the cache register / R/B#; ARDY (bit 5): the array too (differs during a cache read).
+  uint8_t s = (prev_.wp_n ? 0x80 : 0) | (b ? 0 : 0x40) | (b || t < array_until_ ? 0 : 0x20);
   if (!b) s |= (fail_ ? 1 : 0) | (failc_ ? 2 : 0);
   return s;
 }
@@ -187,6 +189,60 @@ void NandModel::finish_ops(uint64_t t) {
     memset(features_, 0, sizeof features_);
   }
   op_ = Op::None;
+}
+
+std::vector<uint8_t> NandModel::array_read(uint32_t row) {
+  std::vector<uint8_t> reg = peek(row);
+  // Bit errors land in the page register after tR (spread per sector or anywhere), then nandsim's faults.
+  if (cfg.bit_errors_per_read > 0) {
+    uint32_t nsec = std::max<uint32_t>(1, cfg.page_bytes / 512);
+    std::set<uint32_t> used;
+    for (int i = 0; i < cfg.bit_errors_per_read; i++) {
+      uint32_t bitpos;
+      do {
+        uint32_t sec = cfg.bit_error_spread ? i % nsec : rng_() % nsec;
+        uint32_t secbytes = std::min<uint32_t>(512, cfg.page_bytes);
+        bitpos = (sec * secbytes + rng_() % secbytes) * 8 + rng_() % 8;
+      } while (used.count(bitpos));
+      used.insert(bitpos);
+      reg[bitpos / 8] ^= uint8_t(1u << (bitpos % 8));
+      n_bit_errors++;
+    }
+  }
+  if (cfg.bit_flips_max > 0) {  // nandsim's bitflips: a random count, anywhere in page + spare
+    int n = int(rng_() % uint32_t(cfg.bit_flips_max + 1));
+    for (int i = 0; i < n; i++) { uint32_t b = rng_() % (page_size() * 8); reg[b / 8] ^= uint8_t(1u << (b % 8)); }
+    n_bit_errors += n;
+  }
+  {
+    auto g = cfg.read_limit.find(row);
+    if (g != cfg.read_limit.end() && ++read_ops_[row] > g->second) {  // grave page: worn out by reads
+      for (uint32_t i = 0; i < page_size() * 8 / 100; i++) { uint32_t b = rng_() % (page_size() * 8); reg[b / 8] ^= uint8_t(1u << (b % 8)); }
+      n_faults++;
+    }
+  }
+  n_reads++;
+  return reg;
+}
+
+// 31h: the page in the data register moves to the cache register (output from column 0) once the array
+// is done with it, and the array starts reading the next page (same block) into the data register:
+// R/B# low for tRCBSY or until the array is done, ARDY low for tR. 3Fh: the move only, nothing new read.
+void NandModel::cache_read(uint64_t t, bool last) {
+  uint64_t wait = std::max<uint64_t>(cfg.tRCBSY_ns, array_until_ > t ? array_until_ - t : 0);
+  reg_ = data_reg_;
+  op_ = Op::Read;
+  start_busy(t, wait);
+  out_ = Out::Page; col_ = 0;
+  if (last) { cache_read_ = false; array_until_ = busy_until_; return; }
+  uint32_t next = cache_row_ + 1;
+  if (next % cfg.pages_per_block == 0 || !row_ok(next)) {
+    violation(t, "31h past the last page of block " + std::to_string(cache_row_ / cfg.pages_per_block) + " (end with 3Fh)");
+    cache_read_ = false; array_until_ = busy_until_; return;
+  }
+  data_reg_ = array_read(next);
+  cache_row_ = next;
+  array_until_ = busy_until_ + cfg.tR_ns;
 }
 
 void NandModel::latch_command(uint64_t t, uint8_t c) {
@@ -213,12 +269,18 @@ void NandModel::latch_command(uint64_t t, uint8_t c) {
       start_busy(t, d);
     }
       have_cmd_ = false; out_ = Out::None; fail_ = failc_ = false;
+      cache_read_ = false; array_until_ = 0;  // a reset ends a cache read
       break;
     case 0x70:
       out_ = Out::Status; out_idx_ = 0;
       // keep an in-progress command (e.g. 70h then 00h to resume data output)
       break;
     case 0x00: case 0x80: case 0x60: case 0x05: case 0x90: case 0xEC: case 0xEF: case 0xEE:
+      // While the array reads ahead (cache read), only the cache register may be used: 00h (output
+      // resume), 05h-E0h, 70h, 31h, 3Fh, FFh.
+      if (t < array_until_ && c != 0x00 && c != 0x05)
+        violation(t, "command " + std::to_string(c) + " (dec) while the array is busy with a cache read (ARDY = 0)");
+      if (c != 0x00 && c != 0x05) cache_read_ = false;
       cmd_ = c; have_cmd_ = true; addr_.clear(); data_in_count_ = 0;
       if (c == 0x80) { reg_.assign(page_size(), 0xFF); loaded_.assign(page_size(), false); }
       if (c == 0x00) out_ = Out::None;  // 00h without address resumes page output (see RE# fall)
@@ -227,37 +289,15 @@ void NandModel::latch_command(uint64_t t, uint8_t c) {
       if (!expect(0x00, 5)) break;
       op_ = Op::Read;
       if (!row_ok(row_)) violation(t, "page read row " + std::to_string(row_) + " outside the device");
-      reg_ = peek(row_);
-      if (cfg.bit_errors_per_read > 0) {
-        uint32_t nsec = std::max<uint32_t>(1, cfg.page_bytes / 512);
-        std::set<uint32_t> used;
-        for (int i = 0; i < cfg.bit_errors_per_read; i++) {
-          uint32_t bitpos;
-          do {
-            uint32_t sec = cfg.bit_error_spread ? i % nsec : rng_() % nsec;
-            uint32_t secbytes = std::min<uint32_t>(512, cfg.page_bytes);
-            bitpos = (sec * secbytes + rng_() % secbytes) * 8 + rng_() % 8;
-          } while (used.count(bitpos));
-          used.insert(bitpos);
-          reg_[bitpos / 8] ^= uint8_t(1u << (bitpos % 8));
-          n_bit_errors++;
-        }
-      }
-      if (cfg.bit_flips_max > 0) {  // nandsim's bitflips: a random count, anywhere in page + spare
-        int n = int(rng_() % uint32_t(cfg.bit_flips_max + 1));
-        for (int i = 0; i < n; i++) { uint32_t b = rng_() % (page_size() * 8); reg_[b / 8] ^= uint8_t(1u << (b % 8)); }
-        n_bit_errors += n;
-      }
-      {
-        auto g = cfg.read_limit.find(row_);
-        if (g != cfg.read_limit.end() && ++read_ops_[row_] > g->second) {  // grave page: worn out by reads
-          for (uint32_t i = 0; i < page_size() * 8 / 100; i++) { uint32_t b = rng_() % (page_size() * 8); reg_[b / 8] ^= uint8_t(1u << (b % 8)); }
-          n_faults++;
-        }
-      }
-      n_reads++;
+      reg_ = array_read(row_);
       start_busy(t, cfg.tR_ns);
       out_ = Out::Page; have_cmd_ = false;
+      data_reg_ = reg_; cache_read_ = true; cache_row_ = row_; array_until_ = busy_until_;
+      break;
+    case 0x31: case 0x3F:  // READ CACHE SEQUENTIAL / READ CACHE END (ONFI 2.x; R/B# must be high)
+      if (have_cmd_) violation(t, "31h/3Fh in the middle of a command");
+      if (!cache_read_) violation(t, "31h/3Fh without a page read (00h-30h or 31h) before it");
+      else cache_read(t, c == 0x3F);
       break;
     case 0xE0:
       if (!expect(0x05, 2)) break;

@@ -62,6 +62,8 @@ struct Config {
   std::string manufacturer = "MICRON", model = "MT29F4G08ABADAWP";
   // Array busy times in ns (datasheet typical tPROG/tBERS, max tR; tFEAT and tRST from the datasheet).
   uint64_t tR_ns = 25000, tPROG_ns = 200000, tBERS_ns = 700000, tFEAT_ns = 1000;
+  // Cache read (31h sequential / 3Fh end, ONFI optional command bit 1): the cache register busy time.
+  uint64_t tRCBSY_ns = 3000;
   uint64_t tRST_read_ns = 5000, tRST_prog_ns = 10000, tRST_erase_ns = 500000, tRST_poweron_ns = 0;
   int nop = 4;                 // partial-page programs allowed per page between erases
   int initial_mode = 0;        // ONFI timing mode after power-on (and after RESET)
@@ -189,6 +191,14 @@ class NandModel {
   std::map<uint32_t, int> prog_count_;
   std::map<uint32_t, int> last_prog_page_;  // per block: highest page programmed since erase
   std::vector<uint8_t> reg_;                // page (cache) register
+  // Cache read: the data register holds the page the array read last (it goes to reg_ at 31h / 3Fh);
+  // the array is busy until array_until_ (status ARDY = 0, R/B# high: the cache register is ready).
+  std::vector<uint8_t> data_reg_;
+  bool cache_read_ = false;  // a page sits in the data register: 31h / 3Fh may follow
+  uint32_t cache_row_ = 0;   // its row
+  uint64_t array_until_ = 0;
+  std::vector<uint8_t> array_read(uint32_t row);  // the page as the array delivers it (read faults applied)
+  void cache_read(uint64_t t, bool last);
   std::vector<uint8_t> param_;
   uint8_t features_[256][4] = {};
 

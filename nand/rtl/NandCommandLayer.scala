@@ -33,7 +33,8 @@ class NandCommandLayer(p: NandParams) extends Component {
   val cur = Reg(NandCmd(p))
   val op = cur.opcode
   def isOp(ops: Int*): Bool = ops.map(o => op === o).reduce(_ || _)
-  val eccOn = cur.ecc && isOp(NandOp.PAGE_READ, NandOp.READ_DATA, NandOp.PROGRAM)
+  val isPageIn = isOp(NandOp.PAGE_READ, NandOp.READ_DATA, NandOp.READ_CACHE, NandOp.READ_CACHE_END)
+  val eccOn = cur.ecc && (isPageIn || op === NandOp.PROGRAM)
   val fullBytes = (io.pageBytes.resize(17) + io.spareBytes.resize(17))
   val nandBytes = Mux(eccOn, fullBytes, cur.len.resize(17))
   val dmaBytes = Mux(eccOn, io.pageBytes.resize(17), ((cur.len.resize(17) + 3) & U(0x1FFFC, 17 bits)))
@@ -41,8 +42,7 @@ class NandCommandLayer(p: NandParams) extends Component {
   val sectors = (io.pageBytes >> p.sectorShift).resize(8)
   val secBits = log2Up(p.maxSectors)
   val eccSpareEnd = (sectors * U(bch.eccBytes, 8 bits)).resize(17) + 8 // spare bytes 8 .. eccSpareEnd-1 hold the check bytes
-  val usesDma = cur.dma && isOp(NandOp.READ_ID, NandOp.READ_PARAM, NandOp.PAGE_READ, NandOp.READ_DATA,
-    NandOp.CHANGE_COL, NandOp.PROGRAM) && !(op === NandOp.PAGE_READ && cur.split)
+  val usesDma = cur.dma && (isPageIn || isOp(NandOp.READ_ID, NandOp.READ_PARAM, NandOp.CHANGE_COL, NandOp.PROGRAM)) && !(op === NandOp.PAGE_READ && cur.split)
 
   // ------------------------------------------------------------------ micro-programs
   object StepKind extends SpinalEnum {
@@ -72,6 +72,11 @@ class NandCommandLayer(p: NandParams) extends Component {
     NandOp.PAGE_READ -> Seq(ce, cmdB(0x00), col0, col1, row0, row1, row2, cmdB(0x30), wb, St(SPLIT_END), rb, sync,
       St(DIN, c = nBytes), sync, ceOff, St(ECC_FIX), St(DMA_OUT), done),
     NandOp.READ_DATA -> Seq(ce, rb, sync, cmdB(0x00), St(DIN, c = nBytes), sync, ceOff, St(ECC_FIX), St(DMA_OUT), done),
+    // Cache read (after a PAGE_READ, SPLIT or not): once R/B# is high, 31h moves the page the array read
+    // last into the cache register (R/B# low for tRCBSY, or until the array is done) and starts reading
+    // the next page; 3Fh moves the last one without a new read.
+    NandOp.READ_CACHE -> Seq(ce, rb, sync, cmdB(0x31), wb, rb, sync, St(DIN, c = nBytes), sync, ceOff, St(ECC_FIX), St(DMA_OUT), done),
+    NandOp.READ_CACHE_END -> Seq(ce, rb, sync, cmdB(0x3F), wb, rb, sync, St(DIN, c = nBytes), sync, ceOff, St(ECC_FIX), St(DMA_OUT), done),
     NandOp.CHANGE_COL -> Seq(ce, cmdB(0x05), col0, col1, cmdB(0xE0), St(DIN, c = nBytes, ccs = true), sync, ceOff, St(DMA_OUT), done),
     NandOp.PROGRAM -> (Seq(St(DMA_IN), ce, cmdB(0x80), col0, col1, row0, row1, row2, St(DOUT, c = nBytes), cmdB(0x10), wb,
       St(SPLIT_END)) ++ statusTail),
@@ -130,7 +135,7 @@ class NandCommandLayer(p: NandParams) extends Component {
   io.uop.count := sc
   io.uop.target := cur.target
   io.uop.ccs := sccs
-  io.uop.array := (sk === DOUT && op === NandOp.PROGRAM) || (sk === DIN && isOp(NandOp.PAGE_READ, NandOp.READ_DATA, NandOp.CHANGE_COL))
+  io.uop.array := (sk === DOUT && op === NandOp.PROGRAM) || (sk === DIN && (isPageIn || op === NandOp.CHANGE_COL))
   switch(sk) {
     is(CE_ON) { io.uop.kind := UopKind.CE_ON }
     is(CE_OFF) { io.uop.kind := UopKind.CE_OFF }
