@@ -275,12 +275,18 @@ class _FakeSoc:
         return R
 
 
-def test_report_runs_the_soc_on_its_own_jobs(tmp_path, monkeypatch):
+def _use_fake_soc(monkeypatch, **kw):
+    """compare.main with the SoC simulation, the IP simulator and the firmware build replaced."""
     from lsmc.build import firmware
-    fake = _FakeSoc()
+    fake = _FakeSoc(**kw)
     monkeypatch.setattr(compare, "soc", fake)
     _fake_ip(monkeypatch)
     monkeypatch.setattr(firmware, "build_firmware", lambda *a, **k: Path("/nonexistent/lsmc.elf"))
+    return fake
+
+
+def test_report_runs_the_soc_on_its_own_jobs(tmp_path, monkeypatch):
+    fake = _use_fake_soc(monkeypatch)
     out = tmp_path / "results"
     rc = compare.main(["--sizes", "512", "1024", "3000", "--soc-max", "2000", "--leveldb-reps", "1",
                       "--no-leveldb-disk", "--out-dir", str(out)])
@@ -301,11 +307,7 @@ def test_report_runs_the_soc_on_its_own_jobs(tmp_path, monkeypatch):
 
 
 def test_report_says_when_the_soc_failed(tmp_path, monkeypatch):
-    from lsmc.build import firmware
-    fake = _FakeSoc(fail=True)
-    monkeypatch.setattr(compare, "soc", fake)
-    _fake_ip(monkeypatch)
-    monkeypatch.setattr(firmware, "build_firmware", lambda *a, **k: Path("/nonexistent/lsmc.elf"))
+    _use_fake_soc(monkeypatch, fail=True)
     out = tmp_path / "results"
     assert compare.main(["--sizes", "512", "--leveldb-reps", "1", "--no-leveldb-disk", "--out-dir", str(out)]) == 0
     md = (out / "report.md").read_text()
@@ -314,14 +316,11 @@ def test_report_says_when_the_soc_failed(tmp_path, monkeypatch):
 
 
 def test_report_32_bit_runs_the_paper_bracket(tmp_path, monkeypatch):
-    from lsmc.build import firmware
-    fake = _FakeSoc()
-    monkeypatch.setattr(compare, "soc", fake)
-    _fake_ip(monkeypatch)
-    monkeypatch.setattr(firmware, "build_firmware", lambda *a, **k: Path("/nonexistent/lsmc.elf"))
+    fake = _use_fake_soc(monkeypatch)
     out = tmp_path / "results"
     assert compare.main(["--sizes", "512", "9000", "--width", "32", "--leveldb-reps", "1", "--no-leveldb-disk",
                          "--out-dir", str(out)]) == 0
+    from lsmc.build import firmware
     assert fake.calls == [(7, firmware.TABLE_FLAG_PAPER, 1)] and fake.width == 32
     assert "9000 entries, soc: not measured — not simulated: above --soc-max 8192" in (out / "report.md").read_text()
     assert "TABLE3 END" in (out / "report_soc_bench.log").read_text()
