@@ -27,7 +27,14 @@ class NandCommandLayer(p: NandParams) extends Component {
     val dmaBusy = out Bool()
   }
   val wordBits = log2Up(p.bufWords)
-  val buf = Mem(Bits(32 bits), p.bufWords)
+  // Ping-pong page buffer: two banks of bufWords. The front end (flash transfers) fills bank `fb` while the
+  // back end (ECC correction + DMA out of a page read) works on the other, so page n+1 crosses the flash
+  // bus while page n is corrected and written to DDR.
+  val buf = Mem(Bits(32 bits), 2 * p.bufWords)
+  val bufAddrBits = log2Up(2 * p.bufWords)
+  def ba(bank: Bool, a: UInt): UInt = (Mux(bank, U(p.bufWords, bufAddrBits bits), U(0, bufAddrBits bits)) + a.resize(bufAddrBits))
+  val fb = RegInit(False) // bank of the front end
+  val bb = RegInit(False) // bank of the back end's job
 
   // ------------------------------------------------------------------ descriptor and derived values
   val cur = Reg(NandCmd(p))
@@ -42,7 +49,10 @@ class NandCommandLayer(p: NandParams) extends Component {
   val sectors = (io.pageBytes >> p.sectorShift).resize(8)
   val secBits = log2Up(p.maxSectors)
   val eccSpareEnd = (sectors * U(bch.eccBytes, 8 bits)).resize(17) + 8 // spare bytes 8 .. eccSpareEnd-1 hold the check bytes
-  val usesDma = cur.dma && (isPageIn || isOp(NandOp.READ_ID, NandOp.READ_PARAM, NandOp.CHANGE_COL, NandOp.PROGRAM)) && !(op === NandOp.PAGE_READ && cur.split)
+  val splitRead = cur.split && isOp(NandOp.PAGE_READ, NandOp.READ_CACHE, NandOp.READ_CACHE_END) // ends before any data
+  val usesDma = cur.dma && (isPageIn || isOp(NandOp.READ_ID, NandOp.READ_PARAM, NandOp.CHANGE_COL, NandOp.PROGRAM)) && !splitRead
+  // DMA users the front end runs itself (not page reads, which the back end finishes): they wait for the back end.
+  val frontDma = usesDma && !isPageIn
 
   // ------------------------------------------------------------------ micro-programs
   object StepKind extends SpinalEnum {
@@ -74,9 +84,10 @@ class NandCommandLayer(p: NandParams) extends Component {
     NandOp.READ_DATA -> Seq(ce, rb, sync, cmdB(0x00), St(DIN, c = nBytes), sync, ceOff, St(ECC_FIX), St(DMA_OUT), done),
     // Cache read (after a PAGE_READ, SPLIT or not): once R/B# is high, 31h moves the page the array read
     // last into the cache register (R/B# low for tRCBSY, or until the array is done) and starts reading
-    // the next page; 3Fh moves the last one without a new read.
-    NandOp.READ_CACHE -> Seq(ce, rb, sync, cmdB(0x31), wb, rb, sync, St(DIN, c = nBytes), sync, ceOff, St(ECC_FIX), St(DMA_OUT), done),
-    NandOp.READ_CACHE_END -> Seq(ce, rb, sync, cmdB(0x3F), wb, rb, sync, St(DIN, c = nBytes), sync, ceOff, St(ECC_FIX), St(DMA_OUT), done),
+    // the next page; 3Fh moves the last one without a new read. SPLIT ends after tWB (the bus is free
+    // during tRCBSY); READ_DATA (00h, output resumes at column 0) later takes the cache register out.
+    NandOp.READ_CACHE -> Seq(ce, rb, sync, cmdB(0x31), wb, St(SPLIT_END), rb, sync, St(DIN, c = nBytes), sync, ceOff, St(ECC_FIX), St(DMA_OUT), done),
+    NandOp.READ_CACHE_END -> Seq(ce, rb, sync, cmdB(0x3F), wb, St(SPLIT_END), rb, sync, St(DIN, c = nBytes), sync, ceOff, St(ECC_FIX), St(DMA_OUT), done),
     NandOp.CHANGE_COL -> Seq(ce, cmdB(0x05), col0, col1, cmdB(0xE0), St(DIN, c = nBytes, ccs = true), sync, ceOff, St(DMA_OUT), done),
     NandOp.PROGRAM -> (Seq(St(DMA_IN), ce, cmdB(0x80), col0, col1, row0, row1, row2, St(DOUT, c = nBytes), cmdB(0x10), wb,
       St(SPLIT_END)) ++ statusTail),
@@ -105,10 +116,21 @@ class NandCommandLayer(p: NandParams) extends Component {
   val state = RegInit(State.IDLE)
   val err = Reg(UInt(4 bits))
   val resultWord = Reg(Bits(32 bits))
+
+  // Back end: a page read handed over at its ECC_FIX step (bank bb): correction, DMA out, completion.
+  object BState extends SpinalEnum { val IDLE, FIX, DMA, COMP = newElement() }
+  val bState = RegInit(BState.IDLE)
+  val bCmd = Reg(NandCmd(p))
+  val bErr = Reg(UInt(4 bits))
+  val bResult = Reg(Bits(32 bits))
+  val bArmed = RegInit(False)
   val eccCorrected = Reg(UInt(8 bits))
   val eccCorrMap, eccUncMap = Reg(Bits(8 bits))
   val eccSectors = Reg(Bits(32 bits))
-  io.busy := state =/= State.IDLE
+  // A completion of the front end waits here while an older page is still in the back end (order kept).
+  val hold = Reg(NandCompletion(p))
+  val holdValid = RegInit(False)
+  io.busy := state =/= State.IDLE || bState =/= BState.IDLE || holdValid
 
   io.cmd.ready := state === State.IDLE
   when(io.cmd.fire) {
@@ -117,7 +139,6 @@ class NandCommandLayer(p: NandParams) extends Component {
     step := 0
     err := NandErr.OK
     resultWord := 0
-    eccCorrected := 0; eccCorrMap := 0; eccUncMap := 0; eccSectors := 0
   }
 
   // Descriptor checks: a bad command never touches the flash or the bus.
@@ -156,9 +177,9 @@ class NandCommandLayer(p: NandParams) extends Component {
   val txWordsLeft = Reg(UInt(16 bits))
   val txIdx = Reg(UInt(17 bits))
   val featIdx = Reg(UInt(3 bits))
-  val addrStream = Stream(UInt(wordBits bits))
+  val addrStream = Stream(UInt(bufAddrBits bits))
   addrStream.valid := txActive && !txFeat && txWordsLeft =/= 0
-  addrStream.payload := txAddr
+  addrStream.payload := ba(fb, txAddr)
   when(addrStream.fire) { txAddr := txAddr + 1; txWordsLeft := txWordsLeft - 1 }
   val txWords = buf.streamReadSync(addrStream)
   val txPairs = Stream(Bits(16 bits))
@@ -230,7 +251,7 @@ class NandCommandLayer(p: NandParams) extends Component {
 
   // Buffer write port (one user at a time: receive, DMA in, ECC correction).
   val wrEn = Bool()
-  val wrAddr = UInt(wordBits bits)
+  val wrAddr = UInt(bufAddrBits bits)
   val wrData = Bits(32 bits)
   val wrMask = Bits(4 bits)
   wrEn := False; wrAddr.assignDontCare(); wrData.assignDontCare(); wrMask := B"1111"
@@ -243,7 +264,7 @@ class NandCommandLayer(p: NandParams) extends Component {
     val b1 = io.rx.b1
     val rxIsCode1 = two && isCode(rxSpareOff + 1, rxInMain)
     wrEn := True
-    wrAddr := (rxIdx >> 2).resize(wordBits)
+    wrAddr := ba(fb, (rxIdx >> 2).resize(wordBits))
     wrData := Mux(two, io.rx.data ## io.rx.data, b0 #* 4)
     wrMask := Mux(two, Mux(rxIdx(1), B"1100", B"0011"), UIntToOh(rxIdx(1 downto 0), 4).asBits)
     for (i <- 0 until 4) {
@@ -284,11 +305,15 @@ class NandCommandLayer(p: NandParams) extends Component {
   val fixWord = Reg(UInt(wordBits bits))
   val fixBit = Reg(UInt(5 bits))
   val fixRead = False
-  val fixData = buf.readSync(fixWord, fixRead)
+  val fixData = buf.readSync(ba(bb, fixWord), fixRead)
   val fixDone = RegInit(False)
   val fs = fixSec.resize(secBits)
+  // The received remainders and check bytes of the page in the back end (copied at the hand-over: the
+  // receive path is already collecting the next page's).
+  val bRems = Vec(Reg(Bits(bch.r bits)), p.maxSectors)
+  val bStored = Vec(Reg(Bits(bch.eccVecBits bits)), p.maxSectors)
   dec.io.start.valid := False
-  dec.io.start.payload := decRems(fs) ^ (decStored(fs) ^ B(bch.kMask, bch.eccVecBits bits))(bch.eccVecBits - 1 downto bch.eccVecBits - bch.r)
+  dec.io.start.payload := bRems(fs) ^ (bStored(fs) ^ B(bch.kMask, bch.eccVecBits bits))(bch.eccVecBits - 1 downto bch.eccVecBits - bch.r)
   dec.io.fix.ready := False
   // data bit q = r + dataBits - 1 - position; byte q/8 of the sector, bit 7 - q%8
   val fixQ = (U(bch.r + bch.dataBits - 1, dec.posBits + 1 bits) - dec.io.fix.payload.resize(dec.posBits + 1)).resize(dec.posBits)
@@ -320,12 +345,14 @@ class NandCommandLayer(p: NandParams) extends Component {
       }
       is(2) { fixRead := True; fixPhase := 3 }
       is(3) { fixPhase := 4 }
-      is(4) {
-        wrEn := True
-        wrAddr := fixWord
-        wrData := fixData ^ (B(1, 32 bits) |<< fixBit)
-        dec.io.fix.ready := True
-        fixPhase := 1
+      is(4) { // the receive path of the next page owns the write port when it writes
+        when(!(io.rx.valid && rxArmed)) {
+          wrEn := True
+          wrAddr := ba(bb, fixWord)
+          wrData := fixData ^ (B(1, 32 bits) |<< fixBit)
+          dec.io.fix.ready := True
+          fixPhase := 1
+        }
       }
       default { fixPhase := 0 }
     }
@@ -343,6 +370,11 @@ class NandCommandLayer(p: NandParams) extends Component {
   val dmaSent = Reg(UInt(5 bits))
   val dmaErr = Reg(Bool())
   val dmaDone = RegInit(False)
+  val dmaBank = Reg(Bool())
+  // Write bursts do not wait for their response: the next AW goes out after the last W beat and the B
+  // responses are counted (at most maxWriteBursts outstanding); the DMA ends when all have arrived.
+  val maxWriteBursts = 4
+  val bPending = RegInit(U(0, 3 bits))
   io.dmaBusy := dmaActive
   val toBoundary = U(16, 5 bits) - dmaAddr(5 downto 2).resize(5)
   val nextBeats = Mux(dmaWordsLeft < toBoundary, dmaWordsLeft.resize(5), toBoundary)
@@ -364,10 +396,12 @@ class NandCommandLayer(p: NandParams) extends Component {
   axi.aw.cache := B"0011"
   axi.aw.prot := B"010"
   axi.r.ready := False
-  axi.b.ready := False
-  val dmaAddrStream = Stream(UInt(wordBits bits))
+  axi.b.ready := bPending =/= 0
+  when(axi.b.fire && !axi.b.isOKAY()) { dmaErr := True }
+  bPending := bPending + U(axi.aw.fire).resize(3) - U(axi.b.fire).resize(3)
+  val dmaAddrStream = Stream(UInt(bufAddrBits bits))
   dmaAddrStream.valid := dmaActive && !dmaToBuf && dmaPhase === 1 && dmaIssued =/= dmaBeats
-  dmaAddrStream.payload := dmaPtr
+  dmaAddrStream.payload := ba(dmaBank, dmaPtr)
   when(dmaAddrStream.fire) { dmaPtr := dmaPtr + 1; dmaIssued := dmaIssued + 1 }
   val dmaWords = buf.streamReadSync(dmaAddrStream)
   axi.w.valid := dmaWords.valid
@@ -379,8 +413,8 @@ class NandCommandLayer(p: NandParams) extends Component {
     switch(dmaPhase) {
       is(0) {
         when(dmaWordsLeft === 0 || dmaErr) {
-          dmaActive := False; dmaDone := True
-        } otherwise {
+          when(bPending === 0) { dmaActive := False; dmaDone := True }
+        } elsewhen (dmaToBuf || bPending < maxWriteBursts) {
           when(dmaToBuf) { axi.ar.valid := True } otherwise { axi.aw.valid := True }
           when(Mux(dmaToBuf, axi.ar.ready, axi.aw.ready)) {
             dmaBeats := nextBeats; dmaIssued := 0; dmaSent := 0; dmaPhase := 1
@@ -391,7 +425,7 @@ class NandCommandLayer(p: NandParams) extends Component {
         when(dmaToBuf) {
           axi.r.ready := True
           when(axi.r.valid) {
-            wrEn := True; wrAddr := dmaPtr; wrData := axi.r.data
+            wrEn := True; wrAddr := ba(dmaBank, dmaPtr); wrData := axi.r.data
             dmaPtr := dmaPtr + 1
             when(!axi.r.isOKAY()) { dmaErr := True }
             when(axi.r.last) { dmaPhase := 3 }
@@ -399,15 +433,8 @@ class NandCommandLayer(p: NandParams) extends Component {
         } otherwise {
           when(axi.w.fire) {
             dmaSent := dmaSent + 1
-            when(axi.w.last) { dmaPhase := 2 }
+            when(axi.w.last) { dmaPhase := 3 }
           }
-        }
-      }
-      is(2) {
-        axi.b.ready := True
-        when(axi.b.valid) {
-          when(!axi.b.isOKAY()) { dmaErr := True }
-          dmaPhase := 3
         }
       }
       is(3) {
@@ -425,11 +452,17 @@ class NandCommandLayer(p: NandParams) extends Component {
   when(io.cmd.fire) { timeoutSeen := False }
   val stepArmed = RegInit(False) // local step started, waiting for its completion
   def next(): Unit = { step := step + 1; stepArmed := False }
+  def startDma(toBuf: Bool, addr: UInt, bytes: UInt, bank: Bool): Unit = {
+    dmaActive := True; dmaDone := False; dmaErr := False
+    dmaToBuf := toBuf; dmaAddr := addr; dmaPtr := 0; dmaPhase := 0; dmaBank := bank
+    dmaWordsLeft := (bytes >> 2).resize(16)
+  }
+  val backIdle = bState === BState.IDLE
   switch(state) {
     is(State.CHECK) {
       when(badCmd) { err := NandErr.BAD_CMD; state := State.COMPLETE }
         .elsewhen(badDma) { err := NandErr.DMA_BOUNDS; state := State.COMPLETE }
-        .otherwise { state := State.RUN }
+        .elsewhen(!frontDma || backIdle) { state := State.RUN } // the DMA is the back end's until it is done
     }
     is(State.RUN) {
       when(isUop) {
@@ -451,25 +484,23 @@ class NandCommandLayer(p: NandParams) extends Component {
             when(io.timeout || timeoutSeen) { err := NandErr.TIMEOUT; state := State.ABORT } otherwise { next() }
           }
         }
-        is(DMA_IN, DMA_OUT) {
-          when(!usesDma || (sk === DMA_OUT && op === NandOp.PAGE_READ && cur.split)) { next() }
-            .elsewhen(!stepArmed) {
-              stepArmed := True
-              dmaActive := True; dmaDone := False; dmaErr := False
-              dmaToBuf := sk === DMA_IN; dmaAddr := cur.dmaAddr; dmaPtr := 0; dmaPhase := 0
-              dmaWordsLeft := (dmaBytes >> 2).resize(16)
-            }
+        is(DMA_IN, DMA_OUT) { // commands other than page reads (those end at ECC_FIX)
+          when(!usesDma) { next() }
+            .elsewhen(!stepArmed) { stepArmed := True; startDma(sk === DMA_IN, cur.dmaAddr, dmaBytes, fb) }
             .elsewhen(dmaDone) {
               when(dmaErr) { err := NandErr.DMA_BUS; state := State.ABORT } otherwise { next() }
             }
         }
-        is(ECC_FIX) {
-          when(!eccOn) { next() }
-            .elsewhen(!stepArmed) { stepArmed := True; fixActive := True; fixDone := False; fixSec := 0; fixPhase := 0 }
-            .elsewhen(fixDone) {
-              when(eccUncMap =/= 0) { err := NandErr.ECC_UNCORRECTABLE }
-              next()
-            }
+        is(ECC_FIX) { // page in: hand it to the back end (correction, DMA out, completion) and go on
+          when(backIdle && !holdValid) {
+            bCmd := cur; bErr := err; bResult := resultWord
+            bRems := decRems; bStored := decStored
+            bb := fb; fb := !fb
+            eccCorrected := 0; eccCorrMap := 0; eccUncMap := 0; eccSectors := 0
+            bArmed := False
+            bState := BState.FIX
+            state := State.IDLE
+          }
         }
         is(SPLIT_END) {
           when(cur.split) { state := State.ABORT } otherwise { next() }
@@ -490,20 +521,49 @@ class NandCommandLayer(p: NandParams) extends Component {
       when(io.timingIdle && !io.rxPending) { rxArmed := False; txActive := False; state := State.COMPLETE }
     }
     is(State.COMPLETE) {
-      when(io.comp.ready) { state := State.IDLE }
+      when(!holdValid) {
+        holdValid := True
+        hold.opcode := op; hold.err := err; hold.target := cur.target; hold.tag := cur.tag
+        hold.status := resultWord(7 downto 0); hold.data := resultWord
+        hold.eccCorrected := 0; hold.eccCorrMap := 0; hold.eccUncMap := 0; hold.eccSectors := 0
+        state := State.IDLE
+      }
     }
     default {}
   }
 
-  io.comp.valid := state === State.COMPLETE
-  io.comp.opcode := op
-  io.comp.err := err
-  io.comp.target := cur.target
-  io.comp.tag := cur.tag
-  io.comp.status := resultWord(7 downto 0)
-  io.comp.eccCorrected := eccCorrected
-  io.comp.eccCorrMap := eccCorrMap
-  io.comp.eccUncMap := eccUncMap
-  io.comp.eccSectors := eccSectors
-  io.comp.data := resultWord
+  // ------------------------------------------------------------------ back end
+  val bEcc = bCmd.ecc
+  val bDmaBytes = Mux(bEcc, io.pageBytes.resize(17), ((bCmd.len.resize(17) + 3) & U(0x1FFFC, 17 bits)))
+  switch(bState) {
+    is(BState.FIX) {
+      when(!bEcc) { bState := BState.DMA }
+        .elsewhen(!bArmed) { bArmed := True; fixActive := True; fixDone := False; fixSec := 0; fixPhase := 0 }
+        .elsewhen(fixDone) {
+          when(eccUncMap =/= 0) { bErr := NandErr.ECC_UNCORRECTABLE }
+          bArmed := False
+          bState := BState.DMA
+        }
+    }
+    is(BState.DMA) {
+      when(!bCmd.dma) { bState := BState.COMP }
+        .elsewhen(!bArmed) { bArmed := True; startDma(False, bCmd.dmaAddr, bDmaBytes, bb) }
+        .elsewhen(dmaDone) {
+          when(dmaErr) { bErr := NandErr.DMA_BUS }
+          bState := BState.COMP
+        }
+    }
+    is(BState.COMP) { when(io.comp.ready) { bState := BState.IDLE } }
+    default {}
+  }
+
+  // Completions in command order: the back end's page is older than anything held.
+  val backComp = NandCompletion(p)
+  backComp.opcode := bCmd.opcode; backComp.err := bErr; backComp.target := bCmd.target; backComp.tag := bCmd.tag
+  backComp.status := bResult(7 downto 0); backComp.data := bResult
+  backComp.eccCorrected := eccCorrected; backComp.eccCorrMap := eccCorrMap; backComp.eccUncMap := eccUncMap
+  backComp.eccSectors := eccSectors
+  io.comp.valid := bState === BState.COMP || (holdValid && backIdle)
+  io.comp.payload := Mux(bState === BState.COMP, backComp, hold)
+  when(io.comp.fire && bState =/= BState.COMP) { holdValid := False }
 }

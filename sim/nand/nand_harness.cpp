@@ -1,10 +1,14 @@
-// Standalone Verilator harness: NandController + one ONFI model per target + an AXI4 DDR model +
-// an APB3 master, driven by a line protocol on stdin (lsmc/sim/nandsim.py is the client).
+// Standalone Verilator harness: one NandController per channel (--channels N), each with one ONFI model
+// per target, its own AXI4 port to one shared DDR model and its own APB3 master, all clocked together;
+// driven by a line protocol on stdin (lsmc/sim/nandsim.py is the client). Requests act on the channel
+// `ch N` selected (0 at start).
 // Every request prints exactly one line that starts with "ok" (or "err <why>"); a model timing
 // violation prints "VIOLATION ..." and exits with code 3.
 //
 // Requests:  w ADDR VAL | r ADDR | mw ADDR HEX | mr ADDR LEN | run N | cycles
 //            wait_comp MAXCYCLES        (poll STATUS until a completion is queued)
+//            ch N                        (select the channel later requests address)
+//            wait_irq MAXCYCLES          (run until some channel's io_irq is high; answers the channel mask)
 //            model T errors N | model T spread 0/1 | model T stuck 0/1 | model T check 0/1 | model T mode
 //            model T corrupt_param OFFSET
 //            model T flipmax N | weakblock BLOCK N | weakpage ROW N | gravepage ROW N | growbad BLOCK
@@ -29,24 +33,37 @@
 #include "args.h"
 #include "axi_mem.h"
 
-static VNandController* top;
-static std::vector<std::unique_ptr<onfi::NandModel>> models;
+struct CapPair { int64_t ready_ps; uint8_t q1, q2; };
+// One channel: a controller, its targets' models, its AXI port to the shared DDR model and its NV-DDR
+// capture state.
+struct Chan {
+  VNandController* top = nullptr;
+  std::vector<std::unique_ptr<onfi::NandModel>> models;
+  std::unique_ptr<simc::AxiSlave<CData>> axi;
+  std::vector<CapPair> cap_queue;
+  int cap_have_q1 = 0;
+  uint8_t cap_q1 = 0;
+  bool dqs_prev = false;
+};
+static std::vector<Chan> chans;
+static Chan* C = nullptr;  // the channel requests address
 static uint64_t cycle = 0;
 static std::mt19937 junk(12345);
 static uint32_t ntargets = 2;
+static uint32_t nchannels = 1;
+static constexpr uint32_t MAX_CHANNELS = 8;
 static constexpr uint32_t MAX_TARGETS = 2;  // width of io_nand_ce_n in the generated controller
 static bool models_live = false;  // the flash sees the pins only once the controller is out of reset
 
 // ---------------------------------------------------------------- DDR model (sim/common AXI4 slave, 32-bit)
 // The whole 32-bit address space, mapped lazily: only the pages a test touches cost memory.
 static simc::Memory mem(0, 1ull << 32);
-static std::unique_ptr<simc::AxiSlave<CData>> axi;
 
 // ---------------------------------------------------------------- clocking
 static onfi::NandPinsIn pins_of(int t) {
   onfi::NandPinsIn p;
-  p.dq = top->io_nand_dq_o; p.dq_oe = top->io_nand_dq_oe; p.cle = top->io_nand_cle; p.ale = top->io_nand_ale;
-  p.ce_n = (top->io_nand_ce_n >> t) & 1; p.we_n = top->io_nand_we_n; p.re_n = top->io_nand_re_n; p.wp_n = top->io_nand_wp_n;
+  p.dq = C->top->io_nand_dq_o; p.dq_oe = C->top->io_nand_dq_oe; p.cle = C->top->io_nand_cle; p.ale = C->top->io_nand_ale;
+  p.ce_n = (C->top->io_nand_ce_n >> t) & 1; p.we_n = C->top->io_nand_we_n; p.re_n = C->top->io_nand_re_n; p.wp_n = C->top->io_nand_wp_n;
   return p;
 }
 
@@ -58,98 +75,98 @@ static onfi::NandPinsIn pins_of(int t) {
 // falling -> Q2) and hands each pair to the controller's clock domain through the capture FIFO, whose
 // read side sees it 2 cycles (pointer synchroniser) after the capture.
 static uint32_t tap_ps = 25;
-struct CapPair { int64_t ready_ps; uint8_t q1, q2; };
-static std::vector<CapPair> cap_queue;
-static int cap_have_q1 = 0;
-static uint8_t cap_q1 = 0;
-static bool dqs_prev = false;
 
 static onfi::NandPinsIn ddr_pins_of(int t, int half, bool dqs) {
   onfi::NandPinsIn p = pins_of(t);
   if (half) {
-    p.dq = top->io_nand_ddr_h2_dq_o; p.dq_oe = top->io_nand_ddr_h2_dq_oe; p.cle = top->io_nand_ddr_h2_cle;
-    p.ale = top->io_nand_ddr_h2_ale; p.ce_n = (top->io_nand_ddr_h2_ce_n >> t) & 1; p.we_n = top->io_nand_ddr_h2_we_n;
-    p.re_n = top->io_nand_ddr_h2_re_n;
+    p.dq = C->top->io_nand_ddr_h2_dq_o; p.dq_oe = C->top->io_nand_ddr_h2_dq_oe; p.cle = C->top->io_nand_ddr_h2_cle;
+    p.ale = C->top->io_nand_ddr_h2_ale; p.ce_n = (C->top->io_nand_ddr_h2_ce_n >> t) & 1; p.we_n = C->top->io_nand_ddr_h2_we_n;
+    p.re_n = C->top->io_nand_ddr_h2_re_n;
   }
   p.dqs = dqs;
-  p.dqs_oe = (top->io_nand_ddr_dqs_oe >> half) & 1;  // DQS enable follows the DQS flop's halves
+  p.dqs_oe = (C->top->io_nand_ddr_dqs_oe >> half) & 1;  // DQS enable follows the DQS flop's halves
   return p;
 }
 
 // After the clock edge at T (ns): the four pad instants of this cycle, then the captures in [T, T + 10 ns).
 static void ddr_cycle(uint64_t T) {
   int64_t t0 = int64_t(T) * 1000;
-  bool d0 = top->io_nand_ddr_dqs_o & 1, d1 = (top->io_nand_ddr_dqs_o >> 1) & 1;
+  bool d0 = C->top->io_nand_ddr_dqs_o & 1, d1 = (C->top->io_nand_ddr_dqs_o >> 1) & 1;
   const int64_t at[4] = {t0, t0 + 2500, t0 + 5000, t0 + 7500};
   for (int k = 0; k < 4; k++) {
-    bool dqs = k == 0 ? dqs_prev : (k < 3 ? d0 : d1);
-    for (uint32_t i = 0; i < ntargets; i++) models[i]->eval_ps(at[k], ddr_pins_of(i, k >= 2, dqs));
+    bool dqs = k == 0 ? C->dqs_prev : (k < 3 ? d0 : d1);
+    for (uint32_t i = 0; i < ntargets; i++) C->models[i]->eval_ps(at[k], ddr_pins_of(i, k >= 2, dqs));
   }
-  dqs_prev = d1;
-  int64_t delay = int64_t(top->io_nand_ddr_tap) * tap_ps;
+  C->dqs_prev = d1;
+  int64_t delay = int64_t(C->top->io_nand_ddr_tap) * tap_ps;
   for (uint32_t i = 0; i < ntargets; i++) {
     std::vector<std::pair<int64_t, bool>> edges;
-    models[i]->dqs_edges(t0 - delay, t0 + 10000 - delay, edges);
+    C->models[i]->dqs_edges(t0 - delay, t0 + 10000 - delay, edges);
     for (auto& e : edges) {
       int64_t c = e.first + delay;
-      uint8_t v = models[i]->dq_at(c);
-      if (e.second) { cap_q1 = v; cap_have_q1 = 1; }
-      else if (cap_have_q1) { cap_queue.push_back({c + 20000, cap_q1, v}); cap_have_q1 = 0; }
+      uint8_t v = C->models[i]->dq_at(c);
+      if (e.second) { C->cap_q1 = v; C->cap_have_q1 = 1; }
+      else if (C->cap_have_q1) { C->cap_queue.push_back({c + 20000, C->cap_q1, v}); C->cap_have_q1 = 0; }
     }
   }
 }
 
 static void tick() {
-  uint64_t t = cycle * 10;
-  bool ddr = models_live && top->io_nand_ddr;
-  // captured pairs whose FIFO entry is visible at this edge, one per cycle
-  top->io_nand_ddr_cap_valid = 0;
-  if (!cap_queue.empty() && cap_queue.front().ready_ps <= int64_t(t) * 1000) {
-    top->io_nand_ddr_cap_valid = 1;
-    top->io_nand_ddr_cap_q1 = cap_queue.front().q1;
-    top->io_nand_ddr_cap_q2 = cap_queue.front().q2;
-    cap_queue.erase(cap_queue.begin());
+  Chan* addressed = C;
+  for (auto& ch : chans) {
+    C = &ch;  // the helpers below act on C
+    uint64_t t = cycle * 10;
+    bool ddr = models_live && C->top->io_nand_ddr;
+    // captured pairs whose FIFO entry is visible at this edge, one per cycle
+    C->top->io_nand_ddr_cap_valid = 0;
+    if (!C->cap_queue.empty() && C->cap_queue.front().ready_ps <= int64_t(t) * 1000) {
+      C->top->io_nand_ddr_cap_valid = 1;
+      C->top->io_nand_ddr_cap_q1 = C->cap_queue.front().q1;
+      C->top->io_nand_ddr_cap_q2 = C->cap_queue.front().q2;
+      C->cap_queue.erase(C->cap_queue.begin());
+    }
+    // 1. flash outputs at time t (pins unchanged since the previous edge)
+    uint8_t dq = junk();
+    int drivers = 0, rb = models_live ? 0 : (1 << ntargets) - 1;
+    for (int i = 0; i < ntargets && models_live && ddr; i++) {  // NV-DDR: R/B# (pins as left half a cycle ago)
+      if (C->models[i]->eval_ps(t * 1000, ddr_pins_of(i, 1, C->dqs_prev)).rb_n) rb |= 1 << i;
+    }
+    for (int i = 0; i < ntargets && models_live && !ddr; i++) {
+      onfi::NandPinsOut o = C->models[i]->eval(t, pins_of(i));
+      if (o.dq_drive) { drivers++; dq = o.dq; }
+      if (o.rb_n) rb |= 1 << i;
+    }
+    if (drivers > 1 || (drivers && C->top->io_nand_dq_oe)) {
+      printf("VIOLATION bus contention at t=%llu ns: %d flash drivers, controller oe=%d\n", (unsigned long long)t, drivers, C->top->io_nand_dq_oe);
+      fflush(stdout); exit(3);
+    }
+    C->top->io_nand_dq_i = dq;
+    C->top->io_nand_rb_n = rb;
+    C->axi->drive(cycle);
+    C->top->clk = 0; C->top->eval();
+    C->axi->edge(cycle);
+    if (C->axi->violations) { fflush(stdout); exit(4); }  // the violation line is already printed
+    C->top->clk = 1; C->top->eval();
+    // 2. record the pin edges of this clock edge
+    if (models_live && C->top->io_nand_ddr) ddr_cycle(t);
+    else for (int i = 0; i < ntargets && models_live; i++) C->models[i]->eval(t, pins_of(i));
   }
-  // 1. flash outputs at time t (pins unchanged since the previous edge)
-  uint8_t dq = junk();
-  int drivers = 0, rb = models_live ? 0 : (1 << ntargets) - 1;
-  for (int i = 0; i < ntargets && models_live && ddr; i++) {  // NV-DDR: R/B# (pins as left half a cycle ago)
-    if (models[i]->eval_ps(t * 1000, ddr_pins_of(i, 1, dqs_prev)).rb_n) rb |= 1 << i;
-  }
-  for (int i = 0; i < ntargets && models_live && !ddr; i++) {
-    onfi::NandPinsOut o = models[i]->eval(t, pins_of(i));
-    if (o.dq_drive) { drivers++; dq = o.dq; }
-    if (o.rb_n) rb |= 1 << i;
-  }
-  if (drivers > 1 || (drivers && top->io_nand_dq_oe)) {
-    printf("VIOLATION bus contention at t=%llu ns: %d flash drivers, controller oe=%d\n", (unsigned long long)t, drivers, top->io_nand_dq_oe);
-    fflush(stdout); exit(3);
-  }
-  top->io_nand_dq_i = dq;
-  top->io_nand_rb_n = rb;
-  axi->drive(cycle);
-  top->clk = 0; top->eval();
-  axi->edge(cycle);
-  if (axi->violations) { fflush(stdout); exit(4); }  // the violation line is already printed
-  top->clk = 1; top->eval();
-  // 2. record the pin edges of this clock edge
-  if (models_live && top->io_nand_ddr) ddr_cycle(t);
-  else for (int i = 0; i < ntargets && models_live; i++) models[i]->eval(t, pins_of(i));
+  C = addressed;
   cycle++;
 }
 
 // ---------------------------------------------------------------- APB master
 static uint32_t apb(bool write, uint32_t addr, uint32_t data) {
-  top->io_apb_PSEL = 1; top->io_apb_PENABLE = 0; top->io_apb_PWRITE = write; top->io_apb_PADDR = addr; top->io_apb_PWDATA = data;
+  C->top->io_apb_PSEL = 1; C->top->io_apb_PENABLE = 0; C->top->io_apb_PWRITE = write; C->top->io_apb_PADDR = addr; C->top->io_apb_PWDATA = data;
   tick();
-  top->io_apb_PENABLE = 1;
+  C->top->io_apb_PENABLE = 1;
   uint32_t r = 0;
   for (int i = 0; i < 64; i++) {
-    top->clk = 0; top->eval();
-    if (top->io_apb_PREADY) { r = top->io_apb_PRDATA; tick(); break; }
+    C->top->clk = 0; C->top->eval();
+    if (C->top->io_apb_PREADY) { r = C->top->io_apb_PRDATA; tick(); break; }
     tick();
   }
-  top->io_apb_PSEL = 0; top->io_apb_PENABLE = 0;
+  C->top->io_apb_PSEL = 0; C->top->io_apb_PENABLE = 0;
   return r;
 }
 
@@ -201,7 +218,7 @@ struct Req {
 static onfi::NandModel& target(Req& r) {
   uint64_t t = r.dec("target", UINT32_MAX);
   if (t >= ntargets) throw BadRequest{"target " + std::to_string(t) + " out of range 0.." + std::to_string(ntargets - 1)};
-  return *models[t];
+  return *C->models[t];
 }
 static uint32_t row(Req& r, const onfi::NandModel& m) {
   uint64_t rows = (uint64_t)m.cfg.blocks * m.cfg.pages_per_block;
@@ -227,7 +244,23 @@ static void request(const std::string& line, bool& quit) {
     printf("ok %s\n", hex(std::vector<uint8_t>(mem.at(a), mem.at(a) + n)).c_str());
   }
   else if (c == "run") { uint64_t n = r.dec("cycles", 1ull << 40); r.end(); for (uint64_t i = 0; i < n; i++) tick(); printf("ok\n"); }
-  else if (c == "irq") { r.end(); printf("ok %d\n", top->io_irq); }
+  else if (c == "irq") { r.end(); printf("ok %d\n", C->top->io_irq); }
+  else if (c == "ch") {
+    uint64_t k = r.dec("channel", UINT32_MAX); r.end();
+    if (k >= chans.size()) throw BadRequest{"channel " + std::to_string(k) + " out of range 0.." + std::to_string(chans.size() - 1)};
+    C = &chans[k]; printf("ok\n");
+  }
+  else if (c == "wait_irq") {  // an interrupt-driven scheduler's idle loop: io_irq is a port, no APB polling
+    uint64_t n = r.dec("max cycles", 1ull << 40); r.end();
+    uint64_t start = cycle; uint32_t mask = 0;
+    while (cycle - start < n) {
+      for (uint32_t k = 0; k < chans.size(); k++) if (chans[k].top->io_irq) mask |= 1u << k;
+      if (mask) break;
+      tick();
+    }
+    if (mask) printf("ok %u\n", mask);
+    else printf("err timeout after %" PRIu64 " cycles\n", cycle - start);
+  }
   else if (c == "cycles") { r.end(); printf("ok %" PRIu64 "\n", cycle); }
   else if (c == "wait_comp") {
     uint64_t n = r.dec("max cycles", 1ull << 40); r.end();
@@ -272,12 +305,12 @@ static void request(const std::string& line, bool& quit) {
   else if (c == "param") { auto& m = target(r); r.end(); printf("ok %s\n", hex(m.param_page()).c_str()); }
   else if (c == "axi_err") {
     uint64_t lo = r.hex("low address", UINT32_MAX), hi = r.hex("high address", 1ull << 32); r.end();
-    axi->cfg.errLo = lo; axi->cfg.errHi = hi; printf("ok\n");
+    C->axi->cfg.errLo = lo; C->axi->cfg.errHi = hi; printf("ok\n");
   }
   else if (c == "touched") {
     r.end();
-    printf("ok %llx %llx\n", (unsigned long long)(axi->touchedLo == UINT64_MAX ? 0 : axi->touchedLo), (unsigned long long)axi->touchedHi);
-    axi->touchedLo = UINT64_MAX; axi->touchedHi = 0;
+    printf("ok %llx %llx\n", (unsigned long long)(C->axi->touchedLo == UINT64_MAX ? 0 : C->axi->touchedLo), (unsigned long long)C->axi->touchedHi);
+    C->axi->touchedLo = UINT64_MAX; C->axi->touchedHi = 0;
   }
   else if (c == "stats") {
     auto& m = target(r); r.end();
@@ -299,6 +332,8 @@ int main(int argc, char** argv) {
   args.number("--page-bytes", &cfg.page_bytes, "main-area bytes per page (default 2048)", "N", 1u, 1u << 16);
   args.number("--spare-bytes", &cfg.spare_bytes, "spare bytes per page (default 64)", "N", 0u, 1u << 12);
   args.number("--targets", &ntargets, "NAND targets (CE#) on the channel, 1..2 (default 2)", "N", 1u, MAX_TARGETS);
+  args.number("--channels", &nchannels, "channels (a controller, its targets and an AXI port each), 1..8 (default 1)", "N", 1u,
+              MAX_CHANNELS);
   args.number("--seed", &cfg.seed, "seed of the bit-error positions");
   args.number("--tr", &cfg.tR_ns, "array read time tR in ns");
   args.number("--tprog", &cfg.tPROG_ns, "program time tPROG in ns");
@@ -343,12 +378,18 @@ int main(int argc, char** argv) {
   for (uint32_t b : cfg.bad_blocks)
     if (b >= cfg.blocks) simc::die("--bad: block %u is past the last block %u", b, cfg.blocks - 1);
   cfg.on_violation = [](const std::string& m) { printf("VIOLATION %s\n", m.c_str()); fflush(stdout); exit(3); };
-  for (uint32_t i = 0; i < ntargets; i++) {
-    onfi::Config c = cfg;
-    c.seed = cfg.seed * 31 + i;
-    models.emplace_back(new onfi::NandModel(c, "target" + std::to_string(i)));
+  chans.resize(nchannels);
+  for (uint32_t k = 0; k < nchannels; k++) {
+    Chan& ch = chans[k];
+    for (uint32_t i = 0; i < ntargets; i++) {
+      onfi::Config c = cfg;
+      c.seed = cfg.seed * 31 + i + 97 * k;  // channel 0 keeps the one-channel seeds
+      std::string name = "target" + std::to_string(i);
+      if (nchannels > 1) name = "ch" + std::to_string(k) + "." + name;
+      ch.models.emplace_back(new onfi::NandModel(c, name));
+    }
+    ch.top = new VNandController;
   }
-  top = new VNandController;
 
   // The controller promises 32-bit INCR bursts; the model holds it to that and to the AXI rules.
   simc::AxiConfig acfg;
@@ -361,18 +402,25 @@ int main(int argc, char** argv) {
   acfg.onlyIncr = true;
   acfg.errLo = 1;  // empty SLVERR window
   acfg.errHi = 0;
-  simc::AxiSlave<CData>::Pins pins;
-  SIMC_BIND_AXI(pins, top, io_axi);
-  pins.wData = &top->io_axi_w_payload_data;
-  pins.rData = &top->io_axi_r_payload_data;
-  axi.reset(new simc::AxiSlave<CData>("nand axi", 4, &mem, pins, acfg));
-  axi->report = stdout;
-  axi->reportPrefix = "err axi:";
-
-  top->io_apb_PSEL = 0; top->io_apb_PENABLE = 0;
-  top->reset = 1;
+  // Each channel has its own AXI port on the shared memory (a multi-port DDR model: the channels do not
+  // compete for DDR bandwidth here).
+  for (uint32_t k = 0; k < nchannels; k++) {
+    C = &chans[k];
+    simc::AxiSlave<CData>::Pins pins;
+    SIMC_BIND_AXI(pins, C->top, io_axi);
+    pins.wData = &C->top->io_axi_w_payload_data;
+    pins.rData = &C->top->io_axi_r_payload_data;
+    static const char* names[MAX_CHANNELS] = {"nand axi ch0", "nand axi ch1", "nand axi ch2", "nand axi ch3",
+                                              "nand axi ch4", "nand axi ch5", "nand axi ch6", "nand axi ch7"};
+    C->axi.reset(new simc::AxiSlave<CData>(nchannels > 1 ? names[k] : "nand axi", 4, &mem, pins, acfg));
+    C->axi->report = stdout;
+    C->axi->reportPrefix = "err axi:";
+    C->top->io_apb_PSEL = 0; C->top->io_apb_PENABLE = 0;
+    C->top->reset = 1;
+  }
+  C = &chans[0];
   for (int i = 0; i < 8; i++) tick();
-  top->reset = 0;
+  for (auto& ch : chans) ch.top->reset = 0;
   tick();
   models_live = true;
 
@@ -387,7 +435,6 @@ int main(int argc, char** argv) {
     }
     fflush(stdout);
   }
-  top->final();
-  delete top;
+  for (auto& ch : chans) { ch.top->final(); delete ch.top; }
   return 0;
 }
