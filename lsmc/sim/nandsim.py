@@ -125,13 +125,13 @@ SECTOR_UNCORRECTABLE = 0xF  # COMP_SECTORS nibble of a sector the BCH decoder co
 class NandSim:
     def __init__(self, blocks=64, pages=64, page_bytes=2048, spare_bytes=64, targets=2, bad=(), seed=1,
                  tr_ns=None, tprog_ns=None, tbers_ns=None, axi_latency=4, axi_stall_pct=0, part=None, tdqsck_ps=None,
-                 tap_ps=None):
+                 tap_ps=None, channels=1):
         exe = build_sim()
         if part == "mt29f16g08ababa":  # the NV-DDR part's geometry unless the caller says otherwise
             page_bytes, spare_bytes = NVDDR_PART["page_bytes"], NVDDR_PART["spare_bytes"]
         args = [str(exe), "--blocks", str(blocks), "--pages", str(pages), "--page-bytes", str(page_bytes),
                 "--spare-bytes", str(spare_bytes), "--targets", str(targets), "--seed", str(seed),
-                "--axi-latency", str(axi_latency), "--axi-stall", str(axi_stall_pct)]
+                "--axi-latency", str(axi_latency), "--axi-stall", str(axi_stall_pct), "--channels", str(channels)]
         if bad:
             args += ["--bad", ",".join(map(str, bad))]
         for flag, v in (("--tr", tr_ns), ("--tprog", tprog_ns), ("--tbers", tbers_ns), ("--part", part),
@@ -140,6 +140,8 @@ class NandSim:
                 args += [flag, str(v)]
         self.geometry = dict(blocks=blocks, pages=pages, page_bytes=page_bytes, spare_bytes=spare_bytes)
         self.targets = targets
+        self.channels = channels
+        self.channel = 0  # the channel register, memory-port and model requests address (`select`)
         self.tap_ps = tap_ps or 25  # the harness's --tap-ps default
         self.nvddr = False
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -179,6 +181,18 @@ class NandSim:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+
+    def select(self, channel: int):
+        """Address channel `channel` (its registers, models and AXI port) in the requests that follow."""
+        if not 0 <= channel < self.channels:
+            raise SimError(f"channel {channel} out of range 0..{self.channels - 1}")
+        if channel != self.channel:
+            self.req(f"ch {channel}")
+            self.channel = channel
+
+    def wait_irq(self, max_cycles=3_000_000) -> int:
+        """Run until some channel's interrupt line is high; returns the mask of those channels."""
+        return int(self.req(f"wait_irq {max_cycles}"))
 
     def w(self, reg, val: int):
         self.req(f"w {REG.get(reg, reg) if isinstance(reg, str) else reg:x} {val & 0xFFFFFFFF:x}")
@@ -405,6 +419,126 @@ def measure_nvddr(s: NandSim, op: str, targets: int, pages: int = 4, block: int 
     if not s.nvddr:
         raise SimError("measure_nvddr: the simulation is not in NV-DDR (call init_nvddr first)")
     return measure(s, s.mode, op, targets, pages=pages, block=block)
+
+
+# ---------------------------------------------------------------- channels x ways scheduler (sequential reads)
+def page_raw(code: Bch, data: bytes, spare_bytes: int) -> bytes:
+    """A page as the controller programs it with ECC: data, spare FFh except the check bytes of sector s
+    at spare bytes 8 + s * ecc_bytes (docs/nand.md, spare layout)."""
+    spare = bytearray(b"\xff" * spare_bytes)
+    n, e = code.data_bytes, code.ecc_bytes
+    for i in range(len(data) // n):
+        spare[8 + i * e:8 + (i + 1) * e] = code.ecc(data[i * n:(i + 1) * n])
+    return data + bytes(spare)
+
+
+def cache_read_program(ways: int, pages: int, block: int, pages_per_block: int, dma_addr):
+    """One channel's command list for `pages` sequential pages from `block` on each of `ways` targets:
+    PAGE_READ (SPLIT) on every way, then per way READ_CACHE (31h, SPLIT: the bus is free during tRCBSY
+    while the array reads the next page) and READ_DATA (the cache register out, ECC, DMA to
+    dma_addr(way, page)), the ways taking turns so that one way's tRCBSY and array read hide behind the
+    other ways' transfers; the last page of a way is moved by READ_CACHE_END (3Fh). Each entry is the
+    keyword arguments of NandSim.submit."""
+    if not 1 <= pages <= pages_per_block:
+        raise ValueError(f"cache read: {pages} pages per way, a block holds {pages_per_block}")
+    row = lambda p: block * pages_per_block + p
+    cache = lambda t, q: dict(op=OP_READ_CACHE if q < pages - 1 else OP_READ_CACHE_END, target=t, split=True)
+    prog = [dict(op=OP_PAGE_READ, target=t, row=row(0), split=True) for t in range(ways)]
+    prog += [cache(t, 0) for t in range(ways)]
+    for q in range(pages):
+        for t in range(ways):
+            prog.append(dict(op=OP_READ_DATA, target=t, ecc=True, dma=True, dma_addr=dma_addr(t, q)))
+            if q + 1 < pages:
+                prog.append(cache(t, q + 1))
+    return prog
+
+
+def run_channels(s: NandSim, programs: dict, depth: int = 6, max_cycles: int = 3_000_000):
+    """The channels x ways scheduler: keeps up to `depth` commands queued on every channel (its command
+    queue holds 8), sleeps on the interrupt lines (IRQ_ENABLE.DONE) and drains each channel's completions
+    when its line rises. programs: {channel: [submit kwargs, ...]}. Returns {channel: (completions, cycle
+    of the last completion)}; any completion error raises SimError."""
+    nxt = {k: 0 for k in programs}
+    out = {k: 0 for k in programs}
+    done = {k: ([], None) for k in programs}
+    for k in programs:
+        s.select(k)
+        s.w("IRQ_STATUS", 7)
+        s.w("IRQ_ENABLE", 1)
+    while any(nxt[k] < len(programs[k]) or out[k] for k in programs):
+        for k, prog in programs.items():
+            if nxt[k] < len(prog) and out[k] < depth:
+                s.select(k)
+                while nxt[k] < len(prog) and out[k] < depth:
+                    s.submit(**prog[nxt[k]], tag=nxt[k])
+                    nxt[k] += 1
+                    out[k] += 1
+        mask = s.wait_irq(max_cycles)
+        for k in programs:
+            if not mask >> k & 1:
+                continue
+            s.select(k)
+            s.w("IRQ_STATUS", 1)  # clear DONE first: a completion queued after this raises it again
+            while s.r("COMP_INFO") >> 9 & 1:
+                c = s.complete()
+                if c.err != ERR_OK:
+                    raise SimError(f"channel {k}: {ERR_NAMES[c.err]} on command {c.tag} ({c})")
+                done[k][0].append(c)
+                out[k] -= 1
+            done[k] = (done[k][0], s.cycles())
+    for k in programs:
+        s.select(k)
+        s.w("IRQ_ENABLE", 0)
+    return done
+
+
+ChannelRun = namedtuple("ChannelRun",
+                        "channels ways pages bytes cycles mb_per_s bus_limit_mb_per_s efficiency per_channel")
+
+
+def measure_channels(s: NandSim, ways: int = 2, pages: int = 32, block: int = 1, seed: int = 5) -> ChannelRun:
+    """Sequential page reads on every channel of `s` (NV-DDR, trained): `pages` pages per way written
+    with ECC through the back door, then read by the cache-read program of every channel at once under
+    the scheduler (`run_channels`), checked byte for byte in DDR. Cycles: from the first command to the
+    last completion (all channels); per channel to its own last completion. Bus limit: 2 bytes per tCK
+    of the mode per channel."""
+    if not s.nvddr:
+        raise SimError("measure_channels: the simulation is not in NV-DDR (call init_nvddr on every channel)")
+    g = s.geometry
+    page = g["page_bytes"]
+    if ways > s.targets:
+        raise SimError(f"measure_channels: {ways} ways, the simulation has {s.targets} targets per channel")
+    s.select(0)
+    code = ecc_code(s)
+    rng = random.Random(seed)
+    base = lambda k, t: DDR + 0x100_0000 * (k + 1) + 0x40_0000 * t
+    datas = {}
+    for k in range(s.channels):
+        s.select(k)
+        for t in range(ways):
+            for q in range(pages):
+                datas[k, t, q] = rng.randbytes(page)
+                s.poke(t, s.row(block, q), page_raw(code, datas[k, t, q], g["spare_bytes"]))
+    programs = {k: cache_read_program(ways, pages, block, g["pages"], lambda t, q, k=k: base(k, t) + q * page)
+                for k in range(s.channels)}
+    c0 = s.cycles()
+    done = run_channels(s, programs)
+    end = s.cycles()
+    for (k, t, q), data in datas.items():
+        s.select(k)
+        if s.mem_read(base(k, t) + q * page, page) != data:
+            raise SimError(f"read-back mismatch (channel {k}, way {t}, page {q})")
+    limit = bus_limit_mb_per_s(s.mode, "read", True)
+    per = []
+    for k in range(s.channels):
+        nb = ways * pages * page
+        cyc = done[k][1] - c0
+        mb = nb / (cyc * CLK_NS) * 1000.0
+        per.append((k, nb, cyc, mb, mb / limit))
+    nbytes = s.channels * ways * pages * page
+    mbps = nbytes / ((end - c0) * CLK_NS) * 1000.0
+    total_limit = limit * s.channels
+    return ChannelRun(s.channels, ways, pages, nbytes, end - c0, mbps, total_limit, mbps / total_limit, per)
 
 
 # ---------------------------------------------------------------- BCH sweep (nand-report, tests)

@@ -295,7 +295,10 @@ void NandModel::latch_command(uint64_t t, uint8_t c) {
       data_reg_ = reg_; cache_read_ = true; cache_row_ = row_; array_until_ = busy_until_;
       break;
     case 0x31: case 0x3F:  // READ CACHE SEQUENTIAL / READ CACHE END (ONFI 2.x; R/B# must be high)
-      if (have_cmd_) violation(t, "31h/3Fh in the middle of a command");
+      // A bare 00h before it only resumed data output (e.g. the cache register read after an earlier
+      // 31h): no command is open. Anything with address cycles is.
+      if (have_cmd_ && !(cmd_ == 0x00 && addr_.empty())) violation(t, "31h/3Fh in the middle of a command");
+      have_cmd_ = false;
       if (!cache_read_) violation(t, "31h/3Fh without a page read (00h-30h or 31h) before it");
       else cache_read(t, c == 0x3F);
       break;
