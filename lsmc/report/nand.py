@@ -4,7 +4,12 @@ ECC sweep (0 .. t + 2 bit errors per sector); writes results/nand.md, nand.csv, 
 nand.png. Measured in the standalone controller simulation (sim/nand: NandController RTL + ONFI models,
 checker on): SDR against the MT29F4G08ABADA, NV-DDR against the MT29F16G08ABABA (its busy times).
 
-Usage: scripts/nand-report [--pages N] [--modes sdr5,nvddr5,..] [--ecc-pages N] [--out-dir DIR]
+Sequential reads (`op` cache_read): every channel of a --channels simulation reads --seq-pages pages from
+each of its two targets with cache reads under the channels x ways scheduler (nandsim.run_channels), plus
+the same on one channel; `targets` is then the ways per channel.
+
+Usage: scripts/nand-report [--pages N] [--modes sdr5,nvddr5,..] [--ecc-pages N] [--channels N]
+                           [--seq-pages N] [--out-dir DIR]
 Exit status 0, or 2 with one line on stderr when the measurement cannot be made."""
 
 import argparse
@@ -18,7 +23,8 @@ from lsmc.sim import nandsim
 
 COLUMNS = ["mode", "op", "channels", "targets", "bytes", "cycles", "mb_per_s", "bus_limit_mb_per_s", "efficiency"]
 ECC_COLUMNS = ["ecc", "t", "bits_injected", "pages", "corrected", "uncorrectable", "miscorrected"]
-CHANNELS = 1  # the controller has one channel (bus); bus_limit_mb_per_s is for all channels together
+CHANNELS = 1  # page read / program rows: one channel; bus_limit_mb_per_s is for all channels together
+SEQ_WAYS = 2  # targets per channel in the sequential cache-read rows
 
 
 MODE_NAMES = [nandsim.label(m, d) for d in (False, True) for m in range(len(nandsim.ONFI_MODES))]
@@ -27,6 +33,20 @@ MODE_NAMES = [nandsim.label(m, d) for d in (False, True) for m in range(len(nand
 def parse_mode(name: str):
     """'sdr3' / 'nvddr5' (a bare digit is the SDR mode) -> (mode, nvddr)."""
     return (int(name[-1]), name.startswith("nvddr"))
+
+
+def run_seq(modes, channels, seq_pages):
+    """Sequential cache reads per NV-DDR mode on 1 and `channels` channels: [(mode, ChannelRun)]."""
+    out = []
+    for mode in (m for m, d in modes if d):
+        for ch in sorted({1, channels}):
+            with nandsim.NandSim(blocks=4, pages=128, targets=SEQ_WAYS, part="mt29f16g08ababa", channels=ch) as s:
+                for k in range(ch):
+                    s.select(k)
+                    s.init_nvddr(mode, tap_step=16)
+                out.append((mode, nandsim.measure_channels(s, ways=SEQ_WAYS, pages=seq_pages)))
+                s.close()
+    return out
 
 
 def run(modes, pages, ecc_pages):
@@ -88,13 +108,16 @@ def plot(rows, ecc):
     return png.getvalue()
 
 
-def write(rows, ecc, dec, out, pages, seconds):
+def write(rows, ecc, dec, out, pages, seconds, seq=()):
     out = cliutil.make_output_dir(out)
     table = io.StringIO(newline="")
     w = csv.writer(table)
     w.writerow(COLUMNS)
     for r in rows:
         w.writerow([nandsim.label(r.mode, r.nvddr), r.op, CHANNELS, r.targets, r.bytes, r.cycles, f"{r.mb_per_s:.2f}",
+                    f"{r.bus_limit_mb_per_s:.2f}", f"{r.efficiency:.3f}"])
+    for mode, r in seq:
+        w.writerow([nandsim.label(mode, True), "cache_read", r.channels, r.ways, r.bytes, r.cycles, f"{r.mb_per_s:.2f}",
                     f"{r.bus_limit_mb_per_s:.2f}", f"{r.efficiency:.3f}"])
     ecc_table = io.StringIO(newline="")
     w = csv.writer(ecc_table)
@@ -138,6 +161,24 @@ def write(rows, ecc, dec, out, pages, seconds):
               "a whole number of cycles (mode 2: tRC 35 ns -> 4 cycles = 40 ns; mode 4: 25 ns -> 30 ns); the "
               "rest is the first cycle's tWHR/tRR/tADL wait counted inside the transfer. See docs/nand.md.",
               ""]
+    if seq:
+        lines += ["## Sequential reads over channels (cache read, channels x ways scheduler)", "", (
+            f"Every channel (its own controller, {SEQ_WAYS} targets and 32-bit AXI port into one DDR model that "
+            "gives each port its own bandwidth) reads the same number of pages from each target: PAGE_READ, then per "
+            "target READ_CACHE 31h (SPLIT: the bus is free during tRCBSY 3 us and the next tR) and READ_DATA "
+            "(00h, the cache register out, ECC, DMA); the last page by READ_CACHE_END 3Fh. The scheduler "
+            "(`nandsim.run_channels`) keeps 6 commands queued per channel and drains completions on the "
+            "interrupt lines; each page is checked byte for byte in DDR. Whole run: from the first command to "
+            "the last completion, including the first tR (25 us) and the last page's ECC and DMA; per channel "
+            "up to its own last completion. Bus limit: 2 bytes per tCK of the mode per channel."), "",
+            "| mode | channels | ways | pages per way | bytes | cycles | MB/s | bus limit MB/s | efficiency | "
+            "per channel MB/s (efficiency) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+        for mode, r in seq:
+            per = ", ".join(f"{mb:.2f} ({100 * eff:.1f} %)" for _, _, _, mb, eff in r.per_channel)
+            lines.append(f"| {nandsim.label(mode, True)} | {r.channels} | {r.ways} | {r.pages} | {r.bytes} | "
+                         f"{r.cycles} | {r.mb_per_s:.2f} | {r.bus_limit_mb_per_s:.2f} | {100 * r.efficiency:.1f} % | "
+                         f"{per} |")
+        lines += [""]
     if ecc:
         e0 = ecc[0]
         lines += ["## BCH ECC", "", (
@@ -175,6 +216,11 @@ def main(argv=None) -> int:
                          "mode; default all twelve)")
     ap.add_argument("--ecc-pages", type=cliutil.int_option(0, 32), default=4, metavar="N",
                     help="pages per error count in the ECC sweep, 0..32 (0: no sweep; default 4)")
+    ap.add_argument("--channels", type=cliutil.int_option(1, 8), default=4, metavar="N",
+                    help="channels of the sequential cache-read rows, 1..8 (default 4; one channel is measured too)")
+    ap.add_argument("--seq-pages", type=cliutil.int_option(0, 128), default=64, metavar="N",
+                    help="pages per target in the sequential cache-read rows of each NV-DDR mode, 0..128 (0: none; "
+                         "default 64)")
     cliutil.add_out_dir(ap, "results", "nand.md, nand.csv, nand_ecc.csv and nand.png")
     a = ap.parse_args(argv)
     modes = [parse_mode(m) for m in a.modes]
@@ -185,14 +231,18 @@ def main(argv=None) -> int:
     t0 = time.time()
     try:
         rows, ecc, dec = run(modes, a.pages, a.ecc_pages)
+        seq = run_seq(modes, a.channels, a.seq_pages) if a.seq_pages else []
     except (nandsim.SimError, build.BuildError) as e:
         print(f"nand-report: {str(e).splitlines()[0]}", file=sys.stderr)
         return 2
-    write(rows, ecc, dec, a.out_dir, a.pages, time.time() - t0)
+    write(rows, ecc, dec, a.out_dir, a.pages, time.time() - t0, seq)
     for r in rows:
         print(f"{nandsim.label(r.mode, r.nvddr)} {r.op:7s} x{r.targets}: {r.mb_per_s:6.2f} MB/s "
               f"of {r.bus_limit_mb_per_s:5.1f}, "
               f"efficiency {100 * r.efficiency:5.1f} %, during transfers {100 * r.transfer_efficiency:5.1f} %")
+    for mode, r in seq:
+        print(f"{nandsim.label(mode, True)} cache_read {r.channels} ch x {r.ways} ways: {r.mb_per_s:6.2f} MB/s of "
+              f"{r.bus_limit_mb_per_s:5.1f}, efficiency {100 * r.efficiency:5.1f} %")
     for e in ecc:
         print(f"ECC {e.ecc}: {e.bits_injected:2d} bits/sector x {e.pages} pages: corrected {e.corrected}, "
               f"uncorrectable {e.uncorrectable}, miscorrected {e.miscorrected}")
