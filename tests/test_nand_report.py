@@ -39,9 +39,12 @@ def test_report_nvddr5(tmp_path):
     """NV-DDR mode 5 rows: 200 MB/s bus limit (two bytes per 10 ns tCK), the bus at its limit during
     transfers, 4096-byte pages of the MT29F16G08ABABA."""
     res = subprocess.run([sys.executable, "-m", "lsmc", "nand-report", "--modes", "nvddr5", "--pages", "2",
-                          "--ecc-pages", "0", "--out-dir", str(tmp_path)], capture_output=True, text=True, timeout=600)
+                          "--ecc-pages", "0", "--channels", "2", "--seq-pages", "8", "--out-dir", str(tmp_path)],
+                         capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
     rows = list(csv.DictReader(open(tmp_path / "nand.csv")))
+    seq = {int(r["channels"]): r for r in rows if r["op"] == "cache_read"}
+    rows = [r for r in rows if r["op"] != "cache_read"]
     by = {(r["op"], int(r["targets"])): r for r in rows}
     assert set(by) == {("read", 1), ("read", 2), ("program", 1), ("program", 2)}
     for r in rows:
@@ -55,6 +58,15 @@ def test_report_nvddr5(tmp_path):
     assert float(by[("program", 2)]["mb_per_s"]) > 1.8 * float(by[("program", 1)]["mb_per_s"])
     md = (tmp_path / "nand.md").read_text()
     assert "| nvddr5 | 10 | read | 1 |" in md and md.count("| 100.0 % |") == 4  # 2 bytes per cycle in transfers
+    # sequential cache reads, 2 ways x 8 pages per channel, on one channel and on two
+    assert set(seq) == {1, 2}
+    for ch, r in seq.items():
+        assert r["mode"] == "nvddr5" and r["targets"] == "2" and int(r["bytes"]) == ch * 2 * 8 * 4096
+        assert float(r["bus_limit_mb_per_s"]) == 200.0 * ch
+        assert abs(float(r["efficiency"]) - float(r["mb_per_s"]) / (200.0 * ch)) < 0.001
+        assert 0.8 < float(r["efficiency"]) < 4096 / 4320  # the first tR counts; spare bytes cross the bus too
+    assert float(seq[2]["mb_per_s"]) > 1.98 * float(seq[1]["mb_per_s"])
+    assert "## Sequential reads over channels" in md and "| nvddr5 | 2 | 2 | 8 |" in md
 
 
 def test_report_bad_arguments(tmp_path):

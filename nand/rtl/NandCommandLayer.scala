@@ -118,7 +118,7 @@ class NandCommandLayer(p: NandParams) extends Component {
   val resultWord = Reg(Bits(32 bits))
 
   // Back end: a page read handed over at its ECC_FIX step (bank bb): correction, DMA out, completion.
-  object BState extends SpinalEnum { val IDLE, FIX, DMA, COMP = newElement() }
+  object BState extends SpinalEnum { val IDLE, FIX, COMP = newElement() }
   val bState = RegInit(BState.IDLE)
   val bCmd = Reg(NandCmd(p))
   val bErr = Reg(UInt(4 bits))
@@ -258,15 +258,27 @@ class NandCommandLayer(p: NandParams) extends Component {
   buf.write(wrAddr, wrData, wrEn, wrMask)
 
   // One byte (SDR, NV-DDR non-array data) at any index, or two (NV-DDR page data) at an even index.
+  // Pairs are written a word at a time (the first pair of a word waits in rxLow), so at two bytes per
+  // cycle the write port is free every other cycle for the back end's corrections; a lone first pair
+  // at the end of a transfer is written at SYNC.
+  val rxLow = Reg(Bits(16 bits))
+  val rxLowValid = RegInit(False)
+  val rxWrites = False // the receive path owns the buffer's write port this cycle
   when(io.rx.valid && rxArmed) {
     val two = io.rx.two
     val b0 = io.rx.b0
     val b1 = io.rx.b1
     val rxIsCode1 = two && isCode(rxSpareOff + 1, rxInMain)
-    wrEn := True
     wrAddr := ba(fb, (rxIdx >> 2).resize(wordBits))
-    wrData := Mux(two, io.rx.data ## io.rx.data, b0 #* 4)
-    wrMask := Mux(two, Mux(rxIdx(1), B"1100", B"0011"), UIntToOh(rxIdx(1 downto 0), 4).asBits)
+    when(two && !rxIdx(1)) {
+      rxLow := io.rx.data; rxLowValid := True
+    } otherwise {
+      rxWrites := True
+      wrEn := True
+      wrData := Mux(two, io.rx.data ## rxLow, b0 #* 4)
+      wrMask := Mux(two, Mux(rxLowValid, B"1111", B"1100"), UIntToOh(rxIdx(1 downto 0), 4).asBits)
+      rxLowValid := False
+    }
     for (i <- 0 until 4) {
       when(rxIdx === i) { resultWord(8 * i + 7 downto 8 * i) := b0 }
       if (i > 0) when(two && rxIdx === i - 1) { resultWord(8 * i + 7 downto 8 * i) := b1 }
@@ -346,7 +358,7 @@ class NandCommandLayer(p: NandParams) extends Component {
       is(2) { fixRead := True; fixPhase := 3 }
       is(3) { fixPhase := 4 }
       is(4) { // the receive path of the next page owns the write port when it writes
-        when(!(io.rx.valid && rxArmed)) {
+        when(!rxWrites) {
           wrEn := True
           wrAddr := ba(bb, fixWord)
           wrData := fixData ^ (B(1, 32 bits) |<< fixBit)
@@ -375,6 +387,9 @@ class NandCommandLayer(p: NandParams) extends Component {
   // responses are counted (at most maxWriteBursts outstanding); the DMA ends when all have arrived.
   val maxWriteBursts = 4
   val bPending = RegInit(U(0, 3 bits))
+  // A page read's DMA out runs beside its correction: a burst goes out once every word in it lies in a
+  // sector the decoder has finished (dmaGated), so a page with errors costs max(decode, DMA), not the sum.
+  val dmaGated = RegInit(False)
   io.dmaBusy := dmaActive
   val toBoundary = U(16, 5 bits) - dmaAddr(5 downto 2).resize(5)
   val nextBeats = Mux(dmaWordsLeft < toBoundary, dmaWordsLeft.resize(5), toBoundary)
@@ -414,7 +429,9 @@ class NandCommandLayer(p: NandParams) extends Component {
       is(0) {
         when(dmaWordsLeft === 0 || dmaErr) {
           when(bPending === 0) { dmaActive := False; dmaDone := True }
-        } elsewhen (dmaToBuf || bPending < maxWriteBursts) {
+        } elsewhen ((dmaToBuf || bPending < maxWriteBursts) && (!dmaGated || fixDone ||
+            (dmaPtr.resize(wordBits + 1) + nextBeats.resize(wordBits + 1)) <=
+              (fixSec.resize(wordBits + 1) << (p.sectorShift - 2)).resize(wordBits + 1))) {
           when(dmaToBuf) { axi.ar.valid := True } otherwise { axi.aw.valid := True }
           when(Mux(dmaToBuf, axi.ar.ready, axi.aw.ready)) {
             dmaBeats := nextBeats; dmaIssued := 0; dmaSent := 0; dmaPhase := 1
@@ -452,8 +469,8 @@ class NandCommandLayer(p: NandParams) extends Component {
   when(io.cmd.fire) { timeoutSeen := False }
   val stepArmed = RegInit(False) // local step started, waiting for its completion
   def next(): Unit = { step := step + 1; stepArmed := False }
-  def startDma(toBuf: Bool, addr: UInt, bytes: UInt, bank: Bool): Unit = {
-    dmaActive := True; dmaDone := False; dmaErr := False
+  def startDma(toBuf: Bool, addr: UInt, bytes: UInt, bank: Bool, gated: Bool = False): Unit = {
+    dmaActive := True; dmaDone := False; dmaErr := False; dmaGated := gated
     dmaToBuf := toBuf; dmaAddr := addr; dmaPtr := 0; dmaPhase := 0; dmaBank := bank
     dmaWordsLeft := (bytes >> 2).resize(16)
   }
@@ -473,11 +490,16 @@ class NandCommandLayer(p: NandParams) extends Component {
             txActive := True; txFeat := op === NandOp.SET_FEATURES; txAddr := 0; featIdx := 0
             txWordsLeft := (sc >> 2).resize(16); txIdx := 0; encRem := 0; txCodeSec := 0; txCodeByte := 0
           }
-          when(sk === DIN) { rxArmed := True; rxIdx := 0; decRem := 0; rxCodeSec := 0; rxCodeByte := 0 }
+          when(sk === DIN) { rxArmed := True; rxIdx := 0; decRem := 0; rxCodeSec := 0; rxCodeByte := 0; rxLowValid := False }
         }
       }
       switch(sk) {
         is(SYNC) {
+          when(io.timingIdle && !io.rxPending && rxLowValid) { // the last pair of the transfer
+            rxWrites := True
+            wrEn := True; wrAddr := ba(fb, (rxIdx >> 2).resize(wordBits)); wrData := rxLow ## rxLow; wrMask := B"0011"
+            rxLowValid := False
+          }
           when(io.timingIdle && !io.rxPending) {
             rxArmed := False
             txActive := False
@@ -536,22 +558,16 @@ class NandCommandLayer(p: NandParams) extends Component {
   val bEcc = bCmd.ecc
   val bDmaBytes = Mux(bEcc, io.pageBytes.resize(17), ((bCmd.len.resize(17) + 3) & U(0x1FFFC, 17 bits)))
   switch(bState) {
-    is(BState.FIX) {
-      when(!bEcc) { bState := BState.DMA }
-        .elsewhen(!bArmed) { bArmed := True; fixActive := True; fixDone := False; fixSec := 0; fixPhase := 0 }
-        .elsewhen(fixDone) {
-          when(eccUncMap =/= 0) { bErr := NandErr.ECC_UNCORRECTABLE }
-          bArmed := False
-          bState := BState.DMA
-        }
-    }
-    is(BState.DMA) {
-      when(!bCmd.dma) { bState := BState.COMP }
-        .elsewhen(!bArmed) { bArmed := True; startDma(False, bCmd.dmaAddr, bDmaBytes, bb) }
-        .elsewhen(dmaDone) {
-          when(dmaErr) { bErr := NandErr.DMA_BUS }
-          bState := BState.COMP
-        }
+    is(BState.FIX) { // correction and DMA out together (the DMA trails the decoder sector by sector)
+      when(!bArmed) {
+        bArmed := True
+        when(bEcc) { fixActive := True; fixDone := False; fixSec := 0; fixPhase := 0 }
+        when(bCmd.dma) { startDma(False, bCmd.dmaAddr, bDmaBytes, bb, gated = bEcc) }
+      } elsewhen ((!bEcc || fixDone) && (!bCmd.dma || dmaDone)) {
+        when(bEcc && eccUncMap =/= 0) { bErr := NandErr.ECC_UNCORRECTABLE }
+        when(bCmd.dma && dmaErr) { bErr := NandErr.DMA_BUS }
+        bState := BState.COMP
+      }
     }
     is(BState.COMP) { when(io.comp.ready) { bState := BState.IDLE } }
     default {}
