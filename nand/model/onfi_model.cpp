@@ -668,7 +668,9 @@ NandPinsOut NandModel::eval_nvddr(int64_t tp, const NandPinsIn& in) {
     if (clk_rise && ce) {
       CHECK_PS("tCK", tp - p_clk_rise_, tck);
       CHECK_PS("tCKL", tp - p_clk_fall_, frac(K_->tCKL));
-      if (tp - p_clk_rise_ <= 2 * tck) ck_ps_ = tp - p_clk_rise_;
+      // A period counts only if CE# stayed low through it: across a deselect (two commands back to back)
+      // the gap since the previous command's last rise is no clock period (at mode 0 it can be 2 tCK).
+      if (p_clk_rise_ > p_ce_fall_ && tp - p_clk_rise_ <= 2 * tck) ck_ps_ = tp - p_clk_rise_;
       int64_t period = std::min<int64_t>(tp - p_clk_rise_, 2 * tck);  // this clock's period (for the outputs)
       if (in.cle || in.ale) {
         CHECK_PS("tCS", tp - p_ce_fall_, N_->tCS);
