@@ -90,37 +90,36 @@ case class BchParams(t: Int = 8, dataBytes: Int = 512, m: Int = 13, prim: Int = 
   val kMask: BigInt = (remSw(0, Seq.fill(dataBytes)(0xFF)) << (eccVecBits - r)) ^ ((BigInt(1) << eccVecBits) - 1)
 
   // ----------------------------------------------------------------- hardware building blocks
+  // Every GF(2) function here is linear (or bilinear for `mul`): each output bit is written as one
+  // balanced XOR tree of the input bits it depends on, computed at elaboration, so the logic depth is
+  // log(inputs), not the length of the unrolled LFSR or multiply loop (timing, docs/boards.md).
   /** Division step: the remainder after 8 more message bits (MSB first). */
   def remStep(rem: Bits, byte: Bits): Bits = {
-    val low = B(gen.clearBit(r), r bits)
-    var x = rem
+    // Symbolic LFSR: bit i of the state as the set of inputs it XORs (0..r-1 rem, r..r+7 byte bit 0..7).
+    val low = gen.clearBit(r)
+    def xor(a: Set[Int], b: Set[Int]): Set[Int] = (a diff b) union (b diff a)
+    var x: IndexedSeq[Set[Int]] = (0 until r).map(i => Set(i))
     for (b <- 7 to 0 by -1) {
-      val fb = byte(b) ^ x(r - 1)
-      x = (x(r - 2 downto 0) ## False) ^ (low & B(r bits, default -> fb))
+      val fb = xor(x(r - 1), Set(r + b))
+      x = (0 until r).map(i => xor(if (i == 0) Set.empty[Int] else x(i - 1), if (low.testBit(i)) fb else Set.empty[Int]))
     }
-    x
+    xorMatrix(r, i => x(i).toSeq.sorted.map(j => if (j < r) rem(j) else byte(j - r)))
   }
+  /** sum_k a_k * c_k for constants c_k (one XOR matrix over all the a_k's bits). */
+  def constMulSum(terms: Seq[(Bits, Int)]): Bits =
+    xorMatrix(m, i => terms.flatMap { case (a, c) => (0 until m).filter(k => ((gf.mul(c, 1 << k) >> i) & 1) == 1).map(a(_)) })
   /** a * c for a constant c (XOR matrix). */
-  def constMul(a: Bits, c: Int): Bits = {
-    val cols = (0 until m).map(k => gf.mul(c, 1 << k))
-    xorMatrix(m, i => (0 until m).filter(k => ((cols(k) >> i) & 1) == 1).map(a(_)))
-  }
-  /** a * b, both variable. */
-  def mul(a: Bits, b: Bits): Bits = {
-    var acc = B(0, m bits); var x = a
-    for (k <- 0 until m) {
-      acc = acc ^ (x & B(m bits, default -> b(k)))
-      x = constMul(x, 2)
-    }
-    acc
-  }
+  def constMul(a: Bits, c: Int): Bits = constMulSum(Seq(a -> c))
+  /** a * b, both variable: sum over k of (a * x^k) AND b_k, each a * x^k straight from a. */
+  def mul(a: Bits, b: Bits): Bits =
+    (0 until m).map(k => constMul(a, 1 << k) & B(m bits, default -> b(k))).reduceBalancedTree(_ ^ _)
   /** Syndrome S_j = s(a^j) of a remainder s (r bits). */
   def syndrome(s: Bits, j: Int): Bits =
     xorMatrix(m, i => (0 until r).filter(k => ((gf.pow(j * k) >> i) & 1) == 1).map(s(_)))
-  /** Bits whose bit i is the XOR of `inputs(i)`. */
+  /** Bits whose bit i is the XOR of `inputs(i)`, as a balanced tree. */
   def xorMatrix(width: Int, inputs: Int => Seq[Bool]): Bits = {
     val o = Bits(width bits)
-    for (i <- 0 until width) o(i) := inputs(i).foldLeft(False)(_ ^ _)
+    for (i <- 0 until width) { val in = inputs(i); o(i) := (if (in.isEmpty) False else in.reduceBalancedTree(_ ^ _)) }
     o
   }
 }
@@ -208,9 +207,9 @@ class BchDecoder(b: BchParams) extends Component {
       val wantOk = want(want.high downto cntBits) === 0 // nFound <= s + 1
       val sel = (0 until b.chienPar).map(i => hits2(i) && wantOk && want(cntBits - 1 downto 0) === incl2(i))
       val idxBits = log2Up(b.chienPar) max 1
-      val idx = sel.zipWithIndex.map { case (e, i) => Mux(e, U(i, idxBits bits), U(0, idxBits bits)) }.reduce(_ | _)
+      val idx = sel.zipWithIndex.map { case (e, i) => Mux(e, U(i, idxBits bits), U(0, idxBits bits)) }.reduceBalancedTree(_ | _)
       val pos = if (isPow2(b.chienPar)) (pos2 | idx.resize(pos2.getWidth)) else pos2 + idx
-      when(sel.reduce(_ || _)) { found(s) := pos.resize(posBits) }
+      when(sel.reduceBalancedTree(_ || _)) { found(s) := pos.resize(posBits) }
     }
     nFound := nFound + incl2(b.chienPar - 1).resize(nFound.getWidth)
   }
@@ -228,7 +227,7 @@ class BchDecoder(b: BchParams) extends Component {
       state := Mux(rem === 0, S.DONE, S.BM_D)
     }
     is(S.BM_D) { // discrepancy of iteration `iter`: sum lam_i * S_(iter+1-i)
-      delta := (0 to t).map(i => b.mul(lam(i), win(i))).reduce(_ ^ _)
+      delta := (0 to t).map(i => b.mul(lam(i), win(i))).reduceBalancedTree(_ ^ _)
       state := S.BM_U
     }
     is(S.BM_U) { // lam' = gamma * lam + delta * x * B
@@ -256,7 +255,7 @@ class BchDecoder(b: BchParams) extends Component {
     }
     is(S.CHIEN) {
       for (i <- 0 until b.chienPar) {
-        val v = (0 to t).map(k => if (i == 0) terms(k) else b.constMul(terms(k), b.gf.pow(-i * k))).reduce(_ ^ _)
+        val v = b.constMulSum((0 to t).map(k => terms(k) -> b.gf.pow(-i * k)))
         hits1(i) := v === 0 && (if (i < tailValid) True else !lastChunk)
       }
       pos1 := chienPos
