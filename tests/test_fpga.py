@@ -92,6 +92,13 @@ def test_small_design_through_the_flow(tmp_path):
     assert rows[0]["device"] == fpga.DEVICE
     md = md_path.read_text()
     assert "| design | device | fmax_mhz |" in md and f"Critical path: compaction_ip (clock {net})" in md
+    # A re-run on the same Verilog keeps the synthesis; a changed Verilog is synthesised again.
+    assert "synth" in res.seconds
+    again = fpga.ip_flow(tmp_path / "out", verilog=v, top="small", target_mhz=200, timeout=900)
+    assert "synth" not in again.seconds and again.clocks == res.clocks
+    v.write_text(SMALL_V.replace("c + 1", "c + 3"))
+    changed = fpga.ip_flow(tmp_path / "out", verilog=v, top="small", target_mhz=200, timeout=900)
+    assert "synth" in changed.seconds
 
 
 def test_critical_path_parser_takes_the_final_analysis():
