@@ -246,7 +246,10 @@ def run_scaling(args) -> int:
           f"{', '.join(map(str, scaling.SWEEP_WAYS))} x {', '.join(map(str, sizes))} entries, DDR {args.ddr} "
           "(one SoC build of 4 units per K; the first build takes many minutes)", flush=True)
     rows = scaling.sweep(sizes=sizes, ddr=args.ddr, log=lambda s: print(s, flush=True))
-    cond = (f"Full SoC (VexRiscv + M compaction units of K ways, 128-bit streams, a 256-bit DDR port per unit), "
+    from lsmc.sim import soc
+
+    cond = (f"Full SoC (VexRiscv + M compaction units of K ways, 128-bit streams, a {soc.SCALING_DMA_PORT_WIDTH}-bit "
+            f"DDR port per unit, {soc.SCALING_DMA_WRITE_BURST}-beat DMA write bursts), "
             f"DDR model preset `{args.ddr}`, {paper.clock_hz() // 1_000_000} MHz nominal clock; counter bracket: "
             "machine timer from the first unit's start to the last unit's end, every unit's registers programmed "
             "before it (docs/scaling.md); workload: kb16 gen short keys, 25 % overlap, G 16, one job split by key "
