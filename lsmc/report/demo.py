@@ -235,6 +235,19 @@ def run_storage(args) -> int:
     return 0 if passed else 1
 
 
+def scaling_conditions(ddr: str) -> str:
+    """The conditions line of results/scaling.md: SoC, DDR preset, clock, bracket, workload."""
+    from lsmc.sim import soc
+
+    return (f"Full SoC (VexRiscv + M compaction units of K ways, 128-bit streams, {soc.SCALING_DMA_READ_PORTS} "
+            f"{soc.SCALING_DMA_PORT_WIDTH}-bit DDR ports per unit, {soc.SCALING_DMA_WRITE_BURST}-beat (256-bit) DMA "
+            "write bursts), "
+            f"DDR model preset `{ddr}`, {paper.clock_hz() // 1_000_000} MHz nominal clock; counter bracket: "
+            "machine timer from the first unit's start to the last unit's end, every unit's registers programmed "
+            "before it (docs/scaling.md); workload: kb16 gen short keys, 25 % overlap, G 16, one job split by key "
+            "range into M sub-jobs (sub-compaction), each output checked byte for byte.")
+
+
 def run_scaling(args) -> int:
     """The scaling sweep (lsmc.sim.scaling) and its report (lsmc.report.scaling)."""
     from lsmc.report import scaling as report
@@ -246,11 +259,7 @@ def run_scaling(args) -> int:
           f"{', '.join(map(str, scaling.SWEEP_WAYS))} x {', '.join(map(str, sizes))} entries, DDR {args.ddr} "
           "(one SoC build of 4 units per K; the first build takes many minutes)", flush=True)
     rows = scaling.sweep(sizes=sizes, ddr=args.ddr, log=lambda s: print(s, flush=True))
-    cond = (f"Full SoC (VexRiscv + M compaction units of K ways, 128-bit streams, a 256-bit DDR port per unit), "
-            f"DDR model preset `{args.ddr}`, {paper.clock_hz() // 1_000_000} MHz nominal clock; counter bracket: "
-            "machine timer from the first unit's start to the last unit's end, every unit's registers programmed "
-            "before it (docs/scaling.md); workload: kb16 gen short keys, 25 % overlap, G 16, one job split by key "
-            "range into M sub-jobs (sub-compaction), each output checked byte for byte.")
+    cond = scaling_conditions(args.ddr)
     # LevelDB 1.23 on the sweep's own keys: the speed-up column (a missing baseline build is a note, not a failure).
     from lsmc.report.baselines import BaselineError
     try:

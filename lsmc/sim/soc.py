@@ -37,10 +37,11 @@ WAYS = (2, 4)
 
 # The DMA's DDR ports of the issue-11 SoCs (several units or K-way units; the Table III / board SoC keeps
 # LsmcSocConfig's 256-bit ports and 16-beat writes): 512-bit ports, the KCU105's native LiteDRAM word, and
-# 64-beat (2 KiB) write bursts: fewer beats in flight per byte and fewer read/write turnarounds on the
-# shared DDR bus (docs/scaling.md, "What limits").
+# 64-beat (2 KiB) write bursts, two DDR ports per unit (half the readers on the second): more reads in
+# flight and fewer read/write turnarounds on the shared DDR bus (docs/scaling.md, "What limits").
 SCALING_DMA_PORT_WIDTH = 512
 SCALING_DMA_WRITE_BURST = 64
+SCALING_DMA_READ_PORTS = 2  # a second DDR port per unit for half its readers: its own read buffer
 
 
 def _variant(width: int, units: int, ways: int) -> str:
@@ -70,8 +71,8 @@ def generate_soc(width: int = 128, units: int = 1, ways: int = 2) -> Path:
     gen_dir = _gen_dir(width, units, ways)
     args = ("--out", str(gen_dir), "--units", str(units), "--ways", str(ways)) + \
         (("--ip-width", str(width)) if width != 128 else ()) + \
-        (("--dma-port-width", str(SCALING_DMA_PORT_WIDTH), "--dma-write-burst", str(SCALING_DMA_WRITE_BURST))
-         if _variant(width, units, ways) else ())
+        (("--dma-port-width", str(SCALING_DMA_PORT_WIDTH), "--dma-write-burst", str(SCALING_DMA_WRITE_BURST),
+          "--dma-read-ports", str(SCALING_DMA_READ_PORTS)) if _variant(width, units, ways) else ())
     out = build.generate("soc", "soc.Generate", gen_dir, args=args)
     verilog = out / "LsmcSoc.v"
     if not verilog.exists():
@@ -100,8 +101,10 @@ def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int =
     common_srcs, common_flags = build.sim_common(NAND_MODEL / "onfi_model.h", NAND_MODEL / "onfi_timing.h",
                                                  verilog.parent / "lsmc_soc.h", SIM_SRC / "nand_faults.h")
     # One DDR port per compaction unit (soc.Generate's default): the harness binds that many.
-    ports = ["-CFLAGS", f"-DLSMC_DMA_PORTS={units}"] if units > 1 else []
-    if _variant(width, units, ways):
+    scaled = bool(_variant(width, units, ways))
+    nports = units * (SCALING_DMA_READ_PORTS if scaled else 1)
+    ports = ["-CFLAGS", f"-DLSMC_DMA_PORTS={nports}"] if nports > 1 else []
+    if scaled:
         ports += ["-CFLAGS", f"-DLSMC_DMA_PORT_BYTES={SCALING_DMA_PORT_WIDTH // 8}"]
     incs = ["-CFLAGS", f"-I{NAND_MODEL} -I{verilog.parent}"]
     return build.verilate("LsmcSoc", [verilog, SIM_SRC / "soc.vlt"],

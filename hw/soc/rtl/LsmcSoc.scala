@@ -33,6 +33,9 @@ case class LsmcSocConfig(
     dmaPortWidth: Int = 256,
     // Beats (256-bit) per DMA write burst (DmaWriter maxBurst): 16 = 512 B; longer for several units.
     dmaWriteBurst: Int = 16,
+    // DDR ports per unit (dmaPortPerUnit): 1, or 2 with half the DMA's readers on the second
+    // (CompactionDma readPorts): each port has its own read buffer at the controller.
+    dmaReadPorts: Int = 1,
     nandTargets: Int = 2,
     withDocs: Boolean = false, // write the register headers of the IPs next to the Verilog
     withSimCtrl: Boolean = true
@@ -40,6 +43,8 @@ case class LsmcSocConfig(
   require(units >= 1 && units <= SocMap.Units.max, s"units must be 1..${SocMap.Units.max}, not $units")
   require(ways == 2 || ways == 4, s"ways must be 2 or 4 in the SoC, not $ways")
   require(dmaPortWidth == 256 || dmaPortWidth == 512, s"dmaPortWidth must be 256 or 512, not $dmaPortWidth")
+  require(dmaReadPorts == 1 || (dmaReadPorts == 2 && dmaPortPerUnit && units * 2 <= SocMap.Units.max),
+    s"dmaReadPorts $dmaReadPorts: 1, or 2 with a port per unit and at most ${SocMap.Units.max / 2} units")
   def mapConfig = MapConfig(onChipRamSize, ddrSize, clockHz)
   /** DDR port of the CPU side (I$/D$ refills, NAND DMA): 32-bit like the CPU buses. */
   def ddrCpuAxiConfig = Axi4Config(addressWidth = 32, dataWidth = 32, idWidth = 4,
@@ -115,7 +120,8 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     val ddr     = master(Axi4(cfg.ddrCpuAxiConfig))
     val ddrDma  = master(Axi4(cfg.ddrDmaAxiConfig))
     // DDR ports of units 1..M-1 (dmaPortPerUnit): io_ddrDma1 .. io_ddrDma<M-1>
-    val ddrDmaUnits = (cfg.dmaPortPerUnit && cfg.units > 1) generate Vec(master(Axi4(cfg.ddrDmaAxiConfig)), cfg.units - 1)
+    val ddrDmaUnits = (cfg.dmaPortPerUnit && cfg.units * cfg.dmaReadPorts > 1) generate
+      Vec(master(Axi4(cfg.ddrDmaAxiConfig)), cfg.units * cfg.dmaReadPorts - 1)
     val simArg  = cfg.withSimCtrl generate (in UInt (32 bits))
     val simExit = cfg.withSimCtrl generate master(Flow(UInt(31 bits)))
     val nand    = master(_root_.nand.NandPins(cfg.nandTargets))
@@ -225,12 +231,22 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     val ipClock = common.SimClockGate(ipClockEnable)
     val ip = ipClock(_root_.compaction.CompactionIp(
       _root_.compaction.CompactionConfig(dataWidth = cfg.ipDataWidth, ways = cfg.ways), withDocs = cfg.withDocs && u == 0))
-    val dma = clock(_root_.dma.CompactionDma(cfg.ipDataWidth, readers = cfg.ways, writeBurst = cfg.dmaWriteBurst))
+    val dma = clock(_root_.dma.CompactionDma(cfg.ipDataWidth, readers = cfg.ways, writeBurst = cfg.dmaWriteBurst,
+      readPorts = cfg.dmaReadPorts))
     // The unit's DDR master at the port's width: the DMA's 256-bit AXI, or an upsizer to 512 bits.
     val upsizer = (cfg.dmaPortWidth != _root_.dma.DmaBus.dataWidth) generate
       clock(Axi4Upsizer(dma.io.axi.config, dma.io.axi.config.copy(dataWidth = cfg.dmaPortWidth), 4))
     if (upsizer != null) upsizer.io.input << dma.io.axi
     val axi = if (upsizer != null) upsizer.io.output else dma.io.axi
+    // The second DDR port (readers K/2..K-1), upsized likewise; its write channels are idle.
+    val readPort = (cfg.dmaReadPorts == 2) generate {
+      if (upsizer == null) dma.io.axiRead
+      else {
+        val up = clock(Axi4ReadOnlyUpsizer(dma.io.axiRead.config, dma.io.axiRead.config.copy(dataWidth = cfg.dmaPortWidth), 4))
+        up.io.input << dma.io.axiRead
+        up.io.output
+      }
+    }
     if (cfg.withDocs && u == 0) dma.docs()
     for (k <- 0 until cfg.ways) dma.io.keys(k) >> ip.io.keys(k)
     ip.io.out >> dma.io.out
@@ -257,8 +273,8 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
       val job = ip.regs.io.busy.pull() || ip.regs.io.error.pull() || ip.control.window.pull()
       val counting = ip.regs.countMode.pull() === 1
       val channels = dma.channels.map(_.busy.pull()).reduce(_ || _)
-      val bus = Seq(dma.io.axi, axi).map(a => a.ar.valid || a.aw.valid || a.w.valid || a.r.valid || a.b.valid)
-        .reduce(_ || _)
+      val bus = (Seq(dma.io.axi, axi).map(a => a.ar.valid || a.aw.valid || a.w.valid || a.r.valid || a.b.valid) ++
+        Seq(dma.io.axiRead, readPort).filter(_ != null).map(a => a.ar.valid || a.r.valid)).reduce(_ || _)
       val regs = dma.io.apb.PSEL(0) || bridge.io.apb.PSEL(0)
       val now = job || channels || bus || regs
       val settle = Reg(UInt(3 bits)) init (7)
@@ -281,7 +297,23 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   // With a port per unit, each unit's crossbar only decodes.
   val dmaPorts = if (io.ddrDmaUnits != null) io.ddrDma +: io.ddrDmaUnits.toSeq else Seq(io.ddrDma)
   for ((port, n) <- dmaPorts.zipWithIndex if n > 0) port.setName(s"io_ddrDma$n")
-  val dmaCrossbars = for ((port, n) <- dmaPorts.zipWithIndex) yield {
+  // With two ports per unit (dmaReadPorts), port 2u is unit u's main port, 2u + 1 its read port: no
+  // crossbar there (the harness answers DECERR outside DDR itself), the write channels tied off.
+  val mainPorts = dmaPorts.zipWithIndex.filter(_._2 % cfg.dmaReadPorts == 0).map(_._1)
+  for ((port, n) <- dmaPorts.zipWithIndex if n % cfg.dmaReadPorts == 1) {
+    val rp = units(n / cfg.dmaReadPorts).readPort
+    port.ar.arbitrationFrom(rp.ar)
+    port.ar.addr := rp.ar.addr; port.ar.id := rp.ar.id.resized; port.ar.len := rp.ar.len
+    port.ar.size := rp.ar.size; port.ar.burst := rp.ar.burst
+    rp.r.arbitrationFrom(port.r)
+    rp.r.data := port.r.data; rp.r.id := port.r.id.resized; rp.r.resp := port.r.resp; rp.r.last := port.r.last
+    port.aw.valid := False
+    port.aw.payload.assignDontCare()
+    port.w.valid := False
+    port.w.payload.assignDontCare()
+    port.b.ready := True
+  }
+  val dmaCrossbars = for ((port, n) <- mainPorts.zipWithIndex) yield {
     val xbar = Axi4CrossbarFactory()
     xbar.addSlave(port, SizeMapping(ddrBase, cfg.ddrSize))
     for (unit <- if (cfg.dmaPortPerUnit) Seq(units(n)) else units) xbar.addConnection(unit.axi, List(port))

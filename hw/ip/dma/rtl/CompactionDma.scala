@@ -18,16 +18,22 @@ import spinal.lib.bus.regif._
   * @param readers   DDR -> key channels: the IP's ways K (2 or 4; ALL_STATUS has 8 bits per field).
   * @param writeBurst beats per write burst of both writers (16: 512 B; the multi-unit SoC uses longer
   *                  ones, see DmaWriter); their FIFOs hold two bursts.
+  * @param readPorts 1: every channel on `axi`; 2: readers 0 .. K/2-1 and the writers on `axi`, readers
+  *                  K/2 .. K-1 on `axiRead`, a second DDR port (its own read buffer at the controller:
+  *                  twice the reads in flight, docs/scaling.md). The registers do not change.
   */
-case class CompactionDma(dataWidth: Int, readers: Int = 2, writeBurst: Int = DmaBus.maxBurst) extends Component {
+case class CompactionDma(dataWidth: Int, readers: Int = 2, writeBurst: Int = DmaBus.maxBurst,
+                         readPorts: Int = 1) extends Component {
   require(dataWidth == 32 || dataWidth == 128, s"dataWidth must be 32 or 128, not $dataWidth")
   require(readers == 2 || readers == 4, s"readers must be 2 or 4, not $readers")
+  require(readPorts == 1 || readPorts == 2, s"readPorts must be 1 or 2, not $readPorts")
   val channelCount = readers + 2
   val axiConfig = DmaBus.axiConfigFor(readers)
 
   val io = new Bundle {
     val apb     = slave(Apb3(Apb3Config(addressWidth = 12, dataWidth = 32)))
     val axi     = master(Axi4(axiConfig))
+    val axiRead = (readPorts == 2) generate master(Axi4ReadOnly(axiConfig))
     val keys    = Vec(master(Stream(Fragment(Bits(dataWidth bits)))), readers)
     def key0: Stream[Fragment[Bits]] = keys(0)
     def key1: Stream[Fragment[Bits]] = keys(1)
@@ -57,10 +63,32 @@ case class CompactionDma(dataWidth: Int, readers: Int = 2, writeBurst: Int = Dma
   writerInv.io.ipStart := io.ipStart
 
   // ---------------- DDR side ----------------
-  val readArbiter = Axi4ReadOnlyArbiter(axiConfig, inputsCount = readers)
-  for ((in, r) <- readArbiter.io.inputs.zip(readerUnits)) in << r.io.axi
-  io.axi.ar << readArbiter.io.output.ar
-  readArbiter.io.output.r << io.axi.r
+  if (readPorts == 1) {
+    val readArbiter = Axi4ReadOnlyArbiter(axiConfig, inputsCount = readers)
+    for ((in, r) <- readArbiter.io.inputs.zip(readerUnits)) in << r.io.axi
+    io.axi.ar << readArbiter.io.output.ar
+    readArbiter.io.output.r << io.axi.r
+  } else {
+    // Two groups of readers, each behind a 2-input arbiter (a group of one leaves an input idle).
+    val groups = readerUnits.grouped(readers / 2).toSeq
+    for ((group, (ar, r)) <- groups.zip(Seq((io.axi.ar, io.axi.r), (io.axiRead.ar, io.axiRead.r)))) {
+      val arb = Axi4ReadOnlyArbiter(DmaBus.axiConfig, inputsCount = 2)
+      for ((in, i) <- arb.io.inputs.zipWithIndex) {
+        if (i < group.size) in << group(i).io.axi
+        else {
+          in.ar.valid := False
+          in.ar.payload.assignDontCare()
+          in.r.ready := True
+        }
+      }
+      val (oar, or) = (arb.io.output.ar, arb.io.output.r)
+      ar.arbitrationFrom(oar)
+      ar.addr := oar.addr; ar.id := oar.id.resized; ar.len := oar.len; ar.size := oar.size
+      ar.burst := oar.burst; ar.cache := oar.cache; ar.prot := oar.prot
+      or.arbitrationFrom(r)
+      or.data := r.data; or.id := r.id.resized; or.resp := r.resp; or.last := r.last
+    }
+  }
 
   // routeBufferSize: AWs that may wait for their W; each writer holds its burst data already.
   // Two writers need one id bit; a master port with more (K > 2 readers) carries them zero-extended.

@@ -126,7 +126,7 @@ case class DmaWriter(w: Int, fifoDepth: Int = 32, maxBurst: Int = DmaBus.maxBurs
     val awLen       = Reg(UInt(8 bits)) init 0
 
     val full    = umin(U(maxBurst, 8 bits), beatsToPage(nextAddr))
-    val enough  = avail.resize(8) >= full
+    val enough  = avail >= full.resize(avail.getWidth)
     val burst   = enough ? full | avail.resize(8)
     val issue   = busy && !stopping && !axiErr && !awValid && avail =/= 0 && (enough || inputDone) &&
                   lenFifo.io.push.ready && outstanding =/= outstanding.maxValue
