@@ -88,9 +88,9 @@ def test_read_id_and_parameter_page():
         assert p[44:64].decode().strip() == "MT29F4G08ABADAWP"
         assert int.from_bytes(p[80:84], "little") == PAGE
         assert int.from_bytes(p[84:86], "little") == SPARE
-        # only what the model implements: no optional features; optional commands = read cache (bit 1) and
-        # GET/SET FEATURES (bit 2)
-        assert int.from_bytes(p[6:8], "little") == 0 and int.from_bytes(p[8:10], "little") == 0x0006
+        # only what the model implements: no optional features; optional commands = program cache (bit 0),
+        # read cache (bit 1) and GET/SET FEATURES (bit 2)
+        assert int.from_bytes(p[6:8], "little") == 0 and int.from_bytes(p[8:10], "little") == 0x0007
         assert int.from_bytes(p[92:96], "little") == 64
         assert int.from_bytes(p[96:100], "little") == 64
         assert p[101] == 0x23

@@ -65,7 +65,7 @@ def run(modes, pages, ecc_pages):
         with nandsim.NandSim(blocks=8, pages=128, targets=2, part="mt29f16g08ababa") as s:
             for mode, _ in (m for m in modes if m[1]):
                 s.init_nvddr(mode, tap_step=16)
-                for op in ("read", "program"):
+                for op in ("read", "program", "cache_program"):
                     for targets in (1, 2):
                         rows.append(nandsim.measure_nvddr(s, op, targets, pages=pages))
             s.close()

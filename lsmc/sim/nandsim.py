@@ -25,7 +25,8 @@ SIMDIR = build.BUILD / "sim" / "nand"
 
 # Controller opcodes (nand/rtl/NandTypes.scala NandOp) and completion errors (NandErr).
 (OP_RESET, OP_READ_ID, OP_READ_PARAM, OP_READ_STATUS, OP_SET_FEATURES, OP_GET_FEATURES, OP_PAGE_READ,
- OP_CHANGE_COL, OP_PROGRAM, OP_ERASE, OP_WAIT_STATUS, OP_READ_DATA, OP_READ_CACHE, OP_READ_CACHE_END) = range(14)
+ OP_CHANGE_COL, OP_PROGRAM, OP_ERASE, OP_WAIT_STATUS, OP_READ_DATA, OP_READ_CACHE, OP_READ_CACHE_END,
+ OP_PROGRAM_CACHE) = range(15)
 ERR_NAMES = ["OK", "TIMEOUT", "NAND_FAIL", "BAD_CMD", "DMA_BOUNDS", "DMA_BUS", "ECC_UNCORRECTABLE"]
 (ERR_OK, ERR_TIMEOUT, ERR_NAND_FAIL, ERR_BAD_CMD, ERR_DMA_BOUNDS, ERR_DMA_BUS, ERR_ECC) = range(7)
 
@@ -348,7 +349,9 @@ def label(mode: int, nvddr: bool) -> str:
 def measure(s: NandSim, mode: int, op: str, targets: int, pages: int = 4, block: int = 1) -> Measurement:
     """Move `pages` pages per target with ECC (main area via DMA) and time it in controller cycles.
     One target: plain PAGE_READ / PROGRAM. Two targets: SPLIT commands pipelined so that the array
-    time (tR / tPROG) of one target overlaps with the bus transfer of the other."""
+    time (tR / tPROG) of one target overlaps with the bus transfer of the other. `cache_program`: 80h..15h
+    (PROGRAM_CACHE, SPLIT) for every page but the last, so a page's transfer overlaps the previous page's
+    tPROG on the same target."""
     g = s.geometry
     page = g["page_bytes"]
     buf = lambda t, p: DDR + 0x10_0000 * (t + 1) + p * page
@@ -373,7 +376,16 @@ def measure(s: NandSim, mode: int, op: str, targets: int, pages: int = 4, block:
             raise SimError(f"{ERR_NAMES[c.err]} during the {op} measurement: {c}")
 
     rd = lambda t, p: dict(target=t, row=s.row(block, p), dma=True, ecc=True, dma_addr=buf(t, p) + 0x8_0000)
-    if targets == 1:
+    if op == "cache_program":  # 15h for every page but the last (10h); SPLIT, WAIT_STATUS before the next
+        for p in range(pages):
+            for t in range(targets):
+                if p:
+                    ok(s.cmd(OP_WAIT_STATUS, target=t))
+                ok(s.cmd(OP_PROGRAM if p == pages - 1 else OP_PROGRAM_CACHE, target=t, row=s.row(block, p), dma=True,
+                         ecc=True, dma_addr=buf(t, p), split=True))
+        for t in range(targets):
+            ok(s.cmd(OP_WAIT_STATUS, target=t))
+    elif targets == 1:
         for p in range(pages):
             if op == "read":
                 ok(s.cmd(OP_PAGE_READ, **rd(0, p)))
@@ -406,6 +418,11 @@ def measure(s: NandSim, mode: int, op: str, targets: int, pages: int = 4, block:
                 want = random.Random(mode * 1000 + t * 100 + p).randbytes(page)
                 if s.mem_read(buf(t, p) + 0x8_0000, page) != want:
                     raise SimError(f"read-back mismatch in the measurement (mode {mode}, target {t}, page {p})")
+    else:  # the array holds what was programmed
+        for t in range(targets):
+            for p in range(pages):
+                if s.peek(t, s.row(block, p))[:page] != random.Random(mode * 1000 + t * 100 + p).randbytes(page):
+                    raise SimError(f"{op}: page {p} of target {t} does not hold the data (mode {mode})")
     nbytes = pages * targets * page
     mbps = nbytes / (cycles * CLK_NS) * 1000.0
     limit = bus_limit_mb_per_s(mode, op, s.nvddr)
