@@ -470,6 +470,23 @@ def cache_read_program(ways: int, pages: int, block: int, pages_per_block: int, 
     return prog
 
 
+def cache_program_program(ways: int, pages: int, block: int, pages_per_block: int, dma_addr):
+    """One channel's command list that programs `pages` pages of `block` on each of `ways` targets from
+    dma_addr(way, page): PROGRAM_CACHE (80h..15h, SPLIT) for every page but the last, PROGRAM (10h) for the
+    last, the ways taking turns; WAIT_STATUS collects a way's status before its next page (R/B# returns when
+    the cache register is free: the transfer of page n+1 overlaps the tPROG of page n)."""
+    if not 1 <= pages <= pages_per_block:
+        raise ValueError(f"cache program: {pages} pages per way, a block holds {pages_per_block}")
+    prog = []
+    for q in range(pages):
+        for t in range(ways):
+            if q:
+                prog.append(dict(op=OP_WAIT_STATUS, target=t))
+            prog.append(dict(op=OP_PROGRAM if q == pages - 1 else OP_PROGRAM_CACHE, target=t,
+                             row=block * pages_per_block + q, ecc=True, dma=True, dma_addr=dma_addr(t, q), split=True))
+    return prog + [dict(op=OP_WAIT_STATUS, target=t) for t in range(ways)]
+
+
 def run_channels(s: NandSim, programs: dict, depth: int = 6, max_cycles: int = 3_000_000):
     """The channels x ways scheduler: keeps up to `depth` commands queued on every channel (its command
     queue holds 8), sleeps on the interrupt lines (IRQ_ENABLE.DONE) and drains each channel's completions
@@ -513,12 +530,16 @@ ChannelRun = namedtuple("ChannelRun",
                         "channels ways pages bytes cycles mb_per_s bus_limit_mb_per_s efficiency per_channel")
 
 
-def measure_channels(s: NandSim, ways: int = 2, pages: int = 32, block: int = 1, seed: int = 5) -> ChannelRun:
-    """Sequential page reads on every channel of `s` (NV-DDR, trained): `pages` pages per way written
-    with ECC through the back door, then read by the cache-read program of every channel at once under
-    the scheduler (`run_channels`), checked byte for byte in DDR. Cycles: from the first command to the
-    last completion (all channels); per channel to its own last completion. Bus limit: 2 bytes per tCK
-    of the mode per channel."""
+def measure_channels(s: NandSim, ways: int = 2, pages: int = 32, block: int = 1, seed: int = 5,
+                     op: str = "read") -> ChannelRun:
+    """Sequential page reads (op "read") on every channel of `s` (NV-DDR, trained): `pages` pages per way
+    written with ECC through the back door, then read by the cache-read program of every channel at once
+    under the scheduler (`run_channels`), checked byte for byte in DDR. op "program": the block erased
+    first (not timed), then the cache-program program of every channel at once, checked in the arrays.
+    Cycles: from the first command to the last completion (all channels); per channel to its own last
+    completion. Bus limit: 2 bytes per tCK of the mode per channel."""
+    if op not in ("read", "program"):
+        raise ValueError(f"measure_channels: op {op!r} (read or program)")
     if not s.nvddr:
         raise SimError("measure_channels: the simulation is not in NV-DDR (call init_nvddr on every channel)")
     g = s.geometry
@@ -535,17 +556,27 @@ def measure_channels(s: NandSim, ways: int = 2, pages: int = 32, block: int = 1,
         for t in range(ways):
             for q in range(pages):
                 datas[k, t, q] = rng.randbytes(page)
-                s.poke(t, s.row(block, q), page_raw(code, datas[k, t, q], g["spare_bytes"]))
-    programs = {k: cache_read_program(ways, pages, block, g["pages"], lambda t, q, k=k: base(k, t) + q * page)
-                for k in range(s.channels)}
+                if op == "read":
+                    s.poke(t, s.row(block, q), page_raw(code, datas[k, t, q], g["spare_bytes"]))
+                else:
+                    s.mem_write(base(k, t) + q * page, datas[k, t, q])
+    addr = lambda k: (lambda t, q: base(k, t) + q * page)
+    if op == "read":
+        programs = {k: cache_read_program(ways, pages, block, g["pages"], addr(k)) for k in range(s.channels)}
+    else:
+        erase = [dict(op=OP_ERASE, target=t, row=s.row(block, 0), split=True) for t in range(ways)]
+        run_channels(s, {k: erase + [dict(op=OP_WAIT_STATUS, target=t) for t in range(ways)]
+                         for k in range(s.channels)})
+        programs = {k: cache_program_program(ways, pages, block, g["pages"], addr(k)) for k in range(s.channels)}
     c0 = s.cycles()
     done = run_channels(s, programs)
     end = s.cycles()
     for (k, t, q), data in datas.items():
         s.select(k)
-        if s.mem_read(base(k, t) + q * page, page) != data:
-            raise SimError(f"read-back mismatch (channel {k}, way {t}, page {q})")
-    limit = bus_limit_mb_per_s(s.mode, "read", True)
+        got = s.mem_read(base(k, t) + q * page, page) if op == "read" else s.peek(t, s.row(block, q))[:page]
+        if got != data:
+            raise SimError(f"{op}: mismatch (channel {k}, way {t}, page {q})")
+    limit = bus_limit_mb_per_s(s.mode, op, True)
     per = []
     for k in range(s.channels):
         nb = ways * pages * page
