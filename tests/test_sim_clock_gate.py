@@ -35,13 +35,15 @@ def test_generated_gate_is_free_running_outside_verilator():
 
 
 def test_soc_gates_every_unit_and_the_board_soc_has_none():
-    """The simulated SoC has one gate per compaction unit plus the BCH decoder's; the Verilog that boards
-    synthesise (soc.Generate --no-sim-ctrl) has no gate module at all: one plain clock."""
+    """The simulated SoC has three gates per compaction unit (the unit; its IP, which also runs for the
+    throughput counter; the IP's datapath), the NAND controller's and its BCH decoder's; the Verilog that
+    boards synthesise (soc.Generate --no-sim-ctrl) has no gate module at all: one plain clock."""
     units = 2
     v = soc.generate_soc(units=units, ways=4).read_text()
-    assert len(GATE_INSTANCE.findall(v)) == units + 1
+    assert len(GATE_INSTANCE.findall(v)) == 3 * units + 2
     for name in ("compaction", "unit1"):  # each unit's enable leaves its own settle register
         assert re.search(rf"reg\s+\[2:0\]\s+{name}_activity_settle;", v), name
+    assert re.search(r"reg\s+\[2:0\]\s+simActivity_settle;", v)  # the NAND controller's
     board = gateware.generate_soc_verilog().read_text()
     assert "LsmcSimClockGate" not in board and "gclk" not in board
 
@@ -94,6 +96,26 @@ def test_gated_and_free_running_controllers_agree():
 # ---- the SoC: compaction units gated -------------------------------------------------------------
 UNITS, WAYS = 2, 4  # the build tests/test_soc_units.py uses (cached between them)
 _TIMING = re.compile(r"^sim: (cpu time|\d+ cycles in|progress).*$\n?", re.M)
+
+
+def _observable(r: soc.SocRun) -> dict:
+    """A run as the firmware and the harness see it: all but the speed lines."""
+    return {"exit": r.returncode, "cycles": r.cycles, "uart": r.uart, "stderr": _TIMING.sub("", r.stderr)}
+
+
+@pytest.mark.slow
+def test_gated_and_free_running_nand_in_the_soc_agree(tmp_path):
+    """The NAND controller behind its gate in the SoC: the storage flow (erase, program and read with
+    ECC through the DMA, status polls, both targets, idle time between commands while the CPU merges)
+    gives the same console, cycle count and NAND model counts as on the free-running build."""
+    firmware.build_firmware()
+    elf = firmware.BUILD_FW / "storage.elf"
+    runs = [_observable(soc.run_soc(elf, arg=0, exe=exe, timeout=1800))
+            for exe in (soc.build_soc(), soc.build_soc(free_clock=True))]
+    assert runs[0]["exit"] == 0 and "storage: PASS" in runs[0]["uart"], runs[0]["uart"][-2000:]
+    assert re.search(r"^sim: nand1: \d+ commands", runs[0]["stderr"], re.M)  # both targets worked
+    for key in runs[0]:
+        assert runs[0][key] == runs[1][key], f"{key} differs between the gated and the free-running SoC"
 
 
 def _soc_job(exe, elf, tasks, workdir, poll):

@@ -293,6 +293,25 @@ class NandController(val p: NandParams = NandParams()) extends Component {
       Mux(cmdLayer.io.rx.valid, beatBytes(cmdLayer.io.rx.payload), U(0, 32 bits))
   }
 
+  /** Enable of a simulation clock gate around this controller (common.SimClockGate; LsmcSoc builds the
+    * controller under it): high while a register of the controller may change at the next edge. The
+    * controller moves only for a command (queued, executing, completing), a soft reset, an APB access
+    * or an AXI response, or when a pin it samples changes (R/B#, the NV-DDR capture; DQ only matters
+    * during a command, see NandPhy); with NV-DDR on
+    * its CLK runs, so it never rests. Once all of that is over, every counter of the time sequence layers
+    * saturated and the PHY's delay line empty, `settle` more cycles take the one-cycle echoes (register
+    * read data, WP# and the NV-DDR output flops, IRQ status). Unused (and so removed) without the gate. */
+  val simActivity = new Area {
+    val capQuiet = cap === io.nand.ddr_cap_valid && ddrTiming.io.cap.payload.q1 === io.nand.ddr_cap_q1 &&
+      ddrTiming.io.cap.payload.q2 === io.nand.ddr_cap_q2
+    val axi = io.axi.ar.valid || io.axi.aw.valid || io.axi.w.valid || io.axi.r.valid || io.axi.b.valid
+    val now = io.apb.PSEL.orR || resetPending || cmdFifo.io.occupancy =/= 0 || cmdLayer.io.busy || axi ||
+      !timing.io.quiet || !ddrTiming.io.quiet || !phy.io.quiet || !capQuiet || ddrPins =/= ddrOn || sdrSecond
+    val settle = Reg(UInt(3 bits)) init (7)
+    when(now) { settle := 7 } elsewhen (settle =/= 0) { settle := settle - 1 }
+    val enable = now || settle =/= 0
+  }
+
   /** nand_regs.h / .json / .md / .html into the SpinalConfig target directory. */
   def docs(): Unit = common.RegBlock("nand_regs", "NAND", "NAND controller registers",
     "nand/rtl/NandController.scala").emit(busif)

@@ -48,6 +48,7 @@ class NandDdrTiming(p: NandParams) extends Component {
     val timeout = out Bool()
     val dataCycle = out Bool()
     val underrun = out Bool()
+    val quiet = out Bool() // NV-DDR off and settled: no register changes at the next edge (SimClockGate)
   }
   import UopKind._
   val n = io.cfg.ckDiv
@@ -55,7 +56,8 @@ class NandDdrTiming(p: NandParams) extends Component {
 
   private def ctr() = Reg(UInt(8 bits)) init (255)
   val sinceCA, sinceOut, sinceWrHigh, sinceWrLow, sinceCe, sinceCeHigh, sinceRb = ctr()
-  for (c <- List(sinceCA, sinceOut, sinceWrHigh, sinceWrLow, sinceCe, sinceCeHigh, sinceRb)) when(c =/= 255) { c := c + 1 }
+  val counters = List(sinceCA, sinceOut, sinceWrHigh, sinceWrLow, sinceCe, sinceCeHigh, sinceRb)
+  for (c <- counters) when(c =/= 255) { c := c + 1 }
   private def ok(c: UInt, need: UInt): Bool = c.resize(10) + n.resize(10) >= need.resize(10) // c counted at the decision, the edge comes n cycles later
   private def atLeast(c: UInt, need: UInt): Bool = c.resize(10) >= need.resize(10)
 
@@ -303,6 +305,12 @@ class NandDdrTiming(p: NandParams) extends Component {
     io.drive.dqsOe(k) := bo.oe
   }
   io.idle := !busy
+  // With NV-DDR on, CLK runs and the half-slot counter turns every cycle: never quiet. Off, the layer
+  // settles to the reset bus cycle, saturated counters, no burst and an empty FIFO: nothing can move
+  // (no micro-op is accepted, no data or capture comes in while disabled).
+  io.quiet := !io.cfg.enable && !busy && !timeout && hs === 0 && cur === resetCycle && nxt === resetCycle &&
+    bState === BState.OFF && fifo.io.occupancy === 0 && stCnt === 0 && outPairs === 0 &&
+    counters.map(_ === 255).reduce(_ && _)
   io.timeout := timeout
   io.dataCycle := cur.dataOut || bState === BState.RUN
 }

@@ -19,6 +19,7 @@ class NandPhy(targets: Int) extends Component {
     val rb_n = out Bits (targets bits)
     val busyLine = out Bool() // a sample is still travelling through the delay line
     val pins = master(NandPins(targets))
+    val quiet = out Bool() // no register but the DQ synchroniser changes at the next edge unless io.drive / wp_n / strobe do (SimClockGate)
   }
   val outReg = RegNext(io.drive) init {
     val d = NandDrive(targets)
@@ -44,6 +45,12 @@ class NandPhy(targets: Int) extends Component {
   // Asynchronous inputs: two-flop synchronisers from the library.
   val dqSync = BufferCC(io.pins.dq_i, bufferDepth = Some(2))
   io.rb_n := BufferCC(io.pins.rb_n, init = B(0, targets bits), bufferDepth = Some(2))
+  /** Both stages of a two-flop synchroniser equal its input, so another edge changes neither. The first
+    * stage is inside BufferCC: a copy of it (same input, clock and reset value) stands in for it here. */
+  private def settled(in: Bits, out: Bits, init: Bits): Bool = {
+    val first = RegNext(in) init (init)
+    first === in && out === first
+  }
 
   // strobe is high in the cycle before the RE# pin falls, so line(0) is set at the edge the pin falls
   // and line(k) k cycles later.
@@ -53,4 +60,9 @@ class NandPhy(targets: Int) extends Component {
   io.rx.valid := tap
   io.rx.payload := dqSync
   io.busyLine := line.orR || io.strobe
+  // DQ is left out: an undriven bus changes at random (the SoC harness drives junk), and its synchroniser
+  // is read only through the delay line, at least sampleDelay + 1 clocked cycles after a strobe, which
+  // needs a command: long after a stopped clock restarted, both stages hold the pin's last two values.
+  io.quiet := !io.busyLine && settled(io.pins.rb_n, io.rb_n, B(0, targets bits)) &&
+    outReg.asBits === io.drive.asBits && io.pins.wp_n === io.wp_n
 }

@@ -20,13 +20,14 @@ class NandTimingLayer(p: NandParams) extends Component {
     val idle = out Bool()
     val timeout = out Bool()
     val dataCycle = out Bool()
+    val quiet = out Bool() // no register changes at the next edge unless a micro-op arrives (SimClockGate)
   }
   import UopKind._
 
   private def ctr() = Reg(UInt(8 bits)) init (255)
   val sinceWeRise, sinceWeFall, sinceReRise, sinceReFall, sinceCle, sinceCe, sinceRb = ctr()
-  for (c <- List(sinceWeRise, sinceWeFall, sinceReRise, sinceReFall, sinceCle, sinceCe, sinceRb))
-    when(c =/= 255) { c := c + 1 }
+  val counters = List(sinceWeRise, sinceWeFall, sinceReRise, sinceReFall, sinceCle, sinceCe, sinceRb)
+  for (c <- counters) when(c =/= 255) { c := c + 1 }
   private def ge(a: UInt, b: UInt): Bool = a.resize(11) >= b.resize(11)
   private def after(c: UInt, extra: UInt, need: UInt): Bool = ge(c.resize(11) + 1 + extra.resize(11), need)
   private val zero = U(0, 8 bits)
@@ -184,6 +185,8 @@ class NandTimingLayer(p: NandParams) extends Component {
   io.drive.ce_n := ce_n
   io.strobe := strobe
   io.idle := !busy
+  // Idle, every counter saturated, the one-cycle pulses low: only io.uop can change a register now.
+  io.quiet := !busy && !strobe && !timeout && counters.map(_ === 255).reduce(_ && _)
   io.timeout := timeout
   io.dataCycle := busy && counted
 }

@@ -61,7 +61,17 @@ object SimClockGate {
     gate.io.clk := cd.readClockWire
     gate.io.en := en || (if (cd.hasResetSignal) cd.isResetActive else False)
     val gated = cd.copy(clock = gate.io.gclk)
-    gated.setSynchronousWith(cd)
+    // Spinal's synchronous relation is not transitive: a gate inside a gated block, or two sibling gates,
+    // must be declared synchronous with every domain derived from the same root clock.
+    val root = rootOf.getOrElse(cd.clock, cd.clock)
+    rootOf(gate.io.gclk) = root
+    val family = derived.getOrElseUpdate(root, scala.collection.mutable.ArrayBuffer(cd))
+    for (other <- family) gated.setSynchronousWith(other)
+    family += gated
     gated
   }
+
+  // gated clock -> the clock it derives from, root clock -> every domain on it (this elaboration's Bools)
+  private val rootOf = scala.collection.mutable.WeakHashMap[Bool, Bool]()
+  private val derived = scala.collection.mutable.WeakHashMap[Bool, scala.collection.mutable.ArrayBuffer[ClockDomain]]()
 }

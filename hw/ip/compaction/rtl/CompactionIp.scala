@@ -59,8 +59,15 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
     val allEmpty = regs.io.inBytes.map(_ < 16).reduce(_ && _)
   }
 
-  // Same clock as the main domain (so no clock crossing), reset = IP reset OR the clear pulse.
-  val dpClockDomain = ClockDomain.current.copy(
+  // Same clock as the main domain (so no clock crossing), reset = IP reset OR the clear pulse. In
+  // Verilator the clock stops outside a job (common.SimClockGate; synthesis sees the main clock): in
+  // IDLE and DONE nothing leaves the datapath (its ports, output gates and counts all need RUN, or ERROR
+  // for the drain), and the next job enters through CLEAR, whose reset empties it. So the registers
+  // and counters of the main domain (THROUGHPUT_COUNTER in mode 1 counts every cycle) no longer keep
+  // the whole datapath evaluated.
+  val dpActive = control.state === State.CLEAR || control.state === State.RUN || control.state === State.ERROR ||
+    control.clearPipe
+  val dpClockDomain = common.SimClockGate(dpActive).copy(
     reset = ClockDomain.current.isResetActive || control.clearPipe,
     config = ClockDomain.current.config.copy(resetKind = SYNC, resetActiveLevel = HIGH)
   )
