@@ -7,7 +7,9 @@ Two designs, one row each in results/fpga.md and results/fpga.csv:
   DDR3 PHY, BIOS CPU, the LSMC SoC with its firmware in the on-chip RAM); Fmax of the SoC's clock
   domain `lsmc`, and the .bit file;
 * `compaction_ip`: the compaction IP alone (128-bit, generated Verilog), out of context (its ports are
-  not pins), synthesised and placed for the same device.
+  not pins), synthesised and placed for the same device;
+* `nand`: the NAND flash controller alone (default parameters: 2 targets, BCH t = 8 per 512 B), out of
+  context like the IP, at the SoC's 100 MHz (it runs in the SoC's clock domain).
 
 The LiteX trellis toolchain calls `yosys`, `nextpnr-ecp5` and `ecppack` by name: `tool_dir()` writes
 three one-line wrappers for the `yowasp-` commands and the flow puts that folder first on PATH.
@@ -31,6 +33,7 @@ DEVICE = "LFE5UM5G-85F-8BG554I"  # the ECPIX-5's part: ECP5-5G 85k LUTs, speed g
 NEXTPNR_DEVICE = ["--um5g-85k", "--speed", "8", "--package", "CABGA554"]
 SOC_TARGET_MHZ = 100.0  # the paper's system clock
 IP_TARGET_MHZ = 150.0
+NAND_TARGET_MHZ = SOC_TARGET_MHZ  # the controller runs in the SoC's clock domain
 IP_WIDTH = 128
 CSV_COLUMNS = ["design", "device", "fmax_mhz", "target_mhz", "lut", "ff", "bram", "dsp", "bitstream"]
 # The tools the flow needs, by the name LiteX calls and the PyPI package that provides it.
@@ -238,6 +241,18 @@ def ip_flow(outdir: Path = FPGA_BUILD / "compaction_ip", verilog: Path | None = 
     return res
 
 
+def nand_verilog() -> Path:
+    from lsmc.sim import nandsim
+    return nandsim.generate()
+
+
+def nand_flow(outdir: Path = FPGA_BUILD / "nand", verilog: Path | None = None, target_mhz: float = NAND_TARGET_MHZ,
+              timeout: float | None = 3 * 3600) -> PnrResult:
+    """The NAND controller alone, out of context, the same flow as the IP's."""
+    return ip_flow(outdir, verilog=verilog or nand_verilog(), top="NandController", target_mhz=target_mhz,
+                   timeout=timeout)
+
+
 # ------------------------------------------------------------------------------ the board design
 def soc_flow(outdir: Path = BUILD / "boards" / "ecpix5", firmware: Path | None = None,
              soc_verilog: Path | None = None, lsmc_mhz: float = SOC_TARGET_MHZ, timeout: float | None = 6 * 3600,
@@ -302,11 +317,16 @@ def soc_row(res: PnrResult, clock: str = r"lsmc") -> dict:
     return _row("soc", res, achieved, target, res.bitstream)
 
 
-def ip_row(res: PnrResult) -> dict:
+def alone_row(design: str, res: PnrResult) -> dict:
+    """The row of a block placed alone (one clock, no bitstream): `compaction_ip` or `nand`."""
     if len(res.clocks) != 1:
         raise FpgaError(f"{res.design}: expected one clock, the report has {sorted(res.clocks)}")
     (achieved, target), = res.clocks.values()
-    return _row("compaction_ip", res, achieved, target, None)
+    return _row(design, res, achieved, target, None)
+
+
+def ip_row(res: PnrResult) -> dict:
+    return alone_row("compaction_ip", res)
 
 
 def _row(design, res, achieved, target, bit) -> dict:
@@ -336,7 +356,7 @@ def write_results(rows: list, paths: dict, outdir: Path = RESULTS, notes: list =
           "named clock; `lut` = LUT4s (TRELLIS_COMB, carry cells included), `ff` = flip-flops, `bram` = "
           "DP16KD (18 Kbit), `dsp` = MULT18X18D. `soc`: the whole ECPIX-5 design, Fmax of the SoC's clock "
           "domain `lsmc`; `compaction_ip`: the IP alone, out of context, "
-          f"{IP_WIDTH}-bit stream.", "",
+          f"{IP_WIDTH}-bit stream; `nand`: the NAND controller alone, out of context.", "",
           "| " + " | ".join(CSV_COLUMNS) + " |", "|" + "---|" * len(CSV_COLUMNS)]
     for r in rows:
         md.append("| " + " | ".join(str(r[c]) for c in CSV_COLUMNS) + " |")
@@ -375,25 +395,32 @@ def print_result(row: dict, res: PnrResult, clock: str) -> None:
         print(f"    {l}")
 
 
+# Design names on the command line -> result rows, in the order of the results table.
+DESIGNS = {"soc": "soc", "ip": "compaction_ip", "nand": "nand"}
+
+
 def main(argv=None) -> int:
-    """`scripts/fpga` / `lsmc fpga`: both designs (or one), results/fpga.md and .csv."""
+    """`scripts/fpga` / `lsmc fpga`: every design (or those named), results/fpga.md and .csv."""
     import argparse
     import sys
     ap = argparse.ArgumentParser(prog="scripts/fpga", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("designs", nargs="*", default=[], metavar="{soc,ip,resources}",
-                    help="which rows to build (default both): soc (ECPIX-5 bitstream), ip (compaction IP alone); "
-                         "`resources` alone: the SoC per board family (results/fpga_resources.md)")
+    ap.add_argument("designs", nargs="*", default=[], metavar="{soc,ip,nand,resources}",
+                    help="which rows to build (default all three): soc (ECPIX-5 bitstream), ip (compaction IP "
+                         "alone), nand (NAND controller alone); `resources` alone: the SoC per board family "
+                         "(results/fpga_resources.md)")
     ap.add_argument("--ip-target-mhz", type=float, default=IP_TARGET_MHZ)
     ap.add_argument("--lsmc-mhz", type=float, default=SOC_TARGET_MHZ, help="SoC clock (default 100 MHz)")
     ap.add_argument("--firmware", type=Path, default=None, help="ELF baked into the SoC's RAM (default lsmc.elf)")
     ap.add_argument("--results", type=Path, default=RESULTS, help="where fpga.md/.csv go (default results/)")
     ap.add_argument("--timeout", type=float, default=6 * 3600, help="seconds per flow (default 6 h)")
     args = ap.parse_args(argv)
-    designs = args.designs or ["ip", "soc"]
-    bad = [d for d in designs if d not in ("soc", "ip", "resources")]
+    designs = args.designs or ["ip", "nand", "soc"]  # the short flows first
+    bad = [d for d in designs if d not in (*DESIGNS, "resources")]
     if bad:
-        ap.error(f"unknown design {bad[0]!r} (soc, ip or resources)")
+        ap.error(f"unknown design {bad[0]!r} (soc, ip, nand or resources)")
+    if "resources" in designs and designs != ["resources"]:
+        ap.error("`resources` runs alone (it writes results/fpga_resources.*, not the timing table)")
     if designs == ["resources"]:
         try:
             path = write_resources(resources_table(timeout=args.timeout), args.results)
@@ -403,41 +430,41 @@ def main(argv=None) -> int:
         print(path.read_text())
         print(f"fpga: wrote {path}")
         return 0
-    rows, paths = [], {}
-    # Rows of a design not rebuilt this time are kept from the previous results file.
-    old = {}
+    # Rows of a design not rebuilt this time are kept from the previous results file; the files are
+    # rewritten after each design, so a later design's failure keeps the earlier ones' figures.
+    rows = {}
     if (args.results / "fpga.csv").is_file():
         with open(args.results / "fpga.csv", newline="") as f:
-            old = {r["design"]: r for r in csv.DictReader(f)}
-    try:
-        if "ip" in designs:
-            print(f"fpga: compaction IP alone ({IP_WIDTH}-bit), yosys + nextpnr-ecp5 out of context ...", flush=True)
-            res = ip_flow(target_mhz=args.ip_target_mhz, timeout=args.timeout)
-            row = ip_row(res)
-            clock = next(iter(res.clocks))
-            print_result(row, res, clock)
-            rows.append(row)
-            paths["compaction_ip"] = (clock, res.critical_paths.get(clock, []))
-        elif "compaction_ip" in old:
-            rows.append(old["compaction_ip"])
-        if "soc" in designs:
-            print("fpga: ECPIX-5 board design (LiteX + the LSMC SoC), yosys + nextpnr-ecp5 + ecppack ...", flush=True)
-            res = soc_flow(firmware=args.firmware, lsmc_mhz=args.lsmc_mhz, timeout=args.timeout)
-            row = soc_row(res)
-            clock = res.clock(r"lsmc")[0]
-            print_result(row, res, clock)
-            rows.insert(0, row)
-            paths = {"soc": (clock, res.critical_paths.get(clock, [])), **paths}
-        elif "soc" in old:
-            rows.insert(0, old["soc"])
-    except Exception as e:  # the flow's own errors and the board glue's, one line each
-        from lsmc.boards.ports import BoardError
-        if not isinstance(e, (FpgaError, BoardError, OSError)):
-            raise
-        print(f"fpga: error: {e}", file=sys.stderr)
-        return 2
-    csv_path, md_path = write_results(rows, paths, args.results)
-    print(f"fpga: wrote {md_path} and {csv_path}")
+            rows = {r["design"]: r for r in csv.DictReader(f) if r.get("design") in DESIGNS.values()}
+    paths = {}
+    for d in dict.fromkeys(designs):
+        try:
+            if d == "soc":
+                print("fpga: ECPIX-5 board design (LiteX + the LSMC SoC), yosys + nextpnr-ecp5 + ecppack ...",
+                      flush=True)
+                res = soc_flow(firmware=args.firmware, lsmc_mhz=args.lsmc_mhz, timeout=args.timeout)
+                row, clock = soc_row(res), res.clock(r"lsmc")[0]
+            elif d == "ip":
+                print(f"fpga: compaction IP alone ({IP_WIDTH}-bit), yosys + nextpnr-ecp5 out of context ...",
+                      flush=True)
+                res = ip_flow(target_mhz=args.ip_target_mhz, timeout=args.timeout)
+                row, clock = ip_row(res), next(iter(res.clocks))
+            else:
+                print("fpga: NAND controller alone, yosys + nextpnr-ecp5 out of context ...", flush=True)
+                res = nand_flow(timeout=args.timeout)
+                row, clock = alone_row("nand", res), next(iter(res.clocks))
+        except Exception as e:  # the flow's own errors and the board glue's, one line each
+            from lsmc.boards.ports import BoardError
+            if not isinstance(e, (FpgaError, BoardError, OSError)):
+                raise
+            print(f"fpga: error: {e}", file=sys.stderr)
+            return 2
+        print_result(row, res, clock)
+        rows[row["design"]] = row
+        paths[row["design"]] = (clock, res.critical_paths.get(clock, []))
+        ordered = [rows[n] for n in DESIGNS.values() if n in rows]
+        csv_path, md_path = write_results(ordered, paths, args.results)
+        print(f"fpga: wrote {md_path} and {csv_path}", flush=True)
     return 0
 
 

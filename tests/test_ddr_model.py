@@ -249,6 +249,44 @@ def test_bus_protocol_on_random_traffic(drive, preset):
     assert ncas <= cas[-1][0] - cas[0][0] + 1  # one native word per controller cycle at most
 
 
+def test_bus_statistics_account_for_every_cycle(drive):
+    """The harness's `sim: ddr bus` line (busStats): over the units' window every controller cycle is a
+    CAS, refresh, a turnaround or idle, as worked out here from the CAS log alone: a turnaround is the
+    part of a gap between a read and a write (either order) shorter than that turnaround, refresh the
+    cycles inside the fixed refresh windows (k tREFI + tRP + tRFC), idle the rest."""
+    import random
+
+    r = Ref("kcu105")
+    p = r.p
+    rng = random.Random(5)
+    lines, cycle = ["trace"], 1000
+    for _ in range(800):  # long enough to cross refresh windows; ports 1..3 only (the window's ports)
+        cycle += rng.choice((0, 1, 2, 30, 150))
+        port = rng.randrange(1, 4)
+        lines.append(f"{rng.choice('rrw')} {cycle} {rng.randrange(0, 1 << 22) // 32 * 32} {32 * rng.choice((2, 16))} "
+                     f"{port} 32")
+    lines += ["cas", "bus"]
+    out = drive("kcu105", lines)
+    cas = sorted(tuple(x) for x in out[len(lines) - 3:-1])
+    frm, to, cycles, data, refresh, turn, idle, switches = out[-1]
+    assert (frm, to, cycles, data) == (cas[0][0], cas[-1][0], cas[-1][0] - cas[0][0] + 1, len(cas))
+    rtw = p["readLatency"] - 1
+    wtr = p["tWTR"] + math.ceil(p["cwl"] / p["nphases"]) + p["tCCD"]
+
+    def in_refresh(c):
+        return c >= p["tREFI"] and c % p["tREFI"] < p["tRP"] + p["tRFC"]
+
+    want = {"refresh": 0, "turn": 0, "idle": 0, "switches": 0}
+    for (c0, w0), (c1, w1) in zip(cas, cas[1:]):
+        lim = c0 + (wtr if w0 else rtw) if w0 != w1 else c0
+        want["switches"] += w0 != w1
+        for c in range(c0 + 1, c1):
+            want["refresh" if in_refresh(c) else "turn" if c < lim else "idle"] += 1
+    assert (refresh, turn, idle, switches) == (want["refresh"], want["turn"], want["idle"], want["switches"])
+    assert data + refresh + turn + idle == cycles
+    assert refresh > 0 and turn > 0 and idle > 0  # the case exercises every kind
+
+
 # ------------------------------------------------------------------------------ calibration (docs/ddr-model.md)
 def test_calibration_case_within_goal():
     """The SoC harness with --ddr boardsim against LiteDRAM's cycle counts on the board simulation

@@ -183,6 +183,53 @@ def test_compaction_ip_alone(tmp_path):
     assert res.critical_paths
 
 
+def test_nand_row_written_by_the_command(tmp_path, monkeypatch):
+    """`scripts/fpga nand` runs the NAND controller's flow (NandController out of context at the SoC's
+    100 MHz), adds a `nand` row after the others and keeps the rows of designs not rebuilt."""
+    calls = []
+
+    def fake_flow(timeout=None):
+        calls.append(timeout)
+        path = ["Source ctl.q", "Sink dec.d", "2.00 ns logic, 7.00 ns routing"]
+        return fpga.PnrResult("NandController", {"$glbnet$clk": (111.11, fpga.NAND_TARGET_MHZ)},
+                              {"TRELLIS_COMB": (9000, 83640), "TRELLIS_FF": (4000, 83640), "DP16KD": (3, 208)},
+                              {"$glbnet$clk": path})
+    monkeypatch.setattr(fpga, "nand_flow", fake_flow)
+    res_dir = tmp_path / "results"
+    res_dir.mkdir()
+    with open(res_dir / "fpga.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fpga.CSV_COLUMNS)
+        w.writeheader()
+        w.writerow({"design": "compaction_ip", "device": fpga.DEVICE, "fmax_mhz": "138.31", "target_mhz": "150.00",
+                    "lut": 1, "ff": 2, "bram": 3, "dsp": 4, "bitstream": ""})
+    assert fpga.main(["nand", "--results", str(res_dir)]) == 0
+    assert len(calls) == 1
+    with open(res_dir / "fpga.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["design"] for r in rows] == ["compaction_ip", "nand"]
+    assert rows[0]["fmax_mhz"] == "138.31"
+    assert (rows[1]["fmax_mhz"], rows[1]["target_mhz"], rows[1]["lut"], rows[1]["bram"]) == ("111.11", "100.00",
+                                                                                          "9000", "3")
+    md = (res_dir / "fpga.md").read_text()
+    assert "Critical path: nand (clock $glbnet$clk)" in md and "9.00 ns (2.00 logic, 7.00 routing)" in md
+    with pytest.raises(SystemExit):
+        fpga.main(["nandx", "--results", str(res_dir)])
+
+
+@needs_yowasp
+@pytest.mark.slow
+@pytest.mark.long
+def test_nand_controller_alone(tmp_path):
+    """The NAND controller out of context on the ECP5-85 speed 8 at 100 MHz: the flow runs, one clock,
+    the BCH decoder is in the design, a figure and its critical path."""
+    res = fpga.nand_flow(tmp_path / "nand", timeout=3600)
+    row = fpga.alone_row("nand", res)
+    assert float(row["target_mhz"]) == pytest.approx(fpga.NAND_TARGET_MHZ, abs=0.01)
+    assert float(row["fmax_mhz"]) > 20
+    assert int(row["lut"]) > 5000 and int(row["ff"]) > 2000  # BCH decoder: 32 Chien evaluators
+    assert res.critical_paths
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("LSMC_FPGA_BITSTREAM") != "1",
                     reason="the whole ECPIX-5 bitstream takes about an hour on 2 cores: LSMC_FPGA_BITSTREAM=1")

@@ -101,9 +101,15 @@ def onfi_crc16(data: bytes) -> int:
     return crc
 
 
+def generate() -> Path:
+    """Generate NandController.v (+ nand_regs.h) with the default parameters; returns the Verilog."""
+    build.generate("nand", "nand.Generate", GEN, args=["--out", str(GEN)])
+    return GEN / "NandController.v"
+
+
 def build_sim() -> Path:
     """Generate NandController.v (+ nand_regs.h) and build the Verilator harness; returns the binary."""
-    build.generate("nand", "nand.Generate", GEN, args=["--out", str(GEN)])
+    generate()
     model = ROOT / "nand" / "model"
     common_srcs, common_flags = build.sim_common(model / "onfi_model.h", model / "onfi_timing.h")
     return build.verilate("NandController", [GEN / "NandController.v"],

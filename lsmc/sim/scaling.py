@@ -64,10 +64,12 @@ class _Runs:
 
 @dataclass
 class Task(_Runs):
-    """One merge task: its runs (newest first) and the reference merge of them."""
+    """One merge task: its runs (newest first) and the reference merge of them; `split_keys`: the
+    firmware's split keys when the task is a job the firmware splits (make_fw_job)."""
     merged: bytes
     invalid: bytes
     fault: int = 0
+    split_keys: list | None = None
 
 
 def make_task(ways: int, keys: int, seed: int, group: int = 16, kind: str = "short",
@@ -154,7 +156,36 @@ def make_fw_job(cus: int, base: Job, stagger: tuple[int, int] | None = None) -> 
     out, inv, _ = split.subcompact(base.runs, base.group, cus, keys=keys)
     if inv != base.invalid or kb16.decode(out, base.group) != kb16.decode(base.merged, base.group):
         raise ScalingError("the split reference differs from the unsplit merge")  # a model bug, never the SoC's
-    return Task(base.runs, out, inv)
+    return Task(base.runs, out, inv, split_keys=keys)
+
+
+def run_offsets(img: bytes, task: int = 0) -> list[int]:
+    """Offsets from DDR_BASE of one task's runs in a scale_image image (its descriptor words)."""
+    w = struct.unpack_from(f"<{TASK_WORDS}I", img, 4 * (TASK0 + TASK_WORDS * task))
+    return [w[2 + 2 * k] for k in range(w[0])]
+
+
+def expected_copied(task: Task, img: bytes, group: int, parts: int) -> int:
+    """Sub-run bytes the firmware's split (scale.c scale_split) copies for the DMA, from the model's plan
+    at the same split keys: a sub-run is read where it lies unless it has a re-encoded head or its tail
+    starts off the DMA's 32-byte alignment (DMA_ALIGN, fw/drivers/dma.h); then all its bytes move."""
+    from lsmc.model import split
+
+    if task.split_keys is None or len(task.split_keys) != parts - 1:
+        raise ScalingError(f"the task carries no split keys for {parts} parts (make a firmware job with make_fw_job)")
+    import re
+
+    m = re.search(r"#define DMA_ALIGN (\d+)u", (build.ROOT / "fw" / "drivers" / "dma.h").read_text())
+    if not m:
+        raise ScalingError("fw/drivers/dma.h defines no DMA_ALIGN")
+    align = int(m.group(1))
+    at = [firmware.DDR_BASE + o for o in run_offsets(img)]
+    copied = 0
+    for row in split.plan(task.runs, group, task.split_keys):
+        for sub, run, a in zip(row, task.runs, at):
+            if sub.head or (a + 16 * sub.tail_begin) % align:
+                copied += len(sub.bytes(run))
+    return copied
 
 
 def make_tasks(cus: int, ways: int, entries: int, seed: int = 1, group: int = 16) -> list[Task]:

@@ -35,6 +35,14 @@ UNITS = tuple(range(1, 9))
 WAYS = (2, 4)
 
 
+# The DMA's DDR ports of the issue-11 SoCs (several units or K-way units; the Table III / board SoC keeps
+# LsmcSocConfig's 256-bit ports and 16-beat writes): 512-bit ports, the KCU105's native LiteDRAM word, and
+# 64-beat (2 KiB) write bursts: fewer beats in flight per byte and fewer read/write turnarounds on the
+# shared DDR bus (docs/scaling.md, "What limits").
+SCALING_DMA_PORT_WIDTH = 512
+SCALING_DMA_WRITE_BURST = 64
+
+
 def _variant(width: int, units: int, ways: int) -> str:
     """'' for the Table III builds, else '-m<M>k<K>' (gen and sim folder suffix)."""
     if width not in WIDTHS:
@@ -61,7 +69,9 @@ def generate_soc(width: int = 128, units: int = 1, ways: int = 2) -> Path:
     for M units of K ways), regenerated only when the hardware sources changed."""
     gen_dir = _gen_dir(width, units, ways)
     args = ("--out", str(gen_dir), "--units", str(units), "--ways", str(ways)) + \
-        (("--ip-width", str(width)) if width != 128 else ())
+        (("--ip-width", str(width)) if width != 128 else ()) + \
+        (("--dma-port-width", str(SCALING_DMA_PORT_WIDTH), "--dma-write-burst", str(SCALING_DMA_WRITE_BURST))
+         if _variant(width, units, ways) else ())
     out = build.generate("soc", "soc.Generate", gen_dir, args=args)
     verilog = out / "LsmcSoc.v"
     if not verilog.exists():
@@ -91,6 +101,8 @@ def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int =
                                                  verilog.parent / "lsmc_soc.h", SIM_SRC / "nand_faults.h")
     # One DDR port per compaction unit (soc.Generate's default): the harness binds that many.
     ports = ["-CFLAGS", f"-DLSMC_DMA_PORTS={units}"] if units > 1 else []
+    if _variant(width, units, ways):
+        ports += ["-CFLAGS", f"-DLSMC_DMA_PORT_BYTES={SCALING_DMA_PORT_WIDTH // 8}"]
     incs = ["-CFLAGS", f"-I{NAND_MODEL} -I{verilog.parent}"]
     return build.verilate("LsmcSoc", [verilog, SIM_SRC / "soc.vlt"],
                           [SIM_SRC / "harness.cpp", NAND_MODEL / "onfi_model.cpp", *common_srcs],

@@ -67,10 +67,13 @@ case class BchParams(t: Int = 8, dataBytes: Int = 512, m: Int = 13, prim: Int = 
   val codeBits: Int = dataBits + r
   require(codeBits <= gf.n, s"sector of $dataBytes bytes + $r check bits does not fit GF(2^$m)")
   val chienCycles: Int = (codeBits + chienPar - 1) / chienPar
+  /** Cycles of the Chien search: LOAD (the locator into the term registers), one per chunk of
+    * `chienPar` positions, and DRAIN (the last chunk through the pipeline's count and record stages). */
+  val chienTotalCycles: Int = 1 + chienCycles + 2
   /** Worst-case cycles per codeword of the decoder with the command layer's buffer fixer: start 2,
-    * Berlekamp-Massey 2 per iteration over 2t, Chien search, check 1, t data-bit corrections of 4
-    * cycles (read, wait, write, next), done 2. */
-  val worstCycles: Int = 2 + 4 * t + chienCycles + 1 + 4 * t + 2
+    * Berlekamp-Massey 2 per iteration over 2t, Chien search (chienTotalCycles), check 1, t data-bit
+    * corrections of 4 cycles (read, wait, write, next), done 2. The one source of ECC_DEC.WORST_CYCLES. */
+  val worstCycles: Int = 2 + 4 * t + chienTotalCycles + 1 + 4 * t + 2
 
   /** Remainder of the bits (MSB first) by g, continuing from `rem`. */
   def remSw(rem: BigInt, bytes: Seq[Int]): BigInt = {
@@ -87,37 +90,36 @@ case class BchParams(t: Int = 8, dataBytes: Int = 512, m: Int = 13, prim: Int = 
   val kMask: BigInt = (remSw(0, Seq.fill(dataBytes)(0xFF)) << (eccVecBits - r)) ^ ((BigInt(1) << eccVecBits) - 1)
 
   // ----------------------------------------------------------------- hardware building blocks
+  // Every GF(2) function here is linear (or bilinear for `mul`): each output bit is written as one
+  // balanced XOR tree of the input bits it depends on, computed at elaboration, so the logic depth is
+  // log(inputs), not the length of the unrolled LFSR or multiply loop (timing, docs/boards.md).
   /** Division step: the remainder after 8 more message bits (MSB first). */
   def remStep(rem: Bits, byte: Bits): Bits = {
-    val low = B(gen.clearBit(r), r bits)
-    var x = rem
+    // Symbolic LFSR: bit i of the state as the set of inputs it XORs (0..r-1 rem, r..r+7 byte bit 0..7).
+    val low = gen.clearBit(r)
+    def xor(a: Set[Int], b: Set[Int]): Set[Int] = (a diff b) union (b diff a)
+    var x: IndexedSeq[Set[Int]] = (0 until r).map(i => Set(i))
     for (b <- 7 to 0 by -1) {
-      val fb = byte(b) ^ x(r - 1)
-      x = (x(r - 2 downto 0) ## False) ^ (low & B(r bits, default -> fb))
+      val fb = xor(x(r - 1), Set(r + b))
+      x = (0 until r).map(i => xor(if (i == 0) Set.empty[Int] else x(i - 1), if (low.testBit(i)) fb else Set.empty[Int]))
     }
-    x
+    xorMatrix(r, i => x(i).toSeq.sorted.map(j => if (j < r) rem(j) else byte(j - r)))
   }
+  /** sum_k a_k * c_k for constants c_k (one XOR matrix over all the a_k's bits). */
+  def constMulSum(terms: Seq[(Bits, Int)]): Bits =
+    xorMatrix(m, i => terms.flatMap { case (a, c) => (0 until m).filter(k => ((gf.mul(c, 1 << k) >> i) & 1) == 1).map(a(_)) })
   /** a * c for a constant c (XOR matrix). */
-  def constMul(a: Bits, c: Int): Bits = {
-    val cols = (0 until m).map(k => gf.mul(c, 1 << k))
-    xorMatrix(m, i => (0 until m).filter(k => ((cols(k) >> i) & 1) == 1).map(a(_)))
-  }
-  /** a * b, both variable. */
-  def mul(a: Bits, b: Bits): Bits = {
-    var acc = B(0, m bits); var x = a
-    for (k <- 0 until m) {
-      acc = acc ^ (x & B(m bits, default -> b(k)))
-      x = constMul(x, 2)
-    }
-    acc
-  }
+  def constMul(a: Bits, c: Int): Bits = constMulSum(Seq(a -> c))
+  /** a * b, both variable: sum over k of (a * x^k) AND b_k, each a * x^k straight from a. */
+  def mul(a: Bits, b: Bits): Bits =
+    (0 until m).map(k => constMul(a, 1 << k) & B(m bits, default -> b(k))).reduceBalancedTree(_ ^ _)
   /** Syndrome S_j = s(a^j) of a remainder s (r bits). */
   def syndrome(s: Bits, j: Int): Bits =
     xorMatrix(m, i => (0 until r).filter(k => ((gf.pow(j * k) >> i) & 1) == 1).map(s(_)))
-  /** Bits whose bit i is the XOR of `inputs(i)`. */
+  /** Bits whose bit i is the XOR of `inputs(i)`, as a balanced tree. */
   def xorMatrix(width: Int, inputs: Int => Seq[Bool]): Bits = {
     val o = Bits(width bits)
-    for (i <- 0 until width) o(i) := inputs(i).foldLeft(False)(_ ^ _)
+    for (i <- 0 until width) { val in = inputs(i); o(i) := (if (in.isEmpty) False else in.reduceBalancedTree(_ ^ _)) }
     o
   }
 }
@@ -126,7 +128,13 @@ case class BchParams(t: Int = 8, dataBytes: Int = 512, m: Int = 13, prim: Int = 
   * inversionless Berlekamp-Massey (2t iterations of 2 cycles), Chien search testing `chienPar`
   * positions per cycle. Error positions (polynomial degrees, see BchParams) come out one per accepted
   * beat of `fix` once the search has confirmed the locator (as many roots in the shortened code as its
-  * degree, at most t); then `done` pulses with the result. A zero remainder is done in 2 cycles. */
+  * degree, at most t); then `done` pulses with the result. A zero remainder is done in 2 cycles.
+  *
+  * Timing (the SoC clock at 100 MHz on an ECP5): the discrepancy reads the syndromes from a window
+  * register shifted once per iteration (win(i) = S_(iter+1-i)) instead of a mux indexed by iter - i;
+  * the Chien search is a 3-stage pipeline (evaluate chienPar positions; prefix-count the hits; record
+  * each hit in its slot of `found`), so no stage carries a chienPar-long ripple of hit counts. LOAD
+  * puts the locator into the term registers, DRAIN lets the last chunk through (chienTotalCycles). */
 class BchDecoder(b: BchParams) extends Component {
   import b.{m, t}
   val posBits = log2Up(b.codeBits)
@@ -138,11 +146,12 @@ class BchDecoder(b: BchParams) extends Component {
     val count = out UInt (log2Up(t + 1) bits)
     val idle = out Bool()
   }
-  object S extends SpinalEnum { val IDLE, SYN, BM_D, BM_U, CHIEN, CHECK, FIX, DONE = newElement() }
+  object S extends SpinalEnum { val IDLE, SYN, BM_D, BM_U, LOAD, CHIEN, DRAIN, CHECK, FIX, DONE = newElement() }
   val state = RegInit(S.IDLE)
   io.idle := state === S.IDLE
   val rem = Reg(Bits(b.r bits))
-  val syn = Vec(Reg(Bits(m bits)), 2 * t + 1) // syn(j) = S_j, syn(0) unused
+  val synQ = Vec(Reg(Bits(m bits)), 2 * t - 1) // S_(iter+2) .. S_2t, shifted once per BM iteration
+  val win = Vec(Reg(Bits(m bits)), t + 1) // win(i) = S_(iter+1-i), 0 for iter+1-i < 1
   val lam = Vec(Reg(Bits(m bits)), t + 1)
   val bb = Vec(Reg(Bits(m bits)), t + 1)
   val gamma = Reg(Bits(m bits))
@@ -150,6 +159,7 @@ class BchDecoder(b: BchParams) extends Component {
   val L = Reg(UInt(log2Up(2 * t + 2) bits))
   val iter = Reg(UInt(log2Up(2 * t + 1) bits))
   val chienPos = Reg(UInt(posBits + 1 bits))
+  val lastChunk = Reg(Bool())
   val terms = Vec(Reg(Bits(m bits)), t + 1)
   val found = Vec(Reg(UInt(posBits bits)), t)
   val nFound = Reg(UInt(log2Up(b.codeBits + 1) bits))
@@ -162,27 +172,62 @@ class BchDecoder(b: BchParams) extends Component {
   io.uncorrectable := unc
   io.count := Mux(unc, U(0), nFound.resize(log2Up(t + 1)))
 
-  def synAt(k: UInt): Bits = { // S_k, 0 for k < 1
-    val v = Bits(m bits); v := 0
-    for (j <- 1 to 2 * t) when(k === j) { v := syn(j) }
-    v
-  }
   val lamDeg = UInt(log2Up(t + 1) bits)
   lamDeg := 0
   for (i <- 1 to t) when(lam(i) =/= 0) { lamDeg := i }
+
+  // ---------------------------------------------------------------- Chien search pipeline
+  // Stage 1 (state CHIEN): hits of positions chienPos + i, i < chienPar: sum_k terms(k) * a^(-i*k) = 0,
+  // with terms(k) = lam_k * a^(-k * chienPos). Positions past the shortened code only in the last chunk.
+  val tailValid = b.codeBits - (b.chienCycles - 1) * b.chienPar // positions of the last chunk inside the code
+  val v1 = RegNext(state === S.CHIEN) init (False)
+  val hits1 = Reg(Bits(b.chienPar bits))
+  val pos1 = Reg(UInt(posBits + 1 bits))
+  // Stage 2: inclusive prefix counts of the hits (Sklansky tree, log2(chienPar) adder levels).
+  val cntBits = log2Up(b.chienPar + 1)
+  val v2 = RegNext(v1) init (False)
+  val hits2 = RegNext(hits1)
+  val pos2 = RegNext(pos1)
+  val incl2 = Vec(Reg(UInt(cntBits bits)), b.chienPar)
+  locally {
+    var p: IndexedSeq[UInt] = (0 until b.chienPar).map(i => hits1(i).asUInt.resize(cntBits))
+    var d = 1
+    while (d < b.chienPar) {
+      val q = p
+      p = (0 until b.chienPar).map(i => if ((i / d) % 2 == 1) q(i) + q((i / d) * d - 1) else q(i))
+      d *= 2
+    }
+    for (i <- 0 until b.chienPar) incl2(i) := p(i)
+  }
+  // Stage 3: the hit whose inclusive count is s + 1 - nFound goes to slot s (slots beyond t are
+  // dropped; nFound still counts them, which makes CHECK reject the locator).
+  when(v2) {
+    for (s <- 0 until t) {
+      val want = U(s + 1, nFound.getWidth + 1 bits) - nFound.resize(nFound.getWidth + 1)
+      val wantOk = want(want.high downto cntBits) === 0 // nFound <= s + 1
+      val sel = (0 until b.chienPar).map(i => hits2(i) && wantOk && want(cntBits - 1 downto 0) === incl2(i))
+      val idxBits = log2Up(b.chienPar) max 1
+      val idx = sel.zipWithIndex.map { case (e, i) => Mux(e, U(i, idxBits bits), U(0, idxBits bits)) }.reduceBalancedTree(_ | _)
+      val pos = if (isPow2(b.chienPar)) (pos2 | idx.resize(pos2.getWidth)) else pos2 + idx
+      when(sel.reduceBalancedTree(_ || _)) { found(s) := pos.resize(posBits) }
+    }
+    nFound := nFound + incl2(b.chienPar - 1).resize(nFound.getWidth)
+  }
 
   switch(state) {
     is(S.IDLE) {
       when(io.start.valid) { rem := io.start.payload; state := S.SYN }
     }
     is(S.SYN) {
-      for (j <- 1 to 2 * t) syn(j) := b.syndrome(rem, j)
+      win(0) := b.syndrome(rem, 1)
+      for (i <- 1 to t) win(i) := 0
+      for (j <- 0 until 2 * t - 1) synQ(j) := b.syndrome(rem, j + 2)
       for (i <- 0 to t) { lam(i) := B(if (i == 0) 1 else 0, m bits); bb(i) := B(if (i == 0) 1 else 0, m bits) }
       gamma := B(1, m bits); L := 0; iter := 0; unc := False; nFound := 0; fixIdx := 0
       state := Mux(rem === 0, S.DONE, S.BM_D)
     }
     is(S.BM_D) { // discrepancy of iteration `iter`: sum lam_i * S_(iter+1-i)
-      delta := (0 to t).map(i => b.mul(lam(i), synAt(iter +^ 1 - i))).reduce(_ ^ _)
+      delta := (0 to t).map(i => b.mul(lam(i), win(i))).reduceBalancedTree(_ ^ _)
       state := S.BM_U
     }
     is(S.BM_U) { // lam' = gamma * lam + delta * x * B
@@ -195,29 +240,32 @@ class BchDecoder(b: BchParams) extends Component {
         bb(0) := 0
         for (i <- 1 to t) bb(i) := bb(i - 1)
       }
+      win(0) := synQ(0)
+      for (i <- 1 to t) win(i) := win(i - 1)
+      for (j <- 0 until 2 * t - 2) synQ(j) := synQ(j + 1)
+      synQ(2 * t - 2) := 0
       iter := iter + 1
-      state := Mux(iter === 2 * t - 1, S.CHIEN, S.BM_D)
+      state := Mux(iter === 2 * t - 1, S.LOAD, S.BM_D)
+    }
+    is(S.LOAD) {
+      for (k <- 0 to t) terms(k) := lam(k)
       chienPos := 0
+      lastChunk := Bool(b.chienCycles == 1)
+      state := S.CHIEN
     }
     is(S.CHIEN) {
-      // terms(k) = lam_k * a^(-k * chienPos); positions chienPos + i, i < chienPar
-      val base = Vec(Bits(m bits), t + 1)
-      for (k <- 0 to t) base(k) := Mux(chienPos === 0, lam(k), terms(k))
-      val hits = Bits(b.chienPar bits)
       for (i <- 0 until b.chienPar) {
-        val v = (0 to t).map(k => if (i == 0) base(k) else b.constMul(base(k), b.gf.pow(-i * k))).reduce(_ ^ _)
-        hits(i) := v === 0 && (chienPos + i < b.codeBits)
+        val v = b.constMulSum((0 to t).map(k => terms(k) -> b.gf.pow(-i * k)))
+        hits1(i) := v === 0 && (if (i < tailValid) True else !lastChunk)
       }
-      for (k <- 0 to t) terms(k) := b.constMul(base(k), b.gf.pow(-b.chienPar * k))
-      // record hit positions in order; slots beyond t are dropped (nFound still counts them)
-      var cnt = nFound
-      for (i <- 0 until b.chienPar) {
-        for (s <- 0 until t) when(hits(i) && cnt === s) { found(s) := (chienPos + i).resize(posBits) }
-        cnt = cnt + hits(i).asUInt.resize(cnt.getWidth)
-      }
-      nFound := cnt
+      pos1 := chienPos
+      for (k <- 0 to t) terms(k) := b.constMul(terms(k), b.gf.pow(-b.chienPar * k))
       chienPos := chienPos + b.chienPar
-      when(chienPos + b.chienPar >= b.codeBits) { state := S.CHECK }
+      lastChunk := (if (b.chienCycles >= 2) chienPos === (b.chienCycles - 2) * b.chienPar else False)
+      when(lastChunk) { state := S.DRAIN }
+    }
+    is(S.DRAIN) { // v1: the last chunk in stage 2 (first cycle); then stage 3 records it
+      when(!v1) { state := S.CHECK }
     }
     is(S.CHECK) {
       val ok = L <= t && nFound === L.resize(nFound.getWidth) && lam(0) =/= 0 && lamDeg.resize(L.getWidth) === L

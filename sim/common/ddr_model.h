@@ -129,6 +129,74 @@ class DdrModel : public MemTiming {
             ", empty %" PRIu64 ", refreshes %" PRIu64 ", read/write turnarounds %" PRIu64
             ", peak %.3f B per SoC cycle\n",
             p.name, words, nativeBytes_, rowHits, rowMisses, rowEmpty, refreshes, turnarounds, peakBytesPerSocCycle());
+    printBus(f);
+  }
+
+  // Where the data bus goes, over the window from the first to the last CAS of any port but the CPU's
+  // (port 0): the units' work. Every controller cycle of the window is one of: a CAS (data), inside a
+  // refresh window, a turnaround (within read->write or write->read distance of the CAS before it, the
+  // next CAS being of the other kind), or idle (no command was ready: banks, or ports not asking).
+  // Per port (the whole run): native words read and written, the mean controller cycles a word waited
+  // for its bank (ACT/precharge) and then for a bus slot, and the read beats held back by credits.
+  struct BusStats {
+    uint64_t from = 0, to = 0, cycles = 0, data = 0, refresh = 0, turnaround = 0, idle = 0, switches = 0;
+  };
+  BusStats busStats() const {
+    BusStats r;
+    std::vector<std::pair<uint64_t, uint8_t>> v(casAll_);  // (cycle, port << 1 | write)
+    std::sort(v.begin(), v.end());
+    bool any = false;
+    for (auto& e : v)
+      if (e.second >> 1) { r.to = e.first; if (!any) r.from = e.first, any = true; }
+    if (!any) return r;
+    r.cycles = r.to - r.from + 1;
+    auto refreshIn = [&](uint64_t a, uint64_t b) {  // refresh cycles in [a, b)
+      uint64_t n = 0;
+      for (uint64_t k = std::max<uint64_t>(1, a / p.tREFI); k * p.tREFI < b; k++) {
+        uint64_t lo = std::max(a, k * p.tREFI), hi = std::min(b, k * p.tREFI + p.tRP + p.tRFC);
+        if (hi > lo) n += hi - lo;
+      }
+      return n;
+    };
+    const std::pair<uint64_t, uint8_t>* prev = nullptr;
+    for (auto& e : v) {
+      if (e.first < r.from || e.first > r.to) continue;
+      r.data++;
+      if (prev) {
+        uint64_t a = prev->first + 1, b = e.first;  // the idle cycles between two CAS
+        uint64_t ref = refreshIn(a, b);
+        uint64_t turn = 0;
+        if ((prev->second & 1) != (e.second & 1)) {
+          r.switches++;
+          uint64_t end = std::min(b, prev->first + gap(prev->second & 1, e.second & 1));
+          turn = end > a ? end - a - refreshIn(a, end) : 0;
+        }
+        r.refresh += ref;
+        r.turnaround += turn;
+        r.idle += (b - a) - ref - turn;
+      }
+      prev = &e;
+    }
+    return r;
+  }
+
+  void printBus(FILE* f) const {
+    BusStats b = busStats();
+    if (!b.cycles) return;
+    auto pc = [&](uint64_t n) { return 100.0 * n / b.cycles; };
+    fprintf(f, "sim: ddr bus, controller cycles %" PRIu64 "..%" PRIu64 " (%" PRIu64 "): data %" PRIu64 " (%.1f %%), "
+            "refresh %" PRIu64 " (%.1f %%), turnaround %" PRIu64 " (%.1f %%, %" PRIu64 " switches), idle %" PRIu64
+            " (%.1f %%)\n", b.from, b.to, b.cycles, b.data, pc(b.data), b.refresh, pc(b.refresh), b.turnaround,
+            pc(b.turnaround), b.switches, b.idle, pc(b.idle));
+    for (unsigned i = 0; i < kPorts; i++) {
+      const PortStats& s = stats_[i];
+      uint64_t n = s.reads + s.writes;
+      if (!n) continue;
+      fprintf(f, "sim: ddr port %u: reads %" PRIu64 ", writes %" PRIu64 " native words; per word: bank wait %.2f, "
+              "bus wait %.2f controller cycles; read beats held by credits %" PRIu64 " of %" PRIu64
+              " (mean %.1f SoC cycles)\n", i, s.reads, s.writes, (double)s.bankWait / n, (double)s.busWait / n,
+              s.creditBeats, s.readBeats, s.creditBeats ? (double)s.creditWaitPs / socPs_ / s.creditBeats : 0.0);
+    }
   }
 
  private:
@@ -204,10 +272,15 @@ class DdrModel : public MemTiming {
     uint64_t beats = std::max<uint64_t>(1, (bytes + portBytes - 1) / portBytes);
     uint64_t lastWord = UINT64_MAX, lastReady = 0;
     unsigned credits = std::min(std::max(c.readCredits, 1u), kCredits);
+    PortStats& st = stats_[port % kPorts];
     for (uint64_t j = 0; j < beats; j++) {
       uint64_t a = addr + j * portBytes;
       uint64_t t = std::max(t0, pt.free);
-      if (!isWrite) t = std::max(t, pt.credit[pt.next % credits]);
+      if (!isWrite) {
+        uint64_t c = pt.credit[pt.next % credits];
+        st.readBeats++;
+        if (c > t) st.creditBeats++, st.creditWaitPs += c - t, t = c;
+      }
       pt.free = t + socPs_;
       uint64_t w0 = a / nativeBytes_, w1 = (a + portBytes - 1) / nativeBytes_, ready = 0;
       for (uint64_t w = w0; w <= w1; w++) {
@@ -216,7 +289,7 @@ class DdrModel : public MemTiming {
           continue;
         }
         lastWord = w;
-        lastReady = word(w, t, isWrite, pt.cmdFree);
+        lastReady = word(w, t, isWrite, port % kPorts, pt.cmdFree);
         ready = std::max(ready, lastReady);
       }
       if (!isWrite) {
@@ -240,7 +313,7 @@ class DdrModel : public MemTiming {
   // One native command at or after time tIn (ps): returns its CAS time (ps). A port's commands enter the
   // controller in order (portFree); other ports' commands are not held behind them (LiteDRAM's crossbar
   // serves its ports side by side): they share the banks and the calendar of the CAS/data bus.
-  uint64_t word(uint64_t w, uint64_t tIn, bool isWrite, uint64_t& portFree) {
+  uint64_t word(uint64_t w, uint64_t tIn, bool isWrite, unsigned port, uint64_t& portFree) {
     words++;
     uint64_t t = alignSys(std::max(tIn, portFree));
     portFree = t;
@@ -249,9 +322,10 @@ class DdrModel : public MemTiming {
     unsigned bank = (unsigned)((w / colWords_) & (banks_ - 1));
     int64_t row = (int64_t)(w / colWords_ / banks_);
     Bank& b = bank_[bank];
-    uint64_t s = kNone;
+    uint64_t s = kNone, bankReady = ts;
     if (b.row == row) {  // open row: any free slot while it stays open (until the next refresh)
-      s = findCas(std::max(ts, b.act + p.tRCD), isWrite, refreshAfter(b.act));
+      bankReady = std::max(ts, b.act + p.tRCD);
+      s = findCas(bankReady, isWrite, refreshAfter(b.act));
       if (s != kNone) rowHits++;
     }
     if (s == kNone) {
@@ -267,7 +341,8 @@ class DdrModel : public MemTiming {
       if (b.used) act = std::max(act, b.act + p.tRC);
       for (;;) {
         act = placeAct(act);
-        s = findCas(act + p.tRCD, isWrite, refreshAfter(act));
+        bankReady = act + p.tRCD;
+        s = findCas(bankReady, isWrite, refreshAfter(act));
         if (s != kNone) break;
         act = refreshAfter(act);  // a refresh comes first: activate after it
       }
@@ -291,6 +366,11 @@ class DdrModel : public MemTiming {
     if (hasPrev && hasNext && pw != nw) turnarounds--;
     cal_.emplace_hint(nx, s, isWrite);
     if (trace) casLog.emplace_back(s, isWrite);
+    casAll_.emplace_back(s, (uint8_t)(port << 1 | isWrite));
+    PortStats& st = stats_[port];
+    (isWrite ? st.writes : st.reads)++;
+    st.bankWait += bankReady - ts;
+    st.busWait += s - bankReady;
     return cyc(s);
   }
 
@@ -305,6 +385,11 @@ class DdrModel : public MemTiming {
     uint64_t credit[kCredits] = {};  // when each read-buffer slot frees (ring of readCredits used)
   };
   Port port_[kPorts];
+  struct PortStats {
+    uint64_t reads = 0, writes = 0, bankWait = 0, busWait = 0, readBeats = 0, creditBeats = 0, creditWaitPs = 0;
+  };
+  PortStats stats_[kPorts];
+  std::vector<std::pair<uint64_t, uint8_t>> casAll_;  // every CAS: (controller cycle, port << 1 | write)
 };
 
 }  // namespace simc

@@ -282,27 +282,39 @@ int main(int argc, char** argv) {
   SIMC_BIND_AXI(cpuPins, top, io_ddr);
   cpuPins.wData = &top->io_ddr_w_payload_data;
   cpuPins.rData = &top->io_ddr_r_payload_data;
-  simc::AxiSlave<IData>::Pins dmaPins;
+  // The DMA ports' width (lsmc.sim.soc passes LSMC_DMA_PORT_BYTES for the SoCs built with wider ports):
+  // WSTRB is 32 bits (IData) at 256-bit data, 64 bits (QData) at 512.
+#ifndef LSMC_DMA_PORT_BYTES
+#define LSMC_DMA_PORT_BYTES 32
+#endif
+#if LSMC_DMA_PORT_BYTES == 32
+  using DmaStrb = IData;
+#elif LSMC_DMA_PORT_BYTES == 64
+  using DmaStrb = QData;
+#else
+#error "LSMC_DMA_PORT_BYTES must be 32 or 64"
+#endif
+  simc::AxiSlave<DmaStrb>::Pins dmaPins;
   SIMC_BIND_AXI(dmaPins, top, io_ddrDma);
   dmaPins.wData = top->io_ddrDma_w_payload_data.data();
   dmaPins.rData = top->io_ddrDma_r_payload_data.data();
   simc::AxiSlave<CData> ddrCpu("ddr", 4, &ddr, cpuPins, acfg);
   acfg.timingPort = 1;
-  simc::AxiSlave<IData> ddrDma("ddrDma", 32, &ddr, dmaPins, acfg);
+  simc::AxiSlave<DmaStrb> ddrDma("ddrDma", LSMC_DMA_PORT_BYTES, &ddr, dmaPins, acfg);
   // The DDR ports of compaction units 1.. when the SoC gives each unit its own (lsmc.sim.soc passes
   // LSMC_DMA_PORTS = units; each is one more port of the same controller and memory).
 #ifndef LSMC_DMA_PORTS
 #define LSMC_DMA_PORTS 1
 #endif
-  std::vector<std::unique_ptr<simc::AxiSlave<IData>>> ddrDmaMore;
+  std::vector<std::unique_ptr<simc::AxiSlave<DmaStrb>>> ddrDmaMore;
 #define SIMC_DMA_PORT(n)                                                                                 \
   do {                                                                                                   \
-    simc::AxiSlave<IData>::Pins p;                                                                       \
+    simc::AxiSlave<DmaStrb>::Pins p;                                                                       \
     SIMC_BIND_AXI(p, top, io_ddrDma##n);                                                                 \
     p.wData = top->io_ddrDma##n##_w_payload_data.data();                                                 \
     p.rData = top->io_ddrDma##n##_r_payload_data.data();                                                 \
     acfg.timingPort = 1 + n;                                                                             \
-    ddrDmaMore.emplace_back(new simc::AxiSlave<IData>("ddrDma" #n, 32, &ddr, p, acfg));                 \
+    ddrDmaMore.emplace_back(new simc::AxiSlave<DmaStrb>("ddrDma" #n, LSMC_DMA_PORT_BYTES, &ddr, p, acfg));                 \
   } while (0)
 #if LSMC_DMA_PORTS > 1
   SIMC_DMA_PORT(1);

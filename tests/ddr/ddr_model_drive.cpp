@@ -6,6 +6,7 @@
 //   stats                           ->  "stats words hits misses empty refreshes turnarounds"
 //   trace                           ->  (nothing) log every CAS from now on
 //   cas                             ->  "cas CYCLE IS_WRITE" per logged CAS (controller cycles), booking order
+//   bus                             ->  "bus FROM TO CYCLES DATA REFRESH TURNAROUND IDLE SWITCHES" (busStats())
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +30,12 @@ int main(int argc, char** argv) {
     if (!strcmp(op, "stats")) {
       printf("stats %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", m.words, m.rowHits,
              m.rowMisses, m.rowEmpty, m.refreshes, m.turnarounds);
+      continue;
+    }
+    if (!strcmp(op, "bus")) {
+      simc::DdrModel::BusStats b = m.busStats();
+      printf("bus %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+             b.from, b.to, b.cycles, b.data, b.refresh, b.turnaround, b.idle, b.switches);
       continue;
     }
     if (!strcmp(op, "trace")) {

@@ -27,19 +27,26 @@ case class LsmcSocConfig(
     // true: each unit's DMA has its own DDR port (io_ddrDma, io_ddrDma1..), as a multi-port controller
     // (LiteDRAM crossbar, MIG) gives them; false: the units share io_ddrDma through an Axi4 crossbar.
     dmaPortPerUnit: Boolean = true,
+    // Width of the DMA DDR ports: 256 (the DMA's own width) or 512, the KCU105's native LiteDRAM word
+    // (64-bit DDR4 at 1:4): an upsizer per unit then halves the beats a port has in flight for the same
+    // bytes (docs/scaling.md).
+    dmaPortWidth: Int = 256,
+    // Beats (256-bit) per DMA write burst (DmaWriter maxBurst): 16 = 512 B; longer for several units.
+    dmaWriteBurst: Int = 16,
     nandTargets: Int = 2,
     withDocs: Boolean = false, // write the register headers of the IPs next to the Verilog
     withSimCtrl: Boolean = true
 ) {
   require(units >= 1 && units <= SocMap.Units.max, s"units must be 1..${SocMap.Units.max}, not $units")
   require(ways == 2 || ways == 4, s"ways must be 2 or 4 in the SoC, not $ways")
+  require(dmaPortWidth == 256 || dmaPortWidth == 512, s"dmaPortWidth must be 256 or 512, not $dmaPortWidth")
   def mapConfig = MapConfig(onChipRamSize, ddrSize, clockHz)
   /** DDR port of the CPU side (I$/D$ refills, NAND DMA): 32-bit like the CPU buses. */
   def ddrCpuAxiConfig = Axi4Config(addressWidth = 32, dataWidth = 32, idWidth = 4,
     useRegion = false, useLock = false, useQos = false, useCache = false, useProt = false)
-  /** DDR port of the compaction DMA: 256 bits wide, the DDR controller's native width (see docs/soc.md).
+  /** DDR port of the compaction DMA: `dmaPortWidth` bits (see docs/soc.md, docs/scaling.md).
     * The units' crossbar adds log2(M) id bits to a DMA's own; at least 4 (the one-unit port). */
-  def ddrDmaAxiConfig = Axi4Config(addressWidth = 32, dataWidth = 256,
+  def ddrDmaAxiConfig = Axi4Config(addressWidth = 32, dataWidth = dmaPortWidth,
     idWidth = scala.math.max(4, _root_.dma.DmaBus.axiConfigFor(ways).idWidth + (if (dmaPortPerUnit) 0 else log2Up(units))),
     useRegion = false, useLock = false, useQos = false, useCache = false, useProt = false)
 
@@ -218,7 +225,12 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     val ipClock = common.SimClockGate(ipClockEnable)
     val ip = ipClock(_root_.compaction.CompactionIp(
       _root_.compaction.CompactionConfig(dataWidth = cfg.ipDataWidth, ways = cfg.ways), withDocs = cfg.withDocs && u == 0))
-    val dma = clock(_root_.dma.CompactionDma(cfg.ipDataWidth, readers = cfg.ways))
+    val dma = clock(_root_.dma.CompactionDma(cfg.ipDataWidth, readers = cfg.ways, writeBurst = cfg.dmaWriteBurst))
+    // The unit's DDR master at the port's width: the DMA's 256-bit AXI, or an upsizer to 512 bits.
+    val upsizer = (cfg.dmaPortWidth != _root_.dma.DmaBus.dataWidth) generate
+      clock(Axi4Upsizer(dma.io.axi.config, dma.io.axi.config.copy(dataWidth = cfg.dmaPortWidth), 4))
+    if (upsizer != null) upsizer.io.input << dma.io.axi
+    val axi = if (upsizer != null) upsizer.io.output else dma.io.axi
     if (cfg.withDocs && u == 0) dma.docs()
     for (k <- 0 until cfg.ways) dma.io.keys(k) >> ip.io.keys(k)
     ip.io.out >> dma.io.out
@@ -245,8 +257,8 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
       val job = ip.regs.io.busy.pull() || ip.regs.io.error.pull() || ip.control.window.pull()
       val counting = ip.regs.countMode.pull() === 1
       val channels = dma.channels.map(_.busy.pull()).reduce(_ || _)
-      val axi = dma.io.axi
-      val bus = axi.ar.valid || axi.aw.valid || axi.w.valid || axi.r.valid || axi.b.valid
+      val bus = Seq(dma.io.axi, axi).map(a => a.ar.valid || a.aw.valid || a.w.valid || a.r.valid || a.b.valid)
+        .reduce(_ || _)
       val regs = dma.io.apb.PSEL(0) || bridge.io.apb.PSEL(0)
       val now = job || channels || bus || regs
       val settle = Reg(UInt(3 bits)) init (7)
@@ -272,7 +284,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   val dmaCrossbars = for ((port, n) <- dmaPorts.zipWithIndex) yield {
     val xbar = Axi4CrossbarFactory()
     xbar.addSlave(port, SizeMapping(ddrBase, cfg.ddrSize))
-    for (unit <- if (cfg.dmaPortPerUnit) Seq(units(n)) else units) xbar.addConnection(unit.dma.io.axi, List(port))
+    for (unit <- if (cfg.dmaPortPerUnit) Seq(units(n)) else units) xbar.addConnection(unit.axi, List(port))
     // A unit's own crossbar is clocked with the unit (it moves only the unit's AXI beats, all of which
     // keep the unit's clock running), so its logic costs the simulation nothing while the unit is idle.
     if (cfg.dmaPortPerUnit) units(n).clock(xbar.build()) else xbar.build()

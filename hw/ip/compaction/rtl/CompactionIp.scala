@@ -171,30 +171,38 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
     root.io.input << level.head
 
     /** Split: the newest present run's address stays with the key, the other present runs' addresses
-      * (and the end of the merge) go to the invalid serializer. */
+      * (and the end of the merge) go to the invalid serializer. The split is computed from the
+      * EndFixer's output and passes a full register slice before the two FIFOs: the FIFOs' readies
+      * and `needInv` (which depends on the payload) meet in registers, not in the EndFixer's hold
+      * register and the root merger's head enables (the critical path on the ECP5 before; +1 clock
+      * of latency per job, one record per clock stays). */
     val mergedFifo = StreamFifo(KeyRecord(), cfg.keyFifoDepth)
     val invListFifo = StreamFifo(InvList(K), cfg.invFifoDepth)
     val split = new Area {
-      val r = root.io.output.payload
-      val winner = OHMasking.first(r.present)
-      val rec = KeyRecord()
-      rec.key := r.key
-      rec.len := r.len
-      rec.addr := MuxOH(winner, r.addrs)
-      rec.last := r.last
-      rec.endOnly := r.endOnly
-      val inv = InvList(K)
-      inv.addrs := r.addrs
-      inv.mask := r.present & ~winner
-      inv.last := r.last || r.endOnly
-      val needInv = inv.mask =/= 0 || inv.last
+      val toSplit = root.io.output.translateWith {
+        val r = root.io.output.payload
+        val winner = OHMasking.first(r.present)
+        val o = SplitRecord(K)
+        o.rec.key := r.key
+        o.rec.len := r.len
+        o.rec.addr := MuxOH(winner, r.addrs)
+        o.rec.last := r.last
+        o.rec.endOnly := r.endOnly
+        o.inv.addrs := r.addrs
+        o.inv.mask := r.present & ~winner
+        o.inv.last := r.last || r.endOnly
+        o.needInv := o.inv.mask =/= 0 || o.inv.last
+        o
+      }
+      val sliced = toSplit.s2mPipe().m2sPipe()
+      val needInv = sliced.payload.needInv
       val keysReady = mergedFifo.io.push.ready
       val invReady = invListFifo.io.push.ready || !needInv
-      root.io.output.ready := keysReady && invReady
-      mergedFifo.io.push.valid := root.io.output.valid && invReady
-      mergedFifo.io.push.payload := rec
-      invListFifo.io.push.valid := root.io.output.valid && keysReady && needInv
-      invListFifo.io.push.payload := inv
+      sliced.ready := keysReady && invReady
+      mergedFifo.io.push.valid := sliced.valid && invReady
+      mergedFifo.io.push.payload := sliced.payload.rec
+      invListFifo.io.push.valid := sliced.valid && keysReady && needInv
+      invListFifo.io.push.payload := sliced.payload.inv
     }
     val invSerializer = InvSerializer(K)
     invSerializer.io.input << invListFifo.io.pop

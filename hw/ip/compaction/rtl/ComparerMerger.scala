@@ -140,6 +140,14 @@ case class InvList(n: Int) extends Bundle {
   val last = Bool() // the merge's final record: flag the final address `last`
 }
 
+/** A root record split for the two FIFOs: the key with the newest run's address, the other runs'
+  * addresses, and whether the invalid FIFO gets an entry (mask nonzero or the merge's end). */
+case class SplitRecord(n: Int) extends Bundle {
+  val rec = KeyRecord()
+  val inv = InvList(n)
+  val needInv = Bool()
+}
+
 /** Serializes the invalid addresses of each key, oldest run last, one address per clock. Holds one
   * address so the final one carries `last`; `invEmpty` pulses when the merge had none at all. */
 case class InvSerializer(n: Int) extends Component {

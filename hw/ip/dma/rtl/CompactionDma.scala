@@ -16,8 +16,10 @@ import spinal.lib.bus.regif._
   *
   * @param dataWidth width of the key/out streams (the IP's dataWidth); `invalid` is always 32 bits.
   * @param readers   DDR -> key channels: the IP's ways K (2 or 4; ALL_STATUS has 8 bits per field).
+  * @param writeBurst beats per write burst of both writers (16: 512 B; the multi-unit SoC uses longer
+  *                  ones, see DmaWriter); their FIFOs hold two bursts.
   */
-case class CompactionDma(dataWidth: Int, readers: Int = 2) extends Component {
+case class CompactionDma(dataWidth: Int, readers: Int = 2, writeBurst: Int = DmaBus.maxBurst) extends Component {
   require(dataWidth == 32 || dataWidth == 128, s"dataWidth must be 32 or 128, not $dataWidth")
   require(readers == 2 || readers == 4, s"readers must be 2 or 4, not $readers")
   val channelCount = readers + 2
@@ -42,8 +44,9 @@ case class CompactionDma(dataWidth: Int, readers: Int = 2) extends Component {
   val readerUnits = Seq.fill(readers)(DmaReader(dataWidth))
   val reader0 = readerUnits(0)
   val reader1 = readerUnits(1)
-  val writerOut = DmaWriter(dataWidth)
-  val writerInv = DmaWriter(32)
+  val writerFifo = scala.math.max(32, 2 * writeBurst)
+  val writerOut = DmaWriter(dataWidth, writerFifo, writeBurst)
+  val writerInv = DmaWriter(32, writerFifo, writeBurst)
 
   for ((k, r) <- io.keys.zip(readerUnits)) k << r.io.out
   writerOut.io.in << io.out

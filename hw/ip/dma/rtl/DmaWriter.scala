@@ -15,6 +15,9 @@ import spinal.lib.bus.amba4.axi._
   * START pulse (`ipStart`) also arms it: a START that fails at once (BAD_GROUP) goes DONE -> ERROR
   * with no low cycle in between.
   *
+  * `maxBurst` (default 16 beats, 512 B): longer bursts (up to a 4 KiB page) keep the DDR bus in write
+  * mode longer, with fewer read/write turnarounds when several units share it (docs/scaling.md).
+  *
   * Hard bound: it never writes at or past ADDR+LEN. A beat that does not fit whole is accepted and
   * dropped (so the source never stalls), as is everything after it, and the channel ends with ERROR 2.
   *
@@ -23,9 +26,10 @@ import spinal.lib.bus.amba4.axi._
   * of the burst is already in the FIFO: a writer can never hold W while waiting for its source (the IP
   * may be waiting for the other writer to drain its other output).
   */
-case class DmaWriter(w: Int, fifoDepth: Int = 32) extends Component {
+case class DmaWriter(w: Int, fifoDepth: Int = 32, maxBurst: Int = DmaBus.maxBurst) extends Component {
   require(w == 32 || w == 64 || w == 128, s"unsupported stream width $w")
-  require(fifoDepth >= DmaBus.maxBurst)
+  require(maxBurst >= 1 && maxBurst <= DmaBus.beatsPerPage, s"maxBurst $maxBurst: 1..${DmaBus.beatsPerPage} beats")
+  require(fifoDepth >= maxBurst)
   val axiConfig = DmaBus.channelAxiConfig
   val ratio  = DmaBus.dataWidth / w
   val wBytes = w / 8
@@ -121,7 +125,7 @@ case class DmaWriter(w: Int, fifoDepth: Int = 32) extends Component {
     val awAddr      = Reg(UInt(32 bits)) init 0
     val awLen       = Reg(UInt(8 bits)) init 0
 
-    val full    = umin(U(DmaBus.maxBurst, 8 bits), beatsToPage(nextAddr))
+    val full    = umin(U(maxBurst, 8 bits), beatsToPage(nextAddr))
     val enough  = avail.resize(8) >= full
     val burst   = enough ? full | avail.resize(8)
     val issue   = busy && !stopping && !axiErr && !awValid && avail =/= 0 && (enough || inputDone) &&
