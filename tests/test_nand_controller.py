@@ -88,9 +88,9 @@ def test_read_id_and_parameter_page():
         assert p[44:64].decode().strip() == "MT29F4G08ABADAWP"
         assert int.from_bytes(p[80:84], "little") == PAGE
         assert int.from_bytes(p[84:86], "little") == SPARE
-        # only what the model implements: no optional features; optional commands = read cache (bit 1) and
-        # GET/SET FEATURES (bit 2)
-        assert int.from_bytes(p[6:8], "little") == 0 and int.from_bytes(p[8:10], "little") == 0x0006
+        # only what the model implements: no optional features; optional commands = program cache (bit 0),
+        # read cache (bit 1) and GET/SET FEATURES (bit 2)
+        assert int.from_bytes(p[6:8], "little") == 0 and int.from_bytes(p[8:10], "little") == 0x0007
         assert int.from_bytes(p[92:96], "little") == 64
         assert int.from_bytes(p[96:100], "little") == 64
         assert p[101] == 0x23
@@ -399,3 +399,16 @@ def test_soft_reset_during_dma_and_busy():
         s.init(mode=5, targets=1)
         c, back = read(s, s.row(1, 1), PAGE)
         assert c.err == 0 and back == data
+
+
+def test_opcode_numbers_agree_everywhere():
+    """The opcodes are NandOp (NandTypes.scala), documented in CMD_CTRL.OPCODE's field doc (generated into
+    nand_regs.json); nandsim's OP_* and the driver's NAND_OP_* must give every name the same number."""
+    from lsmc.build import ROOT, regmap
+    doc = regmap.load("nand").registers["CMD_CTRL"].field("OPCODE").doc
+    rtl = {name: int(num) for num, name in re.findall(r"(\d+) ([A-Z_]+)", doc)}
+    assert len(rtl) == 15 and sorted(rtl.values()) == list(range(15)), doc
+    assert {n: getattr(ns, "OP_" + n) for n in rtl} == rtl
+    header = (ROOT / "fw" / "drivers" / "nand.h").read_text()
+    fw = {name: int(num) for name, num in re.findall(r"NAND_OP_([A-Z_]+) = (\d+)", header)}
+    assert fw == rtl

@@ -119,3 +119,37 @@ def test_nvddr_cache_read_sequence_overlaps_tr():
         assert s.cmd(ns.OP_READ_STATUS).status & 0x60 == 0x60  # array and cache ready after 3Fh
         # three of the four tR (2,000 cycles at 100 MHz each) overlap a transfer; at least two must be hidden
         assert plain - cached > 2 * 2000, (plain, cached)
+
+
+def test_nvddr_cache_program_overlaps_tprog_and_reports_failc():
+    """PROGRAM_CACHE (80h..15h): the next page's transfer overlaps the previous page's tPROG, the array
+    holds every page, and a page that fails is reported by the next page's completion (FAILC, status bit
+    1), as ONFI's cache program does; the closing 10h reports its own page (FAIL)."""
+    with ns.NandSim(blocks=8, pages=16, targets=1, part="mt29f16g08ababa", tr_ns=2000, tprog_ns=50000,
+                    tbers_ns=8000) as s:
+        s.init_nvddr(5, tap_step=16)
+        page, n = s.geometry["page_bytes"], 4
+        datas = [random.Random(10 + p).randbytes(page) for p in range(n)]
+        for p, data in enumerate(datas):
+            s.mem_write(ns.DDR + p * page, data)
+
+        def run(block, op_of, fail_page=None):
+            assert s.cmd(ns.OP_ERASE, row=s.row(block, 0)).err == ns.ERR_OK
+            c0, errs = s.cycles(), []
+            for p in range(n):
+                if p == fail_page:
+                    s.model(0, "failprog", 1)
+                c = s.cmd(op_of(p), row=s.row(block, p), dma=True, ecc=True, dma_addr=ns.DDR + p * page)
+                errs.append(c.err)
+            c = s.cmd(ns.OP_WAIT_STATUS)
+            return s.cycles() - c0, errs, c
+        plain, errs, _ = run(1, lambda p: ns.OP_PROGRAM)
+        assert errs == [ns.ERR_OK] * n
+        cached, errs, last = run(2, lambda p: ns.OP_PROGRAM_CACHE if p < n - 1 else ns.OP_PROGRAM)
+        assert errs == [ns.ERR_OK] * n and last.status & 0x63 == 0x60, last
+        for p, data in enumerate(datas):
+            assert s.peek(0, s.row(2, p))[:page] == data, p
+        # three of the four transfers (21.6 us + the DMA in, > 2,160 cycles each) hide behind tPROG (50 us)
+        assert plain - cached > 3 * 2000, (plain, cached)
+        _, errs, _ = run(3, lambda p: ns.OP_PROGRAM_CACHE if p < n - 1 else ns.OP_PROGRAM, fail_page=1)
+        assert errs == [ns.ERR_OK, ns.ERR_OK, ns.ERR_NAND_FAIL, ns.ERR_OK], errs

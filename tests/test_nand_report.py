@@ -44,7 +44,8 @@ def test_report_nvddr5(tmp_path):
     assert res.returncode == 0, res.stderr
     rows = list(csv.DictReader(open(tmp_path / "nand.csv")))
     seq = {int(r["channels"]): r for r in rows if r["op"] == "cache_read"}
-    rows = [r for r in rows if r["op"] != "cache_read"]
+    cprog = {(int(r["channels"]), int(r["targets"])): r for r in rows if r["op"] == "cache_program"}
+    rows = [r for r in rows if r["op"] in ("read", "program")]
     by = {(r["op"], int(r["targets"])): r for r in rows}
     assert set(by) == {("read", 1), ("read", 2), ("program", 1), ("program", 2)}
     for r in rows:
@@ -56,8 +57,13 @@ def test_report_nvddr5(tmp_path):
     # programs: tPROG 230 us per page and target bounds them at 4096 B / 230 us = 17.8 MB/s per target
     assert 0.8 * 17.8 < float(by[("program", 1)]["mb_per_s"]) < 17.8
     assert float(by[("program", 2)]["mb_per_s"]) > 1.8 * float(by[("program", 1)]["mb_per_s"])
+    # cache program: the next page's transfer hides behind tPROG (2 pages per target: one transfer hidden)
+    assert set(cprog) == {(1, 1), (1, 2), (2, 2)}
+    for (ch, tg), r in cprog.items():
+        assert float(by[("program", tg)]["mb_per_s"]) * ch < float(r["mb_per_s"]) < 17.8 * tg * ch
+        assert float(r["bus_limit_mb_per_s"]) == 200.0 * ch
     md = (tmp_path / "nand.md").read_text()
-    assert "| nvddr5 | 10 | read | 1 |" in md and md.count("| 100.0 % |") == 4  # 2 bytes per cycle in transfers
+    assert "| nvddr5 | 10 | read | 1 |" in md and md.count("| 100.0 % |") == 6  # 2 bytes per cycle in transfers
     # sequential cache reads, 2 ways x 8 pages per channel, on one channel and on two
     assert set(seq) == {1, 2}
     for ch, r in seq.items():
@@ -66,7 +72,7 @@ def test_report_nvddr5(tmp_path):
         assert abs(float(r["efficiency"]) - float(r["mb_per_s"]) / (200.0 * ch)) < 0.001
         assert 0.8 < float(r["efficiency"]) < 4096 / 4320  # the first tR counts; spare bytes cross the bus too
     assert float(seq[2]["mb_per_s"]) > 1.98 * float(seq[1]["mb_per_s"])
-    assert "## Sequential reads over channels" in md and "| nvddr5 | 2 | 2 | 8 |" in md
+    assert "## Sequential reads over channels" in md and "| nvddr5 | cache_read | 2 | 2 | 8 |" in md
 
 
 def test_report_bad_arguments(tmp_path):

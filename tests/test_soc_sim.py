@@ -184,6 +184,8 @@ def test_nand_controller_slot(elf, exe):
     res = run(elf, exe, 9)
     assert res.returncode == 0, res.uart
     assert "nand: id 0x4e414e44" in res.uart
+    # LsmcSocConfig's default: 4 channels, each controller at its own NAND_CHANNEL_BASE(c)
+    assert "nand: channels 0x00000004" in res.uart
 
 
 @pytest.mark.parametrize("args, message", [

@@ -24,8 +24,37 @@ static uint32_t bbt[NAND_MAX_TARGETS][NAND_BBT_BLOCKS / 32];
 /* ONFI async modes 0..5: the one table, nand/data/onfi_timing.json (via onfi_timing.h). */
 const nand_onfi_timing nand_onfi_modes[ONFI_ASYNC_MODE_COUNT] = ONFI_ASYNC_MODES;
 
-uint32_t nand_reg(uint32_t off) { return mmio_read32(NAND_BASE + off); }
-void nand_reg_write(uint32_t off, uint32_t v) { mmio_write32(NAND_BASE + off, v); }
+/* Register block of the selected channel (NAND_CHANNEL_BASE from the generated lsmc_soc.h). */
+static uint32_t nand_base = NAND_BASE;
+static int nand_cur_channel;
+
+uint32_t nand_reg(uint32_t off) { return mmio_read32(nand_base + off); }
+void nand_reg_write(uint32_t off, uint32_t v) { mmio_write32(nand_base + off, v); }
+
+int nand_channel_present(int ch)
+{
+    /* A slot without a controller reads 0: the ID register tells. */
+    return ch >= 0 && ch < NAND_CHANNELS_MAX && mmio_read32(NAND_CHANNEL_BASE(ch) + NAND_ID) == NAND_ID_MAGIC;
+}
+
+int nand_channels(void)
+{
+    int n = 0;
+    while (n < NAND_CHANNELS_MAX && nand_channel_present(n))
+        n++;
+    return n;
+}
+
+int nand_select(int ch)
+{
+    if (!nand_channel_present(ch))
+        return NAND_DRV_ARG;
+    nand_base = NAND_CHANNEL_BASE(ch);
+    nand_cur_channel = ch;
+    return NAND_OK;
+}
+
+int nand_channel(void) { return nand_cur_channel; }
 
 static const char *const err_names[] = {"OK", "TIMEOUT", "NAND_FAIL", "BAD_CMD", "DMA_BOUNDS", "DMA_BUS", "ECC_UNCORRECTABLE"};
 const char *nand_err_name(int err)

@@ -18,7 +18,8 @@
 enum {
     NAND_OP_RESET = 0, NAND_OP_READ_ID = 1, NAND_OP_READ_PARAM = 2, NAND_OP_READ_STATUS = 3,
     NAND_OP_SET_FEATURES = 4, NAND_OP_GET_FEATURES = 5, NAND_OP_PAGE_READ = 6, NAND_OP_CHANGE_COL = 7,
-    NAND_OP_PROGRAM = 8, NAND_OP_ERASE = 9, NAND_OP_WAIT_STATUS = 10, NAND_OP_READ_DATA = 11
+    NAND_OP_PROGRAM = 8, NAND_OP_ERASE = 9, NAND_OP_WAIT_STATUS = 10, NAND_OP_READ_DATA = 11,
+    NAND_OP_READ_CACHE = 12, NAND_OP_READ_CACHE_END = 13, NAND_OP_PROGRAM_CACHE = 14
 };
 /* Completion errors (COMP_INFO.C_ERR). */
 enum {
@@ -73,6 +74,14 @@ extern const nand_onfi_timing nand_onfi_modes[ONFI_ASYNC_MODE_COUNT];
 typedef struct { uint32_t timing[4], sample; } nand_timing_regs;
 void nand_timing_for_mode(int mode, uint32_t clk_hz, nand_timing_regs *out);
 
+/* Channels: the controllers at NAND_CHANNEL_BASE(0..NAND_CHANNELS_MAX-1), present ones answer
+ * NAND_ID_MAGIC. Every call below acts on the selected channel (0 after reset); the geometry, bad-block
+ * table and ECC statistics are the driver's one set, so a caller switching channels re-runs nand_init. */
+#define NAND_ID_MAGIC 0x4E414E44u /* "NAND" */
+int nand_channel_present(int ch);
+int nand_channels(void);            /* channels present, counted from 0 */
+int nand_select(int ch);            /* NAND_DRV_ARG if channel ch is absent */
+int nand_channel(void);             /* the selected channel */
 uint32_t nand_reg(uint32_t off);
 void nand_reg_write(uint32_t off, uint32_t v);
 const char *nand_err_name(int err);

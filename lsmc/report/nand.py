@@ -25,6 +25,7 @@ COLUMNS = ["mode", "op", "channels", "targets", "bytes", "cycles", "mb_per_s", "
 ECC_COLUMNS = ["ecc", "t", "bits_injected", "pages", "corrected", "uncorrectable", "miscorrected"]
 CHANNELS = 1  # page read / program rows: one channel; bus_limit_mb_per_s is for all channels together
 SEQ_WAYS = 2  # targets per channel in the sequential cache-read rows
+SEQ_PROGRAM_PAGES = 8  # pages per way of the multi-channel cache-program rows (tPROG 230 us each)
 
 
 MODE_NAMES = [nandsim.label(m, d) for d in (False, True) for m in range(len(nandsim.ONFI_MODES))]
@@ -36,7 +37,8 @@ def parse_mode(name: str):
 
 
 def run_seq(modes, channels, seq_pages):
-    """Sequential cache reads per NV-DDR mode on 1 and `channels` channels: [(mode, ChannelRun)]."""
+    """Sequential cache reads per NV-DDR mode on 1 and `channels` channels, cache programs on `channels`
+    channels (if more than one): [(mode, op, ChannelRun)]."""
     out = []
     for mode in (m for m, d in modes if d):
         for ch in sorted({1, channels}):
@@ -44,7 +46,10 @@ def run_seq(modes, channels, seq_pages):
                 for k in range(ch):
                     s.select(k)
                     s.init_nvddr(mode, tap_step=16)
-                out.append((mode, nandsim.measure_channels(s, ways=SEQ_WAYS, pages=seq_pages)))
+                out.append((mode, "cache_read", nandsim.measure_channels(s, ways=SEQ_WAYS, pages=seq_pages)))
+                if ch > 1:
+                    out.append((mode, "cache_program", nandsim.measure_channels(
+                        s, ways=SEQ_WAYS, pages=min(seq_pages, SEQ_PROGRAM_PAGES), block=2, op="program")))
                 s.close()
     return out
 
@@ -65,7 +70,7 @@ def run(modes, pages, ecc_pages):
         with nandsim.NandSim(blocks=8, pages=128, targets=2, part="mt29f16g08ababa") as s:
             for mode, _ in (m for m in modes if m[1]):
                 s.init_nvddr(mode, tap_step=16)
-                for op in ("read", "program"):
+                for op in ("read", "program", "cache_program"):
                     for targets in (1, 2):
                         rows.append(nandsim.measure_nvddr(s, op, targets, pages=pages))
             s.close()
@@ -116,8 +121,8 @@ def write(rows, ecc, dec, out, pages, seconds, seq=()):
     for r in rows:
         w.writerow([nandsim.label(r.mode, r.nvddr), r.op, CHANNELS, r.targets, r.bytes, r.cycles, f"{r.mb_per_s:.2f}",
                     f"{r.bus_limit_mb_per_s:.2f}", f"{r.efficiency:.3f}"])
-    for mode, r in seq:
-        w.writerow([nandsim.label(mode, True), "cache_read", r.channels, r.ways, r.bytes, r.cycles, f"{r.mb_per_s:.2f}",
+    for mode, op, r in seq:
+        w.writerow([nandsim.label(mode, True), op, r.channels, r.ways, r.bytes, r.cycles, f"{r.mb_per_s:.2f}",
                     f"{r.bus_limit_mb_per_s:.2f}", f"{r.efficiency:.3f}"])
     ecc_table = io.StringIO(newline="")
     w = csv.writer(ecc_table)
@@ -170,12 +175,15 @@ def write(rows, ecc, dec, out, pages, seconds, seq=()):
             "(`nandsim.run_channels`) keeps 6 commands queued per channel and drains completions on the "
             "interrupt lines; each page is checked byte for byte in DDR. Whole run: from the first command to "
             "the last completion, including the first tR (25 us) and the last page's ECC and DMA; per channel "
-            "up to its own last completion. Bus limit: 2 bytes per tCK of the mode per channel."), "",
-            "| mode | channels | ways | pages per way | bytes | cycles | MB/s | bus limit MB/s | efficiency | "
-            "per channel MB/s (efficiency) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
-        for mode, r in seq:
+            "up to its own last completion. Bus limit: 2 bytes per tCK of the mode per channel. `cache_program` "
+            f"rows: {SEQ_PROGRAM_PAGES} pages per way programmed by PROGRAM_CACHE (SPLIT) / WAIT_STATUS taking "
+            "turns between the ways, the last by PROGRAM, checked in the arrays (tPROG 230 us bounds a "
+            "target at 17.8 MB/s)."), "",
+            "| mode | op | channels | ways | pages per way | bytes | cycles | MB/s | bus limit MB/s | efficiency | "
+            "per channel MB/s (efficiency) |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+        for mode, op, r in seq:
             per = ", ".join(f"{mb:.2f} ({100 * eff:.1f} %)" for _, _, _, mb, eff in r.per_channel)
-            lines.append(f"| {nandsim.label(mode, True)} | {r.channels} | {r.ways} | {r.pages} | {r.bytes} | "
+            lines.append(f"| {nandsim.label(mode, True)} | {op} | {r.channels} | {r.ways} | {r.pages} | {r.bytes} | "
                          f"{r.cycles} | {r.mb_per_s:.2f} | {r.bus_limit_mb_per_s:.2f} | {100 * r.efficiency:.1f} % | "
                          f"{per} |")
         lines += [""]
@@ -240,8 +248,8 @@ def main(argv=None) -> int:
         print(f"{nandsim.label(r.mode, r.nvddr)} {r.op:7s} x{r.targets}: {r.mb_per_s:6.2f} MB/s "
               f"of {r.bus_limit_mb_per_s:5.1f}, "
               f"efficiency {100 * r.efficiency:5.1f} %, during transfers {100 * r.transfer_efficiency:5.1f} %")
-    for mode, r in seq:
-        print(f"{nandsim.label(mode, True)} cache_read {r.channels} ch x {r.ways} ways: {r.mb_per_s:6.2f} MB/s of "
+    for mode, op, r in seq:
+        print(f"{nandsim.label(mode, True)} {op} {r.channels} ch x {r.ways} ways: {r.mb_per_s:6.2f} MB/s of "
               f"{r.bus_limit_mb_per_s:5.1f}, efficiency {100 * r.efficiency:5.1f} %")
     for e in ecc:
         print(f"ECC {e.ecc}: {e.bits_injected:2d} bits/sector x {e.pages} pages: corrected {e.corrected}, "

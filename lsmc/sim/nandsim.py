@@ -25,7 +25,8 @@ SIMDIR = build.BUILD / "sim" / "nand"
 
 # Controller opcodes (nand/rtl/NandTypes.scala NandOp) and completion errors (NandErr).
 (OP_RESET, OP_READ_ID, OP_READ_PARAM, OP_READ_STATUS, OP_SET_FEATURES, OP_GET_FEATURES, OP_PAGE_READ,
- OP_CHANGE_COL, OP_PROGRAM, OP_ERASE, OP_WAIT_STATUS, OP_READ_DATA, OP_READ_CACHE, OP_READ_CACHE_END) = range(14)
+ OP_CHANGE_COL, OP_PROGRAM, OP_ERASE, OP_WAIT_STATUS, OP_READ_DATA, OP_READ_CACHE, OP_READ_CACHE_END,
+ OP_PROGRAM_CACHE) = range(15)
 ERR_NAMES = ["OK", "TIMEOUT", "NAND_FAIL", "BAD_CMD", "DMA_BOUNDS", "DMA_BUS", "ECC_UNCORRECTABLE"]
 (ERR_OK, ERR_TIMEOUT, ERR_NAND_FAIL, ERR_BAD_CMD, ERR_DMA_BOUNDS, ERR_DMA_BUS, ERR_ECC) = range(7)
 
@@ -354,7 +355,9 @@ def label(mode: int, nvddr: bool) -> str:
 def measure(s: NandSim, mode: int, op: str, targets: int, pages: int = 4, block: int = 1) -> Measurement:
     """Move `pages` pages per target with ECC (main area via DMA) and time it in controller cycles.
     One target: plain PAGE_READ / PROGRAM. Two targets: SPLIT commands pipelined so that the array
-    time (tR / tPROG) of one target overlaps with the bus transfer of the other."""
+    time (tR / tPROG) of one target overlaps with the bus transfer of the other. `cache_program`: 80h..15h
+    (PROGRAM_CACHE, SPLIT) for every page but the last, so a page's transfer overlaps the previous page's
+    tPROG on the same target."""
     g = s.geometry
     page = g["page_bytes"]
     buf = lambda t, p: DDR + 0x10_0000 * (t + 1) + p * page
@@ -379,7 +382,16 @@ def measure(s: NandSim, mode: int, op: str, targets: int, pages: int = 4, block:
             raise SimError(f"{ERR_NAMES[c.err]} during the {op} measurement: {c}")
 
     rd = lambda t, p: dict(target=t, row=s.row(block, p), dma=True, ecc=True, dma_addr=buf(t, p) + 0x8_0000)
-    if targets == 1:
+    if op == "cache_program":  # 15h for every page but the last (10h); SPLIT, WAIT_STATUS before the next
+        for p in range(pages):
+            for t in range(targets):
+                if p:
+                    ok(s.cmd(OP_WAIT_STATUS, target=t))
+                ok(s.cmd(OP_PROGRAM if p == pages - 1 else OP_PROGRAM_CACHE, target=t, row=s.row(block, p), dma=True,
+                         ecc=True, dma_addr=buf(t, p), split=True))
+        for t in range(targets):
+            ok(s.cmd(OP_WAIT_STATUS, target=t))
+    elif targets == 1:
         for p in range(pages):
             if op == "read":
                 ok(s.cmd(OP_PAGE_READ, **rd(0, p)))
@@ -412,6 +424,11 @@ def measure(s: NandSim, mode: int, op: str, targets: int, pages: int = 4, block:
                 want = random.Random(mode * 1000 + t * 100 + p).randbytes(page)
                 if s.mem_read(buf(t, p) + 0x8_0000, page) != want:
                     raise SimError(f"read-back mismatch in the measurement (mode {mode}, target {t}, page {p})")
+    else:  # the array holds what was programmed
+        for t in range(targets):
+            for p in range(pages):
+                if s.peek(t, s.row(block, p))[:page] != random.Random(mode * 1000 + t * 100 + p).randbytes(page):
+                    raise SimError(f"{op}: page {p} of target {t} does not hold the data (mode {mode})")
     nbytes = pages * targets * page
     mbps = nbytes / (cycles * CLK_NS) * 1000.0
     limit = bus_limit_mb_per_s(mode, op, s.nvddr)
@@ -459,6 +476,23 @@ def cache_read_program(ways: int, pages: int, block: int, pages_per_block: int, 
     return prog
 
 
+def cache_program_program(ways: int, pages: int, block: int, pages_per_block: int, dma_addr):
+    """One channel's command list that programs `pages` pages of `block` on each of `ways` targets from
+    dma_addr(way, page): PROGRAM_CACHE (80h..15h, SPLIT) for every page but the last, PROGRAM (10h) for the
+    last, the ways taking turns; WAIT_STATUS collects a way's status before its next page (R/B# returns when
+    the cache register is free: the transfer of page n+1 overlaps the tPROG of page n)."""
+    if not 1 <= pages <= pages_per_block:
+        raise ValueError(f"cache program: {pages} pages per way, a block holds {pages_per_block}")
+    prog = []
+    for q in range(pages):
+        for t in range(ways):
+            if q:
+                prog.append(dict(op=OP_WAIT_STATUS, target=t))
+            prog.append(dict(op=OP_PROGRAM if q == pages - 1 else OP_PROGRAM_CACHE, target=t,
+                             row=block * pages_per_block + q, ecc=True, dma=True, dma_addr=dma_addr(t, q), split=True))
+    return prog + [dict(op=OP_WAIT_STATUS, target=t) for t in range(ways)]
+
+
 def run_channels(s: NandSim, programs: dict, depth: int = 6, max_cycles: int = 3_000_000):
     """The channels x ways scheduler: keeps up to `depth` commands queued on every channel (its command
     queue holds 8), sleeps on the interrupt lines (IRQ_ENABLE.DONE) and drains each channel's completions
@@ -502,12 +536,16 @@ ChannelRun = namedtuple("ChannelRun",
                         "channels ways pages bytes cycles mb_per_s bus_limit_mb_per_s efficiency per_channel")
 
 
-def measure_channels(s: NandSim, ways: int = 2, pages: int = 32, block: int = 1, seed: int = 5) -> ChannelRun:
-    """Sequential page reads on every channel of `s` (NV-DDR, trained): `pages` pages per way written
-    with ECC through the back door, then read by the cache-read program of every channel at once under
-    the scheduler (`run_channels`), checked byte for byte in DDR. Cycles: from the first command to the
-    last completion (all channels); per channel to its own last completion. Bus limit: 2 bytes per tCK
-    of the mode per channel."""
+def measure_channels(s: NandSim, ways: int = 2, pages: int = 32, block: int = 1, seed: int = 5,
+                     op: str = "read") -> ChannelRun:
+    """Sequential page reads (op "read") on every channel of `s` (NV-DDR, trained): `pages` pages per way
+    written with ECC through the back door, then read by the cache-read program of every channel at once
+    under the scheduler (`run_channels`), checked byte for byte in DDR. op "program": the block erased
+    first (not timed), then the cache-program program of every channel at once, checked in the arrays.
+    Cycles: from the first command to the last completion (all channels); per channel to its own last
+    completion. Bus limit: 2 bytes per tCK of the mode per channel."""
+    if op not in ("read", "program"):
+        raise ValueError(f"measure_channels: op {op!r} (read or program)")
     if not s.nvddr:
         raise SimError("measure_channels: the simulation is not in NV-DDR (call init_nvddr on every channel)")
     g = s.geometry
@@ -524,17 +562,27 @@ def measure_channels(s: NandSim, ways: int = 2, pages: int = 32, block: int = 1,
         for t in range(ways):
             for q in range(pages):
                 datas[k, t, q] = rng.randbytes(page)
-                s.poke(t, s.row(block, q), page_raw(code, datas[k, t, q], g["spare_bytes"]))
-    programs = {k: cache_read_program(ways, pages, block, g["pages"], lambda t, q, k=k: base(k, t) + q * page)
-                for k in range(s.channels)}
+                if op == "read":
+                    s.poke(t, s.row(block, q), page_raw(code, datas[k, t, q], g["spare_bytes"]))
+                else:
+                    s.mem_write(base(k, t) + q * page, datas[k, t, q])
+    addr = lambda k: (lambda t, q: base(k, t) + q * page)
+    if op == "read":
+        programs = {k: cache_read_program(ways, pages, block, g["pages"], addr(k)) for k in range(s.channels)}
+    else:
+        erase = [dict(op=OP_ERASE, target=t, row=s.row(block, 0), split=True) for t in range(ways)]
+        run_channels(s, {k: erase + [dict(op=OP_WAIT_STATUS, target=t) for t in range(ways)]
+                         for k in range(s.channels)})
+        programs = {k: cache_program_program(ways, pages, block, g["pages"], addr(k)) for k in range(s.channels)}
     c0 = s.cycles()
     done = run_channels(s, programs)
     end = s.cycles()
     for (k, t, q), data in datas.items():
         s.select(k)
-        if s.mem_read(base(k, t) + q * page, page) != data:
-            raise SimError(f"read-back mismatch (channel {k}, way {t}, page {q})")
-    limit = bus_limit_mb_per_s(s.mode, "read", True)
+        got = s.mem_read(base(k, t) + q * page, page) if op == "read" else s.peek(t, s.row(block, q))[:page]
+        if got != data:
+            raise SimError(f"{op}: mismatch (channel {k}, way {t}, page {q})")
+    limit = bus_limit_mb_per_s(s.mode, op, True)
     per = []
     for k in range(s.channels):
         nb = ways * pages * page

@@ -109,7 +109,7 @@ void NandModel::set_interface(bool ddr, int mode) {
 
 void NandModel::power_on(uint64_t t) {
   off_ = false;
-  cache_read_ = false; array_until_ = 0;
+  cache_read_ = false; array_until_ = 0; array_prog_ = cache_prog_fail_ = false;
   set_interface(false, cfg.initial_mode);
   memset(features_, 0, sizeof features_);
   op_ = Op::None; have_cmd_ = false; out_ = Out::None; fail_ = failc_ = false; stuck_ = false;
@@ -128,7 +128,7 @@ void NandModel::build_param_page() {
   // Advertise exactly what this model implements (the real part also has cache program, read status
   // enhanced, copyback and unique ID; a host that trusted those bits would get violations).
   put16(p, 6, ddr ? 0x0020 : 0x0000);  // features: bit 5 = NV-DDR (source synchronous); nothing else
-  put16(p, 8, 0x0006);  // optional commands: bit 1 read cache (31h/3Fh), bit 2 GET/SET FEATURES
+  put16(p, 8, 0x0007);  // optional commands: bit 0 program cache (15h), bit 1 read cache (31h/3Fh), bit 2 GET/SET FEATURES
   auto str = [&](int off, int len, const std::string& s) {
     for (int i = 0; i < len; i++) p[off + i] = i < (int)s.size() ? s[i] : ' ';
   };
@@ -167,8 +167,10 @@ void NandModel::build_param_page() {
 uint8_t NandModel::status(uint64_t t) const {
   bool b = busy(t);
   // RDY (bit 6): the cache register / R/B#; ARDY (bit 5): the array too (differs during a cache read).
-  uint8_t s = (prev_.wp_n ? 0x80 : 0) | (b ? 0 : 0x40) | (b || t < array_until_ ? 0 : 0x20);
-  if (!b) s |= (fail_ ? 1 : 0) | (failc_ ? 2 : 0);
+  bool ardy = !b && t >= array_until_;
+  uint8_t s = (prev_.wp_n ? 0x80 : 0) | (b ? 0 : 0x40) | (ardy ? 0x20 : 0);
+  // FAIL is valid once the array is done (ARDY), FAILC (the page before, cache program) once RDY.
+  if (!b) s |= (fail_ && ardy ? 1 : 0) | (failc_ ? 2 : 0);
   return s;
 }
 
@@ -269,7 +271,7 @@ void NandModel::latch_command(uint64_t t, uint8_t c) {
       start_busy(t, d);
     }
       have_cmd_ = false; out_ = Out::None; fail_ = failc_ = false;
-      cache_read_ = false; array_until_ = 0;  // a reset ends a cache read
+      cache_read_ = false; array_until_ = 0; array_prog_ = cache_prog_fail_ = false;  // a reset ends cache operations
       break;
     case 0x70:
       out_ = Out::Status; out_idx_ = 0;
@@ -277,9 +279,10 @@ void NandModel::latch_command(uint64_t t, uint8_t c) {
       break;
     case 0x00: case 0x80: case 0x60: case 0x05: case 0x90: case 0xEC: case 0xEF: case 0xEE:
       // While the array reads ahead (cache read), only the cache register may be used: 00h (output
-      // resume), 05h-E0h, 70h, 31h, 3Fh, FFh.
-      if (t < array_until_ && c != 0x00 && c != 0x05)
-        violation(t, "command " + std::to_string(c) + " (dec) while the array is busy with a cache read (ARDY = 0)");
+      // resume), 05h-E0h, 70h, 31h, 3Fh, FFh; while it programs (cache program) 80h (the next page), 70h, FFh.
+      if (t < array_until_ && (array_prog_ ? c != 0x80 : (c != 0x00 && c != 0x05)))
+        violation(t, "command " + std::to_string(c) + " (dec) while the array is busy with a cache " +
+                     (array_prog_ ? "program" : "read") + " (ARDY = 0)");
       if (c != 0x00 && c != 0x05) cache_read_ = false;
       cmd_ = c; have_cmd_ = true; addr_.clear(); data_in_count_ = 0;
       if (c == 0x80) { reg_.assign(page_size(), 0xFF); loaded_.assign(page_size(), false); }
@@ -306,7 +309,7 @@ void NandModel::latch_command(uint64_t t, uint8_t c) {
       if (!expect(0x05, 2)) break;
       t_cmd_e0_ = t; out_ = Out::Page; have_cmd_ = false;
       break;
-    case 0x10: {
+    case 0x10: case 0x15: {  // PAGE PROGRAM / PAGE CACHE PROGRAM
       if (!expect(0x80, 5)) break;
       have_cmd_ = false; op_ = Op::Program; n_programs++;
       if (!row_ok(row_)) violation(t, "program row " + std::to_string(row_) + " outside the device");
@@ -337,8 +340,20 @@ void NandModel::latch_command(uint64_t t, uint8_t c) {
         prog_count_[row_]++;
         last_prog_page_[blk] = std::max<int>(pg, lp == last_prog_page_.end() ? 0 : lp->second);
       }
-      failc_ = false;  // FAILC only reports cache operations, which the model does not implement
-      start_busy(t, cfg.tPROG_ns);
+      // The array content changes at once; the busy times follow ONFI: 15h frees the cache register when
+      // the array has taken the page (tCBSY, or until the previous cache program is done) and programs in
+      // the background (ARDY low for tPROG); 10h after 15h waits for the previous page, then tPROG.
+      // FAILC reports the page handed over before this one.
+      uint64_t prev = array_prog_ && array_until_ > t ? array_until_ - t : 0;
+      failc_ = array_prog_ && cache_prog_fail_;
+      if (c == 0x15) {
+        start_busy(t, std::max<uint64_t>(cfg.tCBSY_ns, prev));
+        array_until_ = busy_until_ + cfg.tPROG_ns;
+        array_prog_ = true; cache_prog_fail_ = fail_;
+      } else {
+        start_busy(t, prev + cfg.tPROG_ns);
+        array_until_ = 0; array_prog_ = cache_prog_fail_ = false;
+      }
       out_ = Out::None;
       break;
     }

@@ -64,6 +64,8 @@ struct Config {
   uint64_t tR_ns = 25000, tPROG_ns = 200000, tBERS_ns = 700000, tFEAT_ns = 1000;
   // Cache read (31h sequential / 3Fh end, ONFI optional command bit 1): the cache register busy time.
   uint64_t tRCBSY_ns = 3000;
+  // Cache program (80h..15h, ONFI optional command bit 0): the cache register busy time (model value).
+  uint64_t tCBSY_ns = 3000;
   uint64_t tRST_read_ns = 5000, tRST_prog_ns = 10000, tRST_erase_ns = 500000, tRST_poweron_ns = 0;
   int nop = 4;                 // partial-page programs allowed per page between erases
   int initial_mode = 0;        // ONFI timing mode after power-on (and after RESET)
@@ -195,6 +197,8 @@ class NandModel {
   // the array is busy until array_until_ (status ARDY = 0, R/B# high: the cache register is ready).
   std::vector<uint8_t> data_reg_;
   bool cache_read_ = false;  // a page sits in the data register: 31h / 3Fh may follow
+  bool array_prog_ = false;  // the array's background work (until array_until_) is a cache program
+  bool cache_prog_fail_ = false;  // result of the page a cache program (15h) handed to the array
   uint32_t cache_row_ = 0;   // its row
   uint64_t array_until_ = 0;
   std::vector<uint8_t> array_read(uint32_t row);  // the page as the array delivers it (read faults applied)

@@ -41,7 +41,8 @@ class NandCommandLayer(p: NandParams) extends Component {
   val op = cur.opcode
   def isOp(ops: Int*): Bool = ops.map(o => op === o).reduce(_ || _)
   val isPageIn = isOp(NandOp.PAGE_READ, NandOp.READ_DATA, NandOp.READ_CACHE, NandOp.READ_CACHE_END)
-  val eccOn = cur.ecc && (isPageIn || op === NandOp.PROGRAM)
+  val isProgram = isOp(NandOp.PROGRAM, NandOp.PROGRAM_CACHE)
+  val eccOn = cur.ecc && (isPageIn || isProgram)
   val fullBytes = (io.pageBytes.resize(17) + io.spareBytes.resize(17))
   val nandBytes = Mux(eccOn, fullBytes, cur.len.resize(17))
   val dmaBytes = Mux(eccOn, io.pageBytes.resize(17), ((cur.len.resize(17) + 3) & U(0x1FFFC, 17 bits)))
@@ -50,7 +51,7 @@ class NandCommandLayer(p: NandParams) extends Component {
   val secBits = log2Up(p.maxSectors)
   val eccSpareEnd = (sectors * U(bch.eccBytes, 8 bits)).resize(17) + 8 // spare bytes 8 .. eccSpareEnd-1 hold the check bytes
   val splitRead = cur.split && isOp(NandOp.PAGE_READ, NandOp.READ_CACHE, NandOp.READ_CACHE_END) // ends before any data
-  val usesDma = cur.dma && (isPageIn || isOp(NandOp.READ_ID, NandOp.READ_PARAM, NandOp.CHANGE_COL, NandOp.PROGRAM)) && !splitRead
+  val usesDma = cur.dma && (isPageIn || isProgram || isOp(NandOp.READ_ID, NandOp.READ_PARAM, NandOp.CHANGE_COL)) && !splitRead
   // DMA users the front end runs itself (not page reads, which the back end finishes): they wait for the back end.
   val frontDma = usesDma && !isPageIn
 
@@ -90,6 +91,11 @@ class NandCommandLayer(p: NandParams) extends Component {
     NandOp.READ_CACHE_END -> Seq(ce, rb, sync, cmdB(0x3F), wb, St(SPLIT_END), rb, sync, St(DIN, c = nBytes), sync, ceOff, St(ECC_FIX), St(DMA_OUT), done),
     NandOp.CHANGE_COL -> Seq(ce, cmdB(0x05), col0, col1, cmdB(0xE0), St(DIN, c = nBytes, ccs = true), sync, ceOff, St(DMA_OUT), done),
     NandOp.PROGRAM -> (Seq(St(DMA_IN), ce, cmdB(0x80), col0, col1, row0, row1, row2, St(DOUT, c = nBytes), cmdB(0x10), wb,
+      St(SPLIT_END)) ++ statusTail),
+    // Cache program: 15h instead of 10h; R/B# returns when the cache register is free (tCBSY, or when the
+    // previous cache program is done) while the array programs in the background. Its status carries
+    // FAILC = the page handed over before; PROGRAM (10h) ends the sequence (FAIL = its page).
+    NandOp.PROGRAM_CACHE -> (Seq(St(DMA_IN), ce, cmdB(0x80), col0, col1, row0, row1, row2, St(DOUT, c = nBytes), cmdB(0x15), wb,
       St(SPLIT_END)) ++ statusTail),
     NandOp.ERASE -> (Seq(ce, cmdB(0x60), row0, row1, row2, cmdB(0xD0), wb, St(SPLIT_END)) ++ statusTail),
     NandOp.WAIT_STATUS -> (Seq(ce) ++ statusTail)
@@ -143,7 +149,7 @@ class NandCommandLayer(p: NandParams) extends Component {
 
   // Descriptor checks: a bad command never touches the flash or the bus.
   val badCmd = op >= NandOp.count || cur.target.resize(4) >= p.targets || nandBytes > p.bufBytes ||
-    (op === NandOp.PROGRAM && (nandBytes === 0 || nandBytes(1 downto 0) =/= 0)) ||
+    (isProgram && (nandBytes === 0 || nandBytes(1 downto 0) =/= 0)) ||
     (eccOn && (cur.col =/= 0 || io.pageBytes(p.sectorShift - 1 downto 0) =/= 0 || io.pageBytes === 0 ||
       (io.pageBytes >> p.sectorShift) > p.maxSectors || io.spareBytes.resize(17) < eccSpareEnd))
   val dmaEnd = cur.dmaAddr.resize(34) + dmaBytes.resize(34)
@@ -156,7 +162,7 @@ class NandCommandLayer(p: NandParams) extends Component {
   io.uop.count := sc
   io.uop.target := cur.target
   io.uop.ccs := sccs
-  io.uop.array := (sk === DOUT && op === NandOp.PROGRAM) || (sk === DIN && (isPageIn || op === NandOp.CHANGE_COL))
+  io.uop.array := (sk === DOUT && isProgram) || (sk === DIN && (isPageIn || op === NandOp.CHANGE_COL))
   switch(sk) {
     is(CE_ON) { io.uop.kind := UopKind.CE_ON }
     is(CE_OFF) { io.uop.kind := UopKind.CE_OFF }
@@ -528,7 +534,8 @@ class NandCommandLayer(p: NandParams) extends Component {
           when(cur.split) { state := State.ABORT } otherwise { next() }
         }
         is(DONE) {
-          when(isOp(NandOp.PROGRAM, NandOp.ERASE, NandOp.WAIT_STATUS) && resultWord(0)) { err := NandErr.NAND_FAIL }
+          // FAIL (bit 0), or FAILC (bit 1): the page a cache program handed over before failed
+          when((isProgram || isOp(NandOp.ERASE, NandOp.WAIT_STATUS)) && resultWord(1 downto 0) =/= 0) { err := NandErr.NAND_FAIL }
           state := State.COMPLETE
         }
         default {}

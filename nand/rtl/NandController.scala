@@ -109,7 +109,7 @@ class NandController(val p: NandParams = NandParams()) extends Component {
 
   // ---------------------------------------------------------------- command descriptor
   val CMD_CTRL = busif.newRegAt(0x50, doc = "Command: opcode and flags")
-  val OPCODE = CMD_CTRL.field(UInt(4 bits), AccessType.RW, 0, doc = "0 RESET, 1 READ_ID, 2 READ_PARAM, 3 READ_STATUS, 4 SET_FEATURES, 5 GET_FEATURES, 6 PAGE_READ, 7 CHANGE_COL, 8 PROGRAM, 9 ERASE, 10 WAIT_STATUS, 11 READ_DATA, 12 READ_CACHE (31h), 13 READ_CACHE_END (3Fh)")
+  val OPCODE = CMD_CTRL.field(UInt(4 bits), AccessType.RW, 0, doc = "0 RESET, 1 READ_ID, 2 READ_PARAM, 3 READ_STATUS, 4 SET_FEATURES, 5 GET_FEATURES, 6 PAGE_READ, 7 CHANGE_COL, 8 PROGRAM, 9 ERASE, 10 WAIT_STATUS, 11 READ_DATA, 12 READ_CACHE (31h), 13 READ_CACHE_END (3Fh), 14 PROGRAM_CACHE (15h)")
   CMD_CTRL.reserved(4 bits)
   val TARGET = CMD_CTRL.field(UInt(1 bits), AccessType.RW, 0, doc = "Target (CE#)")
   val ECC = CMD_CTRL.field(Bool(), AccessType.RW, 0, doc = "ECC: whole page + spare on the bus, main area via DMA")

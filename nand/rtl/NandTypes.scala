@@ -90,8 +90,8 @@ case class NandDrive(targets: Int) extends Bundle {
 object NandOp {
   val RESET = 0; val READ_ID = 1; val READ_PARAM = 2; val READ_STATUS = 3; val SET_FEATURES = 4
   val GET_FEATURES = 5; val PAGE_READ = 6; val CHANGE_COL = 7; val PROGRAM = 8; val ERASE = 9
-  val WAIT_STATUS = 10; val READ_DATA = 11; val READ_CACHE = 12; val READ_CACHE_END = 13
-  val count = 14
+  val WAIT_STATUS = 10; val READ_DATA = 11; val READ_CACHE = 12; val READ_CACHE_END = 13; val PROGRAM_CACHE = 14
+  val count = 15
 }
 object NandErr {
   val OK = 0; val TIMEOUT = 1; val NAND_FAIL = 2; val BAD_CMD = 3; val DMA_BOUNDS = 4; val DMA_BUS = 5; val ECC_UNCORRECTABLE = 6

@@ -44,9 +44,36 @@ constexpr uint64_t LINK_POLL_CYCLES = 4096;  // UART link: one non-blocking poll
 // One ONFI model per target (CE#) on the controller's channel (nand/model). Pins are handed to the
 // models before each rising edge (outputs) and after it (edges); a model is skipped while its pins
 // are unchanged and it is neither busy nor driving DQ, which keeps an idle flash almost free.
+// The pins of one channel: io_nand (channel 0) or io_nand<c> (LsmcSocConfig.nandChannels).
+struct NandPinPtrs {
+  CData *dq_o = nullptr, *dq_oe, *cle, *ale, *ce_n, *we_n, *re_n, *wp_n, *dq_i, *rb_n;
+};
+#define NAND_PIN_PTRS(t, P) NandPinPtrs{&t->P##_dq_o, &t->P##_dq_oe, &t->P##_cle, &t->P##_ale, &t->P##_ce_n, \
+                                        &t->P##_we_n, &t->P##_re_n, &t->P##_wp_n, &t->P##_dq_i, &t->P##_rb_n}
+// Channel c's pins if the generated SoC has them (detected at compile time), else dq_o == nullptr.
+#define NAND_CHANNEL_PINS(c)                                                                             \
+  template <class T> auto nandPins##c(T* t, int) -> decltype(t->io_nand##c##_dq_o, NandPinPtrs()) {     \
+    return NAND_PIN_PTRS(t, io_nand##c);                                                                 \
+  }                                                                                                      \
+  template <class T> NandPinPtrs nandPins##c(T*, long) { return NandPinPtrs(); }
+NAND_CHANNEL_PINS(1)
+NAND_CHANNEL_PINS(2)
+NAND_CHANNEL_PINS(3)
+static_assert(NAND_CHANNELS_MAX == 4, "nandPins1..3 above cover channels 1..NAND_CHANNELS_MAX-1 (SocMap.NandChannels)");
+std::vector<NandPinPtrs> nandChannelPins(VLsmcSoc* t) {
+  std::vector<NandPinPtrs> v{NAND_PIN_PTRS(t, io_nand)};
+  for (NandPinPtrs p : {nandPins1(t, 0), nandPins2(t, 0), nandPins3(t, 0)})
+    if (p.dq_o) v.push_back(p);
+  return v;
+}
+
+// One ONFI model per target (CE#) on a controller's channel (nand/model). Pins are handed to the
+// models before each rising edge (outputs) and after it (edges); a model is skipped while its pins
+// are unchanged and it is neither busy nor driving DQ, which keeps an idle flash almost free.
 struct NandChannel {
-  VLsmcSoc* top;
+  NandPinPtrs io;
   std::vector<std::unique_ptr<onfi::NandModel>> models;
+  std::vector<std::string> names;
   std::vector<onfi::NandPinsIn> lastIn;
   std::vector<onfi::NandPinsOut> lastOut;
   std::vector<bool> fresh;
@@ -55,27 +82,30 @@ struct NandChannel {
 
   onfi::NandPinsIn pins(size_t t) const {
     onfi::NandPinsIn p;
-    p.dq = top->io_nand_dq_o;
-    p.dq_oe = top->io_nand_dq_oe;
-    p.cle = top->io_nand_cle;
-    p.ale = top->io_nand_ale;
-    p.ce_n = (top->io_nand_ce_n >> t) & 1;
-    p.we_n = top->io_nand_we_n;
-    p.re_n = top->io_nand_re_n;
-    p.wp_n = top->io_nand_wp_n;
+    p.dq = *io.dq_o;
+    p.dq_oe = *io.dq_oe;
+    p.cle = *io.cle;
+    p.ale = *io.ale;
+    p.ce_n = (*io.ce_n >> t) & 1;
+    p.we_n = *io.we_n;
+    p.re_n = *io.re_n;
+    p.wp_n = *io.wp_n;
     return p;
   }
   static bool same(const onfi::NandPinsIn& a, const onfi::NandPinsIn& b) {
     return a.dq == b.dq && a.dq_oe == b.dq_oe && a.cle == b.cle && a.ale == b.ale && a.ce_n == b.ce_n &&
            a.we_n == b.we_n && a.re_n == b.re_n && a.wp_n == b.wp_n;
   }
-  void init(VLsmcSoc* t, const onfi::Config& base, const nandf::Schedule& faults) {
-    top = t;
+  // Channel ch (0 keeps the one-channel names and seeds); the fault schedule applies to channel 0.
+  void init(const NandPinPtrs& pins, size_t ch, const onfi::Config& base, const nandf::Schedule& faults) {
+    io = pins;
     for (size_t i = 0; i < NAND_TARGETS; i++) {
       onfi::Config c = base;
-      c.seed = base.seed + (uint32_t)i;
-      faults.configure(i, c, c.pages_per_block);
-      models.push_back(std::make_unique<onfi::NandModel>(c, "nand" + std::to_string(i)));
+      c.seed = base.seed + (uint32_t)i + 97u * (uint32_t)ch;
+      if (ch == 0) faults.configure(i, c, c.pages_per_block);
+      std::string name = ch ? "nand" + std::to_string(ch) + "." + std::to_string(i) : "nand" + std::to_string(i);
+      models.push_back(std::make_unique<onfi::NandModel>(c, name));
+      names.push_back(name);
     }
     lastIn.resize(NAND_TARGETS);
     lastOut.resize(NAND_TARGETS);
@@ -99,9 +129,9 @@ struct NandChannel {
       if (lastOut[i].dq_drive) { drivers++; dq = lastOut[i].dq; }
       if (lastOut[i].rb_n) rb |= 1u << i;
     }
-    if (drivers > 1 || (drivers && top->io_nand_dq_oe)) contention++;
-    top->io_nand_dq_i = dq;
-    top->io_nand_rb_n = rb;
+    if (drivers > 1 || (drivers && *io.dq_oe)) contention++;
+    *io.dq_i = dq;
+    *io.rb_n = rb;
   }
   // After the rising edge: record the controller's new pin levels.
   void edge(uint64_t ns) {
@@ -377,8 +407,14 @@ int main(int argc, char** argv) {
     if (f.kind == nandf::Kind::StuckBusy)
       for (uint32_t t = 0; t < NAND_TARGETS; t++)
         if (f.target < 0 || (uint32_t)f.target == t) stuck.push_back(Stuck{t, f.cycle});
-  NandChannel nand;
-  nand.init(top.get(), ncfg, faults);
+  // Channel 0 carries the storage flow and the fault schedule; channels 1.. have fault-free targets.
+  std::vector<NandPinPtrs> nandPins = nandChannelPins(top.get());
+  std::vector<std::unique_ptr<NandChannel>> nandChannels;
+  for (size_t ch = 0; ch < nandPins.size(); ch++) {
+    nandChannels.push_back(std::make_unique<NandChannel>());
+    nandChannels.back()->init(nandPins[ch], ch, ncfg, ch ? nandf::Schedule() : faults);
+  }
+  NandChannel& nand = *nandChannels[0];
   faults.attach(nand.models, ncfg.pages_per_block);
 
 #if VM_TRACE
@@ -402,7 +438,7 @@ int main(int argc, char** argv) {
       ddrCpu.drive(cycle);
       ddrDma.drive(cycle);
       for (auto& d : ddrDmaMore) d->drive(cycle);
-      nand.drive(cycle * NS_PER_CYCLE);
+      for (auto& ch : nandChannels) ch->drive(cycle * NS_PER_CYCLE);
     }
     top->eval();
 #if VM_TRACE
@@ -419,7 +455,8 @@ int main(int argc, char** argv) {
 #if VM_TRACE
     if (tfp && cycle >= waveFrom) tfp->dump(cycle * 10 + 5);
 #endif
-    if (!resetting) nand.edge(cycle * NS_PER_CYCLE);
+    if (!resetting)
+      for (auto& ch : nandChannels) ch->edge(cycle * NS_PER_CYCLE);
     cycle++;
   };
 
@@ -463,7 +500,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 16; i++) step(true);
     top->reset = 0;
     if (uartDiv >= 0) *divider = (IData)uartDiv;
-    nand.powerOn(cycle * NS_PER_CYCLE);
+    for (auto& ch : nandChannels) ch->powerOn(cycle * NS_PER_CYCLE);
   };
 
   simc::RunStats stats;
@@ -521,12 +558,15 @@ int main(int argc, char** argv) {
   if (uart.log && fclose(uart.log) != 0) die("--log: cannot write %s", logPath.c_str());
 
   for (auto& d : dumps) simc::writeFileAtomic(d.path, ddr.at(d.addr), d.len, "--dump");
-  if (nand.contention) fprintf(stderr, "sim: NAND DQ bus contention in %" PRIu64 " cycles\n", nand.contention);
-  for (size_t i = 0; i < nand.models.size(); i++) {
-    auto& m = *nand.models[i];
-    if (m.n_commands)
-      fprintf(stderr, "sim: nand%zu: %" PRIu64 " commands, %" PRIu64 " reads, %" PRIu64 " programs, %" PRIu64
-              " erases, %" PRIu64 " bit errors\n", i, m.n_commands, m.n_reads, m.n_programs, m.n_erases, m.n_bit_errors);
+  for (auto& ch : nandChannels) {
+    if (ch->contention)
+      fprintf(stderr, "sim: NAND DQ bus contention in %" PRIu64 " cycles (%s)\n", ch->contention, ch->names[0].c_str());
+    for (size_t i = 0; i < ch->models.size(); i++) {
+      auto& m = *ch->models[i];
+      if (m.n_commands)
+        fprintf(stderr, "sim: %s: %" PRIu64 " commands, %" PRIu64 " reads, %" PRIu64 " programs, %" PRIu64
+                " erases, %" PRIu64 " bit errors\n", ch->names[i].c_str(), m.n_commands, m.n_reads, m.n_programs, m.n_erases, m.n_bit_errors);
+    }
   }
   faults.report(stderr);
   for (size_t i = 0; i < nand.models.size(); i++) {

@@ -252,10 +252,16 @@ static int host_job(void) {
   return (st & 7u) == 2u ? 0 : 1;
 }
 
-/* NAND controller wiring: its ID register (at NAND_BASE) answers "NAND". */
+/* NAND controller wiring: channel 0's ID register (at NAND_BASE) answers "NAND"; so does every other
+ * channel the build has (NAND_CHANNEL_BASE(c)), absent slots read 0. */
 static int nand_id(void) {
   uint32_t id = LSMC_REG32(NAND_BASE);
+  unsigned c, n = 0;
   puts_("nand: id "); puthex(id); putc_('\n');
+  while (n < NAND_CHANNELS_MAX && LSMC_REG32(NAND_CHANNEL_BASE(n)) == id) n++;
+  for (c = n; c < NAND_CHANNELS_MAX; c++)
+    if (LSMC_REG32(NAND_CHANNEL_BASE(c)) != 0) return 1;  /* a hole in the channel slots */
+  puts_("nand: channels "); puthex(n); putc_('\n');
   return id == 0x4E414E44u ? 0 : 1;
 }
 

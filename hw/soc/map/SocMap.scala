@@ -33,6 +33,15 @@ object SocMap {
     def compactionOf(u: Int): Long = compaction + u.toLong * stride
   }
 
+  /** NAND channels (a controller with its chip enables each): channel c's registers at
+    * `nand` + c * stride, so channel 0 keeps the one-channel SoC's address; slots of channels a build
+    * leaves out read 0 (the NAND ID register too), so firmware finds the channels present by their ID. */
+  object NandChannels {
+    val max    = 4
+    val stride = nandSize
+    def baseOf(c: Int): Long = nand + c.toLong * stride
+  }
+
   object Irq {
     val uart       = 0
     val compaction = 1
@@ -41,7 +50,9 @@ object SocMap {
     val nand       = 6
     val cipUnit1   = 8 // 8..14: the IP of units 1..7 (unit 0 keeps line 1)
     def cip(u: Int): Int = if (u == 0) compaction else cipUnit1 + u - 1
-    val count      = 16
+    val nandChannel1 = 16 // 16..18: NAND channels 1..3 (channel 0 keeps line 6)
+    def nandOf(c: Int): Int = if (c == 0) nand else nandChannel1 + c - 1
+    val count      = 24
   }
 
   /** Registers of the small peripherals that have no regif block (offsets from their base). */
@@ -74,7 +85,9 @@ object SocMap {
     Region("DMA_UNITS", apbBase + Units.dmaOf(1), Units.stride * (Units.max - 1), "DMA blocks of compaction units 1..7 (unit u at DMA_BASE + u * UNIT_STRIDE)"),
     Region("CIP", apbBase + compaction, periphSize, "compaction IP registers (compaction_regs.h)"),
     Region("CIP_UNITS", apbBase + Units.compactionOf(1), Units.stride * (Units.max - 1), "compaction IPs of units 1..7 (unit u at CIP_BASE + u * UNIT_STRIDE)"),
-    Region("NAND", apbBase + nand, nandSize, "NAND controller registers (nand_regs.h)")
+    Region("NAND", apbBase + nand, nandSize, "NAND controller registers of channel 0 (nand_regs.h)"),
+    Region("NAND_CHANNELS", apbBase + NandChannels.baseOf(1), NandChannels.stride * (NandChannels.max - 1),
+      "NAND controllers of channels 1..3 (channel c at NAND_BASE + c * NAND_CHANNEL_STRIDE)")
   )
 
   /** The firmware's reserved regions, inside DDR and RAM above (job-descriptor checks use them). */
@@ -90,7 +103,8 @@ object SocMap {
 
   def irqs: Seq[(String, Int, String)] = Seq(("UART", Irq.uart, "UART"), ("CIP", Irq.compaction, "compaction IP")) ++
     (0 until Irq.dmaCount).map(n => (s"DMA$n", Irq.dma0 + n, s"DMA channel $n")) ++ Seq(("NAND", Irq.nand, "NAND controller")) ++
-    (1 until Units.max).map(u => (s"CIP$u", Irq.cip(u), s"compaction IP of unit $u"))
+    (1 until Units.max).map(u => (s"CIP$u", Irq.cip(u), s"compaction IP of unit $u")) ++
+    (1 until NandChannels.max).map(c => (s"NAND$c", Irq.nandOf(c), s"NAND controller of channel $c"))
 
   private def h(v: BigInt, d: Int = 8) = s"0x%0${d}X".format(v.bigInteger)
 
@@ -108,12 +122,17 @@ object SocMap {
     val irq = blk("Interrupt lines of the interrupt controller", irqs.map { case (n, i, d) => (s"IRQ_$n", i.toString, d) } ++
       Seq(("IRQ_DMA(ch)", s"(${Irq.dma0} + (ch))", "DMA channel ch (unit 0)"),
         ("IRQ_CIP_UNIT(u)", s"((u) ? ${Irq.cipUnit1 - 1} + (u) : ${Irq.compaction})", "compaction IP of unit u"),
+        ("IRQ_NAND_CHANNEL(c)", s"((c) ? ${Irq.nandChannel1 - 1} + (c) : ${Irq.nand})", "NAND controller of channel c"),
         ("IRQ_LINES", Irq.count.toString, "lines of the controller")))
     val units = blk("Compaction units (IP + DMA); a slot without a unit reads 0", Seq(
       ("UNITS_MAX", Units.max.toString, "unit slots in the map"),
       ("UNIT_STRIDE", h(Units.stride, 4) + "u", "bytes between the register blocks of two units"),
       ("CIP_UNIT_BASE(u)", s"(CIP_BASE + (u) * UNIT_STRIDE)", "compaction IP of unit u"),
       ("DMA_UNIT_BASE(u)", s"(DMA_BASE + (u) * UNIT_STRIDE)", "DMA of unit u")))
+    val nandCh = blk("NAND channels; a slot without a channel reads 0", Seq(
+      ("NAND_CHANNELS_MAX", NandChannels.max.toString, "channel slots in the map"),
+      ("NAND_CHANNEL_STRIDE", h(NandChannels.stride, 5) + "u", "bytes between the register blocks of two channels"),
+      ("NAND_CHANNEL_BASE(c)", "(NAND_BASE + (c) * NAND_CHANNEL_STRIDE)", "NAND controller of channel c")))
     def per(p: String, rs: Seq[(String, Int)]) = rs.map { case (n, o) => (s"${p}_$n", h(o, 2), "") }
     val pregs = blk("Registers of the small peripherals (offsets from their base)",
       per("UART", Regs.uart) ++ Seq(("UART_DATA_VALID", "(1u << 16)", "read of UART_DATA: a byte was received")) ++
@@ -128,6 +147,7 @@ object SocMap {
        |$fw
        |$irq
        |$units
+       |$nandCh
        |$pregs
        |$clk
        |#endif /* LSMC_SOC_MAP_H */
@@ -163,6 +183,7 @@ object SocMap {
        |  "irqs": {${irqs.map { case (n, i, _) => s"${q(n)}: $i" }.mkString(", ")}},
        |  "irq_lines": ${Irq.count},
        |  "units": {"max": ${Units.max}, "stride": ${Units.stride}, "cip_irq": [${(0 until Units.max).map(Irq.cip).mkString(", ")}]},
+       |  "nand_channels": {"max": ${NandChannels.max}, "stride": ${NandChannels.stride}, "irq": [${(0 until NandChannels.max).map(Irq.nandOf).mkString(", ")}]},
        |  "registers": {"UART": ${per(Regs.uart)}, "TIMER": ${per(Regs.timer)}, "IRQC": ${per(Regs.irqCtrl)}, "SIMCTL": ${per(Regs.simCtrl)}},
        |  "sim_id_magic": $simIdMagic
        |}

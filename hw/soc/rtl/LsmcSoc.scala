@@ -36,11 +36,14 @@ case class LsmcSocConfig(
     // DDR ports per unit (dmaPortPerUnit): 1, or 2 with half the DMA's readers on the second
     // (CompactionDma readPorts): each port has its own read buffer at the controller.
     dmaReadPorts: Int = 1,
-    nandTargets: Int = 2,
+    nandChannels: Int = 4, // NAND channels: a controller, its AXI master, interrupt and register block each
+    nandTargets: Int = 2,  // chip enables per channel
     withDocs: Boolean = false, // write the register headers of the IPs next to the Verilog
     withSimCtrl: Boolean = true
 ) {
   require(units >= 1 && units <= SocMap.Units.max, s"units must be 1..${SocMap.Units.max}, not $units")
+  require(nandChannels >= 1 && nandChannels <= SocMap.NandChannels.max,
+    s"nandChannels must be 1..${SocMap.NandChannels.max}, not $nandChannels")
   require(ways == 2 || ways == 4, s"ways must be 2 or 4 in the SoC, not $ways")
   require(dmaPortWidth == 256 || dmaPortWidth == 512, s"dmaPortWidth must be 256 or 512, not $dmaPortWidth")
   require(dmaReadPorts == 1 || (dmaReadPorts == 2 && dmaPortPerUnit && units * 2 <= SocMap.Units.max),
@@ -125,6 +128,8 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     val simArg  = cfg.withSimCtrl generate (in UInt (32 bits))
     val simExit = cfg.withSimCtrl generate master(Flow(UInt(31 bits)))
     val nand    = master(_root_.nand.NandPins(cfg.nandTargets))
+    // Pins of NAND channels 1..N-1: io_nand1 .. io_nand<N-1>
+    val nandChannels = (cfg.nandChannels > 1) generate Vec(master(_root_.nand.NandPins(cfg.nandTargets)), cfg.nandChannels - 1)
   }
 
   // ---------------------------------------------------------------------------------------- memories
@@ -167,18 +172,23 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   // NAND controller (nand/rtl): its page DMA moves data between flash and DDR or on-chip RAM.
   // Its clock runs only while it has work (common.SimClockGate, Verilator only; see simActivity): idle, it
   // was a third of the model's time in every compaction workload.
-  val nandClockEnable = Bool()
-  val nandCtrl = common.SimClockGate(nandClockEnable)(new _root_.nand.NandController(_root_.nand.NandParams(targets = cfg.nandTargets)))
-  nandClockEnable := nandCtrl.simActivity.enable.pull()
-  if (cfg.withDocs) nandCtrl.docs()
-  io.nand <> nandCtrl.io.nand
-  irqLines(Irq.nand) := nandCtrl.io.irq
+  // One controller per channel, each behind its own gate: an idle channel costs no simulation time.
+  val nandPins = if (io.nandChannels != null) io.nand +: io.nandChannels.toSeq else Seq(io.nand)
+  for ((pins, c) <- nandPins.zipWithIndex if c > 0) pins.setName(s"io_nand$c")
+  val nandCtrls = for ((pins, c) <- nandPins.zipWithIndex) yield new Area {
+    val clockEnable = Bool()
+    val ctrl = common.SimClockGate(clockEnable)(new _root_.nand.NandController(_root_.nand.NandParams(targets = cfg.nandTargets)))
+    clockEnable := ctrl.simActivity.enable.pull()
+    if (cfg.withDocs && c == 0) ctrl.docs()
+    pins <> ctrl.io.nand
+    irqLines(Irq.nandOf(c)) := ctrl.io.irq
+  }.setName(if (c == 0) "nand" else s"nand$c").ctrl
 
   axiCrossbar.addConnections(
     core.iBus        -> List(ram.io.axi, io.ddr),
-    core.dBus        -> List(ram.io.axi, io.ddr, apbBridge.io.axi),
-    nandCtrl.io.axi  -> List(ram.io.axi, io.ddr)
+    core.dBus        -> List(ram.io.axi, io.ddr, apbBridge.io.axi)
   )
+  for (ctrl <- nandCtrls) axiCrossbar.addConnection(ctrl.io.axi, List(ram.io.axi, io.ddr))
   // Register stages between crossbar and slaves for timing, as in Briey.
   axiCrossbar.addPipelining(apbBridge.io.axi)((crossbar, bridge) => {
     crossbar.sharedCmd.halfPipe() >> bridge.sharedCmd
@@ -289,7 +299,10 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   // Slots of absent units read 0 (their ID too) and ignore writes: firmware probes them safely.
   for (u <- cfg.units until SocMap.Units.max; base <- Seq(SocMap.Units.dmaOf(u), SocMap.Units.compactionOf(u)))
     apbSlaves += Apb3Absent().io.apb -> SizeMapping(base, 4 KiB)
-  apbSlaves += nandCtrl.io.apb -> SizeMapping(SocMap.nand, SocMap.nandSize)
+  for ((ctrl, c) <- nandCtrls.zipWithIndex)
+    apbSlaves += ctrl.io.apb -> SizeMapping(SocMap.NandChannels.baseOf(c), SocMap.NandChannels.stride)
+  for (c <- cfg.nandChannels until SocMap.NandChannels.max)
+    apbSlaves += Apb3Absent().io.apb -> SizeMapping(SocMap.NandChannels.baseOf(c), SocMap.NandChannels.stride)
 
   // The DMAs have their own 256-bit path to the DDR controller (see docs/soc.md): a port per unit, or
   // one port arbitrated between the units by the crossbar, which also decodes: addresses outside DDR
