@@ -65,11 +65,6 @@ def _gen_dir(width: int, units: int = 1, ways: int = 2) -> Path:
     return GEN_DIR if width == 128 else build.GEN / f"soc_w{width}"
 
 
-# The 32-bit Table III and the scaling builds never touch NAND: one channel instead of the SoC's default
-# four keeps their Verilog (and Verilator build) at a third of the size; the default build has all four.
-COMPACTION_ONLY_NAND_CHANNELS = 1
-
-
 def generate_soc(width: int = 128, units: int = 1, ways: int = 2) -> Path:
     """build/gen/soc/LsmcSoc.v (+ C headers; build/gen/soc_w32 for the 32-bit IP, build/gen/soc_m<M>k<K>
     for M units of K ways), regenerated only when the hardware sources changed."""
@@ -77,9 +72,7 @@ def generate_soc(width: int = 128, units: int = 1, ways: int = 2) -> Path:
     args = ("--out", str(gen_dir), "--units", str(units), "--ways", str(ways)) + \
         (("--ip-width", str(width)) if width != 128 else ()) + \
         (("--dma-port-width", str(SCALING_DMA_PORT_WIDTH), "--dma-write-burst", str(SCALING_DMA_WRITE_BURST),
-          "--dma-read-ports", str(SCALING_DMA_READ_PORTS)) if _variant(width, units, ways) else ()) + \
-        (("--nand-channels", str(COMPACTION_ONLY_NAND_CHANNELS)) if width != 128 or _variant(width, units, ways)
-         else ())
+          "--dma-read-ports", str(SCALING_DMA_READ_PORTS)) if _variant(width, units, ways) else ())
     out = build.generate("soc", "soc.Generate", gen_dir, args=args)
     verilog = out / "LsmcSoc.v"
     if not verilog.exists():
