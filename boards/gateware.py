@@ -10,15 +10,18 @@ from pathlib import Path
 from lsmc import build
 from lsmc.boards.ports import ONCHIP_RAM_BASE, ONCHIP_RAM_SIZE, SOC_BOARD_GEN, SOC_TOP, BoardError
 
-
 # ------------------------------------------------------------------------------- SoC Verilog source
+# Each board's pin plan (nand_pads) wires one NAND header; the SoC's other channels would need pins.
+BOARD_NAND_CHANNELS = 1
+
+
 def generate_soc_verilog(outdir: Path = SOC_BOARD_GEN, uart_baud: int = 115200) -> Path:
     """Board variant of the SoC (no simulation-control block, one two-way compaction unit as the
-    Table III builds) through the project's Mill wrapper."""
+    Table III builds, one NAND channel: the boards wire one NAND header) through the project's Mill wrapper."""
     outdir = Path(outdir)
     build.generate("soc", "soc.Generate", outdir,
                    args=["--out", str(outdir), "--no-sim-ctrl", "--uart-baud", str(uart_baud),
-                         "--units", "1", "--ways", "2"])
+                         "--units", "1", "--ways", "2", "--nand-channels", str(BOARD_NAND_CHANNELS)])
     v = outdir / f"{SOC_TOP}.v"
     if not v.is_file():
         raise BoardError(f"soc.Generate did not write {v}")
