@@ -40,7 +40,15 @@ def test_soc_gates_every_unit_and_the_board_soc_has_none():
     boards synthesise (soc.Generate --no-sim-ctrl) has no gate module at all: one plain clock."""
     units = 2
     v = soc.generate_soc(units=units, ways=4).read_text()
-    assert len(GATE_INSTANCE.findall(v)) == 3 * units + 2
+    modules = dict(re.findall(r"^module (\w+) \((.*?)^endmodule", v, re.MULTILINE | re.DOTALL))
+    top = modules["LsmcSoc"]
+    channels = len(re.findall(r"^\s*NandController\w*\s+\w+\s*\(", top, re.MULTILINE))
+    assert channels >= 1
+    # in the top: each unit's gate and its IP's, and each NAND channel's controller gate
+    assert len(GATE_INSTANCE.findall(top)) == 2 * units + channels
+    ips = [body for name, body in modules.items() if name.startswith("CompactionIp")]
+    assert len(ips) == units and all(len(GATE_INSTANCE.findall(b)) == 1 for b in ips)  # the datapath's
+    assert len(GATE_INSTANCE.findall(modules["NandCommandLayer"])) == 1  # the BCH decoder's, per channel
     for name in ("compaction", "unit1"):  # each unit's enable leaves its own settle register
         assert re.search(rf"reg\s+\[2:0\]\s+{name}_activity_settle;", v), name
     assert re.search(r"reg\s+\[2:0\]\s+simActivity_settle;", v)  # the NAND controller's

@@ -90,9 +90,11 @@ case class BchParams(t: Int = 8, dataBytes: Int = 512, m: Int = 13, prim: Int = 
   val kMask: BigInt = (remSw(0, Seq.fill(dataBytes)(0xFF)) << (eccVecBits - r)) ^ ((BigInt(1) << eccVecBits) - 1)
 
   // ----------------------------------------------------------------- hardware building blocks
-  // Every GF(2) function here is linear (or bilinear for `mul`): each output bit is written as one
-  // balanced XOR tree of the input bits it depends on, computed at elaboration, so the logic depth is
-  // log(inputs), not the length of the unrolled LFSR or multiply loop (timing, docs/boards.md).
+  // Every GF(2) function here is linear (or bilinear for `mul`): each output bit is the XOR of a
+  // constant selection of the input bits, computed at elaboration and written as one `^(in & mask)`,
+  // so the logic depth after synthesis is log(inputs), not the length of the unrolled LFSR or multiply
+  // loop (timing, docs/boards.md), and the Verilog stays one line per output bit (a tree of named
+  // 2-input XORs made the SoC's Verilog 7 MB and its Verilator build minutes longer).
   /** Division step: the remainder after 8 more message bits (MSB first). */
   def remStep(rem: Bits, byte: Bits): Bits = {
     // Symbolic LFSR: bit i of the state as the set of inputs it XORs (0..r-1 rem, r..r+7 byte bit 0..7).
@@ -103,11 +105,14 @@ case class BchParams(t: Int = 8, dataBytes: Int = 512, m: Int = 13, prim: Int = 
       val fb = xor(x(r - 1), Set(r + b))
       x = (0 until r).map(i => xor(if (i == 0) Set.empty[Int] else x(i - 1), if (low.testBit(i)) fb else Set.empty[Int]))
     }
-    xorMatrix(r, i => x(i).toSeq.sorted.map(j => if (j < r) rem(j) else byte(j - r)))
+    xorMatrix(r, byte ## rem, i => x(i).toSeq)
   }
   /** sum_k a_k * c_k for constants c_k (one XOR matrix over all the a_k's bits). */
-  def constMulSum(terms: Seq[(Bits, Int)]): Bits =
-    xorMatrix(m, i => terms.flatMap { case (a, c) => (0 until m).filter(k => ((gf.mul(c, 1 << k) >> i) & 1) == 1).map(a(_)) })
+  def constMulSum(terms: Seq[(Bits, Int)]): Bits = {
+    val in = terms.map(_._1).reverse.reduce(_ ## _) // term n's bit k is bit n * m + k
+    xorMatrix(m, in, i => terms.zipWithIndex.flatMap { case ((_, c), n) =>
+      (0 until m).filter(k => ((gf.mul(c, 1 << k) >> i) & 1) == 1).map(n * m + _) })
+  }
   /** a * c for a constant c (XOR matrix). */
   def constMul(a: Bits, c: Int): Bits = constMulSum(Seq(a -> c))
   /** a * b, both variable: sum over k of (a * x^k) AND b_k, each a * x^k straight from a. */
@@ -115,11 +120,14 @@ case class BchParams(t: Int = 8, dataBytes: Int = 512, m: Int = 13, prim: Int = 
     (0 until m).map(k => constMul(a, 1 << k) & B(m bits, default -> b(k))).reduceBalancedTree(_ ^ _)
   /** Syndrome S_j = s(a^j) of a remainder s (r bits). */
   def syndrome(s: Bits, j: Int): Bits =
-    xorMatrix(m, i => (0 until r).filter(k => ((gf.pow(j * k) >> i) & 1) == 1).map(s(_)))
-  /** Bits whose bit i is the XOR of `inputs(i)`, as a balanced tree. */
-  def xorMatrix(width: Int, inputs: Int => Seq[Bool]): Bits = {
+    xorMatrix(m, s, i => (0 until r).filter(k => ((gf.pow(j * k) >> i) & 1) == 1))
+  /** Bits whose bit i is the XOR of the bits `deps(i)` of `in`. */
+  def xorMatrix(width: Int, in: Bits, deps: Int => Seq[Int]): Bits = {
     val o = Bits(width bits)
-    for (i <- 0 until width) { val in = inputs(i); o(i) := (if (in.isEmpty) False else in.reduceBalancedTree(_ ^ _)) }
+    for (i <- 0 until width) {
+      val mask = deps(i).foldLeft(BigInt(0))((acc, j) => acc.setBit(j))
+      o(i) := (if (mask == 0) False else (in & B(mask, in.getWidth bits)).xorR)
+    }
     o
   }
 }
