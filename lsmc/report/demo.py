@@ -239,9 +239,9 @@ def scaling_conditions(ddr: str) -> str:
     """The conditions line of results/scaling.md: SoC, DDR preset, clock, bracket, workload."""
     from lsmc.sim import soc
 
-    return (f"Full SoC (VexRiscv + M compaction units of K ways, 128-bit streams, {soc.SCALING_DMA_READ_PORTS} "
-            f"{soc.SCALING_DMA_PORT_WIDTH}-bit DDR ports per unit, {soc.SCALING_DMA_WRITE_BURST}-beat (256-bit) DMA "
-            "write bursts), "
+    return (f"Full SoC (VexRiscv + M compaction units of K ways, 128-bit streams, a {soc.SCALING_DMA_PORT_WIDTH}-bit "
+            f"DDR port per DMA reader (K per unit, the writers on the first), {soc.SCALING_DMA_WRITE_BURST}-beat "
+            "(256-bit) DMA write bursts), "
             f"DDR model preset `{ddr}`, {paper.clock_hz() // 1_000_000} MHz nominal clock; counter bracket: "
             "machine timer from the first unit's start to the last unit's end, every unit's registers programmed "
             "before it (docs/scaling.md); workload: kb16 gen short keys, 25 % overlap, G 16, one job split by key "

@@ -37,11 +37,21 @@ WAYS = (2, 4)
 
 # The DMA's DDR ports of the issue-11 SoCs (several units or K-way units; the Table III / board SoC keeps
 # LsmcSocConfig's 256-bit ports and 16-beat writes): 512-bit ports, the KCU105's native LiteDRAM word, and
-# 64-beat (2 KiB) write bursts, two DDR ports per unit (half the readers on the second): more reads in
-# flight and fewer read/write turnarounds on the shared DDR bus (docs/scaling.md, "What limits").
+# 64-beat (2 KiB) write bursts, a DDR port per reader (reader 0 shares the first with the writers): more
+# reads in flight and fewer read/write turnarounds on the shared DDR bus (docs/scaling.md, "What limits").
 SCALING_DMA_PORT_WIDTH = 512
 SCALING_DMA_WRITE_BURST = 64
-SCALING_DMA_READ_PORTS = 2  # a second DDR port per unit for half its readers: its own read buffer
+MAX_DMA_PORTS = 16  # LsmcSocConfig.maxDmaPorts: the harness binds io_ddrDma .. io_ddrDma15
+
+
+def scaling_read_ports(units: int, ways: int) -> int:
+    """DDR ports per unit of a scaling build: one per reader (each its own read buffer at the controller),
+    fewer (a divisor of K) when M x K ports would exceed MAX_DMA_PORTS."""
+    p = ways
+    while units * p > MAX_DMA_PORTS:
+        p //= 2
+    return p
+
 
 
 def _variant(width: int, units: int, ways: int) -> str:
@@ -72,7 +82,7 @@ def generate_soc(width: int = 128, units: int = 1, ways: int = 2) -> Path:
     args = ("--out", str(gen_dir), "--units", str(units), "--ways", str(ways)) + \
         (("--ip-width", str(width)) if width != 128 else ()) + \
         (("--dma-port-width", str(SCALING_DMA_PORT_WIDTH), "--dma-write-burst", str(SCALING_DMA_WRITE_BURST),
-          "--dma-read-ports", str(SCALING_DMA_READ_PORTS)) if _variant(width, units, ways) else ())
+          "--dma-read-ports", str(scaling_read_ports(units, ways))) if _variant(width, units, ways) else ())
     out = build.generate("soc", "soc.Generate", gen_dir, args=args)
     verilog = out / "LsmcSoc.v"
     if not verilog.exists():
@@ -102,7 +112,7 @@ def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int =
                                                  verilog.parent / "lsmc_soc.h", SIM_SRC / "nand_faults.h")
     # One DDR port per compaction unit (soc.Generate's default): the harness binds that many.
     scaled = bool(_variant(width, units, ways))
-    nports = units * (SCALING_DMA_READ_PORTS if scaled else 1)
+    nports = units * (scaling_read_ports(units, ways) if scaled else 1)
     ports = ["-CFLAGS", f"-DLSMC_DMA_PORTS={nports}"] if nports > 1 else []
     if scaled:
         ports += ["-CFLAGS", f"-DLSMC_DMA_PORT_BYTES={SCALING_DMA_PORT_WIDTH // 8}"]

@@ -62,7 +62,7 @@ struct DdrController {
 // The interface axi_mem.h calls (kept abstract so the fixed-latency path has no dependency on it).
 struct MemTiming {
   virtual ~MemTiming() = default;
-  // A read burst of `bytes` at `addr` accepted at SoC cycle `cycle` by port number `port` (0..15,
+  // A read burst of `bytes` at `addr` accepted at SoC cycle `cycle` by port number `port` (0..23,
   // one per AXI slave) of `portBytes`: the cycles its first and last beats may be handed out.
   virtual void read(uint64_t cycle, uint64_t addr, unsigned bytes, unsigned port, unsigned portBytes,
                     uint64_t* first, uint64_t* last) = 0;
@@ -379,7 +379,7 @@ class DdrModel : public MemTiming {
   Bank bank_[16];
   std::map<uint64_t, bool> cal_;  // booked CAS slots (controller cycle -> is a write)
   std::set<uint64_t> acts_;       // booked ACTs (controller cycles)
-  static constexpr unsigned kPorts = 16, kCredits = 64;  // ports: CPU, one DMA per unit (<= 8)
+  static constexpr unsigned kPorts = 24, kCredits = 64;  // ports: CPU, the DMAs' (<= 16, LsmcSocConfig.maxDmaPorts)
   struct Port {
     uint64_t free = 0, lastOut = 0, next = 0, cmdFree = 0;
     uint64_t credit[kCredits] = {};  // when each read-buffer slot frees (ring of readCredits used)

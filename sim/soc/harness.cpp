@@ -331,8 +331,9 @@ int main(int argc, char** argv) {
   simc::AxiSlave<CData> ddrCpu("ddr", 4, &ddr, cpuPins, acfg);
   acfg.timingPort = 1;
   simc::AxiSlave<DmaStrb> ddrDma("ddrDma", LSMC_DMA_PORT_BYTES, &ddr, dmaPins, acfg);
-  // The DDR ports of compaction units 1.. when the SoC gives each unit its own (lsmc.sim.soc passes
-  // LSMC_DMA_PORTS = units; each is one more port of the same controller and memory).
+  // The DDR ports of compaction units 1.. when the SoC gives each unit its own, P per unit with
+  // --dma-read-ports P (lsmc.sim.soc passes LSMC_DMA_PORTS = units x P; each is one more port of the same
+  // controller and memory).
 #ifndef LSMC_DMA_PORTS
 #define LSMC_DMA_PORTS 1
 #endif
@@ -366,6 +367,33 @@ int main(int argc, char** argv) {
 #endif
 #if LSMC_DMA_PORTS > 7
   SIMC_DMA_PORT(7);
+#endif
+#if LSMC_DMA_PORTS > 8
+  SIMC_DMA_PORT(8);
+#endif
+#if LSMC_DMA_PORTS > 9
+  SIMC_DMA_PORT(9);
+#endif
+#if LSMC_DMA_PORTS > 10
+  SIMC_DMA_PORT(10);
+#endif
+#if LSMC_DMA_PORTS > 11
+  SIMC_DMA_PORT(11);
+#endif
+#if LSMC_DMA_PORTS > 12
+  SIMC_DMA_PORT(12);
+#endif
+#if LSMC_DMA_PORTS > 13
+  SIMC_DMA_PORT(13);
+#endif
+#if LSMC_DMA_PORTS > 14
+  SIMC_DMA_PORT(14);
+#endif
+#if LSMC_DMA_PORTS > 15
+  SIMC_DMA_PORT(15);
+#endif
+#if LSMC_DMA_PORTS > 16
+#error "LSMC_DMA_PORTS: at most 16 (LsmcSocConfig.maxDmaPorts)"
 #endif
 
   IData* divider = reinterpret_cast<IData*>(findVar("TOP.LsmcSoc.uart", "bridge_uartConfigReg_clockDivider", 4));

@@ -2,7 +2,7 @@ package soc
 
 import common.{Gen, Generator}
 
-/** `soc.Generate [--out DIR] [--uart-baud N] [--ip-width 32|128] [--units M] [--ways 2|4] [--shared-dma-port] [--dma-port-width 256|512] [--dma-write-burst BEATS] [--dma-read-ports 1|2] [--nand-channels N] [--no-sim-ctrl] [--no-docs]`: DIR/LsmcSoc.v (default
+/** `soc.Generate [--out DIR] [--uart-baud N] [--ip-width 32|128] [--units M] [--ways 2|4] [--shared-dma-port] [--dma-port-width 256|512] [--dma-write-burst BEATS] [--dma-read-ports 1|2|4] [--nand-channels N] [--no-sim-ctrl] [--no-docs]`: DIR/LsmcSoc.v (default
   * build/gen/soc), the register blocks of every IP (unless --no-docs) and the memory map exported
   * from SocMap (lsmc_soc.h / .ld / .json). */
 object Generate extends Generator("build/gen/soc",
@@ -15,7 +15,7 @@ object Generate extends Generator("build/gen/soc",
   Gen.flagOpt("shared-dma-port", "the units share one DDR port for their DMAs (default: a port per unit)"),
   Gen.intOpt("dma-port-width", LsmcSocConfig().dmaPortWidth, allowed = Seq(256, 512)),
   Gen.intOpt("dma-write-burst", LsmcSocConfig().dmaWriteBurst, what = "BEATS", min = 1),
-  Gen.intOpt("dma-read-ports", LsmcSocConfig().dmaReadPorts, allowed = Seq(1, 2)),
+  Gen.intOpt("dma-read-ports", LsmcSocConfig().dmaReadPorts, allowed = Seq(1, 2, 4)),
   Gen.intOpt("nand-channels", LsmcSocConfig().nandChannels, allowed = 1 to SocMap.NandChannels.max),
   Gen.flagOpt("no-sim-ctrl", "leave the simulation-control block out (board builds)"),
   Gen.flagOpt("no-docs", "do not write the register headers")) {

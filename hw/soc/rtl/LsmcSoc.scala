@@ -33,8 +33,9 @@ case class LsmcSocConfig(
     dmaPortWidth: Int = 256,
     // Beats (256-bit) per DMA write burst (DmaWriter maxBurst): 16 = 512 B; longer for several units.
     dmaWriteBurst: Int = 16,
-    // DDR ports per unit (dmaPortPerUnit): 1, or 2 with half the DMA's readers on the second
-    // (CompactionDma readPorts): each port has its own read buffer at the controller.
+    // DDR ports per unit (dmaPortPerUnit): 1, or P (a divisor of ways) with the DMA's readers split over
+    // them (CompactionDma readPorts; P = ways: a port per reader): each port has its own read buffer at
+    // the controller.
     dmaReadPorts: Int = 1,
     nandChannels: Int = 4, // NAND channels: a controller, its AXI master, interrupt and register block each
     nandTargets: Int = 2,  // chip enables per channel
@@ -46,8 +47,9 @@ case class LsmcSocConfig(
     s"nandChannels must be 1..${SocMap.NandChannels.max}, not $nandChannels")
   require(ways == 2 || ways == 4, s"ways must be 2 or 4 in the SoC, not $ways")
   require(dmaPortWidth == 256 || dmaPortWidth == 512, s"dmaPortWidth must be 256 or 512, not $dmaPortWidth")
-  require(dmaReadPorts == 1 || (dmaReadPorts == 2 && dmaPortPerUnit && units * 2 <= SocMap.Units.max),
-    s"dmaReadPorts $dmaReadPorts: 1, or 2 with a port per unit and at most ${SocMap.Units.max / 2} units")
+  require(dmaReadPorts == 1 || (dmaPortPerUnit && ways % dmaReadPorts == 0 && units * dmaReadPorts <= LsmcSocConfig.maxDmaPorts),
+    s"dmaReadPorts $dmaReadPorts: 1, or a divisor of ways ($ways) with a port per unit and at most " +
+      s"${LsmcSocConfig.maxDmaPorts} DMA ports in all ($units units)")
   def mapConfig = MapConfig(onChipRamSize, ddrSize, clockHz)
   /** DDR port of the CPU side (I$/D$ refills, NAND DMA): 32-bit like the CPU buses. */
   def ddrCpuAxiConfig = Axi4Config(addressWidth = 32, dataWidth = 32, idWidth = 4,
@@ -111,6 +113,8 @@ object LsmcSocConfig {
   def paper = LsmcSocConfig(units = 1, ways = 2, ipDataWidth = 32)
   /** The same one two-way unit with 128-bit streams (Table III, this project's width). */
   def tableIII128 = LsmcSocConfig(units = 1, ways = 2, ipDataWidth = 128)
+  /** DMA DDR ports of one SoC at most (sim/soc/harness.cpp binds io_ddrDma .. io_ddrDma15). */
+  val maxDmaPorts = 16
 }
 
 /** The SoC: VexRiscv RV32IM + AXI4 crossbar + on-chip RAM + two DDR ports + APB3 peripherals.
@@ -122,7 +126,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     val uart    = master(Uart())
     val ddr     = master(Axi4(cfg.ddrCpuAxiConfig))
     val ddrDma  = master(Axi4(cfg.ddrDmaAxiConfig))
-    // DDR ports of units 1..M-1 (dmaPortPerUnit): io_ddrDma1 .. io_ddrDma<M-1>
+    // The other DMA DDR ports (dmaPortPerUnit): io_ddrDma1 .. io_ddrDma<M P-1> (P = dmaReadPorts)
     val ddrDmaUnits = (cfg.dmaPortPerUnit && cfg.units * cfg.dmaReadPorts > 1) generate
       Vec(master(Axi4(cfg.ddrDmaAxiConfig)), cfg.units * cfg.dmaReadPorts - 1)
     val simArg  = cfg.withSimCtrl generate (in UInt (32 bits))
@@ -248,12 +252,13 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
       clock(Axi4Upsizer(dma.io.axi.config, dma.io.axi.config.copy(dataWidth = cfg.dmaPortWidth), 4))
     if (upsizer != null) upsizer.io.input << dma.io.axi
     val axi = if (upsizer != null) upsizer.io.output else dma.io.axi
-    // The second DDR port (readers K/2..K-1), upsized likewise; its write channels are idle.
-    val readPort = (cfg.dmaReadPorts == 2) generate {
-      if (upsizer == null) dma.io.axiRead
+    // The further DDR ports (the other reader groups), upsized likewise; their write channels are idle.
+    val dmaReads = if (cfg.dmaReadPorts > 1) dma.io.axiReads.toSeq else Seq.empty[Axi4ReadOnly]
+    val readPorts = for (rp <- dmaReads) yield {
+      if (upsizer == null) rp
       else {
-        val up = clock(Axi4ReadOnlyUpsizer(dma.io.axiRead.config, dma.io.axiRead.config.copy(dataWidth = cfg.dmaPortWidth), 4))
-        up.io.input << dma.io.axiRead
+        val up = clock(Axi4ReadOnlyUpsizer(rp.config, rp.config.copy(dataWidth = cfg.dmaPortWidth), 4))
+        up.io.input << rp
         up.io.output
       }
     }
@@ -284,7 +289,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
       val counting = ip.regs.countMode.pull() === 1
       val channels = dma.channels.map(_.busy.pull()).reduce(_ || _)
       val bus = (Seq(dma.io.axi, axi).map(a => a.ar.valid || a.aw.valid || a.w.valid || a.r.valid || a.b.valid) ++
-        Seq(dma.io.axiRead, readPort).filter(_ != null).map(a => a.ar.valid || a.r.valid)).reduce(_ || _)
+        (dmaReads ++ readPorts).distinct.map(a => a.ar.valid || a.r.valid)).reduce(_ || _)
       val regs = dma.io.apb.PSEL(0) || bridge.io.apb.PSEL(0)
       val now = job || channels || bus || regs
       val settle = Reg(UInt(3 bits)) init (7)
@@ -310,11 +315,11 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   // With a port per unit, each unit's crossbar only decodes.
   val dmaPorts = if (io.ddrDmaUnits != null) io.ddrDma +: io.ddrDmaUnits.toSeq else Seq(io.ddrDma)
   for ((port, n) <- dmaPorts.zipWithIndex if n > 0) port.setName(s"io_ddrDma$n")
-  // With two ports per unit (dmaReadPorts), port 2u is unit u's main port, 2u + 1 its read port: no
+  // With P ports per unit (dmaReadPorts), port P u is unit u's main port, P u + g its read port g - 1: no
   // crossbar there (the harness answers DECERR outside DDR itself), the write channels tied off.
   val mainPorts = dmaPorts.zipWithIndex.filter(_._2 % cfg.dmaReadPorts == 0).map(_._1)
-  for ((port, n) <- dmaPorts.zipWithIndex if n % cfg.dmaReadPorts == 1) {
-    val rp = units(n / cfg.dmaReadPorts).readPort
+  for ((port, n) <- dmaPorts.zipWithIndex if n % cfg.dmaReadPorts != 0) {
+    val rp = units(n / cfg.dmaReadPorts).readPorts(n % cfg.dmaReadPorts - 1)
     port.ar.arbitrationFrom(rp.ar)
     port.ar.addr := rp.ar.addr; port.ar.id := rp.ar.id.resized; port.ar.len := rp.ar.len
     port.ar.size := rp.ar.size; port.ar.burst := rp.ar.burst

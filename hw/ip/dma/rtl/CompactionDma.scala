@@ -18,22 +18,24 @@ import spinal.lib.bus.regif._
   * @param readers   DDR -> key channels: the IP's ways K (2 or 4; ALL_STATUS has 8 bits per field).
   * @param writeBurst beats per write burst of both writers (16: 512 B; the multi-unit SoC uses longer
   *                  ones, see DmaWriter); their FIFOs hold two bursts.
-  * @param readPorts 1: every channel on `axi`; 2: readers 0 .. K/2-1 and the writers on `axi`, readers
-  *                  K/2 .. K-1 on `axiRead`, a second DDR port (its own read buffer at the controller:
-  *                  twice the reads in flight, docs/scaling.md). The registers do not change.
+  * @param readPorts DDR ports the readers use: 1, every channel on `axi`; P > 1 (a divisor of K): readers
+  *                  split into P groups of K/P, group 0 with the writers on `axi`, group g on `axiReads(g-1)`,
+  *                  a read-only DDR port of its own (its own read buffer at the controller: P times the reads
+  *                  in flight, docs/scaling.md); P = K gives every reader its own port. The registers do not change.
   */
 case class CompactionDma(dataWidth: Int, readers: Int = 2, writeBurst: Int = DmaBus.maxBurst,
                          readPorts: Int = 1) extends Component {
   require(dataWidth == 32 || dataWidth == 128, s"dataWidth must be 32 or 128, not $dataWidth")
   require(readers == 2 || readers == 4, s"readers must be 2 or 4, not $readers")
-  require(readPorts == 1 || readPorts == 2, s"readPorts must be 1 or 2, not $readPorts")
+  require(readPorts >= 1 && readPorts <= readers && readers % readPorts == 0,
+    s"readPorts must divide the readers ($readers), not $readPorts")
   val channelCount = readers + 2
   val axiConfig = DmaBus.axiConfigFor(readers)
 
   val io = new Bundle {
     val apb     = slave(Apb3(Apb3Config(addressWidth = 12, dataWidth = 32)))
     val axi     = master(Axi4(axiConfig))
-    val axiRead = (readPorts == 2) generate master(Axi4ReadOnly(axiConfig))
+    val axiReads = (readPorts > 1) generate Vec(master(Axi4ReadOnly(axiConfig)), readPorts - 1)
     val keys    = Vec(master(Stream(Fragment(Bits(dataWidth bits)))), readers)
     def key0: Stream[Fragment[Bits]] = keys(0)
     def key1: Stream[Fragment[Bits]] = keys(1)
@@ -69,9 +71,11 @@ case class CompactionDma(dataWidth: Int, readers: Int = 2, writeBurst: Int = Dma
     io.axi.ar << readArbiter.io.output.ar
     readArbiter.io.output.r << io.axi.r
   } else {
-    // Two groups of readers, each behind a 2-input arbiter (a group of one leaves an input idle).
-    val groups = readerUnits.grouped(readers / 2).toSeq
-    for ((group, (ar, r)) <- groups.zip(Seq((io.axi.ar, io.axi.r), (io.axiRead.ar, io.axiRead.r)))) {
+    // P groups of readers, each behind a 2-input arbiter (a group of one leaves an input idle: the ids
+    // keep the arbiter's width, one master config for every port).
+    val groups = readerUnits.grouped(readers / readPorts).toSeq
+    val ports = (io.axi.ar, io.axi.r) +: io.axiReads.map(p => (p.ar, p.r))
+    for ((group, (ar, r)) <- groups.zip(ports)) {
       val arb = Axi4ReadOnlyArbiter(DmaBus.axiConfig, inputsCount = 2)
       for ((in, i) <- arb.io.inputs.zipWithIndex) {
         if (i < group.size) in << group(i).io.axi
