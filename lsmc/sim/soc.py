@@ -37,10 +37,10 @@ WAYS = (2, 4)
 
 # The DMA's DDR ports of the issue-11 SoCs (several units or K-way units; the Table III / board SoC keeps
 # LsmcSocConfig's 256-bit ports and 16-beat writes): 512-bit ports, the KCU105's native LiteDRAM word, and
-# 64-beat (2 KiB) write bursts, a DDR port per reader (reader 0 shares the first with the writers): more
+# 128-beat (4 KiB, one AXI page) write bursts, a DDR port per reader (reader 0 shares the first with the writers): more
 # reads in flight and fewer read/write turnarounds on the shared DDR bus (docs/scaling.md, "What limits").
 SCALING_DMA_PORT_WIDTH = 512
-SCALING_DMA_WRITE_BURST = 64
+SCALING_DMA_WRITE_BURST = 128
 MAX_DMA_PORTS = 16  # LsmcSocConfig.maxDmaPorts: the harness binds io_ddrDma .. io_ddrDma15
 
 
