@@ -159,3 +159,31 @@ def test_buffers_start_in_successive_banks():
         streamed += [w[2 + 2 * k] for k in range(4)] + [w[14], w[16]]
     banks = [(sim.firmware.DDR_BASE + off) // 8192 % 8 for off in streamed]
     assert banks == [i % 8 for i in range(12)], banks
+
+
+def test_units_table_from_rows():
+    """docs/scaling.md's table: one line per (ways, size), K 4 before K 2, each unit count's e/c with its
+    fraction of the bound, the 4-unit / 1-unit ratio recomputed here from the rows."""
+    rows = sweep()
+    text = scaling.units_table(rows)
+    lines = text.splitlines()
+    assert lines[0] == "| entries | K | 1 unit | 2 units | 4 units | 4 units / 1 unit |"
+    assert [tuple(ln.split(" | ")[:2]) for ln in lines[2:]] == [
+        ("| 8,192", "4"), ("| 262,144", "4"), ("| 8,192", "2"), ("| 262,144", "2")]
+    r1 = next(r for r in rows if (r["cus"], r["ways"], r["entries_in"]) == (1, 2, 262144))
+    r4 = next(r for r in rows if (r["cus"], r["ways"], r["entries_in"]) == (4, 2, 262144))
+    cells = lines[-1].strip("| ").split(" | ")
+    assert cells[2] == f"{r1['entries_per_cycle']:.3f} ({r1['fraction_of_bound'] * 100:.1f} %)"
+    assert cells[-1] == f"{r4['entries_per_cycle'] / r1['entries_per_cycle']:.2f}x"
+    with pytest.raises(scaling.ScalingError, match="no rows"):
+        scaling.units_table([])
+
+
+def test_docs_table_is_the_results():
+    """The sweep's table in docs/scaling.md is generated from results/scaling.csv (units_table): a re-run
+    sweep that changes the figures fails here until the page is regenerated."""
+    from lsmc.paths import RESULTS, ROOT
+
+    rows = scaling.read_csv(RESULTS / "scaling.csv")
+    assert scaling.units_table(rows) in (ROOT / "docs" / "scaling.md").read_text(), \
+        "docs/scaling.md: paste lsmc.report.scaling.units_table(read_csv('results/scaling.csv'))"

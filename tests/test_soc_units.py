@@ -5,6 +5,7 @@ queue's round-robin dispatch in polling and interrupt modes, the CPU fallback af
 the console's `run` with runs and units, and the host-loaded job checked byte for byte against the
 reference merge. One SoC build (2 units x 4 ways, a DDR port each) serves the module."""
 import json
+import re
 import struct
 
 import pytest
@@ -47,7 +48,7 @@ def test_map_gives_every_unit_an_address_and_a_line(sut):
 def test_units_at_once_by_interrupt(sut, tmp_path):
     """Two 4-way tasks run side by side, one per unit, each ending on its unit's own interrupt; the
     outputs are byte-identical to the reference merge (host check of the dumped buffers)."""
-    # 8,192 entries per unit: with two 512-bit DDR ports a unit merges 2,048 in ~2,000 cycles, about the
+    # 8,192 entries per unit: with 512-bit DDR ports a unit merges 2,048 in ~2,000 cycles, about the
     # firmware's own dispatch and interrupt cost, which would hide the overlap (measured 0.62 here)
     tasks = scaling.make_tasks(UNITS, WAYS, 16384)
     res = run(sut, tasks, tmp_path)
@@ -58,6 +59,14 @@ def test_units_at_once_by_interrupt(sut, tmp_path):
     assert all(t["irq_events"] >= 1 and t["state_text"] == "done" for t in res["tasks"])
     # side by side: the whole bracket is shorter than the two units' windows one after the other
     assert res["cycles"] < 0.8 * sum(t["hw_cycles"] for t in res["tasks"])
+    # a DDR port per reader (lsmc.sim.soc.scaling_read_ports): each of the units' ports read its run, the
+    # first of each unit also took the writes (the harness's per-port statistics, port 0 is the CPU's)
+    per_unit = soc.scaling_read_ports(UNITS, WAYS)
+    ports = {int(m[1]): (int(m[2]), int(m[3])) for m in
+             re.finditer(r"^sim: ddr port (\d+): reads (\d+), writes (\d+)", res["stderr"], re.M)}
+    assert sorted(ports) == list(range(1 + UNITS * per_unit)), sorted(ports)
+    assert all(ports[n][0] > 0 for n in range(1, 1 + UNITS * per_unit)), ports
+    assert [n for n in range(1, 1 + UNITS * per_unit) if ports[n][1]] == [1 + u * per_unit for u in range(UNITS)]
     assert "AXI protocol" not in res["stderr"]
 
 

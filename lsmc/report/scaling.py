@@ -186,6 +186,28 @@ def markdown_section(rows: list[dict], ddr: str = "kcu105", leveldb: dict | None
     return "\n".join(L) + "\n"
 
 
+def units_table(rows: list[dict]) -> str:
+    """docs/scaling.md's table of a sweep, generated from its rows (tests/test_scaling_report.py checks the
+    page against results/scaling.csv): per size and ways, entries/cycle (fraction of the DDR bound) for
+    each unit count, and the largest count's speed-up over one unit."""
+    cus = sorted({r["cus"] for r in rows})
+    at = {(r["ways"], r["entries_in"], r["cus"]): r for r in rows}
+    if not cus:
+        raise ScalingError("no rows")
+    name = lambda c: f"{c} unit" + ("s" if c > 1 else "")  # noqa: E731
+    L = ["| entries | K | " + " | ".join(name(c) for c in cus) + f" | {name(cus[-1])} / {name(cus[0])} |",
+         "|---:|---:|" + "---:|" * (len(cus) + 1)]
+    for k, n in sorted({(r["ways"], r["entries_in"]) for r in rows}, key=lambda kn: (-kn[0], kn[1])):
+        cells = []
+        for c in cus:
+            r = at.get((k, n, c))
+            cells.append("—" if r is None else f"{r['entries_per_cycle']:.3f} ({100 * r['fraction_of_bound']:.1f} %)")
+        lo, hi = at.get((k, n, cus[0])), at.get((k, n, cus[-1]))
+        ratio = f"{hi['entries_per_cycle'] / lo['entries_per_cycle']:.2f}x" if lo and hi else "—"
+        L.append(f"| {n:,} | {k} | " + " | ".join(cells) + f" | {ratio} |")
+    return "\n".join(L) + "\n"
+
+
 _MD_DDR = re.compile(r"DDR preset `([^`]+)`")
 
 
