@@ -182,10 +182,11 @@ def test_tmp_build_folder_refused(tmp_path):
 @pytest.mark.slow
 @pytest.mark.long
 def test_compaction_ip_alone(tmp_path):
-    """The 128-bit IP out of context on the ECP5-85 speed 8: the flow runs, one clock, a figure."""
+    """The 128-bit IP out of context on the ECP5-85 speed 8 meets its 150 MHz goal (157.36 MHz at
+    b646182, seed 1)."""
     res = fpga.ip_flow(tmp_path / "ip", target_mhz=fpga.IP_TARGET_MHZ, timeout=3600)
     row = fpga.ip_row(res)
-    assert float(row["fmax_mhz"]) > 20
+    assert float(row["fmax_mhz"]) >= fpga.IP_TARGET_MHZ, row
     assert int(row["lut"]) > 1000 and int(row["ff"]) > 1000
     assert res.critical_paths
 

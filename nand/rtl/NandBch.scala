@@ -68,12 +68,13 @@ case class BchParams(t: Int = 8, dataBytes: Int = 512, m: Int = 13, prim: Int = 
   require(codeBits <= gf.n, s"sector of $dataBytes bytes + $r check bits does not fit GF(2^$m)")
   val chienCycles: Int = (codeBits + chienPar - 1) / chienPar
   /** Cycles of the Chien search: LOAD (the locator into the term registers), one per chunk of
-    * `chienPar` positions, and DRAIN (the last chunk through the pipeline's count and record stages). */
-  val chienTotalCycles: Int = 1 + chienCycles + 2
+    * `chienPar` positions, and DRAIN (the last chunk through the pipeline's zero-test, count and record
+    * stages). */
+  val chienTotalCycles: Int = 1 + chienCycles + 3
   /** Worst-case cycles per codeword of the decoder with the command layer's buffer fixer: start 2,
-    * Berlekamp-Massey 2 per iteration over 2t, Chien search (chienTotalCycles), check 1, t data-bit
+    * Berlekamp-Massey 3 per iteration over 2t, Chien search (chienTotalCycles), check 1, t data-bit
     * corrections of 4 cycles (read, wait, write, next), done 2. The one source of ECC_DEC.WORST_CYCLES. */
-  val worstCycles: Int = 2 + 4 * t + chienTotalCycles + 1 + 4 * t + 2
+  val worstCycles: Int = 2 + 6 * t + chienTotalCycles + 1 + 4 * t + 2
 
   /** Remainder of the bits (MSB first) by g, continuing from `rem`. */
   def remSw(rem: BigInt, bytes: Seq[Int]): BigInt = {
@@ -133,16 +134,18 @@ case class BchParams(t: Int = 8, dataBytes: Int = 512, m: Int = 13, prim: Int = 
 }
 
 /** BCH decoder for one codeword at a time: syndromes from the remainder of the received word by g(x),
-  * inversionless Berlekamp-Massey (2t iterations of 2 cycles), Chien search testing `chienPar`
+  * inversionless Berlekamp-Massey (2t iterations of 3 cycles), Chien search testing `chienPar`
   * positions per cycle. Error positions (polynomial degrees, see BchParams) come out one per accepted
   * beat of `fix` once the search has confirmed the locator (as many roots in the shortened code as its
   * degree, at most t); then `done` pulses with the result. A zero remainder is done in 2 cycles.
   *
   * Timing (the SoC clock at 100 MHz on an ECP5): the discrepancy reads the syndromes from a window
-  * register shifted once per iteration (win(i) = S_(iter+1-i)) instead of a mux indexed by iter - i;
-  * the Chien search is a 3-stage pipeline (evaluate chienPar positions; prefix-count the hits; record
-  * each hit in its slot of `found`), so no stage carries a chienPar-long ripple of hit counts. LOAD
-  * puts the locator into the term registers, DRAIN lets the last chunk through (chienTotalCycles). */
+  * register shifted once per iteration (win(i) = S_(iter+1-i)) instead of a mux indexed by iter - i,
+  * and its t + 1 products are registered before their sum (BM_D, BM_S), so no cycle holds more than one
+  * GF multiply; the Chien search is a 4-stage pipeline (evaluate chienPar positions; test each sum for
+  * zero; prefix-count the hits; record each hit in its slot of `found`), so no stage carries a
+  * chienPar-long ripple of hit counts or both the wide XOR and its zero test. LOAD puts the locator
+  * into the term registers, DRAIN lets the last chunk through (chienTotalCycles). */
 class BchDecoder(b: BchParams) extends Component {
   import b.{m, t}
   val posBits = log2Up(b.codeBits)
@@ -154,7 +157,7 @@ class BchDecoder(b: BchParams) extends Component {
     val count = out UInt (log2Up(t + 1) bits)
     val idle = out Bool()
   }
-  object S extends SpinalEnum { val IDLE, SYN, BM_D, BM_U, LOAD, CHIEN, DRAIN, CHECK, FIX, DONE = newElement() }
+  object S extends SpinalEnum { val IDLE, SYN, BM_D, BM_S, BM_U, LOAD, CHIEN, DRAIN, CHECK, FIX, DONE = newElement() }
   val state = RegInit(S.IDLE)
   io.idle := state === S.IDLE
   val rem = Reg(Bits(b.r bits))
@@ -164,6 +167,7 @@ class BchDecoder(b: BchParams) extends Component {
   val bb = Vec(Reg(Bits(m bits)), t + 1)
   val gamma = Reg(Bits(m bits))
   val delta = Reg(Bits(m bits))
+  val prodD = Vec(Reg(Bits(m bits)), t + 1) // lam_i * S_(iter+1-i), summed into delta a cycle later
   val L = Reg(UInt(log2Up(2 * t + 2) bits))
   val iter = Reg(UInt(log2Up(2 * t + 1) bits))
   val chienPos = Reg(UInt(posBits + 1 bits))
@@ -185,12 +189,18 @@ class BchDecoder(b: BchParams) extends Component {
   for (i <- 1 to t) when(lam(i) =/= 0) { lamDeg := i }
 
   // ---------------------------------------------------------------- Chien search pipeline
-  // Stage 1 (state CHIEN): hits of positions chienPos + i, i < chienPar: sum_k terms(k) * a^(-i*k) = 0,
-  // with terms(k) = lam_k * a^(-k * chienPos). Positions past the shortened code only in the last chunk.
+  // Stage 0 (state CHIEN): sums of positions chienPos + i, i < chienPar: sum_k terms(k) * a^(-i*k), with
+  // terms(k) = lam_k * a^(-k * chienPos). Stage 1: a hit where the sum is 0 (positions past the
+  // shortened code only in the last chunk).
   val tailValid = b.codeBits - (b.chienCycles - 1) * b.chienPar // positions of the last chunk inside the code
-  val v1 = RegNext(state === S.CHIEN) init (False)
+  val v0 = RegNext(state === S.CHIEN) init (False)
+  val sums0 = Vec(Reg(Bits(m bits)), b.chienPar)
+  val pos0 = Reg(UInt(posBits + 1 bits))
+  val last0 = Reg(Bool())
+  val v1 = RegNext(v0) init (False)
   val hits1 = Reg(Bits(b.chienPar bits))
-  val pos1 = Reg(UInt(posBits + 1 bits))
+  val pos1 = RegNext(pos0)
+  for (i <- 0 until b.chienPar) hits1(i) := sums0(i) === 0 && (if (i < tailValid) True else !last0)
   // Stage 2: inclusive prefix counts of the hits (Sklansky tree, log2(chienPar) adder levels).
   val cntBits = log2Up(b.chienPar + 1)
   val v2 = RegNext(v1) init (False)
@@ -234,8 +244,12 @@ class BchDecoder(b: BchParams) extends Component {
       gamma := B(1, m bits); L := 0; iter := 0; unc := False; nFound := 0; fixIdx := 0
       state := Mux(rem === 0, S.DONE, S.BM_D)
     }
-    is(S.BM_D) { // discrepancy of iteration `iter`: sum lam_i * S_(iter+1-i)
-      delta := (0 to t).map(i => b.mul(lam(i), win(i))).reduceBalancedTree(_ ^ _)
+    is(S.BM_D) { // discrepancy of iteration `iter`: sum lam_i * S_(iter+1-i), the products first
+      for (i <- 0 to t) prodD(i) := b.mul(lam(i), win(i))
+      state := S.BM_S
+    }
+    is(S.BM_S) {
+      delta := prodD.reduceBalancedTree(_ ^ _)
       state := S.BM_U
     }
     is(S.BM_U) { // lam' = gamma * lam + delta * x * B
@@ -262,18 +276,16 @@ class BchDecoder(b: BchParams) extends Component {
       state := S.CHIEN
     }
     is(S.CHIEN) {
-      for (i <- 0 until b.chienPar) {
-        val v = b.constMulSum((0 to t).map(k => terms(k) -> b.gf.pow(-i * k)))
-        hits1(i) := v === 0 && (if (i < tailValid) True else !lastChunk)
-      }
-      pos1 := chienPos
+      for (i <- 0 until b.chienPar) sums0(i) := b.constMulSum((0 to t).map(k => terms(k) -> b.gf.pow(-i * k)))
+      pos0 := chienPos
+      last0 := lastChunk
       for (k <- 0 to t) terms(k) := b.constMul(terms(k), b.gf.pow(-b.chienPar * k))
       chienPos := chienPos + b.chienPar
       lastChunk := (if (b.chienCycles >= 2) chienPos === (b.chienCycles - 2) * b.chienPar else False)
       when(lastChunk) { state := S.DRAIN }
     }
-    is(S.DRAIN) { // v1: the last chunk in stage 2 (first cycle); then stage 3 records it
-      when(!v1) { state := S.CHECK }
+    is(S.DRAIN) { // v0, v1: the last chunk in stages 1 and 2; then stage 3 records it
+      when(!v0 && !v1) { state := S.CHECK }
     }
     is(S.CHECK) {
       val ok = L <= t && nFound === L.resize(nFound.getWidth) && lam(0) =/= 0 && lamDeg.resize(L.getWidth) === L
