@@ -381,10 +381,13 @@ def test_console_channels_command(lib, capfd):
             argv = (ctypes.c_char_p * len(args))(*[a.encode() for a in args])
             return lib.nand_console(len(args), argv)
         assert run("nand", "channels", "3") != 0 and run("nand", "channels", "2", "33") != 0
+        assert run("nand", "channels", "2", "3", "3") != 0 and run("nand", "channels", "2", "3", "1", "x") != 0
         assert run("nand", "channels", "2", "3") == 0
         out = capfd.readouterr().out
         assert "nand channels: ways must be a number 1..2, not '3'" in out
         assert "nand channels: pages must be a number 1..32, not '33'" in out
+        assert "nand channels: channels must be a number 1..2, not '3'" in out
+        assert "usage: nand channels [ways] [pages] [channels]" in out
         assert "nand channels: 2 channel(s), MICRON MT29F4G08ABADAWP, timing mode 5" in out
         assert "nand channels: read 2 channel(s) x 2 way(s) x 3 page(s), 24576 bytes in" in out
         assert "nand channels: program channel 1: 12288 bytes in" in out

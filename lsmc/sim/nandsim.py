@@ -727,14 +727,16 @@ def parse_soc_channels(uart: str) -> dict:
     return out
 
 
-def soc_channels(ways: int = 2, pages: int = 8, timeout: float = 1800, exe=None):
-    """storage.elf's `nand channels WAYS PAGES` in the full SoC (every NAND channel the default build has,
-    the firmware's scheduler, SDR on the MT29F4G08ABADA models): ({op: SocChannelRun}, SocRun)."""
+def soc_channels(ways: int = 2, pages: int = 8, channels: int | None = None, timeout: float = 1800, exe=None):
+    """storage.elf's `nand channels WAYS PAGES [CHANNELS]` in the full SoC (channels 0..CHANNELS-1, default
+    every one the default build has; the firmware's scheduler; SDR on the MT29F4G08ABADA models):
+    ({op: SocChannelRun}, SocRun)."""
     from lsmc.build import firmware
     from lsmc.sim import soc
     firmware.build_firmware()
-    run = soc.run_soc(firmware.BUILD_FW / "storage.elf", arg=1, uart_in=f"nand channels {ways} {pages}\nexit\n",
-                      uart_prompt="storage> ", timeout=timeout, exe=exe)
+    cmd = f"nand channels {ways} {pages}" + (f" {channels}" if channels else "")
+    run = soc.run_soc(firmware.BUILD_FW / "storage.elf", arg=1, uart_in=cmd + "\nexit\n", uart_prompt="storage> ",
+                      timeout=timeout, exe=exe)
     if run.returncode != 0:
         raise SimError(f"storage.elf exit {run.returncode}: " + (run.uart.strip().splitlines() or ["?"])[-1])
     return parse_soc_channels(run.uart), run

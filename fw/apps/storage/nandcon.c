@@ -23,8 +23,8 @@ const char nand_console_help[] =
     "nand read t block page addr [ecc]      PAGE READ to DDR, prints ECC status\n"
     "nand scan [t]               bad-block scan\n"
     "nand regs                   controller registers\n"
-    "nand channels [ways] [pages]  every channel: init, erase, cache program, cache read under the\n"
-    "                            scheduler, verify; cycles and MB/s (pages per way, block 1)\n";
+    "nand channels [ways] [pages] [channels]  channels 0..n-1 (default all): init, erase, cache program,\n"
+    "                            cache read under the scheduler, verify; cycles and MB/s (block 1)\n";
 
 int nandcon_is_timeout(int rc) { return rc == NAND_E_TIMEOUT || rc == NAND_DRV_TIMEOUT; }
 
@@ -217,14 +217,17 @@ static int channels_bench(int argc, char **argv)
 {
     uint32_t ways, pages, i, words;
     uint64_t cyc[NAND_CHANNELS_MAX];
+    uint32_t nch;
     int n = nand_channels(), sel = nand_channel(), c, r = 0, t;
-    if (argc > 4) {
-        printf("usage: nand channels [ways] [pages]\n");
+    if (argc > 5) {
+        printf("usage: nand channels [ways] [pages] [channels]\n");
         return NAND_DRV_ARG;
     }
     if (parse_arg("nand channels", "ways", argc, argv, 2, 1, NAND_MAX_TARGETS, NAND_MAX_TARGETS, &ways) ||
-        parse_arg("nand channels", "pages", argc, argv, 3, 1, CHB_MAX_PAGES, 8, &pages))
+        parse_arg("nand channels", "pages", argc, argv, 3, 1, CHB_MAX_PAGES, 8, &pages) ||
+        parse_arg("nand channels", "channels", argc, argv, 4, 1, (uint32_t)n, (uint32_t)n, &nch))
         return NAND_DRV_ARG;
+    n = (int)nch;
     for (c = 0; c < n && !r; c++) {
         nand_select(c);
         if (nand_dev.page_bytes == 0 || nand_dev.targets < (int)ways) {
