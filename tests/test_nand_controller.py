@@ -412,3 +412,17 @@ def test_opcode_numbers_agree_everywhere():
     header = (ROOT / "fw" / "drivers" / "nand.h").read_text()
     fw = {name: int(num) for name, num in re.findall(r"NAND_OP_([A-Z_]+) = (\d+)", header)}
     assert fw == rtl
+
+
+def test_id_magic_is_generated_not_restated():
+    """NAND_ID_MAGIC comes into nand_regs.h from the ID register's field (RegBlock constants), equal to
+    the reset value nand_regs.json gives and to what the controller answers; no C source restates it."""
+    from lsmc.build import ROOT, regmap
+    magic = regmap.load("nand").registers["ID"].field("MAGIC").reset
+    assert magic == int.from_bytes(b"NAND", "big")
+    header = (ns.GEN / "nand_regs.h").read_text()
+    assert re.search(rf"^#define NAND_ID_MAGIC\s+0x{magic:08X}u ", header, re.M), header[:400]
+    literal = re.compile(rf"0x{magic:08x}", re.I)
+    assert [p for p in (ROOT / "fw").rglob("*.[ch]") if literal.search(p.read_text())] == []
+    with ns.NandSim(blocks=4, targets=1) as s:
+        assert s.r("ID") == magic

@@ -30,9 +30,31 @@ class Comp(ctypes.Structure):
                 ("unc_map", ctypes.c_uint8), ("data", ctypes.c_uint32), ("sectors", ctypes.c_uint32)]
 
 
+class Cmd(ctypes.Structure):
+    _fields_ = [("opcode", ctypes.c_uint8), ("target", ctypes.c_uint8), ("flags", ctypes.c_uint32),
+                ("tag", ctypes.c_uint16), ("row", ctypes.c_uint32), ("col", ctypes.c_uint32), ("len", ctypes.c_uint32),
+                ("dma_addr", ctypes.c_uint32), ("param", ctypes.c_uint32)]
+
+
+class ChanProg(ctypes.Structure):
+    _fields_ = [("cmds", ctypes.POINTER(Cmd)), ("n", ctypes.c_uint32), ("submitted", ctypes.c_uint32),
+                ("completed", ctypes.c_uint32), ("last", ctypes.c_uint64)]
+
+
+class SchedErr(ctypes.Structure):
+    _fields_ = [("channel", ctypes.c_int), ("index", ctypes.c_uint32), ("comp", Comp)]
+
+
+ON_COMP = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_uint32, ctypes.POINTER(Comp), ctypes.c_void_p)
+
+
 class EccStats(ctypes.Structure):
     _fields_ = [("reads", ctypes.c_uint32), ("corrected_bits", ctypes.c_uint32), ("uncorrectable", ctypes.c_uint32),
                 ("retries", ctypes.c_uint32), ("recovered", ctypes.c_uint32), ("max_sector_bits", ctypes.c_uint8)]
+
+
+class ChanState(ctypes.Structure):
+    _fields_ = [("dev", Info), ("ecc", EccStats), ("bbt", ctypes.c_uint32 * (2 * 4096 // 32))]
 
 
 @pytest.fixture(scope="module")
@@ -59,20 +81,42 @@ def lib():
     l.nand_bbt_scan.argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32)]
     l.nand_block_bad.argtypes = [ctypes.c_int, ctypes.c_uint32]
     l.nand_bbt_mark.argtypes = [ctypes.c_int, ctypes.c_uint32]
+    l.nand_run_channels.argtypes = [ctypes.POINTER(ChanProg), ctypes.c_int, ctypes.c_uint64, ctypes.POINTER(SchedErr),
+                                    ON_COMP, ctypes.c_void_p]
+    for f in (l.nand_cache_read_cmds, l.nand_cache_program_cmds):
+        f.argtypes = [ctypes.POINTER(Cmd), ctypes.c_uint32, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32,
+                      ctypes.c_uint32, ctypes.c_uint32]
     return l
 
 
-class Bridge:
-    """Routes the driver's MMIO to the simulation; each timer read lets 20 cycles pass (a CPU poll loop)."""
+def stats_of(lib, ch):
+    """The ECC statistics of channel ch (nand_chan[ch].ecc; nand_ecc is the selected channel's)."""
+    return (ChanState * 4).in_dll(lib, "nand_chan")[ch].ecc
 
-    def __init__(self, lib, sim):
+
+class Bridge:
+    """Routes the driver's MMIO to the simulation; each timer read lets `tick` cycles pass (a CPU poll
+    loop). Channel c's registers at NAND_BASE + c * 0x10000 (lsmc_soc.h NAND_CHANNEL_BASE); a slot past
+    the simulation's channels reads 0, as an absent channel in the SoC."""
+
+    def __init__(self, lib, sim, tick=20):
         self.sim = sim
 
+        def chan(addr):
+            c = (addr - NAND_BASE) >> 16
+            if 0 <= c < 4:
+                return c, (addr - NAND_BASE) & 0xFFFF
+            return None, None
+
         def rd(addr):
-            if NAND_BASE <= addr < NAND_BASE + 0x10000:
-                return sim.r(addr - NAND_BASE)
+            c, off = chan(addr)
+            if c is not None and c >= sim.channels:
+                return 0
+            if c is not None:
+                sim.select(c)
+                return sim.r(off)
             if addr in (TIMER_BASE, TIMER_BASE + 4):
-                sim.run(20)
+                sim.run(tick)
                 c = sim.cycles()
                 return c & 0xFFFFFFFF if addr == TIMER_BASE else c >> 32
             if ns.DDR <= addr < ns.DDR + 0x1000_0000:
@@ -80,8 +124,10 @@ class Bridge:
             raise AssertionError(f"driver read of unmapped {addr:#x}")
 
         def wr(addr, val):
-            if NAND_BASE <= addr < NAND_BASE + 0x10000:
-                sim.w(addr - NAND_BASE, val)
+            c, off = chan(addr)
+            if c is not None and c < sim.channels:
+                sim.select(c)
+                sim.w(off, val)
             elif ns.DDR <= addr < ns.DDR + 0x1000_0000:
                 sim.mem_write(addr, val.to_bytes(4, "little"))
             else:
@@ -165,7 +211,7 @@ def test_bad_block_table_ecc_statistics_and_read_retry(lib):
         _bridge = Bridge(lib, s)  # noqa: F841 (keeps the callbacks alive)
         info = Info()
         assert lib.nand_init(ctypes.byref(info), 1, SCRATCH) == 0
-        stats = EccStats.in_dll(lib, "nand_ecc")
+        stats = stats_of(lib, 0)
         n = ctypes.c_uint32()
         assert lib.nand_bbt_scan(0, 16, ctypes.byref(n)) == 0 and n.value == 1
         assert [b for b in range(16) if lib.nand_block_bad(0, b)] == [3]
@@ -186,3 +232,168 @@ def test_bad_block_table_ecc_statistics_and_read_retry(lib):
         assert lib.nand_read(0, 64, ns.DDR + 0x4000, 2048, 1, ctypes.byref(c)) == ns.ERR_ECC
         assert c.sectors & 0xFFFF == 0xFFFF
         assert (stats.reads - r0, stats.uncorrectable, stats.retries, stats.recovered) == (4, 3, 2, 0)
+
+
+def cmd_dicts(cmds, n):
+    """C command structs as nandsim submit() keyword dicts (the fields the reference sets)."""
+    out = []
+    for c in cmds[:n]:
+        d = dict(op=c.opcode, target=c.target)
+        if c.row:
+            d["row"] = c.row
+        for flag, bit in (("ecc", 9), ("split", 10), ("dma", 11)):
+            if c.flags >> bit & 1:
+                d[flag] = True
+        if c.dma_addr:
+            d["dma_addr"] = c.dma_addr
+        out.append(d)
+    return out
+
+
+def test_channel_state_and_scheduler_against_the_reference(lib):
+    """Issue 14: per-channel driver state, and the firmware's channels x ways scheduler against its
+    reference model (nandsim.run_channels) on two channels x two ways of the NV-DDR part in mode 5:
+    the C command lists equal the reference's (cache read and cache program), each channel completes
+    the same commands in the same order, every page arrives byte-exact, and the whole run's MB/s agree
+    within 3 %. Channel 1's ECC statistics count its own corrected bits, channel 0's stay clean."""
+    ways, pages, block = 2, 6, 1
+    with ns.NandSim(channels=2, blocks=4, pages=128, targets=2, part="mt29f16g08ababa") as s:
+        _bridge = Bridge(lib, s, tick=4)  # noqa: F841
+        infos = [Info(), Info()]
+        for k in (1, 0):
+            assert lib.nand_select(k) == 0
+            assert lib.nand_init(ctypes.byref(infos[k]), 2, SCRATCH) == 0
+        assert lib.nand_select(2) == ns.ERR_OK - 4 and lib.nand_channels() == 2  # NAND_DRV_ARG: slot 2 is empty
+        st = (ChanState * 4).in_dll(lib, "nand_chan")
+        assert [st[k].dev.page_bytes for k in range(4)] == [4096, 4096, 0, 0] and st[1].dev.targets == 2
+        lib.nand_bbt_mark(1, 3)  # channel 0 selected: its table only
+        assert lib.nand_block_bad(1, 3) == 1 and lib.nand_select(1) == 0 and lib.nand_block_bad(1, 3) == 0
+        base = lambda k, t: ns.DDR + 0x100_0000 * (k + 1) + 0x40_0000 * t
+        cap = 64
+        progs, keep = (ChanProg * 4)(), []
+        for k in (0, 1):
+            lib.nand_select(k)
+            cmds = (Cmd * cap)()
+            n = lib.nand_cache_read_cmds(cmds, cap, ways, pages, block, base(k, 0), 0x40_0000)
+            assert n == ways * (2 * pages + 1)
+            assert cmd_dicts(cmds, n) == ns.cache_read_program(ways, pages, block, 128,
+                                                               lambda t, q, k=k: base(k, t) + q * 4096)
+            progs[k].cmds, progs[k].n = cmds, n
+            keep.append(cmds)
+            wcmds = (Cmd * cap)()
+            n = lib.nand_cache_program_cmds(wcmds, cap, ways, pages, block, base(k, 0), 0x40_0000)
+            assert cmd_dicts(wcmds, n) == ns.cache_program_program(ways, pages, block, 128,
+                                                                   lambda t, q, k=k: base(k, t) + q * 4096)
+            assert lib.nand_cache_read_cmds(cmds, n - 1, ways, pages, block, 0, 0) == -4  # too small
+            assert lib.nand_cache_read_cmds(cmds, cap, 3, pages, block, 0, 0) == -4       # 2 targets
+        for k in (0, 1):  # NV-DDR mode 5 (the Python driver: the firmware driver speaks SDR)
+            s.select(k)
+            s.init_nvddr(5, tap_step=16)
+        code, rng, datas = ns.ecc_code(s), random.Random(11), {}
+        for k in (0, 1):
+            s.select(k)
+            for t in range(ways):
+                for q in range(pages):
+                    datas[k, t, q] = rng.randbytes(4096)
+                    s.poke(t, s.row(block, q), ns.page_raw(code, datas[k, t, q], 224))
+        s.select(1)
+        s.model(0, "errors", 8)  # one flip per sector on channel 1, way 0
+        ref_prog = {k: ns.cache_read_program(ways, pages, block, 128, lambda t, q, k=k: base(k, t) + q * 4096)
+                    for k in (0, 1)}
+        c0 = s.cycles()
+        ref = ns.run_channels(s, ref_prog)
+        ref_cycles = s.cycles() - c0
+        for (k, t, q), d in datas.items():
+            assert s.mem_read(base(k, t) + q * 4096, 4096) == d
+            s.mem_write(base(k, t) + q * 4096, bytes(4096))
+        for k in (0, 1):
+            s.select(k)
+            s.w("IRQ_ENABLE", 0)
+        ecc0 = [(stats_of(lib, k).reads, stats_of(lib, k).corrected_bits) for k in (0, 1)]
+        seen = {0: [], 1: []}
+
+        @ON_COMP
+        def on_comp(ch, index, c, _ctx):
+            seen[ch].append((c.contents.op, c.contents.target, index, c.contents.err))
+        err = SchedErr()
+        c0 = s.cycles()
+        assert lib.nand_run_channels(progs, 6, 3_000_000, ctypes.byref(err), on_comp, None) == 0
+        fw_cycles = s.cycles() - c0
+        assert err.channel == -1 and [(progs[k].submitted, progs[k].completed) for k in (0, 1)] == [(26, 26)] * 2
+        for k in (0, 1):
+            assert seen[k] == [(c.op, c.target, c.tag, 0) for c in ref[k][0]], k
+        for (k, t, q), d in datas.items():
+            assert s.mem_read(base(k, t) + q * 4096, 4096) == d, (k, t, q)
+        reads = ways * (pages + 1)  # PAGE_READ and READ_DATA completions per channel
+        assert stats_of(lib, 0).reads - ecc0[0][0] == reads and stats_of(lib, 0).corrected_bits == ecc0[0][1]
+        assert stats_of(lib, 1).reads - ecc0[1][0] == reads
+        assert stats_of(lib, 1).corrected_bits - ecc0[1][1] == 8 * pages  # 8 bits in each of way 0's pages
+        nbytes = 2 * ways * pages * 4096
+        ref_mb, fw_mb = nbytes / (ref_cycles * 10) * 1000, nbytes / (fw_cycles * 10) * 1000
+        assert abs(fw_mb / ref_mb - 1) < 0.03, (fw_mb, ref_mb)
+        print(f"2 channels x 2 ways x {pages} pages, NV-DDR 5: reference {ref_mb:.1f} MB/s, firmware {fw_mb:.1f} MB/s")
+
+
+def test_scheduler_stops_on_an_error_and_collects_what_is_queued(lib):
+    """A completion error (a READ_DATA with its DMA outside the window) stops new submissions on every
+    channel; the commands already queued are collected and the first error is reported with its
+    channel and index. A channel that is absent is refused before anything is submitted."""
+    with ns.NandSim(channels=2, blocks=4, pages=64, targets=1) as s:
+        _bridge = Bridge(lib, s, tick=4)  # noqa: F841
+        for k in (0, 1):
+            assert lib.nand_select(k) == 0 and lib.nand_init(ctypes.byref(Info()), 1, SCRATCH) == 0
+        progs = (ChanProg * 4)()
+        cmds = {}
+        for k in (0, 1):
+            c = (Cmd * 8)()
+            for i in range(8):
+                c[i].opcode, c[i].len = ns.OP_READ_STATUS, 1
+            cmds[k] = c
+            progs[k].cmds, progs[k].n = c, 8
+        cmds[1][2].opcode, cmds[1][2].flags, cmds[1][2].len, cmds[1][2].dma_addr = ns.OP_READ_ID, 1 << 11, 4, 0x1000
+        err = SchedErr()
+        rc = lib.nand_run_channels(progs, 4, 1_000_000, ctypes.byref(err), ON_COMP(), None)
+        assert rc == ns.ERR_DMA_BOUNDS and (err.channel, err.index, err.comp.op) == (1, 2, ns.OP_READ_ID)
+        assert progs[1].submitted == progs[1].completed < 8 and progs[0].submitted == progs[0].completed
+        assert not s.r("STATUS") >> 1 & 1  # nothing left in channel 1's completion queue
+        progs[2].cmds, progs[2].n = cmds[0], 1
+        assert lib.nand_run_channels(progs, 4, 1_000_000, ctypes.byref(err), ON_COMP(), None) == -4
+        assert progs[0].submitted == 0
+        progs[2].n = 0
+        assert lib.nand_run_channels(progs, 9, 1_000_000, ctypes.byref(err), ON_COMP(), None) == -4
+
+
+def bench_page(c, t, q, page=2048):
+    """The page `nand channels` writes to channel c, way t, page q (nandcon.c chb_word)."""
+    w0 = q * page // 4
+    return b"".join(((0x9E3779B9 * (i + 1) ^ c << 24 ^ t << 20) & 0xFFFFFFFF).to_bytes(4, "little")
+                    for i in range(w0, w0 + page // 4))
+
+
+def test_console_channels_command(lib, capfd):
+    """`nand channels [ways] [pages]`: every channel initialised, block 1 erased, cache-programmed and
+    cache-read under the scheduler; the arrays of both channels hold the pattern, the reads come back
+    intact, the figures are printed; bad arguments are refused before anything reaches the bus."""
+    with ns.NandSim(channels=2, blocks=4, pages=64, targets=2, tprog_ns=20000, tbers_ns=20000) as s:
+        _bridge = Bridge(lib, s, tick=4)  # noqa: F841
+
+        def run(*args):
+            argv = (ctypes.c_char_p * len(args))(*[a.encode() for a in args])
+            return lib.nand_console(len(args), argv)
+        assert run("nand", "channels", "3") != 0 and run("nand", "channels", "2", "33") != 0
+        assert run("nand", "channels", "2", "3", "3") != 0 and run("nand", "channels", "2", "3", "1", "x") != 0
+        assert run("nand", "channels", "2", "3") == 0
+        out = capfd.readouterr().out
+        assert "nand channels: ways must be a number 1..2, not '3'" in out
+        assert "nand channels: pages must be a number 1..32, not '33'" in out
+        assert "nand channels: channels must be a number 1..2, not '3'" in out
+        assert "usage: nand channels [ways] [pages] [channels]" in out
+        assert "nand channels: 2 channel(s), MICRON MT29F4G08ABADAWP, timing mode 5" in out
+        assert "nand channels: read 2 channel(s) x 2 way(s) x 3 page(s), 24576 bytes in" in out
+        assert "nand channels: program channel 1: 12288 bytes in" in out
+        assert "every page read back intact" in out
+        for c in (0, 1):
+            s.select(c)
+            for t in (0, 1):
+                for q in range(3):
+                    assert s.peek(t, 64 + q)[:2048] == bench_page(c, t, q), (c, t, q)

@@ -112,6 +112,8 @@ def test_power_cut_leaves_random_bits_and_the_target_off(op):
 BAD_SCHEDULES = [  # (line, what the harness's message must name)
     ("explode 0 3", "unknown fault 'explode'"),
     ("bad 2 3", "bad target"),
+    ("bad 4.0 3", "bad channel"),          # the default SoC has channels 0..3
+    ("grown-bad 1.2 3", "grown-bad target"),
     ("bad 0 48", "bad block"),
     ("weak-page 0 9 64 1", "weak-page page"),
     ("fail 0 read 9 1", "operation must be 'program' or 'erase', not 'read'"),

@@ -6,7 +6,8 @@ import sys
 
 def test_report_mode5(tmp_path):
     res = subprocess.run([sys.executable, "-m", "lsmc", "nand-report", "--modes", "5", "--pages", "2",
-                          "--ecc-pages", "1", "--out-dir", str(tmp_path)], capture_output=True, text=True, timeout=600)
+                          "--ecc-pages", "1", "--soc-pages", "0", "--out-dir", str(tmp_path)],
+                         capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
     rows = list(csv.DictReader(open(tmp_path / "nand.csv")))
     assert list(rows[0].keys()) == ["mode", "op", "channels", "targets", "bytes", "cycles", "mb_per_s",
@@ -39,7 +40,8 @@ def test_report_nvddr5(tmp_path):
     """NV-DDR mode 5 rows: 200 MB/s bus limit (two bytes per 10 ns tCK), the bus at its limit during
     transfers, 4096-byte pages of the MT29F16G08ABABA."""
     res = subprocess.run([sys.executable, "-m", "lsmc", "nand-report", "--modes", "nvddr5", "--pages", "2",
-                          "--ecc-pages", "0", "--channels", "2", "--seq-pages", "8", "--out-dir", str(tmp_path)],
+                          "--ecc-pages", "0", "--channels", "2", "--seq-pages", "8", "--soc-pages", "0",
+                          "--out-dir", str(tmp_path)],
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
     rows = list(csv.DictReader(open(tmp_path / "nand.csv")))

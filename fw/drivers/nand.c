@@ -15,9 +15,9 @@
 
 #include "nand_regs.h"
 
-nand_info nand_dev;
-nand_ecc_stats nand_ecc;
-static uint32_t bbt[NAND_MAX_TARGETS][NAND_BBT_BLOCKS / 32];
+nand_chan_state nand_chan[NAND_CHANNELS_MAX];
+int nand_cur_channel;
+#define bbt (nand_chan[nand_cur_channel].bbt)
 
 #define CMD_TIMEOUT_CYCLES 50000000ull /* 0.5 s at 100 MHz: far above tBERS max (3 ms) */
 
@@ -26,7 +26,6 @@ const nand_onfi_timing nand_onfi_modes[ONFI_ASYNC_MODE_COUNT] = ONFI_ASYNC_MODES
 
 /* Register block of the selected channel (NAND_CHANNEL_BASE from the generated lsmc_soc.h). */
 static uint32_t nand_base = NAND_BASE;
-static int nand_cur_channel;
 
 uint32_t nand_reg(uint32_t off) { return mmio_read32(nand_base + off); }
 void nand_reg_write(uint32_t off, uint32_t v) { mmio_write32(nand_base + off, v); }
@@ -111,53 +110,63 @@ int nand_set_mode_regs(int mode)
     return NAND_OK;
 }
 
+static void submit_at(uint32_t base, const nand_cmd *c, uint16_t tag)
+{
+    mmio_write32(base + NAND_CMD_CTRL, (uint32_t)c->opcode | (uint32_t)c->target << 8 | c->flags | (uint32_t)tag << 16);
+    mmio_write32(base + NAND_CMD_ROW, c->row);
+    mmio_write32(base + NAND_CMD_COL, c->col);
+    mmio_write32(base + NAND_CMD_LEN, c->len);
+    mmio_write32(base + NAND_CMD_DMA, c->dma_addr);
+    mmio_write32(base + NAND_CMD_PARAM, c->param);
+    mmio_write32(base + NAND_CMD_PUSH, 1);
+}
+
 int nand_submit(const nand_cmd *c)
 {
     if (c->target >= NAND_MAX_TARGETS)
         return NAND_DRV_ARG;
-    nand_reg_write(NAND_CMD_CTRL, (uint32_t)c->opcode | (uint32_t)c->target << 8 | c->flags | (uint32_t)c->tag << 16);
-    nand_reg_write(NAND_CMD_ROW, c->row);
-    nand_reg_write(NAND_CMD_COL, c->col);
-    nand_reg_write(NAND_CMD_LEN, c->len);
-    nand_reg_write(NAND_CMD_DMA, c->dma_addr);
-    nand_reg_write(NAND_CMD_PARAM, c->param);
-    nand_reg_write(NAND_CMD_PUSH, 1);
+    submit_at(nand_base, c, c->tag);
     return NAND_OK;
+}
+
+/* Take the completion at the head of the queue of the controller at `base` (info: its COMP_INFO, read
+ * already) and count a page read into that channel's ECC statistics `st`. */
+static void take_completion(uint32_t base, uint32_t info, nand_ecc_stats *st, nand_comp *o)
+{
+    uint32_t s = mmio_read32(base + NAND_COMP_STATUS);
+    o->data = mmio_read32(base + NAND_COMP_DATA);
+    o->sectors = mmio_read32(base + NAND_COMP_SECTORS);
+    mmio_write32(base + NAND_COMP_POP, 1);
+    o->op = info & 15;
+    o->err = (info >> 4) & 15;
+    o->target = (info >> 8) & 1;
+    o->tag = info >> 16;
+    o->status = s & 0xFF;
+    o->corrected = (s >> 8) & 0xFF;
+    o->corr_map = (s >> 16) & 0xFF;
+    o->unc_map = s >> 24;
+    if (o->op == NAND_OP_PAGE_READ || o->op == NAND_OP_READ_DATA) {
+        int i;
+        st->reads++;
+        st->corrected_bits += o->corrected;
+        if (o->err == NAND_E_ECC)
+            st->uncorrectable++;
+        for (i = 0; i < 8; i++) {
+            uint8_t n = (o->sectors >> (4 * i)) & 0xF;
+            if (n != NAND_SECTOR_UNCORRECTABLE && n > st->max_sector_bits)
+                st->max_sector_bits = n;
+        }
+    }
+    dcache_invalidate(); /* the command may have written DDR behind the data cache */
 }
 
 int nand_complete(nand_comp *o, uint64_t timeout_cycles)
 {
     uint64_t deadline = timer_deadline(timeout_cycles);
-    uint32_t info, st;
     while (!(nand_reg(NAND_STATUS) & NAND_STATUS_COMP_VALID_MASK))
         if (timer_expired(deadline))
             return NAND_DRV_TIMEOUT;
-    info = nand_reg(NAND_COMP_INFO);
-    st = nand_reg(NAND_COMP_STATUS);
-    o->data = nand_reg(NAND_COMP_DATA);
-    nand_reg_write(NAND_COMP_POP, 1);
-    o->op = info & 15;
-    o->err = (info >> 4) & 15;
-    o->target = (info >> 8) & 1;
-    o->tag = info >> 16;
-    o->status = st & 0xFF;
-    o->corrected = (st >> 8) & 0xFF;
-    o->corr_map = (st >> 16) & 0xFF;
-    o->unc_map = st >> 24;
-    o->sectors = nand_reg(NAND_COMP_SECTORS);
-    if (o->op == NAND_OP_PAGE_READ || o->op == NAND_OP_READ_DATA) {
-        int s;
-        nand_ecc.reads++;
-        nand_ecc.corrected_bits += o->corrected;
-        if (o->err == NAND_E_ECC)
-            nand_ecc.uncorrectable++;
-        for (s = 0; s < 8; s++) {
-            uint8_t n = (o->sectors >> (4 * s)) & 0xF;
-            if (n != NAND_SECTOR_UNCORRECTABLE && n > nand_ecc.max_sector_bits)
-                nand_ecc.max_sector_bits = n;
-        }
-    }
-    dcache_invalidate(); /* the command may have written DDR behind the data cache */
+    take_completion(nand_base, nand_reg(NAND_COMP_INFO), &nand_ecc, o);
     return NAND_OK;
 }
 
@@ -279,7 +288,7 @@ int nand_init(nand_info *info, int targets, uint32_t buf)
         return NAND_DRV_ARG;
     memset(info, 0, sizeof *info);
     memset(&nand_ecc, 0, sizeof nand_ecc);
-    memset(bbt, 0, sizeof bbt);
+    memset(bbt, 0, sizeof bbt); /* this channel's */
     nand_reg_write(NAND_CTRL, NAND_CTRL_WP_N_MASK);
     for (t = 0; t < targets; t++) {
         nand_info ti;
@@ -431,6 +440,131 @@ int nand_reinit(int targets, uint32_t buf)
     if (rc)
         nand_forget();
     return rc;
+}
+
+/* ---------------------------------------------------------------- channels x ways scheduler */
+int nand_run_channels(nand_chan_prog *p, int depth, uint64_t timeout_cycles, nand_sched_err *err,
+                      void (*on_comp)(int ch, uint32_t index, const nand_comp *c, void *ctx), void *ctx)
+{
+    int ch, stop = 0, rc = 0;
+    uint64_t deadline;
+    err->channel = -1;
+    if (depth < 1 || depth > 8)
+        return NAND_DRV_ARG;
+    for (ch = 0; ch < NAND_CHANNELS_MAX; ch++) {
+        p[ch].submitted = p[ch].completed = 0;
+        p[ch].last = 0;
+        if (p[ch].n && (!nand_channel_present(ch) || nand_chan[ch].dev.page_bytes == 0 || p[ch].n > 0x10000u))
+            return NAND_DRV_ARG;
+    }
+    deadline = timer_deadline(timeout_cycles);
+    for (;;) {
+        uint32_t ready = 0;
+        int busy = 0;
+        /* keep every channel's queue `depth` deep */
+        for (ch = 0; ch < NAND_CHANNELS_MAX; ch++) {
+            nand_chan_prog *c = &p[ch];
+            while (!stop && c->submitted < c->n && c->submitted - c->completed < (uint32_t)depth) {
+                submit_at(NAND_CHANNEL_BASE(ch), &c->cmds[c->submitted], (uint16_t)c->submitted);
+                c->submitted++;
+            }
+            busy |= c->submitted != c->completed;
+        }
+        if (!busy)
+            return rc;
+        /* wait for the first channel with a completion (one COMP_INFO read per busy channel) */
+        while (!ready) {
+            for (ch = 0; ch < NAND_CHANNELS_MAX; ch++)
+                if (p[ch].submitted != p[ch].completed &&
+                    (mmio_read32(NAND_CHANNEL_BASE(ch) + NAND_COMP_INFO) & NAND_COMP_INFO_C_VALID_MASK))
+                    ready |= 1u << ch;
+            if (!ready && timer_expired(deadline))
+                return NAND_DRV_TIMEOUT;
+        }
+        /* drain those channels' completions */
+        for (ch = 0; ch < NAND_CHANNELS_MAX; ch++) {
+            uint32_t base = NAND_CHANNEL_BASE(ch), info;
+            if (!(ready >> ch & 1u))
+                continue;
+            while (p[ch].completed < p[ch].submitted &&
+                   ((info = mmio_read32(base + NAND_COMP_INFO)) & NAND_COMP_INFO_C_VALID_MASK)) {
+                nand_comp c;
+                take_completion(base, info, &nand_chan[ch].ecc, &c);
+                p[ch].completed++;
+                p[ch].last = timer_now();
+                if (c.err != NAND_E_OK && !rc) {
+                    rc = c.err;
+                    stop = 1; /* no new commands anywhere; what is queued is still collected */
+                    err->channel = ch;
+                    err->index = c.tag;
+                    err->comp = c;
+                }
+                if (on_comp)
+                    on_comp(ch, c.tag, &c, ctx);
+            }
+        }
+        deadline = timer_deadline(timeout_cycles);
+    }
+}
+
+static nand_cmd page_cmd(uint8_t op, int way, uint32_t row, uint32_t flags, uint32_t dma)
+{
+    nand_cmd c = {0};
+    c.opcode = op;
+    c.target = (uint8_t)way;
+    c.row = row;
+    c.flags = flags;
+    c.dma_addr = dma;
+    return c;
+}
+
+static int seq_args(uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t need)
+{
+    return nand_dev.page_bytes && ways >= 1 && ways <= nand_dev.targets && pages >= 1 &&
+           pages <= nand_dev.pages_per_block && block < nand_dev.blocks && need <= cap;
+}
+
+int nand_cache_read_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
+                         uint32_t way_stride)
+{
+    uint32_t n = 0, q, row0 = block * nand_dev.pages_per_block;
+    int t;
+    if (!seq_args(cap, ways, pages, block, (uint32_t)NAND_CACHE_READ_CMDS(ways, pages)))
+        return NAND_DRV_ARG;
+#define CACHE(t, q) page_cmd((q) + 1 < pages ? NAND_OP_READ_CACHE : NAND_OP_READ_CACHE_END, t, 0, NAND_F_SPLIT, 0)
+    for (t = 0; t < ways; t++)
+        out[n++] = page_cmd(NAND_OP_PAGE_READ, t, row0, NAND_F_SPLIT, 0);
+    for (t = 0; t < ways; t++)
+        out[n++] = CACHE(t, 0u);
+    for (q = 0; q < pages; q++)
+        for (t = 0; t < ways; t++) {
+            out[n++] = page_cmd(NAND_OP_READ_DATA, t, 0, NAND_F_ECC | NAND_F_DMA,
+                                dma + (uint32_t)t * way_stride + q * nand_dev.page_bytes);
+            if (q + 1 < pages)
+                out[n++] = CACHE(t, q + 1);
+        }
+#undef CACHE
+    return (int)n;
+}
+
+int nand_cache_program_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
+                            uint32_t way_stride)
+{
+    uint32_t n = 0, q;
+    int t;
+    if (!seq_args(cap, ways, pages, block, (uint32_t)NAND_CACHE_PROGRAM_CMDS(ways, pages)))
+        return NAND_DRV_ARG;
+    for (q = 0; q < pages; q++)
+        for (t = 0; t < ways; t++) {
+            if (q)
+                out[n++] = page_cmd(NAND_OP_WAIT_STATUS, t, 0, 0, 0);
+            out[n++] = page_cmd(q + 1 == pages ? NAND_OP_PROGRAM : NAND_OP_PROGRAM_CACHE, t,
+                                block * nand_dev.pages_per_block + q, NAND_F_ECC | NAND_F_DMA | NAND_F_SPLIT,
+                                dma + (uint32_t)t * way_stride + q * nand_dev.page_bytes);
+        }
+    for (t = 0; t < ways; t++)
+        out[n++] = page_cmd(NAND_OP_WAIT_STATUS, t, 0, 0, 0);
+    return (int)n;
 }
 
 const int nand_driver_present = 1;

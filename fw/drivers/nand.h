@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "onfi_timing.h"
+#include "soc.h" /* NAND_CHANNELS_MAX, NAND_CHANNEL_BASE (generated lsmc_soc.h) */
 
 /* Controller opcodes (CMD_CTRL.OPCODE). */
 enum {
@@ -75,9 +76,9 @@ typedef struct { uint32_t timing[4], sample; } nand_timing_regs;
 void nand_timing_for_mode(int mode, uint32_t clk_hz, nand_timing_regs *out);
 
 /* Channels: the controllers at NAND_CHANNEL_BASE(0..NAND_CHANNELS_MAX-1), present ones answer
- * NAND_ID_MAGIC. Every call below acts on the selected channel (0 after reset); the geometry, bad-block
- * table and ECC statistics are the driver's one set, so a caller switching channels re-runs nand_init. */
-#define NAND_ID_MAGIC 0x4E414E44u /* "NAND" */
+ * NAND_ID_MAGIC (nand_regs.h, generated from the controller). Every call below acts on the selected
+ * channel (0 after reset); each channel keeps its own geometry (nand_dev), bad-block table and ECC
+ * statistics (nand_ecc): select a channel, nand_init it, and its state stays while others are used. */
 int nand_channel_present(int ch);
 int nand_channels(void);            /* channels present, counted from 0 */
 int nand_select(int ch);            /* NAND_DRV_ARG if channel ch is absent */
@@ -130,9 +131,18 @@ typedef struct {
     uint32_t recovered;       /* reads that a retry turned good */
     uint8_t max_sector_bits;  /* most bits corrected in one sector */
 } nand_ecc_stats;
-extern nand_ecc_stats nand_ecc;
 
-extern nand_info nand_dev;
+/* One channel's driver state. nand_dev / nand_ecc name the selected channel's. */
+typedef struct {
+    nand_info dev;
+    nand_ecc_stats ecc;
+    uint32_t bbt[NAND_MAX_TARGETS][NAND_BBT_BLOCKS / 32];
+} nand_chan_state;
+extern nand_chan_state nand_chan[NAND_CHANNELS_MAX];
+extern int nand_cur_channel;
+#define nand_dev (nand_chan[nand_cur_channel].dev)
+#define nand_ecc (nand_chan[nand_cur_channel].ecc)
+
 /* 0 when the firmware was built without the generated nand_regs.h: no function below exists. */
 extern const int nand_driver_present;
 
@@ -142,5 +152,42 @@ void nand_forget(void);
  * the part's state can be trusted: soft-reset the controller, then nand_init every target again.
  * On failure the geometry is forgotten. */
 int nand_reinit(int targets, uint32_t buf);
+
+/* The channels x ways scheduler (lsmc/sim/nandsim.py run_channels is its reference model): keeps up
+ * to `depth` commands queued on every channel that has a command list (the queue holds 8), waits for
+ * the first channel with a completion and drains that channel's completions, so that each channel's
+ * bus stays busy while the CPU serves the others. Tags are the command indices. */
+typedef struct {
+    const nand_cmd *cmds;  /* the channel's commands in order (n = 0: channel unused) */
+    uint32_t n;
+    uint32_t submitted, completed; /* progress, set by nand_run_channels */
+    uint64_t last;         /* timer_now() when the channel's last completion was taken */
+} nand_chan_prog;
+typedef struct {
+    int channel;           /* -1: no completion failed */
+    uint32_t index;        /* the failing command's index in its list */
+    nand_comp comp;
+} nand_sched_err;
+/* progs[c] for channel c = 0..NAND_CHANNELS_MAX-1. Returns 0; the first completion error (positive: the
+ * channel stops submitting, every command already queued is still collected; *err says where);
+ * NAND_DRV_TIMEOUT when no channel completes anything for timeout_cycles; NAND_DRV_ARG for a depth
+ * outside 1..8 or commands for an absent or uninitialised channel. on_comp (may be NULL) sees every
+ * completion. The selected channel is unchanged. */
+int nand_run_channels(nand_chan_prog *progs, int depth, uint64_t timeout_cycles, nand_sched_err *err,
+                      void (*on_comp)(int ch, uint32_t index, const nand_comp *c, void *ctx), void *ctx);
+
+/* One channel's command lists for sequential pages (lsmc/sim/nandsim.py cache_read_program and
+ * cache_program_program are the reference): `pages` pages of `block` on each of `ways` targets, page q
+ * of way t at DDR dma + t * way_stride + q * page_bytes (ECC, DMA). Read: PAGE_READ (SPLIT) on every way,
+ * then READ_CACHE 31h (SPLIT) and READ_DATA taking turns between the ways, READ_CACHE_END 3Fh last.
+ * Program: PROGRAM_CACHE 80h..15h (SPLIT) for all pages but the last, PROGRAM for the last, the ways
+ * taking turns, WAIT_STATUS before a way's next page and at the end. Return the number of commands
+ * written to out (at most cap), or NAND_DRV_ARG (ways, pages or cap out of range). */
+int nand_cache_read_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
+                         uint32_t way_stride);
+int nand_cache_program_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
+                            uint32_t way_stride);
+#define NAND_CACHE_READ_CMDS(ways, pages) ((ways) * (2 * (pages) + 1))
+#define NAND_CACHE_PROGRAM_CMDS(ways, pages) ((ways) * (2 * (pages)))
 
 #endif

@@ -6,10 +6,11 @@ checker on): SDR against the MT29F4G08ABADA, NV-DDR against the MT29F16G08ABABA 
 
 Sequential reads (`op` cache_read): every channel of a --channels simulation reads --seq-pages pages from
 each of its two targets with cache reads under the channels x ways scheduler (nandsim.run_channels), plus
-the same on one channel; `targets` is then the ways per channel.
+the same on one channel; `targets` is then the ways per channel. `op` soc_cache_program / soc_cache_read:
+the firmware's scheduler on every channel of the full SoC (storage.elf `nand channels`, SDR).
 
 Usage: scripts/nand-report [--pages N] [--modes sdr5,nvddr5,..] [--ecc-pages N] [--channels N]
-                           [--seq-pages N] [--out-dir DIR]
+                           [--seq-pages N] [--soc-pages N] [--out-dir DIR]
 Exit status 0, or 2 with one line on stderr when the measurement cannot be made."""
 
 import argparse
@@ -25,6 +26,7 @@ COLUMNS = ["mode", "op", "channels", "targets", "bytes", "cycles", "mb_per_s", "
 ECC_COLUMNS = ["ecc", "t", "bits_injected", "pages", "corrected", "uncorrectable", "miscorrected"]
 CHANNELS = 1  # page read / program rows: one channel; bus_limit_mb_per_s is for all channels together
 SEQ_WAYS = 2  # targets per channel in the sequential cache-read rows
+SOC_OPS = {"read": "soc_cache_read", "program": "soc_cache_program"}  # op column of the full-SoC rows
 SEQ_PROGRAM_PAGES = 8  # pages per way of the multi-channel cache-program rows (tPROG 230 us each)
 
 
@@ -113,7 +115,7 @@ def plot(rows, ecc):
     return png.getvalue()
 
 
-def write(rows, ecc, dec, out, pages, seconds, seq=()):
+def write(rows, ecc, dec, out, pages, seconds, seq=(), soc=None):
     out = cliutil.make_output_dir(out)
     table = io.StringIO(newline="")
     w = csv.writer(table)
@@ -124,6 +126,9 @@ def write(rows, ecc, dec, out, pages, seconds, seq=()):
     for mode, op, r in seq:
         w.writerow([nandsim.label(mode, True), op, r.channels, r.ways, r.bytes, r.cycles, f"{r.mb_per_s:.2f}",
                     f"{r.bus_limit_mb_per_s:.2f}", f"{r.efficiency:.3f}"])
+    for r in (soc or {}).values():
+        w.writerow([nandsim.label(r.mode, False), SOC_OPS[r.op], r.channels, r.ways, r.bytes, r.cycles,
+                    f"{r.mb_per_s:.2f}", f"{r.bus_limit_mb_per_s:.2f}", f"{r.efficiency:.3f}"])
     ecc_table = io.StringIO(newline="")
     w = csv.writer(ecc_table)
     w.writerow(ECC_COLUMNS)
@@ -187,6 +192,23 @@ def write(rows, ecc, dec, out, pages, seconds, seq=()):
                          f"{r.cycles} | {r.mb_per_s:.2f} | {r.bus_limit_mb_per_s:.2f} | {100 * r.efficiency:.1f} % | "
                          f"{per} |")
         lines += [""]
+    if soc:
+        lines += ["## Firmware scheduler in the full SoC", "", (
+            "storage.elf's `nand channels WAYS PAGES` on the full SoC simulation (VexRiscv at 100 MHz, the "
+            "default build's NAND channels, each a controller with 2 MT29F4G08ABADA models, SDR: the firmware "
+            "driver does not switch to NV-DDR). The firmware initialises every channel, erases block 1, "
+            "cache-programs PAGES pages per way from DDR and cache-reads them back under its channels x ways "
+            "scheduler (`nand_run_channels`, fw/drivers/nand.c: 6 commands queued per channel, completions "
+            "polled), then checks every word. All channels' DMA shares the SoC's one 32-bit DDR port of the "
+            "CPU side. Cycles: timer from the first command to the last completion."), "",
+            "| mode | op | channels | ways | pages per way | bytes | cycles | MB/s | bus limit MB/s | efficiency | "
+            "per channel MB/s |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+        for r in soc.values():
+            per = ", ".join(f"{mb:.2f}" for _, _, _, mb, _ in r.per_channel)
+            lines.append(f"| {nandsim.label(r.mode, False)} | {SOC_OPS[r.op]} | {r.channels} | {r.ways} | {r.pages} | "
+                         f"{r.bytes} | {r.cycles} | {r.mb_per_s:.2f} | {r.bus_limit_mb_per_s:.2f} | "
+                         f"{100 * r.efficiency:.1f} % | {per} |")
+        lines += [""]
     if ecc:
         e0 = ecc[0]
         lines += ["## BCH ECC", "", (
@@ -229,6 +251,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seq-pages", type=cliutil.int_option(0, 128), default=64, metavar="N",
                     help="pages per target in the sequential cache-read rows of each NV-DDR mode, 0..128 (0: none; "
                          "default 64)")
+    ap.add_argument("--soc-pages", type=cliutil.int_option(0, 32), default=16, metavar="N",
+                    help="pages per way of the full-SoC rows (firmware scheduler, every channel), 0..32 (0: none; "
+                         "default 16)")
     cliutil.add_out_dir(ap, "results", "nand.md, nand.csv, nand_ecc.csv and nand.png")
     a = ap.parse_args(argv)
     modes = [parse_mode(m) for m in a.modes]
@@ -240,16 +265,20 @@ def main(argv=None) -> int:
     try:
         rows, ecc, dec = run(modes, a.pages, a.ecc_pages)
         seq = run_seq(modes, a.channels, a.seq_pages) if a.seq_pages else []
+        soc = nandsim.soc_channels(ways=SEQ_WAYS, pages=a.soc_pages)[0] if a.soc_pages else None
     except (nandsim.SimError, build.BuildError) as e:
         print(f"nand-report: {str(e).splitlines()[0]}", file=sys.stderr)
         return 2
-    write(rows, ecc, dec, a.out_dir, a.pages, time.time() - t0, seq)
+    write(rows, ecc, dec, a.out_dir, a.pages, time.time() - t0, seq, soc)
     for r in rows:
         print(f"{nandsim.label(r.mode, r.nvddr)} {r.op:7s} x{r.targets}: {r.mb_per_s:6.2f} MB/s "
               f"of {r.bus_limit_mb_per_s:5.1f}, "
               f"efficiency {100 * r.efficiency:5.1f} %, during transfers {100 * r.transfer_efficiency:5.1f} %")
     for mode, op, r in seq:
         print(f"{nandsim.label(mode, True)} {op} {r.channels} ch x {r.ways} ways: {r.mb_per_s:6.2f} MB/s of "
+              f"{r.bus_limit_mb_per_s:5.1f}, efficiency {100 * r.efficiency:5.1f} %")
+    for r in (soc or {}).values():
+        print(f"SoC {SOC_OPS[r.op]} {r.channels} ch x {r.ways} ways: {r.mb_per_s:6.2f} MB/s of "
               f"{r.bus_limit_mb_per_s:5.1f}, efficiency {100 * r.efficiency:5.1f} %")
     for e in ecc:
         print(f"ECC {e.ecc}: {e.bits_injected:2d} bits/sector x {e.pages} pages: corrected {e.corrected}, "

@@ -34,25 +34,31 @@ KINDS = ["bit-flips", "bad", "grown-bad", "weak-block", "weak-page", "grave-page
          "fail erase", "stuck-busy", "power-cut program (data)", "power-cut program (manifest)",
          "power-cut erase"]
 
-# Blocks: manifest area 8..13, data 14..27 (store.c). K counts matching operations over the whole run.
+# Blocks: manifest area 8..13 (channel 0), data 14..47 (store.c). K counts matching operations over the
+# whole run. Run copies spread over the SoC's four channels (store.c copy_place: run n's copies on
+# channels 2n and 2n + 1 mod 4), so a target "C.T" of channel C takes faults as channel 0's do.
 SHORT_SCHEDULE = """\
-# fault schedule of the short run (tests/test_nand_faults.py): every kind but stuck R/B#
+# fault schedule of the short run (tests/test_nand_faults.py): every kind but stuck R/B#, on channel 0
+# and on channels 1..3 (C.T)
 bit-flips * 3
+bit-flips 2.* 3
 bad 0 15
+bad 3.0 14
 grown-bad 1 14
-weak-block 0 17 1
+weak-block 0 11 0
 weak-page 1 9 0 0
 grave-page 0 9 0 5
-grave-page 0 16 0 4
-fail 0 program 14-47 4
-fail 1 erase 14-47 4
-power-cut 0 program 14-47 2
+grave-page 0 14 0 3
+fail 0 program 14-47 2
+fail 2.0 program 14-47 1
+fail 1.0 erase 14-47 1
+power-cut 3.1 program 14-47 1
 power-cut 1 program 8-13 3
 power-cut 0 erase 8-13 6
 """
 
 FULL_SCHEDULE = SHORT_SCHEDULE.replace("every kind but stuck R/B#", "every kind") + """\
-power-cut 0 erase 14-47 5
+power-cut 2.1 erase 14-47 1
 power-cut 0 program 8-13 9
 stuck-busy 1 9000000
 """
@@ -115,7 +121,8 @@ def make_work(runs: int = 4, keys: int = 48, seed: int = 7):
 _STORED = re.compile(r"^store: stored run (\d+): (\d+) bytes crc 0x([0-9a-f]+)", re.M)
 _RB = re.compile(r"^readback: (\w+) run (\d+) at 0x([0-9a-f]+) bytes (\d+) crc 0x([0-9a-f]+) copy (\d)", re.M)
 _LOST = re.compile(r"^readback: (\w+) run (\d+) LOST", re.M)
-_CUT = re.compile(r"^\[sim: power cut \d+ at cycle \d+: target (\d+) (program|erase) row \d+ \(block (\d+)\).*\]$",
+# targets: "T" on channel 0, "C.T" on channel C (the harness and store.c name them so)
+_CUT = re.compile(r"^\[sim: power cut \d+ at cycle \d+: target ([\d.]+) (program|erase) row \d+ \(block (\d+)\).*\]$",
                   re.M)
 
 
@@ -170,14 +177,20 @@ def check(boots: list, dumps: list, expect: dict) -> tuple[list, list]:
     return problems, lines
 
 
+def _target(word: str) -> tuple:
+    """'T', '*', 'C.T' or 'C.*' -> (channel, target or None)."""
+    ch, _, t = word.rpartition(".")
+    return int(ch or 0), None if t == "*" else int(t)
+
+
 def _schedule(schedule: str) -> list:
-    """(kind, target, block or (lo, hi), page) of every line (the harness checked the syntax)."""
+    """(kind, (channel, target), block or (lo, hi), page) of every line (the harness checked the syntax)."""
     out = []
     for line in schedule.splitlines():
         w = line.split()
         if not w or w[0].startswith("#"):
             continue
-        t = None if w[1] == "*" else int(w[1])
+        t = _target(w[1])
         if w[0] in ("fail", "power-cut"):
             lo, _, hi = w[3].partition("-") if w[3] != "*" else ("0", "", "99999")
             blocks = (int(lo), int(hi or lo))
@@ -204,15 +217,16 @@ def classify(schedule: str, uart: str, stderr: str) -> list:
     for m in re.finditer(r"^sim: fault \S+ \((.*)\): (?:injected (\d+)|armed)$", stderr, re.M):
         (kind, *_), = _schedule(m.group(1))
         inj[kind] = inj.get(kind, 0) + int(m.group(2) or 0)
-    inj["bit-flips"] = sum(int(x) for x in re.findall(r"^sim: nand\d: .* (\d+) bit errors$", stderr, re.M))
-    inj["grave-page"] = sum(int(x) for x in re.findall(r"^sim: nand\d: (\d+) grave-page reads$", stderr, re.M))
+    inj["bit-flips"] = sum(int(x) for x in re.findall(r"^sim: nand[\d.]+: .* (\d+) bit errors$", stderr, re.M))
+    inj["grave-page"] = sum(int(x) for x in re.findall(r"^sim: nand[\d.]+: (\d+) grave-page reads$", stderr, re.M))
     det = {k: 0 for k, *_ in faults}
     for line in re.findall(r"^fault: .*$", uart, re.M):
-        m = re.search(r"target (\d+) block (\d+)(?: page (\d+))?", line)
-        t, blk, page = (int(m.group(1)), int(m.group(2)), m.group(3)) if m else (None, None, None)
+        m = re.search(r"target ([\d.]+) block (\d+)(?: page (\d+))?", line)
+        t, blk, page = (_target(m.group(1)), int(m.group(2)), m.group(3)) if m else (None, None, None)
         kind = None
         for k, ft, fb, fp in faults:
-            if m and (ft is None or ft == t) and not isinstance(fb, tuple) and fb == blk and \
+            same_target = m and ft[0] == t[0] and (ft[1] is None or ft[1] == t[1])
+            if same_target and not isinstance(fb, tuple) and fb == blk and \
                     k in ("grown-bad", "weak-block", "weak-page", "grave-page") and "retired" not in line:
                 if fp is None or page is None or int(page) == fp:
                     kind = k
@@ -228,7 +242,7 @@ def classify(schedule: str, uart: str, stderr: str) -> list:
                 kind = "fail erase"
         if kind in det:
             det[kind] += 1
-    det["bad"] = len(re.findall(r"^mount: target \d+: \d+ factory-bad", uart, re.M)) if "bad" in det else 0
+    det["bad"] = len(re.findall(r"^mount: target [\d.]+: \d+ factory-bad", uart, re.M)) if "bad" in det else 0
     for _t, op, blk in _CUT.findall(uart):
         k = "power-cut " + op
         if op == "program":

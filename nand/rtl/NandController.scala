@@ -22,8 +22,8 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   // Register and field vals carry their C names (regif takes them from the Scala identifiers).
   // ---------------------------------------------------------------- identification and control
   val ID = busif.newReg(doc = "Identification")
-  val MAGIC = ID.field(Bits(32 bits), AccessType.RO, BigInt("4E414E44", 16), doc = "Magic 0x4E414E44 (NAND in ASCII)")
-  MAGIC := B(0x4E414E44L, 32 bits)
+  val MAGIC = ID.field(Bits(32 bits), AccessType.RO, NandController.IdMagic, doc = s"Magic 0x${NandController.IdMagic.toString(16).toUpperCase} (NAND in ASCII)")
+  MAGIC := B(NandController.IdMagic, 32 bits)
   val VERSION = busif.newReg(doc = "Version and generation parameters")
   val IP_VERSION = VERSION.field(Bits(16 bits), AccessType.RO, 0x0200, doc = "IP version 0x0200 (BCH ECC)")
   val TARGETS = VERSION.field(Bits(8 bits), AccessType.RO, p.targets, doc = "Targets (CE#) on the channel")
@@ -314,7 +314,12 @@ class NandController(val p: NandParams = NandParams()) extends Component {
 
   /** nand_regs.h / .json / .md / .html into the SpinalConfig target directory. */
   def docs(): Unit = common.RegBlock("nand_regs", "NAND", "NAND controller registers",
-    "nand/rtl/NandController.scala").emit(busif)
+    "nand/rtl/NandController.scala", constants = Seq("ID_MAGIC")).emit(busif)
+}
+
+object NandController {
+  /** ID.MAGIC: "NAND" in ASCII; exported as NAND_ID_MAGIC in nand_regs.h (RegBlock constants). */
+  val IdMagic = BigInt("4E414E44", 16)
 }
 
 /** `runMain nand.Generate [--targets N] [--ecc-t T] [--ecc-sector BYTES] --out DIR`: NandController.v and

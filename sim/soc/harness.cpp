@@ -96,13 +96,13 @@ struct NandChannel {
     return a.dq == b.dq && a.dq_oe == b.dq_oe && a.cle == b.cle && a.ale == b.ale && a.ce_n == b.ce_n &&
            a.we_n == b.we_n && a.re_n == b.re_n && a.wp_n == b.wp_n;
   }
-  // Channel ch (0 keeps the one-channel names and seeds); the fault schedule applies to channel 0.
+  // Channel ch (0 keeps the one-channel names and seeds) with its lines of the fault schedule.
   void init(const NandPinPtrs& pins, size_t ch, const onfi::Config& base, const nandf::Schedule& faults) {
     io = pins;
     for (size_t i = 0; i < NAND_TARGETS; i++) {
       onfi::Config c = base;
       c.seed = base.seed + (uint32_t)i + 97u * (uint32_t)ch;
-      if (ch == 0) faults.configure(i, c, c.pages_per_block);
+      faults.configure(ch, i, c, c.pages_per_block);
       std::string name = ch ? "nand" + std::to_string(ch) + "." + std::to_string(i) : "nand" + std::to_string(i);
       models.push_back(std::make_unique<onfi::NandModel>(c, name));
       names.push_back(name);
@@ -182,7 +182,7 @@ int main(int argc, char** argv) {
   std::vector<simc::LoadSpec> loads;
   std::vector<simc::DumpSpec> dumps;
   std::vector<uint32_t> nandBad;
-  struct Stuck { uint32_t target; uint64_t cycle; };
+  struct Stuck { uint32_t target; uint64_t cycle; uint32_t channel = 0; };
   std::vector<Stuck> stuck;
 
   simc::setProgram("sim");
@@ -426,24 +426,23 @@ int main(int argc, char** argv) {
   ncfg.bit_errors_per_read = (int)nandBitErrors;
   ncfg.bit_error_spread = nandSpread;
   ncfg.seed = nandSeed;
+  // The generated SoC's NAND channels, each with its models and its lines of the fault schedule.
+  std::vector<NandPinPtrs> nandPins = nandChannelPins(top.get());
   nandf::Schedule faults;
   for (auto& f : faultSpecs) {
-    if (f.second.empty()) faults.addFile(f.first, NAND_TARGETS, ncfg.blocks, ncfg.pages_per_block);
-    else faults.addLine(f.second, "--nand-fault", NAND_TARGETS, ncfg.blocks, ncfg.pages_per_block);
+    if (f.second.empty()) faults.addFile(f.first, (uint32_t)nandPins.size(), NAND_TARGETS, ncfg.blocks, ncfg.pages_per_block);
+    else faults.addLine(f.second, "--nand-fault", (uint32_t)nandPins.size(), NAND_TARGETS, ncfg.blocks, ncfg.pages_per_block);
   }
   for (auto& f : faults.faults)
     if (f.kind == nandf::Kind::StuckBusy)
       for (uint32_t t = 0; t < NAND_TARGETS; t++)
-        if (f.target < 0 || (uint32_t)f.target == t) stuck.push_back(Stuck{t, f.cycle});
-  // Channel 0 carries the storage flow and the fault schedule; channels 1.. have fault-free targets.
-  std::vector<NandPinPtrs> nandPins = nandChannelPins(top.get());
+        if (f.target < 0 || (uint32_t)f.target == t) stuck.push_back(Stuck{t, f.cycle, (uint32_t)f.channel});
   std::vector<std::unique_ptr<NandChannel>> nandChannels;
   for (size_t ch = 0; ch < nandPins.size(); ch++) {
     nandChannels.push_back(std::make_unique<NandChannel>());
-    nandChannels.back()->init(nandPins[ch], ch, ncfg, ch ? nandf::Schedule() : faults);
+    nandChannels.back()->init(nandPins[ch], ch, ncfg, faults);
+    faults.attach(nandChannels.back()->models, ch, ncfg.pages_per_block);
   }
-  NandChannel& nand = *nandChannels[0];
-  faults.attach(nand.models, ncfg.pages_per_block);
 
 #if VM_TRACE
   std::unique_ptr<VerilatedFstC> tfp;
@@ -506,8 +505,12 @@ int main(int argc, char** argv) {
     cutsDone = faults.cuts;
     fflush(stdout);
     char msg[200];
-    snprintf(msg, sizeof msg, "\n[sim: power cut %" PRIu64 " at cycle %" PRIu64 ": target %d %s row %u (block %u); SoC reset, NAND powered on]\n",
-             cutsDone, cycle, faults.cutTarget, faults.cutErase ? "erase" : "program", faults.cutRow, faults.cutRow / ncfg.pages_per_block);
+    // channel 0's targets keep their one-channel name ("target T"), others are "target C.T"
+    char who[24];
+    if (faults.cutChannel) snprintf(who, sizeof who, "%d.%d", faults.cutChannel, faults.cutTarget);
+    else snprintf(who, sizeof who, "%d", faults.cutTarget);
+    snprintf(msg, sizeof msg, "\n[sim: power cut %" PRIu64 " at cycle %" PRIu64 ": target %s %s row %u (block %u); SoC reset, NAND powered on]\n",
+             cutsDone, cycle, who, faults.cutErase ? "erase" : "program", faults.cutRow, faults.cutRow / ncfg.pages_per_block);
     fputs(msg, stdout);
     fflush(stdout);
     if (uart.log) fputs(msg, uart.log);
@@ -549,7 +552,7 @@ int main(int argc, char** argv) {
       for (auto& s : stuck) {
         if (s.cycle == UINT64_MAX) continue;
         if (cycle - resetCycles >= s.cycle) {
-          nand.models[s.target]->set_stuck_busy(true);
+          nandChannels[s.channel]->models[s.target]->set_stuck_busy(true);
           s.cycle = UINT64_MAX;
         } else if (resetCycles + s.cycle < nextStuck) {
           nextStuck = resetCycles + s.cycle;
@@ -597,10 +600,11 @@ int main(int argc, char** argv) {
     }
   }
   faults.report(stderr);
-  for (size_t i = 0; i < nand.models.size(); i++) {
-    uint64_t grave = nand.models[i]->n_faults - (i < 8 ? faults.byTarget[i] : 0);  // the rest of the model's faults
-    if (grave) fprintf(stderr, "sim: nand%zu: %" PRIu64 " grave-page reads\n", i, grave);
-  }
+  for (size_t c = 0; c < nandChannels.size(); c++)
+    for (size_t i = 0; i < nandChannels[c]->models.size(); i++) {
+      uint64_t grave = nandChannels[c]->models[i]->n_faults - (c < 4 && i < 8 ? faults.byTarget[c][i] : 0);  // the rest
+      if (grave) fprintf(stderr, "sim: %s: %" PRIu64 " grave-page reads\n", nandChannels[c]->names[i].c_str(), grave);
+    }
   if (faults.cuts) fprintf(stderr, "sim: %" PRIu64 " power cut(s)\n", faults.cuts);
   if (uart.framingErrors) fprintf(stderr, "sim: %" PRIu64 " UART framing errors\n", uart.framingErrors);
   uint64_t violations = ddrCpu.violations + ddrDma.violations;

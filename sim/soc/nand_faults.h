@@ -12,8 +12,9 @@
 //   power-cut T program|erase BLOCKS K  the K-th program/erase on T inside BLOCKS loses power midway
 //   stuck-busy T [CYCLE]     T holds R/B# low from its first busy period after CYCLE on
 //
-// T is a target number or * (every target); BLOCKS is B, B-B or *; K counts from 1 over the whole
-// run (across power cuts). Operations are counted only when they would otherwise succeed.
+// T is a target number or * (every target) of channel 0, or C.T / C.* of channel C (the SoC's NAND
+// channels); BLOCKS is B, B-B or *; K counts from 1 over the whole run (across power cuts). Operations
+// are counted only when they would otherwise succeed.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -32,6 +33,7 @@ enum class Kind { BitFlips, Bad, GrownBad, WeakBlock, WeakPage, GravePage, Fail,
 struct Fault {
   Kind kind;
   std::string where, text;  // "file:line" / "--nand-fault", and the line itself
+  int channel = 0;          // NAND channel
   int target = -1;          // -1 = every target
   uint32_t block = 0, page = 0, n = 0, blo = 0, bhi = UINT32_MAX;
   bool erase = false;
@@ -43,12 +45,13 @@ class Schedule {
  public:
   std::vector<Fault> faults;
   uint64_t cuts = 0;          // power cuts injected
-  uint64_t byTarget[8] = {};  // failures and cuts injected through the hook, per target
-  int cutTarget = -1;         // target of the cut just injected (for the harness's message)
+  uint64_t byTarget[4][8] = {};  // failures and cuts injected through the hook, per channel and target
+  int cutChannel = 0, cutTarget = -1;  // channel and target of the cut just injected (the harness's message)
   uint32_t cutRow = 0;
   bool cutErase = false;
 
-  void addLine(const std::string& line, const std::string& where, uint32_t targets, uint32_t blocks, uint32_t pagesPerBlock) {
+  void addLine(const std::string& line, const std::string& where, uint32_t channels, uint32_t targets, uint32_t blocks,
+               uint32_t pagesPerBlock) {
     std::istringstream in(line);
     std::vector<std::string> w;
     for (std::string s; in >> s;) w.push_back(s);
@@ -64,9 +67,15 @@ class Schedule {
     auto num = [&](size_t i, const char* what, uint64_t max) {
       return (uint32_t)simc::toUnsigned(w[i], where + ": " + k + " " + what, max);
     };
-    auto target = [&]() {
-      if (w[1] == "*") return -1;
-      return (int)num(1, "target", targets - 1);
+    auto target = [&]() {  // T, *, C.T or C.*
+      std::string t = w[1];
+      size_t dot = t.find('.');
+      if (dot != std::string::npos) {
+        f.channel = (int)simc::toUnsigned(t.substr(0, dot), where + ": " + k + " channel", channels - 1);
+        t = t.substr(dot + 1);
+      }
+      if (t == "*") return -1;
+      return (int)simc::toUnsigned(t, where + ": " + k + " target", targets - 1);
     };
     auto block = [&](size_t i) { return num(i, "block", blocks - 1); };
     auto opKind = [&](size_t i) {
@@ -108,19 +117,20 @@ class Schedule {
     faults.push_back(f);
   }
 
-  void addFile(const std::string& path, uint32_t targets, uint32_t blocks, uint32_t pagesPerBlock) {
+  void addFile(const std::string& path, uint32_t channels, uint32_t targets, uint32_t blocks, uint32_t pagesPerBlock) {
     std::ifstream in(path);
     if (!in) simc::die("--nand-faults: cannot read %s", path.c_str());
     std::string line;
-    for (int n = 1; std::getline(in, line); n++) addLine(line, path + ":" + std::to_string(n), targets, blocks, pagesPerBlock);
+    for (int n = 1; std::getline(in, line); n++)
+      addLine(line, path + ":" + std::to_string(n), channels, targets, blocks, pagesPerBlock);
   }
 
-  static bool on(const Fault& f, size_t t) { return f.target < 0 || (size_t)f.target == t; }
+  static bool on(const Fault& f, size_t ch, size_t t) { return (size_t)f.channel == ch && (f.target < 0 || (size_t)f.target == t); }
 
   // The static faults go into each target's configuration before the model is built.
-  void configure(size_t t, onfi::Config& c, uint32_t pagesPerBlock) const {
+  void configure(size_t ch, size_t t, onfi::Config& c, uint32_t pagesPerBlock) const {
     for (const Fault& f : faults) {
-      if (!on(f, t)) continue;
+      if (!on(f, ch, t)) continue;
       if (f.kind == Kind::BitFlips) c.bit_flips_max = (int)f.n;
       if (f.kind == Kind::Bad) c.bad_blocks.push_back(f.block);
       if (f.kind == Kind::GravePage) c.read_limit[f.block * pagesPerBlock + f.page] = (int)f.n;
@@ -130,22 +140,22 @@ class Schedule {
   // After the models exist: grown bad blocks, and the hook that weak blocks/pages, failures and power
   // cuts go through (counted here, so every injection is known by its line).
   template <typename Models>
-  void attach(Models& models, uint32_t pagesPerBlock) {
+  void attach(Models& models, size_t ch, uint32_t pagesPerBlock) {
     for (size_t t = 0; t < models.size(); t++) {
       for (const Fault& f : faults)
-        if (on(f, t) && f.kind == Kind::GrownBad) models[t]->grow_bad(f.block);
+        if (on(f, ch, t) && f.kind == Kind::GrownBad) models[t]->grow_bad(f.block);
       onfi::NandModel* m = models[t].get();
-      models[t]->cfg.op_fault = [this, t, m, pagesPerBlock](bool erase, uint32_t row) {
-        return onOp(t, m, erase, row, pagesPerBlock);
+      models[t]->cfg.op_fault = [this, ch, t, m, pagesPerBlock](bool erase, uint32_t row) {
+        return onOp(ch, t, m, erase, row, pagesPerBlock);
       };
     }
   }
 
-  int onOp(size_t t, onfi::NandModel* m, bool erase, uint32_t row, uint32_t pagesPerBlock) {
+  int onOp(size_t ch, size_t t, onfi::NandModel* m, bool erase, uint32_t row, uint32_t pagesPerBlock) {
     uint32_t blk = row / pagesPerBlock;
     int result = 0;
     for (Fault& f : faults) {
-      if (!on(f, t) || result) continue;
+      if (!on(f, ch, t) || result) continue;
       if (f.kind == Kind::WeakBlock && erase && blk == f.block && ++f.seen > f.n) {
         m->grow_bad(blk);  // a worn-out block stays bad
         result = 1;
@@ -157,8 +167,8 @@ class Schedule {
       }
       if (result) f.injected++;
     }
-    if (result && t < 8) byTarget[t]++;
-    if (result == 2) { cuts++; cutTarget = (int)t; cutRow = row; cutErase = erase; }
+    if (result && ch < 4 && t < 8) byTarget[ch][t]++;
+    if (result == 2) { cuts++; cutChannel = (int)ch; cutTarget = (int)t; cutRow = row; cutErase = erase; }
     return result;
   }
 

@@ -217,6 +217,8 @@ NAND_REPORT = [
     ("modes-hex", ["--modes", "0x1"], "argument --modes"),
     ("modes-twice", ["--modes", "1,1"], "argument --modes"),
     ("out-dir-is-file", ["--out-dir", "afile"], "afile: is a file"),
+    ("soc-pages-high", ["--soc-pages", "33"], "argument --soc-pages: 33 is outside the allowed range 0..32"),
+    ("soc-pages-negative", ["--soc-pages", "-1"], "argument --soc-pages"),
 ]
 REPORT = [
     ("sizes-one", ["--sizes", "1"], "argument --sizes"),
@@ -302,7 +304,7 @@ def test_case_counts():
     counts = {"kb16": len(KB16), "compact": len(COMPACT), "bench": len(BENCH), "nand-report": len(NAND_REPORT),
               "report": len(REPORT), "demo": len(DEMO), "lsmc": len(LSMC), "board target.py": len(BOARD_TARGET)}
     print(counts)
-    assert counts == {"kb16": 55, "compact": 24, "bench": 16, "nand-report": 9, "report": 19, "demo": 8, "lsmc": 2,
+    assert counts == {"kb16": 55, "compact": 24, "bench": 16, "nand-report": 11, "report": 19, "demo": 8, "lsmc": 2,
                       "board target.py": 8}
 
 

@@ -14,11 +14,13 @@ int extents_check(const char *who, const extent *e, int n)
 {
     int i;
     for (i = 0; i < n; i++) {
-        if (e[i].target < 0 || e[i].target >= nand_dev.targets || e[i].block >= nand_dev.blocks ||
-            extent_pages(e[i].len) > nand_dev.pages_per_block) {
-            printf("%s: FAIL (extent %d: target %d block %lu, %lu pages: outside %d target(s) x %lu blocks x "
-                   "%lu pages)\n", who, i, e[i].target, (unsigned long)e[i].block, (unsigned long)extent_pages(e[i].len),
-                   nand_dev.targets, (unsigned long)nand_dev.blocks, (unsigned long)nand_dev.pages_per_block);
+        const nand_info *d = e[i].channel >= 0 && e[i].channel < NAND_CHANNELS_MAX ? &nand_chan[e[i].channel].dev : 0;
+        if (!d || !nand_channel_present(e[i].channel) || e[i].target < 0 || e[i].target >= d->targets ||
+            e[i].block >= d->blocks || extent_pages(e[i].len) > d->pages_per_block) {
+            printf("%s: FAIL (extent %d: channel %d target %d block %lu, %lu pages: outside %d target(s) x %lu blocks x "
+                   "%lu pages)\n", who, i, e[i].channel, e[i].target, (unsigned long)e[i].block,
+                   (unsigned long)extent_pages(e[i].len), d ? d->targets : 0, (unsigned long)(d ? d->blocks : 0),
+                   (unsigned long)(d ? d->pages_per_block : 0));
             return NAND_DRV_ARG;
         }
     }
@@ -129,22 +131,43 @@ static int interleave(const extent *e, int n, int write, extent_io *io)
     return 0;
 }
 
-int extents_program(const extent *e, int n, extent_io *io)
+static int on_channel(const extent *e, int n, int write, extent_io *io)
 {
     int i, rc;
-    memset(io, 0, sizeof *io);
-    for (i = 0; i < n; i++) {
+    nand_select(e[0].channel);
+    for (i = 0; write && i < n; i++) {
         nand_comp c;
         if ((rc = nand_erase(e[i].target, e[i].block, &c)) != 0)
             return stop(io, i, 0, "erase", rc);
     }
-    return interleave(e, n, 1, io);
+    return interleave(e, n, write, io);
 }
 
-int extents_read(const extent *e, int n, extent_io *io)
+/* Extents of one channel together; on several channels, one extent after the other. */
+static int run(const extent *e, int n, int write, extent_io *io)
 {
+    int i, rc = 0, sel = nand_channel(), same = 1;
     memset(io, 0, sizeof *io);
-    return interleave(e, n, 0, io);
+    for (i = 1; i < n; i++)
+        same &= e[i].channel == e[0].channel;
+    if (same) {
+        rc = on_channel(e, n, write, io);
+    } else {
+        for (i = 0; i < n && !rc; i++) {
+            extent_io one = {0};
+            rc = on_channel(&e[i], 1, write, &one);
+            io->pages_done += one.pages_done;
+            io->corrected += one.corrected;
+            if (rc)
+                stop(io, i, one.page, one.op, rc);
+        }
+    }
+    nand_select(sel);
+    return rc;
 }
+
+int extents_program(const extent *e, int n, extent_io *io) { return run(e, n, 1, io); }
+
+int extents_read(const extent *e, int n, extent_io *io) { return run(e, n, 0, io); }
 
 #endif

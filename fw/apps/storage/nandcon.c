@@ -9,7 +9,10 @@
 #include "nand.h"
 #include "nand_regs.h"
 #include "parse.h"
+#include "csr.h"
+#include "mmio.h"
 #include "soc.h"
+#include "timer.h"
 
 const char nand_console_help[] =
     "nand init [targets]         reset, ID, parameter page (CRC), fastest timing mode\n"
@@ -19,7 +22,9 @@ const char nand_console_help[] =
     "nand program t block page addr [ecc]   PAGE PROGRAM from DDR (ecc: 1 = main area + ECC)\n"
     "nand read t block page addr [ecc]      PAGE READ to DDR, prints ECC status\n"
     "nand scan [t]               bad-block scan\n"
-    "nand regs                   controller registers\n";
+    "nand regs                   controller registers\n"
+    "nand channels [ways] [pages] [channels]  channels 0..n-1 (default all): init, erase, cache program,\n"
+    "                            cache read under the scheduler, verify; cycles and MB/s (block 1)\n";
 
 int nandcon_is_timeout(int rc) { return rc == NAND_E_TIMEOUT || rc == NAND_DRV_TIMEOUT; }
 
@@ -129,6 +134,154 @@ static int page_op(const char *sub, int t, int argc, char **argv)
     return report(sub, r, &c);
 }
 
+/* `nand channels`: sequential pages over every channel at once (the channels x ways scheduler). */
+#define CHB_MAX_PAGES 32u
+#define CHB_BLOCK 1u
+#define CHB_SRC 0x4A000000u /* channel c, way t, page q at base + c * 1 MiB + t * 256 KiB + q * page */
+#define CHB_DST 0x4B000000u
+#define CHB_CH_STRIDE 0x100000u
+#define CHB_WAY_STRIDE 0x40000u
+static nand_cmd chb_cmds[NAND_CHANNELS_MAX][NAND_CACHE_READ_CMDS(NAND_MAX_TARGETS, CHB_MAX_PAGES)];
+_Static_assert(CHB_MAX_PAGES * 8192u <= CHB_WAY_STRIDE && NAND_MAX_TARGETS * CHB_WAY_STRIDE <= CHB_CH_STRIDE &&
+               CHB_DST + NAND_CHANNELS_MAX * CHB_CH_STRIDE <= NANDCON_SCRATCH && CHB_SRC >= DDR_SCRATCH_BASE,
+               "nand channels: DDR areas");
+
+/* Run one command list per channel; cycles from the start to each channel's last completion. */
+static int chb_run(const char *what, int n, int (*build)(nand_cmd *, uint32_t, int, uint32_t, uint32_t, uint32_t,
+                   uint32_t), int ways, uint32_t pages, uint32_t dma, uint64_t *cyc)
+{
+    nand_chan_prog p[NAND_CHANNELS_MAX];
+    nand_sched_err err;
+    uint64_t t0;
+    int c, r;
+    memset(p, 0, sizeof p);
+    for (c = 0; c < n; c++) {
+        nand_select(c);
+        r = build(chb_cmds[c], sizeof chb_cmds[c] / sizeof chb_cmds[c][0], ways, pages, CHB_BLOCK,
+                  dma + (uint32_t)c * CHB_CH_STRIDE, CHB_WAY_STRIDE);
+        if (r < 0)
+            return r;
+        p[c].cmds = chb_cmds[c];
+        p[c].n = (uint32_t)r;
+    }
+    t0 = timer_now();
+    r = nand_run_channels(p, 6, 50000000ull, &err, NULL, NULL);
+    for (c = 0; c < n; c++)
+        cyc[c] = p[c].last - t0;
+    if (r > 0)
+        printf("nand channels: %s: channel %d command %lu (op %u, target %u): %s\n", what, err.channel,
+               (unsigned long)err.index, err.comp.op, err.comp.target, nand_err_name(r));
+    else if (r < 0)
+        printf("nand channels: %s: %s\n", what, nand_err_name(r));
+    return r;
+}
+
+static int erase_cmds(nand_cmd *o, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma, uint32_t ws)
+{
+    int t, n = 0;
+    (void)pages, (void)dma, (void)ws;
+    if (cap < 2u * (uint32_t)ways)
+        return NAND_DRV_ARG;
+    for (t = 0; t < ways; t++) {
+        memset(&o[n], 0, sizeof o[n]);
+        o[n].opcode = NAND_OP_ERASE, o[n].target = (uint8_t)t, o[n].flags = NAND_F_SPLIT;
+        o[n++].row = block * nand_dev.pages_per_block;
+    }
+    for (t = 0; t < ways; t++) {
+        memset(&o[n], 0, sizeof o[n]);
+        o[n].opcode = NAND_OP_WAIT_STATUS, o[n++].target = (uint8_t)t;
+    }
+    return n;
+}
+
+/* "<what>: C channel(s) x W way(s) x P page(s), B bytes in N cycles, X.XX MB/s at F MHz" and per channel. */
+static void chb_report(const char *what, int n, int ways, uint32_t pages, const uint64_t *cyc)
+{
+    uint64_t bytes = (uint64_t)ways * pages * nand_dev.page_bytes, all = 0;
+    int c;
+    for (c = 0; c < n; c++)
+        all = cyc[c] > all ? cyc[c] : all;
+    printf("nand channels: %s %d channel(s) x %d way(s) x %lu page(s), %lu bytes in %lu cycles", what, n, ways,
+           (unsigned long)pages, (unsigned long)(bytes * (uint64_t)n), (unsigned long)all);
+    /* MB/s = bytes * CPU_HZ / cycles / 1e6, in hundredths (the firmware prints integers) */
+    printf(", %lu.%02lu MB/s at %lu MHz\n", (unsigned long)(bytes * n * (CPU_HZ / 10000u) / all / 100u),
+           (unsigned long)(bytes * n * (CPU_HZ / 10000u) / all % 100u), (unsigned long)(CPU_HZ / 1000000u));
+    for (c = 0; c < n; c++)
+        printf("nand channels: %s channel %d: %lu bytes in %lu cycles\n", what, c, (unsigned long)bytes,
+               (unsigned long)cyc[c]);
+}
+
+static uint32_t chb_word(int c, int t, uint32_t i) { return 0x9E3779B9u * (i + 1) ^ (uint32_t)c << 24 ^ (uint32_t)t << 20; }
+
+static int channels_bench(int argc, char **argv)
+{
+    uint32_t ways, pages, i, words;
+    uint64_t cyc[NAND_CHANNELS_MAX];
+    uint32_t nch;
+    int n = nand_channels(), sel = nand_channel(), c, r = 0, t;
+    if (argc > 5) {
+        printf("usage: nand channels [ways] [pages] [channels]\n");
+        return NAND_DRV_ARG;
+    }
+    if (parse_arg("nand channels", "ways", argc, argv, 2, 1, NAND_MAX_TARGETS, NAND_MAX_TARGETS, &ways) ||
+        parse_arg("nand channels", "pages", argc, argv, 3, 1, CHB_MAX_PAGES, 8, &pages) ||
+        parse_arg("nand channels", "channels", argc, argv, 4, 1, (uint32_t)n, (uint32_t)n, &nch))
+        return NAND_DRV_ARG;
+    n = (int)nch;
+    for (c = 0; c < n && !r; c++) {
+        nand_select(c);
+        if (nand_dev.page_bytes == 0 || nand_dev.targets < (int)ways) {
+            r = nand_init(&nand_dev, (int)ways, NANDCON_SCRATCH);
+            if (r) {
+                nand_forget();
+                printf("nand channels: init of channel %d: %s\n", c, nand_err_name(r));
+            }
+        }
+        if (!r && (nand_dev.page_bytes > 8192u || nand_dev.pages_per_block < pages)) {
+            printf("nand channels: channel %d: %lu-byte pages, %lu pages per block: outside this command's areas\n", c,
+                   (unsigned long)nand_dev.page_bytes, (unsigned long)nand_dev.pages_per_block);
+            r = NAND_DRV_ARG;
+        }
+    }
+    if (r)
+        goto out;
+    printf("nand channels: %d channel(s), %s %s, timing mode %d\n", n, nand_dev.manufacturer, nand_dev.model,
+           nand_dev.mode);
+    words = pages * nand_dev.page_bytes / 4;
+    for (c = 0; c < n; c++) /* a different pattern on every page of every way of every channel */
+        for (t = 0; t < (int)ways; t++) {
+            uint32_t off = (uint32_t)c * CHB_CH_STRIDE + (uint32_t)t * CHB_WAY_STRIDE;
+            for (i = 0; i < words; i++) {
+                mmio_write32(CHB_SRC + off + 4 * i, chb_word(c, t, i));
+                mmio_write32(CHB_DST + off + 4 * i, 0);
+            }
+        }
+    mem_fence();
+    if ((r = chb_run("erase", n, erase_cmds, (int)ways, pages, 0, cyc)) != 0 ||
+        (r = chb_run("program", n, nand_cache_program_cmds, (int)ways, pages, CHB_SRC, cyc)) != 0)
+        goto out;
+    chb_report("program", n, (int)ways, pages, cyc);
+    if ((r = chb_run("read", n, nand_cache_read_cmds, (int)ways, pages, CHB_DST, cyc)) != 0)
+        goto out;
+    chb_report("read", n, (int)ways, pages, cyc);
+    for (c = 0; c < n; c++)
+        for (t = 0; t < (int)ways; t++) {
+            uint32_t off = (uint32_t)c * CHB_CH_STRIDE + (uint32_t)t * CHB_WAY_STRIDE;
+            for (i = 0; i < words && mmio_read32(CHB_DST + off + 4 * i) == chb_word(c, t, i); i++)
+                ;
+            if (i < words) {
+                printf("nand channels: channel %d way %d: page %lu read back differs\n", c, t,
+                       (unsigned long)(i * 4 / nand_dev.page_bytes));
+                r = -1;
+            }
+        }
+    if (!r)
+        printf("nand channels: every page read back intact\n");
+out:
+    nand_select(sel);
+    return r;
+}
+
 static int dispatch(const char *sub, int argc, char **argv)
 {
     int nargs = argc - 2; /* after "nand <sub>" */
@@ -141,6 +294,8 @@ static int dispatch(const char *sub, int argc, char **argv)
         return usage_none(sub, nargs) ? NAND_DRV_ARG : (regs(), 0);
     if (!strcmp(sub, "init"))
         return init(argc, argv);
+    if (!strcmp(sub, "channels"))
+        return channels_bench(argc, argv);
     if (strcmp(sub, "id") && strcmp(sub, "status") && strcmp(sub, "scan") && strcmp(sub, "erase") &&
         strcmp(sub, "program") && strcmp(sub, "read")) {
         printf("nand: unknown command '%s'\n", sub);

@@ -1,7 +1,9 @@
 /* Power-cut-safe run store (docs/storage.md).
  *
- * Each run is kept in two copies (one block on each target; two blocks of target 0 when only one is
- * there), programmed and read back byte for byte before the manifest names it. The manifest is one
+ * Each run is kept in two copies on two NAND channels (run n on channels 2n and 2n + 1 modulo the
+ * channels that answered at mount, copy_place; with one channel: one block on each target, or
+ * two blocks of target 0 when only one is there), programmed and read back byte for byte before the
+ * manifest names it. The manifest lives on channel 0. The manifest is one
  * page (magic, sequence number, runs with their CRC-32 and blocks, grown bad blocks, CRC-32) written
  * as two copies into blocks of a small manifest area, never into a block that holds the newest valid
  * manifest: a power cut at any NAND operation leaves the previous manifest intact. Only after both
@@ -56,12 +58,13 @@ typedef struct {
     uint32_t id, bytes, crc;
     uint8_t target[2];
     uint16_t block[2];
+    uint8_t channel[2];
 } run_rec;
 
 typedef struct {
     uint32_t magic, seq, n_runs, n_grown;
     run_rec runs[MAX_RUNS];
-    struct { uint16_t target, block; } grown[MAX_GROWN];
+    struct { uint8_t channel, target; uint16_t block; } grown[MAX_GROWN];
     uint32_t crc; /* CRC-32 of everything above */
 } manifest;
 _Static_assert(sizeof(manifest) <= 2048, "the manifest is one page");
@@ -69,7 +72,9 @@ _Static_assert(sizeof(manifest) <= 2048, "the manifest is one page");
 static manifest man;                           /* the newest committed manifest */
 static uint32_t man_keep[NAND_MAX_TARGETS];    /* manifest-area blocks (bit b - MAN_FIRST) holding it */
 static uint32_t man_next[NAND_MAX_TARGETS];    /* rotation cursor of the manifest area */
-static uint32_t next_data[NAND_MAX_TARGETS];   /* allocation cursor */
+static uint32_t next_data[NAND_CHANNELS_MAX][NAND_MAX_TARGETS]; /* allocation cursors */
+static int chan_ok[NAND_CHANNELS_MAX]; /* channels mounted (channel 0 always, others if their init passed) */
+static int n_ok, ok_list[NAND_CHANNELS_MAX];
 static int lost_runs;
 static int io_fatal; /* a read in store_get timed out: the caller mounts again */
 
@@ -87,42 +92,77 @@ static uint32_t crc32(const uint8_t *p, uint32_t n)
 
 static uint32_t man_crc(const manifest *m) { return crc32((const uint8_t *)m, offsetof(manifest, crc)); }
 
-static void note_grown(int t, uint32_t b, const char *why)
+/* "T" on channel 0 (the one-channel name), "C.T" on channel C: the SoC harness names targets so. */
+static const char *tname(int ch, int t)
+{
+    static char buf[4][8];
+    static int i;
+    char *b = buf[i++ & 3];
+    if (ch)
+        snprintf(b, sizeof buf[0], "%d.%d", ch, t);
+    else
+        snprintf(b, sizeof buf[0], "%d", t);
+    return b;
+}
+
+/* The bad-block table of another channel: select it for the call, then back. */
+static int block_bad(int ch, int t, uint32_t b)
+{
+    int sel = nand_channel(), r;
+    nand_select(ch);
+    r = nand_block_bad(t, b);
+    nand_select(sel);
+    return r;
+}
+
+static void bbt_mark(int ch, int t, uint32_t b)
+{
+    int sel = nand_channel();
+    nand_select(ch);
+    nand_bbt_mark(t, b);
+    nand_select(sel);
+}
+
+static int chan_targets(int ch) { return ch >= 0 && ch < NAND_CHANNELS_MAX && chan_ok[ch] ? nand_chan[ch].dev.targets : 0; }
+
+static void note_grown(int ch, int t, uint32_t b, const char *why)
 {
     uint32_t i;
-    nand_bbt_mark(t, b);
+    bbt_mark(ch, t, b);
     for (i = 0; i < man.n_grown; i++)
-        if (man.grown[i].target == t && man.grown[i].block == b)
+        if (man.grown[i].channel == ch && man.grown[i].target == t && man.grown[i].block == b)
             return;
-    printf("fault: %s target %d block %lu: block retired\n", why, t, (unsigned long)b);
+    printf("fault: %s target %s block %lu: block retired\n", why, tname(ch, t), (unsigned long)b);
     if (man.n_grown < MAX_GROWN) {
-        man.grown[man.n_grown].target = (uint16_t)t;
+        man.grown[man.n_grown].channel = (uint8_t)ch;
+        man.grown[man.n_grown].target = (uint8_t)t;
         man.grown[man.n_grown].block = (uint16_t)b;
         man.n_grown++;
     }
 }
 
-static int used(int t, uint32_t b)
+static int used(int ch, int t, uint32_t b)
 {
     uint32_t i;
     int k;
     for (i = 0; i < man.n_runs; i++)
         for (k = 0; k < 2; k++)
-            if (man.runs[i].target[k] == t && man.runs[i].block[k] == b)
+            if (man.runs[i].channel[k] == ch && man.runs[i].target[k] == t && man.runs[i].block[k] == b)
                 return 1;
     return 0;
 }
 
 static uint32_t area_end(void) { return nand_dev.blocks < AREA_END ? nand_dev.blocks : AREA_END; }
 
-/* The next good, unused data block of target t after its cursor (0 = none left); `not` excluded. */
-static uint32_t alloc_block(int t, uint32_t not)
+/* The next good, unused data block of channel ch, target t after its cursor (0 = none left); `not`
+ * excluded. Every channel has channel 0's geometry (the harness's models; mount checks). */
+static uint32_t alloc_block(int ch, int t, uint32_t not)
 {
     uint32_t n = area_end() - DATA_FIRST, i, b;
     for (i = 0; i < n; i++) {
-        b = DATA_FIRST + (next_data[t] - DATA_FIRST + i) % n;
-        if (b != not && !nand_block_bad(t, b) && !used(t, b)) {
-            next_data[t] = b + 1 >= area_end() ? DATA_FIRST : b + 1;
+        b = DATA_FIRST + (next_data[ch][t] - DATA_FIRST + i) % n;
+        if (b != not && !block_bad(ch, t, b) && !used(ch, t, b)) {
+            next_data[ch][t] = b + 1 >= area_end() ? DATA_FIRST : b + 1;
             return b;
         }
     }
@@ -131,6 +171,21 @@ static uint32_t alloc_block(int t, uint32_t not)
 
 /* Copy k of a record goes to target k when there are two targets, else both to target 0. */
 static int copy_target(int k) { return nand_dev.targets > 1 ? k : 0; }
+
+/* Where copy k of the n-th run goes: slot i = 2n + k on channel i modulo the mounted ones, target
+ * (i / channels + k) modulo its targets, so that the two copies sit on two channels and every target of
+ * every channel takes its turn; with one channel mounted, copy_target(k) of channel 0. */
+static void copy_place(uint32_t n, int k, int *ch, int *t)
+{
+    uint32_t i = 2 * n + (uint32_t)k;
+    if (n_ok < 2) {
+        *ch = 0;
+        *t = copy_target(k);
+        return;
+    }
+    *ch = ok_list[i % (uint32_t)n_ok];
+    *t = (int)((i / (uint32_t)n_ok + (uint32_t)k) % (uint32_t)chan_targets(*ch));
+}
 
 /* Program both extents and read them back byte for byte. On failure the block that failed is
  * retired (its index in *bad) and an error returned. */
@@ -142,8 +197,9 @@ static int write_verified(const extent *e, int n, int *bad, const char *what)
     *bad = -1;
     rc = extents_program(e, n, &io);
     if (rc) {
-        printf("fault: %s %s target %d block %lu page %lu: %s\n", what, io.op, e[io.index].target,
-               (unsigned long)e[io.index].block, (unsigned long)io.page, nand_err_name(rc));
+        printf("fault: %s %s target %s block %lu page %lu: %s\n", what, io.op,
+               tname(e[io.index].channel, e[io.index].target), (unsigned long)e[io.index].block, (unsigned long)io.page,
+               nand_err_name(rc));
         *bad = io.index;
         return rc;
     }
@@ -155,14 +211,16 @@ static int write_verified(const extent *e, int n, int *bad, const char *what)
     if (io.corrected)
         printf("fault: %s verify: ECC corrected %lu bits\n", what, (unsigned long)io.corrected);
     if (rc) {
-        printf("fault: %s verify %s target %d block %lu page %lu: %s\n", what, io.op, e[io.index].target,
-               (unsigned long)e[io.index].block, (unsigned long)io.page, nand_err_name(rc));
+        printf("fault: %s verify %s target %s block %lu page %lu: %s\n", what, io.op,
+               tname(e[io.index].channel, e[io.index].target), (unsigned long)e[io.index].block, (unsigned long)io.page,
+               nand_err_name(rc));
         *bad = io.index;
         return rc;
     }
     for (i = 0; i < n; i++)
         if (memcmp(P8(v[i].addr), P8(e[i].addr), e[i].len)) {
-            printf("fault: %s verify target %d block %lu: data differs\n", what, e[i].target, (unsigned long)e[i].block);
+            printf("fault: %s verify target %s block %lu: data differs\n", what, tname(e[i].channel, e[i].target),
+                   (unsigned long)e[i].block);
             *bad = i;
             return STORE_FAIL;
         }
@@ -190,7 +248,7 @@ static int manifest_write(manifest *m)
             uint32_t i, b = 0;
             for (i = 0; i < MAN_BLOCKS && !b; i++) {
                 uint32_t j = (man_next[t] + i) % MAN_BLOCKS;
-                if (!((man_keep[t] | chosen[t]) >> j & 1u) && !nand_block_bad(t, MAN_FIRST + j))
+                if (!((man_keep[t] | chosen[t]) >> j & 1u) && !block_bad(0, t, MAN_FIRST + j))
                     b = MAN_FIRST + j;
             }
             if (!b) {
@@ -211,7 +269,7 @@ static int manifest_write(manifest *m)
         if (fatal(rc))
             return rc;
         if (bad >= 0)
-            note_grown(e[bad].target, e[bad].block, "manifest write");
+            note_grown(0, e[bad].target, e[bad].block, "manifest write");
         m->n_grown = man.n_grown;
         memcpy(m->grown, man.grown, sizeof m->grown);
         m->crc = man_crc(m);
@@ -239,13 +297,16 @@ static int store_put(uint32_t id, uint32_t addr, uint32_t bytes)
         int k, bad, rc;
         manifest m;
         for (k = 0; k < 2; k++) {
-            int t = copy_target(k);
-            uint32_t b = alloc_block(t, k == 1 && t == e[0].target ? e[0].block : 0);
+            int ch, t;
+            uint32_t b;
+            copy_place(man.n_runs, k, &ch, &t);
+            b = alloc_block(ch, t, k == 1 && t == e[0].target && ch == e[0].channel ? e[0].block : 0);
             if (!b) {
-                printf("store: FAIL (run %lu: no good free block left on target %d)\n", (unsigned long)id, t);
+                printf("store: FAIL (run %lu: no good free block left on target %s)\n", (unsigned long)id, tname(ch, t));
                 return STORE_FAIL;
             }
-            e[k] = (extent){t, b, addr, bytes};
+            e[k] = (extent){t, b, addr, bytes, ch};
+            r.channel[k] = (uint8_t)ch;
             r.target[k] = (uint8_t)t;
             r.block[k] = (uint16_t)b;
         }
@@ -254,7 +315,7 @@ static int store_put(uint32_t id, uint32_t addr, uint32_t bytes)
             if (fatal(rc))
                 return rc;
             if (bad >= 0)
-                note_grown(e[bad].target, e[bad].block, "data write");
+                note_grown(e[bad].channel, e[bad].target, e[bad].block, "data write");
             continue;
         }
         m = man;
@@ -263,9 +324,10 @@ static int store_put(uint32_t id, uint32_t addr, uint32_t bytes)
         if ((rc = manifest_write(&m)) != 0)
             return rc;
         man = m;
-        printf("store: stored run %lu: %lu bytes crc 0x%08lx, copies target %d block %lu, target %d block %lu; "
-               "manifest seq %lu\n", (unsigned long)id, (unsigned long)bytes, (unsigned long)r.crc, r.target[0],
-               (unsigned long)r.block[0], r.target[1], (unsigned long)r.block[1], (unsigned long)man.seq);
+        printf("store: stored run %lu: %lu bytes crc 0x%08lx, copies target %s block %lu, target %s block %lu; "
+               "manifest seq %lu\n", (unsigned long)id, (unsigned long)bytes, (unsigned long)r.crc,
+               tname(r.channel[0], r.target[0]), (unsigned long)r.block[0], tname(r.channel[1], r.target[1]),
+               (unsigned long)r.block[1], (unsigned long)man.seq);
         return 0;
     }
     printf("store: FAIL (run %lu: 8 attempts failed)\n", (unsigned long)id);
@@ -286,32 +348,34 @@ static run_rec *find(uint32_t id)
  * commit the manifest that names it. Until then the old record stays: a power cut loses nothing. */
 static int repair(run_rec *r, int k, uint32_t addr)
 {
-    int attempt, t = r->target[k] < nand_dev.targets ? r->target[k] : 0;
+    int attempt, ch = chan_ok[r->channel[k] % NAND_CHANNELS_MAX] ? r->channel[k] : 0, t;
+    t = r->target[k] < chan_targets(ch) ? r->target[k] : 0;
     for (attempt = 0; attempt < 4; attempt++) {
-        uint32_t b = alloc_block(t, r->target[!k] == t ? r->block[!k] : 0);
-        extent e = {t, b, addr, r->bytes};
+        uint32_t b = alloc_block(ch, t, r->target[!k] == t && r->channel[!k] == ch ? r->block[!k] : 0);
+        extent e = {t, b, addr, r->bytes, ch};
         manifest m;
         int bad, rc;
         if (!b) {
-            printf("store: run %lu: no free block on target %d to repair copy %d\n", (unsigned long)r->id, t, k);
+            printf("store: run %lu: no free block on target %s to repair copy %d\n", (unsigned long)r->id, tname(ch, t), k);
             return STORE_FAIL;
         }
         rc = write_verified(&e, 1, &bad, "repair");
         if (rc) {
             if (fatal(rc))
                 return rc;
-            note_grown(t, b, "repair write");
+            note_grown(ch, t, b, "repair write");
             continue;
         }
         m = man;
         m.seq = man.seq + 1;
+        m.runs[r - man.runs].channel[k] = (uint8_t)ch;
         m.runs[r - man.runs].target[k] = (uint8_t)t;
         m.runs[r - man.runs].block[k] = (uint16_t)b;
         if ((rc = manifest_write(&m)) != 0)
             return rc;
         man = m;
-        printf("store: repaired run %lu copy %d: target %d block %lu; manifest seq %lu\n", (unsigned long)r->id, k, t,
-               (unsigned long)b, (unsigned long)man.seq);
+        printf("store: repaired run %lu copy %d: target %s block %lu; manifest seq %lu\n", (unsigned long)r->id, k,
+               tname(ch, t), (unsigned long)b, (unsigned long)man.seq);
         return 0;
     }
     return STORE_FAIL;
@@ -323,12 +387,13 @@ static int store_get(run_rec *r, uint32_t addr, const char *who)
 {
     int k, failed[2] = {0, 0};
     for (k = 0; k < 2; k++) {
-        extent e = {r->target[k], r->block[k], addr, r->bytes};
+        extent e = {r->target[k], r->block[k], addr, r->bytes, r->channel[k]};
         extent_io io;
         int rc;
         failed[k] = 1;
-        if (e.target >= nand_dev.targets) {
-            printf("fault: %s run %lu copy %d: target %d not available\n", who, (unsigned long)r->id, k, e.target);
+        if (e.target >= chan_targets(e.channel)) {
+            printf("fault: %s run %lu copy %d: target %s not available\n", who, (unsigned long)r->id, k,
+                   tname(e.channel, e.target));
             continue;
         }
         rc = extents_read(&e, 1, &io);
@@ -336,8 +401,8 @@ static int store_get(run_rec *r, uint32_t addr, const char *who)
             printf("fault: %s run %lu copy %d: ECC corrected %lu bits\n", who, (unsigned long)r->id, k,
                    (unsigned long)io.corrected);
         if (rc) {
-            printf("fault: %s run %lu copy %d (target %d block %lu) page %lu: %s\n", who, (unsigned long)r->id, k,
-                   e.target, (unsigned long)e.block, (unsigned long)io.page, nand_err_name(rc));
+            printf("fault: %s run %lu copy %d (target %s block %lu) page %lu: %s\n", who, (unsigned long)r->id, k,
+                   tname(e.channel, e.target), (unsigned long)e.block, (unsigned long)io.page, nand_err_name(rc));
             if (fatal(rc)) {
                 io_fatal = 1;
                 return STORE_FAIL;
@@ -345,8 +410,8 @@ static int store_get(run_rec *r, uint32_t addr, const char *who)
             continue;
         }
         if (crc32(P8(addr), r->bytes) != r->crc) {
-            printf("fault: %s run %lu copy %d (target %d block %lu): CRC mismatch\n", who, (unsigned long)r->id, k,
-                   e.target, (unsigned long)e.block);
+            printf("fault: %s run %lu copy %d (target %s block %lu): CRC mismatch\n", who, (unsigned long)r->id, k,
+                   tname(e.channel, e.target), (unsigned long)e.block);
             continue;
         }
         failed[k] = 0;
@@ -356,7 +421,7 @@ static int store_get(run_rec *r, uint32_t addr, const char *who)
         return STORE_FAIL;
     if (k == 1 && failed[0])
         repair(r, 0, addr);
-    else if (k == 0 && r->target[1] >= nand_dev.targets) /* the second copy's target is gone */
+    else if (k == 0 && r->target[1] >= chan_targets(r->channel[1])) /* the second copy's target is gone */
         repair(r, 1, addr);
     return k;
 }
@@ -382,6 +447,48 @@ static int readback_all(const char *who, uint32_t base)
     return lost;
 }
 
+/* Factory markers of the store's area on target t of the selected channel, into its bad-block table. */
+static int scan_area(int t)
+{
+    uint32_t n = 0;
+    int rc = nand_bbt_scan(t, area_end(), &n);
+    if (rc)
+        printf("store: FAIL (mount: bad-block scan of target %s: %s)\n", tname(nand_channel(), t), nand_err_name(rc));
+    else if (n)
+        printf("mount: target %s: %lu factory-bad block(s) in blocks 0..%lu\n", tname(nand_channel(), t),
+               (unsigned long)n, (unsigned long)(area_end() - 1));
+    next_data[nand_channel()][t] = DATA_FIRST;
+    return rc;
+}
+
+/* Channels 1.. hold run copies: initialise each and scan its area; a channel that does not answer (or
+ * has another geometry) is left out, its copies are read from the other channel and repaired. */
+static void mount_channels(int targets)
+{
+    int c, t, rc;
+    memset(chan_ok, 0, sizeof chan_ok);
+    chan_ok[0] = 1;
+    ok_list[0] = 0;
+    n_ok = 1;
+    for (c = 1; c < nand_channels(); c++) {
+        nand_select(c);
+        rc = nand_reinit(targets, NANDCON_SCRATCH);
+        if (rc == 0 && (nand_dev.blocks != nand_chan[0].dev.blocks || nand_dev.page_bytes != nand_chan[0].dev.page_bytes))
+            rc = NAND_DRV_ID;
+        for (t = 0; rc == 0 && t < nand_dev.targets; t++)
+            rc = scan_area(t);
+        if (rc) {
+            printf("fault: mount: channel %d: %s: left out, its copies are read from the other channels\n", c,
+                   nand_err_name(rc));
+            continue;
+        }
+        chan_ok[c] = 1;
+        ok_list[n_ok++] = c;
+    }
+    nand_select(0);
+    printf("mount: %d channel(s) hold run copies\n", n_ok);
+}
+
 /* Initialise `targets` NAND targets, scan the area's factory markers, find the newest valid manifest. */
 static int mount_targets(int targets)
 {
@@ -390,20 +497,14 @@ static int mount_targets(int targets)
     memset(&man, 0, sizeof man);
     memset(man_keep, 0, sizeof man_keep);
     memset(seqs, 0, sizeof seqs);
+    nand_select(0);
     if ((rc = nand_reinit(targets, NANDCON_SCRATCH)) != 0) {
         printf("store: FAIL (mount: NAND init of %d target(s): %s)\n", targets, nand_err_name(rc));
         return rc;
     }
     for (t = 0; t < nand_dev.targets; t++) {
-        uint32_t n = 0;
-        if ((rc = nand_bbt_scan(t, area_end(), &n)) != 0) {
-            printf("store: FAIL (mount: bad-block scan of target %d: %s)\n", t, nand_err_name(rc));
+        if ((rc = scan_area(t)) != 0)
             return rc;
-        }
-        if (n)
-            printf("mount: target %d: %lu factory-bad block(s) in blocks 0..%lu\n", t, (unsigned long)n,
-                   (unsigned long)(area_end() - 1));
-        next_data[t] = DATA_FIRST;
         man_next[t] = 0;
         for (b = 0; b < MAN_BLOCKS; b++) {
             manifest *m = (manifest *)P8(W_MAN);
@@ -440,8 +541,10 @@ static int mount_targets(int targets)
                 man_keep[t] |= 1u << b;
                 man_next[t] = (b + 1) % MAN_BLOCKS;
             }
+    mount_channels(targets);
     for (b = 0; b < man.n_grown; b++)
-        nand_bbt_mark(man.grown[b].target, man.grown[b].block);
+        if (chan_ok[man.grown[b].channel % NAND_CHANNELS_MAX])
+            bbt_mark(man.grown[b].channel, man.grown[b].target, man.grown[b].block);
     if (man.seq)
         printf("mount: manifest seq %lu (target %lu block %lu): %lu run(s), %lu grown bad block(s); %d target(s)\n",
                (unsigned long)man.seq, (unsigned long)(where >> 16), (unsigned long)(where & 0xFFFF),

@@ -26,7 +26,7 @@ object Gen {
   /** An integer option restricted to `allowed` (empty: any value >= `min`). */
   def intOpt(name: String, default: Int, allowed: Seq[Int] = Nil, what: String = "N", min: Int = 0): Opt =
     Opt(name, if (allowed.nonEmpty) allowed.mkString("|") else what, Some(default.toString), check = v =>
-      v.toIntOption match {
+      (if (v.matches("-?[0-9]{1,9}")) v.toIntOption else None) match { // ASCII digits only (toInt takes any script's)
         case None => Some(s"--$name expects a number, got '$v'")
         case Some(n) if allowed.nonEmpty && !allowed.contains(n) => Some(s"--$name must be one of ${allowed.mkString(", ")}, not $n")
         case Some(n) if n < min => Some(s"--$name must be at least $min, got $n")
@@ -44,11 +44,12 @@ object Gen {
   }
 
   /** Parse `args` against `opts` (plus `--out DIR`, default `defaultOut`); on a bad argument print
-    * the reason and the usage line to stderr and exit with status 2. */
+    * the usage line and then the reason (the last line, as argparse does) to stderr and exit with
+    * status 2, before anything is elaborated or written. */
   def parse(prog: String, args: Array[String], defaultOut: String, opts: Seq[Opt]): Args = {
     val all = Opt("out", "DIR: output folder", Some(defaultOut)) +: opts
     def fail(msg: String): Nothing = {
-      System.err.println(s"$prog: $msg\nusage: $prog ${all.map(_.usage).mkString(" ")}")
+      System.err.println(s"usage: $prog ${all.map(_.usage).mkString(" ")}\n$prog: error: $msg")
       sys.exit(2)
     }
     val byName = all.map(o => s"--${o.name}" -> o).toMap

@@ -16,8 +16,12 @@ import spinal.lib.bus.regif._
   * @param arrays register arrays: for "CH", registers CH0_X, CH1_X, ... must repeat one layout at a
   *               constant stride; the header then also names the layout once (`DMA_CH_X`,
   *               `DMA_CH_STRIDE`, `DMA_CH_COUNT`) so drivers index channels instead of naming them.
+  * @param constants fields (`<REGISTER>_<FIELD>`) whose reset value the header also names as a constant,
+  *               `<PREFIX>_<REGISTER>_<FIELD>` (e.g. `NAND_ID_MAGIC`): a read-only value software compares
+  *               with, taken from the field's one definition instead of being restated in C.
   */
-case class RegBlock(name: String, prefix: String, title: String, source: String, arrays: Seq[String] = Nil) {
+case class RegBlock(name: String, prefix: String, title: String, source: String, arrays: Seq[String] = Nil,
+                    constants: Seq[String] = Nil) {
   def emit(bi: BusIf): Unit = Seq(RegCHeader(this), RegJson(this), RegMarkdown(this), DocHtml(name)).foreach(bi.accept)
 }
 
@@ -86,7 +90,7 @@ case class RegCHeader(blk: RegBlock) extends BusIfDoc {
     val rs = regs(bi)
     // Registers of an array: their offsets only; the fields are named once for the array below.
     val inArray = blk.arrays.map(an => s"^$an\\d+_".r)
-    val lines = rs.flatMap { r =>
+    val lines0 = rs.flatMap { r =>
       if (inArray.exists(_.findFirstIn(r.name).nonEmpty)) defs(p, r.copy(fields = Nil), bi.busDataWidth) else defs(p, r, bi.busDataWidth)
     } ++ blk.arrays.flatMap { an =>
       val a = array(rs, an, blk.name)
@@ -95,6 +99,12 @@ case class RegCHeader(blk: RegBlock) extends BusIfDoc {
           (s"${p}_${an}(n)", s"(${hex(a.base, 3)} + (n) * ${hex(a.stride, 3)})", s"base of instance n; its registers below are relative to it")) ++
         a.regs.flatMap(r => defs(s"${p}_$an", r.copy(doc = ""), bi.busDataWidth))
     }
+    val consts = blk.constants.map { c =>
+      val f = rs.flatMap(r => r.fields.filter(f => s"${r.name}_${f.name}" == c)).headOption.getOrElse(
+        throw new IllegalArgumentException(s"${blk.name}: constant $c names no register field"))
+      (s"${p}_$c", hex(f.reset, 8) + "u", s"reset value of ${c}: ${f.doc.replace("\n", " ")}")
+    }
+    val lines = lines0 ++ consts
     val w = lines.map(_._1.length).max + 1
     val guard = s"LSMC_${blk.name.toUpperCase}_H"
     val text = lines.map { case (n, v, c) =>

@@ -1,0 +1,69 @@
+"""soc.Generate's channel and port options with bad values (issue 14): `--nand-channels` and
+`--dma-read-ports` refused before anything is elaborated or written, exit status 2, the reason as the
+last stderr line (after the usage line, as argparse does), no exception trace.
+
+The generator runs from its compiled classpath (one `mill show soc.runClasspath`, then a plain JVM per
+case): Gen.parse refuses before SpinalHDL starts, so a case costs a JVM start, not a generation."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from lsmc import build
+
+CASES = [  # (option, value, the last stderr line after "soc.Generate: error: ")
+    ("--nand-channels", "0", "--nand-channels must be one of 1, 2, 3, 4, not 0"),
+    ("--nand-channels", "5", "--nand-channels must be one of 1, 2, 3, 4, not 5"),
+    ("--nand-channels", "-1", "--nand-channels must be one of 1, 2, 3, 4, not -1"),
+    ("--nand-channels", "two", "--nand-channels expects a number, got 'two'"),
+    ("--nand-channels", "\u0664", "--nand-channels expects a number, got '\u0664'"),  # Arabic-Indic 4: not ASCII
+    ("--nand-channels", "", "--nand-channels expects a number, got ''"),
+    ("--dma-read-ports", "0", "--dma-read-ports must be one of 1, 2, not 0"),
+    ("--dma-read-ports", "5", "--dma-read-ports must be one of 1, 2, not 5"),
+    ("--dma-read-ports", "-2", "--dma-read-ports must be one of 1, 2, not -2"),
+    ("--dma-read-ports", "1.5", "--dma-read-ports expects a number, got '1.5'"),
+    ("--dma-read-ports", "99999999999", "--dma-read-ports expects a number, got '99999999999'"),
+]
+
+
+@pytest.fixture(scope="module")
+def classpath():
+    if not shutil.which("java"):
+        pytest.skip("no java")
+    text = build.mill("show", "soc.runClasspath").stdout
+    refs = json.loads(text[text.index("["):text.rindex("]") + 1])
+    return ":".join(r.split(":", 3)[-1] if r.startswith("qref:") or r.startswith("ref:") else r for r in refs)
+
+
+@pytest.mark.parametrize("opt,value,reason", CASES, ids=[f"{c[0][2:]}={c[1]!r}" for c in CASES])
+def test_soc_generate_refuses_bad_channel_and_port_counts(classpath, tmp_path, opt, value, reason):
+    out = tmp_path / "gen"
+    r = subprocess.run(["java", "-cp", classpath, "soc.Generate", "--out", str(out), opt, value],
+                       capture_output=True, text=True, timeout=120)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2, r.stderr
+    assert lines[-1] == f"soc.Generate: error: {reason}", r.stderr
+    assert lines[0].startswith("usage: soc.Generate ") and len(lines) == 2, r.stderr
+    assert not out.exists()  # refused before the output folder was made
+
+
+HARNESS_CASES = [  # the standalone NAND harness's --channels (sim/nand/nand_harness.cpp), one line each
+    ("0", "--channels: 0 is below the minimum 1"),
+    ("9", "--channels: '9' is larger than the maximum 8"),
+    ("-1", "--channels: bad number '-1'"),
+    ("four", "--channels: bad number 'four'"),
+    ("", "--channels: empty value, expected a number"),
+]
+
+
+@pytest.mark.parametrize("value,reason", HARNESS_CASES, ids=[repr(c[0]) for c in HARNESS_CASES])
+def test_nand_harness_refuses_bad_channel_counts(value, reason):
+    from lsmc.sim import nandsim
+    r = subprocess.run([str(nandsim.build_sim()), "--channels", value], input="", capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"VNandController: error: {reason}"), r.stderr
