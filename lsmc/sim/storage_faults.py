@@ -44,7 +44,7 @@ bit-flips * 3
 bit-flips 2.* 3
 bad 0 15
 bad 3.0 14
-grown-bad 1 14
+grown-bad 1.1 14
 weak-block 0 11 0
 weak-page 1 9 0 0
 grave-page 0 9 0 5
@@ -58,9 +58,9 @@ power-cut 0 erase 8-13 6
 """
 
 FULL_SCHEDULE = SHORT_SCHEDULE.replace("every kind but stuck R/B#", "every kind") + """\
-power-cut 2.1 erase 14-47 1
+power-cut 3.1 erase 14-47 2
 power-cut 0 program 8-13 9
-stuck-busy 1 9000000
+stuck-busy 1 20000000
 """
 
 

@@ -10,7 +10,7 @@
 typedef struct {
     int target;
     uint32_t block, addr, len; /* DDR source / destination and byte length */
-    int channel;               /* NAND channel (last: positional initialisers leave it 0) */
+    int channel;               /* NAND channel */
 } extent;
 
 /* Where an operation stopped: extent index, page, and which step (a static name). */

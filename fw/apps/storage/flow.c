@@ -132,8 +132,8 @@ int storage_flow_run(const storage_cfg *cfg, storage_result *res)
 
     /* 2. runs -> NAND (run0 on target 0, run1 on target 1 when there are two) */
     t0 = timer_now();
-    ex[0] = (extent){0, BLK_RUNS, ST_RUN0, (uint32_t)len0};
-    ex[1] = (extent){t1, t1 ? BLK_RUNS : BLK_RUNS + 3, ST_RUN1, (uint32_t)len1};
+    ex[0] = (extent){0, BLK_RUNS, ST_RUN0, (uint32_t)len0, 0};
+    ex[1] = (extent){t1, t1 ? BLK_RUNS : BLK_RUNS + 3, ST_RUN1, (uint32_t)len1, 0};
     if ((rc = io_extents(ex, 2, 1, res)) != 0)
         return rc;
     res->cycles_write = timer_now() - t0;
@@ -180,8 +180,8 @@ int storage_flow_run(const storage_cfg *cfg, storage_result *res)
 
     /* 5. merged run and invalid addresses -> NAND (the new SSTable and the GC list) */
     t0 = timer_now();
-    ex[0] = (extent){0, BLK_RESULT, ST_HW_OUT, res->out_bytes};
-    ex[1] = (extent){t1, t1 ? BLK_RESULT : BLK_RESULT + 3, ST_HW_INV, res->inv_bytes};
+    ex[0] = (extent){0, BLK_RESULT, ST_HW_OUT, res->out_bytes, 0};
+    ex[1] = (extent){t1, t1 ? BLK_RESULT : BLK_RESULT + 3, ST_HW_INV, res->inv_bytes, 0};
     if ((rc = io_extents(ex, res->inv_bytes ? 2 : 1, 1, res)) != 0)
         return rc;
     res->cycles_writeback = timer_now() - t0;

@@ -95,9 +95,9 @@ static uint32_t man_crc(const manifest *m) { return crc32((const uint8_t *)m, of
 /* "T" on channel 0 (the one-channel name), "C.T" on channel C: the SoC harness names targets so. */
 static const char *tname(int ch, int t)
 {
-    static char buf[4][8];
-    static int i;
-    char *b = buf[i++ & 3];
+    static char buf[4][24]; /* room for two full ints: the compiler checks the bound */
+    static unsigned i;
+    char *b = buf[i++ & 3u];
     if (ch)
         snprintf(b, sizeof buf[0], "%d.%d", ch, t);
     else
@@ -257,7 +257,7 @@ static int manifest_write(manifest *m)
             }
             chosen[t] |= 1u << (b - MAN_FIRST);
             man_next[t] = (b - MAN_FIRST + 1) % MAN_BLOCKS;
-            e[k] = (extent){t, b, W_MAN, nand_dev.page_bytes};
+            e[k] = (extent){t, b, W_MAN, nand_dev.page_bytes, 0};
         }
         rc = write_verified(e, 2, &bad, "manifest");
         if (rc == 0) {
@@ -508,7 +508,7 @@ static int mount_targets(int targets)
         man_next[t] = 0;
         for (b = 0; b < MAN_BLOCKS; b++) {
             manifest *m = (manifest *)P8(W_MAN);
-            extent e = {t, MAN_FIRST + b, W_MAN, nand_dev.page_bytes};
+            extent e = {t, MAN_FIRST + b, W_MAN, nand_dev.page_bytes, 0};
             extent_io io;
             if (nand_block_bad(t, e.block))
                 continue;
