@@ -127,9 +127,11 @@ def _start_boardsim():
     return proc, f"socket://127.0.0.1:{port}", err
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def endpoint(request):
-    """Start (sim, boardsim) or name (board) the serial line; read up to the first prompt once."""
+    """Start (sim, boardsim) or name (board) the serial line; read up to the first prompt once.
+    Module scope: the simulator runs freely while it waits at the prompt, so it must stop when the
+    console tests end, not hold a core for the rest of the suite (a session fixture did: 20 CPU-min)."""
     target = _target(request.config)
     proc, err = None, []
     if target == "board":
