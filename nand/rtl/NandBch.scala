@@ -96,17 +96,19 @@ case class BchParams(t: Int = 8, dataBytes: Int = 512, m: Int = 13, prim: Int = 
   // so the logic depth after synthesis is log(inputs), not the length of the unrolled LFSR or multiply
   // loop (timing, docs/boards.md), and the Verilog stays one line per output bit (a tree of named
   // 2-input XORs made the SoC's Verilog 7 MB and its Verilator build minutes longer).
-  /** Division step: the remainder after 8 more message bits (MSB first). */
-  def remStep(rem: Bits, byte: Bits): Bits = {
-    // Symbolic LFSR: bit i of the state as the set of inputs it XORs (0..r-1 rem, r..r+7 byte bit 0..7).
+  /** Division step: the remainder after 8 more message bits per byte (bytes in order, each MSB first),
+    * one XOR matrix over all of them: two bytes per clock cost one matrix's depth, not two in series. */
+  def remStep(rem: Bits, bytes: Bits*): Bits = {
+    // Symbolic LFSR: bit i of the state as the set of inputs it XORs (0..r-1 rem, r + 8n + b bit b of
+    // byte n).
     val low = gen.clearBit(r)
     def xor(a: Set[Int], b: Set[Int]): Set[Int] = (a diff b) union (b diff a)
     var x: IndexedSeq[Set[Int]] = (0 until r).map(i => Set(i))
-    for (b <- 7 to 0 by -1) {
-      val fb = xor(x(r - 1), Set(r + b))
+    for (n <- bytes.indices; b <- 7 to 0 by -1) {
+      val fb = xor(x(r - 1), Set(r + 8 * n + b))
       x = (0 until r).map(i => xor(if (i == 0) Set.empty[Int] else x(i - 1), if (low.testBit(i)) fb else Set.empty[Int]))
     }
-    xorMatrix(r, byte ## rem, i => x(i).toSeq)
+    xorMatrix(r, bytes.reverse.reduce(_ ## _) ## rem, i => x(i).toSeq)
   }
   /** sum_k a_k * c_k for constants c_k (one XOR matrix over all the a_k's bits). */
   def constMulSum(terms: Seq[(Bits, Int)]): Bits = {

@@ -233,7 +233,7 @@ class NandCommandLayer(p: NandParams) extends Component {
     when(txFeat) { featIdx := featIdx + 1 } otherwise {
       txIdx := txIdx + 2
       when(eccOn && txInMain) {
-        val nr = bch.remStep(bch.remStep(encRem, txPairs.payload(7 downto 0)), txPairs.payload(15 downto 8))
+        val nr = bch.remStep(encRem, txPairs.payload(7 downto 0), txPairs.payload(15 downto 8))
         encRem := nr
         when(txIdx(p.sectorShift - 1 downto 1).andR) { encCodes(txSector) := checkVec(nr); encRem := 0 }
       }
@@ -291,8 +291,8 @@ class NandCommandLayer(p: NandParams) extends Component {
     }
     rxIdx := rxIdx + Mux(two, U(2, 2 bits), U(1, 2 bits)).resize(17)
     when(eccOn && rxInMain) {
-      val r1 = bch.remStep(decRem, b0)
-      val nr = Mux(two, bch.remStep(r1, b1), r1)
+      // Both widths straight from decRem (one XOR matrix deep), `two` only selects.
+      val nr = Mux(two, bch.remStep(decRem, b0, b1), bch.remStep(decRem, b0))
       decRem := nr
       val sectorEnd = Mux(two, rxIdx(p.sectorShift - 1 downto 1).andR, rxIdx(p.sectorShift - 1 downto 0).andR)
       when(sectorEnd) { decRems((rxIdx >> p.sectorShift).resize(secBits)) := nr; decRem := 0 }
