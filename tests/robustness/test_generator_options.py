@@ -21,9 +21,9 @@ CASES = [  # (option, value, the last stderr line after "soc.Generate: error: ")
     ("--nand-channels", "two", "--nand-channels expects a number, got 'two'"),
     ("--nand-channels", "\u0664", "--nand-channels expects a number, got '\u0664'"),  # Arabic-Indic 4: not ASCII
     ("--nand-channels", "", "--nand-channels expects a number, got ''"),
-    ("--dma-read-ports", "0", "--dma-read-ports must be one of 1, 2, not 0"),
-    ("--dma-read-ports", "5", "--dma-read-ports must be one of 1, 2, not 5"),
-    ("--dma-read-ports", "-2", "--dma-read-ports must be one of 1, 2, not -2"),
+    ("--dma-read-ports", "0", "--dma-read-ports must be one of 1, 2, 4, not 0"),
+    ("--dma-read-ports", "5", "--dma-read-ports must be one of 1, 2, 4, not 5"),
+    ("--dma-read-ports", "-2", "--dma-read-ports must be one of 1, 2, 4, not -2"),
     ("--dma-read-ports", "1.5", "--dma-read-ports expects a number, got '1.5'"),
     ("--dma-read-ports", "99999999999", "--dma-read-ports expects a number, got '99999999999'"),
 ]
