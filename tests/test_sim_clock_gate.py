@@ -55,7 +55,7 @@ def test_soc_gates_every_unit_and_the_board_soc_has_none():
     # every DDR port's slave-driven signals pass an input stage (registered only in the gated Verilator
     # build, a wire elsewhere): 5 per port (AR/AW/W ready, R valid, R payload, B valid, B payload)
     ports = len(re.findall(r"^\s*output\s+wire\s+io_ddr\w*_ar_valid\b", top, re.MULTILINE))
-    assert ports == 1 + units * soc.SCALING_DMA_READ_PORTS  # the CPU's port and the units' (two each)
+    assert ports == 1 + units * soc.scaling_read_ports(units, 4)  # the CPU's port and the units' (one per reader)
     assert len(re.findall(r"^\s*LsmcSimInputStage\s+#", top, re.MULTILINE)) == 5 * ports
     stage = v[v.index("module LsmcSimInputStage"):]
     stage = stage[:stage.index("endmodule")]
