@@ -184,7 +184,8 @@ def test_docs_command_is_clean():
 
 def test_generator_arguments_are_checked(tmp_path):
     from lsmc import build
-    with pytest.raises(build.BuildError, match=r"usage: soc.MemoryMap \[--out DIR\](.|\n)*soc.MemoryMap: error: unknown argument '--bogus'"):
+    usage_then_error = r"usage: soc.MemoryMap \[--out DIR\](.|\n)*soc.MemoryMap: error: unknown argument '--bogus'"
+    with pytest.raises(build.BuildError, match=usage_then_error):
         build.mill("socmap.runMain", "soc.MemoryMap", "--bogus")
     with pytest.raises(build.BuildError, match="--out needs a value"):
         build.mill("socmap.runMain", "soc.MemoryMap", "--out")
