@@ -60,8 +60,12 @@ def add_lsmc_soc(soc, itf: SocInterface, soc_verilog: Path, lsmc_cd: str = "lsmc
             raise BoardError("the board's DRAM is smaller than the SoC's 256 MiB DDR window")
         axi = AXIInterface(data_width=axi_p.data_width, address_width=aw, id_width=max(axi_p.id_width, 1),
                            clock_domain=lsmc_cd)
-        bridge = ClockDomainsRenamer(lsmc_cd)(LiteDRAMAXI2Native(axi, port))
-        setattr(soc, f"lsmc_{axi_p.prefix[3:].lower()}_axi2native", bridge)
+        bridged = AXIInterface(data_width=axi_p.data_width, address_width=aw, id_width=max(axi_p.id_width, 1),
+                               clock_domain=lsmc_cd)
+        name = axi_p.prefix[3:].lower()
+        bridge = ClockDomainsRenamer(lsmc_cd)(LiteDRAMAXI2Native(bridged, port))
+        setattr(soc, f"lsmc_{name}_axi2native", bridge)
+        setattr(soc, f"lsmc_{name}_axi_slice", _axi_register_slice(axi, bridged, lsmc_cd))
         soc.lsmc_ddr_ports.append((axi_p, axi, port))
         for (ch, f), p in axi_p.ports.items():
             chan = getattr(axi, ch)
@@ -125,6 +129,23 @@ def add_lsmc_soc(soc, itf: SocInterface, soc_verilog: Path, lsmc_cd: str = "lsmc
     return conns
 
 
+def _axi_register_slice(master, slave, cd):
+    """A full register slice on all five AXI channels between the SoC (`master`) and LiteDRAM's bridge
+    (`slave`): valid, payload and ready all registered (LiteX stream Buffer with pipe_valid and
+    pipe_ready). Without it the ECPIX-5 design's `lsmc` clock was limited at 64.36 MHz (f6d4008) by a
+    combinational path from AXI2Native's write-buffer level through its upconverter's arbitration into
+    the SoC's aw output stage. Costs 2 cycles of latency per direction of each channel."""
+    from litex.soc.interconnect.stream import Buffer
+    from migen import ClockDomainsRenamer, Module
+    m = Module()
+    for ch, down in (("aw", True), ("w", True), ("ar", True), ("r", False), ("b", False)):
+        src, dst = (getattr(master, ch), getattr(slave, ch)) if down else (getattr(slave, ch), getattr(master, ch))
+        buf = Buffer(src.description, pipe_valid=True, pipe_ready=True)
+        m.submodules += buf
+        m.comb += [src.connect(buf.sink), buf.source.connect(dst)]
+    return ClockDomainsRenamer(cd)(m)
+
+
 def _write_data_after_command(soc, port, cd):
     """A native port that passes a write beat on only after its command was accepted.
 
@@ -166,7 +187,8 @@ def make_soc_class():
     class LsmcBoardSoC(SoCCore):
         """Board CRG + LiteDRAM + BIOS CPU (DRAM calibration only) + the LSMC SoC black box.
         `board` supplies: name, ident, platform(), crg(platform, sys_clk, lsmc_clk), dram(soc, platform,
-        sys_clk), optional nand_pads(platform, targets) and led_pads(platform)."""
+        sys_clk), optional nand_pads(platform, targets), led_pads(platform) and bios_rom_size (bytes,
+        default 64 KiB)."""
 
         def __init__(self, board, soc_verilog: Path, sys_clk_freq: float, lsmc_clk_freq: float):
             itf = soc_interface(soc_verilog)
@@ -175,7 +197,8 @@ def make_soc_class():
             # BIOS CPU: smallest VexRiscv; ROM holds the LiteX BIOS (liblitedram calibration + memtest).
             SoCCore.__init__(self, platform, sys_clk_freq, ident=f"LSMC on {board.ident}",
                              cpu_type="vexriscv", cpu_variant="minimal",
-                             integrated_rom_size=0x10000, integrated_sram_size=0x2000,
+                             integrated_rom_size=getattr(board, "bios_rom_size", 0x10000),
+                             integrated_sram_size=0x2000,
                              with_uart=False)
             board.dram(self, platform, sys_clk_freq)
             nand_pads = board.nand_pads(platform, itf.nand_targets) if itf.nand else None

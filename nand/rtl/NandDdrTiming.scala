@@ -84,11 +84,12 @@ class NandDdrTiming(p: NandParams) extends Component {
   when(io.cfg.enable) { hs := Mux(hs + 2 >= (n << 1).resize(5), U(0, 5 bits), hs + 2) } otherwise { hs := 0 }
 
   // ------------------------------------------------------------------ data to the flash: DQS burst engine
-  // Beats of one or two bytes queue in `fifo`; `stage` holds the next bytes (up to 4) so that the two
+  // Beats of one or two bytes queue in `fifo`; `stage` holds the next bytes (up to 6) so that the two
   // half-slots of a cycle can each take one (n = 1) without waiting for the FIFO's next head.
   val fifo = StreamFifo(BytePair(), 16)
   fifo.io.push << io.dout
-  val stage = Vec(Reg(Bits(8 bits)), 4)
+  val stageBytes = 6
+  val stage = Vec(Reg(Bits(8 bits)), stageBytes)
   val stCnt = Reg(UInt(3 bits)) init (0)
   val queued = Reg(UInt(7 bits)) init (0) // bytes in fifo + stage
   object BState extends SpinalEnum { val OFF, PRE, RUN, POST = newElement() }
@@ -135,7 +136,7 @@ class NandDdrTiming(p: NandParams) extends Component {
       when(rPh === 0) {
         when(!bDouble || !rIdx(0)) {
           take := taken + 1
-          nDq := stage(taken)
+          nDq := Vec(stage.take(4))(taken) // taken < 2 here: the half-slots of one cycle
         }
       }
       when(rPh === half.resize(4)) { nDqs := !rIdx(0) }
@@ -151,21 +152,33 @@ class NandDdrTiming(p: NandParams) extends Component {
   // (preamble 4n-1 halves), first DQ byte at half 4n-1-n/2, its DQS edge n/2 halves later.
   val bStart = False
   val bStartWait = ((n.resize(6) << 2) - 1 - half.resize(6)).resize(6)
-  val st0 = Mux(bStart, BState.PRE(), bState)
-  val (s1, w1, p1, i1, d1, q1, take1, o1) = bStep(st0, Mux(bStart, bStartWait, bWait), Mux(bStart, U(0, 4 bits), bPhase),
-    Mux(bStart, U(0, 16 bits), bIdx), bDq, Mux(bStart, False, bDqs), U(0, 2 bits))
-  val (s2, w2, p2, i2, d2, q2, take2, o2) = bStep(s1, w1, p1, i1, d1, q1, take1)
-  bState := s2; bWait := w2; bPhase := p2; bIdx := i2; bDq := d2; bDqs := q2
+  // Timing (ECP5): the two half-slots run on registers only; the sequencer's bStart picks between them and
+  // a second pair started from PRE (also registers and config only) at the end, instead of feeding the
+  // chain's inputs. A burst starts only with the engine OFF (a DOUT ends only once it is OFF again), where
+  // both pairs take no byte: `take2` comes from the running pair alone, off the sequencer's path.
+  val (r1, rw1, rp1, ri1, rd1, rq1, rTake1, ro1) = bStep(bState, bWait, bPhase, bIdx, bDq, bDqs, U(0, 2 bits))
+  val (r2, rw2, rp2, ri2, rd2, rq2, take2, ro2) = bStep(r1, rw1, rp1, ri1, rd1, rq1, rTake1)
+  val (n1, nw1, np1, ni1, nd1, nq1, nTake1, no1) = bStep(BState.PRE(), bStartWait, U(0, 4 bits), U(0, 16 bits),
+    bDq, False, U(0, 2 bits))
+  val (n2, nw2, np2, ni2, nd2, nq2, _, no2) = bStep(n1, nw1, np1, ni1, nd1, nq1, nTake1)
+  val o1 = Mux(bStart, no1, ro1)
+  val o2 = Mux(bStart, no2, ro2)
+  bState := Mux(bStart, n2, r2); bWait := Mux(bStart, nw2, rw2); bPhase := Mux(bStart, np2, rp2)
+  bIdx := Mux(bStart, ni2, ri2); bDq := Mux(bStart, nd2, rd2); bDqs := Mux(bStart, nq2, rq2)
   // Stage bookkeeping: drop the bytes taken, append the FIFO head when it fits.
   when(take2.resize(3) > stCnt) { underrun := True }
   val taken = Mux(take2.resize(3) > stCnt, stCnt, take2.resize(3))
   val left = stCnt - taken
   val headBytes = Mux(fifo.io.pop.two, U(2, 3 bits), U(1, 3 bits))
-  fifo.io.pop.ready := left + headBytes <= 4
-  val nextStage = Vec(Bits(8 bits), 4)
-  for (i <- 0 until 4) {
+  // The head moves in when it fits beside the bytes held at the start of the cycle, not those left after
+  // this cycle's takes: the FIFO's pop is then off the half-slot chain. Two more stage bytes (6, was 4
+  // counted after the takes, which take at most 2) keep the stage at least as full as before in every
+  // cycle, so the pins see the same bytes at the same time and no new underrun can occur.
+  fifo.io.pop.ready := stCnt.resize(4) + headBytes <= stageBytes
+  val nextStage = Vec(Bits(8 bits), stageBytes)
+  for (i <- 0 until stageBytes) {
     nextStage(i) := stage(i)
-    for (k <- 1 to 2 if i + k < 4) when(taken === k) { nextStage(i) := stage(i + k) }
+    for (k <- 1 to 2 if i + k < stageBytes) when(taken === k) { nextStage(i) := stage(i + k) }
     when(fifo.io.pop.fire && left === i) { nextStage(i) := fifo.io.pop.b0 }
     if (i > 0) when(fifo.io.pop.fire && fifo.io.pop.two && left === i - 1) { nextStage(i) := fifo.io.pop.b1 }
   }
