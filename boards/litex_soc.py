@@ -187,8 +187,7 @@ def make_soc_class():
     class LsmcBoardSoC(SoCCore):
         """Board CRG + LiteDRAM + BIOS CPU (DRAM calibration only) + the LSMC SoC black box.
         `board` supplies: name, ident, platform(), crg(platform, sys_clk, lsmc_clk), dram(soc, platform,
-        sys_clk), optional nand_pads(platform, targets), led_pads(platform) and bios_rom_size (bytes,
-        default 64 KiB)."""
+        sys_clk), optional nand_pads(platform, targets) and led_pads(platform)."""
 
         def __init__(self, board, soc_verilog: Path, sys_clk_freq: float, lsmc_clk_freq: float):
             itf = soc_interface(soc_verilog)
@@ -197,8 +196,7 @@ def make_soc_class():
             # BIOS CPU: smallest VexRiscv; ROM holds the LiteX BIOS (liblitedram calibration + memtest).
             SoCCore.__init__(self, platform, sys_clk_freq, ident=f"LSMC on {board.ident}",
                              cpu_type="vexriscv", cpu_variant="minimal",
-                             integrated_rom_size=getattr(board, "bios_rom_size", 0x10000),
-                             integrated_sram_size=0x2000,
+                             integrated_rom_size=0x10000, integrated_sram_size=0x2000,
                              with_uart=False)
             board.dram(self, platform, sys_clk_freq)
             nand_pads = board.nand_pads(platform, itf.nand_targets) if itf.nand else None

@@ -19,9 +19,6 @@ class ECPIX5:
     # LiteDRAM's ECP5 DDR3 PHY runs 1:2 off sys (sys2x through ECLKSYNCB/CLKDIVF); 75 MHz (DDR3-300) is
     # the setting litex-boards uses and proves on this board.
     sys_clk_freq = 75e6
-    # The BIOS is 28.9 KiB here (build/boards/ecpix5/software/bios/bios.bin); a 32 KiB ROM instead of 64
-    # frees 16 of the 208 DP16KD (the whole design used 199 at f6d4008: near-full block RAM hurts routing).
-    bios_rom_size = 0x8000
 
     @staticmethod
     def platform():
