@@ -12,6 +12,7 @@ test connects anew (the harness accepts the next client when one leaves).
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 import threading
 import time
@@ -22,6 +23,7 @@ import pytest
 from lsmc.console import BAUD, PROMPT, Console, ConsoleError, open_port
 
 TARGETS = ("sim", "boardsim", "board")
+TIMEOUT_SCALE = {"boardsim": 10}  # per target: every wait of a test times this
 
 
 @dataclass
@@ -110,8 +112,12 @@ def _start_boardsim():
     try:
         # Line-buffered: into a pipe the simulator's stdio would hold "[serial2tcp] loaded" in a 4 KiB
         # block buffer, and the wait below saw nothing (the whole suite errored at setup).
+        # SIGPIPE ignored (inherited through exec): a test that gives up while output is still on its
+        # way closes the socket, and serial2tcp's next write would otherwise end the simulator for every
+        # test after it (seen: one timeout, then 42 "connection refused").
         proc = subprocess.Popen(["stdbuf", "-oL", "-eL", str(exe)], cwd=gw, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT)
+                                stderr=subprocess.STDOUT,
+                                preexec_fn=lambda: signal.signal(signal.SIGPIPE, signal.SIG_IGN))
         threading.Thread(target=_drain, args=(proc.stdout, err), daemon=True).start()
         # No probing connection: serial2tcp would keep writing to it once closed (SIGPIPE ends the
         # simulator). Its start-up line says it is listening.
@@ -223,6 +229,9 @@ class Session:
         self.dut = dut
         self.endpoint = endpoint
         self._n = 0
+        # The LiteX board simulation (LiteDRAM, BIOS CPU and the SoC in one Verilator model) ran ~20 k
+        # cycles/s here at load 8: a few characters per second at 115200 baud, so its waits are longer.
+        self.scale = TIMEOUT_SCALE.get(endpoint.target, 1)
 
     def sync(self, timeout=60):
         """Make the next prompt ours, whatever is still queued (output the previous connection left,
@@ -231,9 +240,9 @@ class Session:
         self._n += 1
         marker = f"zq{self._n:03d}"
         self.write(b"\n" + marker.encode())
-        self.dut.expect_exact(marker, timeout=timeout)
+        self.dut.expect_exact(marker, timeout=timeout * self.scale)
         self.write(b"\x08" * len(marker) + b"\n")
-        self.dut.expect_exact(PROMPT, timeout=timeout)
+        self.dut.expect_exact(PROMPT, timeout=timeout * self.scale)
 
     def write(self, data: bytes) -> None:
         self.dut.serial.proc.write(data)
@@ -244,7 +253,7 @@ class Session:
 
     def until(self, text: str, timeout: float = 60) -> str:
         """Output up to and including `text` (literal)."""
-        before = self.dut.expect_exact(text, timeout=timeout, return_what_before_match=True)
+        before = self.dut.expect_exact(text, timeout=timeout * self.scale, return_what_before_match=True)
         return before.decode("latin-1") + text
 
     def check_alive(self, n: int = 64) -> dict:
