@@ -242,7 +242,8 @@ def scaling_conditions(ddr: str) -> str:
 
     return (f"Full SoC (VexRiscv + M compaction units of K ways, 128-bit streams, a {soc.SCALING_DMA_PORT_WIDTH}-bit "
             f"DDR port per DMA reader (K per unit, the writers on the first), {soc.SCALING_DMA_WRITE_BURST}-beat "
-            "(256-bit) DMA write bursts), "
+            "(256-bit) DMA write bursts" + (", grouped across the units" if soc.SCALING_DMA_WRITE_GROUP else "") +
+            "), "
             f"DDR model preset `{ddr}`, {paper.clock_hz() // 1_000_000} MHz nominal clock; counter bracket: "
             "machine timer from the first unit's start to the last unit's end, every unit's registers programmed "
             "before it (docs/scaling.md); workload: kb16 gen short keys, 25 % overlap, G 16, one job split by key "
