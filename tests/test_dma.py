@@ -27,21 +27,28 @@ ADDR, LEN, CTRL, STATUS, BYTES, IRQ_EN, IRQ_ST = (_CH["registers"][n].offset for
 STRIDE = _CH["stride"]
 
 
-def sim_exe(width: int) -> Path:
-    gen = ROOT / "build" / "gen" / f"dma_w{width}"
-    build.generate("dma", "dma.Generate", gen, ["--width", str(width), "--out", str(gen)])
+# The write-grouping build (CompactionDma writeGroup, as the scaling SoCs use it): 4 KiB write bursts.
+GROUP_BURST = 128
+
+
+def sim_exe(width: int, group: bool = False) -> Path:
+    name = f"dma_w{width}" + ("_group" if group else "")
+    gen = ROOT / "build" / "gen" / name
+    extra = ["--write-burst", str(GROUP_BURST), "--write-group"] if group else []
+    build.generate("dma", "dma.Generate", gen, ["--width", str(width), "--out", str(gen), *extra])
     srcs, flags = build.sim_common()
+    defs = f"-DDMA_W={width}" + (f" -DDMA_WRITE_GROUP -DDMA_MAX_BEATS={GROUP_BURST}" if group else "")
     return build.verilate("CompactionDma", [gen / "CompactionDma.v"], [ROOT / "sim" / "dma" / "main.cpp", *srcs],
-                          ROOT / "build" / "sim" / f"dma_w{width}", flags=flags + ["-CFLAGS", f"-DDMA_W={width}"])
+                          ROOT / "build" / "sim" / name, flags=flags + ["-CFLAGS", defs])
 
 
-_EXES: dict[int, Path] = {}
+_EXES: dict[tuple, Path] = {}
 
 
-def exe_for(width: int) -> Path:
-    if width not in _EXES:
-        _EXES[width] = sim_exe(width)
-    return _EXES[width]
+def exe_for(width: int, group: bool = False) -> Path:
+    if (width, group) not in _EXES:
+        _EXES[width, group] = sim_exe(width, group)
+    return _EXES[width, group]
 
 
 class Result:
@@ -52,6 +59,7 @@ class Result:
         self.reads = []
         self.irqs = []
         self.stats = {}
+        self.all_stats, self.urgent = [], []  # every `stats` line in order; every `urgent` answer
         for line in text.splitlines():
             f = line.split()
             if not f:
@@ -72,6 +80,9 @@ class Result:
                 self.irqs.append(int(f[1], 16))
             elif f[0] == "stats":
                 self.stats = {k: int(v) for k, v in (x.split("=") for x in f[1:])}
+                self.all_stats.append(self.stats)
+            elif f[0] == "urgent":
+                self.urgent.append(int(f[1]))
 
     def wait(self, ch, i=-1):
         return self.waits[ch][i]
@@ -80,8 +91,9 @@ class Result:
 class Sim:
     """Collects a harness script; run() executes it and checks the harness saw no AXI rule broken."""
 
-    def __init__(self, width: int, tmp: Path, seed: int = 1):
+    def __init__(self, width: int, tmp: Path, seed: int = 1, group: bool = False):
         self.width = width
+        self.group = group
         self.wbytes = width // 8
         self.tmp = tmp
         self.lines = [f"seed {seed}"]
@@ -112,7 +124,7 @@ class Sim:
 
     def run(self, expect_protocol_ok=True, timeout=120) -> Result:
         self.lines += ["stats", "quit"]
-        res = subprocess.run([str(exe_for(self.width))], input="\n".join(self.lines) + "\n",
+        res = subprocess.run([str(exe_for(self.width, self.group))], input="\n".join(self.lines) + "\n",
                              capture_output=True, text=True, timeout=timeout)
         out = res.stdout + res.stderr
         assert "FATAL" not in out, out
@@ -245,6 +257,28 @@ def test_write_full_rate_latency_30(tmp_path):
     beats = len(out) // 16
     rate = beats / (r.stats["out_last"] - r.stats["out_first"] + 1)
     assert r.stats["out_taken"] == beats and rate >= 0.99, f"{rate:.3f} beats/cycle"
+
+
+def test_write_group_holds_full_bursts_until_urgent_or_group(tmp_path):
+    """Write grouping (the scaling SoCs): a full 4 KiB burst waits until the writer is urgent (3/4 of its
+    256-word FIFO without an AW) or the SoC's group signal says another writer is; the end of the
+    stream still writes the rest at once, every byte in place."""
+    out = os.urandom(64 * 1024)
+    sim = Sim(128, tmp_path, group=True)
+    sim("lat", 4, 4)("src", "out", sim.file(out))
+    sim.wr(2, ADDR, MEM).wr(2, LEN, len(out)).wr(2, CTRL, 1)
+    # one 128-bit beat per cycle = half a 256-bit word: a full burst (128 words) after ~260 cycles,
+    # urgent (192) after ~390
+    sim("run", 320)("stats")("urgent")          # a full burst held: no AW
+    sim("group", 1)("run", 8)("group", 0)("stats")  # the group releases it
+    sim("run", 200)("stats")                    # the next full burst is held again
+    sim("run", 200)("stats")("urgent")          # urgent by itself: written
+    sim("wait", 2, 100000)("dump", hex(MEM), len(out), sim.out("o.bin"))
+    r = sim.run()
+    held, released, held2, alone, end = r.all_stats
+    assert (held["aw"], released["aw"], held2["aw"], alone["aw"]) == (0, 1, 1, 2), r.all_stats
+    assert r.urgent == [0, 0] and r.wait(2)["status"] == DONE, r.text
+    assert sim.out("o.bin").read_bytes() == out and end["aw"] == len(out) // 4096
 
 
 @pytest.mark.parametrize("w", [128, 32])

@@ -161,6 +161,47 @@ def test_buffers_start_in_successive_banks():
     assert banks == [i % 8 for i in range(12)], banks
 
 
+def test_split_job_runs_start_units_banks_apart():
+    """A split job (one task the firmware splits into M parts, moving split j by j bank rows): run i
+    starts in bank M i, so part j's reader of run i starts in bank M i + j (mod 8) and the K x M readers
+    spread evenly over the banks (docs/scaling.md, "Buffers across banks")."""
+    from collections import Counter
+
+    from lsmc.sim import scaling as sim
+
+    task = sim.make_tasks(1, 4, 4096)[0]
+    for m in (1, 2, 4):
+        img, _ = sim.scale_image([task], units=m, stagger=(8192, 8), split=True)
+        banks = [(sim.firmware.DDR_BASE + off) // 8192 % 8 for off in sim.run_offsets(img)]
+        assert banks == [m * i % 8 for i in range(4)], (m, banks)
+        readers = Counter((b + j) % 8 for b in banks for j in range(m))
+        assert max(readers.values()) == -(-4 * m // 8), (m, readers)
+
+
+def test_refresh_committed_rows_and_docs_table(tmp_path):
+    """The full sweep refreshes the committed CSV and the docs table between the markers, nothing else
+    of the page; a page without the markers is refused and neither file changes."""
+    rows = sweep()
+    page, data = tmp_path / "scaling.md", tmp_path / "rows.csv"
+    page.write_text(f"intro\n{scaling.TABLE_BEGIN}\nold table\n{scaling.TABLE_END}\nafter\n")
+    assert scaling.refresh_committed(rows, data, page) == [data, page]
+    assert scaling.read_csv(data) == scaling.read_csv(io_csv(tmp_path, rows))
+    text = page.read_text()
+    assert text.startswith(f"intro\n{scaling.TABLE_BEGIN}\n\n" + scaling.units_table(rows))
+    assert text.endswith(f"{scaling.TABLE_END}\nafter\n") and "old table" not in text
+    bare = tmp_path / "bare.md"
+    bare.write_text("no markers\n")
+    with pytest.raises(scaling.ScalingError, match="bare.md: no table markers"):
+        scaling.refresh_committed(rows, tmp_path / "other.csv", bare)
+    assert not (tmp_path / "other.csv").exists() and bare.read_text() == "no markers\n"
+
+
+def io_csv(tmp_path, rows):
+    p = tmp_path / "direct.csv"
+    p.write_text(scaling.csv_text(rows))
+    return p
+
+
 def test_units_table_from_rows():
     """docs/scaling.md's table: one line per (ways, size), K 4 before K 2, each unit count's e/c with its
     fraction of the bound, the 4-unit / 1-unit ratio recomputed here from the rows."""

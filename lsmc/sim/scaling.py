@@ -206,8 +206,9 @@ def scale_image(tasks: list[Task], group: int = 16, units: int = 0, poll: bool =
     (0: all), task count; per task its runs, fault, expected output and invalid addresses, output
     buffers), then the data. Returns (image, [(out address, out buffer, inv address, inv buffer)]).
     `stagger` = (bytes of a bank's row, banks) (report.scaling.bank_geometry): the buffers the units
-    stream (runs, outputs) start in successive banks, so streams that advance together do not keep
-    meeting in one bank on different rows (runs of equal size would otherwise sit a row-set apart).
+    stream (runs, outputs) start in successive banks (a split job's: `units` banks apart), so streams
+    that advance together do not keep meeting in one bank on different rows (runs of equal size would
+    otherwise sit a row-set apart).
     `split`: one task, which the firmware splits into `units` parts (sub-compaction): its output
     buffers get room for every part's closing and a work area (heads, copied sub-runs) follows."""
     if not 1 <= len(tasks) <= MAX_TASKS:
@@ -217,12 +218,17 @@ def scale_image(tasks: list[Task], group: int = 16, units: int = 0, poll: bool =
     flags = (FLAG_POLL if poll else 0) | (0 if fw_check else FLAG_NO_CHECK) | (FLAG_SPLIT if split else 0)
     words = [SCALE_MAGIC, SCALE_VERSION, group, flags, units, len(tasks), 0, 0]
     off, blobs, bufs, streams = DESC_BYTES, [], [], 0
+    # A split job's runs start `units` banks apart: with the firmware's one-row skew per part
+    # (kb16_split_keys_skew), part j's reader of run i starts in bank units * i + j (mod banks), so the
+    # K x M readers spread evenly over the banks (one bank apart, the readers of neighbouring parts and
+    # runs met: docs/scaling.md, "Buffers across banks").
+    step = units if split else 1
 
     def place(data: bytes, size: int | None = None, streamed: bool = True) -> int:
         nonlocal off, streams
         if stagger and streamed:
             row, banks = stagger
-            want = streams % banks * row
+            want = streams * step % banks * row
             off += (want - off) % (row * banks)
             streams += 1
         at = off

@@ -41,6 +41,9 @@ WAYS = (2, 4)
 # reads in flight and fewer read/write turnarounds on the shared DDR bus (docs/scaling.md, "What limits").
 SCALING_DMA_PORT_WIDTH = 512
 SCALING_DMA_WRITE_BURST = 128
+# Write grouping (soc.Generate --dma-write-group): the units' writers hold full bursts until one must write,
+# then all write together (fewer read/write turnarounds on the shared bus).
+SCALING_DMA_WRITE_GROUP = True
 MAX_DMA_PORTS = 16  # LsmcSocConfig.maxDmaPorts: the harness binds io_ddrDma .. io_ddrDma15
 
 
@@ -82,7 +85,8 @@ def generate_soc(width: int = 128, units: int = 1, ways: int = 2) -> Path:
     args = ("--out", str(gen_dir), "--units", str(units), "--ways", str(ways)) + \
         (("--ip-width", str(width)) if width != 128 else ()) + \
         (("--dma-port-width", str(SCALING_DMA_PORT_WIDTH), "--dma-write-burst", str(SCALING_DMA_WRITE_BURST),
-          "--dma-read-ports", str(scaling_read_ports(units, ways))) if _variant(width, units, ways) else ())
+          "--dma-read-ports", str(scaling_read_ports(units, ways))) +
+         (("--dma-write-group",) if SCALING_DMA_WRITE_GROUP else ()) if _variant(width, units, ways) else ())
     out = build.generate("soc", "soc.Generate", gen_dir, args=args)
     verilog = out / "LsmcSoc.v"
     if not verilog.exists():

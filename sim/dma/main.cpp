@@ -97,7 +97,11 @@ struct Harness {
         c.outsideRead = 3;                    // DECERR outside the memory
         c.onlySize = AXI_BYTES;
         c.onlyIncr = true;
+#ifdef DMA_MAX_BEATS  // a build with longer write bursts (dma.Generate --write-burst)
+        c.maxBeats = DMA_MAX_BEATS;
+#else
         c.maxBeats = 16;
+#endif
         c.aligned = true;
         simc::AxiSlave<IData>::Pins p;
         SIMC_BIND_AXI(p, t, io_axi);
@@ -235,6 +239,7 @@ static void usage() {
         "  sinkstall key0|key1 P | srcstall out|invalid P\n"
         "  src out|invalid FILE [nolast]    bytes the IP side offers (w-bit beats, last on the final one)\n"
         "  flush 0|1 | ipstart (one-cycle pulse) | wr OFF VAL | rd OFF | run N\n"
+        "  group 0|1 | urgent                write grouping build only: drive io_writeGroupGo, print io_writeUrgent\n"
         "  wait CH MAXCYCLES                poll STATUS until not busy; prints cycles and registers\n"
         "  sink key0|key1 FILE              write received bytes; prints beats, last positions, timing\n"
         "  stats | quit");
@@ -247,6 +252,9 @@ int main(int argc, char** argv) {
     Harness h(top);
     top->io_flush = 0;
     top->io_ipStart = 0;
+#ifdef DMA_WRITE_GROUP
+    top->io_writeGroupGo = 0;
+#endif
     top->io_apb_PSEL = 0;
     top->reset = 1;
     for (int i = 0; i < 4; i++) h.step();
@@ -311,6 +319,10 @@ int main(int argc, char** argv) {
             std::printf("rd 0x%03x 0x%08x\n", num(a[1]), v);
         } else if (c == "run") { need(1); for (uint32_t i = num(a[1]); i; i--) h.step(); }
         else if (c == "irq") { std::printf("irq 0x%x\n", top->io_irq); }
+#ifdef DMA_WRITE_GROUP  // the build with write grouping (dma.Generate --write-group): the SoC's group signal
+        else if (c == "group") { need(1); top->io_writeGroupGo = num(a[1]) != 0; }
+        else if (c == "urgent") { std::printf("urgent %d\n", (int)top->io_writeUrgent); }
+#endif
         else if (c == "wait") {
             need(2);
             uint32_t ch = num(a[1]), max = num(a[2]), base = 0x40 * ch;

@@ -37,6 +37,9 @@ case class LsmcSocConfig(
     // them (CompactionDma readPorts; P = ways: a port per reader): each port has its own read buffer at
     // the controller.
     dmaReadPorts: Int = 1,
+    // Write grouping (CompactionDma writeGroup): the units' DMA writers hold full bursts until one of them
+    // must write, then all write together: one read/write turnaround pair per group on the shared DDR bus.
+    dmaWriteGroup: Boolean = false,
     nandChannels: Int = 4, // NAND channels: a controller, its AXI master, interrupt and register block each
     nandTargets: Int = 2,  // chip enables per channel
     withDocs: Boolean = false, // write the register headers of the IPs next to the Verilog
@@ -250,7 +253,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     val ip = ipClock(_root_.compaction.CompactionIp(
       _root_.compaction.CompactionConfig(dataWidth = cfg.ipDataWidth, ways = cfg.ways), withDocs = cfg.withDocs && u == 0))
     val dma = clock(_root_.dma.CompactionDma(cfg.ipDataWidth, readers = cfg.ways, writeBurst = cfg.dmaWriteBurst,
-      readPorts = cfg.dmaReadPorts))
+      readPorts = cfg.dmaReadPorts, writeGroup = cfg.dmaWriteGroup))
     // The unit's DDR master at the port's width: the DMA's 256-bit AXI, or an upsizer to 512 bits.
     val upsizer = (cfg.dmaPortWidth != _root_.dma.DmaBus.dataWidth) generate
       clock(Axi4Upsizer(dma.io.axi.config, dma.io.axi.config.copy(dataWidth = cfg.dmaPortWidth), 4))
@@ -305,6 +308,12 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     apbSlaves += bridge.io.apb -> SizeMapping(SocMap.Units.compactionOf(u), 4 KiB)
   }
   val units = (0 until cfg.units).map(u => new CompactionUnit(u).setName(if (u == 0) "compaction" else s"unit$u"))
+  // Write grouping: any unit's urgent writer releases every unit's full bursts (registered: the group
+  // signal spans the units, a cycle late costs nothing against a burst of 128 beats).
+  val writeGroup = cfg.dmaWriteGroup generate new Area {
+    val go = RegNext(units.map(_.dma.io.writeUrgent).reduce(_ || _)) init (False)
+    for (u <- units) u.dma.io.writeGroupGo := go
+  }
   // Slots of absent units read 0 (their ID too) and ignore writes: firmware probes them safely.
   for (u <- cfg.units until SocMap.Units.max; base <- Seq(SocMap.Units.dmaOf(u), SocMap.Units.compactionOf(u)))
     apbSlaves += Apb3Absent().io.apb -> SizeMapping(base, 4 KiB)

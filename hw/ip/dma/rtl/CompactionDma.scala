@@ -22,9 +22,12 @@ import spinal.lib.bus.regif._
   *                  split into P groups of K/P, group 0 with the writers on `axi`, group g on `axiReads(g-1)`,
   *                  a read-only DDR port of its own (its own read buffer at the controller: P times the reads
   *                  in flight, docs/scaling.md); P = K gives every reader its own port. The registers do not change.
+  * @param writeGroup the writers hold full bursts until one of the SoC's writers is urgent (DmaWriter
+  *                  groupLevel: 3/4 of the FIFO): `writeUrgent` out, `writeGroup` in (the SoC's OR of every
+  *                  unit's `writeUrgent`, registered), so the units' write bursts reach the DDR bus together.
   */
 case class CompactionDma(dataWidth: Int, readers: Int = 2, writeBurst: Int = DmaBus.maxBurst,
-                         readPorts: Int = 1) extends Component {
+                         readPorts: Int = 1, writeGroup: Boolean = false) extends Component {
   require(dataWidth == 32 || dataWidth == 128, s"dataWidth must be 32 or 128, not $dataWidth")
   require(readers == 2 || readers == 4, s"readers must be 2 or 4, not $readers")
   require(readPorts >= 1 && readPorts <= readers && readers % readPorts == 0,
@@ -44,6 +47,8 @@ case class CompactionDma(dataWidth: Int, readers: Int = 2, writeBurst: Int = Dma
     val flush   = in Bool() // from the IP: done or stopped on error
     val ipStart = in Bool() default (False) // optional: one-cycle pulse when the IP accepts a START
     val irq     = spinal.core.out(Bits(channelCount bits))
+    val writeUrgent = writeGroup generate spinal.core.out(Bool())
+    val writeGroupGo = writeGroup generate spinal.core.in(Bool())
   }
 
   // Port names io_key0 .. io_key<K-1>, as the two-way DMA always had (not io_keys_0).
@@ -53,8 +58,14 @@ case class CompactionDma(dataWidth: Int, readers: Int = 2, writeBurst: Int = Dma
   val reader0 = readerUnits(0)
   val reader1 = readerUnits(1)
   val writerFifo = scala.math.max(32, 2 * writeBurst)
-  val writerOut = DmaWriter(dataWidth, writerFifo, writeBurst)
-  val writerInv = DmaWriter(32, writerFifo, writeBurst)
+  val groupLevel = if (writeGroup) writerFifo - writerFifo / 4 else 0
+  val writerOut = DmaWriter(dataWidth, writerFifo, writeBurst, groupLevel)
+  val writerInv = DmaWriter(32, writerFifo, writeBurst, groupLevel)
+  if (writeGroup) {
+    io.writeUrgent := writerOut.io.urgent || writerInv.io.urgent
+    writerOut.io.groupGo := io.writeGroupGo
+    writerInv.io.groupGo := io.writeGroupGo
+  }
 
   for ((k, r) <- io.keys.zip(readerUnits)) k << r.io.out
   writerOut.io.in << io.out

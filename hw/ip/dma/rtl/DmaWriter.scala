@@ -18,6 +18,12 @@ import spinal.lib.bus.amba4.axi._
   * `maxBurst` (default 16 beats, 512 B): longer bursts (up to a 4 KiB page) keep the DDR bus in write
   * mode longer, with fewer read/write turnarounds when several units share it (docs/scaling.md).
   *
+  * `groupLevel` > 0 (write grouping, several units on one DDR bus): a full burst waits until the FIFO
+  * holds `groupLevel` words without an AW (`urgent`, which the SoC ORs over every writer) or until
+  * `groupGo` says another writer is urgent; then every writer with a full burst issues it at once, so
+  * the bus takes the units' write bursts in one write period instead of one turnaround pair each.
+  * The end of the input (last or flush) still issues whatever is left at once.
+  *
   * Hard bound: it never writes at or past ADDR+LEN. A beat that does not fit whole is accepted and
   * dropped (so the source never stalls), as is everything after it, and the channel ends with ERROR 2.
   *
@@ -26,10 +32,14 @@ import spinal.lib.bus.amba4.axi._
   * of the burst is already in the FIFO: a writer can never hold W while waiting for its source (the IP
   * may be waiting for the other writer to drain its other output).
   */
-case class DmaWriter(w: Int, fifoDepth: Int = 32, maxBurst: Int = DmaBus.maxBurst) extends Component {
+case class DmaWriter(w: Int, fifoDepth: Int = 32, maxBurst: Int = DmaBus.maxBurst, groupLevel: Int = 0)
+    extends Component {
   require(w == 32 || w == 64 || w == 128, s"unsupported stream width $w")
   require(maxBurst >= 1 && maxBurst <= DmaBus.beatsPerPage, s"maxBurst $maxBurst: 1..${DmaBus.beatsPerPage} beats")
   require(fifoDepth >= maxBurst)
+  // urgent must imply a full burst (maxBurst words) and be reachable (a full FIFO is urgent)
+  require(groupLevel == 0 || (groupLevel >= maxBurst && groupLevel <= fifoDepth),
+    s"groupLevel $groupLevel: 0 (no grouping) or $maxBurst..$fifoDepth words")
   val axiConfig = DmaBus.channelAxiConfig
   val ratio  = DmaBus.dataWidth / w
   val wBytes = w / 8
@@ -40,6 +50,9 @@ case class DmaWriter(w: Int, fifoDepth: Int = 32, maxBurst: Int = DmaBus.maxBurs
     val in    = slave(Stream(Fragment(Bits(w bits))))
     val flush = spinal.core.in(Bool())
     val ipStart = spinal.core.in(Bool()) // the IP accepted a START: any flush level after it is current
+    // write grouping (groupLevel > 0): this writer must issue now / some writer of the SoC must
+    val urgent  = (groupLevel > 0) generate spinal.core.out(Bool())
+    val groupGo = (groupLevel > 0) generate spinal.core.in(Bool())
   }
 
   val st = new DmaChannelState(io.ctrl)
@@ -128,7 +141,12 @@ case class DmaWriter(w: Int, fifoDepth: Int = 32, maxBurst: Int = DmaBus.maxBurs
     val full    = umin(U(maxBurst, 8 bits), beatsToPage(nextAddr))
     val enough  = avail >= full.resize(avail.getWidth)
     val burst   = enough ? full | avail.resize(8)
-    val issue   = busy && !stopping && !axiErr && !awValid && avail =/= 0 && (enough || inputDone) &&
+    val release = if (groupLevel > 0) {
+      val urgent = avail >= U(groupLevel, avail.getWidth bits)
+      io.urgent := busy && urgent
+      urgent || io.groupGo
+    } else True
+    val issue   = busy && !stopping && !axiErr && !awValid && avail =/= 0 && ((enough && release) || inputDone) &&
                   lenFifo.io.push.ready && outstanding =/= outstanding.maxValue
 
     lenFifo.io.push.valid   := issue
