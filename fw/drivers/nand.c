@@ -181,12 +181,21 @@ int nand_exec(const nand_cmd *c, nand_comp *out)
     return r ? r : o->err;
 }
 
+static nand_cmd page_cmd(uint8_t op, int way, uint32_t row, uint32_t flags, uint32_t dma)
+{
+    nand_cmd c = {0};
+    c.opcode = op;
+    c.target = (uint8_t)way;
+    c.row = row;
+    c.flags = flags;
+    c.dma_addr = dma;
+    return c;
+}
+
+/* One command (no DMA, no ECC) built as every other: only LEN and PARAM added. */
 static int simple(uint8_t op, int target, uint32_t row, uint32_t len, uint32_t param, nand_comp *c)
 {
-    nand_cmd cmd = {0};
-    cmd.opcode = op;
-    cmd.target = (uint8_t)target;
-    cmd.row = row;
+    nand_cmd cmd = page_cmd(op, target, row, 0, 0);
     cmd.len = len;
     cmd.param = param;
     return nand_exec(&cmd, c);
@@ -505,17 +514,6 @@ int nand_run_channels(nand_chan_prog *p, int depth, uint64_t timeout_cycles, nan
         }
         deadline = timer_deadline(timeout_cycles);
     }
-}
-
-static nand_cmd page_cmd(uint8_t op, int way, uint32_t row, uint32_t flags, uint32_t dma)
-{
-    nand_cmd c = {0};
-    c.opcode = op;
-    c.target = (uint8_t)way;
-    c.row = row;
-    c.flags = flags;
-    c.dma_addr = dma;
-    return c;
 }
 
 static int seq_args(uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t need)
