@@ -21,7 +21,8 @@ class Info(ctypes.Structure):
                 ("page_bytes", ctypes.c_uint32), ("spare_bytes", ctypes.c_uint32),
                 ("pages_per_block", ctypes.c_uint32), ("blocks", ctypes.c_uint32),
                 ("row_cycles", ctypes.c_uint8), ("col_cycles", ctypes.c_uint8), ("ecc_bits", ctypes.c_uint8),
-                ("modes", ctypes.c_uint16), ("crc", ctypes.c_uint16), ("mode", ctypes.c_int), ("targets", ctypes.c_int)]
+                ("modes", ctypes.c_uint16), ("features", ctypes.c_uint16), ("nvddr_modes", ctypes.c_uint16),
+                ("crc", ctypes.c_uint16), ("mode", ctypes.c_int), ("nvddr", ctypes.c_int), ("targets", ctypes.c_int)]
 
 
 class Comp(ctypes.Structure):
@@ -397,3 +398,21 @@ def test_console_channels_command(lib, capfd):
             for t in (0, 1):
                 for q in range(3):
                     assert s.peek(t, 64 + q)[:2048] == bench_page(c, t, q), (c, t, q)
+
+
+def test_nvddr_registers_match_the_reference(lib):
+    """nand_nvddr_for_mode (C) and nandsim.nvddr_words (Python) compute the same registers in every mode."""
+
+    class Regs(ctypes.Structure):
+        _fields_ = [("timing", ctypes.c_uint32 * 4), ("sample", ctypes.c_uint32), ("ddr_cfg", ctypes.c_uint32),
+                    ("ddr_cfg2", ctypes.c_uint32)]
+
+    lib.nand_nvddr_for_mode.argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.POINTER(Regs)]
+    for mode in range(6):
+        r = Regs()
+        lib.nand_nvddr_for_mode(mode, 100_000_000, ctypes.byref(r))
+        want = ns.nvddr_words(mode)
+        got = {"TIMING0": r.timing[0], "TIMING1": r.timing[1], "TIMING2": r.timing[2], "TIMING3": r.timing[3],
+               "SAMPLE": r.sample, "DDR_CFG": r.ddr_cfg, "DDR_CFG2": r.ddr_cfg2}
+        assert got == want, mode
+
