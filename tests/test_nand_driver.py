@@ -21,7 +21,8 @@ class Info(ctypes.Structure):
                 ("page_bytes", ctypes.c_uint32), ("spare_bytes", ctypes.c_uint32),
                 ("pages_per_block", ctypes.c_uint32), ("blocks", ctypes.c_uint32),
                 ("row_cycles", ctypes.c_uint8), ("col_cycles", ctypes.c_uint8), ("ecc_bits", ctypes.c_uint8),
-                ("modes", ctypes.c_uint16), ("crc", ctypes.c_uint16), ("mode", ctypes.c_int), ("targets", ctypes.c_int)]
+                ("modes", ctypes.c_uint16), ("features", ctypes.c_uint16), ("nvddr_modes", ctypes.c_uint16),
+                ("crc", ctypes.c_uint16), ("mode", ctypes.c_int), ("nvddr", ctypes.c_int), ("targets", ctypes.c_int)]
 
 
 class Comp(ctypes.Structure):
@@ -397,3 +398,56 @@ def test_console_channels_command(lib, capfd):
             for t in (0, 1):
                 for q in range(3):
                     assert s.peek(t, 64 + q)[:2048] == bench_page(c, t, q), (c, t, q)
+
+
+def test_nvddr_registers_match_the_reference(lib):
+    """nand_nvddr_for_mode (C) and nandsim.nvddr_words (Python) compute the same registers in every mode."""
+
+    class Regs(ctypes.Structure):
+        _fields_ = [("timing", ctypes.c_uint32 * 4), ("sample", ctypes.c_uint32), ("ddr_cfg", ctypes.c_uint32),
+                    ("ddr_cfg2", ctypes.c_uint32)]
+
+    lib.nand_nvddr_for_mode.argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.POINTER(Regs)]
+    for mode in range(6):
+        r = Regs()
+        lib.nand_nvddr_for_mode(mode, 100_000_000, ctypes.byref(r))
+        want = ns.nvddr_words(mode)
+        got = {"TIMING0": r.timing[0], "TIMING1": r.timing[1], "TIMING2": r.timing[2], "TIMING3": r.timing[3],
+               "SAMPLE": r.sample, "DDR_CFG": r.ddr_cfg, "DDR_CFG2": r.ddr_cfg2}
+        assert got == want, mode
+
+
+def test_nvddr_bring_up_training_and_reset(lib):
+    """On the NV-DDR part nand_init switches both targets to NV-DDR mode 5 by SET FEATURES (P1 = 15h),
+    trains the capture, pages go through ECC at 2 bytes per clock; RESET brings the channel back to SDR
+    mode 0 (controller and part), and nand_sdr_only keeps a part in SDR."""
+    with ns.NandSim(blocks=8, pages=64, targets=2, part="mt29f16g08ababa", tr_ns=2000, tprog_ns=5000,
+                    tbers_ns=8000) as s:
+        _bridge = Bridge(lib, s)  # noqa: F841
+        info = Info()
+        assert lib.nand_init(ctypes.byref(info), 2, SCRATCH) == 0
+        assert info.model == b"MT29F16G08ABABAWP" and info.features & 0x20 and info.nvddr_modes == 0x3F
+        assert info.nvddr == 1 and info.mode == 5
+        assert s.r("DDR_CFG") == ns.nvddr_words(5)["DDR_CFG"]
+        tap = s.r("DDR_CAPTURE") & 0x1FF
+        t = ns.NVDDR_MODES[5]
+        assert t["tDQSQ"] <= tap * 25 <= t["tCK"] // 2 - t["tQHS"]  # inside mode 5's eye (25 ps taps)
+        c = Comp()
+        data = random.Random(4).randbytes(4096)
+        s.mem_write(ns.DDR, data)
+        for tgt in (0, 1):
+            assert lib.nand_erase(tgt, 1, ctypes.byref(c)) == 0
+            assert lib.nand_program(tgt, 128, ns.DDR, 4096, 1, ctypes.byref(c)) == 0
+            assert lib.nand_read(tgt, 128, ns.DDR + 0x8000, 4096, 1, ctypes.byref(c)) == 0 and c.corrected == 0
+            assert s.mem_read(ns.DDR + 0x8000, 4096) == data
+        lib.nand_reset.argtypes = [ctypes.c_int]
+        assert lib.nand_reset(0) == 0
+        assert s.r("DDR_CFG") & 1 == 0 and s.r("TIMING0") == ns.timing_words(0)["TIMING0"]
+        for tgt in (0, 1):  # both targets answer in SDR mode 0 again
+            assert s.cmd(ns.OP_GET_FEATURES, target=tgt, row=1).data & 0x3F == 0
+        ctypes.c_int.in_dll(lib, "nand_sdr_only").value = 1
+        try:
+            assert lib.nand_init(ctypes.byref(info), 2, SCRATCH) == 0
+            assert info.nvddr == 0 and info.mode == 5 and s.r("DDR_CFG") & 1 == 0
+        finally:
+            ctypes.c_int.in_dll(lib, "nand_sdr_only").value = 0

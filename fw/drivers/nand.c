@@ -110,6 +110,52 @@ int nand_set_mode_regs(int mode)
     return NAND_OK;
 }
 
+/* NV-DDR modes 0..5 (ps): the same table (onfi_timing.h). */
+static const struct { ONFI_NVDDR_MEMBERS(uint32_t) } nvddr_modes[ONFI_NVDDR_MODE_COUNT] = ONFI_NVDDR_MODES;
+int nand_sdr_only;
+
+static uint32_t cyc_ps(uint32_t clk_hz, uint32_t ps)
+{
+    uint32_t c = (uint32_t)(((uint64_t)ps * clk_hz + 999999999999ull) / 1000000000000ull);
+    return c ? c : 1;
+}
+
+void nand_nvddr_for_mode(int mode, uint32_t clk_hz, nand_nvddr_regs *o)
+{
+    const int m = mode < 0 ? 0 : mode >= ONFI_NVDDR_MODE_COUNT ? ONFI_NVDDR_MODE_COUNT - 1 : mode;
+    nand_timing_regs sdr0;
+    uint32_t ck, hold;
+#define P(f) cyc_ps(clk_hz, nvddr_modes[m].f)
+    nand_timing_for_mode(0, clk_hz, &sdr0); /* fields the NV-DDR layer does not read */
+    ck = P(tCK);
+    hold = P(tCH);
+    o->timing[0] = sdr0.timing[0];
+    o->timing[1] = (sdr0.timing[1] & 0xFFFFu) | P(tCS) << 16 | hold << 24;
+    o->timing[2] = (sdr0.timing[2] & 0xFFFFu) | P(tWHR) << 16 | P(tADL) << 24;
+    o->timing[3] = P(tRHW) | P(tRR) << 8 | P(tWB) << 16 | P(tCCS) << 24;
+    o->sample = sdr0.sample;
+    o->ddr_cfg = NAND_DDR_CFG_DDR_EN_MASK | ck << NAND_DDR_CFG_CK_DIV_SHIFT | P(tCAD) << NAND_DDR_CFG_T_CAD_SHIFT |
+                 P(tWRCK) << NAND_DDR_CFG_T_WRCK_SHIFT | P(tDQSHZ) << NAND_DDR_CFG_T_DQSHZ_SHIFT;
+    o->ddr_cfg2 = P(tCEH);
+#undef P
+}
+
+int nand_set_nvddr_regs(int mode)
+{
+    nand_nvddr_regs r;
+    if (mode < 0 || mode > 5)
+        return NAND_DRV_ARG;
+    nand_nvddr_for_mode(mode, CPU_HZ, &r);
+    nand_reg_write(NAND_TIMING0, r.timing[0]);
+    nand_reg_write(NAND_TIMING1, r.timing[1]);
+    nand_reg_write(NAND_TIMING2, r.timing[2]);
+    nand_reg_write(NAND_TIMING3, r.timing[3]);
+    nand_reg_write(NAND_SAMPLE, r.sample);
+    nand_reg_write(NAND_DDR_CFG2, r.ddr_cfg2);
+    nand_reg_write(NAND_DDR_CFG, r.ddr_cfg);
+    return NAND_OK;
+}
+
 static void submit_at(uint32_t base, const nand_cmd *c, uint16_t tag)
 {
     mmio_write32(base + NAND_CMD_CTRL, (uint32_t)c->opcode | (uint32_t)c->target << 8 | c->flags | (uint32_t)tag << 16);
@@ -130,7 +176,8 @@ int nand_submit(const nand_cmd *c)
 }
 
 /* Take the completion at the head of the queue of the controller at `base` (info: its COMP_INFO, read
- * already) and count a page read into that channel's ECC statistics `st`. */
+ * already) and count a page read into that channel's ECC statistics `st`. The caller invalidates the
+ * data cache before the CPU reads what the command's DMA wrote. */
 static void take_completion(uint32_t base, uint32_t info, nand_ecc_stats *st, nand_comp *o)
 {
     uint32_t s = mmio_read32(base + NAND_COMP_STATUS);
@@ -157,7 +204,6 @@ static void take_completion(uint32_t base, uint32_t info, nand_ecc_stats *st, na
                 st->max_sector_bits = n;
         }
     }
-    dcache_invalidate(); /* the command may have written DDR behind the data cache */
 }
 
 int nand_complete(nand_comp *o, uint64_t timeout_cycles)
@@ -167,6 +213,7 @@ int nand_complete(nand_comp *o, uint64_t timeout_cycles)
         if (timer_expired(deadline))
             return NAND_DRV_TIMEOUT;
     take_completion(nand_base, nand_reg(NAND_COMP_INFO), &nand_ecc, o);
+    dcache_invalidate(); /* the command may have written DDR behind the data cache */
     return NAND_OK;
 }
 
@@ -181,12 +228,21 @@ int nand_exec(const nand_cmd *c, nand_comp *out)
     return r ? r : o->err;
 }
 
+static nand_cmd page_cmd(uint8_t op, int way, uint32_t row, uint32_t flags, uint32_t dma)
+{
+    nand_cmd c = {0};
+    c.opcode = op;
+    c.target = (uint8_t)way;
+    c.row = row;
+    c.flags = flags;
+    c.dma_addr = dma;
+    return c;
+}
+
+/* One command (no DMA, no ECC) built as every other: only LEN and PARAM added. */
 static int simple(uint8_t op, int target, uint32_t row, uint32_t len, uint32_t param, nand_comp *c)
 {
-    nand_cmd cmd = {0};
-    cmd.opcode = op;
-    cmd.target = (uint8_t)target;
-    cmd.row = row;
+    nand_cmd cmd = page_cmd(op, target, row, 0, 0);
     cmd.len = len;
     cmd.param = param;
     return nand_exec(&cmd, c);
@@ -194,10 +250,51 @@ static int simple(uint8_t op, int target, uint32_t row, uint32_t len, uint32_t p
 
 int nand_reset(int target)
 {
+    if (nand_reg(NAND_DDR_CFG) & NAND_DDR_CFG_DDR_EN_MASK) {
+        /* The targets speak NV-DDR: RESET them in it (an SDR write cycle would be CLK edges to them). */
+        int t, r = 0, rt;
+        for (t = 0; t < NAND_MAX_TARGETS; t++)
+            if ((rt = simple(NAND_OP_RESET, t, 0, 0, 0, NULL)) != 0 && !r)
+                r = rt;
+        nand_reg_write(NAND_DDR_CFG, 0);
+        nand_set_mode_regs(0);
+        nand_dev.mode = 0;
+        nand_dev.nvddr = 0;
+        return r;
+    }
     /* RESET returns the flash to timing mode 0: the controller must be there first. */
     nand_set_mode_regs(0);
     nand_dev.mode = 0;
     return simple(NAND_OP_RESET, target, 0, 0, 0, NULL);
+}
+
+int nand_train_capture(int target, uint32_t *first, uint32_t *last, uint32_t *tap)
+{
+    uint32_t k, lo = 0, hi = 0;
+    int found = 0;
+    nand_comp c;
+    for (k = 0; k <= NAND_DDR_CAPTURE_TAP_MASK; k += NAND_TRAIN_STEP) {
+        int ok;
+        nand_reg_write(NAND_DDR_CAPTURE, k);
+        ok = simple(NAND_OP_READ_ID, target, 0x20, 4, 0, &c) == 0 && c.data == 0x49464E4Fu; /* "ONFI" */
+        if (ok && !found)
+            lo = k, found = 1;
+        if (ok)
+            hi = k;
+        else if (found)
+            break;
+    }
+    if (!found)
+        return NAND_DRV_MODE;
+    k = (lo + hi) / 2;
+    nand_reg_write(NAND_DDR_CAPTURE, k);
+    if (first)
+        *first = lo;
+    if (last)
+        *last = hi;
+    if (tap)
+        *tap = k;
+    return NAND_OK;
 }
 
 int nand_read_status(int target, nand_comp *c) { return simple(NAND_OP_READ_STATUS, target, 0, 1, 0, c); }
@@ -276,13 +373,16 @@ int nand_read_param(int target, uint32_t buf, nand_info *info)
     info->col_cycles = p[101] >> 4;
     info->ecc_bits = p[112];
     info->modes = (uint16_t)(p[129] | p[130] << 8);
+    info->features = (uint16_t)(p[6] | p[7] << 8);
+    info->nvddr_modes = (info->features & NAND_FEATURE_NVDDR) ? (uint16_t)(p[141] | p[142] << 8) : 0;
     return NAND_OK;
 }
 
 int nand_init(nand_info *info, int targets, uint32_t buf)
 {
-    int t, r, mode;
-    uint16_t modes = 0x3F;
+    int t, r, mode, nvddr;
+    uint16_t modes = 0x3F, ddr_modes = 0x3F;
+    uint32_t p1;
     nand_comp c;
     if (targets < 1 || targets > NAND_MAX_TARGETS)
         return NAND_DRV_ARG;
@@ -304,24 +404,38 @@ int nand_init(nand_info *info, int targets, uint32_t buf)
             return NAND_DRV_ID; /* one geometry per channel */
         }
         modes &= ti.modes;
+        ddr_modes &= ti.nvddr_modes;
     }
     if (info->row_cycles != 3 || info->col_cycles != 2 || info->page_bytes + info->spare_bytes > nand_reg(NAND_BUF_BYTES))
         return NAND_DRV_ID; /* the controller issues 2 column + 3 row cycles */
+    nvddr = ddr_modes && !nand_sdr_only;
+    if (nvddr)
+        modes = ddr_modes;
     for (mode = 5; mode > 0 && !(modes & (1u << mode)); mode--)
         ;
-    for (t = 0; t < targets && mode > 0; t++) {
-        if ((r = simple(NAND_OP_SET_FEATURES, t, 0x01, 0, (uint32_t)mode, NULL)) != 0)
+    /* SET FEATURES 01h (timing mode), P1 = interface (bits 5:4, 1 = NV-DDR) | mode; sent in SDR mode 0,
+     * effective after tFEAT (the command's busy time) */
+    p1 = (nvddr ? 0x10u : 0u) | (uint32_t)mode;
+    for (t = 0; t < targets && p1; t++) {
+        if ((r = simple(NAND_OP_SET_FEATURES, t, 0x01, 0, p1, NULL)) != 0)
             return r;
     }
-    nand_set_mode_regs(mode);
+    if (nvddr) {
+        nand_set_nvddr_regs(mode);
+        if ((r = nand_train_capture(0, NULL, NULL, NULL)) != 0)
+            return r;
+    } else {
+        nand_set_mode_regs(mode);
+    }
     for (t = 0; t < targets; t++) {
         if ((r = simple(NAND_OP_GET_FEATURES, t, 0x01, 4, 0, &c)) != 0)
             return r;
-        if ((int)(c.data & 0x0F) != mode)
+        if ((c.data & 0x3F) != p1)
             return NAND_DRV_MODE;
     }
     nand_reg_write(NAND_GEOMETRY, info->page_bytes | info->spare_bytes << 16);
     info->mode = mode;
+    info->nvddr = nvddr;
     info->targets = targets;
     nand_dev = *info;
     return NAND_OK;
@@ -443,12 +557,15 @@ int nand_reinit(int targets, uint32_t buf)
 }
 
 /* ---------------------------------------------------------------- channels x ways scheduler */
+nand_sched_stats nand_sched_last;
+
 int nand_run_channels(nand_chan_prog *p, int depth, uint64_t timeout_cycles, nand_sched_err *err,
                       void (*on_comp)(int ch, uint32_t index, const nand_comp *c, void *ctx), void *ctx)
 {
     int ch, stop = 0, rc = 0;
-    uint64_t deadline;
+    uint64_t deadline, t_in, t_last;
     err->channel = -1;
+    memset(&nand_sched_last, 0, sizeof nand_sched_last);
     if (depth < 1 || depth > 8)
         return NAND_DRV_ARG;
     for (ch = 0; ch < NAND_CHANNELS_MAX; ch++) {
@@ -470,20 +587,33 @@ int nand_run_channels(nand_chan_prog *p, int depth, uint64_t timeout_cycles, nan
             }
             busy |= c->submitted != c->completed;
         }
-        if (!busy)
+        if (!busy) {
+            dcache_invalidate(); /* once for every page the DMA wrote (see the drain below) */
             return rc;
-        /* wait for the first channel with a completion (one COMP_INFO read per busy channel) */
+        }
+        /* wait for the first channel with a completion (one COMP_INFO read per busy channel); the
+         * passes that found none are the CPU's idle time (nand_sched_last) */
+        t_in = t_last = deadline - timeout_cycles;
+        nand_sched_last.rounds++;
         while (!ready) {
             for (ch = 0; ch < NAND_CHANNELS_MAX; ch++)
                 if (p[ch].submitted != p[ch].completed &&
                     (mmio_read32(NAND_CHANNEL_BASE(ch) + NAND_COMP_INFO) & NAND_COMP_INFO_C_VALID_MASK))
                     ready |= 1u << ch;
-            if (!ready && timer_expired(deadline))
-                return NAND_DRV_TIMEOUT;
+            if (!ready) {
+                nand_sched_last.idle_polls++;
+                if ((t_last = timer_now()) >= deadline) {
+                    dcache_invalidate();
+                    return NAND_DRV_TIMEOUT;
+                }
+            }
         }
-        /* drain those channels' completions */
+        nand_sched_last.idle_cycles += t_last - t_in;
+        /* drain those channels' completions. The whole data cache is invalidated only before a callback
+         * and at the end, not per completion: with four channels the per-completion invalidation and the
+         * refills of the scheduler's own data after it were the CPU's limit (docs/nand.md). */
         for (ch = 0; ch < NAND_CHANNELS_MAX; ch++) {
-            uint32_t base = NAND_CHANNEL_BASE(ch), info;
+            uint32_t base = NAND_CHANNEL_BASE(ch), info, taken = 0;
             if (!(ready >> ch & 1u))
                 continue;
             while (p[ch].completed < p[ch].submitted &&
@@ -491,7 +621,7 @@ int nand_run_channels(nand_chan_prog *p, int depth, uint64_t timeout_cycles, nan
                 nand_comp c;
                 take_completion(base, info, &nand_chan[ch].ecc, &c);
                 p[ch].completed++;
-                p[ch].last = timer_now();
+                taken++;
                 if (c.err != NAND_E_OK && !rc) {
                     rc = c.err;
                     stop = 1; /* no new commands anywhere; what is queued is still collected */
@@ -499,23 +629,16 @@ int nand_run_channels(nand_chan_prog *p, int depth, uint64_t timeout_cycles, nan
                     err->index = c.tag;
                     err->comp = c;
                 }
-                if (on_comp)
+                if (on_comp) {
+                    dcache_invalidate();
                     on_comp(ch, c.tag, &c, ctx);
+                }
             }
+            p[ch].last = timer_now(); /* one timer read per drained channel, not per completion */
+            nand_sched_last.completions += taken;
         }
         deadline = timer_deadline(timeout_cycles);
     }
-}
-
-static nand_cmd page_cmd(uint8_t op, int way, uint32_t row, uint32_t flags, uint32_t dma)
-{
-    nand_cmd c = {0};
-    c.opcode = op;
-    c.target = (uint8_t)way;
-    c.row = row;
-    c.flags = flags;
-    c.dma_addr = dma;
-    return c;
 }
 
 static int seq_args(uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t need)

@@ -61,10 +61,14 @@ typedef struct {
     uint32_t page_bytes, spare_bytes, pages_per_block, blocks;
     uint8_t row_cycles, col_cycles, ecc_bits;
     uint16_t modes; /* bit n: asynchronous timing mode n supported */
+    uint16_t features;    /* parameter page bytes 6-7: bit 5 = NV-DDR */
+    uint16_t nvddr_modes; /* bytes 141-142: bit n = NV-DDR timing mode n supported */
     uint16_t crc;
     int mode;       /* timing mode in use */
+    int nvddr;      /* 1: the channel speaks NV-DDR (mode is an NV-DDR mode) */
     int targets;
 } nand_info;
+#define NAND_FEATURE_NVDDR 0x0020u
 
 /* ONFI asynchronous timing parameters (ns) of modes 0..5 (nand/model/onfi_timing.h, generated from
  * nand/data/onfi_timing.json), and their register encoding. */
@@ -94,6 +98,21 @@ int nand_complete(nand_comp *out, uint64_t timeout_cycles);
 int nand_exec(const nand_cmd *c, nand_comp *out);
 
 int nand_set_mode_regs(int mode);
+/* NV-DDR mode `mode`: DDR_CFG (CK_DIV = the smallest whole number of controller cycles >= tCK, tCAD,
+ * tWRCK, tDQSHZ), DDR_CFG2 (tCEH) and the TIMING fields the NV-DDR layer reads (T_CS, T_HOLD = tCH, T_WHR,
+ * T_ADL, T_RHW, T_RR, T_WB, T_CCS); the others keep their SDR mode-0 values. lsmc.sim.nandsim.nvddr_words
+ * is the reference. */
+typedef struct { uint32_t timing[4], sample, ddr_cfg, ddr_cfg2; } nand_nvddr_regs;
+void nand_nvddr_for_mode(int mode, uint32_t clk_hz, nand_nvddr_regs *out);
+int nand_set_nvddr_regs(int mode);
+/* Read-capture training (NV-DDR): READ ID 20h at every NAND_TRAIN_STEP-th DQS delay tap from 0 up; the
+ * tap goes to the middle of the first run that reads "ONFI" (the eye after a DQS edge: a longer delay
+ * samples the next edge's byte). first/last/tap may be NULL. NAND_DRV_MODE if no tap reads it. */
+#define NAND_TRAIN_STEP 8u
+int nand_train_capture(int target, uint32_t *first, uint32_t *last, uint32_t *tap);
+/* RESET (FFh) in the interface the channel speaks; the target returns to SDR mode 0 (ONFI). In NV-DDR
+ * the interface is the channel's: every target is reset (in NV-DDR), then the controller goes back to
+ * SDR mode 0. */
 int nand_reset(int target);
 /* READ STATUS (70h): the status byte in c->status. */
 int nand_read_status(int target, nand_comp *c);
@@ -103,7 +122,10 @@ int nand_read_id(int target, uint32_t buf, uint8_t id[5]);
  * first copy that matches and fills info. */
 int nand_read_param(int target, uint32_t buf, nand_info *info);
 /* Reset every target, ID + parameter page, switch all targets to the fastest common mode (SET
- * FEATURES 01h, checked with GET FEATURES), program the controller timing registers and geometry. */
+ * FEATURES 01h, checked with GET FEATURES), program the controller timing registers and geometry.
+ * NV-DDR is preferred when every target's parameter page offers it (features bit 5; P1 = 10h | mode,
+ * then the controller switches and trains its read capture), unless nand_sdr_only is set. */
+extern int nand_sdr_only;
 int nand_init(nand_info *info, int targets, uint32_t buf);
 int nand_erase(int target, uint32_t block, nand_comp *c);
 /* Program / read one page: with ecc the page's main area (page_bytes) is moved via DMA and ECC
@@ -168,6 +190,14 @@ typedef struct {
     uint32_t index;        /* the failing command's index in its list */
     nand_comp comp;
 } nand_sched_err;
+/* What the last nand_run_channels did: waits for a completion (rounds), passes of the wait that found
+ * none (idle_polls) and the timer cycles they took from each wait's start (idle_cycles): the CPU's
+ * slack. Near zero idle cycles, the scheduler itself (APB accesses, cache refills) is the limit. */
+typedef struct {
+    uint32_t rounds, idle_polls, completions;
+    uint64_t idle_cycles;
+} nand_sched_stats;
+extern nand_sched_stats nand_sched_last;
 /* progs[c] for channel c = 0..NAND_CHANNELS_MAX-1. Returns 0; the first completion error (positive: the
  * channel stops submitting, every command already queued is still collected; *err says where);
  * NAND_DRV_TIMEOUT when no channel completes anything for timeout_cycles; NAND_DRV_ARG for a depth

@@ -10,6 +10,7 @@
 #include "VLsmcSoc.h"
 #include "lsmc_soc.h"  // memory map, generated next to LsmcSoc.v
 #include "onfi_model.h"
+#include "nvddr_pads.h"
 #if VM_TRACE
 #include <verilated_fst_c.h>
 #endif
@@ -47,9 +48,17 @@ constexpr uint64_t LINK_POLL_CYCLES = 4096;  // UART link: one non-blocking poll
 // The pins of one channel: io_nand (channel 0) or io_nand<c> (LsmcSocConfig.nandChannels).
 struct NandPinPtrs {
   CData *dq_o = nullptr, *dq_oe, *cle, *ale, *ce_n, *we_n, *re_n, *wp_n, *dq_i, *rb_n;
+  // NV-DDR: the interface switch, the D2 half of the output DDR flops, DQS, the capture tap and FIFO
+  CData *ddr, *h2_dq_o, *h2_dq_oe, *h2_cle, *h2_ale, *h2_we_n, *h2_re_n, *h2_ce_n, *dqs_o, *dqs_oe;
+  SData* tap;
+  CData *cap_valid, *cap_q1, *cap_q2;
 };
-#define NAND_PIN_PTRS(t, P) NandPinPtrs{&t->P##_dq_o, &t->P##_dq_oe, &t->P##_cle, &t->P##_ale, &t->P##_ce_n, \
-                                        &t->P##_we_n, &t->P##_re_n, &t->P##_wp_n, &t->P##_dq_i, &t->P##_rb_n}
+#define NAND_PIN_PTRS(t, P)                                                                                   \
+  NandPinPtrs{&t->P##_dq_o, &t->P##_dq_oe, &t->P##_cle, &t->P##_ale, &t->P##_ce_n, &t->P##_we_n, &t->P##_re_n,    \
+              &t->P##_wp_n, &t->P##_dq_i, &t->P##_rb_n, &t->P##_ddr, &t->P##_ddr_h2_dq_o, &t->P##_ddr_h2_dq_oe,  \
+              &t->P##_ddr_h2_cle, &t->P##_ddr_h2_ale, &t->P##_ddr_h2_we_n, &t->P##_ddr_h2_re_n,                   \
+              &t->P##_ddr_h2_ce_n, &t->P##_ddr_dqs_o, &t->P##_ddr_dqs_oe, &t->P##_ddr_tap, &t->P##_ddr_cap_valid, \
+              &t->P##_ddr_cap_q1, &t->P##_ddr_cap_q2}
 // Channel c's pins if the generated SoC has them (detected at compile time), else dq_o == nullptr.
 #define NAND_CHANNEL_PINS(c)                                                                             \
   template <class T> auto nandPins##c(T* t, int) -> decltype(t->io_nand##c##_dq_o, NandPinPtrs()) {     \
@@ -84,6 +93,25 @@ struct NandChannel {
   // target check below costs ~10 % of a compaction run with four idle channels).
   bool idle = false;
   uint64_t lastPins = 0;
+  onfi::DdrPads pads;  // NV-DDR (io.ddr high): every cycle goes through the pad model, no idle skipping
+
+  onfi::DdrPinsOut ddrPins() const {
+    onfi::DdrPinsOut o;
+    o.d1 = pins(0);
+    o.d2 = o.d1;
+    o.d2.dq = *io.h2_dq_o;
+    o.d2.dq_oe = *io.h2_dq_oe;
+    o.d2.cle = *io.h2_cle;
+    o.d2.ale = *io.h2_ale;
+    o.d2.we_n = *io.h2_we_n;
+    o.d2.re_n = *io.h2_re_n;
+    o.ce1 = *io.ce_n;
+    o.ce2 = *io.h2_ce_n;
+    o.dqs_o = *io.dqs_o;
+    o.dqs_oe = *io.dqs_oe;
+    o.tap = *io.tap;
+    return o;
+  }
 
   onfi::NandPinsIn pins(size_t t) const {
     onfi::NandPinsIn p;
@@ -143,6 +171,17 @@ struct NandChannel {
   }
   // Before the rising edge: flash outputs at time ns.
   void drive(uint64_t ns) {
+    if (*io.ddr) {
+      *io.cap_valid = pads.take((int64_t)ns * 1000, *io.cap_q1, *io.cap_q2);
+      uint32_t rb = 0;
+      onfi::DdrPinsOut o = ddrPins();
+      for (size_t i = 0; i < models.size(); i++)
+        if (pads.rb(*models[i], (int)i, (int64_t)ns * 1000, o).rb_n) rb |= 1u << i;
+      *io.rb_n = rb;
+      idle = false;
+      return;
+    }
+    *io.cap_valid = 0;
     if (resting()) return;  // dq_i keeps its last junk byte, rb_n all high
     int drivers = 0;
     uint32_t rb = 0;
@@ -160,6 +199,11 @@ struct NandChannel {
   }
   // After the rising edge: record the controller's new pin levels.
   void edge(uint64_t ns) {
+    if (*io.ddr) {
+      pads.cycle((int64_t)ns * 1000, (int64_t)NS_PER_CYCLE * 1000, ddrPins(), models);
+      for (size_t i = 0; i < models.size(); i++) fresh[i] = false;  // back in SDR: evaluate every target
+      return;
+    }
     if (resting()) return;
     for (size_t i = 0; i < models.size(); i++) evalModel(i, ns);
     settle(ns);
@@ -170,6 +214,7 @@ struct NandChannel {
       models[i]->power_on(ns);
       fresh[i] = false;
     }
+    pads.reset();
     idle = false;
   }
 };
@@ -202,7 +247,7 @@ std::vector<uint32_t> parseList(const std::string& opt, const std::string& v, ui
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);  // the console reaches a pipe or a file line by line
   std::string firmware, logPath, uartIn, prompt, wavePath, ddrName = "fixed";
-  uint32_t simArg = 0, ddrLatency = 20, nandBlocks = 0, nandSeed = 1;
+  uint32_t simArg = 0, ddrLatency = 20, nandBlocks = 0, nandSeed = 1, nandTapPs = 25;
   uint64_t maxCycles = 2000000000ull, uartStart = 0, waveFrom = 0, uartGap = UINT64_MAX;
   int32_t uartDiv = 1;
   uint32_t uartTcp = 0, nandBitErrors = 0;
@@ -255,6 +300,14 @@ int main(int argc, char** argv) {
               [&](const std::string& o, const std::string& v) { uartTcp = (uint32_t)simc::toUnsigned(v, o, 65535); tcpGiven = true; });
   args.flag("--uart-pty", &uartPty, "serve the UART on a new pseudo-terminal (its path is printed on stderr)");
   args.flag("--quiet", &quiet, "do not echo the UART output on stdout");
+  std::string nandPart = "mt29f4g08abada";
+  args.custom("--nand-part", "NAME", "NAND part on every target: mt29f4g08abada (SDR, default) or mt29f16g08ababa "
+              "(NV-DDR modes 0-5, 4096 + 224-byte pages, 128 pages per block)",
+              [&](const std::string& o, const std::string& v) {
+                if (v != "mt29f4g08abada" && v != "mt29f16g08ababa") die("%s: unknown part '%s'", o.c_str(), v.c_str());
+                nandPart = v;
+              });
+  args.number("--nand-tap-ps", &nandTapPs, "NV-DDR read capture: delay per tap in ps (default 25)", "PS", 1u, 1000u);
   args.number("--nand-blocks", &nandBlocks, "blocks per NAND target (default: the MT29F4G08 datasheet's 4096)", "N", 1u, 1u << 20);
   args.custom("--nand-bad", "B,B,...", "factory-bad blocks on every target: PROGRAM and ERASE there fail (status FAIL)",
               [&](const std::string& o, const std::string& v) { nandBad = parseList(o, v, (1u << 20) - 1); });
@@ -446,7 +499,7 @@ int main(int argc, char** argv) {
     fflush(stderr);
   }
 
-  onfi::Config ncfg;
+  onfi::Config ncfg = nandPart == "mt29f16g08ababa" ? onfi::mt29f16g08ababa() : onfi::Config();
   if (nandBlocks) ncfg.blocks = nandBlocks;
   for (uint32_t b : nandBad)
     if (b >= ncfg.blocks) die("--nand-bad: block %u is past the last block %u", b, ncfg.blocks - 1);
@@ -469,6 +522,7 @@ int main(int argc, char** argv) {
   for (size_t ch = 0; ch < nandPins.size(); ch++) {
     nandChannels.push_back(std::make_unique<NandChannel>());
     nandChannels.back()->init(nandPins[ch], ch, ncfg, faults);
+    nandChannels.back()->pads.tap_ps = nandTapPs;
     faults.attach(nandChannels.back()->models, ch, ncfg.pages_per_block);
   }
 

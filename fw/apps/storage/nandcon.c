@@ -209,6 +209,9 @@ static void chb_report(const char *what, int n, int ways, uint32_t pages, const 
     for (c = 0; c < n; c++)
         printf("nand channels: %s channel %d: %lu bytes in %lu cycles\n", what, c, (unsigned long)bytes,
                (unsigned long)cyc[c]);
+    printf("nand channels: %s scheduler: %lu completions, %lu waits, %lu idle polls, %lu idle cycles\n", what,
+           (unsigned long)nand_sched_last.completions, (unsigned long)nand_sched_last.rounds,
+           (unsigned long)nand_sched_last.idle_polls, (unsigned long)nand_sched_last.idle_cycles);
 }
 
 static uint32_t chb_word(int c, int t, uint32_t i) { return 0x9E3779B9u * (i + 1) ^ (uint32_t)c << 24 ^ (uint32_t)t << 20; }
