@@ -36,16 +36,18 @@ def test_generated_gate_is_free_running_outside_verilator():
 
 def test_soc_gates_every_unit_and_the_board_soc_has_none():
     """The simulated SoC has three gates per compaction unit (the unit; its IP, which also runs for the
-    throughput counter; the IP's datapath), the NAND controller's and its BCH decoder's; the Verilog that
-    boards synthesise (soc.Generate --no-sim-ctrl) has no gate module at all: one plain clock."""
+    throughput counter; the IP's datapath), the NAND controller's (with its AXI slice) and its BCH
+    decoder's, and the on-chip RAM's; the Verilog that boards synthesise (soc.Generate --no-sim-ctrl) has
+    no gate module at all: one plain clock."""
     units = 2
     v = soc.generate_soc(units=units, ways=4).read_text()
     modules = dict(re.findall(r"^module (\w+) \((.*?)^endmodule", v, re.MULTILINE | re.DOTALL))
     top = modules["LsmcSoc"]
     channels = len(re.findall(r"^\s*NandController\w*\s+\w+\s*\(", top, re.MULTILINE))
     assert channels >= 1
-    # in the top: each unit's gate and its IP's, and each NAND channel's controller gate
-    assert len(GATE_INSTANCE.findall(top)) == 2 * units + channels
+    # in the top: each unit's gate and its IP's, each NAND channel's controller gate, the on-chip RAM's
+    assert len(GATE_INSTANCE.findall(top)) == 2 * units + channels + 1
+    assert re.search(r"assign\s+\w+_en\s*=\s*\(ramClockEnable\s*\|\|\s*reset\)", top)
     ips = [body for name, body in modules.items() if name.startswith("CompactionIp")]
     assert len(ips) == units and all(len(GATE_INSTANCE.findall(b)) == 1 for b in ips)  # the datapath's
     assert len(GATE_INSTANCE.findall(modules["NandCommandLayer"])) == 1  # the BCH decoder's, per channel

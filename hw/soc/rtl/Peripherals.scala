@@ -4,6 +4,7 @@ import spinal.core._
 import spinal.lib._
 import spinal.lib.bus.amba3.apb._
 import spinal.lib.bus.amba4.axilite._
+import spinal.lib.com.uart._
 
 /** Simulation control block (0xF000_F000). Offset 0 SIM_EXIT: writing `(code << 1) | 1` latches
   * `exit.valid` and the code, which the Verilator harness polls every cycle to end the run. Offset 4
@@ -98,4 +99,47 @@ case class Apb3ToAxiLite4(apbConfig: Apb3Config, axiConfig: AxiLite4Config) exte
   io.apb.PRDATA := io.axi.r.payload.data
   if (apbConfig.useSlaveError)
     io.apb.PSLVERROR := Mux(io.axi.b.fire, io.axi.b.payload.resp, io.axi.r.payload.resp) =/= AxiLite4.resp.OKAY
+}
+
+/** The SoC's UART (SpinalHDL's Apb3UartCtrl) with a time base that rests while no byte moves, so that a
+  * simulation clock gate can stop the whole UART then (LsmcSoc) and the gated and free-running designs
+  * still behave alike. The library's baud divider and the transmitter's bit timer count on every cycle
+  * whatever the line does, so a stopped clock would shift their phase; here, in every build (boards
+  * too), the divider is held at 0 and the transmitter's bit timer at 0 while the transmitter is idle
+  * with nothing queued and the receiver is idle on a line that has been high through its synchroniser
+  * and all its samples. A frame then starts from the same state every time: the first start bit goes
+  * out a bit time after the byte is queued (not 0 to 1 bit times, as with the free-running divider), and
+  * the receiver's sampling starts at the start bit's edge. The registers still moving while idle (the
+  * receiver's bit timer and counter, both parities, the transmitter's bit counter) are reloaded when a
+  * frame starts, before they are read. */
+object SimUart {
+  private def field[T](obj: AnyRef, name: String): T = obj.getClass.getMethod(name).invoke(obj).asInstanceOf[T]
+
+  /** Rework `uart` as above; returns (in the caller's component) "idle": nothing in the UART changes
+    * at the next edge unless its APB port is accessed. */
+  def restWhenIdle(uart: Apb3UartCtrl): Bool = {
+    val ctrl = uart.uartCtrl
+    val (tx, rx) = (ctrl.tx, ctrl.rx)
+    val txWrite = field[Stream[Bits]](tx.io, "write")
+    val txState = field[SpinalEnumCraft[UartCtrlTxState.type]](field[Area](tx, "stateMachine"), "state")
+    tx.rework {
+      val timer = field[Counter](field[Area](tx, "clockDivider"), "counter")
+      when(txState === UartCtrlTxState.IDLE && !txWrite.valid)(timer.clear())
+    }
+    val sampler = field[Area](rx, "sampler")
+    val rxState = field[SpinalEnumCraft[UartCtrlRxState.type]](field[Area](rx, "stateMachine"), "state")
+    // the line's synchroniser: a BufferCC component inside the receiver (its last stage is `synchronizer`)
+    val sync = rx.children.collectFirst { case b: BufferCC[_] => b }
+      .getOrElse(SpinalError("SimUart: no BufferCC in the UART receiver (SpinalHDL's UartCtrlRx changed)"))
+    val idle = ctrl.rework {
+      val lineHigh = ctrl.io.uart.rxd && sync.buffers.map(_.asInstanceOf[Bool].pull()).reduce(_ && _) &&
+        field[Bool](sampler, "synchronizer").pull() &&
+        field[Vec[Bool]](sampler, "samples").pull().asBits.andR && field[Bool](sampler, "value").pull()
+      val idle = txState.pull() === UartCtrlTxState.IDLE && !txWrite.valid &&
+        rxState.pull() === UartCtrlRxState.IDLE && lineHigh
+      when(idle)(field[UInt](field[Area](ctrl, "clockDivider"), "counter") := 0)
+      out(CombInit(idle)).setName("simIdle")
+    }
+    idle.pull()
+  }
 }
