@@ -207,14 +207,24 @@ class NandCommandLayer(p: NandParams) extends Component {
     val last = byte === bch.eccBytes - 1
     (Mux(last, sec + 1, sec), Mux(last, U(0, eccByteBits bits), byte + 1))
   }
-  def isCode(spareOff: UInt, inMain: Bool): Bool = !inMain && spareOff >= 8 && spareOff < eccSpareEnd
+  // Byte index idx is a check byte when pageBytes + 8 <= idx < pageBytes + eccSpareEnd (isCode(idx - pageBytes,
+  // idx < pageBytes) as first written); idx + 1 is one when pageBytes + 7 <= idx < pageBytes + eccSpareEnd - 1.
+  // The bounds are registers of the (static during a command) geometry: the transfer paths compare the
+  // index with registers instead of subtracting the page size, adding 1 and comparing with a product
+  // (the command layer's critical path on the ECP5 was rxIdx -> that chain -> the check-byte enables).
+  val pageEnd = io.pageBytes.resize(17)
+  val codeLo0 = RegNext(pageEnd + 8)
+  val codeHi0 = RegNext(pageEnd + eccSpareEnd)
+  val codeLo1 = RegNext(pageEnd + 7)
+  val codeHi1 = RegNext(pageEnd + eccSpareEnd - 1)
+  def isCode0(idx: UInt): Bool = idx >= codeLo0 && idx < codeHi0
+  def isCode1(idx: UInt): Bool = idx >= codeLo1 && idx < codeHi1
   val encRem = Reg(Bits(bch.r bits))
   val encCodes = Vec(Reg(Bits(bch.eccVecBits bits)), p.maxSectors)
   val txSector = (txIdx >> p.sectorShift).resize(secBits)
   val txInMain = txIdx < io.pageBytes
-  val txSpareOff = (txIdx - io.pageBytes.resize(17)).resize(17)
-  val txIsCode0 = isCode(txSpareOff, txInMain)
-  val txIsCode1 = isCode(txSpareOff + 1, txInMain) // byte 1 is a check byte only if byte 0 is one (region starts even)
+  val txIsCode0 = isCode0(txIdx)
+  val txIsCode1 = isCode1(txIdx) // byte 1 is a check byte only if byte 0 is one (region starts even)
   val txCodeSec = Reg(UInt(secBits bits))
   val txCodeByte = Reg(UInt(eccByteBits bits))
   val (txCodeSec1, txCodeByte1) = codeNext(txCodeSec, txCodeByte)
@@ -249,8 +259,7 @@ class NandCommandLayer(p: NandParams) extends Component {
   val decRems = Vec(Reg(Bits(bch.r bits)), p.maxSectors) // remainder of each sector's data
   val decStored = Vec(Reg(Bits(bch.eccVecBits bits)), p.maxSectors) // check bytes as read
   val rxInMain = rxIdx < io.pageBytes
-  val rxSpareOff = (rxIdx - io.pageBytes.resize(17)).resize(17)
-  val rxIsCode0 = isCode(rxSpareOff, rxInMain)
+  val rxIsCode0 = isCode0(rxIdx)
   val rxCodeSec = Reg(UInt(secBits bits))
   val rxCodeByte = Reg(UInt(eccByteBits bits))
   val (rxCodeSec1, rxCodeByte1) = codeNext(rxCodeSec, rxCodeByte)
@@ -274,7 +283,7 @@ class NandCommandLayer(p: NandParams) extends Component {
     val two = io.rx.two
     val b0 = io.rx.b0
     val b1 = io.rx.b1
-    val rxIsCode1 = two && isCode(rxSpareOff + 1, rxInMain)
+    val rxIsCode1 = two && isCode1(rxIdx)
     wrAddr := ba(fb, (rxIdx >> 2).resize(wordBits))
     when(two && !rxIdx(1)) {
       rxLow := io.rx.data; rxLowValid := True
