@@ -36,7 +36,7 @@ def test_generated_gate_is_free_running_outside_verilator():
 
 def test_soc_gates_every_unit_and_the_board_soc_has_none():
     """The simulated SoC has three gates per compaction unit (the unit; its IP, which also runs for the
-    throughput counter; the IP's datapath), the NAND controller's (with its AXI slice) and its BCH
+    throughput counter; the IP's datapath), the NAND controller's and its BCH
     decoder's, and the on-chip RAM's; the Verilog that boards synthesise (soc.Generate --no-sim-ctrl) has
     no gate module at all: one plain clock."""
     units = 2
