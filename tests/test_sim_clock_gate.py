@@ -36,8 +36,8 @@ def test_generated_gate_is_free_running_outside_verilator():
 
 def test_soc_gates_every_unit_and_the_board_soc_has_none():
     """The simulated SoC has three gates per compaction unit (the unit; its IP, which also runs for the
-    throughput counter; the IP's datapath), the NAND controller's (with its AXI slice) and its BCH
-    decoder's, and the on-chip RAM's; the Verilog that boards synthesise (soc.Generate --no-sim-ctrl) has
+    throughput counter; the IP's datapath), the NAND controller's and its BCH
+    decoder's, the on-chip RAM's and the UART's; the Verilog that boards synthesise (soc.Generate --no-sim-ctrl) has
     no gate module at all: one plain clock."""
     units = 2
     v = soc.generate_soc(units=units, ways=4).read_text()
@@ -45,9 +45,11 @@ def test_soc_gates_every_unit_and_the_board_soc_has_none():
     top = modules["LsmcSoc"]
     channels = len(re.findall(r"^\s*NandController\w*\s+\w+\s*\(", top, re.MULTILINE))
     assert channels >= 1
-    # in the top: each unit's gate and its IP's, each NAND channel's controller gate, the on-chip RAM's
-    assert len(GATE_INSTANCE.findall(top)) == 2 * units + channels + 1
-    assert re.search(r"assign\s+\w+_en\s*=\s*\(ramClockEnable\s*\|\|\s*reset\)", top)
+    # in the top: each unit's gate and its IP's, each NAND channel's controller gate, the on-chip RAM's,
+    # the UART's (whose time base rests while idle in every build: SimUart)
+    assert len(GATE_INSTANCE.findall(top)) == 2 * units + channels + 2
+    for enable in ("ramClockEnable", "uartClockEnable"):
+        assert re.search(rf"assign\s+\w+_en\s*=\s*\({enable}\s*\|\|\s*reset\)", top), enable
     ips = [body for name, body in modules.items() if name.startswith("CompactionIp")]
     assert len(ips) == units and all(len(GATE_INSTANCE.findall(b)) == 1 for b in ips)  # the datapath's
     assert len(GATE_INSTANCE.findall(modules["NandCommandLayer"])) == 1  # the BCH decoder's, per channel
@@ -64,6 +66,9 @@ def test_soc_gates_every_unit_and_the_board_soc_has_none():
     assert "`ifndef LSMC_NO_CLOCK_GATE" in stage and stage.count("assign q = d;") == 2
     board = gateware.generate_soc_verilog().read_text()
     assert "LsmcSimClockGate" not in board and "gclk" not in board and "LsmcSimInputStage" not in board
+    # the UART's resting time base is hardware (SimUart): its divider is cleared on reset and at rest
+    uart = board[board.index("module UartCtrl ("):]
+    assert uart[:uart.index("endmodule")].count("clockDivider_counter <= 20'h0;") == 2
 
 
 def _nand_session(exe):

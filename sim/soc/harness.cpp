@@ -561,7 +561,11 @@ int main(int argc, char** argv) {
 #else
   constexpr bool inputStage = true;
 #endif
+#if VM_TRACE
+  auto eval = [&] { top->eval(); };  // eval() also marks the trace's activity
+#else
   auto eval = [&] { VLsmcSoc___024root___eval(top->rootp); };
+#endif
   auto step = [&](bool resetting, bool lastReset = false) {
     top->clk = 0;
     if (!resetting) {

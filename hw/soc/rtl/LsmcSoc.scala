@@ -204,31 +204,20 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   // One controller per channel, each behind its own gate: an idle channel costs no simulation time.
   val nandPins = if (io.nandChannels != null) io.nand +: io.nandChannels.toSeq else Seq(io.nand)
   for ((pins, c) <- nandPins.zipWithIndex if c > 0) pins.setName(s"io_nand$c")
-  // Each controller's AXI master reaches the crossbar through a register slice on every channel (one
-  // cycle each way), clocked with the controller: the crossbar's ready and response valid then reach
-  // the controller's logic through registers of its own clock, so Verilator no longer evaluates the
-  // controller's DMA logic (bound to the handshakes) on every edge of the SoC's clock: it was 12 % of
-  // the model's time with four idle channels.
-  val nandAreas = for ((pins, c) <- nandPins.zipWithIndex) yield new Area {
+  val nandCtrls = for ((pins, c) <- nandPins.zipWithIndex) yield new Area {
     val clockEnable = Bool()
-    val clock = common.SimClockGate(clockEnable)
-    val ctrl = clock(new _root_.nand.NandController(_root_.nand.NandParams(targets = cfg.nandTargets)))
-    val axi = clock(ctrl.io.axi.pipelined(ar = StreamPipe.FULL, aw = StreamPipe.FULL, w = StreamPipe.FULL,
-      r = StreamPipe.FULL, b = StreamPipe.FULL))
-    // The slice holds a beat in either direction (a full input stage implies a full output stage).
-    val slice = axi.ar.valid || axi.aw.valid || axi.w.valid || axi.r.valid || axi.b.valid
-    clockEnable := ctrl.simActivity.enable.pull() || slice
+    val ctrl = common.SimClockGate(clockEnable)(new _root_.nand.NandController(_root_.nand.NandParams(targets = cfg.nandTargets)))
+    clockEnable := ctrl.simActivity.enable.pull()
     if (cfg.withDocs && c == 0) ctrl.docs()
     pins <> ctrl.io.nand
     irqLines(Irq.nandOf(c)) := ctrl.io.irq
-  }.setName(if (c == 0) "nand" else s"nand$c")
-  val nandCtrls = nandAreas.map(_.ctrl)
+  }.setName(if (c == 0) "nand" else s"nand$c").ctrl
 
   axiCrossbar.addConnections(
     core.iBus        -> List(ram.io.axi, ddrCpu),
     core.dBus        -> List(ram.io.axi, ddrCpu, apbBridge.io.axi)
   )
-  for (n <- nandAreas) axiCrossbar.addConnection(n.axi, List(ram.io.axi, ddrCpu))
+  for (ctrl <- nandCtrls) axiCrossbar.addConnection(ctrl.io.axi, List(ram.io.axi, ddrCpu))
   // Register stages between crossbar and slaves for timing, as in Briey.
   axiCrossbar.addPipelining(apbBridge.io.axi)((crossbar, bridge) => {
     crossbar.sharedCmd.halfPipe() >> bridge.sharedCmd
