@@ -1,5 +1,5 @@
 // NV-DDR pad model: the behaviour of the PHY's DDR I/O primitives that Verilator cannot express below a
-// clock edge, used by the SoC harness (sim/soc); the standalone harness (sim/nand) keeps the same model inline. Output DDR flops
+// clock edge, shared by the standalone harness (sim/nand) and the SoC harness (sim/soc). Output DDR flops
 // put D1 on the pins at the clock edge and D2 half a cycle later; the DQS flop runs on the 90-degree clock
 // (its halves start a quarter cycle later); the read capture delays the flash's DQS by tap x tap_ps
 // (IDELAYE3 / DELAYF), samples DQ at each delayed edge into an IDDR (rising edge -> Q1, falling -> Q2)
