@@ -424,6 +424,7 @@ def test_nvddr_bring_up_and_training(lib):
     kw = dict(blocks=8, pages=64, targets=2, part="mt29f16g08ababa", tr_ns=2000, tprog_ns=5000, tbers_ns=8000)
     with ns.NandSim(**kw) as s:
         _bridge = Bridge(lib, s)  # noqa: F841
+        assert lib.nand_select(0) == 0  # the channel tests before may have left another one selected
         info = Info()
         assert lib.nand_init(ctypes.byref(info), 2, SCRATCH) == 0
         assert info.model == b"MT29F16G08ABABAWP" and info.features & 0x20 and info.nvddr_modes == 0x3F
