@@ -417,13 +417,14 @@ def test_nvddr_registers_match_the_reference(lib):
         assert got == want, mode
 
 
-def test_nvddr_bring_up_training_and_reset(lib):
+def test_nvddr_bring_up_and_training(lib):
     """On the NV-DDR part nand_init switches both targets to NV-DDR mode 5 by SET FEATURES (P1 = 15h),
     trains the capture, pages go through ECC at 2 bytes per clock; RESET brings the channel back to SDR
-    mode 0 (controller and part), and nand_sdr_only keeps a part in SDR."""
-    with ns.NandSim(blocks=8, pages=64, targets=2, part="mt29f16g08ababa", tr_ns=2000, tprog_ns=5000,
-                    tbers_ns=8000) as s:
+    mode 0 (controller and parts) and init runs again; nand_sdr_only keeps the part in SDR."""
+    kw = dict(blocks=8, pages=64, targets=2, part="mt29f16g08ababa", tr_ns=2000, tprog_ns=5000, tbers_ns=8000)
+    with ns.NandSim(**kw) as s:
         _bridge = Bridge(lib, s)  # noqa: F841
+        assert lib.nand_select(0) == 0  # the channel tests before may have left another one selected
         info = Info()
         assert lib.nand_init(ctypes.byref(info), 2, SCRATCH) == 0
         assert info.model == b"MT29F16G08ABABAWP" and info.features & 0x20 and info.nvddr_modes == 0x3F
@@ -432,6 +433,8 @@ def test_nvddr_bring_up_training_and_reset(lib):
         tap = s.r("DDR_CAPTURE") & 0x1FF
         t = ns.NVDDR_MODES[5]
         assert t["tDQSQ"] <= tap * 25 <= t["tCK"] // 2 - t["tQHS"]  # inside mode 5's eye (25 ps taps)
+        for tgt in (0, 1):
+            assert s.cmd(ns.OP_GET_FEATURES, target=tgt, row=1).data & 0x3F == 0x15
         c = Comp()
         data = random.Random(4).randbytes(4096)
         s.mem_write(ns.DDR, data)
@@ -440,11 +443,17 @@ def test_nvddr_bring_up_training_and_reset(lib):
             assert lib.nand_program(tgt, 128, ns.DDR, 4096, 1, ctypes.byref(c)) == 0
             assert lib.nand_read(tgt, 128, ns.DDR + 0x8000, 4096, 1, ctypes.byref(c)) == 0 and c.corrected == 0
             assert s.mem_read(ns.DDR + 0x8000, 4096) == data
+        # RESET from NV-DDR (SPLIT, CE# high when the targets return to SDR mode 0), then init again
         lib.nand_reset.argtypes = [ctypes.c_int]
         assert lib.nand_reset(0) == 0
         assert s.r("DDR_CFG") & 1 == 0 and s.r("TIMING0") == ns.timing_words(0)["TIMING0"]
-        for tgt in (0, 1):  # both targets answer in SDR mode 0 again
+        for tgt in (0, 1):
             assert s.cmd(ns.OP_GET_FEATURES, target=tgt, row=1).data & 0x3F == 0
+        assert lib.nand_init(ctypes.byref(info), 2, SCRATCH) == 0 and info.nvddr == 1
+        assert lib.nand_read(1, 128, ns.DDR + 0x10000, 4096, 1, ctypes.byref(c)) == 0
+        assert s.mem_read(ns.DDR + 0x10000, 4096) == data
+    with ns.NandSim(**kw) as s:
+        _bridge = Bridge(lib, s)  # noqa: F841
         ctypes.c_int.in_dll(lib, "nand_sdr_only").value = 1
         try:
             assert lib.nand_init(ctypes.byref(info), 2, SCRATCH) == 0

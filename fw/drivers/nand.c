@@ -251,13 +251,20 @@ static int simple(uint8_t op, int target, uint32_t row, uint32_t len, uint32_t p
 int nand_reset(int target)
 {
     if (nand_reg(NAND_DDR_CFG) & NAND_DDR_CFG_DDR_EN_MASK) {
-        /* The targets speak NV-DDR: RESET them in it (an SDR write cycle would be CLK edges to them). */
+        /* The targets speak NV-DDR: RESET them in it (an SDR write cycle would be CLK edges to them), SPLIT
+         * so that CE# is high when they come back in SDR mode 0; then the controller follows and
+         * WAIT_STATUS (SDR) collects each reset. */
         int t, r = 0, rt;
-        for (t = 0; t < NAND_MAX_TARGETS; t++)
-            if ((rt = simple(NAND_OP_RESET, t, 0, 0, 0, NULL)) != 0 && !r)
+        for (t = 0; t < NAND_MAX_TARGETS; t++) {
+            nand_cmd cmd = page_cmd(NAND_OP_RESET, t, 0, NAND_F_SPLIT, 0);
+            if ((rt = nand_exec(&cmd, NULL)) != 0 && !r)
                 r = rt;
+        }
         nand_reg_write(NAND_DDR_CFG, 0);
         nand_set_mode_regs(0);
+        for (t = 0; t < NAND_MAX_TARGETS; t++)
+            if ((rt = simple(NAND_OP_WAIT_STATUS, t, 0, 0, 0, NULL)) != 0 && !r)
+                r = rt;
         nand_dev.mode = 0;
         nand_dev.nvddr = 0;
         return r;

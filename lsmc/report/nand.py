@@ -126,8 +126,8 @@ def write(rows, ecc, dec, out, pages, seconds, seq=(), soc=None):
     for mode, op, r in seq:
         w.writerow([nandsim.label(mode, True), op, r.channels, r.ways, r.bytes, r.cycles, f"{r.mb_per_s:.2f}",
                     f"{r.bus_limit_mb_per_s:.2f}", f"{r.efficiency:.3f}"])
-    for r in (soc or {}).values():
-        w.writerow([nandsim.label(r.mode, False), SOC_OPS[r.op], r.channels, r.ways, r.bytes, r.cycles,
+    for r in soc or ():
+        w.writerow([nandsim.label(r.mode, r.nvddr), SOC_OPS[r.op], r.channels, r.ways, r.bytes, r.cycles,
                     f"{r.mb_per_s:.2f}", f"{r.bus_limit_mb_per_s:.2f}", f"{r.efficiency:.3f}"])
     ecc_table = io.StringIO(newline="")
     w = csv.writer(ecc_table)
@@ -195,17 +195,19 @@ def write(rows, ecc, dec, out, pages, seconds, seq=(), soc=None):
     if soc:
         lines += ["## Firmware scheduler in the full SoC", "", (
             "storage.elf's `nand channels WAYS PAGES` on the full SoC simulation (VexRiscv at 100 MHz, the "
-            "default build's NAND channels, each a controller with 2 MT29F4G08ABADA models, SDR: the firmware "
-            "driver does not switch to NV-DDR). The firmware initialises every channel, erases block 1, "
+            "default build's NAND channels, each a controller with 2 models: MT29F4G08ABADA in SDR mode 5, and "
+            "MT29F16G08ABABA, which the driver switches to NV-DDR mode 5 by SET FEATURES). The firmware "
+            "initialises every channel, erases block 1, "
             "cache-programs PAGES pages per way from DDR and cache-reads them back under its channels x ways "
             "scheduler (`nand_run_channels`, fw/drivers/nand.c: 6 commands queued per channel, completions "
             "polled), then checks every word. All channels' DMA shares the SoC's one 32-bit DDR port of the "
             "CPU side. Cycles: timer from the first command to the last completion."), "",
             "| mode | op | channels | ways | pages per way | bytes | cycles | MB/s | bus limit MB/s | efficiency | "
             "per channel MB/s |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
-        for r in soc.values():
+        for r in soc:
             per = ", ".join(f"{mb:.2f}" for _, _, _, mb, _ in r.per_channel)
-            lines.append(f"| {nandsim.label(r.mode, False)} | {SOC_OPS[r.op]} | {r.channels} | {r.ways} | {r.pages} | "
+            lines.append(f"| {nandsim.label(r.mode, r.nvddr)} | {SOC_OPS[r.op]} | {r.channels} | {r.ways} | "
+                         f"{r.pages} | "
                          f"{r.bytes} | {r.cycles} | {r.mb_per_s:.2f} | {r.bus_limit_mb_per_s:.2f} | "
                          f"{100 * r.efficiency:.1f} % | {per} |")
         lines += [""]
@@ -265,7 +267,8 @@ def main(argv=None) -> int:
     try:
         rows, ecc, dec = run(modes, a.pages, a.ecc_pages)
         seq = run_seq(modes, a.channels, a.seq_pages) if a.seq_pages else []
-        soc = nandsim.soc_channels(ways=SEQ_WAYS, pages=a.soc_pages)[0] if a.soc_pages else None
+        soc = [r for part in (None, "mt29f16g08ababa") if a.soc_pages
+               for r in nandsim.soc_channels(ways=SEQ_WAYS, pages=a.soc_pages, part=part)[0].values()]
     except (nandsim.SimError, build.BuildError) as e:
         print(f"nand-report: {str(e).splitlines()[0]}", file=sys.stderr)
         return 2
@@ -277,8 +280,9 @@ def main(argv=None) -> int:
     for mode, op, r in seq:
         print(f"{nandsim.label(mode, True)} {op} {r.channels} ch x {r.ways} ways: {r.mb_per_s:6.2f} MB/s of "
               f"{r.bus_limit_mb_per_s:5.1f}, efficiency {100 * r.efficiency:5.1f} %")
-    for r in (soc or {}).values():
-        print(f"SoC {SOC_OPS[r.op]} {r.channels} ch x {r.ways} ways: {r.mb_per_s:6.2f} MB/s of "
+    for r in soc:
+        print(f"SoC {nandsim.label(r.mode, r.nvddr)} {SOC_OPS[r.op]} {r.channels} ch x {r.ways} ways: "
+              f"{r.mb_per_s:6.2f} MB/s of "
               f"{r.bus_limit_mb_per_s:5.1f}, efficiency {100 * r.efficiency:5.1f} %")
     for e in ecc:
         print(f"ECC {e.ecc}: {e.bits_injected:2d} bits/sector x {e.pages} pages: corrected {e.corrected}, "

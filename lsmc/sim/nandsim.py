@@ -694,8 +694,8 @@ def storage_demo(timeout: float = 1800, log=None):
 
 # ---------------------------------------------------------------- firmware scheduler in the full SoC
 SocChannelRun = namedtuple("SocChannelRun", "op mode channels ways pages bytes cycles mb_per_s bus_limit_mb_per_s "
-                                            "efficiency per_channel")
-_SOC_HEAD = re.compile(r"^nand channels: (\d+) channel\(s\), .*, timing mode (\d+)$", re.M)
+                                            "efficiency per_channel nvddr", defaults=(False,))
+_SOC_HEAD = re.compile(r"^nand channels: (\d+) channel\(s\), .*, (NV-DDR )?timing mode (\d+)$", re.M)
 _SOC_ALL = re.compile(r"^nand channels: (program|read) (\d+) channel\(s\) x (\d+) way\(s\) x (\d+) page\(s\), "
                       r"(\d+) bytes in (\d+) cycles", re.M)
 _SOC_CH = re.compile(r"^nand channels: (program|read) channel (\d+): (\d+) bytes in (\d+) cycles$", re.M)
@@ -709,34 +709,36 @@ def parse_soc_channels(uart: str) -> dict:
     if not head or "nand channels: every page read back intact" not in uart:
         raise SimError("nand channels did not finish with every page intact: "
                        + (uart.strip().splitlines() or ["(no output)"])[-1])
-    mode = int(head.group(2))
+    mode, nvddr = int(head.group(3)), head.group(2) is not None
     out = {}
     for m in _SOC_ALL.finditer(uart):
         op, ch, ways, pages, nbytes, cyc = m.group(1), *map(int, m.groups()[1:])
-        limit = bus_limit_mb_per_s(mode, op) * ch
+        limit = bus_limit_mb_per_s(mode, op, nvddr) * ch
         per = []
         for c in _SOC_CH.finditer(uart):
             if c.group(1) == op:
                 k, b, cy = map(int, c.groups()[1:])
                 mb = b / (cy * CLK_NS) * 1000.0
-                per.append((k, b, cy, mb, mb / bus_limit_mb_per_s(mode, op)))
+                per.append((k, b, cy, mb, mb / bus_limit_mb_per_s(mode, op, nvddr)))
         mb = nbytes / (cyc * CLK_NS) * 1000.0
-        out[op] = SocChannelRun(op, mode, ch, ways, pages, nbytes, cyc, mb, limit, mb / limit, per)
+        out[op] = SocChannelRun(op, mode, ch, ways, pages, nbytes, cyc, mb, limit, mb / limit, per, nvddr)
     if set(out) != {"program", "read"}:
         raise SimError(f"nand channels: figures missing ({sorted(out)})")
     return out
 
 
-def soc_channels(ways: int = 2, pages: int = 8, channels: int | None = None, timeout: float = 1800, exe=None):
+def soc_channels(ways: int = 2, pages: int = 8, channels: int | None = None, timeout: float = 1800, exe=None,
+                 part: str | None = None):
     """storage.elf's `nand channels WAYS PAGES [CHANNELS]` in the full SoC (channels 0..CHANNELS-1, default
-    every one the default build has; the firmware's scheduler; SDR on the MT29F4G08ABADA models):
+    every one the default build has; the firmware's scheduler; SDR on the MT29F4G08ABADA models, or
+    `part` "mt29f16g08ababa": NV-DDR, which nand_init prefers when the parameter page offers it):
     ({op: SocChannelRun}, SocRun)."""
     from lsmc.build import firmware
     from lsmc.sim import soc
     firmware.build_firmware()
     cmd = f"nand channels {ways} {pages}" + (f" {channels}" if channels else "")
     run = soc.run_soc(firmware.BUILD_FW / "storage.elf", arg=1, uart_in=cmd + "\nexit\n", uart_prompt="storage> ",
-                      timeout=timeout, exe=exe)
+                      timeout=timeout, exe=exe, extra=("--nand-part", part) if part else ())
     if run.returncode != 0:
         raise SimError(f"storage.elf exit {run.returncode}: " + (run.uart.strip().splitlines() or ["?"])[-1])
     return parse_soc_channels(run.uart), run

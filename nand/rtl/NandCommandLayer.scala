@@ -74,7 +74,9 @@ class NandCommandLayer(p: NandParams) extends Component {
   private val wb = St(WAIT_WB); private val rb = St(WAIT_RB)
   private val statusTail = Seq(rb, sync, cmdB(0x70), din(U(1)), sync, ceOff, done)
   val programs: Map[Int, Seq[St]] = Map(
-    NandOp.RESET -> Seq(ce, cmdB(0xFF), wb, rb, sync, ceOff, done),
+    // SPLIT: CE# released after tWB; WAIT_STATUS collects it. A target in NV-DDR returns to SDR mode 0 at
+    // the end of the reset: CLK edges with CE# low past that would be SDR data cycles to it.
+    NandOp.RESET -> Seq(ce, cmdB(0xFF), wb, St(SPLIT_END), rb, sync, ceOff, done),
     NandOp.READ_ID -> Seq(ce, cmdB(0x90), row0, din(cur.len), sync, ceOff, St(DMA_OUT), done),
     NandOp.READ_PARAM -> Seq(ce, cmdB(0xEC), adr(B(0, 8 bits)), wb, rb, sync, din(cur.len), sync, ceOff, St(DMA_OUT), done),
     NandOp.READ_STATUS -> Seq(ce, cmdB(0x70), din(U(1)), sync, ceOff, done),

@@ -30,20 +30,17 @@
 #include "VNandController.h"
 #include "verilated.h"
 #include "onfi_model.h"
+#include "nvddr_pads.h"
 #include "args.h"
 #include "axi_mem.h"
 
-struct CapPair { int64_t ready_ps; uint8_t q1, q2; };
 // One channel: a controller, its targets' models, its AXI port to the shared DDR model and its NV-DDR
 // capture state.
 struct Chan {
   VNandController* top = nullptr;
   std::vector<std::unique_ptr<onfi::NandModel>> models;
   std::unique_ptr<simc::AxiSlave<CData>> axi;
-  std::vector<CapPair> cap_queue;
-  int cap_have_q1 = 0;
-  uint8_t cap_q1 = 0;
-  bool dqs_prev = false;
+  onfi::DdrPads pads;  // NV-DDR pad model (nand/model/nvddr_pads.h)
 };
 static std::vector<Chan> chans;
 static Chan* C = nullptr;  // the channel requests address
@@ -68,47 +65,18 @@ static onfi::NandPinsIn pins_of(int t) {
 }
 
 // ---------------------------------------------------------------- NV-DDR pad model
-// Behavioural model of the PHY's DDR I/O primitives (what Verilator cannot express below a clock edge):
-// output DDR flops put D1 on the pins at the clock edge and D2 half a cycle later, the DQS flop runs on
-// the 90-degree clock (its halves start 2.5 ns later); the read capture delays the flash's DQS by
-// tap x tap_ps (IDELAYE3 / DELAYF), samples DQ at each delayed edge into an IDDR (rising edge -> Q1,
-// falling -> Q2) and hands each pair to the controller's clock domain through the capture FIFO, whose
-// read side sees it 2 cycles (pointer synchroniser) after the capture.
+// nand/model/nvddr_pads.h (shared with the SoC harness): output DDR flops, DQS, the delayed capture.
 static uint32_t tap_ps = 25;
 
-static onfi::NandPinsIn ddr_pins_of(int t, int half, bool dqs) {
-  onfi::NandPinsIn p = pins_of(t);
-  if (half) {
-    p.dq = C->top->io_nand_ddr_h2_dq_o; p.dq_oe = C->top->io_nand_ddr_h2_dq_oe; p.cle = C->top->io_nand_ddr_h2_cle;
-    p.ale = C->top->io_nand_ddr_h2_ale; p.ce_n = (C->top->io_nand_ddr_h2_ce_n >> t) & 1; p.we_n = C->top->io_nand_ddr_h2_we_n;
-    p.re_n = C->top->io_nand_ddr_h2_re_n;
-  }
-  p.dqs = dqs;
-  p.dqs_oe = (C->top->io_nand_ddr_dqs_oe >> half) & 1;  // DQS enable follows the DQS flop's halves
-  return p;
-}
-
-// After the clock edge at T (ns): the four pad instants of this cycle, then the captures in [T, T + 10 ns).
-static void ddr_cycle(uint64_t T) {
-  int64_t t0 = int64_t(T) * 1000;
-  bool d0 = C->top->io_nand_ddr_dqs_o & 1, d1 = (C->top->io_nand_ddr_dqs_o >> 1) & 1;
-  const int64_t at[4] = {t0, t0 + 2500, t0 + 5000, t0 + 7500};
-  for (int k = 0; k < 4; k++) {
-    bool dqs = k == 0 ? C->dqs_prev : (k < 3 ? d0 : d1);
-    for (uint32_t i = 0; i < ntargets; i++) C->models[i]->eval_ps(at[k], ddr_pins_of(i, k >= 2, dqs));
-  }
-  C->dqs_prev = d1;
-  int64_t delay = int64_t(C->top->io_nand_ddr_tap) * tap_ps;
-  for (uint32_t i = 0; i < ntargets; i++) {
-    std::vector<std::pair<int64_t, bool>> edges;
-    C->models[i]->dqs_edges(t0 - delay, t0 + 10000 - delay, edges);
-    for (auto& e : edges) {
-      int64_t c = e.first + delay;
-      uint8_t v = C->models[i]->dq_at(c);
-      if (e.second) { C->cap_q1 = v; C->cap_have_q1 = 1; }
-      else if (C->cap_have_q1) { C->cap_queue.push_back({c + 20000, C->cap_q1, v}); C->cap_have_q1 = 0; }
-    }
-  }
+static onfi::DdrPinsOut ddr_out() {
+  onfi::DdrPinsOut o;
+  o.d1 = pins_of(0);
+  o.d2 = o.d1;
+  o.d2.dq = C->top->io_nand_ddr_h2_dq_o; o.d2.dq_oe = C->top->io_nand_ddr_h2_dq_oe; o.d2.cle = C->top->io_nand_ddr_h2_cle;
+  o.d2.ale = C->top->io_nand_ddr_h2_ale; o.d2.we_n = C->top->io_nand_ddr_h2_we_n; o.d2.re_n = C->top->io_nand_ddr_h2_re_n;
+  o.ce1 = C->top->io_nand_ce_n; o.ce2 = C->top->io_nand_ddr_h2_ce_n;
+  o.dqs_o = C->top->io_nand_ddr_dqs_o; o.dqs_oe = C->top->io_nand_ddr_dqs_oe; o.tap = C->top->io_nand_ddr_tap;
+  return o;
 }
 
 static void tick() {
@@ -118,18 +86,12 @@ static void tick() {
     uint64_t t = cycle * 10;
     bool ddr = models_live && C->top->io_nand_ddr;
     // captured pairs whose FIFO entry is visible at this edge, one per cycle
-    C->top->io_nand_ddr_cap_valid = 0;
-    if (!C->cap_queue.empty() && C->cap_queue.front().ready_ps <= int64_t(t) * 1000) {
-      C->top->io_nand_ddr_cap_valid = 1;
-      C->top->io_nand_ddr_cap_q1 = C->cap_queue.front().q1;
-      C->top->io_nand_ddr_cap_q2 = C->cap_queue.front().q2;
-      C->cap_queue.erase(C->cap_queue.begin());
-    }
+    C->top->io_nand_ddr_cap_valid = C->pads.take(int64_t(t) * 1000, C->top->io_nand_ddr_cap_q1, C->top->io_nand_ddr_cap_q2);
     // 1. flash outputs at time t (pins unchanged since the previous edge)
     uint8_t dq = junk();
     int drivers = 0, rb = models_live ? 0 : (1 << ntargets) - 1;
     for (int i = 0; i < ntargets && models_live && ddr; i++) {  // NV-DDR: R/B# (pins as left half a cycle ago)
-      if (C->models[i]->eval_ps(t * 1000, ddr_pins_of(i, 1, C->dqs_prev)).rb_n) rb |= 1 << i;
+      if (C->pads.rb(*C->models[i], i, int64_t(t) * 1000, ddr_out()).rb_n) rb |= 1 << i;
     }
     for (int i = 0; i < ntargets && models_live && !ddr; i++) {
       onfi::NandPinsOut o = C->models[i]->eval(t, pins_of(i));
@@ -148,7 +110,7 @@ static void tick() {
     if (C->axi->violations) { fflush(stdout); exit(4); }  // the violation line is already printed
     C->top->clk = 1; C->top->eval();
     // 2. record the pin edges of this clock edge
-    if (models_live && C->top->io_nand_ddr) ddr_cycle(t);
+    if (models_live && C->top->io_nand_ddr) C->pads.cycle(int64_t(t) * 1000, 10000, ddr_out(), C->models);
     else for (int i = 0; i < ntargets && models_live; i++) C->models[i]->eval(t, pins_of(i));
   }
   C = addressed;
@@ -389,6 +351,7 @@ int main(int argc, char** argv) {
       ch.models.emplace_back(new onfi::NandModel(c, name));
     }
     ch.top = new VNandController;
+    ch.pads.tap_ps = tap_ps;
   }
 
   // The controller promises 32-bit INCR bursts; the model holds it to that and to the AXI rules.

@@ -248,8 +248,8 @@ static int channels_bench(int argc, char **argv)
     }
     if (r)
         goto out;
-    printf("nand channels: %d channel(s), %s %s, timing mode %d\n", n, nand_dev.manufacturer, nand_dev.model,
-           nand_dev.mode);
+    printf("nand channels: %d channel(s), %s %s, %stiming mode %d\n", n, nand_dev.manufacturer, nand_dev.model,
+           nand_dev.nvddr ? "NV-DDR " : "", nand_dev.mode);
     words = pages * nand_dev.page_bytes / 4;
     for (c = 0; c < n; c++) /* a different pattern on every page of every way of every channel */
         for (t = 0; t < (int)ways; t++) {
