@@ -96,17 +96,23 @@ void nand_timing_for_mode(int mode, uint32_t clk_hz, nand_timing_regs *o)
     o->sample = (uint32_t)(((uint64_t)t->tREA * clk_hz + 999999999ull) / 1000000000ull) + 1;
 }
 
+/* The timing registers both interfaces load (NV-DDR reuses the SDR layout for its command cycles). */
+static void write_timing_regs(const uint32_t timing[4], uint32_t sample)
+{
+    nand_reg_write(NAND_TIMING0, timing[0]);
+    nand_reg_write(NAND_TIMING1, timing[1]);
+    nand_reg_write(NAND_TIMING2, timing[2]);
+    nand_reg_write(NAND_TIMING3, timing[3]);
+    nand_reg_write(NAND_SAMPLE, sample);
+}
+
 int nand_set_mode_regs(int mode)
 {
     nand_timing_regs r;
     if (mode < 0 || mode > 5)
         return NAND_DRV_ARG;
     nand_timing_for_mode(mode, CPU_HZ, &r);
-    nand_reg_write(NAND_TIMING0, r.timing[0]);
-    nand_reg_write(NAND_TIMING1, r.timing[1]);
-    nand_reg_write(NAND_TIMING2, r.timing[2]);
-    nand_reg_write(NAND_TIMING3, r.timing[3]);
-    nand_reg_write(NAND_SAMPLE, r.sample);
+    write_timing_regs(r.timing, r.sample);
     return NAND_OK;
 }
 
@@ -146,11 +152,7 @@ int nand_set_nvddr_regs(int mode)
     if (mode < 0 || mode > 5)
         return NAND_DRV_ARG;
     nand_nvddr_for_mode(mode, CPU_HZ, &r);
-    nand_reg_write(NAND_TIMING0, r.timing[0]);
-    nand_reg_write(NAND_TIMING1, r.timing[1]);
-    nand_reg_write(NAND_TIMING2, r.timing[2]);
-    nand_reg_write(NAND_TIMING3, r.timing[3]);
-    nand_reg_write(NAND_SAMPLE, r.sample);
+    write_timing_regs(r.timing, r.sample);
     nand_reg_write(NAND_DDR_CFG2, r.ddr_cfg2);
     nand_reg_write(NAND_DDR_CFG, r.ddr_cfg);
     return NAND_OK;
