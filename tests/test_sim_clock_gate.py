@@ -36,9 +36,9 @@ def test_generated_gate_is_free_running_outside_verilator():
 
 def test_soc_gates_every_unit_and_the_board_soc_has_none():
     """The simulated SoC has three gates per compaction unit (the unit; its IP, which also runs for the
-    throughput counter; the IP's datapath), the NAND controller's and its BCH
-    decoder's, the on-chip RAM's and the UART's; the Verilog that boards synthesise (soc.Generate --no-sim-ctrl) has
-    no gate module at all: one plain clock."""
+    throughput counter; the IP's datapath), the NAND controller's and its BCH decoder's, the on-chip
+    RAM's, the UART's and the CPU-side interconnect's; the Verilog that boards synthesise
+    (soc.Generate --no-sim-ctrl) has no gate module at all: one plain clock."""
     units = 2
     v = soc.generate_soc(units=units, ways=4).read_text()
     modules = dict(re.findall(r"^module (\w+) \((.*?)^endmodule", v, re.MULTILINE | re.DOTALL))
@@ -46,9 +46,9 @@ def test_soc_gates_every_unit_and_the_board_soc_has_none():
     channels = len(re.findall(r"^\s*NandController\w*\s+\w+\s*\(", top, re.MULTILINE))
     assert channels >= 1
     # in the top: each unit's gate and its IP's, each NAND channel's controller gate, the on-chip RAM's,
-    # the UART's (whose time base rests while idle in every build: SimUart)
-    assert len(GATE_INSTANCE.findall(top)) == 2 * units + channels + 2
-    for enable in ("ramClockEnable", "uartClockEnable"):
+    # the UART's (whose time base rests while idle in every build: SimUart), the CPU-side interconnect's
+    assert len(GATE_INSTANCE.findall(top)) == 2 * units + channels + 3
+    for enable in ("ramClockEnable", "uartClockEnable", "busClockEnable"):
         assert re.search(rf"assign\s+\w+_en\s*=\s*\({enable}\s*\|\|\s*reset\)", top), enable
     ips = [body for name, body in modules.items() if name.startswith("CompactionIp")]
     assert len(ips) == units and all(len(GATE_INSTANCE.findall(b)) == 1 for b in ips)  # the datapath's
@@ -56,6 +56,7 @@ def test_soc_gates_every_unit_and_the_board_soc_has_none():
     for name in ("compaction", "unit1"):  # each unit's enable leaves its own settle register
         assert re.search(rf"reg\s+\[2:0\]\s+{name}_activity_settle;", v), name
     assert re.search(r"reg\s+\[2:0\]\s+simActivity_settle;", v)  # the NAND controller's
+    assert re.search(r"reg\s+\[2:0\]\s+busActivity_settle;", top)  # the interconnect's
     # every DDR port's slave-driven signals pass an input stage (registered only in the gated Verilator
     # build, a wire elsewhere): 5 per port (AR/AW/W ready, R valid, R payload, B valid, B payload)
     ports = len(re.findall(r"^\s*output\s+wire\s+io_ddr\w*_ar_valid\b", top, re.MULTILINE))

@@ -308,11 +308,12 @@ class NandController(val p: NandParams = NandParams()) extends Component {
     // Three parts by what they read, so that Verilator evaluates each only where it must: `core` reads
     // registers of this controller only (evaluated on its own, gated, clock edges; sim/soc/soc.vlt keeps
     // it a variable), `bus` the SoC's bus (every cycle), `pins` the top-level inputs (every eval(), the
-    // input-combinational region: it was 9 % of the SoC model's time with `core` inlined into it).
+    // input-combinational region: it was 9 % of the SoC model's time with `core` inlined into it; the
+    // PHY's output and delay-line terms, once in `pins`, were most of what was left there).
     val core = resetPending || cmdFifo.io.occupancy =/= 0 || cmdLayer.io.busy || !timing.io.quiet ||
-      !ddrTiming.io.quiet || ddrPins =/= ddrOn || sdrSecond
+      !ddrTiming.io.quiet || ddrPins =/= ddrOn || sdrSecond || !phy.io.regsQuiet
     val bus = io.apb.PSEL.orR || axi
-    val pins = !phy.io.quiet || !capQuiet
+    val pins = !phy.io.pinsQuiet || !capQuiet
     val now = core || bus || pins
     val settle = Reg(UInt(3 bits)) init (7)
     when(now) { settle := 7 } elsewhen (settle =/= 0) { settle := settle - 1 }

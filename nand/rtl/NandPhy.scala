@@ -19,7 +19,10 @@ class NandPhy(targets: Int) extends Component {
     val rb_n = out Bits (targets bits)
     val busyLine = out Bool() // a sample is still travelling through the delay line
     val pins = master(NandPins(targets))
-    val quiet = out Bool() // no register but the DQ synchroniser changes at the next edge unless io.drive / wp_n / strobe do (SimClockGate)
+    // Both high: no register but the DQ synchroniser changes at the next edge unless io.drive / wp_n /
+    // strobe do (SimClockGate). Split by what they read, the PHY's registers or the input pins.
+    val regsQuiet = out Bool()
+    val pinsQuiet = out Bool()
   }
   val outReg = RegNext(io.drive) init {
     val d = NandDrive(targets)
@@ -63,6 +66,6 @@ class NandPhy(targets: Int) extends Component {
   // DQ is left out: an undriven bus changes at random (the SoC harness drives junk), and its synchroniser
   // is read only through the delay line, at least sampleDelay + 1 clocked cycles after a strobe, which
   // needs a command: long after a stopped clock restarted, both stages hold the pin's last two values.
-  io.quiet := !io.busyLine && settled(io.pins.rb_n, io.rb_n, B(0, targets bits)) &&
-    outReg.asBits === io.drive.asBits && io.pins.wp_n === io.wp_n
+  io.regsQuiet := !io.busyLine && outReg.asBits === io.drive.asBits && io.pins.wp_n === io.wp_n
+  io.pinsQuiet := settled(io.pins.rb_n, io.rb_n, B(0, targets bits))
 }
