@@ -407,22 +407,27 @@ class NandCommandLayer(p: NandParams) extends Component {
   // A page read's DMA out runs beside its correction: a burst goes out once every word in it lies in a
   // sector the decoder has finished (dmaGated), so a page with errors costs max(decode, DMA), not the sum.
   val dmaGated = RegInit(False)
+  // The burst's AR/AW comes from registers (dmaReq, dmaAddr, dmaLen): phase 0 decides and loads them, phase 2
+  // holds them until the ready. No path from the crossbar's ready reaches the address arithmetic, and the
+  // arbiter's valid does not depend on it (the whole-SoC route's critical path ran through it, 78.8 MHz).
+  val dmaReq = RegInit(False)
+  val dmaLen = Reg(UInt(4 bits))
   io.dmaBusy := dmaActive
   val toBoundary = U(16, 5 bits) - dmaAddr(5 downto 2).resize(5)
   val nextBeats = Mux(dmaWordsLeft < toBoundary, dmaWordsLeft.resize(5), toBoundary)
   val axi = io.axi
-  axi.ar.valid := False
+  axi.ar.valid := dmaReq && dmaToBuf
   axi.ar.addr := dmaAddr
   axi.ar.id := 0
-  axi.ar.len := (nextBeats - 1).resize(8)
+  axi.ar.len := dmaLen.resize(8)
   axi.ar.size := U(2, 3 bits)
   axi.ar.setBurstINCR()
   axi.ar.cache := B"0011"
   axi.ar.prot := B"010"
-  axi.aw.valid := False
+  axi.aw.valid := dmaReq && !dmaToBuf
   axi.aw.addr := dmaAddr
   axi.aw.id := 0
-  axi.aw.len := (nextBeats - 1).resize(8)
+  axi.aw.len := dmaLen.resize(8)
   axi.aw.size := U(2, 3 bits)
   axi.aw.setBurstINCR()
   axi.aw.cache := B"0011"
@@ -449,10 +454,12 @@ class NandCommandLayer(p: NandParams) extends Component {
         } elsewhen ((dmaToBuf || bPending < maxWriteBursts) && (!dmaGated || fixDone ||
             (dmaPtr.resize(wordBits + 1) + nextBeats.resize(wordBits + 1)) <=
               (fixSec.resize(wordBits + 1) << (p.sectorShift - 2)).resize(wordBits + 1))) {
-          when(dmaToBuf) { axi.ar.valid := True } otherwise { axi.aw.valid := True }
-          when(Mux(dmaToBuf, axi.ar.ready, axi.aw.ready)) {
-            dmaBeats := nextBeats; dmaIssued := 0; dmaSent := 0; dmaPhase := 1
-          }
+          dmaReq := True; dmaBeats := nextBeats; dmaLen := (nextBeats - 1).resize(4); dmaPhase := 2
+        }
+      }
+      is(2) {
+        when(Mux(dmaToBuf, axi.ar.ready, axi.aw.ready)) {
+          dmaReq := False; dmaIssued := 0; dmaSent := 0; dmaPhase := 1
         }
       }
       is(1) {
