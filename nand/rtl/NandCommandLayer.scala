@@ -412,9 +412,16 @@ class NandCommandLayer(p: NandParams) extends Component {
   // arbiter's valid does not depend on it (the whole-SoC route's critical path ran through it, 78.8 MHz).
   val dmaReq = RegInit(False)
   val dmaLen = Reg(UInt(4 bits))
+  // The next burst is sized a phase ahead so phase 0's decision starts from registers: phase 1 (the
+  // burst's beats, address and count stable) computes the next address and count, phase 3 takes them
+  // and sizes the burst (beatsNext, up to the 64-byte boundary) and its end in the buffer (burstEnd).
+  val addrNext = Reg(UInt(32 bits))
+  val leftNext = Reg(UInt(16 bits))
+  val beatsNext = Reg(UInt(5 bits))
+  val burstEnd = Reg(UInt(wordBits + 1 bits))
   io.dmaBusy := dmaActive
-  val toBoundary = U(16, 5 bits) - dmaAddr(5 downto 2).resize(5)
-  val nextBeats = Mux(dmaWordsLeft < toBoundary, dmaWordsLeft.resize(5), toBoundary)
+  val toBoundary = U(16, 5 bits) - addrNext(5 downto 2).resize(5)
+  val nextBeats = Mux(leftNext < toBoundary, leftNext.resize(5), toBoundary)
   val axi = io.axi
   axi.ar.valid := dmaReq && dmaToBuf
   axi.ar.addr := dmaAddr
@@ -452,9 +459,8 @@ class NandCommandLayer(p: NandParams) extends Component {
         when(dmaWordsLeft === 0 || dmaErr) {
           when(bPending === 0) { dmaActive := False; dmaDone := True }
         } elsewhen ((dmaToBuf || bPending < maxWriteBursts) && (!dmaGated || fixDone ||
-            (dmaPtr.resize(wordBits + 1) + nextBeats.resize(wordBits + 1)) <=
-              (fixSec.resize(wordBits + 1) << (p.sectorShift - 2)).resize(wordBits + 1))) {
-          dmaReq := True; dmaBeats := nextBeats; dmaLen := (nextBeats - 1).resize(4); dmaPhase := 2
+            burstEnd <= (fixSec.resize(wordBits + 1) << (p.sectorShift - 2)).resize(wordBits + 1))) {
+          dmaReq := True; dmaBeats := beatsNext; dmaLen := (beatsNext - 1).resize(4); dmaPhase := 2
         }
       }
       is(2) {
@@ -463,6 +469,8 @@ class NandCommandLayer(p: NandParams) extends Component {
         }
       }
       is(1) {
+        addrNext := dmaAddr + (dmaBeats.resize(32) |<< 2)
+        leftNext := dmaWordsLeft - dmaBeats.resize(16)
         when(dmaToBuf) {
           axi.r.ready := True
           when(axi.r.valid) {
@@ -479,8 +487,8 @@ class NandCommandLayer(p: NandParams) extends Component {
         }
       }
       is(3) {
-        dmaAddr := dmaAddr + (dmaBeats.resize(32) |<< 2)
-        dmaWordsLeft := dmaWordsLeft - dmaBeats.resize(16)
+        dmaAddr := addrNext; dmaWordsLeft := leftNext
+        beatsNext := nextBeats; burstEnd := dmaPtr.resize(wordBits + 1) + nextBeats.resize(wordBits + 1)
         dmaPhase := 0
       }
     }
@@ -495,8 +503,8 @@ class NandCommandLayer(p: NandParams) extends Component {
   def next(): Unit = { step := step + 1; stepArmed := False }
   def startDma(toBuf: Bool, addr: UInt, bytes: UInt, bank: Bool, gated: Bool = False): Unit = {
     dmaActive := True; dmaDone := False; dmaErr := False; dmaGated := gated
-    dmaToBuf := toBuf; dmaAddr := addr; dmaPtr := 0; dmaPhase := 0; dmaBank := bank
-    dmaWordsLeft := (bytes >> 2).resize(16)
+    dmaToBuf := toBuf; dmaPtr := 0; dmaPhase := 3; dmaBank := bank // phase 3 sizes the first burst
+    addrNext := addr; leftNext := (bytes >> 2).resize(16)
   }
   val backIdle = bState === BState.IDLE
   switch(state) {
