@@ -407,22 +407,34 @@ class NandCommandLayer(p: NandParams) extends Component {
   // A page read's DMA out runs beside its correction: a burst goes out once every word in it lies in a
   // sector the decoder has finished (dmaGated), so a page with errors costs max(decode, DMA), not the sum.
   val dmaGated = RegInit(False)
+  // The burst's AR/AW comes from registers (dmaReq, dmaAddr, dmaLen): phase 0 decides and loads them, phase 2
+  // holds them until the ready. No path from the crossbar's ready reaches the address arithmetic, and the
+  // arbiter's valid does not depend on it (the whole-SoC route's critical path ran through it, 78.8 MHz).
+  val dmaReq = RegInit(False)
+  val dmaLen = Reg(UInt(4 bits))
+  // The next burst is sized a phase ahead so phase 0's decision starts from registers: phase 1 (the
+  // burst's beats, address and count stable) computes the next address and count, phase 3 takes them
+  // and sizes the burst (beatsNext, up to the 64-byte boundary) and its end in the buffer (burstEnd).
+  val addrNext = Reg(UInt(32 bits))
+  val leftNext = Reg(UInt(16 bits))
+  val beatsNext = Reg(UInt(5 bits))
+  val burstEnd = Reg(UInt(wordBits + 1 bits))
   io.dmaBusy := dmaActive
-  val toBoundary = U(16, 5 bits) - dmaAddr(5 downto 2).resize(5)
-  val nextBeats = Mux(dmaWordsLeft < toBoundary, dmaWordsLeft.resize(5), toBoundary)
+  val toBoundary = U(16, 5 bits) - addrNext(5 downto 2).resize(5)
+  val nextBeats = Mux(leftNext < toBoundary, leftNext.resize(5), toBoundary)
   val axi = io.axi
-  axi.ar.valid := False
+  axi.ar.valid := dmaReq && dmaToBuf
   axi.ar.addr := dmaAddr
   axi.ar.id := 0
-  axi.ar.len := (nextBeats - 1).resize(8)
+  axi.ar.len := dmaLen.resize(8)
   axi.ar.size := U(2, 3 bits)
   axi.ar.setBurstINCR()
   axi.ar.cache := B"0011"
   axi.ar.prot := B"010"
-  axi.aw.valid := False
+  axi.aw.valid := dmaReq && !dmaToBuf
   axi.aw.addr := dmaAddr
   axi.aw.id := 0
-  axi.aw.len := (nextBeats - 1).resize(8)
+  axi.aw.len := dmaLen.resize(8)
   axi.aw.size := U(2, 3 bits)
   axi.aw.setBurstINCR()
   axi.aw.cache := B"0011"
@@ -447,15 +459,18 @@ class NandCommandLayer(p: NandParams) extends Component {
         when(dmaWordsLeft === 0 || dmaErr) {
           when(bPending === 0) { dmaActive := False; dmaDone := True }
         } elsewhen ((dmaToBuf || bPending < maxWriteBursts) && (!dmaGated || fixDone ||
-            (dmaPtr.resize(wordBits + 1) + nextBeats.resize(wordBits + 1)) <=
-              (fixSec.resize(wordBits + 1) << (p.sectorShift - 2)).resize(wordBits + 1))) {
-          when(dmaToBuf) { axi.ar.valid := True } otherwise { axi.aw.valid := True }
-          when(Mux(dmaToBuf, axi.ar.ready, axi.aw.ready)) {
-            dmaBeats := nextBeats; dmaIssued := 0; dmaSent := 0; dmaPhase := 1
-          }
+            burstEnd <= (fixSec.resize(wordBits + 1) << (p.sectorShift - 2)).resize(wordBits + 1))) {
+          dmaReq := True; dmaBeats := beatsNext; dmaLen := (beatsNext - 1).resize(4); dmaPhase := 2
+        }
+      }
+      is(2) {
+        when(Mux(dmaToBuf, axi.ar.ready, axi.aw.ready)) {
+          dmaReq := False; dmaIssued := 0; dmaSent := 0; dmaPhase := 1
         }
       }
       is(1) {
+        addrNext := dmaAddr + (dmaBeats.resize(32) |<< 2)
+        leftNext := dmaWordsLeft - dmaBeats.resize(16)
         when(dmaToBuf) {
           axi.r.ready := True
           when(axi.r.valid) {
@@ -472,8 +487,8 @@ class NandCommandLayer(p: NandParams) extends Component {
         }
       }
       is(3) {
-        dmaAddr := dmaAddr + (dmaBeats.resize(32) |<< 2)
-        dmaWordsLeft := dmaWordsLeft - dmaBeats.resize(16)
+        dmaAddr := addrNext; dmaWordsLeft := leftNext
+        beatsNext := nextBeats; burstEnd := dmaPtr.resize(wordBits + 1) + nextBeats.resize(wordBits + 1)
         dmaPhase := 0
       }
     }
@@ -488,8 +503,8 @@ class NandCommandLayer(p: NandParams) extends Component {
   def next(): Unit = { step := step + 1; stepArmed := False }
   def startDma(toBuf: Bool, addr: UInt, bytes: UInt, bank: Bool, gated: Bool = False): Unit = {
     dmaActive := True; dmaDone := False; dmaErr := False; dmaGated := gated
-    dmaToBuf := toBuf; dmaAddr := addr; dmaPtr := 0; dmaPhase := 0; dmaBank := bank
-    dmaWordsLeft := (bytes >> 2).resize(16)
+    dmaToBuf := toBuf; dmaPtr := 0; dmaPhase := 3; dmaBank := bank // phase 3 sizes the first burst
+    addrNext := addr; leftNext := (bytes >> 2).resize(16)
   }
   val backIdle = bState === BState.IDLE
   switch(state) {
