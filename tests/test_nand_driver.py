@@ -22,7 +22,8 @@ class Info(ctypes.Structure):
                 ("pages_per_block", ctypes.c_uint32), ("blocks", ctypes.c_uint32),
                 ("row_cycles", ctypes.c_uint8), ("col_cycles", ctypes.c_uint8), ("ecc_bits", ctypes.c_uint8),
                 ("modes", ctypes.c_uint16), ("features", ctypes.c_uint16), ("nvddr_modes", ctypes.c_uint16),
-                ("crc", ctypes.c_uint16), ("mode", ctypes.c_int), ("nvddr", ctypes.c_int), ("targets", ctypes.c_int)]
+                ("crc", ctypes.c_uint16), ("mode", ctypes.c_int), ("nvddr", ctypes.c_int), ("targets", ctypes.c_int),
+                ("planes", ctypes.c_int)]
 
 
 class Comp(ctypes.Structure):
@@ -84,7 +85,7 @@ def lib():
     l.nand_bbt_mark.argtypes = [ctypes.c_int, ctypes.c_uint32]
     l.nand_run_channels.argtypes = [ctypes.POINTER(ChanProg), ctypes.c_int, ctypes.c_uint64, ctypes.POINTER(SchedErr),
                                     ON_COMP, ctypes.c_void_p]
-    for f in (l.nand_cache_read_cmds, l.nand_cache_program_cmds):
+    for f in (l.nand_cache_read_cmds, l.nand_cache_program_cmds, l.nand_mp_read_cmds, l.nand_mp_program_cmds):
         f.argtypes = [ctypes.POINTER(Cmd), ctypes.c_uint32, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32,
                       ctypes.c_uint32, ctypes.c_uint32]
     return l
@@ -242,7 +243,7 @@ def cmd_dicts(cmds, n):
         d = dict(op=c.opcode, target=c.target)
         if c.row:
             d["row"] = c.row
-        for flag, bit in (("ecc", 9), ("split", 10), ("dma", 11)):
+        for flag, bit in (("ecc", 9), ("split", 10), ("dma", 11), ("mplane", 12)):
             if c.flags >> bit & 1:
                 d[flag] = True
         if c.dma_addr:
@@ -333,6 +334,52 @@ def test_channel_state_and_scheduler_against_the_reference(lib):
         ref_mb, fw_mb = nbytes / (ref_cycles * 10) * 1000, nbytes / (fw_cycles * 10) * 1000
         assert abs(fw_mb / ref_mb - 1) < 0.03, (fw_mb, ref_mb)
         print(f"2 channels x 2 ways x {pages} pages, NV-DDR 5: reference {ref_mb:.1f} MB/s, firmware {fw_mb:.1f} MB/s")
+
+
+def test_multiplane_lists_against_the_reference(lib):
+    """The driver's multi-plane command lists (nand_mp_program_cmds / nand_mp_read_cmds) equal the reference's
+    (nandsim.multiplane_program_program / multiplane_read_program) and their argument checks hold; run by the
+    firmware's scheduler on the RTL in NV-DDR mode 5 (the part's 2 planes, from its parameter page; short
+    busy times), they program 2 ways x 4 pages into blocks 2 and 3 and read every page back byte-exact."""
+    ways, pages, block, stride = 2, 4, 2, 0x40_0000
+    base = ns.DDR + 0x100_0000
+    addr = lambda t, i: base + t * stride + i * 4096
+    with ns.NandSim(blocks=8, pages=128, targets=2, part="mt29f16g08ababa", tr_ns=2000, tprog_ns=5000,
+                    tbers_ns=8000) as s:
+        _bridge = Bridge(lib, s, tick=4)  # noqa: F841
+        assert lib.nand_select(0) == 0
+        info = Info()
+        assert lib.nand_init(ctypes.byref(info), 2, SCRATCH) == 0
+        assert info.planes == 2 and info.features & 0x08 and info.nvddr == 1
+        norm = lambda prog: [{k: v for k, v in c.items() if v is not False} for c in prog]
+        cap = 32
+        wcmds, rcmds = (Cmd * cap)(), (Cmd * cap)()
+        nw = lib.nand_mp_program_cmds(wcmds, cap, ways, pages, block, base, stride)
+        assert nw == ways * (pages + pages // 2)  # NAND_MP_PROGRAM_CMDS
+        assert cmd_dicts(wcmds, nw) == norm(ns.multiplane_program_program(ways, pages, block, 128, addr))
+        nr = lib.nand_mp_read_cmds(rcmds, cap, ways, pages, block, base + 0x80_0000, stride)
+        assert nr == ways * 2 * pages  # NAND_MP_READ_CMDS
+        assert cmd_dicts(rcmds, nr) == norm(ns.multiplane_read_program(
+            ways, pages, block, 128, lambda t, i: addr(t, i) + 0x80_0000))
+        for bad in ((cap, ways, pages, 1), (cap, ways, 3, block), (nw - 1, ways, pages, block), (cap, 3, pages, block)):
+            assert lib.nand_mp_program_cmds(wcmds, *bad, 0, 0) == -4, bad  # NAND_DRV_ARG
+        rng = random.Random(21)
+        datas = {(t, i): rng.randbytes(4096) for t in range(ways) for i in range(pages)}
+        for (t, i), d in datas.items():
+            s.mem_write(addr(t, i), d)
+        c = Comp()
+        for t in range(ways):
+            for b in (block, block + 1):
+                assert lib.nand_erase(t, b, ctypes.byref(c)) == 0
+        err = SchedErr()
+        for cmds, n in ((wcmds, nw), (rcmds, nr)):
+            progs = (ChanProg * 4)()
+            progs[0].cmds, progs[0].n = cmds, n
+            assert lib.nand_run_channels(progs, 6, 3_000_000, ctypes.byref(err), ON_COMP(), None) == 0, err.comp.err
+            assert progs[0].completed == n
+        for (t, i), d in datas.items():
+            assert s.peek(t, s.row(block + i % 2, i // 2))[:4096] == d, (t, i)
+            assert s.mem_read(addr(t, i) + 0x80_0000, 4096) == d, (t, i)
 
 
 def test_scheduler_stops_on_an_error_and_collects_what_is_queued(lib):

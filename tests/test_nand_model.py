@@ -103,8 +103,8 @@ def test_nvddr_session_every_mode(exe, mode):
     assert res["nvddr"] == [f"1 mode {mode}"]
     assert res["id"] == ["2c 48 00 26 89"]
     assert res["status"] == ["e0"] and res["prog_status"] == ["e0"]
-    # the parameter page advertises NV-DDR modes 0..5 and the NV-DDR feature bit, CRC correct
-    assert res["param"] == ["ONFI crc_ok 1 nvddr_modes 3f features 20"]
+    # the parameter page advertises NV-DDR modes 0..5, the NV-DDR and multi-plane feature bits, CRC correct
+    assert res["param"] == ["ONFI crc_ok 1 nvddr_modes 3f features 28"]
     assert res["page_ok"] == ["1"] and res["array_ok"] == ["1"]
     assert res["features"] == [f"{0x10 | mode:02x} 00 00 00"]
 
@@ -140,3 +140,49 @@ def test_nvddr_checker_fires(exe, scenario, message):
     assert r.returncode == 3, (scenario, r.stdout, r.stderr)
     line = r.stdout.strip().splitlines()[-1]
     assert line.startswith("VIOLATION NAND VIOLATION [dut]") and message in line, line
+
+
+# ---- multi-plane operations (the MT29F16G08ABABA's 2 planes), SDR mode 0 ---------------------------------
+
+def test_multiplane_program_read_erase(exe):
+    """80h..11h..80h..10h programs a page in each plane in one tPROG, 00h..32h..00h..30h reads both in one
+    tR (output starts in the plane addressed last, 06h-E0h selects the other plane's register and column),
+    60h..D1h..60h..D0h erases both blocks. The parameter page says so: features bit 3, optional command
+    06h-E0h (bit 6) besides 15h/31h/3Fh/GET-SET FEATURES, one plane address bit, attributes 04h (block
+    address restriction; program cache with multi-plane, no cache read), CRC correct."""
+    r, res = run(exe, "mp_legal")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert res["param"] == ["features 0028 opt 0047 planes_bits 1 attr 04 crc_ok 1"]
+    assert int(res["dbsy_ns"][0]) < 5000  # 11h: tDBSY (0.5 us) + the bus cycles, no tPROG (5 us here)
+    assert 5000 <= int(res["prog_ns"][0]) < 2 * 5000  # 10h: one tPROG for both planes
+    assert res["prog_status"] == ["e0"] and res["erase_status"] == ["e0"]
+    assert res["last_plane"] == ["b0 b1 b2 b3"]
+    assert res["plane0_col1"] == ["a1 a2 a3"] and res["plane1"] == ["b0 b1 b2 b3"]
+    assert res["erased"] == ["ff ff"]
+
+
+@pytest.mark.parametrize("scenario,message", [
+    ("mp_same_plane", "multi-plane program: blocks 4 and 6 are both in plane 0"),
+    ("mp_page", "page addresses 0 and 1 differ"),
+    ("mp_block", "blocks 4 and 7 differ outside the plane bits"),
+    ("mp_sequence", "command 00h inside a multi-plane sequence (after 11h only 80h, 70h or FFh)"),
+    ("mp_read_cache", "31h/3Fh without a single-plane page read"),
+    ("mp_too_many", "every plane is addressed"),
+    ("mp_no_register", "06h-E0h: row 640 is in no page register"),
+    ("mp_one_plane", "unsupported command 11h"),
+])
+def test_multiplane_checker_fires(exe, scenario, message):
+    r, _ = run(exe, scenario)
+    assert r.returncode == 3, (scenario, r.stdout, r.stderr)
+    line = r.stdout.strip().splitlines()[-1]
+    assert line.startswith("VIOLATION NAND VIOLATION [dut]") and message in line, line
+
+
+def test_multiplane_cache_program(exe):
+    """80h..11h..80h..15h hands both planes' pages to the array at once (program cache with multi-plane,
+    byte 114 bit 2); the closing group ends with 10h; every page lands (read back by a multi-plane read)."""
+    r, res = run(exe, "mp_cache_program")
+    assert r.returncode == 3, r.stdout + r.stderr  # the scenario ends on a deliberate violation
+    # after 15h the cache register is free (RDY) while the array programs (ARDY 0); after 10h both ready
+    assert res["status"] == ["c0", "c0", "e0"] and res["plane0"] == ["20 21"]
+    assert "06h-E0h: row 641 is in no page register" in r.stdout.strip().splitlines()[-1]

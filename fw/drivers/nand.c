@@ -15,6 +15,11 @@
 
 #include "nand_regs.h"
 
+/* The flag bits of nand.h are the controller's CMD_CTRL fields (generated). */
+_Static_assert(NAND_F_ECC == NAND_CMD_CTRL_ECC_MASK && NAND_F_SPLIT == NAND_CMD_CTRL_SPLIT_MASK &&
+               NAND_F_DMA == NAND_CMD_CTRL_DMA_MASK && NAND_F_MPLANE == NAND_CMD_CTRL_MPLANE_MASK,
+               "nand.h flags differ from CMD_CTRL");
+
 nand_chan_state nand_chan[NAND_CHANNELS_MAX];
 int nand_cur_channel;
 #define bbt (nand_chan[nand_cur_channel].bbt)
@@ -384,6 +389,7 @@ int nand_read_param(int target, uint32_t buf, nand_info *info)
     info->modes = (uint16_t)(p[129] | p[130] << 8);
     info->features = (uint16_t)(p[6] | p[7] << 8);
     info->nvddr_modes = (info->features & NAND_FEATURE_NVDDR) ? (uint16_t)(p[141] | p[142] << 8) : 0;
+    info->planes = (info->features & NAND_FEATURE_MULTIPLANE) ? 1 << (p[113] & 15) : 1;
     return NAND_OK;
 }
 
@@ -696,6 +702,72 @@ int nand_cache_program_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t page
         }
     for (t = 0; t < ways; t++)
         out[n++] = page_cmd(NAND_OP_WAIT_STATUS, t, 0, 0, 0);
+    return (int)n;
+}
+
+static int mp_args(uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t need)
+{
+    uint32_t planes = (uint32_t)nand_dev.planes;
+    return planes >= 2 && block % planes == 0 && pages % planes == 0 && block + planes <= nand_dev.blocks &&
+           seq_args(cap, ways, pages / planes, block, need);
+}
+
+int nand_mp_program_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
+                         uint32_t way_stride)
+{
+    uint32_t n = 0, q, k, planes = (uint32_t)nand_dev.planes, ppb = nand_dev.pages_per_block;
+    int t;
+    if (!mp_args(cap, ways, pages, block, planes ? (uint32_t)NAND_MP_PROGRAM_CMDS(ways, pages, planes) : 0))
+        return NAND_DRV_ARG;
+    for (q = 0; q < pages / planes; q++)
+        for (t = 0; t < ways; t++) {
+            if (q)
+                out[n++] = page_cmd(NAND_OP_WAIT_STATUS, t, 0, 0, 0);
+            for (k = 0; k < planes; k++)
+                out[n++] = page_cmd(k + 1 < planes || q + 1 == pages / planes ? NAND_OP_PROGRAM : NAND_OP_PROGRAM_CACHE,
+                                    t, (block + k) * ppb + q,
+                                    NAND_F_ECC | NAND_F_DMA | (k + 1 < planes ? NAND_F_MPLANE : NAND_F_SPLIT),
+                                    dma + (uint32_t)t * way_stride + (q * planes + k) * nand_dev.page_bytes);
+        }
+    for (t = 0; t < ways; t++)
+        out[n++] = page_cmd(NAND_OP_WAIT_STATUS, t, 0, 0, 0);
+    return (int)n;
+}
+
+int nand_mp_read_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
+                      uint32_t way_stride)
+{
+    uint32_t n = 0, q, k, planes = (uint32_t)nand_dev.planes, ppb = nand_dev.pages_per_block;
+    /* the PAGE_READs still to place, one after each READ_DATA (the reference's `pending`) */
+    nand_cmd pend[NAND_MAX_PLANES];
+    uint32_t npend = 0, head = 0;
+    int t;
+    if (!mp_args(cap, ways, pages, block, (uint32_t)NAND_MP_READ_CMDS(ways, pages)) || planes > NAND_MAX_PLANES)
+        return NAND_DRV_ARG;
+#define READ(t, k, q) page_cmd(NAND_OP_PAGE_READ, t, (block + (k)) * ppb + (q), (k) + 1 < planes ? NAND_F_MPLANE : NAND_F_SPLIT, 0)
+    for (t = 0; t < ways; t++)
+        for (k = 0; k < planes; k++)
+            out[n++] = READ(t, k, 0u);
+    for (q = 0; q < pages / planes; q++)
+        for (t = 0; t < ways; t++) {
+            while (head < npend && pend[head].target == t) /* one way: its reads before its data */
+                out[n++] = pend[head++];
+            for (k = 0; k < planes; k++) {
+                out[n++] = page_cmd(NAND_OP_READ_DATA, t, (block + k) * ppb + q, NAND_F_ECC | NAND_F_DMA | NAND_F_MPLANE,
+                                    dma + (uint32_t)t * way_stride + (q * planes + k) * nand_dev.page_bytes);
+                if (head < npend) {
+                    out[n++] = pend[head++];
+                } else if (k + 1 == planes && q + 1 < pages / planes) {
+                    uint32_t j;
+                    out[n++] = READ(t, 0u, q + 1);
+                    for (j = 1, head = 0, npend = 0; j < planes; j++)
+                        pend[npend++] = READ(t, j, q + 1);
+                }
+            }
+        }
+    while (head < npend)
+        out[n++] = pend[head++];
+#undef READ
     return (int)n;
 }
 

@@ -33,6 +33,7 @@ enum { NAND_OK = 0, NAND_DRV_TIMEOUT = -1, NAND_DRV_CRC = -2, NAND_DRV_ID = -3, 
 #define NAND_F_ECC (1u << 9)
 #define NAND_F_SPLIT (1u << 10)
 #define NAND_F_DMA (1u << 11)
+#define NAND_F_MPLANE (1u << 12) /* multi-plane: 32h / 11h / D1h for a plane before the last; READ_DATA by 06h-E0h */
 #define NAND_MAX_TARGETS 2
 #define NAND_STATUS_FAIL 0x01u
 #define NAND_STATUS_RDY 0x40u
@@ -67,8 +68,10 @@ typedef struct {
     int mode;       /* timing mode in use */
     int nvddr;      /* 1: the channel speaks NV-DDR (mode is an NV-DDR mode) */
     int targets;
+    int planes;     /* planes per LUN: 1 << byte 113 when features bit 3 (multi-plane operations), else 1 */
 } nand_info;
 #define NAND_FEATURE_NVDDR 0x0020u
+#define NAND_FEATURE_MULTIPLANE 0x0008u
 
 /* ONFI asynchronous timing parameters (ns) of modes 0..5 (nand/model/onfi_timing.h, generated from
  * nand/data/onfi_timing.json), and their register encoding. */
@@ -218,6 +221,26 @@ int nand_cache_read_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, 
 int nand_cache_program_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
                             uint32_t way_stride);
 #define NAND_CACHE_READ_CMDS(ways, pages) ((ways) * (2 * (pages) + 1))
+
+/* Multi-plane command lists (lsmc/sim/nandsim.py multiplane_program_program / multiplane_read_program are
+ * the reference): `pages` pages per way spread over the part's planes (nand_dev.planes >= 2; `block` in
+ * plane 0, pages a multiple of the planes): page i of way t lives in block block + i % planes at page
+ * address i / planes, in DDR at dma + t * way_stride + i * page_bytes (ECC, DMA). Program: PROGRAM with
+ * NAND_F_MPLANE (80h..11h, tDBSY) for every plane but the last and PROGRAM_CACHE (80h..15h, SPLIT) for the
+ * last (PROGRAM, 10h, in the last group): one tPROG for all planes, overlapping the next group's transfer;
+ * the ways take turns, WAIT_STATUS before a way's next group and at the end.
+ * Read: PAGE_READ with NAND_F_MPLANE (00h..32h) and PAGE_READ (00h..30h, SPLIT) per way: one tR for all
+ * planes; then per plane READ_DATA with NAND_F_MPLANE (06h-E0h selects the plane's page register), the
+ * way's next multi-plane read starting after its last READ_DATA, one PAGE_READ after each READ_DATA (the
+ * controller holds one front-end completion while a page's DMA is still out). Return the number of
+ * commands, or NAND_DRV_ARG. */
+int nand_mp_program_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
+                         uint32_t way_stride);
+int nand_mp_read_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
+                      uint32_t way_stride);
+#define NAND_MP_PROGRAM_CMDS(ways, pages, planes) ((ways) * ((pages) + (pages) / (planes)))
+#define NAND_MP_READ_CMDS(ways, pages) ((ways) * 2 * (pages))
+#define NAND_MAX_PLANES 4 /* nand_mp_read_cmds: planes it orders (the parameter page allows more) */
 #define NAND_CACHE_PROGRAM_CMDS(ways, pages) ((ways) * (2 * (pages)))
 
 #endif

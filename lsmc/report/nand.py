@@ -6,8 +6,10 @@ checker on): SDR against the MT29F4G08ABADA, NV-DDR against the MT29F16G08ABABA 
 
 Sequential reads (`op` cache_read): every channel of a --channels simulation reads --seq-pages pages from
 each of its two targets with cache reads under the channels x ways scheduler (nandsim.run_channels), plus
-the same on one channel; `targets` is then the ways per channel. `op` soc_cache_program / soc_cache_read:
-the firmware's scheduler on every channel of the full SoC (storage.elf `nand channels`, SDR).
+the same on one channel; `targets` is then the ways per channel. `op` cache_program / mp_program / mp_read:
+one-plane cache programs against multi-plane programs of the same pages, and multi-plane reads of them.
+`op` soc_cache_program / soc_cache_read: the firmware's scheduler on every channel of the full SoC
+(storage.elf `nand channels`; SDR mode 5 on the MT29F4G08ABADA, NV-DDR mode 5 on the MT29F16G08ABABA).
 
 Usage: scripts/nand-report [--pages N] [--modes sdr5,nvddr5,..] [--ecc-pages N] [--channels N]
                            [--seq-pages N] [--soc-pages N] [--out-dir DIR]
@@ -49,9 +51,15 @@ def run_seq(modes, channels, seq_pages):
                     s.select(k)
                     s.init_nvddr(mode, tap_step=16)
                 out.append((mode, "cache_read", nandsim.measure_channels(s, ways=SEQ_WAYS, pages=seq_pages)))
-                if ch > 1:
-                    out.append((mode, "cache_program", nandsim.measure_channels(
-                        s, ways=SEQ_WAYS, pages=min(seq_pages, SEQ_PROGRAM_PAGES), block=2, op="program")))
+                # programs: one plane (cache program) against two (multi-plane program, blocks 2 and 3), the
+                # same pages per way; multi-plane reads of those pages
+                npg = min(seq_pages, SEQ_PROGRAM_PAGES)
+                out.append((mode, "cache_program", nandsim.measure_channels(s, ways=SEQ_WAYS, pages=npg, block=1,
+                                                                            op="program")))
+                out.append((mode, "mp_program", nandsim.measure_channels(s, ways=SEQ_WAYS, pages=npg, block=2,
+                                                                         op="mp_program")))
+                out.append((mode, "mp_read", nandsim.measure_channels(s, ways=SEQ_WAYS, pages=npg, block=2,
+                                                                      op="mp_read")))
                 s.close()
     return out
 
@@ -183,7 +191,10 @@ def write(rows, ecc, dec, out, pages, seconds, seq=(), soc=None):
             "up to its own last completion. Bus limit: 2 bytes per tCK of the mode per channel. `cache_program` "
             f"rows: {SEQ_PROGRAM_PAGES} pages per way programmed by PROGRAM_CACHE (SPLIT) / WAIT_STATUS taking "
             "turns between the ways, the last by PROGRAM, checked in the arrays (tPROG 230 us bounds a "
-            "target at 17.8 MB/s)."), "",
+            "target at 17.8 MB/s). `mp_program` rows: the same pages by multi-plane programs (the part's 2 "
+            "planes: 80h..11h, tDBSY, 80h..10h, one tPROG for two pages, blocks 2 and 3; bound 35.6 MB/s per "
+            "target); `mp_read`: those pages read back by multi-plane reads (00h..32h, 00h..30h: one tR for "
+            "two pages, each plane's register out by 06h-E0h), checked in DDR."), "",
             "| mode | op | channels | ways | pages per way | bytes | cycles | MB/s | bus limit MB/s | efficiency | "
             "per channel MB/s (efficiency) |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
         for mode, op, r in seq:
@@ -200,8 +211,10 @@ def write(rows, ecc, dec, out, pages, seconds, seq=(), soc=None):
             "initialises every channel, erases block 1, "
             "cache-programs PAGES pages per way from DDR and cache-reads them back under its channels x ways "
             "scheduler (`nand_run_channels`, fw/drivers/nand.c: 6 commands queued per channel, completions "
-            "polled), then checks every word. All channels' DMA shares the SoC's one 32-bit DDR port of the "
-            "CPU side. Cycles: timer from the first command to the last completion."), "",
+            "polled), then checks every word. One channel, and every channel of the default build: each "
+            "channel's DMA is upsized to 256 bits and the channels share DMA port 0 (`io_ddrDma`, 3.2 GB/s) "
+            "with compaction unit 0 (LsmcSocConfig.nandDmaPort). Cycles: timer from the first command to the "
+            "last completion."), "",
             "| mode | op | channels | ways | pages per way | bytes | cycles | MB/s | bus limit MB/s | efficiency | "
             "per channel MB/s |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
         for r in soc:
@@ -267,8 +280,9 @@ def main(argv=None) -> int:
     try:
         rows, ecc, dec = run(modes, a.pages, a.ecc_pages)
         seq = run_seq(modes, a.channels, a.seq_pages) if a.seq_pages else []
-        soc = [r for part in (None, "mt29f16g08ababa") if a.soc_pages
-               for r in nandsim.soc_channels(ways=SEQ_WAYS, pages=a.soc_pages, part=part)[0].values()]
+        # one channel and every channel of the default build, SDR and NV-DDR parts
+        soc = [r for part in (None, "mt29f16g08ababa") for ch in (1, None) if a.soc_pages
+               for r in nandsim.soc_channels(ways=SEQ_WAYS, pages=a.soc_pages, channels=ch, part=part)[0].values()]
     except (nandsim.SimError, build.BuildError) as e:
         print(f"nand-report: {str(e).splitlines()[0]}", file=sys.stderr)
         return 2

@@ -28,6 +28,9 @@ SIMDIR = build.BUILD / "sim" / "nand"
 (OP_RESET, OP_READ_ID, OP_READ_PARAM, OP_READ_STATUS, OP_SET_FEATURES, OP_GET_FEATURES, OP_PAGE_READ,
  OP_CHANGE_COL, OP_PROGRAM, OP_ERASE, OP_WAIT_STATUS, OP_READ_DATA, OP_READ_CACHE, OP_READ_CACHE_END,
  OP_PROGRAM_CACHE) = range(15)
+# CMD_CTRL flag bits (NandController.scala): MPLANE turns PAGE_READ / PROGRAM / ERASE into the first plane's
+# command of a multi-plane operation (32h / 11h / D1h, then tDBSY) and READ_DATA into 06h-E0h (select the plane).
+F_MPLANE = 1 << 12
 ERR_NAMES = ["OK", "TIMEOUT", "NAND_FAIL", "BAD_CMD", "DMA_BOUNDS", "DMA_BUS", "ECC_UNCORRECTABLE"]
 (ERR_OK, ERR_TIMEOUT, ERR_NAND_FAIL, ERR_BAD_CMD, ERR_DMA_BOUNDS, ERR_DMA_BUS, ERR_ECC) = range(7)
 
@@ -73,7 +76,7 @@ NVDDR_MODES = onfi.modes("nvddr")
 # modes 0..2 at 50 / 30 / 20 ns, modes 3 and 4 at 20 ns (100 MT/s), mode 5 at 10 ns = two bytes per cycle.
 NVDDR_CK_DIV = {m: max(1, math.ceil(onfi.modes("nvddr")[m]["tCK"] / (CLK_NS * 1000))) for m in range(6)}
 # The NV-DDR part of the harness (--part mt29f16g08ababa): geometry as nand/model onfi::mt29f16g08ababa().
-NVDDR_PART = dict(page_bytes=4096, spare_bytes=224, pages=128)
+NVDDR_PART = dict(page_bytes=4096, spare_bytes=224, pages=128, planes=2)
 
 
 def nvddr_words(mode: int, clk_ns: int = CLK_NS) -> dict:
@@ -244,8 +247,9 @@ class NandSim:
             self.w(k, v)
 
     def submit(self, op, target=0, row=0, col=0, length=0, dma_addr=0, param=0, ecc=False, split=False, dma=False,
-               tag=0):
-        self.w("CMD_CTRL", op | target << 8 | ecc << 9 | split << 10 | dma << 11 | (tag & 0xFFFF) << 16)
+               tag=0, mplane=False):
+        self.w("CMD_CTRL", op | target << 8 | ecc << 9 | split << 10 | dma << 11 | (F_MPLANE if mplane else 0)
+               | (tag & 0xFFFF) << 16)
         self.w("CMD_ROW", row)
         self.w("CMD_COL", col)
         self.w("CMD_LEN", length)
@@ -494,6 +498,67 @@ def cache_program_program(ways: int, pages: int, block: int, pages_per_block: in
     return prog + [dict(op=OP_WAIT_STATUS, target=t) for t in range(ways)]
 
 
+def _multiplane_args(pages: int, block: int, pages_per_block: int, planes: int, what: str) -> int:
+    """Checks of the multi-plane command lists; returns the page addresses per plane."""
+    if planes < 2 or block % planes:
+        raise ValueError(f"{what}: {planes} planes from block {block} (needs 2 or more planes and a block of plane 0)")
+    if pages % planes or not 1 <= pages // planes <= pages_per_block:
+        raise ValueError(f"{what}: {pages} pages per way over {planes} planes of {pages_per_block}-page blocks")
+    return pages // planes
+
+
+def multiplane_program_program(ways: int, pages: int, block: int, pages_per_block: int, dma_addr, planes: int = 2):
+    """One channel's command list that programs `pages` pages on each of `ways` targets by multi-plane
+    programs: page i of a way goes to plane i % planes (block block + i % planes), page address i // planes,
+    from dma_addr(way, i). Per way and page address: PROGRAM with MPLANE (80h..11h, then tDBSY) for every
+    plane but the last and PROGRAM_CACHE (80h..15h, SPLIT) for the last, so the planes program together in
+    one tPROG while the next group crosses the bus (PROGRAM, 10h, for the last group); the ways take
+    turns, WAIT_STATUS collects a way's status (FAIL / FAILC of any plane) before its next group."""
+    n = _multiplane_args(pages, block, pages_per_block, planes, "multi-plane program")
+    prog = []
+    for q in range(n):
+        for t in range(ways):
+            if q:
+                prog.append(dict(op=OP_WAIT_STATUS, target=t))
+            for k in range(planes):
+                last = k == planes - 1
+                op = OP_PROGRAM if not last or q == n - 1 else OP_PROGRAM_CACHE
+                prog.append(dict(op=op, target=t, row=(block + k) * pages_per_block + q, ecc=True, dma=True,
+                                 dma_addr=dma_addr(t, q * planes + k), split=last, mplane=not last))
+    return prog + [dict(op=OP_WAIT_STATUS, target=t) for t in range(ways)]
+
+
+def multiplane_read_program(ways: int, pages: int, block: int, pages_per_block: int, dma_addr, planes: int = 2):
+    """One channel's command list that reads `pages` pages from each of `ways` targets by multi-plane reads
+    (the layout of multiplane_program_program): per way and page address PAGE_READ with MPLANE (00h..32h,
+    then tDBSY) for every plane but the last and PAGE_READ (00h..30h, SPLIT) for the last, so one tR reads
+    every plane; then per plane READ_DATA with MPLANE (06h-E0h selects the plane's page register; ECC, DMA
+    to dma_addr(way, i)). The ways take turns: one way's tR runs while the other's pages cross the bus. A
+    way's next PAGE_READs start right after its last READ_DATA, one command after each READ_DATA: the
+    controller holds one completion of the front end while the back end still writes a page to DDR, so two
+    PAGE_READs in a row there would wait for that DMA."""
+    n = _multiplane_args(pages, block, pages_per_block, planes, "multi-plane read")
+    row = lambda k, q: (block + k) * pages_per_block + q
+    reads = lambda t, q: [dict(op=OP_PAGE_READ, target=t, row=row(k, q), split=k == planes - 1,
+                               mplane=k < planes - 1) for k in range(planes)]
+    prog = [c for t in range(ways) for c in reads(t, 0)]
+    pending = []  # PAGE_READs still to place, one after each READ_DATA
+    for q in range(n):
+        for t in range(ways):
+            while pending and pending[0]["target"] == t:  # the way's own reads go before its data (one way)
+                prog.append(pending.pop(0))
+            for k in range(planes):
+                prog.append(dict(op=OP_READ_DATA, target=t, row=row(k, q), ecc=True, dma=True,
+                                 dma_addr=dma_addr(t, q * planes + k), mplane=True))
+                if pending:
+                    prog.append(pending.pop(0))
+                elif k == planes - 1 and q + 1 < n:
+                    nxt = reads(t, q + 1)
+                    prog.append(nxt[0])
+                    pending = nxt[1:]
+    return prog + pending
+
+
 def run_channels(s: NandSim, programs: dict, depth: int = 6, max_cycles: int = 3_000_000):
     """The channels x ways scheduler: keeps up to `depth` commands queued on every channel (its command
     queue holds 8), sleeps on the interrupt lines (IRQ_ENABLE.DONE) and drains each channel's completions
@@ -533,8 +598,20 @@ def run_channels(s: NandSim, programs: dict, depth: int = 6, max_cycles: int = 3
     return done
 
 
+# measure_channels' operations: sequential cache reads / cache programs, multi-plane programs / reads.
+MEASURE_OPS = ("read", "program", "mp_program", "mp_read")
 ChannelRun = namedtuple("ChannelRun",
                         "channels ways pages bytes cycles mb_per_s bus_limit_mb_per_s efficiency per_channel")
+
+
+def planes_of(s: NandSim) -> int:
+    """Planes per target, from the parameter page of target 0 (byte 113: plane address bits, when
+    features bit 3 says multi-plane operations)."""
+    c = s.cmd(OP_READ_PARAM, length=256, dma=True, dma_addr=DDR + 0xF0_0000)
+    if c.err != ERR_OK:
+        raise SimError(f"READ_PARAM: {ERR_NAMES[c.err]}")
+    p = s.mem_read(DDR + 0xF0_0000, 256)
+    return 1 << (p[113] & 0xF) if int.from_bytes(p[6:8], "little") & 0x08 else 1
 
 
 def measure_channels(s: NandSim, ways: int = 2, pages: int = 32, block: int = 1, seed: int = 5,
@@ -543,10 +620,12 @@ def measure_channels(s: NandSim, ways: int = 2, pages: int = 32, block: int = 1,
     written with ECC through the back door, then read by the cache-read program of every channel at once
     under the scheduler (`run_channels`), checked byte for byte in DDR. op "program": the block erased
     first (not timed), then the cache-program program of every channel at once, checked in the arrays.
+    op "mp_program" / "mp_read": the same by multi-plane programs / reads (multiplane_program_program,
+    multiplane_read_program: page q of a way in plane q % planes from `block`, which must be of plane 0).
     Cycles: from the first command to the last completion (all channels); per channel to its own last
     completion. Bus limit: 2 bytes per tCK of the mode per channel."""
-    if op not in ("read", "program"):
-        raise ValueError(f"measure_channels: op {op!r} (read or program)")
+    if op not in MEASURE_OPS:
+        raise ValueError(f"measure_channels: op {op!r} ({', '.join(MEASURE_OPS)})")
     if not s.nvddr:
         raise SimError("measure_channels: the simulation is not in NV-DDR (call init_nvddr on every channel)")
     g = s.geometry
@@ -557,33 +636,39 @@ def measure_channels(s: NandSim, ways: int = 2, pages: int = 32, block: int = 1,
     code = ecc_code(s)
     rng = random.Random(seed)
     base = lambda k, t: DDR + 0x100_0000 * (k + 1) + 0x40_0000 * t
+    planes = planes_of(s) if op.startswith("mp_") else 1
+    reading = op in ("read", "mp_read")
+    # page q of a way: its row (multi-plane: plane q % planes, page address q // planes)
+    rowof = lambda q: s.row(block + q % planes, q // planes)
     datas = {}
     for k in range(s.channels):
         s.select(k)
         for t in range(ways):
             for q in range(pages):
                 datas[k, t, q] = rng.randbytes(page)
-                if op == "read":
-                    s.poke(t, s.row(block, q), page_raw(code, datas[k, t, q], g["spare_bytes"]))
+                if reading:
+                    s.poke(t, rowof(q), page_raw(code, datas[k, t, q], g["spare_bytes"]))
                 else:
                     s.mem_write(base(k, t) + q * page, datas[k, t, q])
     addr = lambda k: (lambda t, q: base(k, t) + q * page)
-    if op == "read":
-        programs = {k: cache_read_program(ways, pages, block, g["pages"], addr(k)) for k in range(s.channels)}
-    else:
-        erase = [dict(op=OP_ERASE, target=t, row=s.row(block, 0), split=True) for t in range(ways)]
-        run_channels(s, {k: erase + [dict(op=OP_WAIT_STATUS, target=t) for t in range(ways)]
+    lists = dict(read=cache_read_program, program=cache_program_program, mp_read=multiplane_read_program,
+                 mp_program=multiplane_program_program)[op]
+    if not reading:
+        erase = [dict(op=OP_ERASE, target=t, row=s.row(block + b, 0), split=True) for t in range(ways)
+                 for b in range(planes)]
+        run_channels(s, {k: [c for e in erase for c in (e, dict(op=OP_WAIT_STATUS, target=e["target"]))]
                          for k in range(s.channels)})
-        programs = {k: cache_program_program(ways, pages, block, g["pages"], addr(k)) for k in range(s.channels)}
+    extra = dict(planes=planes) if planes > 1 else {}
+    programs = {k: lists(ways, pages, block, g["pages"], addr(k), **extra) for k in range(s.channels)}
     c0 = s.cycles()
     done = run_channels(s, programs)
     end = s.cycles()
     for (k, t, q), data in datas.items():
         s.select(k)
-        got = s.mem_read(base(k, t) + q * page, page) if op == "read" else s.peek(t, s.row(block, q))[:page]
+        got = s.mem_read(base(k, t) + q * page, page) if reading else s.peek(t, rowof(q))[:page]
         if got != data:
             raise SimError(f"{op}: mismatch (channel {k}, way {t}, page {q})")
-    limit = bus_limit_mb_per_s(s.mode, op, True)
+    limit = bus_limit_mb_per_s(s.mode, "read" if reading else "program", True)
     per = []
     for k in range(s.channels):
         nb = ways * pages * page

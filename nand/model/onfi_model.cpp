@@ -29,6 +29,7 @@ Config mt29f16g08ababa() {
   c.tRST_read_ns = 5000; c.tRST_prog_ns = 10000; c.tRST_erase_ns = 500000;
   c.nop = 4; c.max_mode = 5; c.nvddr_max_mode = 5;
   c.ecc_bits = 4; c.ecc_note = "4 bits per 540 bytes";
+  c.planes = 2;
   return c;
 }
 
@@ -47,6 +48,8 @@ NandModel::NandModel(const Config& c, const std::string& name) : cfg(c), name_(n
   set_interface(false, cfg.initial_mode);
   if (cfg.pages_per_block == 0 || (cfg.pages_per_block & (cfg.pages_per_block - 1)))
     violation(0, "config: pages_per_block must be a power of two");
+  if (cfg.planes == 0 || (cfg.planes & (cfg.planes - 1)) || cfg.blocks % cfg.planes)
+    violation(0, "config: planes must be a power of two that divides the blocks");
   reg_.assign(page_size(), 0xFF);
   for (uint32_t b : cfg.bad_blocks) {
     if (b >= cfg.blocks) continue;
@@ -113,6 +116,7 @@ void NandModel::power_on(uint64_t t) {
   set_interface(false, cfg.initial_mode);
   memset(features_, 0, sizeof features_);
   op_ = Op::None; have_cmd_ = false; out_ = Out::None; fail_ = failc_ = false; stuck_ = false;
+  mp_clear();
   busy_until_ = rb_low_from_ = t + cfg.tRST_poweron_ns; busy_start_ = t;
   now_ = t; first_ = true;
 }
@@ -125,10 +129,14 @@ void NandModel::build_param_page() {
   memcpy(&p[0], "ONFI", 4);
   bool ddr = cfg.nvddr_max_mode >= 0;
   put16(p, 4, ddr ? 0x001E : 0x0002);  // ONFI 2.2 (and 2.1, 2.0, 1.0) with NV-DDR, else ONFI 1.0
-  // Advertise exactly what this model implements (the real part also has cache program, read status
-  // enhanced, copyback and unique ID; a host that trusted those bits would get violations).
-  put16(p, 6, ddr ? 0x0020 : 0x0000);  // features: bit 5 = NV-DDR (source synchronous); nothing else
-  put16(p, 8, 0x0007);  // optional commands: bit 0 program cache (15h), bit 1 read cache (31h/3Fh), bit 2 GET/SET FEATURES
+  // Advertise exactly what this model implements (the real part also has read status enhanced,
+  // copyback and unique ID; a host that trusted those bits would get violations).
+  bool mp = cfg.planes > 1;
+  // features: bit 5 = NV-DDR (source synchronous), bit 3 = multi-plane operations; nothing else
+  put16(p, 6, (ddr ? 0x0020 : 0x0000) | (mp ? 0x0008 : 0x0000));
+  // optional commands: bit 0 program cache (15h), bit 1 read cache (31h/3Fh), bit 2 GET/SET FEATURES,
+  // bit 6 CHANGE READ COLUMN ENHANCED (06h-E0h: how a host picks a plane's page register, multi-plane only)
+  put16(p, 8, 0x0007 | (mp ? 0x0040 : 0x0000));
   auto str = [&](int off, int len, const std::string& s) {
     for (int i = 0; i < len; i++) p[off + i] = i < (int)s.size() ? s[i] : ' ';
   };
@@ -149,6 +157,14 @@ void NandModel::build_param_page() {
   p[107] = 1;      // guaranteed valid blocks at the beginning
   p[110] = cfg.nop;
   p[112] = uint8_t(cfg.ecc_bits);  // ECC bits required per codeword (both parts: 4)
+  if (mp) {
+    int bits = 0;
+    while ((1u << bits) < cfg.planes) bits++;
+    p[113] = uint8_t(bits);  // multi-plane addressing: plane address bits (the low block address bits)
+    // multi-plane attributes: bit 1 clear = block address restriction (the blocks may differ in the plane
+    // bits only), bit 2 = program cache with multi-plane (80h..11h..80h..15h), bit 4 clear = no cache read
+    p[114] = 0x04;
+  }
   p[128] = 10;     // I/O pin capacitance pF
   put16(p, 129, (1u << (cfg.max_mode + 1)) - 1);  // async timing modes supported
   put16(p, 133, 600);   // tPROG max us
@@ -252,6 +268,17 @@ void NandModel::latch_command(uint64_t t, uint8_t c) {
   bool b = busy(t);
   if (b && c != 0x70 && c != 0xFF)
     violation(t, "command " + std::to_string(c) + " (dec) latched while busy (only 70h/FFh allowed)");
+  // An open multi-plane sequence takes only the next plane's first command (80h / 00h / 60h), 70h or FFh.
+  static const uint8_t kSecond[] = {0x10, 0x11, 0x15, 0x30, 0x31, 0x32, 0x3F, 0xD0, 0xD1, 0xE0};
+  bool second = std::find(std::begin(kSecond), std::end(kSecond), c) != std::end(kSecond);
+  if (mp_cmd_ && !second && c != 0x70 && c != 0xFF) {
+    uint8_t next = mp_cmd_ == 0x11 ? 0x80 : mp_cmd_ == 0x32 ? 0x00 : 0x60;
+    if (c != next) {
+      char m[128];
+      snprintf(m, sizeof m, "command %02Xh inside a multi-plane sequence (after %02Xh only %02Xh, 70h or FFh)", c, mp_cmd_, next);
+      violation(t, m);
+    }
+  }
   auto expect = [&](uint8_t first, size_t naddr) {
     if (!have_cmd_ || cmd_ != first || addr_.size() != naddr) {
       char m[96];
@@ -272,18 +299,21 @@ void NandModel::latch_command(uint64_t t, uint8_t c) {
     }
       have_cmd_ = false; out_ = Out::None; fail_ = failc_ = false;
       cache_read_ = false; array_until_ = 0; array_prog_ = cache_prog_fail_ = false;  // a reset ends cache operations
+      mp_clear();
       break;
     case 0x70:
       out_ = Out::Status; out_idx_ = 0;
       // keep an in-progress command (e.g. 70h then 00h to resume data output)
       break;
-    case 0x00: case 0x80: case 0x60: case 0x05: case 0x90: case 0xEC: case 0xEF: case 0xEE:
+    case 0x00: case 0x80: case 0x60: case 0x05: case 0x06: case 0x90: case 0xEC: case 0xEF: case 0xEE:
+      if (c == 0x06 && cfg.planes < 2) { violation(t, "unsupported command 06h"); break; }
       // While the array reads ahead (cache read), only the cache register may be used: 00h (output
       // resume), 05h-E0h, 70h, 31h, 3Fh, FFh; while it programs (cache program) 80h (the next page), 70h, FFh.
-      if (t < array_until_ && (array_prog_ ? c != 0x80 : (c != 0x00 && c != 0x05)))
+      if (t < array_until_ && (array_prog_ ? c != 0x80 : (c != 0x00 && c != 0x05 && c != 0x06)))
         violation(t, "command " + std::to_string(c) + " (dec) while the array is busy with a cache " +
                      (array_prog_ ? "program" : "read") + " (ARDY = 0)");
-      if (c != 0x00 && c != 0x05) cache_read_ = false;
+      if (c != 0x00 && c != 0x05 && c != 0x06) cache_read_ = false;
+      if (c == 0x80 || c == 0x60) read_valid_ = false;
       cmd_ = c; have_cmd_ = true; addr_.clear(); data_in_count_ = 0;
       if (c == 0x80) { reg_.assign(page_size(), 0xFF); loaded_.assign(page_size(), false); }
       if (c == 0x00) out_ = Out::None;  // 00h without address resumes page output (see RE# fall)
@@ -292,6 +322,19 @@ void NandModel::latch_command(uint64_t t, uint8_t c) {
       if (!expect(0x00, 5)) break;
       op_ = Op::Read;
       if (!row_ok(row_)) violation(t, "page read row " + std::to_string(row_) + " outside the device");
+      plane_regs_.clear();
+      read_row_ = row_; read_valid_ = true;
+      if (mp_cmd_ == 0x32) {  // every plane addressed reads in this one tR; output starts in this plane
+        check_planes(t, row_, "read");
+        for (auto& q : mp_queue_) plane_regs_[plane_of(q.row)] = {q.row, array_read(q.row)};
+        reg_ = array_read(row_);
+        plane_regs_[plane_of(row_)] = {row_, reg_};
+        mp_queue_.clear(); mp_cmd_ = 0;
+        start_busy(t, cfg.tR_ns);
+        out_ = Out::Page; have_cmd_ = false;
+        cache_read_ = false; array_until_ = busy_until_;  // no cache read after a multi-plane read (byte 114)
+        break;
+      }
       reg_ = array_read(row_);
       start_busy(t, cfg.tR_ns);
       out_ = Out::Page; have_cmd_ = false;
@@ -302,44 +345,57 @@ void NandModel::latch_command(uint64_t t, uint8_t c) {
       // 31h): no command is open. Anything with address cycles is.
       if (have_cmd_ && !(cmd_ == 0x00 && addr_.empty())) violation(t, "31h/3Fh in the middle of a command");
       have_cmd_ = false;
-      if (!cache_read_) violation(t, "31h/3Fh without a page read (00h-30h or 31h) before it");
+      if (!cache_read_) violation(t, "31h/3Fh without a single-plane page read (00h-30h or 31h) before it");
       else cache_read(t, c == 0x3F);
+      read_valid_ = false;
       break;
     case 0xE0:
-      if (!expect(0x05, 2)) break;
+      if (have_cmd_ && cmd_ == 0x06) {  // CHANGE READ COLUMN ENHANCED: the row's plane register, from column col_
+        if (!expect(0x06, 5)) break;
+        auto it = plane_regs_.find(plane_of(row_));
+        if (it != plane_regs_.end() && it->second.first == row_) reg_ = it->second.second;
+        else if (!(plane_regs_.empty() && read_valid_ && read_row_ == row_))
+          violation(t, "06h-E0h: row " + std::to_string(row_) + " is in no page register (read it first)");
+      } else if (!expect(0x05, 2)) {
+        break;
+      }
       t_cmd_e0_ = t; out_ = Out::Page; have_cmd_ = false;
       break;
-    case 0x10: case 0x15: {  // PAGE PROGRAM / PAGE CACHE PROGRAM
-      if (!expect(0x80, 5)) break;
-      have_cmd_ = false; op_ = Op::Program; n_programs++;
-      if (!row_ok(row_)) violation(t, "program row " + std::to_string(row_) + " outside the device");
-      uint32_t blk = row_ / cfg.pages_per_block, pg = row_ % cfg.pages_per_block;
-      fail_ = false;
-      if (!prev_.wp_n || is_bad(blk)) fail_ = true;
-      auto lp = last_prog_page_.find(blk);
-      if (lp != last_prog_page_.end() && int(pg) < lp->second) fail_ = true;  // pages in order within a block
-      if (prog_count_[row_] >= cfg.nop) fail_ = true;
-      auto& arr = page(row_);
-      for (uint32_t i = 0; i < page_size(); i++)
-        if (loaded_[i] && arr[i] != 0xFF) fail_ = true;  // programming over programmed bytes fails verify
-      int hook = !fail_ && cfg.op_fault ? cfg.op_fault(false, row_) : 0;
-      bool cut = cfg.power_cut_after == 0 || hook == 2, injected = hook == 1;
-      if (cfg.power_cut_after >= 0) cfg.power_cut_after--;
-      auto wl = cfg.program_limit.find(row_);
-      if (!fail_ && wl != cfg.program_limit.end() && ++program_ops_[row_] > wl->second) injected = true;
-      if (!fail_ && cfg.fail_programs > 0) { cfg.fail_programs--; injected = true; }
-      if (prev_.wp_n && (cut || injected)) {  // torn: the bits to be cleared are left random
-        std::vector<uint8_t> target(arr);
-        for (uint32_t i = 0; i < page_size(); i++) target[i] &= reg_[i];
-        tear(arr, target);
-        prog_count_[row_]++;
-        fail_ = true; n_faults++;
-        if (cut) { off_ = true; out_ = Out::None; have_cmd_ = false; break; }
-      } else if (prev_.wp_n) {
-        for (uint32_t i = 0; i < page_size(); i++) arr[i] &= reg_[i];  // program only clears bits
-        prog_count_[row_]++;
-        last_prog_page_[blk] = std::max<int>(pg, lp == last_prog_page_.end() ? 0 : lp->second);
+    case 0x11: case 0x32: case 0xD1: {  // multi-plane: this plane queued, the next plane's command follows
+      if (cfg.planes < 2) {
+        char m[64];
+        snprintf(m, sizeof m, "unsupported command %02Xh", c);
+        violation(t, m);
+        break;
       }
+      uint8_t first = c == 0x11 ? 0x80 : c == 0x32 ? 0x00 : 0x60;
+      if (!expect(first, c == 0xD1 ? 3 : 5)) break;
+      have_cmd_ = false; out_ = Out::None;
+      const char* what = c == 0x11 ? "program" : c == 0x32 ? "read" : "erase";
+      if (!row_ok(row_)) violation(t, std::string("multi-plane ") + what + " row " + std::to_string(row_) + " outside the device");
+      check_planes(t, row_, what);
+      if (mp_queue_.size() + 1 >= cfg.planes)
+        violation(t, std::string("multi-plane ") + what + ": every plane is addressed, the last one ends with 10h/30h/D0h");
+      mp_queue_.push_back(PlanePage{row_, c == 0x11 ? reg_ : std::vector<uint8_t>(), c == 0x11 ? loaded_ : std::vector<bool>()});
+      mp_cmd_ = c;
+      if (c == 0x32) { cache_read_ = false; read_valid_ = false; }
+      start_busy(t, cfg.tDBSY_ns);
+      break;
+    }
+    case 0x10: case 0x15: {  // PAGE PROGRAM / PAGE CACHE PROGRAM (multi-plane: with the planes before, all
+                             // of them handed to the array together)
+      if (!expect(0x80, 5)) break;
+      have_cmd_ = false; op_ = Op::Program;
+      if (mp_cmd_ == 0x11) check_planes(t, row_, "program");
+      fail_ = false;
+      bool cut = false;
+      for (auto& q : mp_queue_) {
+        fail_ |= program_row(t, q.row, q.reg, q.loaded, cut);
+        if (cut) break;
+      }
+      if (!cut) fail_ |= program_row(t, row_, reg_, loaded_, cut);
+      mp_queue_.clear(); mp_cmd_ = 0;
+      if (cut) { off_ = true; out_ = Out::None; have_cmd_ = false; break; }
       // The array content changes at once; the busy times follow ONFI: 15h frees the cache register when
       // the array has taken the page (tCBSY, or until the previous cache program is done) and programs in
       // the background (ARDY low for tPROG); 10h after 15h waits for the previous page, then tPROG.
@@ -357,36 +413,19 @@ void NandModel::latch_command(uint64_t t, uint8_t c) {
       out_ = Out::None;
       break;
     }
-    case 0xD0: {
+    case 0xD0: {  // BLOCK ERASE (multi-plane: with the planes before)
       if (!expect(0x60, 3)) break;
-      have_cmd_ = false; op_ = Op::Erase; n_erases++;
-      if (!row_ok(row_)) violation(t, "erase row " + std::to_string(row_) + " outside the device");
-      uint32_t blk = row_ / cfg.pages_per_block;
-      fail_ = !prev_.wp_n || is_bad(blk);
-      int hook = !fail_ && cfg.op_fault ? cfg.op_fault(true, row_) : 0;
-      bool cut = cfg.power_cut_after == 0 || hook == 2;
-      if (cfg.power_cut_after >= 0) cfg.power_cut_after--;
-      if (hook == 1) { fail_ = true; n_faults++; }
-      auto wb = cfg.erase_limit.find(blk);
-      if (!fail_ && wb != cfg.erase_limit.end() && ++erase_ops_[blk] > wb->second) {  // weak block wears out
-        fail_ = true; grown_bad_.insert(blk); n_faults++;
+      have_cmd_ = false; op_ = Op::Erase;
+      if (mp_cmd_ == 0xD1) check_planes(t, row_, "erase");
+      fail_ = false;
+      bool cut = false;
+      for (auto& q : mp_queue_) {
+        fail_ |= erase_row(t, q.row, cut);
+        if (cut) break;
       }
-      if (!fail_ && cfg.fail_erases > 0) { cfg.fail_erases--; fail_ = true; n_faults++; }
-      if (!fail_ && cut) {  // the bits being erased (0 -> 1) are left random in every programmed page
-        for (uint32_t p = 0; p < cfg.pages_per_block; p++) {
-          auto it = pages_.find(blk * cfg.pages_per_block + p);
-          if (it != pages_.end()) tear(it->second, std::vector<uint8_t>(page_size(), 0xFF));
-        }
-        n_faults++; off_ = true; out_ = Out::None; have_cmd_ = false;
-        break;
-      }
-      if (!fail_) {
-        for (uint32_t p = 0; p < cfg.pages_per_block; p++) {
-          pages_.erase(blk * cfg.pages_per_block + p);
-          prog_count_.erase(blk * cfg.pages_per_block + p);
-        }
-        last_prog_page_.erase(blk);
-      }
+      if (!cut) fail_ |= erase_row(t, row_, cut);
+      mp_queue_.clear(); mp_cmd_ = 0;
+      if (cut) { off_ = true; out_ = Out::None; have_cmd_ = false; break; }
       failc_ = false;  // FAILC only reports cache operations, which the model does not implement
       start_busy(t, cfg.tBERS_ns);
       out_ = Out::None;
@@ -400,6 +439,95 @@ void NandModel::latch_command(uint64_t t, uint8_t c) {
   }
 }
 
+// Multi-plane addressing (the parameter page's byte 113/114 promise): one row per plane, the same page
+// address in each, and blocks that differ only in the plane bits.
+void NandModel::check_planes(uint64_t t, uint32_t row, const char* what) {
+  uint32_t ppb = cfg.pages_per_block, blk = row / ppb;
+  for (auto& q : mp_queue_) {
+    uint32_t qb = q.row / ppb;
+    char m[200];
+    if (qb % cfg.planes == blk % cfg.planes)
+      snprintf(m, sizeof m, "multi-plane %s: blocks %u and %u are both in plane %u", what, qb, blk, blk % cfg.planes);
+    else if (q.row % ppb != row % ppb)
+      snprintf(m, sizeof m, "multi-plane %s: page addresses %u and %u differ (they must be equal)", what, q.row % ppb, row % ppb);
+    else if (qb / cfg.planes != blk / cfg.planes)
+      snprintf(m, sizeof m, "multi-plane %s: blocks %u and %u differ outside the plane bits (block address restriction, "
+               "parameter page byte 114 bit 1 clear)", what, qb, blk);
+    else
+      continue;
+    violation(t, m);
+  }
+}
+
+bool NandModel::program_row(uint64_t t, uint32_t row, const std::vector<uint8_t>& data, const std::vector<bool>& loaded,
+                            bool& cut) {
+  n_programs++;
+  if (!row_ok(row)) { violation(t, "program row " + std::to_string(row) + " outside the device"); return true; }
+  uint32_t blk = row / cfg.pages_per_block, pg = row % cfg.pages_per_block;
+  bool fail = !prev_.wp_n || is_bad(blk);
+  auto lp = last_prog_page_.find(blk);
+  if (lp != last_prog_page_.end() && int(pg) < lp->second) fail = true;  // pages in order within a block
+  if (prog_count_[row] >= cfg.nop) fail = true;
+  auto& arr = page(row);
+  for (uint32_t i = 0; i < page_size(); i++)
+    if (loaded[i] && arr[i] != 0xFF) fail = true;  // programming over programmed bytes fails verify
+  int hook = !fail && cfg.op_fault ? cfg.op_fault(false, row) : 0;
+  cut = cfg.power_cut_after == 0 || hook == 2;
+  bool injected = hook == 1;
+  if (cfg.power_cut_after >= 0) cfg.power_cut_after--;
+  auto wl = cfg.program_limit.find(row);
+  if (!fail && wl != cfg.program_limit.end() && ++program_ops_[row] > wl->second) injected = true;
+  if (!fail && cfg.fail_programs > 0) { cfg.fail_programs--; injected = true; }
+  if (prev_.wp_n && (cut || injected)) {  // torn: the bits to be cleared are left random
+    std::vector<uint8_t> target(arr);
+    for (uint32_t i = 0; i < page_size(); i++) target[i] &= data[i];
+    tear(arr, target);
+    prog_count_[row]++;
+    n_faults++;
+    return true;
+  }
+  cut = false;
+  if (prev_.wp_n) {
+    for (uint32_t i = 0; i < page_size(); i++) arr[i] &= data[i];  // program only clears bits
+    prog_count_[row]++;
+    last_prog_page_[blk] = std::max<int>(pg, lp == last_prog_page_.end() ? 0 : lp->second);
+  }
+  return fail;
+}
+
+bool NandModel::erase_row(uint64_t t, uint32_t row, bool& cut) {
+  n_erases++;
+  if (!row_ok(row)) { violation(t, "erase row " + std::to_string(row) + " outside the device"); return true; }
+  uint32_t blk = row / cfg.pages_per_block;
+  bool fail = !prev_.wp_n || is_bad(blk);
+  int hook = !fail && cfg.op_fault ? cfg.op_fault(true, row) : 0;
+  cut = cfg.power_cut_after == 0 || hook == 2;
+  if (cfg.power_cut_after >= 0) cfg.power_cut_after--;
+  if (hook == 1) { fail = true; n_faults++; }
+  auto wb = cfg.erase_limit.find(blk);
+  if (!fail && wb != cfg.erase_limit.end() && ++erase_ops_[blk] > wb->second) {  // weak block wears out
+    fail = true; grown_bad_.insert(blk); n_faults++;
+  }
+  if (!fail && cfg.fail_erases > 0) { cfg.fail_erases--; fail = true; n_faults++; }
+  if (!fail && cut) {  // the bits being erased (0 -> 1) are left random in every programmed page
+    for (uint32_t p = 0; p < cfg.pages_per_block; p++) {
+      auto it = pages_.find(blk * cfg.pages_per_block + p);
+      if (it != pages_.end()) tear(it->second, std::vector<uint8_t>(page_size(), 0xFF));
+    }
+    n_faults++;
+    return true;
+  }
+  cut = false;
+  if (!fail) {
+    for (uint32_t p = 0; p < cfg.pages_per_block; p++) {
+      pages_.erase(blk * cfg.pages_per_block + p);
+      prog_count_.erase(blk * cfg.pages_per_block + p);
+    }
+    last_prog_page_.erase(blk);
+  }
+  return fail;
+}
+
 void NandModel::latch_address(uint64_t t, uint8_t a) {
   if (busy(t)) violation(t, "address cycle while busy");
   if (!have_cmd_) { violation(t, "address cycle without a command"); return; }
@@ -409,6 +537,11 @@ void NandModel::latch_address(uint64_t t, uint8_t a) {
   switch (cmd_) {
     case 0x00: case 0x80:
       if (n > 5) violation(t, "too many address cycles");
+      if (n == 2) col_ = addr_[0] | addr_[1] << 8;
+      if (n == 5) row_ = addr_[2] | addr_[3] << 8 | addr_[4] << 16;
+      break;
+    case 0x06:
+      if (n > 5) violation(t, "too many address cycles for 06h");
       if (n == 2) col_ = addr_[0] | addr_[1] << 8;
       if (n == 5) row_ = addr_[2] | addr_[3] << 8 | addr_[4] << 16;
       break;

@@ -89,6 +89,12 @@ struct Config {
   // This part's DQS output delay from CLK (tDQSCK): anywhere in the ONFI window [tDQSCKmin, tDQSCK]
   // (3..25 ns, wider than a mode-5 clock period), which is why the controller trains its capture.
   uint32_t tDQSCK_ps = 7300;
+  // Planes per target (a power of two; plane = block % planes, the low block address bits): 1 = no
+  // multi-plane commands (the MT29F4G08ABADA), 2 = the MT29F16G08ABABA, which then takes 80h..11h,
+  // 00h..32h and 60h..D1h for every plane but the last (busy tDBSY after each; the last plane's 10h, 15h,
+  // 30h or D0h starts them all), and 06h-E0h to select a plane's page register for output. tDBSY: the MT29F16G08ABACA datasheet family's 0.5 us (typ).
+  uint32_t planes = 1;
+  uint64_t tDBSY_ns = 500;
   std::string ecc_note;  // datasheet ECC requirement in words (docs only)
   int ecc_bits = 4;      // ECC bits required per codeword (parameter page byte 112)
   // Per-operation hook (the SoC harness's fault schedule): asked at each PROGRAM / ERASE confirm that
@@ -99,7 +105,7 @@ struct Config {
 };
 
 // Micron MT29F16G08ABABA (16 Gb, x8, SLC, ONFI 2.2, asynchronous modes 0..5 and NV-DDR modes 0..5):
-// 4096 + 224 byte pages, 128 pages per block, 4096 blocks (2 planes), tR 25 us, tPROG 230 us (typ),
+// 4096 + 224 byte pages, 128 pages per block, 4096 blocks (2 planes, multi-plane program/read/erase), tR 25 us, tPROG 230 us (typ),
 // tBERS 2 ms (typ), ECC 4 bits per 540 bytes. docs/nand.md lists what is taken from where.
 Config mt29f16g08ababa();
 
@@ -159,6 +165,20 @@ class NandModel {
   NandPinsOut eval_nvddr(int64_t tp, const NandPinsIn& in);  // NV-DDR pins and checks (time in ps)
   void set_interface(bool nvddr, int mode);
   void load_page_register();
+  // Multi-plane: the planes addressed so far by 11h / 32h / D1h (a program's page register with them) and
+  // which of the three opened the sequence (0: none); after a multi-plane read, each plane's page register.
+  struct PlanePage { uint32_t row; std::vector<uint8_t> reg; std::vector<bool> loaded; };
+  std::vector<PlanePage> mp_queue_;
+  uint8_t mp_cmd_ = 0;
+  std::map<uint32_t, std::pair<uint32_t, std::vector<uint8_t>>> plane_regs_;  // plane -> (row, register)
+  uint32_t read_row_ = 0;    // row whose page sits in the page register after 00h-30h (06h-E0h may name it)
+  bool read_valid_ = false;
+  uint32_t plane_of(uint32_t row) const { return (row / cfg.pages_per_block) % cfg.planes; }
+  void check_planes(uint64_t t, uint32_t row, const char* what);
+  void mp_clear() { mp_queue_.clear(); mp_cmd_ = 0; plane_regs_.clear(); read_valid_ = false; }
+  // One page program / block erase of a (multi-plane) confirm: returns FAIL; `cut` = the power went.
+  bool program_row(uint64_t t, uint32_t row, const std::vector<uint8_t>& data, const std::vector<bool>& loaded, bool& cut);
+  bool erase_row(uint64_t t, uint32_t row, bool& cut);
 
   // NV-DDR state (times in ps).
   bool nvddr_ = false;

@@ -50,7 +50,9 @@ class NandCommandLayer(p: NandParams) extends Component {
   val sectors = (io.pageBytes >> p.sectorShift).resize(8)
   val secBits = log2Up(p.maxSectors)
   val eccSpareEnd = (sectors * U(bch.eccBytes, 8 bits)).resize(17) + 8 // spare bytes 8 .. eccSpareEnd-1 hold the check bytes
-  val splitRead = cur.split && isOp(NandOp.PAGE_READ, NandOp.READ_CACHE, NandOp.READ_CACHE_END) // ends before any data
+  // A multi-plane PAGE_READ (32h) moves no data: it ends after tDBSY like a split read.
+  val mpRead = cur.mplane && op === NandOp.PAGE_READ
+  val splitRead = (cur.split && isOp(NandOp.PAGE_READ, NandOp.READ_CACHE, NandOp.READ_CACHE_END)) || mpRead // ends before any data
   val usesDma = cur.dma && (isPageIn || isProgram || isOp(NandOp.READ_ID, NandOp.READ_PARAM, NandOp.CHANGE_COL)) && !splitRead
   // DMA users the front end runs itself (not page reads, which the back end finishes): they wait for the back end.
   val frontDma = usesDma && !isPageIn
@@ -102,6 +104,18 @@ class NandCommandLayer(p: NandParams) extends Component {
     NandOp.ERASE -> (Seq(ce, cmdB(0x60), row0, row1, row2, cmdB(0xD0), wb, St(SPLIT_END)) ++ statusTail),
     NandOp.WAIT_STATUS -> (Seq(ce) ++ statusTail)
   )
+  // Multi-plane variants (CMD_CTRL.MPLANE), keyed opcode + 16: the planes before the last confirm with
+  // 32h / 11h / D1h and the target is busy for tDBSY, after which the next plane's command may follow
+  // (the last plane's plain PAGE_READ / PROGRAM / ERASE starts the array for all); READ_DATA picks the
+  // page register of its row's plane with CHANGE READ COLUMN ENHANCED (06h, col, row, E0h, tCCS).
+  val mpPrograms: Map[Int, Seq[St]] = Map(
+    NandOp.PAGE_READ -> Seq(ce, cmdB(0x00), col0, col1, row0, row1, row2, cmdB(0x32), wb, rb, sync, ceOff, done),
+    NandOp.PROGRAM -> Seq(St(DMA_IN), ce, cmdB(0x80), col0, col1, row0, row1, row2, St(DOUT, c = nBytes), cmdB(0x11), wb,
+      rb, sync, ceOff, done),
+    NandOp.ERASE -> Seq(ce, cmdB(0x60), row0, row1, row2, cmdB(0xD1), wb, rb, sync, ceOff, done),
+    NandOp.READ_DATA -> Seq(ce, rb, sync, cmdB(0x06), col0, col1, row0, row1, row2, cmdB(0xE0), St(DIN, c = nBytes, ccs = true),
+      sync, ceOff, St(ECC_FIX), St(DMA_OUT), done)
+  )
 
   val step = Reg(UInt(5 bits)) init (0)
   val sk = StepKind()
@@ -109,8 +123,8 @@ class NandCommandLayer(p: NandParams) extends Component {
   val sc = UInt(16 bits)
   val sccs = Bool()
   sk := DONE; sv := 0; sc := 0; sccs := False
-  switch(op) {
-    for ((o, prog) <- programs) is(o) {
+  switch((cur.mplane ## op).asUInt) {
+    for ((o, prog) <- programs.toSeq ++ mpPrograms.toSeq.map { case (o, pr) => (o + 16, pr) }) is(o) {
       switch(step) {
         for ((s, i) <- prog.zipWithIndex) is(i) { sk := s.kind; sv := s.v(); sc := s.c(); sccs := Bool(s.ccs) }
         default {}
@@ -151,6 +165,7 @@ class NandCommandLayer(p: NandParams) extends Component {
 
   // Descriptor checks: a bad command never touches the flash or the bus.
   val badCmd = op >= NandOp.count || cur.target.resize(4) >= p.targets || nandBytes > p.bufBytes ||
+    (cur.mplane && !isOp(mpPrograms.keys.toSeq: _*)) ||
     (isProgram && (nandBytes === 0 || nandBytes(1 downto 0) =/= 0)) ||
     (eccOn && (cur.col =/= 0 || io.pageBytes(p.sectorShift - 1 downto 0) =/= 0 || io.pageBytes === 0 ||
       (io.pageBytes >> p.sectorShift) > p.maxSectors || io.spareBytes.resize(17) < eccSpareEnd))

@@ -115,7 +115,8 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   val ECC = CMD_CTRL.field(Bool(), AccessType.RW, 0, doc = "ECC: whole page + spare on the bus, main area via DMA")
   val SPLIT = CMD_CTRL.field(Bool(), AccessType.RW, 0, doc = "PAGE_READ/PROGRAM/ERASE: complete after the confirm cycle, do not wait for R/B#")
   val DMA = CMD_CTRL.field(Bool(), AccessType.RW, 0, doc = "Move the data between DDR and the page buffer")
-  CMD_CTRL.reserved(4 bits)
+  val MPLANE = CMD_CTRL.field(Bool(), AccessType.RW, 0, doc = "Multi-plane: PAGE_READ / PROGRAM / ERASE of a plane before the last confirm with 32h / 11h / D1h and wait tDBSY; READ_DATA selects its row's plane register with 06h col row E0h (other opcodes: BAD_CMD)")
+  CMD_CTRL.reserved(3 bits)
   val TAG = CMD_CTRL.field(Bits(16 bits), AccessType.RW, 0, doc = "Tag echoed in COMP_INFO")
   val CMD_ROW = busif.newReg(doc = "Command: row address (block * pages per block + page), or feature / ID address in [7:0]")
   val ROW = CMD_ROW.field(Bits(24 bits), AccessType.RW, 0, doc = "Row")
@@ -182,7 +183,7 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   val popNow = COMP_POP.hitDoWrite && busif.writeData(0)
   cmdFifo.io.push.valid := pushNow
   val d = cmdFifo.io.push.payload
-  d.opcode := OPCODE; d.target := TARGET; d.ecc := ECC; d.split := SPLIT; d.dma := DMA; d.tag := TAG
+  d.opcode := OPCODE; d.target := TARGET; d.ecc := ECC; d.split := SPLIT; d.dma := DMA; d.mplane := MPLANE; d.tag := TAG
   d.row := ROW; d.col := COL; d.len := LEN; d.dmaAddr := ADDR; d.param := PARAM
   cmdFifo.io.pop >> cmdLayer.io.cmd
   cmdLayer.io.comp >> compFifo.io.push

@@ -102,6 +102,7 @@ case class NandCmd(p: NandParams) extends Bundle {
   val opcode = UInt(4 bits)
   val target = UInt(p.targetBits bits)
   val ecc, split, dma = Bool()
+  val mplane = Bool() // first planes of a multi-plane operation (32h / 11h / D1h), or READ_DATA by 06h-E0h
   val tag = Bits(16 bits)
   val row = Bits(24 bits)
   val col = UInt(16 bits)

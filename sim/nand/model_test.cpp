@@ -161,6 +161,95 @@ int main(int argc, char** argv) {
   c.bad_blocks = {3};
   c.tR_ns = 2000; c.tPROG_ns = 5000; c.tBERS_ns = 8000;
   c.on_violation = [](const std::string& m) { printf("VIOLATION %s\n", m.c_str()); fflush(stdout); exit(3); };
+  if (s.rfind("mp_", 0) == 0) {  // multi-plane scenarios on the MT29F16G08ABABA (2 planes), SDR mode 0
+    Config d = mt29f16g08ababa();
+    d.blocks = 16; d.tR_ns = 2000; d.tPROG_ns = 5000; d.tBERS_ns = 8000;
+    d.on_violation = c.on_violation;
+    if (s == "mp_one_plane") d.planes = 1;
+    Bus b(d);
+    b.cmd(0xFF); b.release(); b.wait_busy_then_ready();
+    const uint32_t ppb = d.pages_per_block;
+    auto row5 = [&](uint8_t first, uint32_t row, int col = 0) {  // command + 2 column + 3 row cycles
+      b.cmd(first);
+      for (int a : {col & 0xFF, col >> 8, int(row & 0xFF), int(row >> 8 & 0xFF), int(row >> 16)}) b.addr(uint8_t(a));
+    };
+    auto program = [&](uint32_t row, uint8_t v, uint8_t confirm) {  // 4 bytes v, v+1, .. at column 0
+      row5(0x80, row); b.step(200);
+      for (int i = 0; i < 4; i++) b.data(uint8_t(v + i));
+      b.cmd(confirm); b.release(); b.wait_busy_then_ready();
+    };
+    auto status = [&] { b.cmd(0x70); b.release(200); return b.read(); };
+    auto bytes = [&](const char* k, int n) {
+      printf("result %s", k);
+      for (int i = 0; i < n; i++) printf(" %02x", b.read());
+      printf("\n");
+    };
+    if (s == "mp_legal") {
+      b.cmd(0xEC); b.addr(0); b.release(); b.wait_busy_then_ready();
+      std::vector<uint8_t> pp(256);
+      for (auto& x : pp) x = b.read();
+      printf("result param features %02x%02x opt %02x%02x planes_bits %d attr %02x crc_ok %d\n", pp[7], pp[6], pp[9],
+             pp[8], pp[113], pp[114], onfi_crc16(pp.data(), 254) == uint16_t(pp[254] | pp[255] << 8));
+      // program page 3 of blocks 4 (plane 0) and 5 (plane 1) together: tDBSY after 11h, then one tPROG
+      uint64_t t0 = b.t;
+      program(4 * ppb + 3, 0xA0, 0x11);
+      printf("result dbsy_ns %llu\n", (unsigned long long)(b.t - t0));
+      t0 = b.t;
+      program(5 * ppb + 3, 0xB0, 0x10);
+      printf("result prog_ns %llu\n", (unsigned long long)(b.t - t0));
+      printf("result prog_status %02x\n", status());
+      // read both back by one multi-plane read, each plane's register by 06h-E0h
+      row5(0x00, 4 * ppb + 3); b.cmd(0x32); b.release(); b.wait_busy_then_ready();
+      row5(0x00, 5 * ppb + 3); b.cmd(0x30); b.release(); b.wait_busy_then_ready();
+      bytes("last_plane", 4);  // output starts in the plane addressed last
+      row5(0x06, 4 * ppb + 3, 1); b.cmd(0xE0); b.release(300);
+      bytes("plane0_col1", 3);
+      row5(0x06, 5 * ppb + 3); b.cmd(0xE0); b.release(300);
+      bytes("plane1", 4);
+      // erase both blocks together: the pages read FFh again
+      auto erase = [&](uint32_t row, uint8_t confirm) {
+        b.cmd(0x60);
+        for (int a : {int(row & 0xFF), int(row >> 8 & 0xFF), int(row >> 16)}) b.addr(uint8_t(a));
+        b.cmd(confirm); b.release(); b.wait_busy_then_ready();
+      };
+      erase(4 * ppb, 0xD1);
+      erase(5 * ppb, 0xD0);
+      printf("result erase_status %02x\n", status());
+      row5(0x00, 5 * ppb + 3); b.cmd(0x30); b.release(); b.wait_busy_then_ready();
+      bytes("erased", 2);
+      return 0;
+    }
+    // each breaks one rule of the parameter page's promise (violation expected)
+    if (s == "mp_same_plane") { program(4 * ppb, 1, 0x11); program(6 * ppb, 2, 0x10); return 0; }
+    if (s == "mp_page") { program(4 * ppb, 1, 0x11); program(5 * ppb + 1, 2, 0x10); return 0; }
+    if (s == "mp_block") { program(4 * ppb, 1, 0x11); program(7 * ppb, 2, 0x10); return 0; }
+    if (s == "mp_sequence") { program(4 * ppb, 1, 0x11); row5(0x00, 5 * ppb); return 0; }
+    if (s == "mp_read_cache") {  // no cache read after a multi-plane read (parameter page byte 114 bit 4 clear)
+      row5(0x00, 4 * ppb); b.cmd(0x32); b.release(); b.wait_busy_then_ready();
+      row5(0x00, 5 * ppb); b.cmd(0x30); b.release(); b.wait_busy_then_ready();
+      b.cmd(0x31); return 0;
+    }
+    if (s == "mp_cache_program") {  // 80h..11h..80h..15h twice, then 80h..11h..80h..10h: three groups of two
+      for (int q = 0; q < 3; q++) {
+        program(4 * ppb + q, uint8_t(0x10 * q), 0x11);
+        program(5 * ppb + q, uint8_t(0x10 * q + 8), q < 2 ? 0x15 : 0x10);
+        printf("result status %02x\n", status());
+      }
+      row5(0x00, 4 * ppb + 2); b.cmd(0x32); b.release(); b.wait_busy_then_ready();
+      row5(0x00, 5 * ppb + 2); b.cmd(0x30); b.release(); b.wait_busy_then_ready();
+      row5(0x06, 4 * ppb + 2); b.cmd(0xE0); b.release(300);
+      bytes("plane0", 2);
+      row5(0x06, 5 * ppb + 1); b.cmd(0xE0); return 0;  // page 1 is in no register: a violation ends it
+    }
+    if (s == "mp_too_many") { program(4 * ppb, 1, 0x11); program(5 * ppb, 2, 0x11); return 0; }
+    if (s == "mp_no_register") {  // 06h-E0h for a row no read brought in
+      row5(0x00, 4 * ppb); b.cmd(0x30); b.release(); b.wait_busy_then_ready();
+      row5(0x06, 5 * ppb); b.cmd(0xE0); return 0;
+    }
+    if (s == "mp_one_plane") { program(4 * ppb, 1, 0x11); return 0; }  // a one-plane part has no 11h
+    fprintf(stderr, "unknown scenario %s\n", s.c_str());
+    return 2;
+  }
   if (s.rfind("ddr", 0) == 0) {  // NV-DDR scenarios on the MT29F16G08ABABA: ddr_<what> [mode]
     Config d = mt29f16g08ababa();
     d.blocks = 16; d.tR_ns = 2000; d.tPROG_ns = 5000; d.tBERS_ns = 8000;

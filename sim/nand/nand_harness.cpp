@@ -329,6 +329,7 @@ int main(int argc, char** argv) {
         std::copy(d.id, d.id + 5, cfg.id); cfg.manufacturer = d.manufacturer; cfg.model = d.model;
         cfg.tR_ns = d.tR_ns; cfg.tPROG_ns = d.tPROG_ns; cfg.tBERS_ns = d.tBERS_ns; cfg.nvddr_max_mode = d.nvddr_max_mode;
         cfg.ecc_bits = d.ecc_bits; cfg.ecc_note = d.ecc_note;
+        cfg.planes = d.planes; cfg.tDBSY_ns = d.tDBSY_ns;
       }
   }
   args.parse(argc, argv);

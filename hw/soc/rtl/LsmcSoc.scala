@@ -42,6 +42,10 @@ case class LsmcSocConfig(
     dmaWriteGroup: Boolean = false,
     nandChannels: Int = 4, // NAND channels: a controller, its AXI master, interrupt and register block each
     nandTargets: Int = 2,  // chip enables per channel
+    // true: the NAND channels' DMA reaches DDR through DMA port 0 (io_ddrDma, next to unit 0), each channel
+    // upsized to the port's width; false: through the CPU side's 32-bit DDR port (io_ddr), shared with the
+    // caches, 400 MB/s at 100 MHz for every channel together (docs/nand.md).
+    nandDmaPort: Boolean = true,
     withDocs: Boolean = false, // write the register headers of the IPs next to the Verilog
     withSimCtrl: Boolean = true
 ) {
@@ -59,8 +63,15 @@ case class LsmcSocConfig(
     useRegion = false, useLock = false, useQos = false, useCache = false, useProt = false)
   /** DDR port of the compaction DMA: `dmaPortWidth` bits (see docs/soc.md, docs/scaling.md).
     * The units' crossbar adds log2(M) id bits to a DMA's own; at least 4 (the one-unit port). */
+  /** The NAND channels' link into DMA port 0: every channel's AXI master upsized to the port's width,
+    * arbitrated by a crossbar of its own (its id bits name the channel). */
+  def nandLinkAxiConfig = _root_.nand.NandParams().axiConfig.copy(dataWidth = dmaPortWidth,
+    idWidth = _root_.nand.NandParams().axiConfig.idWidth + log2Up(nandChannels))
+  /** Masters on DMA port 0's crossbar: its unit(s), and the NAND link with nandDmaPort. */
+  private def port0Masters = (if (dmaPortPerUnit) 1 else units) + (if (nandDmaPort) 1 else 0)
   def ddrDmaAxiConfig = Axi4Config(addressWidth = 32, dataWidth = dmaPortWidth,
-    idWidth = scala.math.max(4, _root_.dma.DmaBus.axiConfigFor(ways).idWidth + (if (dmaPortPerUnit) 0 else log2Up(units))),
+    idWidth = scala.math.max(4, scala.math.max(_root_.dma.DmaBus.axiConfigFor(ways).idWidth,
+      if (nandDmaPort) nandLinkAxiConfig.idWidth else 0) + log2Up(port0Masters)),
     useRegion = false, useLock = false, useQos = false, useCache = false, useProt = false)
 
   def uartConfig = UartCtrlMemoryMappedConfig(
@@ -222,7 +233,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     core.iBus        -> List(ram.io.axi, ddrCpu),
     core.dBus        -> List(ram.io.axi, ddrCpu, apbBridge.io.axi)
   )
-  for (ctrl <- nandCtrls) axiCrossbar.addConnection(ctrl.io.axi, List(ram.io.axi, ddrCpu))
+  if (!cfg.nandDmaPort) for (ctrl <- nandCtrls) axiCrossbar.addConnection(ctrl.io.axi, List(ram.io.axi, ddrCpu))
   // Register stages between crossbar and slaves for timing, as in Briey.
   axiCrossbar.addPipelining(apbBridge.io.axi)((crossbar, bridge) => {
     crossbar.sharedCmd.halfPipe() >> bridge.sharedCmd
@@ -374,13 +385,42 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     port.w.payload.assignDontCare()
     port.b.ready := True
   }
+  // The NAND channels' DMA path of its own (nandDmaPort): a channel's 32-bit master, upsized to the DMA
+  // port's width, into a crossbar of the channels, whose link is one more master on DMA port 0. Only DDR
+  // is mapped (the controller's DMA window, DMA_LO/HI, defaults to DDR; elsewhere answers DECERR).
+  // Its clock runs while a channel may move (common.SimClockGate): a controller's own enable covers its
+  // commands, whose DMA ends only when every response is in, so no beat is left inside an upsizer.
+  val nandDma = cfg.nandDmaPort generate new Area {
+    val clockEnable = Bool()
+    val clock = common.SimClockGate(clockEnable)
+    val link = Axi4(cfg.nandLinkAxiConfig)
+    val path = clock on new Area {
+      val upsizers = for (ctrl <- nandCtrls) yield {
+        val up = Axi4Upsizer(ctrl.io.axi.config, ctrl.io.axi.config.copy(dataWidth = cfg.dmaPortWidth), 4)
+        up.io.input << ctrl.io.axi
+        up
+      }
+      val xbar = Axi4CrossbarFactory()
+      xbar.addSlave(link, SizeMapping(ddrBase, cfg.ddrSize))
+      for (up <- upsizers) xbar.addConnection(up.io.output, List(link))
+      xbar.build()
+    }
+    val active = link.ar.valid || link.aw.valid || link.w.valid || link.r.valid || link.b.valid
+    clockEnable := nandCtrls.map(_.simActivity.enable.pull()).reduce(_ || _) || active
+  }
   val dmaCrossbars = for ((port, n) <- mainPorts.zipWithIndex) yield {
     val xbar = Axi4CrossbarFactory()
     xbar.addSlave(port, SizeMapping(ddrBase, cfg.ddrSize))
     for (unit <- if (cfg.dmaPortPerUnit) Seq(units(n)) else units) xbar.addConnection(unit.axi, List(port))
+    val withNand = n == 0 && nandDma != null
+    if (withNand) xbar.addConnection(nandDma.link, List(port))
     // A unit's own crossbar is clocked with the unit (it moves only the unit's AXI beats, all of which
-    // keep the unit's clock running), so its logic costs the simulation nothing while the unit is idle.
-    if (cfg.dmaPortPerUnit) units(n).clock(xbar.build()) else xbar.build()
+    // keep the unit's clock running), so its logic costs the simulation nothing while the unit is idle;
+    // port 0's also runs while the NAND link or the port has a beat.
+    if (cfg.dmaPortPerUnit && withNand) {
+      val busy = nandDma.active || port.ar.valid || port.aw.valid || port.w.valid || port.r.valid || port.b.valid
+      common.SimClockGate(units(n).clockEnable || busy)(xbar.build())
+    } else if (cfg.dmaPortPerUnit) units(n).clock(xbar.build()) else xbar.build()
     xbar
   }
 
