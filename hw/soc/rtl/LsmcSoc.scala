@@ -367,8 +367,11 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   // time). While the unit's clock is stopped no transaction is in flight on its port (a busy channel or
   // any valid keeps it running), so the stale sample it holds has no valid; the ready it may differ
   // in meets no valid either, and the stage reloads at the first edge the unit's clock runs again.
+  // Port 0 carries the NAND channels' DMA too (nandDmaPort): its stage stays on the SoC clock, or a NAND
+  // read's R beats would wait for unit 0's clock that nothing starts (the storage flow's init timed out).
   val dmaPorts = for ((pins, n) <- dmaPins.zipWithIndex) yield
-    if (cfg.dmaPortPerUnit) units(n / cfg.dmaReadPorts).clock(common.SimInputStage(pins)) else common.SimInputStage(pins)
+    if (cfg.dmaPortPerUnit && !(n == 0 && cfg.nandDmaPort)) units(n / cfg.dmaReadPorts).clock(common.SimInputStage(pins))
+    else common.SimInputStage(pins)
   // With P ports per unit (dmaReadPorts), port P u is unit u's main port, P u + g its read port g - 1: no
   // crossbar there (the harness answers DECERR outside DDR itself), the write channels tied off.
   val mainPorts = dmaPorts.zipWithIndex.filter(_._2 % cfg.dmaReadPorts == 0).map(_._1)
