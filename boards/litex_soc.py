@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from lsmc import cliutil
+from lsmc.boards import nand_pads as nand_pads_mod
 from lsmc.boards.gateware import attach_firmware, elf_to_ram_words, generate_soc_verilog, prefix_modules
 from lsmc.boards.ports import BOARDS_BUILD, DDR_WINDOW_BITS, SOC_TOP, BoardError, SocInterface, soc_interface
 
@@ -23,7 +24,8 @@ def _litex():
         raise BoardError(f"LiteX is not installed ({e}); run scripts/setup") from e
 
 
-def add_lsmc_soc(soc, itf: SocInterface, soc_verilog: Path, lsmc_cd: str = "lsmc", nand_pads=None, leds=None):
+def add_lsmc_soc(soc, itf: SocInterface, soc_verilog: Path, lsmc_cd: str = "lsmc", nand_pads=None, leds=None,
+                 lsmc_clk_freq: float = 100e6):
     """Instantiate the LSMC SoC in LiteX SoC `soc` (which has `sdram` and the BIOS CPU already):
     DDR ports, reset release after calibration, NAND pins, status LEDs. The SoC's UART wires are left
     on `soc.lsmc_tx` / `soc.lsmc_rx` and the release condition on `soc.lsmc_init_ok`, for the board's
@@ -90,9 +92,12 @@ def add_lsmc_soc(soc, itf: SocInterface, soc_verilog: Path, lsmc_cd: str = "lsmc
     conns[f"o_{itf.uart_txd.name}"] = lsmc_tx
     conns[f"i_{itf.uart_rxd.name}"] = lsmc_rx
 
-    # ONFI NAND pins (if the SoC has the controller): bidirectional DQ through IOBUF tristates, or
+    # ONFI NAND pins (if the SoC has the controller): an NV-DDR pin set (with DQS) through the DDR pad
+    # wrapper (boards/nand_pads.py); otherwise the SDR bus with DQ through IOBUF tristates, or
     # (simulation) a record with the split dq_o/dq_oe/dq_i signals.
-    if itf.nand is not None:
+    if itf.nand is not None and nand_pads is not None and nand_pads_mod.has_nvddr_pins(nand_pads):
+        soc.lsmc_nand_family = nand_pads_mod.add_nvddr_pads(soc, itf, nand_pads, conns, lsmc_clk_freq, lsmc_cd)
+    elif itf.nand is not None:
         if nand_pads is None:
             raise BoardError("the SoC has NAND pins but this board defines no NAND header pin set")
         n = itf.nand
@@ -110,7 +115,7 @@ def add_lsmc_soc(soc, itf: SocInterface, soc_verilog: Path, lsmc_cd: str = "lsmc
             raise BoardError(f"NAND header has {len(nand_pads.ce_n)} CE# pins, SoC drives {n['ce_n'].width}")
         conns[f"o_{n['ce_n'].name}"] = nand_pads.ce_n
         conns[f"i_{n['rb_n'].name}"] = nand_pads.rb_n
-        # NV-DDR PHY pins: SDR-only board wiring (see SocInterface.nand_ddr): inputs low, outputs open.
+        # NV-DDR PHY pins on an SDR-only pin set (no DQS): inputs low, outputs open.
         for p in itf.nand_ddr:
             if p.direction == "input":
                 conns[f"i_{p.name}"] = 0
@@ -187,9 +192,11 @@ def make_soc_class():
     class LsmcBoardSoC(SoCCore):
         """Board CRG + LiteDRAM + BIOS CPU (DRAM calibration only) + the LSMC SoC black box.
         `board` supplies: name, ident, platform(), crg(platform, sys_clk, lsmc_clk), dram(soc, platform,
-        sys_clk), optional nand_pads(platform, targets) and led_pads(platform)."""
+        sys_clk), optional nand_pads(platform, targets[, nvddr]) and led_pads(platform). `nvddr` asks
+        for the board's NV-DDR NAND pin set (with DQS; boards/nand_pads.py wires it)."""
 
-        def __init__(self, board, soc_verilog: Path, sys_clk_freq: float, lsmc_clk_freq: float):
+        def __init__(self, board, soc_verilog: Path, sys_clk_freq: float, lsmc_clk_freq: float,
+                     nvddr: bool = False):
             itf = soc_interface(soc_verilog)
             platform = board.platform()
             self.crg = board.crg(platform, sys_clk_freq, lsmc_clk_freq)
@@ -199,10 +206,17 @@ def make_soc_class():
                              integrated_rom_size=0x10000, integrated_sram_size=0x2000,
                              with_uart=False)
             board.dram(self, platform, sys_clk_freq)
-            nand_pads = board.nand_pads(platform, itf.nand_targets) if itf.nand else None
+            if nvddr and not itf.nand:
+                raise BoardError("--nvddr: the SoC has no NAND controller pins")
+            if nvddr and not getattr(board, "nvddr_pins", False):
+                raise BoardError(f"--nvddr: board {board.name} defines no NV-DDR NAND pin set (no DQS pin)")
+            if nvddr:
+                nand_pads = board.nand_pads(platform, itf.nand_targets, nvddr=True)
+            else:
+                nand_pads = board.nand_pads(platform, itf.nand_targets) if itf.nand else None
             leds = board.led_pads(platform)
             self.lsmc_itf = itf
-            add_lsmc_soc(self, itf, soc_verilog, nand_pads=nand_pads, leds=leds)
+            add_lsmc_soc(self, itf, soc_verilog, nand_pads=nand_pads, leds=leds, lsmc_clk_freq=lsmc_clk_freq)
             getattr(board, "uart", connect_serial_uart)(self, platform, lsmc_clk_freq)
             self.add_constant("LSMC_CLK_FREQ", int(lsmc_clk_freq))
 
@@ -247,6 +261,8 @@ def _target_main(board, argv):
                     help="SoC clock (default 100 MHz, as in the paper)")
     ap.add_argument("--no-compile-software", action="store_true",
                     help="skip compiling the LiteX BIOS (sources only; the BIOS ROM is then empty)")
+    ap.add_argument("--nvddr", action="store_true",
+                    help="NAND on the board's NV-DDR pin set (adds DQS; DDR I/O primitives and the DQS delay line)")
     args = ap.parse_args(argv)
     cliutil.check_output_dir(args.output_dir, "--output-dir")
     for opt, path in (("--soc-verilog", args.soc_verilog), ("--firmware", args.firmware)):
@@ -255,7 +271,7 @@ def _target_main(board, argv):
     try:
         out = build_target(board, args.output_dir, soc_verilog=args.soc_verilog, firmware=args.firmware,
                            sys_clk_freq=args.sys_clk_freq, lsmc_clk_freq=args.lsmc_clk_freq,
-                           run=args.build, compile_software=not args.no_compile_software)
+                           run=args.build, compile_software=not args.no_compile_software, nvddr=args.nvddr)
     except BoardError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -273,7 +289,7 @@ def _target_main(board, argv):
 
 def build_target(board, output_dir: Path, soc_verilog: Path | None = None, firmware: Path | None = None,
                  sys_clk_freq: float | None = None, lsmc_clk_freq: float = 100e6, run: bool = False,
-                 compile_software: bool = True) -> Path:
+                 compile_software: bool = True, nvddr: bool = False) -> Path:
     """Generate (run=False) or build (run=True, needs Vivado) one board. Returns the output folder."""
     _litex()
     from litex.soc.integration.builder import Builder
@@ -294,7 +310,7 @@ def build_target(board, output_dir: Path, soc_verilog: Path | None = None, firmw
     if run and getattr(board, "toolchain", "vivado") == "vivado" and shutil.which("vivado") is None:
         raise BoardError("--build needs Vivado (vivado not on PATH); without --build the sources are generated")
     cls = make_soc_class()
-    soc = cls(board, local, sys_clk_freq or board.sys_clk_freq, lsmc_clk_freq)
+    soc = cls(board, local, sys_clk_freq or board.sys_clk_freq, lsmc_clk_freq, nvddr=nvddr)
     builder = Builder(soc, output_dir=str(output_dir), compile_software=compile_software,
                       csr_csv=str(output_dir / "csr.csv"))
     # Board-specific toolchain arguments (the simulation board passes its Verilator settings).

@@ -76,6 +76,13 @@ _AXI_REQUIRED = {"aw": {"addr", "len", "size", "burst"}, "w": {"data", "strb", "
 
 _NAND_OUT = ["dq_o", "dq_oe", "cle", "ale", "we_n", "re_n", "wp_n", "ce_n"]
 _NAND_IN = ["dq_i", "rb_n"]
+# The NV-DDR PHY's ports (NandPins in nand/rtl/NandTypes.scala; a test checks this list against it):
+# (name, direction, width, or None for the CE# width).
+NAND_DDR_PORTS = [("ddr", "output", 1), ("ddr_h2_dq_o", "output", 8), ("ddr_h2_dq_oe", "output", 1),
+                  ("ddr_h2_cle", "output", 1), ("ddr_h2_ale", "output", 1), ("ddr_h2_we_n", "output", 1),
+                  ("ddr_h2_re_n", "output", 1), ("ddr_h2_ce_n", "output", None), ("ddr_dqs_o", "output", 2),
+                  ("ddr_dqs_oe", "output", 2), ("ddr_tap", "output", 9), ("ddr_cap_valid", "input", 1),
+                  ("ddr_cap_q1", "input", 8), ("ddr_cap_q2", "input", 8)]
 
 
 @dataclass
@@ -99,9 +106,9 @@ class SocInterface:
     ddr: AxiPort  # CPU side (caches, NAND DMA)
     ddr_dma: AxiPort  # compaction DMA, 256 bits
     nand: dict | None  # signal name (dq_o, ...) -> Port, when the SoC has NAND pins
-    # The NV-DDR PHY's pins ({nand}_ddr*: DDR-flop halves, DQS, delay tap, captured pairs). The boards
-    # wire the SDR bus only (no IDDR/ODDR wrappers yet): inputs are tied low, outputs left open, and
-    # the firmware never sets DDR_CFG.DDR_EN on a board.
+    # The NV-DDR PHY's pins ({nand}_ddr*: DDR-flop halves, DQS, delay tap, captured pairs). A board pin
+    # set with DQS gets them through the DDR pad wrapper (boards/nand_pads.py); on an SDR-only pin set
+    # inputs are tied low, outputs left open, and the firmware must not set DDR_CFG.DDR_EN.
     nand_ddr: list = field(default_factory=list)
 
     @property
@@ -189,7 +196,8 @@ def soc_interface(verilog: Path) -> SocInterface:
 
 
 # ------------------------------------------------------------------------------ test/bring-up aid
-def contract_stub_verilog(path: Path, nand_targets: int = 0, dma_width: int = 256, extra_ports=()) -> Path:
+def contract_stub_verilog(path: Path, nand_targets: int = 0, dma_width: int = 256, extra_ports=(),
+                          nvddr: bool = False) -> Path:
     """Write an empty `LsmcSoc` with the contract's ports (docs/architecture.md: UART, 32-bit CPU DDR
     AXI4, 256-bit DMA DDR AXI4, optional NAND pins), outputs tied to 0. It lets the board wiring be
     generated and checked without the real SoC; never a bitstream to use."""
@@ -216,6 +224,8 @@ def contract_stub_verilog(path: Path, nand_targets: int = 0, dma_width: int = 25
         ports.extend([("output", "io_nand_dq_o", 8), ("output", "io_nand_dq_oe", 1), ("input", "io_nand_dq_i", 8)]
                      + [("output", f"io_nand_{s}", 1) for s in ("cle", "ale", "we_n", "re_n", "wp_n")]
                      + [("output", "io_nand_ce_n", nand_targets), ("input", "io_nand_rb_n", nand_targets)])
+        if nvddr:
+            ports.extend((d, f"io_nand_{s}", w or nand_targets) for s, d, w in NAND_DDR_PORTS)
     ports.extend(extra_ports)
     ports.extend([("input", "clk", 1), ("input", "reset", 1)])
     decl = ",\n".join(f"  {d} wire {f'[{w - 1}:0] ' if w > 1 else ''}{n}" for d, n, w in ports)

@@ -96,10 +96,13 @@ class ECPIX5:
         for pins, colour, led in platform.lsmc_leds:
             soc.comb += [getattr(pins, c).eq(~led if c == colour else 1) for c in "rgb"]
 
+    nvddr_pins = True  # nand_pads(..., nvddr=True): the NV-DDR pin set (DQS on PMOD1 pin 6)
+
     @staticmethod
-    def nand_pads(platform, targets):
+    def nand_pads(platform, targets, nvddr=False):
         """ONFI NAND on the Pmods, LVCMOS33 (a 3.3 V NAND wires directly): DQ0..7 on PMOD0, CLE/ALE/WE#/
-        RE#/WP# on PMOD1 pins 1..5, CE#n on PMOD2 pins 1..4 and R/B#n on PMOD2 pins 5..8 (up to 4)."""
+        RE#/WP# on PMOD1 pins 1..5, CE#n on PMOD2 pins 1..4 and R/B#n on PMOD2 pins 5..8 (up to 4).
+        NV-DDR pin set (`nvddr`): DQS on PMOD1 pin 6 (pmod1:5), the PMOD next to WE# (CLK) and RE# (W/R#)."""
         from litex.build.generic_platform import IOStandard, Misc, Pins, Subsignal
         if not 1 <= targets <= 4:
             raise BoardError(f"ECPIX-5 NAND header (PMOD2) has 4 CE#/R/B# pairs, SoC has {targets}")
@@ -112,6 +115,7 @@ class ECPIX5:
             Subsignal("wp_n", Pins("pmod1:4")),
             Subsignal("ce_n", Pins(" ".join(f"pmod2:{i}" for i in range(targets)))),
             Subsignal("rb_n", Pins(" ".join(f"pmod2:{4 + i}" for i in range(targets))), Misc("PULLMODE=UP")),
+            *([Subsignal("dqs", Pins("pmod1:5"))] if nvddr else []),
             IOStandard("LVCMOS33"))])
         return platform.request("lsmc_nand")
 

