@@ -45,7 +45,7 @@ def has_nvddr_pins(pads) -> bool:
 
 def _delay_line(family, tap, dqs_in, dqs_dly, clk):
     """(specials, sync statements) of the DQS delay line following the 9-bit tap value `tap`."""
-    from migen import If, Instance, Signal
+    from migen import If, Instance, ResetSignal, Signal
     if family == "ultrascale":
         # COUNT mode (no IDELAYCTRL calibration needed): the tap is loaded whenever it changes.
         last = Signal(9, reset=0)
@@ -60,7 +60,8 @@ def _delay_line(family, tap, dqs_in, dqs_dly, clk):
                         o_DATAOUT=dqs_dly)
         return [spec], stmts, [load.eq(tap != last)]
     # ECP5 DELAYF: no load port; LOADN returns it to DEL_VALUE (0) and each MOVE pulse steps one tap
-    # (DIRECTION 0: more delay). A counter walks the line to min(tap, 127), one tap per two cycles.
+    # (DIRECTION 0: more delay). A counter walks the line to min(tap, 127), one tap per two cycles;
+    # LOADN follows the reset so the line and the counter restart at 0 together.
     cur = Signal(7, reset=0)
     move = Signal()
     direction = Signal()
@@ -70,7 +71,7 @@ def _delay_line(family, tap, dqs_in, dqs_dly, clk):
              If(~move & (target > cur), move.eq(1), direction.eq(0), cur.eq(cur + 1))
              .Elif(~move & (target < cur), move.eq(1), direction.eq(1), cur.eq(cur - 1))]
     spec = Instance("DELAYF", name="nvddr_dqs_delayf", p_DEL_MODE="USER_DEFINED", p_DEL_VALUE=0,
-                    i_A=dqs_in, i_LOADN=1, i_MOVE=move, i_DIRECTION=direction, o_Z=dqs_dly)
+                    i_A=dqs_in, i_LOADN=~ResetSignal(), i_MOVE=move, i_DIRECTION=direction, o_Z=dqs_dly)
     return [spec], stmts, comb
 
 
