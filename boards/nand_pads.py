@@ -75,6 +75,21 @@ def _delay_line(family, tap, dqs_in, dqs_dly, clk):
     return [spec], stmts, comb
 
 
+def _output_enable(soc, family, h1, h2, oe, cd):
+    """A tristate enable from its two halves. UltraScale: an ODDRE1 into the IOB's T. ECP5: an ODDRX1F's
+    Q may only drive an output pad (nextpnr's packer), and the tristate DDR flop exists only in DQS
+    groups, so the enable is one flop per cycle, high when either half drives (at most half a cycle
+    longer than the SoC asks, inside the bus turnaround times tWRCK / tDQSHZ)."""
+    from litex.build.io import DDROutput
+    from migen import ClockDomainsRenamer, ClockSignal, Module
+    if family == "ultrascale":
+        soc.specials += DDROutput(h1, h2, oe, ClockSignal(cd))
+    else:
+        flop = Module()
+        flop.sync += oe.eq(h1 | h2)
+        soc.submodules += ClockDomainsRenamer(cd)(flop)
+
+
 def add_nvddr_pads(soc, itf, pads, conns: dict, lsmc_clk_freq: float, lsmc_cd: str = "lsmc"):
     """Wire the SoC's NAND pins (SDR and `ddr_*`) to `pads` (a header pin set with `dqs`) through the
     DDR primitives; fills `conns` (the SoC instance's connections). Returns the platform family."""
@@ -116,7 +131,7 @@ def add_nvddr_pads(soc, itf, pads, conns: dict, lsmc_clk_freq: float, lsmc_cd: s
     dq_o, dq_oe, dq_i = pin("dq_o", 8), pin("dq_oe"), pin("dq_i", 8)
     for k in range(8):
         soc.specials += DDROutput(d1["dq_o"][k], d2["dq_o"][k], dq_o[k], clk)
-    soc.specials += DDROutput(d1["dq_oe"], d2["dq_oe"], dq_oe, clk)
+    _output_enable(soc, family, d1["dq_oe"], d2["dq_oe"], dq_oe, lsmc_cd)
     soc.specials += [Tristate(pads.dq[k], dq_o[k], dq_oe, dq_i[k]) for k in range(8)]
     # SDR reads sample the pad directly (the SDR PHY has its own input registers and sample delay).
     conns[f"i_{n['dq_i'].name}"] = dq_i
@@ -132,7 +147,7 @@ def add_nvddr_pads(soc, itf, pads, conns: dict, lsmc_clk_freq: float, lsmc_cd: s
     conns[f"o_{ddr['ddr_dqs_oe'].name}"] = dqs_oe2
     dqs_o, dqs_oe, dqs_i = pin("dqs_o"), pin("dqs_oe"), pin("dqs_i")
     soc.specials += DDROutput(dqs_o2[0], dqs_o2[1], dqs_o, ClockSignal("lsmc90"))
-    soc.specials += DDROutput(dqs_oe2[0], dqs_oe2[1], dqs_oe, ClockSignal("lsmc90"))
+    _output_enable(soc, family, dqs_oe2[0], dqs_oe2[1], dqs_oe, "lsmc90")
     soc.specials += Tristate(pads.dqs, dqs_o, dqs_oe, dqs_i)
 
     # Read capture: DQS -> delay line (tap from the SoC) -> IDDR clock of each DQ bit.

