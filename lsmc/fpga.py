@@ -493,11 +493,14 @@ def ecpix5_main(board, argv) -> int:
     ap.add_argument("--firmware", type=Path, default=None, help="firmware ELF preloaded into the on-chip RAM")
     ap.add_argument("--lsmc-clk-freq", type=float, default=SOC_TARGET_MHZ * 1e6)
     ap.add_argument("--no-compile-software", action="store_true")
+    ap.add_argument("--nvddr", action="store_true",
+                    help="NAND on the NV-DDR pin set (DQS on PMOD1 pin 6) through the DDR pad wrapper; its "
+                         "placement fails on ECP5 today (docs/nand.md, PHY and its simulation model)")
     args = ap.parse_args(argv)
     try:
         litex_soc.build_target(board, args.output_dir, soc_verilog=args.soc_verilog, firmware=args.firmware,
                                lsmc_clk_freq=args.lsmc_clk_freq, run=False,
-                               compile_software=not args.no_compile_software)
+                               compile_software=not args.no_compile_software, nvddr=args.nvddr)
         print(f"{board.name}: gateware in {args.output_dir}")
         if args.build:
             res = run_trellis(args.output_dir / "gateware", board.name)
