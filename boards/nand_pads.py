@@ -24,8 +24,7 @@ from lsmc.boards.ports import BoardError
 # Pins of a header's NAND pin set that make it an NV-DDR one (CLK and W/R# are the SDR WE#/RE# pins).
 NVDDR_PINS = ("dqs",)
 # Delay-line taps the primitive has (the SoC's ddr_tap is 9 bits: IDELAYE3's 512 taps).
-ECP5_DELAYF_TAPS = 128
-US_IDELAYE3_TAPS = 512
+TAPS = {"ecp5": 128, "ultrascale": 512}
 
 
 def platform_family(platform) -> str:
@@ -43,36 +42,39 @@ def has_nvddr_pins(pads) -> bool:
     return all(hasattr(pads, p) for p in NVDDR_PINS)
 
 
-def _delay_line(family, tap, dqs_in, dqs_dly, clk):
-    """(specials, sync statements) of the DQS delay line following the 9-bit tap value `tap`."""
+def _delay_lines(family, tap, dq_in, dq_dly, clk):
+    """(specials, sync statements, comb statements) of one delay line per DQ bit, all following the SoC's
+    tap value `tap` (one shared setting: the bits of a byte travel together on the board)."""
     from migen import If, Instance, ResetSignal, Signal
+    n = len(dq_in)
     if family == "ultrascale":
         # COUNT mode (no IDELAYCTRL calibration needed): the tap is loaded whenever it changes.
-        last = Signal(9, reset=0)
+        last = Signal(len(tap), reset=0)
         load = Signal()
-        stmts = [last.eq(tap)]
-        spec = Instance("IDELAYE3", name="nvddr_dqs_idelay",
-                        p_CASCADE="NONE", p_DELAY_FORMAT="COUNT", p_DELAY_SRC="IDATAIN", p_DELAY_TYPE="VAR_LOAD",
-                        p_DELAY_VALUE=0, p_IS_CLK_INVERTED=0, p_IS_RST_INVERTED=0, p_REFCLK_FREQUENCY=300.0,
-                        p_SIM_DEVICE="ULTRASCALE", p_UPDATE_MODE="ASYNC",
-                        i_CLK=clk, i_RST=0, i_EN_VTC=0, i_CE=0, i_INC=0, i_LOAD=load, i_CNTVALUEIN=tap,
-                        i_IDATAIN=dqs_in, i_DATAIN=0, i_CASC_IN=0, i_CASC_RETURN=0,
-                        o_DATAOUT=dqs_dly)
-        return [spec], stmts, [load.eq(tap != last)]
+        specs = [Instance("IDELAYE3", name=f"nvddr_dq{k}_idelay",
+                          p_CASCADE="NONE", p_DELAY_FORMAT="COUNT", p_DELAY_SRC="IDATAIN", p_DELAY_TYPE="VAR_LOAD",
+                          p_DELAY_VALUE=0, p_IS_CLK_INVERTED=0, p_IS_RST_INVERTED=0, p_REFCLK_FREQUENCY=300.0,
+                          p_SIM_DEVICE="ULTRASCALE", p_UPDATE_MODE="ASYNC",
+                          i_CLK=clk, i_RST=0, i_EN_VTC=0, i_CE=0, i_INC=0, i_LOAD=load,
+                          i_CNTVALUEIN=tap[:9], i_IDATAIN=dq_in[k], i_DATAIN=0, i_CASC_IN=0, i_CASC_RETURN=0,
+                          o_DATAOUT=dq_dly[k]) for k in range(n)]
+        return specs, [last.eq(tap)], [load.eq(tap != last)]
     # ECP5 DELAYF: no load port; LOADN returns it to DEL_VALUE (0) and each MOVE pulse steps one tap
-    # (DIRECTION 0: more delay). A counter walks the line to min(tap, 127), one tap per two cycles;
-    # LOADN follows the reset so the line and the counter restart at 0 together.
-    cur = Signal(7, reset=0)
-    move = Signal()
-    direction = Signal()
-    target = Signal(7)
-    comb = [target.eq(tap[:7]), If(tap[7:] != 0, target.eq(ECP5_DELAYF_TAPS - 1))]
+    # (DIRECTION 0: more delay). A counter walks the lines to min(tap, 127), one tap per two cycles;
+    # LOADN follows the reset so the lines and the counter restart at 0 together.
+    top = TAPS["ecp5"] - 1
+    cur = Signal(max=TAPS["ecp5"], reset=0)
+    move = Signal(name="nvddr_dly_move")
+    direction = Signal(name="nvddr_dly_direction")
+    target = Signal(max=TAPS["ecp5"])
+    comb = [target.eq(tap), If(tap > top, target.eq(top))]
     stmts = [move.eq(0),
              If(~move & (target > cur), move.eq(1), direction.eq(0), cur.eq(cur + 1))
              .Elif(~move & (target < cur), move.eq(1), direction.eq(1), cur.eq(cur - 1))]
-    spec = Instance("DELAYF", name="nvddr_dqs_delayf", p_DEL_MODE="USER_DEFINED", p_DEL_VALUE=0,
-                    i_A=dqs_in, i_LOADN=~ResetSignal(), i_MOVE=move, i_DIRECTION=direction, o_Z=dqs_dly)
-    return [spec], stmts, comb
+    specs = [Instance("DELAYF", name=f"nvddr_dq{k}_delayf", p_DEL_MODE="USER_DEFINED", p_DEL_VALUE=0,
+                      i_A=dq_in[k], i_LOADN=~ResetSignal(), i_MOVE=move, i_DIRECTION=direction, o_Z=dq_dly[k])
+             for k in range(n)]
+    return specs, stmts, comb
 
 
 def _output_enable(soc, family, h1, h2, oe, cd):
@@ -96,7 +98,6 @@ def add_nvddr_pads(soc, itf, pads, conns: dict, lsmc_clk_freq: float, lsmc_cd: s
     from litex.build.io import DDRInput, DDROutput
     from migen import ClockDomain, ClockDomainsRenamer, ClockSignal, Module, Signal
     from migen.fhdl.specials import Tristate
-    from migen.genlib.fifo import AsyncFIFO
 
     family = platform_family(soc.platform)
     n = itf.nand
@@ -128,15 +129,36 @@ def add_nvddr_pads(soc, itf, pads, conns: dict, lsmc_clk_freq: float, lsmc_cd: s
     conns[f"i_{n['rb_n'].name}"] = pads.rb_n
     conns[f"o_{ddr['ddr'].name}"] = pin("mode")  # NV-DDR active: informational, the flops serve both modes
 
-    dq_o, dq_oe, dq_i = pin("dq_o", 8), pin("dq_oe"), pin("dq_i", 8)
+    # DQ: output DDR flops and input DDR flops on the SoC clock (ECP5: one clock per pin's IOLOGIC), the
+    # input through a delay line per bit set from the SoC's tap. The flash's DQS is not a clock here: the
+    # IDDR samples DQ at both SoC clock edges and the controller picks each DQS pair's two samples by a
+    # trained half-cycle offset (DDR_CAPTURE.SLOT) with the tap placing the samples inside the eye.
+    dq_o, dq_oe, dq_pad = pin("dq_o", 8), pin("dq_oe"), pin("dq_pad", 8)
     for k in range(8):
         soc.specials += DDROutput(d1["dq_o"][k], d2["dq_o"][k], dq_o[k], clk)
     _output_enable(soc, family, d1["dq_oe"], d2["dq_oe"], dq_oe, lsmc_cd)
-    soc.specials += [Tristate(pads.dq[k], dq_o[k], dq_oe, dq_i[k]) for k in range(8)]
-    # SDR reads sample the pad directly (the SDR PHY has its own input registers and sample delay).
-    conns[f"i_{n['dq_i'].name}"] = dq_i
+    soc.specials += [Tristate(pads.dq[k], dq_o[k], dq_oe, dq_pad[k]) for k in range(8)]
+    tap = pin("tap", 9)
+    conns[f"o_{ddr['ddr_tap'].name}"] = tap
+    dq_dly = pin("dq_dly", 8)
+    specs, sync, comb = _delay_lines(family, tap, dq_pad, dq_dly, clk)
+    follower = Module()
+    follower.specials += specs
+    follower.sync += sync
+    follower.comb += comb
+    soc.submodules.nvddr_tap = ClockDomainsRenamer(lsmc_cd)(follower)
+    q1, q2 = pin("q1", 8), pin("q2", 8)
+    for k in range(8):
+        soc.specials += DDRInput(dq_dly[k], q1[k], q2[k], clk)
+    # The SDR layer reads the rising-edge sample (an IDDR's D may feed nothing else; its flop is the first
+    # stage of the SDR PHY's synchroniser); the NV-DDR layer gets both samples every cycle.
+    conns[f"i_{n['dq_i'].name}"] = q1
+    conns[f"i_{ddr['ddr_cap_valid'].name}"] = 1
+    conns[f"i_{ddr['ddr_cap_q1'].name}"] = q1
+    conns[f"i_{ddr['ddr_cap_q2'].name}"] = q2
 
-    # DQS: its flop on the 90-degree clock (the SoC's DQS halves start a quarter cycle later).
+    # DQS: its flop on the 90-degree clock (the SoC's DQS halves start a quarter cycle later); driven by
+    # the flash on reads but not sampled (the capture runs on the SoC clock).
     if hasattr(soc, "crg"):  # a board: the CRG's PLL makes it (standalone: the host has the domain)
         if not hasattr(soc.crg, "pll"):
             raise BoardError("NV-DDR pads need the board CRG's PLL (`crg.pll`) for the 90-degree DQS clock")
@@ -145,37 +167,10 @@ def add_nvddr_pads(soc, itf, pads, conns: dict, lsmc_clk_freq: float, lsmc_cd: s
     dqs_o2, dqs_oe2 = pin("dqs_o2", 2), pin("dqs_oe2", 2)
     conns[f"o_{ddr['ddr_dqs_o'].name}"] = dqs_o2
     conns[f"o_{ddr['ddr_dqs_oe'].name}"] = dqs_oe2
-    dqs_o, dqs_oe, dqs_i = pin("dqs_o"), pin("dqs_oe"), pin("dqs_i")
+    dqs_o, dqs_oe = pin("dqs_o"), pin("dqs_oe")
     soc.specials += DDROutput(dqs_o2[0], dqs_o2[1], dqs_o, ClockSignal("lsmc90"))
     _output_enable(soc, family, dqs_oe2[0], dqs_oe2[1], dqs_oe, "lsmc90")
-    soc.specials += Tristate(pads.dqs, dqs_o, dqs_oe, dqs_i)
-
-    # Read capture: DQS -> delay line (tap from the SoC) -> IDDR clock of each DQ bit.
-    tap = pin("tap", 9)
-    conns[f"o_{ddr['ddr_tap'].name}"] = tap
-    dqs_dly = pin("dqs_dly")
-    specs, sync, comb = _delay_line(family, tap, dqs_i, dqs_dly, clk)
-    follower = Module()
-    follower.specials += specs
-    follower.sync += sync
-    follower.comb += comb
-    soc.submodules.nvddr_tap = ClockDomainsRenamer(lsmc_cd)(follower)
-    q1, q2 = pin("q1", 8), pin("q2", 8)
-    for k in range(8):
-        soc.specials += DDRInput(dq_i[k], q1[k], q2[k], dqs_dly)
-
-    # Capture FIFO: written on every delayed DQS rising edge with the IDDR's last pair, read one pair per
-    # SoC cycle (gray-code pointers, two-flop synchronisers).
-    soc.clock_domains.cd_nvddr_dqs = ClockDomain("nvddr_dqs", reset_less=True)
-    soc.comb += soc.cd_nvddr_dqs.clk.eq(dqs_dly)
-    fifo = ClockDomainsRenamer({"write": "nvddr_dqs", "read": lsmc_cd})(AsyncFIFO(16, 8))
-    soc.submodules.nvddr_capture_fifo = fifo
-    cap_valid, cap_q1, cap_q2 = pin("cap_valid"), pin("cap_q1", 8), pin("cap_q2", 8)
-    soc.comb += [fifo.din.eq(q2 << 8 | q1), fifo.we.eq(1), fifo.re.eq(1),
-                 cap_valid.eq(fifo.readable), cap_q1.eq(fifo.dout[:8]), cap_q2.eq(fifo.dout[8:])]
-    conns[f"i_{ddr['ddr_cap_valid'].name}"] = cap_valid
-    conns[f"i_{ddr['ddr_cap_q1'].name}"] = cap_q1
-    conns[f"i_{ddr['ddr_cap_q2'].name}"] = cap_q2
+    soc.specials += Tristate(pads.dqs, dqs_o, dqs_oe)
     return family
 
 
