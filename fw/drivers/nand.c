@@ -282,32 +282,60 @@ int nand_reset(int target)
     return simple(NAND_OP_RESET, target, 0, 0, 0, NULL);
 }
 
-int nand_train_capture(int target, uint32_t *first, uint32_t *last, uint32_t *tap)
+int nand_train_capture(int target, int32_t *first, int32_t *last, uint32_t *word)
 {
-    uint32_t k, lo = 0, hi = 0;
-    int found = 0;
+    const int32_t half = (int32_t)(500000000000ull / CPU_HZ), tp = (int32_t)NAND_TRAIN_TAP_PS;
+    const uint32_t slots = NAND_DDR_CAPTURE_SLOT_MASK >> NAND_DDR_CAPTURE_SLOT_SHIFT;
+    uint32_t taps = NAND_TRAIN_TAPS, slot, k, tap = 0;
+    int32_t lo = 0, hi = 0, mid, d;
+    int found = 0, done = 0;
     nand_comp c;
-    for (k = 0; k <= NAND_DDR_CAPTURE_TAP_MASK; k += NAND_TRAIN_STEP) {
-        int ok;
-        nand_reg_write(NAND_DDR_CAPTURE, k);
-        ok = simple(NAND_OP_READ_ID, target, 0x20, 4, 0, &c) == 0 && c.data == 0x49464E4Fu; /* "ONFI" */
-        if (ok && !found)
-            lo = k, found = 1;
-        if (ok)
-            hi = k;
-        else if (found)
-            break;
+    if ((uint32_t)((half + tp - 1) / tp) < taps) /* a line longer than half a cycle only repeats positions */
+        taps = (uint32_t)((half + tp - 1) / tp);
+    /* increasing sample position: slot by slot, each slot's taps from the top down */
+    for (slot = 0; slot <= slots && !done; slot++) {
+        for (k = (taps - 1) / NAND_TRAIN_STEP + 1; k-- > 0 && !done;) {
+            int32_t p = (int32_t)slot * half - (int32_t)(k * NAND_TRAIN_STEP) * tp;
+            int ok;
+            nand_reg_write(NAND_DDR_CAPTURE, slot << NAND_DDR_CAPTURE_SLOT_SHIFT | k * NAND_TRAIN_STEP);
+            ok = simple(NAND_OP_READ_ID, target, 0x20, 4, 0, &c) == 0 && c.data == 0x49464E4Fu && /* "ONFI" */
+                 !(nand_reg(NAND_DDR_CAPTURE) & NAND_DDR_CAPTURE_PAIR_SPLIT_MASK);
+            if (ok) {
+                if (!found)
+                    lo = p;
+                found = 1;
+                hi = p;
+            } else if (found) {
+                done = 1;
+            }
+        }
     }
     if (!found)
         return NAND_DRV_MODE;
-    k = (lo + hi) / 2;
-    nand_reg_write(NAND_DDR_CAPTURE, k);
+    /* the reachable setting nearest the run's middle: in the first slot reaching it, or the top of the
+     * slot before when the middle falls in the gap between two slots' ranges */
+    mid = lo + (hi - lo) / 2;
+    slot = mid <= 0 ? 0 : (uint32_t)((mid + half - 1) / half);
+    if (slot > slots)
+        slot = slots;
+    d = ((int32_t)slot * half - mid + tp / 2) / tp;
+    if (d < 0)
+        d = 0;
+    if ((uint32_t)d <= taps - 1) {
+        tap = (uint32_t)d;
+    } else if (slot > 0 && mid - (int32_t)(slot - 1) * half < (int32_t)slot * half - (int32_t)(taps - 1) * tp - mid) {
+        slot--;
+        tap = 0;
+    } else {
+        tap = taps - 1;
+    }
+    nand_reg_write(NAND_DDR_CAPTURE, slot << NAND_DDR_CAPTURE_SLOT_SHIFT | tap);
     if (first)
         *first = lo;
     if (last)
         *last = hi;
-    if (tap)
-        *tap = k;
+    if (word)
+        *word = slot << NAND_DDR_CAPTURE_SLOT_SHIFT | tap;
     return NAND_OK;
 }
 

@@ -108,11 +108,17 @@ int nand_set_mode_regs(int mode);
 typedef struct { uint32_t timing[4], sample, ddr_cfg, ddr_cfg2; } nand_nvddr_regs;
 void nand_nvddr_for_mode(int mode, uint32_t clk_hz, nand_nvddr_regs *out);
 int nand_set_nvddr_regs(int mode);
-/* Read-capture training (NV-DDR): READ ID 20h at every NAND_TRAIN_STEP-th DQS delay tap from 0 up; the
- * tap goes to the middle of the first run that reads "ONFI" (the eye after a DQS edge: a longer delay
- * samples the next edge's byte). first/last/tap may be NULL. NAND_DRV_MODE if no tap reads it. */
+/* Read-capture training (NV-DDR; the PHY samples DQ at both controller clock edges behind a delay line,
+ * docs/nand.md): DDR_CAPTURE settings in increasing sample position (SLOT half cycles later, TAP x
+ * NAND_TRAIN_TAP_PS earlier), every NAND_TRAIN_STEP-th tap; READ ID 20h passes when it reads "ONFI" with
+ * no PAIR_SPLIT (each ID byte comes on both DQS edges). The first passing run is the first byte's eye;
+ * the setting nearest its middle is kept. first/last: the run's positions in ps; word: DDR_CAPTURE; any
+ * may be NULL. NAND_DRV_MODE if nothing reads it. The delay line is the ECP5's DELAYF (TAPS and ~TAP_PS:
+ * boards/nand_pads.py TAPS, lsmc.sim.nandsim.TAP_PS; test_nand_pads checks them). */
 #define NAND_TRAIN_STEP 8u
-int nand_train_capture(int target, uint32_t *first, uint32_t *last, uint32_t *tap);
+#define NAND_TRAIN_TAPS 128u
+#define NAND_TRAIN_TAP_PS 25u
+int nand_train_capture(int target, int32_t *first, int32_t *last, uint32_t *word);
 /* RESET (FFh) in the interface the channel speaks; the target returns to SDR mode 0 (ONFI). In NV-DDR
  * the interface is the channel's: every target is reset (in NV-DDR), then the controller goes back to
  * SDR mode 0. */

@@ -17,6 +17,7 @@ from collections import namedtuple
 from pathlib import Path
 
 from lsmc import build
+from lsmc.boards.nand_pads import TAPS
 from lsmc.build import onfi, regmap
 from lsmc.model.bch import Bch
 
@@ -121,6 +122,46 @@ def build_sim() -> Path:
                           SIMDIR, flags=common_flags + ["-CFLAGS", f"-I{model}"], cflags="-O2")
 
 
+# ---------------------------------------------------------------- NV-DDR read capture settings
+# The DQ delay line: taps per platform from the pad wrapper; ~25 ps a tap (ECP5 DELAYF, the model's).
+TAP_PS = 25
+SLOTS = 64  # DDR_CAPTURE.SLOT: 6 bits
+
+
+def capture_word(slot: int, tap: int) -> int:
+    """DDR_CAPTURE with SLOT (bits 14:9) and TAP (bits 8:0)."""
+    return slot << 9 | tap
+
+
+def capture_taps(taps: int, tap_ps: int, half_ps: int) -> int:
+    """Taps worth trying: a line longer than half a cycle only repeats positions of the next slot."""
+    return min(taps, -(-half_ps // tap_ps))
+
+
+def capture_positions(taps: int, tap_ps: int, half_ps: int, step: int = 1):
+    """[(position ps, slot, tap)] of the capture settings in increasing sample position (slot by slot, each
+    slot's taps from the top down): slot x half cycle later, tap x tap_ps earlier (the delay line delays
+    the data). With taps x tap_ps shorter than half a cycle (ECP5: 3.175 of 5 ns) the positions leave
+    gaps. fw/drivers/nand.c nand_train_capture walks the same order."""
+    n = capture_taps(taps, tap_ps, half_ps)
+    return [(slot * half_ps - tap * tap_ps, slot, tap) for slot in range(SLOTS) for tap in reversed(range(0, n, step))]
+
+
+def nearest_capture(pos: int, taps: int, tap_ps: int, half_ps: int):
+    """(position, slot, tap) of the reachable setting nearest to sample position `pos` ps (as the driver
+    picks it: in the first slot reaching it, or the top of the slot before when it falls in a gap)."""
+    n = capture_taps(taps, tap_ps, half_ps)
+    slot = min(SLOTS - 1, 0 if pos <= 0 else -(-pos // half_ps))
+    d = max(0, (slot * half_ps - pos + tap_ps // 2) // tap_ps)
+    if d <= n - 1:
+        tap = d
+    elif slot > 0 and pos - (slot - 1) * half_ps < slot * half_ps - (n - 1) * tap_ps - pos:
+        slot, tap = slot - 1, 0
+    else:
+        tap = n - 1
+    return slot * half_ps - tap * tap_ps, slot, tap
+
+
 class SimError(RuntimeError):
     pass
 
@@ -136,7 +177,7 @@ SECTOR_UNCORRECTABLE = 0xF  # COMP_SECTORS nibble of a sector the BCH decoder co
 class NandSim:
     def __init__(self, blocks=64, pages=64, page_bytes=2048, spare_bytes=64, targets=2, bad=(), seed=1,
                  tr_ns=None, tprog_ns=None, tbers_ns=None, axi_latency=4, axi_stall_pct=0, part=None, tdqsck_ps=None,
-                 tap_ps=None, channels=1):
+                 tap_ps=None, taps=None, channels=1):
         exe = build_sim()
         if part == "mt29f16g08ababa":  # the NV-DDR part's geometry unless the caller says otherwise
             page_bytes, spare_bytes = NVDDR_PART["page_bytes"], NVDDR_PART["spare_bytes"]
@@ -146,14 +187,15 @@ class NandSim:
         if bad:
             args += ["--bad", ",".join(map(str, bad))]
         for flag, v in (("--tr", tr_ns), ("--tprog", tprog_ns), ("--tbers", tbers_ns), ("--part", part),
-                        ("--tdqsck-ps", tdqsck_ps), ("--tap-ps", tap_ps)):
+                        ("--tdqsck-ps", tdqsck_ps), ("--tap-ps", tap_ps or TAP_PS), ("--taps", taps or TAPS["ecp5"])):
             if v is not None:
                 args += [flag, str(v)]
         self.geometry = dict(blocks=blocks, pages=pages, page_bytes=page_bytes, spare_bytes=spare_bytes)
         self.targets = targets
         self.channels = channels
         self.channel = 0  # the channel register, memory-port and model requests address (`select`)
-        self.tap_ps = tap_ps or 25  # the harness's --tap-ps default
+        self.tap_ps = tap_ps or TAP_PS  # the DQ delay line (the ECP5's unless the caller says otherwise)
+        self.taps = taps or TAPS["ecp5"]
         self.nvddr = False
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, bufsize=1)
@@ -304,33 +346,30 @@ class NandSim:
         self.nvddr = True
         return self.train_capture(step=tap_step)
 
-    def train_capture(self, step=4, taps=512):
-        """Read-capture training: READ ID 20h ("ONFI", the same on every part) at every `step`-th DQS delay
-        tap; the tap goes to the middle of the longest run that reads it right. Returns (first, last, tap).
-        Only delays below half a clock period are tried: the eye after a DQS edge lies inside it, and a
-        longer delay samples the byte of the next edge, which the doubled ID bytes cannot tell apart but
-        page data would (every byte shifted by one)."""
-        half_ck_ps = NVDDR_CK_DIV[self.mode] * CLK_NS * 1000 // 2  # the CLK the controller runs (DDR_CFG.CK_DIV)
-        taps = min(taps, half_ck_ps // self.tap_ps)
-        good = []
-        for tap in range(0, taps, step):
-            self.w("DDR_CAPTURE", tap)
+    def train_capture(self, step=4):
+        """Read-capture training: the PHY samples DQ at both controller clock edges behind a delay line
+        (boards/nand_pads.py, nand/model/nvddr_pads.h); DDR_CAPTURE.SLOT picks the half-cycle of a DQS
+        pair's first sample, TAP delays DQ. `capture_positions` orders the settings by sample position;
+        READ ID 20h ("ONFI", each byte on both DQS edges) at each, every `step`-th tap, passes when it
+        reads right and no pair split (PAIR_SPLIT: the pair's bytes differ, half a DQS period off). The
+        first passing run is the first byte's eye; the setting nearest its middle is kept.
+        Returns (first, last, kept) sample positions in ps and sets DDR_CAPTURE."""
+        half = CLK_NS * 1000 // 2
+        first = last = None
+        for pos, slot, tap in capture_positions(self.taps, self.tap_ps, half, step):
+            self.w("DDR_CAPTURE", capture_word(slot, tap))
             c = self.cmd(OP_READ_ID, row=0x20, length=4)
-            good.append(c.err == ERR_OK and c.data == int.from_bytes(b"ONFI", "little"))
-        best, run_start = (0, -1, -1), None
-        for i, g in enumerate(good + [False]):
-            if g and run_start is None:
-                run_start = i
-            elif not g and run_start is not None:
-                if i - run_start > best[0]:
-                    best = (i - run_start, run_start, i - 1)
-                run_start = None
-        if best[0] == 0:
-            raise SimError("read-capture training: no DQS delay tap reads READ ID 20h right")
-        first, last = best[1] * step, best[2] * step
-        tap = (first + last) // 2
-        self.w("DDR_CAPTURE", tap)
-        return first, last, tap
+            ok = c.err == ERR_OK and c.data == int.from_bytes(b"ONFI", "little") and not self.r("DDR_CAPTURE") >> 17 & 1
+            if ok:
+                first = pos if first is None else first
+                last = pos
+            elif first is not None:
+                break
+        if first is None:
+            raise SimError("read-capture training: no capture slot and tap reads READ ID 20h right")
+        pos, slot, tap = nearest_capture(first + (last - first) // 2, self.taps, self.tap_ps, half)
+        self.w("DDR_CAPTURE", capture_word(slot, tap))
+        return first, last, pos
 
     def row(self, block: int, page: int) -> int:
         return block * self.geometry["pages"] + page

@@ -1,10 +1,13 @@
 // NV-DDR pad model: the behaviour of the PHY's DDR I/O primitives that Verilator cannot express below a
-// clock edge, shared by the standalone harness (sim/nand) and the SoC harness (sim/soc). Output DDR flops
-// put D1 on the pins at the clock edge and D2 half a cycle later; the DQS flop runs on the 90-degree clock
-// (its halves start a quarter cycle later); the read capture delays the flash's DQS by tap x tap_ps
-// (IDELAYE3 / DELAYF), samples DQ at each delayed edge into an IDDR (rising edge -> Q1, falling -> Q2)
-// and hands each pair to the controller's clock domain through the capture FIFO, whose read side sees
-// it two cycles (pointer synchroniser) after the capture. docs/nand.md, "PHY and its simulation model".
+// clock edge, shared by the standalone harness (sim/nand) and the SoC harness (sim/soc); the pad wrapper
+// boards/nand_pads.py builds the same scheme. Output DDR flops put D1 on the pins at the clock edge and D2
+// half a cycle later; the DQS flop runs on the 90-degree clock (its halves start a quarter cycle later).
+// Read capture on the controller's clock: every DQ bit passes a delay line of min(tap, taps - 1) x tap_ps
+// (DELAYF / IDELAYE3) into an IDDR clocked by the controller clock, which samples at the rising edge
+// (Q1) and the falling edge (Q2) and presents both after the next rising edge (the falling sample is
+// re-registered there), so the controller's input register sees the samples of the cycle from t0 at
+// the edge t0 + 2 periods. The flash's DQS is not sampled: the controller picks each DQS pair's two
+// samples by its trained slot. docs/nand.md, "PHY and its simulation model".
 #ifndef NVDDR_PADS_H
 #define NVDDR_PADS_H
 
@@ -29,7 +32,8 @@ struct DdrPinsOut {
 
 class DdrPads {
  public:
-  uint32_t tap_ps = 25;
+  uint32_t tap_ps = 25;  // delay per tap (DELAYF ~25 ps)
+  uint32_t taps = 128;   // taps of the platform's delay line (boards/nand_pads.py TAPS: ECP5 DELAYF 128)
 
   // Target t's pins in half `half` of the cycle (0: D1, 1: D2) with DQS level `dqs`.
   static NandPinsIn pins(const DdrPinsOut& o, int t, int half, bool dqs) {
@@ -47,7 +51,7 @@ class DdrPads {
   }
 
   // After the clock edge at t0_ps (period_ps the controller's clock): the four pad instants of this cycle,
-  // then the captures in [t0, t0 + period).
+  // then the IDDR's two samples of DQ delayed by the tap.
   template <class Models>
   void cycle(int64_t t0, int64_t period, const DdrPinsOut& o, Models& models) {
     bool d0 = o.dqs_o & 1, d1 = (o.dqs_o >> 1) & 1;
@@ -56,36 +60,35 @@ class DdrPads {
       for (size_t i = 0; i < models.size(); i++) models[i]->eval_ps((uint64_t)(t0 + k * period / 4), pins(o, (int)i, k >= 2, dqs));
     }
     dqs_prev_ = d1;
-    int64_t delay = int64_t(o.tap) * tap_ps;
-    for (size_t i = 0; i < models.size(); i++) {
-      edges_.clear();
-      models[i]->dqs_edges(t0 - delay, t0 + period - delay, edges_);
-      for (auto& e : edges_) {
-        int64_t c = e.first + delay;
-        uint8_t v = models[i]->dq_at(c);
-        if (e.second) { q1_ = v; have_q1_ = true; }
-        else if (have_q1_) { queue_.push_back({c + 2 * period, q1_, v}); have_q1_ = false; }
-      }
-    }
+    int64_t delay = int64_t(o.tap < taps ? o.tap : taps - 1) * tap_ps;
+    queue_.push_back({t0 + 2 * period, sample(models, t0 - delay), sample(models, t0 + period / 2 - delay)});
   }
 
-  // Before the rising edge at t_ps: the captured pair the FIFO shows now, one per cycle.
+  // Before the rising edge at t_ps: the IDDR's samples the controller's input register takes at it.
   bool take(int64_t t_ps, uint8_t& q1, uint8_t& q2) {
-    if (queue_.empty() || queue_.front().ready_ps > t_ps) return false;
-    q1 = queue_.front().q1;
-    q2 = queue_.front().q2;
-    queue_.pop_front();
-    return true;
+    bool got = false;
+    while (!queue_.empty() && queue_.front().ready_ps <= t_ps) {
+      q1 = queue_.front().q1;
+      q2 = queue_.front().q2;
+      queue_.pop_front();
+      got = true;
+    }
+    return got;
   }
-  bool idle() const { return queue_.empty() && !have_q1_; }
-  void reset() { queue_.clear(); have_q1_ = false; dqs_prev_ = false; }
+  void reset() { queue_.clear(); dqs_prev_ = false; }
 
  private:
+  // DQ at the pad at t_ps: the byte of the target driving inside its eye, junk elsewhere (the model's).
+  template <class Models>
+  static uint8_t sample(Models& models, int64_t t_ps) {
+    uint8_t v;
+    for (size_t i = 0; i < models.size(); i++)
+      if (models[i]->dq_eye(t_ps, v)) return v;
+    return models[0]->dq_at(t_ps);
+  }
   struct Pair { int64_t ready_ps; uint8_t q1, q2; };
   std::deque<Pair> queue_;
-  std::vector<std::pair<int64_t, bool>> edges_;
-  bool have_q1_ = false, dqs_prev_ = false;
-  uint8_t q1_ = 0;
+  bool dqs_prev_ = false;
 };
 
 }  // namespace onfi

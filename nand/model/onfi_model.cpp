@@ -921,16 +921,17 @@ NandPinsOut NandModel::eval_nvddr(int64_t tp, const NandPinsIn& in) {
   return o;
 }
 
-void NandModel::dqs_edges(int64_t from, int64_t to, std::vector<std::pair<int64_t, bool>>& out) const {
-  for (const Beat& b : beats_)
-    if (b.edge >= from && b.edge < to) out.emplace_back(b.edge, b.rise);
-}
-
-uint8_t NandModel::dq_at(int64_t tp) const {
+bool NandModel::dq_eye(int64_t tp, uint8_t& v) const {
   const Beat* cur = nullptr;
   for (auto it = beats_.rbegin(); it != beats_.rend(); ++it)
     if (it->edge <= tp) { cur = &*it; break; }
-  if (cur && tp >= cur->edge + N_->tDQSQ && tp < cur->edge + cur->half - N_->tQHS) return cur->v;
+  if (cur && tp >= cur->edge + N_->tDQSQ && tp < cur->edge + cur->half - N_->tQHS) { v = cur->v; return true; }
+  return false;
+}
+
+uint8_t NandModel::dq_at(int64_t tp) const {
+  uint8_t v;
+  if (dq_eye(tp, v)) return v;
   uint64_t h = uint64_t(tp) * 0x9E3779B97F4A7C15ull;  // junk, the same for the same instant
   return uint8_t(h >> 56);
 }

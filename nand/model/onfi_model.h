@@ -116,10 +116,10 @@ class NandModel {
   // Same, time in ps (NV-DDR edges are sub-ns apart; SDR harnesses may keep calling eval()).
   NandPinsOut eval_ps(uint64_t time_ps, const NandPinsIn& in);
   bool nvddr() const { return nvddr_; }  // the NV-DDR interface is active
-  // NV-DDR read capture (for a harness's model of the controller's IDELAY + IDDR): the DQS output edges
-  // in [from, to) ps (time, rising), and DQ at any instant already launched (junk outside the eyes).
-  void dqs_edges(int64_t from, int64_t to, std::vector<std::pair<int64_t, bool>>& out) const;
+  // NV-DDR read capture (for a harness's model of the controller's delay line + IDDR): DQ at any instant
+  // already launched (junk outside the eyes).
   uint8_t dq_at(int64_t t_ps) const;
+  bool dq_eye(int64_t t_ps, uint8_t& v) const;  // DQ at t_ps if this target drives a byte inside its eye
 
   Config cfg;  // runtime changes allowed (bit errors, stuck_busy, check_timing)
   int mode() const { return mode_; }

@@ -98,9 +98,11 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   val T_WRCK = DDR_CFG.field(UInt(8 bits), AccessType.RW, 2, doc = "W/R# low to the first data output clock: tWRCK")
   val T_DQSHZ = DDR_CFG.field(UInt(8 bits), AccessType.RW, 2, doc = "W/R# high to the controller driving DQ: tDQSHZ")
   val DDR_CAPTURE = busif.newReg(doc = "NV-DDR read capture (PHY)")
-  val TAP = DDR_CAPTURE.field(UInt(9 bits), AccessType.RW, 0, doc = "DQS input delay tap (IDELAYE3 / DELAYF), set by read-capture training")
-  DDR_CAPTURE.reserved(7 bits)
+  val TAP = DDR_CAPTURE.field(UInt(9 bits), AccessType.RW, 0, doc = "DQ input delay tap (DELAYF / IDELAYE3 on every DQ bit; the platform's line has fewer taps: ECP5 128), set by read-capture training")
+  val SLOT = DDR_CAPTURE.field(UInt(6 bits), AccessType.RW, 0, doc = "Half-cycle offset of a DQS pair's first DQ sample after its data output clock, set by read-capture training")
+  DDR_CAPTURE.reserved(1 bits)
   val TX_UNDERRUN = DDR_CAPTURE.field(Bool(), AccessType.RO, 0, doc = "Sticky: an NV-DDR data input burst ran out of bytes (a controller fault)")
+  val PAIR_SPLIT = DDR_CAPTURE.field(Bool(), AccessType.RO, 0, doc = "The last non-array read (ID, parameter page, status, features: each byte on both DQS edges) had a pair of two different bytes: capture half a DQS period off or outside the eye (training)")
   val DDR_CFG2 = busif.newReg(doc = "NV-DDR interface, more times (cycles)")
   val T_CEH = DDR_CFG2.field(UInt(8 bits), AccessType.RW, 2, doc = "CE# high hold between two selections: tCEH")
   t.tWP := T_WP; t.tWH := T_WH; t.tWC := T_WC; t.tRP := T_RP; t.tREH := T_REH; t.tRC := T_RC; t.tCS := T_CS
@@ -192,7 +194,7 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   // SDR or NV-DDR time sequence layer, chosen by DDR_CFG.DDR_EN (switched only while both are idle).
   val ddrOn = DDR_EN
   val ddrCfg = NandDdrCfg()
-  ddrCfg.enable := ddrOn; ddrCfg.ckDiv := CK_DIV; ddrCfg.tCAD := T_CAD; ddrCfg.tWRCK := T_WRCK; ddrCfg.tDQSHZ := T_DQSHZ; ddrCfg.tCEH := T_CEH
+  ddrCfg.enable := ddrOn; ddrCfg.ckDiv := CK_DIV; ddrCfg.tCAD := T_CAD; ddrCfg.tWRCK := T_WRCK; ddrCfg.tDQSHZ := T_DQSHZ; ddrCfg.tCEH := T_CEH; ddrCfg.slot := SLOT
   ddrTiming.io.cfg := ddrCfg
   ddrTiming.io.t := t
   ddrTiming.io.rb_n := phy.io.rb_n
@@ -221,6 +223,7 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   cmdLayer.io.rxPending := Mux(ddrOn, ddrTiming.io.rxPending, phy.io.busyLine)
   cmdLayer.io.timeout := Mux(ddrOn, ddrTiming.io.timeout, timing.io.timeout)
   TX_UNDERRUN := ddrTiming.io.underrun
+  PAIR_SPLIT := ddrTiming.io.pairSplit
   cmdLayer.io.axi >> io.axi
   dmaBusy := cmdLayer.io.dmaBusy
   cmdLayer.io.pageBytes := PAGE_BYTES
@@ -260,7 +263,7 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   io.nand.ddr_dqs_o := dd.dqs
   io.nand.ddr_dqs_oe := Mux(ddrPins, dd.dqsOe, B(0, 2 bits))
   io.nand.ddr_tap := TAP
-  // Captured DQS pairs arrive in this clock domain (the read side of the capture FIFO); one register stage.
+  // The PHY's two DQ samples of every cycle (IDDR outputs, already on this clock); one register stage.
   val cap = RegNext(io.nand.ddr_cap_valid) init (False)
   ddrTiming.io.cap.valid := cap && ddrOn
   ddrTiming.io.cap.payload.q1 := RegNext(io.nand.ddr_cap_q1)

@@ -9,6 +9,7 @@ case class NandDdrCfg() extends Bundle {
   val enable = Bool()
   val ckDiv = UInt(4 bits) // CLK period in controller cycles (n >= 2)
   val tCAD, tWRCK, tDQSHZ, tCEH = UInt(8 bits)
+  val slot = UInt(6 bits) // read capture: half-cycle offset of a DQS pair's first sample (training)
 }
 
 /** Pin values for the two halves of one controller cycle (the D1/D2 inputs of the output DDR flops).
@@ -20,8 +21,9 @@ case class NandDdrDrive(targets: Int) extends Bundle {
   val ce_n = Vec(Bits(targets bits), 2)
 }
 
-/** A pair of bytes captured on one DQS period (rising edge byte first), already in the controller's
-  * clock domain. */
+/** The PHY's two DQ samples of one controller cycle: q1 at the rising clock edge, q2 at the falling one
+  * (an IDDR on the controller clock behind a trained input delay; docs/nand.md, "PHY and its simulation
+  * model"). The layer picks each DQS pair's two bytes from this stream. */
 case class NandDdrCapture() extends Bundle {
   val q1, q2 = Bits(8 bits)
 }
@@ -31,7 +33,8 @@ case class NandDdrCapture() extends Bundle {
   * ahead; CLE/ALE/DQ/W/R#/CE# change at the falling CLK edge before the rising edge that latches them
   * (setup and hold = half a period). Data to the flash goes out on DQS (preamble 1.5 tCK+, first edge
   * ~1 tCK after the data clock, DQ centred between DQS edges, postamble 0.5 tCK); data from the flash
-  * comes back as captured DQS pairs from the PHY. Same micro-op stream as NandTimingLayer. n >= 1: at n = 1
+  * comes back as the PHY's DQ samples at both clock edges, two of them per DQS period picked by the
+  * trained slot. Same micro-op stream as NandTimingLayer. n >= 1: at n = 1
   * (CLK = the controller clock, NV-DDR mode 5 at 100 MHz) two bytes move per controller cycle. */
 class NandDdrTiming(p: NandParams) extends Component {
   val io = new Bundle {
@@ -40,7 +43,8 @@ class NandDdrTiming(p: NandParams) extends Component {
     val t = in(NandTimingRegs())
     val cfg = in(NandDdrCfg())
     val drive = out(NandDdrDrive(p.targets))
-    val cap = slave Flow (NandDdrCapture())
+    val cap = slave Flow (NandDdrCapture()) // every cycle's two DQ samples (valid: the PHY delivers them)
+    val pairSplit = out Bool() // the last non-array read burst had a pair with two different bytes
     val rx = master Flow (BytePair())
     val rxPending = out Bool()
     val rb_n = in Bits (p.targets bits)
@@ -192,18 +196,39 @@ class NandDdrTiming(p: NandParams) extends Component {
   val outPairs = Reg(UInt(16 bits)) init (0) // DQS periods requested from the flash and not yet captured
   val capIdx = Reg(UInt(17 bits)) // index of the next captured byte (edge count)
   val keepIdx = Reg(UInt(16 bits)) // bytes delivered
-  io.rx.valid := False
-  io.rx.data := io.cap.q2 ## io.cap.q1
-  io.rx.two := False
+  // The PHY samples DQ at both clock edges of every cycle; the pair the flash sends for the data output
+  // period latched at a period start (capIssued) is the sample `slot` half-cycles after the next cycle's
+  // rising-edge sample (its DQS rising-edge byte) and the one n half-cycles later (falling-edge byte).
+  // Marks of the samples to take, one bit per half-cycle, shift two per cycle; bits 0/1 = this cycle.
+  val markW = 64 + 16
+  val firstMark, secondMark = Reg(Bits(markW bits)) init (0)
   val capIssued = False
-  when(io.cap.valid) {
+  firstMark := (firstMark |>> 2) | Mux(capIssued, UIntToOh(io.cfg.slot.resize(7 bits), markW), B(0, markW bits))
+  secondMark := (secondMark |>> 2) |
+    Mux(capIssued, UIntToOh(io.cfg.slot.resize(7 bits) + n.resize(7 bits), markW), B(0, markW bits))
+  when(!io.cfg.enable) { firstMark := 0; secondMark := 0 }
+  val held = Reg(Bits(8 bits)) // the first byte of a pair whose second byte comes in a later cycle
+  when(firstMark(1)) { held := io.cap.q2 } elsewhen (firstMark(0)) { held := io.cap.q1 }
+  val pairDue = secondMark(0) || secondMark(1)
+  val pairValid = pairDue && io.cap.valid
+  val pq1 = Mux(firstMark(0) && secondMark(1), io.cap.q1, held)
+  val pq2 = Mux(secondMark(0), io.cap.q1, io.cap.q2)
+  // Non-array data comes doubled (the same byte on both DQS edges): a pair that differs was taken half a
+  // DQS period off (or outside the eye), which the doubled bytes would otherwise hide. Per data burst.
+  val pairSplit = RegInit(False)
+  io.pairSplit := pairSplit
+  io.rx.valid := False
+  io.rx.data := pq2 ## pq1
+  io.rx.two := False
+  when(pairValid) {
     // q1 is byte capIdx; with doubled (non-array) data q2 repeats it, else it is byte capIdx + 1
     val wantQ1 = Mux(outDouble, (capIdx >> 1).resize(16) < outTotal, capIdx.resize(16) < outTotal)
     io.rx.valid := wantQ1
     io.rx.two := !outDouble && (capIdx + 1).resize(16) < outTotal
     capIdx := capIdx + 2
+    when(outDouble && wantQ1 && pq1 =/= pq2) { pairSplit := True }
   }
-  outPairs := outPairs + U(capIssued).resize(16) - U(io.cap.valid && outPairs =/= 0).resize(16)
+  outPairs := outPairs + U(capIssued).resize(16) - U(pairDue && outPairs =/= 0).resize(16)
   io.rxPending := outPairs =/= 0 || nxt.dataOut // a data output period decided but not latched yet
 
   // ------------------------------------------------------------------ micro-op sequencer (one decision per period)
@@ -275,7 +300,7 @@ class NandDdrTiming(p: NandParams) extends Component {
                 (outSinceCANow || ok(caNow, Mux(u.ccs && t.tCCS > t.tWHR, t.tCCS, t.tWHR))) &&
                 (readSinceRb || ok(sinceRb, t.tRR))) {
                 started := True; periodsLeft := dataPeriods - 1
-                outDouble := !u.array; outTotal := u.count; capIdx := 0; readSinceRb := True
+                outDouble := !u.array; outTotal := u.count; capIdx := 0; readSinceRb := True; pairSplit := False
                 next.cle := True; next.ale := True; next.dataOut := True
                 when(dataPeriods === 1) { busy := False }
               }
@@ -323,6 +348,7 @@ class NandDdrTiming(p: NandParams) extends Component {
   // (no micro-op is accepted, no data or capture comes in while disabled).
   io.quiet := !io.cfg.enable && !busy && !timeout && hs === 0 && cur === resetCycle && nxt === resetCycle &&
     bState === BState.OFF && fifo.io.occupancy === 0 && stCnt === 0 && outPairs === 0 &&
+    firstMark === 0 && secondMark === 0 &&
     counters.map(_ === 255).reduce(_ && _)
   io.timeout := timeout
   io.dataCycle := cur.dataOut || bState === BState.RUN

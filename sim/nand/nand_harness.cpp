@@ -66,7 +66,7 @@ static onfi::NandPinsIn pins_of(int t) {
 
 // ---------------------------------------------------------------- NV-DDR pad model
 // nand/model/nvddr_pads.h (shared with the SoC harness): output DDR flops, DQS, the delayed capture.
-static uint32_t tap_ps = 25;
+static uint32_t tap_ps = onfi::DdrPads().tap_ps, taps = onfi::DdrPads().taps;
 
 static onfi::DdrPinsOut ddr_out() {
   onfi::DdrPinsOut o;
@@ -306,7 +306,8 @@ int main(int argc, char** argv) {
                 if (v != "mt29f4g08abada" && v != "mt29f16g08ababa") simc::die("%s: unknown part '%s'", o.c_str(), v.c_str());
                 part = v;
               });
-  args.number("--tap-ps", &tap_ps, "NV-DDR capture: delay per IDELAY tap in ps (default 25, ECP5 DELAYF-like)", "PS", 1u, 1000u);
+  args.number("--tap-ps", &tap_ps, "NV-DDR capture: delay per DQ delay-line tap in ps (default 25, ECP5 DELAYF-like)", "PS", 1u, 1000u);
+  args.number("--taps", &taps, "NV-DDR capture: taps of the DQ delay line (default 128, ECP5 DELAYF; UltraScale IDELAYE3 512)", "N", 1u, 512u);
   uint32_t tdqsck = 0;
   args.number("--tdqsck-ps", &tdqsck, "NV-DDR part: DQS output delay tDQSCK in ps (3000..25000; default the part's)", "PS", 0u, 25000u);
   args.number("--axi-latency", &axiLatency, "DDR model read latency in cycles (default 4)", "N", 0u, 100000u);
@@ -353,6 +354,7 @@ int main(int argc, char** argv) {
     }
     ch.top = new VNandController;
     ch.pads.tap_ps = tap_ps;
+    ch.pads.taps = taps;
   }
 
   // The controller promises 32-bit INCR bursts; the model holds it to that and to the AXI rules.

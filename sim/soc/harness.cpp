@@ -253,7 +253,7 @@ std::vector<uint32_t> parseList(const std::string& opt, const std::string& v, ui
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);  // the console reaches a pipe or a file line by line
   std::string firmware, logPath, uartIn, prompt, wavePath, ddrName = "fixed";
-  uint32_t simArg = 0, ddrLatency = 20, nandBlocks = 0, nandSeed = 1, nandTapPs = 25;
+  uint32_t simArg = 0, ddrLatency = 20, nandBlocks = 0, nandSeed = 1, nandTapPs = onfi::DdrPads().tap_ps, nandTaps = onfi::DdrPads().taps;
   uint64_t maxCycles = 2000000000ull, uartStart = 0, waveFrom = 0, uartGap = UINT64_MAX;
   int32_t uartDiv = 1;
   uint32_t uartTcp = 0, nandBitErrors = 0;
@@ -313,7 +313,8 @@ int main(int argc, char** argv) {
                 if (v != "mt29f4g08abada" && v != "mt29f16g08ababa") die("%s: unknown part '%s'", o.c_str(), v.c_str());
                 nandPart = v;
               });
-  args.number("--nand-tap-ps", &nandTapPs, "NV-DDR read capture: delay per tap in ps (default 25)", "PS", 1u, 1000u);
+  args.number("--nand-tap-ps", &nandTapPs, "NV-DDR read capture: delay per DQ delay-line tap in ps (default 25)", "PS", 1u, 1000u);
+  args.number("--nand-taps", &nandTaps, "NV-DDR read capture: taps of the DQ delay line (default 128, ECP5 DELAYF)", "N", 1u, 512u);
   args.number("--nand-blocks", &nandBlocks, "blocks per NAND target (default: the MT29F4G08 datasheet's 4096)", "N", 1u, 1u << 20);
   args.custom("--nand-bad", "B,B,...", "factory-bad blocks on every target: PROGRAM and ERASE there fail (status FAIL)",
               [&](const std::string& o, const std::string& v) { nandBad = parseList(o, v, (1u << 20) - 1); });
@@ -529,6 +530,7 @@ int main(int argc, char** argv) {
     nandChannels.push_back(std::make_unique<NandChannel>());
     nandChannels.back()->init(nandPins[ch], ch, ncfg, faults);
     nandChannels.back()->pads.tap_ps = nandTapPs;
+    nandChannels.back()->pads.taps = nandTaps;
     faults.attach(nandChannels.back()->models, ch, ncfg.pages_per_block);
   }
 
