@@ -282,6 +282,15 @@ int nand_reset(int target)
     return simple(NAND_OP_RESET, target, 0, 0, 0, NULL);
 }
 
+/* A new DDR_CAPTURE setting; the ECP5 wrapper walks its DELAYFs one tap per two cycles: let them arrive. */
+static void capture_set(uint32_t word)
+{
+    uint64_t settle = timer_deadline(2u * NAND_TRAIN_TAPS);
+    nand_reg_write(NAND_DDR_CAPTURE, word);
+    while (!timer_expired(settle))
+        ;
+}
+
 int nand_train_capture(int target, int32_t *first, int32_t *last, uint32_t *word)
 {
     const int32_t half = (int32_t)(500000000000ull / CPU_HZ), tp = (int32_t)NAND_TRAIN_TAP_PS;
@@ -297,7 +306,7 @@ int nand_train_capture(int target, int32_t *first, int32_t *last, uint32_t *word
         for (k = (taps - 1) / NAND_TRAIN_STEP + 1; k-- > 0 && !done;) {
             int32_t p = (int32_t)slot * half - (int32_t)(k * NAND_TRAIN_STEP) * tp;
             int ok;
-            nand_reg_write(NAND_DDR_CAPTURE, slot << NAND_DDR_CAPTURE_SLOT_SHIFT | k * NAND_TRAIN_STEP);
+            capture_set(slot << NAND_DDR_CAPTURE_SLOT_SHIFT | k * NAND_TRAIN_STEP);
             ok = simple(NAND_OP_READ_ID, target, 0x20, 4, 0, &c) == 0 && c.data == 0x49464E4Fu && /* "ONFI" */
                  !(nand_reg(NAND_DDR_CAPTURE) & NAND_DDR_CAPTURE_PAIR_SPLIT_MASK);
             if (ok) {
@@ -329,7 +338,7 @@ int nand_train_capture(int target, int32_t *first, int32_t *last, uint32_t *word
     } else {
         tap = taps - 1;
     }
-    nand_reg_write(NAND_DDR_CAPTURE, slot << NAND_DDR_CAPTURE_SLOT_SHIFT | tap);
+    capture_set(slot << NAND_DDR_CAPTURE_SLOT_SHIFT | tap);
     if (first)
         *first = lo;
     if (last)
