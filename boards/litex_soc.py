@@ -262,7 +262,7 @@ def _target_main(board, argv):
     ap.add_argument("--no-compile-software", action="store_true",
                     help="skip compiling the LiteX BIOS (sources only; the BIOS ROM is then empty)")
     ap.add_argument("--nvddr", action="store_true",
-                    help="NAND on the board's NV-DDR pin set (adds DQS; DDR I/O primitives and the DQS delay line)")
+                    help="NAND on the board's NV-DDR pin set (adds DQS; DDR I/O primitives, a delay line per DQ)")
     args = ap.parse_args(argv)
     cliutil.check_output_dir(args.output_dir, "--output-dir")
     for opt, path in (("--soc-verilog", args.soc_verilog), ("--firmware", args.firmware)):

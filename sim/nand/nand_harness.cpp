@@ -85,7 +85,7 @@ static void tick() {
     C = &ch;  // the helpers below act on C
     uint64_t t = cycle * 10;
     bool ddr = models_live && C->top->io_nand_ddr;
-    // captured pairs whose FIFO entry is visible at this edge, one per cycle
+    // the IDDR samples the controller takes at this edge (one pair per cycle)
     C->top->io_nand_ddr_cap_valid = C->pads.take(int64_t(t) * 1000, C->top->io_nand_ddr_cap_q1, C->top->io_nand_ddr_cap_q2);
     // 1. flash outputs at time t (pins unchanged since the previous edge)
     uint8_t dq = junk();

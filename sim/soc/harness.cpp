@@ -54,7 +54,7 @@ constexpr uint64_t LINK_POLL_CYCLES = 4096;  // UART link: one non-blocking poll
 // The pins of one channel: io_nand (channel 0) or io_nand<c> (LsmcSocConfig.nandChannels).
 struct NandPinPtrs {
   CData *dq_o = nullptr, *dq_oe, *cle, *ale, *ce_n, *we_n, *re_n, *wp_n, *dq_i, *rb_n;
-  // NV-DDR: the interface switch, the D2 half of the output DDR flops, DQS, the capture tap and FIFO
+  // NV-DDR: the interface switch, the D2 half of the output DDR flops, DQS, the capture tap and samples
   CData *ddr, *h2_dq_o, *h2_dq_oe, *h2_cle, *h2_ale, *h2_we_n, *h2_re_n, *h2_ce_n, *dqs_o, *dqs_oe;
   SData* tap;
   CData *cap_valid, *cap_q1, *cap_q2;
