@@ -3,19 +3,23 @@ board's NAND header through the FPGA's DDR I/O primitives.
 
 The SoC drives D1/D2 pairs for every output (D1 on the SDR pins, D2 on `ddr_h2_*`; in SDR mode both
 halves are equal, so the same flops serve both modes), two DQS halves on the 90-degree clock and a
-capture delay tap; it expects DQS pairs captured from the flash on `ddr_cap_valid/q1/q2` in its own
-clock domain. Here:
+delay tap; it takes DQ sampled at both edges of its clock on `ddr_cap_q1/q2` (`ddr_cap_valid` high:
+this wrapper delivers them every cycle) and picks each DQS pair's two samples itself (DDR_CAPTURE.SLOT,
+found by training). Here:
 
 * outputs (CLE, ALE, CLK = WE#, W/R# = RE#, CE#n, DQ and its enable): LiteX `DDROutput` on the SoC clock;
 * DQS out: `DDROutput` on the 90-degree clock `lsmc90` (a PLL output added next to the SoC's clock);
-* read capture: DQS pad -> delay line (ECP5 `DELAYF`, UltraScale `IDELAYE3` in COUNT mode) set from
-  `ddr_tap` -> clock of one `DDRInput` per DQ bit (rising edge -> Q1, falling -> Q2) -> an asynchronous
-  FIFO into the SoC clock domain (the pointer synchroniser the simulation models as two cycles).
+  DQS in: not sampled;
+* read capture, per DQ bit: pad -> delay line (ECP5 `DELAYF`, UltraScale `IDELAYE3` in COUNT mode; one
+  tap value `ddr_tap` for all) -> `DDRInput` on the SoC clock (rising edge -> Q1, falling -> Q2), the
+  same clock as the pin's `DDROutput` (an ECP5 pin's IOLOGIC has one clock); the SDR read takes Q1
+  (an IDDR's D may feed nothing else).
 
 LiteX lowers `DDROutput`/`DDRInput` per platform (ECP5: ODDRX1F/IDDRX1F, UltraScale: ODDRE1/IDDRE1);
-the delay line is the one primitive instantiated here, so a platform family needs an entry in
-`DELAY_LINES`. The behavioural model of all this is nand/model/nvddr_pads.h (docs/nand.md, "PHY and its
-simulation model", maps each of its behaviours to these primitives and says where they differ).
+the delay lines are the one primitive instantiated here, so a platform family needs an entry in
+`TAPS` and `_delay_lines`. The behavioural model of all this is nand/model/nvddr_pads.h (docs/nand.md,
+"PHY and its simulation model", maps each of its behaviours to these primitives and says where they
+differ, and what the ECP5's 128 taps cover per NV-DDR mode).
 """
 from __future__ import annotations
 
@@ -23,7 +27,8 @@ from lsmc.boards.ports import BoardError
 
 # Pins of a header's NAND pin set that make it an NV-DDR one (CLK and W/R# are the SDR WE#/RE# pins).
 NVDDR_PINS = ("dqs",)
-# Delay-line taps the primitive has (the SoC's ddr_tap is 9 bits: IDELAYE3's 512 taps).
+# Taps of the DQ delay line per family (the SoC's ddr_tap is 9 bits: IDELAYE3's 512 taps); the simulation's
+# pad model, nandsim and the driver's training take the ECP5's (tests/test_nand_pads.py checks them).
 TAPS = {"ecp5": 128, "ultrascale": 512}
 
 
