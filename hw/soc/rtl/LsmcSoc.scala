@@ -367,10 +367,13 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   // time). While the unit's clock is stopped no transaction is in flight on its port (a busy channel or
   // any valid keeps it running), so the stale sample it holds has no valid; the ready it may differ
   // in meets no valid either, and the stage reloads at the first edge the unit's clock runs again.
-  // Port 0 carries the NAND channels' DMA too (nandDmaPort): its stage stays on the SoC clock, or a NAND
-  // read's R beats would wait for unit 0's clock that nothing starts (the storage flow's init timed out).
+  // Port 0 carries the NAND channels' DMA too (nandDmaPort): its stage also runs while the NAND DMA path's
+  // clock does (a controller's enable covers its DMA until the last response), or a NAND read's R beats
+  // would wait for unit 0's clock that nothing starts (the storage flow's init timed out that way).
+  val nandDmaWake = Bool()
   val dmaPorts = for ((pins, n) <- dmaPins.zipWithIndex) yield
-    if (cfg.dmaPortPerUnit && !(n == 0 && cfg.nandDmaPort)) units(n / cfg.dmaReadPorts).clock(common.SimInputStage(pins))
+    if (cfg.dmaPortPerUnit && n == 0 && cfg.nandDmaPort) common.SimClockGate(units(0).clockEnable || nandDmaWake)(common.SimInputStage(pins))
+    else if (cfg.dmaPortPerUnit) units(n / cfg.dmaReadPorts).clock(common.SimInputStage(pins))
     else common.SimInputStage(pins)
   // With P ports per unit (dmaReadPorts), port P u is unit u's main port, P u + g its read port g - 1: no
   // crossbar there (the harness answers DECERR outside DDR itself), the write channels tied off.
@@ -411,6 +414,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     val active = link.ar.valid || link.aw.valid || link.w.valid || link.r.valid || link.b.valid
     clockEnable := nandCtrls.map(_.simActivity.enable.pull()).reduce(_ || _) || active
   }
+  nandDmaWake := (if (nandDma != null) nandDma.clockEnable else False)
   val dmaCrossbars = for ((port, n) <- mainPorts.zipWithIndex) yield {
     val xbar = Axi4CrossbarFactory()
     xbar.addSlave(port, SizeMapping(ddrBase, cfg.ddrSize))
