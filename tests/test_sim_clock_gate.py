@@ -35,9 +35,10 @@ def test_generated_gate_is_free_running_outside_verilator():
 
 
 def test_soc_gates_every_unit_and_the_board_soc_has_none():
-    """The simulated SoC has three gates per compaction unit (the unit; its IP, which also runs for the
-    throughput counter; the IP's datapath), the NAND controller's and its BCH decoder's, the NAND DMA
-    path's and DMA port 0's crossbar's, the on-chip RAM's, the UART's and the CPU-side interconnect's;
+    """The simulated SoC has three gates per compaction unit (the unit; its THROUGHPUT_COUNTER register,
+    which also runs while it counts every cycle; the IP's datapath), the NAND controller's and its BCH
+    decoder's, the NAND DMA path's, DMA port 0's crossbar's and input stage's, the on-chip RAM's, the
+    UART's and the CPU-side interconnect's;
     the Verilog that boards synthesise (soc.Generate --no-sim-ctrl) has no gate module at all: one
     plain clock."""
     units = 2
@@ -46,11 +47,11 @@ def test_soc_gates_every_unit_and_the_board_soc_has_none():
     top = modules["LsmcSoc"]
     channels = len(re.findall(r"^\s*NandController\w*\s+\w+\s*\(", top, re.MULTILINE))
     assert channels >= 1
-    # in the top: each unit's gate and its IP's, each NAND channel's controller gate, the on-chip RAM's,
-    # the UART's (whose time base rests while idle in every build: SimUart), the NAND channels' DMA path
+    # in the top: each unit's gate and its throughput counter's, each NAND channel's controller gate, the
+    # on-chip RAM's, the UART's (whose time base rests while idle in every build: SimUart), the NAND channels' DMA path
     # (upsizers and their crossbar) and DMA port 0's crossbar, which that path shares with unit 0, the
-    # CPU-side interconnect's
-    assert len(GATE_INSTANCE.findall(top)) == 2 * units + channels + 2 + 2 + 1
+    # CPU-side interconnect's, DMA port 0's input stage (unit 0's clock or the NAND DMA path's)
+    assert len(GATE_INSTANCE.findall(top)) == 2 * units + channels + 2 + 2 + 1 + 1
     for enable in ("ramClockEnable", "uartClockEnable", "busClockEnable"):
         assert re.search(rf"assign\s+\w+_en\s*=\s*\({enable}\s*\|\|\s*reset\)", top), enable
     ips = [body for name, body in modules.items() if name.startswith("CompactionIp")]

@@ -14,8 +14,11 @@ import spinal.lib.bus.amba4.axilite._
   * one-cycle clear pulse issued at START and at SOFT_RESET: each job begins from an empty pipeline,
   * and a soft reset empties every FIFO and stage at once. Registers and job control stay in the
   * main domain.
+  *
+  * `counterDomain`: THROUGHPUT_COUNTER's clock domain (CompactionRegs), the IP's own by default.
   */
-case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Boolean = false) extends Component {
+case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Boolean = false,
+                        counterDomain: Option[ClockDomain] = None) extends Component {
   val W = cfg.dataWidth
   val R = cfg.beatsPerEntry
   val K = cfg.ways
@@ -32,7 +35,7 @@ case class CompactionIp(cfg: CompactionConfig = CompactionConfig(), withDocs: Bo
   io.keys.zipWithIndex.foreach { case (k, i) => k.setName(s"io_key$i") }
   def key(i: Int): Stream[Fragment[Bits]] = io.keys(i)
 
-  val regs = CompactionRegs(cfg, withDocs)
+  val regs = CompactionRegs(cfg, withDocs, counterDomain)
   regs.io.ctrl <> io.ctrl
   io.irq := regs.io.irq
 

@@ -13,8 +13,12 @@ import spinal.lib.bus.regif._
   *
   * @param withDocs write compaction_regs.h / .json / .md / .html (common.RegBlock) into the
   *                 SpinalConfig target directory during elaboration.
+  * @param counterDomain clock domain of THROUGHPUT_COUNTER's register (default: the block's own). The
+  *                 simulated SoC gives it a clock that keeps running in COUNT_CONTROL mode 1 while the
+  *                 rest of the IP's clock is stopped (a register and an adder, not the register block).
   */
-case class CompactionRegs(cfg: CompactionConfig, withDocs: Boolean = false) extends Component {
+case class CompactionRegs(cfg: CompactionConfig, withDocs: Boolean = false,
+                          counterDomain: Option[ClockDomain] = None) extends Component {
   val io = new Bundle {
     val ctrl = slave(AxiLite4(AxiLite4Config(addressWidth = 12, dataWidth = 32)))
 
@@ -54,7 +58,8 @@ case class CompactionRegs(cfg: CompactionConfig, withDocs: Boolean = false) exte
   val COUNT_CONTROL = busif.newReg(doc = "Throughput counter mode. 0: stop and hold; 1: clear THROUGHPUT_COUNTER and count every cycle; 2: clear, then count the hardware window of each job (first input beat accepted, or START if both runs are empty, to done/error)")
   val countMode = COUNT_CONTROL.field(UInt(32 bits), AccessType.RW, 0, "mode")
   val THROUGHPUT_COUNTER = busif.newReg(doc = "Clock cycles counted under COUNT_CONTROL")
-  val throughput = THROUGHPUT_COUNTER.field(UInt(32 bits), AccessType.RW, 0, "cycles")
+  val throughput = counterDomain.getOrElse(ClockDomain.current)(Reg(UInt(32 bits)) init (0))
+  THROUGHPUT_COUNTER.parasiteField(throughput, AccessType.RW, 0, "cycles")
 
   // Project registers (0x18..0x4C).
   val ID = busif.newReg(doc = "Identification: magic \"LSMC\"")
