@@ -19,6 +19,9 @@ class ECPIX5:
     # LiteDRAM's ECP5 DDR3 PHY runs 1:2 off sys (sys2x through ECLKSYNCB/CLKDIVF); 75 MHz (DDR3-300) is
     # the setting litex-boards uses and proves on this board.
     sys_clk_freq = 75e6
+    # 128 KiB on-chip RAM (soc.Generate --ram-kib, memory map and firmware link from it): the 256 KiB of the
+    # other boards took 128 of the ECP5's 208 DP16KD (199 used in all); lsmc.elf needs ~83 KiB + 16 KiB stack.
+    ram_kib = 128
 
     @staticmethod
     def platform():
