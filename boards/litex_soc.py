@@ -184,6 +184,23 @@ def _write_data_after_command(soc, port, cd):
     return user
 
 
+def crg_base():
+    """Base class of a board's clock and reset generator (its `crg`): `super().__init__(*domains)` makes the
+    `rst` signal LiteX's SoC drives and a clock domain `cd_<name>` per name (a `(name, True)` pair:
+    reset-less); the board's `__init__` then adds its PLL and wiring (signals keep their `crg_` names)."""
+    from litex.gen import LiteXModule
+    from migen import ClockDomain, Signal
+
+    class BoardCRG(LiteXModule):
+        def __init__(self, *domains):
+            self.rst = Signal()
+            for d in domains:
+                name, reset_less = (d, False) if isinstance(d, str) else d
+                setattr(self, f"cd_{name}", ClockDomain(name, reset_less=reset_less))
+
+    return BoardCRG
+
+
 def make_soc_class():
     """The LiteX SoC class shared by the boards (built lazily: LiteX is an optional dependency)."""
     _litex()
