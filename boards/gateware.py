@@ -9,34 +9,79 @@ from pathlib import Path
 
 from lsmc import build
 from lsmc.boards.ports import ONCHIP_RAM_BASE, ONCHIP_RAM_SIZE, SOC_BOARD_GEN, SOC_TOP, BoardError
+from lsmc.build import regmap
 
 # ------------------------------------------------------------------------------- SoC Verilog source
 # Each board's pin plan (nand_pads) wires one NAND header; the SoC's other channels would need pins.
 BOARD_NAND_CHANNELS = 1
 
 
-def generate_soc_verilog(outdir: Path = SOC_BOARD_GEN, uart_baud: int = 115200) -> Path:
+def generate_soc_verilog(outdir: Path | None = None, uart_baud: int = 115200, ram_kib: int | None = None) -> Path:
     """Board variant of the SoC (no simulation-control block, one two-way compaction unit as the
-    Table III builds, one NAND channel: the boards wire one NAND header) through the project's Mill wrapper."""
-    outdir = Path(outdir)
+    Table III builds, one NAND channel: the boards wire one NAND header) through the project's Mill wrapper.
+    `ram_kib`: the board's on-chip RAM (a board class's `ram_kib`; None: the default map's), written with
+    its memory map (lsmc_soc.json, read back by `ram_region`) next to the Verilog, by default in
+    build/gen/soc_board (default RAM) or build/gen/soc_board_ram<N>."""
+    default = ONCHIP_RAM_SIZE // 1024
+    ram_kib = default if ram_kib is None else ram_kib
+    outdir = Path(outdir) if outdir else SOC_BOARD_GEN if ram_kib == default else \
+        SOC_BOARD_GEN.with_name(f"{SOC_BOARD_GEN.name}_ram{ram_kib}")
     build.generate("soc", "soc.Generate", outdir,
                    args=["--out", str(outdir), "--no-sim-ctrl", "--uart-baud", str(uart_baud),
-                         "--units", "1", "--ways", "2", "--nand-channels", str(BOARD_NAND_CHANNELS)])
+                         "--units", "1", "--ways", "2", "--nand-channels", str(BOARD_NAND_CHANNELS),
+                         *(["--ram-kib", str(ram_kib)] if ram_kib != default else [])])
     v = outdir / f"{SOC_TOP}.v"
     if not v.is_file():
         raise BoardError(f"soc.Generate did not write {v}")
     return v
 
 
+def ram_region(soc_verilog: Path) -> tuple[int, int]:
+    """(base, size) of the on-chip RAM of the SoC in `soc_verilog`: from the memory map soc.Generate
+    wrote next to it (lsmc_soc.json); the default map's when there is none (a Verilog from elsewhere)."""
+    j = Path(soc_verilog).parent / "lsmc_soc.json"
+    if not j.is_file():
+        return ONCHIP_RAM_BASE, ONCHIP_RAM_SIZE
+    try:
+        return regmap.memmap(str(j)).regions["RAM"]
+    except regmap.RegMapError as e:
+        raise BoardError(str(e)) from None
+
+
 # --------------------------------------------------------------------------- firmware → on-chip RAM
+def elf_symbol(data: bytes, name: str) -> int | None:
+    """Value of symbol `name` in a 32-bit little-endian ELF's .symtab (None: no such symbol or table)."""
+    shoff, = struct.unpack_from("<I", data, 32)
+    shentsize, shnum = struct.unpack_from("<HH", data, 46)
+    want = name.encode()
+    for i in range(shnum):
+        _n, sh_type, _f, _a, off, size, link, _i, _al, entsize = struct.unpack_from("<10I", data, shoff + i * shentsize)
+        if sh_type != 2 or entsize != 16:  # SHT_SYMTAB
+            continue
+        stroff, = struct.unpack_from("<I", data, shoff + link * shentsize + 16)
+        for k in range(size // 16):
+            st_name, st_value = struct.unpack_from("<II", data, off + 16 * k)
+            end = data.index(b"\0", stroff + st_name)
+            if data[stroff + st_name:end] == want:
+                return st_value
+    return None
+
+
 def elf_to_ram_words(elf: Path, base: int = ONCHIP_RAM_BASE, size: int = ONCHIP_RAM_SIZE) -> list[int]:
     """Little-endian 32-bit words of the on-chip RAM image of a firmware ELF (loadable segments only;
-    every byte must fall inside the RAM window, else the board would silently run a truncated image)."""
+    every byte must fall inside the RAM window, else the board would silently run a truncated image).
+    A firmware linked for another RAM size (its `__stack`, the top of the RAM it was linked for, not this
+    RAM's end) is refused too: its loadable bytes may fit while its stack lies outside the RAM."""
     data = Path(elf).read_bytes()
     if data[:4] != b"\x7fELF" or data[4] != 1 or data[5] != 1:
         raise BoardError(f"{elf}: not a 32-bit little-endian ELF")
     if struct.unpack_from("<H", data, 18)[0] != 0xF3:
         raise BoardError(f"{elf}: not a RISC-V ELF")
+    stack = elf_symbol(data, "__stack")
+    if stack is not None and stack != base + size:
+        raise BoardError(f"{elf}: linked for a {(stack - base) // 1024} KiB on-chip RAM (__stack 0x{stack:08x}), "
+                         f"this SoC has {size // 1024} KiB (build it with lsmc.build.firmware.build_firmware"
+                         f"(ram_kib={size // 1024}))")
     phoff, = struct.unpack_from("<I", data, 28)
     phentsize, phnum = struct.unpack_from("<HH", data, 42)
     image = bytearray(size)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from lsmc import cliutil
 from lsmc.boards import nand_pads as nand_pads_mod
-from lsmc.boards.gateware import attach_firmware, elf_to_ram_words, generate_soc_verilog, prefix_modules
+from lsmc.boards.gateware import attach_firmware, elf_to_ram_words, generate_soc_verilog, prefix_modules, ram_region
 from lsmc.boards.ports import BOARDS_BUILD, DDR_WINDOW_BITS, SOC_TOP, BoardError, SocInterface, soc_interface
 
 
@@ -184,6 +184,23 @@ def _write_data_after_command(soc, port, cd):
     return user
 
 
+def crg_base():
+    """Base class of a board's clock and reset generator (its `crg`): `super().__init__(*domains)` makes the
+    `rst` signal LiteX's SoC drives and a clock domain `cd_<name>` per name (a `(name, True)` pair:
+    reset-less); the board's `__init__` then adds its PLL and wiring (signals keep their `crg_` names)."""
+    from litex.gen import LiteXModule
+    from migen import ClockDomain, Signal
+
+    class BoardCRG(LiteXModule):
+        def __init__(self, *domains):
+            self.rst = Signal()
+            for d in domains:
+                name, reset_less = (d, False) if isinstance(d, str) else d
+                setattr(self, f"cd_{name}", ClockDomain(name, reset_less=reset_less))
+
+    return BoardCRG
+
+
 def make_soc_class():
     """The LiteX SoC class shared by the boards (built lazily: LiteX is an optional dependency)."""
     _litex()
@@ -296,7 +313,7 @@ def build_target(board, output_dir: Path, soc_verilog: Path | None = None, firmw
     output_dir = Path(output_dir)
     gw = output_dir / "gateware"
     gw.mkdir(parents=True, exist_ok=True)
-    src = Path(soc_verilog) if soc_verilog else generate_soc_verilog()
+    src = Path(soc_verilog) if soc_verilog else generate_soc_verilog(ram_kib=getattr(board, "ram_kib", None))
     soc_interface(src)  # fail early, with the port list, before LiteX starts
     # A private copy, so the build folder is self-contained and the RAM image can be attached to it.
     local = gw / f"{SOC_TOP}.v"
@@ -306,7 +323,7 @@ def build_target(board, output_dir: Path, soc_verilog: Path | None = None, firmw
     for extra in src.parent.glob(f"{SOC_TOP}.v_*.bin"):  # memory init files SpinalHDL writes next to it
         shutil.copyfile(extra, gw / extra.name)
     if firmware is not None:
-        attach_firmware(local, elf_to_ram_words(firmware))
+        attach_firmware(local, elf_to_ram_words(firmware, *ram_region(src)))
     if run and getattr(board, "toolchain", "vivado") == "vivado" and shutil.which("vivado") is None:
         raise BoardError("--build needs Vivado (vivado not on PATH); without --build the sources are generated")
     cls = make_soc_class()

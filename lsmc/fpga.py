@@ -274,7 +274,7 @@ def soc_flow(outdir: Path = BUILD / "boards" / "ecpix5", firmware: Path | None =
     outdir = Path(outdir)
     if firmware is None:
         from lsmc.build.firmware import build_firmware
-        firmware = build_firmware()
+        firmware = build_firmware(ram_kib=board.ram_kib)  # linked for the board's on-chip RAM
     litex_soc.build_target(board, outdir, soc_verilog=soc_verilog, firmware=firmware,
                            lsmc_clk_freq=lsmc_mhz * 1e6, run=False, compile_software=compile_software)
     return run_trellis(outdir / "gateware", board.name, timeout=timeout)

@@ -204,6 +204,26 @@ def test_elf_outside_ram_rejected(tmp_path):
         gateware.elf_to_ram_words(elf)
 
 
+def test_firmware_for_another_ram_size_rejected(tmp_path):
+    """The real firmware carries the top of the RAM it was linked for (`__stack`): the default build
+    (256 KiB) is refused for the ECPIX-5's 128 KiB RAM although its loadable bytes would fit, the build
+    linked for 128 KiB is taken; and the RAM a board's SoC Verilog has is read from the map next to it."""
+    from lsmc.build import firmware
+    base = ports.ONCHIP_RAM_BASE
+    with pytest.raises(ports.BoardError, match=r"linked for a 256 KiB on-chip RAM .*this SoC has 128 KiB"):
+        gateware.elf_to_ram_words(firmware.build_firmware(), base, 128 * 1024)
+    elf128 = firmware.build_firmware(ram_kib=128)
+    assert gateware.elf_symbol(elf128.read_bytes(), "__stack") == base + 128 * 1024
+    assert len(gateware.elf_to_ram_words(elf128, base, 128 * 1024)) == 32 * 1024
+    with pytest.raises(ports.BoardError, match="linked for a 128 KiB"):
+        gateware.elf_to_ram_words(elf128)
+    v = tmp_path / "LsmcSoc.v"
+    v.write_text("module LsmcSoc(input clk);\nendmodule\n")
+    assert gateware.ram_region(v) == (base, ports.ONCHIP_RAM_SIZE)  # no map beside it: the default
+    shutil.copyfile(firmware.memory_map_dir(128) / "lsmc_soc.json", tmp_path / "lsmc_soc.json")
+    assert gateware.ram_region(v) == (base, 128 * 1024)
+
+
 @pytest.mark.parametrize("style", ["symbols", "word"])
 def test_attach_firmware_to_ram(tmp_path, style):
     depth = 16
@@ -289,6 +309,26 @@ def test_real_soc_on_board_with_firmware(real_soc, name, tmp_path):
     if itf.nand:  # the NAND controller's pins are on the board's header
         xdc = (gw / f"{board.name}.xdc").read_text()
         assert "[get_ports {lsmc_nand_dq[0]}]" in xdc and "[get_ports {lsmc_nand_rb_n[0]}]" in xdc
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("yosys") is None, reason="yosys not installed")
+def test_ecpix5_soc_has_its_128_kib_ram(tmp_path):
+    """The ECPIX-5 builds its board's RAM size (ECPIX5.ram_kib, soc.Generate --ram-kib): a 32 Ki-word RAM
+    preloaded with the firmware linked for it, the map beside the Verilog saying 128 KiB."""
+    pytest.importorskip("litex_boards")
+    from lsmc import fpga
+    from lsmc.build import firmware
+    board = fpga.ecpix5_board()
+    assert board.ram_kib == 128
+    v = gateware.generate_soc_verilog(ram_kib=board.ram_kib)
+    assert v.parent.name == "soc_board_ram128" and gateware.ram_region(v)[1] == 128 * 1024
+    assert len(re.findall(r"reg \[7:0\] \w*ram_symbol\d \[0:32767\];", v.read_text())) == 4
+    out = tmp_path / "ecpix5"
+    litex_soc.build_target(board, out, soc_verilog=v, firmware=firmware.build_firmware(ram_kib=128),
+                           compile_software=False)
+    lane0 = next((out / "gateware").glob("LsmcSoc_*ram_symbol0.hex")).read_text().split()
+    assert len(lane0) == 32 * 1024 and lane0[0] != "00"
 
 
 # ------------------------------------------------------------------------------ board simulation

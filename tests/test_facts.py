@@ -22,9 +22,16 @@ def defines(path) -> dict:
 
 # ---- memory map --------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def soc_map():
-    return regmap.memmap(), regmap.memmap_json().parent
+# The default map and the ECPIX-5's 128 KiB on-chip RAM variant (soc.MemoryMap --ram-kib 128).
+@pytest.fixture(scope="module", params=["default", 128])
+def soc_map(request):
+    if request.param == "default":
+        return regmap.memmap(), regmap.memmap_json().parent
+    from lsmc.build import firmware
+    folder = firmware.memory_map_dir(request.param)
+    m = regmap.memmap(str(folder / "lsmc_soc.json"))
+    assert m.size("RAM") == request.param * 1024
+    return m, folder
 
 
 def test_memmap_header_and_linker_script_match_json(soc_map):
@@ -60,15 +67,34 @@ def test_memmap_regions_are_consistent(soc_map):
     assert m.base("DDR_HOST") + m.size("DDR_HOST") == m.base("DDR_SCRATCH")
 
 
+def _linked_symbols(elf) -> dict:
+    syms = {}
+    for line in (elf.parent / "lsmc.map").read_text().splitlines():
+        mm = re.match(r"\s+0x([0-9a-f]+)\s+(__stack|__heap_end|__bss_end)\s+=", line)
+        if mm:
+            syms[mm.group(2)] = int(mm.group(1), 16)
+    return syms
+
+
 def test_firmware_links_where_the_map_says():
     from lsmc.build import firmware
     m = regmap.memmap()
-    syms = {}
-    for line in (firmware.build_firmware().parent / "lsmc.map").read_text().splitlines():
-        mm = re.match(r"\s+0x([0-9a-f]+)\s+(__stack|__heap_end)\s+=", line)
-        if mm:
-            syms[mm.group(2)] = int(mm.group(1), 16)
-    assert syms == {"__stack": m.base("FW_STACK") + m.size("FW_STACK"), "__heap_end": m.base("FW_STACK")}
+    syms = _linked_symbols(firmware.build_firmware())
+    assert {k: syms[k] for k in ("__stack", "__heap_end")} == \
+        {"__stack": m.base("FW_STACK") + m.size("FW_STACK"), "__heap_end": m.base("FW_STACK")}
+
+
+def test_board_firmware_links_for_its_ram():
+    """The ECPIX-5's firmware (build_firmware(ram_kib=128)): linked from the 128 KiB map, its stack at that
+    RAM's end, its image below the stack."""
+    from lsmc.build import firmware
+    folder = firmware.memory_map_dir(128)
+    m = regmap.memmap(str(folder / "lsmc_soc.json"))
+    elf = firmware.build_firmware(ram_kib=128)
+    assert elf.parent.name == "fw-ram128"
+    syms = _linked_symbols(elf)
+    assert syms["__stack"] == m.base("RAM") + 128 * 1024 == m.base("FW_STACK") + m.size("FW_STACK")
+    assert syms["__heap_end"] == m.base("FW_STACK") and syms["__bss_end"] <= syms["__heap_end"]
 
 
 # ---- registers ---------------------------------------------------------------------------------

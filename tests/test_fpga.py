@@ -246,7 +246,7 @@ def test_ecpix5_bitstream(tmp_path):
     row = fpga.soc_row(res)
     assert res.bitstream.is_file() and res.bitstream.stat().st_size > 100_000
     assert float(row["target_mhz"]) == pytest.approx(100, abs=0.5)
-    assert int(row["bram"]) >= 128  # 256 KiB on-chip RAM = 128 DP16KD at 2 KiB each
+    assert int(row["bram"]) >= 64  # the ECPIX-5's 128 KiB on-chip RAM = 64 DP16KD at 2 KiB each
 
 
 def test_scripts_fpga_is_wired():

@@ -22,18 +22,11 @@ class ArtyA7:
 
     @staticmethod
     def crg(platform, sys_clk_freq, lsmc_clk_freq):
-        from litex.gen import LiteXModule
         from litex.soc.cores.clock import S7IDELAYCTRL, S7PLL
-        from migen import ClockDomain, Signal
 
-        class CRG(LiteXModule):
+        class CRG(litex_soc.crg_base()):
             def __init__(self):
-                self.rst = Signal()
-                self.cd_sys = ClockDomain()
-                self.cd_sys4x = ClockDomain()
-                self.cd_sys4x_dqs = ClockDomain()
-                self.cd_idelay = ClockDomain()
-                self.cd_lsmc = ClockDomain()  # the LSMC SoC, its own PLL output (CDC FIFOs to LiteDRAM)
+                super().__init__("sys", "sys4x", "sys4x_dqs", "idelay", "lsmc")  # lsmc: the SoC, its own PLL output
                 self.pll = pll = S7PLL(speedgrade=-1)
                 self.comb += pll.reset.eq(~platform.request("cpu_reset") | self.rst)
                 pll.register_clkin(platform.request("clk100"), 100e6)

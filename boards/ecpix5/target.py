@@ -19,6 +19,9 @@ class ECPIX5:
     # LiteDRAM's ECP5 DDR3 PHY runs 1:2 off sys (sys2x through ECLKSYNCB/CLKDIVF); 75 MHz (DDR3-300) is
     # the setting litex-boards uses and proves on this board.
     sys_clk_freq = 75e6
+    # 128 KiB on-chip RAM (soc.Generate --ram-kib, memory map and firmware link from it): the 256 KiB of the
+    # other boards took 128 of the ECP5's 208 DP16KD (199 used in all); lsmc.elf needs ~83 KiB + 16 KiB stack.
+    ram_kib = 128
 
     @staticmethod
     def platform():
@@ -27,20 +30,13 @@ class ECPIX5:
 
     @staticmethod
     def crg(platform, sys_clk_freq, lsmc_clk_freq):
-        from litex.gen import LiteXModule
         from litex.soc.cores.clock import ECP5PLL
-        from migen import ClockDomain, If, Instance, Signal
+        from migen import If, Instance, Signal
         from migen.genlib.resetsync import AsyncResetSynchronizer
 
-        class CRG(LiteXModule):
+        class CRG(litex_soc.crg_base()):
             def __init__(self):
-                self.rst = Signal()
-                self.cd_init = ClockDomain()
-                self.cd_por = ClockDomain()
-                self.cd_sys = ClockDomain()
-                self.cd_sys2x = ClockDomain()
-                self.cd_sys2x_i = ClockDomain()
-                self.cd_lsmc = ClockDomain()  # the LSMC SoC, its own PLL output (CDC FIFOs to LiteDRAM)
+                super().__init__("init", "por", "sys", "sys2x", "sys2x_i", "lsmc")  # lsmc: the SoC, its own PLL output
                 self.stop = Signal()  # driven by the DDR PHY's init sequencer (clock stop/divider reset)
                 self.reset = Signal()
 

@@ -46,18 +46,12 @@ class KCU105:
 
     @staticmethod
     def crg(platform, sys_clk_freq, lsmc_clk_freq):
-        from litex.gen import LiteXModule
         from litex.soc.cores.clock import USIDELAYCTRL, USMMCM
-        from migen import ClockDomain, Instance, Signal
+        from migen import Instance
 
-        class CRG(LiteXModule):
+        class CRG(litex_soc.crg_base()):
             def __init__(self):
-                self.rst = Signal()
-                self.cd_sys = ClockDomain()
-                self.cd_sys4x = ClockDomain()
-                self.cd_pll4x = ClockDomain()
-                self.cd_idelay = ClockDomain()
-                self.cd_lsmc = ClockDomain()  # the LSMC SoC (100 MHz, as in the paper)
+                super().__init__("sys", "sys4x", "pll4x", "idelay", "lsmc")  # lsmc: the SoC, 100 MHz as in the paper
                 self.pll = pll = USMMCM(speedgrade=-2)
                 self.comb += pll.reset.eq(platform.request("cpu_reset") | self.rst)
                 pll.register_clkin(platform.request("clk125"), 125e6)

@@ -49,16 +49,12 @@ class SimBoard:
 
     @staticmethod
     def crg(platform, sys_clk_freq, lsmc_clk_freq):
-        from litex.gen import LiteXModule
-        from migen import ClockDomain, If, Signal
+        from migen import If, Signal
         from migen.genlib.resetsync import AsyncResetSynchronizer
 
-        class CRG(LiteXModule):
+        class CRG(litex_soc.crg_base()):
             def __init__(self):
-                self.rst = Signal()
-                self.cd_sys = ClockDomain()
-                self.cd_lsmc = ClockDomain()
-                self.cd_por = ClockDomain(reset_less=True)
+                super().__init__("sys", "lsmc", ("por", True))
                 self.comb += [self.cd_sys.clk.eq(platform.request("sys_clk")),
                               self.cd_por.clk.eq(self.cd_sys.clk),
                               self.cd_lsmc.clk.eq(platform.request("lsmc_clk"))]

@@ -71,19 +71,45 @@ def ensure_headers() -> None:
             raise FirmwareError(f"{module} generator did not write {outdir / header}")
 
 
-def build_firmware(build_dir: Path | None = None, opt: str = "-O2", force: bool = False) -> Path:
+def default_ram_kib() -> int:
+    """The on-chip RAM of the default memory map (simulation, KCU105, Arty), from the generated map."""
+    return regmap.memmap().size("RAM") // 1024
+
+
+def memory_map_dir(ram_kib: int | None = None) -> Path:
+    """Folder of the generated memory map (lsmc_soc.h / .ld / .json) for an on-chip RAM of `ram_kib` KiB
+    (soc.MemoryMap --ram-kib; the size choices are SocMap's MapConfig.ramKibChoices): the default map's
+    folder for the default size, build/gen/soc_map_ram<N> for a board variant."""
+    if ram_kib is None or ram_kib == default_ram_kib():
+        return _build.GEN / "soc_map"
+    outdir = _build.GEN / f"soc_map_ram{ram_kib}"
+    try:
+        _build.generate("socmap", "soc.MemoryMap", outdir, ["--ram-kib", str(ram_kib), "--out", str(outdir)])
+    except _build.BuildError as e:
+        raise FirmwareError(f"memory map for a {ram_kib} KiB on-chip RAM could not be generated:\n{e}") from None
+    return outdir
+
+
+def build_firmware(build_dir: Path | None = None, opt: str = "-O2", force: bool = False,
+                   ram_kib: int | None = None) -> Path:
     """Build build/fw/lsmc.elf (out of tree) and return its path. Raises FirmwareError with the
     compiler output on failure. The make log is kept in <build_dir>/build.log (tests grep it for
-    warnings). The same ELF runs in simulation and on a board (it reads the sim-control ID word)."""
-    build_dir = Path(build_dir or BUILD_FW)
-    elf = build_dir / "lsmc.elf"
+    warnings). The same ELF runs in simulation and on a board (it reads the sim-control ID word).
+    `ram_kib`: link for a board variant's on-chip RAM (its stack at that RAM's end; default build folder
+    build/fw-ram<N>); None or the default size: the default map."""
     ensure_headers()
-    digest = _digest(firmware_sources(), extra=(opt,))
+    map_dir = memory_map_dir(ram_kib)
+    variant = map_dir != _build.GEN / "soc_map"
+    build_dir = Path(build_dir or (_build.BUILD / f"fw-ram{ram_kib}" if variant else BUILD_FW))
+    elf = build_dir / "lsmc.elf"
+    includes = [map_dir if g == _build.GEN / "soc_map" else g for g in GEN_INCLUDES]
+    sources = firmware_sources() + ([*sorted(map_dir.glob("*.h")), *sorted(map_dir.glob("*.ld"))] if variant else [])
+    digest = _digest(sources, extra=(opt, str(map_dir)) if variant else (opt,))
     stamp = build_dir / ".stamp"
     if not force and elf.exists() and stamp.exists() and stamp.read_text() == digest:
         return elf
     build_dir.mkdir(parents=True, exist_ok=True)
-    gen = " ".join(str(g) for g in GEN_INCLUDES)
+    gen = " ".join(str(g) for g in includes)
     try:
         res = _build.run(["make", "-C", FW, f"BUILD={build_dir}", f"GEN_INC={gen}", f"OPT={opt}",
                           "-j2", "--no-print-directory", "all"], quiet=True)

@@ -2,7 +2,17 @@ package soc
 
 /** Sizes and clock the map depends on; LsmcSocConfig takes its defaults from here. */
 case class MapConfig(onChipRamSize: BigInt = 256 * 1024, ddrSize: BigInt = BigInt(256) * 1024 * 1024,
-                     clockHz: BigInt = 100000000)
+                     clockHz: BigInt = 100000000) {
+  require(MapConfig.ramKibChoices.contains(onChipRamSize / 1024) && onChipRamSize % 1024 == 0,
+    s"on-chip RAM must be one of ${MapConfig.ramKibChoices.mkString(", ")} KiB, not $onChipRamSize bytes")
+}
+
+object MapConfig {
+  /** On-chip RAM sizes a build may choose (`--ram-kib`): 256 KiB in simulation and on the Xilinx boards;
+    * 128 KiB on the ECPIX-5, whose ECP5 has 208 block RAMs (lsmc.elf needs ~83 KiB and its 16 KiB stack). */
+  val ramKibChoices = Seq(128, 256)
+  def ramKibOpt = common.Gen.intOpt("ram-kib", (MapConfig().onChipRamSize / 1024).toInt, allowed = ramKibChoices)
+}
 
 /** The SoC's memory map, interrupt lines, small peripheral registers and the firmware's reserved
   * regions: the ONE source of these facts. soc.Generate exports them next to the Verilog as
@@ -197,9 +207,11 @@ object SocMap {
   }
 }
 
-/** `soc.MemoryMap --out DIR`: only lsmc_soc.h / .ld / .json (Mill module `socmap`: no CPU, no
+/** `soc.MemoryMap [--ram-kib 128|256] --out DIR`: only lsmc_soc.h / .ld / .json (Mill module `socmap`: no CPU, no
   * elaboration, seconds). soc.Generate writes the same files next to the Verilog. */
 object MemoryMap {
-  def main(args: Array[String]): Unit =
-    SocMap.writeFiles(MapConfig(), common.Gen.parse("soc.MemoryMap", args, "build/gen/soc_map", Nil).out)
+  def main(args: Array[String]): Unit = {
+    val a = common.Gen.parse("soc.MemoryMap", args, "build/gen/soc_map", Seq(MapConfig.ramKibOpt))
+    SocMap.writeFiles(MapConfig(onChipRamSize = BigInt(a.int("ram-kib")) * 1024), a.out)
+  }
 }

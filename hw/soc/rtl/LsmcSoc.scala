@@ -131,6 +131,17 @@ object LsmcSocConfig {
   val maxDmaPorts = 16
 }
 
+object LsmcSoc {
+  /** The register stage between a NAND channel's upsizer and the NAND crossbar: a halfPipe on every
+    * channel (valid, payload and ready all from registers), so no ready of the crossbars and DMA port 0
+    * reaches a controller's DMA enables, and no response valid its page buffer, combinationally (the
+    * whole-ECPIX-5 routes' critical paths ran from the command layer's DMA through the crossbar). Free in
+    * bandwidth: at 256 bits a channel moves at most one beat per 8 of its 32-bit beats, a halfPipe one per
+    * 2 cycles; one cycle of latency each way. */
+  def nandLinkStage(a: Axi4): Axi4 = a.pipelined(aw = StreamPipe.HALF, w = StreamPipe.HALF, b = StreamPipe.HALF,
+    ar = StreamPipe.HALF, r = StreamPipe.HALF)
+}
+
 /** The SoC: VexRiscv RV32IM + AXI4 crossbar + on-chip RAM + two DDR ports + APB3 peripherals.
   * One clock `clk` (100 MHz nominal), synchronous active-high `reset`. */
 class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
@@ -407,9 +418,10 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
         up.io.input << ctrl.io.axi
         up
       }
+      val stages = for (up <- upsizers) yield LsmcSoc.nandLinkStage(up.io.output)
       val xbar = Axi4CrossbarFactory()
       xbar.addSlave(link, SizeMapping(ddrBase, cfg.ddrSize))
-      for (up <- upsizers) xbar.addConnection(up.io.output, List(link))
+      for (st <- stages) xbar.addConnection(st, List(link))
       xbar.build()
     }
     val active = link.ar.valid || link.aw.valid || link.w.valid || link.r.valid || link.b.valid
