@@ -29,6 +29,16 @@ int nand_cur_channel;
 /* ONFI async modes 0..5: the one table, nand/data/onfi_timing.json (via onfi_timing.h). */
 const nand_onfi_timing nand_onfi_modes[ONFI_ASYNC_MODE_COUNT] = ONFI_ASYNC_MODES;
 
+/* READ ID at address 20h and every parameter page copy start with the ASCII signature "ONFI". */
+static const char onfi_signature[4] = {'O', 'N', 'F', 'I'};
+
+/* The signature as READ ID's 4-byte completion word holds it (first byte lowest). */
+static uint32_t onfi_signature_word(void)
+{
+    return (uint32_t)onfi_signature[0] | (uint32_t)onfi_signature[1] << 8 | (uint32_t)onfi_signature[2] << 16 |
+           (uint32_t)onfi_signature[3] << 24;
+}
+
 /* Register block of the selected channel (NAND_CHANNEL_BASE from the generated lsmc_soc.h). */
 static uint32_t nand_base = NAND_BASE;
 
@@ -307,7 +317,7 @@ int nand_train_capture(int target, int32_t *first, int32_t *last, uint32_t *word
             int32_t p = (int32_t)slot * half - (int32_t)(k * NAND_TRAIN_STEP) * tp;
             int ok;
             capture_set(slot << NAND_DDR_CAPTURE_SLOT_SHIFT | k * NAND_TRAIN_STEP);
-            ok = simple(NAND_OP_READ_ID, target, 0x20, 4, 0, &c) == 0 && c.data == 0x49464E4Fu && /* "ONFI" */
+            ok = simple(NAND_OP_READ_ID, target, 0x20, 4, 0, &c) == 0 && c.data == onfi_signature_word() &&
                  !(nand_reg(NAND_DDR_CAPTURE) & NAND_DDR_CAPTURE_PAIR_SPLIT_MASK);
             if (ok) {
                 if (!found)
@@ -403,7 +413,7 @@ int nand_read_param(int target, uint32_t buf, nand_info *info)
             p[i] = w; p[i + 1] = w >> 8; p[i + 2] = w >> 16; p[i + 3] = w >> 24;
         }
         info->crc = (uint16_t)(p[254] | p[255] << 8);
-        if (memcmp(p, "ONFI", 4) == 0 && crc16_onfi(p, 254) == info->crc)
+        if (memcmp(p, onfi_signature, sizeof onfi_signature) == 0 && crc16_onfi(p, 254) == info->crc)
             break;
     }
     if (copy == 3)
