@@ -136,6 +136,7 @@ def test_nvddr_primitives_on_the_pins(nvddr_board):
 
 def test_sdr_pin_set_keeps_sdr_wiring(tmp_path):
     """Without --nvddr the board keeps today's wiring: no DDR flops, NV-DDR inputs tied low."""
+    (tmp_path / "soc").mkdir()
     stub = ports.contract_stub_verilog(tmp_path / "soc" / "LsmcSoc.v", nand_targets=TARGETS, nvddr=True,
                                        nand_pad_input_cycles=0)
     litex_soc.build_target(load_board("ecpix5"), tmp_path, soc_verilog=stub, compile_software=False)
@@ -150,6 +151,7 @@ def test_sdr_pin_set_keeps_sdr_wiring(tmp_path):
 def test_sdr_sample_point_must_match_the_pads(tmp_path, nvddr, soc_cycles):
     """A SoC whose SDR sample point expects other pads than it gets is refused: behind the wrapper
     without its input cycle (or with no nand_regs.json to say), or generated for it on direct pins."""
+    (tmp_path / "soc").mkdir()
     stub = ports.contract_stub_verilog(tmp_path / "soc" / "LsmcSoc.v", nand_targets=TARGETS, nvddr=True,
                                        nand_pad_input_cycles=soc_cycles)
     want = nand_pads.PAD_INPUT_CYCLES if nvddr else 0
@@ -344,12 +346,20 @@ def test_sdr_reads_behind_the_pad_iddr(mode):
 @pytest.mark.parametrize("mode", [0, 5])
 def test_sdr_without_the_pad_cycle_reads_junk(mode):
     """The check that the cycle matters: the default controller (no pad stage) behind the modelled IDDR
-    samples one cycle early, before tREA, and reads the model's junk."""
+    samples one cycle early, before tREA, and reads the model's junk (ID, status, a page put in the array)."""
+    import random
+
     from lsmc.sim import nandsim as ns
     with ns.NandSim(pad_model=nand_pads.PAD_INPUT_CYCLES, **PAD_SIM) as s:
-        back, sent = _sdr_pages(s, mode, pages=1)
-        assert back != sent
-        assert sum(a != b for a, b in zip(back[0], sent[0])) > len(sent[0]) // 2
+        s.init(mode=mode, targets=1)
+        assert s.cmd(ns.OP_READ_ID, length=4).data.to_bytes(4, "little") != bytes([0x2C, 0x48, 0x00, 0x26])
+        assert s.cmd(ns.OP_READ_STATUS).data & 0xFF != 0xE0
+        page = s.geometry["page_bytes"]
+        data = random.Random(mode).randbytes(page)
+        s.poke(0, s.row(1, 0), data + b"\xff" * s.geometry["spare_bytes"])
+        s.cmd(ns.OP_PAGE_READ, row=s.row(1, 0), length=page, dma=True, dma_addr=ns.DDR + 0x10000)
+        back = s.mem_read(ns.DDR + 0x10000, page)
+        assert sum(a != b for a, b in zip(back, data)) > page // 2
 
 
 def test_nvddr_reads_behind_the_pad_iddr():
