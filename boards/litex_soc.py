@@ -313,8 +313,11 @@ def build_target(board, output_dir: Path, soc_verilog: Path | None = None, firmw
     output_dir = Path(output_dir)
     gw = output_dir / "gateware"
     gw.mkdir(parents=True, exist_ok=True)
-    src = Path(soc_verilog) if soc_verilog else generate_soc_verilog(ram_kib=getattr(board, "ram_kib", None))
+    # Behind the NV-DDR pad wrapper the SoC's SDR sample point moves by the wrapper's input stage.
+    src = Path(soc_verilog) if soc_verilog else generate_soc_verilog(
+        ram_kib=getattr(board, "ram_kib", None), nand_pad_input_cycles=nand_pads_mod.PAD_INPUT_CYCLES if nvddr else 0)
     soc_interface(src)  # fail early, with the port list, before LiteX starts
+    nand_pads_mod.check_soc_pad_cycles(src, nvddr)
     # A private copy, so the build folder is self-contained and the RAM image can be attached to it.
     local = gw / f"{SOC_TOP}.v"
     shutil.copyfile(src, local)

@@ -13,7 +13,9 @@ found by training). Here:
 * read capture, per DQ bit: pad -> delay line (ECP5 `DELAYF`, UltraScale `IDELAYE3` in COUNT mode; one
   tap value `ddr_tap` for all) -> `DDRInput` on the SoC clock (rising edge -> Q1, falling -> Q2), the
   same clock as the pin's `DDROutput` (an ECP5 pin's IOLOGIC has one clock); the SDR read takes Q1
-  (an IDDR's D may feed nothing else).
+  (an IDDR's D may feed nothing else), `PAD_INPUT_CYCLES` register stage ahead of the SoC's `dq_i`: the
+  SoC behind this wrapper is generated with it (`soc.Generate --nand-pad-input-cycles`, its controller's
+  SAMPLE.PAD_CYCLES) and moves its SDR sample point by it; `check_soc_pad_cycles` refuses any other.
 
 LiteX lowers `DDROutput`/`DDRInput` per platform (ECP5: ODDRX1F/IDDRX1F, UltraScale: ODDRE1/IDDRE1);
 the delay lines are the one primitive instantiated here, so a platform family needs an entry in
@@ -30,6 +32,40 @@ NVDDR_PINS = ("dqs",)
 # Taps of the DQ delay line per family (the SoC's ddr_tap is 9 bits: IDELAYE3's 512 taps); the simulation's
 # pad model, nandsim and the driver's training take the ECP5's (tests/test_nand_pads.py checks them).
 TAPS = {"ecp5": 128, "ultrascale": 512}
+# Register stages between a DQ pad and the SoC's SDR input `dq_i`: the IDDR's rising-edge flop (Q1). The
+# board build generates the SoC with it; the standalone harness models it (nand/model/nvddr_pads.h sdr_dq).
+PAD_INPUT_CYCLES = 1
+
+
+def soc_pad_input_cycles(soc_verilog) -> int | None:
+    """SAMPLE.PAD_CYCLES the NAND controller of the SoC in `soc_verilog` was generated with, from the
+    register description soc.Generate writes next to it (nand_regs.json); None when there is none."""
+    import json
+    from pathlib import Path
+    j = Path(soc_verilog).parent / "nand_regs.json"
+    if not j.is_file():
+        return None
+    try:
+        regs = json.loads(j.read_text())["registers"]
+        fields = next(r["fields"] for r in regs if r["name"] == "SAMPLE")
+    except (ValueError, KeyError, StopIteration, TypeError) as e:
+        raise BoardError(f"{j}: no SAMPLE register in the NAND register description ({e})") from None
+    return next((f["reset"] for f in fields if f["name"] == "PAD_CYCLES"), 0)  # older controllers: direct pins
+
+
+def check_soc_pad_cycles(soc_verilog, nvddr: bool) -> None:
+    """BoardError unless the SoC's SDR sample point expects the pads it gets: PAD_INPUT_CYCLES behind
+    this wrapper (`nvddr`), 0 on direct pins. A Verilog without its nand_regs.json cannot be checked and
+    is refused behind the wrapper (its SDR reads would sample one cycle early)."""
+    got = soc_pad_input_cycles(soc_verilog)
+    want = PAD_INPUT_CYCLES if nvddr else 0
+    if got is None and not nvddr:
+        return
+    if got != want:
+        have = "no nand_regs.json next to it" if got is None else f"generated with {got} pad input cycle(s)"
+        pins = "go through the NV-DDR pad wrapper" if nvddr else "are direct"
+        raise BoardError(f"{soc_verilog}: {have}, but the NAND pins {pins} ({want}): "
+                         f"generate the SoC with soc.Generate --nand-pad-input-cycles {want}")
 
 
 def platform_family(platform) -> str:

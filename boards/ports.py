@@ -197,10 +197,11 @@ def soc_interface(verilog: Path) -> SocInterface:
 
 # ------------------------------------------------------------------------------ test/bring-up aid
 def contract_stub_verilog(path: Path, nand_targets: int = 0, dma_width: int = 256, extra_ports=(),
-                          nvddr: bool = False) -> Path:
+                          nvddr: bool = False, nand_pad_input_cycles: int | None = None) -> Path:
     """Write an empty `LsmcSoc` with the contract's ports (docs/architecture.md: UART, 32-bit CPU DDR
     AXI4, 256-bit DMA DDR AXI4, optional NAND pins), outputs tied to 0. It lets the board wiring be
-    generated and checked without the real SoC; never a bitstream to use."""
+    generated and checked without the real SoC; never a bitstream to use. `nand_pad_input_cycles`: also
+    a nand_regs.json next to it whose SAMPLE.PAD_CYCLES says so (what soc.Generate writes)."""
     ports = [("output", "io_uart_txd", 1), ("input", "io_uart_rxd", 1)]
 
     def axi(p, dw, aw=32, idw=4):
@@ -232,4 +233,8 @@ def contract_stub_verilog(path: Path, nand_targets: int = 0, dma_width: int = 25
     body = "".join(f"  assign {n} = {w}'d0;\n" for d, n, w in ports if d == "output")
     Path(path).write_text(f"// contract stub of the LSMC SoC ports (boards/ports.py)\n"
                           f"module {SOC_TOP} (\n{decl}\n);\n{body}endmodule\n")
+    if nand_pad_input_cycles is not None:
+        import json
+        sample = {"name": "SAMPLE", "fields": [{"name": "PAD_CYCLES", "access": "RO", "reset": nand_pad_input_cycles}]}
+        (Path(path).parent / "nand_regs.json").write_text(json.dumps({"block": "NAND", "registers": [sample]}))
     return Path(path)

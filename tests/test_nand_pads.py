@@ -38,7 +38,8 @@ def instances(verilog: str):
 
 @pytest.fixture(scope="module")
 def nvddr_stub(tmp_path_factory):
-    return ports.contract_stub_verilog(tmp_path_factory.mktemp("soc") / "LsmcSoc.v", nand_targets=TARGETS, nvddr=True)
+    return ports.contract_stub_verilog(tmp_path_factory.mktemp("soc") / "LsmcSoc.v", nand_targets=TARGETS, nvddr=True,
+                                       nand_pad_input_cycles=nand_pads.PAD_INPUT_CYCLES)
 
 
 @pytest.fixture(scope="module", params=sorted(PRIMS))
@@ -133,14 +134,57 @@ def test_nvddr_primitives_on_the_pins(nvddr_board):
     assert soc["io_nand_ddr_cap_valid"] == "1'd1" and "nvddr_tap" in soc["io_nand_ddr_tap"]
 
 
-def test_sdr_pin_set_keeps_sdr_wiring(tmp_path, nvddr_stub):
+def test_sdr_pin_set_keeps_sdr_wiring(tmp_path):
     """Without --nvddr the board keeps today's wiring: no DDR flops, NV-DDR inputs tied low."""
-    litex_soc.build_target(load_board("ecpix5"), tmp_path, soc_verilog=nvddr_stub, compile_software=False)
+    (tmp_path / "soc").mkdir()
+    stub = ports.contract_stub_verilog(tmp_path / "soc" / "LsmcSoc.v", nand_targets=TARGETS, nvddr=True,
+                                       nand_pad_input_cycles=0)
+    litex_soc.build_target(load_board("ecpix5"), tmp_path, soc_verilog=stub, compile_software=False)
     v = (tmp_path / "gateware" / "ecpix5.v").read_text()
     mods = [m for m, _, _ in instances(v)]
     assert "ODDRX1F" not in mods and "IDDRX1F" not in mods and "DELAYF" not in mods
     soc = {n: c for _, n, c in instances(v)}["lsmc_soc"]
     assert soc["io_nand_ddr_cap_valid"] == "1'd0"
+
+
+@pytest.mark.parametrize("nvddr,soc_cycles", [(True, 0), (True, None), (False, 1)])
+def test_sdr_sample_point_must_match_the_pads(tmp_path, nvddr, soc_cycles):
+    """A SoC whose SDR sample point expects other pads than it gets is refused: behind the wrapper
+    without its input cycle (or with no nand_regs.json to say), or generated for it on direct pins."""
+    (tmp_path / "soc").mkdir()
+    stub = ports.contract_stub_verilog(tmp_path / "soc" / "LsmcSoc.v", nand_targets=TARGETS, nvddr=True,
+                                       nand_pad_input_cycles=soc_cycles)
+    want = nand_pads.PAD_INPUT_CYCLES if nvddr else 0
+    with pytest.raises(BoardError, match=f"--nand-pad-input-cycles {want}$"):
+        litex_soc.build_target(load_board("ecpix5"), tmp_path / "out", soc_verilog=stub, compile_software=False,
+                               nvddr=nvddr)
+
+
+def test_board_soc_generated_for_the_pads(monkeypatch, tmp_path):
+    """build_target without a Verilog generates the SoC for its pads: nand_pads.PAD_INPUT_CYCLES behind the
+    wrapper (its own folder), none on direct pins; the one constant reaches soc.Generate."""
+    from lsmc.boards import gateware
+    calls = []
+
+    def fake_generate(module, main, outdir, args=()):
+        calls.append((Path(outdir).name, list(args)))
+        raise BoardError("stop here")
+    monkeypatch.setattr(gateware.build, "generate", fake_generate)
+    for nvddr in (True, False):
+        with pytest.raises(BoardError, match="stop here"):
+            litex_soc.build_target(load_board("ecpix5"), tmp_path, compile_software=False, nvddr=nvddr)
+    (d1, a1), (d0, a0) = calls
+    assert a1[a1.index("--nand-pad-input-cycles") + 1] == str(nand_pads.PAD_INPUT_CYCLES) and d1.endswith(
+        f"_pad{nand_pads.PAD_INPUT_CYCLES}")
+    assert "--nand-pad-input-cycles" not in a0 and "_pad" not in d0
+
+
+def test_pad_input_cycles_one_source():
+    """The generated controller's SAMPLE.PAD_CYCLES is what its generation parameter says (nand.Generate
+    --pad-input-cycles, the standalone harness's variant) and what the harness models by default."""
+    from lsmc.sim import nandsim
+    for n in (0, nand_pads.PAD_INPUT_CYCLES):
+        assert nand_pads.soc_pad_input_cycles(nandsim.generate(n)) == n
 
 
 def test_no_mapping_is_a_board_error(tmp_path, nvddr_stub):
@@ -255,3 +299,83 @@ def test_ecp5_wrapper_places_and_routes(tmp_path):
     assert fmax and fmax[-1] >= 100.0, fmax
     warns = [ln for ln in log.splitlines() if "unconstrained" in ln and "nand_" in ln]
     assert not warns, warns
+
+
+# ------------------------------------------- the SDR sample point behind the wrapper, in simulation
+# The standalone harness built with the controller generated for the wrapper's input stage
+# (nand.Generate --pad-input-cycles PAD_INPUT_CYCLES) models that stage on DQ in (nvddr_pads.h sdr_dq).
+PAD_SIM = dict(blocks=8, pages=64, targets=1, part="mt29f16g08ababa", tr_ns=2000, tprog_ns=5000, tbers_ns=8000)
+
+
+def _sdr_pages(s, mode, pages=2):
+    """Erase, program and read back `pages` random pages raw in SDR `mode`; the data read, the data sent."""
+    import random
+
+    from lsmc.sim import nandsim as ns
+    s.init(mode=mode, targets=1)
+    page = s.geometry["page_bytes"]
+    rng = random.Random(mode)
+    c = s.cmd(ns.OP_ERASE, row=s.row(1, 0))
+    assert c.err == ns.ERR_OK and c.status == 0xE0, c
+    back, sent = [], []
+    for p in range(pages):
+        data = rng.randbytes(page)
+        s.mem_write(ns.DDR, data)
+        c = s.cmd(ns.OP_PROGRAM, row=s.row(1, p), length=page, dma=True, dma_addr=ns.DDR)
+        assert c.err == ns.ERR_OK and c.status == 0xE0, c
+        assert s.peek(0, s.row(1, p))[:page] == data  # the array holds what was sent (no sampling on the way)
+        c = s.cmd(ns.OP_PAGE_READ, row=s.row(1, p), length=page, dma=True, dma_addr=ns.DDR + 0x10000)
+        assert c.err == ns.ERR_OK, c
+        back.append(s.mem_read(ns.DDR + 0x10000, page))
+        sent.append(data)
+    return back, sent
+
+
+@pytest.mark.parametrize("mode", [0, 5])
+def test_sdr_reads_behind_the_pad_iddr(mode):
+    """SDR mode 0 and 5 page reads (raw, no ECC to hide a bad byte) through the wrapper's input stage: the
+    controller generated for it samples where SAMPLE.DELAY says (the driver's value, unchanged)."""
+    from lsmc.sim import nandsim as ns
+    with ns.NandSim(pad_input_cycles=nand_pads.PAD_INPUT_CYCLES, **PAD_SIM) as s:
+        assert s.r("SAMPLE") >> 4 & 3 == nand_pads.PAD_INPUT_CYCLES  # SAMPLE.PAD_CYCLES
+        back, sent = _sdr_pages(s, mode)
+        assert back == sent
+        assert s.cmd(ns.OP_READ_ID, length=4).data.to_bytes(4, "little") == bytes([0x2C, 0x48, 0x00, 0x26])
+
+
+@pytest.mark.parametrize("mode", [0, 5])
+def test_sdr_without_the_pad_cycle_reads_junk(mode):
+    """The check that the cycle matters: the default controller (no pad stage) behind the modelled IDDR
+    samples one cycle early, before tREA, and reads the model's junk (ID, status, a page put in the array)."""
+    import random
+
+    from lsmc.sim import nandsim as ns
+    with ns.NandSim(pad_model=nand_pads.PAD_INPUT_CYCLES, **PAD_SIM) as s:
+        s.init(mode=mode, targets=1)
+        assert s.cmd(ns.OP_READ_ID, length=4).data.to_bytes(4, "little") != bytes([0x2C, 0x48, 0x00, 0x26])
+        assert s.cmd(ns.OP_READ_STATUS).data & 0xFF != 0xE0
+        page = s.geometry["page_bytes"]
+        data = random.Random(mode).randbytes(page)
+        s.poke(0, s.row(1, 0), data + b"\xff" * s.geometry["spare_bytes"])
+        s.cmd(ns.OP_PAGE_READ, row=s.row(1, 0), length=page, dma=True, dma_addr=ns.DDR + 0x10000)
+        back = s.mem_read(ns.DDR + 0x10000, page)
+        assert sum(a != b for a, b in zip(back, data)) > page // 2
+
+
+def test_nvddr_reads_behind_the_pad_iddr():
+    """NV-DDR mode 5 (bring-up in SDR mode 0 through the stage, training, page reads with ECC) on the
+    controller generated for the wrapper: the NV-DDR capture is unaffected by PAD_CYCLES."""
+    import random
+
+    from lsmc.sim import nandsim as ns
+    with ns.NandSim(pad_input_cycles=nand_pads.PAD_INPUT_CYCLES, **PAD_SIM) as s:
+        first, last, kept = s.init_nvddr(5, tap_step=16)
+        assert first <= kept <= last
+        page = s.geometry["page_bytes"]
+        data = random.Random(7).randbytes(page)
+        assert s.cmd(ns.OP_ERASE, row=s.row(1, 0)).err == ns.ERR_OK
+        s.mem_write(ns.DDR, data)
+        assert s.cmd(ns.OP_PROGRAM, row=s.row(1, 0), dma=True, ecc=True, dma_addr=ns.DDR).err == ns.ERR_OK
+        c = s.cmd(ns.OP_PAGE_READ, row=s.row(1, 0), dma=True, ecc=True, dma_addr=ns.DDR + 0x10000)
+        assert c.err == ns.ERR_OK and c.sectors == [0] * 8, c
+        assert s.mem_read(ns.DDR + 0x10000, page) == data

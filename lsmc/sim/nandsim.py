@@ -106,20 +106,32 @@ def onfi_crc16(data: bytes) -> int:
     return crc
 
 
-def generate() -> Path:
-    """Generate NandController.v (+ nand_regs.h) with the default parameters; returns the Verilog."""
-    build.generate("nand", "nand.Generate", GEN, args=["--out", str(GEN)])
-    return GEN / "NandController.v"
+def _variant(path: Path, pad_input_cycles: int) -> Path:
+    """The build folder of the controller generated with `pad_input_cycles` (0: the default one)."""
+    return path if not pad_input_cycles else path.with_name(f"{path.name}_pad{pad_input_cycles}")
 
 
-def build_sim() -> Path:
-    """Generate NandController.v (+ nand_regs.h) and build the Verilator harness; returns the binary."""
-    generate()
+def generate(pad_input_cycles: int = 0) -> Path:
+    """Generate NandController.v (+ nand_regs.h), the default parameters but for the pads' input register
+    stages (NandParams.padInputCycles; boards/nand_pads.py PAD_INPUT_CYCLES behind the NV-DDR pad
+    wrapper); returns the Verilog."""
+    gen = _variant(GEN, pad_input_cycles)
+    pads = ["--pad-input-cycles", str(pad_input_cycles)] if pad_input_cycles else []
+    build.generate("nand", "nand.Generate", gen, args=["--out", str(gen), *pads])
+    return gen / "NandController.v"
+
+
+def build_sim(pad_input_cycles: int = 0) -> Path:
+    """Generate NandController.v (+ nand_regs.h) and build the Verilator harness; returns the binary. The
+    harness models the pads' input stages the controller reports (SAMPLE.PAD_CYCLES)."""
+    v = generate(pad_input_cycles)
     model = ROOT / "nand" / "model"
-    common_srcs, common_flags = build.sim_common(model / "onfi_model.h", model / "onfi_timing.h")
-    return build.verilate("NandController", [GEN / "NandController.v"],
+    common_srcs, common_flags = build.sim_common(model / "onfi_model.h", model / "onfi_timing.h",
+                                                 model / "nvddr_pads.h", v.parent / "nand_regs.h")
+    return build.verilate("NandController", [v],
                           [ROOT / "sim" / "nand" / "nand_harness.cpp", model / "onfi_model.cpp", *common_srcs],
-                          SIMDIR, flags=common_flags + ["-CFLAGS", f"-I{model}"], cflags="-O2")
+                          _variant(SIMDIR, pad_input_cycles),
+                          flags=common_flags + ["-CFLAGS", f"-I{model} -I{v.parent}"], cflags="-O2")
 
 
 # ---------------------------------------------------------------- NV-DDR read capture settings
@@ -177,8 +189,10 @@ SECTOR_UNCORRECTABLE = 0xF  # COMP_SECTORS nibble of a sector the BCH decoder co
 class NandSim:
     def __init__(self, blocks=64, pages=64, page_bytes=2048, spare_bytes=64, targets=2, bad=(), seed=1,
                  tr_ns=None, tprog_ns=None, tbers_ns=None, axi_latency=4, axi_stall_pct=0, part=None, tdqsck_ps=None,
-                 tap_ps=None, taps=None, channels=1):
-        exe = build_sim()
+                 tap_ps=None, taps=None, channels=1, pad_input_cycles=0, pad_model=None):
+        """`pad_input_cycles`: the controller generated for that many pad register stages ahead of DQ in
+        (its own build); `pad_model`: the stages the harness models, when not the controller's own."""
+        exe = build_sim(pad_input_cycles)
         if part == "mt29f16g08ababa":  # the NV-DDR part's geometry unless the caller says otherwise
             page_bytes, spare_bytes = NVDDR_PART["page_bytes"], NVDDR_PART["spare_bytes"]
         args = [str(exe), "--blocks", str(blocks), "--pages", str(pages), "--page-bytes", str(page_bytes),
@@ -187,7 +201,8 @@ class NandSim:
         if bad:
             args += ["--bad", ",".join(map(str, bad))]
         for flag, v in (("--tr", tr_ns), ("--tprog", tprog_ns), ("--tbers", tbers_ns), ("--part", part),
-                        ("--tdqsck-ps", tdqsck_ps), ("--tap-ps", tap_ps or TAP_PS), ("--taps", taps or TAPS["ecp5"])):
+                        ("--tdqsck-ps", tdqsck_ps), ("--tap-ps", tap_ps or TAP_PS), ("--taps", taps or TAPS["ecp5"]),
+                        ("--pad-input-cycles", pad_model)):
             if v is not None:
                 args += [flag, str(v)]
         self.geometry = dict(blocks=blocks, pages=pages, page_bytes=page_bytes, spare_bytes=spare_bytes)

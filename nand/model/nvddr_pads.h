@@ -7,7 +7,9 @@
 // (Q1) and the falling edge (Q2) and presents both after the next rising edge (the falling sample is
 // re-registered there), so the controller's input register sees the samples of the cycle from t0 at
 // the edge t0 + 2 periods. The flash's DQS is not sampled: the controller picks each DQS pair's two
-// samples by its trained slot. docs/nand.md, "PHY and its simulation model".
+// samples by its trained slot. The SDR read takes the IDDR's rising-edge sample as its DQ input
+// (`sdr_dq`): `input_cycles` register stages (the controller's SAMPLE.PAD_CYCLES, 1 behind the wrapper)
+// between the pad and the controller. docs/nand.md, "PHY and its simulation model".
 #ifndef NVDDR_PADS_H
 #define NVDDR_PADS_H
 
@@ -34,6 +36,18 @@ class DdrPads {
  public:
   uint32_t tap_ps = 25;  // delay per tap (DELAYF ~25 ps)
   uint32_t taps = 128;   // taps of the platform's delay line (boards/nand_pads.py TAPS: ECP5 DELAYF 128)
+  uint32_t input_cycles = 0;  // register stages ahead of the SDR DQ input (boards/nand_pads.py PAD_INPUT_CYCLES)
+
+  // Before the rising edge: the SDR DQ input the controller takes at it, `pad` being DQ at the pad now
+  // (the IDDR's Q1 of `input_cycles` edges ago; call once per cycle, in either interface mode).
+  uint8_t sdr_dq(uint8_t pad) {
+    if (!input_cycles) return pad;
+    sdr_.push_back(pad);
+    if (sdr_.size() <= input_cycles) return sdr_.front();  // after reset: the first byte seen
+    uint8_t v = sdr_.front();
+    sdr_.pop_front();
+    return v;
+  }
 
   // Target t's pins in half `half` of the cycle (0: D1, 1: D2) with DQS level `dqs`.
   static NandPinsIn pins(const DdrPinsOut& o, int t, int half, bool dqs) {
@@ -75,7 +89,7 @@ class DdrPads {
     }
     return got;
   }
-  void reset() { queue_.clear(); dqs_prev_ = false; }
+  void reset() { queue_.clear(); sdr_.clear(); dqs_prev_ = false; }
 
  private:
   // DQ at the pad at t_ps: the byte of the target driving inside its eye, junk elsewhere (the model's).
@@ -88,6 +102,7 @@ class DdrPads {
   }
   struct Pair { int64_t ready_ps; uint8_t q1, q2; };
   std::deque<Pair> queue_;
+  std::deque<uint8_t> sdr_;
   bool dqs_prev_ = false;
 };
 

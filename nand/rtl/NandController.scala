@@ -81,6 +81,8 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   val T_CCS = TIMING3.field(UInt(8 bits), AccessType.RW, 20, doc = "Change column setup tCCS")
   val SAMPLE = busif.newReg(doc = "Read sampling (PHY)")
   val DELAY = SAMPLE.field(UInt(4 bits), AccessType.RW, 5, doc = "Cycles from the RE# pin falling to the sample: ceil(tREA/Tclk)+1 plus board delay")
+  val PAD_CYCLES = SAMPLE.field(UInt(2 bits), AccessType.RO, p.padInputCycles, doc = "Register stages of the board's pads ahead of DQ in (generation parameter, added to DELAY by the PHY): 0 direct pins, 1 behind the NV-DDR pad wrapper's IDDR")
+  PAD_CYCLES := p.padInputCycles
   val RB_TIMEOUT = busif.newReg(doc = "R/B# timeout")
   val CYCLES = RB_TIMEOUT.field(UInt(32 bits), AccessType.RW, 1000000, doc = "Cycles a wait on R/B# may last before the command ends with TIMEOUT")
   val GEOMETRY = busif.newReg(doc = "Geometry used by ECC transfers")
@@ -175,7 +177,7 @@ class NandController(val p: NandParams = NandParams()) extends Component {
     val compFifo = StreamFifo(NandCompletion(p), p.compDepth)
     val cmdLayer = new NandCommandLayer(p)
     val timing = new NandTimingLayer(p)
-    val phy = new NandPhy(p.targets)
+    val phy = new NandPhy(p.targets, p.padInputCycles)
     val ddrTiming = new NandDdrTiming(p)
   }
   import core._
@@ -337,11 +339,12 @@ object NandController {
 /** `runMain nand.Generate [--targets N] [--ecc-t T] [--ecc-sector BYTES] --out DIR`: NandController.v and
   * nand_regs.h / .json / .md / .html. */
 object Generate extends common.Generator("build/gen/nand", common.Gen.intOpt("targets", 2, Seq(1, 2)),
-    common.Gen.intOpt("ecc-t", BchParams().t, (4 to 14)), common.Gen.intOpt("ecc-sector", BchParams().dataBytes, Seq(512, 1024))) {
+    common.Gen.intOpt("ecc-t", BchParams().t, (4 to 14)), common.Gen.intOpt("ecc-sector", BchParams().dataBytes, Seq(512, 1024)),
+    common.Gen.intOpt("pad-input-cycles", 0, Seq(0, 1, 2, 3))) {
   def top(a: common.Gen.Args) = {
     val ecc = BchParams(t = a.int("ecc-t"), dataBytes = a.int("ecc-sector"), m = if (a.int("ecc-sector") > 512) 14 else 13,
       prim = if (a.int("ecc-sector") > 512) 0x402B else 0x201B)
-    val c = new NandController(NandParams(targets = a.int("targets"), bch = ecc))
+    val c = new NandController(NandParams(targets = a.int("targets"), bch = ecc, padInputCycles = a.int("pad-input-cycles")))
     c.docs()
     c
   }

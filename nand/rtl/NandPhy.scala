@@ -7,9 +7,11 @@ import spinal.lib._
   * input synchronisers for DQ and R/B#, and the programmable read-sample point. The timing layer
   * pulses `strobe` in the cycle its RE# register falls; the byte on DQ is taken `sampleDelay` cycles
   * after the RE# pin fell, from the second synchroniser stage (so delay = ceil(tREA / Tclk) + 1 for a
-  * board without extra pad delay; firmware may tune it). Single clock domain: at 100 MHz every ONFI
+  * board without extra pad delay; firmware may tune it). `padInputCycles` register stages ahead of
+  * `dq_i` on the board (the pad wrapper's IDDR) are added here, so the sample point stays where
+  * SAMPLE.DELAY puts it. Single clock domain: at 100 MHz every ONFI
   * mode fits in whole cycles (docs/nand.md), so no second PHY clock is needed. */
-class NandPhy(targets: Int) extends Component {
+class NandPhy(targets: Int, padInputCycles: Int = 0) extends Component {
   val io = new Bundle {
     val drive = in(NandDrive(targets))
     val wp_n = in Bool()
@@ -57,9 +59,9 @@ class NandPhy(targets: Int) extends Component {
 
   // strobe is high in the cycle before the RE# pin falls, so line(0) is set at the edge the pin falls
   // and line(k) k cycles later.
-  val line = Reg(Bits(16 bits)) init (0)
+  val line = Reg(Bits(16 + padInputCycles bits)) init (0)
   line := (line |<< 1) | io.strobe.asBits.resized
-  val tap = line(io.sampleDelay)
+  val tap = line(io.sampleDelay.resize(log2Up(16 + padInputCycles)) + padInputCycles)
   io.rx.valid := tap
   io.rx.payload := dqSync
   io.busyLine := line.orR || io.strobe

@@ -6,9 +6,12 @@ import spinal.lib.bus.amba3.apb.Apb3Config
 import spinal.lib.bus.amba4.axi.Axi4Config
 
 /** Generation parameters of the controller. `bufBytes` bounds one transfer (page + spare); `bch` is the
-  * ECC code (t and sector size, see NandBch.scala). */
+  * ECC code (t and sector size, see NandBch.scala). `padInputCycles`: register stages the board's pads
+  * put ahead of `dq_i` (0: direct pins; boards/nand_pads.py PAD_INPUT_CYCLES behind its IDDR); the PHY
+  * moves the SDR sample point that many cycles later, so SAMPLE.DELAY keeps its meaning on every board. */
 case class NandParams(targets: Int = 2, bufBytes: Int = 4352, cmdDepth: Int = 8, compDepth: Int = 8, maxSectors: Int = 8,
-                      bch: BchParams = BchParams()) {
+                      bch: BchParams = BchParams(), padInputCycles: Int = 0) {
+  require(padInputCycles >= 0 && padInputCycles <= 3, "padInputCycles: 0..3 (SAMPLE.PAD_CYCLES is 2 bits)")
   require(targets >= 1 && targets <= 2, "the command descriptor has one target bit")
   require(bufBytes % 4 == 0)
   require(isPow2(bch.dataBytes) && bch.dataBytes >= 256, "ECC sector size must be a power of two >= 256")

@@ -33,6 +33,7 @@
 #include "nvddr_pads.h"
 #include "args.h"
 #include "axi_mem.h"
+#include "nand_regs.h"
 
 // One channel: a controller, its targets' models, its AXI port to the shared DDR model and its NV-DDR
 // capture state.
@@ -67,6 +68,7 @@ static onfi::NandPinsIn pins_of(int t) {
 // ---------------------------------------------------------------- NV-DDR pad model
 // nand/model/nvddr_pads.h (shared with the SoC harness): output DDR flops, DQS, the delayed capture.
 static uint32_t tap_ps = onfi::DdrPads().tap_ps, taps = onfi::DdrPads().taps;
+static int64_t pad_cycles = -1;  // --pad-input-cycles (-1: the controller's SAMPLE.PAD_CYCLES)
 
 static onfi::DdrPinsOut ddr_out() {
   onfi::DdrPinsOut o;
@@ -102,7 +104,7 @@ static void tick() {
       printf("VIOLATION bus contention at t=%llu ns: %d flash drivers, controller oe=%d\n", (unsigned long long)t, drivers, C->top->io_nand_dq_oe);
       fflush(stdout); exit(3);
     }
-    C->top->io_nand_dq_i = dq;
+    C->top->io_nand_dq_i = C->pads.sdr_dq(dq);  // the IDDR's flop on a board behind the pad wrapper
     C->top->io_nand_rb_n = rb;
     C->axi->drive(cycle);
     C->top->clk = 0; C->top->eval();
@@ -308,6 +310,8 @@ int main(int argc, char** argv) {
               });
   args.number("--tap-ps", &tap_ps, "NV-DDR capture: delay per DQ delay-line tap in ps (default 25, ECP5 DELAYF-like)", "PS", 1u, 1000u);
   args.number("--taps", &taps, "NV-DDR capture: taps of the DQ delay line (default 128, ECP5 DELAYF; UltraScale IDELAYE3 512)", "N", 1u, 512u);
+  args.number("--pad-input-cycles", &pad_cycles, "SDR read: register stages of the pads ahead of DQ in (default: the "
+              "controller's SAMPLE.PAD_CYCLES, which it adds to its sample point; another value tests that it does)", "N", (int64_t)0, (int64_t)3);
   uint32_t tdqsck = 0;
   args.number("--tdqsck-ps", &tdqsck, "NV-DDR part: DQS output delay tDQSCK in ps (3000..25000; default the part's)", "PS", 0u, 25000u);
   args.number("--axi-latency", &axiLatency, "DDR model read latency in cycles (default 4)", "N", 0u, 100000u);
@@ -388,6 +392,12 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 8; i++) tick();
   for (auto& ch : chans) ch.top->reset = 0;
   tick();
+  for (auto& ch : chans) {  // the pads the controller was generated for, unless the command line says otherwise
+    C = &ch;
+    uint32_t gen = (apb(false, NAND_SAMPLE, 0) & NAND_SAMPLE_PAD_CYCLES_MASK) >> NAND_SAMPLE_PAD_CYCLES_SHIFT;
+    ch.pads.input_cycles = pad_cycles < 0 ? gen : (uint32_t)pad_cycles;
+  }
+  C = &chans[0];
   models_live = true;
 
   std::string line;

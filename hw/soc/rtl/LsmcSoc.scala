@@ -42,6 +42,7 @@ case class LsmcSocConfig(
     dmaWriteGroup: Boolean = false,
     nandChannels: Int = 4, // NAND channels: a controller, its AXI master, interrupt and register block each
     nandTargets: Int = 2,  // chip enables per channel
+    nandPadInputCycles: Int = 0, // register stages of the board's pads ahead of NAND DQ in (NandParams.padInputCycles)
     // true: the NAND channels' DMA reaches DDR through DMA port 0 (io_ddrDma, next to unit 0), each channel
     // upsized to the port's width; false: through the CPU side's 32-bit DDR port (io_ddr), shared with the
     // caches, 400 MB/s at 100 MHz for every channel together (docs/nand.md).
@@ -233,7 +234,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   for ((pins, c) <- nandPins.zipWithIndex if c > 0) pins.setName(s"io_nand$c")
   val nandCtrls = for ((pins, c) <- nandPins.zipWithIndex) yield new Area {
     val clockEnable = Bool()
-    val ctrl = common.SimClockGate(clockEnable)(new _root_.nand.NandController(_root_.nand.NandParams(targets = cfg.nandTargets)))
+    val ctrl = common.SimClockGate(clockEnable)(new _root_.nand.NandController(_root_.nand.NandParams(targets = cfg.nandTargets, padInputCycles = cfg.nandPadInputCycles)))
     clockEnable := ctrl.simActivity.enable.pull()
     if (cfg.withDocs && c == 0) ctrl.docs()
     pins <> ctrl.io.nand
