@@ -1,0 +1,51 @@
+package soc
+
+import common.{Gen, Generator}
+import spinal.core._
+import spinal.lib._
+import spinal.lib.bus.amba3.apb._
+import spinal.lib.bus.amba4.axi._
+import spinal.lib.bus.misc.SizeMapping
+
+/** The NAND DMA path of LsmcSoc alone, for an out-of-context timing check on the ECP5 (docs/boards.md,
+  * *Open ECP5 flow*): one NAND controller, its upsizer, the crossbar-side stage (`LsmcSoc.nandLinkStage`;
+  * left out with `stage = false`), the NAND crossbar and DMA port 0's crossbar beside a second master (the
+  * compaction unit's AXI, from pins), then a full register slice at the port as the boards have
+  * (boards/litex_soc.py `_axi_register_slice`). Out of context the pins are not timed, so the slice puts
+  * every path between the port and the controller inside the design. */
+class NandDmaTiming(stage: Boolean) extends Component {
+  val cfg = LsmcSocConfig(units = 1, ways = 2, nandChannels = 1)
+  val p = _root_.nand.NandParams(targets = cfg.nandTargets)
+  val io = new Bundle {
+    val apb = slave(Apb3(p.apbConfig))
+    val irq = out Bool()
+    val nand = master(_root_.nand.NandPins(p.targets))
+    val unit = slave(Axi4(_root_.dma.DmaBus.axiConfigFor(cfg.ways)))
+    val port = master(Axi4(cfg.ddrDmaAxiConfig))
+  }
+  val ctrl = new _root_.nand.NandController(p)
+  ctrl.io.apb <> io.apb
+  io.irq := ctrl.io.irq
+  ctrl.io.nand <> io.nand
+  val up = Axi4Upsizer(ctrl.io.axi.config, ctrl.io.axi.config.copy(dataWidth = cfg.dmaPortWidth), 4)
+  up.io.input << ctrl.io.axi
+  val link = Axi4(cfg.nandLinkAxiConfig)
+  val nandXbar = Axi4CrossbarFactory()
+  nandXbar.addSlave(link, SizeMapping(SocMap.ddrBase, cfg.ddrSize))
+  nandXbar.addConnection(if (stage) LsmcSoc.nandLinkStage(up.io.output) else up.io.output, List(link))
+  nandXbar.build()
+  val port = Axi4(cfg.ddrDmaAxiConfig)
+  val portXbar = Axi4CrossbarFactory()
+  portXbar.addSlave(port, SizeMapping(SocMap.ddrBase, cfg.ddrSize))
+  portXbar.addConnection(io.unit, List(port))
+  portXbar.addConnection(link, List(port))
+  portXbar.build()
+  io.port << port.pipelined(aw = StreamPipe.FULL, w = StreamPipe.FULL, b = StreamPipe.FULL,
+    ar = StreamPipe.FULL, r = StreamPipe.FULL)
+}
+
+/** `soc.NandDmaTiming [--out DIR] [--no-stage]`: DIR/NandDmaTiming.v (default build/gen/nand_dma_timing). */
+object NandDmaTiming extends Generator("build/gen/nand_dma_timing",
+  Gen.flagOpt("no-stage", "without LsmcSoc's stage between the upsizer and the NAND crossbar (the path before it)")) {
+  def top(a: Gen.Args) = new NandDmaTiming(!a.flag("no-stage")).setDefinitionName("NandDmaTiming")
+}
