@@ -77,9 +77,19 @@ def elf_to_ram_words(elf: Path, base: int = ONCHIP_RAM_BASE, size: int = ONCHIP_
     every byte must fall inside the RAM window, else the board would silently run a truncated image).
     A firmware linked for another RAM size (its `__stack`, the top of the RAM it was linked for, not this
     RAM's end) is refused too: its loadable bytes may fit while its stack lies outside the RAM."""
-    data = Path(elf).read_bytes()
-    if data[:4] != b"\x7fELF" or data[4] != 1 or data[5] != 1:
+    try:
+        data = Path(elf).read_bytes()
+    except OSError as e:
+        raise BoardError(f"{elf}: cannot read the firmware ({e.strerror})") from None
+    if data[:4] != b"\x7fELF" or data[4:5] != b"\x01" or data[5:6] != b"\x01":
         raise BoardError(f"{elf}: not a 32-bit little-endian ELF")
+    try:
+        return _ram_image(elf, data, base, size)
+    except (struct.error, ValueError) as e:  # a header, table or string pointing past the file's end
+        raise BoardError(f"{elf}: truncated or malformed ELF ({e})") from None
+
+
+def _ram_image(elf: Path, data: bytes, base: int, size: int) -> list[int]:
     if struct.unpack_from("<H", data, 18)[0] != 0xF3:
         raise BoardError(f"{elf}: not a RISC-V ELF")
     stack = elf_symbol(data, "__stack")
@@ -99,6 +109,9 @@ def elf_to_ram_words(elf: Path, base: int = ONCHIP_RAM_BASE, size: int = ONCHIP_
         if p_paddr < base or p_paddr + p_memsz > base + size:
             raise BoardError(f"{elf}: segment at 0x{p_paddr:08x}+0x{p_memsz:x} is outside the on-chip RAM "
                              f"0x{base:08x}..0x{base + size:08x} (the board loads only the on-chip RAM)")
+        if p_offset + p_filesz > len(data):
+            raise BoardError(f"{elf}: segment at 0x{p_paddr:08x} holds 0x{p_filesz:x} bytes at file offset "
+                             f"0x{p_offset:x}, past the file's end (0x{len(data):x}): truncated ELF")
         image[p_paddr - base: p_paddr - base + p_filesz] = data[p_offset: p_offset + p_filesz]
         loaded += p_filesz
     if loaded == 0:

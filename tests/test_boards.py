@@ -202,6 +202,13 @@ def test_elf_outside_ram_rejected(tmp_path):
     elf.write_bytes(b"not an elf")
     with pytest.raises(ports.BoardError, match="not a 32-bit"):
         gateware.elf_to_ram_words(elf)
+    good = _elf([(0x8000_0000, bytes(range(8)), 8)])
+    for cut in (30, 60, len(good) - 4):  # headers, tables or a segment's bytes past the file's end
+        elf.write_bytes(good[:cut])
+        with pytest.raises(ports.BoardError, match="truncated"):
+            gateware.elf_to_ram_words(elf)
+    with pytest.raises(ports.BoardError, match="cannot read the firmware"):
+        gateware.elf_to_ram_words(tmp_path / "missing.elf")
 
 
 def test_firmware_for_another_ram_size_rejected(tmp_path):
