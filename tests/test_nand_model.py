@@ -47,6 +47,15 @@ def test_legal_session(exe):
     assert res["features"] == ["03"]
 
 
+def _violation(exe, scenario, *args) -> str:
+    """Run a checker scenario that must end in a violation (exit 3); its last line, the checker's report."""
+    r, _ = run(exe, scenario, *args)
+    assert r.returncode == 3, (scenario, r.stdout, r.stderr)
+    line = r.stdout.strip().splitlines()[-1]
+    assert line.startswith("VIOLATION NAND VIOLATION [dut]"), line
+    return line
+
+
 @pytest.mark.parametrize("scenario,message", [
     ("twp", "tWP 20 ns < 50 ns"),
     ("twc", "tWH 30 ns < 30|tWC"),
@@ -62,10 +71,8 @@ def test_legal_session(exe):
     ("sequence", "out of sequence"),
 ])
 def test_checker_fires(exe, scenario, message):
-    r, _ = run(exe, scenario)
-    assert r.returncode == 3, (scenario, r.stdout, r.stderr)
-    line = r.stdout.strip().splitlines()[-1]
-    assert line.startswith("VIOLATION NAND VIOLATION [dut]") and "timing mode 0" in line
+    line = _violation(exe, scenario)
+    assert "timing mode 0" in line, line
     assert any(m in line for m in message.split("|")), line
 
 
@@ -136,10 +143,7 @@ def test_nvddr_reset_returns_to_sdr(exe):
     ("ddr_sdr_part", "data interface 1 not supported"),
 ])
 def test_nvddr_checker_fires(exe, scenario, message):
-    r, _ = run(exe, scenario, 5)
-    assert r.returncode == 3, (scenario, r.stdout, r.stderr)
-    line = r.stdout.strip().splitlines()[-1]
-    assert line.startswith("VIOLATION NAND VIOLATION [dut]") and message in line, line
+    assert message in _violation(exe, scenario, 5)
 
 
 # ---- multi-plane operations (the MT29F16G08ABABA's 2 planes), SDR mode 0 ---------------------------------
@@ -172,10 +176,7 @@ def test_multiplane_program_read_erase(exe):
     ("mp_one_plane", "unsupported command 11h"),
 ])
 def test_multiplane_checker_fires(exe, scenario, message):
-    r, _ = run(exe, scenario)
-    assert r.returncode == 3, (scenario, r.stdout, r.stderr)
-    line = r.stdout.strip().splitlines()[-1]
-    assert line.startswith("VIOLATION NAND VIOLATION [dut]") and message in line, line
+    assert message in _violation(exe, scenario)
 
 
 def test_multiplane_cache_program(exe):
