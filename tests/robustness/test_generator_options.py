@@ -26,6 +26,11 @@ CASES = [  # (option, value, the last stderr line after "soc.Generate: error: ")
     ("--dma-read-ports", "-2", "--dma-read-ports must be one of 1, 2, 4, not -2"),
     ("--dma-read-ports", "1.5", "--dma-read-ports expects a number, got '1.5'"),
     ("--dma-read-ports", "99999999999", "--dma-read-ports expects a number, got '99999999999'"),
+    ("--nand-pad-input-cycles", "4", "--nand-pad-input-cycles must be one of 0, 1, 2, 3, not 4"),
+    ("--nand-pad-input-cycles", "-1", "--nand-pad-input-cycles must be one of 0, 1, 2, 3, not -1"),
+    ("--nand-pad-input-cycles", "one", "--nand-pad-input-cycles expects a number, got 'one'"),
+    ("--ram-kib", "64", "--ram-kib must be one of 128, 256, not 64"),
+    ("--ram-kib", "4294967424", "--ram-kib expects a number, got '4294967424'"),  # 128 past 32 bits
 ]
 
 
@@ -57,6 +62,9 @@ HARNESS_CASES = [  # the standalone NAND harness's --channels (sim/nand/nand_har
     ("four", "--channels: bad number 'four'"),
     ("", "--channels: empty value, expected a number"),
 ]
+PAD_CASES = [  # the standalone NAND harness's --pad-input-cycles (0..3; the controller's SAMPLE.PAD_CYCLES field)
+    "4", "-1", "x", "",
+]
 
 
 @pytest.mark.parametrize("value,reason", HARNESS_CASES, ids=[repr(c[0]) for c in HARNESS_CASES])
@@ -67,3 +75,13 @@ def test_nand_harness_refuses_bad_channel_counts(value, reason):
     assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"VNandController: error: {reason}"), r.stderr
+
+
+@pytest.mark.parametrize("value", PAD_CASES, ids=repr)
+def test_nand_harness_refuses_bad_pad_input_cycles(value):
+    from lsmc.sim import nandsim
+    r = subprocess.run([str(nandsim.build_sim()), "--pad-input-cycles", value], input="", capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("VNandController: error: --pad-input-cycles"), r.stderr
