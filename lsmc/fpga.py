@@ -9,7 +9,11 @@ Two designs, one row each in results/fpga.md and results/fpga.csv:
 * `compaction_ip`: the compaction IP alone (128-bit, generated Verilog), out of context (its ports are
   not pins), synthesised and placed for the same device;
 * `nand`: the NAND flash controller alone (default parameters: 2 targets, BCH t = 8 per 512 B), out of
-  context like the IP, at the SoC's 100 MHz (it runs in the SoC's clock domain).
+  context like the IP, at the SoC's 100 MHz (it runs in the SoC's clock domain);
+* `nand_dma`: the SoC's NAND DMA path alone (`soc.NandDmaTiming`: one controller, its upsizer and stage,
+  both crossbars, the boards' register slice at the DDR port), the BCH decoder replaced by a stub whose
+  outputs are registers (`BCH_STUB`: the decoder alone places at 124 MHz, and with it the controller's
+  command and PHY paths, the subject of this row, do not route out of context in useful time).
 
 The LiteX trellis toolchain calls `yosys`, `nextpnr-ecp5` and `ecppack` by name: `tool_dir()` writes
 three one-line wrappers for the `yowasp-` commands and the flow puts that folder first on PATH.
@@ -263,6 +267,72 @@ def nand_flow(outdir: Path = FPGA_BUILD / "nand", verilog: Path | None = None, t
                    timeout=timeout, extra_pnr=("--router", "router2"))
 
 
+# ------------------------------------------------------------------------------ the NAND DMA path alone
+# The BCH decoder's body for the nand_dma row: every output from a register, fed from its inputs so
+# nothing is optimised away (the decoder's own timing is measured alone: docs/boards.md).
+BCH_STUB = """  // timing stub (fpga.BCH_STUB): every output from a register
+  reg [103:0] s; reg [12:0] p; reg d, u, i; reg [3:0] c;
+  always @(posedge {clk}) begin
+    if (io_start_valid) s <= io_start_payload;
+    p <= s[12:0] ^ s[25:13] ^ s[38:26] ^ s[51:39] ^ s[64:52] ^ s[77:65] ^ s[90:78] ^ s[103:91];
+    io_fix_valid <= ^s[7:0] & ~io_fix_ready; d <= ^s[15:8]; u <= ^s[23:16]; i <= ~io_start_valid & ^s[31:24];
+    c <= s[35:32] ^ s[39:36];
+  end
+  assign io_fix_payload = p; assign io_done = d; assign io_uncorrectable = u; assign io_count = c;
+  assign io_idle = i;
+"""
+# The decoder ports the stub drives or reads, with their declarations in the generated Verilog.
+BCH_STUB_PORTS = {"io_start_valid": "input  wire", "io_start_payload": "input  wire [103:0]",
+                  "io_fix_valid": "output reg", "io_fix_ready": "input  wire", "io_fix_payload": "output wire [12:0]",
+                  "io_done": "output wire", "io_uncorrectable": "output wire", "io_count": "output wire [3:0]",
+                  "io_idle": "output wire"}
+_BCH_MODULE = re.compile(r"^module BchDecoder \((.*?)\);\n.*?^endmodule\n", re.S | re.M)
+
+
+def stub_bch(verilog: str) -> str:
+    """`verilog` with the body of its one BchDecoder module replaced by BCH_STUB (same ports)."""
+    mods = list(_BCH_MODULE.finditer(verilog))
+    if len(mods) != 1:
+        raise FpgaError(f"expected one BchDecoder module in the Verilog, found {len(mods)}")
+    ports = {}
+    for decl in mods[0].group(1).split(","):
+        words = decl.split()
+        if words:
+            ports[words[-1]] = " ".join(words[:-1])
+    want = {n: " ".join(d.split()) for n, d in BCH_STUB_PORTS.items()}
+    changed = {n: ports.get(n) for n, d in want.items() if ports.get(n) != d}
+    clocks = [n for n, d in ports.items() if d.startswith("input") and re.search(r"clk", n)]
+    if changed or len(clocks) != 1 or len(ports) != len(want) + 1 + sum("reset" in n.lower() for n in ports):
+        raise FpgaError(f"BchDecoder's ports changed, fpga.BCH_STUB no longer fits them: {ports}")
+    m = mods[0]
+    head = verilog[m.start():m.end(1) + 3]
+    body = head + BCH_STUB.format(clk=clocks[0]) + "endmodule\n"
+    return verilog[:m.start()] + body + verilog[m.end():]
+
+
+def nand_dma_verilog(stage: bool = True) -> Path:
+    """soc.NandDmaTiming's Verilog with the BCH decoder stubbed (stub_bch), generated if out of date."""
+    from lsmc import build
+    gen = BUILD / "gen" / ("nand_dma_timing" if stage else "nand_dma_timing_nostage")
+    build.generate("soc", "soc.NandDmaTiming", gen, args=["--out", str(gen), *([] if stage else ["--no-stage"])])
+    src = gen / "NandDmaTiming.v"
+    if not src.is_file():
+        raise FpgaError(f"soc.NandDmaTiming did not write {src}")
+    out = gen / "stub_bch" / "NandDmaTiming.v"
+    out.parent.mkdir(exist_ok=True)
+    text = stub_bch(src.read_text())
+    if not out.is_file() or out.read_text() != text:
+        out.write_text(text)
+    return out
+
+
+def nand_dma_flow(outdir: Path = FPGA_BUILD / "nand_dma", stage: bool = True, target_mhz: float = NAND_TARGET_MHZ,
+                  timeout: float | None = 3 * 3600, extra_pnr=()) -> PnrResult:
+    """The NAND DMA path alone (nand_dma_verilog), out of context, the IP's flow (router1)."""
+    return ip_flow(outdir, verilog=nand_dma_verilog(stage), top="NandDmaTiming", target_mhz=target_mhz,
+                   timeout=timeout, extra_pnr=extra_pnr)
+
+
 # ------------------------------------------------------------------------------ the board design
 def soc_flow(outdir: Path = BUILD / "boards" / "ecpix5", firmware: Path | None = None,
              soc_verilog: Path | None = None, lsmc_mhz: float = SOC_TARGET_MHZ, timeout: float | None = 6 * 3600,
@@ -366,7 +436,8 @@ def write_results(rows: list, paths: dict, outdir: Path = RESULTS, notes: list =
           "named clock; `lut` = LUT4s (TRELLIS_COMB, carry cells included), `ff` = flip-flops, `bram` = "
           "DP16KD (18 Kbit), `dsp` = MULT18X18D. `soc`: the whole ECPIX-5 design, Fmax of the SoC's clock "
           "domain `lsmc`; `compaction_ip`: the IP alone, out of context, "
-          f"{IP_WIDTH}-bit stream; `nand`: the NAND controller alone, out of context.", "",
+          f"{IP_WIDTH}-bit stream; `nand`: the NAND controller alone, out of context; `nand_dma`: the "
+          "SoC's NAND DMA path alone, BCH decoder stubbed, out of context.", "",
           "| " + " | ".join(CSV_COLUMNS) + " |", "|" + "---|" * len(CSV_COLUMNS)]
     for r in rows:
         md.append("| " + " | ".join(str(r[c]) for c in CSV_COLUMNS) + " |")
@@ -406,7 +477,7 @@ def print_result(row: dict, res: PnrResult, clock: str) -> None:
 
 
 # Design names on the command line -> result rows, in the order of the results table.
-DESIGNS = {"soc": "soc", "ip": "compaction_ip", "nand": "nand"}
+DESIGNS = {"soc": "soc", "ip": "compaction_ip", "nand": "nand", "nand_dma": "nand_dma"}
 
 
 def main(argv=None) -> int:
@@ -415,9 +486,10 @@ def main(argv=None) -> int:
     import sys
     ap = argparse.ArgumentParser(prog="scripts/fpga", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("designs", nargs="*", default=[], metavar="{soc,ip,nand,resources}",
+    ap.add_argument("designs", nargs="*", default=[], metavar="{soc,ip,nand,nand_dma,resources}",
                     help="which rows to build (default all three): soc (ECPIX-5 bitstream), ip (compaction IP "
-                         "alone), nand (NAND controller alone); `resources` alone: the SoC per board family "
+                         "alone), nand (NAND controller alone), nand_dma (the NAND DMA path alone, BCH stubbed; not "
+                         "in the default set); `resources` alone: the SoC per board family "
                          "(results/fpga_resources.md)")
     ap.add_argument("--ip-target-mhz", type=float, default=IP_TARGET_MHZ)
     ap.add_argument("--lsmc-mhz", type=float, default=SOC_TARGET_MHZ, help="SoC clock (default 100 MHz)")
@@ -428,7 +500,7 @@ def main(argv=None) -> int:
     designs = args.designs or ["ip", "nand", "soc"]  # the short flows first
     bad = [d for d in designs if d not in (*DESIGNS, "resources")]
     if bad:
-        ap.error(f"unknown design {bad[0]!r} (soc, ip, nand or resources)")
+        ap.error(f"unknown design {bad[0]!r} (soc, ip, nand, nand_dma or resources)")
     if "resources" in designs and designs != ["resources"]:
         ap.error("`resources` runs alone (it writes results/fpga_resources.*, not the timing table)")
     if designs == ["resources"]:
@@ -459,6 +531,10 @@ def main(argv=None) -> int:
                       flush=True)
                 res = ip_flow(target_mhz=args.ip_target_mhz, timeout=args.timeout)
                 row, clock = ip_row(res), next(iter(res.clocks))
+            elif d == "nand_dma":
+                print("fpga: NAND DMA path alone (BCH stubbed), yosys + nextpnr-ecp5 out of context ...", flush=True)
+                res = nand_dma_flow(timeout=args.timeout)
+                row, clock = alone_row("nand_dma", res), next(iter(res.clocks))
             else:
                 print("fpga: NAND controller alone, yosys + nextpnr-ecp5 out of context ...", flush=True)
                 res = nand_flow(timeout=args.timeout)

@@ -224,6 +224,61 @@ def test_nand_row_written_by_the_command(tmp_path, monkeypatch):
         fpga.main(["nandx", "--results", str(res_dir)])
 
 
+BCH_V = """module Other (input wire a);
+endmodule
+module BchDecoder (
+  input  wire          io_start_valid,
+  input  wire [103:0]  io_start_payload,
+  output reg           io_fix_valid,
+  input  wire          io_fix_ready,
+  output wire [12:0]   io_fix_payload,
+  output wire          io_done,
+  output wire          io_uncorrectable,
+  output wire [3:0]    io_count,
+  output wire          io_idle,
+  input  wire          gclk,
+  input  wire          core_newReset
+);
+  wire big_gf_logic;
+endmodule
+module After (input wire b);
+endmodule
+"""
+
+
+def test_bch_stub_replaces_the_decoder_body_only():
+    """nand_dma's Verilog: the decoder keeps its ports, its body becomes registers on its own clock; the
+    other modules are untouched; a decoder whose ports changed is refused by name, not silently stubbed."""
+    out = fpga.stub_bch(BCH_V)
+    assert "big_gf_logic" not in out and "always @(posedge gclk)" in out
+    assert out.startswith("module Other (input wire a);\nendmodule\nmodule BchDecoder (\n")
+    assert out.endswith("endmodule\nmodule After (input wire b);\nendmodule\n")
+    assert out.count("input  wire [103:0]  io_start_payload") == 1
+    with pytest.raises(fpga.FpgaError, match="ports changed"):
+        fpga.stub_bch(BCH_V.replace("[12:0]   io_fix_payload", "[13:0]   io_fix_payload"))
+    with pytest.raises(fpga.FpgaError, match="ports changed"):
+        fpga.stub_bch(BCH_V.replace("  output wire          io_idle,\n", ""))
+    with pytest.raises(fpga.FpgaError, match="found 0"):
+        fpga.stub_bch("module Other (input wire a);\nendmodule\n")
+
+
+def test_nand_dma_row_written_by_the_command(tmp_path, monkeypatch):
+    """`scripts/fpga nand_dma` runs the NAND DMA path's flow and writes its own row; not in the default set."""
+    calls = []
+
+    def fake_flow(timeout=None):
+        calls.append(timeout)
+        return fpga.PnrResult("NandDmaTiming", {"$glbnet$clk": (101.5, fpga.NAND_TARGET_MHZ)},
+                              {"TRELLIS_COMB": (13000, 83640), "TRELLIS_FF": (9000, 83640), "DP16KD": (24, 208)},
+                              {"$glbnet$clk": ["Source a.q", "Sink b.d", "2.00 ns logic, 7.00 ns routing"]})
+    monkeypatch.setattr(fpga, "nand_dma_flow", fake_flow)
+    assert fpga.main(["nand_dma", "--results", str(tmp_path)]) == 0
+    with open(tmp_path / "fpga.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["design"], r["fmax_mhz"], r["bram"]) for r in rows] == [("nand_dma", "101.50", "24")]
+    assert "Critical path: nand_dma (clock $glbnet$clk)" in (tmp_path / "fpga.md").read_text()
+
+
 @needs_yowasp
 @pytest.mark.slow
 @pytest.mark.long
