@@ -58,7 +58,7 @@ class NandCommandLayer(p: NandParams) extends Component {
   val frontDma = usesDma && !isPageIn
 
   // ------------------------------------------------------------------ micro-programs
-  object StepKind extends SpinalEnum {
+  object StepKind extends SpinalEnum(binaryOneHot) { // one-hot: a step test is one register bit
     val CE_ON, CE_OFF, CMD, ADDR, DOUT, DIN, WAIT_WB, WAIT_RB, SYNC, DMA_IN, DMA_OUT, ECC_FIX, SPLIT_END, DONE = newElement()
   }
   case class St(kind: StepKind.E, v: () => Bits = () => B(0, 8 bits), c: () => UInt = () => U(0, 16 bits), ccs: Boolean = false)
@@ -118,20 +118,48 @@ class NandCommandLayer(p: NandParams) extends Component {
   )
 
   val step = Reg(UInt(5 bits)) init (0)
-  val sk = StepKind()
-  val sv = Bits(8 bits)
-  val sc = UInt(16 bits)
-  val sccs = Bool()
-  sk := DONE; sv := 0; sc := 0; sccs := False
-  switch((cur.mplane ## op).asUInt) {
-    for ((o, prog) <- programs.toSeq ++ mpPrograms.toSeq.map { case (o, pr) => (o + 16, pr) }) is(o) {
-      switch(step) {
-        for ((s, i) <- prog.zipWithIndex) is(i) { sk := s.kind; sv := s.v(); sc := s.c(); sccs := Bool(s.ccs) }
-        default {}
-      }
-    }
-    default {}
+  // The step's decode (kind, value, count, flags) from registers: decoded every cycle for `step` and
+  // `step + 1` into two registers, the one in use picked by whether the step moved in the last cycle
+  // (`step` then is the old step + 1). The decode was the layer's critical path on the ECP5 (opcode and
+  // step through the program tables into every step's enables, 11.97 ns); now a step test is a 2:1 mux
+  // of register bits, no cycle added. `cur` changes only at a command's fire, followed by CHECK, which
+  // reads no decode: by RUN both registers hold the new command's steps.
+  case class StepDec() extends Bundle {
+    val kind = StepKind()
+    val v = Bits(8 bits)
+    val c = UInt(16 bits)
+    val ccs, uop, array = Bool()
+    val uopKind = UopKind()
   }
+  val uopOf = Map(CE_ON -> UopKind.CE_ON, CE_OFF -> UopKind.CE_OFF, CMD -> UopKind.CMD, ADDR -> UopKind.ADDR,
+    DOUT -> UopKind.DOUT, DIN -> UopKind.DIN, WAIT_WB -> UopKind.WAIT_WB, WAIT_RB -> UopKind.WAIT_RB)
+  def decode(at: UInt): StepDec = {
+    val d = StepDec()
+    d.kind := DONE; d.v := 0; d.c := 0; d.ccs := False; d.uop := False; d.uopKind.assignDontCare()
+    switch((cur.mplane ## op).asUInt) {
+      for ((o, prog) <- programs.toSeq ++ mpPrograms.toSeq.map { case (o, pr) => (o + 16, pr) }) is(o) {
+        switch(at) {
+          for ((s, i) <- prog.zipWithIndex) is(i) {
+            d.kind := s.kind; d.v := s.v(); d.c := s.c(); d.ccs := Bool(s.ccs)
+            for (k <- uopOf.get(s.kind)) { d.uop := True; d.uopKind := k }
+          }
+          default {}
+        }
+      }
+      default {}
+    }
+    d.array := (d.kind === DOUT && isProgram) || (d.kind === DIN && (isPageIn || op === NandOp.CHANGE_COL))
+    d
+  }
+  val decHere = RegNext(decode(step))
+  val decAhead = RegNext(decode(step + 1))
+  val stepMoves = False // next() this cycle
+  val stepMoved = RegNext(stepMoves) init (False)
+  val sd = Mux(stepMoved, decAhead, decHere)
+  val sk = sd.kind
+  val sv = sd.v
+  val sc = sd.c
+  val sccs = sd.ccs
 
   // ------------------------------------------------------------------ top-level state
   object State extends SpinalEnum { val IDLE, CHECK, RUN, ABORT, ABORT_WAIT, COMPLETE = newElement() }
@@ -174,24 +202,13 @@ class NandCommandLayer(p: NandParams) extends Component {
 
   // ------------------------------------------------------------------ micro-op issue
   io.uop.valid := False
-  io.uop.kind.assignDontCare()
   io.uop.value := sv
   io.uop.count := sc
   io.uop.target := cur.target
   io.uop.ccs := sccs
-  io.uop.array := (sk === DOUT && isProgram) || (sk === DIN && (isPageIn || op === NandOp.CHANGE_COL))
-  switch(sk) {
-    is(CE_ON) { io.uop.kind := UopKind.CE_ON }
-    is(CE_OFF) { io.uop.kind := UopKind.CE_OFF }
-    is(CMD) { io.uop.kind := UopKind.CMD }
-    is(ADDR) { io.uop.kind := UopKind.ADDR }
-    is(DOUT) { io.uop.kind := UopKind.DOUT }
-    is(DIN) { io.uop.kind := UopKind.DIN }
-    is(WAIT_WB) { io.uop.kind := UopKind.WAIT_WB }
-    is(WAIT_RB) { io.uop.kind := UopKind.WAIT_RB }
-    default {}
-  }
-  val isUop = List(CE_ON, CE_OFF, CMD, ADDR, DOUT, DIN, WAIT_WB, WAIT_RB).map(sk === _).reduce(_ || _)
+  io.uop.array := sd.array
+  io.uop.kind := sd.uopKind
+  val isUop = sd.uop
 
   // ------------------------------------------------------------------ transmit path (buffer -> DQ)
   val txActive = RegInit(False)
@@ -515,7 +532,7 @@ class NandCommandLayer(p: NandParams) extends Component {
   when(io.timeout) { timeoutSeen := True }
   when(io.cmd.fire) { timeoutSeen := False }
   val stepArmed = RegInit(False) // local step started, waiting for its completion
-  def next(): Unit = { step := step + 1; stepArmed := False }
+  def next(): Unit = { step := step + 1; stepArmed := False; stepMoves := True }
   def startDma(toBuf: Bool, addr: UInt, bytes: UInt, bank: Bool, gated: Bool = False): Unit = {
     dmaActive := True; dmaDone := False; dmaErr := False; dmaGated := gated
     dmaToBuf := toBuf; dmaPtr := 0; dmaPhase := 3; dmaBank := bank // phase 3 sizes the first burst
