@@ -37,25 +37,66 @@ class NandCommandLayer(p: NandParams) extends Component {
   val bb = RegInit(False) // bank of the back end's job
 
   // ------------------------------------------------------------------ descriptor and derived values
+  // The configuration the layer reads (page geometry, DMA window) as registers a cycle behind the
+  // controller's: it changes only between commands, and none of it reaches a decision through arithmetic
+  // (on the ECP5, PAGE_BYTES -> `sectors * 13` -> the descriptor check -> `state` was the critical path).
+  val bch = p.bch
+  val secBits = log2Up(p.maxSectors)
+  private def sectorsOf(pageBytes: UInt): UInt = (pageBytes >> p.sectorShift).resize(8)
+  // spare bytes 8 .. eccSpareEnd-1 hold the check bytes
+  private def eccSpareEndOf(pageBytes: UInt): UInt = (sectorsOf(pageBytes) * U(bch.eccBytes, 8 bits)).resize(17) + 8
+  val pageBytes = RegNext(io.pageBytes)
+  val dmaLo = RegNext(io.dmaLo)
+  val dmaHi = RegNext(io.dmaHi)
+  val fullBytes = RegNext(io.pageBytes.resize(17) + io.spareBytes.resize(17))
+  val sectors = RegNext(sectorsOf(io.pageBytes))
+  val eccSpareEnd = RegNext(eccSpareEndOf(io.pageBytes))
+  // A page geometry ECC cannot use: not whole sectors, too many, or the check bytes beyond the spare area.
+  val geomBad = RegNext(io.pageBytes(p.sectorShift - 1 downto 0) =/= 0 || io.pageBytes === 0 ||
+    (io.pageBytes >> p.sectorShift) > p.maxSectors || io.spareBytes.resize(17) < eccSpareEndOf(io.pageBytes))
+
+  /** What a descriptor implies, registered with it at its fire (from the queue's output), so that the
+    * check in CHECK and every transfer read registers, not the opcode decode and the byte arithmetic. */
+  case class CmdFacts() extends Bundle {
+    val isPageIn, isProgram, eccOn, usesDma, frontDma, bad, dmaLowBad = Bool()
+    val nandBytes, dmaBytes = UInt(17 bits)
+    val dmaEnd = UInt(34 bits)
+  }
+  def factsOf(c: NandCmd): CmdFacts = {
+    val f = CmdFacts()
+    def is(ops: Int*): Bool = ops.map(o => c.opcode === o).reduce(_ || _)
+    f.isPageIn := is(NandOp.PAGE_READ, NandOp.READ_DATA, NandOp.READ_CACHE, NandOp.READ_CACHE_END)
+    f.isProgram := is(NandOp.PROGRAM, NandOp.PROGRAM_CACHE)
+    f.eccOn := c.ecc && (f.isPageIn || f.isProgram)
+    f.nandBytes := Mux(f.eccOn, fullBytes, c.len.resize(17))
+    f.dmaBytes := Mux(f.eccOn, pageBytes.resize(17), ((c.len.resize(17) + 3) & U(0x1FFFC, 17 bits)))
+    // A multi-plane PAGE_READ (32h) moves no data: it ends after tDBSY like a split read.
+    val mpRead = c.mplane && c.opcode === NandOp.PAGE_READ
+    val splitRead = (c.split && is(NandOp.PAGE_READ, NandOp.READ_CACHE, NandOp.READ_CACHE_END)) || mpRead // ends before any data
+    f.usesDma := c.dma && (f.isPageIn || f.isProgram || is(NandOp.READ_ID, NandOp.READ_PARAM, NandOp.CHANGE_COL)) && !splitRead
+    // DMA users the front end runs itself (not page reads, which the back end finishes): they wait for the back end.
+    f.frontDma := f.usesDma && !f.isPageIn
+    // Descriptor checks: a bad command never touches the flash or the bus.
+    f.bad := c.opcode >= NandOp.count || c.target.resize(4) >= p.targets || f.nandBytes > p.bufBytes ||
+      (c.mplane && !is(mpPrograms.keys.toSeq: _*)) ||
+      (f.isProgram && (f.nandBytes === 0 || f.nandBytes(1 downto 0) =/= 0)) ||
+      (f.eccOn && (c.col =/= 0 || geomBad))
+    // The DMA window check, its end compared in CHECK (one carry chain per cycle).
+    f.dmaLowBad := c.dmaAddr(1 downto 0) =/= 0 || c.dmaAddr < dmaLo
+    f.dmaEnd := c.dmaAddr.resize(34) + f.dmaBytes.resize(34)
+    f
+  }
   val cur = Reg(NandCmd(p))
+  val facts = Reg(CmdFacts())
   val op = cur.opcode
   def isOp(ops: Int*): Bool = ops.map(o => op === o).reduce(_ || _)
-  val isPageIn = isOp(NandOp.PAGE_READ, NandOp.READ_DATA, NandOp.READ_CACHE, NandOp.READ_CACHE_END)
-  val isProgram = isOp(NandOp.PROGRAM, NandOp.PROGRAM_CACHE)
-  val eccOn = cur.ecc && (isPageIn || isProgram)
-  val fullBytes = (io.pageBytes.resize(17) + io.spareBytes.resize(17))
-  val nandBytes = Mux(eccOn, fullBytes, cur.len.resize(17))
-  val dmaBytes = Mux(eccOn, io.pageBytes.resize(17), ((cur.len.resize(17) + 3) & U(0x1FFFC, 17 bits)))
-  val bch = p.bch
-  val sectors = (io.pageBytes >> p.sectorShift).resize(8)
-  val secBits = log2Up(p.maxSectors)
-  val eccSpareEnd = (sectors * U(bch.eccBytes, 8 bits)).resize(17) + 8 // spare bytes 8 .. eccSpareEnd-1 hold the check bytes
-  // A multi-plane PAGE_READ (32h) moves no data: it ends after tDBSY like a split read.
-  val mpRead = cur.mplane && op === NandOp.PAGE_READ
-  val splitRead = (cur.split && isOp(NandOp.PAGE_READ, NandOp.READ_CACHE, NandOp.READ_CACHE_END)) || mpRead // ends before any data
-  val usesDma = cur.dma && (isPageIn || isProgram || isOp(NandOp.READ_ID, NandOp.READ_PARAM, NandOp.CHANGE_COL)) && !splitRead
-  // DMA users the front end runs itself (not page reads, which the back end finishes): they wait for the back end.
-  val frontDma = usesDma && !isPageIn
+  val isPageIn = facts.isPageIn
+  val isProgram = facts.isProgram
+  val eccOn = facts.eccOn
+  val nandBytes = facts.nandBytes
+  val dmaBytes = facts.dmaBytes
+  val usesDma = facts.usesDma
+  val frontDma = facts.frontDma
 
   // ------------------------------------------------------------------ micro-programs
   object StepKind extends SpinalEnum(binaryOneHot) { // one-hot: a step test is one register bit
@@ -185,20 +226,15 @@ class NandCommandLayer(p: NandParams) extends Component {
   io.cmd.ready := state === State.IDLE
   when(io.cmd.fire) {
     cur := io.cmd.payload
+    facts := factsOf(io.cmd.payload)
     state := State.CHECK
     step := 0
     err := NandErr.OK
     resultWord := 0
   }
 
-  // Descriptor checks: a bad command never touches the flash or the bus.
-  val badCmd = op >= NandOp.count || cur.target.resize(4) >= p.targets || nandBytes > p.bufBytes ||
-    (cur.mplane && !isOp(mpPrograms.keys.toSeq: _*)) ||
-    (isProgram && (nandBytes === 0 || nandBytes(1 downto 0) =/= 0)) ||
-    (eccOn && (cur.col =/= 0 || io.pageBytes(p.sectorShift - 1 downto 0) =/= 0 || io.pageBytes === 0 ||
-      (io.pageBytes >> p.sectorShift) > p.maxSectors || io.spareBytes.resize(17) < eccSpareEnd))
-  val dmaEnd = cur.dmaAddr.resize(34) + dmaBytes.resize(34)
-  val badDma = usesDma && (cur.dmaAddr(1 downto 0) =/= 0 || cur.dmaAddr < io.dmaLo || dmaEnd > io.dmaHi.resize(34))
+  val badCmd = facts.bad
+  val badDma = usesDma && (facts.dmaLowBad || facts.dmaEnd > dmaHi.resize(34))
 
   // ------------------------------------------------------------------ micro-op issue
   io.uop.valid := False
@@ -246,7 +282,7 @@ class NandCommandLayer(p: NandParams) extends Component {
   // The bounds are registers of the (static during a command) geometry: the transfer paths compare the
   // index with registers instead of subtracting the page size, adding 1 and comparing with a product
   // (the command layer's critical path on the ECP5 was rxIdx -> that chain -> the check-byte enables).
-  val pageEnd = io.pageBytes.resize(17)
+  val pageEnd = pageBytes.resize(17)
   val codeLo0 = RegNext(pageEnd + 8)
   val codeHi0 = RegNext(pageEnd + eccSpareEnd)
   val codeLo1 = RegNext(pageEnd + 7)
@@ -256,7 +292,7 @@ class NandCommandLayer(p: NandParams) extends Component {
   val encRem = Reg(Bits(bch.r bits))
   val encCodes = Vec(Reg(Bits(bch.eccVecBits bits)), p.maxSectors)
   val txSector = (txIdx >> p.sectorShift).resize(secBits)
-  val txInMain = txIdx < io.pageBytes
+  val txInMain = txIdx < pageBytes
   val txIsCode0 = isCode0(txIdx)
   val txIsCode1 = isCode1(txIdx) // byte 1 is a check byte only if byte 0 is one (region starts even)
   val txCodeSec = Reg(UInt(secBits bits))
@@ -292,7 +328,7 @@ class NandCommandLayer(p: NandParams) extends Component {
   val decRem = Reg(Bits(bch.r bits))
   val decRems = Vec(Reg(Bits(bch.r bits)), p.maxSectors) // remainder of each sector's data
   val decStored = Vec(Reg(Bits(bch.eccVecBits bits)), p.maxSectors) // check bytes as read
-  val rxInMain = rxIdx < io.pageBytes
+  val rxInMain = rxIdx < pageBytes
   val rxIsCode0 = isCode0(rxIdx)
   val rxCodeSec = Reg(UInt(secBits bits))
   val rxCodeByte = Reg(UInt(eccByteBits bits))
@@ -621,7 +657,7 @@ class NandCommandLayer(p: NandParams) extends Component {
 
   // ------------------------------------------------------------------ back end
   val bEcc = bCmd.ecc
-  val bDmaBytes = Mux(bEcc, io.pageBytes.resize(17), ((bCmd.len.resize(17) + 3) & U(0x1FFFC, 17 bits)))
+  val bDmaBytes = Mux(bEcc, pageBytes.resize(17), ((bCmd.len.resize(17) + 3) & U(0x1FFFC, 17 bits)))
   switch(bState) {
     is(BState.FIX) { // correction and DMA out together (the DMA trails the decoder sector by sector)
       when(!bArmed) {

@@ -62,8 +62,27 @@ class NandDdrTiming(p: NandParams) extends Component {
   val sinceCA, sinceOut, sinceWrHigh, sinceWrLow, sinceCe, sinceCeHigh, sinceRb = ctr()
   val counters = List(sinceCA, sinceOut, sinceWrHigh, sinceWrLow, sinceCe, sinceCeHigh, sinceRb)
   for (c <- counters) when(c =/= 255) { c := c + 1 }
-  private def ok(c: UInt, need: UInt): Bool = c.resize(10) + n.resize(10) >= need.resize(10) // c counted at the decision, the edge comes n cycles later
+  // Configuration as registered per-mode constants (the registers change only between commands; these
+  // follow a cycle later): no configuration register reaches a decision through arithmetic (on the ECP5
+  // CK_DIV -> `c + n >= need` -> the sequencer's enables was the NAND DMA path's critical path).
+  // ok(c, need) = c + n >= need, c counted at the decision and the edge n cycles later: c >= need - n.
+  private def lessN(need: UInt): UInt = RegNext(Mux(need.resize(9) > n.resize(9), need - n.resize(8), U(0, 8 bits)))
+  private def ok(c: UInt, lim: UInt): Bool = c >= lim
   private def atLeast(c: UInt, need: UInt): Bool = c.resize(10) >= need.resize(10)
+  val limCAD = lessN(io.cfg.tCAD)
+  val limADL = lessN(t.tADL)
+  val limRHW = lessN(t.tRHW)
+  val limWRCK = lessN(io.cfg.tWRCK)
+  val limRR = lessN(t.tRR)
+  val limWHR = lessN(t.tWHR)
+  val limCCS = lessN(t.tCCS)
+  val ccsLonger = RegNext(t.tCCS > t.tWHR)
+  val needWB = RegNext(t.tWB.resize(9) + 3 + n.resize(9))
+  val nLess1 = RegNext(n.resize(6) - 1) // the POST wait; also the last phase of a DQS period
+  val needCS = RegNext(t.tCS)
+  val needDQSHZ = RegNext(io.cfg.tDQSHZ)
+  val needCEH = RegNext(io.cfg.tCEH)
+  val rbLimit = RegNext(t.timeout)
 
   // One bus cycle per CLK period: what is on the pins from the falling edge on (latched at the next rise).
   case class BusCycle() extends Bundle {
@@ -107,7 +126,7 @@ class NandDdrTiming(p: NandParams) extends Component {
   val bDqs = RegInit(False)
   val underrun = RegInit(False)
   io.underrun := underrun
-  val half = n >> 1
+  val half = RegNext(n >> 1) // (a configuration constant, registered like the limits above)
   // Advance the engine by one half-slot: returns (dqsOe, dqs, dq driven) for that half.
   case class BOut() extends Bundle { val oe, dqs = Bool(); val dq = Bits(8 bits) }
   def bStep(st: BState.C, wait: UInt, ph: UInt, idx: UInt, dq: Bits, dqs: Bool, taken: UInt):
@@ -125,7 +144,7 @@ class NandDdrTiming(p: NandParams) extends Component {
         when(wait === 0) { nSt := BState.RUN; nPh := 0; nIdx := 0 } otherwise { nWait := wait - 1 }
       }
       is(BState.RUN) {
-        when(idx === bTotal) { nSt := BState.POST; nWait := n.resize(6) - 1 }
+        when(idx === bTotal) { nSt := BState.POST; nWait := nLess1 }
       }
       is(BState.POST) {
         when(wait === 0) { nSt := BState.OFF } otherwise { nWait := wait - 1 }
@@ -144,7 +163,7 @@ class NandDdrTiming(p: NandParams) extends Component {
         }
       }
       when(rPh === half.resize(4)) { nDqs := !rIdx(0) }
-      when(rPh + 1 === n) { nPh := 0; nIdx := rIdx + 1 } otherwise { nPh := rPh + 1; nIdx := rIdx }
+      when(rPh === nLess1.resize(4)) { nPh := 0; nIdx := rIdx + 1 } otherwise { nPh := rPh + 1; nIdx := rIdx }
     }
     val o = BOut()
     o.oe := nSt =/= BState.OFF || st =/= BState.OFF
@@ -155,7 +174,7 @@ class NandDdrTiming(p: NandParams) extends Component {
   // A burst starts in the half-slot of the decision (first half of a CLK period): DQS low from there
   // (preamble 4n-1 halves), first DQ byte at half 4n-1-n/2, its DQS edge n/2 halves later.
   val bStart = False
-  val bStartWait = ((n.resize(6) << 2) - 1 - half.resize(6)).resize(6)
+  val bStartWait = RegNext(((n.resize(6) << 2) - 1 - half.resize(6)).resize(6))
   // Timing (ECP5): the two half-slots run on registers only; the sequencer's bStart picks between them and
   // a second pair started from PRE (also registers and config only) at the end, instead of feeding the
   // chain's inputs. A burst starts only with the engine OFF (a DOUT ends only once it is OFF again), where
@@ -204,8 +223,8 @@ class NandDdrTiming(p: NandParams) extends Component {
   val firstMark, secondMark = Reg(Bits(markW bits)) init (0)
   val capIssued = False
   firstMark := (firstMark |>> 2) | Mux(capIssued, UIntToOh(io.cfg.slot.resize(7 bits), markW), B(0, markW bits))
-  secondMark := (secondMark |>> 2) |
-    Mux(capIssued, UIntToOh(io.cfg.slot.resize(7 bits) + n.resize(7 bits), markW), B(0, markW bits))
+  val slotN = RegNext(io.cfg.slot.resize(7 bits) + n.resize(7 bits))
+  secondMark := (secondMark |>> 2) | Mux(capIssued, UIntToOh(slotN, markW), B(0, markW bits))
   when(!io.cfg.enable) { firstMark := 0; secondMark := 0 }
   val held = Reg(Bits(8 bits)) // the first byte of a pair whose second byte comes in a later cycle
   when(firstMark(1)) { held := io.cap.q2 } elsewhen (firstMark(0)) { held := io.cap.q1 }
@@ -270,20 +289,20 @@ class NandDdrTiming(p: NandParams) extends Component {
     when(busy) {
       switch(u.kind) {
         is(CE_ON) { // CE# changes at the falling edge: from one period start to the next is at least tCEH then
-          when(atLeast(sinceCeHigh, io.cfg.tCEH)) { next.ce_n := ~UIntToOh(u.target, p.targets); busy := False }
+          when(atLeast(sinceCeHigh, needCEH)) { next.ce_n := ~UIntToOh(u.target, p.targets); busy := False }
         }
         is(CE_OFF) { next.ce_n.setAll(); next.dqOe := False; busy := False }
         is(CMD, ADDR) {
           when(wrLow) { when(curIdle) { next.wr := True } } // W/R# moves in idle cycles; the flash releases DQ/DQS tDQSHZ after it rises
-            .elsewhen(burstIdle && ok(caNow, io.cfg.tCAD) && (!outSinceCANow || ok(outNow, t.tRHW)) &&
-              atLeast(sinceCe, t.tCS) && atLeast(wrHighNow, io.cfg.tDQSHZ)) {
+            .elsewhen(burstIdle && ok(caNow, limCAD) && (!outSinceCANow || ok(outNow, limRHW)) &&
+              atLeast(sinceCe, needCS) && atLeast(wrHighNow, needDQSHZ)) {
               next.cle := u.kind === CMD; next.ale := u.kind === ADDR; next.dq := u.value; next.dqOe := True; next.ca := True
               busy := False
             }
         }
         is(DOUT) {
           when(!started) {
-            when(ok(caNow, t.tADL) && ok(caNow, io.cfg.tCAD) && (queued >= 24 || queued >= u.count)) {
+            when(ok(caNow, limADL) && ok(caNow, limCAD) && (queued >= 24 || queued >= u.count)) {
               started := True; periodsLeft := dataPeriods - 1
               bStart := True; bTotal := dataBytes; bDouble := !u.array
               next.cle := True; next.ale := True; next.dqOe := True
@@ -296,9 +315,9 @@ class NandDdrTiming(p: NandParams) extends Component {
         is(DIN) {
           when(!started) {
             when(!wrLow) { when(burstIdle && curIdle) { next.wr := False; next.dqOe := False } }
-              .elsewhen(ok(wrLowNow, io.cfg.tWRCK) &&
-                (outSinceCANow || ok(caNow, Mux(u.ccs && t.tCCS > t.tWHR, t.tCCS, t.tWHR))) &&
-                (readSinceRb || ok(sinceRb, t.tRR))) {
+              .elsewhen(ok(wrLowNow, limWRCK) &&
+                (outSinceCANow || ok(caNow, Mux(u.ccs && ccsLonger, limCCS, limWHR))) &&
+                (readSinceRb || ok(sinceRb, limRR))) {
                 started := True; periodsLeft := dataPeriods - 1
                 outDouble := !u.array; outTotal := u.count; capIdx := 0; readSinceRb := True; pairSplit := False
                 next.cle := True; next.ale := True; next.dataOut := True
@@ -310,7 +329,7 @@ class NandDdrTiming(p: NandParams) extends Component {
             when(periodsLeft === 1) { busy := False }
           } otherwise { busy := False }
         }
-        is(WAIT_WB) { when(atLeast(caNow, t.tWB.resize(9) + 3 + n.resize(9))) { busy := False } }
+        is(WAIT_WB) { when(atLeast(caNow, needWB)) { busy := False } }
         is(WAIT_RB) {} // below, every cycle
       }
     }
@@ -318,7 +337,7 @@ class NandDdrTiming(p: NandParams) extends Component {
   when(busy && u.kind === WAIT_RB) {
     rbTimer := rbTimer + 1
     when(io.rb_n(u.target)) { sinceRb := 0; readSinceRb := False; busy := False }
-      .elsewhen(rbTimer >= t.timeout) { timeout := True; busy := False }
+      .elsewhen(rbTimer >= rbLimit) { timeout := True; busy := False }
   }
   when(!io.cfg.enable) { cur := resetCycle; nxt := resetCycle }
 

@@ -29,8 +29,15 @@ class NandTimingLayer(p: NandParams) extends Component {
   val counters = List(sinceWeRise, sinceWeFall, sinceReRise, sinceReFall, sinceCle, sinceCe, sinceRb)
   for (c <- counters) when(c =/= 255) { c := c + 1 }
   private def ge(a: UInt, b: UInt): Bool = a.resize(11) >= b.resize(11)
-  private def after(c: UInt, extra: UInt, need: UInt): Bool = ge(c.resize(11) + 1 + extra.resize(11), need)
   private val zero = U(0, 8 bits)
+  // after(c, extra, need) = c + 1 + extra >= need, i.e. c >= need - 1 - extra: the limits are registered
+  // per-mode constants (the timing registers change only between commands; these follow a cycle later),
+  // so no configuration register reaches a decision through an adder.
+  private def limit(need: UInt, extra: UInt = zero): UInt = {
+    val d = need.resize(10).asSInt - extra.resize(10).asSInt - 1
+    RegNext(Mux(d < 0, U(0, 8 bits), d.asUInt.resize(8)))
+  }
+  private def after(c: UInt, lim: UInt): Bool = c >= lim
 
   val readSinceWrite = Reg(Bool()) init (False)
   val readSinceRb = Reg(Bool()) init (True)
@@ -69,7 +76,26 @@ class NandTimingLayer(p: NandParams) extends Component {
   val newDq = Mux(cur.kind === DOUT, io.dout.payload, cur.value)
   val dataAvail = cur.kind =/= DOUT || io.dout.valid
   val counted = cur.kind === DOUT || cur.kind === DIN
-  val holdOk = after(sinceWeRise, zero, t.tWH)
+  val limWH = limit(t.tWH)
+  val limHOLD = limit(t.tHOLD)
+  val limWC = limit(t.tWC)
+  val limRHW = limit(t.tRHW)
+  val limCS = limit(t.tCS, t.tWP)
+  val limCLS = limit(t.tCLS, t.tWP)
+  val clsAtOnce = RegNext(ge(t.tWP, t.tCLS))
+  val limADL = limit(t.tADL, t.tWP)
+  val limREH = limit(t.tREH)
+  val limRC = limit(t.tRC)
+  val limWHR = limit(t.tWHR)
+  val limCCS = limit(t.tCCS)
+  val ccsLonger = RegNext(t.tCCS > t.tWHR)
+  val limRR = limit(t.tRR)
+  val limCLR = limit(t.tCLR)
+  val needWB = RegNext(t.tWB.resize(9) + 3)
+  val needWP = RegNext(t.tWP)
+  val needRP = RegNext(t.tRP)
+  val rbLimit = RegNext(t.timeout)
+  val holdOk = after(sinceWeRise, limWH)
 
   when(busy) {
     switch(phase) {
@@ -80,25 +106,25 @@ class NandTimingLayer(p: NandParams) extends Component {
           switch(cur.kind) {
             is(CE_ON) {
               val sel = ~UIntToOh(cur.target, p.targets)
-              when(after(sinceWeRise, zero, t.tHOLD) && re_n) {
+              when(after(sinceWeRise, limHOLD) && re_n) {
                 when(ce_n =/= sel) { sinceCe := 0 }
                 ce_n := sel
                 busy := False
               }
             }
             is(CE_OFF) {
-              when(after(sinceWeRise, zero, t.tHOLD) && re_n) {
+              when(after(sinceWeRise, limHOLD) && re_n) {
                 ce_n.setAll(); cle := False; ale := False; oe := False
                 busy := False
               }
             }
             is(CMD, ADDR, DOUT) {
               val changes = cle =/= newCle || ale =/= newAle || !oe
-              val wcOk = after(sinceWeFall, zero, t.tWC)
-              val rhwOk = !readSinceWrite || after(sinceReRise, zero, t.tRHW)
-              val csOk = after(sinceCe, t.tWP, t.tCS)
-              val clsOk = Mux(changes, ge(t.tWP, t.tCLS), after(sinceCle, t.tWP, t.tCLS))
-              val adlOk = !(cur.kind === DOUT && firstByte) || after(sinceWeRise, t.tWP, t.tADL)
+              val wcOk = after(sinceWeFall, limWC)
+              val rhwOk = !readSinceWrite || after(sinceReRise, limRHW)
+              val csOk = after(sinceCe, limCS)
+              val clsOk = Mux(changes, clsAtOnce, after(sinceCle, limCLS))
+              val adlOk = !(cur.kind === DOUT && firstByte) || after(sinceWeRise, limADL)
               when(holdOk && rhwOk && dataAvail) {
                 when(wcOk && csOk && clsOk && adlOk) {
                   cle := newCle; ale := newAle; oe := True; dq := newDq
@@ -118,10 +144,9 @@ class NandTimingLayer(p: NandParams) extends Component {
               when(cle || ale || oe) {
                 when(holdOk) { cle := False; ale := False; oe := False; sinceCle := 0 }
               } otherwise {
-                val whrNeed = Mux(cur.ccs && t.tCCS > t.tWHR, t.tCCS, t.tWHR)
-                val ok = after(sinceReRise, zero, t.tREH) && after(sinceReFall, zero, t.tRC) &&
-                  (readSinceWrite || after(sinceWeRise, zero, whrNeed)) &&
-                  (readSinceRb || after(sinceRb, zero, t.tRR)) && after(sinceCle, zero, t.tCLR)
+                val ok = after(sinceReRise, limREH) && after(sinceReFall, limRC) &&
+                  (readSinceWrite || after(sinceWeRise, Mux(cur.ccs && ccsLonger, limCCS, limWHR))) &&
+                  (readSinceRb || after(sinceRb, limRR)) && after(sinceCle, limCLR)
                 when(ok) {
                   re_n := False
                   sinceReFall := 0
@@ -135,7 +160,7 @@ class NandTimingLayer(p: NandParams) extends Component {
             }
             is(WAIT_WB) {
               // +3: the PHY output flop and the two-flop R/B# synchroniser lag the WE# decision.
-              when(ge(sinceWeRise, t.tWB.resize(9) + 3)) { busy := False }
+              when(ge(sinceWeRise, needWB)) { busy := False }
             }
             is(WAIT_RB) {
               rbTimer := rbTimer + 1
@@ -143,7 +168,7 @@ class NandTimingLayer(p: NandParams) extends Component {
                 sinceRb := 0
                 readSinceRb := False
                 busy := False
-              } elsewhen (rbTimer >= t.timeout) {
+              } elsewhen (rbTimer >= rbLimit) {
                 timeout := True
                 busy := False
               }
@@ -153,7 +178,7 @@ class NandTimingLayer(p: NandParams) extends Component {
       }
       is(1) {
         cnt := cnt + 1
-        when(ge(cnt, t.tWP)) {
+        when(ge(cnt, needWP)) {
           we_n := True
           sinceWeRise := 0
           readSinceWrite := False
@@ -165,7 +190,7 @@ class NandTimingLayer(p: NandParams) extends Component {
       }
       is(2) {
         cnt := cnt + 1
-        when(ge(cnt, t.tRP)) {
+        when(ge(cnt, needRP)) {
           re_n := True
           sinceReRise := 0
           phase := 0
