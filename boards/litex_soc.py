@@ -304,6 +304,14 @@ def _target_main(board, argv):
     return 0
 
 
+def soc_generate_args(board, nvddr: bool = False) -> dict:
+    """The `generate_soc_verilog` arguments of `board`'s build: its on-chip RAM (`ram_kib`, None: the default
+    map's) and, behind the NV-DDR pad wrapper (`nvddr`), the wrapper's input stage, by which the SoC's SDR
+    sample point moves. build_target and lsmc.fpga's per-board resource table both take them from here."""
+    return {"ram_kib": getattr(board, "ram_kib", None),
+            "nand_pad_input_cycles": nand_pads_mod.PAD_INPUT_CYCLES if nvddr else 0}
+
+
 def build_target(board, output_dir: Path, soc_verilog: Path | None = None, firmware: Path | None = None,
                  sys_clk_freq: float | None = None, lsmc_clk_freq: float = 100e6, run: bool = False,
                  compile_software: bool = True, nvddr: bool = False) -> Path:
@@ -313,9 +321,7 @@ def build_target(board, output_dir: Path, soc_verilog: Path | None = None, firmw
     output_dir = Path(output_dir)
     gw = output_dir / "gateware"
     gw.mkdir(parents=True, exist_ok=True)
-    # Behind the NV-DDR pad wrapper the SoC's SDR sample point moves by the wrapper's input stage.
-    src = Path(soc_verilog) if soc_verilog else generate_soc_verilog(
-        ram_kib=getattr(board, "ram_kib", None), nand_pad_input_cycles=nand_pads_mod.PAD_INPUT_CYCLES if nvddr else 0)
+    src = Path(soc_verilog) if soc_verilog else generate_soc_verilog(**soc_generate_args(board, nvddr))
     soc_interface(src)  # fail early, with the port list, before LiteX starts
     nand_pads_mod.check_soc_pad_cycles(src, nvddr)
     # A private copy, so the build folder is self-contained and the RAM image can be attached to it.

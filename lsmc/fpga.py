@@ -21,6 +21,7 @@ three one-line wrappers for the `yowasp-` commands and the flow puts that folder
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import json
 import os
@@ -379,16 +380,30 @@ def run_trellis(gateware: Path, name: str, timeout: float | None = None) -> PnrR
     return res
 
 
-def ecpix5_board():
-    """The ECPIX5 board class of boards/ecpix5/target.py (a script, not a module of the package)."""
+@functools.cache
+def board_class(name: str):
+    """The board class of boards/<name>/target.py (a script, not a module of the package): the class
+    whose `name` is `name`. Loaded once, so every caller (the builds, the resource table, tests that
+    change a class) sees the same object."""
     import importlib.util
+    import inspect
 
     from lsmc.paths import ROOT
-    path = ROOT / "boards" / "ecpix5" / "target.py"
-    spec = importlib.util.spec_from_file_location("lsmc_board_ecpix5", path)
+    path = ROOT / "boards" / name / "target.py"
+    if not path.is_file():
+        raise FpgaError(f"no board {name!r} ({path} not found)")
+    spec = importlib.util.spec_from_file_location(f"lsmc_board_{name}", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.ECPIX5
+    found = [c for _n, c in inspect.getmembers(mod, inspect.isclass) if getattr(c, "name", None) == name]
+    if len(found) != 1:
+        raise FpgaError(f"{path}: {len(found)} board classes named {name!r}")
+    return found[0]
+
+
+def ecpix5_board():
+    """The ECPIX5 board class of boards/ecpix5/target.py."""
+    return board_class("ecpix5")
 
 
 # ------------------------------------------------------------------------------------ results files
@@ -486,11 +501,13 @@ def main(argv=None) -> int:
     import sys
     ap = argparse.ArgumentParser(prog="scripts/fpga", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("designs", nargs="*", default=[], metavar="{soc,ip,nand,nand_dma,resources}",
+    ap.add_argument("designs", nargs="*", default=[], metavar="{soc,ip,nand,nand_dma,resources,blocks}",
                     help="which rows to build (default all three): soc (ECPIX-5 bitstream), ip (compaction IP "
                          "alone), nand (NAND controller alone), nand_dma (the NAND DMA path alone, BCH stubbed; not "
-                         "in the default set); `resources` alone: the SoC per board family "
-                         "(results/fpga_resources.md)")
+                         "in the default set). Yosys estimates, apart from the timing table (one "
+                         "or both): `resources` the SoC per board, each board's own variant "
+                         "(results/fpga_resources.md); `blocks` the ECPIX-5's SoC per block, where its LUTs go "
+                         "(results/fpga_blocks.md)")
     ap.add_argument("--ip-target-mhz", type=float, default=IP_TARGET_MHZ)
     ap.add_argument("--lsmc-mhz", type=float, default=SOC_TARGET_MHZ, help="SoC clock (default 100 MHz)")
     ap.add_argument("--firmware", type=Path, default=None, help="ELF baked into the SoC's RAM (default lsmc.elf)")
@@ -498,19 +515,23 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=6 * 3600, help="seconds per flow (default 6 h)")
     args = ap.parse_args(argv)
     designs = args.designs or ["ip", "nand", "soc"]  # the short flows first
-    bad = [d for d in designs if d not in (*DESIGNS, "resources")]
+    estimates = {"resources": (resources_table, write_resources), "blocks": (blocks_soc, write_blocks)}
+    bad = [d for d in designs if d not in (*DESIGNS, *estimates)]
     if bad:
-        ap.error(f"unknown design {bad[0]!r} (soc, ip, nand, nand_dma or resources)")
-    if "resources" in designs and designs != ["resources"]:
-        ap.error("`resources` runs alone (it writes results/fpga_resources.*, not the timing table)")
-    if designs == ["resources"]:
-        try:
-            path = write_resources(resources_table(timeout=args.timeout), args.results)
-        except FpgaError as e:
-            print(f"fpga: error: {e}", file=sys.stderr)
-            return 2
-        print(path.read_text())
-        print(f"fpga: wrote {path}")
+        ap.error(f"unknown design {bad[0]!r} (soc, ip, nand, nand_dma, resources or blocks)")
+    if any(d in estimates for d in designs):
+        if any(d not in estimates for d in designs):
+            ap.error("`resources` and `blocks` run apart from soc, ip, nand, nand_dma (they write "
+                     "results/fpga_resources.* and results/fpga_blocks.*, not the timing table)")
+        for d in dict.fromkeys(designs):
+            make, write = estimates[d]
+            try:
+                path = write(make(timeout=args.timeout), args.results)
+            except FpgaError as e:
+                print(f"fpga: error: {e}", file=sys.stderr)
+                return 2
+            print(path.read_text())
+            print(f"fpga: wrote {path}", flush=True)
         return 0
     # Rows of a design not rebuilt this time are kept from the previous results file; the files are
     # rewritten after each design, so a later design's failure keeps the earlier ones' figures.
@@ -656,16 +677,38 @@ def synth_resources(family: str, verilog: Path, top: str, outdir: Path, timeout:
     return count_cells(cells, family)
 
 
-def resources_table(verilog: Path | None = None, outdir: Path = FPGA_BUILD / "resources", timeout=None) -> list:
-    """The board variant of LsmcSoc (the SoC alone: no LiteDRAM, no BIOS CPU) synthesised by yosys for
-    each board's family: one row per board with counts and device percentages."""
-    if verilog is None:
-        from lsmc.boards.gateware import generate_soc_verilog
-        verilog = generate_soc_verilog()
+def resource_variants() -> dict:
+    """board -> the `generate_soc_verilog` arguments of that board's own build (its default build, direct
+    NAND pins: boards/<board>/target.py without --nvddr, and `scripts/fpga soc`), from the helper
+    build_target calls, so each row of the table is the SoC variant its board places."""
+    from lsmc.boards import litex_soc
+    return {b: litex_soc.soc_generate_args(board_class(b)) for b in FAMILIES}
+
+
+def variant_label(args: dict) -> str:
+    """`128 KiB RAM` (+ `, 1 pad cycle`): the SoC variant of `generate_soc_verilog(**args)`."""
+    from lsmc.boards.ports import ONCHIP_RAM_SIZE
+    kib = ONCHIP_RAM_SIZE // 1024 if args.get("ram_kib") is None else args["ram_kib"]
+    pads = args.get("nand_pad_input_cycles", 0)
+    return f"{kib} KiB RAM" + (f", {pads} NAND pad input cycle{'s' * (pads != 1)}" if pads else "")
+
+
+def resources_table(outdir: Path = FPGA_BUILD / "resources", timeout=None, variants: dict | None = None) -> list:
+    """Each board's variant of LsmcSoc (the SoC alone: no LiteDRAM, no BIOS CPU; `resource_variants()`)
+    synthesised by yosys for that board's family: one row per board with counts and device percentages.
+    Boards whose builds share one variant share its generated Verilog."""
+    from lsmc.boards.gateware import generate_soc_verilog
+    variants = resource_variants() if variants is None else variants
+    verilogs = {}  # frozen arguments -> generated LsmcSoc.v
     rows = []
-    for board, (_synth, cap) in FAMILIES.items():
-        print(f"fpga: resources: yosys {FAMILIES[board][0]} of the SoC for {board} ...", flush=True)
-        r = synth_resources(board, verilog, "LsmcSoc", Path(outdir), timeout)
+    for board, (synth, cap) in FAMILIES.items():
+        args = variants[board]
+        key = tuple(sorted(args.items()))
+        if key not in verilogs:
+            verilogs[key] = generate_soc_verilog(**args)
+        v = verilogs[key]
+        print(f"fpga: resources: yosys {synth} of the SoC for {board} ({variant_label(args)}, {v}) ...", flush=True)
+        r = synth_resources(board, v, "LsmcSoc", Path(outdir) / v.parent.name, timeout)
         pct = {f"{k}_pct": f"{100 * r[k] / c:.2f}" for k, c in zip(("LUT", "FF", "BRAM", "DSP"), cap)}
         rows.append({"board": board, **r, **pct})
     return rows
@@ -675,16 +718,20 @@ def resources_markdown(rows: list) -> str:
     """The per-board table with seed 000's Table II beside it (docs/boards.md, generated block
     `fpga resources`, and results/fpga_resources.md)."""
     from lsmc.report import paper
-    md = ["| board (yosys, the SoC alone) | LUT | FF | BRAM | DSP |", "|---|---|---|---|---|"]
+    variants = resource_variants()
+    md = ["| board (yosys, the SoC alone) | SoC variant (its board build's) | LUT | FF | BRAM | DSP |",
+          "|---|---|---|---|---|---|"]
     for r in rows:
-        md.append(f"| {r['board']} | {float(r['LUT']):g} ({r['LUT_pct']} %) | {float(r['FF']):g} ({r['FF_pct']} %) | "
-                  f"{float(r['BRAM']):g} ({r['BRAM_pct']} %) | {float(r['DSP']):g} ({r['DSP_pct']} %) |")
+        label = variant_label(variants[r["board"]]) if r["board"] in variants else "?"
+        cells = [f"{float(r[k]):g} ({r[f'{k}_pct']} %)" for k in ("LUT", "FF", "BRAM", "DSP")]
+        md.append(f"| {r['board']} | {label} | " + " | ".join(cells) + " |")
     t2 = paper.table2()
     cols = [f"{t2[k][0]} ({100 * t2[k][0] / t2[k][1]:.2f} %)" for k in ("LUT", "FF", "BRAM", "DSP")]
-    md.append("| paper, Table II (KCU105, whole platform, Vivado) | " + " | ".join(cols) + " |")
+    md.append("| paper, Table II (KCU105, whole platform, Vivado) | MicroBlaze platform | " + " | ".join(cols) + " |")
     md += ["", "LUT: LUT1..6 and LUT-RAM on Xilinx, LUT4 (carry and LUT-RAM cells as LUT4 pairs) on the ECP5; "
            "BRAM: 36 Kbit tiles on Xilinx (RAMB18 = 0.5), DP16KD (18 Kbit) on the ECP5; percentages of the "
-           "board's device (XCKU040, XC7A100T, LFE5UM5G-85F). The board variant of `LsmcSoc.v` alone: LiteDRAM, "
+           "board's device (XCKU040, XC7A100T, LFE5UM5G-85F). Each row is the variant of `LsmcSoc.v` its board's "
+           "build generates (`litex_soc.soc_generate_args` of the board class, direct NAND pins), alone: LiteDRAM, "
            "its PHY and the BIOS CPU come on top. Table II is copied from seed 000 (`lsmc/data/paper.json`). "
            "Generated from `lsmc/data/fpga_resources.csv` (`scripts/fpga resources`)."]
     return "\n".join(md)
@@ -717,4 +764,157 @@ def write_resources(rows: list, outdir: Path = RESULTS, data: Path | None = RESO
                 w.writerow({k: r[k] for k in RESOURCE_COLUMNS})
     path = outdir / "fpga_resources.md"
     path.write_text("# The SoC (LsmcSoc, board variant) per board, yosys\n\n" + resources_markdown(rows) + "\n")
+    return path
+
+
+# ------------------------------------------------------------------- where the ECP5's LUTs go, per block
+# One hierarchical synth_ecp5 (-noflatten: every module keeps its cells) of the ECPIX-5's SoC variant;
+# each mapped cell is assigned to the first block whose pattern matches "inst[Module]/inst[Module]/cell"
+# (its instance path from the top, then its own name); what no pattern takes (the top's own glue, small
+# children) is the last row, so the rows add up to the whole hierarchy.
+SOC_BLOCKS = [
+    ("CPU (VexRiscv, its caches)", r"core_cpu\["),
+    ("compaction IP", r"compaction_ip\w*\["),
+    ("compaction DMA (readers, writers)", r"compaction_dma\w*\["),
+    ("NAND: BCH decoder", r"nand_ctrl\w*\[[^/]*/core_cmdLayer\[[^/]*/dec\["),
+    ("NAND: page buffer (ping-pong RAM)", r"nand_ctrl\w*\[[^/]*/core_cmdLayer\[[^/]*/buf_"),
+    ("NAND: command layer (sequencer, DMA, ECC glue)", r"nand_ctrl\w*\[[^/]*/core_cmdLayer\["),
+    ("NAND: timing layer (SDR)", r"nand_ctrl\w*\[[^/]*/core_timing\["),
+    ("NAND: NV-DDR timing and PHY", r"nand_ctrl\w*\[[^/]*/core_(ddrTiming|phy)\["),
+    ("NAND: controller registers, FIFOs", r"nand_ctrl\w*\["),
+    ("on-chip RAM", r"ram\[Axi4SharedOnChipRam"),
+    ("interconnect (AXI/APB decoders, arbiters, upsizers, bridges)", r"\w+\[(Axi4|Apb3)\w*\]/"),
+    ("UART, timer, interrupt controller", r"\w+\[(Apb3UartCtrl|MachineTimer|Apb3IrqCtrl)\]/"),
+]
+REST_BLOCK = "rest (top-level glue)"
+BLOCK_COLUMNS = ["block", "LUT", "FF", "BRAM", "DSP"]
+BLOCKS_DATA = Path(__file__).resolve().parent / "data" / "fpga_blocks.csv"
+
+
+def hierarchy_cells(netlist: dict, top: str) -> list:
+    """(path, cell type) of every primitive cell under `top` in a yosys JSON netlist (write_json of a
+    design synthesised without flattening), path = "inst[Module]/.../cell"; instances of modules of the
+    design are walked into (once per instance), cells of library primitives returned."""
+    modules = netlist.get("modules", {})
+    if top not in modules:
+        raise FpgaError(f"top module {top!r} not in the netlist (modules: {', '.join(sorted(modules)[:8])} ...)")
+    # write_json lists the library cells (LUT4, TRELLIS_FF, ...) as modules too, marked blackbox (a binary
+    # string such as "000...1"); every other module is part of the design and walked into.
+    design = {m for m, d in modules.items() if not str(d.get("attributes", {}).get("blackbox", "")).strip("0")}
+    out = []
+
+    def walk(module, prefix, depth):
+        if depth > 64:
+            raise FpgaError(f"{prefix}: hierarchy deeper than 64 (a recursive instance?)")
+        for name, cell in modules[module].get("cells", {}).items():
+            t = cell["type"]
+            if t in design:
+                walk(t, f"{prefix}{name}[{t}]/", depth + 1)
+            else:
+                out.append((prefix + name, t))
+    walk(top, "", 0)
+    return out
+
+
+def block_table(cells: list, blocks=SOC_BLOCKS, family: str = "ecpix5") -> list:
+    """Rows {block, LUT, FF, BRAM, DSP} (count_cells of the cells each block takes; first pattern wins),
+    in `blocks` order, then the rest."""
+    pats = [(label, re.compile(p)) for label, p in blocks]
+    counts = {label: {} for label, _ in blocks}
+    counts[REST_BLOCK] = {}
+    for path, t in cells:
+        label = next((lb for lb, p in pats if p.match(path)), REST_BLOCK)
+        counts[label][t] = counts[label].get(t, 0) + 1
+    return [{"block": label, **count_cells(c, family)} for label, c in counts.items()]
+
+
+def synth_blocks(verilog: Path, top: str, outdir: Path, blocks=SOC_BLOCKS, timeout=None) -> tuple[list, dict]:
+    """yosys synth_ecp5 -noflatten of `top`; returns (block_table rows, count_cells of yosys' own `stat`
+    total of the whole hierarchy: the rows must add up to it)."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    local = outdir / Path(verilog).name
+    if Path(verilog).resolve() != local.resolve():
+        shutil.copyfile(verilog, local)
+    for extra in Path(verilog).parent.glob(f"{Path(verilog).name}_*.bin"):  # SpinalHDL memory images
+        shutil.copyfile(extra, outdir / extra.name)
+    for old in ("stat_blocks.txt", "blocks.json"):
+        (outdir / old).unlink(missing_ok=True)
+    _run([resource_yosys(), "-q", "-l", "synth_blocks.log", "-p",
+          f"read_verilog {local.name}; synth_ecp5 -noflatten -top {top}; tee -q -o stat_blocks.txt stat -top {top}; "
+          "write_json blocks.json"],
+         outdir, outdir / "yosys_blocks.out", f"yosys synth_ecp5 -noflatten of {top}", timeout, env=dict(os.environ))
+    try:
+        netlist = json.loads((outdir / "blocks.json").read_text())
+        text = (outdir / "stat_blocks.txt").read_text()
+    except (OSError, ValueError) as e:
+        raise FpgaError(f"yosys wrote no usable netlist or stat in {outdir}: {e}") from None
+    # `stat -top` ends with the design hierarchy's total: its last "Number of cells" block.
+    tail = text[text.rindex("=== design hierarchy ==="):] if "=== design hierarchy ===" in text else ""
+    total = {m.group(1): int(m.group(2)) for m in re.finditer(r"^\s+(\S+)\s+(\d+)\s*$",
+                                                               tail.split("Number of cells:")[-1], re.M)}
+    if not total:
+        raise FpgaError(f"{outdir / 'stat_blocks.txt'}: no design hierarchy total in yosys' stat")
+    return block_table(hierarchy_cells(netlist, top), blocks), count_cells(total, "ecpix5")
+
+
+def blocks_soc(outdir: Path = FPGA_BUILD / "blocks", timeout=None) -> list:
+    """The ECPIX-5's SoC variant (its build's generate_soc_verilog arguments), per block; checked against
+    yosys' own total of the hierarchy."""
+    from lsmc.boards.gateware import generate_soc_verilog
+    v = generate_soc_verilog(**resource_variants()["ecpix5"])
+    print(f"fpga: blocks: yosys synth_ecp5 -noflatten of the ECPIX-5 SoC ({v}) ...", flush=True)
+    rows, total = synth_blocks(v, "LsmcSoc", Path(outdir) / v.parent.name, timeout=timeout)
+    summed = {k: sum(r[k] for r in rows) for k in total}
+    if summed != total:
+        raise FpgaError(f"the blocks add up to {summed}, yosys' hierarchy total is {total}")
+    return rows
+
+
+def blocks_markdown(rows: list) -> str:
+    """The per-block table (docs/boards.md, generated block `fpga blocks`, and results/fpga_blocks.md)."""
+    tot = {k: sum(float(r[k]) for r in rows) for k in ("LUT", "FF", "BRAM", "DSP")}
+    label = variant_label(resource_variants()["ecpix5"])
+
+    def cell(r, k):
+        v = float(r[k])
+        return f"{v:g} ({100 * v / tot[k]:.1f} %)" if tot[k] else f"{v:g}"
+    md = ["| block (ECPIX-5 SoC variant, yosys synth_ecp5, hierarchy kept) | LUT4 | FF | DP16KD | MULT18X18D |",
+          "|---|---|---|---|---|"]
+    for r in rows:
+        md.append(f"| {r['block']} | {cell(r, 'LUT')} | {cell(r, 'FF')} | {cell(r, 'BRAM')} | {float(r['DSP']):g} |")
+    md.append(f"| **the SoC ({label})** | **{tot['LUT']:g}** | **{tot['FF']:g}** | **{tot['BRAM']:g}** | "
+              f"**{tot['DSP']:g}** |")
+    md += ["", "LUT4 counted as in the resources table (carry and LUT-RAM cells as LUT4 pairs); shares of the SoC's "
+           "total. One `synth_ecp5 -noflatten` run (Debian yosys 0.23) of `LsmcSoc.v` as the ECPIX-5 build generates "
+           "it, alone (no LiteDRAM, PHY or BIOS CPU); each mapped cell counted in the block whose instance it sits in "
+           "(`lsmc.fpga.SOC_BLOCKS`), the rows add up to yosys' total of the hierarchy. Without flattening no logic "
+           "is optimised across a block's ports, so the total is a little above the flat synthesis' row. Generated "
+           "from `lsmc/data/fpga_blocks.csv` (`scripts/fpga blocks`)."]
+    return "\n".join(md)
+
+
+def read_blocks(path: Path = BLOCKS_DATA) -> list:
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        raise FpgaError(f"{path}: {e.strerror}; run scripts/fpga blocks") from None
+    if not rows or list(rows[0]) != BLOCK_COLUMNS:
+        raise FpgaError(f"{path}: not a per-block table (columns {', '.join(BLOCK_COLUMNS)})")
+    return rows
+
+
+def write_blocks(rows: list, outdir: Path = RESULTS, data: Path | None = BLOCKS_DATA) -> Path:
+    """results/fpga_blocks.{csv,md}, and the committed copy `data` the docs render (None: not)."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    for target in [outdir / "fpga_blocks.csv"] + ([Path(data)] if data else []):
+        with open(target, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=BLOCK_COLUMNS)
+            w.writeheader()
+            for r in rows:
+                w.writerow({k: r[k] for k in BLOCK_COLUMNS})
+    path = outdir / "fpga_blocks.md"
+    path.write_text("# Where the ECP5's LUTs go: the ECPIX-5 SoC per block, yosys\n\n" + blocks_markdown(rows) + "\n")
     return path

@@ -373,7 +373,7 @@ def test_resources_markdown_and_csv(tmp_path):
     back = fpga.read_resources(tmp_path / "fpga_resources.csv")
     assert [r["board"] for r in back] == list(fpga.FAMILIES)
     md = fpga.resources_markdown(back)
-    assert "| kcu105 | 1000 (1.00 %) | 2000 (2.00 %) | 10.5 (3.00 %) | 4 (4.00 %) |" in md
+    assert "| kcu105 | 256 KiB RAM | 1000 (1.00 %) | 2000 (2.00 %) | 10.5 (3.00 %) | 4 (4.00 %) |" in md
     assert "| paper, Table II" in md
     (tmp_path / "bad.csv").write_text("a,b\n1,2\n")
     with pytest.raises(fpga.FpgaError, match="bad.csv"):
@@ -399,3 +399,140 @@ def test_results_keep_the_row_and_path_not_rebuilt(tmp_path):
     md = (tmp_path / "fpga.md").read_text()
     assert soc_section in md and "## Critical path: compaction_ip (clock clk2)" in md
     assert md.count("## Critical path:") == 2
+
+
+def test_resource_rows_use_each_boards_build_variant(monkeypatch, tmp_path):
+    """Each row of `scripts/fpga resources` is synthesised from the generate_soc_verilog arguments its
+    board's own build passes (build_target, default pins): caught at the call, for every board, and again
+    after a board class changes its RAM (the table must follow)."""
+    pytest.importorskip("litex")
+    from lsmc.boards import litex_soc
+
+    class Built(Exception):
+        pass
+
+    def build_args():
+        got = {}
+        for b in fpga.FAMILIES:
+            def fake(b=b, **kw):
+                got[b] = kw
+                raise Built
+            monkeypatch.setattr(litex_soc, "generate_soc_verilog", fake)
+            with pytest.raises(Built):
+                litex_soc.build_target(fpga.board_class(b), tmp_path / b, run=False, compile_software=False)
+        return got
+
+    assert fpga.resource_variants() == build_args()
+    assert fpga.resource_variants()["ecpix5"]["ram_kib"] == 128  # the board that trims its RAM
+    monkeypatch.setattr(fpga.board_class("kcu105"), "ram_kib", 128, raising=False)
+    assert fpga.resource_variants() == build_args()
+    assert fpga.resource_variants()["kcu105"]["ram_kib"] == 128
+    assert fpga.variant_label(fpga.resource_variants()["kcu105"]) == "128 KiB RAM"
+    # resources_table generates one Verilog per distinct variant, with exactly those arguments
+    import lsmc.boards.gateware as gw
+    made = []
+    monkeypatch.setattr(gw, "generate_soc_verilog", lambda **kw: made.append(kw) or tmp_path / f"v{len(made)}" / "x.v")
+    monkeypatch.setattr(fpga, "synth_resources", lambda fam, v, top, out, timeout: {
+        "LUT": 1, "FF": 1, "BRAM": 1, "DSP": 1, "v": v})
+    variants = {"kcu105": {"ram_kib": None}, "arty_a7": {"ram_kib": None}, "ecpix5": {"ram_kib": 128}}
+    rows = fpga.resources_table(tmp_path, variants=variants)
+    assert made == [{"ram_kib": None}, {"ram_kib": 128}]
+    assert [r["v"].parent.name for r in rows] == ["v1", "v1", "v2"]
+
+
+# Two levels of hierarchy, a block RAM inside the second, logic of the top's own: the per-block split.
+HIER_V = """
+module leaf(input clk, input [15:0] a, input [15:0] b, output reg [16:0] y);
+  always @(posedge clk) y <= a + b;
+endmodule
+module memblk(input clk, input we, input [10:0] wa, input [10:0] ra, input [7:0] d, output reg [7:0] q,
+              output reg [3:0] cnt);
+  reg [7:0] buf_1_symbol0 [0:2047];
+  always @(posedge clk) begin
+    if (we) buf_1_symbol0[wa] <= d;
+    q <= buf_1_symbol0[ra];
+    cnt <= cnt + 1;
+  end
+endmodule
+module mid(input clk, input [15:0] a, output [16:0] y, output [7:0] q, output [3:0] c);
+  leaf l0(.clk(clk), .a(a), .b(~a), .y(y));
+  memblk m(.clk(clk), .we(a[0]), .wa(a[11:1]), .ra(a[15:5]), .d(a[7:0]), .q(q), .cnt(c));
+endmodule
+module top(input clk, input [15:0] a, output [16:0] y1, output [16:0] y2, output [7:0] q, output [3:0] c,
+           output reg z);
+  leaf u1(.clk(clk), .a(a), .b(a), .y(y1));
+  mid u2(.clk(clk), .a(a), .y(y2), .q(q), .c(c));
+  always @(posedge clk) z <= ^y1 ^ ^y2;
+endmodule
+"""
+HIER_BLOCKS = [("leaf at the top", r"u1\["), ("page buffer", r"u2\[mid\]/m\[memblk\]/buf_"),
+               ("mid, rest", r"u2\[")]
+
+
+def test_block_table_walks_the_hierarchy():
+    """Cells are found per instance (a module used twice counts twice), the first matching pattern takes a
+    cell, and what none takes is the rest."""
+    lib = {"attributes": {"blackbox": "00000000000000000000000000000001"}, "cells": {}}
+    net = {"modules": {
+        "LUT4": lib, "TRELLIS_FF": lib, "CCU2C": lib, "DP16KD": lib,
+        "leaf": {"cells": {"y_FF": {"type": "TRELLIS_FF"}, "add": {"type": "CCU2C"}}},
+        "mid": {"cells": {"l0": {"type": "leaf"}, "buf_1.0": {"type": "DP16KD"}, "x": {"type": "LUT4"}}},
+        "top": {"cells": {"u1": {"type": "leaf"}, "u2": {"type": "mid"}, "z": {"type": "TRELLIS_FF"}}}}}
+    cells = fpga.hierarchy_cells(net, "top")
+    assert sorted(cells) == sorted([("u1[leaf]/y_FF", "TRELLIS_FF"), ("u1[leaf]/add", "CCU2C"),
+                                    ("u2[mid]/l0[leaf]/y_FF", "TRELLIS_FF"), ("u2[mid]/l0[leaf]/add", "CCU2C"),
+                                    ("u2[mid]/buf_1.0", "DP16KD"), ("u2[mid]/x", "LUT4"), ("z", "TRELLIS_FF")])
+    rows = fpga.block_table(cells, [("leaves", r"(\w+\[\w+\]/)*\w+\[leaf\]/"), ("buffer", r"u2\[mid\]/buf_"),
+                                    ("mid", r"u2\[")])
+    assert rows == [{"block": "leaves", "LUT": 4, "FF": 2, "BRAM": 0, "DSP": 0},
+                    {"block": "buffer", "LUT": 0, "FF": 0, "BRAM": 1, "DSP": 0},
+                    {"block": "mid", "LUT": 1, "FF": 0, "BRAM": 0, "DSP": 0},
+                    {"block": fpga.REST_BLOCK, "LUT": 0, "FF": 1, "BRAM": 0, "DSP": 0}]
+    with pytest.raises(fpga.FpgaError, match="'nope' not in the netlist"):
+        fpga.hierarchy_cells(net, "nope")
+
+
+def test_blocks_of_a_small_hierarchical_design():
+    """A real synth_ecp5 -noflatten: the blocks add up to yosys' own total of the hierarchy, the top's own
+    cells are the rest, and a flat synthesis of the same design is at most a quarter smaller (what flattening
+    optimises across the ports) and never larger."""
+    out = fpga.FPGA_BUILD / "tests" / "blocks_small"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "hier.v").write_text(HIER_V)
+    rows, total = fpga.synth_blocks(out / "hier.v", "top", out, HIER_BLOCKS, timeout=900)
+    by = {r["block"]: r for r in rows}
+    assert [r["block"] for r in rows] == [b for b, _ in HIER_BLOCKS] + [fpga.REST_BLOCK]
+    assert {k: sum(r[k] for r in rows) for k in total} == total
+    assert by["leaf at the top"]["FF"] == 17 and by["leaf at the top"]["LUT"] == 2 * 9  # 9 CCU2C
+    assert by["page buffer"]["BRAM"] == 1 and by["mid, rest"]["BRAM"] == 0
+    assert by["mid, rest"]["FF"] >= 17 + 4  # the inner leaf's sum and the counter (buffer's own FFs aside)
+    assert by[fpga.REST_BLOCK]["FF"] == 1  # z, the top's only flip-flop
+    flat = fpga.synth_resources("ecpix5", out / "hier.v", "top", out / "flat", timeout=900)
+    assert flat["BRAM"] == total["BRAM"]
+    # Flat, mid's 16 inverters of `a` fold into the adder and the memory's port registers merge with their
+    # drivers: 92 LUT4 / 59 FF against 116 / 68 kept apart (yosys 0.23).
+    for k in ("LUT", "FF"):
+        assert 0.75 * total[k] <= flat[k] <= total[k], (k, flat, total)
+
+
+def test_blocks_markdown_and_csv(tmp_path):
+    """The per-block table round-trips through its CSV, shares of the total, the total row last."""
+    rows = [{"block": "a", "LUT": 300, "FF": 10, "BRAM": 2, "DSP": 0},
+            {"block": "b", "LUT": 100, "FF": 30, "BRAM": 0, "DSP": 1}]
+    fpga.write_blocks(rows, tmp_path, data=None)
+    back = fpga.read_blocks(tmp_path / "fpga_blocks.csv")
+    md = fpga.blocks_markdown(back)
+    assert "| a | 300 (75.0 %) | 10 (25.0 %) | 2 (100.0 %) | 0 |" in md
+    assert "| **the SoC (128 KiB RAM)** | **400** | **40** | **2** | **1** |" in md
+    (tmp_path / "bad.csv").write_text("board,LUT\n1,2\n")
+    with pytest.raises(fpga.FpgaError, match="bad.csv"):
+        fpga.read_blocks(tmp_path / "bad.csv")
+
+
+def test_estimates_run_apart_from_the_timing_rows(capsys):
+    with pytest.raises(SystemExit) as e:
+        fpga.main(["blocks", "soc"])
+    assert e.value.code == 2 and "run apart from soc, ip, nand" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        fpga.main(["block"])
+    assert "unknown design 'block'" in capsys.readouterr().err

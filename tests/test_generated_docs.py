@@ -14,6 +14,7 @@ EXPECTED = {
     "docs/dma.md": {("regs", "dma")},
     "docs/nand.md": {("regs", "nand"), ("onfi", "async"), ("onfi", "nvddr"), ("onfi", "nvddr_tck")},
     "docs/architecture.md": {("regs", "compaction"), ("memmap", "soc"), ("irqs", "soc")},
+    "docs/boards.md": {("fpga", "resources"), ("fpga", "blocks")},
 }
 
 

@@ -7,7 +7,8 @@
 Kinds: `regs <block>` (the Markdown common.RegBlock writes for register block compaction, dma or
 nand), `memmap soc` (the SoC memory map from SocMap), `irqs soc` (interrupt lines),
 `table3 paper` (seed 000's Table III from lsmc/data/paper.json), `onfi async` (the ONFI timing
-modes from nand/data/onfi_timing.json), `fpga resources` (lsmc/data/fpga_resources.csv beside Table II).
+modes from nand/data/onfi_timing.json), `fpga resources` (lsmc/data/fpga_resources.csv beside Table II),
+`fpga blocks` (lsmc/data/fpga_blocks.csv, the ECPIX-5 SoC per block).
 `lsmc docs` rewrites them; `lsmc docs --check` (and tests/test_generated_docs.py) fails when one is stale."""
 from __future__ import annotations
 
@@ -96,9 +97,11 @@ def _onfi(interface: str) -> str:
 
 def _fpga(what: str) -> str:
     from lsmc import fpga
-    if what != "resources":
-        raise DocsError(f"unknown fpga table {what!r} (resources)")
-    return fpga.resources_markdown(fpga.read_resources())
+    if what == "resources":
+        return fpga.resources_markdown(fpga.read_resources())
+    if what == "blocks":
+        return fpga.blocks_markdown(fpga.read_blocks())
+    raise DocsError(f"unknown fpga table {what!r} (resources or blocks)")
 
 
 RENDERERS = {
