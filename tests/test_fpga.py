@@ -524,6 +524,9 @@ def test_blocks_markdown_and_csv(tmp_path):
     md = fpga.blocks_markdown(back)
     assert "| a | 300 (75.0 %) | 10 (25.0 %) | 2 (100.0 %) | 0 |" in md
     assert "| **the SoC (128 KiB RAM)** | **400** | **40** | **2** | **1** |" in md
+    assert "flat synthesis" not in md
+    md = fpga.blocks_markdown(back, {"LUT": "320", "FF": "40"})
+    assert "ecpix5 row: 320 LUT4, 40 FF; here +25 % LUT4, +0 % FF" in md
     (tmp_path / "bad.csv").write_text("board,LUT\n1,2\n")
     with pytest.raises(fpga.FpgaError, match="bad.csv"):
         fpga.read_blocks(tmp_path / "bad.csv")
