@@ -292,17 +292,34 @@ class NandCommandLayer(p: NandParams) extends Component {
   val encRem = Reg(Bits(bch.r bits))
   val encCodes = Vec(Reg(Bits(bch.eccVecBits bits)), p.maxSectors)
   val txSector = (txIdx >> p.sectorShift).resize(secBits)
-  val txInMain = txIdx < pageBytes
-  val txIsCode0 = isCode0(txIdx)
-  val txIsCode1 = isCode1(txIdx) // byte 1 is a check byte only if byte 0 is one (region starts even)
   val txCodeSec = Reg(UInt(secBits bits))
   val txCodeByte = Reg(UInt(eccByteBits bits))
+  // The index and check-byte position as they are after this cycle (a DOUT start, a beat taken, or as
+  // they were): the byte tests are registered from them, so a beat's data leaves from registers (the
+  // NAND DMA path's transmit path ran txCodeByte -> the check-byte select -> the NV-DDR FIFO's write data).
+  val txIdxNext = cloneOf(txIdx); txIdxNext := txIdx; txIdx := txIdxNext
+  val txCodeSecNext = cloneOf(txCodeSec); txCodeSecNext := txCodeSec; txCodeSec := txCodeSecNext
+  val txCodeByteNext = cloneOf(txCodeByte); txCodeByteNext := txCodeByte; txCodeByte := txCodeByteNext
+  val txInMain = RegNext(txIdxNext < pageBytes)
+  val txIsCode0 = RegNext(isCode0(txIdxNext))
+  val txIsCode1 = RegNext(isCode1(txIdxNext)) // byte 1 is a check byte only if byte 0 is one (region starts even)
   val (txCodeSec1, txCodeByte1) = codeNext(txCodeSec, txCodeByte)
+  // The two check bytes a beat may send, registered: the bytes at the position and the three after it
+  // are selected from registers, and a beat taken (which moves the position by the registered 0, 1 or
+  // 2 check bytes of that beat) only picks among them at the end, off the 104-way selects. A DOUT start
+  // resets the position during the main area, where no check byte is sent. A sector's check bytes are
+  // final four beats before the first is sent (spare bytes 0..7 come first).
+  val txAhead = (0 until 4).scanLeft((txCodeSec, txCodeByte)) { case ((s, b), _) => codeNext(s, b) }.take(4)
+  val txCodeAt = Vec(txAhead.map { case (s, b) => eccByte(encCodes(s), b) })
+  val txMoves = UInt(2 bits) // check bytes the position moves by at the end of this cycle
+  txMoves := 0
+  val txCode0 = RegNext(txCodeAt(txMoves))
+  val txCode1 = RegNext(txCodeAt(txMoves + 1))
   val txOut = Bits(16 bits)
   txOut := txPairs.payload
   when(eccOn && !txInMain) {
-    txOut(7 downto 0) := Mux(txIsCode0, eccByte(encCodes(txCodeSec), txCodeByte), B(0xFF, 8 bits))
-    txOut(15 downto 8) := Mux(txIsCode1, eccByte(encCodes(txCodeSec1), txCodeByte1), B(0xFF, 8 bits))
+    txOut(7 downto 0) := Mux(txIsCode0, txCode0, B(0xFF, 8 bits))
+    txOut(15 downto 8) := Mux(txIsCode1, txCode1, B(0xFF, 8 bits))
   }
   val featByte = cur.param.subdivideIn(8 bits)(featIdx.resize(2))
   io.dout.valid := txActive && Mux(txFeat, featIdx < 4, txPairs.valid)
@@ -311,14 +328,15 @@ class NandCommandLayer(p: NandParams) extends Component {
   txPairs.ready := txActive && !txFeat && io.dout.ready
   when(io.dout.fire) {
     when(txFeat) { featIdx := featIdx + 1 } otherwise {
-      txIdx := txIdx + 2
+      txIdxNext := txIdx + 2
       when(eccOn && txInMain) {
         val nr = bch.remStep(encRem, txPairs.payload(7 downto 0), txPairs.payload(15 downto 8))
         encRem := nr
         when(txIdx(p.sectorShift - 1 downto 1).andR) { encCodes(txSector) := checkVec(nr); encRem := 0 }
       }
-      when(eccOn && txIsCode1) { val (s2, b2) = codeNext(txCodeSec1, txCodeByte1); txCodeSec := s2; txCodeByte := b2 }
-        .elsewhen(eccOn && txIsCode0) { txCodeSec := txCodeSec1; txCodeByte := txCodeByte1 }
+      when(eccOn && txIsCode1) {
+        val (s2, b2) = codeNext(txCodeSec1, txCodeByte1); txCodeSecNext := s2; txCodeByteNext := b2; txMoves := 2
+      }.elsewhen(eccOn && txIsCode0) { txCodeSecNext := txCodeSec1; txCodeByteNext := txCodeByte1; txMoves := 1 }
     }
   }
 
@@ -328,11 +346,24 @@ class NandCommandLayer(p: NandParams) extends Component {
   val decRem = Reg(Bits(bch.r bits))
   val decRems = Vec(Reg(Bits(bch.r bits)), p.maxSectors) // remainder of each sector's data
   val decStored = Vec(Reg(Bits(bch.eccVecBits bits)), p.maxSectors) // check bytes as read
-  val rxInMain = rxIdx < pageBytes
-  val rxIsCode0 = isCode0(rxIdx)
   val rxCodeSec = Reg(UInt(secBits bits))
   val rxCodeByte = Reg(UInt(eccByteBits bits))
+  // As on the transmit side, the byte tests and the check-byte slot (one-hot over sector x byte, for the
+  // first and the second byte of a pair) registered from the values after this cycle: a received byte's
+  // enables are a register and a gate (on the ECP5: rxIdx -> check-byte test -> rxCodeByte -> the
+  // decStored enables was the path after the configuration's).
+  val rxIdxNext = cloneOf(rxIdx); rxIdxNext := rxIdx; rxIdx := rxIdxNext
+  val rxCodeSecNext = cloneOf(rxCodeSec); rxCodeSecNext := rxCodeSec; rxCodeSec := rxCodeSecNext
+  val rxCodeByteNext = cloneOf(rxCodeByte); rxCodeByteNext := rxCodeByte; rxCodeByte := rxCodeByteNext
+  val rxInMain = RegNext(rxIdxNext < pageBytes)
+  val rxIsCode0 = RegNext(isCode0(rxIdxNext))
+  val rxMayCode1 = RegNext(isCode1(rxIdxNext))
+  val rxAt = RegNext(Vec((0 until 4).map(i => rxIdxNext === i)))
   val (rxCodeSec1, rxCodeByte1) = codeNext(rxCodeSec, rxCodeByte)
+  private def slotOh(sec: UInt, byte: UInt): Bits =
+    Vec((0 until p.maxSectors).flatMap(s => (0 until bch.eccBytes).map(k => sec === s && byte === k))).asBits // bit s * eccBytes + k
+  val rxSlot0 = RegNext(slotOh(rxCodeSecNext, rxCodeByteNext))
+  val rxSlot1 = RegNext({ val (s1, b1) = codeNext(rxCodeSecNext, rxCodeByteNext); slotOh(s1, b1) })
 
   // Buffer write port (one user at a time: receive, DMA in, ECC correction).
   val wrEn = Bool()
@@ -353,7 +384,7 @@ class NandCommandLayer(p: NandParams) extends Component {
     val two = io.rx.two
     val b0 = io.rx.b0
     val b1 = io.rx.b1
-    val rxIsCode1 = two && isCode1(rxIdx)
+    val rxIsCode1 = two && rxMayCode1
     wrAddr := ba(fb, (rxIdx >> 2).resize(wordBits))
     when(two && !rxIdx(1)) {
       rxLow := io.rx.data; rxLowValid := True
@@ -365,10 +396,10 @@ class NandCommandLayer(p: NandParams) extends Component {
       rxLowValid := False
     }
     for (i <- 0 until 4) {
-      when(rxIdx === i) { resultWord(8 * i + 7 downto 8 * i) := b0 }
-      if (i > 0) when(two && rxIdx === i - 1) { resultWord(8 * i + 7 downto 8 * i) := b1 }
+      when(rxAt(i)) { resultWord(8 * i + 7 downto 8 * i) := b0 }
+      if (i > 0) when(two && rxAt(i - 1)) { resultWord(8 * i + 7 downto 8 * i) := b1 }
     }
-    rxIdx := rxIdx + Mux(two, U(2, 2 bits), U(1, 2 bits)).resize(17)
+    rxIdxNext := rxIdx + Mux(two, U(2, 2 bits), U(1, 2 bits)).resize(17)
     when(eccOn && rxInMain) {
       // Both widths straight from decRem (one XOR matrix deep), `two` only selects.
       val nr = Mux(two, bch.remStep(decRem, b0, b1), bch.remStep(decRem, b0))
@@ -379,11 +410,11 @@ class NandCommandLayer(p: NandParams) extends Component {
     when(eccOn && rxIsCode0) {
       for (s <- 0 until p.maxSectors; k <- 0 until bch.eccBytes) {
         val field = decStored(s)(bch.eccVecBits - 1 - 8 * k downto bch.eccVecBits - 8 - 8 * k)
-        when(rxCodeSec === s && rxCodeByte === k) { field := b0 }
-        when(rxIsCode1 && rxCodeSec1 === s && rxCodeByte1 === k) { field := b1 }
+        when(rxSlot0(s * bch.eccBytes + k)) { field := b0 }
+        when(rxIsCode1 && rxSlot1(s * bch.eccBytes + k)) { field := b1 }
       }
-      when(rxIsCode1) { val (s2, b2) = codeNext(rxCodeSec1, rxCodeByte1); rxCodeSec := s2; rxCodeByte := b2 }
-        .otherwise { rxCodeSec := rxCodeSec1; rxCodeByte := rxCodeByte1 }
+      when(rxIsCode1) { val (s2, b2) = codeNext(rxCodeSec1, rxCodeByte1); rxCodeSecNext := s2; rxCodeByteNext := b2 }
+        .otherwise { rxCodeSecNext := rxCodeSec1; rxCodeByteNext := rxCodeByte1 }
     }
   }
 
@@ -588,9 +619,9 @@ class NandCommandLayer(p: NandParams) extends Component {
           next()
           when(sk === DOUT) {
             txActive := True; txFeat := op === NandOp.SET_FEATURES; txAddr := 0; featIdx := 0
-            txWordsLeft := (sc >> 2).resize(16); txIdx := 0; encRem := 0; txCodeSec := 0; txCodeByte := 0
+            txWordsLeft := (sc >> 2).resize(16); txIdxNext := 0; encRem := 0; txCodeSecNext := 0; txCodeByteNext := 0
           }
-          when(sk === DIN) { rxArmed := True; rxIdx := 0; decRem := 0; rxCodeSec := 0; rxCodeByte := 0; rxLowValid := False }
+          when(sk === DIN) { rxArmed := True; rxIdxNext := 0; decRem := 0; rxCodeSecNext := 0; rxCodeByteNext := 0; rxLowValid := False }
         }
       }
       switch(sk) {

@@ -209,12 +209,20 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   val sdrSecond = RegInit(False)
   val dout = cmdLayer.io.dout
   val sdrLast = !dout.two || sdrSecond
-  timing.io.dout.valid := dout.valid && !ddrOn
+  // The SDR layer takes its bytes through a full register stage (ready and valid both from registers,
+  // one byte per cycle, soft-reset with the layers): its DOUT decision's ready no longer runs into the
+  // command layer's beat enables (on the ECP5: the decision -> ready -> the beat taken -> the check-byte
+  // select, 11.48 ns with 9.49 of routing between the layers). A byte waits a cycle more; a DOUT's first
+  // byte is ready long before tADL allows it, and one byte per WE# cycle (tWC >= 2 cycles) keeps flowing.
+  val sdrIn = Stream(Bits(8 bits))
+  val sdrPipe = new ResetArea(doReset, cumulative = true) { val out = sdrIn.s2mPipe().m2sPipe() }
+  timing.io.dout << sdrPipe.out
+  sdrIn.valid := dout.valid && !ddrOn
   ddrTiming.io.dout.valid := dout.valid && ddrOn
-  timing.io.dout.payload := Mux(sdrSecond, dout.b1, dout.b0)
+  sdrIn.payload := Mux(sdrSecond, dout.b1, dout.b0)
   ddrTiming.io.dout.payload := dout.payload
-  dout.ready := Mux(ddrOn, ddrTiming.io.dout.ready, timing.io.dout.ready && sdrLast)
-  when(timing.io.dout.fire) { sdrSecond := !sdrLast }
+  dout.ready := Mux(ddrOn, ddrTiming.io.dout.ready, sdrIn.ready && sdrLast)
+  when(sdrIn.fire) { sdrSecond := !sdrLast }
   when(doReset) { sdrSecond := False }
   val sdrRx = Flow(BytePair())
   sdrRx.valid := phy.io.rx.valid
@@ -317,7 +325,7 @@ class NandController(val p: NandParams = NandParams()) extends Component {
     // input-combinational region: it was 9 % of the SoC model's time with `core` inlined into it; the
     // PHY's output and delay-line terms, once in `pins`, were most of what was left there).
     val core = resetPending || cmdFifo.io.occupancy =/= 0 || cmdLayer.io.busy || !timing.io.quiet ||
-      !ddrTiming.io.quiet || ddrPins =/= ddrOn || sdrSecond || !phy.io.regsQuiet
+      !ddrTiming.io.quiet || ddrPins =/= ddrOn || sdrSecond || sdrPipe.out.valid || !sdrIn.ready || !phy.io.regsQuiet
     val bus = io.apb.PSEL.orR || axi
     val pins = !phy.io.pinsQuiet || !capQuiet
     val now = core || bus || pins

@@ -214,6 +214,15 @@ class NandDdrTiming(p: NandParams) extends Component {
   val outTotal = Reg(UInt(16 bits)) // bytes the command layer wants
   val outPairs = Reg(UInt(16 bits)) init (0) // DQS periods requested from the flash and not yet captured
   val capIdx = Reg(UInt(17 bits)) // index of the next captured byte (edge count)
+  // The next pair's tests (is q1 wanted, is q2 a second byte) registered from the values after this cycle
+  // (a DIN start, a pair taken, or as they were): a captured pair's validity is a register and a gate,
+  // not a 16-bit compare (on the ECP5: capIdx -> that compare -> the command layer's receive enables).
+  val outDoubleNext = cloneOf(outDouble); outDoubleNext := outDouble; outDouble := outDoubleNext
+  val outTotalNext = cloneOf(outTotal); outTotalNext := outTotal; outTotal := outTotalNext
+  val capIdxNext = cloneOf(capIdx); capIdxNext := capIdx; capIdx := capIdxNext
+  val wantQ1 = RegNext(Mux(outDoubleNext, (capIdxNext >> 1).resize(16) < outTotalNext,
+    capIdxNext.resize(16) < outTotalNext))
+  val wantQ2 = RegNext(!outDoubleNext && (capIdxNext + 1).resize(16) < outTotalNext)
   val keepIdx = Reg(UInt(16 bits)) // bytes delivered
   // The PHY samples DQ at both clock edges of every cycle; the pair the flash sends for the data output
   // period latched at a period start (capIssued) is the sample `slot` half-cycles after the next cycle's
@@ -241,14 +250,15 @@ class NandDdrTiming(p: NandParams) extends Component {
   io.rx.two := False
   when(pairValid) {
     // q1 is byte capIdx; with doubled (non-array) data q2 repeats it, else it is byte capIdx + 1
-    val wantQ1 = Mux(outDouble, (capIdx >> 1).resize(16) < outTotal, capIdx.resize(16) < outTotal)
     io.rx.valid := wantQ1
-    io.rx.two := !outDouble && (capIdx + 1).resize(16) < outTotal
-    capIdx := capIdx + 2
+    io.rx.two := wantQ2
+    capIdxNext := capIdx + 2
     when(outDouble && wantQ1 && pq1 =/= pq2) { pairSplit := True }
   }
-  outPairs := outPairs + U(capIssued).resize(16) - U(pairDue && outPairs =/= 0).resize(16)
-  io.rxPending := outPairs =/= 0 || nxt.dataOut // a data output period decided but not latched yet
+  val outPairsNext = outPairs + U(capIssued).resize(16) - U(pairDue && outPairs =/= 0).resize(16)
+  outPairs := outPairsNext
+  val outPairsAny = RegNext(outPairsNext =/= 0) init (False) // outPairs =/= 0 from a register
+  io.rxPending := outPairsAny || nxt.dataOut // a data output period decided but not latched yet
 
   // ------------------------------------------------------------------ micro-op sequencer (one decision per period)
   val busy = RegInit(False)
@@ -319,7 +329,7 @@ class NandDdrTiming(p: NandParams) extends Component {
                 (outSinceCANow || ok(caNow, Mux(u.ccs && ccsLonger, limCCS, limWHR))) &&
                 (readSinceRb || ok(sinceRb, limRR))) {
                 started := True; periodsLeft := dataPeriods - 1
-                outDouble := !u.array; outTotal := u.count; capIdx := 0; readSinceRb := True; pairSplit := False
+                outDoubleNext := !u.array; outTotalNext := u.count; capIdxNext := 0; readSinceRb := True; pairSplit := False
                 next.cle := True; next.ale := True; next.dataOut := True
                 when(dataPeriods === 1) { busy := False }
               }

@@ -60,11 +60,16 @@ class NandPhy(targets: Int, padInputCycles: Int = 0) extends Component {
   // strobe is high in the cycle before the RE# pin falls, so line(0) is set at the edge the pin falls
   // and line(k) k cycles later.
   val line = Reg(Bits(16 + padInputCycles bits)) init (0)
-  line := (line |<< 1) | io.strobe.asBits.resized
-  val tap = line(io.sampleDelay.resize(log2Up(16 + padInputCycles)) + padInputCycles)
+  val lineNext = (line |<< 1) | io.strobe.asBits.resized
+  line := lineNext
+  // line =/= 0, registered from its next value: busyLine (the command layer's SYNC test) is one gate deep.
+  val lineAny = RegNext(lineNext.orR) init (False)
+  // The tap of the next cycle registered (SAMPLE.DELAY changes only between commands): the sample's
+  // valid is a register, not a 16:1 multiplexer on a configuration register.
+  val tap = RegNext(lineNext(io.sampleDelay.resize(log2Up(16 + padInputCycles)) + padInputCycles)) init (False)
   io.rx.valid := tap
   io.rx.payload := dqSync
-  io.busyLine := line.orR || io.strobe
+  io.busyLine := lineAny || io.strobe
   // DQ is left out: an undriven bus changes at random (the SoC harness drives junk), and its synchroniser
   // is read only through the delay line, at least sampleDelay + 1 clocked cycles after a strobe, which
   // needs a command: long after a stopped clock restarted, both stages hold the pin's last two values.
