@@ -646,10 +646,8 @@ def count_cells(cells: dict, family: str) -> dict:
             "BRAM": n(r"RAMB36E[12]") + n(r"RAMB18E[12]") / 2, "DSP": n(r"DSP48E[12]")}
 
 
-def synth_resources(family: str, verilog: Path, top: str, outdir: Path, timeout: float | None = None) -> dict:
-    """yosys synthesis of `top` for one board's family; returns count_cells() of its `stat`."""
-    if family not in FAMILIES:
-        raise FpgaError(f"unknown family {family!r} (one of {', '.join(FAMILIES)})")
+def _stage_verilog(verilog: Path, outdir: Path) -> tuple[Path, Path]:
+    """Copy `verilog` and its SpinalHDL memory images into `outdir` (yosys runs there); (outdir, copy)."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     local = outdir / Path(verilog).name
@@ -657,6 +655,14 @@ def synth_resources(family: str, verilog: Path, top: str, outdir: Path, timeout:
         shutil.copyfile(verilog, local)
     for extra in Path(verilog).parent.glob(f"{Path(verilog).name}_*.bin"):  # SpinalHDL memory images
         shutil.copyfile(extra, outdir / extra.name)
+    return outdir, local
+
+
+def synth_resources(family: str, verilog: Path, top: str, outdir: Path, timeout: float | None = None) -> dict:
+    """yosys synthesis of `top` for one board's family; returns count_cells() of its `stat`."""
+    if family not in FAMILIES:
+        raise FpgaError(f"unknown family {family!r} (one of {', '.join(FAMILIES)})")
+    outdir, local = _stage_verilog(verilog, outdir)
     synth, _cap = FAMILIES[family]
     (outdir / f"stat_{family}.txt").unlink(missing_ok=True)
     _run([resource_yosys(), "-q", "-l", f"synth_{family}.log", "-p",
@@ -746,30 +752,41 @@ def resources_markdown(rows: list) -> str:
 RESOURCES_DATA = Path(__file__).resolve().parent / "data" / "fpga_resources.csv"
 
 
-def read_resources(path: Path = RESOURCES_DATA) -> list:
+def _read_table(path: Path, columns: list, what: str, command: str) -> list:
+    """A committed estimate table (CSV with exactly `columns`); a clear error naming the file otherwise."""
     try:
         with open(path, newline="") as f:
             rows = list(csv.DictReader(f))
     except OSError as e:
-        raise FpgaError(f"{path}: {e.strerror}; run scripts/fpga resources") from None
-    if not rows or list(rows[0]) != RESOURCE_COLUMNS:
-        raise FpgaError(f"{path}: not a resources table (columns {', '.join(RESOURCE_COLUMNS)})")
+        raise FpgaError(f"{path}: {e.strerror}; run scripts/fpga {command}") from None
+    if not rows or list(rows[0]) != columns:
+        raise FpgaError(f"{path}: not a {what} (columns {', '.join(columns)})")
     return rows
+
+
+def _write_table(rows: list, columns: list, name: str, outdir: Path, data: Path | None, markdown: str) -> Path:
+    """results/<name>.csv and .md, and the committed copy `data` the docs render (None: not)."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    for target in [outdir / f"{name}.csv"] + ([Path(data)] if data else []):
+        with open(target, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=columns)
+            w.writeheader()
+            for r in rows:
+                w.writerow({k: r[k] for k in columns})
+    path = outdir / f"{name}.md"
+    path.write_text(markdown + "\n")
+    return path
+
+
+def read_resources(path: Path = RESOURCES_DATA) -> list:
+    return _read_table(path, RESOURCE_COLUMNS, "resources table", "resources")
 
 
 def write_resources(rows: list, outdir: Path = RESULTS, data: Path | None = RESOURCES_DATA) -> Path:
     """results/fpga_resources.{csv,md}, and the committed copy `data` the docs render (None: not)."""
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    for target in [outdir / "fpga_resources.csv"] + ([Path(data)] if data else []):
-        with open(target, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=RESOURCE_COLUMNS)
-            w.writeheader()
-            for r in rows:
-                w.writerow({k: r[k] for k in RESOURCE_COLUMNS})
-    path = outdir / "fpga_resources.md"
-    path.write_text("# The SoC (LsmcSoc, board variant) per board, yosys\n\n" + resources_markdown(rows) + "\n")
-    return path
+    return _write_table(rows, RESOURCE_COLUMNS, "fpga_resources", outdir, data,
+                        "# The SoC (LsmcSoc, board variant) per board, yosys\n\n" + resources_markdown(rows))
 
 
 # ------------------------------------------------------------------- where the ECP5's LUTs go, per block
@@ -837,13 +854,7 @@ def block_table(cells: list, blocks=SOC_BLOCKS, family: str = "ecpix5") -> list:
 def synth_blocks(verilog: Path, top: str, outdir: Path, blocks=SOC_BLOCKS, timeout=None) -> tuple[list, dict]:
     """yosys synth_ecp5 -noflatten of `top`; returns (block_table rows, count_cells of yosys' own `stat`
     total of the whole hierarchy: the rows must add up to it)."""
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    local = outdir / Path(verilog).name
-    if Path(verilog).resolve() != local.resolve():
-        shutil.copyfile(verilog, local)
-    for extra in Path(verilog).parent.glob(f"{Path(verilog).name}_*.bin"):  # SpinalHDL memory images
-        shutil.copyfile(extra, outdir / extra.name)
+    outdir, local = _stage_verilog(verilog, outdir)
     for old in ("stat_blocks.txt", "blocks.json"):
         (outdir / old).unlink(missing_ok=True)
     _run([resource_yosys(), "-q", "-l", "synth_blocks.log", "-p",
@@ -907,28 +918,13 @@ def blocks_markdown(rows: list, flat: dict | None = None) -> str:
 
 
 def read_blocks(path: Path = BLOCKS_DATA) -> list:
-    try:
-        with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
-    except OSError as e:
-        raise FpgaError(f"{path}: {e.strerror}; run scripts/fpga blocks") from None
-    if not rows or list(rows[0]) != BLOCK_COLUMNS:
-        raise FpgaError(f"{path}: not a per-block table (columns {', '.join(BLOCK_COLUMNS)})")
-    return rows
+    return _read_table(path, BLOCK_COLUMNS, "per-block table", "blocks")
 
 
 def write_blocks(rows: list, outdir: Path = RESULTS, data: Path | None = BLOCKS_DATA) -> Path:
     """results/fpga_blocks.{csv,md}, and the committed copy `data` the docs render (None: not)."""
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    for target in [outdir / "fpga_blocks.csv"] + ([Path(data)] if data else []):
-        with open(target, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=BLOCK_COLUMNS)
-            w.writeheader()
-            for r in rows:
-                w.writerow({k: r[k] for k in BLOCK_COLUMNS})
-    path = outdir / "fpga_blocks.md"
-    flat = next((r for r in read_resources() if r["board"] == "ecpix5"), None) if RESOURCES_DATA.is_file() else None
-    path.write_text("# Where the ECP5's LUTs go: the ECPIX-5 SoC per block, yosys\n\n" + blocks_markdown(rows, flat)
-                    + "\n")
-    return path
+    flat = next((r for r in read_resources() if r["board"] == "ecpix5"), None) \
+        if RESOURCES_DATA.is_file() else None
+    return _write_table(rows, BLOCK_COLUMNS, "fpga_blocks", outdir, data,
+                        "# Where the ECP5's LUTs go: the ECPIX-5 SoC per block, yosys\n\n"
+                        + blocks_markdown(rows, flat))
