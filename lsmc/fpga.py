@@ -783,6 +783,11 @@ def read_resources(path: Path = RESOURCES_DATA) -> list:
     return _read_table(path, RESOURCE_COLUMNS, "resources table", "resources")
 
 
+def resource_row(board: str, path: Path = RESOURCES_DATA) -> dict | None:
+    """`board`'s row of the resources table at `path` (None: the table has no such row)."""
+    return next((r for r in read_resources(path) if r["board"] == board), None)
+
+
 def write_resources(rows: list, outdir: Path = RESULTS, data: Path | None = RESOURCES_DATA) -> Path:
     """results/fpga_resources.{csv,md}, and the committed copy `data` the docs render (None: not)."""
     return _write_table(rows, RESOURCE_COLUMNS, "fpga_resources", outdir, data,
@@ -923,8 +928,7 @@ def read_blocks(path: Path = BLOCKS_DATA) -> list:
 
 def write_blocks(rows: list, outdir: Path = RESULTS, data: Path | None = BLOCKS_DATA) -> Path:
     """results/fpga_blocks.{csv,md}, and the committed copy `data` the docs render (None: not)."""
-    flat = next((r for r in read_resources() if r["board"] == "ecpix5"), None) \
-        if RESOURCES_DATA.is_file() else None
+    flat = resource_row("ecpix5") if RESOURCES_DATA.is_file() else None
     return _write_table(rows, BLOCK_COLUMNS, "fpga_blocks", outdir, data,
                         "# Where the ECP5's LUTs go: the ECPIX-5 SoC per block, yosys\n\n"
                         + blocks_markdown(rows, flat))

@@ -100,7 +100,7 @@ def _fpga(what: str) -> str:
     if what == "resources":
         return fpga.resources_markdown(fpga.read_resources())
     if what == "blocks":
-        return fpga.blocks_markdown(fpga.read_blocks(), next(r for r in fpga.read_resources() if r["board"] == "ecpix5"))
+        return fpga.blocks_markdown(fpga.read_blocks(), fpga.resource_row("ecpix5"))
     raise DocsError(f"unknown fpga table {what!r} (resources or blocks)")
 
 
