@@ -514,6 +514,15 @@ def main(argv=None) -> int:
     ap.add_argument("--results", type=Path, default=RESULTS, help="where fpga.md/.csv go (default results/)")
     ap.add_argument("--timeout", type=float, default=6 * 3600, help="seconds per flow (default 6 h)")
     args = ap.parse_args(argv)
+    # The results folder is checked before a flow of minutes to hours starts, not when its row is written.
+    if args.results.exists() and not args.results.is_dir():
+        ap.error(f"{args.results}: is a file; --results needs a folder")
+    try:
+        args.results.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        ap.error(f"{args.results}: cannot create the results folder: {e.strerror}")
+    if not os.access(args.results, os.W_OK):
+        ap.error(f"{args.results}: results folder not writable")
     designs = args.designs or ["ip", "nand", "soc"]  # the short flows first
     estimates = {"resources": (resources_table, write_resources), "blocks": (blocks_soc, write_blocks)}
     bad = [d for d in designs if d not in (*DESIGNS, *estimates)]
@@ -527,7 +536,7 @@ def main(argv=None) -> int:
             make, write = estimates[d]
             try:
                 path = write(make(timeout=args.timeout), args.results)
-            except FpgaError as e:
+            except (FpgaError, OSError) as e:
                 print(f"fpga: error: {e}", file=sys.stderr)
                 return 2
             print(path.read_text())
@@ -570,7 +579,11 @@ def main(argv=None) -> int:
         rows[row["design"]] = row
         paths[row["design"]] = (clock, res.critical_paths.get(clock, []))
         ordered = [rows[n] for n in DESIGNS.values() if n in rows]
-        csv_path, md_path = write_results(ordered, paths, args.results)
+        try:
+            csv_path, md_path = write_results(ordered, paths, args.results)
+        except OSError as e:
+            print(f"fpga: error: results not written: {e}", file=sys.stderr)
+            return 2
         print(f"fpga: wrote {md_path} and {csv_path}", flush=True)
     return 0
 

@@ -302,10 +302,11 @@ def test_good_runs_replace_earlier_outputs(ws, capsys):
 def test_case_counts():
     """The number of bad-input cases per interface (quoted in docs/robustness.md); fails when a list shrinks."""
     counts = {"kb16": len(KB16), "compact": len(COMPACT), "bench": len(BENCH), "nand-report": len(NAND_REPORT),
-              "report": len(REPORT), "demo": len(DEMO), "lsmc": len(LSMC), "board target.py": len(BOARD_TARGET)}
+              "report": len(REPORT), "demo": len(DEMO), "lsmc": len(LSMC), "board target.py": len(BOARD_TARGET),
+              "fpga": len(FPGA)}
     print(counts)
     assert counts == {"kb16": 55, "compact": 24, "bench": 16, "nand-report": 11, "report": 19, "demo": 8, "lsmc": 2,
-                      "board target.py": 8}
+                      "board target.py": 8, "fpga": 7}
 
 
 BOARD_TARGET = [
@@ -328,4 +329,34 @@ def test_board_target_refuses_bad_input(case, argv, fragment, ws):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert fragment in r.stderr.strip().splitlines()[-1], r.stderr
+    assert snapshot(ws) == before
+
+
+FPGA = [
+    ("unknown-design", ["nandx"], "unknown design 'nandx'"),
+    ("estimate-with-flow", ["blocks", "nand_dma"], "run apart from soc, ip, nand, nand_dma"),
+    ("results-is-file-nand-dma", ["nand_dma", "--results", "afile"], "afile: is a file; --results needs a folder"),
+    ("results-is-file-blocks", ["blocks", "--results", "afile"], "afile: is a file; --results needs a folder"),
+    ("results-is-file-resources", ["resources", "--results", "afile"], "afile: is a file; --results needs a folder"),
+    ("results-under-file", ["nand_dma", "--results", "afile/sub"], "afile/sub: cannot create the results folder"),
+    ("timeout-not-number", ["nand_dma", "--timeout", "soon"], "argument --timeout"),
+]
+
+
+@pytest.mark.parametrize("case,argv,fragment", FPGA, ids=[c[0] for c in FPGA])
+def test_fpga_refuses_bad_input_before_a_flow(case, argv, fragment, ws, tripwires, monkeypatch, capsys):
+    """`scripts/fpga` / `lsmc fpga`: refused before any yosys or nextpnr flow starts (they take minutes to
+    hours), one error line, exit 2, nothing written."""
+    from lsmc import fpga
+
+    def trip(*_a, **_k):
+        raise AssertionError("a flow started before the bad input was refused")
+    for name in ("ip_flow", "nand_flow", "nand_dma_flow", "soc_flow", "resources_table", "blocks_soc"):
+        monkeypatch.setattr(fpga, name, trip)
+    before = snapshot(ws)
+    with pytest.raises(SystemExit) as e:
+        fpga.main(argv)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "Traceback" not in err, err
+    assert fragment in err.strip().splitlines()[-1], err
     assert snapshot(ws) == before
