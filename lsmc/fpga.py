@@ -91,6 +91,31 @@ def _run(cmd, cwd: Path, log: Path, step: str, timeout: float | None, env=None) 
     return time.monotonic() - t0
 
 
+# Options every flow sets itself (device, inputs, outputs, constraint, seed): --nextpnr-args may not repeat them
+# (nextpnr refuses a repeated option only after yosys ran, or a second --json silently wins).
+FLOW_OWN_OPTIONS = ("--json", "--lpf", "--textcfg", "--report", "-l", "--log", "--freq", "--seed", "--out-of-context",
+                    "--um5g-85k", "--um-85k", "--85k", "--25k", "--45k", "--speed", "--package", "--timing-allow-fail")
+
+
+def nextpnr_options(text: str, seed: int = 1) -> tuple:
+    """The nextpnr options of `--nextpnr-args TEXT` (shell words) with `--seed SEED` first; FpgaError names a
+    word that is not an option, one the flow sets itself or a seed out of range."""
+    import shlex
+    if not 0 <= seed < 2**31:
+        raise FpgaError(f"--seed {seed}: out of range (0 .. 2^31-1)")
+    try:
+        words = shlex.split(text or "")
+    except ValueError as e:
+        raise FpgaError(f"--nextpnr-args {text!r}: {e}") from None
+    if words and not words[0].startswith("-"):
+        raise FpgaError(f"--nextpnr-args: {words[0]!r} is not a nextpnr option (options start with -)")
+    for w in words:
+        if w.split("=")[0] in FLOW_OWN_OPTIONS:
+            raise FpgaError(f"--nextpnr-args: {w.split('=')[0]} is set by the flow itself"
+                            + (" (use --seed)" if w.startswith("--seed") else ""))
+    return ("--seed", str(seed), *words)
+
+
 # ----------------------------------------------------------------------------------- the results
 @dataclass
 class PnrResult:
@@ -102,6 +127,7 @@ class PnrResult:
     log: Path | None = None
     bitstream: Path | None = None
     seconds: dict = field(default_factory=dict)  # step -> wall time
+    pnr_options: tuple = ()  # nextpnr options beyond the flow's own (seed included), for the record
 
     def clock(self, pattern: str) -> tuple[str, float, float]:
         """(net, achieved, constraint) of the one clock whose net name matches `pattern` (regex)."""
@@ -224,9 +250,11 @@ def ip_verilog(width: int = IP_WIDTH) -> Path:
 
 
 def ip_flow(outdir: Path = FPGA_BUILD / "compaction_ip", verilog: Path | None = None, top: str = "CompactionIp",
-            target_mhz: float = IP_TARGET_MHZ, timeout: float | None = 3 * 3600, extra_pnr=()) -> PnrResult:
+            target_mhz: float = IP_TARGET_MHZ, timeout: float | None = 3 * 3600, extra_pnr=(),
+            pnr_options: tuple = ("--seed", "1")) -> PnrResult:
     """Synthesise and place-and-route `top` (default: the 128-bit compaction IP) out of context for the
-    ECPIX-5's ECP5 (all ports stay internal nets), constrained to `target_mhz`."""
+    ECPIX-5's ECP5 (all ports stay internal nets), constrained to `target_mhz`. `extra_pnr`: the design's
+    own nextpnr options (nand's router); `pnr_options`: the user's (`nextpnr_options`: seed and more)."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     src = Path(verilog) if verilog else ip_verilog()
@@ -246,11 +274,12 @@ def ip_flow(outdir: Path = FPGA_BUILD / "compaction_ip", verilog: Path | None = 
                               outdir, outdir / "yosys.out", f"yosys synth_ecp5 of {top}", timeout)
         stamp.write_text(want)
     times["pnr"] = _run(["nextpnr-ecp5", *NEXTPNR_DEVICE, "--out-of-context", "--json", f"{top}.json",
-                         "--freq", f"{target_mhz:g}", "--timing-allow-fail", "--seed", "1",
-                         "--report", "report.json", "-l", "pnr.log", *extra_pnr],
+                         "--freq", f"{target_mhz:g}", "--timing-allow-fail",
+                         "--report", "report.json", "-l", "pnr.log", *extra_pnr, *pnr_options],
                         outdir, outdir / "nextpnr.out", f"nextpnr-ecp5 of {top}", timeout)
     res = parse_report(outdir / "report.json", outdir / "pnr.log", design=top)
     res.seconds = times
+    res.pnr_options = tuple(pnr_options)
     return res
 
 
@@ -260,12 +289,12 @@ def nand_verilog() -> Path:
 
 
 def nand_flow(outdir: Path = FPGA_BUILD / "nand", verilog: Path | None = None, target_mhz: float = NAND_TARGET_MHZ,
-              timeout: float | None = 3 * 3600) -> PnrResult:
+              timeout: float | None = 3 * 3600, pnr_options: tuple = ("--seed", "1")) -> PnrResult:
     """The NAND controller alone, out of context, the same flow as the IP's."""
     # router2: router1 had not converged after 15 min on this design (56 k overused wires left, out of
     # context the BCH decoder's XOR trees sit in a small, congested region).
     return ip_flow(outdir, verilog=verilog or nand_verilog(), top="NandController", target_mhz=target_mhz,
-                   timeout=timeout, extra_pnr=("--router", "router2"))
+                   timeout=timeout, extra_pnr=("--router", "router2"), pnr_options=pnr_options)
 
 
 # ------------------------------------------------------------------------------ the NAND DMA path alone
@@ -328,16 +357,16 @@ def nand_dma_verilog(stage: bool = True) -> Path:
 
 
 def nand_dma_flow(outdir: Path = FPGA_BUILD / "nand_dma", stage: bool = True, target_mhz: float = NAND_TARGET_MHZ,
-                  timeout: float | None = 3 * 3600, extra_pnr=()) -> PnrResult:
+                  timeout: float | None = 3 * 3600, pnr_options: tuple = ("--seed", "1")) -> PnrResult:
     """The NAND DMA path alone (nand_dma_verilog), out of context, the IP's flow (router1)."""
     return ip_flow(outdir, verilog=nand_dma_verilog(stage), top="NandDmaTiming", target_mhz=target_mhz,
-                   timeout=timeout, extra_pnr=extra_pnr)
+                   timeout=timeout, pnr_options=pnr_options)
 
 
 # ------------------------------------------------------------------------------ the board design
 def soc_flow(outdir: Path = BUILD / "boards" / "ecpix5", firmware: Path | None = None,
              soc_verilog: Path | None = None, lsmc_mhz: float = SOC_TARGET_MHZ, timeout: float | None = 6 * 3600,
-             compile_software: bool = True) -> PnrResult:
+             compile_software: bool = True, pnr_options: tuple = ("--seed", "1")) -> PnrResult:
     """Generate the ECPIX-5 design (boards/ecpix5/target.py; the firmware ELF baked into the on-chip RAM,
     default the project's lsmc.elf) and run LiteX's trellis script (yosys, nextpnr-ecp5, ecppack)."""
     from lsmc.boards import litex_soc
@@ -348,11 +377,30 @@ def soc_flow(outdir: Path = BUILD / "boards" / "ecpix5", firmware: Path | None =
         firmware = build_firmware(ram_kib=board.ram_kib)  # linked for the board's on-chip RAM
     litex_soc.build_target(board, outdir, soc_verilog=soc_verilog, firmware=firmware,
                            lsmc_clk_freq=lsmc_mhz * 1e6, run=False, compile_software=compile_software)
-    return run_trellis(outdir / "gateware", board.name, timeout=timeout)
+    return run_trellis(outdir / "gateware", board.name, timeout=timeout, pnr_options=pnr_options)
 
 
-def run_trellis(gateware: Path, name: str, timeout: float | None = None) -> PnrResult:
-    """Run LiteX's build_<name>.sh in `gateware` with the yowasp tools, asking nextpnr for its report."""
+def trellis_script(text: str, pnr_options: tuple, script: Path | str = "build script") -> str:
+    """LiteX's trellis build script `text` with nextpnr's machine-readable report (fmax per clock,
+    utilisation) asked for and `pnr_options` in place of LiteX's --seed."""
+    import shlex
+    lines = text.splitlines(keepends=True)
+    calls = [i for i, line in enumerate(lines) if line.startswith("nextpnr-ecp5 ")]
+    if len(calls) != 1:
+        raise FpgaError(f"{script}: {len(calls)} nextpnr-ecp5 calls found, expected one")
+    words = shlex.split(lines[calls[0]])
+    for opt in ("--report", "--seed"):  # LiteX's own seed; no report unless asked
+        while opt in words:
+            i = words.index(opt)
+            del words[i:i + 2]
+    lines[calls[0]] = shlex.join([*words, "--report", "report.json", *pnr_options]) + "\n"
+    return "".join(lines)
+
+
+def run_trellis(gateware: Path, name: str, timeout: float | None = None,
+                pnr_options: tuple = ("--seed", "1")) -> PnrResult:
+    """Run LiteX's build_<name>.sh in `gateware` with the yowasp tools, asking nextpnr for its report;
+    `pnr_options` (nextpnr_options: seed first) replace LiteX's --seed on its nextpnr line."""
     gateware = Path(gateware)
     if Path(gateware).resolve().is_relative_to("/tmp"):
         # yowasp gives its WebAssembly tools a private /tmp, so LiteX's absolute source paths there break.
@@ -360,16 +408,12 @@ def run_trellis(gateware: Path, name: str, timeout: float | None = None) -> PnrR
     script = gateware / f"build_{name}.sh"
     if not script.is_file():
         raise FpgaError(f"{script} missing: the LiteX sources were not generated")
-    text = script.read_text()
-    # nextpnr's machine-readable report (fmax per clock, utilisation) next to its log.
-    if "--report" not in text:
-        text = re.sub(r"^(nextpnr-ecp5 .*)$", r"\1 --report report.json", text, count=1, flags=re.M)
-        if "--report" not in text:
-            raise FpgaError(f"{script}: no nextpnr-ecp5 call found")
-        script.write_text(text)
+    # LiteX's script stays as LiteX wrote it; the flow runs a copy with the report and the options.
+    ours = gateware / f"build_{name}_lsmc.sh"
+    ours.write_text(trellis_script(script.read_text(), pnr_options, script))
     for old in ("report.json", f"{name}.bit"):
         (gateware / old).unlink(missing_ok=True)
-    secs = _run(["bash", script.name], gateware, gateware / "flow.log", f"ECP5 flow of {name} ({script.name})",
+    secs = _run(["bash", ours.name], gateware, gateware / "flow.log", f"ECP5 flow of {name} ({ours.name})",
                 timeout)
     bit = gateware / f"{name}.bit"
     if not bit.is_file():
@@ -377,6 +421,7 @@ def run_trellis(gateware: Path, name: str, timeout: float | None = None) -> PnrR
     res = parse_report(gateware / "report.json", gateware / "flow.log", design=name)
     res.bitstream = bit
     res.seconds = {"flow": secs}
+    res.pnr_options = tuple(pnr_options)
     return res
 
 
@@ -437,7 +482,8 @@ def _row(design, res, achieved, target, bit) -> dict:
 
 def write_results(rows: list, paths: dict, outdir: Path = RESULTS, notes: list = ()) -> tuple[Path, Path]:
     """results/fpga.csv (CSV_COLUMNS) and results/fpga.md (the table, conditions, critical paths).
-    `paths`: design -> (clock name, critical path lines); `notes`: lines under the table (provenance)."""
+    `paths`: design -> (clock name, critical path lines[, nextpnr options]); `notes`: lines under the table
+    (provenance)."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = outdir / "fpga.csv", outdir / "fpga.md"
@@ -463,9 +509,10 @@ def write_results(rows: list, paths: dict, outdir: Path = RESULTS, notes: list =
     for r in rows:
         design = r["design"]
         if design in paths:
-            clock, lines = paths[design]
-            md += ["", f"## Critical path: {design} (clock {clock})", "", path_summary(lines), "", "```",
-                   *condense_path(lines), "```"]
+            clock, lines, *opts = paths[design]
+            md += ["", f"## Critical path: {design} (clock {clock})", "", path_summary(lines), "",
+                   *([f"nextpnr options beyond the flow's own: `{' '.join(opts[0])}`", ""] if opts else []),
+                   "```", *condense_path(lines), "```"]
         elif design in old:
             md += ["", old[design]]
     md_path.write_text("\n".join(md) + "\n")
@@ -486,6 +533,8 @@ def print_result(row: dict, res: PnrResult, clock: str) -> None:
     print(f"{row['design']}: Fmax {row['fmax_mhz']} MHz (target {row['target_mhz']} MHz) on {clock}; "
           f"{row['lut']} LUT4, {row['ff']} FF, {row['bram']} DP16KD, {row['dsp']} MULT18X18D"
           + (f"; bitstream {row['bitstream']}" if row["bitstream"] else ""))
+    if res.pnr_options:
+        print(f"  nextpnr options: {' '.join(res.pnr_options)}")
     print(f"  critical path: {path_summary(lines)}")
     for l in condense_path(lines):
         print(f"    {l}")
@@ -513,7 +562,15 @@ def main(argv=None) -> int:
     ap.add_argument("--firmware", type=Path, default=None, help="ELF baked into the SoC's RAM (default lsmc.elf)")
     ap.add_argument("--results", type=Path, default=RESULTS, help="where fpga.md/.csv go (default results/)")
     ap.add_argument("--timeout", type=float, default=6 * 3600, help="seconds per flow (default 6 h)")
+    ap.add_argument("--seed", type=int, default=1, help="nextpnr's placement seed (default 1; route-to-route noise)")
+    ap.add_argument("--nextpnr-args", default="", metavar="ARGS",
+                    help="more nextpnr-ecp5 options for every flow, one shell-quoted string, e.g. "
+                         "'--placer-heap-timingweight 20' (not those the flow sets: device, files, --freq, --seed)")
     args = ap.parse_args(argv)
+    try:
+        pnr_options = nextpnr_options(args.nextpnr_args, args.seed)
+    except FpgaError as e:
+        ap.error(str(e))
     # The results folder is checked before a flow of minutes to hours starts, not when its row is written.
     if args.results.exists() and not args.results.is_dir():
         ap.error(f"{args.results}: is a file; --results needs a folder")
@@ -554,20 +611,21 @@ def main(argv=None) -> int:
             if d == "soc":
                 print("fpga: ECPIX-5 board design (LiteX + the LSMC SoC), yosys + nextpnr-ecp5 + ecppack ...",
                       flush=True)
-                res = soc_flow(firmware=args.firmware, lsmc_mhz=args.lsmc_mhz, timeout=args.timeout)
+                res = soc_flow(firmware=args.firmware, lsmc_mhz=args.lsmc_mhz, timeout=args.timeout,
+                               pnr_options=pnr_options)
                 row, clock = soc_row(res), res.clock(r"lsmc")[0]
             elif d == "ip":
                 print(f"fpga: compaction IP alone ({IP_WIDTH}-bit), yosys + nextpnr-ecp5 out of context ...",
                       flush=True)
-                res = ip_flow(target_mhz=args.ip_target_mhz, timeout=args.timeout)
+                res = ip_flow(target_mhz=args.ip_target_mhz, timeout=args.timeout, pnr_options=pnr_options)
                 row, clock = ip_row(res), next(iter(res.clocks))
             elif d == "nand_dma":
                 print("fpga: NAND DMA path alone (BCH stubbed), yosys + nextpnr-ecp5 out of context ...", flush=True)
-                res = nand_dma_flow(timeout=args.timeout)
+                res = nand_dma_flow(timeout=args.timeout, pnr_options=pnr_options)
                 row, clock = alone_row("nand_dma", res), next(iter(res.clocks))
             else:
                 print("fpga: NAND controller alone, yosys + nextpnr-ecp5 out of context ...", flush=True)
-                res = nand_flow(timeout=args.timeout)
+                res = nand_flow(timeout=args.timeout, pnr_options=pnr_options)
                 row, clock = alone_row("nand", res), next(iter(res.clocks))
         except Exception as e:  # the flow's own errors and the board glue's, one line each
             from lsmc.boards.ports import BoardError
@@ -577,7 +635,7 @@ def main(argv=None) -> int:
             return 2
         print_result(row, res, clock)
         rows[row["design"]] = row
-        paths[row["design"]] = (clock, res.critical_paths.get(clock, []))
+        paths[row["design"]] = (clock, res.critical_paths.get(clock, []), res.pnr_options)
         ordered = [rows[n] for n in DESIGNS.values() if n in rows]
         try:
             csv_path, md_path = write_results(ordered, paths, args.results)

@@ -85,17 +85,26 @@ def test_small_design_through_the_flow(tmp_path):
     assert 1000 / total == pytest.approx(achieved, rel=0.05)
     row = fpga.ip_row(res)
     assert row["fmax_mhz"] == f"{achieved:.2f}" and row["bitstream"] == ""
-    csv_path, md_path = fpga.write_results([row], {"compaction_ip": (net, lines)}, tmp_path / "results")
+    csv_path, md_path = fpga.write_results([row], {"compaction_ip": (net, lines, ("--seed", "1"))},
+                                           tmp_path / "results")
     with open(csv_path, newline="") as f:
         rows = list(csv.DictReader(f))
     assert list(rows[0]) == fpga.CSV_COLUMNS
     assert rows[0]["device"] == fpga.DEVICE
     md = md_path.read_text()
     assert "| design | device | fmax_mhz |" in md and f"Critical path: compaction_ip (clock {net})" in md
+    assert "nextpnr options beyond the flow's own: `--seed 1`" in md
     # A re-run on the same Verilog keeps the synthesis; a changed Verilog is synthesised again.
     assert "synth" in res.seconds
     again = fpga.ip_flow(tmp_path / "out", verilog=v, top="small", target_mhz=200, timeout=900)
     assert "synth" not in again.seconds and again.clocks == res.clocks
+    # The user's nextpnr options reach nextpnr (it refuses an unknown one) and are recorded.
+    opts = fpga.nextpnr_options("--placer-heap-timingweight 20", seed=2)
+    tuned = fpga.ip_flow(tmp_path / "out", verilog=v, top="small", target_mhz=200, timeout=900, pnr_options=opts)
+    assert tuned.pnr_options == opts and len(tuned.clocks) == 1
+    with pytest.raises(fpga.FpgaError, match="nextpnr-ecp5 of small failed"):
+        fpga.ip_flow(tmp_path / "out", verilog=v, top="small", target_mhz=200, timeout=900,
+                     pnr_options=("--seed", "1", "--no-such-option"))
     v.write_text(SMALL_V.replace("c + 1", "c + 3"))
     changed = fpga.ip_flow(tmp_path / "out", verilog=v, top="small", target_mhz=200, timeout=900)
     assert "synth" in changed.seconds
@@ -196,7 +205,7 @@ def test_nand_row_written_by_the_command(tmp_path, monkeypatch):
     100 MHz), adds a `nand` row after the others and keeps the rows of designs not rebuilt."""
     calls = []
 
-    def fake_flow(timeout=None):
+    def fake_flow(timeout=None, pnr_options=()):
         calls.append(timeout)
         path = ["Source ctl.q", "Sink dec.d", "2.00 ns logic, 7.00 ns routing"]
         return fpga.PnrResult("NandController", {"$glbnet$clk": (111.11, fpga.NAND_TARGET_MHZ)},
@@ -266,8 +275,8 @@ def test_nand_dma_row_written_by_the_command(tmp_path, monkeypatch):
     """`scripts/fpga nand_dma` runs the NAND DMA path's flow and writes its own row; not in the default set."""
     calls = []
 
-    def fake_flow(timeout=None):
-        calls.append(timeout)
+    def fake_flow(timeout=None, pnr_options=()):
+        calls.append(pnr_options)
         return fpga.PnrResult("NandDmaTiming", {"$glbnet$clk": (101.5, fpga.NAND_TARGET_MHZ)},
                               {"TRELLIS_COMB": (13000, 83640), "TRELLIS_FF": (9000, 83640), "DP16KD": (24, 208)},
                               {"$glbnet$clk": ["Source a.q", "Sink b.d", "2.00 ns logic, 7.00 ns routing"]})
@@ -277,6 +286,42 @@ def test_nand_dma_row_written_by_the_command(tmp_path, monkeypatch):
         rows = list(csv.DictReader(f))
     assert [(r["design"], r["fmax_mhz"], r["bram"]) for r in rows] == [("nand_dma", "101.50", "24")]
     assert "Critical path: nand_dma (clock $glbnet$clk)" in (tmp_path / "fpga.md").read_text()
+    # The seed and extra nextpnr options reach the flow (seed 1 by default).
+    assert fpga.main(["nand_dma", "--results", str(tmp_path), "--seed", "3",
+                      "--nextpnr-args", "--placer-heap-timingweight 20"]) == 0
+    assert calls == [("--seed", "1"), ("--seed", "3", "--placer-heap-timingweight", "20")]
+
+
+def test_nextpnr_options_checked():
+    """--nextpnr-args: shell words after the seed; an option the flow sets itself, a word that is not an
+    option, unbalanced quotes or a seed out of range are refused by name."""
+    assert fpga.nextpnr_options("", 1) == ("--seed", "1")
+    assert fpga.nextpnr_options("--tmg-ripup --placer-heap-timingweight=20", 7) == \
+        ("--seed", "7", "--tmg-ripup", "--placer-heap-timingweight=20")
+    for text, msg in [("--freq 120", "--freq is set by the flow"), ("--seed=4", "use --seed"),
+                      ("--json x.json", "--json is set"), ("tmg-ripup", "'tmg-ripup' is not a nextpnr option"),
+                      ("--placer 'heap", "No closing quotation")]:
+        with pytest.raises(fpga.FpgaError, match=re.escape(msg)):
+            fpga.nextpnr_options(text, 1)
+    with pytest.raises(fpga.FpgaError, match="out of range"):
+        fpga.nextpnr_options("", -1)
+
+
+def test_trellis_script_gets_report_and_options():
+    """The ECPIX-5 flow runs LiteX's script with the report asked for and LiteX's --seed replaced by the
+    user's options; the other lines and options stay; a script without one nextpnr call is refused."""
+    litex = ("yosys -l ecpix5.rpt ecpix5.ys\n"
+             "nextpnr-ecp5 --json ecpix5.json --lpf ecpix5.lpf --textcfg ecpix5.config  --um5g-85k --package "
+             "CABGA554 --speed 8 --timing-allow-fail --seed 1 \n"
+             "ecppack  --bootaddr 0   --compress ecpix5.config ecpix5.bit\n")
+    out = fpga.trellis_script(litex, ("--seed", "5", "--placer-heap-timingweight", "20"))
+    lines = out.splitlines()
+    assert lines[0] == "yosys -l ecpix5.rpt ecpix5.ys" and lines[2].startswith("ecppack")
+    assert lines[1] == ("nextpnr-ecp5 --json ecpix5.json --lpf ecpix5.lpf --textcfg ecpix5.config --um5g-85k "
+                        "--package CABGA554 --speed 8 --timing-allow-fail --report report.json --seed 5 "
+                        "--placer-heap-timingweight 20")
+    with pytest.raises(fpga.FpgaError, match="0 nextpnr-ecp5 calls"):
+        fpga.trellis_script("yosys x\n", ("--seed", "1"))
 
 
 @needs_yowasp

@@ -306,7 +306,7 @@ def test_case_counts():
               "fpga": len(FPGA)}
     print(counts)
     assert counts == {"kb16": 55, "compact": 24, "bench": 16, "nand-report": 11, "report": 19, "demo": 8, "lsmc": 2,
-                      "board target.py": 8, "fpga": 7}
+                      "board target.py": 8, "fpga": 10}
 
 
 BOARD_TARGET = [
@@ -340,6 +340,9 @@ FPGA = [
     ("results-is-file-resources", ["resources", "--results", "afile"], "afile: is a file; --results needs a folder"),
     ("results-under-file", ["nand_dma", "--results", "afile/sub"], "afile/sub: cannot create the results folder"),
     ("timeout-not-number", ["nand_dma", "--timeout", "soon"], "argument --timeout"),
+    ("nextpnr-args-flow-own", ["soc", "--nextpnr-args", "--freq 120"], "--freq is set by the flow itself"),
+    ("nextpnr-args-not-option", ["ip", "--nextpnr-args", "tmg-ripup"], "'tmg-ripup' is not a nextpnr option"),
+    ("seed-out-of-range", ["nand_dma", "--seed", "-3"], "--seed -3: out of range"),
 ]
 
 
