@@ -294,12 +294,12 @@ class NandCommandLayer(p: NandParams) extends Component {
   val txSector = (txIdx >> p.sectorShift).resize(secBits)
   val txCodeSec = Reg(UInt(secBits bits))
   val txCodeByte = Reg(UInt(eccByteBits bits))
-  // The index and check-byte position as they are after this cycle (a DOUT start, a beat taken, or as
-  // they were): the byte tests are registered from them, so a beat's data leaves from registers (the
-  // NAND DMA path's transmit path ran txCodeByte -> the check-byte select -> the NV-DDR FIFO's write data).
-  val txIdxNext = cloneOf(txIdx); txIdxNext := txIdx; txIdx := txIdxNext
-  val txCodeSecNext = cloneOf(txCodeSec); txCodeSecNext := txCodeSec; txCodeSec := txCodeSecNext
-  val txCodeByteNext = cloneOf(txCodeByte); txCodeByteNext := txCodeByte; txCodeByte := txCodeByteNext
+  // The index and check-byte position after this cycle (getAheadValue: the D inputs; a DOUT start, a beat
+  // taken, or as they were): the byte tests are registered from them, so a beat's data leaves from registers
+  // (the NAND DMA path's transmit path ran txCodeByte -> the check-byte select -> the NV-DDR FIFO's write data).
+  val txIdxNext = txIdx.getAheadValue()
+  val txCodeSecNext = txCodeSec.getAheadValue()
+  val txCodeByteNext = txCodeByte.getAheadValue()
   val txInMain = RegNext(txIdxNext < pageBytes)
   val txIsCode0 = RegNext(isCode0(txIdxNext))
   val txIsCode1 = RegNext(isCode1(txIdxNext)) // byte 1 is a check byte only if byte 0 is one (region starts even)
@@ -328,15 +328,15 @@ class NandCommandLayer(p: NandParams) extends Component {
   txPairs.ready := txActive && !txFeat && io.dout.ready
   when(io.dout.fire) {
     when(txFeat) { featIdx := featIdx + 1 } otherwise {
-      txIdxNext := txIdx + 2
+      txIdx := txIdx + 2
       when(eccOn && txInMain) {
         val nr = bch.remStep(encRem, txPairs.payload(7 downto 0), txPairs.payload(15 downto 8))
         encRem := nr
         when(txIdx(p.sectorShift - 1 downto 1).andR) { encCodes(txSector) := checkVec(nr); encRem := 0 }
       }
       when(eccOn && txIsCode1) {
-        val (s2, b2) = codeNext(txCodeSec1, txCodeByte1); txCodeSecNext := s2; txCodeByteNext := b2; txMoves := 2
-      }.elsewhen(eccOn && txIsCode0) { txCodeSecNext := txCodeSec1; txCodeByteNext := txCodeByte1; txMoves := 1 }
+        val (s2, b2) = codeNext(txCodeSec1, txCodeByte1); txCodeSec := s2; txCodeByte := b2; txMoves := 2
+      }.elsewhen(eccOn && txIsCode0) { txCodeSec := txCodeSec1; txCodeByte := txCodeByte1; txMoves := 1 }
     }
   }
 
@@ -352,9 +352,9 @@ class NandCommandLayer(p: NandParams) extends Component {
   // first and the second byte of a pair) registered from the values after this cycle: a received byte's
   // enables are a register and a gate (on the ECP5: rxIdx -> check-byte test -> rxCodeByte -> the
   // decStored enables was the path after the configuration's).
-  val rxIdxNext = cloneOf(rxIdx); rxIdxNext := rxIdx; rxIdx := rxIdxNext
-  val rxCodeSecNext = cloneOf(rxCodeSec); rxCodeSecNext := rxCodeSec; rxCodeSec := rxCodeSecNext
-  val rxCodeByteNext = cloneOf(rxCodeByte); rxCodeByteNext := rxCodeByte; rxCodeByte := rxCodeByteNext
+  val rxIdxNext = rxIdx.getAheadValue()
+  val rxCodeSecNext = rxCodeSec.getAheadValue()
+  val rxCodeByteNext = rxCodeByte.getAheadValue()
   val rxInMain = RegNext(rxIdxNext < pageBytes)
   val rxIsCode0 = RegNext(isCode0(rxIdxNext))
   val rxMayCode1 = RegNext(isCode1(rxIdxNext))
@@ -399,7 +399,7 @@ class NandCommandLayer(p: NandParams) extends Component {
       when(rxAt(i)) { resultWord(8 * i + 7 downto 8 * i) := b0 }
       if (i > 0) when(two && rxAt(i - 1)) { resultWord(8 * i + 7 downto 8 * i) := b1 }
     }
-    rxIdxNext := rxIdx + Mux(two, U(2, 2 bits), U(1, 2 bits)).resize(17)
+    rxIdx := rxIdx + Mux(two, U(2, 2 bits), U(1, 2 bits)).resize(17)
     when(eccOn && rxInMain) {
       // Both widths straight from decRem (one XOR matrix deep), `two` only selects.
       val nr = Mux(two, bch.remStep(decRem, b0, b1), bch.remStep(decRem, b0))
@@ -413,8 +413,8 @@ class NandCommandLayer(p: NandParams) extends Component {
         when(rxSlot0(s * bch.eccBytes + k)) { field := b0 }
         when(rxIsCode1 && rxSlot1(s * bch.eccBytes + k)) { field := b1 }
       }
-      when(rxIsCode1) { val (s2, b2) = codeNext(rxCodeSec1, rxCodeByte1); rxCodeSecNext := s2; rxCodeByteNext := b2 }
-        .otherwise { rxCodeSecNext := rxCodeSec1; rxCodeByteNext := rxCodeByte1 }
+      when(rxIsCode1) { val (s2, b2) = codeNext(rxCodeSec1, rxCodeByte1); rxCodeSec := s2; rxCodeByte := b2 }
+        .otherwise { rxCodeSec := rxCodeSec1; rxCodeByte := rxCodeByte1 }
     }
   }
 
@@ -619,9 +619,9 @@ class NandCommandLayer(p: NandParams) extends Component {
           next()
           when(sk === DOUT) {
             txActive := True; txFeat := op === NandOp.SET_FEATURES; txAddr := 0; featIdx := 0
-            txWordsLeft := (sc >> 2).resize(16); txIdxNext := 0; encRem := 0; txCodeSecNext := 0; txCodeByteNext := 0
+            txWordsLeft := (sc >> 2).resize(16); txIdx := 0; encRem := 0; txCodeSec := 0; txCodeByte := 0
           }
-          when(sk === DIN) { rxArmed := True; rxIdxNext := 0; decRem := 0; rxCodeSecNext := 0; rxCodeByteNext := 0; rxLowValid := False }
+          when(sk === DIN) { rxArmed := True; rxIdx := 0; decRem := 0; rxCodeSec := 0; rxCodeByte := 0; rxLowValid := False }
         }
       }
       switch(sk) {

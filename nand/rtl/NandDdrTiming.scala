@@ -215,11 +215,11 @@ class NandDdrTiming(p: NandParams) extends Component {
   val outPairs = Reg(UInt(16 bits)) init (0) // DQS periods requested from the flash and not yet captured
   val capIdx = Reg(UInt(17 bits)) // index of the next captured byte (edge count)
   // The next pair's tests (is q1 wanted, is q2 a second byte) registered from the values after this cycle
-  // (a DIN start, a pair taken, or as they were): a captured pair's validity is a register and a gate,
-  // not a 16-bit compare (on the ECP5: capIdx -> that compare -> the command layer's receive enables).
-  val outDoubleNext = cloneOf(outDouble); outDoubleNext := outDouble; outDouble := outDoubleNext
-  val outTotalNext = cloneOf(outTotal); outTotalNext := outTotal; outTotal := outTotalNext
-  val capIdxNext = cloneOf(capIdx); capIdxNext := capIdx; capIdx := capIdxNext
+  // (getAheadValue: the D inputs; a DIN start, a pair taken, or as they were): a captured pair's validity is a
+  // register and a gate, not a 16-bit compare (on the ECP5: capIdx -> that compare -> the receive enables).
+  val outDoubleNext = outDouble.getAheadValue()
+  val outTotalNext = outTotal.getAheadValue()
+  val capIdxNext = capIdx.getAheadValue()
   val wantQ1 = RegNext(Mux(outDoubleNext, (capIdxNext >> 1).resize(16) < outTotalNext,
     capIdxNext.resize(16) < outTotalNext))
   val wantQ2 = RegNext(!outDoubleNext && (capIdxNext + 1).resize(16) < outTotalNext)
@@ -252,7 +252,7 @@ class NandDdrTiming(p: NandParams) extends Component {
     // q1 is byte capIdx; with doubled (non-array) data q2 repeats it, else it is byte capIdx + 1
     io.rx.valid := wantQ1
     io.rx.two := wantQ2
-    capIdxNext := capIdx + 2
+    capIdx := capIdx + 2
     when(outDouble && wantQ1 && pq1 =/= pq2) { pairSplit := True }
   }
   val outPairsNext = outPairs + U(capIssued).resize(16) - U(pairDue && outPairs =/= 0).resize(16)
@@ -329,7 +329,7 @@ class NandDdrTiming(p: NandParams) extends Component {
                 (outSinceCANow || ok(caNow, Mux(u.ccs && ccsLonger, limCCS, limWHR))) &&
                 (readSinceRb || ok(sinceRb, limRR))) {
                 started := True; periodsLeft := dataPeriods - 1
-                outDoubleNext := !u.array; outTotalNext := u.count; capIdxNext := 0; readSinceRb := True; pairSplit := False
+                outDouble := !u.array; outTotal := u.count; capIdx := 0; readSinceRb := True; pairSplit := False
                 next.cle := True; next.ale := True; next.dataOut := True
                 when(dataPeriods === 1) { busy := False }
               }
