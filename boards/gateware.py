@@ -17,24 +17,26 @@ BOARD_NAND_CHANNELS = 1
 
 
 def generate_soc_verilog(outdir: Path | None = None, uart_baud: int = 115200, ram_kib: int | None = None,
-                         nand_pad_input_cycles: int = 0) -> Path:
+                         nand_pad_input_cycles: int = 0, dma_port_slice: bool = False) -> Path:
     """Board variant of the SoC (no simulation-control block, one two-way compaction unit as the
     Table III builds, one NAND channel: the boards wire one NAND header) through the project's Mill wrapper.
     `ram_kib`: the board's on-chip RAM (a board class's `ram_kib`; None: the default map's), written with
     its memory map (lsmc_soc.json, read back by `ram_region`) next to the Verilog, by default in
     build/gen/soc_board (default RAM) or build/gen/soc_board_ram<N>. `nand_pad_input_cycles`: register
     stages of the board's pads ahead of NAND DQ in (boards/nand_pads.py PAD_INPUT_CYCLES behind the NV-DDR
-    pad wrapper; the folder gets `_pad<N>`)."""
+    pad wrapper; the folder gets `_pad<N>`). `dma_port_slice`: full register slices before the DMA port crossbars
+    (soc.Generate --dma-port-slice, a timing fix of the board builds; the folder gets `_slice`)."""
     default = ONCHIP_RAM_SIZE // 1024
     ram_kib = default if ram_kib is None else ram_kib
     name = SOC_BOARD_GEN.name + (f"_ram{ram_kib}" if ram_kib != default else "") + \
-        (f"_pad{nand_pad_input_cycles}" if nand_pad_input_cycles else "")
+        (f"_pad{nand_pad_input_cycles}" if nand_pad_input_cycles else "") + ("_slice" if dma_port_slice else "")
     outdir = Path(outdir) if outdir else SOC_BOARD_GEN.with_name(name)
     build.generate("soc", "soc.Generate", outdir,
                    args=["--out", str(outdir), "--no-sim-ctrl", "--uart-baud", str(uart_baud),
                          "--units", "1", "--ways", "2", "--nand-channels", str(BOARD_NAND_CHANNELS),
                          *(["--ram-kib", str(ram_kib)] if ram_kib != default else []),
-                         *(["--nand-pad-input-cycles", str(nand_pad_input_cycles)] if nand_pad_input_cycles else [])])
+                         *(["--nand-pad-input-cycles", str(nand_pad_input_cycles)] if nand_pad_input_cycles else []),
+                         *(["--dma-port-slice"] if dma_port_slice else [])])
     v = outdir / f"{SOC_TOP}.v"
     if not v.is_file():
         raise BoardError(f"soc.Generate did not write {v}")

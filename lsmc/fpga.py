@@ -340,11 +340,13 @@ def stub_bch(verilog: str) -> str:
     return verilog[:m.start()] + body + verilog[m.end():]
 
 
-def nand_dma_verilog(stage: bool = True) -> Path:
-    """soc.NandDmaTiming's Verilog with the BCH decoder stubbed (stub_bch), generated if out of date."""
+def nand_dma_verilog(stage: bool = True, port_slice: bool = True) -> Path:
+    """soc.NandDmaTiming's Verilog with the BCH decoder stubbed (stub_bch), generated if out of date;
+    `stage`/`port_slice` False: without the NAND link stage / the board builds' DMA port slices."""
     from lsmc import build
-    gen = BUILD / "gen" / ("nand_dma_timing" if stage else "nand_dma_timing_nostage")
-    build.generate("soc", "soc.NandDmaTiming", gen, args=["--out", str(gen), *([] if stage else ["--no-stage"])])
+    gen = BUILD / "gen" / ("nand_dma_timing" + ("" if stage else "_nostage") + ("" if port_slice else "_noslice"))
+    args = ["--out", str(gen), *([] if stage else ["--no-stage"]), *([] if port_slice else ["--no-slice"])]
+    build.generate("soc", "soc.NandDmaTiming", gen, args=args)
     src = gen / "NandDmaTiming.v"
     if not src.is_file():
         raise FpgaError(f"soc.NandDmaTiming did not write {src}")
@@ -357,9 +359,10 @@ def nand_dma_verilog(stage: bool = True) -> Path:
 
 
 def nand_dma_flow(outdir: Path = FPGA_BUILD / "nand_dma", stage: bool = True, target_mhz: float = NAND_TARGET_MHZ,
-                  timeout: float | None = 3 * 3600, pnr_options: tuple = ("--seed", "1")) -> PnrResult:
+                  timeout: float | None = 3 * 3600, pnr_options: tuple = ("--seed", "1"),
+                  port_slice: bool = True) -> PnrResult:
     """The NAND DMA path alone (nand_dma_verilog), out of context, the IP's flow (router1)."""
-    return ip_flow(outdir, verilog=nand_dma_verilog(stage), top="NandDmaTiming", target_mhz=target_mhz,
+    return ip_flow(outdir, verilog=nand_dma_verilog(stage, port_slice), top="NandDmaTiming", target_mhz=target_mhz,
                    timeout=timeout, pnr_options=pnr_options)
 
 

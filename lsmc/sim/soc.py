@@ -78,11 +78,15 @@ def _gen_dir(width: int, units: int = 1, ways: int = 2) -> Path:
     return GEN_DIR if width == 128 else build.GEN / f"soc_w{width}"
 
 
-def generate_soc(width: int = 128, units: int = 1, ways: int = 2) -> Path:
+def generate_soc(width: int = 128, units: int = 1, ways: int = 2, dma_port_slice: bool = False) -> Path:
     """build/gen/soc/LsmcSoc.v (+ C headers; build/gen/soc_w32 for the 32-bit IP, build/gen/soc_m<M>k<K>
-    for M units of K ways), regenerated only when the hardware sources changed."""
+    for M units of K ways, `_slice` appended with the board builds' DMA port slices), regenerated only
+    when the hardware sources changed."""
     gen_dir = _gen_dir(width, units, ways)
+    if dma_port_slice:
+        gen_dir = gen_dir.with_name(gen_dir.name + "_slice")
     args = ("--out", str(gen_dir), "--units", str(units), "--ways", str(ways)) + \
+        (("--dma-port-slice",) if dma_port_slice else ()) + \
         (("--ip-width", str(width)) if width != 128 else ()) + \
         (("--dma-port-width", str(SCALING_DMA_PORT_WIDTH), "--dma-write-burst", str(SCALING_DMA_WRITE_BURST),
           "--dma-read-ports", str(scaling_read_ports(units, ways))) +
@@ -99,14 +103,17 @@ def generate_soc(width: int = 128, units: int = 1, ways: int = 2) -> Path:
 
 
 def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int = 2,
-              free_clock: bool = False) -> Path:
+              free_clock: bool = False, dma_port_slice: bool = False) -> Path:
     """Verilated simulator of the SoC; `trace=True` builds a separate binary with FST waves; `width` the
     compaction IP's stream width (WIDTHS); `units`/`ways` the compaction units M and their ways K;
     `free_clock=True` a separate binary whose simulation clock gates are plain wires
-    (-DLSMC_NO_CLOCK_GATE, as synthesis sees them; tests/test_sim_clock_gate.py compares the two)."""
-    verilog = generate_soc(width, units, ways)
+    (-DLSMC_NO_CLOCK_GATE, as synthesis sees them; tests/test_sim_clock_gate.py compares the two);
+    `dma_port_slice=True` a separate binary with the board builds' DMA port slices (soc.Generate
+    --dma-port-slice; tests/test_dma_port_slice.py compares it with the default)."""
+    verilog = generate_soc(width, units, ways, dma_port_slice)
     outdir = build.BUILD / "sim" / (("soc-trace" if trace else "soc") + ("" if width == 128 else f"-w{width}") +
-                                    _variant(width, units, ways) + ("-free-clock" if free_clock else ""))
+                                    _variant(width, units, ways) + ("-free-clock" if free_clock else "") +
+                                    ("-slice" if dma_port_slice else ""))
     # The harness needs the define too: without gates there are no input stages to drive a cycle early.
     flags = (["--trace-fst", "--trace-structs"] if trace else []) + \
         (["-DLSMC_NO_CLOCK_GATE", "-CFLAGS", "-DLSMC_NO_CLOCK_GATE"] if free_clock else [])
@@ -128,8 +135,10 @@ def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int =
                           outdir, flags=flags + common_flags + ports + incs,
                           # PGO doubles the build; the scaling builds run briefly, the Table III ones often.
                           # the free-running build only checks the gated one: -O1 compiles faster
-                          cflags="-O1" if free_clock else "-O3",
-                          train=None if trace or free_clock or _variant(width, units, ways) else _train,
+                          # and so does the sliced one (it only checks the default build)
+                          cflags="-O1" if free_clock or dma_port_slice else "-O3",
+                          train=None if trace or free_clock or dma_port_slice or _variant(width, units, ways)
+                          else _train,
                           # the wheel's FST writer needs liblz4 headers Debian's base lacks: waves keep 5.006
                           wheel=not trace)
 

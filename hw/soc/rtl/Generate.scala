@@ -2,7 +2,7 @@ package soc
 
 import common.{Gen, Generator}
 
-/** `soc.Generate [--out DIR] [--uart-baud N] [--ip-width 32|128] [--units M] [--ways 2|4] [--shared-dma-port] [--dma-port-width 256|512] [--dma-write-burst BEATS] [--dma-read-ports 1|2|4] [--dma-write-group] [--nand-channels N] [--nand-pad-input-cycles 0..3] [--ram-kib 128|256] [--no-sim-ctrl] [--no-docs]`: DIR/LsmcSoc.v (default
+/** `soc.Generate [--out DIR] [--uart-baud N] [--ip-width 32|128] [--units M] [--ways 2|4] [--shared-dma-port] [--dma-port-width 256|512] [--dma-write-burst BEATS] [--dma-read-ports 1|2|4] [--dma-write-group] [--nand-channels N] [--nand-pad-input-cycles 0..3] [--dma-port-slice] [--ram-kib 128|256] [--no-sim-ctrl] [--no-docs]`: DIR/LsmcSoc.v (default
   * build/gen/soc), the register blocks of every IP (unless --no-docs) and the memory map exported
   * from SocMap (lsmc_soc.h / .ld / .json). */
 object Generate extends Generator("build/gen/soc",
@@ -20,6 +20,7 @@ object Generate extends Generator("build/gen/soc",
   Gen.intOpt("nand-channels", LsmcSocConfig().nandChannels, allowed = 1 to SocMap.NandChannels.max),
   // Board builds behind the NV-DDR pad wrapper: its IDDR's cycle (boards/nand_pads.py PAD_INPUT_CYCLES).
   Gen.intOpt("nand-pad-input-cycles", LsmcSocConfig().nandPadInputCycles, allowed = 0 to 3),
+  Gen.flagOpt("dma-port-slice", "a full register slice on each DMA master before its DDR port crossbar (board builds)"),
   MapConfig.ramKibOpt, // the on-chip RAM (board variants: the ECPIX-5 builds 128 KiB)
   Gen.flagOpt("no-sim-ctrl", "leave the simulation-control block out (board builds)"),
   Gen.flagOpt("no-docs", "do not write the register headers")) {
@@ -28,7 +29,7 @@ object Generate extends Generator("build/gen/soc",
     units = a.int("units"), ways = a.int("ways"), dmaPortPerUnit = !a.flag("shared-dma-port"),
     dmaPortWidth = a.int("dma-port-width"), dmaWriteBurst = a.int("dma-write-burst"),
     dmaReadPorts = a.int("dma-read-ports"), dmaWriteGroup = a.flag("dma-write-group"), nandChannels = a.int("nand-channels"),
-    nandPadInputCycles = a.int("nand-pad-input-cycles"),
+    nandPadInputCycles = a.int("nand-pad-input-cycles"), dmaPortSlice = a.flag("dma-port-slice"),
     onChipRamSize = BigInt(a.int("ram-kib")) * 1024, withDocs = !a.flag("no-docs"),
     withSimCtrl = !a.flag("no-sim-ctrl"))
   // Board builds (no simulation control) carry no simulation clock gate either.

@@ -47,6 +47,11 @@ case class LsmcSocConfig(
     // upsized to the port's width; false: through the CPU side's 32-bit DDR port (io_ddr), shared with the
     // caches, 400 MB/s at 100 MHz for every channel together (docs/nand.md).
     nandDmaPort: Boolean = true,
+    // Board builds: a full register slice (LsmcSoc.dmaPortSlice) on each compaction unit's DDR master and on
+    // the NAND link, before their DMA port crossbar, so no ready/valid chain runs combinationally from a
+    // port's arbiter into a unit's DMA or the NAND path (the ECPIX-5 routes' critical path, docs/boards.md).
+    // Off in simulation: the slices add cycles of latency and Table III's cycles must not move.
+    dmaPortSlice: Boolean = false,
     withDocs: Boolean = false, // write the register headers of the IPs next to the Verilog
     withSimCtrl: Boolean = true
 ) {
@@ -141,6 +146,11 @@ object LsmcSoc {
     * 2 cycles; one cycle of latency each way. */
   def nandLinkStage(a: Axi4): Axi4 = a.pipelined(aw = StreamPipe.HALF, w = StreamPipe.HALF, b = StreamPipe.HALF,
     ar = StreamPipe.HALF, r = StreamPipe.HALF)
+
+  /** A full register slice on a master before its DMA port crossbar (LsmcSocConfig.dmaPortSlice): every
+    * channel m2sPipe + s2mPipe (valid, payload and ready from registers, full throughput), one cycle each way. */
+  def dmaPortSlice(a: Axi4): Axi4 = a.pipelined(aw = StreamPipe.FULL, w = StreamPipe.FULL, b = StreamPipe.FULL,
+    ar = StreamPipe.FULL, r = StreamPipe.FULL)
 }
 
 /** The SoC: VexRiscv RV32IM + AXI4 crossbar + on-chip RAM + two DDR ports + APB3 peripherals.
@@ -305,7 +315,9 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     val upsizer = (cfg.dmaPortWidth != _root_.dma.DmaBus.dataWidth) generate
       clock(Axi4Upsizer(dma.io.axi.config, dma.io.axi.config.copy(dataWidth = cfg.dmaPortWidth), 4))
     if (upsizer != null) upsizer.io.input << dma.io.axi
-    val axi = if (upsizer != null) upsizer.io.output else dma.io.axi
+    val ddrMaster = if (upsizer != null) upsizer.io.output else dma.io.axi
+    // Towards its port crossbar: through a full register slice in board builds (dmaPortSlice).
+    val axi = if (cfg.dmaPortSlice) clock(LsmcSoc.dmaPortSlice(ddrMaster)) else ddrMaster
     // The further DDR ports (the other reader groups), upsized likewise; their write channels are idle.
     val dmaReads = if (cfg.dmaReadPorts > 1) dma.io.axiReads.toSeq else Seq.empty[Axi4ReadOnly]
     val readPorts = for (rp <- dmaReads) yield {
@@ -342,7 +354,8 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
       val job = ip.regs.io.busy.pull() || ip.regs.io.error.pull() || ip.control.window.pull()
       val counting = ip.regs.countMode.pull() === 1
       val channels = dma.channels.map(_.busy.pull()).reduce(_ || _)
-      val bus = (Seq(dma.io.axi, axi).map(a => a.ar.valid || a.aw.valid || a.w.valid || a.r.valid || a.b.valid) ++
+      // Both sides of the slice (dmaPortSlice): a beat it holds shows as a valid on one of them.
+      val bus = (Seq(dma.io.axi, ddrMaster, axi).distinct.map(a => a.ar.valid || a.aw.valid || a.w.valid || a.r.valid || a.b.valid) ++
         (dmaReads ++ readPorts).distinct.map(a => a.ar.valid || a.r.valid)).reduce(_ || _)
       val regs = dma.io.apb.PSEL(0) || bridge.io.apb.PSEL(0)
       val now = job || channels || bus || regs
@@ -424,8 +437,13 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
       xbar.addSlave(link, SizeMapping(ddrBase, cfg.ddrSize))
       for (st <- stages) xbar.addConnection(st, List(link))
       xbar.build()
+      // Into DMA port 0's crossbar: through a full register slice in board builds (dmaPortSlice).
+      val toPort = if (cfg.dmaPortSlice) LsmcSoc.dmaPortSlice(link) else link
     }
-    val active = link.ar.valid || link.aw.valid || link.w.valid || link.r.valid || link.b.valid
+    val toPort = path.toPort
+    // Both sides of the slice: a beat it holds shows as a valid on one of them.
+    val active = Seq(link, toPort).distinct.map(a => a.ar.valid || a.aw.valid || a.w.valid || a.r.valid || a.b.valid)
+      .reduce(_ || _)
     clockEnable := nandCtrls.map(_.simActivity.enable.pull()).reduce(_ || _) || active
   }
   nandDmaWake := (if (nandDma != null) nandDma.clockEnable else False)
@@ -434,7 +452,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     xbar.addSlave(port, SizeMapping(ddrBase, cfg.ddrSize))
     for (unit <- if (cfg.dmaPortPerUnit) Seq(units(n)) else units) xbar.addConnection(unit.axi, List(port))
     val withNand = n == 0 && nandDma != null
-    if (withNand) xbar.addConnection(nandDma.link, List(port))
+    if (withNand) xbar.addConnection(nandDma.toPort, List(port))
     // A unit's own crossbar is clocked with the unit (it moves only the unit's AXI beats, all of which
     // keep the unit's clock running), so its logic costs the simulation nothing while the unit is idle;
     // port 0's also runs while the NAND link or the port has a beat.

@@ -10,10 +10,11 @@ import spinal.lib.bus.misc.SizeMapping
 /** The NAND DMA path of LsmcSoc alone, for an out-of-context timing check on the ECP5 (docs/boards.md,
   * *Open ECP5 flow*): one NAND controller, its upsizer, the crossbar-side stage (`LsmcSoc.nandLinkStage`;
   * left out with `stage = false`), the NAND crossbar and DMA port 0's crossbar beside a second master (the
-  * compaction unit's AXI, from pins), then a full register slice at the port as the boards have
+  * compaction unit's AXI, from pins), both masters through the board builds' slice before it
+  * (`LsmcSoc.dmaPortSlice`; left out with `slice = false`), then a full register slice at the port as the boards have
   * (boards/litex_soc.py `_axi_register_slice`). Out of context the pins are not timed, so the slice puts
   * every path between the port and the controller inside the design. */
-class NandDmaTiming(stage: Boolean) extends Component {
+class NandDmaTiming(stage: Boolean, slice: Boolean = true) extends Component {
   val cfg = LsmcSocConfig(units = 1, ways = 2, nandChannels = 1)
   val p = _root_.nand.NandParams(targets = cfg.nandTargets)
   val io = new Bundle {
@@ -37,15 +38,17 @@ class NandDmaTiming(stage: Boolean) extends Component {
   val port = Axi4(cfg.ddrDmaAxiConfig)
   val portXbar = Axi4CrossbarFactory()
   portXbar.addSlave(port, SizeMapping(SocMap.ddrBase, cfg.ddrSize))
-  portXbar.addConnection(io.unit, List(port))
-  portXbar.addConnection(link, List(port))
+  private def sliced(a: Axi4) = if (slice) LsmcSoc.dmaPortSlice(a) else a
+  portXbar.addConnection(sliced(io.unit), List(port))
+  portXbar.addConnection(sliced(link), List(port))
   portXbar.build()
   io.port << port.pipelined(aw = StreamPipe.FULL, w = StreamPipe.FULL, b = StreamPipe.FULL,
     ar = StreamPipe.FULL, r = StreamPipe.FULL)
 }
 
-/** `soc.NandDmaTiming [--out DIR] [--no-stage]`: DIR/NandDmaTiming.v (default build/gen/nand_dma_timing). */
+/** `soc.NandDmaTiming [--out DIR] [--no-stage] [--no-slice]`: DIR/NandDmaTiming.v (default build/gen/nand_dma_timing). */
 object NandDmaTiming extends Generator("build/gen/nand_dma_timing",
-  Gen.flagOpt("no-stage", "without LsmcSoc's stage between the upsizer and the NAND crossbar (the path before it)")) {
-  def top(a: Gen.Args) = new NandDmaTiming(!a.flag("no-stage")).setDefinitionName("NandDmaTiming")
+  Gen.flagOpt("no-stage", "without LsmcSoc's stage between the upsizer and the NAND crossbar (the path before it)"),
+  Gen.flagOpt("no-slice", "without the board builds' slice before DMA port 0's crossbar (LsmcSoc.dmaPortSlice)")) {
+  def top(a: Gen.Args) = new NandDmaTiming(!a.flag("no-stage"), !a.flag("no-slice")).setDefinitionName("NandDmaTiming")
 }
