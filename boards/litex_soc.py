@@ -307,11 +307,12 @@ def _target_main(board, argv):
 def soc_generate_args(board, nvddr: bool = False) -> dict:
     """The `generate_soc_verilog` arguments of `board`'s build: its on-chip RAM (`ram_kib`, None: the default
     map's) and, behind the NV-DDR pad wrapper (`nvddr`), the wrapper's input stage, by which the SoC's SDR
-    sample point moves, and the DMA port slices every board build has (timing: docs/boards.md). build_target and
-    lsmc.fpga's per-board resource table both take them from here."""
+    sample point moves. build_target and lsmc.fpga's per-board resource table both take them from here.
+    No DMA port slices (`dma_port_slice`): the whole ECPIX-5 route with them was slower (78.51 MHz against 89.82,
+    their 256-bit W buffers' enables became the critical path: docs/boards.md)."""
     return {"ram_kib": getattr(board, "ram_kib", None),
             "nand_pad_input_cycles": nand_pads_mod.PAD_INPUT_CYCLES if nvddr else 0,
-            "dma_port_slice": True}
+            "dma_port_slice": False}
 
 
 def build_target(board, output_dir: Path, soc_verilog: Path | None = None, firmware: Path | None = None,

@@ -97,6 +97,12 @@ FLOW_OWN_OPTIONS = ("--json", "--lpf", "--textcfg", "--report", "-l", "--log", "
                     "--um5g-85k", "--um-85k", "--85k", "--25k", "--45k", "--speed", "--package", "--timing-allow-fail")
 
 
+# The whole ECPIX-5 design's nextpnr options when --nextpnr-args is not given: its routes are 75-88 % routing
+# delay at 65 % LUT use, and the heavier timing weight in the analytic placer gave 89.82 MHz where the default
+# had given 77-82 (docs/boards.md, runs table). The blocks alone keep nextpnr's defaults.
+DEFAULT_NEXTPNR_ARGS = {"soc": "--placer-heap-timingweight 20"}
+
+
 def nextpnr_options(text: str, seed: int = 1) -> tuple:
     """The nextpnr options of `--nextpnr-args TEXT` (shell words) with `--seed SEED` first; FpgaError names a
     word that is not an option, one the flow sets itself or a seed out of range."""
@@ -340,9 +346,10 @@ def stub_bch(verilog: str) -> str:
     return verilog[:m.start()] + body + verilog[m.end():]
 
 
-def nand_dma_verilog(stage: bool = True, port_slice: bool = True) -> Path:
+def nand_dma_verilog(stage: bool = True, port_slice: bool = False) -> Path:
     """soc.NandDmaTiming's Verilog with the BCH decoder stubbed (stub_bch), generated if out of date;
-    `stage`/`port_slice` False: without the NAND link stage / the board builds' DMA port slices."""
+    `stage` False: without the NAND link stage; `port_slice` True: with the DMA port slices (LsmcSoc.dmaPortSlice,
+    not in the board builds)."""
     from lsmc import build
     gen = BUILD / "gen" / ("nand_dma_timing" + ("" if stage else "_nostage") + ("" if port_slice else "_noslice"))
     args = ["--out", str(gen), *([] if stage else ["--no-stage"]), *([] if port_slice else ["--no-slice"])]
@@ -360,7 +367,7 @@ def nand_dma_verilog(stage: bool = True, port_slice: bool = True) -> Path:
 
 def nand_dma_flow(outdir: Path = FPGA_BUILD / "nand_dma", stage: bool = True, target_mhz: float = NAND_TARGET_MHZ,
                   timeout: float | None = 3 * 3600, pnr_options: tuple = ("--seed", "1"),
-                  port_slice: bool = True) -> PnrResult:
+                  port_slice: bool = False) -> PnrResult:
     """The NAND DMA path alone (nand_dma_verilog), out of context, the IP's flow (router1)."""
     return ip_flow(outdir, verilog=nand_dma_verilog(stage, port_slice), top="NandDmaTiming", target_mhz=target_mhz,
                    timeout=timeout, pnr_options=pnr_options)
@@ -369,7 +376,7 @@ def nand_dma_flow(outdir: Path = FPGA_BUILD / "nand_dma", stage: bool = True, ta
 # ------------------------------------------------------------------------------ the board design
 def soc_flow(outdir: Path = BUILD / "boards" / "ecpix5", firmware: Path | None = None,
              soc_verilog: Path | None = None, lsmc_mhz: float = SOC_TARGET_MHZ, timeout: float | None = 6 * 3600,
-             compile_software: bool = True, pnr_options: tuple = ("--seed", "1")) -> PnrResult:
+             compile_software: bool = True, pnr_options: tuple | None = None) -> PnrResult:
     """Generate the ECPIX-5 design (boards/ecpix5/target.py; the firmware ELF baked into the on-chip RAM,
     default the project's lsmc.elf) and run LiteX's trellis script (yosys, nextpnr-ecp5, ecppack)."""
     from lsmc.boards import litex_soc
@@ -380,6 +387,8 @@ def soc_flow(outdir: Path = BUILD / "boards" / "ecpix5", firmware: Path | None =
         firmware = build_firmware(ram_kib=board.ram_kib)  # linked for the board's on-chip RAM
     litex_soc.build_target(board, outdir, soc_verilog=soc_verilog, firmware=firmware,
                            lsmc_clk_freq=lsmc_mhz * 1e6, run=False, compile_software=compile_software)
+    if pnr_options is None:
+        pnr_options = nextpnr_options(DEFAULT_NEXTPNR_ARGS["soc"])
     return run_trellis(outdir / "gateware", board.name, timeout=timeout, pnr_options=pnr_options)
 
 
@@ -566,12 +575,15 @@ def main(argv=None) -> int:
     ap.add_argument("--results", type=Path, default=RESULTS, help="where fpga.md/.csv go (default results/)")
     ap.add_argument("--timeout", type=float, default=6 * 3600, help="seconds per flow (default 6 h)")
     ap.add_argument("--seed", type=int, default=1, help="nextpnr's placement seed (default 1; route-to-route noise)")
-    ap.add_argument("--nextpnr-args", default="", metavar="ARGS",
+    ap.add_argument("--nextpnr-args", default=None, metavar="ARGS",
                     help="more nextpnr-ecp5 options for every flow, one shell-quoted string, e.g. "
-                         "'--placer-heap-timingweight 20' (not those the flow sets: device, files, --freq, --seed)")
+                         "--nextpnr-args=--tmg-ripup (not those the flow sets: device, files, --freq, --seed);"
+                         + " default: " + "; ".join(f"{d} {a!r}" for d, a in DEFAULT_NEXTPNR_ARGS.items())
+                         + ", none for the others; '' for nextpnr's own defaults")
     args = ap.parse_args(argv)
     try:
-        pnr_options = nextpnr_options(args.nextpnr_args, args.seed)
+        pnr_options = {d: nextpnr_options(DEFAULT_NEXTPNR_ARGS.get(d, "") if args.nextpnr_args is None
+                                          else args.nextpnr_args, args.seed) for d in DESIGNS}
     except FpgaError as e:
         ap.error(str(e))
     # The results folder is checked before a flow of minutes to hours starts, not when its row is written.
@@ -615,20 +627,20 @@ def main(argv=None) -> int:
                 print("fpga: ECPIX-5 board design (LiteX + the LSMC SoC), yosys + nextpnr-ecp5 + ecppack ...",
                       flush=True)
                 res = soc_flow(firmware=args.firmware, lsmc_mhz=args.lsmc_mhz, timeout=args.timeout,
-                               pnr_options=pnr_options)
+                               pnr_options=pnr_options["soc"])
                 row, clock = soc_row(res), res.clock(r"lsmc")[0]
             elif d == "ip":
                 print(f"fpga: compaction IP alone ({IP_WIDTH}-bit), yosys + nextpnr-ecp5 out of context ...",
                       flush=True)
-                res = ip_flow(target_mhz=args.ip_target_mhz, timeout=args.timeout, pnr_options=pnr_options)
+                res = ip_flow(target_mhz=args.ip_target_mhz, timeout=args.timeout, pnr_options=pnr_options["ip"])
                 row, clock = ip_row(res), next(iter(res.clocks))
             elif d == "nand_dma":
                 print("fpga: NAND DMA path alone (BCH stubbed), yosys + nextpnr-ecp5 out of context ...", flush=True)
-                res = nand_dma_flow(timeout=args.timeout, pnr_options=pnr_options)
+                res = nand_dma_flow(timeout=args.timeout, pnr_options=pnr_options["nand_dma"])
                 row, clock = alone_row("nand_dma", res), next(iter(res.clocks))
             else:
                 print("fpga: NAND controller alone, yosys + nextpnr-ecp5 out of context ...", flush=True)
-                res = nand_flow(timeout=args.timeout, pnr_options=pnr_options)
+                res = nand_flow(timeout=args.timeout, pnr_options=pnr_options["nand"])
                 row, clock = alone_row("nand", res), next(iter(res.clocks))
         except Exception as e:  # the flow's own errors and the board glue's, one line each
             from lsmc.boards.ports import BoardError
@@ -674,7 +686,8 @@ def ecpix5_main(board, argv) -> int:
                                compile_software=not args.no_compile_software, nvddr=args.nvddr)
         print(f"{board.name}: gateware in {args.output_dir}")
         if args.build:
-            res = run_trellis(args.output_dir / "gateware", board.name)
+            res = run_trellis(args.output_dir / "gateware", board.name,
+                              pnr_options=nextpnr_options(DEFAULT_NEXTPNR_ARGS["soc"]))
             print_result(soc_row(res), res, res.clock(r"lsmc")[0])
     except (BoardError, FpgaError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -771,11 +784,13 @@ def resource_variants() -> dict:
 
 
 def variant_label(args: dict) -> str:
-    """`128 KiB RAM` (+ `, 1 pad cycle`): the SoC variant of `generate_soc_verilog(**args)`."""
+    """`128 KiB RAM` (+ `, 1 NAND pad input cycle`, `, DMA port slices`): the SoC variant of
+    `generate_soc_verilog(**args)`."""
     from lsmc.boards.ports import ONCHIP_RAM_SIZE
     kib = ONCHIP_RAM_SIZE // 1024 if args.get("ram_kib") is None else args["ram_kib"]
     pads = args.get("nand_pad_input_cycles", 0)
-    return f"{kib} KiB RAM" + (f", {pads} NAND pad input cycle{'s' * (pads != 1)}" if pads else "")
+    return f"{kib} KiB RAM" + (f", {pads} NAND pad input cycle{'s' * (pads != 1)}" if pads else "") + \
+        (", DMA port slices" if args.get("dma_port_slice") else "")
 
 
 def resources_table(outdir: Path = FPGA_BUILD / "resources", timeout=None, variants: dict | None = None) -> list:

@@ -292,6 +292,21 @@ def test_nand_dma_row_written_by_the_command(tmp_path, monkeypatch):
     assert calls == [("--seed", "1"), ("--seed", "3", "--placer-heap-timingweight", "20")]
 
 
+def test_soc_flow_default_nextpnr_options(tmp_path, monkeypatch):
+    """`scripts/fpga soc` places with DEFAULT_NEXTPNR_ARGS['soc'] unless --nextpnr-args says otherwise ('' for
+    nextpnr's own defaults); the blocks alone keep nextpnr's defaults."""
+    got = []
+
+    def fake_soc(pnr_options=None, **_kw):
+        got.append(pnr_options)
+        raise fpga.FpgaError("stop here")
+    monkeypatch.setattr(fpga, "soc_flow", fake_soc)
+    for argv in ([], ["--nextpnr-args", ""], ["--nextpnr-args=--tmg-ripup", "--seed", "4"]):
+        assert fpga.main(["soc", "--results", str(tmp_path), *argv]) == 2
+    assert got == [("--seed", "1", "--placer-heap-timingweight", "20"), ("--seed", "1"), ("--seed", "4", "--tmg-ripup")]
+    assert fpga.DEFAULT_NEXTPNR_ARGS == {"soc": "--placer-heap-timingweight 20"}
+
+
 def test_nextpnr_options_checked():
     """--nextpnr-args: shell words after the seed; an option the flow sets itself, a word that is not an
     option, unbalanced quotes or a seed out of range are refused by name."""

@@ -47,10 +47,10 @@ case class LsmcSocConfig(
     // upsized to the port's width; false: through the CPU side's 32-bit DDR port (io_ddr), shared with the
     // caches, 400 MB/s at 100 MHz for every channel together (docs/nand.md).
     nandDmaPort: Boolean = true,
-    // Board builds: a full register slice (LsmcSoc.dmaPortSlice) on each compaction unit's DDR master and on
-    // the NAND link, before their DMA port crossbar, so no ready/valid chain runs combinationally from a
-    // port's arbiter into a unit's DMA or the NAND path (the ECPIX-5 routes' critical path, docs/boards.md).
-    // Off in simulation: the slices add cycles of latency and Table III's cycles must not move.
+    // A full register slice (LsmcSoc.dmaPortSlice) on each compaction unit's DDR master and on the NAND link,
+    // before their DMA port crossbar, so no ready/valid chain runs combinationally from a port's arbiter into a
+    // unit's DMA or the NAND path. Off by default, in the board builds too: the whole ECPIX-5 route with it was
+    // slower (its 256-bit W buffers' load enables became the critical path, docs/boards.md).
     dmaPortSlice: Boolean = false,
     withDocs: Boolean = false, // write the register headers of the IPs next to the Verilog
     withSimCtrl: Boolean = true

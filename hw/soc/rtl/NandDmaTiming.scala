@@ -10,8 +10,8 @@ import spinal.lib.bus.misc.SizeMapping
 /** The NAND DMA path of LsmcSoc alone, for an out-of-context timing check on the ECP5 (docs/boards.md,
   * *Open ECP5 flow*): one NAND controller, its upsizer, the crossbar-side stage (`LsmcSoc.nandLinkStage`;
   * left out with `stage = false`), the NAND crossbar and DMA port 0's crossbar beside a second master (the
-  * compaction unit's AXI, from pins), both masters through the board builds' slice before it
-  * (`LsmcSoc.dmaPortSlice`; left out with `slice = false`), then a full register slice at the port as the boards have
+  * compaction unit's AXI, from pins), both masters through the DMA port slice before it
+  * (`LsmcSoc.dmaPortSlice`, off in the board builds; left out with `slice = false`), then a full register slice at the port as the boards have
   * (boards/litex_soc.py `_axi_register_slice`). Out of context the pins are not timed, so the slice puts
   * every path between the port and the controller inside the design. */
 class NandDmaTiming(stage: Boolean, slice: Boolean = true) extends Component {
@@ -49,6 +49,6 @@ class NandDmaTiming(stage: Boolean, slice: Boolean = true) extends Component {
 /** `soc.NandDmaTiming [--out DIR] [--no-stage] [--no-slice]`: DIR/NandDmaTiming.v (default build/gen/nand_dma_timing). */
 object NandDmaTiming extends Generator("build/gen/nand_dma_timing",
   Gen.flagOpt("no-stage", "without LsmcSoc's stage between the upsizer and the NAND crossbar (the path before it)"),
-  Gen.flagOpt("no-slice", "without the board builds' slice before DMA port 0's crossbar (LsmcSoc.dmaPortSlice)")) {
+  Gen.flagOpt("no-slice", "without the DMA port slice before DMA port 0's crossbar (LsmcSoc.dmaPortSlice; the board builds' way)")) {
   def top(a: Gen.Args) = new NandDmaTiming(!a.flag("no-stage"), !a.flag("no-slice")).setDefinitionName("NandDmaTiming")
 }
