@@ -25,7 +25,8 @@ def generate_soc_verilog(outdir: Path | None = None, uart_baud: int = 115200, ra
     build/gen/soc_board (default RAM) or build/gen/soc_board_ram<N>. `nand_pad_input_cycles`: register
     stages of the board's pads ahead of NAND DQ in (boards/nand_pads.py PAD_INPUT_CYCLES behind the NV-DDR
     pad wrapper; the folder gets `_pad<N>`). `dma_port_slice`: full register slices before the DMA port crossbars
-    (soc.Generate --dma-port-slice, a timing fix of the board builds; the folder gets `_slice`)."""
+    (soc.Generate --dma-port-slice, a timing experiment, off in the board builds: soc_generate_args; the folder
+    gets `_slice`)."""
     default = ONCHIP_RAM_SIZE // 1024
     ram_kib = default if ram_kib is None else ram_kib
     name = SOC_BOARD_GEN.name + (f"_ram{ram_kib}" if ram_kib != default else "") + \

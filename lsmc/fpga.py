@@ -387,8 +387,6 @@ def soc_flow(outdir: Path = BUILD / "boards" / "ecpix5", firmware: Path | None =
         firmware = build_firmware(ram_kib=board.ram_kib)  # linked for the board's on-chip RAM
     litex_soc.build_target(board, outdir, soc_verilog=soc_verilog, firmware=firmware,
                            lsmc_clk_freq=lsmc_mhz * 1e6, run=False, compile_software=compile_software)
-    if pnr_options is None:
-        pnr_options = nextpnr_options(DEFAULT_NEXTPNR_ARGS["soc"])
     return run_trellis(outdir / "gateware", board.name, timeout=timeout, pnr_options=pnr_options)
 
 
@@ -410,9 +408,12 @@ def trellis_script(text: str, pnr_options: tuple, script: Path | str = "build sc
 
 
 def run_trellis(gateware: Path, name: str, timeout: float | None = None,
-                pnr_options: tuple = ("--seed", "1")) -> PnrResult:
+                pnr_options: tuple | None = None) -> PnrResult:
     """Run LiteX's build_<name>.sh in `gateware` with the yowasp tools, asking nextpnr for its report;
-    `pnr_options` (nextpnr_options: seed first) replace LiteX's --seed on its nextpnr line."""
+    `pnr_options` (nextpnr_options: seed first; None: the board design's DEFAULT_NEXTPNR_ARGS at seed 1)
+    replace LiteX's --seed on its nextpnr line."""
+    if pnr_options is None:
+        pnr_options = nextpnr_options(DEFAULT_NEXTPNR_ARGS["soc"])
     gateware = Path(gateware)
     if Path(gateware).resolve().is_relative_to("/tmp"):
         # yowasp gives its WebAssembly tools a private /tmp, so LiteX's absolute source paths there break.
@@ -686,8 +687,7 @@ def ecpix5_main(board, argv) -> int:
                                compile_software=not args.no_compile_software, nvddr=args.nvddr)
         print(f"{board.name}: gateware in {args.output_dir}")
         if args.build:
-            res = run_trellis(args.output_dir / "gateware", board.name,
-                              pnr_options=nextpnr_options(DEFAULT_NEXTPNR_ARGS["soc"]))
+            res = run_trellis(args.output_dir / "gateware", board.name)
             print_result(soc_row(res), res, res.clock(r"lsmc")[0])
     except (BoardError, FpgaError) as e:
         print(f"error: {e}", file=sys.stderr)

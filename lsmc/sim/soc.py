@@ -80,7 +80,7 @@ def _gen_dir(width: int, units: int = 1, ways: int = 2) -> Path:
 
 def generate_soc(width: int = 128, units: int = 1, ways: int = 2, dma_port_slice: bool = False) -> Path:
     """build/gen/soc/LsmcSoc.v (+ C headers; build/gen/soc_w32 for the 32-bit IP, build/gen/soc_m<M>k<K>
-    for M units of K ways, `_slice` appended with the board builds' DMA port slices), regenerated only
+    for M units of K ways, `_slice` appended with the DMA port slices), regenerated only
     when the hardware sources changed."""
     gen_dir = _gen_dir(width, units, ways)
     if dma_port_slice:
@@ -108,7 +108,7 @@ def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int =
     compaction IP's stream width (WIDTHS); `units`/`ways` the compaction units M and their ways K;
     `free_clock=True` a separate binary whose simulation clock gates are plain wires
     (-DLSMC_NO_CLOCK_GATE, as synthesis sees them; tests/test_sim_clock_gate.py compares the two);
-    `dma_port_slice=True` a separate binary with the board builds' DMA port slices (soc.Generate
+    `dma_port_slice=True` a separate binary with the DMA port slices (soc.Generate
     --dma-port-slice; tests/test_dma_port_slice.py compares it with the default)."""
     verilog = generate_soc(width, units, ways, dma_port_slice)
     outdir = build.BUILD / "sim" / (("soc-trace" if trace else "soc") + ("" if width == 128 else f"-w{width}") +

@@ -20,7 +20,7 @@ object Generate extends Generator("build/gen/soc",
   Gen.intOpt("nand-channels", LsmcSocConfig().nandChannels, allowed = 1 to SocMap.NandChannels.max),
   // Board builds behind the NV-DDR pad wrapper: its IDDR's cycle (boards/nand_pads.py PAD_INPUT_CYCLES).
   Gen.intOpt("nand-pad-input-cycles", LsmcSocConfig().nandPadInputCycles, allowed = 0 to 3),
-  Gen.flagOpt("dma-port-slice", "a full register slice on each DMA master before its DDR port crossbar (board builds)"),
+  Gen.flagOpt("dma-port-slice", "a full register slice on each DMA master before its DDR port crossbar (timing experiment; off in every build)"),
   MapConfig.ramKibOpt, // the on-chip RAM (board variants: the ECPIX-5 builds 128 KiB)
   Gen.flagOpt("no-sim-ctrl", "leave the simulation-control block out (board builds)"),
   Gen.flagOpt("no-docs", "do not write the register headers")) {

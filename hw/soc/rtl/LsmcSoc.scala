@@ -316,7 +316,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
       clock(Axi4Upsizer(dma.io.axi.config, dma.io.axi.config.copy(dataWidth = cfg.dmaPortWidth), 4))
     if (upsizer != null) upsizer.io.input << dma.io.axi
     val ddrMaster = if (upsizer != null) upsizer.io.output else dma.io.axi
-    // Towards its port crossbar: through a full register slice in board builds (dmaPortSlice).
+    // Towards its port crossbar: through a full register slice with dmaPortSlice (off by default).
     val axi = if (cfg.dmaPortSlice) clock(LsmcSoc.dmaPortSlice(ddrMaster)) else ddrMaster
     // The further DDR ports (the other reader groups), upsized likewise; their write channels are idle.
     val dmaReads = if (cfg.dmaReadPorts > 1) dma.io.axiReads.toSeq else Seq.empty[Axi4ReadOnly]
@@ -437,7 +437,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
       xbar.addSlave(link, SizeMapping(ddrBase, cfg.ddrSize))
       for (st <- stages) xbar.addConnection(st, List(link))
       xbar.build()
-      // Into DMA port 0's crossbar: through a full register slice in board builds (dmaPortSlice).
+      // Into DMA port 0's crossbar: through a full register slice with dmaPortSlice (off by default).
       val toPort = if (cfg.dmaPortSlice) LsmcSoc.dmaPortSlice(link) else link
     }
     val toPort = path.toPort
