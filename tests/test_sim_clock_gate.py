@@ -115,7 +115,7 @@ def test_gated_and_free_running_controllers_agree():
     srcs, flags = build.sim_common(model / "onfi_model.h", model / "onfi_timing.h", model / "nvddr_pads.h",
                                    ns.GEN / "nand_regs.h")
     free = build.verilate("NandController", [ns.GEN / "NandController.v"],
-                          [build.ROOT / "hw" / "ip" / "nand" / "dv" / "nand_harness.cpp", model / "onfi_model.cpp", *srcs],
+                          [build.ROOT / "hw/ip/nand/dv/nand_harness.cpp", model / "onfi_model.cpp", *srcs],
                           build.BUILD / "sim" / "nand-free-clock",
                           flags=["-DLSMC_NO_CLOCK_GATE", *flags, "-CFLAGS", f"-I{model} -I{ns.GEN}"], cflags="-O2")
     a, b = _nand_session(gated), _nand_session(free)

@@ -81,7 +81,8 @@ NVDDR_PART = dict(page_bytes=4096, spare_bytes=224, pages=128, planes=2)
 
 
 def nvddr_words(mode: int, clk_ns: int = CLK_NS) -> dict:
-    """Register values for NV-DDR `mode`: DDR_CFG and the TIMING fields the NV-DDR layer uses (hw/ip/nand/doc/nand.md)."""
+    """Register values for NV-DDR `mode`: DDR_CFG and the TIMING fields the NV-DDR layer uses
+    (hw/ip/nand/doc/nand.md)."""
     if mode not in NVDDR_CK_DIV:
         raise ValueError(f"NV-DDR mode {mode}: ONFI defines modes {sorted(NVDDR_CK_DIV)}")
     t = NVDDR_MODES[mode]
@@ -129,7 +130,7 @@ def build_sim(pad_input_cycles: int = 0) -> Path:
     common_srcs, common_flags = build.sim_common(model / "onfi_model.h", model / "onfi_timing.h",
                                                  model / "nvddr_pads.h", v.parent / "nand_regs.h")
     return build.verilate("NandController", [v],
-                          [ROOT / "hw" / "ip" / "nand" / "dv" / "nand_harness.cpp", model / "onfi_model.cpp", *common_srcs],
+                          [ROOT / "hw/ip/nand/dv/nand_harness.cpp", model / "onfi_model.cpp", *common_srcs],
                           _variant(SIMDIR, pad_input_cycles),
                           flags=common_flags + ["-CFLAGS", f"-I{model} -I{v.parent}"], cflags="-O2")
 
