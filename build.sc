@@ -45,7 +45,7 @@ object dma extends SpinalModule {
 
 /** Three-layer ONFI NAND flash controller. */
 object nand extends SpinalModule {
-  def millSourcePath = os.pwd / "nand"
+  def millSourcePath = os.pwd / "hw" / "ip" / "nand"
   def sources = T.sources(millSourcePath / "rtl")
   def moduleDeps = Seq(common)
 }

@@ -1,4 +1,4 @@
-"""NV-DDR pad wrapper: the SoC's NV-DDR PHY pins (NandPins `ddr_*`, nand/rtl/NandTypes.scala) onto a
+"""NV-DDR pad wrapper: the SoC's NV-DDR PHY pins (NandPins `ddr_*`, hw/ip/nand/rtl/NandTypes.scala) onto a
 board's NAND header through the FPGA's DDR I/O primitives.
 
 The SoC drives D1/D2 pairs for every output (D1 on the SDR pins, D2 on `ddr_h2_*`; in SDR mode both
@@ -19,7 +19,7 @@ found by training). Here:
 
 LiteX lowers `DDROutput`/`DDRInput` per platform (ECP5: ODDRX1F/IDDRX1F, UltraScale: ODDRE1/IDDRE1);
 the delay lines are the one primitive instantiated here, so a platform family needs an entry in
-`TAPS` and `_delay_lines`. The behavioural model of all this is nand/model/nvddr_pads.h (docs/nand.md,
+`TAPS` and `_delay_lines`. The behavioural model of all this is hw/ip/nand/model/nvddr_pads.h (hw/ip/nand/doc/nand.md,
 "PHY and its simulation model", maps each of its behaviours to these primitives and says where they
 differ, and what the ECP5's 128 taps cover per NV-DDR mode).
 """
@@ -33,7 +33,7 @@ NVDDR_PINS = ("dqs",)
 # pad model, nandsim and the driver's training take the ECP5's (tests/test_nand_pads.py checks them).
 TAPS = {"ecp5": 128, "ultrascale": 512}
 # Register stages between a DQ pad and the SoC's SDR input `dq_i`: the IDDR's rising-edge flop (Q1). The
-# board build generates the SoC with it; the standalone harness models it (nand/model/nvddr_pads.h sdr_dq).
+# board build generates the SoC with it; the standalone harness models it (hw/ip/nand/model/nvddr_pads.h sdr_dq).
 PAD_INPUT_CYCLES = 1
 
 

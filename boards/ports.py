@@ -76,7 +76,7 @@ _AXI_REQUIRED = {"aw": {"addr", "len", "size", "burst"}, "w": {"data", "strb", "
 
 _NAND_OUT = ["dq_o", "dq_oe", "cle", "ale", "we_n", "re_n", "wp_n", "ce_n"]
 _NAND_IN = ["dq_i", "rb_n"]
-# The NV-DDR PHY's ports (NandPins in nand/rtl/NandTypes.scala; a test checks this list against it):
+# The NV-DDR PHY's ports (NandPins in hw/ip/nand/rtl/NandTypes.scala; a test checks this list against it):
 # (name, direction, width, or None for the CE# width).
 NAND_DDR_PORTS = [("ddr", "output", 1), ("ddr_h2_dq_o", "output", 8), ("ddr_h2_dq_oe", "output", 1),
                   ("ddr_h2_cle", "output", 1), ("ddr_h2_ale", "output", 1), ("ddr_h2_we_n", "output", 1),

@@ -679,7 +679,7 @@ def ecpix5_main(board, argv) -> int:
     ap.add_argument("--no-compile-software", action="store_true")
     ap.add_argument("--nvddr", action="store_true",
                     help="NAND on the NV-DDR pin set (DQS on PMOD1 pin 6) through the DDR pad wrapper; its "
-                         "placement fails on ECP5 today (docs/nand.md, PHY and its simulation model)")
+                         "placement fails on ECP5 today (hw/ip/nand/doc/nand.md, PHY and its simulation model)")
     args = ap.parse_args(argv)
     try:
         litex_soc.build_target(board, args.output_dir, soc_verilog=args.soc_verilog, firmware=args.firmware,

@@ -1,6 +1,6 @@
 """Differential tests: the compaction IP RTL (Verilator, both widths) against the Python model.
 
-Every job runs in the C++ harness (sim/compaction/harness.cpp) through lsmc.ipsim; many jobs share
+Every job runs in the C++ harness (hw/ip/compaction/dv/harness.cpp) through lsmc.ipsim; many jobs share
 one simulator process. Outputs must be byte-identical to kb16.merge, `last` only on the final beat,
 no stream/AXI protocol violation, and OUT_KEYS must count the merged run's real keys.
 """

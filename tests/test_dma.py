@@ -1,6 +1,6 @@
 """CompactionDma (hw/ip/dma) in Verilator: readers, writers, bounds, errors, abort, flush, IRQ, rate.
 
-The C++ harness sim/dma/main.cpp holds an AXI4 memory model (latency, random stalls, SLVERR window,
+The C++ harness hw/ip/dma/dv/main.cpp holds an AXI4 memory model (latency, random stalls, SLVERR window,
 AXI rule checks) and is driven by a command script on stdin; each test writes such a script."""
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def sim_exe(width: int, group: bool = False) -> Path:
     build.generate("dma", "dma.Generate", gen, ["--width", str(width), "--out", str(gen), *extra])
     srcs, flags = build.sim_common()
     defs = f"-DDMA_W={width}" + (f" -DDMA_WRITE_GROUP -DDMA_MAX_BEATS={GROUP_BURST}" if group else "")
-    return build.verilate("CompactionDma", [gen / "CompactionDma.v"], [ROOT / "sim" / "dma" / "main.cpp", *srcs],
+    return build.verilate("CompactionDma", [gen / "CompactionDma.v"], [ROOT / "hw/ip/dma/dv/main.cpp", *srcs],
                           ROOT / "build" / "sim" / name, flags=flags + ["-CFLAGS", defs])
 
 

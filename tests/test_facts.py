@@ -2,7 +2,7 @@
 
 - memory map: SocMap (hw/soc/map/SocMap.scala) -> lsmc_soc.h / .ld / .json
 - registers: the regif blocks -> <block>_regs.h / .json (common.RegBlock)
-- ONFI timing table: nand/data/onfi_timing.json -> nand/model/onfi_timing.h, lsmc.build.onfi
+- ONFI timing table: hw/ip/nand/data/onfi_timing.json -> hw/ip/nand/model/onfi_timing.h, lsmc.build.onfi
 - the paper's Table III, LevelDB figure and clock: lsmc/data/paper.json -> lsmc.report.paper
 """
 import re
@@ -136,7 +136,7 @@ def test_firmware_needs_no_alias_macros():
 # ---- ONFI timing table --------------------------------------------------------------------------
 
 def test_onfi_header_is_rendered_from_the_data_file():
-    assert onfi.HEADER.read_text() == onfi.header(), "run `lsmc docs` (nand/model/onfi_timing.h is stale)"
+    assert onfi.HEADER.read_text() == onfi.header(), "run `lsmc docs` (hw/ip/nand/model/onfi_timing.h is stale)"
 
 
 def test_onfi_table_shape_and_python_view():
@@ -169,7 +169,8 @@ def test_paper_clock_is_the_socs_nominal_clock():
 # ---- no hand-kept copies -------------------------------------------------------------------------
 
 HOST = ["host/**/*.cpp", "host/**/*.h", "leveldb/*.cc", "leveldb/*.h"]
-CODE = ["lsmc/**/*.py", "fw/**/*.[chS]", "sim/**/*.[ch]", "sim/**/*.cpp", "nand/model/*.cpp", "boards/**/*.py",
+CODE = ["lsmc/**/*.py", "fw/**/*.[chS]", "sim/**/*.[ch]", "sim/**/*.cpp", "hw/ip/*/dv/*.[ch]", "hw/ip/*/dv/*.cpp",
+        "hw/ip/*/model/*.[ch]", "hw/ip/*/model/*.cpp", "boards/**/*.py",
         "tests/fw_host/*.py", *HOST]
 # Facts that only their source may spell out, and where to look for copies. (The harnesses' help texts
 # may name an address; their logic takes the map from lsmc_soc.h.)
@@ -184,7 +185,7 @@ COPIES = {
     "the DDR or RAM base address": (re.compile(r"0x[48]000_?0000\b"),
                                     ["lsmc/**/*.py", "boards/**/*.py", "tests/fw_host/*.py"]),
 }
-ALLOWED = {"nand/model/onfi_timing.h"}  # generated from its data file, checked above
+ALLOWED = {"hw/ip/nand/model/onfi_timing.h"}  # generated from its data file, checked above
 
 
 def test_no_hand_kept_copies():

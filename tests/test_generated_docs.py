@@ -1,5 +1,5 @@
 """Generated content in docs/ (register tables, memory map, interrupt lines, the paper's Table III) and
-the checked-in generated header nand/model/onfi_timing.h are current: each is rendered again from its one
+the checked-in generated header hw/ip/nand/model/onfi_timing.h are current: each is rendered again from its one
 source and compared. `lsmc docs` rewrites whatever this reports as stale."""
 import shutil
 
@@ -10,9 +10,9 @@ from lsmc.paths import ROOT
 
 # Where each generated block must appear (a page losing its marker fails here, not silently).
 EXPECTED = {
-    "docs/compaction-ip.md": {("regs", "compaction"), ("table3", "paper")},
-    "docs/dma.md": {("regs", "dma")},
-    "docs/nand.md": {("regs", "nand"), ("onfi", "async"), ("onfi", "nvddr"), ("onfi", "nvddr_tck")},
+    "hw/ip/compaction/doc/compaction-ip.md": {("regs", "compaction"), ("table3", "paper")},
+    "hw/ip/dma/doc/dma.md": {("regs", "dma")},
+    "hw/ip/nand/doc/nand.md": {("regs", "nand"), ("onfi", "async"), ("onfi", "nvddr"), ("onfi", "nvddr_tck")},
     "docs/architecture.md": {("regs", "compaction"), ("memmap", "soc"), ("irqs", "soc")},
     "docs/boards.md": {("fpga", "resources"), ("fpga", "blocks")},
 }
@@ -31,7 +31,7 @@ def test_expected_blocks_are_present():
 
 def test_stale_block_is_found_and_rewritten(tmp_path):
     page = tmp_path / "page.md"
-    shutil.copy(ROOT / "docs" / "dma.md", page)
+    shutil.copy(ROOT / "hw" / "ip" / "dma" / "doc" / "dma.md", page)
     text = page.read_text()
     page.write_text(text.replace("| 0x104 | ALL_STATUS |", "| 0x108 | ALL_STATUS |"))
     assert [s.split(": ", 1)[1] for s in gendocs.update([page], check=True) if s.startswith(str(page))] == \

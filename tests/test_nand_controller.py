@@ -1,4 +1,4 @@
-"""NAND controller against the ONFI model in the standalone Verilator harness (sim/nand/).
+"""NAND controller against the ONFI model in the standalone Verilator harness (hw/ip/nand/dv/).
 
 Every simulation runs with the model's timing checker on: any ONFI violation ends the simulation and
 raises SimViolation, so every test here also checks the timing of all the traffic it causes."""
@@ -46,7 +46,7 @@ def read(s, row, n, target=0, ecc=False, addr=ns.DDR + 0x100000, col=0):
 def test_header_matches_register_map():
     hdr = (ns.GEN / "nand_regs.h").read_text()
     found = dict(re.findall(r"^#define NAND_([A-Z0-9_]+)\s+(0x[0-9a-fA-F]+)\b", hdr, re.M))
-    # The contract of docs/nand.md, written out: the JSON (ns.REG) and the header must both match it.
+    # The contract of hw/ip/nand/doc/nand.md, written out: the JSON (ns.REG) and the header must both match it.
     contract = dict(ID=0x00, VERSION=0x04, CTRL=0x08, STATUS=0x0C, IRQ_ENABLE=0x10, IRQ_STATUS=0x14,
                     BUF_BYTES=0x18, TIMING0=0x20, TIMING1=0x24, TIMING2=0x28, TIMING3=0x2C, SAMPLE=0x30,
                     RB_TIMEOUT=0x34, GEOMETRY=0x38, DMA_LO=0x3C, DMA_HI=0x40, CMD_CTRL=0x50, CMD_ROW=0x54,

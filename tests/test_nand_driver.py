@@ -1,5 +1,5 @@
 """The firmware NAND driver (fw/drivers/nand.c) compiled natively with LSMC_HOST_SHIM, its register
-and DDR accesses forwarded to the standalone controller simulation (sim/nand): the real driver code
+and DDR accesses forwarded to the standalone controller simulation (hw/ip/nand/dv): the real driver code
 runs against the real controller RTL and the ONFI model with its timing checker."""
 import ctypes
 import random

@@ -1,4 +1,4 @@
-"""The ONFI model on its own (sim/nand/model_test.cpp): legal sequences behave like the datasheet part,
+"""The ONFI model on its own (hw/ip/nand/dv/model_test.cpp): legal sequences behave like the datasheet part,
 and every timing/protocol check fires on a sequence that breaks it."""
 import hashlib
 import subprocess
@@ -8,14 +8,14 @@ import pytest
 from lsmc import build
 from lsmc.paths import ROOT
 
-MODEL = ROOT / "nand" / "model"
+MODEL = ROOT / "hw" / "ip" / "nand" / "model"
 
 
 @pytest.fixture(scope="module")
 def exe():
     out = build.BUILD / "sim" / "nand-model-test"
     out.mkdir(parents=True, exist_ok=True)
-    srcs = [ROOT / "sim" / "nand" / "model_test.cpp", MODEL / "onfi_model.cpp", MODEL / "onfi_model.h",
+    srcs = [ROOT / "hw" / "ip" / "nand" / "dv" / "model_test.cpp", MODEL / "onfi_model.cpp", MODEL / "onfi_model.h",
             MODEL / "onfi_timing.h"]
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in srcs)).hexdigest()
     exe = out / "model_test"

@@ -78,7 +78,7 @@ def ecp5_margin(tdqsck_ps):
 
 def test_nvddr_mode5_ecp5_margin_worst_phase():
     """At the phase where the eye's middle falls in the gap between two slots' DELAYF ranges (tDQSCK
-    8.5 ns here) the trained setting keeps the margin docs/nand.md computes for mode 5 (0.65 ns, to the
+    8.5 ns here) the trained setting keeps the margin hw/ip/nand/doc/nand.md computes for mode 5 (0.65 ns, to the
     40-ps measurement's resolution) and no more."""
     assert 600 <= ecp5_margin(8500) < 700
 

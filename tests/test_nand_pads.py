@@ -51,8 +51,8 @@ def nvddr_board(request, nvddr_stub, tmp_path_factory):
 
 
 def test_stub_ports_match_nandpins():
-    """ports.NAND_DDR_PORTS is NandPins' ddr_* list (nand/rtl/NandTypes.scala): names, directions, widths."""
-    src = (ROOT / "nand" / "rtl" / "NandTypes.scala").read_text()
+    """ports.NAND_DDR_PORTS is NandPins' ddr_* list (hw/ip/nand/rtl/NandTypes.scala): names, directions, widths."""
+    src = (ROOT / "hw" / "ip" / "nand" / "rtl" / "NandTypes.scala").read_text()
     body = src[src.index("case class NandPins"):]
     body = body[: body.index("\n}\n")]
     widths = {}
@@ -71,14 +71,14 @@ def test_delay_line_one_source():
     (nand_pads.TAPS): the pad model's defaults, nandsim's and the driver's constants."""
     from lsmc.sim import nandsim
     taps, tap_ps = nand_pads.TAPS["ecp5"], nandsim.TAP_PS
-    hdr = (ROOT / "nand" / "model" / "nvddr_pads.h").read_text()
+    hdr = (ROOT / "hw" / "ip" / "nand" / "model" / "nvddr_pads.h").read_text()
     assert int(re.search(r"uint32_t taps = (\d+);", hdr).group(1)) == taps
     assert int(re.search(r"uint32_t tap_ps = (\d+);", hdr).group(1)) == tap_ps
     drv = (ROOT / "fw" / "drivers" / "nand.h").read_text()
     assert int(re.search(r"#define NAND_TRAIN_TAPS (\d+)u", drv).group(1)) == taps
     assert int(re.search(r"#define NAND_TRAIN_TAP_PS (\d+)u", drv).group(1)) == tap_ps
     # the controller's TAP field holds the longest line (IDELAYE3's 512), SLOT the 6 bits training scans
-    regs = (ROOT / "nand" / "rtl" / "NandController.scala").read_text()
+    regs = (ROOT / "hw" / "ip" / "nand" / "rtl" / "NandController.scala").read_text()
     tap_bits = int(re.search(r"val TAP = DDR_CAPTURE.field\(UInt\((\d+) bits", regs).group(1))
     assert 1 << tap_bits == max(nand_pads.TAPS.values())
     assert 1 << int(re.search(r"val SLOT = DDR_CAPTURE.field\(UInt\((\d+) bits", regs).group(1)) == nandsim.SLOTS

@@ -111,7 +111,7 @@ def test_firmware_nvddr_over_every_channel_full_soc():
     programs near what tPROG allows (2 x 4096 B / 230 us per channel; measured 132.3 MB/s = 93 % with the
     first page's transfer on 8 pages) and reads above 2.4 NV-DDR buses, more than the 400 MB/s the CPU-side
     32-bit DDR port could carry: the channels' DMA goes through their own path to DMA port 0 (measured
-    549.3 MB/s = 2.75 buses with the path, 364.2 through the CPU port; 609.87 over 32 pages, docs/nand.md)."""
+    549.3 MB/s = 2.75 buses with the path, 364.2 through the CPU port; 609.87 over 32 pages, hw/ip/nand/doc/nand.md)."""
     runs, run = nandsim.soc_channels(ways=2, pages=8, part="mt29f16g08ababa")
     rd, pr = runs["read"], runs["program"]
     assert rd.nvddr and (rd.channels, rd.ways, rd.pages, rd.mode) == (4, 2, 8, 5) and rd.bytes == 4 * 2 * 8 * 4096

@@ -110,12 +110,12 @@ def _nand_session(exe):
 @pytest.mark.long
 def test_gated_and_free_running_controllers_agree():
     gated = ns.build_sim()
-    model = build.ROOT / "nand" / "model"
+    model = build.ROOT / "hw" / "ip" / "nand" / "model"
     # the includes of ns.build_sim (the harness reads nand_regs.h, generated beside the Verilog)
     srcs, flags = build.sim_common(model / "onfi_model.h", model / "onfi_timing.h", model / "nvddr_pads.h",
                                    ns.GEN / "nand_regs.h")
     free = build.verilate("NandController", [ns.GEN / "NandController.v"],
-                          [build.ROOT / "sim" / "nand" / "nand_harness.cpp", model / "onfi_model.cpp", *srcs],
+                          [build.ROOT / "hw/ip/nand/dv/nand_harness.cpp", model / "onfi_model.cpp", *srcs],
                           build.BUILD / "sim" / "nand-free-clock",
                           flags=["-DLSMC_NO_CLOCK_GATE", *flags, "-CFLAGS", f"-I{model} -I{ns.GEN}"], cflags="-O2")
     a, b = _nand_session(gated), _nand_session(free)

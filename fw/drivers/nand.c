@@ -1,4 +1,4 @@
-/* ONFI NAND controller driver; see nand.h and docs/nand.md.
+/* ONFI NAND controller driver; see nand.h and hw/ip/nand/doc/nand.md.
  * The register offsets come from the generated nand_regs.h (build/gen/nand or build/gen/soc). A
  * firmware built with LSMC_NAND=0 (fw/Makefile: no nand_regs.h generated yet) leaves the driver out
  * instead of failing the whole firmware; nand_driver_present tells which build this is. */
@@ -26,7 +26,7 @@ int nand_cur_channel;
 
 #define CMD_TIMEOUT_CYCLES 50000000ull /* 0.5 s at 100 MHz: far above tBERS max (3 ms) */
 
-/* ONFI async modes 0..5: the one table, nand/data/onfi_timing.json (via onfi_timing.h). */
+/* ONFI async modes 0..5: the one table, hw/ip/nand/data/onfi_timing.json (via onfi_timing.h). */
 const nand_onfi_timing nand_onfi_modes[ONFI_ASYNC_MODE_COUNT] = ONFI_ASYNC_MODES;
 
 /* READ ID at address 20h and every parameter page copy start with the ASCII signature "ONFI". */
@@ -673,7 +673,7 @@ int nand_run_channels(nand_chan_prog *p, int depth, uint64_t timeout_cycles, nan
         nand_sched_last.idle_cycles += t_last - t_in;
         /* drain those channels' completions. The whole data cache is invalidated only before a callback
          * and at the end, not per completion: with four channels the per-completion invalidation and the
-         * refills of the scheduler's own data after it were the CPU's limit (docs/nand.md). */
+         * refills of the scheduler's own data after it were the CPU's limit (hw/ip/nand/doc/nand.md). */
         for (ch = 0; ch < NAND_CHANNELS_MAX; ch++) {
             uint32_t base = NAND_CHANNEL_BASE(ch), info, taken = 0;
             if (!(ready >> ch & 1u))

@@ -1,6 +1,6 @@
-/* ONFI NAND controller driver (nand/rtl NandController at NAND_BASE, registers from the generated
+/* ONFI NAND controller driver (hw/ip/nand/rtl NandController at NAND_BASE, registers from the generated
  * nand_regs.h). Commands go through the controller's queue; each returns a completion record.
- * docs/nand.md describes the controller, the timing derivation and the spare-area layout. */
+ * hw/ip/nand/doc/nand.md describes the controller, the timing derivation and the spare-area layout. */
 #ifndef LSMC_NAND_H
 #define LSMC_NAND_H
 
@@ -73,8 +73,8 @@ typedef struct {
 #define NAND_FEATURE_NVDDR 0x0020u
 #define NAND_FEATURE_MULTIPLANE 0x0008u
 
-/* ONFI asynchronous timing parameters (ns) of modes 0..5 (nand/model/onfi_timing.h, generated from
- * nand/data/onfi_timing.json), and their register encoding. */
+/* ONFI asynchronous timing parameters (ns) of modes 0..5 (hw/ip/nand/model/onfi_timing.h, generated from
+ * hw/ip/nand/data/onfi_timing.json), and their register encoding. */
 typedef struct {
     ONFI_ASYNC_MEMBERS(uint16_t)
 } nand_onfi_timing;
@@ -109,7 +109,7 @@ typedef struct { uint32_t timing[4], sample, ddr_cfg, ddr_cfg2; } nand_nvddr_reg
 void nand_nvddr_for_mode(int mode, uint32_t clk_hz, nand_nvddr_regs *out);
 int nand_set_nvddr_regs(int mode);
 /* Read-capture training (NV-DDR; the PHY samples DQ at both controller clock edges behind a delay line,
- * docs/nand.md): DDR_CAPTURE settings in increasing sample position (SLOT half cycles later, TAP x
+ * hw/ip/nand/doc/nand.md): DDR_CAPTURE settings in increasing sample position (SLOT half cycles later, TAP x
  * NAND_TRAIN_TAP_PS earlier), every NAND_TRAIN_STEP-th tap; READ ID 20h passes when it reads "ONFI" with
  * no PAIR_SPLIT (each ID byte comes on both DQS edges). The first passing run is the first byte's eye;
  * the setting nearest its middle is kept. first/last: the run's positions in ps; word: DDR_CAPTURE; any

@@ -1,6 +1,6 @@
 // rtl back end: the Verilated compaction IP (build/gen/compaction_w128/CompactionIp.v) in-process.
 //
-// Registers through an AXI4-Lite master (docs/compaction-ip.md, generated map compaction_regs.md),
+// Registers through an AXI4-Lite master (hw/ip/compaction/doc/compaction-ip.md, generated map compaction_regs.md),
 // runs through the key0/key1 streams, results from the out/invalid streams, all on one clock: the
 // STATUS poll runs while the streams move, as firmware polls during DMA. LSMC_RTL_STALL=P (0 <= P < 1)
 // withholds each source beat and each sink ready with probability P (seeded by LSMC_RTL_SEED), so

@@ -57,8 +57,8 @@ MODULE_SOURCES = {
     "socmap": ["hw/common/rtl", "hw/soc/map"],
     "compaction": ["hw/common/rtl", "hw/ip/compaction/rtl"],
     "dma": ["hw/common/rtl", "hw/ip/dma/rtl"],
-    "nand": ["hw/common/rtl", "nand/rtl"],
-    "soc": ["hw/common/rtl", "hw/soc/map", "hw/soc/rtl", "hw/ip/compaction/rtl", "hw/ip/dma/rtl", "nand/rtl",
+    "nand": ["hw/common/rtl", "hw/ip/nand/rtl"],
+    "soc": ["hw/common/rtl", "hw/soc/map", "hw/soc/rtl", "hw/ip/compaction/rtl", "hw/ip/dma/rtl", "hw/ip/nand/rtl",
             "lsmc/build/vexriscv_src.py"],
 }
 

@@ -129,7 +129,7 @@ def build_host_lib(name: str, sources, defines=(), includes=(), cflags=("-O2",))
     soc_map = _build.GEN / "soc_map"
     if not (soc_map / "lsmc_soc.h").exists():
         ensure_headers()
-    headers = [FW / "include", FW / "lib", FW / "drivers", ROOT / "nand" / "model", soc_map, *includes]
+    headers = [FW / "include", FW / "lib", FW / "drivers", ROOT / "hw" / "ip" / "nand" / "model", soc_map, *includes]
     digest = _digest([*sources, *headers], extra=(tuple(defines), tuple(cflags)))
     stamp = HOST_BUILD / f"lib{name}.stamp"
     if so.exists() and stamp.exists() and stamp.read_text() == digest:

@@ -1,4 +1,4 @@
-"""Generated content inside docs/: tables between markers, rendered from the one source of each fact.
+"""Generated content inside the docs (docs/, each IP's doc/): tables between markers, rendered from the one source of each fact.
 
     <!-- BEGIN GENERATED: regs compaction -->     (OpenTitan's CMDGEN markers are the model)
     ...table...
@@ -7,7 +7,7 @@
 Kinds: `regs <block>` (the Markdown common.RegBlock writes for register block compaction, dma or
 nand), `memmap soc` (the SoC memory map from SocMap), `irqs soc` (interrupt lines),
 `table3 paper` (seed 000's Table III from lsmc/data/paper.json), `onfi async` (the ONFI timing
-modes from nand/data/onfi_timing.json), `fpga resources` (lsmc/data/fpga_resources.csv beside Table II),
+modes from hw/ip/nand/data/onfi_timing.json), `fpga resources` (lsmc/data/fpga_resources.csv beside Table II),
 `fpga blocks` (lsmc/data/fpga_blocks.csv, the ECPIX-5 SoC per block).
 `lsmc docs` rewrites them; `lsmc docs --check` (and tests/test_generated_docs.py) fails when one is stale."""
 from __future__ import annotations
@@ -25,7 +25,7 @@ BEGIN = "<!-- BEGIN GENERATED: {kind} {arg} -->"
 END = "<!-- END GENERATED -->"
 # Markers stand on lines of their own (a page may mention them in text).
 MARKER = re.compile(r"^<!-- BEGIN GENERATED: (\S+) (\S+) -->\n(.*?)^<!-- END GENERATED -->", re.S | re.M)
-DOC_FILES = ("README.md", "docs/*.md")
+DOC_FILES = ("README.md", "docs/*.md", "hw/ip/*/doc/*.md")
 
 
 class DocsError(RuntimeError):
@@ -91,7 +91,7 @@ def _onfi(interface: str) -> str:
     for i, f in enumerate(itf["fields"]):
         rows.append(f"| {f}{' (max)' if f in mx else ''} | " + " | ".join(str(m[i]) for m in itf["modes"]) + " |")
     rows += ["", f"{itf['doc'][0].upper()}{itf['doc'][1:]}: min unless marked max. Generated from "
-             "`nand/data/onfi_timing.json`, the one table the driver, the flash model and nandsim use."]
+             "`hw/ip/nand/data/onfi_timing.json`, the one table the driver, the flash model and nandsim use."]
     return "\n".join(rows)
 
 
@@ -161,7 +161,7 @@ def _onfi_header() -> str:
 
 
 # Checked-in files rendered whole from a data file (so every build finds them without a generator).
-GENERATED_FILES = {ROOT / "nand" / "model" / "onfi_timing.h": _onfi_header}
+GENERATED_FILES = {ROOT / "hw" / "ip" / "nand" / "model" / "onfi_timing.h": _onfi_header}
 
 
 def update_files(check: bool = False) -> list[str]:
@@ -180,7 +180,7 @@ def update_files(check: bool = False) -> list[str]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="lsmc docs", description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="only report stale blocks (exit 1 if any)")
-    ap.add_argument("files", nargs="*", type=Path, help="Markdown files (default: README.md and docs/*.md)")
+    ap.add_argument("files", nargs="*", type=Path, help="Markdown files (default: README.md, docs/*.md, hw/ip/*/doc/*.md)")
     a = ap.parse_args(argv)
     for f in a.files:
         if not f.is_file():

@@ -1,4 +1,4 @@
-"""Reference model of the NAND controller's BCH code (nand/rtl/NandBch.scala), written independently of
+"""Reference model of the NAND controller's BCH code (hw/ip/nand/rtl/NandBch.scala), written independently of
 the RTL's structure: polynomials are Python integers, syndromes are evaluated directly on the received
 word, Berlekamp-Massey is the textbook form with inverses and the Chien search tries every position.
 

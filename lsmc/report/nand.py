@@ -1,7 +1,7 @@
 """nand-report: page read and program throughput of the NAND controller per ONFI timing mode (SDR
 modes 0..5 and NV-DDR modes 0..5), one and two targets, against the bus limit of the mode, and the BCH
 ECC sweep (0 .. t + 2 bit errors per sector); writes results/nand.md, nand.csv, nand_ecc.csv and
-nand.png. Measured in the standalone controller simulation (sim/nand: NandController RTL + ONFI models,
+nand.png. Measured in the standalone controller simulation (hw/ip/nand/dv: NandController RTL + ONFI models,
 checker on): SDR against the MT29F4G08ABADA, NV-DDR against the MT29F16G08ABABA (its busy times).
 
 Sequential reads (`op` cache_read): every channel of a --channels simulation reads --seq-pages pages from
@@ -177,7 +177,7 @@ def write(rows, ecc, dec, out, pages, seconds, seq=(), soc=None):
             lines.append(f"| {mode} | {op} | {r.mb_per_s:.2f} | {r2.mb_per_s:.2f} | {r2.mb_per_s / r.mb_per_s:.2f}x |")
     lines += ["", "Why a transfer efficiency is below 100 %: the controller clock is 10 ns, so every WE#/RE# period is "
               "a whole number of cycles (mode 2: tRC 35 ns -> 4 cycles = 40 ns; mode 4: 25 ns -> 30 ns); the "
-              "rest is the first cycle's tWHR/tRR/tADL wait counted inside the transfer. See docs/nand.md.",
+              "rest is the first cycle's tWHR/tRR/tADL wait counted inside the transfer. See hw/ip/nand/doc/nand.md.",
               ""]
     if seq:
         lines += ["## Sequential reads over channels (cache read, channels x ways scheduler)", "", (

@@ -9,7 +9,7 @@ Writes the merged run to OUT and the superseded addresses (LE uint32, step by st
 the last line printed is `cycles=<HW_CYCLES, summed over steps> entries_in=<n> entries_out=<m> invalid=<k>`.
 Exit status: 0 done; 2 missing/unreadable file or bad option; 3 the IP reported an error
 (`error: <CODE_NAME> at input <i> entry <index>`, i the run's position, nothing written); 1 simulator
-failure or, with --check, an output differing from the reference model. See docs/compaction-sim.md.
+failure or, with --check, an output differing from the reference model. See hw/ip/compaction/doc/compaction-sim.md.
 
 --parts M: a sub-compaction (docs/scaling.md): the merge split by key range into M parts
 (lsmc.model.split), one IP job per part, the outputs stitched into one run; `cycles=` is then the

@@ -1,9 +1,9 @@
-"""Drive the compaction IP in Verilator through the C++ harness sim/compaction/harness.cpp.
+"""Drive the compaction IP in Verilator through the C++ harness hw/ip/compaction/dv/harness.cpp.
 
 build(width) generates the Verilog (build.generate) and verilates the harness (build.verilate), both
 cached by stamps. run_script() runs raw harness commands; run_jobs() batches many compaction jobs into
 one harness process (one simulator start for a whole test), returning a JobResult per job.
-The commands and the measurement window are documented in docs/compaction-sim.md.
+The commands and the measurement window are documented in hw/ip/compaction/doc/compaction-sim.md.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from lsmc.build import regmap
 from lsmc.model import kb16
 
 ROOT = _build.ROOT
-HARNESS = ROOT / "sim" / "compaction" / "harness.cpp"
+HARNESS = ROOT / "hw" / "ip" / "compaction" / "dv" / "harness.cpp"
 WIDTHS = (32, 128)
 WAYS = (2, 4, 8)
 

@@ -1,4 +1,4 @@
-"""Host side of the standalone NAND simulation (sim/nand/nand_harness.cpp): builds the controller and
+"""Host side of the standalone NAND simulation (hw/ip/nand/dv/nand_harness.cpp): builds the controller and
 the harness, runs it as a subprocess speaking its line protocol, and offers a small driver that
 mirrors fw/drivers/nand.c (timing registers per ONFI mode, command queue, completions).
 
@@ -25,7 +25,7 @@ ROOT = build.ROOT
 GEN = build.GEN / "nand"
 SIMDIR = build.BUILD / "sim" / "nand"
 
-# Controller opcodes (nand/rtl/NandTypes.scala NandOp) and completion errors (NandErr).
+# Controller opcodes (hw/ip/nand/rtl/NandTypes.scala NandOp) and completion errors (NandErr).
 (OP_RESET, OP_READ_ID, OP_READ_PARAM, OP_READ_STATUS, OP_SET_FEATURES, OP_GET_FEATURES, OP_PAGE_READ,
  OP_CHANGE_COL, OP_PROGRAM, OP_ERASE, OP_WAIT_STATUS, OP_READ_DATA, OP_READ_CACHE, OP_READ_CACHE_END,
  OP_PROGRAM_CACHE) = range(15)
@@ -41,12 +41,12 @@ REG = regmap.LazyOffsets("nand")
 DDR = regmap.memmap().base("DDR")  # generated from hw/soc/map/SocMap.scala
 CLK_NS = 10
 
-# ONFI asynchronous timing modes 0..5 (ns): the one table, nand/data/onfi_timing.json.
+# ONFI asynchronous timing modes 0..5 (ns): the one table, hw/ip/nand/data/onfi_timing.json.
 ONFI_MODES = onfi.modes("async")
 
 
 def timing_cycles(mode: int, clk_ns: int = CLK_NS) -> dict:
-    """Register values (cycles) for ONFI timing `mode` at clock period clk_ns; see docs/nand.md."""
+    """Register values (cycles) for ONFI timing `mode` at clock period clk_ns; see hw/ip/nand/doc/nand.md."""
     t = ONFI_MODES[mode]
     c = lambda *ns: max(1, max(math.ceil(x / clk_ns) for x in ns))
     return dict(
@@ -76,12 +76,13 @@ NVDDR_MODES = onfi.modes("nvddr")
 # mode's tCK (CLK comes from the output DDR flops at the controller clock, so 10 or 20 ns near the top):
 # modes 0..2 at 50 / 30 / 20 ns, modes 3 and 4 at 20 ns (100 MT/s), mode 5 at 10 ns = two bytes per cycle.
 NVDDR_CK_DIV = {m: max(1, math.ceil(onfi.modes("nvddr")[m]["tCK"] / (CLK_NS * 1000))) for m in range(6)}
-# The NV-DDR part of the harness (--part mt29f16g08ababa): geometry as nand/model onfi::mt29f16g08ababa().
+# The NV-DDR part of the harness (--part mt29f16g08ababa): geometry as hw/ip/nand/model onfi::mt29f16g08ababa().
 NVDDR_PART = dict(page_bytes=4096, spare_bytes=224, pages=128, planes=2)
 
 
 def nvddr_words(mode: int, clk_ns: int = CLK_NS) -> dict:
-    """Register values for NV-DDR `mode`: DDR_CFG and the TIMING fields the NV-DDR layer uses (docs/nand.md)."""
+    """Register values for NV-DDR `mode`: DDR_CFG and the TIMING fields the NV-DDR layer uses
+    (hw/ip/nand/doc/nand.md)."""
     if mode not in NVDDR_CK_DIV:
         raise ValueError(f"NV-DDR mode {mode}: ONFI defines modes {sorted(NVDDR_CK_DIV)}")
     t = NVDDR_MODES[mode]
@@ -125,11 +126,11 @@ def build_sim(pad_input_cycles: int = 0) -> Path:
     """Generate NandController.v (+ nand_regs.h) and build the Verilator harness; returns the binary. The
     harness models the pads' input stages the controller reports (SAMPLE.PAD_CYCLES)."""
     v = generate(pad_input_cycles)
-    model = ROOT / "nand" / "model"
+    model = ROOT / "hw" / "ip" / "nand" / "model"
     common_srcs, common_flags = build.sim_common(model / "onfi_model.h", model / "onfi_timing.h",
                                                  model / "nvddr_pads.h", v.parent / "nand_regs.h")
     return build.verilate("NandController", [v],
-                          [ROOT / "sim" / "nand" / "nand_harness.cpp", model / "onfi_model.cpp", *common_srcs],
+                          [ROOT / "hw/ip/nand/dv/nand_harness.cpp", model / "onfi_model.cpp", *common_srcs],
                           _variant(SIMDIR, pad_input_cycles),
                           flags=common_flags + ["-CFLAGS", f"-I{model} -I{v.parent}"], cflags="-O2")
 
@@ -282,7 +283,7 @@ class NandSim:
         return int(self.req("cycles"))
 
     def model(self, target: int, key: str, *vals: int) -> str:
-        """Model knobs and faults of target `target` (see sim/nand/nand_harness.cpp, `model T key ...`)."""
+        """Model knobs and faults of target `target` (see hw/ip/nand/dv/nand_harness.cpp, `model T key ...`)."""
         return self.req(" ".join(["model", str(target), key, *map(str, vals)]))
 
     def peek(self, target: int, row: int) -> bytes:
@@ -363,7 +364,7 @@ class NandSim:
 
     def train_capture(self, step=4):
         """Read-capture training: the PHY samples DQ at both controller clock edges behind a delay line
-        (boards/nand_pads.py, nand/model/nvddr_pads.h); DDR_CAPTURE.SLOT picks the half-cycle of a DQS
+        (boards/nand_pads.py, hw/ip/nand/model/nvddr_pads.h); DDR_CAPTURE.SLOT picks the half-cycle of a DQS
         pair's first sample, TAP delays DQ. `capture_positions` orders the settings by sample position;
         READ ID 20h ("ONFI", each byte on both DQS edges) at each, every `step`-th tap, passes when it
         reads right and no pair split (PAIR_SPLIT: the pair's bytes differ, half a DQS period off). The
@@ -506,7 +507,7 @@ def measure_nvddr(s: NandSim, op: str, targets: int, pages: int = 4, block: int 
 # ---------------------------------------------------------------- channels x ways scheduler (sequential reads)
 def page_raw(code: Bch, data: bytes, spare_bytes: int) -> bytes:
     """A page as the controller programs it with ECC: data, spare FFh except the check bytes of sector s
-    at spare bytes 8 + s * ecc_bytes (docs/nand.md, spare layout)."""
+    at spare bytes 8 + s * ecc_bytes (hw/ip/nand/doc/nand.md, spare layout)."""
     spare = bytearray(b"\xff" * spare_bytes)
     n, e = code.data_bytes, code.ecc_bytes
     for i in range(len(data) // n):

@@ -20,7 +20,7 @@ from lsmc.build import firmware
 ROOT = build.ROOT
 GEN_DIR = build.GEN / "soc"
 SIM_SRC = ROOT / "sim" / "soc"
-NAND_MODEL = ROOT / "nand" / "model"
+NAND_MODEL = ROOT / "hw" / "ip" / "nand" / "model"
 TIMEOUT_EXIT = 124
 
 

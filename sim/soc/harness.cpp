@@ -48,7 +48,7 @@ constexpr size_t NAND_TARGETS = 2;     // LsmcSocConfig.nandTargets (the io_nand
 constexpr uint64_t LINK_POLL_CYCLES = 4096;  // UART link: one non-blocking poll per this many cycles
 
 // ------------------------------------------------------------------------------------ NAND
-// One ONFI model per target (CE#) on the controller's channel (nand/model). Pins are handed to the
+// One ONFI model per target (CE#) on the controller's channel (hw/ip/nand/model). Pins are handed to the
 // models before each rising edge (outputs) and after it (edges); a model is skipped while its pins
 // are unchanged and it is neither busy nor driving DQ, which keeps an idle flash almost free.
 // The pins of one channel: io_nand (channel 0) or io_nand<c> (LsmcSocConfig.nandChannels).
@@ -82,7 +82,7 @@ std::vector<NandPinPtrs> nandChannelPins(VLsmcSoc* t) {
   return v;
 }
 
-// One ONFI model per target (CE#) on a controller's channel (nand/model). Pins are handed to the
+// One ONFI model per target (CE#) on a controller's channel (hw/ip/nand/model). Pins are handed to the
 // models before each rising edge (outputs) and after it (edges); a model is skipped while its pins
 // are unchanged and it is neither busy nor driving DQ, which keeps an idle flash almost free.
 struct NandChannel {

@@ -1,5 +1,5 @@
 // NAND fault schedule of the SoC harness (docs/storage.md): every fault kind of the ONFI model
-// (nand/model), given as lines of a file (--nand-faults FILE) or one line per --nand-fault option,
+// (hw/ip/nand/model), given as lines of a file (--nand-faults FILE) or one line per --nand-fault option,
 // checked strictly (a bad line is named with file:line and refused before the simulation starts).
 //
 //   bit-flips T MAX          every page read on T flips a random number of bits in [0, MAX] (page + spare)

@@ -55,7 +55,7 @@ def test_soc_generate_refuses_bad_channel_and_port_counts(classpath, tmp_path, o
     assert not out.exists()  # refused before the output folder was made
 
 
-HARNESS_CASES = [  # the standalone NAND harness's --channels (sim/nand/nand_harness.cpp), one line each
+HARNESS_CASES = [  # the standalone NAND harness's --channels (hw/ip/nand/dv/nand_harness.cpp), one line each
     ("0", "--channels: 0 is below the minimum 1"),
     ("9", "--channels: '9' is larger than the maximum 8"),
     ("-1", "--channels: bad number '-1'"),

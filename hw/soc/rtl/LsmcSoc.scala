@@ -45,7 +45,7 @@ case class LsmcSocConfig(
     nandPadInputCycles: Int = 0, // register stages of the board's pads ahead of NAND DQ in (NandParams.padInputCycles)
     // true: the NAND channels' DMA reaches DDR through DMA port 0 (io_ddrDma, next to unit 0), each channel
     // upsized to the port's width; false: through the CPU side's 32-bit DDR port (io_ddr), shared with the
-    // caches, 400 MB/s at 100 MHz for every channel together (docs/nand.md).
+    // caches, 400 MB/s at 100 MHz for every channel together (hw/ip/nand/doc/nand.md).
     nandDmaPort: Boolean = true,
     // A full register slice (LsmcSoc.dmaPortSlice) on each compaction unit's DDR master and on the NAND link,
     // before their DMA port crossbar, so no ready/valid chain runs combinationally from a port's arbiter into a
@@ -236,7 +236,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     ddrCpu           -> SizeMapping(ddrBase, cfg.ddrSize),
     apbBridge.io.axi -> SizeMapping(apbBase, apbSize)
   )
-  // NAND controller (nand/rtl): its page DMA moves data between flash and DDR or on-chip RAM.
+  // NAND controller (hw/ip/nand/rtl): its page DMA moves data between flash and DDR or on-chip RAM.
   // Its clock runs only while it has work (common.SimClockGate, Verilator only; see simActivity): idle, it
   // was a third of the model's time in every compaction workload.
   // One controller per channel, each behind its own gate: an idle channel costs no simulation time.

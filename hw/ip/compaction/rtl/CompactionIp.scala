@@ -4,7 +4,7 @@ import spinal.core._
 import spinal.lib._
 import spinal.lib.bus.amba4.axilite._
 
-/** Top of the compaction IP (docs/architecture.md, "Compaction IP"; docs/compaction-ip.md).
+/** Top of the compaction IP (docs/architecture.md, "Compaction IP"; hw/ip/compaction/doc/compaction-ip.md).
   *
   * key0/key1 -> input port (length and `last` checks, error-state discard) -> width converter to
   * 128-bit entries -> Decoder -> FIFO -> ComparerMerger -> FIFO -> Encoder -> FIFO -> width converter

@@ -12,7 +12,7 @@ import spinal.lib.bus.regif._
   * 3 invalid -> DDR (through Axi4WriteOnlyArbiter); with more than two readers (a K-way IP), channel
   * 4 + j reads DDR -> key(2 + j). Registers (regif on APB3): channel n < 4 at 0x40*n (array CH), the
   * extra readers at 0x200 + 0x40*j (array XCH), so the two-way map stays bit for bit. They are
-  * described in docs/architecture.md and docs/dma.md.
+  * described in docs/architecture.md and hw/ip/dma/doc/dma.md.
   *
   * @param dataWidth width of the key/out streams (the IP's dataWidth); `invalid` is always 32 bits.
   * @param readers   DDR -> key channels: the IP's ways K (2 or 4; ALL_STATUS has 8 bits per field).

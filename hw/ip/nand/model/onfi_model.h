@@ -5,7 +5,7 @@
 // The default configuration follows the Micron MT29F4G08ABADA (4 Gb, x8, SLC, 3.3 V) datasheet:
 // ID 2Ch DCh 90h 95h 56h, 2048+64 byte pages, 64 pages/block, 4096 blocks, tR 25 us, tPROG 200 us
 // (typ), tBERS 700 us (typ), NOP 4, timing modes 0..5. Geometry is configurable (tests use 64
-// blocks). See docs/nand.md for the sources and the model's limits.
+// blocks). See hw/ip/nand/doc/nand.md for the sources and the model's limits.
 //
 // Usage: call eval(t, pins) every time the controller's pins may have changed and every time you
 // sample the outputs, with t non-decreasing (ns). Each call first records pin edges at time t (and
@@ -26,7 +26,7 @@ namespace onfi {
 static const int64_t kNever = -1000000000000LL;  // "long ago" for edge times in ps
 
 // ONFI asynchronous timing parameters in ns (minimums unless noted).
-// ONFI async timing parameters (ns) of one mode: nand/data/onfi_timing.json via onfi_timing.h.
+// ONFI async timing parameters (ns) of one mode: hw/ip/nand/data/onfi_timing.json via onfi_timing.h.
 struct Timing {
   ONFI_ASYNC_MEMBERS(int)
 };
@@ -106,7 +106,7 @@ struct Config {
 
 // Micron MT29F16G08ABABA (16 Gb, x8, SLC, ONFI 2.2, asynchronous modes 0..5 and NV-DDR modes 0..5):
 // 4096 + 224 byte pages, 128 pages per block, 4096 blocks (2 planes, multi-plane program/read/erase), tR 25 us, tPROG 230 us (typ),
-// tBERS 2 ms (typ), ECC 4 bits per 540 bytes. docs/nand.md lists what is taken from where.
+// tBERS 2 ms (typ), ECC 4 bits per 540 bytes. hw/ip/nand/doc/nand.md lists what is taken from where.
 Config mt29f16g08ababa();
 
 class NandModel {

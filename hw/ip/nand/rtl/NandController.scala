@@ -9,7 +9,7 @@ import spinal.lib.bus.regif._
 
 /** ONFI NAND flash controller (seed 000 Fig. 7): global registers (regif on APB3), command queue and
   * completion queue, command classification layer (+ page buffer, DMA, ECC), time sequence layer and
-  * physical interface layer. Registers: docs/nand.md and the generated nand_regs.h / .json / .html. */
+  * physical interface layer. Registers: hw/ip/nand/doc/nand.md and the generated nand_regs.h / .json / .html. */
 class NandController(val p: NandParams = NandParams()) extends Component {
   val io = new Bundle {
     val apb = slave(Apb3(p.apbConfig))
@@ -58,7 +58,7 @@ class NandController(val p: NandParams = NandParams()) extends Component {
 
   // ---------------------------------------------------------------- timing (cycles of the controller clock)
   val t = NandTimingRegs()
-  // Reset values: ONFI mode 0 at 100 MHz (ceil(t / 10 ns)), see docs/nand.md.
+  // Reset values: ONFI mode 0 at 100 MHz (ceil(t / 10 ns)), see hw/ip/nand/doc/nand.md.
   val TIMING0 = busif.newRegAt(0x20, doc = "Timing 0 (cycles)")
   val T_WP = TIMING0.field(UInt(8 bits), AccessType.RW, 5, doc = "WE# low: max(tWP, tDS)")
   val T_WH = TIMING0.field(UInt(8 bits), AccessType.RW, 3, doc = "WE# high: max(tWH, tDH, tCLH, tALH)")
@@ -336,7 +336,7 @@ class NandController(val p: NandParams = NandParams()) extends Component {
 
   /** nand_regs.h / .json / .md / .html into the SpinalConfig target directory. */
   def docs(): Unit = common.RegBlock("nand_regs", "NAND", "NAND controller registers",
-    "nand/rtl/NandController.scala", constants = Seq("ID_MAGIC")).emit(busif)
+    "hw/ip/nand/rtl/NandController.scala", constants = Seq("ID_MAGIC")).emit(busif)
 }
 
 object NandController {

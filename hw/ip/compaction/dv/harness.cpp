@@ -4,7 +4,7 @@
 // an AXI4-Lite master for the registers, stream sources for key0..key<WAYS-1>, sinks for out/invalid, each
 // with optional random stalls from one seeded PRNG. Every command advances the same clock, so the
 // streams keep moving while registers are read or written (like firmware polling during DMA).
-// docs/compaction-sim.md lists the commands; lsmc/sim/ipsim.py generates the scripts.
+// hw/ip/compaction/doc/compaction-sim.md lists the commands; lsmc/sim/ipsim.py generates the scripts.
 //
 // Exit status: 0 ok, 1 an `expect` failed or a protocol check failed, 2 bad script/file/usage.
 // Build with -DWAYS=K for an IP generated with K inputs (default 2).
@@ -543,7 +543,7 @@ void Harness::command(const std::vector<std::string>& a) {
 int main(int argc, char** argv) {
     std::string wavePath, scriptPath;
     simc::setProgram("VCompactionIp");
-    simc::Args args("VCompactionIp [--wave FILE.fst] [SCRIPT|-]   (commands: docs/compaction-sim.md)");
+    simc::Args args("VCompactionIp [--wave FILE.fst] [SCRIPT|-]   (commands: hw/ip/compaction/doc/compaction-sim.md)");
     args.output("--wave", &wavePath, "FST waves (only in the build with waves)", "FILE.fst");
     args.positional("SCRIPT", &scriptPath, "command script (default or '-': stdin)", false);
     args.parse(argc, argv);

@@ -1,5 +1,5 @@
 // NV-DDR pad model: the behaviour of the PHY's DDR I/O primitives that Verilator cannot express below a
-// clock edge, shared by the standalone harness (sim/nand) and the SoC harness (sim/soc); the pad wrapper
+// clock edge, shared by the standalone harness (hw/ip/nand/dv) and the SoC harness (sim/soc); the pad wrapper
 // boards/nand_pads.py builds the same scheme. Output DDR flops put D1 on the pins at the clock edge and D2
 // half a cycle later; the DQS flop runs on the 90-degree clock (its halves start a quarter cycle later).
 // Read capture on the controller's clock: every DQ bit passes a delay line of min(tap, taps - 1) x tap_ps
@@ -9,7 +9,7 @@
 // the edge t0 + 2 periods. The flash's DQS is not sampled: the controller picks each DQS pair's two
 // samples by its trained slot. The SDR read takes the IDDR's rising-edge sample as its DQ input
 // (`sdr_dq`): `input_cycles` register stages (the controller's SAMPLE.PAD_CYCLES, 1 behind the wrapper)
-// between the pad and the controller. docs/nand.md, "PHY and its simulation model".
+// between the pad and the controller. hw/ip/nand/doc/nand.md, "PHY and its simulation model".
 #ifndef NVDDR_PADS_H
 #define NVDDR_PADS_H
 

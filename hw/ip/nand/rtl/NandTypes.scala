@@ -28,7 +28,7 @@ case class NandParams(targets: Int = 2, bufBytes: Int = 4352, cmdDepth: Int = 8,
   * high) WE# is CLK and RE# is W/R#, and the pins are the D1 (first half-cycle) inputs of the output DDR
   * flops; `ddr_h2` holds the D2 (second half) values, `ddr_dqs*` the DQS flop on the 90-degree clock, and
   * the read capture (IDELAY + IDDR on DQS + clock crossing) delivers DQS pairs on `ddr_cap_*`. With the
-  * simulation PHY those primitives are the harness's behavioural pad model (sim/nand/ddr_pad.h). */
+  * simulation PHY those primitives are the harness's behavioural pad model (hw/ip/nand/dv/ddr_pad.h). */
 case class NandPins(targets: Int) extends Bundle with IMasterSlave {
   val dq_o = Bits(8 bits)
   val dq_oe = Bool()
@@ -52,7 +52,7 @@ case class NandPins(targets: Int) extends Bundle with IMasterSlave {
 }
 
 /** Every ONFI timing the sequencer enforces, in controller clock cycles (firmware derives them from
-  * the active timing mode, see docs/nand.md). */
+  * the active timing mode, see hw/ip/nand/doc/nand.md). */
 case class NandTimingRegs() extends Bundle {
   val tWP, tWH, tWC, tRP, tREH, tRC, tCS, tHOLD, tCLS, tCLR, tWHR, tADL, tRHW, tRR, tWB, tCCS = UInt(8 bits)
   val sampleDelay = UInt(4 bits)

@@ -41,7 +41,7 @@ struct Chan {
   VNandController* top = nullptr;
   std::vector<std::unique_ptr<onfi::NandModel>> models;
   std::unique_ptr<simc::AxiSlave<CData>> axi;
-  onfi::DdrPads pads;  // NV-DDR pad model (nand/model/nvddr_pads.h)
+  onfi::DdrPads pads;  // NV-DDR pad model (hw/ip/nand/model/nvddr_pads.h)
 };
 static std::vector<Chan> chans;
 static Chan* C = nullptr;  // the channel requests address
@@ -66,7 +66,7 @@ static onfi::NandPinsIn pins_of(int t) {
 }
 
 // ---------------------------------------------------------------- NV-DDR pad model
-// nand/model/nvddr_pads.h (shared with the SoC harness): output DDR flops, DQS, the delayed capture.
+// hw/ip/nand/model/nvddr_pads.h (shared with the SoC harness): output DDR flops, DQS, the delayed capture.
 static uint32_t tap_ps = onfi::DdrPads().tap_ps, taps = onfi::DdrPads().taps;
 static int64_t pad_cycles = -1;  // --pad-input-cycles (-1: the controller's SAMPLE.PAD_CYCLES)
 
@@ -290,7 +290,7 @@ int main(int argc, char** argv) {
   cfg.blocks = 64;
   uint32_t axiLatency = 4, axiStallPct = 0;
   simc::setProgram("VNandController");
-  simc::Args args("VNandController [options]   (requests on stdin, see the head of sim/nand/nand_harness.cpp)");
+  simc::Args args("VNandController [options]   (requests on stdin, see the head of hw/ip/nand/dv/nand_harness.cpp)");
   args.number("--blocks", &cfg.blocks, "blocks per target (default 64)", "N", 1u, 1u << 20);
   args.number("--pages", &cfg.pages_per_block, "pages per block, a power of two (default 64)", "N", 1u, 1024u);
   args.number("--page-bytes", &cfg.page_bytes, "main-area bytes per page (default 2048)", "N", 1u, 1u << 16);

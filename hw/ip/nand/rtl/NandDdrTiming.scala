@@ -4,7 +4,7 @@ import spinal.core._
 import spinal.lib._
 
 /** NV-DDR settings (cycles of the controller clock), from DDR_CFG; the other ONFI times reuse the SDR
-  * timing registers with the NV-DDR meaning (docs/nand.md). */
+  * timing registers with the NV-DDR meaning (hw/ip/nand/doc/nand.md). */
 case class NandDdrCfg() extends Bundle {
   val enable = Bool()
   val ckDiv = UInt(4 bits) // CLK period in controller cycles (n >= 2)
@@ -22,7 +22,7 @@ case class NandDdrDrive(targets: Int) extends Bundle {
 }
 
 /** The PHY's two DQ samples of one controller cycle: q1 at the rising clock edge, q2 at the falling one
-  * (an IDDR on the controller clock behind a trained input delay; docs/nand.md, "PHY and its simulation
+  * (an IDDR on the controller clock behind a trained input delay; hw/ip/nand/doc/nand.md, "PHY and its simulation
   * model"). The layer picks each DQS pair's two bytes from this stream. */
 case class NandDdrCapture() extends Bundle {
   val q1, q2 = Bits(8 bits)

@@ -1,4 +1,4 @@
-// ONFI asynchronous NAND model: behaviour and timing checker. See onfi_model.h and docs/nand.md.
+// ONFI asynchronous NAND model: behaviour and timing checker. See onfi_model.h and hw/ip/nand/doc/nand.md.
 #include "onfi_model.h"
 
 #include <algorithm>
@@ -10,7 +10,7 @@
 namespace onfi {
 
 // ONFI 2.x/3.x asynchronous SDR timing modes 0..5 (ns). Field order as in struct Timing.
-static const Timing kModes[ONFI_ASYNC_MODE_COUNT] = ONFI_ASYNC_MODES;  // nand/data/onfi_timing.json
+static const Timing kModes[ONFI_ASYNC_MODE_COUNT] = ONFI_ASYNC_MODES;  // hw/ip/nand/data/onfi_timing.json
 
 const Timing& onfi_timing(int mode) { return kModes[std::clamp(mode, 0, ONFI_ASYNC_MODE_COUNT - 1)]; }
 

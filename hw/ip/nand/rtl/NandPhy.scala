@@ -10,7 +10,7 @@ import spinal.lib._
   * board without extra pad delay; firmware may tune it). `padInputCycles` register stages ahead of
   * `dq_i` on the board (the pad wrapper's IDDR) are added here, so the sample point stays where
   * SAMPLE.DELAY puts it. Single clock domain: at 100 MHz every ONFI
-  * mode fits in whole cycles (docs/nand.md), so no second PHY clock is needed. */
+  * mode fits in whole cycles (hw/ip/nand/doc/nand.md), so no second PHY clock is needed. */
 class NandPhy(targets: Int, padInputCycles: Int = 0) extends Component {
   val io = new Bundle {
     val drive = in(NandDrive(targets))
