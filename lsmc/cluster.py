@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from lsmc.cliutil import CliError
 from lsmc.paths import ROOT
 
 # dask and distributed are imported where used: a tool imports this module for its --cluster option, and
@@ -45,8 +46,9 @@ MACHINE = "machine"  # the worker resource of tasks that must have the machine t
 SOURCES = ("build.sc", "hw", "nand", "sim", "fw", "host", "leveldb", "lsmc", "boards")
 
 
-class ClusterError(RuntimeError):
-    """The cluster cannot be used (no scheduler at the address, other sources on a worker)."""
+class ClusterError(CliError, RuntimeError):
+    """The cluster cannot be used (no scheduler at the address, other sources on a worker): the tools' one
+    line and exit 2 (a CliError; a RuntimeError for `demo`)."""
 
 
 class Interrupted(Exception):
@@ -259,3 +261,111 @@ def scaling_sweep(client, sizes, ddr: str, log=print, on_result=None) -> list[Ou
 def scaling_name(point: tuple) -> str:
     ways, n, cus = point[:3]
     return f"{cus} unit(s) x {ways} ways, {n} entries"
+
+
+@functools.cache
+def _leveldb_built() -> None:
+    """LevelDB's binaries on this worker's machine: `scripts/leveldb build` once when they are missing
+    (under its lock: the other workers of the machine wait and reuse them)."""
+    import subprocess
+
+    from lsmc import leveldb
+
+    if (leveldb.BIN / "db_test").exists() and (leveldb.LIB / "libleveldb.so.1d").exists():
+        return
+    res = subprocess.run([str(ROOT / "scripts" / "leveldb"), "build"], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"scripts/leveldb build failed on this worker: {(res.stdout + res.stderr)[-1500:]}")
+
+
+def leveldb_task(point: tuple):
+    """("binary", name, no_stock, gtest filter) -> lsmc.leveldb.judge_binary's pair;
+    ("cross-check",) -> lsmc.leveldb.stock_cross_check's (ok, message)."""
+    from lsmc import leveldb
+
+    _leveldb_built()
+    if point[0] == "cross-check":
+        return leveldb.stock_cross_check()
+    _, name, no_stock, gtest_filter = point
+    return leveldb.judge_binary(name, no_stock, gtest_filter)
+
+
+def nand_task(point: tuple):
+    """One part of lsmc.report.nand's run on its own simulation: ("sdr"|"nvddr", mode, pages) -> the mode's
+    rows; ("ecc", SDR mode or None, pages) -> (ECC sweep rows, ECC_DEC) in that mode; ("seq", mode,
+    channels, pages) -> run_seq's rows of the NV-DDR mode; ("soc", part, channels, pages) -> the full-SoC rows."""
+    from lsmc.report import nand
+    from lsmc.sim import nandsim
+
+    kind = point[0]
+    if kind in ("sdr", "nvddr"):
+        _, mode, pages = point
+        with (nand.sdr_sim() if kind == "sdr" else nand.nvddr_sim()) as s:
+            rows = (nand.sdr_rows if kind == "sdr" else nand.nvddr_rows)(s, mode, pages)
+            s.close()
+        return rows
+    if kind == "ecc":
+        _, mode, pages = point
+        with nand.sdr_sim() as s:
+            if mode is not None:
+                s.init(mode=mode)
+            ecc = nandsim.ecc_sweep(s, pages=pages, block=2) if pages else []
+            dec = s.r("ECC_DEC")
+            s.close()
+        return ecc, dec
+    if kind == "seq":
+        _, mode, channels, pages = point
+        return nand.run_seq([(mode, True)], channels, pages)
+    _, part, channels, pages = point
+    return nand.soc_rows(part, channels, pages)
+
+
+def nand_name(point: tuple) -> str:
+    from lsmc.sim import nandsim
+
+    kind = point[0]
+    if kind in ("sdr", "nvddr", "seq"):
+        return f"{kind} {nandsim.label(point[1], kind != 'sdr')}"
+    if kind == "ecc":
+        return "ECC sweep"
+    return f"full SoC {point[1] or 'mt29f4g08abada'}, {point[2] or 'every'} channel(s)"
+
+
+def nand_report(address, modes, pages: int, ecc_pages: int, channels: int, seq_pages: int, soc_pages: int):
+    """lsmc.report.nand's measurements as tasks (a timing mode each, the ECC sweep, each full-SoC run):
+    (rows, ecc, dec, seq, soc, notes, exit status) in the serial run's order; notes name failed or
+    unfinished tasks (status 1, or 130 after Ctrl-C)."""
+    from lsmc.report import nand
+
+    sdr = [m for m, d in modes if not d]
+    nvddr = [m for m, d in modes if d]
+    points = [("sdr", m, pages) for m in sdr] + [("nvddr", m, pages) for m in nvddr]
+    points.append(("ecc", sdr[-1] if sdr else None, ecc_pages))
+    points += [("seq", m, channels, seq_pages) for m in nvddr] if seq_pages else []
+    points += [("soc", part, ch, soc_pages) for part, ch in nand.soc_points(soc_pages)]
+    status = 0
+    try:
+        with connect(address) as client:
+            outcomes = run(client, nand_task, points, label="nand-report")
+    except Interrupted as e:
+        outcomes, status = e.outcomes, 130
+    got = {o.point: o for o in outcomes}
+    rows, seq, soc, ecc, dec = [], [], [], [], 0
+    for p in points:
+        o = got.get(p)
+        if o is None or not o.ok:
+            continue
+        if p[0] in ("sdr", "nvddr"):
+            rows += o.value
+        elif p[0] == "ecc":
+            ecc, dec = o.value
+        elif p[0] == "seq":
+            seq += o.value
+        else:
+            soc += o.value
+    notes = failures_text(outcomes, nand_name)
+    if status == 130:
+        notes += f"\nInterrupted: {len(outcomes)} of {len(points)} tasks finished; the others are not in this report.\n"
+    elif notes:
+        status = 1
+    return rows, ecc, dec, seq, soc, notes, status
