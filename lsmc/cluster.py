@@ -87,7 +87,7 @@ def source_digest() -> str:
     return h.hexdigest()[:24]
 
 
-def _call(fn: Callable, point, digest: str):
+def _call(point, fn: Callable, digest: str):
     """What a worker runs: `fn(point)`, once it knows its sources are the client's."""
     mine = source_digest()
     if mine != digest:
@@ -177,9 +177,10 @@ def run(client, fn: Callable, points: Iterable, *, timed: bool = False, label: s
                            f"per machine with --resources {MACHINE}=1, docs/cluster.md)")
     digest = source_digest()
     run_id = uuid.uuid4().hex[:8]
-    futures = [client.submit(_call, fn, p, digest, key=f"{label}-{i}-{run_id}", pure=False, retries=1,
-                             resources={MACHINE: 1} if timed else None)
-               for i, p in enumerate(points)]
+    # One map (one message, the function pickled once), a key per point that names it on the dashboard.
+    futures = client.map(functools.partial(_call, fn=fn, digest=digest), points,
+                         key=[f"{label}-{i}-{run_id}" for i in range(len(points))], pure=False, retries=1,
+                         resources={MACHINE: 1} if timed else None)
     index = {f.key: i for i, f in enumerate(futures)}
     outcomes: list[Outcome | None] = [None] * len(points)
     failed = 0
