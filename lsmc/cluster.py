@@ -163,7 +163,7 @@ def _machine_resource():
 
 
 def run(client, fn: Callable, points: Iterable, *, timed: bool = False, label: str = "tasks",
-        describe: Callable = str, on_result: Callable | None = None, progress: bool = True) -> list[Outcome]:
+        on_result: Callable | None = None, progress: bool = True) -> list[Outcome]:
     """fn(point) for every point as a task; returns an Outcome per point in `points` order. `fn` must be a
     module-level function (workers import it); `timed`: the task's wall time is its result (one per machine).
     `on_result(outcome)` is called as each task ends (the tools print their line there). Progress: a

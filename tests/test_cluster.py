@@ -95,6 +95,20 @@ def test_ctrl_c_keeps_the_finished_results(client):
     assert len(done) == 2 and all(o.ok and o.value == o.point for o in done)
 
 
+def _span(x):
+    t0 = time.time()
+    time.sleep(1)
+    return t0, time.time(), os.getpid()
+
+
+def test_timed_tasks_run_one_at_a_time(client):
+    """Tasks whose wall time is their result hold the `machine` resource: two workers, never two at once."""
+    spans = sorted(o.value for o in cluster.run(client, _span, range(4), timed=True, progress=False))
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), spans
+    untimed = sorted(o.value for o in cluster.run(client, _span, range(4), progress=False))
+    assert any(a[1] > b[0] for a, b in zip(untimed, untimed[1:])), untimed  # the control: they do overlap
+
+
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
