@@ -370,3 +370,32 @@ def nand_report(address, modes, pages: int, ecc_pages: int, channels: int, seq_p
     elif notes:
         status = 1
     return rows, ecc, dec, seq, soc, notes, status
+
+
+def _bench_mode(point: tuple) -> list:
+    """("bench", mode, ops) -> lsmc.report.leveldb_bench.mode_phases of the mode (its phases in order: each
+    reads the database the one before left, on this worker's disk)."""
+    from lsmc.report import leveldb_bench
+
+    _leveldb_built()
+    _, mode, ops = point
+    return leveldb_bench.mode_phases(mode, ops)
+
+
+def leveldb_bench(address, ops: int) -> list:
+    """`leveldb bench`'s modes as timed tasks (their wall time is the measurement: one at a time on a
+    machine, nothing beside it); the phases in the serial order. A failed mode is a ClusterError after
+    its retry (a report without one of its modes would compare nothing)."""
+    from lsmc.report import leveldb_bench
+
+    points = [("bench", m, ops) for m in leveldb_bench.MODES]
+    try:
+        with connect(address) as client:
+            outcomes = run(client, _bench_mode, points, timed=True, label="leveldb bench")
+    except Interrupted as e:
+        raise ClusterError(f"interrupted: {len(e.outcomes)} of {len(points)} modes had finished; the report "
+                           "compares all three, so none is written") from None
+    bad = [o for o in outcomes if not o.ok]
+    if bad:
+        raise ClusterError("; ".join(f"db_bench mode {o.point[1]} failed: {o.error}" for o in bad))
+    return [p for o in outcomes for p in o.value]

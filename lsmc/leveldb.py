@@ -338,6 +338,8 @@ def cmd_soc_job(args) -> int:
 
 @tool_main("leveldb")
 def main(argv: list[str] | None = None) -> int:
+    from lsmc import cluster
+
     p = argparse.ArgumentParser(prog="lsmc leveldb", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("test", help="LevelDB's own tests with compactions on the Verilated IP")
@@ -345,12 +347,11 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--filter", help="gtest filter (--gtest_filter)")
     t.add_argument("--no-stock", action="store_true", help="skip the stock (offload off) pre-run")
     t.add_argument("--no-cross-check", action="store_true", help="skip the stock-reader cross-check")
-    from lsmc import cluster
-
     cluster.add_option(t, "the binaries")
     b = sub.add_parser("bench", help="db_bench with offload off and on -> results/leveldb.*")
     b.add_argument("--ops", type=int_option(1000, 100_000_000), default=1_000_000,
                    help="operations per benchmark (default 1000000)")
+    cluster.add_option(b, "the offload modes (each a timed task: one per machine)")
     j = sub.add_parser("soc-job", help="(internal) one job of the driver's soc back end")
     j.add_argument("dir", help="folder with run0.bin, run1.bin, merged.bin, invalid.bin")
     j.add_argument("--group", type=int_option(2, 256), default=16, help="G (default 16)")
