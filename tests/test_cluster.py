@@ -195,3 +195,71 @@ def test_leveldb_binary_as_a_task(client):
     assert (c.passed, c.failed, c.failures, c.rc) == (s.passed, s.failed, s.failures, s.rc) == (2, 0, [], 0)
     assert (c.log.offloaded, c.log.fallback, c.log.entries) == (s.log.offloaded, s.log.fallback, s.log.entries)
     assert s.log.offloaded > 0
+
+
+def test_demo_writes_finished_points_and_names_failed_ones(monkeypatch, tmp_path, capsys):
+    """`demo scaling --cluster`'s handling of the outcomes (no cluster: the sweep's outcomes faked): a failed
+    point is named with its error in scaling.md (exit 1); after Ctrl-C the finished points are written
+    with a line saying how many finished (exit 130)."""
+    import contextlib
+
+    from lsmc.report import demo
+    from lsmc.report import scaling as report
+    from lsmc.sim import scaling
+
+    row = report.make_row(1, 4, 64, 1000, 1024, 1024, 16, True)
+    row.update(total_cycles=1200, mcycles_per_s=1.0)
+    pts = [(w, n, c, "kcu105", 4) for w, n, c in scaling.sweep_points(sizes=(64,))]
+    monkeypatch.setattr(demo, "RESULTS", tmp_path)
+    monkeypatch.setattr(report, "leveldb_for_sizes", lambda sizes: None)
+    monkeypatch.setattr(cluster, "connect", lambda address: contextlib.nullcontext())
+    monkeypatch.setattr(cluster, "scaling_sweep", lambda client, sizes, ddr, log: [
+        cluster.Outcome(pts[0], row), cluster.Outcome(pts[1], error="ValueError: no result")])
+    assert demo.main(["scaling", "--sizes", "64", "--cluster"]) == 1
+    md = (tmp_path / "scaling.md").read_text()
+    assert "1 task(s) failed" in md and "2 unit(s) x 4 ways, 64 entries: ValueError: no result" in md
+    assert (tmp_path / "scaling.csv").read_text() == report.csv_text([row])
+
+    def interrupted(client, sizes, ddr, log):
+        raise cluster.Interrupted([cluster.Outcome(pts[0], row)])
+
+    monkeypatch.setattr(cluster, "scaling_sweep", interrupted)
+    assert demo.main(["scaling", "--sizes", "64", "--cluster"]) == 130
+    assert f"Interrupted: 1 of {len(pts)} points finished." in (tmp_path / "scaling.md").read_text()
+    assert "interrupted" in capsys.readouterr().out
+
+
+def test_leveldb_test_prints_the_serial_lines(monkeypatch, tmp_path, capsys):
+    """`leveldb test --cluster` prints what the serial run prints for the same per-binary results (no
+    cluster: the outcomes faked), in the serial order; a binary whose task failed is counted as failed."""
+    import contextlib
+
+    from lsmc import leveldb as ldb
+
+    names = ["b_test", "a_test", "c_test"]
+    for n in names:
+        (tmp_path / n).touch()
+    monkeypatch.setattr(ldb, "BIN", tmp_path)
+    monkeypatch.setattr(ldb, "check_built", lambda: None)
+    log = ldb.OffloadLog(offloaded=3, entries=40, jobs=3)
+    res = {"b_test": (None, ldb.BinResult("b_test", 5, 0, 0, 1.5, [], log)),
+           "a_test": (ldb.BinResult("a_test", 1, 1, 1, 0.5, ["A.x"], ldb.OffloadLog()), None),
+           "c_test": (None, ldb.BinResult("c_test", 1, 1, 1, 2.0, ["c_test (exit status 1)"], log))}
+    monkeypatch.setattr(ldb, "judge_binary", lambda name, no_stock, flt: res[name])
+    monkeypatch.setattr(ldb, "stock_cross_check", lambda: (True, "fine"))
+    serial_rc = ldb.main(["test", *names])
+    serial = capsys.readouterr().out
+
+    def fake_run(client, fn, points, label):  # run() gives the outcomes in the points' order
+        return [cluster.Outcome(p, (True, "fine") if p[0] == "cross-check" else res[p[1]]) for p in points]
+
+    monkeypatch.setattr(cluster, "connect", lambda address: contextlib.nullcontext())
+    monkeypatch.setattr(cluster, "run", fake_run)
+    assert ldb.main(["test", *names, "--cluster"]) == serial_rc == 1
+    assert capsys.readouterr().out == serial
+    monkeypatch.setattr(cluster, "run", lambda client, fn, points, label: [
+        cluster.Outcome(p, error="KilledWorker: gone") if p[1:2] == ("c_test",) else
+        cluster.Outcome(p, (True, "fine") if p[0] == "cross-check" else res[p[1]]) for p in points])
+    assert ldb.main(["test", *names, "--cluster"]) == 1
+    out = capsys.readouterr().out
+    assert "c_test                     FAILED as a task: KilledWorker: gone" in out and "6 passed, 1 failed" in out
