@@ -3,4 +3,5 @@ import sys
 
 from lsmc.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # not again in the worker processes a LocalCluster spawns (they import __main__)
+    sys.exit(main())

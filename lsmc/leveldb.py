@@ -222,38 +222,94 @@ def cmd_test(args) -> int:
     unknown = [n for n in names if not (BIN / n).is_file()]
     if unknown:
         raise CliError(f"no such test binary: {', '.join(unknown)} (in {BIN})")
-    total_pass = total_fail = 0
-    total = OffloadLog()
-    skipped = []
+    if args.cluster is not None:
+        return _test_on_cluster(args, names)
+    tally = _Tally()
     for name in names:
-        if not args.no_stock:
-            stock = run_test_binary(name, "off", gtest_filter=args.filter)
-            if stock.failed or stock.rc != 0:
-                skipped.append(name)
-                print(f"{name:26s} SKIPPED: fails on the stock build too ({', '.join(stock.failures[:3])})",
-                      flush=True)
-                continue
-        r = run_test_binary(name, "rtl", gtest_filter=args.filter)
-        total_pass += r.passed
-        total_fail += r.failed
+        tally.add(name, *judge_binary(name, args.no_stock, args.filter))
+    if not args.no_cross_check:
+        tally.cross_check(*stock_cross_check())
+    return tally.finish()
+
+
+def judge_binary(name: str, no_stock: bool = False, gtest_filter: str | None = None) -> tuple:
+    """One binary of `test`: (its stock run when that failed, so the binary is skipped, else None; its
+    offloaded run, or None when skipped)."""
+    if not no_stock:
+        stock = run_test_binary(name, "off", gtest_filter=gtest_filter)
+        if stock.failed or stock.rc != 0:
+            return stock, None
+    return None, run_test_binary(name, "rtl", gtest_filter=gtest_filter)
+
+
+class _Tally:
+    """`test`'s lines and totals, binary by binary in the order given."""
+
+    def __init__(self):
+        self.total_pass = self.total_fail = 0
+        self.total = OffloadLog()
+        self.skipped: list[str] = []
+
+    def add(self, name: str, stock: BinResult | None, r: BinResult | None) -> None:
+        if r is None:
+            self.skipped.append(name)
+            print(f"{name:26s} SKIPPED: fails on the stock build too ({', '.join(stock.failures[:3])})", flush=True)
+            return
+        self.total_pass += r.passed
+        self.total_fail += r.failed
         for k in FIELDS:
-            setattr(total, k, getattr(total, k) + getattr(r.log, k))
-        total.reasons.update(r.log.reasons)
+            setattr(self.total, k, getattr(self.total, k) + getattr(r.log, k))
+        self.total.reasons.update(r.log.reasons)
         status = "ok" if not r.failed else "FAILED " + ", ".join(r.failures[:5])
         if r.reruns:
             status += " (re-run: " + "; ".join(r.reruns) + ")"
         print(f"{name:26s} {r.passed:4d} passed {r.failed:3d} failed {r.seconds:7.1f} s  {status}  "
               f"| {r.log.summary()}", flush=True)
-    if not args.no_cross_check:
-        ok, msg = stock_cross_check()
+
+    def failed_task(self, name: str, error: str) -> None:  # a cluster task that failed after its retry
+        self.total_fail += 1
+        print(f"{name:26s} FAILED as a task: {error}", flush=True)
+
+    def cross_check(self, ok: bool, msg: str) -> None:
         print(f"{'stock-reader cross-check':26s} {'ok' if ok else 'FAILED'}: {msg}", flush=True)
-        total_pass += ok
-        total_fail += not ok
-    print(f"offload total: {total.summary()} entries={total.entries} device_jobs={total.jobs}")
-    if skipped:
-        print(f"skipped (fail on the stock build): {', '.join(skipped)}")
-    print(f"{total_pass} passed, {total_fail} failed")
-    return 0 if total_fail == 0 else 1
+        self.total_pass += ok
+        self.total_fail += not ok
+
+    def finish(self) -> int:
+        print(f"offload total: {self.total.summary()} entries={self.total.entries} device_jobs={self.total.jobs}")
+        if self.skipped:
+            print(f"skipped (fail on the stock build): {', '.join(self.skipped)}")
+        print(f"{self.total_pass} passed, {self.total_fail} failed")
+        return 0 if self.total_fail == 0 else 1
+
+
+def _test_on_cluster(args, names: list[str]) -> int:
+    """`test` with a task per binary (and one for the cross-check) on Dask (docs/cluster.md): the same
+    lines as the serial run, in the same order, once every task has ended."""
+    from lsmc import cluster
+
+    points = [("binary", n, args.no_stock, args.filter) for n in names]
+    if not args.no_cross_check:
+        points.append(("cross-check",))
+    tally = _Tally()
+    interrupted = False
+    try:
+        with cluster.connect(args.cluster) as client:
+            outcomes = cluster.run(client, cluster.leveldb_task, points, label="leveldb test")
+    except cluster.Interrupted as e:
+        outcomes, interrupted = e.outcomes, True
+    for o in outcomes:
+        if o.point[0] == "cross-check":
+            tally.cross_check(*(o.value if o.ok else (False, f"the task failed: {o.error}")))
+        elif o.ok:
+            tally.add(o.point[1], *o.value)
+        else:
+            tally.failed_task(o.point[1], o.error)
+    if interrupted:
+        print(f"interrupted: {len(outcomes)} of {len(points)} tasks had finished")
+        tally.finish()
+        return 130
+    return tally.finish()
 
 
 def cmd_soc_job(args) -> int:
@@ -282,6 +338,8 @@ def cmd_soc_job(args) -> int:
 
 @tool_main("leveldb")
 def main(argv: list[str] | None = None) -> int:
+    from lsmc import cluster
+
     p = argparse.ArgumentParser(prog="lsmc leveldb", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("test", help="LevelDB's own tests with compactions on the Verilated IP")
@@ -289,9 +347,11 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--filter", help="gtest filter (--gtest_filter)")
     t.add_argument("--no-stock", action="store_true", help="skip the stock (offload off) pre-run")
     t.add_argument("--no-cross-check", action="store_true", help="skip the stock-reader cross-check")
+    cluster.add_option(t, "the binaries")
     b = sub.add_parser("bench", help="db_bench with offload off and on -> results/leveldb.*")
     b.add_argument("--ops", type=int_option(1000, 100_000_000), default=1_000_000,
                    help="operations per benchmark (default 1000000)")
+    cluster.add_option(b, "the offload modes (each a timed task: one per machine)")
     j = sub.add_parser("soc-job", help="(internal) one job of the driver's soc back end")
     j.add_argument("dir", help="folder with run0.bin, run1.bin, merged.bin, invalid.bin")
     j.add_argument("--group", type=int_option(2, 256), default=16, help="G (default 16)")

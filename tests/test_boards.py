@@ -366,8 +366,10 @@ def test_board_simulation_runs_a_compaction_job(real_soc):
     fw = ROOT / "build" / "fw-board"
     from lsmc.build import firmware
     firmware.ensure_headers()  # the generated register headers the firmware includes (fresh clone)
-    mk = subprocess.run(["make", "-s", "-C", str(ROOT / "fw"), f"BUILD={fw}", "BOARD=1"], capture_output=True,
-                        text=True)
+    from lsmc import build
+    with build.lock(fw / ".lock"):  # tests/test_ddr_model.py makes the same folder (pytest-xdist)
+        mk = subprocess.run(["make", "-s", "-C", str(ROOT / "fw"), f"BUILD={fw}", "BOARD=1"], capture_output=True,
+                            text=True)
     assert mk.returncode == 0, mk.stdout[-2000:] + mk.stderr[-3000:]
     out = ROOT / "build" / "boards" / "sim-test"  # fixed folder: the Verilator model is reused when unchanged
     litex_soc.build_target(sim.SimBoard, out, soc_verilog=real_soc, firmware=fw / "lsmc.elf", run=True)

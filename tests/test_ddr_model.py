@@ -338,7 +338,9 @@ def test_reference_is_what_litedram_gives():
     from lsmc.build import firmware
     firmware.ensure_headers()
     fw = ROOT / "build" / "fw-board"
-    subprocess.run(["make", "-s", "-C", str(ROOT / "fw"), f"BUILD={fw}", "BOARD=1"], check=True)
+    from lsmc import build
+    with build.lock(fw / ".lock"):  # tests/test_boards.py makes the same folder (pytest-xdist)
+        subprocess.run(["make", "-s", "-C", str(ROOT / "fw"), f"BUILD={fw}", "BOARD=1"], check=True)
     out = ROOT / "build" / "boards" / "sim-ddr"
     verilog = gateware.generate_soc_verilog()  # the board variant of the SoC (no simulation control)
     litex_soc.build_target(sim.SimBoard, out, soc_verilog=verilog, firmware=fw / "lsmc.elf", run=True)

@@ -1,9 +1,10 @@
 """Incremental build steps shared by every host tool and test: run a SpinalHDL generator through Mill,
 verilate a C++ harness. Each step is skipped when a stamp of its inputs is unchanged, so tests can call
-them freely. Mill runs are serialised with a file lock (one `out/` folder, many callers)."""
+them freely. Every step holds a file lock on its output while it checks and builds (lock()): Mill runs are
+serialised (one `out/` folder, many callers), and two processes (pytest-xdist workers, tools run at
+once) never build the same thing together: the second waits and finds the first's result up to date."""
 from __future__ import annotations
 
-import fcntl
 import functools
 import hashlib
 import importlib.util
@@ -11,6 +12,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import filelock
 
 from lsmc.paths import BUILD, GEN, ROOT
 
@@ -44,11 +47,18 @@ def run(cmd, cwd=ROOT, quiet=True, env=None):
     return res
 
 
+def lock(path) -> filelock.FileLock:
+    """An exclusive lock between processes named by the file `path` (created with its folder): held
+    around a build step's check of its stamp and its build. One instance per path in a process, so a
+    step may nest another that takes the same lock (re-entrant in one thread)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return filelock.FileLock(path, is_singleton=True)
+
+
 def mill(*args, quiet=True):
-    """Run ./mill --no-server ARGS holding the project's Mill lock."""
-    BUILD.mkdir(exist_ok=True)
-    with open(BUILD / ".mill.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    """Run ./mill --no-server ARGS holding the project's Mill lock (one Mill at a time on out/)."""
+    with lock(BUILD / ".mill.lock"):
         return run([ROOT / "mill", "--no-server", *args], quiet=quiet)
 
 
@@ -74,9 +84,12 @@ def generate(module: str, main: str, outdir: Path, args=()) -> Path:
     stamp = outdir / ".stamp"
     if _up_to_date(stamp, digest):
         return outdir
-    outdir.mkdir(parents=True, exist_ok=True)
-    mill(f"{module}.runMain", main, *args)
-    stamp.write_text(digest)
+    # Held across the run: a second caller must not rerun the generator while the first reads its output.
+    with lock(outdir / ".lock"):
+        if _up_to_date(stamp, digest):
+            return outdir
+        mill(f"{module}.runMain", main, *args)
+        stamp.write_text(digest)
     return outdir
 
 
@@ -122,10 +135,8 @@ def verilate(top: str, verilog: list, harness: list, outdir: Path, flags=(), cfl
     stamp = outdir / ".stamp"
     if exe.exists() and _up_to_date(stamp, digest):
         return exe
-    outdir.mkdir(parents=True, exist_ok=True)
     # One build per folder at a time (tests and tools run in parallel); the winner's result serves all.
-    with open(outdir / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with lock(outdir / ".lock"):
         if exe.exists() and _up_to_date(stamp, digest):
             return exe
         _verilate(top, verilog, harness, outdir, exe, flags, cflags, train, wheel)

@@ -108,15 +108,17 @@ def build_firmware(build_dir: Path | None = None, opt: str = "-O2", force: bool 
     stamp = build_dir / ".stamp"
     if not force and elf.exists() and stamp.exists() and stamp.read_text() == digest:
         return elf
-    build_dir.mkdir(parents=True, exist_ok=True)
-    gen = " ".join(str(g) for g in includes)
-    try:
-        res = _build.run(["make", "-C", FW, f"BUILD={build_dir}", f"GEN_INC={gen}", f"OPT={opt}",
-                          "-j2", "--no-print-directory", "all"], quiet=True)
-    except _build.BuildError as e:
-        raise FirmwareError(str(e)) from None
-    (build_dir / "build.log").write_text((res.stdout or "") + (res.stderr or ""))
-    stamp.write_text(digest)
+    with _build.lock(build_dir / ".lock"):  # one make per build folder (build_selftest shares build/fw)
+        if not force and elf.exists() and stamp.exists() and stamp.read_text() == digest:
+            return elf
+        gen = " ".join(str(g) for g in includes)
+        try:
+            res = _build.run(["make", "-C", FW, f"BUILD={build_dir}", f"GEN_INC={gen}", f"OPT={opt}",
+                              "-j2", "--no-print-directory", "all"], quiet=True)
+        except _build.BuildError as e:
+            raise FirmwareError(str(e)) from None
+        (build_dir / "build.log").write_text((res.stdout or "") + (res.stderr or ""))
+        stamp.write_text(digest)
     return elf
 
 
@@ -134,14 +136,19 @@ def build_host_lib(name: str, sources, defines=(), includes=(), cflags=("-O2",))
     stamp = HOST_BUILD / f"lib{name}.stamp"
     if so.exists() and stamp.exists() and stamp.read_text() == digest:
         return so
-    HOST_BUILD.mkdir(parents=True, exist_ok=True)
-    cmd = ["gcc", "-std=c99", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", *cflags,
-           *[f"-D{d}" for d in defines], *[f"-I{i}" for i in headers], "-o", so, *sources]
-    try:
-        _build.run(cmd, quiet=True)
-    except _build.BuildError as e:
-        raise FirmwareError(str(e)) from None
-    stamp.write_text(digest)
+    with _build.lock(HOST_BUILD / f"lib{name}.lock"):
+        if so.exists() and stamp.exists() and stamp.read_text() == digest:
+            return so
+        # Linked beside, then renamed over: a process that loaded the old library keeps its copy.
+        tmp = so.with_name(f".{so.name}.{os.getpid()}")
+        cmd = ["gcc", "-std=c99", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", *cflags,
+               *[f"-D{d}" for d in defines], *[f"-I{i}" for i in headers], "-o", tmp, *sources]
+        try:
+            _build.run(cmd, quiet=True)
+        except _build.BuildError as e:
+            raise FirmwareError(str(e)) from None
+        os.replace(tmp, so)
+        stamp.write_text(digest)
     return so
 
 

@@ -26,8 +26,11 @@ class BaselineError(RuntimeError):
 
 
 def _make(target: str) -> None:
-    res = subprocess.run(["make", "-s", "-C", str(SRC), f"BUILD={BUILD}", target],
-                         capture_output=True, text=True)
+    from lsmc import build
+
+    with build.lock(BUILD / ".lock"):  # one make at a time in build/baselines
+        res = subprocess.run(["make", "-s", "-C", str(SRC), f"BUILD={BUILD}", target],
+                             capture_output=True, text=True)
     if res.returncode != 0:
         raise BaselineError(f"building {target} failed:\n{(res.stdout + res.stderr)[-4000:]}")
 

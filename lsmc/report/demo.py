@@ -260,8 +260,30 @@ def run_scaling(args) -> int:
     print(f"demo: scaling sweep: units {', '.join(map(str, scaling.SWEEP_CUS))} x ways "
           f"{', '.join(map(str, scaling.SWEEP_WAYS))} x {', '.join(map(str, sizes))} entries, DDR {args.ddr} "
           "(one SoC build of 4 units per K; the first build takes many minutes)", flush=True)
-    rows = scaling.sweep(sizes=sizes, ddr=args.ddr, log=lambda s: print(s, flush=True))
-    cond = scaling_conditions(args.ddr)
+    failed = ""
+    if args.cluster is None:
+        rows = scaling.sweep(sizes=sizes, ddr=args.ddr, log=lambda s: print(s, flush=True))
+    else:  # the same points as Dask tasks (docs/cluster.md): the rows in the same order, failures named
+        from lsmc import cluster
+
+        interrupted = None
+        try:
+            with cluster.connect(args.cluster) as client:
+                outcomes = cluster.scaling_sweep(client, sizes, args.ddr, log=lambda s: print(s, flush=True))
+        except cluster.Interrupted as e:
+            outcomes, interrupted = e.outcomes, e
+        rows = [o.value for o in outcomes if o.ok]
+        failed = cluster.failures_text(outcomes, cluster.scaling_name)
+        if interrupted:
+            failed += f"\nInterrupted: {len(outcomes)} of {len(scaling.sweep_points(sizes=sizes))} points finished.\n"
+        if not rows:
+            print(f"demo: no scaling point finished{' (interrupted)' if interrupted else ''}", file=sys.stderr)
+            return 130 if interrupted else 1
+        if interrupted:
+            report.write_results(rows, RESULTS, ddr=args.ddr, conditions=scaling_conditions(args.ddr) + "\n\n" + failed)
+            print(f"demo: interrupted: the {len(rows)} finished point(s) are in {RESULTS / 'scaling.md'}")
+            return 130
+    cond = scaling_conditions(args.ddr) + ("\n\n" + failed if failed else "")
     # LevelDB 1.23 on the sweep's own keys: the speed-up column (a missing baseline build is a note, not a failure).
     from lsmc.report.baselines import BaselineError
     try:
@@ -270,7 +292,7 @@ def run_scaling(args) -> int:
         print(f"demo: LevelDB baseline not measured ({e}); the speed-up column stays empty", flush=True)
         leveldb = None
     paths = report.write_results(rows, RESULTS, ddr=args.ddr, conditions=cond, leveldb=leveldb)
-    ok = all(r["pass"] == "PASS" for r in rows)
+    ok = all(r["pass"] == "PASS" for r in rows) and not failed
     print("\n" + paths[1].read_text())
     print(f"demo: wrote {', '.join(str(p) for p in paths)}")
     # The full default sweep, every row PASS, refreshes the committed rows and the docs table (one run).
@@ -304,7 +326,12 @@ def main(argv=None) -> int:
                     help="simulation guard against hangs, 1..2^63-1 cycles (default 400000000)")
     ap.add_argument("--timeout", type=cliutil.int_option(1, 86400), default=3600, metavar="S",
                     help="seconds each simulation may take, 1..86400 (default 3600)")
+    from lsmc import cluster
+
+    cluster.add_option(ap, "scaling: the sweep's points")
     args = ap.parse_args(argv)
+    if args.cluster is not None and args.scenario != "scaling":
+        ap.error("--cluster: only with the scaling scenario")
     if (args.faults or args.schedule) and args.scenario != "storage":
         ap.error("--faults/--schedule: only with the storage scenario")
     if args.schedule and not args.faults:
@@ -316,7 +343,7 @@ def main(argv=None) -> int:
         if args.scenario == "scaling":
             return run_scaling(args)
         return run_storage(args) if args.scenario == "storage" else run_table3(args)
-    except (firmware.FirmwareError, table3.ReportError, build.BuildError, RuntimeError) as e:
+    except (firmware.FirmwareError, table3.ReportError, build.BuildError, RuntimeError) as e:  # ClusterError too
         print(f"demo: error: {e}", file=sys.stderr)
         return 2
 

@@ -237,17 +237,34 @@ def plot(phases: list[Phase], mhz: int) -> bytes:
     return out.getvalue()
 
 
+def mode_phases(mode: str, ops: int, each=lambda p: None) -> list[Phase]:
+    """Every phase of PHASES in `mode`, in order (a phase reads the database the one before left)."""
+    out = []
+    for bench, fresh in PHASES:
+        out.append(run_phase(mode, bench, fresh, ops))
+        each(out[-1])
+    return out
+
+
+def print_phase(p: Phase) -> None:
+    print(f"{p.mode:5s} {p.bench:10s} {p.ops_per_s:10,.0f} ops/s  process CPU {p.cpu_s:7.2f} s"
+          f"  compaction CPU {p.log.compaction_cpu_us / 1e6:7.3f} s"
+          f"  | {p.log.summary()}", flush=True)
+
+
 def cmd_bench(args) -> int:
     check_built()
     mhz = mhz_from_header()
     phases = []
-    for mode in MODES:
-        for bench, fresh in PHASES:
-            p = run_phase(mode, bench, fresh, args.ops)
-            print(f"{mode:5s} {bench:10s} {p.ops_per_s:10,.0f} ops/s  process CPU {p.cpu_s:7.2f} s"
-                  f"  compaction CPU {p.log.compaction_cpu_us / 1e6:7.3f} s"
-                  f"  | {p.log.summary()}", flush=True)
-            phases.append(p)
+    if getattr(args, "cluster", None) is not None:  # a mode per timed task (lsmc.cluster, docs/cluster.md)
+        from lsmc import cluster
+
+        phases = cluster.leveldb_bench(args.cluster, args.ops)
+        for p in phases:
+            print_phase(p)
+    else:
+        for mode in MODES:
+            phases += mode_phases(mode, args.ops, print_phase)
     md, csv_text, png = render(phases, args.ops, mhz)
     RESULTS.mkdir(exist_ok=True)
     with Outputs() as out:

@@ -67,24 +67,48 @@ def run_seq(modes, channels, seq_pages):
 def run(modes, pages, ecc_pages):
     """modes: (mode, nvddr) pairs. SDR on the MT29F4G08ABADA model, NV-DDR on the MT29F16G08ABABA model."""
     rows = []
-    with nandsim.NandSim(blocks=8, targets=2) as s:
+    with sdr_sim() as s:
         for mode, _ in (m for m in modes if not m[1]):
-            s.init(mode=mode)
-            for op in ("read", "program"):
-                for targets in (1, 2):
-                    rows.append(nandsim.measure(s, mode, op, targets, pages=pages))
+            rows += sdr_rows(s, mode, pages)
         ecc = nandsim.ecc_sweep(s, pages=ecc_pages, block=2) if ecc_pages else []
         dec = s.r("ECC_DEC")
         s.close()
     if any(d for _, d in modes):
-        with nandsim.NandSim(blocks=8, pages=128, targets=2, part="mt29f16g08ababa") as s:
+        with nvddr_sim() as s:
             for mode, _ in (m for m in modes if m[1]):
-                s.init_nvddr(mode, tap_step=16)
-                for op in ("read", "program", "cache_program"):
-                    for targets in (1, 2):
-                        rows.append(nandsim.measure_nvddr(s, op, targets, pages=pages))
+                rows += nvddr_rows(s, mode, pages)
             s.close()
     return rows, ecc, dec
+
+
+# The simulations and the rows of one timing mode (run() takes every mode in turn on one simulation; the
+# cluster path, lsmc.cluster.nand_task, one mode per task on a simulation of its own: the same figures).
+def sdr_sim():
+    return nandsim.NandSim(blocks=8, targets=2)
+
+
+def nvddr_sim():
+    return nandsim.NandSim(blocks=8, pages=128, targets=2, part="mt29f16g08ababa")
+
+
+def sdr_rows(s, mode: int, pages: int) -> list:
+    s.init(mode=mode)
+    return [nandsim.measure(s, mode, op, targets, pages=pages) for op in ("read", "program") for targets in (1, 2)]
+
+
+def nvddr_rows(s, mode: int, pages: int) -> list:
+    s.init_nvddr(mode, tap_step=16)
+    return [nandsim.measure_nvddr(s, op, targets, pages=pages) for op in ("read", "program", "cache_program")
+            for targets in (1, 2)]
+
+
+def soc_points(soc_pages: int) -> list:
+    """(part, channels) of the full-SoC rows, in main()'s order."""
+    return [(part, ch) for part in (None, "mt29f16g08ababa") for ch in (1, None)] if soc_pages else []
+
+
+def soc_rows(part, channels, soc_pages: int) -> list:
+    return list(nandsim.soc_channels(ways=SEQ_WAYS, pages=soc_pages, channels=channels, part=part)[0].values())
 
 
 def plot(rows, ecc):
@@ -123,7 +147,7 @@ def plot(rows, ecc):
     return png.getvalue()
 
 
-def write(rows, ecc, dec, out, pages, seconds, seq=(), soc=None):
+def write(rows, ecc, dec, out, pages, seconds, seq=(), soc=None, notes=""):
     out = cliutil.make_output_dir(out)
     table = io.StringIO(newline="")
     w = csv.writer(table)
@@ -239,6 +263,8 @@ def write(rows, ecc, dec, out, pages, seconds, seq=(), soc=None):
         lines += [f"| {e.bits_injected} | {e.pages} | {e.corrected} | {e.uncorrectable} | {e.miscorrected} |"
                   for e in ecc]
         lines += [""]
+    if notes:  # a cluster run's failed or unfinished tasks (lsmc.cluster)
+        lines += [notes.rstrip("\n"), ""]
     lines += ["![throughput and ECC](nand.png)", "", f"Simulated in {seconds:.1f} s wall time."]
     png = plot(rows, ecc)
     with cliutil.Outputs() as outputs:
@@ -270,6 +296,9 @@ def main(argv=None) -> int:
                     help="pages per way of the full-SoC rows (firmware scheduler, every channel), 0..32 (0: none; "
                          "default 16)")
     cliutil.add_out_dir(ap, "results", "nand.md, nand.csv, nand_ecc.csv and nand.png")
+    from lsmc import cluster
+
+    cluster.add_option(ap, "the timing modes (and the ECC sweep, the full-SoC rows)")
     a = ap.parse_args(argv)
     modes = [parse_mode(m) for m in a.modes]
     if len(set(modes)) != len(modes):
@@ -278,15 +307,21 @@ def main(argv=None) -> int:
     cliutil.check_output_dir(a.out_dir, "--out-dir", ["nand.md", "nand.csv", "nand_ecc.csv", "nand.png"])
     t0 = time.time()
     try:
-        rows, ecc, dec = run(modes, a.pages, a.ecc_pages)
-        seq = run_seq(modes, a.channels, a.seq_pages) if a.seq_pages else []
-        # one channel and every channel of the default build, SDR and NV-DDR parts
-        soc = [r for part in (None, "mt29f16g08ababa") for ch in (1, None) if a.soc_pages
-               for r in nandsim.soc_channels(ways=SEQ_WAYS, pages=a.soc_pages, channels=ch, part=part)[0].values()]
+        if a.cluster is not None:
+            from lsmc import cluster
+
+            rows, ecc, dec, seq, soc, notes, status = cluster.nand_report(
+                a.cluster, modes, a.pages, a.ecc_pages, a.channels, a.seq_pages, a.soc_pages)
+        else:
+            notes, status = "", 0
+            rows, ecc, dec = run(modes, a.pages, a.ecc_pages)
+            seq = run_seq(modes, a.channels, a.seq_pages) if a.seq_pages else []
+            # one channel and every channel of the default build, SDR and NV-DDR parts
+            soc = [r for part, ch in soc_points(a.soc_pages) for r in soc_rows(part, ch, a.soc_pages)]
     except (nandsim.SimError, build.BuildError) as e:
         print(f"nand-report: {str(e).splitlines()[0]}", file=sys.stderr)
         return 2
-    write(rows, ecc, dec, a.out_dir, a.pages, time.time() - t0, seq, soc)
+    write(rows, ecc, dec, a.out_dir, a.pages, time.time() - t0, seq, soc, notes)
     for r in rows:
         print(f"{nandsim.label(r.mode, r.nvddr)} {r.op:7s} x{r.targets}: {r.mb_per_s:6.2f} MB/s "
               f"of {r.bus_limit_mb_per_s:5.1f}, "
@@ -302,7 +337,9 @@ def main(argv=None) -> int:
         print(f"ECC {e.ecc}: {e.bits_injected:2d} bits/sector x {e.pages} pages: corrected {e.corrected}, "
               f"uncorrectable {e.uncorrectable}, miscorrected {e.miscorrected}")
     print(f"wrote {a.out_dir / 'nand.md'}, nand.csv, nand.png" + (" and nand_ecc.csv" if ecc else ""))
-    return 0
+    if notes:
+        print(notes, end="")
+    return status
 
 
 if __name__ == "__main__":

@@ -379,8 +379,6 @@ def sweep(cus_list=SWEEP_CUS, ways_list=SWEEP_WAYS, sizes=SWEEP_SIZES, ddr: str 
     split "fw" (default): the firmware splits the job and stitches the parts (scale_split); "host": the
     host splits it at output group starts and stitches the parts it reads back. `cycles` is the units'
     bracket either way; with "fw" the row also has `total_cycles` (split + units + stitch on the SoC)."""
-    from lsmc.report import scaling as report
-
     if split not in ("fw", "host"):
         raise ScalingError(f"split {split!r}: 'fw' or 'host'")
     units = units or max(cus_list)
@@ -390,22 +388,42 @@ def sweep(cus_list=SWEEP_CUS, ways_list=SWEEP_WAYS, sizes=SWEEP_SIZES, ddr: str 
         for n in sizes:
             base = make_workload(ways, n)
             for cus in cus_list:
-                wd = workdir / f"k{ways}_n{n}_c{cus}"
-                if split == "fw":
-                    task = make_fw_job(cus, base, bank_stagger(ddr))
-                    res = run_tasks([task], units, ways, wd, ddr=ddr, use_units=cus, fw_check=False, split=True)
-                    merged, invalid = task.merged, task.invalid
-                else:
-                    job = make_job(cus, ways, n, base=base)
-                    res = run_tasks(job.tasks, units, ways, wd, ddr=ddr, use_units=cus, job=job, fw_check=False)
-                    merged, invalid = job.merged, job.invalid
-                r = report.make_row(cus, ways, base.entries_in, res["cycles"], sum(len(x) for x in base.runs),
-                                    len(merged), len(invalid), res["pass"], ddr)
-                r["total_cycles"] = res.get("total_cycles") or None
-                total = f", {r['total_cycles']} with the firmware's split and stitch" if r["total_cycles"] else ""
-                log(f"scaling: {cus} unit(s) x {ways} ways, {r['entries_in']} entries: {r['cycles']} cycles{total}, "
-                    f"{r['entries_per_cycle']} entries/cycle = {r['fraction_of_bound']:.1%} of the {ddr} bound "
-                    f"({r['ddr_bound_entries_per_cycle']}), {r['pass']} (simulated at {res['mcycles_per_s']} "
-                    "Mcycles/s)")
+                r = sweep_point(ways, n, cus, ddr, units, workdir / f"k{ways}_n{n}_c{cus}", split, base)
+                log(point_line(r, ddr))
                 rows.append(r)
     return rows
+
+
+def sweep_points(cus_list=SWEEP_CUS, ways_list=SWEEP_WAYS, sizes=SWEEP_SIZES) -> list[tuple[int, int, int]]:
+    """The sweep's (ways, size, cus) points in the order sweep() runs them (and its rows are)."""
+    return [(ways, n, cus) for ways in ways_list for n in sizes for cus in cus_list]
+
+
+def sweep_point(ways: int, n: int, cus: int, ddr: str, units: int, workdir: Path, split: str = "fw",
+                base: Job | None = None) -> dict:
+    """One point of sweep(): a row of lsmc.report.scaling.make_row plus `total_cycles` and `mcycles_per_s`
+    (the simulation's speed, for the log line). `base`: make_workload(ways, n), made here when None."""
+    from lsmc.report import scaling as report  # the report layer's row; imported late as sweep() did
+
+    base = base or make_workload(ways, n)
+    if split == "fw":
+        task = make_fw_job(cus, base, bank_stagger(ddr))
+        res = run_tasks([task], units, ways, workdir, ddr=ddr, use_units=cus, fw_check=False, split=True)
+        merged, invalid = task.merged, task.invalid
+    else:
+        job = make_job(cus, ways, n, base=base)
+        res = run_tasks(job.tasks, units, ways, workdir, ddr=ddr, use_units=cus, job=job, fw_check=False)
+        merged, invalid = job.merged, job.invalid
+    r = report.make_row(cus, ways, base.entries_in, res["cycles"], sum(len(x) for x in base.runs),
+                        len(merged), len(invalid), res["pass"], ddr)
+    r["total_cycles"] = res.get("total_cycles") or None
+    r["mcycles_per_s"] = res["mcycles_per_s"]
+    return r
+
+
+def point_line(r: dict, ddr: str) -> str:
+    """sweep()'s log line of a row of sweep_point."""
+    total = f", {r['total_cycles']} with the firmware's split and stitch" if r["total_cycles"] else ""
+    return (f"scaling: {r['cus']} unit(s) x {r['ways']} ways, {r['entries_in']} entries: {r['cycles']} cycles{total}, "
+            f"{r['entries_per_cycle']} entries/cycle = {r['fraction_of_bound']:.1%} of the {ddr} bound "
+            f"({r['ddr_bound_entries_per_cycle']}), {r['pass']} (simulated at {r['mcycles_per_s']} Mcycles/s)")

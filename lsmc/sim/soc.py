@@ -96,9 +96,10 @@ def generate_soc(width: int = 128, units: int = 1, ways: int = 2, dma_port_slice
     if not verilog.exists():
         raise build.BuildError(f"soc.Generate did not write {verilog}")
     # The generator copies hw/soc/include/*.h too, but a header-only change does not rerun it.
-    for h in (ROOT / "hw" / "soc" / "include").glob("*.h"):
-        if not (out / h.name).exists() or (out / h.name).read_bytes() != h.read_bytes():
-            shutil.copyfile(h, out / h.name)
+    with build.lock(out / ".lock"):
+        for h in (ROOT / "hw" / "soc" / "include").glob("*.h"):
+            if not (out / h.name).exists() or (out / h.name).read_bytes() != h.read_bytes():
+                shutil.copyfile(h, out / h.name)
     return verilog
 
 
@@ -160,14 +161,16 @@ def build_selftest() -> Path:
     stamp = firmware.BUILD_FW / ".stamp-selftest"
     if elf.exists() and stamp.exists() and stamp.read_text() == digest:
         return elf
-    firmware.BUILD_FW.mkdir(parents=True, exist_ok=True)
-    gen = " ".join(str(g) for g in firmware.GEN_INCLUDES)
-    try:
-        build.run(["make", "-C", firmware.FW, f"BUILD={firmware.BUILD_FW}", f"GEN_INC={gen}", "-j2",
-                   "--no-print-directory", str(elf)])
-    except build.BuildError as e:
-        raise firmware.FirmwareError(f"the self-test firmware did not build:\n{e}") from None
-    stamp.write_text(digest)
+    with build.lock(firmware.BUILD_FW / ".lock"):  # build_firmware makes in the same folder
+        if elf.exists() and stamp.exists() and stamp.read_text() == digest:
+            return elf
+        gen = " ".join(str(g) for g in firmware.GEN_INCLUDES)
+        try:
+            build.run(["make", "-C", firmware.FW, f"BUILD={firmware.BUILD_FW}", f"GEN_INC={gen}", "-j2",
+                       "--no-print-directory", str(elf)])
+        except build.BuildError as e:
+            raise firmware.FirmwareError(f"the self-test firmware did not build:\n{e}") from None
+        stamp.write_text(digest)
     return elf
 
 

@@ -97,39 +97,43 @@ def _start_boardsim():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     out = BOARDS_BUILD / "sim-console"
-    litex_soc.build_target(mod.SimBoard, out, firmware=build_firmware(), run=True)
-    exe = mod.compile_sim(out)
-    gw = out / "gateware"
-    cfg_path = gw / "sim_config.js"
-    original = cfg_path.read_text()
-    port = _free_port()
-    cfg = json.loads(original)
-    for m in cfg:
-        if m.get("module") == "serial2console":
-            m["module"], m["args"] = "serial2tcp", {"port": str(port)}
-    cfg_path.write_text(json.dumps(cfg, indent=4))
-    err: list = []
-    try:
-        # Line-buffered: into a pipe the simulator's stdio would hold "[serial2tcp] loaded" in a 4 KiB
-        # block buffer, and the wait below saw nothing (the whole suite errored at setup).
-        # SIGPIPE ignored (inherited through exec): a test that gives up while output is still on its
-        # way closes the socket, and serial2tcp's next write would otherwise end the simulator for every
-        # test after it (seen: one timeout, then 42 "connection refused").
-        proc = subprocess.Popen(["stdbuf", "-oL", "-eL", str(exe)], cwd=gw, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT,
-                                preexec_fn=lambda: signal.signal(signal.SIGPIPE, signal.SIG_IGN))
-        threading.Thread(target=_drain, args=(proc.stdout, err), daemon=True).start()
-        # No probing connection: serial2tcp would keep writing to it once closed (SIGPIPE ends the
-        # simulator). Its start-up line says it is listening.
-        deadline = time.monotonic() + 120
-        while "[serial2tcp] loaded" not in "".join(err):
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                raise RuntimeError(f"board simulation did not start serial2tcp: {''.join(err)[-2000:]}")
-            time.sleep(0.2)
-        time.sleep(1)
-    finally:
-        cfg_path.write_text(original)
+    # One worker at a time builds the folder and starts its simulator (pytest-xdist: the other suites
+    # of the board simulation); sim_config.js is only switched to serial2tcp while one starts.
+    from lsmc import build
+    with build.lock(out / ".lock"):
+        litex_soc.build_target(mod.SimBoard, out, firmware=build_firmware(), run=True)
+        exe = mod.compile_sim(out)
+        gw = out / "gateware"
+        cfg_path = gw / "sim_config.js"
+        original = cfg_path.read_text()
+        port = _free_port()
+        cfg = json.loads(original)
+        for m in cfg:
+            if m.get("module") == "serial2console":
+                m["module"], m["args"] = "serial2tcp", {"port": str(port)}
+        cfg_path.write_text(json.dumps(cfg, indent=4))
+        err: list = []
+        try:
+            # Line-buffered: into a pipe the simulator's stdio would hold "[serial2tcp] loaded" in a 4 KiB
+            # block buffer, and the wait below saw nothing (the whole suite errored at setup).
+            # SIGPIPE ignored (inherited through exec): a test that gives up while output is still on its
+            # way closes the socket, and serial2tcp's next write would otherwise end the simulator for every
+            # test after it (seen: one timeout, then 42 "connection refused").
+            proc = subprocess.Popen(["stdbuf", "-oL", "-eL", str(exe)], cwd=gw, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT,
+                                    preexec_fn=lambda: signal.signal(signal.SIGPIPE, signal.SIG_IGN))
+            threading.Thread(target=_drain, args=(proc.stdout, err), daemon=True).start()
+            # No probing connection: serial2tcp would keep writing to it once closed (SIGPIPE ends the
+            # simulator). Its start-up line says it is listening.
+            deadline = time.monotonic() + 120
+            while "[serial2tcp] loaded" not in "".join(err):
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    proc.kill()
+                    raise RuntimeError(f"board simulation did not start serial2tcp: {''.join(err)[-2000:]}")
+                time.sleep(0.2)
+            time.sleep(1)
+        finally:
+            cfg_path.write_text(original)
     return proc, f"socket://127.0.0.1:{port}", err
 
 

@@ -1,0 +1,401 @@
+"""Long job families as tasks on Dask distributed (docs/cluster.md): the scaling sweep's points, LevelDB's
+test binaries, the NAND report's timing modes. The tools that take `--cluster` call this module; nothing
+else imports it, and the serial paths stay as they are: a task calls the same per-point function the
+serial loop calls, and the tool writes the same CSV/Markdown/PNG files from the results, in the serial
+order.
+
+    with cluster.connect(None) as client:          # a LocalCluster: one worker per core
+        done = cluster.run(client, fn, points)     # [Outcome(point, value, error)], in `points` order
+
+- `connect(address)`: None and no LSMC_CLUSTER: a LocalCluster of one single-threaded worker process per
+  core, the machine's memory shared out evenly (stated on the terminal with the dashboard's address);
+  `tcp://HOST:8786` (or LSMC_CLUSTER): a running scheduler, whose workers have the project installed at
+  the same sources (scripts/setup). A scheduler that does not answer within CONNECT_TIMEOUT seconds is
+  a ClusterError (the tools print one line, exit 2) before any work.
+- No shared file system: a task carries its parameters (the workload is made from them on the worker),
+  builds what it needs on its worker (build steps are cached by stamps and locked per machine, so the
+  first task of a machine builds and the others reuse it) and returns its result.
+- A task that raises, or whose worker dies, is run once more (Dask's `retries=1`, the scheduler's
+  allowed-failures 1), then reported as failed with its error: never dropped.
+- Tasks whose wall time is the measurement ask for the worker resource `machine` (timed=True): the
+  LocalCluster gives it to one worker, a remote cluster to one worker per machine (docs/cluster.md).
+- Ctrl-C cancels the outstanding tasks and returns the finished ones (`Interrupted.outcomes`).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from lsmc.cliutil import CliError
+from lsmc.paths import ROOT
+
+# dask and distributed are imported where used: a tool imports this module for its --cluster option, and
+# a serial run should not pay for them.
+
+CONNECT_TIMEOUT = 5  # seconds a scheduler has to answer
+ENV = "LSMC_CLUSTER"
+MACHINE = "machine"  # the worker resource of tasks that must have the machine to themselves
+# Source trees a task's result depends on: a worker whose copy differs would compute other figures.
+SOURCES = ("build.sc", "hw", "nand", "sim", "fw", "host", "leveldb", "lsmc", "boards")
+
+
+class ClusterError(CliError, RuntimeError):
+    """The cluster cannot be used (no scheduler at the address, other sources on a worker): the tools' one
+    line and exit 2 (a CliError; a RuntimeError for `demo`)."""
+
+
+class Interrupted(Exception):
+    """Ctrl-C during run(): the outstanding tasks were cancelled; `outcomes` holds the finished ones."""
+
+    def __init__(self, outcomes: list):
+        super().__init__(f"interrupted: {len(outcomes)} task(s) had finished")
+        self.outcomes = outcomes
+
+
+@dataclass
+class Outcome:
+    """One task's end: its point, its value, or the error it failed with after its retry."""
+    point: Any
+    value: Any = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@functools.cache
+def source_digest() -> str:
+    """Hash of the sources a result depends on, on this machine (a worker checks the client's against its own)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for top in SOURCES:
+        p = ROOT / top
+        files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else []
+        for f in files:
+            if "__pycache__" in f.parts or f.suffix == ".pyc":  # made by the Python that runs it
+                continue
+            h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:24]
+
+
+def _call(point, fn: Callable, digest: str):
+    """What a worker runs: `fn(point)`, once it knows its sources are the client's."""
+    mine = source_digest()
+    if mine != digest:
+        raise ClusterError(f"this worker's sources ({ROOT}, digest {mine}) are not the client's ({digest}): "
+                           "install the same commit on every worker (scripts/setup)")
+    return fn(point)
+
+
+def _memory_per_worker(workers: int) -> int:
+    import psutil
+
+    return psutil.virtual_memory().total // workers
+
+
+@contextlib.contextmanager
+def connect(address: str | None = None, workers: int | None = None, log=print):
+    """A Client on `address` (or LSMC_CLUSTER), or on a new LocalCluster of `workers` (default: one per
+    core) single-threaded worker processes; closed (and the LocalCluster stopped) on exit."""
+    import dask
+    import distributed
+
+    address = address or os.environ.get(ENV) or None
+    # Retried once after a worker's death, then reported (the scheduler reads this when it starts: a
+    # remote scheduler needs it in its own config, docs/cluster.md).
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        if address:
+            try:
+                client = distributed.Client(address, timeout=CONNECT_TIMEOUT)
+            except (OSError, TimeoutError, ValueError) as e:
+                why = str(e).splitlines()[0] if str(e) else type(e).__name__
+                raise ClusterError(f"no Dask scheduler answers at {address} within {CONNECT_TIMEOUT} s ({why})") \
+                    from None
+            n = len(client.scheduler_info().get("workers", {}))
+            log(f"cluster: scheduler {address}, {n} worker(s), dashboard {client.dashboard_link}")
+            try:
+                yield client
+            finally:
+                client.close()
+            return
+        workers = workers or os.cpu_count() or 1
+        mem = _memory_per_worker(workers)
+        import logging
+
+        cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                           memory_limit=mem, silence_logs=logging.CRITICAL,
+                                           dashboard_address=":8787")
+        try:
+            client = distributed.Client(cluster)
+            client.register_plugin(_machine_resource())
+            log(f"cluster: local, {workers} worker(s) x 1 thread, {mem / 2**30:.1f} GiB memory each, "
+                f"dashboard {client.dashboard_link}")
+            try:
+                yield client
+            finally:
+                client.close()
+        finally:
+            cluster.close()
+
+
+def _machine_resource():
+    """A worker plugin: the LocalCluster's worker 0 holds the `machine` resource, so timed tasks run one
+    at a time on this machine; by name, so that the worker its nanny restarts after a death holds it again."""
+    import distributed
+
+    class MachineResource(distributed.WorkerPlugin):
+        name = "lsmc-machine-resource"
+
+        async def setup(self, worker):
+            if worker.name == 0:
+                await worker.set_resources(**{MACHINE: 1})
+
+    return MachineResource()
+
+
+def run(client, fn: Callable, points: Iterable, *, timed: bool = False, label: str = "tasks",
+        on_result: Callable | None = None, progress: bool = True) -> list[Outcome]:
+    """fn(point) for every point as a task; returns an Outcome per point in `points` order. `fn` must be a
+    module-level function (workers import it); `timed`: the task's wall time is its result (one per machine).
+    `on_result(outcome)` is called as each task ends (the tools print their line there). Progress: a
+    tqdm bar on stderr (tasks done / total, running, failed, time left) and Dask's dashboard."""
+    import distributed
+    from tqdm import tqdm
+
+    points = list(points)
+    if timed and not any(MACHINE in w.get("resources", {}) for w in client.scheduler_info()["workers"].values()):
+        raise ClusterError(f"no worker offers the resource `{MACHINE}` that timed tasks need (start one worker "
+                           f"per machine with --resources {MACHINE}=1, docs/cluster.md)")
+    digest = source_digest()
+    run_id = uuid.uuid4().hex[:8]
+    # One map (one message, the function pickled once), a key per point that names it on the dashboard.
+    futures = client.map(functools.partial(_call, fn=fn, digest=digest), points,
+                         key=[f"{label}-{i}-{run_id}" for i in range(len(points))], pure=False, retries=1,
+                         resources={MACHINE: 1} if timed else None)
+    index = {f.key: i for i, f in enumerate(futures)}
+    outcomes: list[Outcome | None] = [None] * len(points)
+    failed = 0
+    bar = tqdm(total=len(points), desc=label, unit="task", file=sys.stderr, disable=not progress or None,
+               dynamic_ncols=True)
+    last = 0.0
+    try:
+        for fut in distributed.as_completed(futures):
+            i = index[fut.key]
+            if fut.status == "finished":
+                out = Outcome(points[i], fut.result())
+            else:
+                exc = fut.exception() if fut.status == "error" else None
+                out = Outcome(points[i], error=f"{type(exc).__name__}: {exc}" if exc else fut.status)
+                failed += 1
+            outcomes[i] = out
+            bar.update(1)
+            if time.monotonic() - last > 1:  # the scheduler's view of what runs, at most once a second
+                last = time.monotonic()
+                running = sum(len(v) for v in client.processing().values())
+                bar.set_postfix(running=running, failed=failed, refresh=False)
+            if on_result:
+                on_result(out)
+    except KeyboardInterrupt:
+        client.cancel([f for f in futures if not f.done()])
+        bar.close()
+        raise Interrupted([o for o in outcomes if o is not None]) from None
+    bar.set_postfix(running=0, failed=failed)
+    bar.close()
+    return outcomes  # type: ignore[return-value]
+
+
+def add_option(ap, what: str = "the points") -> None:
+    """The `--cluster [ADDRESS]` option of a tool (None: the serial run; '': LSMC_CLUSTER or a LocalCluster)."""
+    ap.add_argument("--cluster", nargs="?", const="", default=None, metavar="ADDRESS",
+                    help=f"{what} as Dask tasks, on a local cluster of one worker per core or on the scheduler at "
+                         f"ADDRESS (tcp://HOST:8786; default ${ENV} when set); docs/cluster.md")
+
+
+def failures_text(outcomes: list[Outcome], describe: Callable = str) -> str:
+    """The Markdown lines naming every failed task and its error (empty when none failed)."""
+    bad = [o for o in outcomes if not o.ok]
+    if not bad:
+        return ""
+    return "\n".join([f"**{len(bad)} task(s) failed** (after one retry):", ""] +
+                     [f"- {describe(o.point)}: {o.error}" for o in bad]) + "\n"
+
+
+# ---- the families: a task per point, the same per-point function as the serial loop ----------------------
+
+def scaling_point(point: tuple) -> dict:
+    """(ways, entries, cus, ddr, units) -> lsmc.sim.scaling.sweep_point's row, simulated in a folder of
+    the worker's own (the SoC of `units` x `ways` and the firmware built there once, then reused)."""
+    import tempfile
+    from pathlib import Path
+
+    from lsmc.sim import scaling
+
+    ways, n, cus, ddr, units = point
+    with tempfile.TemporaryDirectory(prefix="lsmc-scaling-") as wd:
+        return scaling.sweep_point(ways, n, cus, ddr, units, Path(wd) / f"k{ways}_n{n}_c{cus}")
+
+
+def scaling_sweep(client, sizes, ddr: str, log=print, on_result=None) -> list[Outcome]:
+    """sweep()'s points (the default units, ways and split) as tasks; Outcomes in sweep()'s row order."""
+    from lsmc.sim import scaling
+
+    units = max(scaling.SWEEP_CUS)
+    points = [(w, n, c, ddr, units) for w, n, c in scaling.sweep_points(sizes=sizes)]
+
+    def done(o: Outcome):
+        log(scaling.point_line(o.value, ddr) if o.ok else f"scaling: {scaling_name(o.point)}: FAILED: {o.error}")
+        if on_result:
+            on_result(o)
+
+    return run(client, scaling_point, points, label="scaling", on_result=done)
+
+
+def scaling_name(point: tuple) -> str:
+    ways, n, cus = point[:3]
+    return f"{cus} unit(s) x {ways} ways, {n} entries"
+
+
+@functools.cache
+def _leveldb_built() -> None:
+    """LevelDB's binaries on this worker's machine: `scripts/leveldb build` once when they are missing
+    (under its lock: the other workers of the machine wait and reuse them)."""
+    import subprocess
+
+    from lsmc import leveldb
+
+    if (leveldb.BIN / "db_test").exists() and (leveldb.LIB / "libleveldb.so.1d").exists():
+        return
+    res = subprocess.run([str(ROOT / "scripts" / "leveldb"), "build"], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"scripts/leveldb build failed on this worker: {(res.stdout + res.stderr)[-1500:]}")
+
+
+def leveldb_task(point: tuple):
+    """("binary", name, no_stock, gtest filter) -> lsmc.leveldb.judge_binary's pair;
+    ("cross-check",) -> lsmc.leveldb.stock_cross_check's (ok, message)."""
+    from lsmc import leveldb
+
+    _leveldb_built()
+    if point[0] == "cross-check":
+        return leveldb.stock_cross_check()
+    _, name, no_stock, gtest_filter = point
+    return leveldb.judge_binary(name, no_stock, gtest_filter)
+
+
+def nand_task(point: tuple):
+    """One part of lsmc.report.nand's run on its own simulation: ("sdr"|"nvddr", mode, pages) -> the mode's
+    rows; ("ecc", SDR mode or None, pages) -> (ECC sweep rows, ECC_DEC) in that mode; ("seq", mode,
+    channels, pages) -> run_seq's rows of the NV-DDR mode; ("soc", part, channels, pages) -> the full-SoC rows."""
+    from lsmc.report import nand
+    from lsmc.sim import nandsim
+
+    kind = point[0]
+    if kind in ("sdr", "nvddr"):
+        _, mode, pages = point
+        with (nand.sdr_sim() if kind == "sdr" else nand.nvddr_sim()) as s:
+            rows = (nand.sdr_rows if kind == "sdr" else nand.nvddr_rows)(s, mode, pages)
+            s.close()
+        return rows
+    if kind == "ecc":
+        _, mode, pages = point
+        with nand.sdr_sim() as s:
+            if mode is not None:
+                s.init(mode=mode)
+            ecc = nandsim.ecc_sweep(s, pages=pages, block=2) if pages else []
+            dec = s.r("ECC_DEC")
+            s.close()
+        return ecc, dec
+    if kind == "seq":
+        _, mode, channels, pages = point
+        return nand.run_seq([(mode, True)], channels, pages)
+    _, part, channels, pages = point
+    return nand.soc_rows(part, channels, pages)
+
+
+def nand_name(point: tuple) -> str:
+    from lsmc.sim import nandsim
+
+    kind = point[0]
+    if kind in ("sdr", "nvddr", "seq"):
+        return f"{kind} {nandsim.label(point[1], kind != 'sdr')}"
+    if kind == "ecc":
+        return "ECC sweep"
+    return f"full SoC {point[1] or 'mt29f4g08abada'}, {point[2] or 'every'} channel(s)"
+
+
+def nand_report(address, modes, pages: int, ecc_pages: int, channels: int, seq_pages: int, soc_pages: int):
+    """lsmc.report.nand's measurements as tasks (a timing mode each, the ECC sweep, each full-SoC run):
+    (rows, ecc, dec, seq, soc, notes, exit status) in the serial run's order; notes name failed or
+    unfinished tasks (status 1, or 130 after Ctrl-C)."""
+    from lsmc.report import nand
+
+    sdr = [m for m, d in modes if not d]
+    nvddr = [m for m, d in modes if d]
+    points = [("sdr", m, pages) for m in sdr] + [("nvddr", m, pages) for m in nvddr]
+    points.append(("ecc", sdr[-1] if sdr else None, ecc_pages))
+    points += [("seq", m, channels, seq_pages) for m in nvddr] if seq_pages else []
+    points += [("soc", part, ch, soc_pages) for part, ch in nand.soc_points(soc_pages)]
+    status = 0
+    try:
+        with connect(address) as client:
+            outcomes = run(client, nand_task, points, label="nand-report")
+    except Interrupted as e:
+        outcomes, status = e.outcomes, 130
+    got = {o.point: o for o in outcomes}
+    rows, seq, soc, ecc, dec = [], [], [], [], 0
+    for p in points:
+        o = got.get(p)
+        if o is None or not o.ok:
+            continue
+        if p[0] in ("sdr", "nvddr"):
+            rows += o.value
+        elif p[0] == "ecc":
+            ecc, dec = o.value
+        elif p[0] == "seq":
+            seq += o.value
+        else:
+            soc += o.value
+    notes = failures_text(outcomes, nand_name)
+    if status == 130:
+        notes += f"\nInterrupted: {len(outcomes)} of {len(points)} tasks finished; the others are not in this report.\n"
+    elif notes:
+        status = 1
+    return rows, ecc, dec, seq, soc, notes, status
+
+
+def _bench_mode(point: tuple) -> list:
+    """("bench", mode, ops) -> lsmc.report.leveldb_bench.mode_phases of the mode (its phases in order: each
+    reads the database the one before left, on this worker's disk)."""
+    from lsmc.report import leveldb_bench
+
+    _leveldb_built()
+    _, mode, ops = point
+    return leveldb_bench.mode_phases(mode, ops)
+
+
+def leveldb_bench(address, ops: int) -> list:
+    """`leveldb bench`'s modes as timed tasks (their wall time is the measurement: one at a time on a
+    machine, nothing beside it); the phases in the serial order. A failed mode is a ClusterError after
+    its retry (a report without one of its modes would compare nothing)."""
+    from lsmc.report import leveldb_bench
+
+    points = [("bench", m, ops) for m in leveldb_bench.MODES]
+    try:
+        with connect(address) as client:
+            outcomes = run(client, _bench_mode, points, timed=True, label="leveldb bench")
+    except Interrupted as e:
+        raise ClusterError(f"interrupted: {len(e.outcomes)} of {len(points)} modes had finished; the report "
+                           "compares all three, so none is written") from None
+    bad = [o for o in outcomes if not o.ok]
+    if bad:
+        raise ClusterError("; ".join(f"db_bench mode {o.point[1]} failed: {o.error}" for o in bad))
+    return [p for o in outcomes for p in o.value]
