@@ -353,9 +353,9 @@ def test_compaction_drop_rules_by_hand(model, check, tmp_path):
     newest = [[(ikey(a, 30), b"a30"), (ikey(b, 31, 0), b""), (ikey(c, 32, 0), b""), (ikey(d, 33), b"d33")]]
     older = [[(ikey(a, 20), b"a20"), (ikey(b, 21), b"b21"), (ikey(c, 22), b"c22"), (ikey(d, 5), b"d5")]]
     oldest = [[(ikey(a, 10), b"a10"), (ikey(d, 4), b"d4")]]
-    # snapshot 25: a20 stays visible to the snapshot, a10 is hidden by a20 (20 <= 25); b's deletion
-    # (31 > 25) stays; c's deletion is above the snapshot too; d5 is hidden by d33? no: 33 > 25, so d5
-    # stays, d4 is hidden by d5.
+    # snapshot 25: a20 is what the snapshot sees, so it stays; a10 is hidden by a20 (20 <= 25). The
+    # deletions of b and c are newer than the snapshot: they and the values under them stay. d5 is
+    # under d33 (33 > 25): it stays; d4 is hidden by d5 (5 <= 25).
     deeper = [[(b"b", b"bz")]]
     expected, res = _check_job(model, check, tmp_path, [newest, older, oldest], snapshot=25, deeper=deeper)
     assert [e for e in expected if e != "STOP"] == [
@@ -467,7 +467,7 @@ def test_named_errors(model_asan, check, tmp_path):
         job.write_text(json.dumps(s))
         return _error(run_model(model_asan, job, tmp_path / "out"))
 
-    assert attempt(good[:-1] + b"\x00") == ("BAD_MAGIC", str(table), len(good) - 9)
+    assert attempt(good[:-1] + b"\x00") == ("BAD_MAGIC", str(table), len(good) - 8)
     assert attempt(good[:20])[0] == "TRUNCATED"
     assert attempt(bytes([good[0] ^ 1]) + good[1:]) == ("BAD_CRC", str(table), 0)
     # the first entry's key-length varint (byte 1) made to run on for 5 bytes

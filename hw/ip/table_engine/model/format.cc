@@ -46,9 +46,9 @@ std::string_view ReadBlock(const TableImage& t, const BlockHandle& h, bool verif
                            BlockReadStats* stats) {
   const uint64_t n = t.bytes.size();
   if (h.offset > n || h.size > n - h.offset || kTrailerBytes > n - h.offset - h.size)
-    throw EngineError(ErrorCode::kTruncated, t.name, h.offset,
-                      "block of " + std::to_string(h.size) + " bytes + trailer runs past the end of the file (" +
-                          std::to_string(n) + " bytes)");
+    throw EngineError(ErrorCode::kTruncated, t.name, h.offset < n ? h.offset : n,
+                      "block at " + std::to_string(h.offset) + " of " + std::to_string(h.size) +
+                          " bytes + trailer runs past the end of the file (" + std::to_string(n) + " bytes)");
   if (h.size > kMaxBlockBytes)
     throw EngineError(ErrorCode::kBadBlock, t.name, h.offset,
                       "block of " + std::to_string(h.size) + " bytes exceeds the engine's block buffer (" +

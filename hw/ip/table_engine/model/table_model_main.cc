@@ -36,6 +36,7 @@ void WriteFile(const std::string& path, const std::string& bytes) {
 // error leaves OUT_DIR as it was.
 void Publish(const std::string& dir, const CompactionResult& r) {
   std::vector<std::pair<std::string, std::string>> files;  // temporary -> final
+  size_t renamed = 0;
   try {
     for (const auto& t : r.tables) {
       files.emplace_back(dir + "/." + t.file + ".tmp", dir + "/" + t.file);
@@ -43,14 +44,12 @@ void Publish(const std::string& dir, const CompactionResult& r) {
     }
     files.emplace_back(dir + "/.result.json.tmp", dir + "/result.json");
     WriteFile(files.back().first, ResultJson(r));
-    for (size_t i = 0; i < files.size(); i++)
-      if (std::rename(files[i].first.c_str(), files[i].second.c_str()) != 0)
-        throw EngineError(ErrorCode::kBadJob, files[i].second, 0, std::string("cannot rename: ") + std::strerror(errno));
+    for (; renamed < files.size(); renamed++)
+      if (std::rename(files[renamed].first.c_str(), files[renamed].second.c_str()) != 0)
+        throw EngineError(ErrorCode::kBadJob, files[renamed].second, 0,
+                          std::string("cannot rename: ") + std::strerror(errno));
   } catch (...) {
-    for (const auto& f : files) {
-      std::remove(f.first.c_str());
-      std::remove(f.second.c_str());
-    }
+    for (size_t i = 0; i < files.size(); i++) std::remove((i < renamed ? files[i].second : files[i].first).c_str());
     throw;
   }
 }

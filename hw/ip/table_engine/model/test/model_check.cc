@@ -168,9 +168,9 @@ int LevelDbSplit(const std::string& prefix, const Opts& o) {
     std::string k = Unhex(line.substr(0, sp)), v = Unhex(line.substr(sp + 1));
     if (!b) {
       leveldb::WritableFile* f;
-      char name[64];
-      std::snprintf(name, sizeof name, "%s%06d.ldb", prefix.c_str(), n++);
-      if (!env->NewWritableFile(name, &f).ok()) return 1;
+      char num[16];
+      std::snprintf(num, sizeof num, "%06d.ldb", n++);
+      if (!env->NewWritableFile(prefix + num, &f).ok()) return 1;
       file.reset(f);
       b.reset(new leveldb::TableBuilder(opt, file.get()));
     }
