@@ -1,0 +1,143 @@
+#include "compaction.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "internal_key.h"
+#include "merger.h"
+
+namespace table_engine {
+
+std::string TableFileName(uint64_t number) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%06llu.ldb", static_cast<unsigned long long>(number));
+  return b;
+}
+
+namespace {
+
+// Compaction::IsBaseLevelForKey: no file of a deeper level holds the user key in its range. Keys
+// arrive in order, so each level's file pointer only moves forward.
+class BaseLevelCheck {
+ public:
+  explicit BaseLevelCheck(const std::vector<std::vector<KeyRange>>& levels) : levels_(levels), ptr_(levels.size()) {}
+  bool IsBase(std::string_view user_key) {
+    for (size_t l = 0; l < levels_.size(); l++) {
+      const auto& files = levels_[l];
+      while (ptr_[l] < files.size()) {
+        const KeyRange& f = files[ptr_[l]];
+        if (CompareBytes(user_key, f.largest) <= 0) {
+          if (CompareBytes(user_key, f.smallest) >= 0) return false;
+          break;
+        }
+        ptr_[l]++;
+      }
+    }
+    return true;
+  }
+
+ private:
+  const std::vector<std::vector<KeyRange>>& levels_;
+  std::vector<size_t> ptr_;
+};
+
+// Compaction::ShouldStopBefore: the bytes of grandparent files passed since the current output
+// began; over 10 x max_file_size, a new output starts before this key. Sees every key, kept or not.
+class GrandparentCheck {
+ public:
+  GrandparentCheck(const std::vector<Grandparent>& gp, uint64_t max_file_size)
+      : gp_(gp), limit_(10 * max_file_size) {}
+  bool StopBefore(std::string_view ikey) {
+    while (idx_ < gp_.size() && CompareInternal(ikey, gp_[idx_].largest) > 0) {
+      if (seen_key_) overlapped_ += gp_[idx_].size;
+      idx_++;
+    }
+    seen_key_ = true;
+    if (overlapped_ > limit_) {
+      overlapped_ = 0;
+      return true;
+    }
+    return false;
+  }
+
+ private:
+  const std::vector<Grandparent>& gp_;
+  uint64_t limit_, overlapped_ = 0;
+  size_t idx_ = 0;
+  bool seen_key_ = false;
+};
+
+}  // namespace
+
+CompactionResult RunCompaction(const CompactionSpec& spec) {
+  CompactionResult res;
+  std::vector<std::unique_ptr<RunReader>> runs;
+  for (const auto& run : spec.runs) {
+    for (const auto& t : run) res.bytes_in += t.bytes.size();
+    runs.push_back(std::make_unique<RunReader>(run, spec.verify_checksums, &res.read));
+  }
+  Merger merger(std::move(runs));
+  BaseLevelCheck base(spec.deeper_levels);
+  GrandparentCheck grandparents(spec.grandparents, spec.max_file_size);
+
+  std::unique_ptr<TableWriter> writer;
+  OutputTable cur;
+  auto close_output = [&]() {
+    cur.bytes = writer->Finish();
+    cur.entries = writer->entries();
+    res.bytes_out += cur.bytes.size();
+    res.tables.push_back(std::move(cur));
+    cur = OutputTable();
+    writer.reset();
+  };
+
+  std::string current_user_key;
+  bool has_current = false;
+  uint64_t last_sequence = kMaxSequence;  // "no newer entry" (LevelDB uses kMaxSequenceNumber too)
+  for (; merger.Valid(); merger.Next()) {
+    std::string_view key = merger.key();
+    res.entries_in++;
+    if (grandparents.StopBefore(key) && writer) close_output();
+
+    bool drop = false;
+    uint64_t tag = Tag(key);
+    uint8_t type = uint8_t(tag & 0xff);
+    uint64_t sequence = tag >> 8;
+    if (type > kTypeValue) {
+      // A key whose type does not parse is kept, and hides nothing after it.
+      has_current = false;
+      last_sequence = kMaxSequence;
+    } else {
+      std::string_view user = UserKey(key);
+      if (!has_current || CompareBytes(user, current_user_key) != 0) {
+        current_user_key.assign(user);
+        has_current = true;
+        last_sequence = kMaxSequence;
+      }
+      if (last_sequence <= spec.smallest_snapshot) {
+        drop = true;  // a newer entry of this user key is visible to every snapshot
+      } else if (type == kTypeDeletion && sequence <= spec.smallest_snapshot && base.IsBase(user)) {
+        drop = true;  // no deeper level holds the key: the marker has nothing left to delete
+      }
+      last_sequence = sequence;
+    }
+    if (drop) continue;
+
+    if (!writer) {
+      cur.number = spec.first_file_number + res.tables.size();
+      cur.file = TableFileName(cur.number);
+      writer = std::make_unique<TableWriter>(spec.writer, cur.file, &res.write);
+    }
+    if (writer->entries() == 0) cur.smallest.assign(key);
+    cur.largest.assign(key);
+    writer->Add(key, merger.value());
+    res.entries_out++;
+    if (writer->FileSize() >= spec.max_file_size) close_output();
+  }
+  if (writer) close_output();
+  res.dropped = res.entries_in - res.entries_out;
+  res.merge_key_beats = merger.key_beats();
+  return res;
+}
+
+}  // namespace table_engine

@@ -1,0 +1,33 @@
+// The table engine's fixed sizes: buffers the RTL has and the model enforces, so a job the model
+// accepts is one the hardware can run. lsmc.build.table_model reads these lines (one fact, one place).
+#ifndef TABLE_ENGINE_LIMITS_H
+#define TABLE_ENGINE_LIMITS_H
+
+#include <cstddef>
+#include <cstdint>
+
+namespace table_engine {
+
+// Longest user key an entry may carry: the merge ways' key registers and the block builder's
+// last-key buffer hold this many bytes plus the 8-byte tag.
+constexpr size_t kMaxUserKeyBytes = 1024;
+constexpr size_t kMaxInternalKeyBytes = kMaxUserKeyBytes + 8;
+
+// Largest block (on disk or decompressed) the block buffer in DDR takes: a LevelDB block is about
+// block_size plus one entry, so this bounds the value length too.
+constexpr size_t kMaxBlockBytes = 4u << 20;
+
+// Default capacity of one output table's buffer in DDR (the host may give another per job).
+constexpr uint64_t kDefaultOutputBufferBytes = 64ull << 20;
+
+// Snappy compressor: one hash table of 2^kSnappyHashBits 16-bit positions, reset per fragment of
+// kSnappyFragmentBytes (LevelDB's blocks are ~4 KiB, one fragment).
+constexpr int kSnappyHashBits = 12;
+constexpr size_t kSnappyFragmentBytes = 1u << 16;
+
+// Merge ways of one unit (runs beyond them cascade through temporary tables in DDR).
+constexpr int kDefaultWays = 8;
+
+}  // namespace table_engine
+
+#endif

@@ -1,0 +1,165 @@
+#include "snappy_codec.h"
+
+#include <cstring>
+#include <vector>
+
+#include "coding.h"
+#include "limits.h"
+
+namespace table_engine {
+namespace snappy_codec {
+namespace {
+
+constexpr size_t kHashSize = size_t(1) << kSnappyHashBits;
+
+inline uint32_t Hash4(const uint8_t* p) {
+  uint32_t w = LoadFixed32(p);
+  return (w * 0x1e35a7bdu) >> (32 - kSnappyHashBits);
+}
+
+void EmitLiteral(const uint8_t* p, size_t n, std::string* out, Stats* st) {
+  if (n == 0) return;
+  size_t v = n - 1;
+  if (v < 60) {
+    out->push_back(char(v << 2));
+  } else {
+    int bytes = v < (1u << 8) ? 1 : v < (1u << 16) ? 2 : v < (1u << 24) ? 3 : 4;
+    out->push_back(char((59 + bytes) << 2));
+    for (int i = 0; i < bytes; i++) out->push_back(char(v >> (8 * i)));
+  }
+  out->append(reinterpret_cast<const char*>(p), n);
+  if (st) {
+    st->literal_bytes += n;
+    st->elements++;
+  }
+}
+
+// One copy element of 4..64 bytes: the 2-byte form (offset < 2^11, length 4..11) when it fits.
+void EmitCopyElement(size_t offset, size_t len, std::string* out) {
+  if (len <= 11 && offset < 2048) {
+    out->push_back(char(1 | ((len - 4) << 2) | ((offset >> 8) << 5)));
+    out->push_back(char(offset & 0xff));
+  } else {
+    out->push_back(char(2 | ((len - 1) << 2)));
+    out->push_back(char(offset & 0xff));
+    out->push_back(char(offset >> 8));
+  }
+}
+
+void EmitCopy(size_t offset, size_t len, std::string* out, Stats* st) {
+  // Split long matches so that no piece is shorter than 4 bytes (the 1-byte-offset form's minimum).
+  while (len >= 68) {
+    EmitCopyElement(offset, 64, out);
+    len -= 64;
+    if (st) st->elements++;
+  }
+  if (len > 64) {
+    EmitCopyElement(offset, 60, out);
+    len -= 60;
+    if (st) st->elements++;
+  }
+  EmitCopyElement(offset, len, out);
+  if (st) {
+    st->elements++;
+    st->copies++;
+  }
+}
+
+void CompressFragment(const uint8_t* base, size_t n, uint32_t* table, std::string* out, Stats* st) {
+  // table holds position + 1 (0 = empty): the RTL keeps a valid bit per entry instead.
+  std::memset(table, 0, kHashSize * sizeof(uint32_t));
+  size_t pos = 0, lit = 0;
+  while (pos + 4 <= n) {
+    uint32_t h = Hash4(base + pos);
+    uint32_t cand = table[h];
+    table[h] = uint32_t(pos + 1);
+    if (cand != 0 && std::memcmp(base + cand - 1, base + pos, 4) == 0) {
+      size_t from = cand - 1, len = 4;
+      while (pos + len < n && base[from + len] == base[pos + len]) len++;
+      EmitLiteral(base + lit, pos - lit, out, st);
+      EmitCopy(pos - from, len, out, st);
+      pos += len;
+      lit = pos;
+      // Remember where the match ended so that a repeat of what follows it is found.
+      if (pos >= 1 && pos - 1 + 4 <= n) table[Hash4(base + pos - 1)] = uint32_t(pos);
+    } else {
+      pos++;
+    }
+  }
+  EmitLiteral(base + lit, n - lit, out, st);
+}
+
+}  // namespace
+
+void Compress(const uint8_t* data, size_t n, std::string* out, Stats* stats) {
+  AppendVarint32(out, uint32_t(n));
+  std::vector<uint32_t> table(kHashSize);
+  for (size_t off = 0; off < n; off += kSnappyFragmentBytes) {
+    size_t len = n - off < kSnappyFragmentBytes ? n - off : kSnappyFragmentBytes;
+    CompressFragment(data + off, len, table.data(), out, stats);
+  }
+}
+
+bool Decompress(const uint8_t* src, size_t n, size_t max_len, std::string* out, size_t* error_pos,
+                const char** why, Stats* stats) {
+  const uint8_t* p = src;
+  const uint8_t* end = src + n;
+  uint32_t want;
+  const uint8_t* q = ParseVarint32(p, end, &want);
+  auto fail = [&](const uint8_t* at, const char* msg) {
+    *error_pos = size_t(at - src);
+    *why = msg;
+    return false;
+  };
+  if (q == nullptr) return fail(p, "uncompressed length varint does not end");
+  if (want > max_len) return fail(p, "uncompressed length exceeds the block buffer");
+  out->assign(want, '\0');
+  uint8_t* o = reinterpret_cast<uint8_t*>(out->data());
+  size_t made = 0;
+  p = q;
+  while (p < end) {
+    const uint8_t* elem = p;
+    uint8_t tag = *p++;
+    size_t len, offset = 0;
+    if ((tag & 3) == 0) {
+      len = tag >> 2;
+      if (len >= 60) {
+        size_t bytes = len - 59;
+        if (size_t(end - p) < bytes) return fail(elem, "literal length runs past the stream");
+        len = 0;
+        for (size_t i = 0; i < bytes; i++) len |= size_t(p[i]) << (8 * i);
+        p += bytes;
+      }
+      len += 1;
+      if (size_t(end - p) < len) return fail(elem, "literal runs past the stream");
+      if (want - made < len) return fail(elem, "literal overruns the declared length");
+      std::memcpy(o + made, p, len);
+      p += len;
+      made += len;
+      if (stats) stats->literal_bytes += len;
+    } else {
+      size_t extra = (tag & 3) == 1 ? 1 : (tag & 3) == 2 ? 2 : 4;
+      if (size_t(end - p) < extra) return fail(elem, "copy offset runs past the stream");
+      if ((tag & 3) == 1) {
+        len = ((tag >> 2) & 7) + 4;
+        offset = (size_t(tag >> 5) << 8) | p[0];
+      } else {
+        len = (tag >> 2) + 1;
+        for (size_t i = 0; i < extra; i++) offset |= size_t(p[i]) << (8 * i);
+      }
+      p += extra;
+      if (offset == 0 || offset > made) return fail(elem, "copy offset outside the bytes produced");
+      if (want - made < len) return fail(elem, "copy overruns the declared length");
+      // Byte by byte: an offset shorter than the length repeats a pattern.
+      for (size_t i = 0; i < len; i++) o[made + i] = o[made + i - offset];
+      made += len;
+      if (stats) stats->copies++;
+    }
+    if (stats) stats->elements++;
+  }
+  if (made != want) return fail(end, "stream ends before the declared length");
+  return true;
+}
+
+}  // namespace snappy_codec
+}  // namespace table_engine

@@ -1,0 +1,130 @@
+// table_model JOB.json OUT_DIR [--ways K] [--output-buffer BYTES] [--stats] [--limits]
+// Runs one table job on the model: the output tables and result.json into OUT_DIR, last stdout line
+// "cycles=C bytes_in=N bytes_out=N tables_out=T". On any error: one line
+// "error=CODE table=PATH offset=N message" on stderr, exit 1, and nothing left in OUT_DIR.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "compaction.h"
+#include "cycle_model.h"
+#include "error.h"
+#include "job.h"
+#include "limits.h"
+
+using namespace table_engine;
+
+namespace {
+
+const char* kUsage =
+    "usage: table_model JOB.json OUT_DIR [--ways 2|4|8] [--output-buffer BYTES] [--stats]\n"
+    "       table_model --limits\n";
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  bool ok = f != nullptr && std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  if (f != nullptr && std::fclose(f) != 0) ok = false;
+  if (!ok) throw EngineError(ErrorCode::kBadJob, path, 0, std::string("cannot write: ") + std::strerror(errno));
+}
+
+// Every file lands under a temporary name first and is renamed only when all are written, so an
+// error leaves OUT_DIR as it was.
+void Publish(const std::string& dir, const CompactionResult& r) {
+  std::vector<std::pair<std::string, std::string>> files;  // temporary -> final
+  size_t renamed = 0;
+  try {
+    for (const auto& t : r.tables) {
+      files.emplace_back(dir + "/." + t.file + ".tmp", dir + "/" + t.file);
+      WriteFile(files.back().first, t.bytes);
+    }
+    files.emplace_back(dir + "/.result.json.tmp", dir + "/result.json");
+    WriteFile(files.back().first, ResultJson(r));
+    for (; renamed < files.size(); renamed++)
+      if (std::rename(files[renamed].first.c_str(), files[renamed].second.c_str()) != 0)
+        throw EngineError(ErrorCode::kBadJob, files[renamed].second, 0,
+                          std::string("cannot rename: ") + std::strerror(errno));
+  } catch (...) {
+    for (size_t i = 0; i < files.size(); i++) std::remove((i < renamed ? files[i].second : files[i].first).c_str());
+    throw;
+  }
+}
+
+bool ParseUint(const char* s, uint64_t* v) {
+  if (*s == '\0') return false;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long x = std::strtoull(s, &end, 10);
+  if (errno != 0 || *end != '\0' || s[0] == '-') return false;
+  *v = x;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> pos;
+  int ways = kDefaultWays;
+  uint64_t buffer = kDefaultOutputBufferBytes;
+  bool stats = false;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    uint64_t v = 0;
+    if (a == "--limits") {
+      std::printf("max_user_key_bytes=%zu max_block_bytes=%zu output_buffer_bytes=%llu ways=%d\n", kMaxUserKeyBytes,
+                  kMaxBlockBytes, static_cast<unsigned long long>(kDefaultOutputBufferBytes), kDefaultWays);
+      return 0;
+    } else if (a == "--stats") {
+      stats = true;
+    } else if (a == "--ways" && i + 1 < argc && ParseUint(argv[i + 1], &v) && (v == 2 || v == 4 || v == 8)) {
+      ways = int(v);
+      i++;
+    } else if (a == "--output-buffer" && i + 1 < argc && ParseUint(argv[i + 1], &v) && v > 0) {
+      buffer = v;
+      i++;
+    } else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "table_model: bad option %s\n%s", a.c_str(), kUsage);
+      return 2;
+    } else {
+      pos.push_back(a);
+    }
+  }
+  if (pos.size() != 2) {
+    std::fprintf(stderr, "%s", kUsage);
+    return 2;
+  }
+  const std::string& out_dir = pos[1];
+  try {
+    LoadedJob job = LoadJob(pos[0], buffer);
+    CompactionResult r = RunCompaction(job.spec);
+    struct stat st;
+    if (stat(out_dir.c_str(), &st) != 0) {
+      if (mkdir(out_dir.c_str(), 0777) != 0)
+        throw EngineError(ErrorCode::kBadJob, out_dir, 0, std::string("cannot make the output folder: ") + std::strerror(errno));
+    } else if (!S_ISDIR(st.st_mode)) {
+      throw EngineError(ErrorCode::kBadJob, out_dir, 0, "output path is not a folder");
+    }
+    Publish(out_dir, r);
+    cycle_model::Estimate e = cycle_model::EstimateJob(r, job.spec.runs.size(), job.tables_in, ways,
+                                                       job.spec.verify_checksums);
+    if (stats) {
+      for (const auto& s : e.stages) std::printf("stage %s=%llu\n", s.first.c_str(), static_cast<unsigned long long>(s.second));
+      std::printf("pipeline=%llu overhead=%llu cascade=%llu passes=%llu (cycle estimate UNCALIBRATED)\n",
+                  static_cast<unsigned long long>(e.pipeline), static_cast<unsigned long long>(e.overhead),
+                  static_cast<unsigned long long>(e.cascade), static_cast<unsigned long long>(e.passes));
+    }
+    std::printf("cycles=%llu bytes_in=%llu bytes_out=%llu tables_out=%zu\n", static_cast<unsigned long long>(e.total),
+                static_cast<unsigned long long>(r.bytes_in), static_cast<unsigned long long>(r.bytes_out),
+                r.tables.size());
+    return 0;
+  } catch (const EngineError& e) {
+    std::fprintf(stderr, "%s\n", e.Line().c_str());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "error=BAD_JOB table=%s offset=0 out of memory\n", pos[0].c_str());
+  }
+  return 1;
+}

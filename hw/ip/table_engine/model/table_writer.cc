@@ -1,0 +1,100 @@
+#include "table_writer.h"
+
+#include "coding.h"
+#include "crc32c.h"
+#include "error.h"
+#include "internal_key.h"
+#include "snappy_codec.h"
+
+namespace table_engine {
+
+TableWriter::TableWriter(const WriterOptions& opt, std::string name, WriteStats* stats)
+    : opt_(opt), name_(std::move(name)), stats_(stats), data_(opt.restart_interval), index_(1) {
+  if (opt_.bloom_bits_per_key > 0) filter_ = std::make_unique<FilterBlockBuilder>(opt_.bloom_bits_per_key);
+}
+
+void TableWriter::Append(std::string_view bytes) {
+  if (bytes.size() > opt_.buffer_bytes - out_.size())
+    throw EngineError(ErrorCode::kOutputFull, name_, out_.size(),
+                      "output table would pass its buffer of " + std::to_string(opt_.buffer_bytes) + " bytes");
+  out_.append(bytes);
+}
+
+void TableWriter::Add(std::string_view key, std::string_view value) {
+  if (pending_index_) {
+    ShortestSeparator(&last_key_, key);
+    std::string h;
+    pending_.AppendTo(&h);
+    index_.Add(last_key_, h);
+    pending_index_ = false;
+  }
+  if (filter_) filter_->AddKey(UserKey(key));
+  last_key_.assign(key);
+  entries_++;
+  data_.Add(key, value);
+  stats_->entries++;
+  stats_->key_bytes += key.size();
+  stats_->value_bytes += value.size();
+  if (data_.SizeEstimate() >= opt_.block_size) Flush();
+}
+
+void TableWriter::Flush() {
+  if (data_.empty()) return;
+  pending_ = WriteBlock(data_.Finish(), true);
+  data_.Reset();
+  pending_index_ = true;
+  if (filter_) filter_->StartBlock(out_.size());
+}
+
+BlockHandle TableWriter::WriteBlock(const std::string& raw, bool may_compress) {
+  std::string_view contents = raw;
+  uint8_t type = kRawBlock;
+  stats_->blocks++;
+  stats_->raw_bytes += raw.size();
+  if (may_compress && opt_.snappy) {
+    compressed_.clear();
+    snappy_codec::Compress(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), &compressed_);
+    stats_->compressor_in += raw.size();
+    stats_->compressor_out += compressed_.size();
+    if (compressed_.size() < raw.size() - raw.size() / 8) {
+      contents = compressed_;
+      type = kSnappyBlock;
+      stats_->snappy_kept++;
+    }
+  }
+  BlockHandle h{out_.size(), contents.size()};
+  char trailer[kTrailerBytes];
+  trailer[0] = char(type);
+  uint32_t crc = crc32c::Extend(crc32c::Value(reinterpret_cast<const uint8_t*>(contents.data()), contents.size()),
+                                &type, 1);
+  uint32_t m = crc32c::Mask(crc);
+  for (int i = 0; i < 4; i++) trailer[1 + i] = char(m >> (8 * i));
+  Append(contents);
+  Append(std::string_view(trailer, kTrailerBytes));
+  return h;
+}
+
+std::string TableWriter::Finish() {
+  Flush();
+  BlockHandle filter_handle, meta_handle, index_handle;
+  if (filter_) filter_handle = WriteBlock(filter_->Finish(), false);
+  BlockBuilder meta(opt_.restart_interval);
+  if (filter_) {
+    std::string h;
+    filter_handle.AppendTo(&h);
+    meta.Add(std::string("filter.") + kBloomPolicyName, h);
+  }
+  meta_handle = WriteBlock(meta.Finish(), true);
+  if (pending_index_) {
+    ShortSuccessor(&last_key_);
+    std::string h;
+    pending_.AppendTo(&h);
+    index_.Add(last_key_, h);
+    pending_index_ = false;
+  }
+  index_handle = WriteBlock(index_.Finish(), true);
+  Append(EncodeFooter(meta_handle, index_handle));
+  return std::move(out_);
+}
+
+}  // namespace table_engine

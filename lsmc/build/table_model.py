@@ -1,0 +1,73 @@
+"""Builds of the table engine's C++ model (hw/ip/table_engine/model): the `table_model` CLI that runs
+a table job (the `model` back end of `lsmc tables compact`), its sanitizer build for the malformed-
+input tests, and the test driver `model_check` that links Debian's libleveldb and libsnappy (tests
+only). Each lands under build/table_engine/ and is rebuilt only when a source changes."""
+from __future__ import annotations
+
+import fcntl
+import re
+import sys
+from pathlib import Path
+
+from lsmc.build import _hash_paths, _up_to_date, run
+from lsmc.paths import BUILD, ROOT
+
+MODEL = ROOT / "hw" / "ip" / "table_engine" / "model"
+OUT = BUILD / "table_engine"
+CXXFLAGS = ["-std=c++17", "-Wall", "-Wextra"]
+SANITIZE = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
+            "-fno-omit-frame-pointer"]
+
+
+def _sources() -> list[Path]:
+    return sorted(p for p in MODEL.glob("*.cc") if p.name != "table_model_main.cc")
+
+
+def _build(name: str, main: Path, flags: list[str], libs: list[str]) -> Path:
+    exe = OUT / name
+    inputs = [*_sources(), main, *MODEL.glob("*.h")]
+    digest = _hash_paths(inputs, extra=(tuple(flags), tuple(libs)))
+    stamp = OUT / f".{name}.stamp"
+    if exe.exists() and _up_to_date(stamp, digest):
+        return exe
+    OUT.mkdir(parents=True, exist_ok=True)
+    with open(OUT / f".{name}.lock", "w") as lock:  # one build at a time; the winner's serves all
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if exe.exists() and _up_to_date(stamp, digest):
+            return exe
+        print(f"table_model: building {exe.relative_to(ROOT)}", file=sys.stderr)
+        tmp = exe.with_name(exe.name + ".tmp")
+        run(["g++", *CXXFLAGS, *flags, "-I", MODEL, "-o", tmp, *_sources(), main, *libs])
+        tmp.replace(exe)
+        stamp.write_text(digest)
+    return exe
+
+
+def build_table_model(sanitize: bool = False) -> Path:
+    """The `table_model JOB.json OUT_DIR` executable (-O2; with `sanitize`, ASan + UBSan at -O1)."""
+    return _build("table_model_asan" if sanitize else "table_model", MODEL / "table_model_main.cc",
+                  SANITIZE if sanitize else ["-O2"], ["-ljson-c"])
+
+
+def build_model_check() -> Path:
+    """The test driver (ASan + UBSan) against Debian's libleveldb and libsnappy."""
+    return _build("model_check", MODEL / "test" / "model_check.cc", SANITIZE,
+                  ["-ljson-c", "-lleveldb", "-lsnappy"])
+
+
+def limits() -> dict[str, int]:
+    """The engine's fixed sizes (limits.h): kMaxUserKeyBytes -> max_user_key_bytes, ..."""
+    text = (MODEL / "limits.h").read_text()
+    out = {}
+    for name, expr in re.findall(r"constexpr \w+ k(\w+) = ([^;]+);", text):
+        m = re.fullmatch(r"(\d+)u?(?:ll)?(?: << (\d+))?|(\d+)u? << (\d+)", expr.strip())
+        if not m:
+            continue
+        base, shift = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+        out[snake] = int(base) << int(shift or 0)
+    return out
+
+
+if __name__ == "__main__":  # python3 -m lsmc.build.table_model: build the CLI, print its path
+    print(build_table_model())
