@@ -17,7 +17,7 @@ COMMANDS = {
     "report": ("lsmc.report.compare", "IP against LevelDB, the VexRiscv and a host C merge"),
     "nand-report": ("lsmc.report.nand", "NAND controller throughput per ONFI timing mode"),
     "demo": ("lsmc.report.demo", "the full SoC in Verilator: Table III reproduction, NAND storage flow"),
-    "fpga": ("lsmc.fpga", "open ECP5 flow: ECPIX-5 bitstream and IP-alone Fmax (results/fpga.md, docs/boards.md)"),
+    "fpga": ("lsmc.fpga.cli", "open ECP5 flow: ECPIX-5 bitstream and IP-alone Fmax (results/fpga.md, docs/boards.md)"),
     "console": ("lsmc.console", "interactive terminal on the firmware console: --port URL (docs/console.md)"),
     "leveldb": ("lsmc.leveldb", "LevelDB 1.23 with compactions on the IP: its own tests, db_bench (docs/leveldb.md)"),
     "board-report": ("lsmc.board_report", "run `bench` on the console at --port URL: results/table3.md/.csv"),

@@ -96,11 +96,11 @@ def _onfi(interface: str) -> str:
 
 
 def _fpga(what: str) -> str:
-    from lsmc import fpga
+    from lsmc.fpga import blocks, resources
     if what == "resources":
-        return fpga.resources_markdown(fpga.read_resources())
+        return resources.resources_markdown(resources.read_resources())
     if what == "blocks":
-        return fpga.blocks_markdown(fpga.read_blocks(), fpga.resource_row("ecpix5"))
+        return blocks.blocks_markdown(blocks.read_blocks(), resources.resource_row("ecpix5"))
     raise DocsError(f"unknown fpga table {what!r} (resources or blocks)")
 
 
