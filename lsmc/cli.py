@@ -21,7 +21,7 @@ COMMANDS = {
     "console": ("lsmc.console", "interactive terminal on the firmware console: --port URL (docs/console.md)"),
     "leveldb": ("lsmc.leveldb", "LevelDB 1.23 with compactions on the IP: its own tests, db_bench (docs/leveldb.md)"),
     "board-report": ("lsmc.board_report", "run `bench` on the console at --port URL: results/table3.md/.csv"),
-    "docs": ("lsmc.build.gendocs", "re-render the generated tables in docs/ (--check: report stale ones)"),
+    "docs": ("lsmc.gendocs", "re-render the generated tables in docs/ (--check: report stale ones)"),
 }
 
 

@@ -373,14 +373,8 @@ def tool_main(prog: str):
 
 
 # ------------------------------------------------------------------ options shared by several tools
-# Same spelling, same range, same message in every tool that has them.
-def add_group(ap: argparse.ArgumentParser) -> None:
-    from lsmc.model import kb16
-    ap.add_argument("--group", "-g", type=int_option(kb16.GROUP_MIN, kb16.GROUP_MAX), default=kb16.GROUP_DEFAULT,
-                    metavar="G", help=f"KB16 group size, {kb16.GROUP_MIN}..{kb16.GROUP_MAX} "
-                    f"(default {kb16.GROUP_DEFAULT})")
-
-
+# Same spelling, same range, same message in every tool that has them (the KB16 group: kb16_cli.add_group;
+# keys per job: workloads.sizes_option).
 def add_seed(ap: argparse.ArgumentParser, default: int, what: str = "workload generator") -> None:
     ap.add_argument("--seed", type=int_option(0, U32_MAX), default=default, metavar="N",
                     help=f"seed of the {what}, 0..{U32_MAX} (default {default})")
@@ -399,12 +393,6 @@ def add_stall(ap: argparse.ArgumentParser) -> None:
 def add_out_dir(ap: argparse.ArgumentParser, default, what: str) -> None:
     ap.add_argument("--out-dir", type=Path, default=Path(default), metavar="DIR",
                     help=f"folder for {what} (default {default}; made when missing)")
-
-
-def sizes_option():
-    """Keys per job, 2..MAX_KEYS (bench and report)."""
-    from lsmc.model import workloads
-    return int_list_option(2, workloads.MAX_KEYS)
 
 
 def add_width(ap: argparse.ArgumentParser, default: int = 128) -> None:

@@ -9,7 +9,8 @@ import re
 
 import pytest
 
-from lsmc.build import gendocs, onfi, regmap
+from lsmc import gendocs
+from lsmc.build import onfi, regmap
 from lsmc.paths import ROOT
 from lsmc.report import paper
 

@@ -654,9 +654,9 @@ def test_soc_job_vectors(soc_sim, tmp_path, case):
     soc, exe, elf = soc_sim
     c = {x["name"]: x for x in _cases()}[case]
     d = VECTORS / case
-    res = firmware.run_job(tmp_path, (d / "run0.kb16").read_bytes(), (d / "run1.kb16").read_bytes(), c["group"],
-                           elf=elf, merged=(d / "merged.kb16").read_bytes(), invalid=(d / "invalid.bin").read_bytes(),
-                           sim=dict(exe=exe, max_cycles=100_000_000))
+    res = soc.run_job(tmp_path, (d / "run0.kb16").read_bytes(), (d / "run1.kb16").read_bytes(), c["group"],
+                      elf=elf, merged=(d / "merged.kb16").read_bytes(), invalid=(d / "invalid.bin").read_bytes(),
+                      sim=dict(exe=exe, max_cycles=100_000_000))
     assert (res["exit"], res["status"]) == (0, 0), res["uart"][-3000:]
     assert res["out"] == (d / "merged.kb16").read_bytes() and res["inv"] == (d / "invalid.bin").read_bytes()
     assert res["enc_words"] * 4 == res["out_bytes"] and res["key0_words"] * 4 == len((d / "run0.kb16").read_bytes())
@@ -670,16 +670,16 @@ def test_soc_job_reports_mismatch_and_errors(soc_sim, tmp_path):
     g = {x["name"]: x for x in _cases()}["interleave"]["group"]
     wrong = bytearray(merged)
     wrong[4] ^= 1  # a wrong expectation must be caught
-    res = firmware.run_job(tmp_path / "a", r0, r1, g, elf=elf, merged=bytes(wrong),
-                           invalid=(d / "invalid.bin").read_bytes(), sim=sim)
+    res = soc.run_job(tmp_path / "a", r0, r1, g, elf=elf, merged=bytes(wrong),
+                      invalid=(d / "invalid.bin").read_bytes(), sim=sim)
     assert res["exit"] == 12 and res["status"] == 12 and "differs" in res["uart"]
     bad = (VECTORS / "malformed-not-increasing.kb16").read_bytes()
-    res = firmware.run_job(tmp_path / "b", kb16.encode([(b"a", 1)], 16), bad, 16, elf=elf,
-                           expect_error=(kb16.NOT_INCREASING, 1, 7), sim=sim)
+    res = soc.run_job(tmp_path / "b", kb16.encode([(b"a", 1)], 16), bad, 16, elf=elf,
+                      expect_error=(kb16.NOT_INCREASING, 1, 7), sim=sim)
     assert (res["exit"], res["status"], res["rc"]) == (0, 0, -1), res["uart"][-3000:]
     assert (res["err_code"], res["err_input"], res["err_index"]) == (8, 1, 7)
-    res = firmware.run_job(tmp_path / "c", r0, r1, g, elf=elf, merged=merged, invalid=(d / "invalid.bin").read_bytes(),
-                           out_buf=64, out_capacity=0xFFFFFFFF, sim=sim)  # DMA buffer too short
+    res = soc.run_job(tmp_path / "c", r0, r1, g, elf=elf, merged=merged, invalid=(d / "invalid.bin").read_bytes(),
+                      out_buf=64, out_capacity=0xFFFFFFFF, sim=sim)  # DMA buffer too short
     assert res["status"] == 11 and res["dma_code2"] == 2 and res["out_bytes"] <= 64
     assert "OVERFLOW" in res["uart"]
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from lsmc import build, cliutil
 from lsmc.build import firmware
-from lsmc.model import kb16, workloads
+from lsmc.model import kb16, kb16_cli, workloads
 from lsmc.paths import RESULTS
 from lsmc.report import baselines, paper, scaling
 from lsmc.report.plots import write_plots
@@ -507,14 +507,14 @@ SOC_CSV_LIMIT = 1 << 20  # bytes: a table3.csv holds a few rows
 @cliutil.tool_main("report")
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="report", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", type=cliutil.sizes_option(), nargs="+", metavar="KEYS",
+    ap.add_argument("--sizes", type=workloads.sizes_option(), nargs="+", metavar="KEYS",
                     help=f"keys per job, comma or space separated, 2..{workloads.MAX_KEYS} "
                     f"(default {','.join(map(str, DEFAULT_SIZES))}; --quick: {','.join(map(str, QUICK_SIZES))})")
     ap.add_argument("--quick", action="store_true", help="Table III sizes only, fewer repetitions")
     ap.add_argument("--kind", default="short", choices=workloads.KINDS)
     cliutil.add_overlap(ap, 0.25)
     cliutil.add_seed(ap, 1)
-    cliutil.add_group(ap)
+    kb16_cli.add_group(ap)
     cliutil.add_width(ap)
     ap.add_argument("--leveldb-reps", type=cliutil.int_option(1, 1000), metavar="N",
                     help="LevelDB repetitions per size, 1..1000 (default 9, --quick 3)")

@@ -251,16 +251,15 @@ def scaling_conditions(ddr: str) -> str:
 
 
 def run_scaling(args) -> int:
-    """The scaling sweep (lsmc.sim.scaling) and its report (lsmc.report.scaling)."""
+    """The scaling sweep and its report (lsmc.report.scaling, the simulations by lsmc.sim.scaling)."""
     from lsmc.report import scaling as report
-    from lsmc.sim import scaling
 
     t0 = time.time()
-    sizes = tuple(args.sizes) if args.sizes else scaling.SWEEP_SIZES
-    print(f"demo: scaling sweep: units {', '.join(map(str, scaling.SWEEP_CUS))} x ways "
-          f"{', '.join(map(str, scaling.SWEEP_WAYS))} x {', '.join(map(str, sizes))} entries, DDR {args.ddr} "
+    sizes = tuple(args.sizes) if args.sizes else report.SWEEP_SIZES
+    print(f"demo: scaling sweep: units {', '.join(map(str, report.SWEEP_CUS))} x ways "
+          f"{', '.join(map(str, report.SWEEP_WAYS))} x {', '.join(map(str, sizes))} entries, DDR {args.ddr} "
           "(one SoC build of 4 units per K; the first build takes many minutes)", flush=True)
-    rows = scaling.sweep(sizes=sizes, ddr=args.ddr, log=lambda s: print(s, flush=True))
+    rows = report.sweep(sizes=sizes, ddr=args.ddr, log=lambda s: print(s, flush=True))
     cond = scaling_conditions(args.ddr)
     # LevelDB 1.23 on the sweep's own keys: the speed-up column (a missing baseline build is a note, not a failure).
     from lsmc.report.baselines import BaselineError
@@ -274,7 +273,7 @@ def run_scaling(args) -> int:
     print("\n" + paths[1].read_text())
     print(f"demo: wrote {', '.join(str(p) for p in paths)}")
     # The full default sweep, every row PASS, refreshes the committed rows and the docs table (one run).
-    if ok and sizes == scaling.SWEEP_SIZES and args.ddr == "kcu105":
+    if ok and sizes == report.SWEEP_SIZES and args.ddr == "kcu105":
         done = report.refresh_committed(rows)
         print(f"demo: the full sweep's rows are now the committed ones: {', '.join(str(p) for p in done)}")
     else:

@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass
 
 from lsmc.cliutil import CliError, Outputs
-from lsmc.leveldb import BIN, TMP, OffloadLog, check_built, mhz_from_header
 from lsmc.paths import RESULTS
+from lsmc.sim.leveldb import BIN, TMP, OffloadLog, check_built, mhz_from_header
 
 # (benchmark, fresh database?): fillrandom then overwrite, readrandom over what they wrote; fillseq
 # on a fresh database. One db_bench process per phase so each phase has its own stats and offload log.

@@ -6,7 +6,7 @@
 
 Kinds: `regs <block>` (the Markdown common.RegBlock writes for register block compaction, dma or
 nand), `memmap soc` (the SoC memory map from SocMap), `irqs soc` (interrupt lines),
-`table3 paper` (seed 000's Table III from lsmc/data/paper.json), `onfi async` (the ONFI timing
+`table3 paper` (the paper's Table III from lsmc/data/paper.json), `onfi async` (the ONFI timing
 modes from nand/data/onfi_timing.json), `fpga resources` (lsmc/data/fpga_resources.csv beside Table II),
 `fpga blocks` (lsmc/data/fpga_blocks.csv, the ECPIX-5 SoC per block).
 `lsmc docs` rewrites them; `lsmc docs --check` (and tests/test_generated_docs.py) fails when one is stale."""
@@ -87,7 +87,8 @@ def _onfi(interface: str) -> str:
     itf = onfi.data()["interfaces"][interface]
     mx = set(itf.get("max_fields", []))
     n = len(itf["modes"])
-    rows = [f"| parameter ({itf.get('unit', 'ns')}) | " + " | ".join(f"mode {i}" for i in range(n)) + " |", "|---" * (n + 1) + "|"]
+    rows = [f"| parameter ({itf.get('unit', 'ns')}) | " + " | ".join(f"mode {i}" for i in range(n)) + " |",
+            "|---" * (n + 1) + "|"]
     for i, f in enumerate(itf["fields"]):
         rows.append(f"| {f}{' (max)' if f in mx else ''} | " + " | ".join(str(m[i]) for m in itf["modes"]) + " |")
     rows += ["", f"{itf['doc'][0].upper()}{itf['doc'][1:]}: min unless marked max. Generated from "
