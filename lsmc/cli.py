@@ -7,7 +7,7 @@ import importlib
 import signal
 import sys
 
-from lsmc.cliutil import EXIT_BAD_INPUT, CliError
+from lsmc.cliutil import EXIT_BAD_INPUT, CliError, tool_main
 
 # name -> (module, one-line summary). New tools: one line here.
 COMMANDS = {
@@ -36,6 +36,7 @@ def _terminated(signum, frame):
     raise KeyboardInterrupt
 
 
+@tool_main("lsmc")  # an output that cannot be written, by a tool not wrapped itself or by the usage text
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv or argv[0] in ("-h", "--help"):

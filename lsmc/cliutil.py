@@ -11,12 +11,14 @@
   renamed over the target only when every output of the run is complete, so a failed run leaves the
   previous files untouched and no partial file behind;
 * one error convention: a `CliError` becomes one line `<tool>: <message>` on stderr and exit status 2
-  (`tool_main`), never a traceback. Programming errors are not caught: they must show.
+  (`tool_main`), never a traceback; so does an output that cannot be written (a full disk, `> /dev/full`),
+  with exit status 1. Programming errors are not caught: they must show.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import functools
 import os
 import re
@@ -352,22 +354,49 @@ def write_output(path, data: bytes | str) -> None:
 
 
 # ------------------------------------------------------------------------------------- entry points
+# A write that fails for want of room or a working device (`> /dev/full`, a full disk, a lost mount), as
+# opposed to a bug: one error line and EXIT_WRITE_FAILED, not a traceback.
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+EXIT_WRITE_FAILED = 1
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush of what is still buffered cannot fail."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def tool_main(prog: str):
     """Decorator of a tool's `main(argv) -> int`: a CliError becomes `<prog>: <message>` on stderr and
-    exit status 2; a closed stdout (`| head`) ends quietly. Everything else propagates (bugs show)."""
+    exit status 2; a closed stdout (`| head`) ends quietly; an output that cannot be written (a full
+    disk, `> /dev/full`) is one line `<prog>: cannot write <output>: <reason>` and exit status 1. stdout
+    is flushed before the tool returns (also on --help's SystemExit), so its failure is seen here.
+    Everything else propagates (bugs show)."""
     def wrap(fn):
         @functools.wraps(fn)
         def main(argv=None) -> int:
             try:
-                return fn(argv)
-            except CliError as e:
+                try:
+                    rc = fn(argv)
+                except SystemExit:
+                    sys.stdout.flush()
+                    raise
                 sys.stdout.flush()
+                return rc
+            except CliError as e:
+                with contextlib.suppress(OSError):
+                    sys.stdout.flush()
                 print(f"{prog}: {e}", file=sys.stderr)
                 return EXIT_BAD_INPUT
             except BrokenPipeError:
-                with contextlib.suppress(OSError):
-                    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                _quiet_stdout()
                 return 0
+            except OSError as e:
+                if e.errno not in _WRITE_ERRNOS:
+                    raise
+                _quiet_stdout()
+                print(f"{prog}: cannot write {e.filename or 'standard output'}: {_why(e)}", file=sys.stderr)
+                return EXIT_WRITE_FAILED
         return main
     return wrap
 

@@ -26,6 +26,7 @@ import os
 import sys
 from pathlib import Path
 
+from lsmc.cliutil import tool_main
 from lsmc.fpga import blocks, flow, resources
 from lsmc.fpga.results import alone_row, ip_row, print_result, soc_row, write_results
 from lsmc.fpga.tools import DEFAULT_NEXTPNR_ARGS, IP_TARGET_MHZ, IP_WIDTH, SOC_TARGET_MHZ, FpgaError, nextpnr_options
@@ -35,6 +36,7 @@ from lsmc.paths import RESULTS
 DESIGNS = {"soc": "soc", "ip": "compaction_ip", "nand": "nand", "nand_dma": "nand_dma"}
 
 
+@tool_main("fpga")
 def main(argv=None) -> int:
     """`scripts/fpga` / `lsmc fpga`: every design (or those named), results/fpga.md and .csv."""
     ap = argparse.ArgumentParser(prog="scripts/fpga", description=__doc__.split("\n\n")[0],
