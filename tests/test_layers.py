@@ -10,7 +10,7 @@ from lsmc.paths import ROOT
 # Lowest first; a module belongs to the layer of the longest prefix of its name listed here (the package
 # `lsmc` itself, empty, is in the base layer).
 LAYERS = [
-    ("base", ["lsmc.paths", "lsmc.cliutil"]),
+    ("base", ["lsmc.paths", "lsmc.cliutil", "lsmc.progress"]),
     ("model", ["lsmc.model"]),
     ("build", ["lsmc.build"]),
     ("sim", ["lsmc.sim"]),

@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from lsmc import build
+from lsmc import build, progress
 from lsmc.build import firmware
 
 ROOT = build.ROOT
@@ -234,7 +234,8 @@ def run_soc(elf, arg: int = 0, ddr_latency: int | None = None, max_cycles: int |
     before reset; `dumps` is a list of (addr, length, path) saved after the run."""
     exe = exe or build_soc(trace=wave is not None)
     cmd = soc_command(exe, elf, arg, ddr_latency, max_cycles, loads, dumps, uart_in, uart_prompt, log, wave, extra)
-    res = subprocess.run(cmd, capture_output=True, timeout=timeout)
+    with progress.step(f"simulating the SoC ({Path(elf).name}, SIM_ARG {arg})"):
+        res = subprocess.run(cmd, capture_output=True, timeout=timeout)
     return soc_result(res.returncode, res.stdout, res.stderr)
 
 
