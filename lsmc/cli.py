@@ -12,12 +12,12 @@ from lsmc.cliutil import EXIT_BAD_INPUT, CliError, tool_main
 # name -> (module, one-line summary). New tools: one line here.
 COMMANDS = {
     "kb16": ("lsmc.model.kb16_cli", "KB16 run files: generate, encode, decode, merge (docs/kb16-tool.md)"),
-    "compact": ("lsmc.sim.compact", "merge two KB16 runs on the compaction IP in Verilator"),
-    "bench": ("lsmc.report.bench", "IP benchmark in the layout of seed 000's Table III"),
-    "report": ("lsmc.report.compare", "IP against LevelDB, the VexRiscv and a host C merge"),
-    "nand-report": ("lsmc.report.nand", "NAND controller throughput per ONFI timing mode"),
-    "demo": ("lsmc.report.demo", "the full SoC in Verilator: Table III reproduction, NAND storage flow"),
-    "fpga": ("lsmc.fpga.cli", "open ECP5 flow: ECPIX-5 bitstream and IP-alone Fmax (results/fpga.md, docs/boards.md)"),
+    "compact": ("lsmc.sim.compact", "merge KB16 runs (2, 4 or 8, newest first) on the compaction IP in Verilator"),
+    "bench": ("lsmc.report.bench", "IP benchmark in the layout of the paper's Table III (both stream widths)"),
+    "report": ("lsmc.report.compare", "IP and full SoC against LevelDB 1.23, the VexRiscv and a host C merge"),
+    "nand-report": ("lsmc.report.nand", "NAND controller throughput per ONFI timing mode (SDR, NV-DDR), ECC, channels"),
+    "demo": ("lsmc.report.demo", "the full SoC in Verilator: Table III, NAND storage flow (--faults), scaling sweep"),
+    "fpga": ("lsmc.fpga.cli", "open ECP5 flow: ECPIX-5 bitstream, Fmax of the IP and NAND alone (docs/boards.md)"),
     "console": ("lsmc.console", "interactive terminal on the firmware console: --port URL (docs/console.md)"),
     "leveldb": ("lsmc.leveldb", "LevelDB 1.23 with compactions on the IP: its own tests, db_bench (docs/leveldb.md)"),
     "board-report": ("lsmc.board_report", "run `bench` on the console at --port URL: results/table3.md/.csv"),

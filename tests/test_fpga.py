@@ -414,7 +414,7 @@ def test_resource_counts_of_a_small_design(family):
 
 
 def test_paper_table2_quoted_in_docs():
-    """docs/boards.md quotes seed 000's Table II: the same numbers as lsmc/data/paper.json."""
+    """docs/boards.md quotes the paper's Table II: the same numbers as lsmc/data/paper.json."""
     from lsmc.report import paper
     doc = (ROOT / "docs" / "boards.md").read_text()
     m = re.search(r"^\| paper, Table II.*$", doc, re.M)

@@ -360,7 +360,7 @@ def test_job_programming(soc):
 
 
 def test_job_programming_paper_bracket(soc):
-    """Seed 000's bracket (CIP_BRACKET_PAPER): inside the counter every channel is programmed and
+    """The paper's bracket (CIP_BRACKET_PAPER): inside the counter every channel is programmed and
     started one by one, S2MM writers (2, 3) before MM2S readers (0, 1) as a Xilinx AXI DMA driver does,
     then the IP; the wait reads the IP's and each channel's STATUS, never START_MASK or ALL_STATUS."""
     soc.out_words, soc.inv_addrs = 1400, 12
@@ -696,7 +696,7 @@ def test_soc_console(soc_sim):
 
 
 def test_soc_console_refuses_bad_lines(soc_sim):
-    """Issue 15: a line longer than the buffer, numbers that do not fit their field and bad arguments
+    """A line longer than the buffer, numbers that do not fit their field and bad arguments
     are refused with a message (never cut, wrapped or run as a prefix); the prompt comes back and the
     next job passes."""
     soc, exe, elf = soc_sim
@@ -730,7 +730,7 @@ def _table_image(tmp_path, sizes, paper):
 
 def test_soc_host_loaded_table3_both_brackets(soc_sim, tmp_path):
     """SIM_ARG 7: the host's Table III jobs, checked against the host's reference merge and the C merge,
-    in this project's bracket and in seed 000's (every channel programmed and started inside the
+    in this project's bracket and in the paper's (every channel programmed and started inside the
     counter: more firmware cycles, the same hardware window and output)."""
     soc, exe, elf = soc_sim
     got = {}
@@ -779,7 +779,7 @@ def test_soc_host_loaded_table3_refuses_bad_descriptors(soc_sim, tmp_path):
 
 
 def test_soc_job_refuses_overlapping_buffers_then_runs(soc_sim, tmp_path):
-    """Issue 15: a job whose output buffer overlaps its input, or lies over the firmware's scratch, is
+    """A job whose output buffer overlaps its input, or lies over the firmware's scratch, is
     refused with the field named; the next job (a console `run`) passes."""
     soc, exe, elf = soc_sim
     d = VECTORS / "interleave"
@@ -804,7 +804,7 @@ def test_soc_job_refuses_overlapping_buffers_then_runs(soc_sim, tmp_path):
 @pytest.mark.slow
 def test_soc_32bit_paper_bracket_table3(tmp_path):
     """The faithful reproduction's SoC (32-bit IP streams, soc.Generate --ip-width 32) runs the host's
-    Table III jobs in seed 000's bracket: every row PASS, about four cycles per input entry in the IP."""
+    Table III jobs in the paper's bracket: every row PASS, about four cycles per input entry in the IP."""
     from lsmc.sim import soc
     exe = soc.build_soc(width=32)
     elf = firmware.build_firmware()

@@ -1,4 +1,4 @@
-"""Several compaction units in the full SoC (issue 11): every unit reachable from the firmware at the
+"""Several compaction units in the full SoC: every unit reachable from the firmware at the
 address SocMap gives it, an interrupt line per unit, units working at once on the DDR model (the
 harness's AXI protocol checks on every port: a violation ends the run with status 4), the task
 queue's round-robin dispatch in polling and interrupt modes, the CPU fallback after a unit error,
@@ -238,7 +238,7 @@ def test_two_units_faster_when_memory_allows(sut, tmp_path):
 
 @pytest.mark.long
 def test_sweep_full(tmp_path):
-    """`scripts/demo scaling`'s sweep on kcu105: the issue's rows (1, 2, 4 units x 4, 2 ways x 8,192 ..
+    """`scripts/demo scaling`'s sweep on kcu105: its rows (1, 2, 4 units x 4, 2 ways x 8,192 ..
     262,144 entries), each exactly once, every one PASS (output byte-identical to its reference), within
     the DDR bound; at the largest size 4 units faster than 1 for each K. (The issue's 2x is not asserted:
     one unit runs at the IP's own rate and four share one DDR bus; docs/scaling.md gives the measured

@@ -1,4 +1,4 @@
-"""Sub-compaction (issue 11; docs/scaling.md): one N-way merge split by key range into M parts.
+"""Sub-compaction (docs/scaling.md): one N-way merge split by key range into M parts.
 
 The C version (fw/lib/kb16.c through ctypes) and the model (lsmc/model/split.py) are checked against each
 other step by step (split keys, plan, stitch, whole result byte for byte) and both against the unsplit

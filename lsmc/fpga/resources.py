@@ -130,7 +130,7 @@ def resources_table(outdir: Path = FPGA_BUILD / "resources", timeout=None, varia
 
 
 def resources_markdown(rows: list) -> str:
-    """The per-board table with seed 000's Table II beside it (docs/boards.md, generated block
+    """The per-board table with the paper's Table II beside it (docs/boards.md, generated block
     `fpga resources`, and results/fpga_resources.md)."""
     from lsmc.report import paper
     variants = resource_variants()
@@ -147,7 +147,7 @@ def resources_markdown(rows: list) -> str:
            "BRAM: 36 Kbit tiles on Xilinx (RAMB18 = 0.5), DP16KD (18 Kbit) on the ECP5; percentages of the "
            "board's device (XCKU040, XC7A100T, LFE5UM5G-85F). Each row is the variant of `LsmcSoc.v` its board's "
            "build generates (`litex_soc.soc_generate_args` of the board class, direct NAND pins), alone: LiteDRAM, "
-           "its PHY and the BIOS CPU come on top. Table II is copied from seed 000 (`lsmc/data/paper.json`). "
+           "its PHY and the BIOS CPU come on top. Table II is copied from the paper (`lsmc/data/paper.json`). "
            "Generated from `lsmc/data/fpga_resources.csv` (`scripts/fpga resources`)."]
     return "\n".join(md)
 

@@ -1,4 +1,4 @@
-"""Benchmark of the compaction IP in the layout of seed 000, Table III.
+"""Benchmark of the compaction IP in the layout of the paper's Table III.
 
 For 512 .. 8192 input entries (two runs of N/2 keys, 25 % overlap, fixed seed) and both IP widths,
 runs the RTL in Verilator, checks every output against the reference model, and reports the
@@ -23,7 +23,7 @@ from lsmc.report import paper
 from lsmc.sim import ipsim
 
 SIZES = (512, 1024, 2048, 4096, 8192)
-PAPER_CYCLES = paper.counters()  # seed 000, Table III (lsmc/data/paper.json)
+PAPER_CYCLES = paper.counters()  # the paper's Table III (lsmc/data/paper.json)
 TARGETS = {128: 1.15, 32: 4.3}        # cycles per output entry at 8192 entries, kind `short`
 CLOCK_MHZ = paper.clock_mhz()
 KINDS = (("short", "A", "kind `short` (1-8 byte keys, entries == keys, as in the paper)"),
@@ -108,7 +108,7 @@ def main(argv=None) -> int:
            f"{runs_text}, {a.overlap:.0%} overlap, seed {a.seed}, G = {a.group}"
            + (f", random stalls p = {a.stall}" if a.stall else ", no stalls") + ". `cycles` is the IP's "
            "HW_CYCLES register (first input beat accepted .. done, every output beat accepted). "
-           "`paper cycles` is seed 000 Table III (firmware-bracketed THROUGHPUT_COUNTER on its platform). "
+           "`paper cycles` is the paper's Table III (firmware-bracketed THROUGHPUT_COUNTER on its platform). "
            f"DDR preset: `{DDR}` (the IP alone, its streams fed by the harness: no DMA, no memory).", ""]
     all_rows, failed = [], False
     try:

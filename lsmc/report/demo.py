@@ -1,5 +1,5 @@
 """`scripts/demo`: build both SoC variants and the firmware, run Table III in the full-SoC simulation
-twice at once, (a) seed 000's platform (32-bit streams, the paper's counter bracket) and (b) this
+twice at once, (a) the paper's platform (32-bit streams, the paper's counter bracket) and (b) this
 project's design (128-bit streams, tight bracket), on workloads made on the host, and write
 results/table3.md and results/table3.csv. `scripts/demo storage`: the NAND storage flow;
 `scripts/demo storage --faults`: the power-cut-safe storage flow under a fault schedule covering every
@@ -23,7 +23,7 @@ from lsmc.sim import soc
 
 DDR_LATENCY = 20  # cycles from AR handshake to first beat in the harness's DDR model (its default)
 CONFIG_TEXT = {
-    (32, "paper"): ("(a) faithful reproduction", "32-bit streams (seed 000's platform); every DMA channel checked "
+    (32, "paper"): ("(a) faithful reproduction", "32-bit streams (the paper's platform); every DMA channel checked "
                     "idle, programmed and started inside the counter bracket as a Xilinx AXI DMA driver does (S2MM "
                     "writers first, then MM2S readers), then the IP started, its STATUS polled to DONE, then each "
                     "channel's STATUS polled until idle"),
@@ -61,7 +61,7 @@ def table3_markdown(results: dict, speed: dict, sim_s: float, total_s: float, lo
     a, b = results[(32, "paper")], results[(128, "tight")]
     by_a = {r["entries_in"]: r for r in a}
     by_b = {r["entries_in"]: r for r in b}
-    L = ["# Table III: seed 000's figures beside the faithful reproduction (a) and this project's design (b)", "",
+    L = ["# Table III: the paper's figures beside the faithful reproduction (a) and this project's design (b)", "",
          "Full-SoC Verilator simulation (VexRiscv firmware, compaction IP fed by the SoC's DMA from DDR; DDR "
          f"preset `{ddr}`: {DDR_LATENCY} cycles read latency, 256-bit port). The counter is the IP's "
          "THROUGHPUT_COUNTER started and stopped by the firmware (REG_COUNT_CONTROL), as the paper reads "

@@ -31,7 +31,7 @@ from lsmc.sim.leveldb import BIN, TMP, OffloadLog, check_built, mhz_from_header
 # on a fresh database. One db_bench process per phase so each phase has its own stats and offload log.
 PHASES = [("fillrandom", True), ("overwrite", False), ("readrandom", False), ("fillseq", True)]
 MODES = ["off", "model", "rtl"]
-ANCHOR = ("seed 001 (ZCU106 at 250 MHz over PCIe 3.0 x4, host i7-4790, db_bench fillrandom of 5 M records):"
+ANCHOR = ("Lim and Shin (ZCU106 at 250 MHz over PCIe 3.0 x4, host i7-4790, db_bench fillrandom of 5 M records):"
           " compaction 109.1 -> 195.6 MB/s (+79 %; Level 0-1 with cascading 126.4 -> 156.7 MB/s, +23 %),"
           " end to end 19.1 -> 24.5 MB/s (+28.2 %)")
 
@@ -201,7 +201,7 @@ def render(phases: list[Phase], ops: int, mhz: int) -> tuple[str, str, bytes]:
     md += ["", f"Fallback reasons (all offloaded runs): {dict(reasons) or 'none'}.", "",
            f"Anchor: {ANCHOR}. Our device time is the IP's HW_CYCLES at {mhz} MHz with no DMA or PCIe transfer"
            " modelled; the host conversion (tables -> KB16 runs, merged run -> LevelDB's entry stream, the work"
-           " seed 001's driver also does) is measured apart and included in every offloaded figure. Figures move"
+           " Lim and Shin's driver also does) is measured apart and included in every offloaded figure. Figures move"
            " between runs on a shared machine; compare modes within one run.", ""]
     png = plot(phases, mhz)
     return "\n".join(md), buf.getvalue(), png

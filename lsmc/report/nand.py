@@ -251,7 +251,7 @@ def write(rows, ecc, dec, out, pages, seconds, seq=(), soc=None):
 
 @cliutil.tool_main("nand-report")
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="nand-report", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="nand-report", description=__doc__.split("\n\n")[0])
     ap.add_argument("--pages", type=cliutil.int_option(1, 32), default=4, metavar="N",
                     help="pages per target and measurement, 1..32 (default 4)")
     ap.add_argument("--modes", type=cliutil.choice_list_option(

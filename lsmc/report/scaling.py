@@ -1,4 +1,4 @@
-"""The scaling report (issue 11): M compaction units x K ways x job size, against the DDR bound.
+"""The scaling report: M compaction units x K ways x job size, against the DDR bound.
 
 Entry points (the `scripts/demo scaling` runner calls them; docs/scaling.md):
 - `make_row(cus, ways, entries_in, cycles, bytes_in, bytes_out, invalid_bytes, passed, ddr)` -> a row
@@ -33,7 +33,7 @@ from lsmc.sim.ddr import DdrError, ddr_presets
 
 COLUMNS = ["cus", "ways", "entries_in", "cycles", "entries_per_cycle", "ddr_bound_entries_per_cycle",
            "fraction_of_bound", "pass"]
-# The issue's goals for the largest size with 4 units.
+# The scaling goals for the largest size with 4 units.
 GOAL_FRACTION, GOAL_OVER_ONE, GOAL_LEVELDB = 0.85, 2.0, 50.0
 
 
@@ -217,7 +217,7 @@ _MD_DDR = re.compile(r"DDR preset `([^`]+)`")
 
 def read_ddr(md_path: Path) -> str:
     """The DDR preset a scaling.csv was measured on: stated in the scaling.md written beside it (the CSV
-    keeps exactly the issue's columns)."""
+    keeps exactly COLUMNS)."""
     try:
         m = _MD_DDR.search(Path(md_path).read_text())
     except OSError:

@@ -25,7 +25,7 @@ TIMEOUT_EXIT = 124
 
 
 # Stream widths of the compaction IP in the SoC: 128 (this project's design, the default build) and 32
-# (seed 000's platform, for the faithful Table III). Each has its own generated Verilog and simulator.
+# (the paper's platform, for the faithful Table III). Each has its own generated Verilog and simulator.
 WIDTHS = (32, 128)
 
 

@@ -1,4 +1,4 @@
-"""Every host tool's entry point with bad input (issue 15, "Host tools").
+"""Every host tool's entry point with bad input.
 
 Each case runs `lsmc <tool> ...` in-process (the same `lsmc.cli.main` the `lsmc` command and
 scripts/<tool> run) in a folder holding good inputs, earlier outputs, a folder and a plain file, and
