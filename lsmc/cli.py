@@ -7,21 +7,21 @@ import importlib
 import signal
 import sys
 
-from lsmc.cliutil import EXIT_BAD_INPUT, CliError
+from lsmc.cliutil import EXIT_BAD_INPUT, CliError, tool_main
 
 # name -> (module, one-line summary). New tools: one line here.
 COMMANDS = {
     "kb16": ("lsmc.model.kb16_cli", "KB16 run files: generate, encode, decode, merge (docs/kb16-tool.md)"),
-    "compact": ("lsmc.sim.compact", "merge two KB16 runs on the compaction IP in Verilator"),
-    "bench": ("lsmc.report.bench", "IP benchmark in the layout of seed 000's Table III"),
-    "report": ("lsmc.report.compare", "IP against LevelDB, the VexRiscv and a host C merge"),
-    "nand-report": ("lsmc.report.nand", "NAND controller throughput per ONFI timing mode"),
-    "demo": ("lsmc.report.demo", "the full SoC in Verilator: Table III reproduction, NAND storage flow"),
-    "fpga": ("lsmc.fpga", "open ECP5 flow: ECPIX-5 bitstream and IP-alone Fmax (results/fpga.md, docs/boards.md)"),
+    "compact": ("lsmc.sim.compact", "merge KB16 runs (2, 4 or 8, newest first) on the compaction IP in Verilator"),
+    "bench": ("lsmc.report.bench", "IP benchmark in the layout of the paper's Table III (both stream widths)"),
+    "report": ("lsmc.report.compare", "IP and full SoC against LevelDB 1.23, the VexRiscv and a host C merge"),
+    "nand-report": ("lsmc.report.nand", "NAND controller throughput per ONFI timing mode (SDR, NV-DDR), ECC, channels"),
+    "demo": ("lsmc.report.demo", "the full SoC in Verilator: Table III, NAND storage flow (--faults), scaling sweep"),
+    "fpga": ("lsmc.fpga.cli", "open ECP5 flow: ECPIX-5 bitstream, Fmax of the IP and NAND alone (docs/boards.md)"),
     "console": ("lsmc.console", "interactive terminal on the firmware console: --port URL (docs/console.md)"),
     "leveldb": ("lsmc.leveldb", "LevelDB 1.23 with compactions on the IP: its own tests, db_bench (docs/leveldb.md)"),
     "board-report": ("lsmc.board_report", "run `bench` on the console at --port URL: results/table3.md/.csv"),
-    "docs": ("lsmc.build.gendocs", "re-render the generated tables in docs/ (--check: report stale ones)"),
+    "docs": ("lsmc.gendocs", "re-render the generated tables in docs/ (--check: report stale ones)"),
 }
 
 
@@ -36,6 +36,7 @@ def _terminated(signum, frame):
     raise KeyboardInterrupt
 
 
+@tool_main("lsmc")  # an output that cannot be written, by a tool not wrapped itself or by the usage text
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv or argv[0] in ("-h", "--help"):

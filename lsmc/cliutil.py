@@ -11,12 +11,14 @@
   renamed over the target only when every output of the run is complete, so a failed run leaves the
   previous files untouched and no partial file behind;
 * one error convention: a `CliError` becomes one line `<tool>: <message>` on stderr and exit status 2
-  (`tool_main`), never a traceback. Programming errors are not caught: they must show.
+  (`tool_main`), never a traceback; so does an output that cannot be written (a full disk, `> /dev/full`),
+  with exit status 1. Programming errors are not caught: they must show.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import functools
 import os
 import re
@@ -352,35 +354,56 @@ def write_output(path, data: bytes | str) -> None:
 
 
 # ------------------------------------------------------------------------------------- entry points
+# A write that fails for want of room or a working device (`> /dev/full`, a full disk, a lost mount), as
+# opposed to a bug: one error line and EXIT_WRITE_FAILED, not a traceback.
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+EXIT_WRITE_FAILED = 1
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush of what is still buffered cannot fail."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def tool_main(prog: str):
     """Decorator of a tool's `main(argv) -> int`: a CliError becomes `<prog>: <message>` on stderr and
-    exit status 2; a closed stdout (`| head`) ends quietly. Everything else propagates (bugs show)."""
+    exit status 2; a closed stdout (`| head`) ends quietly; an output that cannot be written (a full
+    disk, `> /dev/full`) is one line `<prog>: cannot write <output>: <reason>` and exit status 1. stdout
+    is flushed before the tool returns (also on --help's SystemExit), so its failure is seen here.
+    Everything else propagates (bugs show)."""
     def wrap(fn):
         @functools.wraps(fn)
         def main(argv=None) -> int:
             try:
-                return fn(argv)
-            except CliError as e:
+                try:
+                    rc = fn(argv)
+                except SystemExit:
+                    sys.stdout.flush()
+                    raise
                 sys.stdout.flush()
+                return rc
+            except CliError as e:
+                with contextlib.suppress(OSError):
+                    sys.stdout.flush()
                 print(f"{prog}: {e}", file=sys.stderr)
                 return EXIT_BAD_INPUT
             except BrokenPipeError:
-                with contextlib.suppress(OSError):
-                    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                _quiet_stdout()
                 return 0
+            except OSError as e:
+                if e.errno not in _WRITE_ERRNOS:
+                    raise
+                _quiet_stdout()
+                print(f"{prog}: cannot write {e.filename or 'standard output'}: {_why(e)}", file=sys.stderr)
+                return EXIT_WRITE_FAILED
         return main
     return wrap
 
 
 # ------------------------------------------------------------------ options shared by several tools
-# Same spelling, same range, same message in every tool that has them.
-def add_group(ap: argparse.ArgumentParser) -> None:
-    from lsmc.model import kb16
-    ap.add_argument("--group", "-g", type=int_option(kb16.GROUP_MIN, kb16.GROUP_MAX), default=kb16.GROUP_DEFAULT,
-                    metavar="G", help=f"KB16 group size, {kb16.GROUP_MIN}..{kb16.GROUP_MAX} "
-                    f"(default {kb16.GROUP_DEFAULT})")
-
-
+# Same spelling, same range, same message in every tool that has them (the KB16 group: kb16_cli.add_group;
+# keys per job: workloads.sizes_option).
 def add_seed(ap: argparse.ArgumentParser, default: int, what: str = "workload generator") -> None:
     ap.add_argument("--seed", type=int_option(0, U32_MAX), default=default, metavar="N",
                     help=f"seed of the {what}, 0..{U32_MAX} (default {default})")
@@ -399,12 +422,6 @@ def add_stall(ap: argparse.ArgumentParser) -> None:
 def add_out_dir(ap: argparse.ArgumentParser, default, what: str) -> None:
     ap.add_argument("--out-dir", type=Path, default=Path(default), metavar="DIR",
                     help=f"folder for {what} (default {default}; made when missing)")
-
-
-def sizes_option():
-    """Keys per job, 2..MAX_KEYS (bench and report)."""
-    from lsmc.model import workloads
-    return int_list_option(2, workloads.MAX_KEYS)
 
 
 def add_width(ap: argparse.ArgumentParser, default: int = 128) -> None:

@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from lsmc import cliutil
 from lsmc.paths import RESULTS
 
 PROMPT = "lsmc> "
@@ -95,6 +96,7 @@ def source_of(url: str, banner: str = "") -> str:
 
 
 # ------------------------------------------------------------------------------------- lsmc console
+@cliutil.tool_main("lsmc console")
 def console_main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="lsmc console", description="Interactive terminal on the firmware "
                                  "console (pyserial miniterm). Ctrl-] quits, Ctrl-T Ctrl-H shows miniterm's keys.")
@@ -177,6 +179,7 @@ def write_table3(rows: list, source: str, port: str, outdir: Path, config=(128, 
     return csv_path, md_path
 
 
+@cliutil.tool_main("lsmc board-report")
 def board_report_main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="lsmc board-report", description="Run `bench` on the firmware console "
                                  "at --port and write Table III (table3.md/.csv) from the UART log.")

@@ -324,9 +324,9 @@ def test_ecpix5_soc_has_its_128_kib_ram(tmp_path):
     """The ECPIX-5 builds its board's RAM size (ECPIX5.ram_kib, soc.Generate --ram-kib): a 32 Ki-word RAM
     preloaded with the firmware linked for it, the map beside the Verilog saying 128 KiB."""
     pytest.importorskip("litex_boards")
-    from lsmc import fpga
     from lsmc.build import firmware
-    board = fpga.ecpix5_board()
+    from lsmc.fpga import flow
+    board = flow.ecpix5_board()
     assert board.ram_kib == 128
     v = gateware.generate_soc_verilog(ram_kib=board.ram_kib)
     assert v.parent.name == "soc_board_ram128" and gateware.ram_region(v)[1] == 128 * 1024

@@ -145,11 +145,10 @@ def test_scaling_points_as_tasks_write_the_serial_files(client, tmp_path):
     """Two sweep points (1 and 2 units of 4 ways, 1,024 entries, the 2-unit SoC of tests/test_soc_units.py):
     scaling.csv, .md and .png byte for byte as the serial sweep writes them."""
     from lsmc.report import scaling as report
-    from lsmc.sim import scaling
 
-    serial = scaling.sweep(cus_list=(1, 2), ways_list=(4,), sizes=(1024,), units=2, workdir=tmp_path / "serial",
+    serial = report.sweep(cus_list=(1, 2), ways_list=(4,), sizes=(1024,), units=2, workdir=tmp_path / "serial",
                            log=lambda s: None)
-    got = cluster.run(client, cluster.scaling_point, [(4, 1024, c, "kcu105", 2) for c in (1, 2)], progress=False)
+    got = cluster.run(client, report.scaling_point, [(4, 1024, c, "kcu105", 2) for c in (1, 2)], progress=False)
     assert all(o.ok for o in got), [o.error for o in got]
     rows = [o.value for o in got]
     speed = lambda rs: [{k: v for k, v in r.items() if k != "mcycles_per_s"} for r in rs]  # noqa: E731
@@ -184,11 +183,12 @@ def test_leveldb_binary_as_a_task(client):
     """One LevelDB test binary (a filtered db_test) as a task: the same verdict and offload counts as the
     serial run (scripts/leveldb build on the worker when missing, under its lock)."""
     from lsmc import leveldb
+    from lsmc.sim.leveldb import ensure_built
 
     flt = "DBTest.SparseMerge:DBTest.Empty"
-    cluster._leveldb_built()  # here too, for the serial run
+    ensure_built()  # here too, for the serial run
     serial = leveldb.judge_binary("db_test", True, flt)
-    got = cluster.run(client, cluster.leveldb_task, [("binary", "db_test", True, flt)], progress=False)
+    got = cluster.run(client, leveldb.leveldb_task, [("binary", "db_test", True, flt)], progress=False)
     assert got[0].ok, got[0].error
     (s_stock, s), (c_stock, c) = serial, got[0].value
     assert s_stock is None and c_stock is None
@@ -205,15 +205,14 @@ def test_demo_writes_finished_points_and_names_failed_ones(monkeypatch, tmp_path
 
     from lsmc.report import demo
     from lsmc.report import scaling as report
-    from lsmc.sim import scaling
 
     row = report.make_row(1, 4, 64, 1000, 1024, 1024, 16, True)
     row.update(total_cycles=1200, mcycles_per_s=1.0)
-    pts = [(w, n, c, "kcu105", 4) for w, n, c in scaling.sweep_points(sizes=(64,))]
+    pts = [(w, n, c, "kcu105", 4) for w, n, c in report.sweep_points(sizes=(64,))]
     monkeypatch.setattr(demo, "RESULTS", tmp_path)
     monkeypatch.setattr(report, "leveldb_for_sizes", lambda sizes: None)
     monkeypatch.setattr(cluster, "connect", lambda address: contextlib.nullcontext())
-    monkeypatch.setattr(cluster, "scaling_sweep", lambda client, sizes, ddr, log: [
+    monkeypatch.setattr(report, "scaling_sweep", lambda client, sizes, ddr, log: [
         cluster.Outcome(pts[0], row), cluster.Outcome(pts[1], error="ValueError: no result")])
     assert demo.main(["scaling", "--sizes", "64", "--cluster"]) == 1
     md = (tmp_path / "scaling.md").read_text()
@@ -223,7 +222,7 @@ def test_demo_writes_finished_points_and_names_failed_ones(monkeypatch, tmp_path
     def interrupted(client, sizes, ddr, log):
         raise cluster.Interrupted([cluster.Outcome(pts[0], row)])
 
-    monkeypatch.setattr(cluster, "scaling_sweep", interrupted)
+    monkeypatch.setattr(report, "scaling_sweep", interrupted)
     assert demo.main(["scaling", "--sizes", "64", "--cluster"]) == 130
     assert f"Interrupted: 1 of {len(pts)} points finished." in (tmp_path / "scaling.md").read_text()
     assert "interrupted" in capsys.readouterr().out

@@ -217,7 +217,7 @@ def test_inputs_not_ready_while_idle(width, tmp_path, runs):
     assert res.records("run")[0]["status"] == "done"
 
 
-# The register map of docs/architecture.md and ../shared/spec (the contract), written out here on
+# The register map of docs/architecture.md (the contract; the paper's Table I offsets), written out here on
 # purpose: the generated JSON, the C header and ipsim.REGS must all match it.
 CONTRACT = {
     "ENCODER_DATA_OUT_CNT": 0x00, "INVALID_ADDR_OUT_CNT": 0x04, "KEY0_ENTRY_IN_CNT": 0x08,

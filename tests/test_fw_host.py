@@ -360,7 +360,7 @@ def test_job_programming(soc):
 
 
 def test_job_programming_paper_bracket(soc):
-    """Seed 000's bracket (CIP_BRACKET_PAPER): inside the counter every channel is programmed and
+    """The paper's bracket (CIP_BRACKET_PAPER): inside the counter every channel is programmed and
     started one by one, S2MM writers (2, 3) before MM2S readers (0, 1) as a Xilinx AXI DMA driver does,
     then the IP; the wait reads the IP's and each channel's STATUS, never START_MASK or ALL_STATUS."""
     soc.out_words, soc.inv_addrs = 1400, 12
@@ -654,9 +654,9 @@ def test_soc_job_vectors(soc_sim, tmp_path, case):
     soc, exe, elf = soc_sim
     c = {x["name"]: x for x in _cases()}[case]
     d = VECTORS / case
-    res = firmware.run_job(tmp_path, (d / "run0.kb16").read_bytes(), (d / "run1.kb16").read_bytes(), c["group"],
-                           elf=elf, merged=(d / "merged.kb16").read_bytes(), invalid=(d / "invalid.bin").read_bytes(),
-                           sim=dict(exe=exe, max_cycles=100_000_000))
+    res = soc.run_job(tmp_path, (d / "run0.kb16").read_bytes(), (d / "run1.kb16").read_bytes(), c["group"],
+                      elf=elf, merged=(d / "merged.kb16").read_bytes(), invalid=(d / "invalid.bin").read_bytes(),
+                      sim=dict(exe=exe, max_cycles=100_000_000))
     assert (res["exit"], res["status"]) == (0, 0), res["uart"][-3000:]
     assert res["out"] == (d / "merged.kb16").read_bytes() and res["inv"] == (d / "invalid.bin").read_bytes()
     assert res["enc_words"] * 4 == res["out_bytes"] and res["key0_words"] * 4 == len((d / "run0.kb16").read_bytes())
@@ -670,16 +670,16 @@ def test_soc_job_reports_mismatch_and_errors(soc_sim, tmp_path):
     g = {x["name"]: x for x in _cases()}["interleave"]["group"]
     wrong = bytearray(merged)
     wrong[4] ^= 1  # a wrong expectation must be caught
-    res = firmware.run_job(tmp_path / "a", r0, r1, g, elf=elf, merged=bytes(wrong),
-                           invalid=(d / "invalid.bin").read_bytes(), sim=sim)
+    res = soc.run_job(tmp_path / "a", r0, r1, g, elf=elf, merged=bytes(wrong),
+                      invalid=(d / "invalid.bin").read_bytes(), sim=sim)
     assert res["exit"] == 12 and res["status"] == 12 and "differs" in res["uart"]
     bad = (VECTORS / "malformed-not-increasing.kb16").read_bytes()
-    res = firmware.run_job(tmp_path / "b", kb16.encode([(b"a", 1)], 16), bad, 16, elf=elf,
-                           expect_error=(kb16.NOT_INCREASING, 1, 7), sim=sim)
+    res = soc.run_job(tmp_path / "b", kb16.encode([(b"a", 1)], 16), bad, 16, elf=elf,
+                      expect_error=(kb16.NOT_INCREASING, 1, 7), sim=sim)
     assert (res["exit"], res["status"], res["rc"]) == (0, 0, -1), res["uart"][-3000:]
     assert (res["err_code"], res["err_input"], res["err_index"]) == (8, 1, 7)
-    res = firmware.run_job(tmp_path / "c", r0, r1, g, elf=elf, merged=merged, invalid=(d / "invalid.bin").read_bytes(),
-                           out_buf=64, out_capacity=0xFFFFFFFF, sim=sim)  # DMA buffer too short
+    res = soc.run_job(tmp_path / "c", r0, r1, g, elf=elf, merged=merged, invalid=(d / "invalid.bin").read_bytes(),
+                      out_buf=64, out_capacity=0xFFFFFFFF, sim=sim)  # DMA buffer too short
     assert res["status"] == 11 and res["dma_code2"] == 2 and res["out_bytes"] <= 64
     assert "OVERFLOW" in res["uart"]
 
@@ -696,7 +696,7 @@ def test_soc_console(soc_sim):
 
 
 def test_soc_console_refuses_bad_lines(soc_sim):
-    """Issue 15: a line longer than the buffer, numbers that do not fit their field and bad arguments
+    """A line longer than the buffer, numbers that do not fit their field and bad arguments
     are refused with a message (never cut, wrapped or run as a prefix); the prompt comes back and the
     next job passes."""
     soc, exe, elf = soc_sim
@@ -730,7 +730,7 @@ def _table_image(tmp_path, sizes, paper):
 
 def test_soc_host_loaded_table3_both_brackets(soc_sim, tmp_path):
     """SIM_ARG 7: the host's Table III jobs, checked against the host's reference merge and the C merge,
-    in this project's bracket and in seed 000's (every channel programmed and started inside the
+    in this project's bracket and in the paper's (every channel programmed and started inside the
     counter: more firmware cycles, the same hardware window and output)."""
     soc, exe, elf = soc_sim
     got = {}
@@ -779,7 +779,7 @@ def test_soc_host_loaded_table3_refuses_bad_descriptors(soc_sim, tmp_path):
 
 
 def test_soc_job_refuses_overlapping_buffers_then_runs(soc_sim, tmp_path):
-    """Issue 15: a job whose output buffer overlaps its input, or lies over the firmware's scratch, is
+    """A job whose output buffer overlaps its input, or lies over the firmware's scratch, is
     refused with the field named; the next job (a console `run`) passes."""
     soc, exe, elf = soc_sim
     d = VECTORS / "interleave"
@@ -804,7 +804,7 @@ def test_soc_job_refuses_overlapping_buffers_then_runs(soc_sim, tmp_path):
 @pytest.mark.slow
 def test_soc_32bit_paper_bracket_table3(tmp_path):
     """The faithful reproduction's SoC (32-bit IP streams, soc.Generate --ip-width 32) runs the host's
-    Table III jobs in seed 000's bracket: every row PASS, about four cycles per input entry in the IP."""
+    Table III jobs in the paper's bracket: every row PASS, about four cycles per input entry in the IP."""
     from lsmc.sim import soc
     exe = soc.build_soc(width=32)
     elf = firmware.build_firmware()

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from lsmc.build import gendocs
+from lsmc import gendocs
 from lsmc.paths import ROOT
 
 # Where each generated block must appear (a page losing its marker fails here, not silently).

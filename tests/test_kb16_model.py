@@ -1,6 +1,6 @@
 """KB16 reference model (lsmc/model/kb16.py) and workload generator (lsmc/model/workloads.py).
 
-The shared vectors come from an independent implementation of the spec; the hand-made malformed
+The shared vectors come from an independent implementation of the format (docs/kb16-format.md); the hand-made malformed
 entries pin every error class and the lowest-code-wins rule; random workloads check round trips and
 the merge against a dict-based merge that shares no code with the model.
 """

@@ -10,8 +10,8 @@ import subprocess
 
 import pytest
 
-from lsmc import leveldb as ldb
 from lsmc.paths import ROOT
+from lsmc.sim import leveldb as ldb
 
 # A few db_test cases that compact a lot: overwrites and deletions across levels, Level-0 overlap,
 # hidden values, snapshots (some compactions fall back), multiple output files and grandparent splits.

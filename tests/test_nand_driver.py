@@ -254,7 +254,7 @@ def cmd_dicts(cmds, n):
 
 
 def test_channel_state_and_scheduler_against_the_reference(lib):
-    """Issue 14: per-channel driver state, and the firmware's channels x ways scheduler against its
+    """Per-channel driver state, and the firmware's channels x ways scheduler against its
     reference model (nandsim.run_channels) on two channels x two ways of the NV-DDR part in mode 5:
     the C command lists equal the reference's (cache read and cache program), each channel completes
     the same commands in the same order, every page arrives byte-exact, and the whole run's MB/s agree

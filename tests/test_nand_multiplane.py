@@ -1,4 +1,4 @@
-"""Multi-plane operations (issue 14) through the controller RTL against the MT29F16G08ABABA model (2 planes,
+"""Multi-plane operations through the controller RTL against the MT29F16G08ABABA model (2 planes,
 its plane rules checked): PROGRAM / PAGE_READ / ERASE with CMD_CTRL.MPLANE confirm a plane before the last
 with 11h / 32h / D1h, READ_DATA with MPLANE selects a plane's page register by 06h-E0h. The command lists
 (nandsim.multiplane_*_program) are the reference the firmware driver's are checked against

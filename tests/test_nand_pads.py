@@ -1,4 +1,4 @@
-"""NV-DDR pad wrapper (boards/nand_pads.py): the board designs with the NV-DDR NAND pin set instantiate
+"""NV-DDR pad wrapper (lsmc/boards/nand_pads.py): the board designs with the NV-DDR NAND pin set instantiate
 the platform's DDR I/O primitives and DQ delay lines on the right pins, yosys' synth_ecp5 accepts the
 ECP5 wrapper and nextpnr-ecp5 places and routes it on the ECPIX-5's pins under a small driver: seconds."""
 import importlib.util
@@ -11,6 +11,7 @@ import pytest
 
 from lsmc.boards import litex_soc, nand_pads, ports
 from lsmc.boards.ports import BoardError
+from lsmc.sim import pads
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = 2
@@ -68,9 +69,9 @@ def test_stub_ports_match_nandpins():
 
 def test_delay_line_one_source():
     """The DQ delay line the simulation and the driver's training assume is the ECP5 wrapper's DELAYF
-    (nand_pads.TAPS): the pad model's defaults, nandsim's and the driver's constants."""
+    (lsmc.sim.pads.TAPS): the pad model's defaults, nandsim's and the driver's constants."""
     from lsmc.sim import nandsim
-    taps, tap_ps = nand_pads.TAPS["ecp5"], nandsim.TAP_PS
+    taps, tap_ps = pads.TAPS["ecp5"], nandsim.TAP_PS
     hdr = (ROOT / "hw" / "ip" / "nand" / "model" / "nvddr_pads.h").read_text()
     assert int(re.search(r"uint32_t taps = (\d+);", hdr).group(1)) == taps
     assert int(re.search(r"uint32_t tap_ps = (\d+);", hdr).group(1)) == tap_ps
@@ -80,7 +81,7 @@ def test_delay_line_one_source():
     # the controller's TAP field holds the longest line (IDELAYE3's 512), SLOT the 6 bits training scans
     regs = (ROOT / "hw" / "ip" / "nand" / "rtl" / "NandController.scala").read_text()
     tap_bits = int(re.search(r"val TAP = DDR_CAPTURE.field\(UInt\((\d+) bits", regs).group(1))
-    assert 1 << tap_bits == max(nand_pads.TAPS.values())
+    assert 1 << tap_bits == max(pads.TAPS.values())
     assert 1 << int(re.search(r"val SLOT = DDR_CAPTURE.field\(UInt\((\d+) bits", regs).group(1)) == nandsim.SLOTS
 
 

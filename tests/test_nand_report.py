@@ -17,7 +17,7 @@ def test_report_mode5(tmp_path):
     for r in rows:
         assert r["mode"] == "sdr5" and r["channels"] == "1" and float(r["bus_limit_mb_per_s"]) == 50.0
         assert 0 < float(r["mb_per_s"]) < 50.0
-        assert abs(float(r["efficiency"]) - float(r["mb_per_s"]) / 50.0) < 0.001  # the definition
+        assert abs(float(r["efficiency"]) - float(r["mb_per_s"]) / 50.0) < 0.001  # the report's definition
         assert int(r["bytes"]) == 2 * 2048 * int(r["targets"])
     # interleaving hides tPROG / tR of one target behind the other's transfers
     assert float(by[("program", 2)]["mb_per_s"]) > 1.6 * float(by[("program", 1)]["mb_per_s"])

@@ -39,7 +39,7 @@ def test_storage_console_commands_full_soc():
 
 @pytest.mark.slow
 def test_storage_console_one_target_and_bad_input_full_soc():
-    """Issue 15: `storage 64 25 1` (both runs on one target) passes without a timing violation; NAND
+    """`storage 64 25 1` (both runs on one target) passes without a timing violation; NAND
     commands before `nand init`, addresses past the geometry, targets not initialised and numbers that
     do not fit are refused with a message before any command reaches the bus; the next command works."""
     from lsmc.build import firmware
@@ -66,7 +66,7 @@ def test_storage_console_one_target_and_bad_input_full_soc():
 
 @pytest.mark.slow
 def test_storage_recovers_after_stuck_ready_busy_full_soc():
-    """Issue 15: target 1 holds R/B# low (the full SoC's NAND fault option): the storage flow on two
+    """Target 1 holds R/B# low (the full SoC's NAND fault option): the storage flow on two
     targets ends in a timeout named with its operation, controller and part are reset, and the next
     command (the flow on target 0 alone) passes."""
     from lsmc.build import firmware
@@ -85,7 +85,7 @@ def test_storage_recovers_after_stuck_ready_busy_full_soc():
 
 @pytest.mark.slow
 def test_firmware_scheduler_over_every_channel_full_soc():
-    """Issue 14: storage.elf's `nand channels 2 8` in the full SoC: every NAND channel of the default
+    """storage.elf's `nand channels 2 8` in the full SoC: every NAND channel of the default
     build initialised by the firmware, 8 pages per way cache-programmed and cache-read back under the
     firmware's channels x ways scheduler, every word checked; every model of every channel took reads
     and programs without a timing violation, and the channels together read at more than 3.3x one SDR
@@ -106,7 +106,7 @@ def test_firmware_scheduler_over_every_channel_full_soc():
 
 @pytest.mark.slow
 def test_firmware_nvddr_over_every_channel_full_soc():
-    """Issue 14: the firmware switches the MT29F16G08ABABA of every channel to NV-DDR mode 5 (SET FEATURES,
+    """The firmware switches the MT29F16G08ABABA of every channel to NV-DDR mode 5 (SET FEATURES,
     capture training) and runs `nand channels 2 8` in it: every word read back intact, no timing violation,
     programs near what tPROG allows (2 x 4096 B / 230 us per channel; measured 132.3 MB/s = 93 % with the
     first page's transfer on 8 pages) and reads above 2.4 NV-DDR buses, more than the 400 MB/s the CPU-side

@@ -182,7 +182,7 @@ def test_quick_report_writes_well_formed_files(tmp_path, capsys, monkeypatch):
     md = (out / "report.md").read_text()
     assert compare.cpu_model() in md
     assert "LevelDB | 1.23 (library), Debian package libleveldb-dev 1.23" in md
-    assert "## Seed 000's own Table III (copied from the paper, not measured here)" in md
+    assert "## The paper's own Table III (copied from the paper, not measured here)" in md
     assert "| 8192 | 131072 | 88247 | 0.107723 | 11.07× |" in md
     assert "the firmware reported FAIL for this size" in md
     assert "600 entries, soc: not measured — no TABLE3 row for 600 entries" in md

@@ -10,13 +10,14 @@ import struct
 import pytest
 
 from lsmc.report import compare, paper, scaling
+from lsmc.sim import ddr as ddr_model
 
 COLUMNS = "cus,ways,entries_in,cycles,entries_per_cycle,ddr_bound_entries_per_cycle,fraction_of_bound,pass"
 
 
 def _preset_row(name):
     """(sysMHz, nphases, dataBits) of a preset, parsed here without the module's parser."""
-    text = scaling.PRESETS_H.read_text()
+    text = ddr_model.PRESETS_H.read_text()
     m = re.search(r'\{"' + name + r'",\s*"[^"]*",\s*"[^"]*",\s*(\d+),\s*(\d+),\s*(\d+),', text)
     return tuple(map(int, m.groups()))
 
@@ -145,10 +146,10 @@ def test_buffers_start_in_successive_banks():
     across banks"); the expected results (not streamed) are not staggered; `fixed` has no banks."""
     from lsmc.sim import scaling as sim
 
-    assert scaling.bank_geometry("kcu105") == (8192, 8)    # 64-byte native word x 128 columns, 8 banks
-    assert scaling.bank_geometry("arty") == (2048, 8)
-    with pytest.raises(scaling.ScalingError, match="fixed"):
-        scaling.bank_geometry("fixed")
+    assert ddr_model.bank_geometry("kcu105") == (8192, 8)    # 64-byte native word x 128 columns, 8 banks
+    assert ddr_model.bank_geometry("arty") == (2048, 8)
+    with pytest.raises(ddr_model.DdrError, match="fixed"):
+        ddr_model.bank_geometry("fixed")
     assert sim.bank_stagger("fixed") is None and sim.bank_stagger("kcu105") == (8192, 8)
     tasks = sim.make_tasks(2, 4, 2048)
     img, bufs = sim.scale_image(tasks, stagger=(8192, 8))

@@ -1,4 +1,4 @@
-"""Sub-compaction (issue 11; docs/scaling.md): one N-way merge split by key range into M parts.
+"""Sub-compaction (docs/scaling.md): one N-way merge split by key range into M parts.
 
 The C version (fw/lib/kb16.c through ctypes) and the model (lsmc/model/split.py) are checked against each
 other step by step (split keys, plan, stitch, whole result byte for byte) and both against the unsplit
@@ -463,9 +463,8 @@ def test_split_keys_skew(c, group):
 def test_split_keys_fast_balances_dealt_runs(c):
     """The sweep's workload (one key set dealt over K runs): the cheap split is within 2.5 % of total/M."""
     from lsmc.model import workloads
-    from lsmc.report.bench import deal
     k0, k1 = workloads.make_runs("short", 40_000, 0.25, 1)
-    runs = [kb16.encode(k, 16) for k in deal(k0, k1, 4)]
+    runs = [kb16.encode(k, 16) for k in workloads.deal(k0, k1, 4)]
     total = sum(len(r) for r in runs)
     for parts in (2, 4, 8):
         plan = split.plan(runs, 16, split.split_keys_fast(runs, 16, parts))

@@ -117,11 +117,11 @@ class ECPIX5:
 
     @staticmethod
     def build_kwargs(run, lsmc_clk_freq):
-        # LiteX writes the yosys script, the LPF and build_ecpix5.sh; lsmc.fpga runs that script with the
+        # LiteX writes the yosys script, the LPF and build_ecpix5.sh; lsmc.fpga.flow runs that script with the
         # yowasp tools (its own time limit, logs and report), so LiteX itself never starts the tools.
         return {"run": False, "timingstrict": False, "seed": 1}
 
 
 if __name__ == "__main__":
-    from lsmc import fpga
-    sys.exit(fpga.ecpix5_main(ECPIX5, sys.argv[1:]))
+    from lsmc.fpga import cli
+    sys.exit(cli.ecpix5_main(ECPIX5, sys.argv[1:]))

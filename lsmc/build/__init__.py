@@ -15,6 +15,7 @@ from pathlib import Path
 
 import filelock
 
+from lsmc import progress
 from lsmc.paths import BUILD, GEN, ROOT
 
 
@@ -38,9 +39,23 @@ def _up_to_date(stamp: Path, digest: str) -> bool:
     return stamp.exists() and stamp.read_text() == digest
 
 
+def step_label(cmd) -> str:
+    """A build command as a short line for the user: `mill soc.runMain soc.Generate --width 128 ...`,
+    `verilator: model VLsmcSoc`, `make -C fw ...` (paths under the repository relative to it)."""
+    words = [str(c) for c in cmd]
+    if "--top-module" in words:
+        return f"verilator: C++ model V{words[words.index('--top-module') + 1]}"
+    words = [str(Path(w).relative_to(ROOT)) if w.startswith(str(ROOT)) else w for w in words if w != "--no-server"]
+    words[0] = Path(words[0]).name
+    line = " ".join(words)
+    return line if len(line) <= 100 else line[:97] + "..."
+
+
 def run(cmd, cwd=ROOT, quiet=True, env=None):
-    """Run a command; on failure raise BuildError carrying its output."""
-    res = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=quiet, text=True)
+    """Run a command; on failure raise BuildError carrying its output. A command still running after a few
+    seconds says so on stderr (progress.step)."""
+    with progress.step(step_label(cmd)):
+        res = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=quiet, text=True)
     if res.returncode != 0:
         out = (res.stdout or "") + (res.stderr or "") if quiet else ""
         raise BuildError(f"command failed ({res.returncode}): {' '.join(map(str, cmd))}\n{out[-6000:]}")

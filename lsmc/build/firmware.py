@@ -385,29 +385,3 @@ def parse_job_result(raw: bytes) -> dict:
     res["rc"] = struct.unpack("<i", struct.pack("<I", res["rc"]))[0]
     res["status_text"] = JOB_STATUS.get(res["status"], "unknown")
     return res
-
-
-def run_job(workdir: Path, run0: bytes, run1: bytes, group: int = 16, elf: Path | None = None, **kw) -> dict:
-    """Run one job on the simulated SoC (SIM_ARG 2). Keyword arguments go to job_image(), except
-    `sim` (a dict of extra run_soc arguments). Returns the result block plus "exit", "uart" and the
-    IP's output ("out", "inv": bytes read back from DDR)."""
-    from lsmc.sim import soc  # the SoC teammate's module; imported late so host-only users need no SoC
-
-    sim = kw.pop("sim", {})
-    workdir = Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
-    img, layout = job_image(run0, run1, group, **kw)
-    (workdir / "job.bin").write_bytes(img)
-    elf = elf or build_firmware()
-    out_addr, out_len = layout["out"]
-    inv_addr, inv_len = layout["inv"]
-    dumps = [(DDR_BASE + 4 * JOB_RESULT_WORD, 4 * len(JOB_RESULT_FIELDS), workdir / "result.bin"),
-             (out_addr, max(out_len, 4), workdir / "out.bin"), (inv_addr, max(inv_len, 4), workdir / "inv.bin")]
-    r = soc.run_soc(elf, arg=2, loads={DDR_BASE: workdir / "job.bin"}, dumps=dumps, **sim)
-    if not (workdir / "result.bin").exists():
-        raise FirmwareError(f"simulation wrote no result (exit {r.returncode}):\n{r.uart[-2000:]}\n{r.stderr[-2000:]}")
-    res = parse_job_result((workdir / "result.bin").read_bytes())
-    res.update(exit=r.returncode, uart=r.uart,
-               out=(workdir / "out.bin").read_bytes()[:res["out_bytes"]],
-               inv=(workdir / "inv.bin").read_bytes()[:res["inv_bytes"]])
-    return res

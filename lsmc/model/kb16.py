@@ -1,10 +1,10 @@
 """KB16 reference model: encoder, checking decoder, two-way merge and dump.
 
-Written from the KB16 spec (shared/spec/kb16-format.md; docs/kb16-format.md) alone; every RTL and
+Written from the KB16 format (docs/kb16-format.md) alone; every RTL and
 firmware test compares against it, so it favours plain, obviously-right code over speed.  Error codes and
 their order come from the table of docs/architecture.md.  The format in prose: docs/kb16-format.md.
 
-Decoder rules this model fixes where the spec is silent (docs/kb16-format.md, "Checking"):
+Decoder rules this model fixes where the format is silent (docs/kb16-format.md, "Checking"):
 - every check is a predicate on one entry's raw fields plus the decoder state (previous decoded
   key, previous real key, slot in the group); when several hold, the lowest code wins;
 - the header checks (codes 1..4) apply to every entry kind, pads and virtual entries included;
@@ -273,7 +273,7 @@ def iter_entries(data: bytes, group: int = GROUP_DEFAULT) -> Iterator[Decoded]:
 
 
 def decode(data: bytes, group: int = GROUP_DEFAULT) -> list[tuple[bytes, int]]:
-    """Real (key, address) pairs of a run, after every check of the spec."""
+    """Real (key, address) pairs of a run, after every check of the format."""
     return [(d.key, d.entry.address) for d in iter_entries(data, group)
             if not d.entry.vir and not d.entry.pad]
 
@@ -360,7 +360,8 @@ def merge_runs(runs: list[bytes], group: int = GROUP_DEFAULT) -> tuple[bytes, by
 
 
 def cascade_plan(sizes: list[int], ways: int) -> list[tuple[int, int]]:
-    """Cascading compaction (seed 001, section 3.2) of runs with these byte sizes (newest first) on a
+    """Cascading compaction (Lim and Shin, "LSM-Tree Compaction FPGA Accelerator using Cascading Compaction",
+    section 3.2) of runs with these byte sizes (newest first) on a
     `ways`-input merger: while more runs than ways remain, merge the consecutive window of
     min(ways, runs - ways + 1) runs with the fewest bytes into one temporary run, in place (only
     neighbours in age may be merged, or a newer address could lose to an older one). Returns the

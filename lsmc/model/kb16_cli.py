@@ -83,11 +83,18 @@ def cmd_merge(a) -> None:
     print(summary(key_lists, merged_keys, merged, invalid))
 
 
+def add_group(ap: argparse.ArgumentParser) -> None:
+    """--group G, the KB16 group size (also bench's and report's)."""
+    ap.add_argument("--group", "-g", type=cliutil.int_option(kb16.GROUP_MIN, kb16.GROUP_MAX),
+                    default=kb16.GROUP_DEFAULT, metavar="G",
+                    help=f"KB16 group size, {kb16.GROUP_MIN}..{kb16.GROUP_MAX} (default {kb16.GROUP_DEFAULT})")
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kb16", description="KB16 run files: generate, encode, decode, merge.")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 
-    group_opt = cliutil.add_group
+    group_opt = add_group
 
     g = sub.add_parser("gen", help="generate two seeded runs (run0 newer, run1 older)")
     g.add_argument("--kind", choices=workloads.KINDS, default="uniform")

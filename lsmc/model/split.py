@@ -17,7 +17,7 @@ Entry points:
 - `subcompact(runs, group, parts, keys=None, merge=None)` -> (run, invalid, info): the whole thing;
   `merge(list_of_subrun_bytes) -> (run, invalid)` runs one part (default: kb16.merge_runs; the IP
   model or a unit can stand in).
-- `fit(keys, group, closed)` -> entries: the encoder with the spec's freedom used to fill whole groups.
+- `fit(keys, group, closed)` -> entries: the encoder with the format's freedom used to fill whole groups.
 
 Guarantees (exact statement in docs/scaling.md): the parts' invalid streams concatenated in part order
 are the unsplit merge's; the stitched run decodes to the unsplit merge's (key, address) sequence and is

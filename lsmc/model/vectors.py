@@ -1,6 +1,5 @@
-"""Where the KB16 cross-check vectors are. They were made by an independent implementation of the
-spec (shared/spec/kb16-vectors in the steering repository); a copy is kept in tests/vectors/kb16 so a
-fresh clone tests against them. KB16_VECTORS points elsewhere (e.g. a newer shared copy)."""
+"""Where the KB16 cross-check vectors are: tests/vectors/kb16, made by an independent implementation of
+the format (docs/kb16-format.md, *Test vectors*). KB16_VECTORS points the tests at another copy."""
 import os
 from pathlib import Path
 

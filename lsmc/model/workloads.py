@@ -13,12 +13,17 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from lsmc.cliutil import parse_int
+from lsmc.cliutil import int_list_option, parse_int
 
 KINDS = ("uniform", "short", "prefix", "long", "ycsb")
 MAX_KEYS = 16_000_000          # keeps the address space (gaps up to 64 bytes) inside uint32
 
 Pairs = list[tuple[bytes, int]]
+
+
+def sizes_option():
+    """The option type of keys per job, 2..MAX_KEYS (bench and report)."""
+    return int_list_option(2, MAX_KEYS)
 
 
 def _rand_bytes(rng: random.Random, n: int) -> bytes:
@@ -136,3 +141,11 @@ def parse_keys(text: str, name: str = "<keys>", lines: list[int] | None = None) 
         if lines is not None:
             lines.append(no)
     return out
+
+
+def deal(k0: Pairs, k1: Pairs, ways: int) -> list[Pairs]:
+    """The two-run workload dealt into `ways` runs: run0's keys round robin over runs 0..ways/2-1, run1's
+    over ways/2..ways-1, so each overlapping key sits in one newer and one older run (bench --ways, the
+    scaling sweep)."""
+    half = ways // 2
+    return [k0[i::half] for i in range(half)] + [k1[i::half] for i in range(half)]

@@ -1,4 +1,4 @@
-"""Benchmark of the compaction IP in the layout of seed 000, Table III.
+"""Benchmark of the compaction IP in the layout of the paper's Table III.
 
 For 512 .. 8192 input entries (two runs of N/2 keys, 25 % overlap, fixed seed) and both IP widths,
 runs the RTL in Verilator, checks every output against the reference model, and reports the
@@ -18,12 +18,12 @@ import io
 import sys
 
 from lsmc import build, cliutil
-from lsmc.model import kb16, workloads
+from lsmc.model import kb16, kb16_cli, workloads
 from lsmc.report import paper
 from lsmc.sim import ipsim
 
 SIZES = (512, 1024, 2048, 4096, 8192)
-PAPER_CYCLES = paper.counters()  # seed 000, Table III (lsmc/data/paper.json)
+PAPER_CYCLES = paper.counters()  # the paper's Table III (lsmc/data/paper.json)
 TARGETS = {128: 1.15, 32: 4.3}        # cycles per output entry at 8192 entries, kind `short`
 CLOCK_MHZ = paper.clock_mhz()
 KINDS = (("short", "A", "kind `short` (1-8 byte keys, entries == keys, as in the paper)"),
@@ -35,18 +35,12 @@ FIELDS = ("table", "kind", "width", "keys", "entries_in", "bytes_in", "entries_o
 DDR = "none"
 
 
-def deal(k0, k1, ways):
-    """Key lists of `ways` runs from the two-run workload (see the module text)."""
-    half = ways // 2
-    return [k0[i::half] for i in range(half)] + [k1[i::half] for i in range(half)]
-
-
 def measure(kind, widths, sizes, seed, overlap, group, stall, ways=2):
     """Rows of results for one workload kind; every output checked against the model."""
     jobs, meta = [], []
     for n in sizes:
         k0, k1 = workloads.make_runs(kind, n, overlap, seed)
-        runs = [kb16.encode(k, group) for k in deal(k0, k1, ways)]
+        runs = [kb16.encode(k, group) for k in workloads.deal(k0, k1, ways)]
         jobs.append(ipsim.Job(runs[0], runs[1], group, more=tuple(runs[2:]),
                               stalls={s: stall for s in ipsim.streams(ways)} if stall else {}, seed=seed))
         meta.append((n, kb16.merge_runs(runs, group)))
@@ -87,14 +81,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("--widths", type=cliutil.choice_list_option(map(str, ipsim.WIDTHS)), default=["128", "32"],
                     help="comma-separated IP widths (default 128,32)")
-    ap.add_argument("--sizes", type=cliutil.sizes_option(), nargs="+", default=[list(SIZES)], metavar="KEYS",
+    ap.add_argument("--sizes", type=workloads.sizes_option(), nargs="+", default=[list(SIZES)], metavar="KEYS",
                     help=f"keys per job, comma or space separated, 2..{workloads.MAX_KEYS} "
                     f"(default {','.join(map(str, SIZES))})")
     ap.add_argument("--kinds", type=cliutil.choice_list_option(workloads.KINDS), default=["short", "uniform"],
                     help="workload kinds, comma separated (tables A, B; default short,uniform)")
     cliutil.add_seed(ap, 2024)
     cliutil.add_overlap(ap, 0.25)
-    cliutil.add_group(ap)
+    kb16_cli.add_group(ap)
     cliutil.add_stall(ap)
     ap.add_argument("--ways", type=int, choices=ipsim.WAYS, default=2, help="IP inputs K (default 2)")
     cliutil.add_out_dir(ap, "results", "bench.md and bench.csv (bench_k<K>.* with --ways K)")
@@ -114,7 +108,7 @@ def main(argv=None) -> int:
            f"{runs_text}, {a.overlap:.0%} overlap, seed {a.seed}, G = {a.group}"
            + (f", random stalls p = {a.stall}" if a.stall else ", no stalls") + ". `cycles` is the IP's "
            "HW_CYCLES register (first input beat accepted .. done, every output beat accepted). "
-           "`paper cycles` is seed 000 Table III (firmware-bracketed THROUGHPUT_COUNTER on its platform). "
+           "`paper cycles` is the paper's Table III (firmware-bracketed THROUGHPUT_COUNTER on its platform). "
            f"DDR preset: `{DDR}` (the IP alone, its streams fed by the harness: no DMA, no memory).", ""]
     all_rows, failed = [], False
     try:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from lsmc import build, cliutil
 from lsmc.build import firmware
-from lsmc.model import kb16, workloads
+from lsmc.model import kb16, kb16_cli, workloads
 from lsmc.paths import RESULTS
 from lsmc.report import baselines, paper, scaling
 from lsmc.report.plots import write_plots
@@ -188,7 +188,7 @@ def measure_soc(cfg: Config, sizes: list[int]) -> tuple[dict, str]:
 
     The jobs are this report's own (the same `kb16 gen` workloads, made on the host and loaded into
     DDR): the firmware runs each on the IP (this project's 128-bit, tight-bracket design; cfg.width 32:
-    seed 000's platform and bracket) and its C merge on the VexRiscv, and checks both against the
+    the paper's platform and bracket) and its C merge on the VexRiscv, and checks both against the
     reference merge (SIM_ARG 7)."""
     if cfg.soc == "off":
         return {}, "not run (--no-soc)"
@@ -329,7 +329,7 @@ def _f(v, digits=4):
 
 
 def write_csv(results: list[SizeResult], path: Path, outputs: cliutil.Outputs) -> None:
-    """Exactly the issue's columns; a value that was not measured is an empty cell."""
+    """Exactly the report's documented columns; a value that was not measured is an empty cell."""
     f = io.StringIO(newline="")
     w = csv.writer(f)
     w.writerow(CSV_COLUMNS)
@@ -371,17 +371,17 @@ def write_markdown(cfg: Config, results: list[SizeResult], soc_source: str, note
     ddrs = sorted({r.soc["ddr"] for r in results if r.soc and r.soc.get("ddr")})
     L.append(f"- **SoC fw-bracketed vs VexRiscv C**: the same SoC at {CLOCK_MHZ} MHz, the same counter "
              "(THROUGHPUT_COUNTER started and stopped by the firmware) around the IP's whole job (DMA from and "
-             f"to the DDR model, preset `{', '.join(ddrs) or 'none: not run'}`, register accesses; seed 000's "
+             f"to the DDR model, preset `{', '.join(ddrs) or 'none: not run'}`, register accesses; the paper's "
              "metric) and around the C merge on the SoC's VexRiscv; the same runs, loaded into DDR by the "
              "simulator. The IP-alone columns have no DDR (the harness feeds the streams).")
     L.append("- **vs LevelDB 1.23**: LevelDB's own compaction of two tables holding the same keys, timed on this "
              "host (log line to log line): a different program (it reads and writes SSTables, builds blocks and "
              "filters, keeps values), so its ratio to the IP says how much a real store's compaction costs, not "
              "how fast the merge is.")
-    L.append(f"- **Seed 000's speed-ups** (copied below) divide one LevelDB figure ({paper.leveldb_us_per_entry()} "
+    L.append(f"- **The paper's speed-ups** (copied below) divide one LevelDB figure ({paper.leveldb_us_per_entry()} "
              "µs/entry in every row) "
              "by its module's fw-bracketed time; they are not a per-size comparison.\n")
-    L.append("## Results (layout of seed 000 Table III, one column per baseline)\n")
+    L.append("## Results (layout of the paper's Table III, one column per baseline)\n")
     L.append("µs/entry = time / input entries (16-byte KB16 entries of both runs; with `short` keys an entry is "
              f"a key). IP figures are cycles at {CLOCK_MHZ} MHz. Speed-up = LevelDB µs/entry ÷ the other "
              "µs/entry.\n")
@@ -418,7 +418,7 @@ def write_markdown(cfg: Config, results: list[SizeResult], soc_source: str, note
             _m(per(ld, "total_min", n)), str(lv.reps) if lv else "—", _m(h and h.min), _m(h and h.median),
             f"{h.sets} × {h.reps}" if h else "—", _m(r.soc and float(r.soc["hw_cycles"]), 8)]) + " |")
     L.append("")
-    L.append("## Seed 000's own Table III (copied from the paper, not measured here)\n")
+    L.append("## The paper's own Table III (copied from the paper, not measured here)\n")
     L.append("MicroBlaze soft core at 100 MHz on an FPGA; LevelDB 1.23 on an Intel i5-8500 (how LevelDB was "
              "timed is not stated in the paper).\n")
     L.append("| Key number | Byte number | Throughput counter value | Processing efficiency (µs/entry) | "
@@ -507,14 +507,14 @@ SOC_CSV_LIMIT = 1 << 20  # bytes: a table3.csv holds a few rows
 @cliutil.tool_main("report")
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="report", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", type=cliutil.sizes_option(), nargs="+", metavar="KEYS",
+    ap.add_argument("--sizes", type=workloads.sizes_option(), nargs="+", metavar="KEYS",
                     help=f"keys per job, comma or space separated, 2..{workloads.MAX_KEYS} "
                     f"(default {','.join(map(str, DEFAULT_SIZES))}; --quick: {','.join(map(str, QUICK_SIZES))})")
     ap.add_argument("--quick", action="store_true", help="Table III sizes only, fewer repetitions")
     ap.add_argument("--kind", default="short", choices=workloads.KINDS)
     cliutil.add_overlap(ap, 0.25)
     cliutil.add_seed(ap, 1)
-    cliutil.add_group(ap)
+    kb16_cli.add_group(ap)
     cliutil.add_width(ap)
     ap.add_argument("--leveldb-reps", type=cliutil.int_option(1, 1000), metavar="N",
                     help="LevelDB repetitions per size, 1..1000 (default 9, --quick 3)")

@@ -1,5 +1,5 @@
 """`scripts/demo`: build both SoC variants and the firmware, run Table III in the full-SoC simulation
-twice at once, (a) seed 000's platform (32-bit streams, the paper's counter bracket) and (b) this
+twice at once, (a) the paper's platform (32-bit streams, the paper's counter bracket) and (b) this
 project's design (128-bit streams, tight bracket), on workloads made on the host, and write
 results/table3.md and results/table3.csv. `scripts/demo storage`: the NAND storage flow;
 `scripts/demo storage --faults`: the power-cut-safe storage flow under a fault schedule covering every
@@ -23,7 +23,7 @@ from lsmc.sim import soc
 
 DDR_LATENCY = 20  # cycles from AR handshake to first beat in the harness's DDR model (its default)
 CONFIG_TEXT = {
-    (32, "paper"): ("(a) faithful reproduction", "32-bit streams (seed 000's platform); every DMA channel checked "
+    (32, "paper"): ("(a) faithful reproduction", "32-bit streams (the paper's platform); every DMA channel checked "
                     "idle, programmed and started inside the counter bracket as a Xilinx AXI DMA driver does (S2MM "
                     "writers first, then MM2S readers), then the IP started, its STATUS polled to DONE, then each "
                     "channel's STATUS polled until idle"),
@@ -61,7 +61,7 @@ def table3_markdown(results: dict, speed: dict, sim_s: float, total_s: float, lo
     a, b = results[(32, "paper")], results[(128, "tight")]
     by_a = {r["entries_in"]: r for r in a}
     by_b = {r["entries_in"]: r for r in b}
-    L = ["# Table III: seed 000's figures beside the faithful reproduction (a) and this project's design (b)", "",
+    L = ["# Table III: the paper's figures beside the faithful reproduction (a) and this project's design (b)", "",
          "Full-SoC Verilator simulation (VexRiscv firmware, compaction IP fed by the SoC's DMA from DDR; DDR "
          f"preset `{ddr}`: {DDR_LATENCY} cycles read latency, 256-bit port). The counter is the IP's "
          "THROUGHPUT_COUNTER started and stopped by the firmware (REG_COUNT_CONTROL), as the paper reads "
@@ -251,31 +251,30 @@ def scaling_conditions(ddr: str) -> str:
 
 
 def run_scaling(args) -> int:
-    """The scaling sweep (lsmc.sim.scaling) and its report (lsmc.report.scaling)."""
+    """The scaling sweep and its report (lsmc.report.scaling, the simulations by lsmc.sim.scaling)."""
     from lsmc.report import scaling as report
-    from lsmc.sim import scaling
 
     t0 = time.time()
-    sizes = tuple(args.sizes) if args.sizes else scaling.SWEEP_SIZES
-    print(f"demo: scaling sweep: units {', '.join(map(str, scaling.SWEEP_CUS))} x ways "
-          f"{', '.join(map(str, scaling.SWEEP_WAYS))} x {', '.join(map(str, sizes))} entries, DDR {args.ddr} "
+    sizes = tuple(args.sizes) if args.sizes else report.SWEEP_SIZES
+    print(f"demo: scaling sweep: units {', '.join(map(str, report.SWEEP_CUS))} x ways "
+          f"{', '.join(map(str, report.SWEEP_WAYS))} x {', '.join(map(str, sizes))} entries, DDR {args.ddr} "
           "(one SoC build of 4 units per K; the first build takes many minutes)", flush=True)
     failed = ""
     if args.cluster is None:
-        rows = scaling.sweep(sizes=sizes, ddr=args.ddr, log=lambda s: print(s, flush=True))
+        rows = report.sweep(sizes=sizes, ddr=args.ddr, log=lambda s: print(s, flush=True))
     else:  # the same points as Dask tasks (docs/cluster.md): the rows in the same order, failures named
         from lsmc import cluster
 
         interrupted = None
         try:
             with cluster.connect(args.cluster) as client:
-                outcomes = cluster.scaling_sweep(client, sizes, args.ddr, log=lambda s: print(s, flush=True))
+                outcomes = report.scaling_sweep(client, sizes, args.ddr, log=lambda s: print(s, flush=True))
         except cluster.Interrupted as e:
             outcomes, interrupted = e.outcomes, e
         rows = [o.value for o in outcomes if o.ok]
-        failed = cluster.failures_text(outcomes, cluster.scaling_name)
+        failed = cluster.failures_text(outcomes, report.scaling_name)
         if interrupted:
-            failed += f"\nInterrupted: {len(outcomes)} of {len(scaling.sweep_points(sizes=sizes))} points finished.\n"
+            failed += f"\nInterrupted: {len(outcomes)} of {len(report.sweep_points(sizes=sizes))} points finished.\n"
         if not rows:
             print(f"demo: no scaling point finished{' (interrupted)' if interrupted else ''}", file=sys.stderr)
             return 130 if interrupted else 1
@@ -296,7 +295,7 @@ def run_scaling(args) -> int:
     print("\n" + paths[1].read_text())
     print(f"demo: wrote {', '.join(str(p) for p in paths)}")
     # The full default sweep, every row PASS, refreshes the committed rows and the docs table (one run).
-    if ok and sizes == scaling.SWEEP_SIZES and args.ddr == "kcu105":
+    if ok and sizes == report.SWEEP_SIZES and args.ddr == "kcu105":
         done = report.refresh_committed(rows)
         print(f"demo: the full sweep's rows are now the committed ones: {', '.join(str(p) for p in done)}")
     else:

@@ -21,7 +21,7 @@ import io
 import sys
 import time
 
-from lsmc import build, cliutil
+from lsmc import build, cliutil, cluster
 from lsmc.sim import nandsim
 
 COLUMNS = ["mode", "op", "channels", "targets", "bytes", "cycles", "mb_per_s", "bus_limit_mb_per_s", "efficiency"]
@@ -82,7 +82,7 @@ def run(modes, pages, ecc_pages):
 
 
 # The simulations and the rows of one timing mode (run() takes every mode in turn on one simulation; the
-# cluster path, lsmc.cluster.nand_task, one mode per task on a simulation of its own: the same figures).
+# cluster path, nand_task, one mode per task on a simulation of its own: the same figures).
 def sdr_sim():
     return nandsim.NandSim(blocks=8, targets=2)
 
@@ -275,9 +275,83 @@ def write(rows, ecc, dec, out, pages, seconds, seq=(), soc=None, notes=""):
         outputs.add(out / "nand.md", "\n".join(lines) + "\n")
 
 
+# ---- the report as Dask tasks (lsmc.cluster, docs/cluster.md) -----------------------------------------
+
+def nand_task(point: tuple):
+    """One part of this module's run on its own simulation: ("sdr"|"nvddr", mode, pages) -> the mode's
+    rows; ("ecc", SDR mode or None, pages) -> (ECC sweep rows, ECC_DEC) in that mode; ("seq", mode,
+    channels, pages) -> run_seq's rows of the NV-DDR mode; ("soc", part, channels, pages) -> the full-SoC rows."""
+    kind = point[0]
+    if kind in ("sdr", "nvddr"):
+        _, mode, pages = point
+        with (sdr_sim() if kind == "sdr" else nvddr_sim()) as s:
+            rows = (sdr_rows if kind == "sdr" else nvddr_rows)(s, mode, pages)
+            s.close()
+        return rows
+    if kind == "ecc":
+        _, mode, pages = point
+        with sdr_sim() as s:
+            if mode is not None:
+                s.init(mode=mode)
+            ecc = nandsim.ecc_sweep(s, pages=pages, block=2) if pages else []
+            dec = s.r("ECC_DEC")
+            s.close()
+        return ecc, dec
+    if kind == "seq":
+        _, mode, channels, pages = point
+        return run_seq([(mode, True)], channels, pages)
+    _, part, channels, pages = point
+    return soc_rows(part, channels, pages)
+
+def nand_name(point: tuple) -> str:
+    kind = point[0]
+    if kind in ("sdr", "nvddr", "seq"):
+        return f"{kind} {nandsim.label(point[1], kind != 'sdr')}"
+    if kind == "ecc":
+        return "ECC sweep"
+    return f"full SoC {point[1] or 'mt29f4g08abada'}, {point[2] or 'every'} channel(s)"
+
+def nand_report(address, modes, pages: int, ecc_pages: int, channels: int, seq_pages: int, soc_pages: int):
+    """this module's measurements as tasks (a timing mode each, the ECC sweep, each full-SoC run):
+    (rows, ecc, dec, seq, soc, notes, exit status) in the serial run's order; notes name failed or
+    unfinished tasks (status 1, or 130 after Ctrl-C)."""
+    sdr = [m for m, d in modes if not d]
+    nvddr = [m for m, d in modes if d]
+    points = [("sdr", m, pages) for m in sdr] + [("nvddr", m, pages) for m in nvddr]
+    points.append(("ecc", sdr[-1] if sdr else None, ecc_pages))
+    points += [("seq", m, channels, seq_pages) for m in nvddr] if seq_pages else []
+    points += [("soc", part, ch, soc_pages) for part, ch in soc_points(soc_pages)]
+    status = 0
+    try:
+        with cluster.connect(address) as client:
+            outcomes = cluster.run(client, nand_task, points, label="nand-report")
+    except cluster.Interrupted as e:
+        outcomes, status = e.outcomes, 130
+    got = {o.point: o for o in outcomes}
+    rows, seq, soc, ecc, dec = [], [], [], [], 0
+    for p in points:
+        o = got.get(p)
+        if o is None or not o.ok:
+            continue
+        if p[0] in ("sdr", "nvddr"):
+            rows += o.value
+        elif p[0] == "ecc":
+            ecc, dec = o.value
+        elif p[0] == "seq":
+            seq += o.value
+        else:
+            soc += o.value
+    notes = cluster.failures_text(outcomes, nand_name)
+    if status == 130:
+        notes += f"\nInterrupted: {len(outcomes)} of {len(points)} tasks finished; the others are not in this report.\n"
+    elif notes:
+        status = 1
+    return rows, ecc, dec, seq, soc, notes, status
+
+
 @cliutil.tool_main("nand-report")
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="nand-report", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="nand-report", description=__doc__.split("\n\n")[0])
     ap.add_argument("--pages", type=cliutil.int_option(1, 32), default=4, metavar="N",
                     help="pages per target and measurement, 1..32 (default 4)")
     ap.add_argument("--modes", type=cliutil.choice_list_option(
@@ -308,9 +382,7 @@ def main(argv=None) -> int:
     t0 = time.time()
     try:
         if a.cluster is not None:
-            from lsmc import cluster
-
-            rows, ecc, dec, seq, soc, notes, status = cluster.nand_report(
+            rows, ecc, dec, seq, soc, notes, status = nand_report(
                 a.cluster, modes, a.pages, a.ecc_pages, a.channels, a.seq_pages, a.soc_pages)
         else:
             notes, status = "", 0

@@ -1,4 +1,4 @@
-"""Seed 000's published numbers (Tables II and III, the LevelDB figure, the platform clock), read from the one
+"""The paper's published numbers (Tables II and III, the LevelDB figure, the platform clock), read from the one
 data file lsmc/data/paper.json. Reports, the demo and docs/ (generated block `table3 paper`) import
 them from here; nothing else restates them."""
 from __future__ import annotations
@@ -60,7 +60,7 @@ def table2() -> dict:
 def table3_markdown() -> str:
     rows = ["| keys | bytes | throughput counter | µs/entry | speed-up over LevelDB |", "|---|---|---|---|---|"]
     rows += [f"| {r.keys:,} | {r.bytes:,} | {r.counter:,} | {r.us_per_entry} | {r.speedup:.2f}× |" for r in table3()]
-    rows += ["", f"Seed 000's Table III at its {clock_mhz()} MHz clock, {data()['stream_width_bits']}-bit streams. "
+    rows += ["", f"The paper's Table III at its {clock_mhz()} MHz clock, {data()['stream_width_bits']}-bit streams. "
              f"The LevelDB figure is one constant, {leveldb_us_per_entry()} µs per entry, in every row "
              "(speed-up = that figure ÷ the row's µs/entry). Generated from `lsmc/data/paper.json`."]
     return "\n".join(rows)

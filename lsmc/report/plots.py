@@ -71,7 +71,7 @@ def write_plots(results: list, out_dir: Path, outputs) -> list[str]:
         ax.text(0.5, 0.5, "no measured speed-up in this run (see report.md, 'Sources and gaps')",
                 transform=ax.transAxes, ha="center", color="gray")
     ax.plot([p[0] for p in PAPER_TABLE3], [p[4] for p in PAPER_TABLE3], "k*--",
-            label="paper (seed 000 Table III, copied): MicroBlaze SoC vs LevelDB on i5-8500")
+            label="paper (the paper's Table III, copied): MicroBlaze SoC vs LevelDB on i5-8500")
     finish(fig, ax, "speed-up over LevelDB 1.23 (×, log scale)",
            f"Speed-up of the compaction IP over LevelDB (IP at {CLOCK_MHZ} MHz)", "report_speedup.png",
            (FuncFormatter(lambda v, _: f"{v:g}×"),

@@ -1,4 +1,4 @@
-"""The scaling report (issue 11): M compaction units x K ways x job size, against the DDR bound.
+"""The scaling report: M compaction units x K ways x job size, against the DDR bound.
 
 Entry points (the `scripts/demo scaling` runner calls them; docs/scaling.md):
 - `make_row(cus, ways, entries_in, cycles, bytes_in, bytes_out, invalid_bytes, passed, ddr)` -> a row
@@ -14,7 +14,8 @@ Entry points (the `scripts/demo scaling` runner calls them; docs/scaling.md):
   `leveldb_for_sizes(sizes, kind, overlap, seed)` measures it for the sweep's workloads.
 - `read_csv(path)` -> rows (checked: columns exactly COLUMNS); `markdown_section(rows)` -> the rows as
   Markdown for results/report.md (`lsmc report` includes them when results/scaling.csv exists).
-- `peak_bytes_per_cycle(preset, clock_hz)`: from sim/common/ddr_presets.h, the one table of the DDR
+- `sweep(...)`: runs the sweep on the simulated SoC (lsmc.sim.scaling) and returns make_row's rows.
+- `peak_bytes_per_cycle(preset, clock_hz)`: from sim/common/ddr_presets.h (lsmc.sim.ddr), the one table of the DDR
   presets (checked against litedram by tests/test_ddr_model.py): native port bytes per controller clock
   (2 x nphases x data bits / 8) x controller MHz / SoC MHz, as ddr_model.h's peakBytesPerSocCycle().
 """
@@ -25,16 +26,14 @@ import io
 import re
 from pathlib import Path
 
-from lsmc import cliutil
-from lsmc.paths import RESULTS, ROOT
+from lsmc import cliutil, cluster
+from lsmc.paths import BUILD, RESULTS, ROOT
 from lsmc.report import paper
+from lsmc.sim.ddr import DdrError, ddr_presets
 
 COLUMNS = ["cus", "ways", "entries_in", "cycles", "entries_per_cycle", "ddr_bound_entries_per_cycle",
            "fraction_of_bound", "pass"]
-PRESETS_H = ROOT / "sim" / "common" / "ddr_presets.h"
-_FIELDS = ("name module memtype sysMHz nphases dataBits bankBits rowBits colBits tRP tRCD tWR tWTR tREFI "
-           "tRFC tRAS tRC tCCD tRRD tFAW cl cwl readLatency writeLatency").split()
-# The issue's goals for the largest size with 4 units.
+# The scaling goals for the largest size with 4 units.
 GOAL_FRACTION, GOAL_OVER_ONE, GOAL_LEVELDB = 0.85, 2.0, 50.0
 
 
@@ -42,40 +41,18 @@ class ScalingError(ValueError):
     pass
 
 
-def ddr_presets(path: Path = PRESETS_H) -> dict:
-    """Preset name -> fields of sim/common/ddr_presets.h (numbers as int)."""
-    text = path.read_text()
-    body = text[text.index("kDdrPresets[]"):]
-    rows = {}
-    for m in re.finditer(r"\{([^{}]*)\}", body):
-        vals = [v.strip().strip('"') for v in m.group(1).split(",")]
-        if len(vals) != len(_FIELDS):
-            raise ScalingError(f"{path}: a preset row has {len(vals)} fields, expected {len(_FIELDS)}")
-        row = dict(zip(_FIELDS, vals))
-        rows[row["name"]] = {k: (v if k in ("name", "module", "memtype") else int(v)) for k, v in row.items()}
-    return rows
-
-
 def peak_bytes_per_cycle(preset: str, clock_hz: int | None = None) -> float:
     """Peak DRAM bytes per SoC cycle of a preset (`fixed` has no bandwidth limit: ScalingError)."""
-    table = ddr_presets()
+    try:
+        table = ddr_presets()
+    except DdrError as e:
+        raise ScalingError(str(e)) from None
     if preset not in table:
         raise ScalingError(f"DDR preset {preset!r} has no bandwidth (presets: {', '.join(sorted(table))})")
     p = table[preset]
     clock_hz = clock_hz or paper.clock_hz()
     native = 2 * p["nphases"] * p["dataBits"] // 8
     return native * p["sysMHz"] * 1e6 / clock_hz
-
-
-def bank_geometry(preset: str) -> tuple[int, int]:
-    """(bytes of one bank's row, banks) of a preset under LiteDRAM's ROW_BANK_COL mapping: consecutive
-    row-bytes-sized blocks of DDR go to consecutive banks."""
-    table = ddr_presets()
-    if preset not in table:
-        raise ScalingError(f"DDR preset {preset!r} has no banks (presets: {', '.join(sorted(table))})")
-    p = table[preset]
-    native = 2 * p["nphases"] * p["dataBits"] // 8
-    return native << (p["colBits"] - 3), 1 << p["bankBits"]
 
 
 def make_row(cus: int, ways: int, entries_in: int, cycles: int, bytes_in: int, bytes_out: int,
@@ -240,7 +217,7 @@ _MD_DDR = re.compile(r"DDR preset `([^`]+)`")
 
 def read_ddr(md_path: Path) -> str:
     """The DDR preset a scaling.csv was measured on: stated in the scaling.md written beside it (the CSV
-    keeps exactly the issue's columns)."""
+    keeps exactly COLUMNS)."""
     try:
         m = _MD_DDR.search(Path(md_path).read_text())
     except OSError:
@@ -302,7 +279,7 @@ def write_results(rows: list[dict], out_dir: Path = RESULTS, ddr: str = "kcu105"
 
 def leveldb_us_per_entry(keys0, keys1, reps: int = 5) -> float:
     """LevelDB 1.23's compaction of the two-run form of a workload's keys (the K runs of the sweep deal
-    these same keys, lsmc/report/bench.py deal()), as `scripts/report`'s main LevelDB figure: the best
+    these same keys, lsmc.model.workloads.deal), as `scripts/report`'s main LevelDB figure: the best
     compaction window (log line to log line) with the database on a RAM file system when there is one,
     us per input key."""
     from lsmc.report import baselines
@@ -324,8 +301,105 @@ def leveldb_for_sizes(sizes, kind: str = "short", overlap: float = 0.25, seed: i
     return out
 
 
+# ---- the sweep (scripts/demo scaling) -------------------------------------------------------------
+
+SWEEP_CUS = (1, 2, 4)
+SWEEP_WAYS = (4, 2)
+SWEEP_SIZES = (8192, 32768, 131072, 262144)
+
+
+def sweep(cus_list=SWEEP_CUS, ways_list=SWEEP_WAYS, sizes=SWEEP_SIZES, ddr: str = "kcu105", units: int | None = None,
+          workdir: Path | None = None, log=print, split: str = "fw") -> list[dict]:
+    """Every (ways, size, cus) point: one job of `size` entries split into `cus` sub-jobs, run on a SoC
+    of `units` (default max(cus_list)) units of that K: the idle units of a larger SoC take no DDR
+    bandwidth, so one build per K serves every unit count. Rows as make_row.
+    split "fw" (default): the firmware splits the job and stitches the parts (scale_split); "host": the
+    host splits it at output group starts and stitches the parts it reads back. `cycles` is the units'
+    bracket either way; with "fw" the row also has `total_cycles` (split + units + stitch on the SoC).
+    lsmc.cluster runs the same points as tasks through sweep_point."""
+    from lsmc.sim import scaling as sim  # the simulator's side (firmware, Verilator) only when a sweep runs
+
+    if split not in ("fw", "host"):
+        raise sim.ScalingError(f"split {split!r}: 'fw' or 'host'")
+    units = units or max(cus_list)
+    workdir = Path(workdir or BUILD / "scaling")
+    rows = []
+    for ways in ways_list:
+        for n in sizes:
+            base = sim.make_workload(ways, n)
+            for cus in cus_list:
+                r = sweep_point(ways, n, cus, ddr, units, workdir / f"k{ways}_n{n}_c{cus}", split, base)
+                log(point_line(r, ddr))
+                rows.append(r)
+    return rows
+
+
+def sweep_points(cus_list=SWEEP_CUS, ways_list=SWEEP_WAYS, sizes=SWEEP_SIZES) -> list[tuple[int, int, int]]:
+    """The sweep's (ways, size, cus) points in the order sweep() runs them (and its rows are)."""
+    return [(ways, n, cus) for ways in ways_list for n in sizes for cus in cus_list]
+
+
+def sweep_point(ways: int, n: int, cus: int, ddr: str, units: int, workdir: Path, split: str = "fw",
+                base=None) -> dict:
+    """One point of sweep(): a row of make_row plus `total_cycles` and `mcycles_per_s` (the simulation's
+    speed, for the log line). `base`: lsmc.sim.scaling.make_workload(ways, n), made here when None."""
+    from lsmc.sim import scaling as sim
+
+    base = base or sim.make_workload(ways, n)
+    if split == "fw":
+        task = sim.make_fw_job(cus, base, sim.bank_stagger(ddr))
+        res = sim.run_tasks([task], units, ways, workdir, ddr=ddr, use_units=cus, fw_check=False, split=True)
+        merged, invalid = task.merged, task.invalid
+    else:
+        job = sim.make_job(cus, ways, n, base=base)
+        res = sim.run_tasks(job.tasks, units, ways, workdir, ddr=ddr, use_units=cus, job=job, fw_check=False)
+        merged, invalid = job.merged, job.invalid
+    r = make_row(cus, ways, base.entries_in, res["cycles"], sum(len(x) for x in base.runs),
+                 len(merged), len(invalid), res["pass"], ddr)
+    r["total_cycles"] = res.get("total_cycles") or None
+    r["mcycles_per_s"] = res["mcycles_per_s"]
+    return r
+
+
+def point_line(r: dict, ddr: str) -> str:
+    """sweep()'s log line of a row of sweep_point."""
+    total = f", {r['total_cycles']} with the firmware's split and stitch" if r["total_cycles"] else ""
+    return (f"scaling: {r['cus']} unit(s) x {r['ways']} ways, {r['entries_in']} entries: {r['cycles']} cycles{total}, "
+            f"{r['entries_per_cycle']} entries/cycle = {r['fraction_of_bound']:.1%} of the {ddr} bound "
+            f"({r['ddr_bound_entries_per_cycle']}), {r['pass']} (simulated at {r['mcycles_per_s']} Mcycles/s)")
+
+
+# ---- the sweep as Dask tasks (lsmc.cluster, docs/cluster.md): the same points, the same rows ----------
+
+def scaling_point(point: tuple) -> dict:
+    """(ways, entries, cus, ddr, units) -> lsmc.report.sweep_point's row, simulated in a folder of
+    the worker's own (the SoC of `units` x `ways` and the firmware built there once, then reused)."""
+    import tempfile
+    from pathlib import Path
+
+    ways, n, cus, ddr, units = point
+    with tempfile.TemporaryDirectory(prefix="lsmc-scaling-") as wd:
+        return sweep_point(ways, n, cus, ddr, units, Path(wd) / f"k{ways}_n{n}_c{cus}")
+
+def scaling_sweep(client, sizes, ddr: str, log=print, on_result=None) -> list:
+    """sweep()'s points (the default units, ways and split) as tasks; Outcomes in sweep()'s row order."""
+    units = max(SWEEP_CUS)
+    points = [(w, n, c, ddr, units) for w, n, c in sweep_points(sizes=sizes)]
+
+    def done(o: cluster.Outcome):
+        log(point_line(o.value, ddr) if o.ok else f"scaling: {scaling_name(o.point)}: FAILED: {o.error}")
+        if on_result:
+            on_result(o)
+
+    return cluster.run(client, scaling_point, points, label="scaling", on_result=done)
+
+def scaling_name(point: tuple) -> str:
+    ways, n, cus = point[:3]
+    return f"{cus} unit(s) x {ways} ways, {n} entries"
+
+
 __all__ = ["COLUMNS", "ScalingError", "SWEEP_DATA", "DOCS_PAGE", "refresh_committed",
-           "ddr_presets", "bank_geometry", "peak_bytes_per_cycle", "make_row", "csv_text",
-           "read_csv",
+           "peak_bytes_per_cycle", "make_row", "csv_text", "read_csv",
            "headline", "speedup", "markdown_section", "read_ddr", "plot_png", "write_results", "leveldb_us_per_entry",
-           "leveldb_for_sizes"]
+           "leveldb_for_sizes", "sweep", "sweep_points", "sweep_point", "point_line", "scaling_point", "scaling_sweep",
+           "scaling_name", "SWEEP_CUS", "SWEEP_WAYS", "SWEEP_SIZES"]

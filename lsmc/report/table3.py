@@ -1,4 +1,4 @@
-"""Table III: the paper's numbers (seed 000, copied, always labelled as the paper's) and the parsers of
+"""Table III: the paper's numbers (Peng et al., copied, always labelled as the paper's) and the parsers of
 what the project's tools print about it: `compact`'s last line, the firmware's TABLE3 block and `run`
 line, and results/table3.csv."""
 from __future__ import annotations
@@ -18,7 +18,7 @@ TABLE3_COLUMNS = ["entries_in", "entries_out", "bytes_in", "fw_cycles", "hw_cycl
                   "mb_per_s", "sw_cycles", "pass"]
 
 # The two configurations the demo runs (results/table3.csv leads with them): (a) the faithful
-# reproduction, seed 000's platform: 32-bit streams, every DMA channel programmed and started inside
+# reproduction, the paper's platform: 32-bit streams, every DMA channel programmed and started inside
 # the counter bracket as a Xilinx AXI DMA driver does; (b) this project's design: 128-bit streams,
 # channels programmed before the counter, one START_MASK write, one ALL_STATUS read per poll.
 CONFIGS = [(32, "paper"), (128, "tight")]
@@ -33,7 +33,7 @@ TABLE3_SIZES = [512, 1024, 2048, 4096, 8192]
 # host C merge and LevelDB time exactly the jobs the SoC ran.
 TABLE3_WORKLOAD = {"kind": "short", "overlap": 0.25, "seed": 1, "group": 16}
 
-# Seed 000 (Peng et al. 2024), Table III (lsmc/data/paper.json): key number, byte number, throughput
+# The paper (Peng et al. 2024), Table III (lsmc/data/paper.json): key number, byte number, throughput
 # counter value, processing efficiency (µs/entry), performance comparison with LevelDB. These are the
 # only numbers in the report that were not measured by it; they are always labelled as the paper's.
 PAPER_TABLE3 = [tuple(r) for r in paper.table3()]

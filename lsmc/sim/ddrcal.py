@@ -22,7 +22,7 @@ from lsmc import build
 
 REFERENCE = build.ROOT / "sim" / "common" / "ddr_calibration.json"
 METRICS = ("hw_cycles", "fw_cycles", "sw_cycles")
-TOLERANCE = 0.10  # the goal of issue 11: within 10 % of LiteDRAM's cycle counts
+TOLERANCE = 0.10  # the calibration's goal: within 10 % of LiteDRAM's cycle counts
 _ROW = re.compile(r"entries_in=(\d+) .*?fw_cycles=(\d+) hw_cycles=(\d+) .*?sw_cycles=(\d+) .*?(PASS|FAIL)")
 
 

@@ -17,9 +17,9 @@ from collections import namedtuple
 from pathlib import Path
 
 from lsmc import build
-from lsmc.boards.nand_pads import TAPS
 from lsmc.build import onfi, regmap
 from lsmc.model.bch import Bch
+from lsmc.sim.pads import TAPS
 
 ROOT = build.ROOT
 GEN = build.GEN / "nand"
@@ -114,7 +114,7 @@ def _variant(path: Path, pad_input_cycles: int) -> Path:
 
 def generate(pad_input_cycles: int = 0) -> Path:
     """Generate NandController.v (+ nand_regs.h), the default parameters but for the pads' input register
-    stages (NandParams.padInputCycles; boards/nand_pads.py PAD_INPUT_CYCLES behind the NV-DDR pad
+    stages (NandParams.padInputCycles; lsmc/boards/nand_pads.py PAD_INPUT_CYCLES behind the NV-DDR pad
     wrapper); returns the Verilog."""
     gen = _variant(GEN, pad_input_cycles)
     pads = ["--pad-input-cycles", str(pad_input_cycles)] if pad_input_cycles else []
@@ -364,7 +364,7 @@ class NandSim:
 
     def train_capture(self, step=4):
         """Read-capture training: the PHY samples DQ at both controller clock edges behind a delay line
-        (boards/nand_pads.py, hw/ip/nand/model/nvddr_pads.h); DDR_CAPTURE.SLOT picks the half-cycle of a DQS
+        (lsmc/boards/nand_pads.py, hw/ip/nand/model/nvddr_pads.h); DDR_CAPTURE.SLOT picks the half-cycle of a DQS
         pair's first sample, TAP delays DQ. `capture_positions` orders the settings by sample position;
         READ ID 20h ("ONFI", each byte on both DQS edges) at each, every `step`-th tap, passes when it
         reads right and no pair split (PAIR_SPLIT: the pair's bytes differ, half a DQS period off). The

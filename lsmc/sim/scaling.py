@@ -21,6 +21,7 @@ from pathlib import Path
 
 from lsmc import build
 from lsmc.build import firmware
+from lsmc.sim.ddr import bank_geometry, ddr_presets
 
 # Descriptor of SIM_ARG 8 (fw/apps/lsmc/scale.c, docs/firmware.md "Several units").
 SCEN_SCALE = 8
@@ -112,14 +113,13 @@ class Job(_Runs):
 
 def make_workload(ways: int, entries: int, seed: int = 1, group: int = 16) -> Job:
     """The sweep's job before splitting: the Table III workload of `entries` keys (kb16 gen short, 25 %
-    overlap) dealt into `ways` runs (as lsmc/report/bench.py deal() does) and its reference merge."""
+    overlap) dealt into `ways` runs (workloads.deal) and its reference merge."""
     from lsmc.model import kb16, workloads
-    from lsmc.report.bench import deal
 
     if ways not in (2, 4):
         raise ScalingError(f"ways {ways}: 2 or 4")
     k0, k1 = workloads.make_runs(WORKLOAD["kind"], entries, WORKLOAD["overlap"], seed)
-    runs = [kb16.encode(k, group) for k in deal(k0, k1, ways)]
+    runs = [kb16.encode(k, group) for k in workloads.deal(k0, k1, ways)]
     merged, invalid = kb16.merge_runs(runs, group)
     return Job(runs, merged, invalid, [], [], group)
 
@@ -205,7 +205,7 @@ def scale_image(tasks: list[Task], group: int = 16, units: int = 0, poll: bool =
     """DDR image (at DDR_BASE) of a task-queue job: the descriptor (magic, version, G, flags, units
     (0: all), task count; per task its runs, fault, expected output and invalid addresses, output
     buffers), then the data. Returns (image, [(out address, out buffer, inv address, inv buffer)]).
-    `stagger` = (bytes of a bank's row, banks) (report.scaling.bank_geometry): the buffers the units
+    `stagger` = (bytes of a bank's row, banks) (lsmc.sim.ddr.bank_geometry): the buffers the units
     stream (runs, outputs) start in successive banks (a split job's: `units` banks apart), so streams
     that advance together do not keep meeting in one bank on different rows (runs of equal size would
     otherwise sit a row-set apart).
@@ -335,9 +335,7 @@ def collect(tasks: list[Task], workdir: Path, returncode: int, uart: str, stderr
 
 def bank_stagger(ddr: str | None) -> tuple[int, int] | None:
     """Bank geometry of a DRAM preset for scale_image's staggering (None for `fixed`: no banks)."""
-    from lsmc.report import scaling as report
-
-    return report.bank_geometry(ddr) if ddr and ddr in report.ddr_presets() else None
+    return bank_geometry(ddr) if ddr and ddr in ddr_presets() else None
 
 
 def run_tasks(tasks: list[Task], units: int, ways: int, workdir: Path | None = None, group: int = 16,
@@ -362,68 +360,3 @@ def run_tasks(tasks: list[Task], units: int, ways: int, workdir: Path | None = N
     res = collect(tasks, workdir, r.returncode, r.uart, r.stderr, job)
     res["sim_seconds"], res["mcycles_per_s"], res["stderr"] = r.seconds, r.mcycles_per_s, r.stderr
     return res
-
-
-# ---- the sweep (scripts/demo scaling) -------------------------------------------------------------
-
-SWEEP_CUS = (1, 2, 4)
-SWEEP_WAYS = (4, 2)
-SWEEP_SIZES = (8192, 32768, 131072, 262144)
-
-
-def sweep(cus_list=SWEEP_CUS, ways_list=SWEEP_WAYS, sizes=SWEEP_SIZES, ddr: str = "kcu105", units: int | None = None,
-          workdir: Path | None = None, log=print, split: str = "fw") -> list[dict]:
-    """Every (ways, size, cus) point: one job of `size` entries split into `cus` sub-jobs, run on a SoC
-    of `units` (default max(cus_list)) units of that K: the idle units of a larger SoC take no DDR
-    bandwidth, so one build per K serves every unit count. Rows as lsmc.report.scaling.make_row.
-    split "fw" (default): the firmware splits the job and stitches the parts (scale_split); "host": the
-    host splits it at output group starts and stitches the parts it reads back. `cycles` is the units'
-    bracket either way; with "fw" the row also has `total_cycles` (split + units + stitch on the SoC)."""
-    if split not in ("fw", "host"):
-        raise ScalingError(f"split {split!r}: 'fw' or 'host'")
-    units = units or max(cus_list)
-    workdir = Path(workdir or build.BUILD / "scaling")
-    rows = []
-    for ways in ways_list:
-        for n in sizes:
-            base = make_workload(ways, n)
-            for cus in cus_list:
-                r = sweep_point(ways, n, cus, ddr, units, workdir / f"k{ways}_n{n}_c{cus}", split, base)
-                log(point_line(r, ddr))
-                rows.append(r)
-    return rows
-
-
-def sweep_points(cus_list=SWEEP_CUS, ways_list=SWEEP_WAYS, sizes=SWEEP_SIZES) -> list[tuple[int, int, int]]:
-    """The sweep's (ways, size, cus) points in the order sweep() runs them (and its rows are)."""
-    return [(ways, n, cus) for ways in ways_list for n in sizes for cus in cus_list]
-
-
-def sweep_point(ways: int, n: int, cus: int, ddr: str, units: int, workdir: Path, split: str = "fw",
-                base: Job | None = None) -> dict:
-    """One point of sweep(): a row of lsmc.report.scaling.make_row plus `total_cycles` and `mcycles_per_s`
-    (the simulation's speed, for the log line). `base`: make_workload(ways, n), made here when None."""
-    from lsmc.report import scaling as report  # the report layer's row; imported late as sweep() did
-
-    base = base or make_workload(ways, n)
-    if split == "fw":
-        task = make_fw_job(cus, base, bank_stagger(ddr))
-        res = run_tasks([task], units, ways, workdir, ddr=ddr, use_units=cus, fw_check=False, split=True)
-        merged, invalid = task.merged, task.invalid
-    else:
-        job = make_job(cus, ways, n, base=base)
-        res = run_tasks(job.tasks, units, ways, workdir, ddr=ddr, use_units=cus, job=job, fw_check=False)
-        merged, invalid = job.merged, job.invalid
-    r = report.make_row(cus, ways, base.entries_in, res["cycles"], sum(len(x) for x in base.runs),
-                        len(merged), len(invalid), res["pass"], ddr)
-    r["total_cycles"] = res.get("total_cycles") or None
-    r["mcycles_per_s"] = res["mcycles_per_s"]
-    return r
-
-
-def point_line(r: dict, ddr: str) -> str:
-    """sweep()'s log line of a row of sweep_point."""
-    total = f", {r['total_cycles']} with the firmware's split and stitch" if r["total_cycles"] else ""
-    return (f"scaling: {r['cus']} unit(s) x {r['ways']} ways, {r['entries_in']} entries: {r['cycles']} cycles{total}, "
-            f"{r['entries_per_cycle']} entries/cycle = {r['fraction_of_bound']:.1%} of the {ddr} bound "
-            f"({r['ddr_bound_entries_per_cycle']}), {r['pass']} (simulated at {r['mcycles_per_s']} Mcycles/s)")

@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from lsmc import build
+from lsmc import build, progress
 from lsmc.build import firmware
 
 ROOT = build.ROOT
@@ -25,7 +25,7 @@ TIMEOUT_EXIT = 124
 
 
 # Stream widths of the compaction IP in the SoC: 128 (this project's design, the default build) and 32
-# (seed 000's platform, for the faithful Table III). Each has its own generated Verilog and simulator.
+# (the paper's platform, for the faithful Table III). Each has its own generated Verilog and simulator.
 WIDTHS = (32, 128)
 
 
@@ -237,5 +237,32 @@ def run_soc(elf, arg: int = 0, ddr_latency: int | None = None, max_cycles: int |
     before reset; `dumps` is a list of (addr, length, path) saved after the run."""
     exe = exe or build_soc(trace=wave is not None)
     cmd = soc_command(exe, elf, arg, ddr_latency, max_cycles, loads, dumps, uart_in, uart_prompt, log, wave, extra)
-    res = subprocess.run(cmd, capture_output=True, timeout=timeout)
+    with progress.step(f"simulating the SoC ({Path(elf).name}, SIM_ARG {arg})"):
+        res = subprocess.run(cmd, capture_output=True, timeout=timeout)
     return soc_result(res.returncode, res.stdout, res.stderr)
+
+
+def run_job(workdir: Path, run0: bytes, run1: bytes, group: int = 16, elf: Path | None = None, **kw) -> dict:
+    """Run one job on the simulated SoC (SIM_ARG 2). Keyword arguments go to firmware.job_image(), except
+    `sim` (a dict of extra run_soc arguments). Returns the result block plus "exit", "uart" and the
+    IP's output ("out", "inv": bytes read back from DDR)."""
+    sim = kw.pop("sim", {})
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    img, layout = firmware.job_image(run0, run1, group, **kw)
+    (workdir / "job.bin").write_bytes(img)
+    elf = elf or firmware.build_firmware()
+    out_addr, out_len = layout["out"]
+    inv_addr, inv_len = layout["inv"]
+    result_addr = firmware.DDR_BASE + 4 * firmware.JOB_RESULT_WORD
+    dumps = [(result_addr, 4 * len(firmware.JOB_RESULT_FIELDS), workdir / "result.bin"),
+             (out_addr, max(out_len, 4), workdir / "out.bin"), (inv_addr, max(inv_len, 4), workdir / "inv.bin")]
+    r = run_soc(elf, arg=2, loads={firmware.DDR_BASE: workdir / "job.bin"}, dumps=dumps, **sim)
+    if not (workdir / "result.bin").exists():
+        raise firmware.FirmwareError(f"simulation wrote no result (exit {r.returncode}):\n{r.uart[-2000:]}\n"
+                                     f"{r.stderr[-2000:]}")
+    res = firmware.parse_job_result((workdir / "result.bin").read_bytes())
+    res.update(exit=r.returncode, uart=r.uart,
+               out=(workdir / "out.bin").read_bytes()[:res["out_bytes"]],
+               inv=(workdir / "inv.bin").read_bytes()[:res["inv_bytes"]])
+    return res

@@ -29,7 +29,7 @@ GROUP = 16
 NAND_BLOCKS = 48           # small device: mount's bad-block scan stays short (store area: blocks 8..47)
 MANIFEST = (8, 13)         # store.c: manifest area blocks; data blocks 14..47
 
-# Every fault kind (issue 14), in the order of the report.
+# Every fault kind, in the order of the report.
 KINDS = ["bit-flips", "bad", "grown-bad", "weak-block", "weak-page", "grave-page", "fail program",
          "fail erase", "stuck-busy", "power-cut program (data)", "power-cut program (manifest)",
          "power-cut erase"]

@@ -117,7 +117,7 @@ def test_decode_inverts_encode(keys, group):
 def assert_sound(keys, group):
     """What the decoder returns is a valid key list: strictly increasing keys of 1..16 bytes, 32-bit
     addresses, and it survives a canonical re-encoding unchanged. (The input itself need not be canonical:
-    the spec accepts, e.g., a virtual entry whose prefix the next entry does not use; docs/kb16-format.md.)"""
+    the format accepts, e.g., a virtual entry whose prefix the next entry does not use; docs/kb16-format.md.)"""
     assert all(1 <= len(k) <= kb16.MAX_KEY and 0 <= a <= kb16.MAX_ADDR for k, a in keys)
     assert all(a[0] < b[0] for a, b in zip(keys, keys[1:]))
     assert kb16.decode(kb16.encode(keys, group), group) == keys

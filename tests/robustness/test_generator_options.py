@@ -1,4 +1,4 @@
-"""soc.Generate's channel and port options with bad values (issue 14): `--nand-channels` and
+"""soc.Generate's channel and port options with bad values: `--nand-channels` and
 `--dma-read-ports` refused before anything is elaborated or written, exit status 2, the reason as the
 last stderr line (after the usage line, as argparse does), no exception trace.
 

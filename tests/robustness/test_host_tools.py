@@ -1,4 +1,4 @@
-"""Every host tool's entry point with bad input (issue 15, "Host tools").
+"""Every host tool's entry point with bad input.
 
 Each case runs `lsmc <tool> ...` in-process (the same `lsmc.cli.main` the `lsmc` command and
 scripts/<tool> run) in a folder holding good inputs, earlier outputs, a folder and a plain file, and
@@ -350,15 +350,16 @@ FPGA = [
 def test_fpga_refuses_bad_input_before_a_flow(case, argv, fragment, ws, tripwires, monkeypatch, capsys):
     """`scripts/fpga` / `lsmc fpga`: refused before any yosys or nextpnr flow starts (they take minutes to
     hours), one error line, exit 2, nothing written."""
-    from lsmc import fpga
+    from lsmc.fpga import blocks, cli, flow, resources
 
     def trip(*_a, **_k):
         raise AssertionError("a flow started before the bad input was refused")
-    for name in ("ip_flow", "nand_flow", "nand_dma_flow", "soc_flow", "resources_table", "blocks_soc"):
-        monkeypatch.setattr(fpga, name, trip)
+    for module, name in ((flow, "ip_flow"), (flow, "nand_flow"), (flow, "nand_dma_flow"), (flow, "soc_flow"),
+                         (resources, "resources_table"), (blocks, "blocks_soc")):
+        monkeypatch.setattr(module, name, trip)
     before = snapshot(ws)
     with pytest.raises(SystemExit) as e:
-        fpga.main(argv)
+        cli.main(argv)
     err = capsys.readouterr().err
     assert e.value.code == 2 and "Traceback" not in err, err
     assert fragment in err.strip().splitlines()[-1], err

@@ -19,19 +19,18 @@ found by training). Here:
 
 LiteX lowers `DDROutput`/`DDRInput` per platform (ECP5: ODDRX1F/IDDRX1F, UltraScale: ODDRE1/IDDRE1);
 the delay lines are the one primitive instantiated here, so a platform family needs an entry in
-`TAPS` and `_delay_lines`. The behavioural model of all this is hw/ip/nand/model/nvddr_pads.h (hw/ip/nand/doc/nand.md,
+`lsmc.sim.pads.TAPS` and `_delay_lines`. The behavioural model of all this is
+hw/ip/nand/model/nvddr_pads.h (hw/ip/nand/doc/nand.md,
 "PHY and its simulation model", maps each of its behaviours to these primitives and says where they
 differ, and what the ECP5's 128 taps cover per NV-DDR mode).
 """
 from __future__ import annotations
 
 from lsmc.boards.ports import BoardError
+from lsmc.sim.pads import TAPS  # taps of the DQ delay line per family
 
 # Pins of a header's NAND pin set that make it an NV-DDR one (CLK and W/R# are the SDR WE#/RE# pins).
 NVDDR_PINS = ("dqs",)
-# Taps of the DQ delay line per family (the SoC's ddr_tap is 9 bits: IDELAYE3's 512 taps); the simulation's
-# pad model, nandsim and the driver's training take the ECP5's (tests/test_nand_pads.py checks them).
-TAPS = {"ecp5": 128, "ultrascale": 512}
 # Register stages between a DQ pad and the SoC's SDR input `dq_i`: the IDDR's rising-edge flop (Q1). The
 # board build generates the SoC with it; the standalone harness models it (hw/ip/nand/model/nvddr_pads.h sdr_dq).
 PAD_INPUT_CYCLES = 1

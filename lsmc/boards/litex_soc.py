@@ -93,7 +93,7 @@ def add_lsmc_soc(soc, itf: SocInterface, soc_verilog: Path, lsmc_cd: str = "lsmc
     conns[f"i_{itf.uart_rxd.name}"] = lsmc_rx
 
     # ONFI NAND pins (if the SoC has the controller): an NV-DDR pin set (with DQS) through the DDR pad
-    # wrapper (boards/nand_pads.py); otherwise the SDR bus with DQ through IOBUF tristates, or
+    # wrapper (lsmc/boards/nand_pads.py); otherwise the SDR bus with DQ through IOBUF tristates, or
     # (simulation) a record with the split dq_o/dq_oe/dq_i signals.
     if itf.nand is not None and nand_pads is not None and nand_pads_mod.has_nvddr_pins(nand_pads):
         soc.lsmc_nand_family = nand_pads_mod.add_nvddr_pads(soc, itf, nand_pads, conns, lsmc_clk_freq, lsmc_cd)
@@ -210,7 +210,7 @@ def make_soc_class():
         """Board CRG + LiteDRAM + BIOS CPU (DRAM calibration only) + the LSMC SoC black box.
         `board` supplies: name, ident, platform(), crg(platform, sys_clk, lsmc_clk), dram(soc, platform,
         sys_clk), optional nand_pads(platform, targets[, nvddr]) and led_pads(platform). `nvddr` asks
-        for the board's NV-DDR NAND pin set (with DQS; boards/nand_pads.py wires it)."""
+        for the board's NV-DDR NAND pin set (with DQS; lsmc/boards/nand_pads.py wires it)."""
 
         def __init__(self, board, soc_verilog: Path, sys_clk_freq: float, lsmc_clk_freq: float,
                      nvddr: bool = False):

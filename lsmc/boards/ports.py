@@ -107,7 +107,7 @@ class SocInterface:
     ddr_dma: AxiPort  # compaction DMA, 256 bits
     nand: dict | None  # signal name (dq_o, ...) -> Port, when the SoC has NAND pins
     # The NV-DDR PHY's pins ({nand}_ddr*: DDR-flop halves, DQS, delay tap, captured pairs). A board pin
-    # set with DQS gets them through the DDR pad wrapper (boards/nand_pads.py); on an SDR-only pin set
+    # set with DQS gets them through the DDR pad wrapper (lsmc/boards/nand_pads.py); on an SDR-only pin set
     # inputs are tied low, outputs left open, and the firmware must not set DDR_CFG.DDR_EN.
     nand_ddr: list = field(default_factory=list)
 
@@ -190,7 +190,7 @@ def soc_interface(verilog: Path) -> SocInterface:
     used |= {p.name for p in (nand or {}).values()} | {p.name for p in nand_ddr}
     unknown = [p for p in ports if p.name not in used]
     if unknown:
-        raise BoardError("SoC ports the board wiring does not know (update boards/ports.py): "
+        raise BoardError("SoC ports the board wiring does not know (update lsmc/boards/ports.py): "
                          + ", ".join(f"{p.direction} {p.name}[{p.width}]" for p in unknown))
     return itf
 
@@ -231,7 +231,7 @@ def contract_stub_verilog(path: Path, nand_targets: int = 0, dma_width: int = 25
     ports.extend([("input", "clk", 1), ("input", "reset", 1)])
     decl = ",\n".join(f"  {d} wire {f'[{w - 1}:0] ' if w > 1 else ''}{n}" for d, n, w in ports)
     body = "".join(f"  assign {n} = {w}'d0;\n" for d, n, w in ports if d == "output")
-    Path(path).write_text(f"// contract stub of the LSMC SoC ports (boards/ports.py)\n"
+    Path(path).write_text(f"// contract stub of the LSMC SoC ports (lsmc/boards/ports.py)\n"
                           f"module {SOC_TOP} (\n{decl}\n);\n{body}endmodule\n")
     if nand_pad_input_cycles is not None:
         import json

@@ -1,4 +1,4 @@
-"""Generated content inside the docs (docs/, each IP's doc/): tables between markers, rendered from the one source of each fact.
+"""Generated content inside docs/: tables between markers, rendered from the one source of each fact.
 
     <!-- BEGIN GENERATED: regs compaction -->     (OpenTitan's CMDGEN markers are the model)
     ...table...
@@ -6,7 +6,7 @@
 
 Kinds: `regs <block>` (the Markdown common.RegBlock writes for register block compaction, dma or
 nand), `memmap soc` (the SoC memory map from SocMap), `irqs soc` (interrupt lines),
-`table3 paper` (seed 000's Table III from lsmc/data/paper.json), `onfi async` (the ONFI timing
+`table3 paper` (the paper's Table III from lsmc/data/paper.json), `onfi async` (the ONFI timing
 modes from hw/ip/nand/data/onfi_timing.json), `fpga resources` (lsmc/data/fpga_resources.csv beside Table II),
 `fpga blocks` (lsmc/data/fpga_blocks.csv, the ECPIX-5 SoC per block).
 `lsmc docs` rewrites them; `lsmc docs --check` (and tests/test_generated_docs.py) fails when one is stale."""
@@ -87,7 +87,8 @@ def _onfi(interface: str) -> str:
     itf = onfi.data()["interfaces"][interface]
     mx = set(itf.get("max_fields", []))
     n = len(itf["modes"])
-    rows = [f"| parameter ({itf.get('unit', 'ns')}) | " + " | ".join(f"mode {i}" for i in range(n)) + " |", "|---" * (n + 1) + "|"]
+    rows = [f"| parameter ({itf.get('unit', 'ns')}) | " + " | ".join(f"mode {i}" for i in range(n)) + " |",
+            "|---" * (n + 1) + "|"]
     for i, f in enumerate(itf["fields"]):
         rows.append(f"| {f}{' (max)' if f in mx else ''} | " + " | ".join(str(m[i]) for m in itf["modes"]) + " |")
     rows += ["", f"{itf['doc'][0].upper()}{itf['doc'][1:]}: min unless marked max. Generated from "
@@ -96,11 +97,11 @@ def _onfi(interface: str) -> str:
 
 
 def _fpga(what: str) -> str:
-    from lsmc import fpga
+    from lsmc.fpga import blocks, resources
     if what == "resources":
-        return fpga.resources_markdown(fpga.read_resources())
+        return resources.resources_markdown(resources.read_resources())
     if what == "blocks":
-        return fpga.blocks_markdown(fpga.read_blocks(), fpga.resource_row("ecpix5"))
+        return blocks.blocks_markdown(blocks.read_blocks(), resources.resource_row("ecpix5"))
     raise DocsError(f"unknown fpga table {what!r} (resources or blocks)")
 
 
@@ -180,7 +181,8 @@ def update_files(check: bool = False) -> list[str]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="lsmc docs", description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="only report stale blocks (exit 1 if any)")
-    ap.add_argument("files", nargs="*", type=Path, help="Markdown files (default: README.md, docs/*.md, hw/ip/*/doc/*.md)")
+    ap.add_argument("files", nargs="*", type=Path,
+                    help="Markdown files (default: README.md, docs/*.md, hw/ip/*/doc/*.md)")
     a = ap.parse_args(argv)
     for f in a.files:
         if not f.is_file():

@@ -23,7 +23,7 @@ def generate_soc_verilog(outdir: Path | None = None, uart_baud: int = 115200, ra
     `ram_kib`: the board's on-chip RAM (a board class's `ram_kib`; None: the default map's), written with
     its memory map (lsmc_soc.json, read back by `ram_region`) next to the Verilog, by default in
     build/gen/soc_board (default RAM) or build/gen/soc_board_ram<N>. `nand_pad_input_cycles`: register
-    stages of the board's pads ahead of NAND DQ in (boards/nand_pads.py PAD_INPUT_CYCLES behind the NV-DDR
+    stages of the board's pads ahead of NAND DQ in (lsmc/boards/nand_pads.py PAD_INPUT_CYCLES behind the NV-DDR
     pad wrapper; the folder gets `_pad<N>`). `dma_port_slice`: full register slices before the DMA port crossbars
     (soc.Generate --dma-port-slice, a timing experiment, off in the board builds: soc_generate_args; the folder
     gets `_slice`)."""
