@@ -8,7 +8,9 @@ Kinds: `regs <block>` (the Markdown common.RegBlock writes for register block co
 nand), `memmap soc` (the SoC memory map from SocMap), `irqs soc` (interrupt lines),
 `table3 paper` (seed 000's Table III from lsmc/data/paper.json), `onfi async` (the ONFI timing
 modes from nand/data/onfi_timing.json), `fpga resources` (lsmc/data/fpga_resources.csv beside Table II),
-`fpga blocks` (lsmc/data/fpga_blocks.csv, the ECPIX-5 SoC per block).
+`fpga blocks` (lsmc/data/fpga_blocks.csv, the ECPIX-5 SoC per block), `enum <block>.<ENUM>` (named
+values of a register field, e.g. `enum nand.OP`, the NAND controller's opcodes from NandOp), `kb16 errors`
+(the KB16 error codes from hw/ip/compaction/data/kb16_errors.json).
 `lsmc docs` rewrites them; `lsmc docs --check` (and tests/test_generated_docs.py) fails when one is stale."""
 from __future__ import annotations
 
@@ -104,7 +106,39 @@ def _fpga(what: str) -> str:
     raise DocsError(f"unknown fpga table {what!r} (resources or blocks)")
 
 
+def _row(*cells) -> str:
+    return "|" + "".join(f" {c} |" if c != "" else " |" for c in cells)
+
+
+def _enum(what: str) -> str:
+    block, _, name = what.partition(".")
+    enums = regmap.load(block).enums
+    if name not in enums:
+        raise DocsError(f"register block {block!r} has no enum {name!r} (one of: {', '.join(enums) or 'none'})")
+    e = enums[name]
+    with_result = any(d["result"] for d in e.docs.values())
+    head = "| op | name | micro-program (ONFI sequence) | result |" if with_result else "| code | name | meaning |"
+    rows = [head, "|---" * (head.count(" | ") + 1) + "|"]
+    for n, v in e.values.items():
+        d = e.docs[n]
+        rows.append(_row(v, n, d["doc"], *([d["result"]] if with_result else [])))
+    return "\n".join(rows)
+
+
+def _kb16(what: str) -> str:
+    from lsmc.model import kb16
+    if what != "errors":
+        raise DocsError(f"unknown kb16 table {what!r} (errors)")
+    rows = ["| code | name | meaning |", "|---|---|---|"]
+    rows += [_row(c["code"], c["name"], c["meaning"]) for c in kb16.ERRORS]
+    rows += ["", "Generated from `hw/ip/compaction/data/kb16_errors.json`, the one source (the IP's Scala, the KB16 "
+             "model and the firmware's `kb16_errors.h` read it)."]
+    return "\n".join(rows)
+
+
 RENDERERS = {
+    "enum": _enum,
+    "kb16": _kb16,
     "regs": lambda arg: _regs(arg),
     "fpga": _fpga,
     "memmap": _memmap,
@@ -134,8 +168,8 @@ def blocks(path: Path) -> list[tuple[str, str, str]]:
 
 
 def update(paths=None, check: bool = False) -> list[str]:
-    """Re-render every generated block (and the GENERATED_FILES); returns 'file: kind arg' of those that
-    were stale (and, unless `check`, rewrites them)."""
+    """Re-render every generated block; returns 'file: kind arg' of those that were stale (and, unless
+    `check`, rewrites them). Generated headers are not here: they go to the build tree (lsmc.build.facts)."""
     stale = []
     for path in paths or doc_files():
         path = Path(path)
@@ -152,27 +186,6 @@ def update(paths=None, check: bool = False) -> list[str]:
         new_text = "".join(pieces) + text[last:]
         if not check and new_text != text:
             path.write_text(new_text)
-    return stale + update_files(check)
-
-
-def _onfi_header() -> str:
-    from lsmc.build import onfi
-    return onfi.header()
-
-
-# Checked-in files rendered whole from a data file (so every build finds them without a generator).
-GENERATED_FILES = {ROOT / "nand" / "model" / "onfi_timing.h": _onfi_header}
-
-
-def update_files(check: bool = False) -> list[str]:
-    """Re-render the GENERATED_FILES; returns the stale ones (rewritten unless `check`)."""
-    stale = []
-    for path, render_file in GENERATED_FILES.items():
-        want = render_file()
-        if not path.exists() or path.read_text() != want:
-            stale.append(f"{path.relative_to(ROOT)}: whole file")
-            if not check:
-                path.write_text(want)
     return stale
 
 

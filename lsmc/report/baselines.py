@@ -26,7 +26,8 @@ class BaselineError(RuntimeError):
 
 
 def _make(target: str) -> None:
-    res = subprocess.run(["make", "-s", "-C", str(SRC), f"BUILD={BUILD}", target],
+    from lsmc.build import facts
+    res = subprocess.run(["make", "-s", "-C", str(SRC), f"BUILD={BUILD}", f"FACTS={facts.include_dir()}", target],
                          capture_output=True, text=True)
     if res.returncode != 0:
         raise BaselineError(f"building {target} failed:\n{(res.stdout + res.stderr)[-4000:]}")

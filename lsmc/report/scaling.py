@@ -14,7 +14,7 @@ Entry points (the `scripts/demo scaling` runner calls them; docs/scaling.md):
   `leveldb_for_sizes(sizes, kind, overlap, seed)` measures it for the sweep's workloads.
 - `read_csv(path)` -> rows (checked: columns exactly COLUMNS); `markdown_section(rows)` -> the rows as
   Markdown for results/report.md (`lsmc report` includes them when results/scaling.csv exists).
-- `peak_bytes_per_cycle(preset, clock_hz)`: from sim/common/ddr_presets.h, the one table of the DDR
+- `peak_bytes_per_cycle(preset, clock_hz)`: from sim/common/ddr_presets.json, the one table of the DDR
   presets (checked against litedram by tests/test_ddr_model.py): native port bytes per controller clock
   (2 x nphases x data bits / 8) x controller MHz / SoC MHz, as ddr_model.h's peakBytesPerSocCycle().
 """
@@ -26,14 +26,13 @@ import re
 from pathlib import Path
 
 from lsmc import cliutil
+from lsmc.build import facts
 from lsmc.paths import RESULTS, ROOT
 from lsmc.report import paper
 
 COLUMNS = ["cus", "ways", "entries_in", "cycles", "entries_per_cycle", "ddr_bound_entries_per_cycle",
            "fraction_of_bound", "pass"]
-PRESETS_H = ROOT / "sim" / "common" / "ddr_presets.h"
-_FIELDS = ("name module memtype sysMHz nphases dataBits bankBits rowBits colBits tRP tRCD tWR tWTR tREFI "
-           "tRFC tRAS tRC tCCD tRRD tFAW cl cwl readLatency writeLatency").split()
+PRESETS = facts.DDR_PRESETS  # the DDR presets' one source (the harness gets ddr_presets.h from it)
 # The issue's goals for the largest size with 4 units.
 GOAL_FRACTION, GOAL_OVER_ONE, GOAL_LEVELDB = 0.85, 2.0, 50.0
 
@@ -42,18 +41,12 @@ class ScalingError(ValueError):
     pass
 
 
-def ddr_presets(path: Path = PRESETS_H) -> dict:
-    """Preset name -> fields of sim/common/ddr_presets.h (numbers as int)."""
-    text = path.read_text()
-    body = text[text.index("kDdrPresets[]"):]
-    rows = {}
-    for m in re.finditer(r"\{([^{}]*)\}", body):
-        vals = [v.strip().strip('"') for v in m.group(1).split(",")]
-        if len(vals) != len(_FIELDS):
-            raise ScalingError(f"{path}: a preset row has {len(vals)} fields, expected {len(_FIELDS)}")
-        row = dict(zip(_FIELDS, vals))
-        rows[row["name"]] = {k: (v if k in ("name", "module", "memtype") else int(v)) for k, v in row.items()}
-    return rows
+def ddr_presets() -> dict:
+    """Preset name -> fields of sim/common/ddr_presets.json (numbers as int)."""
+    try:
+        return facts.ddr_presets()
+    except facts.FactsError as e:
+        raise ScalingError(str(e)) from None
 
 
 def peak_bytes_per_cycle(preset: str, clock_hz: int | None = None) -> float:
@@ -158,7 +151,7 @@ def markdown_section(rows: list[dict], ddr: str = "kcu105", leveldb: dict | None
     except ScalingError:
         peak = "peak bandwidth"
     L = [f"{level} Scaling: compaction units x ways (DDR preset `{ddr}`, {mhz:g} MHz SoC clock)", "",
-         f"DDR bound: the `{ddr}` preset's {peak} (sim/common/ddr_presets.h) "
+         f"DDR bound: the `{ddr}` preset's {peak} (sim/common/ddr_presets.json) "
          "divided by the bytes moved per input entry (input + output + invalid stream, measured).", ""]
     L.append("| units | ways | entries in | cycles | entries/cycle | DDR bound | fraction of bound | "
              "vs LevelDB 1.23 | result |")

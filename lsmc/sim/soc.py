@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsmc import build
-from lsmc.build import firmware
+from lsmc.build import facts, firmware
 
 ROOT = build.ROOT
 GEN_DIR = build.GEN / "soc"
@@ -121,7 +121,7 @@ def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int =
     # The NAND model's header is not a compile input Verilator accepts: its hash rides in a define so a
     # header change still rebuilds.
     # The harness reads the memory map from the generated lsmc_soc.h next to the Verilog.
-    common_srcs, common_flags = build.sim_common(NAND_MODEL / "onfi_model.h", NAND_MODEL / "onfi_timing.h",
+    common_srcs, common_flags = build.sim_common(NAND_MODEL / "onfi_model.h",
                                                  verilog.parent / "lsmc_soc.h", SIM_SRC / "nand_faults.h")
     # One DDR port per compaction unit (soc.Generate's default): the harness binds that many.
     scaled = bool(_variant(width, units, ways))
@@ -147,7 +147,9 @@ def _train(exe: Path) -> None:
     """Profile-guided optimisation's training run (docs/simulation.md): the self-test's CPU loop, DDR
     through the caches, and a DMA + compaction IP job: every part of the SoC that a run keeps busy."""
     elf = build_selftest()
-    for args in (["--arg", "4", "--max-cycles", "1500000"], ["--arg", "3"], ["--arg", "8"]):
+    scen = facts.scenarios("selftest")
+    for args in (["--arg", str(scen["HANG"]), "--max-cycles", "1500000"], ["--arg", str(scen["DDR_RW"])],
+                 ["--arg", str(scen["DMA_IP"])]):
         subprocess.run([str(exe), str(elf), "--quiet", *args], capture_output=True, timeout=600, check=False)
 
 
