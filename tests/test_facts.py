@@ -275,18 +275,26 @@ COPIES = {
     # NandOp / NandErr: nand_regs.h and nand_regs.json carry them (a C enum, a Python range or the field
     # doc's list written out again is a copy)
     "a NAND opcode or completion error number": (
-        re.compile(r"\b(NAND_)?(OP|E|ERR)_[A-Z_]+\s*=\s*\d|\b(OP|ERR)_[A-Z_]+\)\s*=\s*range\(|"
-                   r"\b0 RESET, 1 READ_ID\b|\b0 OK, 1 TIMEOUT\b|\"OK\",\s*\"TIMEOUT\""), [*CODE, *SCALA]),
+        re.compile(r"\bNAND_(OP|E)_[A-Z_]+\s*=\s*\d|\b(OP|ERR)_[A-Z_]+\)\s*=\s*range\(|"
+                   r"\b0 RESET, 1 READ_ID\b|\b0 OK, 1 TIMEOUT\b|[\[{]\s*\"OK\",\s*\"TIMEOUT\""), [*CODE, *SCALA]),
     # kb16_errors.json: the model reads it, C gets kb16_errors.h, the IP's Scala reads it at elaboration
     "a KB16 error code": (re.compile(r"\b(KB16_ERR_)?(RESERVED_BITS|LEN_OVER_8|SHARED_OVER_PREV|GROUP_START_SHARED|"
                                      r"VIRTUAL_AT_END|BAD_PAD|EMPTY_KEY|NOT_INCREASING|FILL_NONZERO|BAD_GROUP)"
                                      r"\s*=\s*\d|\"RESERVED_BITS\",\s*\"LEN_OVER_8\""), [*CODE, *SCALA]),
     # sim/common/ddr_presets.json: the harness gets ddr_presets.h from it, Python reads the JSON
     "a DDR preset row or list": (re.compile(r"\"(kcu105|arty|boardsim)\",\s*\"(EDY4016A|MT41K128M16)\"|"
-                                            r"choices=\[\"kcu105\"|kDdrPresets\[\]"), CODE),
+                                            r"choices=\[\"kcu105\"|index\(\"kDdrPresets"), CODE),
+    # fw/include/job_abi.json: the firmware gets lsmc_job.h, Python reads the file (lsmc.build.facts)
+    "a job ABI magic number": (re.compile(r"0x(4A4D|524D|544D|534D|574D)534C\b", re.I), CODE),
+    "a SIM_ARG scenario number": (re.compile(r"\bSCEN_\w+\s*=\s*\d|\barg=\d|\"--arg\", \"\d"),
+                                  [*CODE, "tests/fw_host/*.py"]),
+    "a descriptor or result word layout": (
+        re.compile(r"\b\w+_MAGIC, \w+_VERSION, \w+_GROUP\b|\b\w+_MAGIC, \w+_STATUS, \w+_(RC|UNITS)\b|"
+                   r"\"magic\", \"(version|status)\"|\w*MAGIC, (1|\w*VERSION), group\b"), CODE),
     # the harnesses take register offsets from the generated <block>_regs.h
-    "a register offset in a harness": (re.compile(r"\bbus\((true|false), 0x[0-9A-Fa-f]+|\.addr == 0x[0-9A-Fa-f]+"),
-                                       ["sim/**/*.cpp", "sim/**/*.h", *HOST]),
+    "a register offset in a harness": (
+        re.compile(r"\b(bus|apb)\((true|false), 0x[0-9A-Fa-f]+|\.addr == 0x[0-9A-Fa-f]+"),
+        ["sim/**/*.cpp", "sim/**/*.h", *HOST]),
 }
 ALLOWED: set = set()
 

@@ -118,11 +118,22 @@ def job_abi() -> dict:
     return d
 
 
+def _fields(lay: dict) -> list[tuple[str, int, str]]:
+    """(name, words, doc) of each field of a layout: a word is "name", "name[N]" (N words) or [that, doc]."""
+    out = []
+    for f in lay.get("words", []):
+        f, doc = (f[0], f[1]) if isinstance(f, list) and len(f) == 2 else (f, "")
+        if not isinstance(f, str):
+            raise FactsError(f"{JOB_ABI}: a layout word must be a name or [name, doc], not {f!r}")
+        base, n = (f[:-1].split("[") + ["1"])[:2] if f.endswith("]") else (f, "1")
+        out.append((base, int(n) if n.isdigit() else -1, doc))
+    return out
+
+
 def _layout_words(name: str, lay: dict) -> list[str]:
     """Word names of a layout, an array field `x[N]` expanded to N copies of x (its first word is x)."""
     out = []
-    for f in lay.get("words", []):
-        base, n = (f[:-1].split("[") + ["1"])[:2] if f.endswith("]") else (f, "1")
+    for base, n in ((b, str(k)) for b, k, _ in _fields(lay)):
         if not base.isidentifier() or not n.isdigit() or base in out:
             raise FactsError(f"{JOB_ABI}: layout {name}: bad or repeated word {f!r}")
         out += [base] * int(n)
@@ -147,6 +158,20 @@ def flags(group: str) -> dict:
 def status(group: str) -> dict:
     """Status code -> text of `group` ("JOB", "SCALE")."""
     return {v[0]: v[1] for v in job_abi()["status"][group].values()}
+
+
+def scenario_docs(image: str) -> dict:
+    """Scenario name -> {arg, doc[, exit]} of firmware image `image` (for docs/)."""
+    return dict(job_abi()["scenarios"][image])
+
+
+def layout_docs(name: str) -> list[tuple[int, str, int, str]]:
+    """(first word, name, words, doc) of each field of layout `name` (for docs/)."""
+    out, i = [], 0
+    for base, n, doc in _fields(job_abi()["layouts"][name]):
+        out.append((i, base, n, doc))
+        i += n
+    return out
 
 
 def layout(name: str) -> list[str]:
@@ -180,10 +205,9 @@ def job_header() -> str:
         defs.append((f"/* {name}_*: word index of each field (32-bit words from the layout's start), {name}_NWORDS. */",
                      None, None))
         i = 0
-        for f in lay["words"]:
-            base, n = (f[:-1].split("[") + ["1"])[:2] if f.endswith("]") else (f, "1")
-            defs.append((f"{name}_{base.upper()}", str(i), f"{n} words" if n != "1" else ""))
-            i += int(n)
+        for base, n, doc in _fields(lay):
+            defs.append((f"{name}_{base.upper()}", str(i), (f"{n} words" if n != 1 else "") + (": " if doc and n != 1 else "") + doc))
+            i += n
         defs.append((f"{name}_NWORDS", str(lay.get("size", i)), "words of the layout"))
     w = max(len(n) for n, v, _ in defs if v is not None) + 1
     for n, v, c in defs:

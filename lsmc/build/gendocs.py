@@ -136,7 +136,32 @@ def _kb16(what: str) -> str:
     return "\n".join(rows)
 
 
+def _abi(what: str) -> str:
+    """`scenarios.<image>`: the SIM_ARG table of a firmware image; `layout.<NAME>`: a descriptor's words."""
+    from lsmc.build import facts
+    kind, _, name = what.partition(".")
+    try:
+        if kind == "scenarios":
+            scens = facts.scenario_docs(name)
+            with_exit = any("exit" in v for v in scens.values())
+            rows = ["| SIM_ARG | name | scenario |" + (" exit code |" if with_exit else ""),
+                    "|---|---|---|" + ("---|" if with_exit else "")]
+            rows += [_row(v["arg"], f"`{name.upper()}_SCEN_{n}`", v["doc"], *([v.get("exit", "")] if with_exit else []))
+                     for n, v in scens.items()]
+        elif kind == "layout":
+            rows = ["| word | field | what |", "|---|---|---|"]
+            for i, n, words, doc in facts.layout_docs(name):
+                rows.append(_row(str(i) if words == 1 else f"{i} … {i + words - 1}", f"`{name}_{n.upper()}`", doc))
+        else:
+            raise KeyError(kind)
+    except KeyError as e:
+        raise DocsError(f"abi {what}: no such table ({e}; scenarios.<image> or layout.<NAME> of "
+                        f"{facts.JOB_ABI.relative_to(ROOT)})") from None
+    return "\n".join(rows + ["", f"Generated from `{facts.JOB_ABI.relative_to(ROOT)}` (the job ABI; C: `lsmc_job.h`)."])
+
+
 RENDERERS = {
+    "abi": _abi,
     "enum": _enum,
     "kb16": _kb16,
     "regs": lambda arg: _regs(arg),

@@ -2,7 +2,7 @@
 
     from lsmc import soc
     exe = soc.build_soc()                       # generate LsmcSoc.v (Mill) + verilate, both cached
-    res = soc.run_soc(elf, arg=3, ddr_latency=20, loads={0x40100000: "in.bin"})
+    res = soc.run_soc(elf, arg=firmware.SCEN["ERRTEST"], ddr_latency=20, loads={0x40100000: "in.bin"})
     res.returncode, res.uart, res.cycles, res.mcycles_per_s
 
 `build_selftest()` compiles the small firmware of fw/apps/selftest/ that the tests use."""

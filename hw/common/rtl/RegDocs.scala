@@ -33,7 +33,7 @@ case class RegBlock(name: String, prefix: String, title: String, source: String,
 case class RegEnum(name: String, field: String, doc: String, values: Seq[RegEnum.V]) {
   require(values.map(_.value).distinct.size == values.size && values.map(_.name).distinct.size == values.size,
     s"enum $name: names and values must be unique")
-  /** "0 RESET, 1 READ_ID, ..." with each value's note in parentheses: the field's doc text. */
+  /** "<value> <NAME>, ..." (each value's note in parentheses): the field's doc text. */
   def summary: String = values.map(v => s"${v.value} ${v.name}" + (if (v.note.isEmpty) "" else s" (${v.note})")).mkString(", ")
 }
 object RegEnum {
