@@ -10,7 +10,8 @@ nand), `memmap soc` (the SoC memory map from SocMap), `irqs soc` (interrupt line
 modes from nand/data/onfi_timing.json), `fpga resources` (lsmc/data/fpga_resources.csv beside Table II),
 `fpga blocks` (lsmc/data/fpga_blocks.csv, the ECPIX-5 SoC per block), `enum <block>.<ENUM>` (named
 values of a register field, e.g. `enum nand.OP`, the NAND controller's opcodes from NandOp), `kb16 errors`
-(the KB16 error codes from hw/ip/compaction/data/kb16_errors.json).
+(the KB16 error codes from hw/ip/compaction/data/kb16_errors.json), `abi scenarios.<image>` /
+`abi layout.<NAME>` (the firmware job ABI from fw/include/job_abi.json).
 `lsmc docs` rewrites them; `lsmc docs --check` (and tests/test_generated_docs.py) fails when one is stale."""
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import sys
 from pathlib import Path
 
 from lsmc import cliutil
-from lsmc.build import regmap
+from lsmc.build import facts, regmap
 from lsmc.paths import ROOT
 
 BEGIN = "<!-- BEGIN GENERATED: {kind} {arg} -->"
@@ -138,7 +139,6 @@ def _kb16(what: str) -> str:
 
 def _abi(what: str) -> str:
     """`scenarios.<image>`: the SIM_ARG table of a firmware image; `layout.<NAME>`: a descriptor's words."""
-    from lsmc.build import facts
     kind, _, name = what.partition(".")
     try:
         if kind == "scenarios":
@@ -225,7 +225,7 @@ def main(argv=None) -> int:
             raise cliutil.CliError(f"{f}: no such file")
     try:
         stale = update(a.files or None, check=a.check)
-    except (DocsError, regmap.RegMapError) as e:
+    except (DocsError, regmap.RegMapError, facts.FactsError) as e:
         raise cliutil.CliError(str(e).splitlines()[0]) from None
     for s in stale:
         print(f"{'stale' if a.check else 'updated'}: {s}")

@@ -101,15 +101,15 @@ object NandOp {
     V("READ_STATUS", 3, doc = "CE, `70h`, 1 byte", result = "COMP_STATUS.FLASH_STATUS"),
     V("SET_FEATURES", 4, doc = "CE, `EFh`, addr ROW[7:0], tADL, P1..P4 from CMD_PARAM, tWB, wait R/B#"),
     V("GET_FEATURES", 5, doc = "CE, `EEh`, addr, tWB, wait R/B#, 4 bytes", result = "COMP_DATA = P1..P4"),
-    V("PAGE_READ", 6, doc = "CE, `00h`, col×2, row×3, `30h`, tWB, [SPLIT: end], wait R/B#, tRR, data, ECC fix, [DMA out]", result = "ECC report"),
-    V("CHANGE_COL", 7, doc = "CE, `05h`, col×2, `E0h`, tCCS, LEN bytes, [DMA out]"),
-    V("PROGRAM", 8, doc = "[DMA in], CE, `80h`, col×2, row×3, tADL, data (+ECC bytes), `10h`, tWB, [SPLIT: end], wait R/B#, `70h`, status", result = "FAIL bit → NAND_FAIL"),
-    V("ERASE", 9, doc = "CE, `60h`, row×3, `D0h`, tWB, [SPLIT: end], wait R/B#, `70h`, status", result = "FAIL bit → NAND_FAIL"),
+    V("PAGE_READ", 6, doc = "CE, `00h`, col x2, row x3, `30h`, tWB, [SPLIT: end], wait R/B#, tRR, data, ECC fix, [DMA out]", result = "ECC report"),
+    V("CHANGE_COL", 7, doc = "CE, `05h`, col x2, `E0h`, tCCS, LEN bytes, [DMA out]"),
+    V("PROGRAM", 8, doc = "[DMA in], CE, `80h`, col x2, row x3, tADL, data (+ECC bytes), `10h`, tWB, [SPLIT: end], wait R/B#, `70h`, status", result = "FAIL bit -> NAND_FAIL"),
+    V("ERASE", 9, doc = "CE, `60h`, row x3, `D0h`, tWB, [SPLIT: end], wait R/B#, `70h`, status", result = "FAIL bit -> NAND_FAIL"),
     V("WAIT_STATUS", 10, doc = "CE, wait R/B#, `70h`, status", result = "ends a SPLIT program/erase"),
     V("READ_DATA", 11, doc = "CE, wait R/B#, `00h`, data, ECC fix, [DMA out]", result = "ends a SPLIT page read or cache read"),
     V("READ_CACHE", 12, note = "31h", doc = "CE, wait R/B#, `31h`, tWB, [SPLIT: end], wait R/B#, data, ECC fix, [DMA out]", result = "page of the last read to the cache register, array reads the next"),
     V("READ_CACHE_END", 13, note = "3Fh", doc = "as READ_CACHE with `3Fh` (no new array read)"),
-    V("PROGRAM_CACHE", 14, note = "15h", doc = "as PROGRAM with `15h`: R/B# returns when the cache register is free, the array programs in the background", result = "FAILC (status bit 1: the page before) → NAND_FAIL")
+    V("PROGRAM_CACHE", 14, note = "15h", doc = "as PROGRAM with `15h`: R/B# returns when the cache register is free, the array programs in the background", result = "FAILC (status bit 1: the page before) -> NAND_FAIL")
   )
   require(all.map(_.value) == all.indices, "opcodes are 0..count-1 (BAD_CMD is opcode >= count)")
   private def op(name: String): Int = all.find(_.name == name).get.value
