@@ -8,7 +8,10 @@ Kinds: `regs <block>` (the Markdown common.RegBlock writes for register block co
 nand), `memmap soc` (the SoC memory map from SocMap), `irqs soc` (interrupt lines),
 `table3 paper` (the paper's Table III from lsmc/data/paper.json), `onfi async` (the ONFI timing
 modes from hw/ip/nand/data/onfi_timing.json), `fpga resources` (lsmc/data/fpga_resources.csv beside Table II),
-`fpga blocks` (lsmc/data/fpga_blocks.csv, the ECPIX-5 SoC per block).
+`fpga blocks` (lsmc/data/fpga_blocks.csv, the ECPIX-5 SoC per block), `enum <block>.<ENUM>` (named
+values of a register field, e.g. `enum nand.OP`, the NAND controller's opcodes from NandOp), `kb16 errors`
+(the KB16 error codes from hw/ip/compaction/data/kb16_errors.json), `abi scenarios.<image>` /
+`abi layout.<NAME>` (the firmware job ABI from fw/include/job_abi.json).
 `lsmc docs` rewrites them; `lsmc docs --check` (and tests/test_generated_docs.py) fails when one is stale."""
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ import sys
 from pathlib import Path
 
 from lsmc import cliutil
-from lsmc.build import regmap
+from lsmc.build import facts, regmap
 from lsmc.paths import ROOT
 
 BEGIN = "<!-- BEGIN GENERATED: {kind} {arg} -->"
@@ -105,7 +108,63 @@ def _fpga(what: str) -> str:
     raise DocsError(f"unknown fpga table {what!r} (resources or blocks)")
 
 
+def _row(*cells) -> str:
+    return "|" + "".join(f" {c} |" if c != "" else " |" for c in cells)
+
+
+def _enum(what: str) -> str:
+    block, _, name = what.partition(".")
+    enums = regmap.load(block).enums
+    if name not in enums:
+        raise DocsError(f"register block {block!r} has no enum {name!r} (one of: {', '.join(enums) or 'none'})")
+    e = enums[name]
+    with_result = any(d["result"] for d in e.docs.values())
+    head = "| op | name | micro-program (ONFI sequence) | result |" if with_result else "| code | name | meaning |"
+    rows = [head, "|---" * (head.count(" | ") + 1) + "|"]
+    for n, v in e.values.items():
+        d = e.docs[n]
+        rows.append(_row(v, n, d["doc"], *([d["result"]] if with_result else [])))
+    return "\n".join(rows)
+
+
+def _kb16(what: str) -> str:
+    from lsmc.model import kb16
+    if what != "errors":
+        raise DocsError(f"unknown kb16 table {what!r} (errors)")
+    rows = ["| code | name | meaning |", "|---|---|---|"]
+    rows += [_row(c["code"], c["name"], c["meaning"]) for c in kb16.ERRORS]
+    rows += ["", "Generated from `hw/ip/compaction/data/kb16_errors.json`, the one source (the IP's Scala, the KB16 "
+             "model and the firmware's `kb16_errors.h` read it)."]
+    return "\n".join(rows)
+
+
+def _abi(what: str) -> str:
+    """`scenarios.<image>`: the SIM_ARG table of a firmware image; `layout.<NAME>`: a descriptor's words."""
+    kind, _, name = what.partition(".")
+    try:
+        if kind == "scenarios":
+            scens = facts.scenario_docs(name)
+            with_exit = any("exit" in v for v in scens.values())
+            rows = ["| SIM_ARG | name | scenario |" + (" exit code |" if with_exit else ""),
+                    "|---|---|---|" + ("---|" if with_exit else "")]
+            rows += [_row(v["arg"], f"`{name.upper()}_SCEN_{n}`", v["doc"], *([v.get("exit", "")] if with_exit else []))
+                     for n, v in scens.items()]
+        elif kind == "layout":
+            rows = ["| word | field | what |", "|---|---|---|"]
+            for i, n, words, doc in facts.layout_docs(name):
+                rows.append(_row(str(i) if words == 1 else f"{i} … {i + words - 1}", f"`{name}_{n.upper()}`", doc))
+        else:
+            raise KeyError(kind)
+    except KeyError as e:
+        raise DocsError(f"abi {what}: no such table ({e}; scenarios.<image> or layout.<NAME> of "
+                        f"{facts.JOB_ABI.relative_to(ROOT)})") from None
+    return "\n".join(rows + ["", f"Generated from `{facts.JOB_ABI.relative_to(ROOT)}` (the job ABI; C: `lsmc_job.h`)."])
+
+
 RENDERERS = {
+    "abi": _abi,
+    "enum": _enum,
+    "kb16": _kb16,
     "regs": lambda arg: _regs(arg),
     "fpga": _fpga,
     "memmap": _memmap,
@@ -135,8 +194,8 @@ def blocks(path: Path) -> list[tuple[str, str, str]]:
 
 
 def update(paths=None, check: bool = False) -> list[str]:
-    """Re-render every generated block (and the GENERATED_FILES); returns 'file: kind arg' of those that
-    were stale (and, unless `check`, rewrites them)."""
+    """Re-render every generated block; returns 'file: kind arg' of those that were stale (and, unless
+    `check`, rewrites them). Generated headers are not here: they go to the build tree (lsmc.build.facts)."""
     stale = []
     for path in paths or doc_files():
         path = Path(path)
@@ -153,27 +212,6 @@ def update(paths=None, check: bool = False) -> list[str]:
         new_text = "".join(pieces) + text[last:]
         if not check and new_text != text:
             path.write_text(new_text)
-    return stale + update_files(check)
-
-
-def _onfi_header() -> str:
-    from lsmc.build import onfi
-    return onfi.header()
-
-
-# Checked-in files rendered whole from a data file (so every build finds them without a generator).
-GENERATED_FILES = {ROOT / "hw" / "ip" / "nand" / "model" / "onfi_timing.h": _onfi_header}
-
-
-def update_files(check: bool = False) -> list[str]:
-    """Re-render the GENERATED_FILES; returns the stale ones (rewritten unless `check`)."""
-    stale = []
-    for path, render_file in GENERATED_FILES.items():
-        want = render_file()
-        if not path.exists() or path.read_text() != want:
-            stale.append(f"{path.relative_to(ROOT)}: whole file")
-            if not check:
-                path.write_text(want)
     return stale
 
 
@@ -189,7 +227,7 @@ def main(argv=None) -> int:
             raise cliutil.CliError(f"{f}: no such file")
     try:
         stale = update(a.files or None, check=a.check)
-    except (DocsError, regmap.RegMapError) as e:
+    except (DocsError, regmap.RegMapError, facts.FactsError) as e:
         raise cliutil.CliError(str(e).splitlines()[0]) from None
     for s in stale:
         print(f"{'stale' if a.check else 'updated'}: {s}")

@@ -1,11 +1,12 @@
 """The SoC harness's DDR timing model (sim/common/ddr_model.h, docs/ddr-model.md).
 
-- Its preset table (sim/common/ddr_presets.h) is what the installed litedram computes for each board's
-  module, clock and rate: one table, checked here, never restated.
+- Its preset table (sim/common/ddr_presets.json; the harness's ddr_presets.h is rendered from it) is
+  what the installed litedram computes for each board's module, clock and rate: one table, checked here, never restated.
 - The model itself, driven without Verilator (tests/ddr/ddr_model_drive.cpp), against latencies worked
   out here from litedram's numbers: row empty / hit / miss, refresh, write-to-read turnaround, the
   streaming rate of one port, and two ports sharing one data bus.
 """
+import json
 import math
 import os
 import re
@@ -14,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from lsmc.build import facts
+
 ROOT = Path(__file__).resolve().parent.parent
-PRESETS_H = ROOT / "sim" / "common" / "ddr_presets.h"
+PRESETS_H = ROOT / "sim" / "common" / "ddr_presets.json"
 DRIVE_SRC = ROOT / "tests" / "ddr" / "ddr_model_drive.cpp"
 SOC_HZ = 100_000_000
 
@@ -27,13 +30,8 @@ FIELDS = ("name module memtype sysMHz nphases dataBits bankBits rowBits colBits 
 
 
 def presets() -> dict:
-    text = PRESETS_H.read_text()
-    body = text[text.index("kDdrPresets[]"):]
-    rows = {}
-    for m in re.finditer(r"\{([^{}]*)\}", body):
-        vals = [v.strip().strip('"') for v in m.group(1).split(",")]
-        row = dict(zip(FIELDS, vals))
-        rows[row["name"]] = {k: (v if k in ("name", "module", "memtype") else int(v)) for k, v in row.items()}
+    rows = {p["name"]: p for p in json.loads(PRESETS_H.read_text())["presets"]}
+    assert all(list(p) == FIELDS for p in rows.values()), f"{PRESETS_H}: fields differ from {FIELDS}"
     return rows
 
 
@@ -78,7 +76,7 @@ def test_presets_match_the_board_targets():
 def drive(tmp_path_factory):
     exe = tmp_path_factory.mktemp("ddr") / "ddr_model_drive"
     subprocess.run(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{ROOT / 'sim' / 'common'}",
-                    str(DRIVE_SRC), "-o", str(exe)], check=True)
+                    f"-I{facts.include_dir()}", str(DRIVE_SRC), "-o", str(exe)], check=True)
 
     def run(preset, lines):
         res = subprocess.run([str(exe), preset, str(SOC_HZ)], input="\n".join(lines) + "\n", capture_output=True,

@@ -1,5 +1,5 @@
-"""Generated content in docs/ (register tables, memory map, interrupt lines, the paper's Table III) and
-the checked-in generated header hw/ip/nand/model/onfi_timing.h are current: each is rendered again from its one
+"""Generated content in docs/ (register tables and field values, memory map, interrupt lines, the paper's
+Table III, KB16 error codes, the firmware's job ABI) is current: each is rendered again from its one
 source and compared. `lsmc docs` rewrites whatever this reports as stale."""
 import shutil
 
@@ -12,8 +12,11 @@ from lsmc.paths import ROOT
 EXPECTED = {
     "hw/ip/compaction/doc/compaction-ip.md": {("regs", "compaction"), ("table3", "paper")},
     "hw/ip/dma/doc/dma.md": {("regs", "dma")},
-    "hw/ip/nand/doc/nand.md": {("regs", "nand"), ("onfi", "async"), ("onfi", "nvddr"), ("onfi", "nvddr_tck")},
-    "docs/architecture.md": {("regs", "compaction"), ("memmap", "soc"), ("irqs", "soc")},
+    "hw/ip/nand/doc/nand.md": {("regs", "nand"), ("onfi", "async"), ("onfi", "nvddr"), ("onfi", "nvddr_tck"),
+                               ("enum", "nand.OP"), ("enum", "nand.E")},
+    "docs/architecture.md": {("regs", "compaction"), ("memmap", "soc"), ("irqs", "soc"), ("kb16", "errors")},
+    "docs/firmware.md": {("abi", "scenarios.lsmc"), ("abi", "layout.JOB_DESC"), ("abi", "layout.JOB_RES"),
+                         ("abi", "layout.TABLE_HEAD"), ("abi", "layout.TABLE_ROW")},
     "docs/boards.md": {("fpga", "resources"), ("fpga", "blocks")},
 }
 

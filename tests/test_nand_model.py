@@ -6,6 +6,7 @@ import subprocess
 import pytest
 
 from lsmc import build
+from lsmc.build import facts
 from lsmc.paths import ROOT
 
 MODEL = ROOT / "hw" / "ip" / "nand" / "model"
@@ -16,12 +17,12 @@ def exe():
     out = build.BUILD / "sim" / "nand-model-test"
     out.mkdir(parents=True, exist_ok=True)
     srcs = [ROOT / "hw" / "ip" / "nand" / "dv" / "model_test.cpp", MODEL / "onfi_model.cpp", MODEL / "onfi_model.h",
-            MODEL / "onfi_timing.h"]
+            facts.include_dir() / "onfi_timing.h"]
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in srcs)).hexdigest()
     exe = out / "model_test"
     stamp = out / ".stamp"
     if not (exe.exists() and stamp.exists() and stamp.read_text() == digest):
-        build.run(["g++", "-std=c++17", "-O1", "-Wall", "-I", MODEL, "-o", exe, srcs[0], srcs[1]])
+        build.run(["g++", "-std=c++17", "-O1", "-Wall", "-I", MODEL, "-I", facts.FACTS, "-o", exe, srcs[0], srcs[1]])
         stamp.write_text(digest)
     return exe
 

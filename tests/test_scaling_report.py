@@ -1,14 +1,15 @@
 """The scaling report (lsmc/report/scaling.py, docs/scaling.md) on synthetic sweep rows: the CSV's columns
-exactly, the DDR bound against the preset table (sim/common/ddr_presets.h, read independently here), the
+exactly, the DDR bound against the preset table (sim/common/ddr_presets.json, read independently here), the
 issue's headline figure, the speed-up over LevelDB, and bad rows and files named in the error."""
 from __future__ import annotations
 
 import csv
-import re
+import json
 import struct
 
 import pytest
 
+from lsmc.build import facts
 from lsmc.report import compare, paper, scaling
 from lsmc.sim import ddr as ddr_model
 
@@ -16,10 +17,9 @@ COLUMNS = "cus,ways,entries_in,cycles,entries_per_cycle,ddr_bound_entries_per_cy
 
 
 def _preset_row(name):
-    """(sysMHz, nphases, dataBits) of a preset, parsed here without the module's parser."""
-    text = ddr_model.PRESETS_H.read_text()
-    m = re.search(r'\{"' + name + r'",\s*"[^"]*",\s*"[^"]*",\s*(\d+),\s*(\d+),\s*(\d+),', text)
-    return tuple(map(int, m.groups()))
+    """(sysMHz, nphases, dataBits) of a preset, read here without the module's reader."""
+    p = next(p for p in json.loads(facts.DDR_PRESETS.read_text())["presets"] if p["name"] == name)
+    return p["sysMHz"], p["nphases"], p["dataBits"]
 
 
 def sweep(ddr="kcu105"):

@@ -112,7 +112,7 @@ def test_gated_and_free_running_controllers_agree():
     gated = ns.build_sim()
     model = build.ROOT / "hw" / "ip" / "nand" / "model"
     # the includes of ns.build_sim (the harness reads nand_regs.h, generated beside the Verilog)
-    srcs, flags = build.sim_common(model / "onfi_model.h", model / "onfi_timing.h", model / "nvddr_pads.h",
+    srcs, flags = build.sim_common(model / "onfi_model.h", model / "nvddr_pads.h",
                                    ns.GEN / "nand_regs.h")
     free = build.verilate("NandController", [ns.GEN / "NandController.v"],
                           [build.ROOT / "hw/ip/nand/dv/nand_harness.cpp", model / "onfi_model.cpp", *srcs],

@@ -70,7 +70,8 @@ int nand_select(int ch)
 
 int nand_channel(void) { return nand_cur_channel; }
 
-static const char *const err_names[] = {"OK", "TIMEOUT", "NAND_FAIL", "BAD_CMD", "DMA_BOUNDS", "DMA_BUS", "ECC_UNCORRECTABLE"};
+#define NAND_E_NAME_(name, code) [code] = #name,
+static const char *const err_names[] = {NAND_E_LIST(NAND_E_NAME_)};
 const char *nand_err_name(int err)
 {
     if (err >= 0 && err < (int)(sizeof err_names / sizeof err_names[0]))
@@ -213,7 +214,7 @@ static void take_completion(uint32_t base, uint32_t info, nand_ecc_stats *st, na
         int i;
         st->reads++;
         st->corrected_bits += o->corrected;
-        if (o->err == NAND_E_ECC)
+        if (o->err == NAND_E_ECC_UNCORRECTABLE)
             st->uncorrectable++;
         for (i = 0; i < 8; i++) {
             uint8_t n = (o->sectors >> (4 * i)) & 0xF;
@@ -506,7 +507,7 @@ int nand_init(nand_info *info, int targets, uint32_t buf)
 int nand_erase(int target, uint32_t block, nand_comp *c)
 {
     int r = simple(NAND_OP_ERASE, target, block * nand_dev.pages_per_block, 0, 0, c);
-    if (r == NAND_E_FAIL)
+    if (r == NAND_E_NAND_FAIL)
         nand_bbt_mark(target, block); /* an erase failure retires the block */
     return r;
 }
@@ -531,7 +532,7 @@ int nand_program(int target, uint32_t row, uint32_t addr, uint32_t len, int ecc,
 int nand_read(int target, uint32_t row, uint32_t addr, uint32_t len, int ecc, nand_comp *c)
 {
     int r = xfer(NAND_OP_PAGE_READ, target, row, addr, len, ecc, c), i;
-    for (i = 0; ecc && r == NAND_E_ECC && i < NAND_READ_RETRIES; i++) {
+    for (i = 0; ecc && r == NAND_E_ECC_UNCORRECTABLE && i < NAND_READ_RETRIES; i++) {
         nand_ecc.retries++;
         r = xfer(NAND_OP_PAGE_READ, target, row, addr, len, ecc, c);
         if (r == 0)

@@ -15,19 +15,11 @@
 #include "onfi_timing.h"
 #include "soc.h" /* NAND_CHANNELS_MAX, NAND_CHANNEL_BASE (generated lsmc_soc.h) */
 
-/* Controller opcodes (CMD_CTRL.OPCODE). */
-enum {
-    NAND_OP_RESET = 0, NAND_OP_READ_ID = 1, NAND_OP_READ_PARAM = 2, NAND_OP_READ_STATUS = 3,
-    NAND_OP_SET_FEATURES = 4, NAND_OP_GET_FEATURES = 5, NAND_OP_PAGE_READ = 6, NAND_OP_CHANGE_COL = 7,
-    NAND_OP_PROGRAM = 8, NAND_OP_ERASE = 9, NAND_OP_WAIT_STATUS = 10, NAND_OP_READ_DATA = 11,
-    NAND_OP_READ_CACHE = 12, NAND_OP_READ_CACHE_END = 13, NAND_OP_PROGRAM_CACHE = 14
-};
-/* Completion errors (COMP_INFO.C_ERR). */
-enum {
-    NAND_E_OK = 0, NAND_E_TIMEOUT = 1, NAND_E_FAIL = 2, NAND_E_BAD_CMD = 3, NAND_E_DMA_BOUNDS = 4,
-    NAND_E_DMA_BUS = 5, NAND_E_ECC = 6
-};
-/* Driver results (negative) besides the completion errors above (positive). */
+/* Controller opcodes NAND_OP_<NAME> (CMD_CTRL.OPCODE) and completion errors NAND_E_<NAME>
+ * (COMP_INFO.C_ERR), with their X-macro lists: generated into nand_regs.h from NandOp / NandErr
+ * (hw/ip/nand/rtl/NandTypes.scala), their one source. */
+#include "nand_regs.h"
+/* Driver results (negative) besides the completion errors NAND_E_* (positive). */
 enum { NAND_OK = 0, NAND_DRV_TIMEOUT = -1, NAND_DRV_CRC = -2, NAND_DRV_ID = -3, NAND_DRV_ARG = -4, NAND_DRV_MODE = -5 };
 
 #define NAND_F_ECC (1u << 9)

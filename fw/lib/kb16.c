@@ -4,11 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const err_names[] = {
-    "NONE", "RESERVED_BITS", "LEN_OVER_8", "SHARED_OVER_PREV", "GROUP_START_SHARED",
-    "VIRTUAL_AT_END", "BAD_PAD", "EMPTY_KEY", "NOT_INCREASING", "LENGTH", "FILL_NONZERO",
-    "OUT_OVERFLOW", "INV_OVERFLOW", "BAD_GROUP",
-};
+#define KB16_ERR_NAME_(name, code) [code] = #name,
+static const char *const err_names[] = {KB16_ERROR_LIST(KB16_ERR_NAME_)};
 
 const char *kb16_err_name(unsigned code)
 {

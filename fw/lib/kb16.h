@@ -29,22 +29,13 @@ extern "C" {
 #define KB16_HDR_PAD (1u << 9)
 #define KB16_HDR_RESERVED 0xFFFFFC00u
 
-/* Error codes: identical to the IP's STATUS.ERR_CODE. */
+/* Error codes: the IP's STATUS.ERR_CODE values, KB16_ERR_<NAME> for every code of kb16_errors.h
+ * (rendered into the build tree from hw/ip/compaction/data/kb16_errors.json, their one source). */
+#include "kb16_errors.h"
+#define KB16_ERR_ENUM_(name, code) KB16_ERR_##name = code,
 typedef enum {
-    KB16_OK = 0,
-    KB16_ERR_RESERVED_BITS = 1,
-    KB16_ERR_LEN_OVER_8 = 2,
-    KB16_ERR_SHARED_OVER_PREV = 3,
-    KB16_ERR_GROUP_START_SHARED = 4,
-    KB16_ERR_VIRTUAL_AT_END = 5,
-    KB16_ERR_BAD_PAD = 6,
-    KB16_ERR_EMPTY_KEY = 7,
-    KB16_ERR_NOT_INCREASING = 8,
-    KB16_ERR_LENGTH = 9,
-    KB16_ERR_FILL_NONZERO = 10,
-    KB16_ERR_OUT_OVERFLOW = 11,
-    KB16_ERR_INV_OVERFLOW = 12,
-    KB16_ERR_BAD_GROUP = 13,
+    KB16_ERROR_LIST(KB16_ERR_ENUM_)
+    KB16_OK = KB16_ERR_NONE,
     /* Software-only codes (never produced by the IP). */
     KB16_ERR_KEY_TOO_LONG = 64, /* encoder given a key over 16 bytes */
     KB16_ERR_ARG = 65,          /* NULL pointer or impossible argument */

@@ -80,10 +80,10 @@ def mill(*args, quiet=True):
 # Source folders of each Mill module (mirror build.sc), for change detection.
 MODULE_SOURCES = {
     "socmap": ["hw/common/rtl", "hw/soc/map"],
-    "compaction": ["hw/common/rtl", "hw/ip/compaction/rtl"],
+    "compaction": ["hw/common/rtl", "hw/ip/compaction/rtl", "hw/ip/compaction/data"],
     "dma": ["hw/common/rtl", "hw/ip/dma/rtl"],
     "nand": ["hw/common/rtl", "hw/ip/nand/rtl"],
-    "soc": ["hw/common/rtl", "hw/soc/map", "hw/soc/rtl", "hw/ip/compaction/rtl", "hw/ip/dma/rtl", "hw/ip/nand/rtl",
+    "soc": ["hw/common/rtl", "hw/soc/map", "hw/soc/rtl", "hw/ip/compaction/rtl", "hw/ip/compaction/data", "hw/ip/dma/rtl", "hw/ip/nand/rtl",
             "lsmc/build/vexriscv_src.py"],
 }
 
@@ -115,8 +115,10 @@ def sim_common(*headers) -> tuple[list, list]:
     """The harnesses' shared library (sim/common): its C++ sources to compile with a harness, and the
     Verilator flags that find its headers. Headers are no compile input Verilator accepts, so the hash
     of them (and of `headers`, a harness's other includes) rides in a define: a header change rebuilds."""
-    digest = _hash_paths(sorted(SIM_COMMON.glob("*.h")) + [Path(h) for h in headers])
-    return sorted(SIM_COMMON.glob("*.cpp")), ["-CFLAGS", f"-I{SIM_COMMON} -DSIM_HEADERS={digest}"]
+    from lsmc.build import facts  # the headers rendered from data files (DDR presets, ONFI timing)
+    fdir = facts.include_dir()
+    digest = _hash_paths(sorted(SIM_COMMON.glob("*.h")) + sorted(fdir.glob("*.h")) + [Path(h) for h in headers])
+    return sorted(SIM_COMMON.glob("*.cpp")), ["-CFLAGS", f"-I{SIM_COMMON} -I{fdir} -DSIM_HEADERS={digest}"]
 
 
 # The __Slow files (constructors, initial and settle code: run once) at -O1: measured on the SoC, a third

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsmc import build as _build
-from lsmc.build import regmap
+from lsmc.build import facts, regmap
 
 ROOT = _build.ROOT
 FW = ROOT / "fw"
@@ -25,7 +25,9 @@ HOST_BUILD = _build.BUILD / "fw_host"
 # Generated register headers (made by the IP and DMA generators through build.generate()).
 # The firmware drives units of any K (2 or 4): it compiles against the K = 4 blocks, whose maps extend
 # the two-way ones (WAYS, IN2/IN3_BYTES; the DMA's XCH readers) and reads WAYS to know a unit's K.
-GEN_INCLUDES = [_build.GEN / "compaction_w128_k4", _build.GEN / "dma_w128_r4", _build.GEN / "nand", _build.GEN / "soc_map"]
+# build/gen/facts: the headers rendered from data files (lsmc.build.facts: ONFI timing, KB16 error codes).
+GEN_INCLUDES = [_build.GEN / "compaction_w128_k4", _build.GEN / "dma_w128_r4", _build.GEN / "nand", _build.GEN / "soc_map",
+                facts.FACTS]
 
 
 class FirmwareError(RuntimeError):
@@ -61,7 +63,12 @@ HEADER_GENERATORS = [
 
 def ensure_headers() -> None:
     """Run the IP/DMA/NAND generators and the memory-map export (each skipped when its RTL is
-    unchanged) so the generated headers match the RTL. Raises FirmwareError when one fails."""
+    unchanged) so the generated headers match the RTL, and render the data files' headers. Raises
+    FirmwareError when one fails."""
+    try:
+        facts.include_dir()
+    except facts.FactsError as e:
+        raise FirmwareError(str(e)) from None
     for module, main, outdir, header, args in HEADER_GENERATORS:
         try:
             _build.generate(module, main, outdir, [*args, "--out", str(outdir)])
@@ -127,11 +134,12 @@ def build_host_lib(name: str, sources, defines=(), includes=(), cflags=("-O2",))
     sources = [Path(s) for s in sources]
     includes = [Path(i) for i in includes]
     so = HOST_BUILD / f"lib{name}.so"
-    # fw/include/soc.h includes the generated memory map; nand.h the generated ONFI table.
+    # fw/include/soc.h includes the generated memory map; nand.h the ONFI table and kb16.h the error codes
+    # (build/gen/facts, rendered from their data files).
     soc_map = _build.GEN / "soc_map"
     if not (soc_map / "lsmc_soc.h").exists():
         ensure_headers()
-    headers = [FW / "include", FW / "lib", FW / "drivers", ROOT / "hw" / "ip" / "nand" / "model", soc_map, *includes]
+    headers = [FW / "include", FW / "lib", FW / "drivers", facts.include_dir(), soc_map, *includes]
     digest = _digest([*sources, *headers], extra=(tuple(defines), tuple(cflags)))
     stamp = HOST_BUILD / f"lib{name}.stamp"
     if so.exists() and stamp.exists() and stamp.read_text() == digest:
@@ -277,16 +285,19 @@ class Kb16Lib:
 # ---- host-loaded job (SIM_ARG 2 / console `job`; layout in docs/firmware.md) ------------------
 
 DDR_BASE = regmap.memmap().base("DDR")  # generated from hw/soc/map/SocMap.scala
-JOB_MAGIC = 0x4A4D534C      # "LSMJ"
-JOB_RESULT_MAGIC = 0x524D534C  # "LSMR"
-JOB_DESC_BYTES = 0x200
-JOB_FLAG_POLL, JOB_FLAG_NO_SW, JOB_FLAG_EXPECT_ERR = 1, 2, 4
-JOB_RESULT_WORD = 32
-JOB_RESULT_FIELDS = ["magic", "status", "rc", "ip_status", "err_code", "err_input", "err_index", "out_bytes",
-                     "inv_bytes", "fw_cycles", "hw_cycles", "enc_words", "inv_addrs", "key0_words", "key1_words",
-                     "sw_cycles", "dma_code0", "dma_code1", "dma_code2", "dma_code3"]
-JOB_STATUS = {0: "pass", 10: "bad descriptor", 11: "job failed", 12: "output differs", 13: "C merge differs",
-              14: "not the expected error"}
+# The job ABI (scenario numbers, magic numbers, flags, layouts): fw/include/job_abi.json (lsmc.build.facts).
+SCEN = facts.scenarios("lsmc")  # SIM_ARG of lsmc.elf's scenarios, by name
+STORAGE_SCEN = facts.scenarios("storage")
+JOB_MAGIC = facts.constant("JOB_MAGIC")
+JOB_VERSION = facts.constant("JOB_VERSION")
+JOB_RESULT_MAGIC = facts.constant("JOB_RESULT_MAGIC")
+JOB_DESC_BYTES = facts.constant("JOB_DESC_BYTES")
+_JOB_F = facts.flags("JOB_F")
+JOB_FLAG_POLL, JOB_FLAG_NO_SW, JOB_FLAG_EXPECT_ERR = _JOB_F["POLL"], _JOB_F["NO_SW"], _JOB_F["EXPECT_ERR"]
+JOB_DESC_FIELDS = facts.layout("JOB_DESC")
+JOB_RESULT_WORD = len(JOB_DESC_FIELDS)  # the result block follows the descriptor's words
+JOB_RESULT_FIELDS = facts.layout("JOB_RES")
+JOB_STATUS = facts.status("JOB")
 
 
 def _align(n: int, a: int = 32) -> int:
@@ -311,9 +322,14 @@ def job_image(run0: bytes, run1: bytes, group: int = 16, merged: bytes = b"", in
         blobs.append((off, data))
         off = _align(off + max(size, 1))
     code, inp, idx = expect_error or (0, 0, 0)
-    words = [JOB_MAGIC, 1, group, flags,
-             *layout["run0"], *layout["run1"], *layout["merged"], layout["invalid"][0], len(invalid),
-             *layout["out"], *layout["inv"], code, inp, idx, out_capacity, inv_capacity]
+    w = dict(magic=JOB_MAGIC, version=JOB_VERSION, group=group, flags=flags, exp_err=code, exp_err_input=inp,
+             exp_err_index=idx, out_cap=out_capacity, inv_cap=inv_capacity)
+    for name, word in (("run0", "run0"), ("run1", "run1"), ("merged", "exp_out"), ("invalid", "exp_inv")):
+        w[f"{word}_off"], w[f"{word}_len"] = layout[name]
+    w["exp_inv_len"] = len(invalid)
+    for name in ("out", "inv"):
+        w[f"{name}_off"], w[f"{name}_buf"] = layout[name]
+    words = [w[f] for f in JOB_DESC_FIELDS if f]
     img = bytearray(off)
     img[:4 * len(words)] = struct.pack(f"<{len(words)}I", *words)
     for o, data in blobs:
@@ -323,10 +339,12 @@ def job_image(run0: bytes, run1: bytes, group: int = 16, merged: bytes = b"", in
 
 # ---- host-loaded Table III (SIM_ARG 7 / console `bench host`; layout in docs/firmware.md) ---------
 
-SCEN_BENCH_HOST = 7
-TABLE_MAGIC = 0x544D534C    # "LSMT"
-TABLE_ROW0, TABLE_ROW_WORDS, TABLE_MAX_ROWS = 8, 10, 8
-TABLE_FLAG_PAPER, TABLE_FLAG_NO_SW, TABLE_FLAG_IRQ = 1, 2, 4
+SCEN_BENCH_HOST = SCEN["BENCH_HOST"]
+TABLE_MAGIC = facts.constant("TABLE_MAGIC")
+TABLE_HEAD, TABLE_ROW = facts.layout("TABLE_HEAD"), facts.layout("TABLE_ROW")
+TABLE_ROW0, TABLE_ROW_WORDS, TABLE_MAX_ROWS = len(TABLE_HEAD), len(TABLE_ROW), facts.constant("TABLE_MAX_ROWS")
+_TABLE_F = facts.flags("TABLE_F")
+TABLE_FLAG_PAPER, TABLE_FLAG_NO_SW, TABLE_FLAG_IRQ = _TABLE_F["PAPER"], _TABLE_F["NO_SW"], _TABLE_F["IRQ"]
 
 
 @dataclass
@@ -361,14 +379,16 @@ def table3_image(rows: list[TableRow], group: int = 16, paper: bool = False, no_
     if not 1 <= len(rows) <= TABLE_MAX_ROWS:
         raise FirmwareError(f"Table III image: {len(rows)} rows, the firmware takes 1..{TABLE_MAX_ROWS}")
     flags = (TABLE_FLAG_PAPER if paper else 0) | (TABLE_FLAG_NO_SW if no_sw else 0) | (TABLE_FLAG_IRQ if irq else 0)
-    words = [TABLE_MAGIC, 1, group, flags, len(rows), 0, 0, 0]
+    head = dict(magic=TABLE_MAGIC, version=facts.constant("TABLE_VERSION"), group=group, flags=flags, rows=len(rows))
+    words = [head.get(f, 0) for f in TABLE_HEAD]
     off, blobs = JOB_DESC_BYTES, []
     for r in rows:
-        for data in (r.run0, r.run1, r.merged, r.invalid):
-            words += [off, len(data)]
+        row = {"out_keys": r.out_keys}
+        for name, data in (("run0", r.run0), ("run1", r.run1), ("out", r.merged), ("inv", r.invalid)):
+            row[f"{name}_off"], row[f"{name}_len"] = off, len(data)
             blobs.append((off, data))
             off = _align(off + max(len(data), 1))
-        words += [r.out_keys, 0]
+        words += [row.get(f, 0) for f in TABLE_ROW]
     img = bytearray(off)
     img[:4 * len(words)] = struct.pack(f"<{len(words)}I", *words)
     for o, data in blobs:

@@ -95,10 +95,26 @@ class Block:
     prefix: str
     registers: dict      # name -> Register, in address order
     arrays: dict         # name -> {"count", "base", "stride", "registers": {name -> Register}}
+    enums: dict = None   # name -> Enum: named values of a field (common.RegEnum), e.g. nand's OP and E
 
     @property
     def offsets(self) -> dict:
         return {n: r.offset for n, r in self.registers.items()}
+
+
+@dataclass(frozen=True)
+class Enum:
+    name: str
+    field: str           # "<REGISTER>.<FIELD>" the values go to or come from
+    doc: str
+    values: dict         # name -> value, in value order
+    docs: dict           # name -> {"note", "doc", "result"}
+
+
+def _enums(items) -> dict:
+    return {e["name"]: Enum(e["name"], e["field"], e["doc"], {v["name"]: v["value"] for v in e["values"]},
+                            {v["name"]: {k: v[k] for k in ("note", "doc", "result")} for v in e["values"]})
+            for e in items}
 
 
 @cache
@@ -109,7 +125,7 @@ def load(block: str, path: str | None = None) -> Block:
         d = json.loads(p.read_text())
         arrays = {a["name"]: {"count": a["count"], "base": a["base"], "stride": a["stride"],
                               "registers": _registers(a["registers"])} for a in d["arrays"]}
-        return Block(d["block"], d["prefix"], _registers(d["registers"]), arrays)
+        return Block(d["block"], d["prefix"], _registers(d["registers"]), arrays, _enums(d.get("enums", [])))
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise RegMapError(f"{p}: not a register map written by common.RegBlock ({e})") from None
 

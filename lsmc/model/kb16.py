@@ -2,7 +2,8 @@
 
 Written from the KB16 format (docs/kb16-format.md) alone; every RTL and
 firmware test compares against it, so it favours plain, obviously-right code over speed.  Error codes and
-their order come from the table of docs/architecture.md.  The format in prose: docs/kb16-format.md.
+their order come from hw/ip/compaction/data/kb16_errors.json (tabled in
+docs/architecture.md).  The format in prose: docs/kb16-format.md.
 
 Decoder rules this model fixes where the format is silent (docs/kb16-format.md, "Checking"):
 - every check is a predicate on one entry's raw fields plus the decoder state (previous decoded
@@ -21,9 +22,12 @@ Decoder rules this model fixes where the format is silent (docs/kb16-format.md, 
 
 from __future__ import annotations
 
+import json
 import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+
+from lsmc.paths import ROOT
 
 ENTRY_BYTES = 16
 MAX_KEY = 16
@@ -37,42 +41,31 @@ HDR_VIR = 0x100
 HDR_PAD = 0x200
 HDR_RESERVED = 0xFFFF_FC00
 
-# Error codes of STATUS.ERR_CODE (docs/architecture.md); the IP reports the same numbers.
-NONE = 0
-RESERVED_BITS = 1
-LEN_OVER_8 = 2
-SHARED_OVER_PREV = 3
-GROUP_START_SHARED = 4
-VIRTUAL_AT_END = 5
-BAD_PAD = 6
-EMPTY_KEY = 7
-NOT_INCREASING = 8
-LENGTH = 9
-FILL_NONZERO = 10
-OUT_OVERFLOW = 11
-INV_OVERFLOW = 12
-BAD_GROUP = 13
+# Error codes of STATUS.ERR_CODE: their one source is hw/ip/compaction/data/kb16_errors.json (the IP's
+# Scala and the firmware's kb16_errors.h are made from it too), read here directly so the model needs no
+# build. `problem` is the wording of the shared vectors' reference messages.
+ERRORS_FILE = ROOT / "hw" / "ip" / "compaction" / "data" / "kb16_errors.json"
 
-ERROR_NAMES = {
-    NONE: "NONE", RESERVED_BITS: "RESERVED_BITS", LEN_OVER_8: "LEN_OVER_8",
-    SHARED_OVER_PREV: "SHARED_OVER_PREV", GROUP_START_SHARED: "GROUP_START_SHARED",
-    VIRTUAL_AT_END: "VIRTUAL_AT_END", BAD_PAD: "BAD_PAD", EMPTY_KEY: "EMPTY_KEY",
-    NOT_INCREASING: "NOT_INCREASING", LENGTH: "LENGTH", FILL_NONZERO: "FILL_NONZERO",
-    OUT_OVERFLOW: "OUT_OVERFLOW", INV_OVERFLOW: "INV_OVERFLOW", BAD_GROUP: "BAD_GROUP",
-}
 
-# Problem wording per code (the shared vectors' reference messages use the same phrases).
-PROBLEMS = {
-    RESERVED_BITS: "reserved header bits set",
-    LEN_OVER_8: "length field over 8",
-    SHARED_OVER_PREV: "shared length over the previous key's length",
-    GROUP_START_SHARED: "group start with shared != 0",
-    VIRTUAL_AT_END: "virtual entry not followed by a real entry of its group",
-    BAD_PAD: "malformed pad entry",
-    EMPTY_KEY: "empty key",
-    NOT_INCREASING: "keys not strictly increasing",
-    FILL_NONZERO: "non-zero fill (key bytes past unshared length or virtual entry address)",
-}
+def _errors() -> list:
+    try:
+        codes = json.loads(ERRORS_FILE.read_text())["codes"]
+        if [c["code"] for c in codes] != list(range(len(codes))):
+            raise ValueError("codes are not 0, 1, 2, ... in order")
+        return codes
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ImportError(f"{ERRORS_FILE}: not the KB16 error table ({e})") from None
+
+
+ERRORS = _errors()
+ERROR_NAMES = {c["code"]: c["name"] for c in ERRORS}
+PROBLEMS = {c["code"]: c["problem"] for c in ERRORS if "problem" in c}
+_CODE = {c["name"]: c["code"] for c in ERRORS}
+NONE, RESERVED_BITS, LEN_OVER_8 = _CODE["NONE"], _CODE["RESERVED_BITS"], _CODE["LEN_OVER_8"]
+SHARED_OVER_PREV, GROUP_START_SHARED = _CODE["SHARED_OVER_PREV"], _CODE["GROUP_START_SHARED"]
+VIRTUAL_AT_END, BAD_PAD, EMPTY_KEY = _CODE["VIRTUAL_AT_END"], _CODE["BAD_PAD"], _CODE["EMPTY_KEY"]
+NOT_INCREASING, LENGTH, FILL_NONZERO = _CODE["NOT_INCREASING"], _CODE["LENGTH"], _CODE["FILL_NONZERO"]
+OUT_OVERFLOW, INV_OVERFLOW, BAD_GROUP = _CODE["OUT_OVERFLOW"], _CODE["INV_OVERFLOW"], _CODE["BAD_GROUP"]
 
 
 class Kb16Error(ValueError):

@@ -27,9 +27,10 @@ class BaselineError(RuntimeError):
 
 def _make(target: str) -> None:
     from lsmc import build
+    from lsmc.build import facts
 
     with build.lock(BUILD / ".lock"):  # one make at a time in build/baselines
-        res = subprocess.run(["make", "-s", "-C", str(SRC), f"BUILD={BUILD}", target],
+        res = subprocess.run(["make", "-s", "-C", str(SRC), f"BUILD={BUILD}", f"FACTS={facts.include_dir()}", target],
                              capture_output=True, text=True)
     if res.returncode != 0:
         raise BaselineError(f"building {target} failed:\n{(res.stdout + res.stderr)[-4000:]}")

@@ -16,7 +16,7 @@ import threading
 import time
 
 from lsmc import build, cliutil
-from lsmc.build import firmware
+from lsmc.build import facts, firmware
 from lsmc.paths import RESULTS
 from lsmc.report import paper, table3
 from lsmc.sim import soc
@@ -319,7 +319,7 @@ def main(argv=None) -> int:
                     help="storage --faults: this fault schedule instead of the built-in one (sim/soc/nand_faults.h)")
     ap.add_argument("--sizes", type=cliutil.int_option(64, 1_000_000), nargs="+", metavar="N",
                     help="scaling: job sizes in entries (default 8192 32768 131072 262144)")
-    ap.add_argument("--ddr", default="kcu105", choices=["kcu105", "arty", "boardsim"],
+    ap.add_argument("--ddr", default="kcu105", choices=list(facts.ddr_presets()),
                     help="scaling: DDR model preset (default kcu105)")
     ap.add_argument("--max-cycles", type=cliutil.int_option(1, 2**63 - 1), default=400_000_000, metavar="N",
                     help="simulation guard against hangs, 1..2^63-1 cycles (default 400000000)")

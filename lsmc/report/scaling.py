@@ -15,7 +15,7 @@ Entry points (the `scripts/demo scaling` runner calls them; docs/scaling.md):
 - `read_csv(path)` -> rows (checked: columns exactly COLUMNS); `markdown_section(rows)` -> the rows as
   Markdown for results/report.md (`lsmc report` includes them when results/scaling.csv exists).
 - `sweep(...)`: runs the sweep on the simulated SoC (lsmc.sim.scaling) and returns make_row's rows.
-- `peak_bytes_per_cycle(preset, clock_hz)`: from sim/common/ddr_presets.h (lsmc.sim.ddr), the one table of the DDR
+- `peak_bytes_per_cycle(preset, clock_hz)`: from sim/common/ddr_presets.json (lsmc.sim.ddr), the one table of the DDR
   presets (checked against litedram by tests/test_ddr_model.py): native port bytes per controller clock
   (2 x nphases x data bits / 8) x controller MHz / SoC MHz, as ddr_model.h's peakBytesPerSocCycle().
 """
@@ -135,7 +135,7 @@ def markdown_section(rows: list[dict], ddr: str = "kcu105", leveldb: dict | None
     except ScalingError:
         peak = "peak bandwidth"
     L = [f"{level} Scaling: compaction units x ways (DDR preset `{ddr}`, {mhz:g} MHz SoC clock)", "",
-         f"DDR bound: the `{ddr}` preset's {peak} (sim/common/ddr_presets.h) "
+         f"DDR bound: the `{ddr}` preset's {peak} (sim/common/ddr_presets.json) "
          "divided by the bytes moved per input entry (input + output + invalid stream, measured).", ""]
     L.append("| units | ways | entries in | cycles | entries/cycle | DDR bound | fraction of bound | "
              "vs LevelDB 1.23 | result |")

@@ -60,7 +60,8 @@ def measure_harness(workloads, ddr: str = "boardsim", timeout: float = 900) -> t
     from lsmc.sim import soc
     elf = firmware.build_firmware()
     script = "".join(f"{w}\n" for w in workloads) + "exit 0\n"
-    res = soc.run_soc(elf, arg=1, uart_in=script, uart_prompt="lsmc> ", extra=["--ddr", ddr], timeout=timeout)
+    res = soc.run_soc(elf, arg=firmware.SCEN["CONSOLE"],
+                      uart_in=script, uart_prompt="lsmc> ", extra=["--ddr", ddr], timeout=timeout)
     if res.returncode != 0:
         raise CalError(f"SoC harness (--ddr {ddr}) exit {res.returncode}: {res.stderr[-1500:]}")
     m = re.search(r"^ddr: (\S+)$", res.stderr, re.M)

@@ -90,7 +90,8 @@ def build(width: int = 128, wave: bool = False, ways: int = 2) -> Path:
     flags = ["--trace-fst", "-CFLAGS", "-DWAVES"] if wave else []
     if ways != 2:
         flags += ["-CFLAGS", f"-DWAYS={ways}"]
-    common_srcs, common_flags = _build.sim_common()
+    common_srcs, common_flags = _build.sim_common(out / "compaction_regs.h")
+    flags += ["-CFLAGS", f"-I{out}"]  # compaction_regs.h: the harness's register offsets
     return _build.verilate("CompactionIp", verilog, [HARNESS, *common_srcs], simdir, flags=flags + common_flags)
 
 

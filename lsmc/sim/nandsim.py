@@ -25,15 +25,21 @@ ROOT = build.ROOT
 GEN = build.GEN / "nand"
 SIMDIR = build.BUILD / "sim" / "nand"
 
-# Controller opcodes (hw/ip/nand/rtl/NandTypes.scala NandOp) and completion errors (NandErr).
+# Controller opcodes and completion errors: NandOp / NandErr (hw/ip/nand/rtl/NandTypes.scala), read from the
+# generated nand_regs.json.
+OPS = regmap.load("nand").enums["OP"].values
+ERRS = regmap.load("nand").enums["E"].values
 (OP_RESET, OP_READ_ID, OP_READ_PARAM, OP_READ_STATUS, OP_SET_FEATURES, OP_GET_FEATURES, OP_PAGE_READ,
  OP_CHANGE_COL, OP_PROGRAM, OP_ERASE, OP_WAIT_STATUS, OP_READ_DATA, OP_READ_CACHE, OP_READ_CACHE_END,
- OP_PROGRAM_CACHE) = range(15)
+ OP_PROGRAM_CACHE) = (OPS[n] for n in (
+    "RESET", "READ_ID", "READ_PARAM", "READ_STATUS", "SET_FEATURES", "GET_FEATURES", "PAGE_READ", "CHANGE_COL",
+    "PROGRAM", "ERASE", "WAIT_STATUS", "READ_DATA", "READ_CACHE", "READ_CACHE_END", "PROGRAM_CACHE"))
 # CMD_CTRL flag bits (NandController.scala): MPLANE turns PAGE_READ / PROGRAM / ERASE into the first plane's
 # command of a multi-plane operation (32h / 11h / D1h, then tDBSY) and READ_DATA into 06h-E0h (select the plane).
 F_MPLANE = 1 << 12
-ERR_NAMES = ["OK", "TIMEOUT", "NAND_FAIL", "BAD_CMD", "DMA_BOUNDS", "DMA_BUS", "ECC_UNCORRECTABLE"]
-(ERR_OK, ERR_TIMEOUT, ERR_NAND_FAIL, ERR_BAD_CMD, ERR_DMA_BOUNDS, ERR_DMA_BUS, ERR_ECC) = range(7)
+ERR_NAMES = {v: n for n, v in ERRS.items()}
+(ERR_OK, ERR_TIMEOUT, ERR_NAND_FAIL, ERR_BAD_CMD, ERR_DMA_BOUNDS, ERR_DMA_BUS, ERR_ECC) = (ERRS[n] for n in (
+    "OK", "TIMEOUT", "NAND_FAIL", "BAD_CMD", "DMA_BOUNDS", "DMA_BUS", "ECC_UNCORRECTABLE"))
 
 # Register offsets, read from the generated nand_regs.json (lsmc.build.regmap) on first use.
 REG = regmap.LazyOffsets("nand")
@@ -127,7 +133,7 @@ def build_sim(pad_input_cycles: int = 0) -> Path:
     harness models the pads' input stages the controller reports (SAMPLE.PAD_CYCLES)."""
     v = generate(pad_input_cycles)
     model = ROOT / "hw" / "ip" / "nand" / "model"
-    common_srcs, common_flags = build.sim_common(model / "onfi_model.h", model / "onfi_timing.h",
+    common_srcs, common_flags = build.sim_common(model / "onfi_model.h",
                                                  model / "nvddr_pads.h", v.parent / "nand_regs.h")
     return build.verilate("NandController", [v],
                           [ROOT / "hw/ip/nand/dv/nand_harness.cpp", model / "onfi_model.cpp", *common_srcs],
@@ -828,7 +834,7 @@ def storage_demo(timeout: float = 1800, log=None):
     elf = firmware.BUILD_FW / "storage.elf"
     if not elf.exists():
         raise SimError(f"{elf} was not built (fw/apps/storage/)")
-    run = soc.run_soc(elf, arg=0, timeout=timeout, log=log)
+    run = soc.run_soc(elf, arg=firmware.STORAGE_SCEN["FLOW"], timeout=timeout, log=log)
     return run.returncode == 0 and "storage: PASS" in run.uart, run
 
 
@@ -877,7 +883,8 @@ def soc_channels(ways: int = 2, pages: int = 8, channels: int | None = None, tim
     from lsmc.sim import soc
     firmware.build_firmware()
     cmd = f"nand channels {ways} {pages}" + (f" {channels}" if channels else "")
-    run = soc.run_soc(firmware.BUILD_FW / "storage.elf", arg=1, uart_in=cmd + "\nexit\n", uart_prompt="storage> ",
+    run = soc.run_soc(firmware.BUILD_FW / "storage.elf", arg=firmware.STORAGE_SCEN["CONSOLE"],
+                      uart_in=cmd + "\nexit\n", uart_prompt="storage> ",
                       timeout=timeout, exe=exe, extra=("--nand-part", part) if part else ())
     if run.returncode != 0:
         raise SimError(f"storage.elf exit {run.returncode}: " + (run.uart.strip().splitlines() or ["?"])[-1])

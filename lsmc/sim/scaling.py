@@ -20,30 +20,30 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsmc import build
-from lsmc.build import firmware
+from lsmc.build import facts, firmware
 from lsmc.sim.ddr import bank_geometry, ddr_presets
 
-# Descriptor of SIM_ARG 8 (fw/apps/lsmc/scale.c, docs/firmware.md "Several units").
-SCEN_SCALE = 8
-SCALE_MAGIC = 0x534D534C         # "LSMS"
-SCALE_VERSION = 1
-SCALE_RESULT_MAGIC = 0x524D534C  # "LSMR"
-FLAG_POLL = 1
-FLAG_NO_CHECK = 2  # the firmware compares only lengths; the host compares the bytes (large jobs)
-FLAG_SPLIT = 4     # one job: the firmware splits it into `units` parts, runs them, stitches the outputs
-DESC_BYTES = 0x1000
-RESULT_OFF = 0x800
-TASK0, TASK_WORDS = 8, 20
-MAX_WAYS = 4
+# Descriptor of SIM_ARG 8 (fw/apps/lsmc/scale.c, docs/firmware.md "Several units"): the job ABI,
+# fw/include/job_abi.json (lsmc.build.facts).
+SCEN_SCALE = firmware.SCEN["SCALE"]
+SCALE_MAGIC = facts.constant("SCALE_MAGIC")
+SCALE_VERSION = facts.constant("SCALE_VERSION")
+SCALE_RESULT_MAGIC = facts.constant("SCALE_RESULT_MAGIC")
+# POLL; NO_CHECK: the firmware compares only lengths, the host the bytes (large jobs); SPLIT: one job the
+# firmware splits into `units` parts, runs them, stitches the outputs
+FLAG_POLL, FLAG_NO_CHECK, FLAG_SPLIT = (facts.flags("SCALE_F")[n] for n in ("POLL", "NO_CHECK", "SPLIT"))
+DESC_BYTES = facts.constant("SCALE_DESC_BYTES")
+RESULT_OFF = facts.constant("SCALE_RESULT_OFF")
+HEAD = facts.layout("SCALE_HEAD")
+TASK0, TASK_WORDS = len(HEAD), len(facts.layout("SCALE_TASK"))
+MAX_WAYS = facts.layout("SCALE_TASK").count("run0_off") // 2  # (offset, length) per run
 MAX_TASKS = (RESULT_OFF // 4 - TASK0) // TASK_WORDS
-HEAD_FIELDS = ("magic", "status", "units", "ways", "cycles_lo", "cycles_hi", "fallbacks", "failed", "mismatches",
-               "tasks", "irq", "total_lo", "total_hi", "split_cycles", "stitch_cycles", "copied")
-HEAD_WORDS = 16
-TASK_FIELDS = ("state", "unit", "seq", "hw_rc", "err_code", "err_input", "err_index", "out_bytes", "inv_bytes",
-               "hw_cycles", "match", "irq_events")
-TASK_RES_WORDS = 16
+HEAD_FIELDS = tuple(f for f in facts.layout("SCALE_RES_HEAD") if f)
+HEAD_WORDS = len(facts.layout("SCALE_RES_HEAD"))
+TASK_FIELDS = tuple(f for f in facts.layout("SCALE_RES_TASK") if f)
+TASK_RES_WORDS = len(facts.layout("SCALE_RES_TASK"))
 STATES = {0: "pending", 1: "running", 2: "done", 3: "done_cpu", 4: "failed"}
-STATUS = {0: "pass", 10: "bad descriptor", 11: "a task failed", 12: "output differs from the expected"}
+STATUS = facts.status("SCALE")
 FAULT_BAD_GROUP = 1  # the unit is programmed with group 1: it must report an error, the CPU finishes
 
 WORKLOAD = {"kind": "short", "overlap": 0.25, "group": 16}
@@ -216,7 +216,8 @@ def scale_image(tasks: list[Task], group: int = 16, units: int = 0, poll: bool =
     if split and (len(tasks) != 1 or units < 1):
         raise ScalingError("a split job is one task on a given number of units")
     flags = (FLAG_POLL if poll else 0) | (0 if fw_check else FLAG_NO_CHECK) | (FLAG_SPLIT if split else 0)
-    words = [SCALE_MAGIC, SCALE_VERSION, group, flags, units, len(tasks), 0, 0]
+    head = dict(magic=SCALE_MAGIC, version=SCALE_VERSION, group=group, flags=flags, units=units, tasks=len(tasks))
+    words = [head.get(f, 0) for f in HEAD]
     off, blobs, bufs, streams = DESC_BYTES, [], [], 0
     # A split job's runs start `units` banks apart: with the firmware's one-row skew per part
     # (kb16_split_keys_skew), part j's reader of run i starts in bank units * i + j (mod banks), so the
@@ -262,7 +263,7 @@ def scale_image(tasks: list[Task], group: int = 16, units: int = 0, poll: bool =
     if split:  # heads, copied sub-runs, the closing's scratch, a general stitch's output
         span = stagger[0] * stagger[1] if stagger else 0
         work = 2 * sum(len(r) for r in tasks[0].runs) + 256 * 1024 + units * len(tasks[0].runs) * span
-        words[6], words[7] = _align(off, 64), work
+        words[HEAD.index("work_off")], words[HEAD.index("work_len")] = _align(off, 64), work
         off = _align(off, 64) + work
     img = bytearray(off)
     img[:4 * len(words)] = struct.pack(f"<{len(words)}I", *words)

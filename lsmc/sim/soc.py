@@ -2,7 +2,7 @@
 
     from lsmc import soc
     exe = soc.build_soc()                       # generate LsmcSoc.v (Mill) + verilate, both cached
-    res = soc.run_soc(elf, arg=3, ddr_latency=20, loads={0x40100000: "in.bin"})
+    res = soc.run_soc(elf, arg=firmware.SCEN["ERRTEST"], ddr_latency=20, loads={0x40100000: "in.bin"})
     res.returncode, res.uart, res.cycles, res.mcycles_per_s
 
 `build_selftest()` compiles the small firmware of fw/apps/selftest/ that the tests use."""
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsmc import build, progress
-from lsmc.build import firmware
+from lsmc.build import facts, firmware
 
 ROOT = build.ROOT
 GEN_DIR = build.GEN / "soc"
@@ -122,7 +122,7 @@ def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int =
     # The NAND model's header is not a compile input Verilator accepts: its hash rides in a define so a
     # header change still rebuilds.
     # The harness reads the memory map from the generated lsmc_soc.h next to the Verilog.
-    common_srcs, common_flags = build.sim_common(NAND_MODEL / "onfi_model.h", NAND_MODEL / "onfi_timing.h",
+    common_srcs, common_flags = build.sim_common(NAND_MODEL / "onfi_model.h",
                                                  verilog.parent / "lsmc_soc.h", SIM_SRC / "nand_faults.h")
     # One DDR port per compaction unit (soc.Generate's default): the harness binds that many.
     scaled = bool(_variant(width, units, ways))
@@ -148,7 +148,9 @@ def _train(exe: Path) -> None:
     """Profile-guided optimisation's training run (docs/simulation.md): the self-test's CPU loop, DDR
     through the caches, and a DMA + compaction IP job: every part of the SoC that a run keeps busy."""
     elf = build_selftest()
-    for args in (["--arg", "4", "--max-cycles", "1500000"], ["--arg", "3"], ["--arg", "8"]):
+    scen = facts.scenarios("selftest")
+    for args in (["--arg", str(scen["HANG"]), "--max-cycles", "1500000"], ["--arg", str(scen["DDR_RW"])],
+                 ["--arg", str(scen["DMA_IP"])]):
         subprocess.run([str(exe), str(elf), "--quiet", *args], capture_output=True, timeout=600, check=False)
 
 
@@ -257,7 +259,7 @@ def run_job(workdir: Path, run0: bytes, run1: bytes, group: int = 16, elf: Path 
     result_addr = firmware.DDR_BASE + 4 * firmware.JOB_RESULT_WORD
     dumps = [(result_addr, 4 * len(firmware.JOB_RESULT_FIELDS), workdir / "result.bin"),
              (out_addr, max(out_len, 4), workdir / "out.bin"), (inv_addr, max(inv_len, 4), workdir / "inv.bin")]
-    r = run_soc(elf, arg=2, loads={firmware.DDR_BASE: workdir / "job.bin"}, dumps=dumps, **sim)
+    r = run_soc(elf, arg=firmware.SCEN["JOB"], loads={firmware.DDR_BASE: workdir / "job.bin"}, dumps=dumps, **sim)
     if not (workdir / "result.bin").exists():
         raise firmware.FirmwareError(f"simulation wrote no result (exit {r.returncode}):\n{r.uart[-2000:]}\n"
                                      f"{r.stderr[-2000:]}")

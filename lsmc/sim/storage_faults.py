@@ -18,11 +18,11 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lsmc.build import regmap
+from lsmc.build import facts, regmap
 from lsmc.model import kb16, workloads
 
-SCEN_FAULTS = 2            # SIM_ARG of storage.elf (fw/apps/storage/storage.h)
-WORK_MAGIC = 0x574D534C    # "LSMW" (store.c)
+SCEN_FAULTS = facts.scenarios("storage")["FAULTS"]  # SIM_ARG of storage.elf (fw/include/job_abi.json)
+WORK_MAGIC = facts.constant("STORAGE_WORK_MAGIC")
 RB_BASE, RB_BYTES = 0x4E000000, 0x800000  # store.c RB_MOUNT .. RB_FINAL + 4 MiB: what the harness dumps
 SLOT = 0x10000             # the host's runs, 64 KiB apart after the work list
 GROUP = 16

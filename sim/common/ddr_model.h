@@ -18,7 +18,7 @@
 //   side; booking in arrival order instead serialised the ports (docs/scaling.md);
 // - refresh every tREFI (fixed windows of tRP + tRFC) closes all rows; no command inside a window;
 // - read data: PHY read latency, then the way back (portOut, SoC cycles).
-// Nothing is evaluated while no request comes in. Presets (DRAM numbers from litedram): ddr_presets.h;
+// Nothing is evaluated while no request comes in. Presets (DRAM numbers from litedram): ddr_presets.h (rendered from ddr_presets.json);
 // controller latencies: DdrController (calibrated against boards/sim, docs/ddr-model.md).
 #pragma once
 

@@ -272,7 +272,7 @@ int main(int argc, char** argv) {
   args.number("--arg", &simArg, "value of SIM_ARG (0xF000F004), default 0");
   args.number("--ddr-latency", &ddrLatency, "DDR read latency in cycles (AR handshake to first beat), default 20", "N", 0u, 100000u);
   args.custom("--ddr", "MODEL", "DDR timing: fixed (--ddr-latency, no bandwidth limit; default) or a DRAM preset shared by "
-              "both ports (" + simc::ddrPresetNames() + ", sim/common/ddr_presets.h, docs/ddr-model.md)",
+              "both ports (" + simc::ddrPresetNames() + ", sim/common/ddr_presets.json, docs/ddr-model.md)",
               [&](const std::string& o, const std::string& v) {
                 if (v != "fixed" && !simc::findDdrPreset(v))
                   die("%s: unknown model '%s' (fixed|%s)", o.c_str(), v.c_str(), simc::ddrPresetNames().c_str());

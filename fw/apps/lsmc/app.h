@@ -11,18 +11,9 @@
 
 #define FW_VERSION "1.0"
 
-/* SIM_ARG scenarios (docs/firmware.md). */
-enum {
-    SCEN_BENCH = 0,      /* Table III, exit 0 if every row passes */
-    SCEN_CONSOLE = 1,    /* console until `exit` */
-    SCEN_JOB = 2,        /* host-loaded job at DDR 0x4000_0000, exit with its status */
-    SCEN_ERRTEST = 3,    /* error paths: malformed input, overflows, short DMA buffer, timeout */
-    SCEN_BENCH_IRQ = 4, /* Table III, waiting for the IP's interrupt */
-    SCEN_QUICK = 5,      /* one 512-entry job: smoke test */
-    SCEN_BENCH_SMALL = 6, /* the Table III flow on 64..256 entries (fast tests) */
-    SCEN_BENCH_HOST = 7,  /* Table III on the workloads the host loaded at DDR 0x4000_0000 */
-    SCEN_SCALE = 8        /* host-loaded merge tasks on every compaction unit (task queue), exit with status */
-};
+/* SIM_ARG scenarios (LSMC_SCEN_*), descriptor magic numbers, flags, status codes and word layouts: the job
+ * ABI, generated from fw/include/job_abi.json (docs/firmware.md). */
+#include "lsmc_job.h"
 
 /* DDR layout of the firmware's own data (the host owns 0x4000_0000 .. 0x47FF_FFFF for jobs). */
 #define BENCH_RUN0 0x48000000u
@@ -37,7 +28,7 @@ enum {
 #define BENCH_INV_CAP 0x00100000u
 #define BENCH_SCRATCH_CAP 0x00800000u
 #define BENCH_MAX_ENTRIES 65536u
-#define BENCH_MAX_ROWS 8u
+#define BENCH_MAX_ROWS TABLE_MAX_ROWS
 
 /* The firmware's own DDR buffers lie in the memory map's DDR_SCRATCH region, the host's jobs in
  * DDR_HOST (descriptor first). */
@@ -61,7 +52,6 @@ _Static_assert(BENCH_RUN0 >= DDR_SCRATCH_BASE && BENCH_SCRATCH + BENCH_SCRATCH_C
 #define SCALE_TMP_CAP 0x02000000u
 _Static_assert(SCALE_STAGE0 >= BENCH_SCRATCH + BENCH_SCRATCH_CAP && SCALE_TMP + SCALE_TMP_CAP <= DDR_SCRATCH_BASE + DDR_SCRATCH_SIZE,
                "scale buffers outside the DDR scratch region or over the bench's");
-#define JOB_DESC_BYTES 0x200u /* descriptor + result block: no data may start below */
 #define JOB_DESC_WORDS (JOB_DESC_BYTES / 4u)
 
 extern int app_use_irq; /* wait for the IP by interrupt (1) or polling (0) */

@@ -258,14 +258,8 @@ int bench_table_bracket(const unsigned *sizes, unsigned n, int bracket)
 }
 
 /* ---- Table III from workloads the host generated and loaded (SIM_ARG 7; docs/firmware.md) ---- */
-#define TBL_MAGIC 0x544D534Cu /* "LSMT" */
-#define TBL_VERSION 1u
-enum { T_MAGIC, T_VERSION, T_GROUP, T_FLAGS, T_ROWS, T_ROW0 = 8, T_ROW_WORDS = 10 };
-enum { TR_RUN0_OFF, TR_RUN0_LEN, TR_RUN1_OFF, TR_RUN1_LEN, TR_OUT_OFF, TR_OUT_LEN, TR_INV_OFF, TR_INV_LEN, TR_OUT_KEYS };
-#define TF_PAPER (1u << 0) /* seed 000's counter bracket (CIP_BRACKET_PAPER) */
-#define TF_NO_SW (1u << 1) /* skip the C merge on the CPU */
-#define TF_IRQ (1u << 2)   /* wait for the IP by its interrupt */
-#define TF_KNOWN (TF_PAPER | TF_NO_SW | TF_IRQ)
+/* Header words TABLE_HEAD_*, then TABLE_ROW_NWORDS words per row (TABLE_ROW_*), flags TABLE_F_*, magic:
+ * lsmc_job.h (app.h). */
 
 int bench_host_table(void)
 {
@@ -277,31 +271,31 @@ int bench_host_table(void)
     int saved_irq = app_use_irq, failed;
 
     dcache_invalidate(); /* the host wrote DDR behind the CPU's back */
-    if (d[T_MAGIC] != TBL_MAGIC || d[T_VERSION] != TBL_VERSION) {
+    if (d[TABLE_HEAD_MAGIC] != TABLE_MAGIC || d[TABLE_HEAD_VERSION] != TABLE_VERSION) {
         printf("bench: no Table III descriptor at 0x%08lx (magic 0x%08lx version %lu, want 0x%08lx version %lu)\n",
-               (unsigned long)DDR_BASE, (unsigned long)d[T_MAGIC], (unsigned long)d[T_VERSION],
-               (unsigned long)TBL_MAGIC, (unsigned long)TBL_VERSION);
+               (unsigned long)DDR_BASE, (unsigned long)d[TABLE_HEAD_MAGIC], (unsigned long)d[TABLE_HEAD_VERSION],
+               (unsigned long)TABLE_MAGIC, (unsigned long)TABLE_VERSION);
         return -1;
     }
-    flags = d[T_FLAGS];
-    nrows = d[T_ROWS];
-    if (flags & ~TF_KNOWN) {
+    flags = d[TABLE_HEAD_FLAGS];
+    nrows = d[TABLE_HEAD_ROWS];
+    if (flags & ~TABLE_F_KNOWN) {
         printf("bench: descriptor word 3 (flags) 0x%08lx has unknown bits 0x%08lx\n", (unsigned long)flags,
-               (unsigned long)(flags & ~TF_KNOWN));
+               (unsigned long)(flags & ~TABLE_F_KNOWN));
         return -1;
     }
-    if (nrows < 1 || nrows > BENCH_MAX_ROWS || T_ROW0 + nrows * T_ROW_WORDS > JOB_DESC_WORDS) {
+    if (nrows < 1 || nrows > BENCH_MAX_ROWS || TABLE_HEAD_NWORDS + nrows * TABLE_ROW_NWORDS > JOB_DESC_WORDS) {
         printf("bench: descriptor word 4 (rows) %lu outside 1..%u\n", (unsigned long)nrows, BENCH_MAX_ROWS);
         return -1;
     }
-    cfg.group = d[T_GROUP];
-    cfg.bracket = (flags & TF_PAPER) ? CIP_BRACKET_PAPER : CIP_BRACKET_TIGHT;
-    cfg.no_sw = (flags & TF_NO_SW) != 0;
-    app_use_irq = (flags & TF_IRQ) != 0;
+    cfg.group = d[TABLE_HEAD_GROUP];
+    cfg.bracket = (flags & TABLE_F_PAPER) ? CIP_BRACKET_PAPER : CIP_BRACKET_TIGHT;
+    cfg.no_sw = (flags & TABLE_F_NO_SW) != 0;
+    app_use_irq = (flags & TABLE_F_IRQ) != 0;
 
     bench_print_head("workloads generated and loaded by the host", &cfg);
     for (i = 0; i < nrows; i++) {
-        const volatile uint32_t *w = d + T_ROW0 + i * T_ROW_WORDS;
+        const volatile uint32_t *w = d + TABLE_HEAD_NWORDS + i * TABLE_ROW_NWORDS;
         static const char *const names[4] = {"run0", "run1", "expected output", "expected invalid addresses"};
         desc_field f[4];
         bench_expect exp;
@@ -309,24 +303,24 @@ int bench_host_table(void)
         memset(&rows[i], 0, sizeof rows[i]);
         for (k = 0; k < 4; k++) {
             f[k].name = names[k];
-            f[k].word = T_ROW0 + i * T_ROW_WORDS + 2 * k;
+            f[k].word = TABLE_HEAD_NWORDS + i * TABLE_ROW_NWORDS + 2 * k;
             f[k].off = w[2 * k];
             f[k].len = w[2 * k + 1];
         }
-        if (desc_check_fields("bench", f, 4) || w[TR_OUT_LEN] > BENCH_OUT_CAP - DMA_ALIGN ||
-            w[TR_INV_LEN] > BENCH_INV_CAP - DMA_ALIGN) {
+        if (desc_check_fields("bench", f, 4) || w[TABLE_ROW_OUT_LEN] > BENCH_OUT_CAP - DMA_ALIGN ||
+            w[TABLE_ROW_INV_LEN] > BENCH_INV_CAP - DMA_ALIGN) {
             printf("bench: row %u refused (output up to %u bytes, invalid addresses up to %u)\n", i,
                    BENCH_OUT_CAP - DMA_ALIGN, BENCH_INV_CAP - DMA_ALIGN);
             rows[i].pass = 0;
             bench_print_row(&rows[i]);
             continue;
         }
-        exp.out = P8(DDR_BASE + w[TR_OUT_OFF]);
-        exp.out_len = w[TR_OUT_LEN];
-        exp.inv = P8(DDR_BASE + w[TR_INV_OFF]);
-        exp.inv_len = w[TR_INV_LEN];
-        exp.out_keys = w[TR_OUT_KEYS];
-        bench_measure(DDR_BASE + w[TR_RUN0_OFF], w[TR_RUN0_LEN], DDR_BASE + w[TR_RUN1_OFF], w[TR_RUN1_LEN], &exp,
+        exp.out = P8(DDR_BASE + w[TABLE_ROW_OUT_OFF]);
+        exp.out_len = w[TABLE_ROW_OUT_LEN];
+        exp.inv = P8(DDR_BASE + w[TABLE_ROW_INV_OFF]);
+        exp.inv_len = w[TABLE_ROW_INV_LEN];
+        exp.out_keys = w[TABLE_ROW_OUT_KEYS];
+        bench_measure(DDR_BASE + w[TABLE_ROW_RUN0_OFF], w[TABLE_ROW_RUN0_LEN], DDR_BASE + w[TABLE_ROW_RUN1_OFF], w[TABLE_ROW_RUN1_LEN], &exp,
                       &cfg, &rows[i], 0);
         bench_print_row(&rows[i]);
     }

@@ -47,32 +47,32 @@ int main(void)
         return 0;
     }
     switch (arg) {
-    case SCEN_BENCH:
+    case LSMC_SCEN_BENCH:
         rc = bench_table(bench_sizes_table3, 5) ? 1 : 0;
         break;
-    case SCEN_BENCH_IRQ:
+    case LSMC_SCEN_BENCH_IRQ:
         app_use_irq = 1;
         rc = bench_table(bench_sizes_table3, 5) ? 1 : 0;
         break;
-    case SCEN_BENCH_SMALL:
+    case LSMC_SCEN_BENCH_SMALL:
         rc = bench_table(bench_sizes_small, 3) ? 1 : 0;
         break;
-    case SCEN_BENCH_HOST:
+    case LSMC_SCEN_BENCH_HOST:
         rc = bench_host_table() ? 1 : 0;
         break;
-    case SCEN_SCALE:
+    case LSMC_SCEN_SCALE:
         rc = scale_job_run();
         break;
-    case SCEN_CONSOLE:
+    case LSMC_SCEN_CONSOLE:
         console_run();
         break;
-    case SCEN_JOB:
+    case LSMC_SCEN_JOB:
         rc = job_run(1);
         break;
-    case SCEN_ERRTEST:
+    case LSMC_SCEN_ERRTEST:
         rc = errtest_run() ? 1 : 0;
         break;
-    case SCEN_QUICK: {
+    case LSMC_SCEN_QUICK: {
         bench_cfg cfg = BENCH_CFG_TABLE3;
         bench_row row;
         rc = bench_run_one(512, &cfg, &row, 1) ? 1 : 0;

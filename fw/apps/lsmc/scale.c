@@ -20,48 +20,24 @@
 
 /* ---- host-loaded scaling job ------------------------------------------------------------------- */
 
-#define SCALE_MAGIC 0x534D534Cu /* "LSMS" */
-#define SCALE_VERSION 1u
-#define SCALE_RESULT_MAGIC 0x524D534Cu /* "LSMR" */
-#define SCALE_F_POLL (1u << 0)
-#define SCALE_F_NO_CHECK (1u << 1) /* the host compares the outputs (large jobs: the CPU's compare is slow) */
-/* One job (task 0, K runs) that the firmware splits into S_UNITS parts by key range, runs on the units
- * and stitches into one run in task 0's output buffer (sub-compaction, docs/scaling.md). */
-#define SCALE_F_SPLIT (1u << 2)
-#define SCALE_F_KNOWN (SCALE_F_POLL | SCALE_F_NO_CHECK | SCALE_F_SPLIT)
-
-/* Descriptor words; task i at word S_TASK0 + S_TASK_WORDS * i. */
-enum { S_MAGIC, S_VERSION, S_GROUP, S_FLAGS, S_UNITS, S_TASKS, S_WORK_OFF, S_WORK_LEN, S_TASK0 = 8, S_TASK_WORDS = 20 };
-/* Words of a task: runs, fault, 4 x (run offset, length), expected out/inv, out/inv buffers. */
-enum {
-    T_NRUNS, T_FAULT, T_RUN0_OFF, T_EXP_OUT_OFF = T_RUN0_OFF + 2 * TQ_MAX_WAYS, T_EXP_OUT_LEN, T_EXP_INV_OFF,
-    T_EXP_INV_LEN, T_OUT_OFF, T_OUT_BUF, T_INV_OFF, T_INV_BUF,
-    T_BANK_ROW, T_BANKS /* split jobs: DRAM geometry for staggering the parts' buffers (0: none) */
-};
-/* Result block at byte SCALE_RESULT_OFF: header words, then SCALE_RES_TASK_WORDS per task. */
-enum {
-    SR_MAGIC, SR_STATUS, SR_UNITS, SR_WAYS, SR_CYCLES_LO, SR_CYCLES_HI, SR_FALLBACKS, SR_FAILED, SR_MISMATCHES,
-    SR_TASKS, SR_IRQ, SR_TOTAL_LO, SR_TOTAL_HI, SR_SPLIT_CYCLES, SR_STITCH_CYCLES, SR_COPIED, SR_HEAD_WORDS = 16
-};
-enum {
-    SRT_STATE, SRT_UNIT, SRT_SEQ, SRT_HW_RC, SRT_ERR_CODE, SRT_ERR_INPUT, SRT_ERR_INDEX, SRT_OUT_BYTES,
-    SRT_INV_BYTES, SRT_HW_CYCLES, SRT_MATCH, SRT_IRQ_EVENTS, SCALE_RES_TASK_WORDS = 16
-};
-#define SCALE_DESC_BYTES 0x1000u
-#define SCALE_RESULT_OFF 0x800u
-#define SCALE_MAX_TASKS ((SCALE_RESULT_OFF / 4u - S_TASK0) / S_TASK_WORDS)
-_Static_assert(SCALE_RESULT_OFF + 4u * (SR_HEAD_WORDS + SCALE_RES_TASK_WORDS * SCALE_MAX_TASKS) <= SCALE_DESC_BYTES,
+/* The descriptor (lsmc_job.h, app.h): header words SCALE_HEAD_*, task i at word SCALE_HEAD_NWORDS +
+ * SCALE_TASK_NWORDS * i (runs, fault, TQ_MAX_WAYS x (run offset, length), expected out/inv, out/inv buffers,
+ * a split job's DRAM geometry); the result block at byte SCALE_RESULT_OFF: SCALE_RES_HEAD_*, then
+ * SCALE_RES_TASK_NWORDS words per task. Flags SCALE_F_* (SCALE_F_SPLIT: one job, task 0 with K runs, that
+ * the firmware splits by key range over the units and stitches into task 0's output buffer, sub-compaction
+ * in docs/scaling.md), status codes SCALE_* (the exit code of SIM_ARG 8). */
+_Static_assert(SCALE_TASK_EXP_OUT_OFF == SCALE_TASK_RUN0_OFF + 2 * TQ_MAX_WAYS, "a task holds TQ_MAX_WAYS runs");
+#define SCALE_MAX_TASKS ((SCALE_RESULT_OFF / 4u - SCALE_HEAD_NWORDS) / SCALE_TASK_NWORDS)
+_Static_assert(SCALE_RESULT_OFF + 4u * (SCALE_RES_HEAD_NWORDS + SCALE_RES_TASK_NWORDS * SCALE_MAX_TASKS) <= SCALE_DESC_BYTES,
                "scale result block outside the descriptor");
 
-/* Status codes (exit code of SIM_ARG 8). */
-enum { SCALE_PASS = 0, SCALE_BAD_DESC = 10, SCALE_FAILED = 11, SCALE_MISMATCH = 12 };
 
 static tq_task scale_tasks[SCALE_MAX_TASKS];
 
 static int scale_bad(volatile uint32_t *r, const char *what)
 {
     printf("scale: %s\n", what);
-    r[SR_STATUS] = SCALE_BAD_DESC;
+    r[SCALE_RES_HEAD_STATUS] = SCALE_BAD_DESC;
     return SCALE_BAD_DESC;
 }
 
@@ -232,120 +208,120 @@ int scale_job_run(void)
 {
     volatile uint32_t *d = (volatile uint32_t *)(uintptr_t)DDR_HOST_BASE;
     volatile uint32_t *r = d + SCALE_RESULT_OFF / 4u;
-    uint32_t head[S_TASK0];
+    uint32_t head[SCALE_HEAD_NWORDS];
     unsigned present, units, parts, ways, n, i, k, mismatches = 0;
     tq_ctx ctx;
     int status = SCALE_PASS;
     char buf[32];
 
-    desc_open(d, head, S_TASK0, r, SR_HEAD_WORDS, SCALE_RESULT_MAGIC);
-    if (head[S_MAGIC] != SCALE_MAGIC || head[S_VERSION] != SCALE_VERSION) {
+    desc_open(d, head, SCALE_HEAD_NWORDS, r, SCALE_RES_HEAD_NWORDS, SCALE_RESULT_MAGIC);
+    if (head[SCALE_HEAD_MAGIC] != SCALE_MAGIC || head[SCALE_HEAD_VERSION] != SCALE_VERSION) {
         printf("scale: no scaling descriptor at 0x%08lx (magic 0x%08lx version %lu, want 0x%08lx version %u)\n",
-               (unsigned long)DDR_HOST_BASE, (unsigned long)head[S_MAGIC], (unsigned long)head[S_VERSION],
+               (unsigned long)DDR_HOST_BASE, (unsigned long)head[SCALE_HEAD_MAGIC], (unsigned long)head[SCALE_HEAD_VERSION],
                (unsigned long)SCALE_MAGIC, SCALE_VERSION);
-        r[SR_STATUS] = SCALE_BAD_DESC;
+        r[SCALE_RES_HEAD_STATUS] = SCALE_BAD_DESC;
         return SCALE_BAD_DESC;
     }
-    if (head[S_FLAGS] & ~SCALE_F_KNOWN)
+    if (head[SCALE_HEAD_FLAGS] & ~SCALE_F_KNOWN)
         return scale_bad(r, "descriptor word 3 (flags) has unknown bits");
-    if (head[S_GROUP] < KB16_MIN_GROUP || head[S_GROUP] > KB16_MAX_GROUP)
+    if (head[SCALE_HEAD_GROUP] < KB16_MIN_GROUP || head[SCALE_HEAD_GROUP] > KB16_MAX_GROUP)
         return scale_bad(r, "descriptor word 2 (group) is outside 2..256");
     present = tq_units_present();
     if (!present)
         return scale_bad(r, "no compaction unit answers its ID");
-    units = head[S_UNITS] ? head[S_UNITS] : present;
+    units = head[SCALE_HEAD_UNITS] ? head[SCALE_HEAD_UNITS] : present;
     parts = units; /* split jobs: word 4 is the number of parts; more parts than units queue */
-    if ((head[S_FLAGS] & SCALE_F_SPLIT) && units > present)
+    if ((head[SCALE_HEAD_FLAGS] & SCALE_F_SPLIT) && units > present)
         units = present;
     if (units > present) {
         printf("scale: descriptor word 4 asks for %lu units, the SoC has %u\n", (unsigned long)units, present);
-        r[SR_STATUS] = SCALE_BAD_DESC;
+        r[SCALE_RES_HEAD_STATUS] = SCALE_BAD_DESC;
         return SCALE_BAD_DESC;
     }
     ways = tq_unit_ways(0);
-    n = head[S_TASKS];
+    n = head[SCALE_HEAD_TASKS];
     if (n < 1 || n > SCALE_MAX_TASKS) {
         printf("scale: descriptor word 5 (tasks) is %lu, the firmware takes 1..%u\n", (unsigned long)n,
                (unsigned)SCALE_MAX_TASKS);
-        r[SR_STATUS] = SCALE_BAD_DESC;
+        r[SCALE_RES_HEAD_STATUS] = SCALE_BAD_DESC;
         return SCALE_BAD_DESC;
     }
     for (i = 0; i < n; i++) {
-        uint32_t w[S_TASK_WORDS];
+        uint32_t w[SCALE_TASK_NWORDS];
         static const char *const names[] = {"run0", "run1", "run2", "run3", "expected output",
                                             "expected invalid addresses", "output buffer", "invalid-address buffer"};
         desc_field f[2 * TQ_MAX_WAYS];
         unsigned nf = 0;
         tq_task *t = &scale_tasks[i];
         _Static_assert(TQ_MAX_WAYS + 4 == sizeof names / sizeof names[0], "one name per buffer");
-        for (k = 0; k < S_TASK_WORDS; k++)
-            w[k] = d[S_TASK0 + S_TASK_WORDS * i + k];
-        if (w[T_NRUNS] < 1 || w[T_NRUNS] > ways) {
-            printf("scale: task %u (word %u): %lu runs, the units take 1..%u\n", i, S_TASK0 + S_TASK_WORDS * i,
-                   (unsigned long)w[T_NRUNS], ways);
-            r[SR_STATUS] = SCALE_BAD_DESC;
+        for (k = 0; k < SCALE_TASK_NWORDS; k++)
+            w[k] = d[SCALE_HEAD_NWORDS + SCALE_TASK_NWORDS * i + k];
+        if (w[SCALE_TASK_NRUNS] < 1 || w[SCALE_TASK_NRUNS] > ways) {
+            printf("scale: task %u (word %u): %lu runs, the units take 1..%u\n", i, SCALE_HEAD_NWORDS + SCALE_TASK_NWORDS * i,
+                   (unsigned long)w[SCALE_TASK_NRUNS], ways);
+            r[SCALE_RES_HEAD_STATUS] = SCALE_BAD_DESC;
             return SCALE_BAD_DESC;
         }
         for (k = 0; k < TQ_MAX_WAYS + 4; k++) {
-            unsigned word = k < TQ_MAX_WAYS ? T_RUN0_OFF + 2 * k : T_EXP_OUT_OFF + 2 * (k - TQ_MAX_WAYS);
-            if (k < TQ_MAX_WAYS && k >= w[T_NRUNS])
+            unsigned word = k < TQ_MAX_WAYS ? SCALE_TASK_RUN0_OFF + 2 * k : SCALE_TASK_EXP_OUT_OFF + 2 * (k - TQ_MAX_WAYS);
+            if (k < TQ_MAX_WAYS && k >= w[SCALE_TASK_NRUNS])
                 continue;
             f[nf].name = names[k];
-            f[nf].word = S_TASK0 + S_TASK_WORDS * i + word;
+            f[nf].word = SCALE_HEAD_NWORDS + SCALE_TASK_NWORDS * i + word;
             f[nf].off = w[word];
             f[nf].len = w[word + 1];
             if (f[nf].len && f[nf].off < SCALE_DESC_BYTES) {
                 printf("scale: task %u field %s (word %u) starts inside the descriptor (below 0x%x)\n", i,
                        f[nf].name, f[nf].word, SCALE_DESC_BYTES);
-                r[SR_STATUS] = SCALE_BAD_DESC;
+                r[SCALE_RES_HEAD_STATUS] = SCALE_BAD_DESC;
                 return SCALE_BAD_DESC;
             }
             nf++;
         }
         snprintf(buf, sizeof buf, "scale: task %u", i);
         if (desc_check_fields(buf, f, nf)) {
-            r[SR_STATUS] = SCALE_BAD_DESC;
+            r[SCALE_RES_HEAD_STATUS] = SCALE_BAD_DESC;
             return SCALE_BAD_DESC;
         }
         memset(t, 0, sizeof *t);
-        t->nruns = w[T_NRUNS];
-        t->fault = w[T_FAULT];
+        t->nruns = w[SCALE_TASK_NRUNS];
+        t->fault = w[SCALE_TASK_FAULT];
         for (k = 0; k < t->nruns; k++) {
-            t->run_addr[k] = DDR_HOST_BASE + w[T_RUN0_OFF + 2 * k];
-            t->run_len[k] = w[T_RUN0_OFF + 2 * k + 1];
+            t->run_addr[k] = DDR_HOST_BASE + w[SCALE_TASK_RUN0_OFF + 2 * k];
+            t->run_len[k] = w[SCALE_TASK_RUN0_OFF + 2 * k + 1];
         }
-        t->out_addr = DDR_HOST_BASE + w[T_OUT_OFF];
-        t->out_buf = w[T_OUT_BUF];
-        t->inv_addr = DDR_HOST_BASE + w[T_INV_OFF];
-        t->inv_buf = w[T_INV_BUF];
+        t->out_addr = DDR_HOST_BASE + w[SCALE_TASK_OUT_OFF];
+        t->out_buf = w[SCALE_TASK_OUT_BUF];
+        t->inv_addr = DDR_HOST_BASE + w[SCALE_TASK_INV_OFF];
+        t->inv_buf = w[SCALE_TASK_INV_BUF];
     }
 
     memset(&ctx, 0, sizeof ctx);
-    ctx.group = head[S_GROUP];
+    ctx.group = head[SCALE_HEAD_GROUP];
     ctx.units = units;
-    ctx.use_irq = !(head[S_FLAGS] & SCALE_F_POLL);
-    if (head[S_FLAGS] & SCALE_F_SPLIT) {
+    ctx.use_irq = !(head[SCALE_HEAD_FLAGS] & SCALE_F_POLL);
+    if (head[SCALE_HEAD_FLAGS] & SCALE_F_SPLIT) {
         split_stats st;
         int rc;
         if (n != 1)
             return scale_bad(r, "descriptor word 5 (tasks) must be 1 with the split flag (one job, split by the firmware)");
-        if (head[S_WORK_LEN] && head[S_WORK_OFF] < SCALE_DESC_BYTES)
+        if (head[SCALE_HEAD_WORK_LEN] && head[SCALE_HEAD_WORK_OFF] < SCALE_DESC_BYTES)
             return scale_bad(r, "descriptor word 6 (work area) starts inside the descriptor");
-        uint32_t row = d[S_TASK0 + T_BANK_ROW], banks = d[S_TASK0 + T_BANKS];
+        uint32_t row = d[SCALE_HEAD_NWORDS + SCALE_TASK_BANK_ROW], banks = d[SCALE_HEAD_NWORDS + SCALE_TASK_BANKS];
         if (banks > 64 || (row && (row & (DMA_ALIGN - 1u))))
             return scale_bad(r, "task 0 words 18/19 (bank row bytes, banks): row a multiple of 32, at most 64 banks");
-        rc = scale_split(&ctx, &scale_tasks[0], parts, DDR_HOST_BASE + head[S_WORK_OFF], head[S_WORK_LEN], row, banks,
+        rc = scale_split(&ctx, &scale_tasks[0], parts, DDR_HOST_BASE + head[SCALE_HEAD_WORK_OFF], head[SCALE_HEAD_WORK_LEN], row, banks,
                          &st);
         if (rc != KB16_OK) {
             printf("scale: split job failed: %s (%d)\n", kb16_err_name((unsigned)rc), rc);
             scale_tasks[0].state = TQ_FAILED;
             ctx.failed = 1;
         }
-        r[SR_TOTAL_LO] = (uint32_t)st.total;
-        r[SR_TOTAL_HI] = (uint32_t)(st.total >> 32);
-        r[SR_SPLIT_CYCLES] = st.split;
-        r[SR_STITCH_CYCLES] = st.stitch;
-        r[SR_COPIED] = st.copied;
+        r[SCALE_RES_HEAD_TOTAL_LO] = (uint32_t)st.total;
+        r[SCALE_RES_HEAD_TOTAL_HI] = (uint32_t)(st.total >> 32);
+        r[SCALE_RES_HEAD_SPLIT_CYCLES] = st.split;
+        r[SCALE_RES_HEAD_STITCH_CYCLES] = st.stitch;
+        r[SCALE_RES_HEAD_COPIED] = st.copied;
         printf("scale: split into %u parts: split %lu + units %lu + stitch %lu = %lu cycles, %lu sub-run bytes copied\n",
                parts, (unsigned long)st.split, (unsigned long)ctx.cycles, (unsigned long)st.stitch,
                (unsigned long)st.total, (unsigned long)st.copied);
@@ -355,27 +331,27 @@ int scale_job_run(void)
 
     for (i = 0; i < n; i++) {
         tq_task *t = &scale_tasks[i];
-        volatile uint32_t *rt = r + SR_HEAD_WORDS + SCALE_RES_TASK_WORDS * i;
-        uint32_t eo = d[S_TASK0 + S_TASK_WORDS * i + T_EXP_OUT_OFF], el = d[S_TASK0 + S_TASK_WORDS * i + T_EXP_OUT_LEN];
-        uint32_t io = d[S_TASK0 + S_TASK_WORDS * i + T_EXP_INV_OFF], il = d[S_TASK0 + S_TASK_WORDS * i + T_EXP_INV_LEN];
+        volatile uint32_t *rt = r + SCALE_RES_HEAD_NWORDS + SCALE_RES_TASK_NWORDS * i;
+        uint32_t eo = d[SCALE_HEAD_NWORDS + SCALE_TASK_NWORDS * i + SCALE_TASK_EXP_OUT_OFF], el = d[SCALE_HEAD_NWORDS + SCALE_TASK_NWORDS * i + SCALE_TASK_EXP_OUT_LEN];
+        uint32_t io = d[SCALE_HEAD_NWORDS + SCALE_TASK_NWORDS * i + SCALE_TASK_EXP_INV_OFF], il = d[SCALE_HEAD_NWORDS + SCALE_TASK_NWORDS * i + SCALE_TASK_EXP_INV_LEN];
         int match = t->state != TQ_FAILED && t->out_bytes == el && t->inv_bytes == il &&
-                    ((head[S_FLAGS] & SCALE_F_NO_CHECK) ||
+                    ((head[SCALE_HEAD_FLAGS] & SCALE_F_NO_CHECK) ||
                      (kb16_first_diff(P8(t->out_addr), P8(DDR_HOST_BASE + eo), el) < 0 &&
                       kb16_first_diff(P8(t->inv_addr), P8(DDR_HOST_BASE + io), il) < 0));
         if (!match)
             mismatches++;
-        rt[SRT_STATE] = (uint32_t)t->state;
-        rt[SRT_UNIT] = (uint32_t)t->unit;
-        rt[SRT_SEQ] = t->seq;
-        rt[SRT_HW_RC] = (uint32_t)t->hw_rc;
-        rt[SRT_ERR_CODE] = t->err_code;
-        rt[SRT_ERR_INPUT] = t->err_input;
-        rt[SRT_ERR_INDEX] = t->err_index;
-        rt[SRT_OUT_BYTES] = t->out_bytes;
-        rt[SRT_INV_BYTES] = t->inv_bytes;
-        rt[SRT_HW_CYCLES] = t->hw_cycles;
-        rt[SRT_MATCH] = (uint32_t)match;
-        rt[SRT_IRQ_EVENTS] = t->unit >= 0 ? ctx.irq_events[t->unit] : 0;
+        rt[SCALE_RES_TASK_STATE] = (uint32_t)t->state;
+        rt[SCALE_RES_TASK_UNIT] = (uint32_t)t->unit;
+        rt[SCALE_RES_TASK_SEQ] = t->seq;
+        rt[SCALE_RES_TASK_HW_RC] = (uint32_t)t->hw_rc;
+        rt[SCALE_RES_TASK_ERR_CODE] = t->err_code;
+        rt[SCALE_RES_TASK_ERR_INPUT] = t->err_input;
+        rt[SCALE_RES_TASK_ERR_INDEX] = t->err_index;
+        rt[SCALE_RES_TASK_OUT_BYTES] = t->out_bytes;
+        rt[SCALE_RES_TASK_INV_BYTES] = t->inv_bytes;
+        rt[SCALE_RES_TASK_HW_CYCLES] = t->hw_cycles;
+        rt[SCALE_RES_TASK_MATCH] = (uint32_t)match;
+        rt[SCALE_RES_TASK_IRQ_EVENTS] = t->unit >= 0 ? ctx.irq_events[t->unit] : 0;
         printf("scale: task %u unit %d seq %u %s hw_cycles=%lu out=%lu inv=%lu %s", i, t->unit, t->seq,
                tq_state_name(t->state), (unsigned long)t->hw_cycles, (unsigned long)t->out_bytes,
                (unsigned long)t->inv_bytes, match ? "match" : "MISMATCH");
@@ -388,16 +364,16 @@ int scale_job_run(void)
         status = SCALE_FAILED;
     else if (mismatches)
         status = SCALE_MISMATCH;
-    r[SR_UNITS] = units;
-    r[SR_WAYS] = ways;
-    r[SR_CYCLES_LO] = (uint32_t)ctx.cycles;
-    r[SR_CYCLES_HI] = (uint32_t)(ctx.cycles >> 32);
-    r[SR_FALLBACKS] = ctx.fallbacks;
-    r[SR_FAILED] = ctx.failed;
-    r[SR_MISMATCHES] = mismatches;
-    r[SR_TASKS] = n;
-    r[SR_IRQ] = (uint32_t)ctx.use_irq;
-    r[SR_STATUS] = (uint32_t)status;
+    r[SCALE_RES_HEAD_UNITS] = units;
+    r[SCALE_RES_HEAD_WAYS] = ways;
+    r[SCALE_RES_HEAD_CYCLES_LO] = (uint32_t)ctx.cycles;
+    r[SCALE_RES_HEAD_CYCLES_HI] = (uint32_t)(ctx.cycles >> 32);
+    r[SCALE_RES_HEAD_FALLBACKS] = ctx.fallbacks;
+    r[SCALE_RES_HEAD_FAILED] = ctx.failed;
+    r[SCALE_RES_HEAD_MISMATCHES] = mismatches;
+    r[SCALE_RES_HEAD_TASKS] = n;
+    r[SCALE_RES_HEAD_IRQ] = (uint32_t)ctx.use_irq;
+    r[SCALE_RES_HEAD_STATUS] = (uint32_t)status;
     printf("scale: units=%u ways=%u tasks=%u mode=%s cycles=%lu fallbacks=%u failed=%u mismatches=%u %s\n", units,
            ways, n, ctx.use_irq ? "irq" : "poll", (unsigned long)ctx.cycles, ctx.fallbacks, ctx.failed, mismatches,
            status == SCALE_PASS ? "PASS" : "FAIL");

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "irq.h" /* the trap_handler prototype crt0.S calls */
+#include "lsmc_job.h" /* SELFTEST_SCEN_*: the SIM_ARG scenarios (fw/include/job_abi.json) */
 #include "selftest_soc.h"
 #if LSMC_NAND
 #include "nand_regs.h" /* NAND_ID_MAGIC, generated from the controller's ID register */
@@ -275,17 +276,17 @@ static int nand_id(void) {
 
 int main(void) {
   switch (LSMC_SIM_ARG) {
-    case 0: return hello();
-    case 1: puts_("exit: 42\n"); return 42;
-    case 2: return timer_irq();
-    case 3: return ddr_rw();
-    case 4: return hang();
-    case 5: return echo();
-    case 6: return bus_fault();
-    case 7: return ext_irq();
-    case 8: return dma_ip();
-    case 9: return nand_id();
-    case 10: return host_job();
+    case SELFTEST_SCEN_HELLO: return hello();
+    case SELFTEST_SCEN_EXIT42: puts_("exit: 42\n"); return 42;
+    case SELFTEST_SCEN_TIMER_IRQ: return timer_irq();
+    case SELFTEST_SCEN_DDR_RW: return ddr_rw();
+    case SELFTEST_SCEN_HANG: return hang();
+    case SELFTEST_SCEN_ECHO: return echo();
+    case SELFTEST_SCEN_BUS_FAULT: return bus_fault();
+    case SELFTEST_SCEN_EXT_IRQ: return ext_irq();
+    case SELFTEST_SCEN_DMA_IP: return dma_ip();
+    case SELFTEST_SCEN_NAND_ID: return nand_id();
+    case SELFTEST_SCEN_HOST_JOB: return host_job();
     default: puts_("selftest: unknown SIM_ARG\n"); return 3;
   }
 }

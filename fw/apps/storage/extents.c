@@ -116,7 +116,7 @@ static int interleave(const extent *e, int n, int write, extent_io *io)
                     f.dma_addr = e[k].addr + page * nand_dev.page_bytes;
                 }
                 rc = nand_exec(&f, &c);
-                if (!write && rc == NAND_E_ECC) /* uncorrectable: the driver's re-reads (nand_read) */
+                if (!write && rc == NAND_E_ECC_UNCORRECTABLE) /* uncorrectable: the driver's re-reads (nand_read) */
                     rc = nand_read(e[k].target, f.row, f.dma_addr, 0, 1, &c);
                 if (rc != 0) {
                     drain(e, pending, k + 1, i);

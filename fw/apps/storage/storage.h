@@ -23,8 +23,8 @@ typedef struct {
     uint64_t cycles_write, cycles_read, cycles_merge, cycles_writeback, cycles_verify;
 } storage_result;
 
-/* SIM_ARG scenarios of storage.elf. */
-enum { STORAGE_SCEN_FLOW = 0, STORAGE_SCEN_CONSOLE = 1, STORAGE_SCEN_FAULTS = 2 };
+/* SIM_ARG scenarios of storage.elf: STORAGE_SCEN_* in lsmc_job.h (from fw/include/job_abi.json). */
+#include "lsmc_job.h"
 #define STORAGE_MAX_TARGETS 2 /* = NAND_MAX_TARGETS (nand.h; not included here: builds without the driver) */
 
 /* Runs the whole flow; prints its steps and "storage: PASS" / "storage: FAIL (<why>)". 0 = PASS. */

@@ -26,7 +26,7 @@
 #include "sys.h"
 
 /* NAND area of the store on every target (the console's storage flow uses blocks 1..5). The host's
- * side (lsmc/sim/storage_faults.py) restates the manifest area, RB_MOUNT/RB_FINAL and WORK_MAGIC;
+ * side (lsmc/sim/storage_faults.py) restates the manifest area and RB_MOUNT/RB_FINAL (STORAGE_WORK_MAGIC is lsmc_job.h's);
  * tests/test_nand_faults.py fails when they drift apart. */
 #define MAN_FIRST 8u   /* manifest area: blocks 8..13 */
 #define MAN_BLOCKS 6u
@@ -36,7 +36,6 @@
 #define MAX_RUNS 32u
 #define MAX_GROWN 16u
 #define MAGIC 0x464D534Cu      /* "LSMF" */
-#define WORK_MAGIC 0x574D534Cu /* "LSMW": the host's work list at DDR_HOST_BASE */
 #define WORK_MAX 32u
 
 /* DDR buffers (inside DDR_SCRATCH, above the storage flow's): readback areas the host dumps. */
@@ -624,7 +623,7 @@ int store_faults_flow(void)
     int rc, retried = 0;
     if (store_mount() != 0)
         return 1;
-    if (w[0] != WORK_MAGIC || w[1] > WORK_MAX) {
+    if (w[0] != STORAGE_WORK_MAGIC || w[1] > WORK_MAX) {
         printf("store: FAIL (no work list at 0x%08lx: magic 0x%08lx, %lu items)\n", (unsigned long)DDR_HOST_BASE,
                (unsigned long)w[0], (unsigned long)w[1]);
         return 2;

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "args.h"
+#include "compaction_regs.h"  // register offsets (generated beside CompactionIp.v)
 
 #ifndef WAYS
 #define WAYS 2
@@ -341,7 +342,7 @@ void Harness::tick() {
     // AXI bookkeeping: a response before both halves of the request is a protocol error
     if (faw) { aw_v = false; op.aw_done = true; }
     // CTRL: START opens a new job; SOFT_RESET may legally withdraw a beat the IP was offering
-    bool ctrl_write = op.write && op.addr == 0x20;
+    bool ctrl_write = op.write && op.addr == CIP_CTRL;
     if (fw) {
         w_v = false;
         op.w_done = true;
@@ -421,7 +422,7 @@ void Harness::run_job(uint64_t max_cycles) {
     // offered and waiting for ready (a stream may not withdraw `valid`); nothing else may leave.
     size_t at_error = SIZE_MAX;
     while (cycle - t0 < max_cycles) {
-        st = bus(false, 0x28, 0);
+        st = bus(false, CIP_STATUS, 0);
         if ((st & 4) && at_error == SIZE_MAX)
             at_error = out.beats.size() + inv.beats.size() + out.pending + inv.pending;
         drained = all_drained();
@@ -429,7 +430,7 @@ void Harness::run_job(uint64_t max_cycles) {
         if ((st & 4) && drained) { result = "error"; break; }
         if (cycle - last_activity > idle_limit) { result = (st & 4) ? "error" : "stalled"; break; }
     }
-    uint32_t hw = bus(false, 0x48, 0), idx = bus(false, 0x2C, 0), keys = bus(false, 0x4C, 0);
+    uint32_t hw = bus(false, CIP_HW_CYCLES, 0), idx = bus(false, CIP_ERR_INDEX, 0), keys = bus(false, CIP_OUT_KEYS, 0);
     bool done = !strcmp(result, "done");
     // nothing may leave the IP once it has reported the error
     size_t total = out.beats.size() + inv.beats.size();
@@ -516,9 +517,9 @@ void Harness::command(const std::vector<std::string>& a) {
         for (auto& s : src) { s.beats.clear(); s.last.clear(); s.pos = 0; s.presenting = false; }
         start_write();
     } else if (c == "recover") {  // between batched jobs: leave an error state, drop unsent beats
-        uint32_t st = bus(false, 0x28, 0);
+        uint32_t st = bus(false, CIP_STATUS, 0);
         bool err = st & 4;
-        if (err) bus(true, 0x20, 2);
+        if (err) bus(true, CIP_CTRL, CIP_CTRL_SOFT_RESET_MASK);
         for (auto& s : src) { s.beats.clear(); s.last.clear(); s.pos = 0; s.presenting = false; }
         printf("recover %s\n", err ? "soft-reset" : "none");
     } else if (c == "reset") {

@@ -29,22 +29,40 @@ case class CompactionConfig(
   def inputBits: Int = log2Up(ways)    // ERR_INPUT width
 }
 
-/** STATUS.ERR_CODE values (docs/architecture.md); one entry with several faults reports the lowest. */
+/** STATUS.ERR_CODE values, read at elaboration from their one source, hw/ip/compaction/data/kb16_errors.json,
+  * which the KB16 model (lsmc.model.kb16) and the firmware's KB16 library (kb16_errors.h) read too: the
+  * codes are the KB16 format's as much as the IP's, and those two must work without a JVM. One entry with
+  * several faults reports the lowest code. compaction_regs.h / .json carry them again as `CIP_ERR_*`. */
 object ErrorCode {
-  val NONE = 0
-  val RESERVED_BITS = 1
-  val LEN_OVER_8 = 2
-  val SHARED_OVER_PREV = 3
-  val GROUP_START_SHARED = 4
-  val VIRTUAL_AT_END = 5
-  val BAD_PAD = 6
-  val EMPTY_KEY = 7
-  val NOT_INCREASING = 8
-  val LENGTH = 9
-  val FILL_NONZERO = 10
-  val OUT_OVERFLOW = 11
-  val INV_OVERFLOW = 12
-  val BAD_GROUP = 13
+  val File = "hw/ip/compaction/data/kb16_errors.json"
+  /** (name, code, meaning) in code order. */
+  lazy val all: Seq[(String, Int, String)] = {
+    val text = try { val src = scala.io.Source.fromFile(File, "UTF-8"); try src.mkString finally src.close() }
+      catch { case e: java.io.IOException => throw new IllegalArgumentException(s"$File: cannot read it ($e)") }
+    val entry = """\{"name": "(\w+)", "code": (\d+), "meaning": "((?:[^"\\]|\\.)*)"""".r
+    val codes = entry.findAllMatchIn(text).map(m => (m.group(1), m.group(2).toInt, m.group(3).replace("\\\"", "\""))).toSeq
+    require(codes.nonEmpty && codes.map(_._2) == codes.indices && codes.size <= 16,
+      s"$File: codes must be 0..n-1 in order, n <= 16 (ERR_CODE is compared on 4 bits)")
+    codes
+  }
+  private def code(name: String): Int =
+    all.find(_._1 == name).map(_._2).getOrElse(throw new IllegalArgumentException(s"$File: no error code $name"))
+  val NONE = code("NONE")
+  val RESERVED_BITS = code("RESERVED_BITS")
+  val LEN_OVER_8 = code("LEN_OVER_8")
+  val SHARED_OVER_PREV = code("SHARED_OVER_PREV")
+  val GROUP_START_SHARED = code("GROUP_START_SHARED")
+  val VIRTUAL_AT_END = code("VIRTUAL_AT_END")
+  val BAD_PAD = code("BAD_PAD")
+  val EMPTY_KEY = code("EMPTY_KEY")
+  val NOT_INCREASING = code("NOT_INCREASING")
+  val LENGTH = code("LENGTH")
+  val FILL_NONZERO = code("FILL_NONZERO")
+  val OUT_OVERFLOW = code("OUT_OVERFLOW")
+  val INV_OVERFLOW = code("INV_OVERFLOW")
+  val BAD_GROUP = code("BAD_GROUP")
+  def regEnum = common.RegEnum("ERR", "STATUS.ERR_CODE", s"error codes (from $File)",
+    all.map { case (n, v, m) => common.RegEnum.V(n, v, doc = m) })
 }
 
 /** One 16-byte entry as it leaves the input width converter, with the port's `last` checks. */

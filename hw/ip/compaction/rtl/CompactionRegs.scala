@@ -170,5 +170,5 @@ case class CompactionRegs(cfg: CompactionConfig, withDocs: Boolean = false,
   io.invCapacity := invCapacity
 
   if (withDocs) common.RegBlock("compaction_regs", "CIP", "Compaction IP registers",
-    "hw/ip/compaction/rtl/CompactionRegs.scala").emit(busif)
+    "hw/ip/compaction/rtl/CompactionRegs.scala", enums = Seq(ErrorCode.regEnum)).emit(busif)
 }

@@ -230,7 +230,7 @@ static void request(const std::string& line, bool& quit) {
     uint64_t n = r.dec("max cycles", 1ull << 40); r.end();
     uint64_t start = cycle; bool got = false;
     while (cycle - start < n) {
-      if (apb(false, 0x0C, 0) & 2) { got = true; break; }
+      if (apb(false, NAND_STATUS, 0) & NAND_STATUS_COMP_VALID_MASK) { got = true; break; }
       for (int i = 0; i < 16; i++) tick();
     }
     printf(got ? "ok %" PRIu64 "\n" : "err timeout after %" PRIu64 " cycles\n", cycle - start);

@@ -113,7 +113,7 @@ class NandController(val p: NandParams = NandParams()) extends Component {
 
   // ---------------------------------------------------------------- command descriptor
   val CMD_CTRL = busif.newRegAt(0x50, doc = "Command: opcode and flags")
-  val OPCODE = CMD_CTRL.field(UInt(4 bits), AccessType.RW, 0, doc = "0 RESET, 1 READ_ID, 2 READ_PARAM, 3 READ_STATUS, 4 SET_FEATURES, 5 GET_FEATURES, 6 PAGE_READ, 7 CHANGE_COL, 8 PROGRAM, 9 ERASE, 10 WAIT_STATUS, 11 READ_DATA, 12 READ_CACHE (31h), 13 READ_CACHE_END (3Fh), 14 PROGRAM_CACHE (15h)")
+  val OPCODE = CMD_CTRL.field(UInt(4 bits), AccessType.RW, 0, doc = NandOp.regEnum.summary)
   CMD_CTRL.reserved(4 bits)
   val TARGET = CMD_CTRL.field(UInt(1 bits), AccessType.RW, 0, doc = "Target (CE#)")
   val ECC = CMD_CTRL.field(Bool(), AccessType.RW, 0, doc = "ECC: whole page + spare on the bus, main area via DMA")
@@ -138,7 +138,7 @@ class NandController(val p: NandParams = NandParams()) extends Component {
   // ---------------------------------------------------------------- completion
   val COMP_INFO = busif.newRegAt(0x70, doc = "Completion at the head of the queue: identity and result")
   val C_OPCODE = COMP_INFO.field(UInt(4 bits), AccessType.RO, 0, doc = "Opcode")
-  val C_ERR = COMP_INFO.field(UInt(4 bits), AccessType.RO, 0, doc = "0 OK, 1 TIMEOUT, 2 NAND_FAIL, 3 BAD_CMD, 4 DMA_BOUNDS, 5 DMA_BUS, 6 ECC_UNCORRECTABLE")
+  val C_ERR = COMP_INFO.field(UInt(4 bits), AccessType.RO, 0, doc = NandErr.regEnum.summary)
   val C_TARGET = COMP_INFO.field(UInt(1 bits), AccessType.RO, 0, doc = "Target")
   val C_VALID = COMP_INFO.field(Bool(), AccessType.RO, 0, doc = "1: this completion is valid")
   COMP_INFO.reserved(6 bits)
@@ -336,7 +336,8 @@ class NandController(val p: NandParams = NandParams()) extends Component {
 
   /** nand_regs.h / .json / .md / .html into the SpinalConfig target directory. */
   def docs(): Unit = common.RegBlock("nand_regs", "NAND", "NAND controller registers",
-    "hw/ip/nand/rtl/NandController.scala", constants = Seq("ID_MAGIC")).emit(busif)
+    "hw/ip/nand/rtl/NandController.scala", constants = Seq("ID_MAGIC"),
+    enums = Seq(NandOp.regEnum, NandErr.regEnum)).emit(busif)
 }
 
 object NandController {

@@ -89,15 +89,55 @@ case class NandDrive(targets: Int) extends Bundle {
   val ce_n = Bits(targets bits)
 }
 
-/** Controller opcodes (CMD_CTRL.OPCODE) and completion error codes (COMP_INFO.ERR). */
+/** Controller opcodes (CMD_CTRL.OPCODE): the one list. nand_regs.h (`NAND_OP_*`), nand_regs.json
+  * (lsmc.sim.nandsim) and the opcode table of hw/ip/nand/doc/nand.md are rendered from it (common.RegEnum); each
+  * opcode's micro-program is in NandCommandLayer. */
 object NandOp {
-  val RESET = 0; val READ_ID = 1; val READ_PARAM = 2; val READ_STATUS = 3; val SET_FEATURES = 4
-  val GET_FEATURES = 5; val PAGE_READ = 6; val CHANGE_COL = 7; val PROGRAM = 8; val ERASE = 9
-  val WAIT_STATUS = 10; val READ_DATA = 11; val READ_CACHE = 12; val READ_CACHE_END = 13; val PROGRAM_CACHE = 14
-  val count = 15
+  import common.RegEnum.V
+  val all: Seq[V] = Seq(
+    V("RESET", 0, doc = "CE, `FFh`, tWB, [SPLIT: end], wait R/B#"),
+    V("READ_ID", 1, doc = "CE, `90h`, addr ROW[7:0] (00h/20h), LEN data bytes, [DMA out]", result = "COMP_DATA = bytes 0..3"),
+    V("READ_PARAM", 2, doc = "CE, `ECh`, addr 00h, tWB, wait R/B#, LEN bytes, [DMA out]"),
+    V("READ_STATUS", 3, doc = "CE, `70h`, 1 byte", result = "COMP_STATUS.FLASH_STATUS"),
+    V("SET_FEATURES", 4, doc = "CE, `EFh`, addr ROW[7:0], tADL, P1..P4 from CMD_PARAM, tWB, wait R/B#"),
+    V("GET_FEATURES", 5, doc = "CE, `EEh`, addr, tWB, wait R/B#, 4 bytes", result = "COMP_DATA = P1..P4"),
+    V("PAGE_READ", 6, doc = "CE, `00h`, col x2, row x3, `30h`, tWB, [SPLIT: end], wait R/B#, tRR, data, ECC fix, [DMA out]", result = "ECC report"),
+    V("CHANGE_COL", 7, doc = "CE, `05h`, col x2, `E0h`, tCCS, LEN bytes, [DMA out]"),
+    V("PROGRAM", 8, doc = "[DMA in], CE, `80h`, col x2, row x3, tADL, data (+ECC bytes), `10h`, tWB, [SPLIT: end], wait R/B#, `70h`, status", result = "FAIL bit -> NAND_FAIL"),
+    V("ERASE", 9, doc = "CE, `60h`, row x3, `D0h`, tWB, [SPLIT: end], wait R/B#, `70h`, status", result = "FAIL bit -> NAND_FAIL"),
+    V("WAIT_STATUS", 10, doc = "CE, wait R/B#, `70h`, status", result = "ends a SPLIT program/erase"),
+    V("READ_DATA", 11, doc = "CE, wait R/B#, `00h`, data, ECC fix, [DMA out]", result = "ends a SPLIT page read or cache read"),
+    V("READ_CACHE", 12, note = "31h", doc = "CE, wait R/B#, `31h`, tWB, [SPLIT: end], wait R/B#, data, ECC fix, [DMA out]", result = "page of the last read to the cache register, array reads the next"),
+    V("READ_CACHE_END", 13, note = "3Fh", doc = "as READ_CACHE with `3Fh` (no new array read)"),
+    V("PROGRAM_CACHE", 14, note = "15h", doc = "as PROGRAM with `15h`: R/B# returns when the cache register is free, the array programs in the background", result = "FAILC (status bit 1: the page before) -> NAND_FAIL")
+  )
+  require(all.map(_.value) == all.indices, "opcodes are 0..count-1 (BAD_CMD is opcode >= count)")
+  private def op(name: String): Int = all.find(_.name == name).get.value
+  val RESET = op("RESET"); val READ_ID = op("READ_ID"); val READ_PARAM = op("READ_PARAM"); val READ_STATUS = op("READ_STATUS")
+  val SET_FEATURES = op("SET_FEATURES"); val GET_FEATURES = op("GET_FEATURES"); val PAGE_READ = op("PAGE_READ")
+  val CHANGE_COL = op("CHANGE_COL"); val PROGRAM = op("PROGRAM"); val ERASE = op("ERASE"); val WAIT_STATUS = op("WAIT_STATUS")
+  val READ_DATA = op("READ_DATA"); val READ_CACHE = op("READ_CACHE"); val READ_CACHE_END = op("READ_CACHE_END")
+  val PROGRAM_CACHE = op("PROGRAM_CACHE")
+  val count = all.size
+  val regEnum = common.RegEnum("OP", "CMD_CTRL.OPCODE", "controller opcodes", all)
 }
+
+/** Completion error codes (COMP_INFO.C_ERR): the one list, rendered like NandOp (`NAND_E_*`). */
 object NandErr {
-  val OK = 0; val TIMEOUT = 1; val NAND_FAIL = 2; val BAD_CMD = 3; val DMA_BOUNDS = 4; val DMA_BUS = 5; val ECC_UNCORRECTABLE = 6
+  import common.RegEnum.V
+  val all: Seq[V] = Seq(
+    V("OK", 0),
+    V("TIMEOUT", 1, doc = "R/B# stayed low longer than `RB_TIMEOUT`"),
+    V("NAND_FAIL", 2, doc = "status bit 0 after program/erase"),
+    V("BAD_CMD", 3, doc = "unknown opcode, target, length over the buffer, raw PROGRAM length not a whole number of words, ECC with a column or a geometry the layer cannot do"),
+    V("DMA_BOUNDS", 4, doc = "DDR range not inside `[DMA_LO, DMA_HI)` or not 4-byte aligned"),
+    V("DMA_BUS", 5, doc = "AXI SLVERR/DECERR"),
+    V("ECC_UNCORRECTABLE", 6, doc = "a sector has more bit errors than the code corrects (data is still delivered)")
+  )
+  private def err(name: String): Int = all.find(_.name == name).get.value
+  val OK = err("OK"); val TIMEOUT = err("TIMEOUT"); val NAND_FAIL = err("NAND_FAIL"); val BAD_CMD = err("BAD_CMD")
+  val DMA_BOUNDS = err("DMA_BOUNDS"); val DMA_BUS = err("DMA_BUS"); val ECC_UNCORRECTABLE = err("ECC_UNCORRECTABLE")
+  val regEnum = common.RegEnum("E", "COMP_INFO.C_ERR", "completion errors", all)
 }
 
 /** Descriptor the CPU queues through the CMD_* registers. */
