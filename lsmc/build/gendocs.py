@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from lsmc import cliutil
-from lsmc.build import regmap
+from lsmc.build import presets, regmap
 from lsmc.paths import ROOT
 
 BEGIN = "<!-- BEGIN GENERATED: {kind} {arg} -->"
@@ -111,6 +111,7 @@ RENDERERS = {
     "irqs": _irqs,
     "table3": _table3,
     "onfi": _onfi,
+    "presets": lambda arg: presets.markdown(arg),
 }
 
 
