@@ -15,6 +15,7 @@ EXPECTED = {
     "docs/nand.md": {("regs", "nand"), ("onfi", "async"), ("onfi", "nvddr"), ("onfi", "nvddr_tck")},
     "docs/architecture.md": {("regs", "compaction"), ("memmap", "soc"), ("irqs", "soc")},
     "docs/boards.md": {("fpga", "resources"), ("fpga", "blocks")},
+    "docs/configurations.md": {("presets", "soc"), ("presets", "ip")},
 }
 
 

@@ -58,7 +58,7 @@ case class SocNandConfig(
 }
 
 /** Every generation parameter of the SoC, the IPs' own configurations nested (VexRiscv's style: a case
-  * class per block, presets in the companion). Named builds: LsmcSocConfig.presets. */
+  * class per block). The named builds: SocPresets (Presets.scala, docs/configurations.md). */
 case class LsmcSocConfig(
     clockHz: BigInt = MapConfig().clockHz,
     onChipRamSize: BigInt = MapConfig().onChipRamSize,
