@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from lsmc import cliutil
-from lsmc.build import facts, regmap
+from lsmc.build import facts, presets, regmap
 from lsmc.paths import ROOT
 
 BEGIN = "<!-- BEGIN GENERATED: {kind} {arg} -->"
@@ -171,6 +171,7 @@ RENDERERS = {
     "irqs": _irqs,
     "table3": _table3,
     "onfi": _onfi,
+    "presets": lambda arg: presets.markdown(arg),
 }
 
 

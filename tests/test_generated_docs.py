@@ -18,6 +18,7 @@ EXPECTED = {
     "docs/firmware.md": {("abi", "scenarios.lsmc"), ("abi", "layout.JOB_DESC"), ("abi", "layout.JOB_RES"),
                          ("abi", "layout.TABLE_HEAD"), ("abi", "layout.TABLE_ROW")},
     "docs/boards.md": {("fpga", "resources"), ("fpga", "blocks")},
+    "docs/configurations.md": {("presets", "soc"), ("presets", "ip")},
 }
 
 

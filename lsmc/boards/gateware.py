@@ -8,36 +8,36 @@ import subprocess
 from pathlib import Path
 
 from lsmc import build
-from lsmc.boards.ports import ONCHIP_RAM_BASE, ONCHIP_RAM_SIZE, SOC_BOARD_GEN, SOC_TOP, BoardError
-from lsmc.build import regmap
+from lsmc.boards.ports import ONCHIP_RAM_BASE, ONCHIP_RAM_SIZE, SOC_TOP, BoardError
+from lsmc.build import presets, regmap
+
 
 # ------------------------------------------------------------------------------- SoC Verilog source
-# Each board's pin plan (nand_pads) wires one NAND header; the SoC's other channels would need pins.
-BOARD_NAND_CHANNELS = 1
+def board_preset(ram_kib: int | None = None, nand_pad_input_cycles: int = 0,
+                 dma_port_slice: bool = False) -> presets.SocPreset:
+    """The board SoC preset (hw/soc/rtl/Presets.scala: Table III's one two-way unit, no simulation control,
+    one NAND channel: each board's pin plan wires one NAND header) with this on-chip RAM (None: the default
+    map's), NAND pad input cycles and DMA port slices; BoardError naming them when there is none."""
+    try:
+        return presets.find_soc("board", 128, 1, 2, dma_port_slice,
+                                ONCHIP_RAM_SIZE // 1024 if ram_kib is None else ram_kib, nand_pad_input_cycles)
+    except presets.PresetError as e:
+        raise BoardError(str(e)) from None
 
 
 def generate_soc_verilog(outdir: Path | None = None, uart_baud: int = 115200, ram_kib: int | None = None,
                          nand_pad_input_cycles: int = 0, dma_port_slice: bool = False) -> Path:
-    """Board variant of the SoC (no simulation-control block, one two-way compaction unit as the
-    Table III builds, one NAND channel: the boards wire one NAND header) through the project's Mill wrapper.
-    `ram_kib`: the board's on-chip RAM (a board class's `ram_kib`; None: the default map's), written with
-    its memory map (lsmc_soc.json, read back by `ram_region`) next to the Verilog, by default in
-    build/gen/soc_board (default RAM) or build/gen/soc_board_ram<N>. `nand_pad_input_cycles`: register
-    stages of the board's pads ahead of NAND DQ in (lsmc/boards/nand_pads.py PAD_INPUT_CYCLES behind the NV-DDR
-    pad wrapper; the folder gets `_pad<N>`). `dma_port_slice`: full register slices before the DMA port crossbars
-    (soc.Generate --dma-port-slice, a timing experiment, off in the board builds: soc_generate_args; the folder
-    gets `_slice`)."""
-    default = ONCHIP_RAM_SIZE // 1024
-    ram_kib = default if ram_kib is None else ram_kib
-    name = SOC_BOARD_GEN.name + (f"_ram{ram_kib}" if ram_kib != default else "") + \
-        (f"_pad{nand_pad_input_cycles}" if nand_pad_input_cycles else "") + ("_slice" if dma_port_slice else "")
-    outdir = Path(outdir) if outdir else SOC_BOARD_GEN.with_name(name)
-    build.generate("soc", "soc.Generate", outdir,
-                   args=["--out", str(outdir), "--no-sim-ctrl", "--uart-baud", str(uart_baud),
-                         "--units", "1", "--ways", "2", "--nand-channels", str(BOARD_NAND_CHANNELS),
-                         *(["--ram-kib", str(ram_kib)] if ram_kib != default else []),
-                         *(["--nand-pad-input-cycles", str(nand_pad_input_cycles)] if nand_pad_input_cycles else []),
-                         *(["--dma-port-slice"] if dma_port_slice else [])])
+    """Board variant of the SoC (`board_preset`) through the project's Mill wrapper, in the preset's folder
+    (build/gen/soc_board, soc_board_ram128, ...) unless `outdir`, with its memory map (lsmc_soc.json, read
+    back by `ram_region`) and manifest next to the Verilog. `ram_kib`: the board's on-chip RAM (a board
+    class's `ram_kib`). `nand_pad_input_cycles`: register stages of the board's pads ahead of NAND DQ in
+    (lsmc/boards/nand_pads.py PAD_INPUT_CYCLES behind the NV-DDR pad wrapper). `dma_port_slice`: full register
+    slices before the DMA port crossbars (a timing experiment, off in the board builds: soc_generate_args).
+    `uart_baud`: the UART's reset baud rate, when not the preset's."""
+    p = board_preset(ram_kib, nand_pad_input_cycles, dma_port_slice)
+    outdir = Path(outdir) if outdir else p.gen_dir
+    baud = ["--uart-baud", str(uart_baud)] if uart_baud != p.config["uartBaud"] else []
+    build.generate("soc", "soc.Generate", outdir, args=["--preset", p.name, *baud, "--out", str(outdir)])
     v = outdir / f"{SOC_TOP}.v"
     if not v.is_file():
         raise BoardError(f"soc.Generate did not write {v}")

@@ -10,7 +10,6 @@ from lsmc.build import regmap
 from lsmc.paths import BUILD
 
 BOARDS_BUILD = BUILD / "boards"
-SOC_BOARD_GEN = BUILD / "gen" / "soc_board"
 
 SOC_TOP = "LsmcSoc"
 # The SoC memory map, generated from hw/soc/map/SocMap.scala (lsmc_soc.json).

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsmc import build as _build
-from lsmc.build import facts, regmap
+from lsmc.build import facts, presets, regmap
 
 ROOT = _build.ROOT
 FW = ROOT / "fw"
@@ -24,10 +24,13 @@ BUILD_FW = _build.BUILD / "fw"
 HOST_BUILD = _build.BUILD / "fw_host"
 # Generated register headers (made by the IP and DMA generators through build.generate()).
 # The firmware drives units of any K (2 or 4): it compiles against the K = 4 blocks, whose maps extend
-# the two-way ones (WAYS, IN2/IN3_BYTES; the DMA's XCH readers) and reads WAYS to know a unit's K.
+# the two-way ones (WAYS, IN2/IN3_BYTES; the DMA's XCH readers) and reads WAYS to know a unit's K: the
+# standalone presets of the IP and the DMA with the SoC's largest K (hw/ip/*/rtl: *Config.presets).
+FW_WAYS = max(p.derived["ways"] for p in presets.soc_presets().values())
+FW_IP = presets.find_ip("compaction", dataWidth=128, ways=FW_WAYS)
+FW_DMA = presets.find_ip("dma", dataWidth=128, readers=FW_WAYS)
 # build/gen/facts: the headers rendered from data files (lsmc.build.facts: ONFI timing, KB16 error codes).
-GEN_INCLUDES = [_build.GEN / "compaction_w128_k4", _build.GEN / "dma_w128_r4", _build.GEN / "nand", _build.GEN / "soc_map",
-                facts.FACTS]
+GEN_INCLUDES = [FW_IP.gen_dir, FW_DMA.gen_dir, _build.GEN / "nand", _build.GEN / "soc_map", facts.FACTS]
 
 
 class FirmwareError(RuntimeError):
@@ -54,8 +57,8 @@ def firmware_sources():
 
 # (module, generator main, output folder, header, arguments) of every generated header the firmware includes.
 HEADER_GENERATORS = [
-    ("compaction", "compaction.Generate", _build.GEN / "compaction_w128_k4", "compaction_regs.h", ["--width", "128", "--ways", "4"]),
-    ("dma", "dma.Generate", _build.GEN / "dma_w128_r4", "dma_regs.h", ["--width", "128", "--readers", "4"]),
+    ("compaction", "compaction.Generate", FW_IP.gen_dir, "compaction_regs.h", ["--preset", FW_IP.name]),
+    ("dma", "dma.Generate", FW_DMA.gen_dir, "dma_regs.h", ["--preset", FW_DMA.name]),
     ("nand", "nand.Generate", _build.GEN / "nand", "nand_regs.h", []),
     ("socmap", "soc.MemoryMap", _build.GEN / "soc_map", "lsmc_soc.h", []),
 ]

@@ -14,11 +14,15 @@ from functools import cache
 from pathlib import Path
 
 from lsmc import build as _build
+from lsmc.build import presets
 
-# block -> (Mill module, generator main, output folder, extra generator arguments)
+# block -> (Mill module, generator main, output folder, extra generator arguments): the standalone presets
+# of the two-way IP and its DMA at 128 bits (hw/ip/*/rtl: *Config.presets)
+_IP = presets.find_ip("compaction", dataWidth=128, ways=2)
+_DMA = presets.find_ip("dma", dataWidth=128, readers=2)
 BLOCKS = {
-    "compaction": ("compaction", "compaction.Generate", "compaction_w128", ["--width", "128"]),
-    "dma": ("dma", "dma.Generate", "dma_w128", ["--width", "128"]),
+    "compaction": ("compaction", "compaction.Generate", _IP.folder, ["--preset", _IP.name]),
+    "dma": ("dma", "dma.Generate", _DMA.folder, ["--preset", _DMA.name]),
     "nand": ("nand", "nand.Generate", "nand", []),
 }
 SOC_MAP = ("socmap", "soc.MemoryMap", "soc_map", [])

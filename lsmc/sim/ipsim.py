@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lsmc import build as _build
-from lsmc.build import regmap
+from lsmc.build import presets, regmap
 from lsmc.model import kb16
 
 ROOT = _build.ROOT
 HARNESS = ROOT / "hw" / "ip" / "compaction" / "dv" / "harness.cpp"
-WIDTHS = (32, 128)
-WAYS = (2, 4, 8)
+# The widths and K the IP is built with alone (its presets, hw/ip/compaction/rtl/CompactionConfig.scala).
+WIDTHS = tuple(sorted({p["config"]["dataWidth"] for p in presets.ip_presets("compaction").values()}))
+WAYS = tuple(sorted({p["config"]["ways"] for p in presets.ip_presets("compaction").values()}))
 
 # Register offsets: the generated compaction_regs.json (lsmc.build.regmap), read on first use.
 # Reset values and bits: the contract the RTL implements (docs/architecture.md), checked by the tests.
@@ -55,13 +56,17 @@ class SimError(RuntimeError):
     """The harness could not run the script (bad command, unreadable file, bus hang)."""
 
 
-def _suffix(width: int, ways: int) -> str:
-    # The two-way IP keeps its original folder names (firmware and SoC builds read them).
-    return f"compaction_w{width}" + ("" if ways == 2 else f"_k{ways}")
+def preset(width: int, ways: int = 2) -> presets.IpPreset:
+    """The IP's standalone preset of `width` and `ways` (CompactionConfig.presets; ValueError if none)."""
+    _check_width(width, ways)
+    try:
+        return presets.find_ip("compaction", dataWidth=width, ways=ways)
+    except presets.PresetError as e:
+        raise ValueError(str(e)) from None
 
 
 def gen_dir(width: int, ways: int = 2) -> Path:
-    return _build.GEN / _suffix(width, ways)
+    return preset(width, ways).gen_dir
 
 
 def _check_width(width: int, ways: int = 2) -> None:
@@ -72,12 +77,10 @@ def _check_width(width: int, ways: int = 2) -> None:
 
 
 def generate(width: int = 128, ways: int = 2) -> Path:
-    """Generate CompactionIp.v (and compaction_regs.h) for `width` and `ways` inputs; cached."""
-    _check_width(width, ways)
-    out = gen_dir(width, ways)
-    rel = out.relative_to(ROOT)
-    args = ["--width", str(width)] + (["--ways", str(ways)] if ways != 2 else []) + ["--out", str(rel)]
-    return _build.generate("compaction", "compaction.Generate", out, args)
+    """Generate CompactionIp.v (and compaction_regs.h, manifest.json) for `width` and `ways` inputs; cached."""
+    p = preset(width, ways)
+    return _build.generate("compaction", "compaction.Generate", p.gen_dir,
+                           ["--preset", p.name, "--out", str(p.gen_dir.relative_to(ROOT))])
 
 
 def build(width: int = 128, wave: bool = False, ways: int = 2) -> Path:
@@ -86,10 +89,12 @@ def build(width: int = 128, wave: bool = False, ways: int = 2) -> Path:
     verilog = sorted(out.glob("*.v"))
     if not any(v.name == "CompactionIp.v" for v in verilog):
         raise _build.BuildError(f"{out}/CompactionIp.v was not generated")
-    simdir = _build.BUILD / "sim" / (_suffix(width, ways) + ("_wave" if wave else ""))
+    simdir = _build.BUILD / "sim" / (out.name + ("_wave" if wave else ""))
     flags = ["--trace-fst", "-CFLAGS", "-DWAVES"] if wave else []
-    if ways != 2:
-        flags += ["-CFLAGS", f"-DWAYS={ways}"]
+    # The harness's K (hw/ip/compaction/dv/harness.cpp `WAYS`, 2 unless defined): the build's own, from its manifest.
+    k = presets.manifest(out)["config"]["ways"]
+    if k != 2:
+        flags += ["-CFLAGS", f"-DWAYS={k}"]
     common_srcs, common_flags = _build.sim_common(out / "compaction_regs.h")
     flags += ["-CFLAGS", f"-I{out}"]  # compaction_regs.h: the harness's register offsets
     return _build.verilate("CompactionIp", verilog, [HARNESS, *common_srcs], simdir, flags=flags + common_flags)

@@ -15,86 +15,54 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsmc import build, progress
-from lsmc.build import facts, firmware
+from lsmc.build import facts, firmware, presets
 
 ROOT = build.ROOT
-GEN_DIR = build.GEN / "soc"
 SIM_SRC = ROOT / "sim" / "soc"
 NAND_MODEL = ROOT / "hw" / "ip" / "nand" / "model"
 TIMEOUT_EXIT = 124
 
 
-# Stream widths of the compaction IP in the SoC: 128 (this project's design, the default build) and 32
-# (the paper's platform, for the faithful Table III). Each has its own generated Verilog and simulator.
-WIDTHS = (32, 128)
+# Every SoC simulated here is a preset of hw/soc/rtl/Presets.scala (lsmc.build.presets): the Table III builds
+# at both stream widths (one two-way unit), the scaling sweep's M units x K ways at 128 bits, the default
+# with the DMA port slices. What callers may ask for follows from that list.
+_SIM = [p for p in presets.soc_presets().values() if p.target == "sim"]
+WIDTHS = tuple(sorted({p.derived["ip_width"] for p in _SIM}))
+UNITS = tuple(sorted({p.derived["units"] for p in _SIM}))
+WAYS = tuple(sorted({p.derived["ways"] for p in _SIM}))
+MAX_DMA_PORTS = _SIM[0].derived["max_dma_ports"]  # LsmcSocConfig.maxDmaPorts: the harness binds io_ddrDma .. 15
+# The scaling builds' DMA (the report's caption states them; docs/scaling.md, "What limits"): 512-bit ports,
+# 128-beat write bursts grouped across the units, a DDR port per reader.
+_SCALING_DMA = presets.find_soc("sim", 128, 2, 2).config["dma"]
+SCALING_DMA_PORT_WIDTH = _SCALING_DMA["portWidth"]
+SCALING_DMA_WRITE_BURST = _SCALING_DMA["writeBurst"]
+SCALING_DMA_WRITE_GROUP = _SCALING_DMA["writeGroup"]
 
 
-# Compaction units M and ways K of a build. The Table III builds (both widths) are one two-way unit
-# (LsmcSocConfig.paper / .tableIII128); the scaling sweep builds M x K at 128 bits.
-UNITS = tuple(range(1, 9))
-WAYS = (2, 4)
-
-
-# The DMA's DDR ports of the issue-11 SoCs (several units or K-way units; the Table III / board SoC keeps
-# LsmcSocConfig's 256-bit ports and 16-beat writes): 512-bit ports, the KCU105's native LiteDRAM word, and
-# 128-beat (4 KiB, one AXI page) write bursts, a DDR port per reader (reader 0 shares the first with the writers): more
-# reads in flight and fewer read/write turnarounds on the shared DDR bus (docs/scaling.md, "What limits").
-SCALING_DMA_PORT_WIDTH = 512
-SCALING_DMA_WRITE_BURST = 128
-# Write grouping (soc.Generate --dma-write-group): the units' writers hold full bursts until one must write,
-# then all write together (fewer read/write turnarounds on the shared bus).
-SCALING_DMA_WRITE_GROUP = True
-MAX_DMA_PORTS = 16  # LsmcSocConfig.maxDmaPorts: the harness binds io_ddrDma .. io_ddrDma15
-
-
-def scaling_read_ports(units: int, ways: int) -> int:
-    """DDR ports per unit of a scaling build: one per reader (each its own read buffer at the controller),
-    fewer (a divisor of K) when M x K ports would exceed MAX_DMA_PORTS."""
-    p = ways
-    while units * p > MAX_DMA_PORTS:
-        p //= 2
-    return p
-
-
-
-def _variant(width: int, units: int, ways: int) -> str:
-    """'' for the Table III builds, else '-m<M>k<K>' (gen and sim folder suffix)."""
+def preset_for(width: int = 128, units: int = 1, ways: int = 2, dma_port_slice: bool = False) -> presets.SocPreset:
+    """The simulator's SoC preset of `width`-bit streams and `units` x `ways` (with the DMA port slices)."""
     if width not in WIDTHS:
         raise build.BuildError(f"SoC IP width {width!r}: one of {', '.join(map(str, WIDTHS))}")
     if units not in UNITS or ways not in WAYS:
         raise build.BuildError(f"SoC units {units!r} / ways {ways!r}: units 1..{UNITS[-1]}, ways one of "
                                f"{', '.join(map(str, WAYS))}")
-    if (units, ways) == (1, 2):
-        return ""
-    if width != 128:
-        raise build.BuildError("several units or K-way units are built with 128-bit streams only")
-    return f"-m{units}k{ways}"
+    return presets.find_soc("sim", width, units, ways, dma_port_slice)
 
 
-def _gen_dir(width: int, units: int = 1, ways: int = 2) -> Path:
-    v = _variant(width, units, ways)
-    if v:
-        return build.GEN / f"soc{v.replace('-', '_')}"
-    return GEN_DIR if width == 128 else build.GEN / f"soc_w{width}"
+def scaling_read_ports(units: int, ways: int) -> int:
+    """DDR ports per unit of the `units` x `ways` build (its preset's; fewer than K when M x K ports would
+    exceed MAX_DMA_PORTS)."""
+    return preset_for(128, units, ways).config["dma"]["readPorts"]
 
 
-def generate_soc(width: int = 128, units: int = 1, ways: int = 2, dma_port_slice: bool = False) -> Path:
-    """build/gen/soc/LsmcSoc.v (+ C headers; build/gen/soc_w32 for the 32-bit IP, build/gen/soc_m<M>k<K>
-    for M units of K ways, `_slice` appended with the DMA port slices), regenerated only
-    when the hardware sources changed."""
-    gen_dir = _gen_dir(width, units, ways)
-    if dma_port_slice:
-        gen_dir = gen_dir.with_name(gen_dir.name + "_slice")
-    args = ("--out", str(gen_dir), "--units", str(units), "--ways", str(ways)) + \
-        (("--dma-port-slice",) if dma_port_slice else ()) + \
-        (("--ip-width", str(width)) if width != 128 else ()) + \
-        (("--dma-port-width", str(SCALING_DMA_PORT_WIDTH), "--dma-write-burst", str(SCALING_DMA_WRITE_BURST),
-          "--dma-read-ports", str(scaling_read_ports(units, ways))) +
-         (("--dma-write-group",) if SCALING_DMA_WRITE_GROUP else ()) if _variant(width, units, ways) else ())
-    out = build.generate("soc", "soc.Generate", gen_dir, args=args)
+def generate_preset(p: presets.SocPreset) -> Path:
+    """LsmcSoc.v of preset `p` (+ C headers, manifest.json, lsmc_soc_config.h) in build/gen/<its folder>,
+    regenerated only when the hardware sources changed."""
+    out = build.generate("soc", "soc.Generate", p.gen_dir, args=("--preset", p.name, "--out", str(p.gen_dir)))
     verilog = out / "LsmcSoc.v"
-    if not verilog.exists():
-        raise build.BuildError(f"soc.Generate did not write {verilog}")
+    for f in (verilog, out / presets.HARNESS_HEADER):
+        if not f.exists():
+            raise build.BuildError(f"soc.Generate did not write {f}")
     # The generator copies hw/soc/include/*.h too, but a header-only change does not rerun it.
     with build.lock(out / ".lock"):
         for h in (ROOT / "hw" / "soc" / "include").glob("*.h"):
@@ -103,43 +71,48 @@ def generate_soc(width: int = 128, units: int = 1, ways: int = 2, dma_port_slice
     return verilog
 
 
+def generate_soc(width: int = 128, units: int = 1, ways: int = 2, dma_port_slice: bool = False) -> Path:
+    """LsmcSoc.v of the simulator's preset of `width`, `units` x `ways` (preset_for), e.g. build/gen/soc."""
+    return generate_preset(preset_for(width, units, ways, dma_port_slice))
+
+
 def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int = 2,
-              free_clock: bool = False, dma_port_slice: bool = False) -> Path:
+              free_clock: bool = False, dma_port_slice: bool = False, preset: str | None = None) -> Path:
     """Verilated simulator of the SoC; `trace=True` builds a separate binary with FST waves; `width` the
     compaction IP's stream width (WIDTHS); `units`/`ways` the compaction units M and their ways K;
     `free_clock=True` a separate binary whose simulation clock gates are plain wires
     (-DLSMC_NO_CLOCK_GATE, as synthesis sees them; tests/test_sim_clock_gate.py compares the two);
     `dma_port_slice=True` a separate binary with the DMA port slices (soc.Generate
-    --dma-port-slice; tests/test_dma_port_slice.py compares it with the default)."""
-    verilog = generate_soc(width, units, ways, dma_port_slice)
-    outdir = build.BUILD / "sim" / (("soc-trace" if trace else "soc") + ("" if width == 128 else f"-w{width}") +
-                                    _variant(width, units, ways) + ("-free-clock" if free_clock else "") +
-                                    ("-slice" if dma_port_slice else ""))
+    --dma-port-slice; tests/test_dma_port_slice.py compares it with the default). `preset`: a SoC preset
+    by name instead of width/units/ways/dma_port_slice."""
+    p = presets.soc(preset) if preset else preset_for(width, units, ways, dma_port_slice)
+    if p.target != "sim":
+        raise build.BuildError(f"SoC preset {p.name} is a board build (no simulation control): not for the SoC harness")
+    verilog = generate_preset(p)
+    outdir = build.BUILD / "sim" / (p.variant.replace("soc", "soc-trace", 1) if trace else p.variant)
+    if free_clock:
+        outdir = outdir.with_name(outdir.name + "-free-clock")
     # The harness needs the define too: without gates there are no input stages to drive a cycle early.
     flags = (["--trace-fst", "--trace-structs"] if trace else []) + \
         (["-DLSMC_NO_CLOCK_GATE", "-CFLAGS", "-DLSMC_NO_CLOCK_GATE"] if free_clock else [])
     # RAM arrays are 8-bit lanes; the DDR port data is wide: no lint noise, same flags as the IP sim.
     # The NAND model's header is not a compile input Verilator accepts: its hash rides in a define so a
     # header change still rebuilds.
-    # The harness reads the memory map from the generated lsmc_soc.h next to the Verilog.
+    # The harness reads the memory map (lsmc_soc.h) and its ports and channels (lsmc_soc_config.h, from the
+    # preset) from the generated headers next to the Verilog.
     common_srcs, common_flags = build.sim_common(NAND_MODEL / "onfi_model.h",
-                                                 verilog.parent / "lsmc_soc.h", SIM_SRC / "nand_faults.h")
-    # One DDR port per compaction unit (soc.Generate's default): the harness binds that many.
-    scaled = bool(_variant(width, units, ways))
-    nports = units * (scaling_read_ports(units, ways) if scaled else 1)
-    ports = ["-CFLAGS", f"-DLSMC_DMA_PORTS={nports}"] if nports > 1 else []
-    if scaled:
-        ports += ["-CFLAGS", f"-DLSMC_DMA_PORT_BYTES={SCALING_DMA_PORT_WIDTH // 8}"]
+                                                 verilog.parent / "lsmc_soc.h",
+                                                 verilog.parent / presets.HARNESS_HEADER, SIM_SRC / "nand_faults.h")
     incs = ["-CFLAGS", f"-I{NAND_MODEL} -I{verilog.parent}"]
     return build.verilate("LsmcSoc", [verilog, SIM_SRC / "soc.vlt"],
                           [SIM_SRC / "harness.cpp", NAND_MODEL / "onfi_model.cpp", *common_srcs],
-                          outdir, flags=flags + common_flags + ports + incs,
+                          outdir, flags=flags + common_flags + incs,
                           # PGO doubles the build; the scaling builds run briefly, the Table III ones often.
                           # the free-running build only checks the gated one: -O1 compiles faster
                           # and so does the sliced one (it only checks the default build)
-                          cflags="-O1" if free_clock or dma_port_slice else "-O3",
-                          train=None if trace or free_clock or dma_port_slice or _variant(width, units, ways)
-                          else _train,
+                          cflags="-O1" if free_clock or p.dma_port_slice else "-O3",
+                          train=None if trace or free_clock or p.dma_port_slice or
+                          p.derived["units"] * p.derived["ways"] > 2 else _train,
                           # the wheel's FST writer needs liblz4 headers Debian's base lacks: waves keep 5.006
                           wheel=not trace)
 

@@ -9,6 +9,7 @@
 #include <verilated_syms.h>
 #include "VLsmcSoc.h"
 #include "lsmc_soc.h"  // memory map, generated next to LsmcSoc.v
+#include "lsmc_soc_config.h"  // this build's ports and channels (soc.Generate, from its preset), next to it too
 #include "onfi_model.h"
 #include "nvddr_pads.h"
 #if VM_TRACE
@@ -44,7 +45,7 @@ namespace {
 
 // RAM_BASE, RAM_SIZE, DDR_BASE, DDR_SIZE, CPU_HZ: the generated lsmc_soc.h (hw/soc/map/SocMap.scala).
 constexpr uint64_t NS_PER_CYCLE = 1000000000ull / CPU_HZ;  // NAND timings are checked in ns
-constexpr size_t NAND_TARGETS = 2;     // LsmcSocConfig.nandTargets (the io_nand_ce_n width)
+constexpr size_t NAND_TARGETS = LSMC_NAND_TARGETS;  // LsmcSocConfig.nand.targets (the io_nand_ce_n width)
 constexpr uint64_t LINK_POLL_CYCLES = 4096;  // UART link: one non-blocking poll per this many cycles
 
 // ------------------------------------------------------------------------------------ NAND
@@ -65,21 +66,11 @@ struct NandPinPtrs {
               &t->P##_ddr_h2_cle, &t->P##_ddr_h2_ale, &t->P##_ddr_h2_we_n, &t->P##_ddr_h2_re_n,                   \
               &t->P##_ddr_h2_ce_n, &t->P##_ddr_dqs_o, &t->P##_ddr_dqs_oe, &t->P##_ddr_tap, &t->P##_ddr_cap_valid, \
               &t->P##_ddr_cap_q1, &t->P##_ddr_cap_q2}
-// Channel c's pins if the generated SoC has them (detected at compile time), else dq_o == nullptr.
-#define NAND_CHANNEL_PINS(c)                                                                             \
-  template <class T> auto nandPins##c(T* t, int) -> decltype(t->io_nand##c##_dq_o, NandPinPtrs()) {     \
-    return NAND_PIN_PTRS(t, io_nand##c);                                                                 \
-  }                                                                                                      \
-  template <class T> NandPinPtrs nandPins##c(T*, long) { return NandPinPtrs(); }
-NAND_CHANNEL_PINS(1)
-NAND_CHANNEL_PINS(2)
-NAND_CHANNEL_PINS(3)
-static_assert(NAND_CHANNELS_MAX == 4, "nandPins1..3 above cover channels 1..NAND_CHANNELS_MAX-1 (SocMap.NandChannels)");
+// Every channel's pins: io_nand and io_nand<c> for the channels 1.. of this build (lsmc_soc_config.h).
 std::vector<NandPinPtrs> nandChannelPins(VLsmcSoc* t) {
-  std::vector<NandPinPtrs> v{NAND_PIN_PTRS(t, io_nand)};
-  for (NandPinPtrs p : {nandPins1(t, 0), nandPins2(t, 0), nandPins3(t, 0)})
-    if (p.dq_o) v.push_back(p);
-  return v;
+#define LSMC_NAND_CHANNEL_PINS(c) NAND_PIN_PTRS(t, io_nand##c),
+  return {NAND_PIN_PTRS(t, io_nand), LSMC_FOR_EACH_MORE_NAND_CHANNEL(LSMC_NAND_CHANNEL_PINS)};
+#undef LSMC_NAND_CHANNEL_PINS
 }
 
 // One ONFI model per target (CE#) on a controller's channel (hw/ip/nand/model). Pins are handed to the
@@ -400,11 +391,7 @@ int main(int argc, char** argv) {
   SIMC_BIND_AXI(cpuPins, top, io_ddr);
   cpuPins.wData = &top->io_ddr_w_payload_data;
   cpuPins.rData = &top->io_ddr_r_payload_data;
-  // The DMA ports' width (lsmc.sim.soc passes LSMC_DMA_PORT_BYTES for the SoCs built with wider ports):
-  // WSTRB is 32 bits (IData) at 256-bit data, 64 bits (QData) at 512.
-#ifndef LSMC_DMA_PORT_BYTES
-#define LSMC_DMA_PORT_BYTES 32
-#endif
+  // The DMA ports' width (lsmc_soc_config.h): WSTRB is 32 bits (IData) at 256-bit data, 64 bits (QData) at 512.
 #if LSMC_DMA_PORT_BYTES == 32
   using DmaStrb = IData;
 #elif LSMC_DMA_PORT_BYTES == 64
@@ -420,69 +407,19 @@ int main(int argc, char** argv) {
   acfg.timingPort = 1;
   simc::AxiSlave<DmaStrb> ddrDma("ddrDma", LSMC_DMA_PORT_BYTES, &ddr, dmaPins, acfg);
   // The DDR ports of compaction units 1.. when the SoC gives each unit its own, P per unit with
-  // --dma-read-ports P (lsmc.sim.soc passes LSMC_DMA_PORTS = units x P; each is one more port of the same
-  // controller and memory).
-#ifndef LSMC_DMA_PORTS
-#define LSMC_DMA_PORTS 1
-#endif
+  // dma.readPorts P (lsmc_soc_config.h lists them; each is one more port of the same controller and memory).
   std::vector<std::unique_ptr<simc::AxiSlave<DmaStrb>>> ddrDmaMore;
 #define SIMC_DMA_PORT(n)                                                                                 \
   do {                                                                                                   \
-    simc::AxiSlave<DmaStrb>::Pins p;                                                                       \
+    simc::AxiSlave<DmaStrb>::Pins p;                                                                     \
     SIMC_BIND_AXI(p, top, io_ddrDma##n);                                                                 \
     p.wData = top->io_ddrDma##n##_w_payload_data.data();                                                 \
     p.rData = top->io_ddrDma##n##_r_payload_data.data();                                                 \
     acfg.timingPort = 1 + n;                                                                             \
-    ddrDmaMore.emplace_back(new simc::AxiSlave<DmaStrb>("ddrDma" #n, LSMC_DMA_PORT_BYTES, &ddr, p, acfg));                 \
-  } while (0)
-#if LSMC_DMA_PORTS > 1
-  SIMC_DMA_PORT(1);
-#endif
-#if LSMC_DMA_PORTS > 2
-  SIMC_DMA_PORT(2);
-#endif
-#if LSMC_DMA_PORTS > 3
-  SIMC_DMA_PORT(3);
-#endif
-#if LSMC_DMA_PORTS > 4
-  SIMC_DMA_PORT(4);
-#endif
-#if LSMC_DMA_PORTS > 5
-  SIMC_DMA_PORT(5);
-#endif
-#if LSMC_DMA_PORTS > 6
-  SIMC_DMA_PORT(6);
-#endif
-#if LSMC_DMA_PORTS > 7
-  SIMC_DMA_PORT(7);
-#endif
-#if LSMC_DMA_PORTS > 8
-  SIMC_DMA_PORT(8);
-#endif
-#if LSMC_DMA_PORTS > 9
-  SIMC_DMA_PORT(9);
-#endif
-#if LSMC_DMA_PORTS > 10
-  SIMC_DMA_PORT(10);
-#endif
-#if LSMC_DMA_PORTS > 11
-  SIMC_DMA_PORT(11);
-#endif
-#if LSMC_DMA_PORTS > 12
-  SIMC_DMA_PORT(12);
-#endif
-#if LSMC_DMA_PORTS > 13
-  SIMC_DMA_PORT(13);
-#endif
-#if LSMC_DMA_PORTS > 14
-  SIMC_DMA_PORT(14);
-#endif
-#if LSMC_DMA_PORTS > 15
-  SIMC_DMA_PORT(15);
-#endif
-#if LSMC_DMA_PORTS > 16
-#error "LSMC_DMA_PORTS: at most 16 (LsmcSocConfig.maxDmaPorts)"
-#endif
+    ddrDmaMore.emplace_back(new simc::AxiSlave<DmaStrb>("ddrDma" #n, LSMC_DMA_PORT_BYTES, &ddr, p, acfg)); \
+  } while (0);
+  LSMC_FOR_EACH_MORE_DMA_PORT(SIMC_DMA_PORT)
+#undef SIMC_DMA_PORT
 
   IData* divider = reinterpret_cast<IData*>(findVar("TOP.LsmcSoc.uart", "bridge_uartConfigReg_clockDivider", 4));
   simc::Uart uart(&top->io_uart_txd, &top->io_uart_rxd, uartBitCycles, divider);

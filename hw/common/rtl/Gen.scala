@@ -35,11 +35,18 @@ object Gen {
 
   def flagOpt(name: String, help: String): Opt = Opt(name, help, flag = true)
 
-  /** Parsed options: `int`, `str` and `flag` by option name (without the dashes). */
-  final class Args(values: Map[String, String], flags: Set[String]) {
+  /** A string option restricted to `allowed` (a preset name, say), with no default: absent unless given. */
+  def choiceOpt(name: String, allowed: Seq[String], what: String = "NAME"): Opt =
+    Opt(name, what, Some(""), check = v =>
+      if (allowed.contains(v)) None else Some(s"--$name: unknown $what '$v' (one of ${allowed.mkString(", ")})"))
+
+  /** Parsed options: `int`, `str` and `flag` by option name (without the dashes); `given` says whether
+    * the command line named it (a preset's value stands unless an option is given). */
+  final class Args(values: Map[String, String], flags: Set[String], named: Set[String] = Set.empty) {
     def str(name: String): String = values(name)
     def int(name: String): Int = values(name).toInt
     def flag(name: String): Boolean = flags(name)
+    def given(name: String): Boolean = named(name)
     def out: String = values("out")
   }
 
@@ -55,21 +62,54 @@ object Gen {
     val byName = all.map(o => s"--${o.name}" -> o).toMap
     var values = all.flatMap(o => o.default.map(o.name -> _)).toMap
     var flags = Set.empty[String]
+    var named = Set.empty[String]
     var rest = args.toList
     while (rest.nonEmpty) rest match {
-      case key :: tail if byName.get(key).exists(_.flag) => flags += byName(key).name; rest = tail
+      case key :: tail if byName.get(key).exists(_.flag) => flags += byName(key).name; named += byName(key).name; rest = tail
       case key :: v :: tail if byName.contains(key) && !v.startsWith("--") =>
         val o = byName(key)
         o.check(v).foreach(fail)
         if (v.isEmpty) fail(s"$key needs a value")
         values += o.name -> v
+        named += o.name
         rest = tail
       case key :: _ if byName.contains(key) => fail(s"$key needs a value")
       case other :: _ => fail(s"unknown argument '$other'")
       case Nil =>
     }
     for (o <- all if !o.flag && !values.contains(o.name)) fail(s"--${o.name} is required")
-    new Args(values, flags)
+    new Args(values, flags, named)
+  }
+}
+
+/** JSON of generation parameters, for the manifests beside the generated Verilog: a case class becomes
+  * an object of its fields in declaration order (so a parameter added to a config class appears in every
+  * manifest without a line here), a Seq an array, a Map an object. */
+object Json {
+  def quote(s: String): String = "\"" + s.flatMap {
+    case '"' => "\\\""
+    case '\\' => "\\\\"
+    case c if c < ' ' => f"\\u${c.toInt}%04x"
+    case c => c.toString
+  } + "\""
+
+  def render(v: Any, indent: String = ""): String = {
+    val in = indent + "  "
+    def obj(kv: Seq[(String, Any)]) =
+      if (kv.isEmpty) "{}" else kv.map { case (k, x) => s"$in${quote(k)}: ${render(x, in)}" }.mkString("{\n", ",\n", s"\n$indent}")
+    v match {
+      case null | None => "null"
+      case Some(x) => render(x, indent)
+      case s: String => quote(s)
+      case b: Boolean => b.toString
+      case n: Int => n.toString
+      case n: Long => n.toString
+      case n: BigInt => n.toString
+      case m: scala.collection.Map[_, _] => obj(m.toSeq.map { case (k, x) => (k.toString, x) })
+      case s: Iterable[_] => if (s.isEmpty) "[]" else s.map(render(_, in)).mkString("[", ", ", "]")
+      case p: Product => obj(p.productElementNames.toSeq.zip(p.productIterator.toSeq))
+      case other => throw new IllegalArgumentException(s"Json.render: no JSON form for ${other.getClass.getName}")
+    }
   }
 }
 

@@ -14,6 +14,51 @@ import vexriscv.plugin._
 
 import scala.collection.mutable.ArrayBuffer
 
+/** The SoC's DMA paths to DDR (the compaction units' DMA parameters beyond their IP's width and K). */
+case class SocDmaConfig(
+    // true: each unit's DMA has its own DDR port (io_ddrDma, io_ddrDma1..), as a multi-port controller
+    // (LiteDRAM crossbar, MIG) gives them; false: the units share io_ddrDma through an Axi4 crossbar.
+    portPerUnit: Boolean = true,
+    // Width of the DMA DDR ports: 256 (the DMA's own width) or 512, the KCU105's native LiteDRAM word
+    // (64-bit DDR4 at 1:4): an upsizer per unit then halves the beats a port has in flight for the same
+    // bytes (docs/scaling.md).
+    portWidth: Int = 256,
+    // Beats (256-bit) per DMA write burst (DmaWriter maxBurst): 16 = 512 B; longer for several units.
+    writeBurst: Int = 16,
+    // DDR ports per unit (portPerUnit): 1, or P (a divisor of ways) with the DMA's readers split over
+    // them (CompactionDma readPorts; P = ways: a port per reader): each port has its own read buffer at
+    // the controller.
+    readPorts: Int = 1,
+    // Write grouping (CompactionDma writeGroup): the units' DMA writers hold full bursts until one of them
+    // must write, then all write together: one read/write turnaround pair per group on the shared DDR bus.
+    writeGroup: Boolean = false,
+    // A full register slice (LsmcSoc.dmaPortSlice) on each compaction unit's DDR master and on the NAND link,
+    // before their DMA port crossbar, so no ready/valid chain runs combinationally from a port's arbiter into a
+    // unit's DMA or the NAND path. Off by default, in the board builds too: the whole ECPIX-5 route with it was
+    // slower (its 256-bit W buffers' load enables became the critical path, docs/boards.md).
+    portSlice: Boolean = false
+) {
+  require(portWidth == 256 || portWidth == 512, s"dma.portWidth must be 256 or 512, not $portWidth")
+}
+
+/** The SoC's NAND channels (each a controller, its AXI master, interrupt and register block). */
+case class SocNandConfig(
+    channels: Int = 4,
+    targets: Int = 2,        // chip enables per channel
+    padInputCycles: Int = 0, // register stages of the board's pads ahead of NAND DQ in (NandParams.padInputCycles)
+    // true: the NAND channels' DMA reaches DDR through DMA port 0 (io_ddrDma, next to unit 0), each channel
+    // upsized to the port's width; false: through the CPU side's 32-bit DDR port (io_ddr), shared with the
+    // caches, 400 MB/s at 100 MHz for every channel together (hw/ip/nand/doc/nand.md).
+    dmaPort: Boolean = true
+) {
+  require(channels >= 1 && channels <= SocMap.NandChannels.max,
+    s"nand.channels must be 1..${SocMap.NandChannels.max}, not $channels")
+  /** One channel's controller. */
+  def params = _root_.nand.NandParams(targets = targets, padInputCycles = padInputCycles)
+}
+
+/** Every generation parameter of the SoC, the IPs' own configurations nested (VexRiscv's style: a case
+  * class per block). The named builds: SocPresets (Presets.scala, docs/configurations.md). */
 case class LsmcSocConfig(
     clockHz: BigInt = MapConfig().clockHz,
     onChipRamSize: BigInt = MapConfig().onChipRamSize,
@@ -21,48 +66,25 @@ case class LsmcSocConfig(
     iCacheSize: Int = 8192,
     dCacheSize: Int = 8192,
     uartBaud: Int = 115200,
-    ipDataWidth: Int = 128,
-    units: Int = 4,  // compaction units M (IP + DMA each), sharing the DDR DMA port
-    ways: Int = 4,   // input runs K of each unit's IP (2 or 4)
-    // true: each unit's DMA has its own DDR port (io_ddrDma, io_ddrDma1..), as a multi-port controller
-    // (LiteDRAM crossbar, MIG) gives them; false: the units share io_ddrDma through an Axi4 crossbar.
-    dmaPortPerUnit: Boolean = true,
-    // Width of the DMA DDR ports: 256 (the DMA's own width) or 512, the KCU105's native LiteDRAM word
-    // (64-bit DDR4 at 1:4): an upsizer per unit then halves the beats a port has in flight for the same
-    // bytes (docs/scaling.md).
-    dmaPortWidth: Int = 256,
-    // Beats (256-bit) per DMA write burst (DmaWriter maxBurst): 16 = 512 B; longer for several units.
-    dmaWriteBurst: Int = 16,
-    // DDR ports per unit (dmaPortPerUnit): 1, or P (a divisor of ways) with the DMA's readers split over
-    // them (CompactionDma readPorts; P = ways: a port per reader): each port has its own read buffer at
-    // the controller.
-    dmaReadPorts: Int = 1,
-    // Write grouping (CompactionDma writeGroup): the units' DMA writers hold full bursts until one of them
-    // must write, then all write together: one read/write turnaround pair per group on the shared DDR bus.
-    dmaWriteGroup: Boolean = false,
-    nandChannels: Int = 4, // NAND channels: a controller, its AXI master, interrupt and register block each
-    nandTargets: Int = 2,  // chip enables per channel
-    nandPadInputCycles: Int = 0, // register stages of the board's pads ahead of NAND DQ in (NandParams.padInputCycles)
-    // true: the NAND channels' DMA reaches DDR through DMA port 0 (io_ddrDma, next to unit 0), each channel
-    // upsized to the port's width; false: through the CPU side's 32-bit DDR port (io_ddr), shared with the
-    // caches, 400 MB/s at 100 MHz for every channel together (hw/ip/nand/doc/nand.md).
-    nandDmaPort: Boolean = true,
-    // A full register slice (LsmcSoc.dmaPortSlice) on each compaction unit's DDR master and on the NAND link,
-    // before their DMA port crossbar, so no ready/valid chain runs combinationally from a port's arbiter into a
-    // unit's DMA or the NAND path. Off by default, in the board builds too: the whole ECPIX-5 route with it was
-    // slower (its 256-bit W buffers' load enables became the critical path, docs/boards.md).
-    dmaPortSlice: Boolean = false,
+    units: Int = 4,  // compaction units M (IP + DMA each)
+    // Each unit's IP: its stream width and ways K (2 or 4 in the SoC), FIFO depths.
+    compaction: _root_.compaction.CompactionConfig = _root_.compaction.CompactionConfig(dataWidth = 128, ways = 4),
+    dma: SocDmaConfig = SocDmaConfig(),
+    nand: SocNandConfig = SocNandConfig(),
     withDocs: Boolean = false, // write the register headers of the IPs next to the Verilog
     withSimCtrl: Boolean = true
 ) {
   require(units >= 1 && units <= SocMap.Units.max, s"units must be 1..${SocMap.Units.max}, not $units")
-  require(nandChannels >= 1 && nandChannels <= SocMap.NandChannels.max,
-    s"nandChannels must be 1..${SocMap.NandChannels.max}, not $nandChannels")
-  require(ways == 2 || ways == 4, s"ways must be 2 or 4 in the SoC, not $ways")
-  require(dmaPortWidth == 256 || dmaPortWidth == 512, s"dmaPortWidth must be 256 or 512, not $dmaPortWidth")
-  require(dmaReadPorts == 1 || (dmaPortPerUnit && ways % dmaReadPorts == 0 && units * dmaReadPorts <= LsmcSocConfig.maxDmaPorts),
-    s"dmaReadPorts $dmaReadPorts: 1, or a divisor of ways ($ways) with a port per unit and at most " +
+  require(compaction.ways == 2 || compaction.ways == 4, s"ways must be 2 or 4 in the SoC, not ${compaction.ways}")
+  require(dma.readPorts == 1 || (dma.portPerUnit && compaction.ways % dma.readPorts == 0 &&
+    units * dma.readPorts <= LsmcSocConfig.maxDmaPorts),
+    s"dmaReadPorts ${dma.readPorts}: 1, or a divisor of ways (${compaction.ways}) with a port per unit and at most " +
       s"${LsmcSocConfig.maxDmaPorts} DMA ports in all ($units units)")
+  /** One unit's DMA: the IP's width and a reader per input. */
+  def unitDma = _root_.dma.DmaConfig(dataWidth = compaction.dataWidth, readers = compaction.ways,
+    writeBurst = dma.writeBurst, readPorts = dma.readPorts, writeGroup = dma.writeGroup)
+  /** DMA DDR ports of the SoC (io_ddrDma, io_ddrDma1 ..). */
+  def dmaPorts: Int = if (dma.portPerUnit) units * dma.readPorts else 1
   def mapConfig = MapConfig(onChipRamSize, ddrSize, clockHz)
   /** DDR port of the CPU side (I$/D$ refills, NAND DMA): 32-bit like the CPU buses. */
   def ddrCpuAxiConfig = Axi4Config(addressWidth = 32, dataWidth = 32, idWidth = 4,
@@ -71,13 +93,13 @@ case class LsmcSocConfig(
     * The units' crossbar adds log2(M) id bits to a DMA's own; at least 4 (the one-unit port). */
   /** The NAND channels' link into DMA port 0: every channel's AXI master upsized to the port's width,
     * arbitrated by a crossbar of its own (its id bits name the channel). */
-  def nandLinkAxiConfig = _root_.nand.NandParams().axiConfig.copy(dataWidth = dmaPortWidth,
-    idWidth = _root_.nand.NandParams().axiConfig.idWidth + log2Up(nandChannels))
+  def nandLinkAxiConfig = _root_.nand.NandParams().axiConfig.copy(dataWidth = dma.portWidth,
+    idWidth = _root_.nand.NandParams().axiConfig.idWidth + log2Up(nand.channels))
   /** Masters on DMA port 0's crossbar: its unit(s), and the NAND link with nandDmaPort. */
-  private def port0Masters = (if (dmaPortPerUnit) 1 else units) + (if (nandDmaPort) 1 else 0)
-  def ddrDmaAxiConfig = Axi4Config(addressWidth = 32, dataWidth = dmaPortWidth,
-    idWidth = scala.math.max(4, scala.math.max(_root_.dma.DmaBus.axiConfigFor(ways).idWidth,
-      if (nandDmaPort) nandLinkAxiConfig.idWidth else 0) + log2Up(port0Masters)),
+  private def port0Masters = (if (dma.portPerUnit) 1 else units) + (if (nand.dmaPort) 1 else 0)
+  def ddrDmaAxiConfig = Axi4Config(addressWidth = 32, dataWidth = dma.portWidth,
+    idWidth = scala.math.max(4, scala.math.max(_root_.dma.DmaBus.axiConfigFor(compaction.ways).idWidth,
+      if (nand.dmaPort) nandLinkAxiConfig.idWidth else 0) + log2Up(port0Masters)),
     useRegion = false, useLock = false, useQos = false, useCache = false, useProt = false)
 
   def uartConfig = UartCtrlMemoryMappedConfig(
@@ -129,11 +151,11 @@ case class LsmcSocConfig(
 }
 
 object LsmcSocConfig {
-  /** Seed 000's platform for the faithful Table III: one two-way unit, 32-bit streams. */
-  def paper = LsmcSocConfig(units = 1, ways = 2, ipDataWidth = 32)
+  /** Peng et al.'s platform for the faithful Table III: one two-way unit, 32-bit streams. */
+  def paper = LsmcSocConfig(units = 1, compaction = _root_.compaction.CompactionConfig(dataWidth = 32, ways = 2))
   /** The same one two-way unit with 128-bit streams (Table III, this project's width). */
-  def tableIII128 = LsmcSocConfig(units = 1, ways = 2, ipDataWidth = 128)
-  /** DMA DDR ports of one SoC at most (sim/soc/harness.cpp binds io_ddrDma .. io_ddrDma15). */
+  def tableIII128 = LsmcSocConfig(units = 1, compaction = _root_.compaction.CompactionConfig(dataWidth = 128, ways = 2))
+  /** DMA DDR ports of one SoC at most (the SoC harness binds io_ddrDma .. io_ddrDma15). */
   val maxDmaPorts = 16
 }
 
@@ -163,13 +185,13 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     val ddr     = master(Axi4(cfg.ddrCpuAxiConfig))
     val ddrDma  = master(Axi4(cfg.ddrDmaAxiConfig))
     // The other DMA DDR ports (dmaPortPerUnit): io_ddrDma1 .. io_ddrDma<M P-1> (P = dmaReadPorts)
-    val ddrDmaUnits = (cfg.dmaPortPerUnit && cfg.units * cfg.dmaReadPorts > 1) generate
-      Vec(master(Axi4(cfg.ddrDmaAxiConfig)), cfg.units * cfg.dmaReadPorts - 1)
+    val ddrDmaUnits = (cfg.dma.portPerUnit && cfg.units * cfg.dma.readPorts > 1) generate
+      Vec(master(Axi4(cfg.ddrDmaAxiConfig)), cfg.units * cfg.dma.readPorts - 1)
     val simArg  = cfg.withSimCtrl generate (in UInt (32 bits))
     val simExit = cfg.withSimCtrl generate master(Flow(UInt(31 bits)))
-    val nand    = master(_root_.nand.NandPins(cfg.nandTargets))
+    val nand    = master(_root_.nand.NandPins(cfg.nand.targets))
     // Pins of NAND channels 1..N-1: io_nand1 .. io_nand<N-1>
-    val nandChannels = (cfg.nandChannels > 1) generate Vec(master(_root_.nand.NandPins(cfg.nandTargets)), cfg.nandChannels - 1)
+    val nandChannels = (cfg.nand.channels > 1) generate Vec(master(_root_.nand.NandPins(cfg.nand.targets)), cfg.nand.channels - 1)
   }
 
   // ---------------------------------------------------------------------------------------- memories
@@ -244,7 +266,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   for ((pins, c) <- nandPins.zipWithIndex if c > 0) pins.setName(s"io_nand$c")
   val nandCtrls = for ((pins, c) <- nandPins.zipWithIndex) yield new Area {
     val clockEnable = Bool()
-    val ctrl = common.SimClockGate(clockEnable)(new _root_.nand.NandController(_root_.nand.NandParams(targets = cfg.nandTargets, padInputCycles = cfg.nandPadInputCycles)))
+    val ctrl = common.SimClockGate(clockEnable)(new _root_.nand.NandController(cfg.nand.params))
     clockEnable := ctrl.simActivity.enable.pull()
     if (cfg.withDocs && c == 0) ctrl.docs()
     pins <> ctrl.io.nand
@@ -255,7 +277,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     core.iBus        -> List(ram.io.axi, ddrCpu),
     core.dBus        -> List(ram.io.axi, ddrCpu, apbBridge.io.axi)
   )
-  if (!cfg.nandDmaPort) for (ctrl <- nandCtrls) axiCrossbar.addConnection(ctrl.io.axi, List(ram.io.axi, ddrCpu))
+  if (!cfg.nand.dmaPort) for (ctrl <- nandCtrls) axiCrossbar.addConnection(ctrl.io.axi, List(ram.io.axi, ddrCpu))
   // Register stages between crossbar and slaves for timing, as in Briey.
   axiCrossbar.addPipelining(apbBridge.io.axi)((crossbar, bridge) => {
     crossbar.sharedCmd.halfPipe() >> bridge.sharedCmd
@@ -306,30 +328,28 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     val clock = common.SimClockGate(clockEnable)
     val counterClockEnable = Bool()
     val counterClock = common.SimClockGate(counterClockEnable)
-    val ip = clock(_root_.compaction.CompactionIp(
-      _root_.compaction.CompactionConfig(dataWidth = cfg.ipDataWidth, ways = cfg.ways), withDocs = cfg.withDocs && u == 0,
+    val ip = clock(_root_.compaction.CompactionIp(cfg.compaction, withDocs = cfg.withDocs && u == 0,
       counterDomain = Some(counterClock)))
-    val dma = clock(_root_.dma.CompactionDma(cfg.ipDataWidth, readers = cfg.ways, writeBurst = cfg.dmaWriteBurst,
-      readPorts = cfg.dmaReadPorts, writeGroup = cfg.dmaWriteGroup))
+    val dma = clock(cfg.unitDma.build())
     // The unit's DDR master at the port's width: the DMA's 256-bit AXI, or an upsizer to 512 bits.
-    val upsizer = (cfg.dmaPortWidth != _root_.dma.DmaBus.dataWidth) generate
-      clock(Axi4Upsizer(dma.io.axi.config, dma.io.axi.config.copy(dataWidth = cfg.dmaPortWidth), 4))
+    val upsizer = (cfg.dma.portWidth != _root_.dma.DmaBus.dataWidth) generate
+      clock(Axi4Upsizer(dma.io.axi.config, dma.io.axi.config.copy(dataWidth = cfg.dma.portWidth), 4))
     if (upsizer != null) upsizer.io.input << dma.io.axi
     val ddrMaster = if (upsizer != null) upsizer.io.output else dma.io.axi
     // Towards its port crossbar: through a full register slice with dmaPortSlice (off by default).
-    val axi = if (cfg.dmaPortSlice) clock(LsmcSoc.dmaPortSlice(ddrMaster)) else ddrMaster
+    val axi = if (cfg.dma.portSlice) clock(LsmcSoc.dmaPortSlice(ddrMaster)) else ddrMaster
     // The further DDR ports (the other reader groups), upsized likewise; their write channels are idle.
-    val dmaReads = if (cfg.dmaReadPorts > 1) dma.io.axiReads.toSeq else Seq.empty[Axi4ReadOnly]
+    val dmaReads = if (cfg.dma.readPorts > 1) dma.io.axiReads.toSeq else Seq.empty[Axi4ReadOnly]
     val readPorts = for (rp <- dmaReads) yield {
       if (upsizer == null) rp
       else {
-        val up = clock(Axi4ReadOnlyUpsizer(rp.config, rp.config.copy(dataWidth = cfg.dmaPortWidth), 4))
+        val up = clock(Axi4ReadOnlyUpsizer(rp.config, rp.config.copy(dataWidth = cfg.dma.portWidth), 4))
         up.io.input << rp
         up.io.output
       }
     }
     if (cfg.withDocs && u == 0) dma.docs()
-    for (k <- 0 until cfg.ways) dma.io.keys(k) >> ip.io.keys(k)
+    for (k <- 0 until cfg.compaction.ways) dma.io.keys(k) >> ip.io.keys(k)
     ip.io.out >> dma.io.out
     ip.io.invalid >> dma.io.invalid
     // The writers stop at `last`, or when the IP is done/stopped on error (empty or cut-short output).
@@ -370,7 +390,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   val units = (0 until cfg.units).map(u => new CompactionUnit(u).setName(if (u == 0) "compaction" else s"unit$u"))
   // Write grouping: any unit's urgent writer releases every unit's full bursts (registered: the group
   // signal spans the units, a cycle late costs nothing against a burst of 128 beats).
-  val writeGroup = cfg.dmaWriteGroup generate new Area {
+  val writeGroup = cfg.dma.writeGroup generate new Area {
     val go = RegNext(units.map(_.dma.io.writeUrgent).reduce(_ || _)) init (False)
     for (u <- units) u.dma.io.writeGroupGo := go
   }
@@ -379,7 +399,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     apbSlaves += Apb3Absent().io.apb -> SizeMapping(base, 4 KiB)
   for ((ctrl, c) <- nandCtrls.zipWithIndex)
     apbSlaves += ctrl.io.apb -> SizeMapping(SocMap.NandChannels.baseOf(c), SocMap.NandChannels.stride)
-  for (c <- cfg.nandChannels until SocMap.NandChannels.max)
+  for (c <- cfg.nand.channels until SocMap.NandChannels.max)
     apbSlaves += Apb3Absent().io.apb -> SizeMapping(SocMap.NandChannels.baseOf(c), SocMap.NandChannels.stride)
 
   // The DMAs have their own 256-bit path to the DDR controller (see docs/soc.md): a port per unit, or
@@ -398,14 +418,14 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   // would wait for unit 0's clock that nothing starts (the storage flow's init timed out that way).
   val nandDmaWake = Bool()
   val dmaPorts = for ((pins, n) <- dmaPins.zipWithIndex) yield
-    if (cfg.dmaPortPerUnit && n == 0 && cfg.nandDmaPort) common.SimClockGate(units(0).clockEnable || nandDmaWake)(common.SimInputStage(pins))
-    else if (cfg.dmaPortPerUnit) units(n / cfg.dmaReadPorts).clock(common.SimInputStage(pins))
+    if (cfg.dma.portPerUnit && n == 0 && cfg.nand.dmaPort) common.SimClockGate(units(0).clockEnable || nandDmaWake)(common.SimInputStage(pins))
+    else if (cfg.dma.portPerUnit) units(n / cfg.dma.readPorts).clock(common.SimInputStage(pins))
     else common.SimInputStage(pins)
   // With P ports per unit (dmaReadPorts), port P u is unit u's main port, P u + g its read port g - 1: no
   // crossbar there (the harness answers DECERR outside DDR itself), the write channels tied off.
-  val mainPorts = dmaPorts.zipWithIndex.filter(_._2 % cfg.dmaReadPorts == 0).map(_._1)
-  for ((port, n) <- dmaPorts.zipWithIndex if n % cfg.dmaReadPorts != 0) {
-    val rp = units(n / cfg.dmaReadPorts).readPorts(n % cfg.dmaReadPorts - 1)
+  val mainPorts = dmaPorts.zipWithIndex.filter(_._2 % cfg.dma.readPorts == 0).map(_._1)
+  for ((port, n) <- dmaPorts.zipWithIndex if n % cfg.dma.readPorts != 0) {
+    val rp = units(n / cfg.dma.readPorts).readPorts(n % cfg.dma.readPorts - 1)
     port.ar.arbitrationFrom(rp.ar)
     port.ar.addr := rp.ar.addr; port.ar.id := rp.ar.id.resized; port.ar.len := rp.ar.len
     port.ar.size := rp.ar.size; port.ar.burst := rp.ar.burst
@@ -422,13 +442,13 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   // is mapped (the controller's DMA window, DMA_LO/HI, defaults to DDR; elsewhere answers DECERR).
   // Its clock runs while a channel may move (common.SimClockGate): a controller's own enable covers its
   // commands, whose DMA ends only when every response is in, so no beat is left inside an upsizer.
-  val nandDma = cfg.nandDmaPort generate new Area {
+  val nandDma = cfg.nand.dmaPort generate new Area {
     val clockEnable = Bool()
     val clock = common.SimClockGate(clockEnable)
     val link = Axi4(cfg.nandLinkAxiConfig)
     val path = clock on new Area {
       val upsizers = for (ctrl <- nandCtrls) yield {
-        val up = Axi4Upsizer(ctrl.io.axi.config, ctrl.io.axi.config.copy(dataWidth = cfg.dmaPortWidth), 4)
+        val up = Axi4Upsizer(ctrl.io.axi.config, ctrl.io.axi.config.copy(dataWidth = cfg.dma.portWidth), 4)
         up.io.input << ctrl.io.axi
         up
       }
@@ -438,7 +458,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
       for (st <- stages) xbar.addConnection(st, List(link))
       xbar.build()
       // Into DMA port 0's crossbar: through a full register slice with dmaPortSlice (off by default).
-      val toPort = if (cfg.dmaPortSlice) LsmcSoc.dmaPortSlice(link) else link
+      val toPort = if (cfg.dma.portSlice) LsmcSoc.dmaPortSlice(link) else link
     }
     val toPort = path.toPort
     // Both sides of the slice: a beat it holds shows as a valid on one of them.
@@ -450,16 +470,16 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   val dmaCrossbars = for ((port, n) <- mainPorts.zipWithIndex) yield {
     val xbar = Axi4CrossbarFactory()
     xbar.addSlave(port, SizeMapping(ddrBase, cfg.ddrSize))
-    for (unit <- if (cfg.dmaPortPerUnit) Seq(units(n)) else units) xbar.addConnection(unit.axi, List(port))
+    for (unit <- if (cfg.dma.portPerUnit) Seq(units(n)) else units) xbar.addConnection(unit.axi, List(port))
     val withNand = n == 0 && nandDma != null
     if (withNand) xbar.addConnection(nandDma.toPort, List(port))
     // A unit's own crossbar is clocked with the unit (it moves only the unit's AXI beats, all of which
     // keep the unit's clock running), so its logic costs the simulation nothing while the unit is idle;
     // port 0's also runs while the NAND link or the port has a beat.
-    if (cfg.dmaPortPerUnit && withNand) {
+    if (cfg.dma.portPerUnit && withNand) {
       val busy = nandDma.active || port.ar.valid || port.aw.valid || port.w.valid || port.r.valid || port.b.valid
       common.SimClockGate(units(n).clockEnable || busy)(xbar.build())
-    } else if (cfg.dmaPortPerUnit) units(n).clock(xbar.build()) else xbar.build()
+    } else if (cfg.dma.portPerUnit) units(n).clock(xbar.build()) else xbar.build()
     xbar
   }
 

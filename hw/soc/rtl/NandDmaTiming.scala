@@ -15,20 +15,20 @@ import spinal.lib.bus.misc.SizeMapping
   * (boards/litex_soc.py `_axi_register_slice`). Out of context the pins are not timed, so the slice puts
   * every path between the port and the controller inside the design. */
 class NandDmaTiming(stage: Boolean, slice: Boolean = true) extends Component {
-  val cfg = LsmcSocConfig(units = 1, ways = 2, nandChannels = 1)
-  val p = _root_.nand.NandParams(targets = cfg.nandTargets)
+  val cfg = LsmcSocConfig.tableIII128.copy(nand = SocNandConfig(channels = 1))
+  val p = _root_.nand.NandParams(targets = cfg.nand.targets)
   val io = new Bundle {
     val apb = slave(Apb3(p.apbConfig))
     val irq = out Bool()
     val nand = master(_root_.nand.NandPins(p.targets))
-    val unit = slave(Axi4(_root_.dma.DmaBus.axiConfigFor(cfg.ways)))
+    val unit = slave(Axi4(_root_.dma.DmaBus.axiConfigFor(cfg.compaction.ways)))
     val port = master(Axi4(cfg.ddrDmaAxiConfig))
   }
   val ctrl = new _root_.nand.NandController(p)
   ctrl.io.apb <> io.apb
   io.irq := ctrl.io.irq
   ctrl.io.nand <> io.nand
-  val up = Axi4Upsizer(ctrl.io.axi.config, ctrl.io.axi.config.copy(dataWidth = cfg.dmaPortWidth), 4)
+  val up = Axi4Upsizer(ctrl.io.axi.config, ctrl.io.axi.config.copy(dataWidth = cfg.dma.portWidth), 4)
   up.io.input << ctrl.io.axi
   val link = Axi4(cfg.nandLinkAxiConfig)
   val nandXbar = Axi4CrossbarFactory()

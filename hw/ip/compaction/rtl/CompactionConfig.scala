@@ -29,6 +29,16 @@ case class CompactionConfig(
   def inputBits: Int = log2Up(ways)    // ERR_INPUT width
 }
 
+object CompactionConfig {
+  /** The IP alone, as its harness (hw/ip/compaction/dv), the host's in-process back end and the register maps
+    * build it: (preset, folder under build/gen, config) for each stream width and K. The two-way IP keeps
+    * its original folder names; the firmware compiles against the four-way map (it extends the two-way one). */
+  val presets: Seq[(String, String, CompactionConfig)] =
+    for (w <- Seq(128, 32); k <- Seq(2, 4, 8))
+      yield (s"ip-w$w" + (if (k == 2) "" else s"-k$k"), s"compaction_w$w" + (if (k == 2) "" else s"_k$k"),
+        CompactionConfig(dataWidth = w, ways = k))
+}
+
 /** STATUS.ERR_CODE values, read at elaboration from their one source, hw/ip/compaction/data/kb16_errors.json,
   * which the KB16 model (lsmc.model.kb16) and the firmware's KB16 library (kb16_errors.h) read too: the
   * codes are the KB16 format's as much as the IP's, and those two must work without a JVM. One entry with
