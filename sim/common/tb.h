@@ -13,6 +13,7 @@
 #ifndef SIMC_TB_H
 #define SIMC_TB_H
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -189,14 +190,15 @@ class StreamSink {
 };
 
 // ---- AXI4-Lite master: one transaction at a time ----
+template <typename AddrT>  // the Verilator type of the address ports (SData for a 12-bit window)
 struct AxiLitePins {
   CData *awValid, *awReady;
-  IData* awAddr;
+  AddrT* awAddr;
   CData *wValid, *wReady;
   IData* wData;
   CData *bValid, *bReady, *bResp;
   CData *arValid, *arReady;
-  IData* arAddr;
+  AddrT* arAddr;
   CData *rValid, *rReady, *rResp;
   IData* rData;
 };
@@ -216,9 +218,10 @@ struct AxiLitePins {
 
 // The pause generator withholds each request valid before it is first raised and each response ready.
 // A response before both halves of its request (or with no request) counts as a protocol violation.
+template <typename AddrT>
 class AxiLiteMaster {
  public:
-  AxiLiteMaster(Prng* rng, const AxiLitePins& pins) : pause(rng), p_(pins) {}
+  AxiLiteMaster(Prng* rng, const AxiLitePins<AddrT>& pins) : pause(rng), p_(pins) {}
   Pause pause;
   uint64_t violations = 0;
   // What the last sample() saw fire (a harness may act on a register write it knows).
@@ -255,8 +258,8 @@ class AxiLiteMaster {
     *p_.awValid = awV_;
     *p_.wValid = wV_;
     *p_.arValid = arV_;
-    *p_.awAddr = op_.addr;
-    *p_.arAddr = op_.addr;
+    *p_.awAddr = (AddrT)op_.addr;
+    *p_.arAddr = (AddrT)op_.addr;
     *p_.wData = op_.data;
     *p_.bReady = !pause();
     *p_.rReady = !pause();
@@ -292,7 +295,7 @@ class AxiLiteMaster {
     bool active = false, write = false, awDone = false, wDone = false, arDone = false, done = false;
     uint32_t addr = 0, data = 0, resp = 0;
   };
-  AxiLitePins p_;
+  AxiLitePins<AddrT> p_;
   Op op_;
   bool awV_ = false, wV_ = false, arV_ = false;
   bool fAw_ = false, fAr_ = false, fR_ = false;

@@ -26,6 +26,8 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "args.h"
@@ -154,9 +156,10 @@ class Harness {
         return true;
     }
     simc::StreamSink out, inv;
-    simc::AxiLiteMaster ctrl;
-    static simc::AxiLitePins ctrl_pins(VCompactionIp* t) {
-        simc::AxiLitePins p;
+    using CtrlAddr = std::remove_reference_t<decltype(std::declval<VCompactionIp&>().io_ctrl_aw_payload_addr)>;
+    simc::AxiLiteMaster<CtrlAddr> ctrl;
+    static simc::AxiLitePins<CtrlAddr> ctrl_pins(VCompactionIp* t) {
+        simc::AxiLitePins<CtrlAddr> p;
         SIMC_BIND_AXI_LITE(p, t, io_ctrl);
         return p;
     }
