@@ -493,7 +493,7 @@ def test_irq_wait_served_by_trap_handler(soc):
     soc.lib.shim_irq_global(1)
     res = _run(soc, _job(use_irq=1))
     assert res.rc == fs.CIP_OK and soc.traps >= 1
-    assert ctypes.c_uint32.in_dll(soc.lib, "cip_unit_events").value == 1  # unit 0: cip_irq_events
+    assert ctypes.c_uint32.in_dll(soc.lib, "cip_irq_events").value == 1
     assert soc.cip["IRQ_STATUS"] == 0  # the handler acknowledged
     assert ("cip", "IRQ_ENABLE", 3) in soc.log and ("irqc", "ENABLE", 1 << fs.IRQ_CIP) in soc.log
 

@@ -20,12 +20,18 @@
 /* After an IP error the writers get no more data; this long they may still finish on their own. */
 #define WRITER_GRACE_CYCLES 20000u
 
-volatile uint32_t cip_unit_events[UNITS_MAX];
+/* Unit 0's events stay a variable of their own: a word in the small-data area is one gp-relative load
+ * in the one-unit driver's wait loops, an array element would take an address computation more. */
+volatile uint32_t cip_irq_events;
+static volatile uint32_t unit_events[UNITS_MAX];
 volatile uint32_t cip_irq_last_status;
 
 _Static_assert(UNITS_MAX == 8, "cip_units lists 8 unit slots");
-#define UNIT(u) {CIP_UNIT_BASE(u), &dma_sets[u], IRQ_CIP_UNIT(u), &cip_unit_events[u]}
-const cip_unit cip_units[UNITS_MAX] = {UNIT(0), UNIT(1), UNIT(2), UNIT(3), UNIT(4), UNIT(5), UNIT(6), UNIT(7)};
+#define UNIT(u, ev) {CIP_UNIT_BASE(u), &dma_sets[u], IRQ_CIP_UNIT(u), ev}
+const cip_unit cip_units[UNITS_MAX] = {
+    UNIT(0, &cip_irq_events), UNIT(1, &unit_events[1]), UNIT(2, &unit_events[2]), UNIT(3, &unit_events[3]),
+    UNIT(4, &unit_events[4]), UNIT(5, &unit_events[5]), UNIT(6, &unit_events[6]), UNIT(7, &unit_events[7]),
+};
 #undef UNIT
 
 uint32_t cip_read(uint32_t off) { return mmio_read32(CIP_BASE + off); }

@@ -126,8 +126,7 @@ static inline void cip_unit_start(const cip_unit *u, unsigned dma_mask)
 void cip_unit_irq(void *ctx);
 
 /* Interrupt bookkeeping (the handler stores IRQ_STATUS and STATUS, then clears IRQ_STATUS). */
-extern volatile uint32_t cip_unit_events[UNITS_MAX];
-#define cip_irq_events (cip_unit_events[0]) /* unit 0's events, counted by cip_irq_handler */
+extern volatile uint32_t cip_irq_events; /* unit 0's (cip_units[0].events) */
 extern volatile uint32_t cip_irq_last_status;
 void cip_irq_handler(void *ctx);
 
