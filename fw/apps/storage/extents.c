@@ -22,7 +22,7 @@ int extents_check(const char *who, const extent *e, int n)
             e[i].block >= d->blocks || extent_pages(&e[i]) > d->pages_per_block) {
             printf("%s: FAIL (extent %d: channel %d target %d block %lu, %lu pages: outside %d target(s) x %lu blocks x "
                    "%lu pages)\n", who, i, e[i].channel, e[i].target, (unsigned long)e[i].block,
-                   (unsigned long)(d ? extent_pages(&e[i]) : 0), d ? d->targets : 0, (unsigned long)(d ? d->blocks : 0),
+                   (unsigned long)(d && d->page_bytes ? extent_pages(&e[i]) : 0), d ? d->targets : 0, (unsigned long)(d ? d->blocks : 0),
                    (unsigned long)(d ? d->pages_per_block : 0));
             return NAND_DRV_ARG;
         }
