@@ -56,8 +56,13 @@ class EccStats(ctypes.Structure):
                 ("retries", ctypes.c_uint32), ("recovered", ctypes.c_uint32), ("max_sector_bits", ctypes.c_uint8)]
 
 
-class ChanState(ctypes.Structure):
-    _fields_ = [("dev", Info), ("ecc", EccStats), ("bbt", ctypes.c_uint32 * (2 * 4096 // 32))]
+class NandCh(ctypes.Structure):
+    """A channel handle (nand.h nand_ch): the driver's calls take one; nand_chans[c] is channel c's."""
+    _fields_ = [("base", ctypes.c_size_t), ("index", ctypes.c_int), ("dev", ctypes.POINTER(Info)),
+                ("ecc", ctypes.POINTER(EccStats)), ("st", ctypes.c_void_p)]
+
+
+HANDLE = ctypes.POINTER(NandCh)
 
 
 @pytest.fixture(scope="module")
@@ -68,33 +73,38 @@ def lib():
     so = firmware.build_host_lib("nanddrv", [fw / "drivers" / "nand.c", fw / "drivers" / "timer.c",
                                              fw / "apps" / "storage" / "nandcon.c", fw / "lib" / "parse.c",
                                              ROOT / "tests" / "fw_host" / "shim.c"],
-                                 defines=["LSMC_HOST_SHIM", "LSMC_NAND=1"],
+                                 defines=["LSMC_HOST_SHIM"],
                                  includes=[ns.GEN, ROOT / "tests" / "fw_host"])
     l = ctypes.CDLL(str(so))
     l.shim_install.argtypes = [READ_FN, WRITE_FN]
-    l.nand_init.argtypes = [ctypes.POINTER(Info), ctypes.c_int, ctypes.c_uint32]
-    l.nand_program.argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_int,
+    l.nand_init.argtypes = [HANDLE, ctypes.POINTER(Info), ctypes.c_int, ctypes.c_uint32]
+    l.nand_program.argtypes = [HANDLE, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_int,
                                ctypes.POINTER(Comp)]
     l.nand_read.argtypes = l.nand_program.argtypes
-    l.nand_erase.argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.POINTER(Comp)]
-    l.nand_scan_bad.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_uint8), ctypes.c_uint32,
+    l.nand_erase.argtypes = [HANDLE, ctypes.c_int, ctypes.c_uint32, ctypes.POINTER(Comp)]
+    l.nand_scan_bad.argtypes = [HANDLE, ctypes.c_int, ctypes.POINTER(ctypes.c_uint8), ctypes.c_uint32,
                                 ctypes.POINTER(ctypes.c_uint32)]
     l.nand_err_name.restype = ctypes.c_char_p
     l.nand_console.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
-    l.nand_bbt_scan.argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32)]
-    l.nand_block_bad.argtypes = [ctypes.c_int, ctypes.c_uint32]
-    l.nand_bbt_mark.argtypes = [ctypes.c_int, ctypes.c_uint32]
+    l.nand_bbt_scan.argtypes = [HANDLE, ctypes.c_int, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32)]
+    l.nand_block_bad.argtypes = [HANDLE, ctypes.c_int, ctypes.c_uint32]
+    l.nand_bbt_mark.argtypes = [HANDLE, ctypes.c_int, ctypes.c_uint32]
     l.nand_run_channels.argtypes = [ctypes.POINTER(ChanProg), ctypes.c_int, ctypes.c_uint64, ctypes.POINTER(SchedErr),
                                     ON_COMP, ctypes.c_void_p]
     for f in (l.nand_cache_read_cmds, l.nand_cache_program_cmds, l.nand_mp_read_cmds, l.nand_mp_program_cmds):
-        f.argtypes = [ctypes.POINTER(Cmd), ctypes.c_uint32, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32,
+        f.argtypes = [HANDLE, ctypes.POINTER(Cmd), ctypes.c_uint32, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32,
                       ctypes.c_uint32, ctypes.c_uint32]
     return l
 
 
+def chan(lib, k):
+    """Channel k's handle (nand_chans[k])."""
+    return ctypes.pointer((NandCh * 4).in_dll(lib, "nand_chans")[k])
+
+
 def stats_of(lib, ch):
-    """The ECC statistics of channel ch (nand_chan[ch].ecc; nand_ecc is the selected channel's)."""
-    return (ChanState * 4).in_dll(lib, "nand_chan")[ch].ecc
+    """The ECC statistics of channel ch (behind its handle)."""
+    return chan(lib, ch).contents.ecc.contents
 
 
 class Bridge:
@@ -144,7 +154,7 @@ def test_init_id_param_and_fastest_mode(lib):
     with ns.NandSim(blocks=32, targets=2) as s:
         _bridge = Bridge(lib, s)  # noqa: F841 (keeps the callbacks alive)
         info = Info()
-        assert lib.nand_init(ctypes.byref(info), 2, SCRATCH) == 0
+        assert lib.nand_init(chan(lib, 0), ctypes.byref(info), 2, SCRATCH) == 0
         assert bytes(info.id) == bytes([0x2C, 0xDC, 0x90, 0x95, 0x56])
         assert info.manufacturer == b"MICRON" and info.model == b"MT29F4G08ABADAWP"
         assert (info.page_bytes, info.spare_bytes, info.pages_per_block, info.blocks) == (2048, 64, 64, 32)
@@ -156,39 +166,39 @@ def test_init_id_param_and_fastest_mode(lib):
 
 def test_param_page_crc_checked(lib):
     """A parameter page whose three copies all fail their CRC-16 is refused; one bad copy is not."""
-    lib.nand_read_param.argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.POINTER(Info)]
+    lib.nand_read_param.argtypes = [HANDLE, ctypes.c_int, ctypes.c_uint32, ctypes.POINTER(Info)]
     with ns.NandSim(blocks=8, targets=1) as s:
         _bridge = Bridge(lib, s)  # noqa: F841
         info = Info()
-        assert lib.nand_init(ctypes.byref(info), 1, SCRATCH) == 0
-        assert lib.nand_read_param(0, SCRATCH, ctypes.byref(info)) == 0
+        assert lib.nand_init(chan(lib, 0), ctypes.byref(info), 1, SCRATCH) == 0
+        assert lib.nand_read_param(chan(lib, 0), 0, SCRATCH, ctypes.byref(info)) == 0
         s.model(0, "corrupt_param", 100)
-        assert lib.nand_read_param(0, SCRATCH, ctypes.byref(info)) == -2  # NAND_DRV_CRC
-        assert lib.nand_init(ctypes.byref(info), 1, SCRATCH) == -2
+        assert lib.nand_read_param(chan(lib, 0), 0, SCRATCH, ctypes.byref(info)) == -2  # NAND_DRV_CRC
+        assert lib.nand_init(chan(lib, 0), ctypes.byref(info), 1, SCRATCH) == -2
         s.w("DMA_HI", SCRATCH + 16)  # the parameter page DMA may not leave the window
-        assert lib.nand_read_param(0, SCRATCH, ctypes.byref(info)) == ns.ERR_DMA_BOUNDS
+        assert lib.nand_read_param(chan(lib, 0), 0, SCRATCH, ctypes.byref(info)) == ns.ERR_DMA_BOUNDS
 
 
 def test_program_read_erase_ecc_and_bad_blocks(lib):
     with ns.NandSim(blocks=16, targets=2, bad=[2, 9], tprog_ns=20000, tbers_ns=20000) as s:
         _bridge = Bridge(lib, s)  # noqa: F841 (keeps the callbacks alive)
         info = Info()
-        assert lib.nand_init(ctypes.byref(info), 2, SCRATCH) == 0
+        assert lib.nand_init(chan(lib, 0), ctypes.byref(info), 2, SCRATCH) == 0
         bad = (ctypes.c_uint8 * 16)()
         n = ctypes.c_uint32()
-        assert lib.nand_scan_bad(0, bad, 16, ctypes.byref(n)) == 0
+        assert lib.nand_scan_bad(chan(lib, 0), 0, bad, 16, ctypes.byref(n)) == 0
         assert n.value == 2 and [b for b in range(16) if bad[b]] == [2, 9]
         c = Comp()
-        assert lib.nand_erase(0, 2, ctypes.byref(c)) == ns.ERR_NAND_FAIL and c.status & 1
-        assert lib.nand_erase(1, 3, ctypes.byref(c)) == 0
+        assert lib.nand_erase(chan(lib, 0), 0, 2, ctypes.byref(c)) == ns.ERR_NAND_FAIL and c.status & 1
+        assert lib.nand_erase(chan(lib, 0), 1, 3, ctypes.byref(c)) == 0
         data = random.Random(9).randbytes(2048)
         s.mem_write(ns.DDR, data)
-        assert lib.nand_program(1, 3 * 64, ns.DDR, 2048, 1, ctypes.byref(c)) == 0
+        assert lib.nand_program(chan(lib, 0), 1, 3 * 64, ns.DDR, 2048, 1, ctypes.byref(c)) == 0
         s.model(1, "errors", 3)
-        assert lib.nand_read(1, 3 * 64, ns.DDR + 0x4000, 2048, 1, ctypes.byref(c)) == 0
+        assert lib.nand_read(chan(lib, 0), 1, 3 * 64, ns.DDR + 0x4000, 2048, 1, ctypes.byref(c)) == 0
         assert c.corrected == 3 and c.unc_map == 0
         assert s.mem_read(ns.DDR + 0x4000, 2048) == data
-        assert lib.nand_program(1, 3 * 64, ns.DDR, 2048, 1, ctypes.byref(c)) == ns.ERR_NAND_FAIL
+        assert lib.nand_program(chan(lib, 0), 1, 3 * 64, ns.DDR, 2048, 1, ctypes.byref(c)) == ns.ERR_NAND_FAIL
 
 
 def test_console_commands(lib, capfd):
@@ -213,26 +223,26 @@ def test_bad_block_table_ecc_statistics_and_read_retry(lib):
     with ns.NandSim(blocks=16, targets=1, bad=[3], tprog_ns=20000, tbers_ns=20000) as s:
         _bridge = Bridge(lib, s)  # noqa: F841 (keeps the callbacks alive)
         info = Info()
-        assert lib.nand_init(ctypes.byref(info), 1, SCRATCH) == 0
+        assert lib.nand_init(chan(lib, 0), ctypes.byref(info), 1, SCRATCH) == 0
         stats = stats_of(lib, 0)
         n = ctypes.c_uint32()
-        assert lib.nand_bbt_scan(0, 16, ctypes.byref(n)) == 0 and n.value == 1
-        assert [b for b in range(16) if lib.nand_block_bad(0, b)] == [3]
+        assert lib.nand_bbt_scan(chan(lib, 0), 0, 16, ctypes.byref(n)) == 0 and n.value == 1
+        assert [b for b in range(16) if lib.nand_block_bad(chan(lib, 0), 0, b)] == [3]
         c = Comp()
         s.model(0, "weakblock", 6, 0)  # block 6 fails its first erase: grown bad, in the table
-        assert lib.nand_erase(0, 6, ctypes.byref(c)) == ns.ERR_NAND_FAIL
-        assert [b for b in range(16) if lib.nand_block_bad(0, b)] == [3, 6]
-        assert lib.nand_erase(0, 1, ctypes.byref(c)) == 0
+        assert lib.nand_erase(chan(lib, 0), 0, 6, ctypes.byref(c)) == ns.ERR_NAND_FAIL
+        assert [b for b in range(16) if lib.nand_block_bad(chan(lib, 0), 0, b)] == [3, 6]
+        assert lib.nand_erase(chan(lib, 0), 0, 1, ctypes.byref(c)) == 0
         data = random.Random(4).randbytes(2048)
         s.mem_write(ns.DDR, data)
-        assert lib.nand_program(0, 64, ns.DDR, 2048, 1, ctypes.byref(c)) == 0
+        assert lib.nand_program(chan(lib, 0), 0, 64, ns.DDR, 2048, 1, ctypes.byref(c)) == 0
         s.model(0, "errors", 4 * 8)  # t = 8 in every sector: corrected, counted
         r0 = stats.reads  # the table scan's marker reads count too
-        assert lib.nand_read(0, 64, ns.DDR + 0x4000, 2048, 1, ctypes.byref(c)) == 0
+        assert lib.nand_read(chan(lib, 0), 0, 64, ns.DDR + 0x4000, 2048, 1, ctypes.byref(c)) == 0
         assert c.sectors & 0xFFFF == 0x8888 and s.mem_read(ns.DDR + 0x4000, 2048) == data
         assert (stats.reads - r0, stats.corrected_bits, stats.max_sector_bits, stats.uncorrectable) == (1, 32, 8, 0)
         s.model(0, "errors", 4 * 9)  # beyond t: retried, still reported uncorrectable
-        assert lib.nand_read(0, 64, ns.DDR + 0x4000, 2048, 1, ctypes.byref(c)) == ns.ERR_ECC
+        assert lib.nand_read(chan(lib, 0), 0, 64, ns.DDR + 0x4000, 2048, 1, ctypes.byref(c)) == ns.ERR_ECC
         assert c.sectors & 0xFFFF == 0xFFFF
         assert (stats.reads - r0, stats.uncorrectable, stats.retries, stats.recovered) == (4, 3, 2, 0)
 
@@ -264,31 +274,29 @@ def test_channel_state_and_scheduler_against_the_reference(lib):
         _bridge = Bridge(lib, s, tick=4)  # noqa: F841
         infos = [Info(), Info()]
         for k in (1, 0):
-            assert lib.nand_select(k) == 0
-            assert lib.nand_init(ctypes.byref(infos[k]), 2, SCRATCH) == 0
-        assert lib.nand_select(2) == ns.ERR_OK - 4 and lib.nand_channels() == 2  # NAND_DRV_ARG: slot 2 is empty
-        st = (ChanState * 4).in_dll(lib, "nand_chan")
-        assert [st[k].dev.page_bytes for k in range(4)] == [4096, 4096, 0, 0] and st[1].dev.targets == 2
-        lib.nand_bbt_mark(1, 3)  # channel 0 selected: its table only
-        assert lib.nand_block_bad(1, 3) == 1 and lib.nand_select(1) == 0 and lib.nand_block_bad(1, 3) == 0
+            assert lib.nand_init(chan(lib, k), ctypes.byref(infos[k]), 2, SCRATCH) == 0
+        assert lib.nand_channel_present(1) and not lib.nand_channel_present(2) and lib.nand_channels() == 2
+        st = [chan(lib, k).contents.dev.contents for k in range(4)]
+        assert [st[k].page_bytes for k in range(4)] == [4096, 4096, 0, 0] and st[1].targets == 2
+        lib.nand_bbt_mark(chan(lib, 0), 1, 3)  # channel 0's table only
+        assert lib.nand_block_bad(chan(lib, 0), 1, 3) == 1 and lib.nand_block_bad(chan(lib, 1), 1, 3) == 0
         base = lambda k, t: ns.DDR + 0x100_0000 * (k + 1) + 0x40_0000 * t
         cap = 64
         progs, keep = (ChanProg * 4)(), []
         for k in (0, 1):
-            lib.nand_select(k)
             cmds = (Cmd * cap)()
-            n = lib.nand_cache_read_cmds(cmds, cap, ways, pages, block, base(k, 0), 0x40_0000)
+            n = lib.nand_cache_read_cmds(chan(lib, k), cmds, cap, ways, pages, block, base(k, 0), 0x40_0000)
             assert n == ways * (2 * pages + 1)
             assert cmd_dicts(cmds, n) == ns.cache_read_program(ways, pages, block, 128,
                                                                lambda t, q, k=k: base(k, t) + q * 4096)
             progs[k].cmds, progs[k].n = cmds, n
             keep.append(cmds)
             wcmds = (Cmd * cap)()
-            n = lib.nand_cache_program_cmds(wcmds, cap, ways, pages, block, base(k, 0), 0x40_0000)
+            n = lib.nand_cache_program_cmds(chan(lib, k), wcmds, cap, ways, pages, block, base(k, 0), 0x40_0000)
             assert cmd_dicts(wcmds, n) == ns.cache_program_program(ways, pages, block, 128,
                                                                    lambda t, q, k=k: base(k, t) + q * 4096)
-            assert lib.nand_cache_read_cmds(cmds, n - 1, ways, pages, block, 0, 0) == -4  # too small
-            assert lib.nand_cache_read_cmds(cmds, cap, 3, pages, block, 0, 0) == -4       # 2 targets
+            assert lib.nand_cache_read_cmds(chan(lib, k), cmds, n - 1, ways, pages, block, 0, 0) == -4  # too small
+            assert lib.nand_cache_read_cmds(chan(lib, k), cmds, cap, 3, pages, block, 0, 0) == -4       # 2 targets
         for k in (0, 1):  # NV-DDR mode 5 (the Python driver: the firmware driver speaks SDR)
             s.select(k)
             s.init_nvddr(5, tap_step=16)
@@ -348,22 +356,21 @@ def test_multiplane_lists_against_the_reference(lib):
     with ns.NandSim(blocks=8, pages=128, targets=2, part="mt29f16g08ababa", tr_ns=2000, tprog_ns=5000,
                     tbers_ns=8000) as s:
         _bridge = Bridge(lib, s, tick=4)  # noqa: F841
-        assert lib.nand_select(0) == 0
         info = Info()
-        assert lib.nand_init(ctypes.byref(info), 2, SCRATCH) == 0
+        assert lib.nand_init(chan(lib, 0), ctypes.byref(info), 2, SCRATCH) == 0
         assert info.planes == 2 and info.features & 0x08 and info.nvddr == 1
         norm = lambda prog: [{k: v for k, v in c.items() if v is not False} for c in prog]
         cap = 32
         wcmds, rcmds = (Cmd * cap)(), (Cmd * cap)()
-        nw = lib.nand_mp_program_cmds(wcmds, cap, ways, pages, block, base, stride)
+        nw = lib.nand_mp_program_cmds(chan(lib, 0), wcmds, cap, ways, pages, block, base, stride)
         assert nw == ways * (pages + pages // 2)  # NAND_MP_PROGRAM_CMDS
         assert cmd_dicts(wcmds, nw) == norm(ns.multiplane_program_program(ways, pages, block, 128, addr))
-        nr = lib.nand_mp_read_cmds(rcmds, cap, ways, pages, block, base + 0x80_0000, stride)
+        nr = lib.nand_mp_read_cmds(chan(lib, 0), rcmds, cap, ways, pages, block, base + 0x80_0000, stride)
         assert nr == ways * 2 * pages  # NAND_MP_READ_CMDS
         assert cmd_dicts(rcmds, nr) == norm(ns.multiplane_read_program(
             ways, pages, block, 128, lambda t, i: addr(t, i) + 0x80_0000))
         for bad in ((cap, ways, pages, 1), (cap, ways, 3, block), (nw - 1, ways, pages, block), (cap, 3, pages, block)):
-            assert lib.nand_mp_program_cmds(wcmds, *bad, 0, 0) == -4, bad  # NAND_DRV_ARG
+            assert lib.nand_mp_program_cmds(chan(lib, 0), wcmds, *bad, 0, 0) == -4, bad  # NAND_DRV_ARG
         rng = random.Random(21)
         datas = {(t, i): rng.randbytes(4096) for t in range(ways) for i in range(pages)}
         for (t, i), d in datas.items():
@@ -371,7 +378,7 @@ def test_multiplane_lists_against_the_reference(lib):
         c = Comp()
         for t in range(ways):
             for b in (block, block + 1):
-                assert lib.nand_erase(t, b, ctypes.byref(c)) == 0
+                assert lib.nand_erase(chan(lib, 0), t, b, ctypes.byref(c)) == 0
         err = SchedErr()
         for cmds, n in ((wcmds, nw), (rcmds, nr)):
             progs = (ChanProg * 4)()
@@ -390,7 +397,7 @@ def test_scheduler_stops_on_an_error_and_collects_what_is_queued(lib):
     with ns.NandSim(channels=2, blocks=4, pages=64, targets=1) as s:
         _bridge = Bridge(lib, s, tick=4)  # noqa: F841
         for k in (0, 1):
-            assert lib.nand_select(k) == 0 and lib.nand_init(ctypes.byref(Info()), 1, SCRATCH) == 0
+            assert lib.nand_init(chan(lib, k), ctypes.byref(Info()), 1, SCRATCH) == 0
         progs = (ChanProg * 4)()
         cmds = {}
         for k in (0, 1):
@@ -472,9 +479,8 @@ def test_nvddr_bring_up_and_training(lib):
     kw = dict(blocks=8, pages=64, targets=2, part="mt29f16g08ababa", tr_ns=2000, tprog_ns=5000, tbers_ns=8000)
     with ns.NandSim(**kw) as s:
         _bridge = Bridge(lib, s)  # noqa: F841
-        assert lib.nand_select(0) == 0  # the channel tests before may have left another one selected
         info = Info()
-        assert lib.nand_init(ctypes.byref(info), 2, SCRATCH) == 0
+        assert lib.nand_init(chan(lib, 0), ctypes.byref(info), 2, SCRATCH) == 0
         assert info.model == b"MT29F16G08ABABAWP" and info.features & 0x20 and info.nvddr_modes == 0x3F
         assert info.nvddr == 1 and info.mode == 5
         assert s.r("DDR_CFG") == ns.nvddr_words(5)["DDR_CFG"]
@@ -491,24 +497,25 @@ def test_nvddr_bring_up_and_training(lib):
         data = random.Random(4).randbytes(4096)
         s.mem_write(ns.DDR, data)
         for tgt in (0, 1):
-            assert lib.nand_erase(tgt, 1, ctypes.byref(c)) == 0
-            assert lib.nand_program(tgt, 128, ns.DDR, 4096, 1, ctypes.byref(c)) == 0
-            assert lib.nand_read(tgt, 128, ns.DDR + 0x8000, 4096, 1, ctypes.byref(c)) == 0 and c.corrected == 0
+            assert lib.nand_erase(chan(lib, 0), tgt, 1, ctypes.byref(c)) == 0
+            assert lib.nand_program(chan(lib, 0), tgt, 128, ns.DDR, 4096, 1, ctypes.byref(c)) == 0
+            assert lib.nand_read(chan(lib, 0), tgt, 128, ns.DDR + 0x8000, 4096, 1, ctypes.byref(c)) == 0
+            assert c.corrected == 0
             assert s.mem_read(ns.DDR + 0x8000, 4096) == data
         # RESET from NV-DDR (SPLIT, CE# high when the targets return to SDR mode 0), then init again
-        lib.nand_reset.argtypes = [ctypes.c_int]
-        assert lib.nand_reset(0) == 0
+        lib.nand_reset.argtypes = [HANDLE, ctypes.c_int]
+        assert lib.nand_reset(chan(lib, 0), 0) == 0
         assert s.r("DDR_CFG") & 1 == 0 and s.r("TIMING0") == ns.timing_words(0)["TIMING0"]
         for tgt in (0, 1):
             assert s.cmd(ns.OP_GET_FEATURES, target=tgt, row=1).data & 0x3F == 0
-        assert lib.nand_init(ctypes.byref(info), 2, SCRATCH) == 0 and info.nvddr == 1
-        assert lib.nand_read(1, 128, ns.DDR + 0x10000, 4096, 1, ctypes.byref(c)) == 0
+        assert lib.nand_init(chan(lib, 0), ctypes.byref(info), 2, SCRATCH) == 0 and info.nvddr == 1
+        assert lib.nand_read(chan(lib, 0), 1, 128, ns.DDR + 0x10000, 4096, 1, ctypes.byref(c)) == 0
         assert s.mem_read(ns.DDR + 0x10000, 4096) == data
     with ns.NandSim(**kw) as s:
         _bridge = Bridge(lib, s)  # noqa: F841
         ctypes.c_int.in_dll(lib, "nand_sdr_only").value = 1
         try:
-            assert lib.nand_init(ctypes.byref(info), 2, SCRATCH) == 0
+            assert lib.nand_init(chan(lib, 0), ctypes.byref(info), 2, SCRATCH) == 0
             assert info.nvddr == 0 and info.mode == 5 and s.r("DDR_CFG") & 1 == 0
         finally:
             ctypes.c_int.in_dll(lib, "nand_sdr_only").value = 0

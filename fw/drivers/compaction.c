@@ -20,15 +20,26 @@
 /* After an IP error the writers get no more data; this long they may still finish on their own. */
 #define WRITER_GRACE_CYCLES 20000u
 
+/* Unit 0's events stay a variable of their own: a word in the small-data area is one gp-relative load
+ * in the one-unit driver's wait loops, an array element would take an address computation more. */
 volatile uint32_t cip_irq_events;
+static volatile uint32_t unit_events[UNITS_MAX];
 volatile uint32_t cip_irq_last_status;
+
+_Static_assert(UNITS_MAX == 8, "cip_units lists 8 unit slots");
+#define UNIT(u, ev) {CIP_UNIT_BASE(u), &dma_sets[u], IRQ_CIP_UNIT(u), ev}
+const cip_unit cip_units[UNITS_MAX] = {
+    UNIT(0, &cip_irq_events), UNIT(1, &unit_events[1]), UNIT(2, &unit_events[2]), UNIT(3, &unit_events[3]),
+    UNIT(4, &unit_events[4]), UNIT(5, &unit_events[5]), UNIT(6, &unit_events[6]), UNIT(7, &unit_events[7]),
+};
+#undef UNIT
 
 uint32_t cip_read(uint32_t off) { return mmio_read32(CIP_BASE + off); }
 void cip_write(uint32_t off, uint32_t value) { mmio_write32(CIP_BASE + off, value); }
 
-int cip_check_id(uint32_t *version)
+int cip_unit_check_id(const cip_unit *u, uint32_t *version)
 {
-    uint32_t id = cip_read(CIP_ID), v = cip_read(CIP_VERSION);
+    uint32_t id = cip_unit_read(u, CIP_ID), v = cip_unit_read(u, CIP_VERSION);
     if (version)
         *version = v;
     if (id != CIP_ID_MAGIC)
@@ -36,15 +47,51 @@ int cip_check_id(uint32_t *version)
     return (v & 0xFFFFu) == CIP_IP_VERSION ? 0 : -2;
 }
 
-int cip_soft_reset(void)
+int cip_check_id(uint32_t *version) { return cip_unit_check_id(&cip_units[0], version); }
+
+int cip_unit_reset(const cip_unit *u)
 {
     uint64_t end;
-    cip_write(CIP_CTRL, BIT(CIP_CTRL_SOFT_RESET_SHIFT));
+    cip_unit_write(u, CIP_CTRL, BIT(CIP_CTRL_SOFT_RESET_SHIFT));
     end = timer_deadline(10000);
-    while (cip_read(CIP_STATUS) & (ST_BUSY | ST_ERROR))
+    while (cip_unit_read(u, CIP_STATUS) & (ST_BUSY | ST_ERROR))
         if (timer_expired(end))
             return CIP_E_TIMEOUT;
     return CIP_OK;
+}
+
+int cip_soft_reset(void) { return cip_unit_reset(&cip_units[0]); }
+
+unsigned cip_unit_ways(const cip_unit *u)
+{
+    uint32_t w = cip_unit_read(u, CIP_WAYS); /* a two-way IP has no WAYS register: reads 0 */
+    return w >= 2 && w <= CIP_MAX_INPUTS ? (unsigned)w : 2u;
+}
+
+_Static_assert(CIP_MAX_INPUTS == 4, "in_bytes_reg lists IN0..IN3_BYTES");
+static const uint32_t in_bytes_reg[CIP_MAX_INPUTS] = {CIP_IN0_BYTES, CIP_IN1_BYTES, CIP_IN2_BYTES, CIP_IN3_BYTES};
+
+void cip_unit_program(const cip_unit *u, unsigned group, const uint32_t *in_bytes, unsigned n, unsigned ways,
+                      uint32_t out_capacity, uint32_t inv_capacity, int use_irq)
+{
+    unsigned k;
+    cip_unit_write(u, CIP_GROUP, group);
+    for (k = 0; k < ways && k < CIP_MAX_INPUTS; k++)
+        cip_unit_write(u, in_bytes_reg[k], k < n ? in_bytes[k] : 0u);
+    cip_unit_write(u, CIP_OUT_CAPACITY, out_capacity);
+    cip_unit_write(u, CIP_INV_CAPACITY, inv_capacity);
+    cip_unit_write(u, CIP_IRQ_STATUS, IRQ_BITS);
+    *u->events = 0;
+    cip_unit_write(u, CIP_IRQ_ENABLE, use_irq ? IRQ_BITS : 0);
+}
+
+void cip_unit_irq(void *ctx)
+{
+    const cip_unit *u = ctx;
+    uint32_t pending = cip_unit_read(u, CIP_IRQ_STATUS);
+    cip_unit_write(u, CIP_IRQ_STATUS, pending); /* W1C: drops the level interrupt */
+    if (pending & IRQ_BITS)
+        (*u->events)++;
 }
 
 void cip_counters_clear(void)
@@ -277,14 +324,11 @@ int cip_run(const cip_job *job, cip_result *res)
 
     /* init: job registers, counters, interrupt enables */
     cip_counters_clear();
-    cip_write(CIP_GROUP, job->group);
-    cip_write(CIP_IN0_BYTES, job->run0_len);
-    cip_write(CIP_IN1_BYTES, job->run1_len);
-    cip_write(CIP_OUT_CAPACITY, job->out_capacity);
-    cip_write(CIP_INV_CAPACITY, job->inv_capacity);
-    cip_write(CIP_IRQ_STATUS, IRQ_BITS);
-    cip_irq_events = 0;
-    cip_write(CIP_IRQ_ENABLE, job->use_irq ? IRQ_BITS : 0);
+    {
+        const uint32_t in_bytes[2] = {job->run0_len, job->run1_len};
+        cip_unit_program(&cip_units[0], job->group, in_bytes, 2, 2, job->out_capacity, job->inv_capacity,
+                         job->use_irq);
+    }
 
     {
         unsigned mask = BIT(DMA_CH_OUT) | BIT(DMA_CH_INV);

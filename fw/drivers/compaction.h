@@ -7,6 +7,9 @@
 
 #include "dma.h"
 #include "kb16.h"
+#include "mmio.h"
+#include "regs.h"
+#include "soc.h"
 
 #define CIP_ID_MAGIC 0x4C534D43u /* "LSMC" */
 #define CIP_IP_VERSION 0x0100u
@@ -88,8 +91,42 @@ void cip_job_from_reference(cip_job *job, unsigned group, uint32_t run0, uint32_
 /* Human-readable one-line reason of a failed result into buf. */
 const char *cip_describe(const cip_result *res, char *buf, unsigned len);
 
+/* ---- one compaction unit by handle (SoCs with several units) -------------------------------------
+ * Unit slot u of the generated map: its IP registers, its DMA and its interrupt line; cip_units[u] is
+ * const, its interrupt events live in RAM. The one-unit functions above act on cip_units[0]. A slot
+ * without a unit reads 0 (cip_unit_check_id tells). */
+typedef struct {
+    uintptr_t base;                /* IP register block (CIP_UNIT_BASE) */
+    const dma_set *dma;            /* its DMA (DMA_UNIT_BASE) */
+    unsigned irq;                  /* its interrupt line (IRQ_CIP_UNIT) */
+    volatile uint32_t *events;     /* DONE/ERROR interrupts counted by cip_unit_irq */
+} cip_unit;
+extern const cip_unit cip_units[UNITS_MAX];
+#define CIP_MAX_INPUTS 4u /* IN0..IN3_BYTES: the widest unit the driver knows */
+
+static inline uint32_t cip_unit_read(const cip_unit *u, uint32_t off) { return mmio_read32(u->base + off); }
+static inline void cip_unit_write(const cip_unit *u, uint32_t off, uint32_t v) { mmio_write32(u->base + off, v); }
+int cip_unit_check_id(const cip_unit *u, uint32_t *version);
+/* Soft reset of the unit's IP (see cip_soft_reset). */
+int cip_unit_reset(const cip_unit *u);
+/* Inputs K of the unit (its WAYS register; a two-way IP has none and reads 2). */
+unsigned cip_unit_ways(const cip_unit *u);
+/* The job registers (the Fig 9 flow's init): GROUP, IN<k>_BYTES for k < `ways` (in_bytes[k] for
+ * k < n, else 0), the capacities, the interrupt status cleared, the events zeroed and the enables set
+ * (DONE and ERROR when use_irq). */
+void cip_unit_program(const cip_unit *u, unsigned group, const uint32_t *in_bytes, unsigned n, unsigned ways,
+                      uint32_t out_capacity, uint32_t inv_capacity, int use_irq);
+/* Start a programmed job: the DMA channels of `dma_mask` with one write, then the IP. */
+static inline void cip_unit_start(const cip_unit *u, unsigned dma_mask)
+{
+    dma_set_start_mask(u->dma, dma_mask);
+    cip_unit_write(u, CIP_CTRL, 1u << CIP_CTRL_START_SHIFT);
+}
+/* Interrupt handler of a unit (ctx: its cip_unit): clears IRQ_STATUS, counts DONE/ERROR events. */
+void cip_unit_irq(void *ctx);
+
 /* Interrupt bookkeeping (the handler stores IRQ_STATUS and STATUS, then clears IRQ_STATUS). */
-extern volatile uint32_t cip_irq_events;
+extern volatile uint32_t cip_irq_events; /* unit 0's (cip_units[0].events) */
 extern volatile uint32_t cip_irq_last_status;
 void cip_irq_handler(void *ctx);
 

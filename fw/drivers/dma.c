@@ -97,35 +97,24 @@ void dma_irq_config(unsigned ch, uint32_t enable)
         mmio_write32(CH(ch, DMA_CH_IRQ_ENABLE), enable);
 }
 
-/* ---- any unit ---------------------------------------------------------------------------------- */
+/* ---- a channel set by handle ------------------------------------------------------------------- */
 
-static uint32_t chu(unsigned unit, unsigned ch, uint32_t off)
+_Static_assert(UNITS_MAX == 8, "dma_sets lists 8 unit slots");
+const dma_set dma_sets[UNITS_MAX] = {
+    {DMA_UNIT_BASE(0)}, {DMA_UNIT_BASE(1)}, {DMA_UNIT_BASE(2)}, {DMA_UNIT_BASE(3)},
+    {DMA_UNIT_BASE(4)}, {DMA_UNIT_BASE(5)}, {DMA_UNIT_BASE(6)}, {DMA_UNIT_BASE(7)},
+};
+
+void dma_set_prepare(const dma_set *d, unsigned ch, uint32_t addr, uint32_t len)
 {
-    uint32_t base = ch < DMA_CH_COUNT ? DMA_CH(ch) : DMA_XCH(ch - DMA_CH_COUNT);
-    return DMA_UNIT_BASE(unit) + base + off;
+    mmio_write32(dma_set_ch(d, ch, DMA_CH_IRQ_STATUS), (1u << DMA_CH_IRQ_STATUS_DONE_SHIFT) | (1u << DMA_CH_IRQ_STATUS_ERROR_SHIFT));
+    mmio_write32(dma_set_ch(d, ch, DMA_CH_ADDR), addr);
+    mmio_write32(dma_set_ch(d, ch, DMA_CH_LEN), len);
 }
 
-uint32_t dmau_reg(unsigned unit, unsigned ch, uint32_t off) { return mmio_read32(chu(unit, ch, off)); }
-
-void dmau_prepare(unsigned unit, unsigned ch, uint32_t addr, uint32_t len)
+void dma_set_read_status(const dma_set *d, unsigned ch, dma_status *st)
 {
-    mmio_write32(chu(unit, ch, DMA_CH_IRQ_STATUS), (1u << DMA_CH_IRQ_STATUS_DONE_SHIFT) | (1u << DMA_CH_IRQ_STATUS_ERROR_SHIFT));
-    mmio_write32(chu(unit, ch, DMA_CH_ADDR), addr);
-    mmio_write32(chu(unit, ch, DMA_CH_LEN), len);
-}
-
-void dmau_start_mask(unsigned unit, unsigned mask)
-{
-    mmio_write32(DMA_UNIT_BASE(unit) + DMA_START_MASK, (mask << DMA_START_MASK_START_SHIFT) & DMA_START_MASK_START_MASK);
-}
-
-uint32_t dmau_all_status(unsigned unit) { return mmio_read32(DMA_UNIT_BASE(unit) + DMA_ALL_STATUS); }
-
-void dmau_abort(unsigned unit, unsigned ch) { mmio_write32(chu(unit, ch, DMA_CH_CTRL), 1u << DMA_CH_CTRL_ABORT_SHIFT); }
-
-void dmau_read_status(unsigned unit, unsigned ch, dma_status *st)
-{
-    st->status = mmio_read32(chu(unit, ch, DMA_CH_STATUS));
+    st->status = mmio_read32(dma_set_ch(d, ch, DMA_CH_STATUS));
     st->code = (st->status & DMA_CH_STATUS_ERR_CODE_MASK) >> DMA_CH_STATUS_ERR_CODE_SHIFT;
-    st->bytes = mmio_read32(chu(unit, ch, DMA_CH_BYTES));
+    st->bytes = mmio_read32(dma_set_ch(d, ch, DMA_CH_BYTES));
 }

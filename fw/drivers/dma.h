@@ -4,7 +4,9 @@
 
 #include <stdint.h>
 
+#include "mmio.h"
 #include "regs.h"
+#include "soc.h" /* UNITS_MAX, DMA_UNIT_BASE */
 
 enum { DMA_CH_KEY0 = 0, DMA_CH_KEY1 = 1, DMA_CH_OUT = 2, DMA_CH_INV = 3, DMA_CHANNELS = 4 };
 
@@ -44,20 +46,36 @@ int dma_wait(unsigned ch, uint64_t timeout_cycles, dma_status *st);
 void dma_irq_config(unsigned ch, uint32_t enable);
 uint32_t dma_reg(unsigned ch, uint32_t off);
 
-/* ---- any unit's DMA (SoCs with several compaction units; the functions above are unit 0's) ------
- * Channels 0..3 as above (array CH), then the readers of a K-way IP's inputs key2.. (array XCH):
- * channel DMA_CH_COUNT + j reads key(2 + j). A DMA has 2 + K channels; ALL_STATUS/START_MASK hold
- * one bit per channel. */
+/* ---- a DMA channel set by handle (SoCs with several compaction units) ---------------------------
+ * One unit's DMA: its register block. dma_sets[u] is unit slot u's (const, from the generated map);
+ * the functions above are dma_sets[0]'s channels 0..3. Channels 0..3 as above (array CH), then the
+ * readers of a K-way IP's inputs key2.. (array XCH): channel DMA_CH_COUNT + j reads key(2 + j). A DMA
+ * has 2 + K channels; ALL_STATUS/START_MASK hold one bit per channel. */
 #define DMA_MAX_CHANNELS (DMA_CH_COUNT + DMA_XCH_COUNT)
+typedef struct {
+    uintptr_t base;
+} dma_set;
+extern const dma_set dma_sets[UNITS_MAX];
 /* The channel that feeds input k (0 newest) of the unit's IP. */
 static inline unsigned dma_reader_channel(unsigned k) { return k < 2 ? k : DMA_CH_COUNT + k - 2; }
 #define DMA_ALL_BUSY_ANY(s) (((s) & DMA_ALL_STATUS_BUSY_MASK) >> DMA_ALL_STATUS_BUSY_SHIFT)
 #define DMA_ALL_ERROR_ANY(s) (((s) & DMA_ALL_STATUS_ERROR_MASK) >> DMA_ALL_STATUS_ERROR_SHIFT)
-uint32_t dmau_reg(unsigned unit, unsigned ch, uint32_t off);
-void dmau_prepare(unsigned unit, unsigned ch, uint32_t addr, uint32_t len);
-void dmau_start_mask(unsigned unit, unsigned mask);
-uint32_t dmau_all_status(unsigned unit);
-void dmau_abort(unsigned unit, unsigned ch);
-void dmau_read_status(unsigned unit, unsigned ch, dma_status *st);
+/* Address of register `off` of channel `ch` of the set. */
+static inline uintptr_t dma_set_ch(const dma_set *d, unsigned ch, uint32_t off)
+{
+    return d->base + (ch < DMA_CH_COUNT ? DMA_CH(ch) : DMA_XCH(ch - DMA_CH_COUNT)) + off;
+}
+static inline uint32_t dma_set_reg(const dma_set *d, unsigned ch, uint32_t off) { return mmio_read32(dma_set_ch(d, ch, off)); }
+static inline uint32_t dma_set_all_status(const dma_set *d) { return mmio_read32(d->base + DMA_ALL_STATUS); }
+static inline void dma_set_start_mask(const dma_set *d, unsigned mask)
+{
+    mmio_write32(d->base + DMA_START_MASK, (mask << DMA_START_MASK_START_SHIFT) & DMA_START_MASK_START_MASK);
+}
+static inline void dma_set_abort(const dma_set *d, unsigned ch)
+{
+    mmio_write32(dma_set_ch(d, ch, DMA_CH_CTRL), 1u << DMA_CH_CTRL_ABORT_SHIFT);
+}
+void dma_set_prepare(const dma_set *d, unsigned ch, uint32_t addr, uint32_t len);
+void dma_set_read_status(const dma_set *d, unsigned ch, dma_status *st);
 
 #endif

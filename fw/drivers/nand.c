@@ -1,10 +1,7 @@
 /* ONFI NAND controller driver; see nand.h and hw/ip/nand/doc/nand.md.
- * The register offsets come from the generated nand_regs.h (build/gen/nand or build/gen/soc). A
- * firmware built with LSMC_NAND=0 (fw/Makefile: no nand_regs.h generated yet) leaves the driver out
- * instead of failing the whole firmware; nand_driver_present tells which build this is. */
+ * The register offsets come from the generated nand_regs.h (build/gen/nand or build/gen/soc); the driver
+ * is in every firmware, a SoC without NAND answers no channel (nand_channels() == 0). */
 #include "nand.h"
-
-#if LSMC_NAND
 
 #include <string.h>
 
@@ -20,9 +17,11 @@ _Static_assert(NAND_F_ECC == NAND_CMD_CTRL_ECC_MASK && NAND_F_SPLIT == NAND_CMD_
                NAND_F_DMA == NAND_CMD_CTRL_DMA_MASK && NAND_F_MPLANE == NAND_CMD_CTRL_MPLANE_MASK,
                "nand.h flags differ from CMD_CTRL");
 
-nand_chan_state nand_chan[NAND_CHANNELS_MAX];
-int nand_cur_channel;
-#define bbt (nand_chan[nand_cur_channel].bbt)
+static nand_chan_state chan_state[NAND_CHANNELS_MAX];
+_Static_assert(NAND_CHANNELS_MAX == 4, "nand_chans lists 4 channel slots");
+#define CHAN(c) {NAND_CHANNEL_BASE(c), c, &chan_state[c].dev, &chan_state[c].ecc, &chan_state[c]}
+const nand_ch nand_chans[NAND_CHANNELS_MAX] = {CHAN(0), CHAN(1), CHAN(2), CHAN(3)};
+#undef CHAN
 
 #define CMD_TIMEOUT_CYCLES 50000000ull /* 0.5 s at 100 MHz: far above tBERS max (3 ms) */
 
@@ -39,16 +38,10 @@ static uint32_t onfi_signature_word(void)
            (uint32_t)onfi_signature[3] << 24;
 }
 
-/* Register block of the selected channel (NAND_CHANNEL_BASE from the generated lsmc_soc.h). */
-static uint32_t nand_base = NAND_BASE;
-
-uint32_t nand_reg(uint32_t off) { return mmio_read32(nand_base + off); }
-void nand_reg_write(uint32_t off, uint32_t v) { mmio_write32(nand_base + off, v); }
-
 int nand_channel_present(int ch)
 {
     /* A slot without a controller reads 0: the ID register tells. */
-    return ch >= 0 && ch < NAND_CHANNELS_MAX && mmio_read32(NAND_CHANNEL_BASE(ch) + NAND_ID) == NAND_ID_MAGIC;
+    return ch >= 0 && ch < NAND_CHANNELS_MAX && nand_reg(&nand_chans[ch], NAND_ID) == NAND_ID_MAGIC;
 }
 
 int nand_channels(void)
@@ -58,17 +51,6 @@ int nand_channels(void)
         n++;
     return n;
 }
-
-int nand_select(int ch)
-{
-    if (!nand_channel_present(ch))
-        return NAND_DRV_ARG;
-    nand_base = NAND_CHANNEL_BASE(ch);
-    nand_cur_channel = ch;
-    return NAND_OK;
-}
-
-int nand_channel(void) { return nand_cur_channel; }
 
 #define NAND_E_NAME_(name, code) [code] = #name,
 static const char *const err_names[] = {NAND_E_LIST(NAND_E_NAME_)};
@@ -113,22 +95,22 @@ void nand_timing_for_mode(int mode, uint32_t clk_hz, nand_timing_regs *o)
 }
 
 /* The timing registers both interfaces load (NV-DDR reuses the SDR layout for its command cycles). */
-static void write_timing_regs(const uint32_t timing[4], uint32_t sample)
+static void write_timing_regs(const nand_ch *ch, const uint32_t timing[4], uint32_t sample)
 {
-    nand_reg_write(NAND_TIMING0, timing[0]);
-    nand_reg_write(NAND_TIMING1, timing[1]);
-    nand_reg_write(NAND_TIMING2, timing[2]);
-    nand_reg_write(NAND_TIMING3, timing[3]);
-    nand_reg_write(NAND_SAMPLE, sample);
+    nand_reg_write(ch, NAND_TIMING0, timing[0]);
+    nand_reg_write(ch, NAND_TIMING1, timing[1]);
+    nand_reg_write(ch, NAND_TIMING2, timing[2]);
+    nand_reg_write(ch, NAND_TIMING3, timing[3]);
+    nand_reg_write(ch, NAND_SAMPLE, sample);
 }
 
-int nand_set_mode_regs(int mode)
+int nand_set_mode_regs(const nand_ch *ch, int mode)
 {
     nand_timing_regs r;
     if (mode < 0 || mode > 5)
         return NAND_DRV_ARG;
     nand_timing_for_mode(mode, CPU_HZ, &r);
-    write_timing_regs(r.timing, r.sample);
+    write_timing_regs(ch, r.timing, r.sample);
     return NAND_OK;
 }
 
@@ -162,15 +144,15 @@ void nand_nvddr_for_mode(int mode, uint32_t clk_hz, nand_nvddr_regs *o)
 #undef P
 }
 
-int nand_set_nvddr_regs(int mode)
+int nand_set_nvddr_regs(const nand_ch *ch, int mode)
 {
     nand_nvddr_regs r;
     if (mode < 0 || mode > 5)
         return NAND_DRV_ARG;
     nand_nvddr_for_mode(mode, CPU_HZ, &r);
-    write_timing_regs(r.timing, r.sample);
-    nand_reg_write(NAND_DDR_CFG2, r.ddr_cfg2);
-    nand_reg_write(NAND_DDR_CFG, r.ddr_cfg);
+    write_timing_regs(ch, r.timing, r.sample);
+    nand_reg_write(ch, NAND_DDR_CFG2, r.ddr_cfg2);
+    nand_reg_write(ch, NAND_DDR_CFG, r.ddr_cfg);
     return NAND_OK;
 }
 
@@ -185,11 +167,11 @@ static void submit_at(uint32_t base, const nand_cmd *c, uint16_t tag)
     mmio_write32(base + NAND_CMD_PUSH, 1);
 }
 
-int nand_submit(const nand_cmd *c)
+int nand_submit(const nand_ch *ch, const nand_cmd *c)
 {
     if (c->target >= NAND_MAX_TARGETS)
         return NAND_DRV_ARG;
-    submit_at(nand_base, c, c->tag);
+    submit_at(ch->base, c, c->tag);
     return NAND_OK;
 }
 
@@ -224,25 +206,25 @@ static void take_completion(uint32_t base, uint32_t info, nand_ecc_stats *st, na
     }
 }
 
-int nand_complete(nand_comp *o, uint64_t timeout_cycles)
+int nand_complete(const nand_ch *ch, nand_comp *o, uint64_t timeout_cycles)
 {
     uint64_t deadline = timer_deadline(timeout_cycles);
-    while (!(nand_reg(NAND_STATUS) & NAND_STATUS_COMP_VALID_MASK))
+    while (!(nand_reg(ch, NAND_STATUS) & NAND_STATUS_COMP_VALID_MASK))
         if (timer_expired(deadline))
             return NAND_DRV_TIMEOUT;
-    take_completion(nand_base, nand_reg(NAND_COMP_INFO), &nand_ecc, o);
+    take_completion(ch->base, nand_reg(ch, NAND_COMP_INFO), ch->ecc, o);
     dcache_invalidate(); /* the command may have written DDR behind the data cache */
     return NAND_OK;
 }
 
-int nand_exec(const nand_cmd *c, nand_comp *out)
+int nand_exec(const nand_ch *ch, const nand_cmd *c, nand_comp *out)
 {
     nand_comp tmp;
     nand_comp *o = out ? out : &tmp;
-    int r = nand_submit(c);
+    int r = nand_submit(ch, c);
     if (r)
         return r;
-    r = nand_complete(o, CMD_TIMEOUT_CYCLES);
+    r = nand_complete(ch, o, CMD_TIMEOUT_CYCLES);
     return r ? r : o->err;
 }
 
@@ -258,51 +240,51 @@ static nand_cmd page_cmd(uint8_t op, int way, uint32_t row, uint32_t flags, uint
 }
 
 /* One command (no DMA, no ECC) built as every other: only LEN and PARAM added. */
-static int simple(uint8_t op, int target, uint32_t row, uint32_t len, uint32_t param, nand_comp *c)
+static int simple(const nand_ch *ch, uint8_t op, int target, uint32_t row, uint32_t len, uint32_t param, nand_comp *c)
 {
     nand_cmd cmd = page_cmd(op, target, row, 0, 0);
     cmd.len = len;
     cmd.param = param;
-    return nand_exec(&cmd, c);
+    return nand_exec(ch, &cmd, c);
 }
 
-int nand_reset(int target)
+int nand_reset(const nand_ch *ch, int target)
 {
-    if (nand_reg(NAND_DDR_CFG) & NAND_DDR_CFG_DDR_EN_MASK) {
+    if (nand_reg(ch, NAND_DDR_CFG) & NAND_DDR_CFG_DDR_EN_MASK) {
         /* The targets speak NV-DDR: RESET them in it (an SDR write cycle would be CLK edges to them), SPLIT
          * so that CE# is high when they come back in SDR mode 0; then the controller follows and
          * WAIT_STATUS (SDR) collects each reset. */
         int t, r = 0, rt;
         for (t = 0; t < NAND_MAX_TARGETS; t++) {
             nand_cmd cmd = page_cmd(NAND_OP_RESET, t, 0, NAND_F_SPLIT, 0);
-            if ((rt = nand_exec(&cmd, NULL)) != 0 && !r)
+            if ((rt = nand_exec(ch, &cmd, NULL)) != 0 && !r)
                 r = rt;
         }
-        nand_reg_write(NAND_DDR_CFG, 0);
-        nand_set_mode_regs(0);
+        nand_reg_write(ch, NAND_DDR_CFG, 0);
+        nand_set_mode_regs(ch, 0);
         for (t = 0; t < NAND_MAX_TARGETS; t++)
-            if ((rt = simple(NAND_OP_WAIT_STATUS, t, 0, 0, 0, NULL)) != 0 && !r)
+            if ((rt = simple(ch, NAND_OP_WAIT_STATUS, t, 0, 0, 0, NULL)) != 0 && !r)
                 r = rt;
-        nand_dev.mode = 0;
-        nand_dev.nvddr = 0;
+        ch->dev->mode = 0;
+        ch->dev->nvddr = 0;
         return r;
     }
     /* RESET returns the flash to timing mode 0: the controller must be there first. */
-    nand_set_mode_regs(0);
-    nand_dev.mode = 0;
-    return simple(NAND_OP_RESET, target, 0, 0, 0, NULL);
+    nand_set_mode_regs(ch, 0);
+    ch->dev->mode = 0;
+    return simple(ch, NAND_OP_RESET, target, 0, 0, 0, NULL);
 }
 
 /* A new DDR_CAPTURE setting; the ECP5 wrapper walks its DELAYFs one tap per two cycles: let them arrive. */
-static void capture_set(uint32_t word)
+static void capture_set(const nand_ch *ch, uint32_t word)
 {
     uint64_t settle = timer_deadline(2u * NAND_TRAIN_TAPS);
-    nand_reg_write(NAND_DDR_CAPTURE, word);
+    nand_reg_write(ch, NAND_DDR_CAPTURE, word);
     while (!timer_expired(settle))
         ;
 }
 
-int nand_train_capture(int target, int32_t *first, int32_t *last, uint32_t *word)
+int nand_train_capture(const nand_ch *ch, int target, int32_t *first, int32_t *last, uint32_t *word)
 {
     const int32_t half = (int32_t)(500000000000ull / CPU_HZ), tp = (int32_t)NAND_TRAIN_TAP_PS;
     const uint32_t slots = NAND_DDR_CAPTURE_SLOT_MASK >> NAND_DDR_CAPTURE_SLOT_SHIFT;
@@ -317,9 +299,9 @@ int nand_train_capture(int target, int32_t *first, int32_t *last, uint32_t *word
         for (k = (taps - 1) / NAND_TRAIN_STEP + 1; k-- > 0 && !done;) {
             int32_t p = (int32_t)slot * half - (int32_t)(k * NAND_TRAIN_STEP) * tp;
             int ok;
-            capture_set(slot << NAND_DDR_CAPTURE_SLOT_SHIFT | k * NAND_TRAIN_STEP);
-            ok = simple(NAND_OP_READ_ID, target, 0x20, 4, 0, &c) == 0 && c.data == onfi_signature_word() &&
-                 !(nand_reg(NAND_DDR_CAPTURE) & NAND_DDR_CAPTURE_PAIR_SPLIT_MASK);
+            capture_set(ch, slot << NAND_DDR_CAPTURE_SLOT_SHIFT | k * NAND_TRAIN_STEP);
+            ok = simple(ch, NAND_OP_READ_ID, target, 0x20, 4, 0, &c) == 0 && c.data == onfi_signature_word() &&
+                 !(nand_reg(ch, NAND_DDR_CAPTURE) & NAND_DDR_CAPTURE_PAIR_SPLIT_MASK);
             if (ok) {
                 if (!found)
                     lo = p;
@@ -349,7 +331,7 @@ int nand_train_capture(int target, int32_t *first, int32_t *last, uint32_t *word
     } else {
         tap = taps - 1;
     }
-    capture_set(slot << NAND_DDR_CAPTURE_SLOT_SHIFT | tap);
+    capture_set(ch, slot << NAND_DDR_CAPTURE_SLOT_SHIFT | tap);
     if (first)
         *first = lo;
     if (last)
@@ -359,9 +341,9 @@ int nand_train_capture(int target, int32_t *first, int32_t *last, uint32_t *word
     return NAND_OK;
 }
 
-int nand_read_status(int target, nand_comp *c) { return simple(NAND_OP_READ_STATUS, target, 0, 1, 0, c); }
+int nand_read_status(const nand_ch *ch, int target, nand_comp *c) { return simple(ch, NAND_OP_READ_STATUS, target, 0, 1, 0, c); }
 
-int nand_read_id(int target, uint32_t buf, uint8_t id[5])
+int nand_read_id(const nand_ch *ch, int target, uint32_t buf, uint8_t id[5])
 {
     /* Five ID bytes: DMA them (the completion carries only the first four). */
     nand_cmd cmd = {0};
@@ -372,7 +354,7 @@ int nand_read_id(int target, uint32_t buf, uint8_t id[5])
     cmd.len = 5;
     cmd.flags = NAND_F_DMA;
     cmd.dma_addr = buf;
-    if ((r = nand_exec(&cmd, NULL)) != 0)
+    if ((r = nand_exec(ch, &cmd, NULL)) != 0)
         return r;
     w0 = mmio_read32(buf);
     w1 = mmio_read32(buf + 4);
@@ -395,7 +377,7 @@ static uint16_t crc16_onfi(const uint8_t *p, unsigned n)
 
 static uint32_t le32(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
 
-int nand_read_param(int target, uint32_t buf, nand_info *info)
+int nand_read_param(const nand_ch *ch, int target, uint32_t buf, nand_info *info)
 {
     nand_cmd cmd = {0};
     uint8_t p[256];
@@ -405,7 +387,7 @@ int nand_read_param(int target, uint32_t buf, nand_info *info)
     cmd.len = 768;
     cmd.flags = NAND_F_DMA;
     cmd.dma_addr = buf;
-    r = nand_exec(&cmd, NULL);
+    r = nand_exec(ch, &cmd, NULL);
     if (r)
         return r;
     for (copy = 0; copy < 3; copy++) {
@@ -441,7 +423,7 @@ int nand_read_param(int target, uint32_t buf, nand_info *info)
     return NAND_OK;
 }
 
-int nand_init(nand_info *info, int targets, uint32_t buf)
+int nand_init(const nand_ch *ch, nand_info *info, int targets, uint32_t buf)
 {
     int t, r, mode, nvddr;
     uint16_t modes = 0x3F, ddr_modes = 0x3F;
@@ -450,16 +432,16 @@ int nand_init(nand_info *info, int targets, uint32_t buf)
     if (targets < 1 || targets > NAND_MAX_TARGETS)
         return NAND_DRV_ARG;
     memset(info, 0, sizeof *info);
-    memset(&nand_ecc, 0, sizeof nand_ecc);
-    memset(bbt, 0, sizeof bbt); /* this channel's */
-    nand_reg_write(NAND_CTRL, NAND_CTRL_WP_N_MASK);
+    memset(ch->ecc, 0, sizeof *ch->ecc);
+    memset(ch->st->bbt, 0, sizeof ch->st->bbt);
+    nand_reg_write(ch, NAND_CTRL, NAND_CTRL_WP_N_MASK);
     for (t = 0; t < targets; t++) {
         nand_info ti;
-        if ((r = nand_reset(t)) != 0)
+        if ((r = nand_reset(ch, t)) != 0)
             return r;
-        if ((r = nand_read_id(t, buf, ti.id)) != 0)
+        if ((r = nand_read_id(ch, t, buf, ti.id)) != 0)
             return r;
-        if ((r = nand_read_param(t, buf, &ti)) != 0)
+        if ((r = nand_read_param(ch, t, buf, &ti)) != 0)
             return r;
         if (t == 0) {
             *info = ti;
@@ -469,7 +451,7 @@ int nand_init(nand_info *info, int targets, uint32_t buf)
         modes &= ti.modes;
         ddr_modes &= ti.nvddr_modes;
     }
-    if (info->row_cycles != 3 || info->col_cycles != 2 || info->page_bytes + info->spare_bytes > nand_reg(NAND_BUF_BYTES))
+    if (info->row_cycles != 3 || info->col_cycles != 2 || info->page_bytes + info->spare_bytes > nand_reg(ch, NAND_BUF_BYTES))
         return NAND_DRV_ID; /* the controller issues 2 column + 3 row cycles */
     nvddr = ddr_modes && !nand_sdr_only;
     if (nvddr)
@@ -480,39 +462,39 @@ int nand_init(nand_info *info, int targets, uint32_t buf)
      * effective after tFEAT (the command's busy time) */
     p1 = (nvddr ? 0x10u : 0u) | (uint32_t)mode;
     for (t = 0; t < targets && p1; t++) {
-        if ((r = simple(NAND_OP_SET_FEATURES, t, 0x01, 0, p1, NULL)) != 0)
+        if ((r = simple(ch, NAND_OP_SET_FEATURES, t, 0x01, 0, p1, NULL)) != 0)
             return r;
     }
     if (nvddr) {
-        nand_set_nvddr_regs(mode);
-        if ((r = nand_train_capture(0, NULL, NULL, NULL)) != 0)
+        nand_set_nvddr_regs(ch, mode);
+        if ((r = nand_train_capture(ch, 0, NULL, NULL, NULL)) != 0)
             return r;
     } else {
-        nand_set_mode_regs(mode);
+        nand_set_mode_regs(ch, mode);
     }
     for (t = 0; t < targets; t++) {
-        if ((r = simple(NAND_OP_GET_FEATURES, t, 0x01, 4, 0, &c)) != 0)
+        if ((r = simple(ch, NAND_OP_GET_FEATURES, t, 0x01, 4, 0, &c)) != 0)
             return r;
         if ((c.data & 0x3F) != p1)
             return NAND_DRV_MODE;
     }
-    nand_reg_write(NAND_GEOMETRY, info->page_bytes | info->spare_bytes << 16);
+    nand_reg_write(ch, NAND_GEOMETRY, info->page_bytes | info->spare_bytes << 16);
     info->mode = mode;
     info->nvddr = nvddr;
     info->targets = targets;
-    nand_dev = *info;
+    *ch->dev = *info;
     return NAND_OK;
 }
 
-int nand_erase(int target, uint32_t block, nand_comp *c)
+int nand_erase(const nand_ch *ch, int target, uint32_t block, nand_comp *c)
 {
-    int r = simple(NAND_OP_ERASE, target, block * nand_dev.pages_per_block, 0, 0, c);
+    int r = simple(ch, NAND_OP_ERASE, target, block * ch->dev->pages_per_block, 0, 0, c);
     if (r == NAND_E_NAND_FAIL)
-        nand_bbt_mark(target, block); /* an erase failure retires the block */
+        nand_bbt_mark(ch, target, block); /* an erase failure retires the block */
     return r;
 }
 
-static int xfer(uint8_t op, int target, uint32_t row, uint32_t addr, uint32_t len, int ecc, nand_comp *c)
+static int xfer(const nand_ch *ch, uint8_t op, int target, uint32_t row, uint32_t addr, uint32_t len, int ecc, nand_comp *c)
 {
     nand_cmd cmd = {0};
     cmd.opcode = op;
@@ -521,41 +503,41 @@ static int xfer(uint8_t op, int target, uint32_t row, uint32_t addr, uint32_t le
     cmd.len = ecc ? 0 : len;
     cmd.flags = NAND_F_DMA | (ecc ? NAND_F_ECC : 0);
     cmd.dma_addr = addr;
-    return nand_exec(&cmd, c);
+    return nand_exec(ch, &cmd, c);
 }
 
-int nand_program(int target, uint32_t row, uint32_t addr, uint32_t len, int ecc, nand_comp *c)
+int nand_program(const nand_ch *ch, int target, uint32_t row, uint32_t addr, uint32_t len, int ecc, nand_comp *c)
 {
-    return xfer(NAND_OP_PROGRAM, target, row, addr, len, ecc, c);
+    return xfer(ch, NAND_OP_PROGRAM, target, row, addr, len, ecc, c);
 }
 
-int nand_read(int target, uint32_t row, uint32_t addr, uint32_t len, int ecc, nand_comp *c)
+int nand_read(const nand_ch *ch, int target, uint32_t row, uint32_t addr, uint32_t len, int ecc, nand_comp *c)
 {
-    int r = xfer(NAND_OP_PAGE_READ, target, row, addr, len, ecc, c), i;
+    int r = xfer(ch, NAND_OP_PAGE_READ, target, row, addr, len, ecc, c), i;
     for (i = 0; ecc && r == NAND_E_ECC_UNCORRECTABLE && i < NAND_READ_RETRIES; i++) {
-        nand_ecc.retries++;
-        r = xfer(NAND_OP_PAGE_READ, target, row, addr, len, ecc, c);
+        ch->ecc->retries++;
+        r = xfer(ch, NAND_OP_PAGE_READ, target, row, addr, len, ecc, c);
         if (r == 0)
-            nand_ecc.recovered++;
+            ch->ecc->recovered++;
     }
     return r;
 }
 
-void nand_bbt_mark(int target, uint32_t block)
+void nand_bbt_mark(const nand_ch *ch, int target, uint32_t block)
 {
     if (target >= 0 && target < NAND_MAX_TARGETS && block < NAND_BBT_BLOCKS)
-        bbt[target][block / 32] |= 1u << (block % 32);
+        ch->st->bbt[target][block / 32] |= 1u << (block % 32);
 }
 
-int nand_block_bad(int target, uint32_t block)
+int nand_block_bad(const nand_ch *ch, int target, uint32_t block)
 {
     if (target < 0 || target >= NAND_MAX_TARGETS || block >= NAND_BBT_BLOCKS)
         return 1;
-    return (bbt[target][block / 32] >> (block % 32)) & 1;
+    return (ch->st->bbt[target][block / 32] >> (block % 32)) & 1;
 }
 
 /* Factory marker (first spare byte of pages 0 and 1 not FFh): *bad = 1. */
-static int marker_bad(int target, uint32_t block, int *bad)
+static int marker_bad(const nand_ch *ch, int target, uint32_t block, int *bad)
 {
     int p, r;
     *bad = 0;
@@ -564,40 +546,40 @@ static int marker_bad(int target, uint32_t block, int *bad)
         nand_comp c;
         cmd.opcode = NAND_OP_PAGE_READ;
         cmd.target = (uint8_t)target;
-        cmd.row = block * nand_dev.pages_per_block + (uint32_t)p;
-        cmd.col = nand_dev.page_bytes;
+        cmd.row = block * ch->dev->pages_per_block + (uint32_t)p;
+        cmd.col = ch->dev->page_bytes;
         cmd.len = 1;
-        if ((r = nand_exec(&cmd, &c)) != 0)
+        if ((r = nand_exec(ch, &cmd, &c)) != 0)
             return r;
         *bad = (c.data & 0xFF) != 0xFF;
     }
     return NAND_OK;
 }
 
-int nand_bbt_scan(int target, uint32_t blocks, uint32_t *n_bad)
+int nand_bbt_scan(const nand_ch *ch, int target, uint32_t blocks, uint32_t *n_bad)
 {
     uint32_t b, n = 0;
     int r, bad;
     if (blocks > NAND_BBT_BLOCKS)
         return NAND_DRV_ARG;
     for (b = 0; b < blocks; b++) {
-        if ((r = marker_bad(target, b, &bad)) != 0)
+        if ((r = marker_bad(ch, target, b, &bad)) != 0)
             return r;
         if (bad)
-            nand_bbt_mark(target, b);
-        n += (uint32_t)nand_block_bad(target, b);
+            nand_bbt_mark(ch, target, b);
+        n += (uint32_t)nand_block_bad(ch, target, b);
     }
     if (n_bad)
         *n_bad = n;
     return NAND_OK;
 }
 
-int nand_scan_bad(int target, uint8_t *bad, uint32_t blocks, uint32_t *n_bad)
+int nand_scan_bad(const nand_ch *ch, int target, uint8_t *bad, uint32_t blocks, uint32_t *n_bad)
 {
     uint32_t b, n = 0;
     int r, m;
     for (b = 0; b < blocks; b++) {
-        if ((r = marker_bad(target, b, &m)) != 0)
+        if ((r = marker_bad(ch, target, b, &m)) != 0)
             return r;
         bad[b] = (uint8_t)m;
         n += bad[b];
@@ -607,19 +589,22 @@ int nand_scan_bad(int target, uint8_t *bad, uint32_t blocks, uint32_t *n_bad)
     return NAND_OK;
 }
 
-void nand_forget(void) { memset(&nand_dev, 0, sizeof nand_dev); }
+void nand_forget(const nand_ch *ch) { memset(ch->dev, 0, sizeof *ch->dev); }
 
-int nand_reinit(int targets, uint32_t buf)
+int nand_reinit(const nand_ch *ch, int targets, uint32_t buf)
 {
     int rc;
-    nand_reg_write(NAND_CTRL, 1u << NAND_CTRL_SOFT_RESET_SHIFT);
-    rc = nand_init(&nand_dev, targets, buf);
+    nand_reg_write(ch, NAND_CTRL, 1u << NAND_CTRL_SOFT_RESET_SHIFT);
+    rc = nand_init(ch, ch->dev, targets, buf);
     if (rc)
-        nand_forget();
+        nand_forget(ch);
     return rc;
 }
 
 /* ---------------------------------------------------------------- channels x ways scheduler */
+/* nand_chans[ch].base, computed as the map places it: the scheduler's loops index channels by number
+ * and a table load per access would cost more than the shift and add. */
+static inline uint32_t chan_base(int ch) { return NAND_CHANNEL_BASE(ch); }
 nand_sched_stats nand_sched_last;
 
 int nand_run_channels(nand_chan_prog *p, int depth, uint64_t timeout_cycles, nand_sched_err *err,
@@ -634,7 +619,7 @@ int nand_run_channels(nand_chan_prog *p, int depth, uint64_t timeout_cycles, nan
     for (ch = 0; ch < NAND_CHANNELS_MAX; ch++) {
         p[ch].submitted = p[ch].completed = 0;
         p[ch].last = 0;
-        if (p[ch].n && (!nand_channel_present(ch) || nand_chan[ch].dev.page_bytes == 0 || p[ch].n > 0x10000u))
+        if (p[ch].n && (!nand_channel_present(ch) || nand_chans[ch].dev->page_bytes == 0 || p[ch].n > 0x10000u))
             return NAND_DRV_ARG;
     }
     deadline = timer_deadline(timeout_cycles);
@@ -645,7 +630,7 @@ int nand_run_channels(nand_chan_prog *p, int depth, uint64_t timeout_cycles, nan
         for (ch = 0; ch < NAND_CHANNELS_MAX; ch++) {
             nand_chan_prog *c = &p[ch];
             while (!stop && c->submitted < c->n && c->submitted - c->completed < (uint32_t)depth) {
-                submit_at(NAND_CHANNEL_BASE(ch), &c->cmds[c->submitted], (uint16_t)c->submitted);
+                submit_at(chan_base(ch), &c->cmds[c->submitted], (uint16_t)c->submitted);
                 c->submitted++;
             }
             busy |= c->submitted != c->completed;
@@ -661,7 +646,7 @@ int nand_run_channels(nand_chan_prog *p, int depth, uint64_t timeout_cycles, nan
         while (!ready) {
             for (ch = 0; ch < NAND_CHANNELS_MAX; ch++)
                 if (p[ch].submitted != p[ch].completed &&
-                    (mmio_read32(NAND_CHANNEL_BASE(ch) + NAND_COMP_INFO) & NAND_COMP_INFO_C_VALID_MASK))
+                    (mmio_read32(chan_base(ch) + NAND_COMP_INFO) & NAND_COMP_INFO_C_VALID_MASK))
                     ready |= 1u << ch;
             if (!ready) {
                 nand_sched_last.idle_polls++;
@@ -676,13 +661,13 @@ int nand_run_channels(nand_chan_prog *p, int depth, uint64_t timeout_cycles, nan
          * and at the end, not per completion: with four channels the per-completion invalidation and the
          * refills of the scheduler's own data after it were the CPU's limit (hw/ip/nand/doc/nand.md). */
         for (ch = 0; ch < NAND_CHANNELS_MAX; ch++) {
-            uint32_t base = NAND_CHANNEL_BASE(ch), info, taken = 0;
+            uint32_t base = chan_base(ch), info, taken = 0;
             if (!(ready >> ch & 1u))
                 continue;
             while (p[ch].completed < p[ch].submitted &&
                    ((info = mmio_read32(base + NAND_COMP_INFO)) & NAND_COMP_INFO_C_VALID_MASK)) {
                 nand_comp c;
-                take_completion(base, info, &nand_chan[ch].ecc, &c);
+                take_completion(base, info, &chan_state[ch].ecc, &c);
                 p[ch].completed++;
                 taken++;
                 if (c.err != NAND_E_OK && !rc) {
@@ -704,18 +689,18 @@ int nand_run_channels(nand_chan_prog *p, int depth, uint64_t timeout_cycles, nan
     }
 }
 
-static int seq_args(uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t need)
+static int seq_args(const nand_ch *ch, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t need)
 {
-    return nand_dev.page_bytes && ways >= 1 && ways <= nand_dev.targets && pages >= 1 &&
-           pages <= nand_dev.pages_per_block && block < nand_dev.blocks && need <= cap;
+    return ch->dev->page_bytes && ways >= 1 && ways <= ch->dev->targets && pages >= 1 &&
+           pages <= ch->dev->pages_per_block && block < ch->dev->blocks && need <= cap;
 }
 
-int nand_cache_read_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
+int nand_cache_read_cmds(const nand_ch *ch, nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
                          uint32_t way_stride)
 {
-    uint32_t n = 0, q, row0 = block * nand_dev.pages_per_block;
+    uint32_t n = 0, q, row0 = block * ch->dev->pages_per_block;
     int t;
-    if (!seq_args(cap, ways, pages, block, (uint32_t)NAND_CACHE_READ_CMDS(ways, pages)))
+    if (!seq_args(ch, cap, ways, pages, block, (uint32_t)NAND_CACHE_READ_CMDS(ways, pages)))
         return NAND_DRV_ARG;
 #define CACHE(t, q) page_cmd((q) + 1 < pages ? NAND_OP_READ_CACHE : NAND_OP_READ_CACHE_END, t, 0, NAND_F_SPLIT, 0)
     for (t = 0; t < ways; t++)
@@ -725,7 +710,7 @@ int nand_cache_read_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, 
     for (q = 0; q < pages; q++)
         for (t = 0; t < ways; t++) {
             out[n++] = page_cmd(NAND_OP_READ_DATA, t, 0, NAND_F_ECC | NAND_F_DMA,
-                                dma + (uint32_t)t * way_stride + q * nand_dev.page_bytes);
+                                dma + (uint32_t)t * way_stride + q * ch->dev->page_bytes);
             if (q + 1 < pages)
                 out[n++] = CACHE(t, q + 1);
         }
@@ -733,39 +718,39 @@ int nand_cache_read_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, 
     return (int)n;
 }
 
-int nand_cache_program_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
+int nand_cache_program_cmds(const nand_ch *ch, nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
                             uint32_t way_stride)
 {
     uint32_t n = 0, q;
     int t;
-    if (!seq_args(cap, ways, pages, block, (uint32_t)NAND_CACHE_PROGRAM_CMDS(ways, pages)))
+    if (!seq_args(ch, cap, ways, pages, block, (uint32_t)NAND_CACHE_PROGRAM_CMDS(ways, pages)))
         return NAND_DRV_ARG;
     for (q = 0; q < pages; q++)
         for (t = 0; t < ways; t++) {
             if (q)
                 out[n++] = page_cmd(NAND_OP_WAIT_STATUS, t, 0, 0, 0);
             out[n++] = page_cmd(q + 1 == pages ? NAND_OP_PROGRAM : NAND_OP_PROGRAM_CACHE, t,
-                                block * nand_dev.pages_per_block + q, NAND_F_ECC | NAND_F_DMA | NAND_F_SPLIT,
-                                dma + (uint32_t)t * way_stride + q * nand_dev.page_bytes);
+                                block * ch->dev->pages_per_block + q, NAND_F_ECC | NAND_F_DMA | NAND_F_SPLIT,
+                                dma + (uint32_t)t * way_stride + q * ch->dev->page_bytes);
         }
     for (t = 0; t < ways; t++)
         out[n++] = page_cmd(NAND_OP_WAIT_STATUS, t, 0, 0, 0);
     return (int)n;
 }
 
-static int mp_args(uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t need)
+static int mp_args(const nand_ch *ch, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t need)
 {
-    uint32_t planes = (uint32_t)nand_dev.planes;
-    return planes >= 2 && block % planes == 0 && pages % planes == 0 && block + planes <= nand_dev.blocks &&
-           seq_args(cap, ways, pages / planes, block, need);
+    uint32_t planes = (uint32_t)ch->dev->planes;
+    return planes >= 2 && block % planes == 0 && pages % planes == 0 && block + planes <= ch->dev->blocks &&
+           seq_args(ch, cap, ways, pages / planes, block, need);
 }
 
-int nand_mp_program_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
+int nand_mp_program_cmds(const nand_ch *ch, nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
                          uint32_t way_stride)
 {
-    uint32_t n = 0, q, k, planes = (uint32_t)nand_dev.planes, ppb = nand_dev.pages_per_block;
+    uint32_t n = 0, q, k, planes = (uint32_t)ch->dev->planes, ppb = ch->dev->pages_per_block;
     int t;
-    if (!mp_args(cap, ways, pages, block, planes ? (uint32_t)NAND_MP_PROGRAM_CMDS(ways, pages, planes) : 0))
+    if (!mp_args(ch, cap, ways, pages, block, planes ? (uint32_t)NAND_MP_PROGRAM_CMDS(ways, pages, planes) : 0))
         return NAND_DRV_ARG;
     for (q = 0; q < pages / planes; q++)
         for (t = 0; t < ways; t++) {
@@ -775,22 +760,22 @@ int nand_mp_program_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, 
                 out[n++] = page_cmd(k + 1 < planes || q + 1 == pages / planes ? NAND_OP_PROGRAM : NAND_OP_PROGRAM_CACHE,
                                     t, (block + k) * ppb + q,
                                     NAND_F_ECC | NAND_F_DMA | (k + 1 < planes ? NAND_F_MPLANE : NAND_F_SPLIT),
-                                    dma + (uint32_t)t * way_stride + (q * planes + k) * nand_dev.page_bytes);
+                                    dma + (uint32_t)t * way_stride + (q * planes + k) * ch->dev->page_bytes);
         }
     for (t = 0; t < ways; t++)
         out[n++] = page_cmd(NAND_OP_WAIT_STATUS, t, 0, 0, 0);
     return (int)n;
 }
 
-int nand_mp_read_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
+int nand_mp_read_cmds(const nand_ch *ch, nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
                       uint32_t way_stride)
 {
-    uint32_t n = 0, q, k, planes = (uint32_t)nand_dev.planes, ppb = nand_dev.pages_per_block;
+    uint32_t n = 0, q, k, planes = (uint32_t)ch->dev->planes, ppb = ch->dev->pages_per_block;
     /* the PAGE_READs still to place, one after each READ_DATA (the reference's `pending`) */
     nand_cmd pend[NAND_MAX_PLANES];
     uint32_t npend = 0, head = 0;
     int t;
-    if (!mp_args(cap, ways, pages, block, (uint32_t)NAND_MP_READ_CMDS(ways, pages)) || planes > NAND_MAX_PLANES)
+    if (!mp_args(ch, cap, ways, pages, block, (uint32_t)NAND_MP_READ_CMDS(ways, pages)) || planes > NAND_MAX_PLANES)
         return NAND_DRV_ARG;
 #define READ(t, k, q) page_cmd(NAND_OP_PAGE_READ, t, (block + (k)) * ppb + (q), (k) + 1 < planes ? NAND_F_MPLANE : NAND_F_SPLIT, 0)
     for (t = 0; t < ways; t++)
@@ -802,7 +787,7 @@ int nand_mp_read_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uin
                 out[n++] = pend[head++];
             for (k = 0; k < planes; k++) {
                 out[n++] = page_cmd(NAND_OP_READ_DATA, t, (block + k) * ppb + q, NAND_F_ECC | NAND_F_DMA | NAND_F_MPLANE,
-                                    dma + (uint32_t)t * way_stride + (q * planes + k) * nand_dev.page_bytes);
+                                    dma + (uint32_t)t * way_stride + (q * planes + k) * ch->dev->page_bytes);
                 if (head < npend) {
                     out[n++] = pend[head++];
                 } else if (k + 1 == planes && q + 1 < pages / planes) {
@@ -819,7 +804,3 @@ int nand_mp_read_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uin
     return (int)n;
 }
 
-const int nand_driver_present = 1;
-#else
-const int nand_driver_present = 0;
-#endif

@@ -4,14 +4,9 @@
 #ifndef LSMC_NAND_H
 #define LSMC_NAND_H
 
-/* Build variable: fw/Makefile sets LSMC_NAND to 1 when the NAND controller's generated nand_regs.h is
- * there (the driver and the apps' NAND parts are built), else 0. */
-#ifndef LSMC_NAND
-#error "LSMC_NAND (0 or 1) is not defined: fw/Makefile defines it; host builds pass -DLSMC_NAND=1"
-#endif
-
 #include <stdint.h>
 
+#include "mmio.h"
 #include "onfi_timing.h"
 #include "soc.h" /* NAND_CHANNELS_MAX, NAND_CHANNEL_BASE (generated lsmc_soc.h) */
 
@@ -74,32 +69,41 @@ extern const nand_onfi_timing nand_onfi_modes[ONFI_ASYNC_MODE_COUNT];
 typedef struct { uint32_t timing[4], sample; } nand_timing_regs;
 void nand_timing_for_mode(int mode, uint32_t clk_hz, nand_timing_regs *out);
 
-/* Channels: the controllers at NAND_CHANNEL_BASE(0..NAND_CHANNELS_MAX-1), present ones answer
- * NAND_ID_MAGIC (nand_regs.h, generated from the controller). Every call below acts on the selected
- * channel (0 after reset); each channel keeps its own geometry (nand_dev), bad-block table and ECC
- * statistics (nand_ecc): select a channel, nand_init it, and its state stays while others are used. */
+/* Channels: the controllers at NAND_CHANNEL_BASE(0..NAND_CHANNELS_MAX-1); present ones answer
+ * NAND_ID_MAGIC (nand_regs.h, generated from the controller), an empty slot reads 0, so whether the SoC
+ * has NAND at all is nand_channels() != 0. Every call below takes the channel it acts on; each channel
+ * keeps its own geometry (dev), bad-block table and ECC statistics (ecc) in RAM behind its handle. */
+typedef struct nand_chan_state nand_chan_state;
+typedef struct {
+    uintptr_t base;         /* the controller's registers */
+    int index;              /* channel number */
+    nand_info *dev;         /* geometry, filled in by nand_init (page_bytes 0: not initialised) */
+    struct nand_ecc_stats *ecc;
+    nand_chan_state *st;
+} nand_ch;
+extern const nand_ch nand_chans[NAND_CHANNELS_MAX];
+/* Channel c's handle, or NULL for a number outside 0..NAND_CHANNELS_MAX-1 (present or not). */
+static inline const nand_ch *nand_chan_at(int c) { return c >= 0 && c < NAND_CHANNELS_MAX ? &nand_chans[c] : 0; }
 int nand_channel_present(int ch);
 int nand_channels(void);            /* channels present, counted from 0 */
-int nand_select(int ch);            /* NAND_DRV_ARG if channel ch is absent */
-int nand_channel(void);             /* the selected channel */
-uint32_t nand_reg(uint32_t off);
-void nand_reg_write(uint32_t off, uint32_t v);
+static inline uint32_t nand_reg(const nand_ch *ch, uint32_t off) { return mmio_read32(ch->base + off); }
+static inline void nand_reg_write(const nand_ch *ch, uint32_t off, uint32_t v) { mmio_write32(ch->base + off, v); }
 const char *nand_err_name(int err);
 
 /* Low level: queue one command / take the next completion (NAND_DRV_TIMEOUT after timeout cycles). */
-int nand_submit(const nand_cmd *c);
-int nand_complete(nand_comp *out, uint64_t timeout_cycles);
+int nand_submit(const nand_ch *ch, const nand_cmd *c);
+int nand_complete(const nand_ch *ch, nand_comp *out, uint64_t timeout_cycles);
 /* Submit + complete; returns the completion error (0 OK), or a negative driver error. */
-int nand_exec(const nand_cmd *c, nand_comp *out);
+int nand_exec(const nand_ch *ch, const nand_cmd *c, nand_comp *out);
 
-int nand_set_mode_regs(int mode);
+int nand_set_mode_regs(const nand_ch *ch, int mode);
 /* NV-DDR mode `mode`: DDR_CFG (CK_DIV = the smallest whole number of controller cycles >= tCK, tCAD,
  * tWRCK, tDQSHZ), DDR_CFG2 (tCEH) and the TIMING fields the NV-DDR layer reads (T_CS, T_HOLD = tCH, T_WHR,
  * T_ADL, T_RHW, T_RR, T_WB, T_CCS); the others keep their SDR mode-0 values. lsmc.sim.nandsim.nvddr_words
  * is the reference. */
 typedef struct { uint32_t timing[4], sample, ddr_cfg, ddr_cfg2; } nand_nvddr_regs;
 void nand_nvddr_for_mode(int mode, uint32_t clk_hz, nand_nvddr_regs *out);
-int nand_set_nvddr_regs(int mode);
+int nand_set_nvddr_regs(const nand_ch *ch, int mode);
 /* Read-capture training (NV-DDR; the PHY samples DQ at both controller clock edges behind a delay line,
  * hw/ip/nand/doc/nand.md): DDR_CAPTURE settings in increasing sample position (SLOT half cycles later, TAP x
  * NAND_TRAIN_TAP_PS earlier), every NAND_TRAIN_STEP-th tap; READ ID 20h passes when it reads "ONFI" with
@@ -110,43 +114,43 @@ int nand_set_nvddr_regs(int mode);
 #define NAND_TRAIN_STEP 8u
 #define NAND_TRAIN_TAPS 128u
 #define NAND_TRAIN_TAP_PS 25u
-int nand_train_capture(int target, int32_t *first, int32_t *last, uint32_t *word);
+int nand_train_capture(const nand_ch *ch, int target, int32_t *first, int32_t *last, uint32_t *word);
 /* RESET (FFh) in the interface the channel speaks; the target returns to SDR mode 0 (ONFI). In NV-DDR
  * the interface is the channel's: every target is reset (in NV-DDR), then the controller goes back to
  * SDR mode 0. */
-int nand_reset(int target);
+int nand_reset(const nand_ch *ch, int target);
 /* READ STATUS (70h): the status byte in c->status. */
-int nand_read_status(int target, nand_comp *c);
+int nand_read_status(const nand_ch *ch, int target, nand_comp *c);
 /* buf: DDR scratch (8 bytes) for the DMA of the five ID bytes. */
-int nand_read_id(int target, uint32_t buf, uint8_t id[5]);
+int nand_read_id(const nand_ch *ch, int target, uint32_t buf, uint8_t id[5]);
 /* Reads the parameter page (three copies) into DDR at buf (>= 768 bytes), checks the CRC-16 of the
  * first copy that matches and fills info. */
-int nand_read_param(int target, uint32_t buf, nand_info *info);
+int nand_read_param(const nand_ch *ch, int target, uint32_t buf, nand_info *info);
 /* Reset every target, ID + parameter page, switch all targets to the fastest common mode (SET
  * FEATURES 01h, checked with GET FEATURES), program the controller timing registers and geometry.
  * NV-DDR is preferred when every target's parameter page offers it (features bit 5; P1 = 10h | mode,
  * then the controller switches and trains its read capture), unless nand_sdr_only is set. */
 extern int nand_sdr_only;
-int nand_init(nand_info *info, int targets, uint32_t buf);
-int nand_erase(int target, uint32_t block, nand_comp *c);
+int nand_init(const nand_ch *ch, nand_info *info, int targets, uint32_t buf);
+int nand_erase(const nand_ch *ch, int target, uint32_t block, nand_comp *c);
 /* Program / read one page: with ecc the page's main area (page_bytes) is moved via DMA and ECC
  * protects it; without, `len` raw bytes from column 0. */
-int nand_program(int target, uint32_t row, uint32_t addr, uint32_t len, int ecc, nand_comp *c);
-int nand_read(int target, uint32_t row, uint32_t addr, uint32_t len, int ecc, nand_comp *c);
+int nand_program(const nand_ch *ch, int target, uint32_t row, uint32_t addr, uint32_t len, int ecc, nand_comp *c);
+int nand_read(const nand_ch *ch, int target, uint32_t row, uint32_t addr, uint32_t len, int ecc, nand_comp *c);
 /* Bad-block scan: marker byte (spare byte 0) of pages 0 and 1; bad[b] = 1 for a bad block. */
-int nand_scan_bad(int target, uint8_t *bad, uint32_t blocks, uint32_t *n_bad);
+int nand_scan_bad(const nand_ch *ch, int target, uint8_t *bad, uint32_t blocks, uint32_t *n_bad);
 
 /* Bad-block table in RAM: factory markers (nand_bbt_scan) plus grown bad blocks (an erase that
  * failed marks its block; callers mark more with nand_bbt_mark, e.g. after a failed program). */
 #define NAND_BBT_BLOCKS 4096u
-int nand_bbt_scan(int target, uint32_t blocks, uint32_t *n_bad);
-void nand_bbt_mark(int target, uint32_t block);
-int nand_block_bad(int target, uint32_t block);
+int nand_bbt_scan(const nand_ch *ch, int target, uint32_t blocks, uint32_t *n_bad);
+void nand_bbt_mark(const nand_ch *ch, int target, uint32_t block);
+int nand_block_bad(const nand_ch *ch, int target, uint32_t block);
 
 /* ECC statistics of every page read completion (PAGE_READ / READ_DATA) since nand_init. nand_read
  * with ECC re-reads an uncorrectable page up to NAND_READ_RETRIES times (a transient flip may pass). */
 #define NAND_READ_RETRIES 2
-typedef struct {
+typedef struct nand_ecc_stats {
     uint32_t reads;           /* page read completions */
     uint32_t corrected_bits;  /* bits corrected in total */
     uint32_t uncorrectable;   /* completions with an uncorrectable sector */
@@ -155,26 +159,19 @@ typedef struct {
     uint8_t max_sector_bits;  /* most bits corrected in one sector */
 } nand_ecc_stats;
 
-/* One channel's driver state. nand_dev / nand_ecc name the selected channel's. */
-typedef struct {
+/* One channel's driver state (behind its handle). */
+struct nand_chan_state {
     nand_info dev;
     nand_ecc_stats ecc;
     uint32_t bbt[NAND_MAX_TARGETS][NAND_BBT_BLOCKS / 32];
-} nand_chan_state;
-extern nand_chan_state nand_chan[NAND_CHANNELS_MAX];
-extern int nand_cur_channel;
-#define nand_dev (nand_chan[nand_cur_channel].dev)
-#define nand_ecc (nand_chan[nand_cur_channel].ecc)
-
-/* 0 when the firmware was built without the generated nand_regs.h: no function below exists. */
-extern const int nand_driver_present;
+};
 
 /* After a failed nand_init the geometry is half filled in: forget it (page_bytes 0 = not initialised). */
-void nand_forget(void);
+void nand_forget(const nand_ch *ch);
 /* After a timeout (R/B# stuck busy, a completion that never came) neither the controller's queue nor
  * the part's state can be trusted: soft-reset the controller, then nand_init every target again.
  * On failure the geometry is forgotten. */
-int nand_reinit(int targets, uint32_t buf);
+int nand_reinit(const nand_ch *ch, int targets, uint32_t buf);
 
 /* The channels x ways scheduler (lsmc/sim/nandsim.py run_channels is its reference model): keeps up
  * to `depth` commands queued on every channel that has a command list (the queue holds 8), waits for
@@ -203,7 +200,7 @@ extern nand_sched_stats nand_sched_last;
  * channel stops submitting, every command already queued is still collected; *err says where);
  * NAND_DRV_TIMEOUT when no channel completes anything for timeout_cycles; NAND_DRV_ARG for a depth
  * outside 1..8 or commands for an absent or uninitialised channel. on_comp (may be NULL) sees every
- * completion. The selected channel is unchanged. */
+ * completion. */
 int nand_run_channels(nand_chan_prog *progs, int depth, uint64_t timeout_cycles, nand_sched_err *err,
                       void (*on_comp)(int ch, uint32_t index, const nand_comp *c, void *ctx), void *ctx);
 
@@ -214,14 +211,14 @@ int nand_run_channels(nand_chan_prog *progs, int depth, uint64_t timeout_cycles,
  * Program: PROGRAM_CACHE 80h..15h (SPLIT) for all pages but the last, PROGRAM for the last, the ways
  * taking turns, WAIT_STATUS before a way's next page and at the end. Return the number of commands
  * written to out (at most cap), or NAND_DRV_ARG (ways, pages or cap out of range). */
-int nand_cache_read_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
+int nand_cache_read_cmds(const nand_ch *ch, nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
                          uint32_t way_stride);
-int nand_cache_program_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
+int nand_cache_program_cmds(const nand_ch *ch, nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
                             uint32_t way_stride);
 #define NAND_CACHE_READ_CMDS(ways, pages) ((ways) * (2 * (pages) + 1))
 
 /* Multi-plane command lists (lsmc/sim/nandsim.py multiplane_program_program / multiplane_read_program are
- * the reference): `pages` pages per way spread over the part's planes (nand_dev.planes >= 2; `block` in
+ * the reference): `pages` pages per way spread over the part's planes (ch->dev->planes >= 2; `block` in
  * plane 0, pages a multiple of the planes): page i of way t lives in block block + i % planes at page
  * address i / planes, in DDR at dma + t * way_stride + i * page_bytes (ECC, DMA). Program: PROGRAM with
  * NAND_F_MPLANE (80h..11h, tDBSY) for every plane but the last and PROGRAM_CACHE (80h..15h, SPLIT) for the
@@ -232,9 +229,9 @@ int nand_cache_program_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t page
  * way's next multi-plane read starting after its last READ_DATA, one PAGE_READ after each READ_DATA (the
  * controller holds one front-end completion while a page's DMA is still out). Return the number of
  * commands, or NAND_DRV_ARG. */
-int nand_mp_program_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
+int nand_mp_program_cmds(const nand_ch *ch, nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
                          uint32_t way_stride);
-int nand_mp_read_cmds(nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
+int nand_mp_read_cmds(const nand_ch *ch, nand_cmd *out, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma,
                       uint32_t way_stride);
 #define NAND_MP_PROGRAM_CMDS(ways, pages, planes) ((ways) * ((pages) + (pages) / (planes)))
 #define NAND_MP_READ_CMDS(ways, pages) ((ways) * 2 * (pages))

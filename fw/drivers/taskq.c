@@ -14,31 +14,26 @@
 #define ST_BUSY BIT(CIP_STATUS_BUSY_SHIFT)
 #define ST_DONE BIT(CIP_STATUS_DONE_SHIFT)
 #define ST_ERROR BIT(CIP_STATUS_ERROR_SHIFT)
-#define IRQ_BITS (BIT(CIP_IRQ_STATUS_DONE_SHIFT) | BIT(CIP_IRQ_STATUS_ERROR_SHIFT))
 /* After a unit error or timeout its channels get this long to settle once aborted. */
 #define GRACE_CYCLES 20000u
 /* Status polls between two looks at the timer (a timer read is a bus access too). */
 #define POLLS_PER_TIMER_CHECK 16u
 
-_Static_assert(TQ_MAX_WAYS == 4, "in_bytes_reg lists IN0..IN3_BYTES");
-static const uint32_t in_bytes_reg[TQ_MAX_WAYS] = {CIP_IN0_BYTES, CIP_IN1_BYTES, CIP_IN2_BYTES, CIP_IN3_BYTES};
-
-static uint32_t rd(unsigned u, uint32_t off) { return mmio_read32(CIP_UNIT_BASE(u) + off); }
-static void wr(unsigned u, uint32_t off, uint32_t v) { mmio_write32(CIP_UNIT_BASE(u) + off, v); }
+_Static_assert(TQ_MAX_WAYS <= CIP_MAX_INPUTS, "a task has no more inputs than a unit has IN<k>_BYTES");
 
 unsigned tq_units_present(void)
 {
     unsigned u;
     for (u = 0; u < UNITS_MAX; u++)
-        if (rd(u, CIP_ID) != CIP_ID_MAGIC || (rd(u, CIP_VERSION) & 0xFFFFu) != CIP_IP_VERSION)
+        if (cip_unit_check_id(&cip_units[u], 0) != 0)
             break;
     return u;
 }
 
 unsigned tq_unit_ways(unsigned u)
 {
-    uint32_t w = rd(u, CIP_WAYS); /* a two-way IP has no WAYS register: reads 0 */
-    return w >= 2 && w <= TQ_MAX_WAYS ? (unsigned)w : 2u;
+    unsigned w = cip_unit_ways(&cip_units[u]);
+    return w <= TQ_MAX_WAYS ? w : 2u;
 }
 
 const char *tq_state_name(int state)
@@ -56,33 +51,12 @@ const char *tq_state_name(int state)
 /* ---- one unit ---------------------------------------------------------------------------------- */
 
 typedef struct {
+    const cip_unit *hw;
     tq_task *task;     /* running task, or 0 when the unit is free */
     unsigned mask;     /* its DMA channels */
     unsigned ways;
     uint64_t deadline;
 } unit_state;
-
-static volatile uint32_t unit_events[UNITS_MAX];
-
-static void unit_irq(void *ctx)
-{
-    unsigned u = (unsigned)(uintptr_t)ctx;
-    uint32_t pending = rd(u, CIP_IRQ_STATUS);
-    wr(u, CIP_IRQ_STATUS, pending); /* W1C: drops the level interrupt */
-    if (pending & IRQ_BITS)
-        unit_events[u]++;
-}
-
-static int unit_reset(unsigned u)
-{
-    uint64_t end;
-    wr(u, CIP_CTRL, BIT(CIP_CTRL_SOFT_RESET_SHIFT));
-    end = timer_deadline(10000);
-    while (rd(u, CIP_STATUS) & (ST_BUSY | ST_ERROR))
-        if (timer_expired(end))
-            return CIP_E_TIMEOUT;
-    return CIP_OK;
-}
 
 static uint32_t task_in_bytes(const tq_task *t)
 {
@@ -93,32 +67,27 @@ static uint32_t task_in_bytes(const tq_task *t)
     return b;
 }
 
-/* Program unit u with task t (the Fig 9 flow's init: job registers, interrupt enables, DMA channels);
- * unit_kick() starts it. */
+/* Program the unit with task t (the Fig 9 flow's init: job registers, interrupt enables, DMA
+ * channels); unit_kick() starts it. */
 static void unit_prepare(tq_ctx *ctx, unsigned u, unit_state *us, tq_task *t)
 {
+    const cip_unit *hw = us->hw;
     unsigned k, mask = BIT(DMA_CH_OUT) | BIT(DMA_CH_INV);
 
     t->state = TQ_RUNNING;
     t->unit = (int)u;
     t->hw_rc = CIP_OK;
-    if (rd(u, CIP_STATUS) & (ST_ERROR | ST_BUSY))
-        unit_reset(u);
-    wr(u, CIP_GROUP, t->fault == TQ_FAULT_BAD_GROUP ? 1u : ctx->group);
-    for (k = 0; k < us->ways; k++)
-        wr(u, in_bytes_reg[k], k < t->nruns ? t->run_len[k] : 0u);
-    wr(u, CIP_OUT_CAPACITY, t->out_buf);
-    wr(u, CIP_INV_CAPACITY, t->inv_buf);
-    wr(u, CIP_IRQ_STATUS, IRQ_BITS);
-    unit_events[u] = 0;
-    wr(u, CIP_IRQ_ENABLE, ctx->use_irq ? IRQ_BITS : 0);
-    dmau_prepare(u, DMA_CH_OUT, t->out_addr, t->out_buf);
-    dmau_prepare(u, DMA_CH_INV, t->inv_addr, t->inv_buf);
+    if (cip_unit_read(hw, CIP_STATUS) & (ST_ERROR | ST_BUSY))
+        cip_unit_reset(hw);
+    cip_unit_program(hw, t->fault == TQ_FAULT_BAD_GROUP ? 1u : ctx->group, t->run_len, t->nruns, us->ways,
+                     t->out_buf, t->inv_buf, ctx->use_irq);
+    dma_set_prepare(hw->dma, DMA_CH_OUT, t->out_addr, t->out_buf);
+    dma_set_prepare(hw->dma, DMA_CH_INV, t->inv_addr, t->inv_buf);
     /* An empty run needs no beat (the IP goes by the declared length): its reader stays idle. */
     for (k = 0; k < t->nruns; k++) {
         if (!t->run_len[k])
             continue;
-        dmau_prepare(u, dma_reader_channel(k), t->run_addr[k], t->run_len[k]);
+        dma_set_prepare(hw->dma, dma_reader_channel(k), t->run_addr[k], t->run_len[k]);
         mask |= BIT(dma_reader_channel(k));
     }
     us->mask = mask;
@@ -127,11 +96,10 @@ static void unit_prepare(tq_ctx *ctx, unsigned u, unit_state *us, tq_task *t)
 }
 
 /* Start the prepared task: its DMA channels with one write, then the IP. */
-static void unit_kick(tq_ctx *ctx, unsigned u, unit_state *us)
+static void unit_kick(tq_ctx *ctx, unit_state *us)
 {
     us->deadline = timer_deadline(ctx->timeout_cycles ? ctx->timeout_cycles : cip_default_timeout(task_in_bytes(us->task)));
-    dmau_start_mask(u, us->mask);
-    wr(u, CIP_CTRL, BIT(CIP_CTRL_START_SHIFT));
+    cip_unit_start(us->hw, us->mask);
 }
 
 /* The C merge of task t (the CPU fallback). */
@@ -159,22 +127,23 @@ static void cpu_merge(unsigned group, tq_task *t)
     mem_fence(); /* the D$ is write-through: the result is in DDR for the next DMA */
 }
 
-/* Has unit u's task ended? 0: not yet. Otherwise finishes the task (fallback included) and frees the
+/* Has the unit's task ended? 0: not yet. Otherwise finishes the task (fallback included) and frees the
  * unit. `timer_check`: also look at the deadline. */
-static int unit_poll(tq_ctx *ctx, unsigned u, unit_state *us, int timer_check)
+static int unit_poll(tq_ctx *ctx, unit_state *us, int timer_check)
 {
+    const cip_unit *hw = us->hw;
     tq_task *t = us->task;
     uint32_t ds, st = 0;
     int rc = CIP_OK, ended = 0;
     unsigned ch;
 
-    if (!ctx->use_irq || unit_events[u] || timer_check) {
-        ds = dmau_all_status(u);
+    if (!ctx->use_irq || *hw->events || timer_check) {
+        ds = dma_set_all_status(hw->dma);
         if (DMA_ALL_ERROR_ANY(ds) & us->mask) {
             rc = CIP_E_DMA;
             ended = 1;
-        } else if (!ctx->use_irq || unit_events[u]) {
-            st = rd(u, CIP_STATUS);
+        } else if (!ctx->use_irq || *hw->events) {
+            st = cip_unit_read(hw, CIP_STATUS);
             if ((st & (ST_DONE | ST_ERROR)) && !(DMA_ALL_BUSY_ANY(ds) & us->mask)) {
                 rc = (st & ST_ERROR) ? CIP_E_IP : CIP_OK;
                 ended = 1;
@@ -188,31 +157,31 @@ static int unit_poll(tq_ctx *ctx, unsigned u, unit_state *us, int timer_check)
     if (!ended)
         return 0;
 
-    st = rd(u, CIP_STATUS);
+    st = cip_unit_read(hw, CIP_STATUS);
     t->hw_rc = rc;
     t->hw_status = st;
     t->err_code = (st & CIP_STATUS_ERR_CODE_MASK) >> CIP_STATUS_ERR_CODE_SHIFT;
     t->err_input = (st & CIP_STATUS_ERR_INPUT_MASK) >> CIP_STATUS_ERR_INPUT_SHIFT;
-    t->err_index = (st & ST_ERROR) ? rd(u, CIP_ERR_INDEX) : 0;
-    t->hw_cycles = rd(u, CIP_HW_CYCLES);
-    wr(u, CIP_IRQ_ENABLE, 0);
+    t->err_index = (st & ST_ERROR) ? cip_unit_read(hw, CIP_ERR_INDEX) : 0;
+    t->hw_cycles = cip_unit_read(hw, CIP_HW_CYCLES);
+    cip_unit_write(hw, CIP_IRQ_ENABLE, 0);
     if (rc == CIP_OK) {
         dma_status s;
-        dmau_read_status(u, DMA_CH_OUT, &s);
+        dma_set_read_status(hw->dma, DMA_CH_OUT, &s);
         t->out_bytes = s.bytes;
-        dmau_read_status(u, DMA_CH_INV, &s);
+        dma_set_read_status(hw->dma, DMA_CH_INV, &s);
         t->inv_bytes = s.bytes;
         t->state = TQ_DONE;
     } else {
         /* The unit failed: stop what still runs, reset it, finish the task on the CPU. */
         uint64_t end;
         for (ch = 0; ch < DMA_MAX_CHANNELS; ch++)
-            if ((us->mask & BIT(ch)) && (DMA_ALL_BUSY_ANY(dmau_all_status(u)) & BIT(ch)))
-                dmau_abort(u, ch);
+            if ((us->mask & BIT(ch)) && (DMA_ALL_BUSY_ANY(dma_set_all_status(hw->dma)) & BIT(ch)))
+                dma_set_abort(hw->dma, ch);
         end = timer_deadline(GRACE_CYCLES);
-        while ((DMA_ALL_BUSY_ANY(dmau_all_status(u)) & us->mask) && !timer_expired(end))
+        while ((DMA_ALL_BUSY_ANY(dma_set_all_status(hw->dma)) & us->mask) && !timer_expired(end))
             ;
-        unit_reset(u);
+        cip_unit_reset(hw);
         dcache_invalidate();
         cpu_merge(ctx->group, t);
         if (t->state == TQ_DONE_CPU)
@@ -248,10 +217,11 @@ unsigned tq_run(tq_ctx *ctx, tq_task *tasks, unsigned n)
         tasks[i].hw_status = tasks[i].err_code = tasks[i].err_input = tasks[i].err_index = 0;
     }
     for (u = 0; u < units; u++) {
+        us[u].hw = &cip_units[u];
         us[u].task = 0;
         us[u].ways = tq_unit_ways(u);
         if (ctx->use_irq)
-            irq_attach(IRQ_CIP_UNIT(u), unit_irq, (void *)(uintptr_t)u);
+            irq_attach(us[u].hw->irq, cip_unit_irq, (void *)us[u].hw);
     }
     /* A task with more runs than its unit has inputs cannot run there: the caller cascades. */
     for (i = 0; i < n; i++)
@@ -280,7 +250,7 @@ unsigned tq_run(tq_ctx *ctx, tq_task *tasks, unsigned n)
             ctx->dispatched[u]++;
             unit_prepare(ctx, u, &us[u], &tasks[next]);
             if (started)
-                unit_kick(ctx, u, &us[u]);
+                unit_kick(ctx, &us[u]);
             rr = (u + 1) % units;
             running++;
             next++;
@@ -290,7 +260,7 @@ unsigned tq_run(tq_ctx *ctx, tq_task *tasks, unsigned n)
             t0 = timer_now();
             for (u = 0; u < units; u++)
                 if (us[u].task)
-                    unit_kick(ctx, u, &us[u]);
+                    unit_kick(ctx, &us[u]);
         }
         if (!running)
             break;
@@ -298,16 +268,16 @@ unsigned tq_run(tq_ctx *ctx, tq_task *tasks, unsigned n)
         {
             int timer_check = ++polls % POLLS_PER_TIMER_CHECK == 0;
             for (u = 0; u < units; u++)
-                if (us[u].task && unit_poll(ctx, u, &us[u], timer_check))
+                if (us[u].task && unit_poll(ctx, &us[u], timer_check))
                     running--;
         }
     }
     ctx->cycles = timer_now() - t0;
 
     for (u = 0; u < units; u++) {
-        ctx->irq_events[u] = unit_events[u];
+        ctx->irq_events[u] = *us[u].hw->events;
         if (ctx->use_irq)
-            irq_attach(IRQ_CIP_UNIT(u), 0, 0);
+            irq_attach(us[u].hw->irq, 0, 0);
     }
     if (ctx->use_irq)
         irq_attach(IRQ_CIP, cip_irq_handler, 0); /* unit 0's line back to the one-unit driver */

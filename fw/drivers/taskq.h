@@ -2,8 +2,9 @@
  * are dispatched round robin to free units, complete by interrupt or by polling (chosen per run),
  * carry their own status, and fall back to the C merge (kb16_merge_n) when their unit reports an
  * error; the fallbacks are counted. Every task of a tq_run() call may run at the same time on
- * different units. Unit u's registers are at CIP_UNIT_BASE(u) / DMA_UNIT_BASE(u) (lsmc_soc.h);
- * the units present answer their ID, absent slots read 0. docs/firmware.md, "Task queue". */
+ * different units. Unit u is driven through its handle cip_units[u] (compaction.h: its IP, its DMA,
+ * its interrupt line); the units present answer their ID, absent slots read 0. docs/firmware.md,
+ * "Task queue". */
 #ifndef LSMC_TASKQ_H
 #define LSMC_TASKQ_H
 

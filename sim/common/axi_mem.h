@@ -32,6 +32,7 @@
 #include <verilated.h>
 
 #include "ddr_model.h"  // MemTiming: optional DRAM timing behind the port
+#include "tb.h"        // Prng: the harnesses' one generator
 
 namespace simc {
 
@@ -117,7 +118,7 @@ class AxiSlave {
   FILE* report = stderr;         // where violations are printed
   const char* reportPrefix = "sim: AXI protocol";
 
-  void reseed(uint64_t seed) { rng_ = seed * 0x9E3779B97F4A7C15ull + 1; }
+  void reseed(uint64_t seed) { rng_.seed(seed); }
   bool busy() const { return !reads_.empty() || !writes_.empty() || !bq_.empty() || wAhead_ != 0; }
   // The master was reset (a power cut in the SoC harness): every transaction in flight is dropped.
   void reset() {
@@ -263,16 +264,11 @@ class AxiSlave {
   bool rValid_ = false, bValid_ = false, idleDriven_ = false;
   bool arHeld_ = false, awHeld_ = false, wHeld_ = false;
   Saved arSaved_{}, awSaved_{}, wSaved_{};
-  uint64_t rng_, cycle_ = 0;
+  Prng rng_;
+  uint64_t cycle_ = 0;
   unsigned reported_ = 0;
 
-  bool coin() {
-    if (cfg.stall <= 0) return false;
-    rng_ ^= rng_ >> 12;
-    rng_ ^= rng_ << 25;
-    rng_ ^= rng_ >> 27;
-    return ((rng_ * 2685821657736338717ull) >> 11) * (1.0 / 9007199254740992.0) < cfg.stall;
-  }
+  bool coin() { return rng_.chance(cfg.stall); }
   uint64_t hashData(const uint32_t* d) const {
     uint64_t h = 1469598103934665603ull;
     for (unsigned i = 0; i < bytes_ / 4 || i == 0; i++) h = (h ^ d[i]) * 1099511628211ull;

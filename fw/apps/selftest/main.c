@@ -7,9 +7,7 @@
 #include "irq.h" /* the trap_handler prototype crt0.S calls */
 #include "lsmc_job.h" /* SELFTEST_SCEN_*: the SIM_ARG scenarios (fw/include/job_abi.json) */
 #include "selftest_soc.h"
-#if LSMC_NAND
 #include "nand_regs.h" /* NAND_ID_MAGIC, generated from the controller's ID register */
-#endif
 
 static void putc_(char c) {
   while (LSMC_UART_TX_FREE(LSMC_UART_STATUS) == 0) {}
@@ -266,12 +264,7 @@ static int nand_id(void) {
   for (c = n; c < NAND_CHANNELS_MAX; c++)
     if (LSMC_REG32(NAND_CHANNEL_BASE(c)) != 0) return 1;  /* a hole in the channel slots */
   puts_("nand: channels "); puthex(n); putc_('\n');
-#if LSMC_NAND
   return id == NAND_ID_MAGIC ? 0 : 1;
-#else
-  puts_("nand: built without nand_regs.h\n");
-  return 1;
-#endif
 }
 
 int main(void) {

@@ -21,14 +21,14 @@ typedef struct {
     uint32_t pages_done, corrected;
 } extent_io;
 
-uint32_t extent_pages(uint32_t len);
+/* Pages of the extent (its channel's page size). */
+uint32_t extent_pages(const extent *e);
 /* Every extent inside the geometry (printed as `<who>: FAIL (extent ...)` otherwise): 0 or NAND_DRV_ARG. */
 int extents_check(const char *who, const extent *e, int n);
 /* Erase each extent's block, then program its pages (ECC). Extents on different targets of one channel
  * are interleaved: each page is started on every target (SPLIT) before the first status is awaited, so
  * tPROG overlaps; extents on one target go one page after the other; extents on different channels go
- * one extent after the other. 0, or the failing rc with io saying where. The selected channel is
- * unchanged afterwards. */
+ * one extent after the other. 0, or the failing rc with io saying where. */
 int extents_program(const extent *e, int n, extent_io *io);
 /* Read extents back (ECC, the driver's retries on an uncorrectable page), interleaved the same way. */
 int extents_read(const extent *e, int n, extent_io *io);

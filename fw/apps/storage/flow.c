@@ -4,8 +4,6 @@
  * SIM_ARG 1 (and a board) starts a console with `storage` and the `nand ...` commands. */
 #include "storage.h"
 
-#if LSMC_NAND /* the NAND driver is in this build (fw/Makefile, fw/drivers/nand.h) */
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,13 +44,9 @@
 /* NAND placement: block 1 of each target for the input runs, block 2 for the results. */
 #define BLK_RUNS 1u
 #define BLK_RESULT 2u
+/* The flow's channel (its extents say channel 0). */
+#define NAND0 (&nand_chans[0])
 
-
-static int fail(const char *what, int rc)
-{
-    printf("storage: FAIL (%s: %s)\n", what, nand_err_name(rc));
-    return rc ? rc : -1;
-}
 
 /* A failed NAND operation, named with its target, block and page; a timeout also resets. */
 static int fail_io(const extent *e, int n, const extent_io *io, int rc)
@@ -63,7 +57,7 @@ static int fail_io(const extent *e, int n, const extent_io *io, int rc)
            (unsigned long)e[io->index].block, (unsigned long)io->page, nand_err_name(rc));
     (void)n;
     if (nandcon_is_timeout(rc))
-        nandcon_recover("storage", nand_dev.targets ? nand_dev.targets : 1);
+        nandcon_recover(NAND0, "storage", NAND0->dev->targets ? NAND0->dev->targets : 1);
     return rc ? rc : -1;
 }
 
@@ -92,24 +86,26 @@ int storage_flow_run(const storage_cfg *cfg, storage_result *res)
     extent ex[2];
 
     memset(res, 0, sizeof *res);
-    if (!nand_driver_present)
-        return fail("firmware built without nand_regs.h", NAND_DRV_ARG);
     _Static_assert(STORAGE_MAX_TARGETS == NAND_MAX_TARGETS && STORAGE_EXTENTS_MAX >= 2, "storage.h vs nand.h");
     if (cfg->targets < 1 || cfg->targets > NAND_MAX_TARGETS) {
         printf("storage: FAIL (targets %d: this controller has 1..%d)\n", cfg->targets, NAND_MAX_TARGETS);
         return NAND_DRV_ARG;
     }
     /* (Re)initialise when nothing is known yet or fewer targets were set up than this run uses. */
-    if ((nand_dev.page_bytes == 0 || nand_dev.targets < cfg->targets) &&
-        (rc = nand_init(&nand_dev, cfg->targets, ST_NAND_SCRATCH)) != 0) {
-        nand_forget();
+    if ((NAND0->dev->page_bytes == 0 || NAND0->dev->targets < cfg->targets) &&
+        (rc = nand_init(NAND0, NAND0->dev, cfg->targets, ST_NAND_SCRATCH)) != 0) {
+        nand_forget(NAND0);
+        if (!nand_channel_present(0)) { /* the controller's ID register: a SoC without NAND reads 0 */
+            printf("storage: FAIL (no NAND controller in this SoC)\n");
+            return rc;
+        }
         printf("storage: FAIL (nand init of %d target(s): %s)\n", cfg->targets, nand_err_name(rc));
         if (nandcon_is_timeout(rc))
-            nandcon_recover("storage", cfg->targets);
+            nandcon_recover(NAND0, "storage", cfg->targets);
         return rc;
     }
-    printf("storage: NAND %s %s, mode %d, %d target(s), %lu+%lu B pages\n", nand_dev.manufacturer, nand_dev.model,
-           nand_dev.mode, nand_dev.targets, (unsigned long)nand_dev.page_bytes, (unsigned long)nand_dev.spare_bytes);
+    printf("storage: NAND %s %s, mode %d, %d target(s), %lu+%lu B pages\n", NAND0->dev->manufacturer, NAND0->dev->model,
+           NAND0->dev->mode, NAND0->dev->targets, (unsigned long)NAND0->dev->page_bytes, (unsigned long)NAND0->dev->spare_bytes);
 
     /* 1. two runs in DDR (the host's memtable flushes) */
     memset(&gp, 0, sizeof gp);
@@ -189,7 +185,7 @@ int storage_flow_run(const storage_cfg *cfg, storage_result *res)
     /* 6. read both back and verify */
     t0 = timer_now();
     ex[0].addr = ST_VERIFY;
-    ex[1].addr = ST_VERIFY + dma_align_up(res->out_bytes) + nand_dev.page_bytes;
+    ex[1].addr = ST_VERIFY + dma_align_up(res->out_bytes) + NAND0->dev->page_bytes;
     if ((rc = io_extents(ex, res->inv_bytes ? 2 : 1, 0, res)) != 0)
         return rc;
     res->cycles_verify = timer_now() - t0;
@@ -209,15 +205,3 @@ int storage_flow_run(const storage_cfg *cfg, storage_result *res)
     printf("storage: PASS\n");
     return 0;
 }
-
-#else /* LSMC_NAND=0, built before the NAND generator ran: say so instead of failing the whole firmware build */
-#include <stdio.h>
-
-int storage_flow_run(const storage_cfg *cfg, storage_result *res)
-{
-    (void)cfg;
-    (void)res;
-    printf("storage: FAIL (firmware built without nand_regs.h: run the nand or soc generator first)\n");
-    return -1;
-}
-#endif

@@ -1,8 +1,6 @@
 /* `nand ...` console commands (see nandcon.h): argument checks, then one driver call, then one line. */
 #include "nandcon.h"
 
-#if LSMC_NAND /* the NAND driver is in this build (fw/Makefile, fw/drivers/nand.h) */
-
 #include <stdio.h>
 #include <string.h>
 
@@ -13,6 +11,9 @@
 #include "mmio.h"
 #include "soc.h"
 #include "timer.h"
+
+/* The channel the commands act on (`nand channels` uses them all). */
+#define CON (&nand_chans[0])
 
 const char nand_console_help[] =
     "nand init [targets]         reset, ID, parameter page (CRC), fastest timing mode\n"
@@ -28,9 +29,9 @@ const char nand_console_help[] =
 
 int nandcon_is_timeout(int rc) { return rc == NAND_E_TIMEOUT || rc == NAND_DRV_TIMEOUT; }
 
-int nandcon_recover(const char *who, int targets)
+int nandcon_recover(const nand_ch *ch, const char *who, int targets)
 {
-    int rc = nand_reinit(targets, NANDCON_SCRATCH);
+    int rc = nand_reinit(ch, targets, NANDCON_SCRATCH);
     printf("%s: controller and NAND reset after the timeout: %s%s\n", who, rc ? nand_err_name(rc) : "ok",
            rc ? " (the NAND must be initialised again)" : "");
     return rc;
@@ -64,7 +65,7 @@ static void regs(void)
         {"PERF_BYTES", NAND_PERF_BYTES}};
     unsigned i;
     for (i = 0; i < sizeof r / sizeof r[0]; i++)
-        printf("  %02lx %-12s 0x%08lx\n", (unsigned long)r[i].off, r[i].n, (unsigned long)nand_reg(r[i].off));
+        printf("  %02lx %-12s 0x%08lx\n", (unsigned long)r[i].off, r[i].n, (unsigned long)nand_reg(CON, r[i].off));
 }
 
 static int init(int argc, char **argv)
@@ -77,19 +78,19 @@ static int init(int argc, char **argv)
     }
     if (parse_arg("nand init", "targets", argc, argv, 2, 1, NAND_MAX_TARGETS, 1, &n))
         return NAND_DRV_ARG;
-    r = nand_init(&nand_dev, (int)n, NANDCON_SCRATCH);
+    r = nand_init(CON, CON->dev, (int)n, NANDCON_SCRATCH);
     if (r == 0)
         printf("nand: %s %s ID %02x %02x %02x %02x %02x, %lu+%lu B pages, %lu pages/block, %lu blocks, "
                "timing mode %d, %d target(s), CRC 0x%04x ok\n",
-               nand_dev.manufacturer, nand_dev.model, nand_dev.id[0], nand_dev.id[1], nand_dev.id[2],
-               nand_dev.id[3], nand_dev.id[4], (unsigned long)nand_dev.page_bytes,
-               (unsigned long)nand_dev.spare_bytes, (unsigned long)nand_dev.pages_per_block,
-               (unsigned long)nand_dev.blocks, nand_dev.mode, nand_dev.targets, nand_dev.crc);
+               CON->dev->manufacturer, CON->dev->model, CON->dev->id[0], CON->dev->id[1], CON->dev->id[2],
+               CON->dev->id[3], CON->dev->id[4], (unsigned long)CON->dev->page_bytes,
+               (unsigned long)CON->dev->spare_bytes, (unsigned long)CON->dev->pages_per_block,
+               (unsigned long)CON->dev->blocks, CON->dev->mode, CON->dev->targets, CON->dev->crc);
     report("init", r, NULL);
     if (r) {
-        nand_forget(); /* a failed init leaves nothing usable */
+        nand_forget(CON); /* a failed init leaves nothing usable */
         if (nandcon_is_timeout(r))
-            nandcon_recover("storage", 1);
+            nandcon_recover(CON, "storage", 1);
     }
     return r;
 }
@@ -97,8 +98,8 @@ static int init(int argc, char **argv)
 static int scan(int t)
 {
     static uint8_t bad[NAND_BBT_BLOCKS];
-    uint32_t n = 0, b, blocks = nand_dev.blocks < NAND_BBT_BLOCKS ? nand_dev.blocks : NAND_BBT_BLOCKS;
-    int r = nand_scan_bad(t, bad, blocks, &n);
+    uint32_t n = 0, b, blocks = CON->dev->blocks < NAND_BBT_BLOCKS ? CON->dev->blocks : NAND_BBT_BLOCKS;
+    int r = nand_scan_bad(CON, t, bad, blocks, &n);
     printf("target %d: %lu bad of %lu blocks:", t, (unsigned long)n, (unsigned long)blocks);
     for (b = 0; b < blocks; b++)
         if (bad[b])
@@ -117,20 +118,20 @@ static int page_op(const char *sub, int t, int argc, char **argv)
         printf("usage: nand %s target block page addr [ecc]\n", sub);
         return NAND_DRV_ARG;
     }
-    if (parse_arg(sub, "block", argc, argv, 3, 0, nand_dev.blocks - 1, 0, &blk) ||
-        parse_arg(sub, "page", argc, argv, 4, 0, nand_dev.pages_per_block - 1, 0, &page) ||
+    if (parse_arg(sub, "block", argc, argv, 3, 0, CON->dev->blocks - 1, 0, &blk) ||
+        parse_arg(sub, "page", argc, argv, 4, 0, CON->dev->pages_per_block - 1, 0, &page) ||
         parse_arg(sub, "addr", argc, argv, 5, 0, 0xFFFFFFFFu, 0, &addr) ||
         parse_arg(sub, "ecc", argc, argv, 6, 0, 1, 1, &ecc))
         return NAND_DRV_ARG;
-    len = nand_dev.page_bytes + (ecc ? 0 : nand_dev.spare_bytes);
+    len = CON->dev->page_bytes + (ecc ? 0 : CON->dev->spare_bytes);
     if (addr < DDR_BASE || addr - DDR_BASE > DDR_SIZE - len || (addr & 3u)) {
         printf("nand %s: error: addr 0x%08lx: the page (%lu bytes) must lie in DDR 0x%08lx..0x%08lx, 4-byte aligned\n",
                sub, (unsigned long)addr, (unsigned long)len, (unsigned long)DDR_BASE,
                (unsigned long)(DDR_BASE + DDR_SIZE - 1));
         return NAND_DRV_ARG;
     }
-    row = blk * nand_dev.pages_per_block + page;
-    r = sub[0] == 'p' ? nand_program(t, row, addr, len, (int)ecc, &c) : nand_read(t, row, addr, len, (int)ecc, &c);
+    row = blk * CON->dev->pages_per_block + page;
+    r = sub[0] == 'p' ? nand_program(CON, t, row, addr, len, (int)ecc, &c) : nand_read(CON, t, row, addr, len, (int)ecc, &c);
     return report(sub, r, &c);
 }
 
@@ -147,8 +148,8 @@ _Static_assert(CHB_MAX_PAGES * 8192u <= CHB_WAY_STRIDE && NAND_MAX_TARGETS * CHB
                "nand channels: DDR areas");
 
 /* Run one command list per channel; cycles from the start to each channel's last completion. */
-static int chb_run(const char *what, int n, int (*build)(nand_cmd *, uint32_t, int, uint32_t, uint32_t, uint32_t,
-                   uint32_t), int ways, uint32_t pages, uint32_t dma, uint64_t *cyc)
+static int chb_run(const char *what, int n, int (*build)(const nand_ch *, nand_cmd *, uint32_t, int, uint32_t, uint32_t,
+                   uint32_t, uint32_t), int ways, uint32_t pages, uint32_t dma, uint64_t *cyc)
 {
     nand_chan_prog p[NAND_CHANNELS_MAX];
     nand_sched_err err;
@@ -156,8 +157,7 @@ static int chb_run(const char *what, int n, int (*build)(nand_cmd *, uint32_t, i
     int c, r;
     memset(p, 0, sizeof p);
     for (c = 0; c < n; c++) {
-        nand_select(c);
-        r = build(chb_cmds[c], sizeof chb_cmds[c] / sizeof chb_cmds[c][0], ways, pages, CHB_BLOCK,
+        r = build(&nand_chans[c], chb_cmds[c], sizeof chb_cmds[c] / sizeof chb_cmds[c][0], ways, pages, CHB_BLOCK,
                   dma + (uint32_t)c * CHB_CH_STRIDE, CHB_WAY_STRIDE);
         if (r < 0)
             return r;
@@ -176,7 +176,7 @@ static int chb_run(const char *what, int n, int (*build)(nand_cmd *, uint32_t, i
     return r;
 }
 
-static int erase_cmds(nand_cmd *o, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma, uint32_t ws)
+static int erase_cmds(const nand_ch *ch, nand_cmd *o, uint32_t cap, int ways, uint32_t pages, uint32_t block, uint32_t dma, uint32_t ws)
 {
     int t, n = 0;
     (void)pages, (void)dma, (void)ws;
@@ -185,7 +185,7 @@ static int erase_cmds(nand_cmd *o, uint32_t cap, int ways, uint32_t pages, uint3
     for (t = 0; t < ways; t++) {
         memset(&o[n], 0, sizeof o[n]);
         o[n].opcode = NAND_OP_ERASE, o[n].target = (uint8_t)t, o[n].flags = NAND_F_SPLIT;
-        o[n++].row = block * nand_dev.pages_per_block;
+        o[n++].row = block * ch->dev->pages_per_block;
     }
     for (t = 0; t < ways; t++) {
         memset(&o[n], 0, sizeof o[n]);
@@ -197,7 +197,7 @@ static int erase_cmds(nand_cmd *o, uint32_t cap, int ways, uint32_t pages, uint3
 /* "<what>: C channel(s) x W way(s) x P page(s), B bytes in N cycles, X.XX MB/s at F MHz" and per channel. */
 static void chb_report(const char *what, int n, int ways, uint32_t pages, const uint64_t *cyc)
 {
-    uint64_t bytes = (uint64_t)ways * pages * nand_dev.page_bytes, all = 0;
+    uint64_t bytes = (uint64_t)ways * pages * nand_chans[n - 1].dev->page_bytes, all = 0;
     int c;
     for (c = 0; c < n; c++)
         all = cyc[c] > all ? cyc[c] : all;
@@ -221,7 +221,8 @@ static int channels_bench(int argc, char **argv)
     uint32_t ways, pages, i, words;
     uint64_t cyc[NAND_CHANNELS_MAX];
     uint32_t nch;
-    int n = nand_channels(), sel = nand_channel(), c, r = 0, t;
+    int n = nand_channels(), c, r = 0, t;
+    const nand_info *d = 0;
     if (argc > 5) {
         printf("usage: nand channels [ways] [pages] [channels]\n");
         return NAND_DRV_ARG;
@@ -230,27 +231,32 @@ static int channels_bench(int argc, char **argv)
         parse_arg("nand channels", "pages", argc, argv, 3, 1, CHB_MAX_PAGES, 8, &pages) ||
         parse_arg("nand channels", "channels", argc, argv, 4, 1, (uint32_t)n, (uint32_t)n, &nch))
         return NAND_DRV_ARG;
+    if (n == 0) { /* every slot's ID register reads 0 */
+        printf("nand channels: no NAND channel in this SoC\n");
+        return NAND_DRV_ARG;
+    }
     n = (int)nch;
     for (c = 0; c < n && !r; c++) {
-        nand_select(c);
-        if (nand_dev.page_bytes == 0 || nand_dev.targets < (int)ways) {
-            r = nand_init(&nand_dev, (int)ways, NANDCON_SCRATCH);
+        const nand_ch *ch = &nand_chans[c];
+        d = ch->dev;
+        if (d->page_bytes == 0 || d->targets < (int)ways) {
+            r = nand_init(ch, ch->dev, (int)ways, NANDCON_SCRATCH);
             if (r) {
-                nand_forget();
+                nand_forget(ch);
                 printf("nand channels: init of channel %d: %s\n", c, nand_err_name(r));
             }
         }
-        if (!r && (nand_dev.page_bytes > 8192u || nand_dev.pages_per_block < pages)) {
+        if (!r && (d->page_bytes > 8192u || d->pages_per_block < pages)) {
             printf("nand channels: channel %d: %lu-byte pages, %lu pages per block: outside this command's areas\n", c,
-                   (unsigned long)nand_dev.page_bytes, (unsigned long)nand_dev.pages_per_block);
+                   (unsigned long)d->page_bytes, (unsigned long)d->pages_per_block);
             r = NAND_DRV_ARG;
         }
     }
     if (r)
         goto out;
-    printf("nand channels: %d channel(s), %s %s, %stiming mode %d\n", n, nand_dev.manufacturer, nand_dev.model,
-           nand_dev.nvddr ? "NV-DDR " : "", nand_dev.mode);
-    words = pages * nand_dev.page_bytes / 4;
+    printf("nand channels: %d channel(s), %s %s, %stiming mode %d\n", n, d->manufacturer, d->model,
+           d->nvddr ? "NV-DDR " : "", d->mode);
+    words = pages * d->page_bytes / 4;
     for (c = 0; c < n; c++) /* a different pattern on every page of every way of every channel */
         for (t = 0; t < (int)ways; t++) {
             uint32_t off = (uint32_t)c * CHB_CH_STRIDE + (uint32_t)t * CHB_WAY_STRIDE;
@@ -274,14 +280,13 @@ static int channels_bench(int argc, char **argv)
                 ;
             if (i < words) {
                 printf("nand channels: channel %d way %d: page %lu read back differs\n", c, t,
-                       (unsigned long)(i * 4 / nand_dev.page_bytes));
+                       (unsigned long)(i * 4 / d->page_bytes));
                 r = -1;
             }
         }
     if (!r)
         printf("nand channels: every page read back intact\n");
 out:
-    nand_select(sel);
     return r;
 }
 
@@ -305,11 +310,11 @@ static int dispatch(const char *sub, int argc, char **argv)
         fputs(nand_console_help, stdout);
         return NAND_DRV_ARG;
     }
-    if (nand_dev.page_bytes == 0) {
+    if (CON->dev->page_bytes == 0) {
         printf("nand %s: error: the NAND is not initialised: run 'nand init [targets]' first\n", sub);
         return NAND_DRV_ARG;
     }
-    if (parse_arg(argv[0], "target", argc, argv, 2, 0, (uint32_t)nand_dev.targets - 1, 0, &t))
+    if (parse_arg(argv[0], "target", argc, argv, 2, 0, (uint32_t)CON->dev->targets - 1, 0, &t))
         return NAND_DRV_ARG;
     if (!strcmp(sub, "program") || !strcmp(sub, "read"))
         return page_op(sub, (int)t, argc, argv);
@@ -318,21 +323,21 @@ static int dispatch(const char *sub, int argc, char **argv)
             printf("usage: nand erase target block\n");
             return NAND_DRV_ARG;
         }
-        if (parse_arg("nand erase", "block", argc, argv, 3, 0, nand_dev.blocks - 1, 0, &blk))
+        if (parse_arg("nand erase", "block", argc, argv, 3, 0, CON->dev->blocks - 1, 0, &blk))
             return NAND_DRV_ARG;
-        return report("erase", nand_erase((int)t, blk, &c), &c);
+        return report("erase", nand_erase(CON, (int)t, blk, &c), &c);
     }
     if (nargs > 1) { /* id, status, scan */
         printf("usage: nand %s [target]\n", sub);
         return NAND_DRV_ARG;
     }
     if (!strcmp(sub, "status"))
-        return report("status", nand_read_status((int)t, &c), &c);
+        return report("status", nand_read_status(CON, (int)t, &c), &c);
     if (!strcmp(sub, "scan"))
         return scan((int)t);
     {
         uint8_t id[5];
-        int r = nand_read_id((int)t, NANDCON_SCRATCH, id);
+        int r = nand_read_id(CON, (int)t, NANDCON_SCRATCH, id);
         if (r == 0)
             printf("ID %02x %02x %02x %02x %02x\n", id[0], id[1], id[2], id[3], id[4]);
         return report("id", r, NULL);
@@ -344,19 +349,6 @@ int nand_console(int argc, char **argv)
     const char *sub = argc > 1 ? argv[1] : "help";
     int r = dispatch(sub, argc, argv);
     if (nandcon_is_timeout(r) && strcmp(sub, "init")) /* init recovers by itself */
-        nandcon_recover("storage", nand_dev.targets ? nand_dev.targets : 1);
+        nandcon_recover(CON, "storage", CON->dev->targets ? CON->dev->targets : 1);
     return r;
 }
-
-#else
-#include <stdio.h>
-
-const char nand_console_help[] = "nand: driver not in this build (nand_regs.h was not generated)\n";
-int nand_console(int argc, char **argv)
-{
-    (void)argc;
-    (void)argv;
-    fputs(nand_console_help, stdout);
-    return -1;
-}
-#endif

@@ -11,8 +11,6 @@
  * with the highest sequence number; a run is returned only when a copy reads back (ECC) with its CRC. */
 #include "storage.h"
 
-#if LSMC_NAND /* the NAND driver is in this build (fw/Makefile, fw/drivers/nand.h) */
-
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +22,9 @@
 #include "nandcon.h"
 #include "soc.h"
 #include "sys.h"
+
+/* The manifest's channel; every channel has its geometry (mount_channels checks). */
+#define NAND0 (&nand_chans[0])
 
 /* NAND area of the store on every target (the console's storage flow uses blocks 1..5). The host's
  * side (lsmc/sim/storage_faults.py) restates the manifest area and RB_MOUNT/RB_FINAL (STORAGE_WORK_MAGIC is lsmc_job.h's);
@@ -104,25 +105,12 @@ static const char *tname(int ch, int t)
     return b;
 }
 
-/* The bad-block table of another channel: select it for the call, then back. */
-static int block_bad(int ch, int t, uint32_t b)
-{
-    int sel = nand_channel(), r;
-    nand_select(ch);
-    r = nand_block_bad(t, b);
-    nand_select(sel);
-    return r;
-}
+/* The bad-block table of channel ch. */
+static int block_bad(int ch, int t, uint32_t b) { return nand_block_bad(&nand_chans[ch], t, b); }
 
-static void bbt_mark(int ch, int t, uint32_t b)
-{
-    int sel = nand_channel();
-    nand_select(ch);
-    nand_bbt_mark(t, b);
-    nand_select(sel);
-}
+static void bbt_mark(int ch, int t, uint32_t b) { nand_bbt_mark(&nand_chans[ch], t, b); }
 
-static int chan_targets(int ch) { return ch >= 0 && ch < NAND_CHANNELS_MAX && chan_ok[ch] ? nand_chan[ch].dev.targets : 0; }
+static int chan_targets(int ch) { return ch >= 0 && ch < NAND_CHANNELS_MAX && chan_ok[ch] ? nand_chans[ch].dev->targets : 0; }
 
 static void note_grown(int ch, int t, uint32_t b, const char *why)
 {
@@ -151,7 +139,7 @@ static int used(int ch, int t, uint32_t b)
     return 0;
 }
 
-static uint32_t area_end(void) { return nand_dev.blocks < AREA_END ? nand_dev.blocks : AREA_END; }
+static uint32_t area_end(void) { return NAND0->dev->blocks < AREA_END ? NAND0->dev->blocks : AREA_END; }
 
 /* The next good, unused data block of channel ch, target t after its cursor (0 = none left); `not`
  * excluded. Every channel has channel 0's geometry (the harness's models; mount checks). */
@@ -169,7 +157,7 @@ static uint32_t alloc_block(int ch, int t, uint32_t not)
 }
 
 /* Copy k of a record goes to target k when there are two targets, else both to target 0. */
-static int copy_target(int k) { return nand_dev.targets > 1 ? k : 0; }
+static int copy_target(int k) { return NAND0->dev->targets > 1 ? k : 0; }
 
 /* Where copy k of the n-th run goes: slot i = 2n + k on channel i modulo the mounted ones, target
  * (i / channels + k) modulo its targets, so that the two copies sit on two channels and every target of
@@ -236,7 +224,7 @@ static int manifest_write(manifest *m)
     int attempt;
     m->magic = MAGIC;
     m->crc = man_crc(m);
-    memset(P8(W_MAN), 0xFF, nand_dev.page_bytes);
+    memset(P8(W_MAN), 0xFF, NAND0->dev->page_bytes);
     memcpy(P8(W_MAN), m, sizeof *m);
     for (attempt = 0; attempt < 8; attempt++) {
         extent e[2];
@@ -256,7 +244,7 @@ static int manifest_write(manifest *m)
             }
             chosen[t] |= 1u << (b - MAN_FIRST);
             man_next[t] = (b - MAN_FIRST + 1) % MAN_BLOCKS;
-            e[k] = (extent){t, b, W_MAN, nand_dev.page_bytes, 0};
+            e[k] = (extent){t, b, W_MAN, NAND0->dev->page_bytes, 0};
         }
         rc = write_verified(e, 2, &bad, "manifest");
         if (rc == 0) {
@@ -282,9 +270,9 @@ static int store_put(uint32_t id, uint32_t addr, uint32_t bytes)
 {
     run_rec r;
     int attempt;
-    if (man.n_runs >= MAX_RUNS || bytes == 0 || bytes > nand_dev.page_bytes * nand_dev.pages_per_block) {
+    if (man.n_runs >= MAX_RUNS || bytes == 0 || bytes > NAND0->dev->page_bytes * NAND0->dev->pages_per_block) {
         printf("store: FAIL (run %lu: %lu bytes; a run is 1..%lu bytes, at most %u runs)\n", (unsigned long)id,
-               (unsigned long)bytes, (unsigned long)(nand_dev.page_bytes * nand_dev.pages_per_block), MAX_RUNS);
+               (unsigned long)bytes, (unsigned long)(NAND0->dev->page_bytes * NAND0->dev->pages_per_block), MAX_RUNS);
         return STORE_FAIL;
     }
     memset(&r, 0, sizeof r);
@@ -428,7 +416,7 @@ static int store_get(run_rec *r, uint32_t addr, const char *who)
 /* Every run of the manifest into DDR at base + i * (page * pages per block), each line for the host. */
 static int readback_all(const char *who, uint32_t base)
 {
-    uint32_t i, stride = nand_dev.page_bytes * nand_dev.pages_per_block;
+    uint32_t i, stride = NAND0->dev->page_bytes * NAND0->dev->pages_per_block;
     int lost = 0;
     for (i = 0; i < man.n_runs && !io_fatal; i++) {
         run_rec *r = &man.runs[i];
@@ -446,17 +434,17 @@ static int readback_all(const char *who, uint32_t base)
     return lost;
 }
 
-/* Factory markers of the store's area on target t of the selected channel, into its bad-block table. */
-static int scan_area(int t)
+/* Factory markers of the store's area on target t of the channel, into its bad-block table. */
+static int scan_area(const nand_ch *ch, int t)
 {
     uint32_t n = 0;
-    int rc = nand_bbt_scan(t, area_end(), &n);
+    int rc = nand_bbt_scan(ch, t, area_end(), &n);
     if (rc)
-        printf("store: FAIL (mount: bad-block scan of target %s: %s)\n", tname(nand_channel(), t), nand_err_name(rc));
+        printf("store: FAIL (mount: bad-block scan of target %s: %s)\n", tname(ch->index, t), nand_err_name(rc));
     else if (n)
-        printf("mount: target %s: %lu factory-bad block(s) in blocks 0..%lu\n", tname(nand_channel(), t),
+        printf("mount: target %s: %lu factory-bad block(s) in blocks 0..%lu\n", tname(ch->index, t),
                (unsigned long)n, (unsigned long)(area_end() - 1));
-    next_data[nand_channel()][t] = DATA_FIRST;
+    next_data[ch->index][t] = DATA_FIRST;
     return rc;
 }
 
@@ -470,12 +458,12 @@ static void mount_channels(int targets)
     ok_list[0] = 0;
     n_ok = 1;
     for (c = 1; c < nand_channels(); c++) {
-        nand_select(c);
-        rc = nand_reinit(targets, NANDCON_SCRATCH);
-        if (rc == 0 && (nand_dev.blocks != nand_chan[0].dev.blocks || nand_dev.page_bytes != nand_chan[0].dev.page_bytes))
+        const nand_ch *ch = &nand_chans[c];
+        rc = nand_reinit(ch, targets, NANDCON_SCRATCH);
+        if (rc == 0 && (ch->dev->blocks != NAND0->dev->blocks || ch->dev->page_bytes != NAND0->dev->page_bytes))
             rc = NAND_DRV_ID;
-        for (t = 0; rc == 0 && t < nand_dev.targets; t++)
-            rc = scan_area(t);
+        for (t = 0; rc == 0 && t < ch->dev->targets; t++)
+            rc = scan_area(ch, t);
         if (rc) {
             printf("fault: mount: channel %d: %s: left out, its copies are read from the other channels\n", c,
                    nand_err_name(rc));
@@ -484,7 +472,6 @@ static void mount_channels(int targets)
         chan_ok[c] = 1;
         ok_list[n_ok++] = c;
     }
-    nand_select(0);
     printf("mount: %d channel(s) hold run copies\n", n_ok);
 }
 
@@ -496,20 +483,19 @@ static int mount_targets(int targets)
     memset(&man, 0, sizeof man);
     memset(man_keep, 0, sizeof man_keep);
     memset(seqs, 0, sizeof seqs);
-    nand_select(0);
-    if ((rc = nand_reinit(targets, NANDCON_SCRATCH)) != 0) {
+    if ((rc = nand_reinit(NAND0, targets, NANDCON_SCRATCH)) != 0) {
         printf("store: FAIL (mount: NAND init of %d target(s): %s)\n", targets, nand_err_name(rc));
         return rc;
     }
-    for (t = 0; t < nand_dev.targets; t++) {
-        if ((rc = scan_area(t)) != 0)
+    for (t = 0; t < NAND0->dev->targets; t++) {
+        if ((rc = scan_area(NAND0, t)) != 0)
             return rc;
         man_next[t] = 0;
         for (b = 0; b < MAN_BLOCKS; b++) {
             manifest *m = (manifest *)P8(W_MAN);
-            extent e = {t, MAN_FIRST + b, W_MAN, nand_dev.page_bytes, 0};
+            extent e = {t, MAN_FIRST + b, W_MAN, NAND0->dev->page_bytes, 0};
             extent_io io;
-            if (nand_block_bad(t, e.block))
+            if (nand_block_bad(NAND0, t, e.block))
                 continue;
             rc = extents_read(&e, 1, &io);
             if (rc) {
@@ -534,7 +520,7 @@ static int mount_targets(int targets)
         }
     }
     /* every block holding the newest manifest must survive the next manifest write */
-    for (t = 0; t < nand_dev.targets; t++)
+    for (t = 0; t < NAND0->dev->targets; t++)
         for (b = 0; b < MAN_BLOCKS; b++)
             if (man.seq && seqs[t][b] == man.seq) {
                 man_keep[t] |= 1u << b;
@@ -547,9 +533,9 @@ static int mount_targets(int targets)
     if (man.seq)
         printf("mount: manifest seq %lu (target %lu block %lu): %lu run(s), %lu grown bad block(s); %d target(s)\n",
                (unsigned long)man.seq, (unsigned long)(where >> 16), (unsigned long)(where & 0xFFFF),
-               (unsigned long)man.n_runs, (unsigned long)man.n_grown, nand_dev.targets);
+               (unsigned long)man.n_runs, (unsigned long)man.n_grown, NAND0->dev->targets);
     else
-        printf("mount: no manifest: empty store; %d target(s)\n", nand_dev.targets);
+        printf("mount: no manifest: empty store; %d target(s)\n", NAND0->dev->targets);
     return 0;
 }
 
@@ -673,20 +659,8 @@ int store_faults_flow(void)
     }
     lost_runs += readback_all("final", RB_FINAL);
     printf("store: work list done: %lu run(s) stored, %d lost; ECC: %lu reads, %lu bits corrected, %lu uncorrectable, "
-           "%lu re-reads (%lu recovered)\n", (unsigned long)man.n_runs, lost_runs, (unsigned long)nand_ecc.reads,
-           (unsigned long)nand_ecc.corrected_bits, (unsigned long)nand_ecc.uncorrectable,
-           (unsigned long)nand_ecc.retries, (unsigned long)nand_ecc.recovered);
+           "%lu re-reads (%lu recovered)\n", (unsigned long)man.n_runs, lost_runs, (unsigned long)NAND0->ecc->reads,
+           (unsigned long)NAND0->ecc->corrected_bits, (unsigned long)NAND0->ecc->uncorrectable,
+           (unsigned long)NAND0->ecc->retries, (unsigned long)NAND0->ecc->recovered);
     return lost_runs ? 3 : 0;
 }
-
-#else
-#include <stdio.h>
-
-int store_faults_flow(void)
-{
-    printf("store: FAIL (firmware built without nand_regs.h)\n");
-    return 1;
-}
-
-int store_mount(void) { return store_faults_flow(); }
-#endif

@@ -2,7 +2,7 @@
 //
 // A small command interpreter (script from a file or stdin, one command per line) drives the IP:
 // an AXI4-Lite master for the registers, stream sources for key0..key<WAYS-1>, sinks for out/invalid, each
-// with optional random stalls from one seeded PRNG. Every command advances the same clock, so the
+// with optional random stalls from one seeded PRNG (all sim/common/tb.h). Every command advances the same clock, so the
 // streams keep moving while registers are read or written (like firmware polling during DMA).
 // hw/ip/compaction/doc/compaction-sim.md lists the commands; lsmc/sim/ipsim.py generates the scripts.
 //
@@ -14,7 +14,6 @@
 #include "verilated_fst_c.h"
 #endif
 
-#include <array>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdarg>
@@ -27,31 +26,19 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "args.h"
 #include "compaction_regs.h"  // register offsets (generated beside CompactionIp.v)
+#include "tb.h"
 
 #ifndef WAYS
 #define WAYS 2
 #endif
 
 namespace {
-
-// ---- width-independent access to stream payloads (IData at 32 bits, VlWide<4> at 128) ----
-inline void put_words(IData& s, const uint32_t* w) { s = w[0]; }
-template <std::size_t N>
-inline void put_words(VlWide<N>& s, const uint32_t* w) {
-    for (std::size_t i = 0; i < N; i++) s[i] = w[i];
-}
-inline void get_words(const IData& s, uint32_t* w) { w[0] = s; }
-template <std::size_t N>
-inline void get_words(const VlWide<N>& s, uint32_t* w) {
-    for (std::size_t i = 0; i < N; i++) w[i] = s[i];
-}
-constexpr int words_of(const IData&) { return 1; }
-template <std::size_t N>
-constexpr int words_of(const VlWide<N>&) { return (int)N; }
 
 // AxiLite4 carries `prot`; set it to 0 only if the generated top has the port.
 template <class T>
@@ -67,36 +54,6 @@ auto set_strb(T* t, int) -> decltype(t->io_ctrl_w_payload_strb = 0, void()) {
 }
 template <class T>
 void set_strb(T*, long) {}
-
-using Beat = std::array<uint32_t, 4>;
-
-struct Prng {  // xorshift64*: deterministic stalls for a given `seed`
-    uint64_t s = 0x9E3779B97F4A7C15ull;
-    void seed(uint64_t v) { s = v * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull; if (!s) s = 1; }
-    uint64_t next() { s ^= s >> 12; s ^= s << 25; s ^= s >> 27; return s * 2685821657736338717ull; }
-    bool chance(double p) { return p > 0 && (next() >> 11) * (1.0 / 9007199254740992.0) < p; }
-};
-
-struct Source {
-    std::vector<Beat> beats;
-    std::vector<uint8_t> last;
-    size_t pos = 0;
-    bool presenting = false;  // valid is up and must stay up (with the same beat) until it fires
-    double stall = 0;
-    uint64_t fired = 0;
-    size_t left() const { return beats.size() - pos; }
-};
-
-struct Sink {
-    std::vector<Beat> beats;
-    std::vector<uint8_t> last;
-    double stall = 0;
-    bool every = false;    // `stall S every`: ready only on the clock after a beat was offered
-    bool pending = false;  // valid seen without ready last cycle: payload must be held
-    Beat held{};
-    uint8_t held_last = 0;
-    uint64_t violations = 0;
-};
 
 // One input stream of the IP, reached through pointers so that the K ports share one code path.
 struct KeyPort {
@@ -138,12 +95,18 @@ double parse_prob(const std::string& s) {
 
 class Harness {
    public:
-    Harness(const char* wave) : ctx(new VerilatedContext), top(new VCompactionIp(ctx.get(), "top")) {
-        kWords = words_of(top->io_key0_payload_fragment);
+    Harness(const char* wave)
+        : ctx(new VerilatedContext),
+          top(new VCompactionIp(ctx.get(), "top")),
+          kWords(simc::wordsOf(top->io_key0_payload_fragment)),
+          out(&rng, kWords),
+          inv(&rng, simc::wordsOf(top->io_invalid_payload_fragment)),
+          ctrl(&rng, ctrl_pins(top.get())) {
         VCompactionIp* t = top.get();
+        for (int k = 0; k < WAYS; k++) src.emplace_back(&rng, kWords);
 #define KEY_PORT(k) \
     ports.push_back({&t->io_key##k##_valid, &t->io_key##k##_ready, &t->io_key##k##_payload_last, \
-                     [t](const uint32_t* w) { put_words(t->io_key##k##_payload_fragment, w); }});
+                     [t](const uint32_t* w) { simc::putWords(t->io_key##k##_payload_fragment, w); }});
         KEY_PORT(0) KEY_PORT(1)
 #if WAYS > 2
         KEY_PORT(2) KEY_PORT(3)
@@ -174,7 +137,7 @@ class Harness {
     }
 
     int failures = 0;
-    uint64_t violations() const { return out.violations + inv.violations + axi_violations; }
+    uint64_t violations() const { return out.violations + inv.violations + ctrl.violations; }
 
     void command(const std::vector<std::string>& a);
 
@@ -184,31 +147,29 @@ class Harness {
 #ifdef WAVES
     std::unique_ptr<VerilatedFstC> tfp;
 #endif
-    int kWords = 4;
-    Prng rng;
-    Source src[WAYS];
+    simc::Prng rng;  // every stall of the run, in one seeded sequence
+    int kWords;
+    std::vector<simc::StreamSource> src;
     std::vector<KeyPort> ports;
     bool all_drained() const {
-        for (const Source& s : src)
+        for (const simc::StreamSource& s : src)
             if (s.left()) return false;
         return true;
     }
-    Sink out, inv;
-    double ctrl_stall = 0;
+    simc::StreamSink out, inv;
+    using CtrlAddr = std::remove_reference_t<decltype(std::declval<VCompactionIp&>().io_ctrl_aw_payload_addr)>;
+    simc::AxiLiteMaster<CtrlAddr> ctrl;
+    static simc::AxiLitePins<CtrlAddr> ctrl_pins(VCompactionIp* t) {
+        simc::AxiLitePins<CtrlAddr> p;
+        SIMC_BIND_AXI_LITE(p, t, io_ctrl);
+        return p;
+    }
     uint64_t cycle = 0;
     uint64_t limit = 20000000;  // cycles one command may take before it gives up
     uint64_t idle_limit = 20000;  // cycles without any handshake before `run` calls the IP stalled
     uint64_t last_activity = 0;
     // measurement window of the current job (reset by a write of CTRL.START)
     int64_t start_cycle = -1, first_in = -1, last_in = -1, last_out = -1;
-
-    // AXI4-Lite master: one transaction at a time
-    struct Op {
-        bool active = false, write = false, aw_done = false, w_done = false, ar_done = false, done = false;
-        uint32_t addr = 0, data = 0, resp = 0;
-    } op;
-    bool aw_v = false, w_v = false, ar_v = false;  // valids already raised (must stay until ready)
-    uint64_t axi_violations = 0;
 
     void eval_edge();
     void tick();
@@ -220,15 +181,15 @@ class Harness {
     void start_write() {  // a new job: new measurement window, empty sinks
         start_cycle = cycle - 1;
         first_in = last_in = last_out = -1;
-        out.beats.clear(); out.last.clear();
-        inv.beats.clear(); inv.last.clear();
+        out.clear();
+        inv.clear();
     }
-    static bool last_ok(const Sink& k, bool done) {
-        for (size_t i = 0; i + 1 < k.last.size(); i++)
-            if (k.last[i]) return false;
-        return !done || k.last.empty() || k.last.back();
+    static bool last_ok(const simc::StreamSink& k, bool done) {
+        for (size_t i = 0; i + 1 < k.lasts.size(); i++)
+            if (k.lasts[i]) return false;
+        return !done || k.lasts.empty() || k.lasts.back();
     }
-    Sink& sink(const std::string& n) {
+    simc::StreamSink& sink(const std::string& n) {
         if (n == "out") return out;
         if (n == "invalid") return inv;
         fail("unknown sink '%s' (out|invalid)", n.c_str());
@@ -253,12 +214,10 @@ void Harness::hard_reset(int n) {
     top->reset = 1;
     for (KeyPort& p : ports) *p.valid = 0;
     top->io_out_ready = top->io_invalid_ready = 0;
-    top->io_ctrl_aw_valid = top->io_ctrl_w_valid = top->io_ctrl_ar_valid = 0;
-    top->io_ctrl_b_ready = top->io_ctrl_r_ready = 0;
-    for (auto& s : src) s.presenting = false;
-    out.pending = inv.pending = false;
-    aw_v = w_v = ar_v = false;
-    op = Op{};
+    ctrl.idle();
+    for (auto& s : src) s.withdraw();
+    out.dropPending();
+    inv.dropPending();
     top->clk = 0;
     top->eval();
     for (int i = 0; i < n; i++) eval_edge();
@@ -267,61 +226,34 @@ void Harness::hard_reset(int n) {
 }
 
 // One clock: drive inputs, sample handshakes (valid && ready before the edge), clock, update state.
+// The random draws come in a fixed order: sources, out, invalid, then the AXI4-Lite master.
 void Harness::tick() {
     VCompactionIp* t = top.get();
     // sources: a beat, once offered, stays offered until taken (stream rule)
     for (int i = 0; i < WAYS; i++) {
-        Source& s = src[i];
-        if (!s.presenting && s.pos < s.beats.size() && !rng.chance(s.stall)) s.presenting = true;
-        *ports[i].valid = s.presenting;
-        if (s.presenting) {
-            ports[i].put(s.beats[s.pos].data());
-            *ports[i].last = s.last[s.pos];
+        simc::StreamSource& s = src[i];
+        *ports[i].valid = s.drive();
+        if (s.valid()) {
+            ports[i].put(s.beat());
+            *ports[i].last = s.last();
         }
     }
     // `every`: a beat is taken on the clock after it is first offered, so every beat is stalled once.
-    t->io_out_ready = out.every ? out.pending : !rng.chance(out.stall);
-    t->io_invalid_ready = inv.every ? inv.pending : !rng.chance(inv.stall);
-    // AXI4-Lite master
-    if (op.active) {
-        if (op.write) {
-            if (!aw_v && !op.aw_done && !rng.chance(ctrl_stall)) aw_v = true;
-            if (!w_v && !op.w_done && !rng.chance(ctrl_stall)) w_v = true;
-        } else if (!ar_v && !op.ar_done && !rng.chance(ctrl_stall)) {
-            ar_v = true;
-        }
-    }
-    t->io_ctrl_aw_valid = aw_v;
-    t->io_ctrl_w_valid = w_v;
-    t->io_ctrl_ar_valid = ar_v;
-    t->io_ctrl_aw_payload_addr = op.addr;
-    t->io_ctrl_ar_payload_addr = op.addr;
-    t->io_ctrl_w_payload_data = op.data;
-    t->io_ctrl_b_ready = !rng.chance(ctrl_stall);
-    t->io_ctrl_r_ready = !rng.chance(ctrl_stall);
+    t->io_out_ready = out.drive();
+    t->io_invalid_ready = inv.drive();
+    ctrl.drive();
     t->eval();
 
     // sample
     bool fk[WAYS], fany = false;
     for (int i = 0; i < WAYS; i++) fany |= fk[i] = *ports[i].valid && *ports[i].ready;
-    bool fo = t->io_out_valid && t->io_out_ready;
-    bool fi = t->io_invalid_valid && t->io_invalid_ready;
-    Beat ob{}, ib{};
-    get_words(t->io_out_payload_fragment, ob.data());
-    get_words(t->io_invalid_payload_fragment, ib.data());
-    uint8_t ol = t->io_out_payload_last, il = t->io_invalid_payload_last;
+    uint32_t ob[4] = {0}, ib[4] = {0};
+    simc::getWords(t->io_out_payload_fragment, ob);
+    simc::getWords(t->io_invalid_payload_fragment, ib);
     // sinks: a valid beat not taken must be offered again unchanged
-    auto check_sink = [&](Sink& k, bool valid, bool fire, const Beat& b, uint8_t l) {
-        if (k.pending && (!valid || b != k.held || l != k.held_last)) k.violations++;
-        k.pending = valid && !fire;
-        k.held = b;
-        k.held_last = l;
-    };
-    check_sink(out, t->io_out_valid, fo, ob, ol);
-    check_sink(inv, t->io_invalid_valid, fi, ib, il);
-    bool faw = aw_v && t->io_ctrl_aw_ready, fw = w_v && t->io_ctrl_w_ready, far = ar_v && t->io_ctrl_ar_ready;
-    bool fb = t->io_ctrl_b_valid && t->io_ctrl_b_ready, fr = t->io_ctrl_r_valid && t->io_ctrl_r_ready;
-    uint32_t bresp = t->io_ctrl_b_payload_resp, rresp = t->io_ctrl_r_payload_resp, rdata = t->io_ctrl_r_payload_data;
+    bool fo = out.sample(t->io_out_valid, ob, t->io_out_payload_last);
+    bool fi = inv.sample(t->io_invalid_valid, ib, t->io_invalid_payload_last);
+    ctrl.sample();
 
     eval_edge();
 
@@ -329,84 +261,48 @@ void Harness::tick() {
         if (first_in < 0) first_in = cycle - 1;
         last_in = cycle - 1;
     }
-    for (int i = 0; i < WAYS; i++) {
-        if (fk[i]) {
-            src[i].pos++;
-            src[i].presenting = false;
-            src[i].fired++;
-        }
-    }
-    if (fo) { out.beats.push_back(ob); out.last.push_back(ol); last_out = cycle - 1; }
-    if (fi) { inv.beats.push_back(ib); inv.last.push_back(il); last_out = cycle - 1; }
+    for (int i = 0; i < WAYS; i++)
+        if (fk[i]) src[i].take();
+    if (fo || fi) last_out = cycle - 1;
     if (fany || fo || fi) last_activity = cycle;
     // AXI bookkeeping: a response before both halves of the request is a protocol error
-    if (faw) { aw_v = false; op.aw_done = true; }
+    ctrl.update();
     // CTRL: START opens a new job; SOFT_RESET may legally withdraw a beat the IP was offering
-    bool ctrl_write = op.write && op.addr == CIP_CTRL;
-    if (fw) {
-        w_v = false;
-        op.w_done = true;
-        if (ctrl_write && (op.data & 1)) start_write();
-    }
-    if ((fw || fb) && ctrl_write && (op.data & 2)) out.pending = inv.pending = false;
-    if (far) { ar_v = false; op.ar_done = true; }
-    if (fb) {
-        if (!op.active || !op.write || !op.aw_done || !op.w_done) axi_violations++;
-        else { op.resp = bresp; op.done = true; op.active = false; }
-    }
-    if (fr) {
-        if (!op.active || op.write || !op.ar_done) axi_violations++;
-        else { op.resp = rresp; op.data = rdata; op.done = true; op.active = false; }
+    bool ctrl_write = ctrl.writing() && ctrl.addr() == CIP_CTRL;
+    if (ctrl.firedW && ctrl_write && (ctrl.data() & 1)) start_write();
+    if ((ctrl.firedW || ctrl.firedB) && ctrl_write && (ctrl.data() & 2)) {
+        out.dropPending();
+        inv.dropPending();
     }
 }
 
 
 uint32_t Harness::bus(bool write, uint32_t addr, uint32_t data) {
     if (addr > 0xFFF || (addr & 3)) fail("register offset 0x%x outside the 4 KiB word-aligned window", addr);
-    op = Op{};
-    op.active = true;
-    op.write = write;
-    op.addr = addr;
-    op.data = data;
+    ctrl.start(write, addr, data);
     uint64_t t0 = cycle;
-    while (!op.done) {
+    while (!ctrl.done()) {
         if (cycle - t0 > 10000) fail("AXI4-Lite %s at 0x%03x: no response in 10000 cycles", write ? "write" : "read", addr);
         tick();
     }
-    if (op.resp != 0) printf("note: %s 0x%03x resp=%u\n", write ? "write" : "read", addr, op.resp);
-    return write ? 0 : op.data;
+    if (ctrl.resp() != 0) printf("note: %s 0x%03x resp=%u\n", write ? "write" : "read", addr, ctrl.resp());
+    return write ? 0 : ctrl.data();
 }
 
 void Harness::load(int which, const std::string& file, bool with_last) {
     std::ifstream f(file, std::ios::binary);
     if (!f) fail("cannot read '%s': %s", file.c_str(), strerror(errno));
     std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    const size_t bb = 4 * kWords;
-    Source& s = src[which];
-    size_t n = (bytes.size() + bb - 1) / bb;
-    bytes.resize(n * bb, 0);  // a short final beat is zero-filled (LENGTH tests)
-    for (size_t i = 0; i < n; i++) {
-        Beat b{};
-        for (int w = 0; w < kWords; w++) {
-            const uint8_t* p = &bytes[i * bb + 4 * w];
-            b[w] = p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
-        }
-        s.beats.push_back(b);
-        s.last.push_back(with_last && i + 1 == n);
-    }
-    printf("load %d beats=%zu\n", which, n);
+    const size_t before = src[which].size();
+    src[which].pushBytes(bytes.data(), bytes.size(), with_last);  // a short final beat is zero-filled (LENGTH tests)
+    printf("load %d beats=%zu\n", which, src[which].size() - before);
 }
 
 void Harness::save(const std::string& which, const std::string& file) {
-    Sink& k = sink(which);
-    int words = &k == &out ? kWords : 1;
+    std::vector<uint8_t> b = sink(which).bytes();
     FILE* f = fopen(file.c_str(), "wb");
     if (!f) fail("cannot write '%s': %s", file.c_str(), strerror(errno));
-    for (const Beat& b : k.beats)
-        for (int w = 0; w < words; w++) {
-            uint8_t p[4] = {(uint8_t)b[w], (uint8_t)(b[w] >> 8), (uint8_t)(b[w] >> 16), (uint8_t)(b[w] >> 24)};
-            fwrite(p, 1, 4, f);
-        }
+    fwrite(b.data(), 1, b.size(), f);
     if (fclose(f)) fail("cannot write '%s'", file.c_str());
 }
 
@@ -424,7 +320,7 @@ void Harness::run_job(uint64_t max_cycles) {
     while (cycle - t0 < max_cycles) {
         st = bus(false, CIP_STATUS, 0);
         if ((st & 4) && at_error == SIZE_MAX)
-            at_error = out.beats.size() + inv.beats.size() + out.pending + inv.pending;
+            at_error = out.beats() + inv.beats() + out.pending() + inv.pending();
         drained = all_drained();
         if (st & 2) { result = "done"; break; }
         if ((st & 4) && drained) { result = "error"; break; }
@@ -433,16 +329,16 @@ void Harness::run_job(uint64_t max_cycles) {
     uint32_t hw = bus(false, CIP_HW_CYCLES, 0), idx = bus(false, CIP_ERR_INDEX, 0), keys = bus(false, CIP_OUT_KEYS, 0);
     bool done = !strcmp(result, "done");
     // nothing may leave the IP once it has reported the error
-    size_t total = out.beats.size() + inv.beats.size();
+    size_t total = out.beats() + inv.beats();
     size_t after_error = at_error == SIZE_MAX || total <= at_error ? 0 : total - at_error;
     int64_t a = first_in >= 0 ? first_in : start_cycle, e = std::max(last_in, last_out);
     uint64_t simc = (a >= 0 && e >= a) ? (uint64_t)(e - a + 1) : 0;
     printf("run status=%s code=%u input=%u index=%u hw_cycles=%u sim_cycles=%" PRIu64
            " out_beats=%zu out_bytes=%zu inv_count=%zu out_keys=%u last_ok=%d drained=%d left0=%zu left1=%zu"
            " violations=%" PRIu64 " after_error=%zu cycle=%" PRIu64 "\n",
-           result, (st >> 8) & 0xFF, (st >> 16) & 7, idx, hw, simc, out.beats.size(), out.beats.size() * 4 * kWords,
-           inv.beats.size(), keys, (int)(last_ok(out, done) && last_ok(inv, done)), (int)drained, src[0].left(),
-           src[1].left(), out.violations + inv.violations + axi_violations, after_error, cycle);
+           result, (st >> 8) & 0xFF, (st >> 16) & 7, idx, hw, simc, out.beats(), out.beats() * 4 * kWords,
+           inv.beats(), keys, (int)(last_ok(out, done) && last_ok(inv, done)), (int)drained, src[0].left(),
+           src[1].left(), violations(), after_error, cycle);
 }
 
 void Harness::command(const std::vector<std::string>& a) {
@@ -489,20 +385,20 @@ void Harness::command(const std::vector<std::string>& a) {
     } else if (c == "stall") {
         need(2, "stall key<k>|out|invalid|ctrl P|every");
         if (a[2] == "every") {  // sinks only: a deterministic stall on every beat
-            Sink& k = sink(a[1]);
-            k.every = true;
-            k.stall = 0;
+            simc::StreamSink& k = sink(a[1]);
+            k.everyBeat = true;
+            k.pause.set(0);
             return;
         }
         double p = parse_prob(a[2]);
         int k = -1;
         for (int i = 0; i < WAYS; i++)
             if (a[1] == "key" + std::to_string(i)) k = i;
-        if (k >= 0) src[k].stall = p;
-        else if (a[1] == "ctrl") ctrl_stall = p;
+        if (k >= 0) src[k].pause.set(p);
+        else if (a[1] == "ctrl") ctrl.pause.set(p);
         else {
-            sink(a[1]).stall = p;
-            sink(a[1]).every = false;
+            sink(a[1]).pause.set(p);
+            sink(a[1]).everyBeat = false;
         }
     } else if (c == "seed") {
         need(1, "seed S");
@@ -514,22 +410,22 @@ void Harness::command(const std::vector<std::string>& a) {
         need(1, "idle CYCLES");
         idle_limit = parse_num(a[1], "idle limit", UINT64_MAX);
     } else if (c == "clear") {  // forget unsent input and everything received
-        for (auto& s : src) { s.beats.clear(); s.last.clear(); s.pos = 0; s.presenting = false; }
+        for (auto& s : src) s.clear();
         start_write();
     } else if (c == "recover") {  // between batched jobs: leave an error state, drop unsent beats
         uint32_t st = bus(false, CIP_STATUS, 0);
         bool err = st & 4;
         if (err) bus(true, CIP_CTRL, CIP_CTRL_SOFT_RESET_MASK);
-        for (auto& s : src) { s.beats.clear(); s.last.clear(); s.pos = 0; s.presenting = false; }
+        for (auto& s : src) s.clear();
         printf("recover %s\n", err ? "soft-reset" : "none");
     } else if (c == "reset") {
-        for (auto& s : src) { s.beats.clear(); s.last.clear(); s.pos = 0; }
+        for (auto& s : src) s.clear();
         hard_reset(a.size() > 1 ? parse_num(a[1], "cycles", 1000000) : 8);
         start_write();
     } else if (c == "info") {
         printf("info width=%d ways=%d cycle=%" PRIu64 " left0=%zu left1=%zu out_beats=%zu inv_count=%zu violations=%" PRIu64 "\n",
-               32 * kWords, WAYS, cycle, src[0].left(), src[1].left(), out.beats.size(), inv.beats.size(),
-               out.violations + inv.violations + axi_violations);
+               32 * kWords, WAYS, cycle, src[0].left(), src[1].left(), out.beats(), inv.beats(),
+               violations());
     } else if (c == "echo") {
         std::string t;
         for (size_t i = 1; i < a.size(); i++) t += (i > 1 ? " " : "") + a[i];

@@ -1,5 +1,6 @@
 // Verilator harness of CompactionDma alone: an AXI4 slave memory with configurable latency, random
 // stalls and an error window; an APB3 master; sinks for key0/key1 and sources for out/invalid.
+// The streams and the APB3 master are sim/common's testbench library (tb.h).
 // It reads a command script on stdin (one command a line, see usage()) and prints results on stdout,
 // so the pytest suite (tests/test_dma.py) drives every scenario. The memory and its AXI4 slave are
 // sim/common's (axi_mem.h), held to the shape the DMA promises (32-byte INCR bursts of at most 16
@@ -12,15 +13,17 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <random>
 #include <sstream>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "VCompactionDma.h"
 #include "verilated.h"
 #include "args.h"
 #include "axi_mem.h"
+#include "tb.h"
 
 #ifndef DMA_W
 #error "compile with -DDMA_W=32 or -DDMA_W=128"
@@ -29,66 +32,43 @@
 static const int W_BYTES = DMA_W / 8;
 static const int AXI_BYTES = 32;
 
-// ---- bit helpers for Verilator signals (<=32 bits: IData, wider: VlWide) ----
-static void put_bytes(uint32_t& sig, const uint8_t* b, int n) {
-    uint32_t v = 0;
-    for (int i = 0; i < n; i++) v |= uint32_t(b[i]) << (8 * i);
-    sig = v;
-}
-template <std::size_t N> static void put_bytes(VlWide<N>& sig, const uint8_t* b, int n) {
-    for (std::size_t w = 0; w < N; w++) {
-        uint32_t v = 0;
-        for (int i = 0; i < 4; i++) {
-            int k = int(w) * 4 + i;
-            if (k < n) v |= uint32_t(b[k]) << (8 * i);
-        }
-        sig.data()[w] = v;
-    }
-}
-static void get_bytes(uint32_t sig, uint8_t* b, int n) {
-    for (int i = 0; i < n; i++) b[i] = uint8_t(sig >> (8 * i));
-}
-template <std::size_t N> static void get_bytes(const VlWide<N>& sig, uint8_t* b, int n) {
-    for (int i = 0; i < n; i++) b[i] = uint8_t(sig.data()[i / 4] >> (8 * (i % 4)));
-}
-
 static void die(const std::string& msg) {
     std::printf("FATAL %s\n", msg.c_str());
     std::fflush(stdout);
     std::exit(2);
 }
 
-struct Sink {  // key0 / key1
+struct Sink {  // key0 / key1: the library's sink and when its beats came
     std::string name;
-    std::vector<uint8_t> bytes;
-    std::vector<uint64_t> lasts;  // beat indexes that carried last
-    uint64_t beats = 0, first = 0, lastCycle = 0;
-    double stall = 0;
-    bool ready = true;
+    simc::StreamSink s;
+    uint64_t first = 0, lastCycle = 0;
 };
-struct Source {  // out / invalid
+struct Source {  // out / invalid: the library's source, and the beats taken since its `src`
     std::string name;
-    int wbytes;
-    std::vector<uint8_t> bytes;
-    size_t pos = 0;
-    bool withLast = true;
-    double stall = 0;
-    bool valid = false;
+    simc::StreamSource s;
     uint64_t beats = 0, first = 0, lastCycle = 0;  // taken beats, cycles of the first and last one
-    size_t beatCount() const { return (bytes.size() + wbytes - 1) / wbytes; }
 };
+
+using ApbAddr = std::remove_reference_t<decltype(std::declval<VCompactionDma&>().io_apb_PADDR)>;
 
 struct Harness {
     VCompactionDma* top;
     uint64_t cycle = 0;
-    std::mt19937_64 rng{1};
+    simc::Prng rng{1};  // every stream stall, in one seeded sequence (the memory has its own)
     // memory and its AXI4 slave (sim/common)
     simc::Memory mem{0x40000000, 1 << 20};
     std::unique_ptr<simc::AxiSlave<IData>> axi;
-    Sink key0{"key0"}, key1{"key1"};
-    Source out{"out", W_BYTES}, inv{"invalid", 4};
+    Sink key0{"key0", {&rng, W_BYTES / 4}}, key1{"key1", {&rng, W_BYTES / 4}};
+    Source out{"out", {&rng, W_BYTES / 4}}, inv{"invalid", {&rng, 1}};
+    simc::ApbMaster<ApbAddr> apbm;
 
-    explicit Harness(VCompactionDma* t) : top(t) {
+    static simc::ApbPins<ApbAddr> apbPins(VCompactionDma* t) {
+        simc::ApbPins<ApbAddr> p;
+        SIMC_BIND_APB(p, t, io_apb);
+        return p;
+    }
+
+    explicit Harness(VCompactionDma* t) : top(t), apbm(apbPins(t)) {
         simc::AxiConfig c;
         c.readLatency = 19;  // `lat` READ counts from the handshake cycle: 20
         c.writeLatency = 10;
@@ -112,32 +92,25 @@ struct Harness {
         axi->reportPrefix = "PROTOCOL";
     }
 
-    bool coin(double p) { return p > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < p; }
     bool inMem(uint32_t a, uint64_t n) const { return mem.contains(a, n); }
 
     // Drive the model's outputs for this cycle (decided before looking at the DUT's outputs).
     void drive() {
         axi->drive(cycle);
-        // stream sinks
-        for (Sink* s : {&key0, &key1}) s->ready = !coin(s->stall);
-        top->io_key0_ready = key0.ready;
-        top->io_key1_ready = key1.ready;
-        // stream sources: once valid, hold until taken
-        for (Source* s : {&out, &inv})
-            if (!s->valid && s->pos < s->bytes.size() && !coin(s->stall)) s->valid = true;
-        driveSource(out, top->io_out_valid, top->io_out_payload_fragment, top->io_out_payload_last);
-        driveSource(inv, top->io_invalid_valid, top->io_invalid_payload_fragment,
-                    top->io_invalid_payload_last);
+        // stream sinks, then sources (once valid, held until taken)
+        top->io_key0_ready = key0.s.drive();
+        top->io_key1_ready = key1.s.drive();
+        out.s.drive();
+        inv.s.drive();
+        driveSource(out.s, top->io_out_valid, top->io_out_payload_fragment, top->io_out_payload_last);
+        driveSource(inv.s, top->io_invalid_valid, top->io_invalid_payload_fragment, top->io_invalid_payload_last);
     }
     template <class T>
-    void driveSource(Source& s, CData& valid, T& frag, CData& last) {
-        valid = s.valid;
-        if (!s.valid) return;
-        uint8_t b[16] = {0};
-        size_t n = std::min<size_t>(s.wbytes, s.bytes.size() - s.pos);
-        std::memcpy(b, s.bytes.data() + s.pos, n);
-        put_bytes(frag, b, s.wbytes);
-        last = s.withLast && s.pos + s.wbytes >= s.bytes.size();
+    static void driveSource(const simc::StreamSource& s, CData& valid, T& frag, CData& last) {
+        valid = s.valid();
+        if (!s.valid()) return;
+        simc::putWords(frag, s.beat());
+        last = s.last();
     }
 
     // Sample handshakes (after the combinational eval), then update the model.
@@ -146,64 +119,46 @@ struct Harness {
         // streams
         sampleSink(key0, top->io_key0_valid, top->io_key0_payload_fragment, top->io_key0_payload_last);
         sampleSink(key1, top->io_key1_valid, top->io_key1_payload_fragment, top->io_key1_payload_last);
-        if (out.valid && top->io_out_ready) takeSource(out);
-        if (inv.valid && top->io_invalid_ready) takeSource(inv);
+        if (out.s.valid() && top->io_out_ready) takeSource(out);
+        if (inv.s.valid() && top->io_invalid_ready) takeSource(inv);
     }
     void takeSource(Source& s) {
         if (s.beats == 0) s.first = cycle;
         s.lastCycle = cycle;
-        s.pos += s.wbytes;
-        s.valid = false;
+        s.s.take();
         s.beats++;
     }
     template <class T>
     void sampleSink(Sink& s, CData valid, const T& frag, CData last) {
-        if (!(valid && s.ready)) return;
-        uint8_t b[16];
-        get_bytes(frag, b, W_BYTES);
-        s.bytes.insert(s.bytes.end(), b, b + W_BYTES);
-        if (last) s.lasts.push_back(s.beats);
-        if (s.beats == 0) s.first = cycle;
+        uint32_t w[4] = {0};
+        simc::getWords(frag, w);
+        size_t before = s.s.beats();
+        if (!s.s.sample(valid, w, last)) return;
+        if (before == 0) s.first = cycle;
         s.lastCycle = cycle;
-        s.beats++;
     }
 
-    void step() {
+    void settle() {
         top->clk = 0;
         drive();
         top->eval();
+    }
+    void edge() {
         sample();
         top->clk = 1;
         top->eval();
         cycle++;
     }
+    void step() {
+        settle();
+        edge();
+    }
 
     // ---- APB3 master (regif answers with PREADY = 1) ----
     uint32_t apb(bool write, uint32_t addr, uint32_t data) {
-        top->io_apb_PSEL = 1;
-        top->io_apb_PENABLE = 0;
-        top->io_apb_PWRITE = write;
-        top->io_apb_PADDR = addr;
-        top->io_apb_PWDATA = data;
-        step();
-        top->io_apb_PENABLE = 1;
-        uint32_t r = 0;
-        for (int guard = 0;; guard++) {
-            top->clk = 0;
-            drive();
-            top->eval();
-            bool ready = top->io_apb_PREADY;
-            r = top->io_apb_PRDATA;
-            sample();
-            top->clk = 1;
-            top->eval();
-            cycle++;
-            if (ready) break;
-            if (guard > 1000) die("APB access never completed");
-        }
-        top->io_apb_PSEL = 0;
-        top->io_apb_PENABLE = 0;
-        return r;
+        auto r = apbm.transfer(write, addr, data, [this] { settle(); }, [this] { edge(); }, 1002);
+        if (!r.ok) die("APB access never completed");
+        return r.data;
     }
 };
 
@@ -298,16 +253,15 @@ int main(int argc, char** argv) {
             writeFile(a[3], h.mem.at(addr), n);
         } else if (c == "sinkstall") {
             need(2);
-            (a[1] == "key0" ? h.key0 : a[1] == "key1" ? h.key1 : (die("bad sink"), h.key0)).stall = prob(a[2]);
+            (a[1] == "key0" ? h.key0 : a[1] == "key1" ? h.key1 : (die("bad sink"), h.key0)).s.pause.set(prob(a[2]));
         } else if (c == "srcstall" || c == "src") {
             need(2);
             Source& s = a[1] == "out" ? h.out : a[1] == "invalid" ? h.inv : (die("bad source"), h.out);
-            if (c == "srcstall") s.stall = prob(a[2]);
+            if (c == "srcstall") s.s.pause.set(prob(a[2]));
             else {
-                s.bytes = readFile(a[2]);
-                s.pos = 0;
-                s.valid = false;
-                s.withLast = !(a.size() > 3 && a[3] == "nolast");
+                std::vector<uint8_t> d = readFile(a[2]);
+                s.s.clear();
+                s.s.pushBytes(d.data(), d.size(), !(a.size() > 3 && a[3] == "nolast"));
                 s.beats = s.first = s.lastCycle = 0;
             }
         } else if (c == "flush") { need(1); top->io_flush = num(a[1]) != 0; }
@@ -339,12 +293,15 @@ int main(int argc, char** argv) {
         } else if (c == "sink") {
             need(2);
             Sink& s = a[1] == "key0" ? h.key0 : a[1] == "key1" ? h.key1 : (die("bad sink"), h.key0);
-            writeFile(a[2], s.bytes.data(), s.bytes.size());
+            std::vector<uint8_t> bytes = s.s.bytes();
+            writeFile(a[2], bytes.data(), bytes.size());
             std::printf("sink %s beats=%llu first=%llu last=%llu lasts=", s.name.c_str(),
-                        (unsigned long long)s.beats, (unsigned long long)s.first, (unsigned long long)s.lastCycle);
-            for (size_t i = 0; i < s.lasts.size(); i++) std::printf("%s%llu", i ? "," : "", (unsigned long long)s.lasts[i]);
+                        (unsigned long long)s.s.beats(), (unsigned long long)s.first, (unsigned long long)s.lastCycle);
+            const char* sep = "";
+            for (size_t i = 0; i < s.s.lasts.size(); i++)
+                if (s.s.lasts[i]) std::printf("%s%zu", sep, i), sep = ",";
             std::printf("\n");
-            s.bytes.clear(); s.lasts.clear(); s.beats = 0;
+            s.s.clear();
         } else if (c == "stats") {
             std::printf("stats cycle=%llu ar=%llu aw=%llu rbeats=%llu wbeats=%llu out_taken=%llu inv_taken=%llu "
                         "out_first=%llu out_last=%llu protocol_errors=%d\n",

@@ -22,7 +22,8 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
-#include <random>
+#include <type_traits>
+#include <utility>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -33,6 +34,7 @@
 #include "nvddr_pads.h"
 #include "args.h"
 #include "axi_mem.h"
+#include "tb.h"
 #include "nand_regs.h"
 
 // One channel: a controller, its targets' models, its AXI port to the shared DDR model and its NV-DDR
@@ -46,7 +48,7 @@ struct Chan {
 static std::vector<Chan> chans;
 static Chan* C = nullptr;  // the channel requests address
 static uint64_t cycle = 0;
-static std::mt19937 junk(12345);
+static simc::Prng junk(12345);  // what an undriven DQ bus reads
 static uint32_t ntargets = 2;
 static uint32_t nchannels = 1;
 static constexpr uint32_t MAX_CHANNELS = 8;
@@ -90,7 +92,7 @@ static void tick() {
     // the IDDR samples the controller takes at this edge (one pair per cycle)
     C->top->io_nand_ddr_cap_valid = C->pads.take(int64_t(t) * 1000, C->top->io_nand_ddr_cap_q1, C->top->io_nand_ddr_cap_q2);
     // 1. flash outputs at time t (pins unchanged since the previous edge)
-    uint8_t dq = junk();
+    uint8_t dq = (uint8_t)junk.next();
     int drivers = 0, rb = models_live ? 0 : (1 << ntargets) - 1;
     for (int i = 0; i < ntargets && models_live && ddr; i++) {  // NV-DDR: R/B# (pins as left half a cycle ago)
       if (C->pads.rb(*C->models[i], i, int64_t(t) * 1000, ddr_out()).rb_n) rb |= 1 << i;
@@ -119,19 +121,15 @@ static void tick() {
   cycle++;
 }
 
-// ---------------------------------------------------------------- APB master
+// ---------------------------------------------------------------- APB master (sim/common/tb.h)
+// On the addressed channel: PREADY is sampled with that controller evaluated at the clock's low phase,
+// the edge clocks every channel. A transfer that never sees PREADY reads 0.
+using ApbAddr = std::remove_reference_t<decltype(std::declval<VNandController&>().io_apb_PADDR)>;
 static uint32_t apb(bool write, uint32_t addr, uint32_t data) {
-  C->top->io_apb_PSEL = 1; C->top->io_apb_PENABLE = 0; C->top->io_apb_PWRITE = write; C->top->io_apb_PADDR = addr; C->top->io_apb_PWDATA = data;
-  tick();
-  C->top->io_apb_PENABLE = 1;
-  uint32_t r = 0;
-  for (int i = 0; i < 64; i++) {
-    C->top->clk = 0; C->top->eval();
-    if (C->top->io_apb_PREADY) { r = C->top->io_apb_PRDATA; tick(); break; }
-    tick();
-  }
-  C->top->io_apb_PSEL = 0; C->top->io_apb_PENABLE = 0;
-  return r;
+  simc::ApbPins<ApbAddr> pins;
+  SIMC_BIND_APB(pins, C->top, io_apb);
+  simc::ApbMaster<ApbAddr> m(pins);
+  return m.transfer(write, addr, data, [] { C->top->clk = 0; C->top->eval(); }, [] { tick(); }, 64).data;
 }
 
 static std::string hex(const std::vector<uint8_t>& v) {
