@@ -131,9 +131,9 @@ def build_table_ref() -> Path:
             lib_stamp.write_text(lib_digest)
         (OUT / "reference").mkdir(exist_ok=True)
         _say(f"linking {exe.relative_to(ROOT)}")
-        _run(["g++", *CXXFLAGS, *inc, REF_SRC / "table_ref.cc", lib, "-lsnappy", "-o", exe], "building table_ref")
+        _run(["g++", *CXXFLAGS, *inc, REF_SRC / "table_ref.cc", lib, "-lsnappy", "-lz", "-o", exe], "building table_ref")
         # Stock LevelDB: Debian's headers and shared library only (no source include path).
-        _run(["g++", "-O2", "-std=c++17", REF_SRC / "ldb_stock.cc", "-lleveldb", "-o", stock], "building ldb_stock")
+        _run(["g++", "-O2", "-std=c++17", REF_SRC / "ldb_stock.cc", "-lleveldb", "-lz", "-o", stock], "building ldb_stock")
         stamp.write_text(digest)
     return exe
 

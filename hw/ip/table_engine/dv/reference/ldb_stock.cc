@@ -7,6 +7,9 @@
 //       half are overwrites); every DELETE_EVERY-th operation a delete (0: none); then CompactRange.
 //   ldb_stock compact DB OPTIONS_JSON
 //       open an existing DB (e.g. made by `table_ref make-db`) and CompactRange over everything.
+//   ldb_stock dump TABLE
+//       every entry of one table through stock LevelDB's Table reader (checksums verified), in the
+//       form of `table_ref dump`'s entry lines: `entry <hex internal key> <value length> <zlib crc32>`.
 //
 // Every file LevelDB removes is moved to DB/kept/ instead (an Env wrapper), so the compactions' input
 // tables and outputs that later compactions consumed stay readable; the MANIFEST records each
@@ -21,8 +24,10 @@
 #include <leveldb/env.h>
 #include <leveldb/filter_policy.h>
 #include <leveldb/options.h>
+#include <leveldb/table.h>
 #include <leveldb/write_batch.h>
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 namespace {
 
@@ -125,6 +130,32 @@ int main(int argc, char** argv) {
     CompactAll(&d);
     return 0;
   }
+  if (cmd == "dump" && argc == 3) {
+    leveldb::Env* env = leveldb::Env::Default();
+    uint64_t size = 0;
+    leveldb::RandomAccessFile* file = nullptr;
+    leveldb::Status s = env->GetFileSize(argv[2], &size);
+    if (s.ok()) s = env->NewRandomAccessFile(argv[2], &file);
+    std::unique_ptr<leveldb::RandomAccessFile> owner(file);
+    leveldb::Table* table = nullptr;
+    leveldb::Options opt;
+    opt.paranoid_checks = true;
+    if (s.ok()) s = leveldb::Table::Open(opt, file, size, &table);
+    if (!s.ok()) Die(std::string(argv[2]) + ": " + s.ToString());
+    std::unique_ptr<leveldb::Table> t(table);
+    leveldb::ReadOptions read;
+    read.verify_checksums = true;
+    std::unique_ptr<leveldb::Iterator> it(t->NewIterator(read));
+    static const char* hex = "0123456789abcdef";
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      std::string k;
+      for (unsigned char c : it->key().ToString()) k += std::string{hex[c >> 4], hex[c & 15]};
+      printf("entry %s %zu %08lx\n", k.c_str(), it->value().size(),
+             crc32(0, reinterpret_cast<const Bytef*>(it->value().data()), uInt(it->value().size())));
+    }
+    if (!it->status().ok()) Die(std::string(argv[2]) + ": " + it->status().ToString());
+    return 0;
+  }
   if (cmd == "compact" && argc == 4) {
     Db d;
     Open(argv[2], argv[3], false, &d);
@@ -133,6 +164,7 @@ int main(int argc, char** argv) {
   }
   fprintf(stderr,
           "usage: ldb_stock fill DB OPTIONS_JSON OPS SEED KEY_BYTES VALUE_BYTES DELETE_EVERY\n"
-          "       ldb_stock compact DB OPTIONS_JSON\n");
+          "       ldb_stock compact DB OPTIONS_JSON\n"
+          "       ldb_stock dump TABLE\n");
   return 2;
 }

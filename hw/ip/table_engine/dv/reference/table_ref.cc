@@ -8,7 +8,8 @@
 //   table_ref make-table OUT.ldb --options JSON < entries   entries: repeated (u32 LE key length,
 //                                                           internal key, u32 LE value length, value)
 //   table_ref compact JOB.json OUT_DIR                      one job (docs/table-engine.md)
-//   table_ref dump TABLE.ldb                                blocks and entries, through LevelDB's reader
+//   table_ref dump [--verify] TABLE.ldb                     blocks and entries (hex internal key, value
+//                                                           length, zlib CRC-32 of the value)
 //   table_ref make-db LAYOUT.json DB_DIR                    a DB folder (MANIFEST + tables) holding given
 //                                                           tables at given levels, for stock LevelDB
 //
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 #include "db/dbformat.h"
 #include "db/filename.h"
@@ -43,7 +45,6 @@
 #include "table/format.h"
 #include "table/merger.h"
 #include "table/two_level_iterator.h"
-#include "util/crc32c.h"
 
 using json = nlohmann::json;
 using leveldb::Slice;
@@ -705,8 +706,8 @@ int Dump(const std::string& path, bool verify) {
   std::unique_ptr<leveldb::Iterator> it(t.table->NewIterator(read));
   uint64_t n = 0;
   for (it->SeekToFirst(); it->Valid(); it->Next(), n++)
-    printf("entry %s %zu %08x\n", Hex(it->key()).c_str(), it->value().size(),
-           leveldb::crc32c::Value(it->value().data(), it->value().size()));
+    printf("entry %s %zu %08lx\n", Hex(it->key()).c_str(), it->value().size(),
+           crc32(0, reinterpret_cast<const Bytef*>(it->value().data()), uInt(it->value().size())));
   if (!it->status().ok()) fail(it->status());
   printf("entries=%" PRIu64 "\n", n);
   return 0;
