@@ -96,8 +96,9 @@ STOCK_CASES = {
     "dbbench-none-bloom": Workload(runs=3, entries=3000, options={"compression": "none", "bloom_bits_per_key": 10}),
     "snapshot-deletions": Workload(runs=4, entries=1500, snapshot=True, deletions=0.4),
     "non-base-level1": Workload(runs=2, entries=1500, input_level=1, base_level=False, deletions=0.4),
+    # one table per run: a manual compaction of a level >= 1 takes files up to max_file_size only
     "grandparents-split": Workload(runs=2, entries=30000, input_level=1, grandparent_bytes=24 << 20,
-                                   options={"max_file_size": 1 << 20, "compression": "none"}),
+                                   entries_per_table=30000, options={"max_file_size": 1 << 20, "compression": "none"}),
     "random-keys-small-blocks": Workload(runs=3, entries=150, keys="random", values="random",
                                          options={"block_size": 1024, "block_restart_interval": 4}),
     "key64-one-entry-tables": Workload(runs=2, entries=40, keys="key64", input_level=2, entries_per_table=1),

@@ -140,7 +140,11 @@ def generate(w: Workload) -> JobData:
     runs_entries: list[list[tuple[bytes, bytes]]] = [[] for _ in range(w.runs)]
     for r in reversed(range(w.runs)):
         n = min(w.entries, len(universe))
-        picked = sorted(rng.sample(universe, n))
+        picked = set(rng.sample(universe, n))
+        if n >= 2:  # every run spans the whole key range: LevelDB would pick all of them for one compaction
+            picked = (picked - set(rng.sample(sorted(picked), 2))) | {universe[0], universe[-1]} \
+                if universe[0] not in picked or universe[-1] not in picked else picked
+        picked = sorted(picked)
         items = []
         for uk in picked:
             versions = 1 + (w.snapshot and rng.random() < 0.2)  # a snapshot keeps older versions in a run
