@@ -184,3 +184,28 @@ def test_dbbench_values_compress_to_half():
     blob = b"".join(v for t in d.runs[0] for _, v in t.entries)
     # db_bench's generator aims at 50 % (Snappy); zlib, a stronger coder, lands a little under it
     assert 0.35 < len(zlib.compress(blob)) / len(blob) < 0.55
+
+
+def test_compactions_from_manifest_replay():
+    """Version edits -> jobs as VersionSet sets them up: Level-0 inputs newest (highest number) first,
+    the level + 1 run in key order, grandparents = overlapping files of level + 2, deeper levels
+    level + 2 .. 6; a trivial move is no compaction."""
+    ik = sstable.internal_key
+
+    def f(level, number, lo, hi, size=100):
+        return {"level": level, "number": number, "size": size, "smallest": ik(lo, 1), "largest": ik(hi, 1)}
+    e0 = sstable.VersionEdit(added=[f(0, 5, b"b", b"k"), f(0, 6, b"a", b"c"), f(1, 8, b"f", b"z"), f(1, 7, b"a", b"e"),
+                                    f(2, 9, b"a", b"b", 7), f(2, 10, b"x", b"y", 9), f(2, 11, b"zz", b"zzz"),
+                                    f(3, 12, b"c", b"d")], last_sequence=50)
+    move = sstable.VersionEdit(deleted=[(2, 11)], added=[f(3, 11, b"zz", b"zzz")], last_sequence=50)
+    comp = sstable.VersionEdit(deleted=[(0, 5), (0, 6), (1, 7), (1, 8)],
+                               added=[f(1, 21, b"a", b"m"), f(1, 20, b"n", b"z")], last_sequence=60)
+    [c] = sstable.compactions_from_manifest([e0, move, comp], lambda n: f"t/{n}", {"compression": "none"})
+    assert c.level == 0 and c.outputs == [20, 21]
+    assert c.job.runs == [["t/6"], ["t/5"], ["t/7", "t/8"]]
+    assert c.job.grandparents == [{"largest": ik(b"b", 1).hex(), "size": 7}, {"largest": ik(b"y", 1).hex(), "size": 9}]
+    assert c.job.deeper_levels[0] == [{"smallest": b"a".hex(), "largest": b"b".hex()},
+                                      {"smallest": b"x".hex(), "largest": b"y".hex()}]
+    assert c.job.deeper_levels[1] == [{"smallest": b"c".hex(), "largest": b"d".hex()},
+                                      {"smallest": b"zz".hex(), "largest": b"zzz".hex()}]
+    assert len(c.job.deeper_levels) == 5 and c.job.smallest_snapshot == 60 and c.job.first_file_number == 20
