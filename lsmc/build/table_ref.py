@@ -1,20 +1,20 @@
 """Build of the table engine's reference compactor (`table_ref`) and of its stock-LevelDB driver
 (`ldb_stock`), hw/ip/table_engine/dv/reference/ (docs/table-engine.md).
 
-`table_ref` is compiled against LevelDB 1.23's own source: Debian's source package, fetched as
-`scripts/leveldb` fetches it (build/leveldb/dl, shared with that build), unpacked here without the
-project's offload patch (the reference is stock LevelDB's code), and the table, util and version-edit
-files it needs compiled into build/table_engine/leveldb/ with Debian's libsnappy. `ldb_stock` is built
-against Debian's installed libleveldb (public headers and library only). Both are rebuilt only when
-their sources, the source package or the flags change; one build at a time (a file lock)."""
+`table_ref` is built against LevelDB 1.23's own code: its internal headers (table/, db/, util/, port/)
+come from Debian's source package, fetched as `scripts/leveldb` fetches it (build/leveldb/dl, shared
+with that build) and unpacked here without the project's offload patch; its code is Debian's static
+library of the same source (`libleveldb.a` of libleveldb-dev 1.23-4, the very build of the stock
+`libleveldb.so`), linked with Debian's libsnappy. So the reference runs the same compiled LevelDB as
+stock LevelDB, and its build is one C++ file. `ldb_stock` uses Debian's public headers and shared
+library only. Both are rebuilt only when their sources, the source package or the library change; one
+build at a time (a file lock)."""
 from __future__ import annotations
 
 import fcntl
 import hashlib
-import os
 import shutil
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from lsmc.build import BuildError
@@ -25,28 +25,10 @@ OUT = BUILD / "table_engine"
 DL = BUILD / "leveldb" / "dl"
 VERSION = "1.23-4"
 DSC = DL / f"leveldb_{VERSION}.dsc"
-# What table_ref uses of LevelDB: tables (reader, builder, blocks, filter, merger, two-level iterator),
-# the utilities under them, internal keys, and the MANIFEST writer (version edit, log, file names).
-LEVELDB_FILES = [
-    *(f"table/{n}.cc" for n in ("block", "block_builder", "filter_block", "format", "iterator", "merger",
-                                "table", "table_builder", "two_level_iterator")),
-    *(f"util/{n}.cc" for n in ("arena", "bloom", "cache", "coding", "comparator", "crc32c", "env", "env_posix",
-                               "filter_policy", "hash", "logging", "options", "status")),
-    "db/dbformat.cc", "db/version_edit.cc", "db/log_writer.cc", "db/filename.cc",
-]
-# As Debian builds LevelDB (-O2, CMake's defines for a POSIX little-endian host), without assertions: a
-# malformed input table must end in a named error, not an abort inside LevelDB.
-CXXFLAGS = ["-O2", "-std=c++17", "-DNDEBUG", "-DLEVELDB_PLATFORM_POSIX", "-DLEVELDB_IS_BIG_ENDIAN=0", "-pthread"]
-# port/port_config.h as CMake writes it on this machine: Snappy from Debian, CRC32C in LevelDB's own code.
-PORT_CONFIG = """#ifndef STORAGE_LEVELDB_PORT_PORT_CONFIG_H_
-#define STORAGE_LEVELDB_PORT_PORT_CONFIG_H_
-#define HAVE_FDATASYNC 1
-#define HAVE_FULLFSYNC 0
-#define HAVE_O_CLOEXEC 1
-#define HAVE_CRC32C 0
-#define HAVE_SNAPPY 1
-#endif
-"""
+# Debian's static LevelDB (package libleveldb-dev, scripts/setup): the same build as libleveldb.so.1d.
+DEBIAN_LIB = Path("/usr/lib/x86_64-linux-gnu/libleveldb.a")
+# CMake's defines for a POSIX little-endian host, as Debian's build of the library had them.
+CXXFLAGS = ["-O2", "-std=c++17", "-DLEVELDB_PLATFORM_POSIX", "-DLEVELDB_IS_BIG_ENDIAN=0", "-pthread"]
 
 
 def _say(msg: str) -> None:
@@ -89,51 +71,46 @@ def _unpack(dsc: Path, src: Path) -> None:
     shutil.rmtree(src, ignore_errors=True)
     src.parent.mkdir(parents=True, exist_ok=True)
     _run(["dpkg-source", "-q", "-x", dsc, src], "unpacking the leveldb source package (dpkg-source)")
-    (src / "port" / "port_config.h").write_text(PORT_CONFIG)
     stamp.write_text(want)
+
+
+def _debian_lib() -> Path:
+    lib = DEBIAN_LIB
+    if not lib.exists():
+        found = sorted(Path("/usr/lib").glob("*/libleveldb.a"))
+        if not found:
+            raise BuildError("Debian's static LevelDB (libleveldb.a) is missing: apt-get install libleveldb-dev "
+                             "(scripts/setup installs it)")
+        lib = found[0]
+    return lib
 
 
 def build_table_ref() -> Path:
     """build/table_engine/reference/table_ref (and ldb_stock beside it); returns table_ref's path."""
     dsc = fetch_source()
-    OUT.mkdir(parents=True, exist_ok=True)
+    lib = _debian_lib()
     exe = OUT / "reference" / "table_ref"
     stock = OUT / "reference" / "ldb_stock"
     sources = sorted(REF_SRC.glob("*.cc")) + sorted(REF_SRC.glob("*.h"))
-    digest = _digest([dsc, *sources], extra=(CXXFLAGS, LEVELDB_FILES, PORT_CONFIG))
+    digest = _digest([dsc, *sources], extra=(CXXFLAGS, str(lib), lib.stat().st_mtime_ns))
     stamp = OUT / "reference" / ".stamp"
     if exe.exists() and stock.exists() and stamp.exists() and stamp.read_text() == digest:
         return exe
-    with open(OUT / ".lock", "w") as lock:
+    (OUT / "reference").mkdir(parents=True, exist_ok=True)
+    with open(OUT / ".table_ref.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if exe.exists() and stock.exists() and stamp.exists() and stamp.read_text() == digest:
             return exe
         src = OUT / "leveldb-src"
         _unpack(dsc, src)
-        objs = OUT / "leveldb-obj"
-        objs.mkdir(exist_ok=True)
-        inc = ["-I", src, "-I", src / "include"]
-        lib = OUT / "libleveldb_ref.a"
-        lib_stamp = OUT / ".lib-stamp"
-        lib_digest = _digest([dsc], extra=(CXXFLAGS, LEVELDB_FILES, PORT_CONFIG))
-        if not (lib.exists() and lib_stamp.exists() and lib_stamp.read_text() == lib_digest):
-            _say(f"compiling {len(LEVELDB_FILES)} files of LevelDB 1.23 (Debian's source) into {lib.relative_to(ROOT)}")
-
-            def compile_one(rel: str) -> Path:
-                obj = objs / (rel.replace("/", "_")[:-3] + ".o")
-                _run(["g++", *CXXFLAGS, *inc, "-c", src / rel, "-o", obj], f"compiling {rel}")
-                return obj
-
-            with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
-                built = list(pool.map(compile_one, LEVELDB_FILES))
-            lib.unlink(missing_ok=True)
-            _run(["ar", "rcs", lib, *built], "archiving LevelDB's objects")
-            lib_stamp.write_text(lib_digest)
-        (OUT / "reference").mkdir(exist_ok=True)
-        _say(f"linking {exe.relative_to(ROOT)}")
-        _run(["g++", *CXXFLAGS, *inc, REF_SRC / "table_ref.cc", lib, "-lsnappy", "-lz", "-o", exe], "building table_ref")
+        _say(f"building {exe.relative_to(ROOT)} (LevelDB 1.23's headers from Debian's source, its {lib})")
+        _run(["g++", *CXXFLAGS, "-I", src, "-I", src / "include", REF_SRC / "table_ref.cc", lib, "-lsnappy", "-lz",
+              "-o", exe.with_suffix(".tmp")], "building table_ref")
+        exe.with_suffix(".tmp").replace(exe)
         # Stock LevelDB: Debian's headers and shared library only (no source include path).
-        _run(["g++", "-O2", "-std=c++17", REF_SRC / "ldb_stock.cc", "-lleveldb", "-lz", "-o", stock], "building ldb_stock")
+        _run(["g++", "-O2", "-std=c++17", REF_SRC / "ldb_stock.cc", "-lleveldb", "-lz",
+              "-o", stock.with_suffix(".tmp")], "building ldb_stock")
+        stock.with_suffix(".tmp").replace(stock)
         stamp.write_text(digest)
     return exe
 
