@@ -252,9 +252,10 @@ leveldb::Iterator* OpenRunTable(void* arg, const leveldb::ReadOptions& read, con
   return t->table->NewIterator(read);
 }
 
-// The merge compares internal keys; a key under 8 bytes has no tag and LevelDB's comparator would read
-// outside it (a DB never holds one; a mutated table can). This comparator orders such keys bytewise and
-// remembers that it saw one, and the loop stops on it with BAD_BLOCK instead of reading astray.
+// The merge compares internal keys; a key under 8 bytes has no tag and LevelDB's comparator would stop
+// on an assertion (Debian's library keeps them) or read outside the key (a DB never holds one; a mutated
+// table can). This comparator orders such keys bytewise and remembers that it saw one, and the loop
+// stops on it with BAD_BLOCK.
 class GuardedComparator : public leveldb::Comparator {
  public:
   explicit GuardedComparator(const leveldb::InternalKeyComparator* icmp) : icmp_(icmp) {}
