@@ -146,17 +146,16 @@ FILLS = {
     "fill-snappy": ({"write_buffer_size": 128 << 10}, 40000, 16, 100, 7),
     "fill-none-key64": ({"write_buffer_size": 128 << 10, "compression": "none", "block_restart_interval": 8},
                         15000, 64, 100, 5),
+    # long: enough data for level-2 grandparents to pass 10 x max_file_size (ShouldStopBefore splits)
+    "long-snappy-split": ({"write_buffer_size": 1 << 20, "max_file_size": 1 << 20}, 600000, 16, 100, 11),
+    "long-none-split": ({"write_buffer_size": 1 << 20, "max_file_size": 1 << 20, "compression": "none"},
+                        400000, 16, 100, 0),
+    "long-bloom-key64": ({"write_buffer_size": 512 << 10, "bloom_bits_per_key": 10}, 150000, 64, 400, 3),
 }
-if LONG:
-    FILLS |= {
-        "long-snappy-split": ({"write_buffer_size": 1 << 20, "max_file_size": 1 << 20}, 600000, 16, 100, 11),
-        "long-none-split": ({"write_buffer_size": 1 << 20, "max_file_size": 1 << 20, "compression": "none"},
-                            400000, 16, 100, 0),
-        "long-bloom-key64": ({"write_buffer_size": 512 << 10, "bloom_bits_per_key": 10}, 150000, 64, 400, 3),
-    }
 
 
-@pytest.mark.parametrize("name", sorted(FILLS))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.long) if n.startswith("long") else n
+                                  for n in sorted(FILLS)])
 def test_stock_leveldb_own_compactions_reproduced(ref, stock, tmp_path, name):
     opts, ops, key_bytes, value_bytes, delete_every = FILLS[name]
     db = tmp_path / "db"
@@ -166,6 +165,9 @@ def test_stock_leveldb_own_compactions_reproduced(ref, stock, tmp_path, name):
     comps = check_manifest_compactions(ref, db, job_opts, tmp_path / "captured")
     assert len(comps) >= 3, f"only {len(comps)} compactions"
     assert any(c.level == 0 for c in comps) and any(c.job.deeper_levels and any(c.job.deeper_levels) for c in comps)
+    if name.endswith("-split"):  # grandparents past ShouldStopBefore's limit: it had to split outputs
+        limit = 10 * opts["max_file_size"]
+        assert any(sum(g["size"] for g in c.job.grandparents) > limit for c in comps)
 
 
 # ------------------------------------------------------------------ generated jobs: the drop rules
