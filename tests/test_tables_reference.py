@@ -328,3 +328,36 @@ def test_cli_bad_table_one_line(ref, tmp_path, capsys):
     assert ERROR_LINE.match(err) and err.startswith("error=BAD_MAGIC ") and str(t.name) in err
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
     shutil.rmtree(tmp_path / "o", ignore_errors=True)
+
+
+# ------------------------------------------------------------- one fact, one place: drift between copies
+def test_option_defaults_agree(ref, tmp_path):
+    """The job format's defaults are written twice (table_ref.cc's ParseOptions, sstable.OPTION_DEFAULTS):
+    a table made with `{}` and one made with the Python defaults spelled out are the same bytes, and
+    both sides know the same option names."""
+    ents = [(sstable.internal_key(b"%06d" % i, i + 1), b"v" * (i % 300)) for i in range(3000)]
+    tables.make_table(ref, tmp_path / "a.ldb", ents, {})
+    tables.make_table(ref, tmp_path / "b.ldb", ents, dict(sstable.OPTION_DEFAULTS))
+    assert (tmp_path / "a.ldb").read_bytes() == (tmp_path / "b.ldb").read_bytes()
+    with pytest.raises(tables.CliError, match="unknown key 'blocksize'"):
+        tables.make_table(ref, tmp_path / "c.ldb", ents, {"blocksize": 1})
+
+
+def test_error_codes_documented_once():
+    """docs/table-engine.md's code table lists exactly sstable.ERROR_CODES, in order."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "table-engine.md").read_text()
+    assert re.findall(r"^\| `([A-Z_]+)` \|", doc, re.M) == list(sstable.ERROR_CODES)
+
+
+def test_cli_bad_job_and_folders_one_line(tmp_path, capsys):
+    job = tmp_path / "job.json"
+    job.write_text('{"format": "lsmc-table-job/1", "runs": [["x.ldb"]], "options": {}, "smallest_snapshot": 1, '
+                   '"first_file_number": 1}')
+    assert tables.main(["compact", "--job", str(job), "--out-dir", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"tables: {job}: run 0: input table x.ldb not found"
+    assert tables.main(["compare", str(tmp_path / "nope"), str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip() == f"tables: {tmp_path / 'nope'}: not a folder"
+    (tmp_path / "d").mkdir()
+    assert tables.main(["make", str(tmp_path), "--entries", "10"]) == 2
+    assert "not empty" in capsys.readouterr().err
