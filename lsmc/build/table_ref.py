@@ -1,0 +1,121 @@
+"""Build of the table engine's reference compactor (`table_ref`) and of its stock-LevelDB driver
+(`ldb_stock`), hw/ip/table_engine/dv/reference/ (docs/table-engine.md).
+
+`table_ref` is built against LevelDB 1.23's own code: its internal headers (table/, db/, util/, port/)
+come from Debian's source package, fetched as `scripts/leveldb` fetches it (build/leveldb/dl, shared
+with that build) and unpacked here without the project's offload patch; its code is Debian's static
+library of the same source (`libleveldb.a` of libleveldb-dev 1.23-4, the very build of the stock
+`libleveldb.so`), linked with Debian's libsnappy. So the reference runs the same compiled LevelDB as
+stock LevelDB, and its build is one C++ file. `ldb_stock` uses Debian's public headers and shared
+library only. Both are rebuilt only when their sources, the source package or the library change; one
+build at a time (a file lock)."""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import shutil
+import subprocess
+from pathlib import Path
+
+from lsmc.build import BuildError
+from lsmc.paths import BUILD, ROOT
+
+REF_SRC = ROOT / "hw/ip/table_engine/dv/reference"
+OUT = BUILD / "table_engine"
+DL = BUILD / "leveldb" / "dl"
+VERSION = "1.23-4"
+DSC = DL / f"leveldb_{VERSION}.dsc"
+# Debian's static LevelDB (package libleveldb-dev, scripts/setup): the same build as libleveldb.so.1d.
+DEBIAN_LIB = Path("/usr/lib/x86_64-linux-gnu/libleveldb.a")
+# CMake's defines for a POSIX little-endian host, as Debian's build of the library had them.
+CXXFLAGS = ["-O2", "-std=c++17", "-DLEVELDB_PLATFORM_POSIX", "-DLEVELDB_IS_BIG_ENDIAN=0", "-pthread"]
+
+
+def _say(msg: str) -> None:
+    print(f"table_ref: {msg}", flush=True)
+
+
+def _run(cmd, what: str) -> None:
+    res = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise BuildError(f"{what} failed ({res.returncode}): {' '.join(map(str, cmd))}\n"
+                         f"{(res.stdout + res.stderr)[-4000:]}")
+
+
+def fetch_source() -> Path:
+    """Debian's leveldb source package in build/leveldb/dl (scripts/leveldb fetch: the same download
+    the LevelDB build uses); returns the .dsc."""
+    if not DSC.exists():
+        _say(f"fetching Debian's leveldb {VERSION} source package")
+        _run([ROOT / "scripts/leveldb", "fetch"], "scripts/leveldb fetch")
+    if not DSC.exists():
+        raise BuildError(f"{DSC} missing after scripts/leveldb fetch")
+    return DSC
+
+
+def _digest(paths, extra=()) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(Path(p).name.encode())
+        h.update(Path(p).read_bytes())
+    for e in extra:
+        h.update(repr(e).encode())
+    return h.hexdigest()[:24]
+
+
+def _unpack(dsc: Path, src: Path) -> None:
+    stamp = src / ".lsmc-dsc"
+    want = _digest([dsc])
+    if stamp.exists() and stamp.read_text() == want:
+        return
+    shutil.rmtree(src, ignore_errors=True)
+    src.parent.mkdir(parents=True, exist_ok=True)
+    _run(["dpkg-source", "-q", "-x", dsc, src], "unpacking the leveldb source package (dpkg-source)")
+    stamp.write_text(want)
+
+
+def _debian_lib() -> Path:
+    lib = DEBIAN_LIB
+    if not lib.exists():
+        found = sorted(Path("/usr/lib").glob("*/libleveldb.a"))
+        if not found:
+            raise BuildError("Debian's static LevelDB (libleveldb.a) is missing: apt-get install libleveldb-dev "
+                             "(scripts/setup installs it)")
+        lib = found[0]
+    return lib
+
+
+def build_table_ref() -> Path:
+    """build/table_engine/reference/table_ref (and ldb_stock beside it); returns table_ref's path."""
+    dsc = fetch_source()
+    lib = _debian_lib()
+    exe = OUT / "reference" / "table_ref"
+    stock = OUT / "reference" / "ldb_stock"
+    sources = sorted(REF_SRC.glob("*.cc")) + sorted(REF_SRC.glob("*.h"))
+    digest = _digest([dsc, *sources], extra=(CXXFLAGS, str(lib), lib.stat().st_mtime_ns))
+    stamp = OUT / "reference" / ".stamp"
+    if exe.exists() and stock.exists() and stamp.exists() and stamp.read_text() == digest:
+        return exe
+    (OUT / "reference").mkdir(parents=True, exist_ok=True)
+    with open(OUT / ".table_ref.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if exe.exists() and stock.exists() and stamp.exists() and stamp.read_text() == digest:
+            return exe
+        src = OUT / "leveldb-src"
+        _unpack(dsc, src)
+        _say(f"building {exe.relative_to(ROOT)} (LevelDB 1.23's headers from Debian's source, its {lib})")
+        _run(["g++", *CXXFLAGS, "-I", src, "-I", src / "include", REF_SRC / "table_ref.cc", lib, "-lsnappy", "-lz",
+              "-o", exe.with_suffix(".tmp")], "building table_ref")
+        exe.with_suffix(".tmp").replace(exe)
+        # Stock LevelDB: Debian's headers and shared library only (no source include path).
+        _run(["g++", "-O2", "-std=c++17", REF_SRC / "ldb_stock.cc", "-lleveldb", "-lz",
+              "-o", stock.with_suffix(".tmp")], "building ldb_stock")
+        stock.with_suffix(".tmp").replace(stock)
+        stamp.write_text(digest)
+    return exe
+
+
+def stock_driver() -> Path:
+    """build/table_engine/reference/ldb_stock (built with table_ref)."""
+    build_table_ref()
+    return OUT / "reference" / "ldb_stock"

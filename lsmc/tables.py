@@ -1,0 +1,363 @@
+"""`lsmc tables`: LevelDB table compaction jobs for the table engine (docs/table-engine.md).
+
+make DIR [--workload W] [...]     a job folder (job.json, in/*.ldb written by LevelDB's TableBuilder,
+                                  layout.json for stock LevelDB) from a generated workload
+compact TABLE... [--run-of T,T..] --out-dir DIR [--backend reference|model|rtl|soc] [options]
+compact --job JOB.json --out-dir DIR [--backend ...]
+                                  one compaction; prints `cycles=C bytes_in=N bytes_out=N tables_out=T`
+compare DIR_A DIR_B [--decoded]   two output folders: byte-identical tables and result.json, or (with
+                                  --decoded) identical entries and file boundaries; one-line verdict
+dump TABLE                        blocks (handle, raw/snappy) and entries through LevelDB's reader
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from lsmc.cliutil import CliError, int_option, tool_main
+from lsmc.model import sstable
+from lsmc.model.table_workloads import KEY_KINDS, VALUE_KINDS, Workload, generate
+
+BACKENDS = ("reference", "model", "rtl", "soc")
+# Named workloads of `make` (each a Workload; the flags below adjust them).
+WORKLOADS = {
+    "dbbench": dict(keys="dbbench", values="dbbench", runs=4, entries=20000),
+    "key64": dict(keys="key64", values="dbbench", runs=4, entries=10000),
+    "random": dict(keys="random", values="random", runs=4, entries=200, deletions=0.2),
+    "snapshots": dict(keys="dbbench", values="dbbench", runs=4, entries=2000, snapshot=True, deletions=0.3),
+    "non-base": dict(keys="dbbench", values="dbbench", runs=2, entries=2000, base_level=False, deletions=0.3,
+                     input_level=1),
+    "one-entry": dict(keys="dbbench", values="dbbench", runs=2, entries=50, entries_per_table=1, input_level=1),
+    "grandparents": dict(keys="dbbench", values="dbbench", runs=2, entries=4000, input_level=1,
+                         grandparent_bytes=400_000, options={"max_file_size": 16384}),
+}
+NO_SNAPSHOT = sstable.MAX_SEQUENCE - 1  # every sequence at or below it: as a DB with no live snapshot
+
+
+# ---------------------------------------------------------------------------------------- back ends
+def reference_exe() -> Path:
+    from lsmc.build import BuildError
+    from lsmc.build.table_ref import build_table_ref
+
+    try:
+        return build_table_ref()
+    except BuildError as e:
+        raise CliError(f"building the reference compactor failed: {str(e).splitlines()[0]}") from None
+
+
+def model_exe() -> Path:
+    """The engine's C++ model (hw/ip/table_engine/model/, built by lsmc.build.table_model)."""
+    try:
+        mod = importlib.import_module("lsmc.build.table_model")
+    except ModuleNotFoundError:
+        raise CliError("the model back end is not built: the engine's C++ model (hw/ip/table_engine/model/, "
+                       "lsmc.build.table_model) is not in this checkout yet") from None
+    from lsmc.build import BuildError
+
+    try:
+        return Path(mod.build_table_model())
+    except BuildError as e:
+        raise CliError(f"building the engine's C++ model failed: {str(e).splitlines()[0]}") from None
+
+
+def backend_exe(backend: str) -> Path:
+    if backend == "reference":
+        return reference_exe()
+    if backend == "model":
+        return model_exe()
+    raise CliError(f"the {backend} back end is not yet available (the table engine's RTL is not built yet); "
+                   "use --backend reference or model")
+
+
+def run_job(exe: Path, job_path: Path, out_dir: Path) -> tuple[int, str, str]:
+    """Run one job; (exit status, last stdout line, stderr)."""
+    res = subprocess.run([str(exe), str(job_path), str(out_dir)] if exe.name != "table_ref" else
+                         [str(exe), "compact", str(job_path), str(out_dir)], capture_output=True, text=True)
+    lines = res.stdout.strip().splitlines()
+    return res.returncode, lines[-1] if lines else "", res.stderr.strip()
+
+
+# ----------------------------------------------------------------------------------------------- make
+def make_table(exe: Path, path: Path, entries, options: dict) -> None:
+    res = subprocess.run([str(exe), "make-table", str(path), "--options", json.dumps(options)],
+                         input=sstable.entry_stream(entries), capture_output=True)
+    if res.returncode != 0:
+        raise CliError(f"make-table {path}: {res.stderr.decode(errors='replace').strip()}")
+
+
+def make_job(folder: Path, w: Workload, exe: Path | None = None) -> sstable.Job:
+    """Write a job folder for workload `w`: in/NNNNNN.ldb (LevelDB's TableBuilder), job.json and
+    layout.json (the same tables at their levels, for `table_ref make-db` and stock LevelDB). The deeper
+    levels' files are real tables too (deep/), holding their range's two end keys at sequence 0, the
+    first grandparents padded so that their sizes add up to the workload's grandparent_bytes; the job's
+    grandparents carry their real sizes."""
+    exe = exe or reference_exe()
+    data = generate(w)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "in").mkdir(exist_ok=True)
+    number = 1000
+    runs: list[list[str]] = []
+    for run in data.runs:
+        names = []
+        for t in run:
+            name = f"in/{sstable.table_name(number)}"
+            make_table(exe, folder / name, t.entries, data.options)
+            names.append(name)
+            number += 1
+        runs.append(names)
+    output_level = w.input_level + 1
+    deeper_levels = data.deeper_levels[:sstable.NUM_LEVELS - 1 - output_level]
+    deeper_tables: list[list[str]] = []
+    grandparents: list[dict] = []
+    pad_rng = random.Random(w.seed)
+    for li, files in enumerate(deeper_levels):
+        names = []
+        pad = w.grandparent_bytes // max(1, len(files)) if li == 0 else 0
+        for f in files:
+            lo, hi = bytes.fromhex(f["smallest"]), bytes.fromhex(f["largest"])
+            ents = [(sstable.internal_key(lo, 0), pad_rng.randbytes(pad))]
+            if hi != lo:
+                ents.append((sstable.internal_key(hi, 0), b""))
+            name = f"deep/{sstable.table_name(number)}"
+            (folder / "deep").mkdir(exist_ok=True)
+            make_table(exe, folder / name, ents, data.options)
+            names.append(name)
+            number += 1
+            if li == 0:
+                grandparents.append({"largest": sstable.internal_key(hi, 0).hex(),
+                                     "size": (folder / name).stat().st_size})
+        deeper_tables.append(names)
+    # Grandparents are the next level's files that overlap the compaction's user-key range.
+    users = [e[0][:-8] for run in data.runs for t in run for e in (t.entries[0], t.entries[-1])]
+    lo_user, hi_user = min(users), max(users)
+    grandparents = [g for g, f in zip(grandparents, deeper_levels[0] if deeper_levels else [])
+                    if not (bytes.fromhex(f["largest"]) < lo_user or bytes.fromhex(f["smallest"]) > hi_user)]
+    job = sstable.Job(runs=runs, options=data.options, smallest_snapshot=data.smallest_snapshot,
+                      grandparents=grandparents, deeper_levels=deeper_levels, first_file_number=number)
+    sstable.write_job(job, folder / "job.json")
+    # The same tables at their levels for stock LevelDB: Level-0 tables oldest first (make-db numbers
+    # them in order, and a DB's newer Level-0 files have higher numbers).
+    levels: list[list[str]] = [[] for _ in range(sstable.NUM_LEVELS)]
+    if w.input_level == 0:
+        levels[0] = [t for r in reversed(runs[:-1]) for t in r]
+        levels[1] = runs[-1]
+    else:
+        levels[w.input_level], levels[w.input_level + 1] = runs[0], runs[1]
+    for li, names in enumerate(deeper_tables):
+        levels[output_level + 1 + li] = names
+    (folder / "layout.json").write_text(json.dumps({"levels": levels, "last_sequence": data.smallest_snapshot},
+                                                   indent=1) + "\n")
+    return job
+
+
+def cmd_make(args) -> int:
+    spec = dict(WORKLOADS[args.workload])
+    for name in ("runs", "entries", "keys", "values", "seed", "input_level"):
+        if getattr(args, name) is not None:
+            spec[name] = getattr(args, name)
+    opts = dict(spec.pop("options", {}))
+    for name, key in (("compression", "compression"), ("block_size", "block_size"),
+                      ("max_file_size", "max_file_size"), ("bloom_bits", "bloom_bits_per_key"),
+                      ("restart_interval", "block_restart_interval")):
+        if getattr(args, name) is not None:
+            opts[key] = getattr(args, name)
+    w = Workload(**spec, options=opts)
+    try:
+        w.check()
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    folder = Path(args.dir)
+    if folder.exists() and any(folder.iterdir()):
+        raise CliError(f"{folder}: not empty (a job folder is made in a new or empty folder)")
+    job = make_job(folder, w)
+    n = sum(len(r) for r in job.runs)
+    size = sum((folder / p).stat().st_size for r in job.runs for p in r)
+    print(f"{folder}/job.json: {len(job.runs)} runs, {n} tables, {size} bytes, smallest_snapshot="
+          f"{job.smallest_snapshot}")
+    return 0
+
+
+# -------------------------------------------------------------------------------------------- compact
+def job_from_args(args, job_dir: Path) -> Path:
+    """A job.json in `job_dir` for the tables and options on the command line (paths relative to it)."""
+    runs = [[t] for t in args.tables] + [[p for p in group.split(",") if p] for group in args.run_of or []]
+    if not runs:
+        raise CliError("no input tables (TABLE... and/or --run-of T1,T2,...)")
+    for r in runs:
+        for t in r:
+            if not Path(t).is_file():
+                raise CliError(f"{t}: no such table")
+    rel = [[os.path.relpath(Path(t).resolve(), job_dir) for t in r] for r in runs]
+    opts = {"block_size": args.block_size, "block_restart_interval": args.restart_interval,
+            "compression": args.compression, "bloom_bits_per_key": args.bloom_bits,
+            "max_file_size": args.max_file_size, "verify_checksums": args.verify_checksums}
+    levels = {"grandparents": [], "deeper_levels": []}
+    if args.levels:
+        try:
+            levels.update(json.loads(Path(args.levels).read_text()))
+        except (OSError, ValueError) as e:
+            raise CliError(f"--levels {args.levels}: {e}") from None
+    job = {"format": sstable.FORMAT, "runs": rel, "options": opts,
+           "smallest_snapshot": NO_SNAPSHOT if args.smallest_snapshot is None else args.smallest_snapshot,
+           "grandparents": levels.get("grandparents", []), "deeper_levels": levels.get("deeper_levels", []),
+           "first_file_number": args.first_file_number}
+    path = job_dir / "job.json"
+    try:
+        sstable.validate_job(job, f"--levels {args.levels}" if args.levels else "the command line", job_dir)
+    except sstable.JobFormatError as e:
+        raise CliError(str(e)) from None
+    path.write_text(json.dumps(job, indent=1) + "\n")
+    return path
+
+
+def cmd_compact(args) -> int:
+    out = Path(args.out_dir)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out-dir {out}: not a folder")
+    exe = backend_exe(args.backend)
+    with tempfile.TemporaryDirectory(prefix="lsmc-tables-") as tmp:
+        if args.job:
+            if args.tables or args.run_of:
+                raise CliError("--job and input tables exclude each other")
+            try:
+                sstable.read_job(Path(args.job))
+            except sstable.JobFormatError as e:
+                raise CliError(str(e)) from None
+            job_path = Path(args.job)
+        else:
+            job_path = job_from_args(args, Path(tmp))
+        rc, line, err = run_job(exe, job_path, out)
+    if rc != 0:
+        print(err or f"{exe.name} exited with status {rc}", file=sys.stderr)
+        return 1
+    print(line)
+    return 0
+
+
+# -------------------------------------------------------------------------------------------- compare
+def dump_entries(exe: Path, table: Path) -> list[str]:
+    res = subprocess.run([str(exe), "dump", str(table)], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise CliError(f"{table}: {res.stderr.strip()}")
+    return [ln for ln in res.stdout.splitlines() if ln.startswith("entry ")]
+
+
+def compare_dirs(a: Path, b: Path, decoded: bool = False, exe: Path | None = None) -> tuple[bool, str]:
+    """(same, one-line verdict) of two output folders."""
+    try:
+        ra, rb = sstable.read_result(a / "result.json"), sstable.read_result(b / "result.json")
+    except sstable.JobFormatError as e:
+        return False, f"DIFFERENT: {e}"
+    ta, tb = [t["file"] for t in ra["tables"]], [t["file"] for t in rb["tables"]]
+    if len(ta) != len(tb):
+        return False, f"DIFFERENT: {len(ta)} tables in {a}, {len(tb)} in {b}"
+    keys = ("entries", "smallest", "largest") if decoded else ("number", "size", "entries", "smallest", "largest")
+    for i, (x, y) in enumerate(zip(ra["tables"], rb["tables"])):
+        for k in keys:
+            if x[k] != y[k]:
+                return False, f"DIFFERENT: table {i} ({x['file']} / {y['file']}) {k} {x[k]} != {y[k]}"
+    for k in ("entries_in", "entries_out", "dropped", "bytes_in") + (() if decoded else ("bytes_out",)):
+        if ra[k] != rb[k]:
+            return False, f"DIFFERENT: result.json {k} {ra[k]} != {rb[k]}"
+    if decoded:
+        exe = exe or reference_exe()
+        for x, y in zip(ta, tb):
+            ea, eb = dump_entries(exe, a / x), dump_entries(exe, b / y)
+            if ea != eb:
+                n = next((i for i, (p, q) in enumerate(zip(ea, eb)) if p != q), min(len(ea), len(eb)))
+                return False, f"DIFFERENT: {x} / {y}: entry {n} differs ({len(ea)} / {len(eb)} entries)"
+        total = sum(t["entries"] for t in ra["tables"])
+        return True, f"SAME (decoded): {len(ta)} tables, {total} entries, same file boundaries"
+    size = 0
+    for x, y in zip(ta, tb):
+        da, db = (a / x).read_bytes(), (b / y).read_bytes()
+        if da != db:
+            n = next((i for i, (p, q) in enumerate(zip(da, db)) if p != q), min(len(da), len(db)))
+            return False, f"DIFFERENT: {x} / {y} differ at byte {n} ({len(da)} / {len(db)} bytes)"
+        size += len(da)
+    if (a / "result.json").read_bytes() != (b / "result.json").read_bytes() and \
+            json.loads((a / "result.json").read_text()) != json.loads((b / "result.json").read_text()):
+        return False, "DIFFERENT: result.json"
+    return True, f"SAME: {len(ta)} tables, {size} bytes, byte-identical"
+
+
+def cmd_compare(args) -> int:
+    for d in (args.dir_a, args.dir_b):
+        if not Path(d).is_dir():
+            raise CliError(f"{d}: not a folder")
+    same, verdict = compare_dirs(Path(args.dir_a), Path(args.dir_b), args.decoded)
+    print(verdict)
+    return 0 if same else 1
+
+
+def cmd_dump(args) -> int:
+    if not Path(args.table).is_file():
+        raise CliError(f"{args.table}: no such table")
+    res = subprocess.run([str(reference_exe()), "dump", *(["--verify"] if args.verify else []), args.table])
+    return res.returncode
+
+
+@tool_main("tables")
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="lsmc tables", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="\n".join(__doc__.split("\n\n")[1:]))
+    sub = p.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("make", help="a job folder from a generated workload")
+    m.add_argument("dir", help="new (or empty) folder for job.json and in/*.ldb")
+    m.add_argument("--workload", choices=sorted(WORKLOADS), default="dbbench", help="default dbbench")
+    m.add_argument("--runs", type=int_option(1, 64), help="K: runs merged (default per workload)")
+    m.add_argument("--entries", type=int_option(1, 10_000_000), help="entries per run")
+    m.add_argument("--keys", choices=KEY_KINDS, help="user keys: dbbench (16 B), key64, random (1..1024 B)")
+    m.add_argument("--values", choices=VALUE_KINDS, help="values: dbbench (100 B, 50 %% compressible), random "
+                   "(0..64 KiB), empty")
+    m.add_argument("--input-level", type=int_option(0, 5), help="0: Level-0 tables + a Level-1 run; N: two runs")
+    m.add_argument("--seed", type=int_option(0, 2**31), help="generator seed (default 1)")
+    m.add_argument("--compression", choices=("none", "snappy"))
+    m.add_argument("--block-size", type=int_option(1, 1 << 30))
+    m.add_argument("--restart-interval", type=int_option(1, 1 << 30))
+    m.add_argument("--max-file-size", type=int_option(1, 1 << 40))
+    m.add_argument("--bloom-bits", type=int_option(0, 1000))
+
+    c = sub.add_parser("compact", help="one compaction on a back end")
+    c.add_argument("tables", nargs="*", help="input tables, each a run of its own (Level-0 tables), newest first")
+    c.add_argument("--run-of", action="append", metavar="T1,T2,...",
+                   help="one run of several tables in key order (a level >= 1), after the single tables; "
+                        "repeatable, newer runs first")
+    c.add_argument("--job", help="a job.json instead of tables and options")
+    c.add_argument("--out-dir", required=True, help="output folder (NNNNNN.ldb, result.json)")
+    c.add_argument("--backend", choices=BACKENDS, default="reference",
+                   help="reference (LevelDB's own code), model (the engine's C++ model), rtl, soc")
+    c.add_argument("--compression", choices=("none", "snappy"), default="snappy")
+    c.add_argument("--block-size", type=int_option(1, 1 << 30), default=4096)
+    c.add_argument("--restart-interval", type=int_option(1, 1 << 30), default=16)
+    c.add_argument("--bloom-bits", type=int_option(0, 1000), default=0, help="bloom bits per key (0: no filter)")
+    c.add_argument("--max-file-size", type=int_option(1, 1 << 40), default=2 << 20)
+    c.add_argument("--verify-checksums", action="store_true", help="check every block's CRC (paranoid_checks)")
+    c.add_argument("--smallest-snapshot", type=int_option(0, sstable.MAX_SEQUENCE),
+                   help="oldest live snapshot's sequence (default: none live)")
+    c.add_argument("--levels", metavar="LEVELS.json",
+                   help='{"grandparents": [...], "deeper_levels": [...]} as in job.json (default: none)')
+    c.add_argument("--first-file-number", type=int_option(1, 999_999_999), default=1)
+
+    d = sub.add_parser("compare", help="two output folders: byte-identical, or --decoded")
+    d.add_argument("dir_a")
+    d.add_argument("dir_b")
+    d.add_argument("--decoded", action="store_true", help="entries and file boundaries only (block types may differ)")
+
+    u = sub.add_parser("dump", help="a table's blocks and entries through LevelDB's reader")
+    u.add_argument("table")
+    u.add_argument("--verify", action="store_true", help="check the blocks' CRCs")
+    args = p.parse_args(argv)
+    return {"make": cmd_make, "compact": cmd_compact, "compare": cmd_compare, "dump": cmd_dump}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
