@@ -16,7 +16,7 @@ LAYERS = [
     ("sim", ["lsmc.sim"]),
     ("report", ["lsmc.report"]),
     ("tools", ["lsmc.__main__", "lsmc.cli", "lsmc.gendocs", "lsmc.console", "lsmc.board_report", "lsmc.leveldb",
-               "lsmc.fpga", "lsmc.boards"]),
+               "lsmc.tables", "lsmc.fpga", "lsmc.boards"]),
     ("targets", ["boards"]),
 ]
 

@@ -408,3 +408,12 @@ def parse_job_result(raw: bytes) -> dict:
     res["rc"] = struct.unpack("<i", struct.pack("<I", res["rc"]))[0]
     res["status_text"] = JOB_STATUS.get(res["status"], "unknown")
     return res
+
+
+if __name__ == "__main__":  # `python3 -m lsmc.build.firmware includes`: fw/Makefile's default GEN_INC
+    import sys
+
+    if sys.argv[1:] != ["includes"]:
+        print("usage: python3 -m lsmc.build.firmware includes", file=sys.stderr)
+        sys.exit(2)
+    print(" ".join(str(g) for g in GEN_INCLUDES))

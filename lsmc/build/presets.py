@@ -10,7 +10,6 @@ its own manifest.json (and the harness's lsmc_soc_config.h) beside its Verilog: 
 
     python3 -m lsmc.build.presets list            # the presets, one line each
     python3 -m lsmc.build.presets folder NAME     # build/gen folder of a preset (host/Makefile's default)
-    python3 -m lsmc.build.presets fw-includes     # the firmware's generated-header folders (fw/Makefile's)
     python3 -m lsmc.build.presets render          # rewrite lsmc/data/presets.json from the Scala
 """
 from __future__ import annotations
@@ -183,10 +182,6 @@ def main(argv=None) -> int:
                     return 0
             print(soc(name).gen_dir)
             return 0
-        if args == ["fw-includes"]:  # fw/Makefile's default GEN_INC
-            from lsmc.build import firmware
-            print(" ".join(str(g) for g in firmware.GEN_INCLUDES))
-            return 0
         if args == ["render"]:
             PRESETS_JSON.write_text(render())
             print(f"wrote {PRESETS_JSON}")
@@ -194,7 +189,7 @@ def main(argv=None) -> int:
     except _build.BuildError as e:
         print(f"presets: error: {e}", file=sys.stderr)
         return 1
-    print("usage: python3 -m lsmc.build.presets list | folder NAME | fw-includes | render", file=sys.stderr)
+    print("usage: python3 -m lsmc.build.presets list | folder NAME | render", file=sys.stderr)
     return 2
 
 
