@@ -179,7 +179,7 @@ def test_paper_clock_is_the_socs_nominal_clock():
 
 def _c_list(text: str, name: str) -> dict:
     """NAME -> value of an X-macro list `#define NAME(X) X(A, 0) X(B, 1) ...` in a C header."""
-    m = re.search(rf"^#define {name}\(X\)\s+(.*)$", text, re.M)
+    m = re.search(rf"^#define {name}\(X\)\s+(.*)$", text.replace("\\\n", " "), re.M)  # continued lines joined
     assert m, f"{name} missing"
     return {n: int(v) for n, v in re.findall(r"X\((\w+), (\d+)\)", m.group(1))}
 

@@ -60,7 +60,7 @@ typedef struct {
 #define NAND_FEATURE_NVDDR 0x0020u
 #define NAND_FEATURE_MULTIPLANE 0x0008u
 
-/* ONFI asynchronous timing parameters (ns) of modes 0..5 (hw/ip/nand/model/onfi_timing.h, generated from
+/* ONFI asynchronous timing parameters (ns) of modes 0..5 (onfi_timing.h, rendered into build/gen/facts from
  * hw/ip/nand/data/onfi_timing.json), and their register encoding. */
 typedef struct {
     ONFI_ASYNC_MEMBERS(uint16_t)
