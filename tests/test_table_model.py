@@ -353,11 +353,11 @@ def test_compaction_drop_rules_by_hand(model, check, tmp_path):
     newest = [[(ikey(a, 30), b"a30"), (ikey(b, 31, 0), b""), (ikey(c, 32, 0), b""), (ikey(d, 33), b"d33")]]
     older = [[(ikey(a, 20), b"a20"), (ikey(b, 21), b"b21"), (ikey(c, 22), b"c22"), (ikey(d, 5), b"d5")]]
     oldest = [[(ikey(a, 10), b"a10"), (ikey(d, 4), b"d4")]]
-    # snapshot 25: a20 is what the snapshot sees, so it stays; a10 is hidden by a20 (20 <= 25). The
+    # snapshot 20: a20 is what the snapshot sees, so it stays; a10 is hidden by a20 (20 <= 20). The
     # deletions of b and c are newer than the snapshot: they and the values under them stay. d5 is
-    # under d33 (33 > 25): it stays; d4 is hidden by d5 (5 <= 25).
+    # under d33 (33 > 20): it stays; d4 is hidden by d5 (5 <= 20).
     deeper = [[(b"b", b"bz")]]
-    expected, res = _check_job(model, check, tmp_path, [newest, older, oldest], snapshot=25, deeper=deeper)
+    expected, res = _check_job(model, check, tmp_path, [newest, older, oldest], snapshot=20, deeper=deeper)
     assert [e for e in expected if e != "STOP"] == [
         (ikey(a, 30), b"a30"), (ikey(a, 20), b"a20"), (ikey(b, 31, 0), b""), (ikey(b, 21), b"b21"),
         (ikey(c, 32, 0), b""), (ikey(c, 22), b"c22"), (ikey(d, 33), b"d33"), (ikey(d, 5), b"d5")]
@@ -375,6 +375,18 @@ def test_compaction_deletions_at_base_and_not(model, check, tmp_path):
     kept_users = sorted({e[0][:-8] for e in expected if e != "STOP"})
     assert kept_users == keys[10:20] + keys[30:35] + keys[50:51]
     assert all(e[0][-8] == 0 for e in expected if e != "STOP")  # only markers remain; values hidden
+
+
+def test_compaction_snapshot_boundary(model, check, tmp_path):
+    """Sequences equal to smallest_snapshot count as visible to it: a deletion at the snapshot drops at
+    the base level, and so does what it hides; one above the snapshot stays with what it hides."""
+    keys = [b"k%d" % i for i in range(4)]
+    new = [[(ikey(k, 104 + i, 0), b"") for i, k in enumerate(keys)]]  # 104, 105, 106, 107
+    old = [[(ikey(k, 10 + i), b"v") for i, k in enumerate(keys)]]
+    expected, _ = _check_job(model, check, tmp_path, [new, old], snapshot=105)
+    assert [e for e in expected if e != "STOP"] == [
+        (ikey(keys[2], 106, 0), b""), (ikey(keys[2], 12), b"v"),
+        (ikey(keys[3], 107, 0), b""), (ikey(keys[3], 13), b"v")]
 
 
 @settings(max_examples=12)
@@ -395,10 +407,14 @@ def test_compaction_random_jobs(model, check, tmp_path_factory, seed, nruns, sna
             runs.append([entries[:cut], entries[cut:]])
         else:
             runs.append([entries])
+    if rnd.random() < 0.5:  # a sequence of the job: the boundary of every snapshot rule
+        snapshot = struct.unpack("<Q", rnd.choice(rnd.choice(rnd.choice(runs)))[0][-8:])[0] >> 8
+    else:
+        snapshot *= 5
     gp_users = sorted(rnd.sample(users, 12))
     grandparents = [(ikey(u, 5), rnd.randint(1000, 9000)) for u in gp_users]
     deeper = [[(u, u + b"\x00") for u in sorted(rnd.sample(users, 20))]]
-    _check_job(model, check, tmp_path_factory.mktemp("rj"), runs, snapshot=snapshot * 5, max_file_size=6000,
+    _check_job(model, check, tmp_path_factory.mktemp("rj"), runs, snapshot=snapshot, max_file_size=6000,
                block_size=rnd.choice([256, 1024, 4096]), grandparents=grandparents, deeper=deeper,
                input_snappy=rnd.random() < 0.5, bloom=rnd.choice([0, 10]))
 
@@ -411,6 +427,51 @@ def test_compaction_grandparent_split(model, check, tmp_path):
     expected, res = _check_job(model, check, tmp_path, runs, snapshot=0, max_file_size=1000,
                                grandparents=grandparents)
     assert "STOP" in expected and len(res["tables"]) > 3
+
+
+def _varint(b: bytes, i: int):
+    v = shift = 0
+    while True:
+        v |= (b[i] & 0x7F) << shift
+        shift += 7
+        i += 1
+        if b[i - 1] < 0x80:
+            return v, i
+
+
+def data_block_sizes(table: bytes) -> list[int]:
+    """Sizes of a raw table's data blocks: footer -> index block (restart interval 1) -> handles."""
+    _, i = _varint(table, len(table) - 48)
+    _, i = _varint(table, i)
+    off, i = _varint(table, i)
+    size, _ = _varint(table, i)
+    index = table[off:off + size]
+    end = len(index) - 4 - 4 * struct.unpack("<I", index[-4:])[0]
+    sizes, i = [], 0
+    while i < end:
+        _, i = _varint(index, i)
+        nonshared, i = _varint(index, i)
+        vlen, i = _varint(index, i)
+        i += nonshared
+        _, j = _varint(index, i)
+        sizes.append(_varint(index, j)[0])
+        i += vlen
+    return sizes
+
+
+def test_compaction_split_boundaries(model, check, tmp_path):
+    """Exact boundaries: a file whose written bytes reach max_file_size exactly closes; grandparent
+    overlap exactly at 10 x max_file_size does not split, one file more does; a key equal to a
+    grandparent's largest key has not passed that file yet."""
+    users = [b"u%04d" % i for i in range(300)]
+    entries = [(ikey(u, 100), b"x" * 30) for u in users]
+    (probe,) = leveldb_tables(check, entries, tmp_path / "probe_", block_size=1024)
+    max_file_size = data_block_sizes(probe.read_bytes())[0] + 5  # the first block and its trailer
+    grandparents = [(ikey(users[i], 100), 5 * max_file_size) for i in range(80, 300, 7)]
+    expected, res = _check_job(model, check, tmp_path, [[entries]], snapshot=0, max_file_size=max_file_size,
+                               block_size=1024, grandparents=grandparents)
+    assert "STOP" in expected and len(res["tables"]) > 4
+    assert res["tables"][0]["size"] > max_file_size and res["tables"][0]["entries"] < 40
 
 
 def test_compaction_snappy_output_read_by_leveldb(model, check, tmp_path):
