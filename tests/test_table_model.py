@@ -27,6 +27,8 @@ MAXSEQ = (1 << 56) - 1
 CODES = ("BAD_MAGIC", "BAD_CRC", "TRUNCATED", "BAD_BLOCK", "BAD_VARINT", "BAD_SNAPPY", "KEY_ORDER",
          "KEY_TOO_LONG", "OUTPUT_FULL", "BAD_JOB")
 ERROR_LINE = re.compile(r"^error=(" + "|".join(CODES) + r") table=(\S+) offset=(\d+) \S.*$")
+# Examples of the subprocess-heavy properties: x100 in a fuzzing session (LSMC_FUZZ_LONG=1, conftest.py).
+FUZZ_SCALE = 100 if os.environ.get("LSMC_FUZZ_LONG") == "1" else 1
 # Sanitizer findings exit with their own codes, never 0/1.
 SAN_ENV = dict(os.environ, ASAN_OPTIONS="exitcode=86:detect_leaks=1", UBSAN_OPTIONS="halt_on_error=1:exitcode=87")
 
@@ -226,7 +228,7 @@ def patterned(draw_bytes: bytes, length: int) -> bytes:
     return bytes(out[:length])
 
 
-@settings(max_examples=40)
+@settings(max_examples=40 * FUZZ_SCALE)
 @given(seed=st.binary(max_size=64), length=st.integers(0, 200_000), chunk=st.sampled_from([4096, 65536, 1 << 20]))
 def test_snappy_round_trip_with_libsnappy(check, tmp_path_factory, seed, length, chunk):
     f = tmp_path_factory.mktemp("snappy") / "data"
@@ -242,7 +244,7 @@ def test_snappy_round_trip_random_bytes(check, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-@settings(max_examples=150)
+@settings(max_examples=100 * FUZZ_SCALE)
 @given(seed=st.binary(min_size=1, max_size=64), length=st.integers(1, 5000), which=st.sampled_from(["model", "lib"]),
        data=st.data())
 def test_snappy_decoder_agrees_with_libsnappy(check, tmp_path_factory, seed, length, which, data):
@@ -282,7 +284,7 @@ def test_snappy_ratio_on_db_bench_blocks(check, tmp_path):
 
 # ---- tables -------------------------------------------------------------------------------------
 
-@settings(max_examples=30)
+@settings(max_examples=30 * FUZZ_SCALE)
 @given(n=st.integers(1, 400), klen=st.integers(0, 300), vmax=st.sampled_from([0, 10, 200, 5000]),
        block_size=st.sampled_from([1, 64, 256, 4096]), restart=st.sampled_from([1, 2, 16]),
        bloom=st.sampled_from([0, 1, 10]), seed=st.integers(0, 1 << 30))
@@ -389,7 +391,7 @@ def test_compaction_snapshot_boundary(model, check, tmp_path):
         (ikey(keys[3], 107, 0), b""), (ikey(keys[3], 13), b"v")]
 
 
-@settings(max_examples=12)
+@settings(max_examples=12 * FUZZ_SCALE)
 @given(seed=st.integers(0, 1 << 30), nruns=st.integers(1, 10), snapshot=st.integers(0, 2200))
 def test_compaction_random_jobs(model, check, tmp_path_factory, seed, nruns, snapshot):
     """Random overlapping runs (Level-0 runs, a multi-table level run), grandparents, deeper levels,
@@ -564,7 +566,7 @@ def test_bad_jobs(model_asan, tmp_path, text):
     assert code == "BAD_JOB" and not (tmp_path / "out").exists()
 
 
-@settings(max_examples=120)
+@settings(max_examples=80 * FUZZ_SCALE)
 @given(data=st.data())
 def test_mutated_tables_give_named_errors(model_asan, check, tmp_path_factory, data):
     """Flipped bytes, truncations and insertions in valid tables (raw or Snappy, CRCs checked or not):
@@ -603,3 +605,36 @@ def test_doc_cycle_constants_match_the_model():
     doc = (table_model.MODEL.parent / "doc" / "model.md").read_text()
     table = {k: int(v) for k, v in re.findall(r"^\| `(k\w+)` \| (\d+) \|$", doc, re.M)}
     assert code and table == code
+
+
+def masked_crc(data: bytes) -> int:
+    c = crc32c_bitwise(data)
+    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+@settings(max_examples=80 * FUZZ_SCALE)
+@given(data=st.data())
+def test_mutated_blocks_with_valid_crcs_give_named_errors(model_asan, check, tmp_path_factory, data):
+    """Bytes changed inside one block (index or data, raw or Snappy) and its CRC made to match again,
+    so that the decoders behind the CRC check see the damage: a result or one named error."""
+    d = tmp_path_factory.mktemp("blk")
+    snappy = data.draw(st.booleans())
+    entries = db_bench_entries(data.draw(st.integers(1, 120)), seed=data.draw(st.integers(0, 99)))
+    job = write_job(d, check, [[entries]], snapshot=0, input_snappy=snappy, options={"verify_checksums": True})
+    table = d / json.loads(job.read_text())["runs"][0][0]
+    b = bytearray(table.read_bytes())
+    listing = subprocess.run([check, "blocks", table], capture_output=True, text=True, check=True, env=SAN_ENV)
+    blocks = [tuple(map(int, ln.split())) for ln in listing.stdout.splitlines()]
+    which = data.draw(st.integers(0, len(blocks) - 1))  # 0: the index block
+    off, size, _ = blocks[which]
+    for _ in range(data.draw(st.integers(1, 3))):
+        # near the block's end sit the restart array and count: weight them
+        pos = off + data.draw(st.one_of(st.integers(0, size - 1), st.integers(max(0, size - 12), size - 1)))
+        b[pos] = data.draw(st.sampled_from([0, 0x7F, 0x80, 0xFF, b[pos] ^ 1, data.draw(st.integers(0, 255))]))
+    b[off + size + 1:off + size + 5] = struct.pack("<I", masked_crc(bytes(b[off:off + size + 1])))
+    table.write_bytes(bytes(b))
+    r = run_model(model_asan, job, d / "out", timeout=30)
+    if r.returncode != 0:
+        code, name, offset = _error(r)
+        # a damaged index may point a data block's handle at other bytes: their CRC fails
+        assert name == str(table) and offset <= len(b) and (which == 0 or code != "BAD_CRC")

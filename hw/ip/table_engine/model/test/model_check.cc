@@ -326,11 +326,33 @@ int SnappyBlocks(const char* path) {
   return 0;
 }
 
+// blocks TABLE: "offset size type" of the index block and of every data block of a valid table.
+int Blocks(const char* path) {
+  std::string d = ReadAll(path);
+  te::TableImage t{path, d};
+  te::BlockHandle ih = te::ReadFooter(t);
+  std::string scratch;
+  std::string_view idx = te::ReadBlock(t, ih, true, &scratch, nullptr);
+  std::printf("%llu %llu %d\n", (unsigned long long)ih.offset, (unsigned long long)ih.size, int(d[ih.offset + ih.size]));
+  te::BlockReader r;
+  std::string name = path;
+  r.Start(idx, &name, ih.offset, false, 1 << 20);
+  while (r.Next()) {
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(r.value().data());
+    const uint8_t* lim = p + r.value().size();
+    te::BlockHandle h;
+    p = te::ParseVarint64(p, lim, &h.offset);
+    te::ParseVarint64(p, lim, &h.size);
+    std::printf("%llu %llu %d\n", (unsigned long long)h.offset, (unsigned long long)h.size, int(d[h.offset + h.size]));
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: model_check leveldb-split|model-write|leveldb-read|crc|snappy-check|snappy-compress|snappy-decode|snappy-blocks ...\n");
+    std::fprintf(stderr, "usage: model_check leveldb-split|model-write|leveldb-read|crc|snappy-check|snappy-compress|snappy-decode|snappy-blocks|blocks ...\n");
     return 2;
   }
   std::string cmd = argv[1];
@@ -343,6 +365,7 @@ int main(int argc, char** argv) {
     if (cmd == "snappy-compress" && argc > 4) return SnappyCompress(argv[2], argv[3], argv[4]);
     if (cmd == "snappy-decode") return SnappyDecode(argv[2]);
     if (cmd == "snappy-blocks") return SnappyBlocks(argv[2]);
+    if (cmd == "blocks") return Blocks(argv[2]);
   } catch (const te::EngineError& e) {
     std::fprintf(stderr, "%s\n", e.Line().c_str());
     return 1;
