@@ -20,7 +20,7 @@ namespace cycle_model {
 
 constexpr uint64_t kStreamBytes = 16;            // bytes per clock on every stream
 constexpr uint64_t kSnappyDecodeBytes = 8;       // decompressor output bytes per clock (one element/clock at least)
-constexpr uint64_t kCompressors = 4;             // compressor lanes, one block each
+constexpr uint64_t kCompressors = 8;             // compressor lanes, one block each (see model.md)
 constexpr uint64_t kCompressBytesPerLane = 1;    // input bytes per clock per lane
 constexpr uint64_t kBlockOverheadCycles = 24;    // DMA descriptor, trailer, block state machines
 constexpr uint64_t kTableOpenCycles = 160;       // footer read then index read: two DDR round trips

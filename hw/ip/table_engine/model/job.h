@@ -1,6 +1,6 @@
-// The job format (lsmc-table-job/1, docs in TABLE_JOB.md of the project's notes and in
-// hw/ip/table_engine/doc/model.md): job.json -> a CompactionSpec with every input table loaded (the
-// DDR image the host would place); the result -> result.json. Any fault is BAD_JOB naming the file.
+// The job format lsmc-table-job/1 (docs/table-engine.md; summary in hw/ip/table_engine/doc/model.md):
+// job.json -> a CompactionSpec with every input table loaded (the DDR image the host would place);
+// the result -> result.json. Any fault is BAD_JOB naming the file.
 #ifndef TABLE_ENGINE_JOB_H
 #define TABLE_ENGINE_JOB_H
 

@@ -20,9 +20,11 @@ constexpr size_t kMaxBlockBytes = 4u << 20;
 // Default capacity of one output table's buffer in DDR (the host may give another per job).
 constexpr uint64_t kDefaultOutputBufferBytes = 64ull << 20;
 
-// Snappy compressor: one hash table of 2^kSnappyHashBits 16-bit positions, reset per fragment of
-// kSnappyFragmentBytes (LevelDB's blocks are ~4 KiB, one fragment).
-constexpr int kSnappyHashBits = 12;
+// Snappy compressor: one hash table of 16-bit positions, reset per fragment of kSnappyFragmentBytes
+// and sized to the fragment (next power of two) between 2^kSnappyMinHashBits and 2^kSnappyMaxHashBits
+// entries (LevelDB's ~4 KiB blocks: one fragment, 4096 entries).
+constexpr int kSnappyMinHashBits = 8;
+constexpr int kSnappyMaxHashBits = 14;
 constexpr size_t kSnappyFragmentBytes = 1u << 16;
 
 // Merge ways of one unit (runs beyond them cascade through temporary tables in DDR).

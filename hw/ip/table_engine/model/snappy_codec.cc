@@ -10,13 +10,6 @@ namespace table_engine {
 namespace snappy_codec {
 namespace {
 
-constexpr size_t kHashSize = size_t(1) << kSnappyHashBits;
-
-inline uint32_t Hash4(const uint8_t* p) {
-  uint32_t w = LoadFixed32(p);
-  return (w * 0x1e35a7bdu) >> (32 - kSnappyHashBits);
-}
-
 void EmitLiteral(const uint8_t* p, size_t n, std::string* out, Stats* st) {
   if (n == 0) return;
   size_t v = n - 1;
@@ -65,35 +58,87 @@ void EmitCopy(size_t offset, size_t len, std::string* out, Stats* st) {
   }
 }
 
-void CompressFragment(const uint8_t* base, size_t n, uint32_t* table, std::string* out, Stats* st) {
-  // table holds position + 1 (0 = empty): the RTL keeps a valid bit per entry instead.
-  std::memset(table, 0, kHashSize * sizeof(uint32_t));
-  size_t pos = 0, lit = 0;
-  while (pos + 4 <= n) {
-    uint32_t h = Hash4(base + pos);
-    uint32_t cand = table[h];
-    table[h] = uint32_t(pos + 1);
-    if (cand != 0 && std::memcmp(base + cand - 1, base + pos, 4) == 0) {
-      size_t from = cand - 1, len = 4;
-      while (pos + len < n && base[from + len] == base[pos + len]) len++;
-      EmitLiteral(base + lit, pos - lit, out, st);
-      EmitCopy(pos - from, len, out, st);
-      pos += len;
-      lit = pos;
-      // Remember where the match ended so that a repeat of what follows it is found.
-      if (pos >= 1 && pos - 1 + 4 <= n) table[Hash4(base + pos - 1)] = uint32_t(pos);
-    } else {
-      pos++;
+// The hash table's size for a fragment of n bytes: the next power of two >= n, within
+// [2^kSnappyMinHashBits, 2^kSnappyMaxHashBits] (a ~4 KiB LevelDB block: 4096 entries).
+size_t TableSize(size_t n) {
+  size_t t = size_t(1) << kSnappyMinHashBits;
+  while (t < n && t < (size_t(1) << kSnappyMaxHashBits)) t <<= 1;
+  return t;
+}
+
+// Compresses one fragment. Scan: from one byte past the pending literal's start, every position is
+// looked up for 16 positions, then the step between lookups grows by one every 32 bytes without a
+// match (incompressible data is crossed quickly). Each looked-up position replaces its table entry
+// (entries start at 0: position 0 is everyone's first candidate). A 4-byte match is extended as far
+// as it goes and emitted after the pending literal; the positions just before and at its end are
+// entered, and a match found at its end is emitted at once. The last 15 bytes only end literals.
+void CompressFragment(const uint8_t* in, size_t n, uint16_t* table, std::string* out, Stats* st) {
+  const size_t size = TableSize(n);
+  const uint32_t mask = uint32_t(size - 1);
+  std::memset(table, 0, size * sizeof(uint16_t));
+  auto hash = [&](size_t pos) { return ((LoadFixed32(in + pos) * 0x1e35a7bdu) >> (32 - kSnappyMaxHashBits)) & mask; };
+  auto same4 = [&](size_t a, size_t b) { return LoadFixed32(in + a) == LoadFixed32(in + b); };
+  constexpr size_t kMargin = 15;
+  size_t ip = 0;
+  if (n >= kMargin) {
+    const size_t limit = n - kMargin;
+    for (;;) {
+      const size_t literal_start = ip++;
+      size_t cand = 0;
+      bool found = false;
+      uint32_t skip = 32;
+      if (ip + 16 <= limit) {
+        for (size_t i = 0; i < 16 && !found; i++) {
+          uint32_t h = hash(ip + i);
+          cand = table[h];
+          table[h] = uint16_t(ip + i);
+          if (same4(cand, ip + i)) {
+            ip += i;
+            found = true;
+          }
+        }
+        if (!found) {
+          ip += 16;
+          skip += 16;
+        }
+      }
+      while (!found) {
+        uint32_t h = hash(ip);
+        uint32_t step = skip >> 5;
+        skip += step;
+        size_t next = ip + step;
+        if (next > limit) {
+          ip = literal_start;
+          goto remainder;
+        }
+        cand = table[h];
+        table[h] = uint16_t(ip);
+        if (same4(cand, ip)) break;
+        ip = next;
+      }
+      EmitLiteral(in + literal_start, ip - literal_start, out, st);
+      do {
+        size_t len = 4;
+        while (ip + len < n && in[cand + len] == in[ip + len]) len++;
+        EmitCopy(ip - cand, len, out, st);
+        ip += len;
+        if (ip >= limit) goto remainder;
+        table[hash(ip - 1)] = uint16_t(ip - 1);
+        uint32_t h = hash(ip);
+        cand = table[h];
+        table[h] = uint16_t(ip);
+      } while (same4(cand, ip));
     }
   }
-  EmitLiteral(base + lit, n - lit, out, st);
+remainder:
+  EmitLiteral(in + ip, n - ip, out, st);
 }
 
 }  // namespace
 
 void Compress(const uint8_t* data, size_t n, std::string* out, Stats* stats) {
   AppendVarint32(out, uint32_t(n));
-  std::vector<uint32_t> table(kHashSize);
+  std::vector<uint16_t> table(size_t(1) << kSnappyMaxHashBits);
   for (size_t off = 0; off < n; off += kSnappyFragmentBytes) {
     size_t len = n - off < kSnappyFragmentBytes ? n - off : kSnappyFragmentBytes;
     CompressFragment(data + off, len, table.data(), out, stats);

@@ -1,7 +1,8 @@
 // Snappy (the raw block format of google/snappy's format_description.txt), written as the engine's
 // compressor and decompressor work:
-// - compressor: greedy, one position per step, one hash table of 2^kSnappyHashBits 16-bit positions
-//   reset per 64 KiB fragment; its bytes differ from libsnappy's but any Snappy decoder reads them;
+// - compressor: greedy, one hash table of 16-bit positions per 64 KiB fragment, lookups spaced out
+//   where matches are scarce; the same choices as libsnappy 1.1.9 (Debian 12's), so the same bytes:
+//   a LevelDB table's block sizes, and so its file boundaries, do not depend on which side compressed;
 // - decompressor: the whole format (literals, 1-, 2- and 4-byte-offset copies), every length and
 //   offset checked against the declared size and the bytes produced so far.
 #ifndef TABLE_ENGINE_SNAPPY_CODEC_H

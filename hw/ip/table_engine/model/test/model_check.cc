@@ -244,7 +244,7 @@ int Crc(const char* path) {
 // compressed by libsnappy and decoded by the model; sizes summed.
 int SnappyCheck(const char* path, size_t chunk) {
   std::string d = ReadAll(path);
-  uint64_t model = 0, lib = 0;
+  uint64_t model = 0, lib = 0, chunks = 0, identical = 0;
   for (size_t off = 0; off < d.size() || off == 0; off += chunk) {
     std::string piece = d.substr(off, chunk);
     std::string mc, back, lc, mback;
@@ -264,9 +264,12 @@ int SnappyCheck(const char* path, size_t chunk) {
     }
     model += mc.size();
     lib += lc.size();
+    chunks++;
+    identical += mc == lc;
     if (d.empty()) break;
   }
-  std::printf("raw=%zu model=%llu libsnappy=%llu\n", d.size(), (unsigned long long)model, (unsigned long long)lib);
+  std::printf("raw=%zu model=%llu libsnappy=%llu chunks=%llu identical=%llu\n", d.size(), (unsigned long long)model,
+              (unsigned long long)lib, (unsigned long long)chunks, (unsigned long long)identical);
   return 0;
 }
 
@@ -306,7 +309,7 @@ int SnappyBlocks(const char* path) {
   te::BlockReader r;
   std::string name = path;
   r.Start(idx, &name, ih.offset, false, 1 << 20);
-  uint64_t raw = 0, model = 0, lib = 0, blocks = 0;
+  uint64_t raw = 0, model = 0, lib = 0, blocks = 0, identical = 0;
   while (r.Next()) {
     const uint8_t* p = reinterpret_cast<const uint8_t*>(r.value().data());
     te::BlockHandle h;
@@ -317,12 +320,35 @@ int SnappyBlocks(const char* path) {
     te::snappy_codec::Compress(reinterpret_cast<const uint8_t*>(b.data()), b.size(), &mc);
     snappy::Compress(b.data(), b.size(), &lc);
     raw += b.size();
+    identical += mc == lc;
     model += mc.size();
     lib += lc.size();
     blocks++;
   }
-  std::printf("blocks=%llu raw=%llu model=%llu libsnappy=%llu\n", (unsigned long long)blocks, (unsigned long long)raw,
-              (unsigned long long)model, (unsigned long long)lib);
+  std::printf("blocks=%llu raw=%llu model=%llu libsnappy=%llu identical=%llu\n", (unsigned long long)blocks,
+              (unsigned long long)raw, (unsigned long long)model, (unsigned long long)lib, (unsigned long long)identical);
+  return 0;
+}
+
+// blocks TABLE: "offset size type" of the index block and of every data block of a valid table.
+int Blocks(const char* path) {
+  std::string d = ReadAll(path);
+  te::TableImage t{path, d};
+  te::BlockHandle ih = te::ReadFooter(t);
+  std::string scratch;
+  std::string_view idx = te::ReadBlock(t, ih, true, &scratch, nullptr);
+  std::printf("%llu %llu %d\n", (unsigned long long)ih.offset, (unsigned long long)ih.size, int(d[ih.offset + ih.size]));
+  te::BlockReader r;
+  std::string name = path;
+  r.Start(idx, &name, ih.offset, false, 1 << 20);
+  while (r.Next()) {
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(r.value().data());
+    const uint8_t* lim = p + r.value().size();
+    te::BlockHandle h;
+    p = te::ParseVarint64(p, lim, &h.offset);
+    te::ParseVarint64(p, lim, &h.size);
+    std::printf("%llu %llu %d\n", (unsigned long long)h.offset, (unsigned long long)h.size, int(d[h.offset + h.size]));
+  }
   return 0;
 }
 
@@ -330,7 +356,7 @@ int SnappyBlocks(const char* path) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: model_check leveldb-split|model-write|leveldb-read|crc|snappy-check|snappy-compress|snappy-decode|snappy-blocks ...\n");
+    std::fprintf(stderr, "usage: model_check leveldb-split|model-write|leveldb-read|crc|snappy-check|snappy-compress|snappy-decode|snappy-blocks|blocks ...\n");
     return 2;
   }
   std::string cmd = argv[1];
@@ -343,6 +369,7 @@ int main(int argc, char** argv) {
     if (cmd == "snappy-compress" && argc > 4) return SnappyCompress(argv[2], argv[3], argv[4]);
     if (cmd == "snappy-decode") return SnappyDecode(argv[2]);
     if (cmd == "snappy-blocks") return SnappyBlocks(argv[2]);
+    if (cmd == "blocks") return Blocks(argv[2]);
   } catch (const te::EngineError& e) {
     std::fprintf(stderr, "%s\n", e.Line().c_str());
     return 1;
