@@ -1,4 +1,4 @@
-"""`lsmc tables`: LevelDB table compaction jobs for the table engine (docs/table-engine.md).
+"""`lsmc tables`: LevelDB table compaction jobs for the table engine (hw/ip/table_engine/doc/table-engine.md).
 
 make DIR [--workload W] [...]     a job folder (job.json, in/*.ldb written by LevelDB's TableBuilder,
                                   layout.json for stock LevelDB) from a generated workload

@@ -1,5 +1,5 @@
 """Build of the table engine's reference compactor (`table_ref`) and of its stock-LevelDB driver
-(`ldb_stock`), hw/ip/table_engine/dv/reference/ (docs/table-engine.md).
+(`ldb_stock`), hw/ip/table_engine/dv/reference/ (hw/ip/table_engine/doc/table-engine.md).
 
 `table_ref` is built against LevelDB 1.23's own code: its internal headers (table/, db/, util/, port/)
 come from Debian's source package, fetched as `scripts/leveldb` fetches it (build/leveldb/dl, shared

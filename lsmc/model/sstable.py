@@ -1,5 +1,5 @@
 """LevelDB 1.23 tables as the table engine sees them: internal keys, the job format every back end of
-`lsmc tables` reads and writes (docs/table-engine.md), and a reader of LevelDB's MANIFEST (the log of
+`lsmc tables` reads and writes (hw/ip/table_engine/doc/table-engine.md), and a reader of LevelDB's MANIFEST (the log of
 version edits, which records each compaction's inputs and outputs). Pure Python, no build needed.
 
 Internal key = user key + 8-byte little-endian tag (sequence << 8 | type), deletion 0, value 1; order:

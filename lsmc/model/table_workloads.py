@@ -1,5 +1,5 @@
 """Workloads of the table engine: the entries of a compaction's input tables and the rest of its job
-(docs/table-engine.md). Pure data: `lsmc tables make` turns a Workload into a job folder through the
+(hw/ip/table_engine/doc/table-engine.md). Pure data: `lsmc tables make` turns a Workload into a job folder through the
 reference compactor's `make-table` (LevelDB's own TableBuilder).
 
 Kinds of data (`keys` / `values`):

@@ -1,4 +1,4 @@
-// The job format lsmc-table-job/1 (docs/table-engine.md; summary in hw/ip/table_engine/doc/model.md):
+// The job format lsmc-table-job/1 (hw/ip/table_engine/doc/table-engine.md; summary in hw/ip/table_engine/doc/model.md):
 // job.json -> a CompactionSpec with every input table loaded (the DDR image the host would place);
 // the result -> result.json. Any fault is BAD_JOB naming the file.
 #ifndef TABLE_ENGINE_JOB_H

@@ -1,6 +1,6 @@
 // ldb_stock: stock LevelDB (Debian's libleveldb, public API only) compacting a DB whose removed files are
 // kept, so the tests can hand every compaction's inputs to the reference compactor and compare its
-// outputs with LevelDB's own (docs/table-engine.md, "Checked against stock LevelDB").
+// outputs with LevelDB's own (hw/ip/table_engine/doc/table-engine.md, "Checked against stock LevelDB").
 //
 //   ldb_stock fill DB OPTIONS_JSON OPS SEED KEY_BYTES VALUE_BYTES DELETE_EVERY
 //       random puts of db_bench-like values (compressible to 50 %) over OPS/2 distinct keys (so about

@@ -7,7 +7,7 @@
 //
 //   table_ref make-table OUT.ldb --options JSON < entries   entries: repeated (u32 LE key length,
 //                                                           internal key, u32 LE value length, value)
-//   table_ref compact JOB.json OUT_DIR                      one job (docs/table-engine.md)
+//   table_ref compact JOB.json OUT_DIR                      one job (hw/ip/table_engine/doc/table-engine.md)
 //   table_ref dump [--verify] TABLE.ldb                     blocks and entries (hex internal key, value
 //                                                           length, zlib CRC-32 of the value)
 //   table_ref make-db LAYOUT.json DB_DIR                    a DB folder (MANIFEST + tables) holding given
