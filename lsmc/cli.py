@@ -19,7 +19,8 @@ COMMANDS = {
     "demo": ("lsmc.report.demo", "the full SoC in Verilator: Table III, NAND storage flow (--faults), scaling sweep"),
     "fpga": ("lsmc.fpga.cli", "open ECP5 flow: ECPIX-5 bitstream, Fmax of the IP and NAND alone (docs/boards.md)"),
     "console": ("lsmc.console", "interactive terminal on the firmware console: --port URL (docs/console.md)"),
-    "tables": ("lsmc.tables", "LevelDB table jobs of the table engine: make, compact, compare (hw/ip/table_engine/doc/table-engine.md)"),
+    "tables": ("lsmc.tables", "LevelDB table jobs of the table engine: make, compact, compare "
+                              "(hw/ip/table_engine/doc/table-engine.md)"),
     "leveldb": ("lsmc.leveldb", "LevelDB 1.23 with compactions on the IP: its own tests, db_bench (docs/leveldb.md)"),
     "board-report": ("lsmc.board_report", "run `bench` on the console at --port URL: results/table3.md/.csv"),
     "docs": ("lsmc.gendocs", "re-render the generated tables in docs/ (--check: report stale ones)"),
