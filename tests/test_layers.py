@@ -181,3 +181,16 @@ def test_checks_find_what_they_look_for(tmp_path):
     (root / "lsmc/sim/c.py").write_text("from lsmc.model import a\n")
     (root / "lsmc/stray.py").unlink()
     assert upward_imports(root) == [] and import_cycles(root) == []
+
+
+def test_board_glue_is_imported_from_where_it_lives():
+    """lsmc.boards is the folder lsmc/boards of this tree (no package-dir mapping onto boards/), so a clone or
+    worktree imports its own glue, not an installed copy's."""
+    import importlib.util
+
+    import lsmc.boards
+
+    assert Path(lsmc.boards.__file__).resolve() == (ROOT / "lsmc" / "boards" / "__init__.py").resolve()
+    glue = importlib.util.find_spec("lsmc.boards.litex_soc").origin  # found, not run: LiteX need not be here
+    assert Path(glue).resolve().parent == (ROOT / "lsmc" / "boards").resolve()
+    assert not list((ROOT / "boards").glob("*.py")), "board glue belongs in lsmc/boards, targets in boards/<board>/"
