@@ -26,7 +26,7 @@ enum {
 /* What the firmware-bracketed THROUGHPUT_COUNTER window holds (docs/firmware.md, "One job"):
  * TIGHT: DMA channels programmed before the counter, one START_MASK write starts them, one ALL_STATUS
  *        read per poll (this project's registers);
- * PAPER: seed 000's flow on Xilinx AXI DMA: inside the counter every channel is checked idle, armed
+ * PAPER: the paper's flow on Xilinx AXI DMA: inside the counter every channel is checked idle, armed
  *        and started one by one (S2MM writers first, then MM2S readers, as XAxiDma_SimpleTransfer is
  *        called), then the IP is started, its STATUS polled to DONE, then each channel's STATUS. */
 enum { CIP_BRACKET_TIGHT = 0, CIP_BRACKET_PAPER = 1 };

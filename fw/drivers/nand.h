@@ -110,7 +110,7 @@ int nand_set_nvddr_regs(const nand_ch *ch, int mode);
  * no PAIR_SPLIT (each ID byte comes on both DQS edges). The first passing run is the first byte's eye;
  * the setting nearest its middle is kept. first/last: the run's positions in ps; word: DDR_CAPTURE; any
  * may be NULL. NAND_DRV_MODE if nothing reads it. The delay line is the ECP5's DELAYF (TAPS and ~TAP_PS:
- * boards/nand_pads.py TAPS, lsmc.sim.nandsim.TAP_PS; test_nand_pads checks them). */
+ * lsmc/boards/nand_pads.py TAPS, lsmc.sim.nandsim.TAP_PS; test_nand_pads checks them). */
 #define NAND_TRAIN_STEP 8u
 #define NAND_TRAIN_TAPS 128u
 #define NAND_TRAIN_TAP_PS 25u

@@ -1,4 +1,4 @@
-/* Task-queue driver for several compaction units (seed 002, sec. 3.2): merge tasks wait in a queue,
+/* Task-queue driver for several compaction units (Zhang et al., "FPGA-Accelerated Compactions for LSM-based Key-Value Store", sec. 3.2): merge tasks wait in a queue,
  * are dispatched round robin to free units, complete by interrupt or by polling (chosen per run),
  * carry their own status, and fall back to the C merge (kb16_merge_n) when their unit reports an
  * error; the fallbacks are counted. Every task of a tq_run() call may run at the same time on
@@ -68,7 +68,7 @@ typedef struct {
     uint32_t run_addr[KB16_MAX_RUNS], run_len[KB16_MAX_RUNS];
 } tq_runs;
 
-/* Cascading compaction (seed 001, sec. 3.2) of `njobs` jobs at once on units of `ways` inputs: while
+/* Cascading compaction (Lim and Shin, "LSM-Tree Compaction FPGA Accelerator using Cascading Compaction", sec. 3.2) of `njobs` jobs at once on units of `ways` inputs: while
  * a job has more runs than ways, the consecutive window of min(ways, runs - ways + 1) runs with the
  * fewest bytes is merged into a temporary run (lsmc.model.kb16.cascade_plan's rule), then the final
  * merge writes finals[j].out_addr. Step s of every job forms one tq_run (the jobs' steps run side by

@@ -3,7 +3,7 @@
  * The narrow C ABI between a key-value store (LevelDB's offload hook) and the device. The store
  * hands over sorted KB16 runs (docs/kb16-format.md), newest first; the driver merges them on the
  * back end chosen by LSMC_OFFLOAD, cascading through the engine's 2 ways when there are more runs
- * (seed 001: pairs into temporary runs, then the final merge), and returns one canonical run plus
+ * (cascading compaction as in Lim and Shin, "LSM-Tree Compaction FPGA Accelerator using Cascading Compaction": pairs into temporary runs, then the final merge), and returns one canonical run plus
  * every superseded value address.
  *
  * Back ends (LSMC_OFFLOAD): off (no device: lsmc_open returns NULL), model (the project's C merge,

@@ -1,4 +1,4 @@
-/* Table III of seed 000: two runs of N/2 `short` keys, 25 % overlap, G 16, merged by the IP (timed by
+/* Table III of Peng et al., "LSM-Tree Based Hardware System Design for Compaction Acceleration": two runs of N/2 `short` keys, 25 % overlap, G 16, merged by the IP (timed by
  * the firmware-bracketed THROUGHPUT_COUNTER and by HW_CYCLES) and by the C merge on the CPU (timed
  * with the same counter); the IP's output is checked byte for byte against the C merge. */
 #include <stdio.h>

@@ -392,7 +392,7 @@ static int cmp_u32(const void *a, const void *b)
 }
 
 /* Job j's result against the C merge of its runs: the merged run byte for byte; the invalid
- * addresses as a set when the job was cascaded (each step lists its own, seed 001), else in order. */
+ * addresses as a set when the job was cascaded (each step lists its own, as in cascading compaction), else in order. */
 static int check_job(unsigned j, unsigned group, int cascaded)
 {
     const uint8_t *runs[KB16_MAX_RUNS];

@@ -1,4 +1,4 @@
-/* storage.elf: the storage-card flow (seed 000 section III): two KB16 runs are written to NAND pages,
+/* storage.elf: the storage-card flow (the paper's section III): two KB16 runs are written to NAND pages,
  * read back into DDR, merged by the compaction IP, the merged run and the invalid addresses are
  * programmed back to NAND, then read and verified. SIM_ARG 0 runs it once and exits with its result;
  * SIM_ARG 1 (and a board) starts a console with `storage` and the `nand ...` commands. */

@@ -1,4 +1,4 @@
-/* Storage-card flow of seed 000 (Fig. 8 platform): KB16 runs kept on NAND, compacted by the IP,
+/* Storage-card flow of the paper (Fig. 8 platform): KB16 runs kept on NAND, compacted by the IP,
  * the result written back to NAND. fw/apps/storage/ builds into its own firmware, storage.elf:
  * flow.c (the flow), store.c (the power-cut-safe run store and its manifest), nandcon.c (`nand ...`
  * console commands), main.c (console and SIM_ARG scenarios). */

@@ -20,7 +20,7 @@ object Generate extends Generator("build/gen/soc",
   Gen.intOpt("dma-read-ports", LsmcSocConfig().dma.readPorts, allowed = Seq(1, 2, 4)),
   Gen.flagOpt("dma-write-group", "the units' DMA writers write their full bursts together (docs/scaling.md)"),
   Gen.intOpt("nand-channels", LsmcSocConfig().nand.channels, allowed = 1 to SocMap.NandChannels.max),
-  // Board builds behind the NV-DDR pad wrapper: its IDDR's cycle (boards/nand_pads.py PAD_INPUT_CYCLES).
+  // Board builds behind the NV-DDR pad wrapper: its IDDR's cycle (lsmc/boards/nand_pads.py PAD_INPUT_CYCLES).
   Gen.intOpt("nand-pad-input-cycles", LsmcSocConfig().nand.padInputCycles, allowed = 0 to 3),
   Gen.flagOpt("dma-port-slice", "a full register slice on each DMA master before its DDR port crossbar (timing experiment; off in every build)"),
   MapConfig.ramKibOpt, // the on-chip RAM (board variants: the ECPIX-5 builds 128 KiB)

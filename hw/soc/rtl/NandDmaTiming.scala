@@ -12,7 +12,7 @@ import spinal.lib.bus.misc.SizeMapping
   * left out with `stage = false`), the NAND crossbar and DMA port 0's crossbar beside a second master (the
   * compaction unit's AXI, from pins), both masters through the DMA port slice before it
   * (`LsmcSoc.dmaPortSlice`, off in the board builds; left out with `slice = false`), then a full register slice at the port as the boards have
-  * (boards/litex_soc.py `_axi_register_slice`). Out of context the pins are not timed, so the slice puts
+  * (lsmc/boards/litex_soc.py `_axi_register_slice`). Out of context the pins are not timed, so the slice puts
   * every path between the port and the controller inside the design. */
 class NandDmaTiming(stage: Boolean, slice: Boolean = true) extends Component {
   val cfg = LsmcSocConfig.tableIII128.copy(nand = SocNandConfig(channels = 1))

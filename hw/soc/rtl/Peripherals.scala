@@ -63,7 +63,7 @@ case class Apb3IrqCtrl(width: Int) extends Component {
 }
 
 /** APB3 slave → AXI4-Lite master, one access at a time (APB itself never has two in flight).
-  * Used for the compaction IP, whose register block is AXI4-Lite (seed 000, II.B). AW and W are issued
+  * Used for the compaction IP, whose register block is AXI4-Lite (Peng et al., "LSM-Tree Based Hardware System Design for Compaction Acceleration", II.B). AW and W are issued
   * together but may be accepted in either order; PREADY rises with the B or R response, and an error
   * response becomes PSLVERR. */
 case class Apb3ToAxiLite4(apbConfig: Apb3Config, axiConfig: AxiLite4Config) extends Component {

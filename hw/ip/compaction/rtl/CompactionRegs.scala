@@ -8,7 +8,7 @@ import spinal.lib.bus.regif._
 
 /** The register block of the compaction IP, declared once with regif on AXI4-Lite
   * (docs/architecture.md, "Registers"). It owns every software-visible register: configuration,
-  * the six Table I registers of seed 000, status/error capture views, interrupt enable/status and the
+  * the six Table I registers of the paper, status/error capture views, interrupt enable/status and the
   * job counters. The job control itself (state machine) lives in CompactionIp and reports events here.
   *
   * @param withDocs write compaction_regs.h / .json / .md / .html (common.RegBlock) into the
@@ -46,7 +46,7 @@ case class CompactionRegs(cfg: CompactionConfig, withDocs: Boolean = false,
 
   val busif = AxiLite4BusInterface(io.ctrl, SizeMapping(0, 4 KiB))
 
-  // Table I of seed 000 (offsets 0x00..0x14). A bus write wins over a count in the same cycle.
+  // Table I of the paper (offsets 0x00..0x14). A bus write wins over a count in the same cycle.
   val ENCODER_DATA_OUT_CNT = busif.newReg(doc = "32-bit words leaving `out` (4 per entry, virtual and pad entries included)")
   val outCnt = ENCODER_DATA_OUT_CNT.field(UInt(32 bits), AccessType.RW, 0, "word count")
   val INVALID_ADDR_OUT_CNT = busif.newReg(doc = "Invalid (superseded) addresses leaving `invalid`")

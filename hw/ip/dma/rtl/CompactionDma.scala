@@ -143,7 +143,7 @@ case class CompactionDma(dataWidth: Int, readers: Int = 2, writeBurst: Int = Dma
   val maskBits = if (channelCount == 4) 4 else 8
 
   // Channel-wide registers: start several channels with one write and see them all in one read, so
-  // the firmware's bracket around a job (seed 000 Fig 9) holds a handful of bus accesses only.
+  // the firmware's bracket around a job (the paper's Fig 9) holds a handful of bus accesses only.
   val rGlobalCtrl = busif.newRegAt(0x100, "All channels: start those whose bit is set (self-clearing)")(SymbolName("START_MASK"))
   val globalStart = rGlobalCtrl.field(Bits(maskBits bits), AccessType.W1I, 0, "bit n starts channel n (ignored while busy)")(SymbolName("start"))
   val rGlobalStatus = busif.newRegAt(0x104, "All channels: busy, done and error bits")(SymbolName("ALL_STATUS"))

@@ -1,6 +1,6 @@
 // NV-DDR pad model: the behaviour of the PHY's DDR I/O primitives that Verilator cannot express below a
 // clock edge, shared by the standalone harness (hw/ip/nand/dv) and the SoC harness (sim/soc); the pad wrapper
-// boards/nand_pads.py builds the same scheme. Output DDR flops put D1 on the pins at the clock edge and D2
+// lsmc/boards/nand_pads.py builds the same scheme. Output DDR flops put D1 on the pins at the clock edge and D2
 // half a cycle later; the DQS flop runs on the 90-degree clock (its halves start a quarter cycle later).
 // Read capture on the controller's clock: every DQ bit passes a delay line of min(tap, taps - 1) x tap_ps
 // (DELAYF / IDELAYE3) into an IDDR clocked by the controller clock, which samples at the rising edge
@@ -35,8 +35,8 @@ struct DdrPinsOut {
 class DdrPads {
  public:
   uint32_t tap_ps = 25;  // delay per tap (DELAYF ~25 ps)
-  uint32_t taps = 128;   // taps of the platform's delay line (boards/nand_pads.py TAPS: ECP5 DELAYF 128)
-  uint32_t input_cycles = 0;  // register stages ahead of the SDR DQ input (boards/nand_pads.py PAD_INPUT_CYCLES)
+  uint32_t taps = 128;   // taps of the platform's delay line (lsmc/boards/nand_pads.py TAPS: ECP5 DELAYF 128)
+  uint32_t input_cycles = 0;  // register stages ahead of the SDR DQ input (lsmc/boards/nand_pads.py PAD_INPUT_CYCLES)
 
   // Before the rising edge: the SDR DQ input the controller takes at it, `pad` being DQ at the pad now
   // (the IDDR's Q1 of `input_cycles` edges ago; call once per cycle, in either interface mode).

@@ -7,7 +7,7 @@ import spinal.lib.bus.amba4.axi._
 import spinal.lib.bus.misc.SizeMapping
 import spinal.lib.bus.regif._
 
-/** ONFI NAND flash controller (seed 000 Fig. 7): global registers (regif on APB3), command queue and
+/** ONFI NAND flash controller (Peng et al., "LSM-Tree Based Hardware System Design for Compaction Acceleration", Fig. 7): global registers (regif on APB3), command queue and
   * completion queue, command classification layer (+ page buffer, DMA, ECC), time sequence layer and
   * physical interface layer. Registers: hw/ip/nand/doc/nand.md and the generated nand_regs.h / .json / .html. */
 class NandController(val p: NandParams = NandParams()) extends Component {

@@ -7,7 +7,7 @@ import spinal.lib.bus.amba4.axi.Axi4Config
 
 /** Generation parameters of the controller. `bufBytes` bounds one transfer (page + spare); `bch` is the
   * ECC code (t and sector size, see NandBch.scala). `padInputCycles`: register stages the board's pads
-  * put ahead of `dq_i` (0: direct pins; boards/nand_pads.py PAD_INPUT_CYCLES behind its IDDR); the PHY
+  * put ahead of `dq_i` (0: direct pins; lsmc/boards/nand_pads.py PAD_INPUT_CYCLES behind its IDDR); the PHY
   * moves the SDR sample point that many cycles later, so SAMPLE.DELAY keeps its meaning on every board. */
 case class NandParams(targets: Int = 2, bufBytes: Int = 4352, cmdDepth: Int = 8, compDepth: Int = 8, maxSectors: Int = 8,
                       bch: BchParams = BchParams(), padInputCycles: Int = 0) {
