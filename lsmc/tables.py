@@ -7,6 +7,8 @@ compact --job JOB.json --out-dir DIR [--backend ...]
                                   one compaction; prints `cycles=C bytes_in=N bytes_out=N tables_out=T`
 compare DIR_A DIR_B [--decoded]   two output folders: byte-identical tables and result.json, or (with
                                   --decoded) identical entries and file boundaries; one-line verdict
+speed [--entries N] [--repeat R]  LevelDB's own compaction speed on the reference's inputs (stock
+                                  LevelDB and the reference, MB of input per second, one core)
 dump TABLE                        blocks (handle, raw/snappy) and entries through LevelDB's reader
 """
 from __future__ import annotations
@@ -297,6 +299,59 @@ def cmd_compare(args) -> int:
     return 0 if same else 1
 
 
+# ---------------------------------------------------------------------------------------------- speed
+SPEED_CASES = {  # db_bench-like tables of a few MB: 3 Level-0 tables and a Level-1 run of 4 tables
+    "16-byte keys, 100-byte values, Snappy": dict(keys="dbbench", options={"compression": "snappy"}),
+    "16-byte keys, 100-byte values, none": dict(keys="dbbench", options={"compression": "none"}),
+    "64-byte keys, 100-byte values, Snappy": dict(keys="key64", options={"compression": "snappy"}),
+}
+
+
+def cmd_speed(args) -> int:
+    """LevelDB's own compaction speed on the reference's inputs: stock LevelDB (Debian's libleveldb opens a
+    DB holding the job's tables and runs CompactRange) and the reference (`table_ref compact`), the same
+    tables; input MB (10^6 bytes) per second of CPU (one core) and of wall time, best of --repeat."""
+    import re
+
+    from lsmc.build.table_ref import stock_driver
+
+    ref, stock = reference_exe(), stock_driver()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="lsmc-tables-speed-") as tmp:
+        for name, spec in SPEED_CASES.items():
+            folder = Path(tmp) / re.sub(r"\W+", "_", name)
+            w = Workload(runs=4, entries=args.entries, deletions=0.0, seed=args.seed, **spec)
+            job = make_job(folder, w, ref)
+            size = sum((folder / p).stat().st_size for r in job.runs for p in r)
+            refs, stocks, res = [], [], {}
+            for i in range(args.repeat):
+                out, db = folder / f"out{i}", folder / f"db{i}"
+                r = subprocess.run([str(ref), "compact", str(folder / "job.json"), str(out)], capture_output=True,
+                                   text=True)
+                m = re.search(r"compaction_us=(\d+) compaction_cpu_us=(\d+)", r.stdout)
+                if r.returncode != 0 or not m:
+                    raise CliError(f"table_ref compact failed: {r.stderr.strip()}")
+                refs.append((int(m.group(1)), int(m.group(2))))
+                res = sstable.read_result(out / "result.json")
+                r = subprocess.run([str(ref), "make-db", str(folder / "layout.json"), str(db)], capture_output=True,
+                                   text=True)
+                s = subprocess.run([str(stock), "compact", str(db), json.dumps(job.options)], capture_output=True,
+                                   text=True)
+                m = re.search(r"compact_us=(\d+) compact_cpu_us=(\d+)", s.stdout)
+                if r.returncode != 0 or s.returncode != 0 or not m:
+                    raise CliError(f"stock LevelDB's compaction failed: {r.stderr.strip()} {s.stderr.strip()}")
+                stocks.append((int(m.group(1)), int(m.group(2))))
+            rows.append([name, f"{size:,}", f"{res['bytes_out']:,}", f"{res['entries_in']:,}", str(len(res["tables"])),
+                         *(f"{size / min(x[k] for x in v):,.1f}" for v in (stocks, refs) for k in (1, 0))])
+    head = ["tables", "input bytes", "output bytes", "entries in", "tables out", "stock LevelDB MB/s (CPU)",
+            "stock (wall)", "reference MB/s (CPU)", "reference (wall)"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+    return 0
+
+
 def cmd_dump(args) -> int:
     if not Path(args.table).is_file():
         raise CliError(f"{args.table}: no such table")
@@ -352,11 +407,17 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("dir_b")
     d.add_argument("--decoded", action="store_true", help="entries and file boundaries only (block types may differ)")
 
+    v = sub.add_parser("speed", help="LevelDB's own compaction speed on the reference's inputs (MB/s, one core)")
+    v.add_argument("--entries", type=int_option(100, 10_000_000), default=30000, help="entries per run (30000)")
+    v.add_argument("--repeat", type=int_option(1, 100), default=5, help="runs per case, best kept (5)")
+    v.add_argument("--seed", type=int_option(0, 2**31), default=1)
+
     u = sub.add_parser("dump", help="a table's blocks and entries through LevelDB's reader")
     u.add_argument("table")
     u.add_argument("--verify", action="store_true", help="check the blocks' CRCs")
     args = p.parse_args(argv)
-    return {"make": cmd_make, "compact": cmd_compact, "compare": cmd_compare, "dump": cmd_dump}[args.cmd](args)
+    return {"make": cmd_make, "compact": cmd_compact, "compare": cmd_compare, "speed": cmd_speed,
+            "dump": cmd_dump}[args.cmd](args)
 
 
 if __name__ == "__main__":

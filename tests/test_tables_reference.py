@@ -361,3 +361,9 @@ def test_cli_bad_job_and_folders_one_line(tmp_path, capsys):
     (tmp_path / "d").mkdir()
     assert tables.main(["make", str(tmp_path), "--entries", "10"]) == 2
     assert "not empty" in capsys.readouterr().err
+
+
+def test_cli_speed_table(ref, capsys):
+    assert tables.main(["speed", "--entries", "200", "--repeat", "1"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2 + len(tables.SPEED_CASES) and all(ln.count("|") == 10 for ln in lines)
