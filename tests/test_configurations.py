@@ -41,7 +41,7 @@ def test_manifest_and_harness_header_match_the_verilog(name):
     v = soc.generate_preset(p)
     text = v.read_text()
     m = presets.manifest(v.parent)["derived"]
-    dma = _ports(text, r"\binput\s+wire\s+io_ddrDma(\d*)_awready\b")
+    dma = _ports(text, r"\binput\s+wire\s+io_ddrDma(\d*)_aw_ready\b")
     nand = _ports(text, r"\boutput\s+wire\s+\[7:0\]\s+io_nand(\d*)_dq_o\b")
     assert len(dma) == m["dma_ports"] and len(nand) == m["nand_channels"]
     width = re.search(r"output\s+wire\s+\[(\d+):0\]\s+io_ddrDma_w_payload_data\b", text)
