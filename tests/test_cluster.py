@@ -141,7 +141,6 @@ def test_the_environment_names_the_scheduler(monkeypatch, capsys):
 # ---- the families: the same results as the serial path ----------------------------------------------------
 
 @pytest.mark.slow
-@pytest.mark.long  # not yet run on this machine (its two build slots were taken): LSMC_LONG=1
 def test_scaling_points_as_tasks_write_the_serial_files(client, tmp_path):
     """Two sweep points (1 and 2 units of 4 ways, 1,024 entries, the 2-unit SoC of tests/test_soc_units.py):
     scaling.csv, .md and .png byte for byte as the serial sweep writes them."""
