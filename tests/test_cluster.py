@@ -161,7 +161,6 @@ def test_scaling_points_as_tasks_write_the_serial_files(client, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.long  # not yet run on this machine (its two build slots were taken): LSMC_LONG=1
 def test_nand_modes_as_tasks_write_the_serial_files(client, tmp_path, capsys):
     """sdr4, sdr5 and nvddr5 with the ECC sweep: each mode on a simulation of its own gives the rows the
     serial run measures on one simulation in turn (nand.csv, nand_ecc.csv, nand.png byte for byte;
