@@ -172,23 +172,44 @@ def run(client, fn: Callable, points: Iterable, *, timed: bool = False, label: s
     from tqdm import tqdm
 
     points = list(points)
-    if timed and not any(MACHINE in w.get("resources", {}) for w in client.scheduler_info()["workers"].values()):
+    def has_machine() -> bool:
+        return any(MACHINE in w.get("resources", {}) for w in client.scheduler_info()["workers"].values())
+
+    deadline = time.monotonic() + 30  # a worker that died may be coming back (its nanny restarts it)
+    while timed and not has_machine() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    if timed and not has_machine():
         raise ClusterError(f"no worker offers the resource `{MACHINE}` that timed tasks need (start one worker "
                            f"per machine with --resources {MACHINE}=1, docs/cluster.md)")
     digest = source_digest()
     run_id = uuid.uuid4().hex[:8]
-    # One map (one message, the function pickled once), a key per point that names it on the dashboard.
-    futures = client.map(functools.partial(_call, fn=fn, digest=digest), points,
-                         key=[f"{label}-{i}-{run_id}" for i in range(len(points))], pure=False, retries=1,
-                         resources={MACHINE: 1} if timed else None)
+    call = functools.partial(_call, fn=fn, digest=digest)  # pickled once per map
+
+    def submit(idx: list[int]) -> list:
+        return client.map(call, [points[i] for i in idx], key=[f"{label}-{i}-{run_id}" for i in idx], pure=False,
+                          retries=1, resources={MACHINE: 1} if timed else None)
+
+    # No more tasks out than the workers have threads: a task waiting in a worker's queue would share the
+    # blame when that worker dies (the scheduler counts every task it held), and an innocent task could
+    # then be failed after the real culprit's retry. Our tasks run for minutes: the refill costs nothing.
+    slots = max(1, sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()))
+    futures = submit(list(range(min(slots, len(points)))))
+    todo = iter(range(len(futures), len(points)))
     index = {f.key: i for i, f in enumerate(futures)}
     outcomes: list[Outcome | None] = [None] * len(points)
     failed = 0
     bar = tqdm(total=len(points), desc=label, unit="task", file=sys.stderr, disable=not progress or None,
                dynamic_ncols=True)
     last = 0.0
+    done_set = distributed.as_completed(futures)
     try:
-        for fut in distributed.as_completed(futures):
+        for fut in done_set:
+            nxt = next(todo, None)
+            if nxt is not None:
+                (f,) = submit([nxt])
+                futures.append(f)
+                index[f.key] = nxt
+                done_set.add(f)
             i = index[fut.key]
             if fut.status == "finished":
                 out = Outcome(points[i], fut.result())

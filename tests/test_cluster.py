@@ -179,22 +179,25 @@ def test_nand_modes_as_tasks_write_the_serial_files(client, tmp_path, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # a LevelDB build when tests/test_leveldb.py has not made one: LSMC_LONG=1
 def test_leveldb_binary_as_a_task(client):
-    """One LevelDB test binary (a filtered db_test) as a task: the same verdict and offload counts as the
-    serial run (scripts/leveldb build on the worker when missing, under its lock)."""
-    from lsmc import leveldb
-    from lsmc.sim.leveldb import ensure_built
+    """One LevelDB test binary (a filtered db_test) as a task: the serial run's verdict, compactions
+    offloaded in both (their number depends on when LevelDB's background thread runs: 10 and 11 seen)."""
+    import subprocess
 
+    from lsmc import leveldb
+    from lsmc.paths import ROOT
+
+    res = subprocess.run([str(ROOT / "scripts/leveldb"), "build", "db_test"], capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr  # as tests/test_leveldb.py (the worker then reuses it)
     flt = "DBTest.SparseMerge:DBTest.Empty"
-    ensure_built()  # here too, for the serial run
     serial = leveldb.judge_binary("db_test", True, flt)
     got = cluster.run(client, leveldb.leveldb_task, [("binary", "db_test", True, flt)], progress=False)
     assert got[0].ok, got[0].error
     (s_stock, s), (c_stock, c) = serial, got[0].value
     assert s_stock is None and c_stock is None
     assert (c.passed, c.failed, c.failures, c.rc) == (s.passed, s.failed, s.failures, s.rc) == (2, 0, [], 0)
-    assert (c.log.offloaded, c.log.fallback, c.log.entries) == (s.log.offloaded, s.log.fallback, s.log.entries)
-    assert s.log.offloaded > 0
+    assert c.log.offloaded > 0 and s.log.offloaded > 0
 
 
 def test_demo_writes_finished_points_and_names_failed_ones(monkeypatch, tmp_path, capsys):
