@@ -118,8 +118,11 @@ class FakeSoc:
     def __init__(self, lib=None):
         self.lib = lib or driver_lib()
         self.cip_h, self.dma_h = headers()
+        # Register offsets only: the header also carries named values (CIP_ERR_NONE = 0, ...) that would
+        # shadow the register at the same number; the block's JSON lists which names are registers.
+        regs = set(regmap.load("compaction", build.GEN / "compaction_w128" / "compaction_regs.json").registers)
         self.cip_names = {v: k[len("CIP_"):] for k, v in self.cip_h.items()
-                          if k.startswith("CIP_") and not k.endswith(("_SHIFT", "_MASK")) and v < 0x100}
+                          if k.startswith("CIP_") and k[len("CIP_"):] in regs and v < 0x100}
         self.stride = self.dma_h["DMA_CH_STRIDE"]
         self.dma_names = {v: k[len("DMA_CH0_"):] for k, v in self.dma_h.items()
                           if k.startswith("DMA_CH0_") and not k.endswith(("_SHIFT", "_MASK"))}
