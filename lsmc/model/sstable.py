@@ -162,15 +162,19 @@ def validate_job(d, where: str, base: Path | None = None) -> Job:
                deeper_levels=deeper, first_file_number=first)
 
 
-def read_job(path: Path) -> Job:
-    path = Path(path)
+def _read_json(path: Path):
+    """The JSON document in `path`; an unreadable or malformed file is one JobFormatError naming it."""
     try:
-        d = json.loads(path.read_text())
+        return json.loads(path.read_text())
     except OSError as e:
         raise JobFormatError(f"{path}: cannot read ({e.strerror})") from None
     except (ValueError, UnicodeDecodeError) as e:
         raise JobFormatError(f"{path}: not valid JSON ({e})") from None
-    return validate_job(d, str(path), path.parent)
+
+
+def read_job(path: Path) -> Job:
+    path = Path(path)
+    return validate_job(_read_json(path), str(path), path.parent)
 
 
 def write_job(job: Job, path: Path) -> None:
@@ -180,12 +184,7 @@ def write_job(job: Job, path: Path) -> None:
 def read_result(path: Path) -> dict:
     """A job's result.json, checked for the format's keys."""
     path = Path(path)
-    try:
-        d = json.loads(path.read_text())
-    except OSError as e:
-        raise JobFormatError(f"{path}: cannot read ({e.strerror})") from None
-    except ValueError as e:
-        raise JobFormatError(f"{path}: not valid JSON ({e})") from None
+    d = _read_json(path)
     for k in ("tables", "entries_in", "entries_out", "dropped", "bytes_in", "bytes_out"):
         if k not in d:
             raise JobFormatError(f"{path}: no {k!r}")
