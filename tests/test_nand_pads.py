@@ -11,6 +11,7 @@ import pytest
 
 from lsmc.boards import litex_soc, nand_pads, ports
 from lsmc.boards.ports import BoardError
+from lsmc.build import presets
 from lsmc.sim import pads
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -175,9 +176,9 @@ def test_board_soc_generated_for_the_pads(monkeypatch, tmp_path):
         with pytest.raises(BoardError, match="stop here"):
             litex_soc.build_target(load_board("ecpix5"), tmp_path, compile_software=False, nvddr=nvddr)
     (d1, a1), (d0, a0) = calls
-    assert a1[a1.index("--nand-pad-input-cycles") + 1] == str(nand_pads.PAD_INPUT_CYCLES) and d1.endswith(
-        f"_pad{nand_pads.PAD_INPUT_CYCLES}")
-    assert "--nand-pad-input-cycles" not in a0 and "_pad" not in d0
+    pads = [presets.soc(a[a.index("--preset") + 1]).config["nand"]["padInputCycles"] for a in (a1, a0)]
+    assert pads == [nand_pads.PAD_INPUT_CYCLES, 0]
+    assert d1.endswith(f"_pad{nand_pads.PAD_INPUT_CYCLES}") and "_pad" not in d0
 
 
 def test_pad_input_cycles_one_source():

@@ -10,7 +10,6 @@ import ctypes
 import re
 from pathlib import Path
 
-from lsmc import build
 from lsmc.build import firmware, regmap
 from lsmc.paths import ROOT
 
@@ -39,8 +38,10 @@ def parse_header(path: Path) -> dict[str, int]:
 
 def headers():
     firmware.ensure_headers()
-    cip = parse_header(build.GEN / "compaction_w128" / "compaction_regs.h")
-    dma = parse_header(build.GEN / "dma_w128" / "dma_regs.h")
+    # the maps the firmware is compiled against (ensure_headers makes them; another build's folder may
+    # not exist yet when this file runs first on its own worker)
+    cip = parse_header(firmware.FW_IP.gen_dir / "compaction_regs.h")
+    dma = parse_header(firmware.FW_DMA.gen_dir / "dma_regs.h")
     return cip, dma
 
 
@@ -120,7 +121,7 @@ class FakeSoc:
         self.cip_h, self.dma_h = headers()
         # Register offsets only: the header also carries named values (CIP_ERR_NONE = 0, ...) that would
         # shadow the register at the same number; the block's JSON lists which names are registers.
-        regs = set(regmap.load("compaction", build.GEN / "compaction_w128" / "compaction_regs.json").registers)
+        regs = set(regmap.load("compaction", firmware.FW_IP.gen_dir / "compaction_regs.json").registers)
         self.cip_names = {v: k[len("CIP_"):] for k, v in self.cip_h.items()
                           if k.startswith("CIP_") and k[len("CIP_"):] in regs and v < 0x100}
         self.stride = self.dma_h["DMA_CH_STRIDE"]
