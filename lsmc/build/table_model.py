@@ -4,12 +4,11 @@ input tests, and the test driver `model_check` that links Debian's libleveldb an
 only). Each lands under build/table_engine/ and is rebuilt only when a source changes."""
 from __future__ import annotations
 
-import fcntl
 import re
 import sys
 from pathlib import Path
 
-from lsmc.build import _hash_paths, _up_to_date, run
+from lsmc.build import _hash_paths, _up_to_date, lock, run
 from lsmc.paths import BUILD, ROOT
 
 MODEL = ROOT / "hw" / "ip" / "table_engine" / "model"
@@ -31,8 +30,7 @@ def _build(name: str, main: Path, flags: list[str], libs: list[str]) -> Path:
     if exe.exists() and _up_to_date(stamp, digest):
         return exe
     OUT.mkdir(parents=True, exist_ok=True)
-    with open(OUT / f".{name}.lock", "w") as lock:  # one build at a time; the winner's serves all
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with lock(OUT / f".{name}.lock"):  # one build at a time; the winner's serves all
         if exe.exists() and _up_to_date(stamp, digest):
             return exe
         print(f"table_model: building {exe.relative_to(ROOT)}", file=sys.stderr)

@@ -11,13 +11,11 @@ library only. Both are rebuilt only when their sources, the source package or th
 build at a time (a file lock)."""
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import shutil
-import subprocess
 from pathlib import Path
 
-from lsmc.build import BuildError
+from lsmc import build as _build
+from lsmc.build import BuildError, _hash_paths, _up_to_date
 from lsmc.paths import BUILD, ROOT
 
 REF_SRC = ROOT / "hw/ip/table_engine/dv/reference"
@@ -35,42 +33,25 @@ def _say(msg: str) -> None:
     print(f"table_ref: {msg}", flush=True)
 
 
-def _run(cmd, what: str) -> None:
-    res = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
-    if res.returncode != 0:
-        raise BuildError(f"{what} failed ({res.returncode}): {' '.join(map(str, cmd))}\n"
-                         f"{(res.stdout + res.stderr)[-4000:]}")
-
-
 def fetch_source() -> Path:
     """Debian's leveldb source package in build/leveldb/dl (scripts/leveldb fetch: the same download
     the LevelDB build uses); returns the .dsc."""
     if not DSC.exists():
         _say(f"fetching Debian's leveldb {VERSION} source package")
-        _run([ROOT / "scripts/leveldb", "fetch"], "scripts/leveldb fetch")
+        _build.run([ROOT / "scripts/leveldb", "fetch"])
     if not DSC.exists():
         raise BuildError(f"{DSC} missing after scripts/leveldb fetch")
     return DSC
 
 
-def _digest(paths, extra=()) -> str:
-    h = hashlib.sha256()
-    for p in paths:
-        h.update(Path(p).name.encode())
-        h.update(Path(p).read_bytes())
-    for e in extra:
-        h.update(repr(e).encode())
-    return h.hexdigest()[:24]
-
-
 def _unpack(dsc: Path, src: Path) -> None:
     stamp = src / ".lsmc-dsc"
-    want = _digest([dsc])
-    if stamp.exists() and stamp.read_text() == want:
+    want = _hash_paths([dsc])
+    if _up_to_date(stamp, want):
         return
     shutil.rmtree(src, ignore_errors=True)
     src.parent.mkdir(parents=True, exist_ok=True)
-    _run(["dpkg-source", "-q", "-x", dsc, src], "unpacking the leveldb source package (dpkg-source)")
+    _build.run(["dpkg-source", "-q", "-x", dsc, src])
     stamp.write_text(want)
 
 
@@ -92,24 +73,24 @@ def build_table_ref() -> Path:
     exe = OUT / "reference" / "table_ref"
     stock = OUT / "reference" / "ldb_stock"
     sources = sorted(REF_SRC.glob("*.cc")) + sorted(REF_SRC.glob("*.h"))
-    digest = _digest([dsc, *sources], extra=(CXXFLAGS, str(lib), lib.stat().st_mtime_ns))
+    digest = _hash_paths([dsc, *sources], extra=(CXXFLAGS, str(lib), lib.stat().st_mtime_ns))
     stamp = OUT / "reference" / ".stamp"
-    if exe.exists() and stock.exists() and stamp.exists() and stamp.read_text() == digest:
+    built = lambda: exe.exists() and stock.exists() and _up_to_date(stamp, digest)  # noqa: E731
+    if built():
         return exe
     (OUT / "reference").mkdir(parents=True, exist_ok=True)
-    with open(OUT / ".table_ref.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if exe.exists() and stock.exists() and stamp.exists() and stamp.read_text() == digest:
+    with _build.lock(OUT / ".table_ref.lock"):  # one build at a time; the winner's serves all
+        if built():
             return exe
         src = OUT / "leveldb-src"
         _unpack(dsc, src)
         _say(f"building {exe.relative_to(ROOT)} (LevelDB 1.23's headers from Debian's source, its {lib})")
-        _run(["g++", *CXXFLAGS, "-I", src, "-I", src / "include", REF_SRC / "table_ref.cc", lib, "-lsnappy", "-lz",
-              "-o", exe.with_suffix(".tmp")], "building table_ref")
+        _build.run(["g++", *CXXFLAGS, "-I", src, "-I", src / "include", REF_SRC / "table_ref.cc", lib, "-lsnappy",
+                    "-lz", "-o", exe.with_suffix(".tmp")])
         exe.with_suffix(".tmp").replace(exe)
         # Stock LevelDB: Debian's headers and shared library only (no source include path).
-        _run(["g++", "-O2", "-std=c++17", REF_SRC / "ldb_stock.cc", "-lleveldb", "-lz",
-              "-o", stock.with_suffix(".tmp")], "building ldb_stock")
+        _build.run(["g++", "-O2", "-std=c++17", REF_SRC / "ldb_stock.cc", "-lleveldb", "-lz",
+                    "-o", stock.with_suffix(".tmp")])
         stock.with_suffix(".tmp").replace(stock)
         stamp.write_text(digest)
     return exe
