@@ -16,7 +16,8 @@ from pathlib import Path
 import filelock
 
 from lsmc import progress
-from lsmc.paths import BUILD, GEN, ROOT
+from lsmc.paths import BUILD, ROOT
+from lsmc.paths import GEN as GEN  # re-exported: callers name the generated-sources folder build.GEN
 
 
 class BuildError(RuntimeError):
@@ -83,8 +84,8 @@ MODULE_SOURCES = {
     "compaction": ["hw/common/rtl", "hw/ip/compaction/rtl", "hw/ip/compaction/data"],
     "dma": ["hw/common/rtl", "hw/ip/dma/rtl"],
     "nand": ["hw/common/rtl", "hw/ip/nand/rtl"],
-    "soc": ["hw/common/rtl", "hw/soc/map", "hw/soc/rtl", "hw/ip/compaction/rtl", "hw/ip/compaction/data", "hw/ip/dma/rtl", "hw/ip/nand/rtl",
-            "lsmc/build/vexriscv_src.py"],
+    "soc": ["hw/common/rtl", "hw/soc/map", "hw/soc/rtl", "hw/ip/compaction/rtl", "hw/ip/compaction/data",
+            "hw/ip/dma/rtl", "hw/ip/nand/rtl", "lsmc/build/vexriscv_src.py"],
 }
 
 

@@ -4,7 +4,7 @@ never into a source folder. Each data file is the one source of its fact; Python
 | header | source | included by |
 |---|---|---|
 | `onfi_timing.h` | `hw/ip/nand/data/onfi_timing.json` (lsmc.build.onfi) | firmware NAND driver, flash model |
-| `kb16_errors.h` | `hw/ip/compaction/data/kb16_errors.json` (also read by the IP's Scala, lsmc.model.kb16) | fw/lib/kb16.h |
+| `kb16_errors.h` | `hw/ip/compaction/data/kb16_errors.json` (read by the IP's Scala, lsmc.model.kb16) | fw/lib/kb16.h |
 | `ddr_presets.h` | `sim/common/ddr_presets.json` (lsmc.report.scaling.ddr_presets) | sim/common/ddr_model.h |
 | `lsmc_job.h` | `fw/include/job_abi.json` (lsmc.build.firmware) | firmware apps |
 
@@ -135,7 +135,7 @@ def _layout_words(name: str, lay: dict) -> list[str]:
     out = []
     for base, n in ((b, str(k)) for b, k, _ in _fields(lay)):
         if not base.isidentifier() or not n.isdigit() or base in out:
-            raise FactsError(f"{JOB_ABI}: layout {name}: bad or repeated word {f!r}")
+            raise FactsError(f"{JOB_ABI}: layout {name}: bad or repeated word {base!r} (x{n})")
         out += [base] * int(n)
     return out
 
@@ -192,7 +192,10 @@ def job_header() -> str:
     defs.append(("/* Magic numbers (the ASCII text in memory order), versions, sizes. */", None, None))
     for n in d["constants"]:
         c = d["constants"][n]
-        v = f"0x{constant(n):08X}u" if "ascii" in c else (f"0x{c['value']:X}u" if c["value"] >= 256 else f"{c['value']}u")
+        if "ascii" in c:
+            v = f"0x{constant(n):08X}u"
+        else:
+            v = f"0x{c['value']:X}u" if c["value"] >= 256 else f"{c['value']}u"
         defs.append((n, v, (f"\"{c['ascii']}\": " if "ascii" in c else "") + c["doc"]))
     for g, fs in d["flags"].items():
         defs.append((f"/* {g}*: descriptor flag bits. */", None, None))
@@ -206,7 +209,8 @@ def job_header() -> str:
                      None, None))
         i = 0
         for base, n, doc in _fields(lay):
-            defs.append((f"{name}_{base.upper()}", str(i), (f"{n} words" if n != 1 else "") + (": " if doc and n != 1 else "") + doc))
+            what = (f"{n} words" if n != 1 else "") + (": " if doc and n != 1 else "") + doc
+            defs.append((f"{name}_{base.upper()}", str(i), what))
             i += n
         defs.append((f"{name}_NWORDS", str(lay.get("size", i)), "words of the layout"))
     w = max(len(n) for n, v, _ in defs if v is not None) + 1

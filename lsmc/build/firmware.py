@@ -9,9 +9,9 @@
 from __future__ import annotations
 
 import ctypes
-import struct
 import hashlib
 import os
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +41,8 @@ def _digest(paths, extra=()) -> str:
     h = hashlib.sha256()
     for p in paths:
         p = Path(p)
-        files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file() and f.name != ".stamp") if p.is_dir() else []
+        files = [p] if p.is_file() else \
+            sorted(f for f in p.rglob("*") if f.is_file() and f.name != ".stamp") if p.is_dir() else []
         for f in files:
             h.update(str(f).encode())
             h.update(f.read_bytes())
@@ -279,7 +280,8 @@ class Kb16Lib:
         cap0, cap1 = 48 * n0 + 16, 48 * n1 + 16
         b0, b1 = (ctypes.c_uint8 * cap0)(), (ctypes.c_uint8 * cap1)()
         l0, l1 = ctypes.c_size_t(), ctypes.c_size_t()
-        rc = self.lib.kb16_gen_runs(ctypes.byref(p), scratch, slots, b0, cap0, ctypes.byref(l0), b1, cap1, ctypes.byref(l1))
+        rc = self.lib.kb16_gen_runs(ctypes.byref(p), scratch, slots, b0, cap0, ctypes.byref(l0), b1, cap1,
+                                    ctypes.byref(l1))
         return rc, bytes(b0)[:l0.value], bytes(b1)[:l1.value]
 
 

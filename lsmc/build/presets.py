@@ -119,7 +119,8 @@ def find_soc(target: str, ip_width: int, units: int, ways: int, dma_port_slice: 
                 (target, ip_width, units, ways, dma_port_slice) and \
                 ram_kib in (None, d["ram_kib"]) and nand_pad_input_cycles in (None, nand["padInputCycles"]):
             return p
-    what = f"{ip_width}-bit streams, {units} unit(s) of {ways} ways" + (", DMA port slices" if dma_port_slice else "") + \
+    what = f"{ip_width}-bit streams, {units} unit(s) of {ways} ways" + \
+        (", DMA port slices" if dma_port_slice else "") + \
         (f", {ram_kib} KiB RAM" if ram_kib is not None else "") + \
         (f", {nand_pad_input_cycles} NAND pad input cycles" if nand_pad_input_cycles is not None else "")
     raise PresetError(f"no {target} SoC preset with {what} (the presets: hw/soc/rtl/Presets.scala)")

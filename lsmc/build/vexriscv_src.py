@@ -7,9 +7,10 @@ Usage: vexriscv_src.py DEST      (Mill's `vexriscv.generatedSources` task calls 
 Only the CPU core, its plugins and IPs are copied: the demo SoCs (Murax, Briey, Linux, SMP clusters, ...)
 and the Swing test GUI are not needed by this project and several import packages that are gone from
 SpinalHDL 1.14 (spinal.lib.eda.icestorm, ...); YamlPlugin needs snakeyaml. DecoderSimplePlugin's
-`DecodingBench` object (a synthesis bench of demo.GenFull) is cut out for the same reason. Every edit is a literal search/replace that must match
-exactly the expected number of times, so a different wheel version fails loudly instead of silently
-producing a broken core. Running the script twice gives the same tree (it starts from a clean copy).
+`DecodingBench` object (a synthesis bench of demo.GenFull) is cut out for the same reason. Every edit is a
+literal search/replace that must match exactly the expected number of times, so a different wheel version
+fails loudly instead of silently producing a broken core. Running the script twice gives the same tree (it
+starts from a clean copy).
 """
 from __future__ import annotations
 
@@ -53,7 +54,8 @@ EDITS = [
      "    top.service(classOf[DecoderSimplePlugin]).bench(top)\n    top\n  }\n}\n", "", 1),
     ("vexriscv/ip/DataCache.scala",
      "  def clearAll(): Unit ={\n    List(SW,SR,SO,SI,PW,PR,PO,PI).foreach(_ := False)\n  }",
-     "  override def clearAll(): this.type ={\n    List(SW,SR,SO,SI,PW,PR,PO,PI).foreach(_ := False)\n    this\n  }", 1),
+     "  override def clearAll(): this.type ={\n    List(SW,SR,SO,SI,PW,PR,PO,PI).foreach(_ := False)\n"
+     "    this\n  }", 1),
 ]
 
 
