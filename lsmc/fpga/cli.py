@@ -26,11 +26,12 @@ import os
 import sys
 from pathlib import Path
 
+from lsmc import cluster
 from lsmc.cliutil import tool_main
-from lsmc.fpga import blocks, flow, resources
+from lsmc.fpga import blocks, flow, resources, seeds
 from lsmc.fpga.results import alone_row, ip_row, print_result, soc_row, write_results
 from lsmc.fpga.tools import DEFAULT_NEXTPNR_ARGS, IP_TARGET_MHZ, IP_WIDTH, SOC_TARGET_MHZ, FpgaError, nextpnr_options
-from lsmc.paths import RESULTS
+from lsmc.paths import BUILD, RESULTS
 
 # Design names on the command line -> result rows, in the order of the results table.
 DESIGNS = {"soc": "soc", "ip": "compaction_ip", "nand": "nand", "nand_dma": "nand_dma"}
@@ -59,7 +60,17 @@ def main(argv=None) -> int:
                          "--nextpnr-args=--tmg-ripup (not those the flow sets: device, files, --freq, --seed);"
                          + " default: " + "; ".join(f"{d} {a!r}" for d, a in DEFAULT_NEXTPNR_ARGS.items())
                          + ", none for the others; '' for nextpnr's own defaults")
+    ap.add_argument("--seeds", default=None, metavar="SEEDS",
+                    help="route each design at these nextpnr seeds (1-8, 1,3,5) as Dask tasks and keep the best: "
+                         "results/fpga_seeds.csv, the spread in results/fpga.md (--seed is then ignored)")
+    cluster.add_option(ap, "the --seeds routes")
     args = ap.parse_args(argv)
+    try:
+        seed_list = seeds.parse_seeds(args.seeds) if args.seeds is not None else None
+    except FpgaError as e:
+        ap.error(str(e))
+    if args.cluster is not None and seed_list is None:
+        ap.error("--cluster sends the --seeds routes to a cluster: give --seeds too")
     try:
         pnr_options = {d: nextpnr_options(DEFAULT_NEXTPNR_ARGS.get(d, "") if args.nextpnr_args is None
                                           else args.nextpnr_args, args.seed) for d in DESIGNS}
@@ -84,6 +95,8 @@ def main(argv=None) -> int:
         if any(d not in estimates for d in designs):
             ap.error("`resources` and `blocks` run apart from soc, ip, nand, nand_dma (they write "
                      "results/fpga_resources.* and results/fpga_blocks.*, not the timing table)")
+        if seed_list is not None:
+            ap.error("--seeds sweeps the routed rows (soc, ip, nand, nand_dma), not the yosys estimates")
         for d in dict.fromkeys(designs):
             make, write = estimates[d]
             try:
@@ -101,6 +114,9 @@ def main(argv=None) -> int:
         with open(args.results / "fpga.csv", newline="") as f:
             rows = {r["design"]: r for r in csv.DictReader(f) if r.get("design") in DESIGNS.values()}
     paths = {}
+    if seed_list is not None:
+        with cluster.connect(args.cluster or None) as client:
+            return _sweeps(args, designs, seed_list, client, rows, paths)
     for d in dict.fromkeys(designs):
         try:
             if d == "soc":
@@ -138,6 +154,43 @@ def main(argv=None) -> int:
             print(f"fpga: error: results not written: {e}", file=sys.stderr)
             return 2
         print(f"fpga: wrote {md_path} and {csv_path}", flush=True)
+    return 0
+
+
+def _sweeps(args, designs, seed_list, client, rows, paths) -> int:
+    """--seeds: each design's routes as tasks; its row in results/fpga.csv is the best seed's."""
+    from lsmc.boards.ports import BoardError
+    for d in dict.fromkeys(designs):
+        text = DEFAULT_NEXTPNR_ARGS.get(d, "") if args.nextpnr_args is None else args.nextpnr_args
+        print(f"fpga: {DESIGNS[d]} at seeds {','.join(map(str, seed_list))}: synthesis here, routes as tasks ...",
+              flush=True)
+        try:
+            tasks, where, clock_of = seeds.prepare(d, seed_list, lambda s, t=text: nextpnr_options(t, s),
+                                                   args.timeout, args.ip_target_mhz, args.firmware, args.lsmc_mhz)
+            routed = seeds.run_routes(client, tasks, where, clock_of)
+            seed_rows, best = seeds.summarise(DESIGNS[d], routed, clock_of)
+            seeds.write_seed_rows(seed_rows, args.results)
+        except (FpgaError, BoardError, OSError) as e:
+            print(f"fpga: error: {e}", file=sys.stderr)
+            return 2
+        if best is None:
+            print(f"fpga: error: no seed of {DESIGNS[d]} routed (results/fpga_seeds.csv names each error)",
+                  file=sys.stderr)
+            return 2
+        task, res, clock = best
+        if d == "soc":  # the best seed's bitstream beside LiteX's, its seed in the name
+            keep = BUILD / "boards" / "ecpix5" / "gateware" / f"ecpix5-seed{task.seed}.bit"
+            keep.write_bytes(Path(res.bitstream).read_bytes())
+            Path(res.bitstream).unlink()
+            res.bitstream = keep
+        row = soc_row(res) if d == "soc" else alone_row(DESIGNS[d], res)
+        print(f"fpga: {DESIGNS[d]}: best of {len(seed_list)} seeds is seed {task.seed}")
+        print_result(row, res, clock)
+        rows[row["design"]] = row
+        paths[row["design"]] = (clock, res.critical_paths.get(clock, []), res.pnr_options)
+        ordered = [rows[n] for n in DESIGNS.values() if n in rows]
+        csv_path, md_path = write_results(ordered, paths, args.results)
+        print(f"fpga: wrote {md_path}, {csv_path} and {args.results / 'fpga_seeds.csv'}", flush=True)
     return 0
 
 

@@ -37,23 +37,8 @@ def ip_flow(outdir: Path = FPGA_BUILD / "compaction_ip", verilog: Path | None = 
     ECPIX-5's ECP5 (all ports stay internal nets), constrained to `target_mhz`. `extra_pnr`: the design's
     own nextpnr options (nand's router); `pnr_options`: the user's (`nextpnr_options`: seed and more)."""
     outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    src = Path(verilog) if verilog else ip_verilog()
-    if not src.is_file():
-        raise FpgaError(f"Verilog not found: {src}")
-    local = outdir / src.name
-    synth = f"read_verilog {local.name}; synth_ecp5 -top {top} -json {top}.json"
-    # The synthesis is kept when the Verilog and the command are those of the last run that ended (a
-    # re-run for placement or routing only skips minutes of yosys); the stamp is written after yosys.
-    stamp = outdir / "synth.stamp"
-    want = hashlib.sha256(src.read_bytes() + synth.encode()).hexdigest()
     times = {}
-    if not ((outdir / f"{top}.json").is_file() and stamp.is_file() and stamp.read_text() == want):
-        stamp.unlink(missing_ok=True)
-        shutil.copyfile(src, local)
-        times["synth"] = run_step(["yosys", "-q", "-l", "synth.log", "-p", synth],
-                              outdir, outdir / "yosys.out", f"yosys synth_ecp5 of {top}", timeout)
-        stamp.write_text(want)
+    synth_ooc(outdir, Path(verilog) if verilog else ip_verilog(), top, timeout, times)
     times["pnr"] = run_step(["nextpnr-ecp5", *NEXTPNR_DEVICE, "--out-of-context", "--json", f"{top}.json",
                          "--freq", f"{target_mhz:g}", "--timing-allow-fail",
                          "--report", "report.json", "-l", "pnr.log", *extra_pnr, *pnr_options],
@@ -62,6 +47,28 @@ def ip_flow(outdir: Path = FPGA_BUILD / "compaction_ip", verilog: Path | None = 
     res.seconds = times
     res.pnr_options = tuple(pnr_options)
     return res
+
+
+def synth_ooc(outdir: Path, src: Path, top: str, timeout: float | None, times: dict | None = None) -> Path:
+    """yosys' ECP5 netlist of `top` in `src`, in `outdir/<top>.json`; kept when the Verilog and the command
+    are those of the last synthesis that ended (a re-run for placement or routing only skips minutes of
+    yosys; the stamp is written after yosys). `times` gets the step's wall time when it ran."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    if not src.is_file():
+        raise FpgaError(f"Verilog not found: {src}")
+    local = outdir / src.name
+    synth = f"read_verilog {local.name}; synth_ecp5 -top {top} -json {top}.json"
+    stamp = outdir / "synth.stamp"
+    want = hashlib.sha256(src.read_bytes() + synth.encode()).hexdigest()
+    if not ((outdir / f"{top}.json").is_file() and stamp.is_file() and stamp.read_text() == want):
+        stamp.unlink(missing_ok=True)
+        shutil.copyfile(src, local)
+        secs = run_step(["yosys", "-q", "-l", "synth.log", "-p", synth], outdir, outdir / "yosys.out",
+                        f"yosys synth_ecp5 of {top}", timeout)
+        if times is not None:
+            times["synth"] = secs
+        stamp.write_text(want)
+    return outdir / f"{top}.json"
 
 
 def nand_verilog() -> Path:

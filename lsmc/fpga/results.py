@@ -5,6 +5,7 @@ import csv
 import re
 from pathlib import Path
 
+from lsmc.fpga.seeds import spread_lines
 from lsmc.fpga.timing import PnrResult, condense_path, path_summary
 from lsmc.fpga.tools import DEVICE, IP_WIDTH, FpgaError
 from lsmc.paths import RESULTS
@@ -75,6 +76,9 @@ def write_results(rows: list, paths: dict, outdir: Path = RESULTS, notes: list =
                    "```", *condense_path(lines), "```"]
         elif design in old:
             md += ["", old[design]]
+    spread = spread_lines(outdir)
+    if spread:
+        md += ["", *spread]
     md_path.write_text("\n".join(md) + "\n")
     return csv_path, md_path
 
