@@ -11,6 +11,7 @@ import random
 import re
 import socket
 import subprocess
+import threading
 import time
 
 import pytest
@@ -149,17 +150,21 @@ def _start(cmd):
     line = proc.stderr.readline()
     m = re.search(r"sim: UART on (\S+)", line)
     assert m, line
+    # Keep draining stderr (progress lines): a full pipe would stop the simulation, and its last lines
+    # say what the simulation did when a session times out.
+    proc.stderr_lines = []
+    threading.Thread(target=lambda: proc.stderr_lines.extend(proc.stderr), daemon=True).start()
     return proc, m.group(1)
 
 
-def _echo_session(port):
+def _echo_session(port, proc):
     got = b""
     deadline = time.monotonic() + 120
 
     def expect(s):
         nonlocal got
         while s not in got:
-            assert time.monotonic() < deadline, got
+            assert time.monotonic() < deadline, (got, proc.poll(), "".join(proc.stderr_lines[-20:]))
             got += port.read(1)  # byte-wise: pyserial's socket:// drops a partial read when the peer closes
         got = got[got.index(s) + len(s):]
 
@@ -177,7 +182,7 @@ def test_uart_over_tcp_with_pyserial(exe, elf):
     try:
         assert url.startswith("socket://127.0.0.1:")
         port = serial.serial_for_url(url, timeout=0.2)
-        _echo_session(port)
+        _echo_session(port, proc)
         port.close()
         assert proc.wait(timeout=120) == 0
     finally:
@@ -204,7 +209,7 @@ def test_uart_over_pty_with_pyserial(exe, elf):
     try:
         assert path.startswith("/dev/pts/")
         port = serial.Serial(path, timeout=0.2)
-        _echo_session(port)
+        _echo_session(port, proc)
         assert proc.wait(timeout=120) == 0
         port.close()
     finally:

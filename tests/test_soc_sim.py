@@ -216,7 +216,7 @@ def test_load_outside_memory_is_refused(elf, exe, tmp_path):
     assert res.returncode == 2 and "neither in on-chip RAM nor in DDR" in res.stderr
 
 
-@pytest.mark.slow
+@pytest.mark.long  # a second, traced SoC build (5 min); scripts/test keeps the IP harness's --wave test
 def test_wave_dump(elf, tmp_path):
     wave = tmp_path / "boot.fst"
     res = soc.run_soc(elf, arg=1, wave=wave, max_cycles=100_000)

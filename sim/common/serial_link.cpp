@@ -14,6 +14,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <thread>
+
 #include "args.h"
 
 namespace simc {
@@ -65,6 +67,7 @@ SerialLink* SerialLink::pty() {
 }
 
 SerialLink::~SerialLink() {
+  if (fd_ >= 0 && !isPty_) std::this_thread::sleep_until(acceptedAt_ + CONNECT_GRACE);  // last bytes too
   flush();
   // A pty's last output is lost if the master closes before the terminal read it (hangup flushes the
   // slave's queue): give the reader up to 2 s to take what is pending.
@@ -79,6 +82,9 @@ SerialLink::~SerialLink() {
 }
 
 void SerialLink::flush() {
+  // pyserial's socket:// open() discards whatever arrives before it returns (reset_input_buffer right
+  // after connect), so what the firmware printed before the client came waits out a short grace time.
+  if (fd_ >= 0 && !isPty_ && std::chrono::steady_clock::now() - acceptedAt_ < CONNECT_GRACE) return;
   while (fd_ >= 0 && !out_.empty()) {
     ssize_t n = ::write(fd_, out_.data(), out_.size());
     if (n > 0) {
@@ -102,6 +108,7 @@ size_t SerialLink::poll(std::string& in) {
       int one = 1;
       setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       fd_ = c;
+      acceptedAt_ = std::chrono::steady_clock::now();
     }
   }
   if (fd_ < 0) return 0;

@@ -2,9 +2,10 @@
 // `socket://127.0.0.1:PORT`, telnet-less raw bytes) or a pseudo-terminal (`/dev/pts/N`, any serial
 // terminal). The simulation never waits on it: the harness calls poll() every few thousand cycles,
 // which costs one non-blocking system call. Bytes the firmware prints before a client connects are
-// kept and delivered on connection, so a banner is never lost.
+// kept and delivered once a client has been connected for CONNECT_GRACE, so a banner is never lost.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -25,7 +26,9 @@ class SerialLink {
  private:
   SerialLink() = default;
   void flush();
+  static constexpr std::chrono::milliseconds CONNECT_GRACE{500};
   int listen_ = -1, fd_ = -1, ptySlave_ = -1;
+  std::chrono::steady_clock::time_point acceptedAt_{};
   bool isPty_ = false;
   std::string out_, desc_;
 };
