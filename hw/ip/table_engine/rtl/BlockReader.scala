@@ -1,0 +1,358 @@
+package table_engine
+
+import spinal.core._
+import spinal.lib._
+
+/** Sizes of a block reader: `bytes` per stream beat (a power of two, >= 4), the longest internal key
+  * (model/limits.h kMaxInternalKeyBytes), the largest block (kMaxBlockBytes). */
+case class BlockReaderConfig(bytes: Int = 16, keyLimit: Int = 1032, maxBlock: Int = 4 << 20) {
+  require(bytes >= 4 && isPow2(bytes), s"beat width $bytes bytes: a power of two >= 4")
+  require(keyLimit >= 1024, s"key limit $keyLimit: at least 1 KiB")
+  val countBits = log2Up(bytes + 1)
+  val keyWords = (keyLimit + bytes - 1) / bytes
+  val keyLenBits = log2Up(keyLimit + 1)
+}
+
+/** One block to read: its contents' size (the block handle's size, trailer excluded), the restart count
+  * (the contents' last 4 bytes, which the front end fetches with the trailer before the block) and
+  * whether to check the trailer's CRC (LevelDB's verify_checksums / paranoid_checks). */
+case class BlockCmd() extends Bundle {
+  val size = UInt(32 bits)
+  val restarts = UInt(32 bits)
+  val verify = Bool()
+}
+
+object EntryKind {
+  val Head = 0
+  val Key = 1
+  val Value = 2
+}
+
+/** A beat of the entry stream. Each entry is one HEAD beat (`keyBytes`, `valueBytes`), then its key in
+  * ceil(keyBytes / bytes) KEY beats, then its value in VALUE beats, key and value each from lane 0, the
+  * final beat of each holding `count` bytes (every other beat is full); `last` (the Fragment's) marks the
+  * entry's final beat. `data` is zero above `count`; `keyBytes` / `valueBytes` are meaningful on HEAD. */
+case class EntryBeat(c: BlockReaderConfig) extends Bundle {
+  val kind = UInt(2 bits)
+  val data = Bits(8 * c.bytes bits)
+  val count = UInt(c.countBits bits)
+  val keyBytes = UInt(c.keyLenBits bits)
+  val valueBytes = UInt(32 bits)
+}
+
+/** How a block ended: `error` with the model's code and the byte offset in the block (as the model's
+  * EngineError with the block at offset 0), else the number of entries emitted. */
+case class BlockStatus() extends Bundle {
+  val error = Bool()
+  val code = UInt(ErrorCodes.Width bits)
+  val offset = UInt(32 bits)
+  val entries = UInt(32 bits)
+}
+
+/** Reads one raw data block per command: its bytes + 5-byte trailer arrive on `input` (full beats, the
+  * final one ends the block with `last`); entries leave on `entries`, one `status` per block. A soft reset
+  * returns the unit to idle from any state. See doc/rtl.md. */
+case class BlockReader(c: BlockReaderConfig = BlockReaderConfig()) extends Component {
+  val io = new Bundle {
+    val cmd = slave Stream (BlockCmd())
+    val input = slave Stream (Fragment(Bits(8 * c.bytes bits)))
+    val entries = master Stream (Fragment(EntryBeat(c)))
+    val status = master Stream (BlockStatus())
+    val softReset = in Bool()
+  }
+  val soft = ClockDomain(clock = ClockDomain.current.readClockWire,
+    reset = ClockDomain.current.readResetWire || io.softReset, config = ClockDomain.current.config)
+  val core = soft(BlockReaderCore(c))
+  core.io.cmd << io.cmd
+  core.io.input << io.input
+  io.entries << core.io.entries
+  io.status << core.io.status
+}
+
+case class BlockReaderCore(c: BlockReaderConfig) extends Component {
+  val io = new Bundle {
+    val cmd = slave Stream (BlockCmd())
+    val input = slave Stream (Fragment(Bits(8 * c.bytes bits)))
+    val entries = master Stream (Fragment(EntryBeat(c)))
+    val status = master Stream (BlockStatus())
+  }
+  val W = c.bytes
+  val Cap = 3 * W // the byte window: a full beat refills it while it holds <= 2W bytes
+  val capBits = log2Up(Cap + 1)
+  def min(a: UInt, b: UInt): UInt = Mux(a < b, a, b)
+
+  object S extends SpinalEnum {
+    val Idle, Hdr, Check, KeyWrite, KeyRead, Value, Drain, Status = newElement()
+  }
+  val state = RegInit(S.Idle)
+
+  // ---- the block as received: position, trailer bytes, CRC ----
+  val size = Reg(UInt(32 bits))
+  val total = Reg(UInt(33 bits)) // size + trailer
+  val verify = Reg(Bool())
+  val received = Reg(UInt(33 bits))
+  val running = RegInit(False) // a command taken, its status not yet
+  val ended = RegInit(False) // the block's `last` beat taken
+  val truncated = Reg(Bool())
+  val tail = Reg(Bits(40 bits)) // the 5 bytes received last (the trailer once all arrived)
+
+  // ---- the byte window: bytes [pos, pos + avail) of the block, from lane 0 ----
+  val window = Reg(Bits(8 * Cap bits)) init (0)
+  val avail = Reg(UInt(capBits bits)) init (0)
+  val take = UInt(log2Up(W + 1) bits) // bytes the decoder consumes this clock
+  take := 0
+  def head(i: Int): Bits = window(8 * i, 8 bits)
+
+  val toGo = total - received
+  val beatBytes = Mux(toGo < W, toGo.resize(c.countBits), U(W, c.countBits bits))
+  val crcTo = (size.resize(33) + 1) // the CRC covers contents and type byte
+  val crcLeft = Mux(crcTo > received, crcTo - received, U(0, 33 bits))
+  val crcBytes = Mux(crcLeft < W, crcLeft.resize(c.countBits), U(W, c.countBits bits))
+  val draining = state === S.Drain
+  io.input.ready := running && !ended && (draining || avail <= 2 * W)
+
+  val crc = Crc32cUnit(W)
+  crc.io.clear := io.cmd.fire
+  crc.io.input.valid := io.input.fire
+  crc.io.input.data := io.input.fragment
+  crc.io.input.count := crcBytes
+
+  val beatMasked = Bits(8 * W bits)
+  for (i <- 0 until W) beatMasked(8 * i, 8 bits) := Mux(U(i) < beatBytes, io.input.fragment(8 * i, 8 bits), B(0, 8 bits))
+  val kept = (window >> (take << 3)).resize(8 * Cap)
+  val keptAvail = avail - take
+  val pushed = (beatMasked.resize(8 * Cap) << (keptAvail << 3)).resize(8 * Cap)
+  window := kept
+  avail := keptAvail
+  when(io.input.fire) {
+    window := kept | pushed
+    avail := keptAvail + beatBytes
+    received := received + beatBytes
+    tail := ((beatMasked ## tail) >> (beatBytes << 3)).resize(40)
+    when(io.input.last) {
+      ended := True
+      truncated := received + beatBytes < total
+    }
+  }
+  when(draining) { // what the decoder no longer reads is only counted and checked
+    window := 0
+    avail := 0
+  }
+
+  // ---- decoder state ----
+  val pos = Reg(UInt(32 bits)) // block offset of window byte 0
+  pos := pos + take
+  val entriesEnd = Reg(UInt(32 bits))
+  val left = entriesEnd - pos
+  val varIdx = Reg(UInt(2 bits))
+  val shared, nonShared, valueLen = Reg(UInt(32 bits))
+  val entryPos = Reg(UInt(32 bits))
+  val keyLen = Reg(UInt(c.keyLenBits bits))
+  val entryCount = Reg(UInt(32 bits))
+  val tooBig = Reg(Bool())
+  val pend = Reg(Bool())
+  val pendCode = Reg(UInt(ErrorCodes.Width bits))
+  val pendOffset = Reg(UInt(32 bits))
+  def fail(name: String, at: UInt): Unit = {
+    pend := True
+    pendCode := U(ErrorCodes(name), ErrorCodes.Width bits)
+    pendOffset := at
+    state := S.Drain
+  }
+
+  io.cmd.ready := state === S.Idle
+  when(io.cmd.fire) {
+    val cmd = io.cmd.payload
+    size := cmd.size
+    total := cmd.size.resize(33) + 5
+    verify := cmd.verify
+    received := 0
+    running := True
+    ended := False
+    truncated := False
+    window := 0
+    avail := 0
+    pos := 0
+    varIdx := 0
+    keyLen := 0
+    entryCount := 0
+    pend := False
+    tooBig := cmd.size > c.maxBlock
+    // LevelDB's Block constructor: room for the count, at least one restart, the array inside the block.
+    val arrayBytes = (cmd.restarts.resize(34) << 2) + 4
+    entriesEnd := (cmd.size - arrayBytes.resize(32))
+    state := S.Hdr
+    when(cmd.size > c.maxBlock) {
+      state := S.Drain
+    } elsewhen (cmd.size < 4) {
+      fail("BAD_BLOCK", U(0, 32 bits))
+    } elsewhen (cmd.restarts === 0 || cmd.restarts > ((cmd.size - 4) >> 2)) {
+      fail("BAD_BLOCK", cmd.size - 4)
+    } elsewhen (arrayBytes === cmd.size.resize(34)) {
+      state := S.Drain // no entries
+    }
+  }
+
+  // ---- entry output ----
+  val out = io.entries
+  val ob = out.fragment
+  out.valid := False
+  out.payload.assignFromBits(B(0, out.payload.getBitsWidth bits))
+
+  // ---- key RAM: the current key, word-aligned from byte 0 ----
+  val keyRam = Mem(Bits(8 * W bits), c.keyWords)
+  val keyAddrBits = log2Up(c.keyWords)
+  val wEnable = False
+  val wAddr = UInt(keyAddrBits bits).assignDontCare()
+  val wData = Bits(8 * W bits).assignDontCare()
+  val wMask = Bits(W bits).assignDontCare()
+  keyRam.write(wAddr, wData, wEnable, wMask)
+  val rdCmd = Stream(UInt(keyAddrBits bits))
+  rdCmd.valid := False
+  val rdIssued = Reg(UInt(keyAddrBits + 1 bits))
+  rdCmd.payload := rdIssued.resize(keyAddrBits)
+  val rdRsp = keyRam.streamReadSync(rdCmd, rdCmd.payload)
+  rdRsp.ready := False
+  val keyWordsNow = ((keyLen +^ (W - 1)) >> log2Up(W)).resize(keyAddrBits + 1)
+
+  def entryDone(): Unit = {
+    entryCount := entryCount + 1
+    varIdx := 0
+    state := Mux(pos + take === entriesEnd, S.Drain, S.Hdr)
+  }
+
+  // ---- varint at the window's head: up to 5 bytes, none past the entries' end ----
+  val limit5 = Mux(left < 5, left.resize(3), U(5, 3 bits))
+  val stops = Vec((0 until 5).map(i => !head(i)(7) && U(i) < limit5))
+  val stopAt = OHToUInt(OHMasking.first(stops.asBits))
+  val found = stops.orR
+  val partial = (0 until 5).scanLeft(U(0, 35 bits))((acc, i) => acc | (head(i)(6 downto 0).asUInt.resize(35) << (7 * i)).resize(35)).drop(1)
+  val varValue = Vec(partial)(stopAt)
+  val overflow = stopAt === 4 && head(4)(6 downto 4) =/= 0 // more than 32 bits (ParseVarint32)
+
+  val headSent = Reg(Bool())
+  val wp = Reg(UInt(c.keyLenBits bits))
+  val nsLeft = Reg(UInt(c.keyLenBits bits))
+  val vLeft = Reg(UInt(32 bits))
+
+  switch(state) {
+    is(S.Hdr) {
+      when(varIdx === 0) { entryPos := pos }
+      when(avail >= limit5) {
+        when(!found || overflow) {
+          fail("BAD_VARINT", pos)
+        } otherwise {
+          val v = varValue.resize(32)
+          switch(varIdx) {
+            is(0) { shared := v }
+            is(1) { nonShared := v }
+            default { valueLen := v }
+          }
+          take := (stopAt +^ 1).resized
+          varIdx := varIdx + 1
+          when(varIdx === 2) { state := S.Check }
+        }
+      } elsewhen (ended) { state := S.Drain } // bytes that never come: TRUNCATED
+    }
+    is(S.Check) { // BlockReader::Next's checks, in its order
+      val keyTotal = shared +^ nonShared
+      when(shared > keyLen.resize(32)) {
+        fail("BAD_BLOCK", entryPos)
+      } elsewhen (nonShared > left || valueLen > left - nonShared) {
+        fail("BAD_BLOCK", entryPos)
+      } elsewhen (keyTotal > c.keyLimit) {
+        fail("KEY_TOO_LONG", entryPos)
+      } otherwise {
+        keyLen := keyTotal.resized
+        wp := shared.resized
+        nsLeft := nonShared.resized
+        vLeft := valueLen
+        headSent := False
+        state := S.KeyWrite
+      }
+    }
+    is(S.KeyWrite) { // HEAD beat out; the key's new bytes from the window into the RAM behind the shared ones
+      out.valid := !headSent
+      ob.kind := U(EntryKind.Head, 2 bits)
+      ob.keyBytes := keyLen
+      ob.valueBytes := vLeft
+      out.last := keyLen === 0 && vLeft === 0
+      val headDone = headSent || out.ready
+      when(out.ready) { headSent := True }
+      val lane = wp(log2Up(W) - 1 downto 0)
+      val room = (U(W, c.countBits + 1 bits) - lane).resize(c.keyLenBits)
+      val n = min(min(room, nsLeft), avail.resize(c.keyLenBits)).resize(c.countBits)
+      wAddr := (wp >> log2Up(W)).resized
+      wData := (window(0, 8 * W bits) << (lane << 3)).resize(8 * W)
+      for (i <- 0 until W) wMask(i) := U(i) >= lane && U(i) < lane +^ n
+      wEnable := n =/= 0
+      take := n.resized
+      wp := wp + n
+      nsLeft := nsLeft - n
+      when(nsLeft === n && headDone) {
+        rdIssued := 0
+        when(keyLen =/= 0) { state := S.KeyRead }
+          .elsewhen(vLeft =/= 0) { state := S.Value }
+          .otherwise { entryDone() }
+      } elsewhen (nsLeft =/= 0 && avail === 0 && ended) { state := S.Drain }
+    }
+    is(S.KeyRead) { // the key, word by word from the RAM
+      rdCmd.valid := rdIssued < keyWordsNow
+      when(rdCmd.fire) { rdIssued := rdIssued + 1 }
+      val idx = rdRsp.linked
+      val isLast = idx.resize(keyAddrBits + 1) === keyWordsNow - 1
+      val bytesBefore = (idx.resize(c.keyLenBits) << log2Up(W)).resize(c.keyLenBits)
+      val rest = keyLen - bytesBefore
+      out.valid := rdRsp.valid
+      rdRsp.ready := out.ready
+      ob.kind := U(EntryKind.Key, 2 bits)
+      ob.count := Mux(rest < W, rest.resize(c.countBits), U(W, c.countBits bits))
+      for (i <- 0 until W) ob.data(8 * i, 8 bits) := Mux(U(i) < rest, rdRsp.value(8 * i, 8 bits), B(0, 8 bits))
+      out.last := isLast && vLeft === 0
+      when(rdRsp.fire && isLast) {
+        when(vLeft =/= 0) { state := S.Value } otherwise { entryDone() }
+      }
+    }
+    is(S.Value) { // the value straight from the window
+      val n = Mux(vLeft < W, vLeft.resize(c.countBits), U(W, c.countBits bits))
+      out.valid := avail >= n
+      ob.kind := U(EntryKind.Value, 2 bits)
+      ob.count := n
+      for (i <- 0 until W) ob.data(8 * i, 8 bits) := Mux(U(i) < n, head(i), B(0, 8 bits))
+      out.last := vLeft <= W
+      when(out.fire) {
+        take := n.resized
+        vLeft := vLeft - n
+        when(vLeft <= W) { entryDone() }
+      } elsewhen (avail < n && ended) { state := S.Drain }
+    }
+    is(S.Drain) { // the rest of the block through the CRC, then the verdict
+      take := 0
+      when(ended) { state := S.Status }
+    }
+  }
+
+  // ---- verdict: ReadBlock's order (truncation, size, CRC, type), then the first decode error ----
+  val storedCrc = tail(8, 32 bits).asUInt
+  val blockType = tail(0, 8 bits)
+  io.status.valid := state === S.Status
+  io.status.entries := entryCount
+  io.status.error := True
+  io.status.code := pendCode
+  io.status.offset := pendOffset
+  when(truncated) {
+    io.status.code := U(ErrorCodes("TRUNCATED"), ErrorCodes.Width bits); io.status.offset := U(0, 32 bits)
+  } elsewhen (tooBig) {
+    io.status.code := U(ErrorCodes("BAD_BLOCK"), ErrorCodes.Width bits); io.status.offset := U(0, 32 bits)
+  } elsewhen (verify && crc.io.masked =/= storedCrc) {
+    io.status.code := U(ErrorCodes("BAD_CRC"), ErrorCodes.Width bits); io.status.offset := U(0, 32 bits)
+  } elsewhen (blockType =/= 0) { // Snappy (1) is the next stage's; anything else LevelDB refuses too
+    io.status.code := U(ErrorCodes("BAD_BLOCK"), ErrorCodes.Width bits); io.status.offset := size
+  } elsewhen (!pend) {
+    io.status.error := False; io.status.code := U(0, ErrorCodes.Width bits); io.status.offset := U(0, 32 bits)
+  }
+  when(io.status.fire) {
+    running := False
+    state := S.Idle
+  }
+}
