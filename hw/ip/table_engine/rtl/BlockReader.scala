@@ -49,13 +49,13 @@ case class BlockStatus() extends Bundle {
   val entries = UInt(32 bits)
 }
 
-/** Reads one raw data block per command: its bytes + 5-byte trailer arrive on `input` (full beats, the
-  * final one ends the block with `last`); entries leave on `entries`, one `status` per block. A soft reset
+/** Reads one raw data block per command: its bytes + 5-byte trailer arrive on `input` (`count` bytes a
+  * beat: all but the final beat full; `last` ends the block, early if the table is cut short); entries leave on `entries`, one `status` per block. A soft reset
   * returns the unit to idle from any state. See doc/rtl.md. */
 case class BlockReader(c: BlockReaderConfig = BlockReaderConfig()) extends Component {
   val io = new Bundle {
     val cmd = slave Stream (BlockCmd())
-    val input = slave Stream (Fragment(Bits(8 * c.bytes bits)))
+    val input = slave Stream (Fragment(ByteBeat(c.bytes)))
     val entries = master Stream (Fragment(EntryBeat(c)))
     val status = master Stream (BlockStatus())
     val softReset = in Bool()
@@ -72,7 +72,7 @@ case class BlockReader(c: BlockReaderConfig = BlockReaderConfig()) extends Compo
 case class BlockReaderCore(c: BlockReaderConfig) extends Component {
   val io = new Bundle {
     val cmd = slave Stream (BlockCmd())
-    val input = slave Stream (Fragment(Bits(8 * c.bytes bits)))
+    val input = slave Stream (Fragment(ByteBeat(c.bytes)))
     val entries = master Stream (Fragment(EntryBeat(c)))
     val status = master Stream (BlockStatus())
   }
@@ -104,7 +104,7 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
   def head(i: Int): Bits = window(8 * i, 8 bits)
 
   val toGo = total - received
-  val beatBytes = Mux(toGo < W, toGo.resize(c.countBits), U(W, c.countBits bits))
+  val beatBytes = Mux(toGo < io.input.count, toGo.resize(c.countBits), io.input.count) // past the block: ignored
   val crcTo = (size.resize(33) + 1) // the CRC covers contents and type byte
   val crcLeft = Mux(crcTo > received, crcTo - received, U(0, 33 bits))
   val crcBytes = Mux(crcLeft < W, crcLeft.resize(c.countBits), U(W, c.countBits bits))
@@ -114,11 +114,11 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
   val crc = Crc32cUnit(W)
   crc.io.clear := io.cmd.fire
   crc.io.input.valid := io.input.fire
-  crc.io.input.data := io.input.fragment
+  crc.io.input.data := io.input.data
   crc.io.input.count := crcBytes
 
   val beatMasked = Bits(8 * W bits)
-  for (i <- 0 until W) beatMasked(8 * i, 8 bits) := Mux(U(i) < beatBytes, io.input.fragment(8 * i, 8 bits), B(0, 8 bits))
+  for (i <- 0 until W) beatMasked(8 * i, 8 bits) := Mux(U(i) < beatBytes, io.input.data(8 * i, 8 bits), B(0, 8 bits))
   val kept = (window >> (take << 3)).resize(8 * Cap)
   val keptAvail = avail - take
   val pushed = (beatMasked.resize(8 * Cap) << (keptAvail << 3)).resize(8 * Cap)
