@@ -86,8 +86,8 @@ Outcome ModelRead(const Case& c) {
 struct Options {
   uint64_t seed = 1, blocks = 100, interval = 0, maxValue = 65536, keyLen = 0, valueLen = 0;
   double pin = 0, pout = 0, mutate = 0, softReset = 0, verify = 1;
-  std::string cases;
-  bool quiet = false;
+  std::string cases, dump;
+  bool quiet = false, tamper = false;
 };
 
 class Bench {
@@ -305,7 +305,12 @@ std::string MakeBlock(simc::Prng& r, const Options& o, uint64_t* entries) {
 void Mutate(simc::Prng& r, Case* c) {
   c->mutated = true;
   const size_t n = c->bytes.size();
-  switch (Below(r, 4)) {
+  switch (Below(r, 5)) {
+    case 4: {  // a run of continuation bytes: a varint longer than 5 bytes or past the entries
+      size_t at = Below(r, std::min<size_t>(n, 64)), len = 1 + Below(r, 6);
+      for (size_t k = at; k < std::min(n, at + len); k++) c->bytes[k] = char(0x80 | Below(r, 256));
+      break;
+    }
     case 0:  // cut short
       c->bytes.resize(1 + Below(r, n - 1));
       break;
@@ -371,6 +376,8 @@ int main(int argc, char** argv) {
   args.custom("--soft-reset", "P", "fraction of blocks first interrupted by a soft reset",
               [&](const std::string& opt, const std::string& v) { o.softReset = simc::toProbability(v, opt); });
   args.input("--cases", &o.cases, "blocks from a file instead (u32 len, u8 verify, u32 size, bytes)");
+  args.output("--dump", &o.dump, "write the random blocks made (before mutation) as a --cases file");
+  args.flag("--tamper", &o.tamper, "change a byte of the model's last entry (the comparison must fail)");
   args.flag("--quiet", &o.quiet, "no line per mismatch");
   args.parse(argc, argv);
 
@@ -383,18 +390,26 @@ int main(int argc, char** argv) {
   uint64_t mismatches = 0, skipped = 0, okBlocks = 0, errBlocks = 0, entries = 0, hangs = 0;
   uint64_t cleanCycles = 0, cleanBytes = 0, cleanBlocks = 0, maxCycles = 0;
   std::map<std::string, uint64_t> codes;
+  std::vector<uint8_t> dumped;
   for (uint64_t i = 0; i < total; i++) {
     Case c;
     uint64_t built = 0;
     if (o.cases.empty()) {
       c.bytes = MakeBlock(gen, o, &built);
       c.size = c.bytes.size() - te::kTrailerBytes;
+      uint8_t rec[9];
+      simc::putLe32(rec, uint32_t(c.bytes.size()));
+      rec[4] = 1;
+      simc::putLe32(rec + 5, uint32_t(c.size));
+      dumped.insert(dumped.end(), rec, rec + 9);
+      dumped.insert(dumped.end(), c.bytes.begin(), c.bytes.end());
       c.verify = gen.chance(o.verify) || o.verify >= 1;
       if (gen.chance(o.mutate)) Mutate(gen, &c);
     } else {
       c = cases[i];
     }
     Outcome model = ModelRead(c);
+    if (o.tamper && !model.entries.empty()) model.entries.back().value.push_back('!');
     if (gen.chance(o.softReset)) bench.Interrupt(c, 1 + Below(gen, 4 * (c.bytes.size() / W + 8)));
     Outcome rtl;
     uint64_t cycles = 0;
@@ -441,6 +456,7 @@ int main(int argc, char** argv) {
       maxCycles = std::max(maxCycles, cycles);
     }
   }
+  if (!o.dump.empty()) simc::writeFileAtomic(o.dump, dumped.data(), dumped.size(), "--dump");
   std::string codeList;
   for (auto& [k, v] : codes) codeList += (codeList.empty() ? "" : ",") + k + ":" + std::to_string(v);
   printf("blocks=%" PRIu64 " ok=%" PRIu64 " errors=%" PRIu64 " skipped_snappy=%" PRIu64 " mismatches=%" PRIu64
