@@ -37,6 +37,12 @@ constexpr int kDataWords = W / 4;
 constexpr int kSinkWords = kDataWords + 4;  // data, kind, count, keyBytes, valueBytes
 constexpr int kHead = 0, kKey = 1, kValue = 2;
 
+// 64-bit ports (W = 8): tb.h's putWords/getWords cover IData and VlWide.
+inline void putWords(QData& s, const uint32_t* w) { s = w[0] | (QData)w[1] << 32; }
+inline void getWords(const QData& s, uint32_t* w) { w[0] = (uint32_t)s, w[1] = (uint32_t)(s >> 32); }
+using simc::getWords;
+using simc::putWords;
+
 struct Entry {
   std::string key, value;
   bool operator==(const Entry& o) const { return key == o.key && value == o.value; }
@@ -124,7 +130,7 @@ class Bench {
       top_.io_cmd_payload_verify = c.verify;
       top_.io_input_valid = src_.drive();
       if (src_.valid()) {
-        simc::putWords(top_.io_input_payload_fragment_data, src_.beat());
+        putWords(top_.io_input_payload_fragment_data, src_.beat());
         top_.io_input_payload_fragment_count = src_.last() ? lastBeatBytes : W;
         top_.io_input_payload_last = src_.last();
       }
@@ -134,7 +140,7 @@ class Bench {
       if (cmdOn && top_.io_cmd_ready) cmdOn = false, cmdDone = true;
       if (top_.io_input_valid && top_.io_input_ready) src_.take();
       uint32_t w[kSinkWords];
-      simc::getWords(top_.io_entries_payload_fragment_data, w);
+      getWords(top_.io_entries_payload_fragment_data, w);
       w[kDataWords] = top_.io_entries_payload_fragment_kind;
       w[kDataWords + 1] = top_.io_entries_payload_fragment_count;
       w[kDataWords + 2] = top_.io_entries_payload_fragment_keyBytes;
