@@ -99,7 +99,7 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
   // ---- the byte window: bytes [pos, pos + avail) of the block, from lane 0 ----
   val window = Reg(Bits(8 * Cap bits)) init (0)
   val avail = Reg(UInt(capBits bits)) init (0)
-  val take = UInt(log2Up(W + 1) bits) // bytes the decoder consumes this clock
+  val take = UInt(capBits bits) // bytes the decoder consumes this clock (up to 15 for three varints)
   take := 0
   def head(i: Int): Bits = window(8 * i, 8 bits)
 
@@ -230,6 +230,26 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
   val varValue = Vec(partial)(stopAt)
   val overflow = stopAt === 4 && head(4)(6 downto 4) =/= 0 // more than 32 bits (ParseVarint32)
 
+  // Fast path: all three varints of an entry in one clock when they are complete in the window and well
+  // formed; anything else (a long varint not yet arrived, an error) takes the path above, one a clock.
+  case class Varint(ok: Bool, len: UInt, value: UInt)
+  def varintAt(offset: UInt, maxOffset: Int): Varint = {
+    val bytes = (0 until 5).map { i =>
+      val options = (0 to maxOffset).map(o => if (o + i < Cap) head(o + i) else B(0x80, 8 bits))
+      Vec(options)(offset.resize(log2Up(maxOffset + 1)))
+    }
+    val limit = Mux(avail.resize(32) < left, avail.resize(32), left) // bytes both present and before the end
+    val stop = Vec((0 until 5).map(i => !bytes(i)(7) && offset.resize(32) + i < limit))
+    val at = OHToUInt(OHMasking.first(stop.asBits))
+    val sums = (0 until 5).scanLeft(U(0, 35 bits))((acc, i) =>
+      acc | (bytes(i)(6 downto 0).asUInt.resize(35) << (7 * i)).resize(35)).drop(1)
+    Varint(stop.orR && !(at === 4 && bytes(4)(6 downto 4) =/= 0), (at +^ 1).resize(4), Vec(sums)(at).resize(32))
+  }
+  val fast1 = varintAt(U(0, 4 bits), 0)
+  val fast2 = varintAt(fast1.len, 5)
+  val fast3 = varintAt(fast1.len + fast2.len, 10)
+  val fastOk = varIdx === 0 && fast1.ok && fast2.ok && fast3.ok
+
   val headSent = Reg(Bool())
   val wp = Reg(UInt(c.keyLenBits bits))
   val nsLeft = Reg(UInt(c.keyLenBits bits))
@@ -238,7 +258,13 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
   switch(state) {
     is(S.Hdr) {
       when(varIdx === 0) { entryPos := pos }
-      when(avail >= limit5) {
+      when(fastOk) {
+        shared := fast1.value
+        nonShared := fast2.value
+        valueLen := fast3.value
+        take := (fast1.len +^ fast2.len +^ fast3.len).resized
+        state := S.Check
+      } elsewhen (avail >= limit5) {
         when(!found || overflow) {
           fail("BAD_VARINT", pos)
         } otherwise {
