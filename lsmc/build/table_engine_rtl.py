@@ -42,7 +42,8 @@ def build_harness(width: int = 16) -> Path:
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
     common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")))
-    flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width}", *common_flags]
+    # Debian's libleveldb: its TableBuilder writes the tables of --leveldb (an independent source of blocks).
+    flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width}", "-LDFLAGS", "-lleveldb", *common_flags]
     # -O2: the harness is rebuilt whenever the RTL changes; its run is short (seconds).
     return build.verilate("BlockReader", [verilog], [HARNESS, *MODEL_SOURCES, *common_srcs],
                           BUILD / "table_engine" / f"rtl_w{width}", flags=flags, cflags="-O2")

@@ -9,6 +9,11 @@
 #include "VBlockReader.h"
 #include "verilated.h"
 
+#include <leveldb/env.h>
+#include <leveldb/options.h>
+#include <leveldb/table_builder.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -19,6 +24,7 @@
 #include "args.h"
 #include "block_builder.h"
 #include "block_reader.h"
+#include "coding.h"
 #include "crc32c.h"
 #include "error.h"
 #include "format.h"
@@ -90,7 +96,7 @@ Outcome ModelRead(const Case& c) {
 }
 
 struct Options {
-  uint64_t seed = 1, blocks = 100, interval = 0, maxValue = 65536, keyLen = 0, valueLen = 0;
+  uint64_t seed = 1, blocks = 100, interval = 0, maxValue = 65536, keyLen = 0, valueLen = 0, leveldbTables = 0;
   double pin = 0, pout = 0, mutate = 0, softReset = 0, verify = 1;
   std::string cases, dump;
   bool quiet = false, tamper = false;
@@ -331,6 +337,59 @@ void Mutate(simc::Prng& r, Case* c) {
   }
 }
 
+// Tables written by LevelDB's own TableBuilder (Debian's libleveldb, compression off, block_size 1, 4 or
+// 16 KiB): their data blocks, located through the footer and index block, become the cases.
+std::vector<Case> LevelDbBlocks(simc::Prng& r, const Options& o) {
+  std::vector<Case> out;
+  const char* dir = getenv("TMPDIR");
+  std::string path = std::string(dir && *dir ? dir : "/tmp") + "/block_reader_harness." + std::to_string(getpid()) + ".ldb";
+  for (uint64_t t = 0; t < o.leveldbTables; t++) {
+    leveldb::Options opt;
+    opt.compression = leveldb::kNoCompression;
+    opt.block_restart_interval = o.interval ? int(o.interval) : (Below(r, 2) ? 16 : 1);
+    opt.block_size = size_t(1024) << (2 * Below(r, 3));
+    std::vector<std::string> keys;
+    int alphabet = int(1 + Below(r, 4));
+    for (size_t i = 0, n = 1 + Below(r, 300); i < n; i++) keys.push_back(RandomBytes(r, KeyLength(r), Below(r, 3) ? alphabet : 0));
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    leveldb::WritableFile* file = nullptr;
+    leveldb::Status st = leveldb::Env::Default()->NewWritableFile(path, &file);
+    if (!st.ok()) simc::die("LevelDB table %s: %s", path.c_str(), st.ToString().c_str());
+    {
+      leveldb::TableBuilder b(opt, file);
+      for (auto& k : keys) b.Add(k, RandomBytes(r, ValueLength(r, o.maxValue), 0));
+      st = b.Finish();
+    }
+    if (st.ok()) st = file->Close();
+    delete file;
+    std::string bytes;
+    if (st.ok()) st = leveldb::ReadFileToString(leveldb::Env::Default(), path, &bytes);
+    unlink(path.c_str());
+    if (!st.ok()) simc::die("LevelDB table %s: %s", path.c_str(), st.ToString().c_str());
+    te::TableImage img{path, bytes};
+    te::BlockHandle ih = te::ReadFooter(img);
+    std::string scratch;
+    std::string_view index = te::ReadBlock(img, ih, true, &scratch, nullptr);
+    te::BlockReader br;
+    br.Start(index, &img.name, ih.offset, false, te::kMaxInternalKeyBytes + 1);
+    while (br.Next()) {
+      const uint8_t* p = reinterpret_cast<const uint8_t*>(br.value().data());
+      const uint8_t* end = p + br.value().size();
+      uint64_t off = 0, size = 0;
+      p = te::ParseVarint64(p, end, &off);
+      if (p) p = te::ParseVarint64(p, end, &size);
+      if (!p || off + size + te::kTrailerBytes > bytes.size()) simc::die("LevelDB table: bad index entry");
+      Case c;
+      c.bytes = bytes.substr(off, size + te::kTrailerBytes);
+      c.size = size;
+      c.verify = r.chance(o.verify) || o.verify >= 1;
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
 std::vector<Case> ReadCases(const std::string& path) {
   // Records: u32 length, u8 verify, u32 handle size, then the bytes (little endian).
   std::vector<uint8_t> f = simc::readFile(path, "--cases");
@@ -381,6 +440,7 @@ int main(int argc, char** argv) {
               [&](const std::string& opt, const std::string& v) { o.verify = simc::toProbability(v, opt); });
   args.custom("--soft-reset", "P", "fraction of blocks first interrupted by a soft reset",
               [&](const std::string& opt, const std::string& v) { o.softReset = simc::toProbability(v, opt); });
+  args.number("--leveldb", &o.leveldbTables, "blocks of this many tables made by LevelDB's TableBuilder instead");
   args.input("--cases", &o.cases, "blocks from a file instead (u32 len, u8 verify, u32 size, bytes)");
   args.output("--dump", &o.dump, "write the random blocks made (before mutation) as a --cases file");
   args.flag("--tamper", &o.tamper, "change a byte of the model's last entry (the comparison must fail)");
@@ -391,7 +451,9 @@ int main(int argc, char** argv) {
   Bench bench(o);
   std::vector<Case> cases;
   if (!o.cases.empty()) cases = ReadCases(o.cases);
-  const uint64_t total = o.cases.empty() ? o.blocks : cases.size();
+  if (o.leveldbTables) cases = LevelDbBlocks(gen, o);
+  const bool random = o.cases.empty() && !o.leveldbTables;
+  const uint64_t total = random ? o.blocks : cases.size();
 
   uint64_t mismatches = 0, skipped = 0, okBlocks = 0, errBlocks = 0, entries = 0, hangs = 0;
   uint64_t cleanCycles = 0, cleanBytes = 0, cleanBlocks = 0, maxCycles = 0;
@@ -400,7 +462,7 @@ int main(int argc, char** argv) {
   for (uint64_t i = 0; i < total; i++) {
     Case c;
     uint64_t built = 0;
-    if (o.cases.empty()) {
+    if (random) {
       c.bytes = MakeBlock(gen, o, &built);
       c.size = c.bytes.size() - te::kTrailerBytes;
       uint8_t rec[9];
@@ -413,6 +475,7 @@ int main(int argc, char** argv) {
       if (gen.chance(o.mutate)) Mutate(gen, &c);
     } else {
       c = cases[i];
+      if (o.leveldbTables && gen.chance(o.mutate)) Mutate(gen, &c);
     }
     Outcome model = ModelRead(c);
     if (o.tamper && !model.entries.empty()) model.entries.back().value.push_back('!');
