@@ -82,7 +82,7 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
   def min(a: UInt, b: UInt): UInt = Mux(a < b, a, b)
 
   object S extends SpinalEnum {
-    val Idle, Hdr, Check, KeyWrite, KeyRead, Value, Drain, Status = newElement()
+    val Idle, Hdr, KeyWrite, KeyRead, Value, Drain, Status = newElement()
   }
   val state = RegInit(S.Idle)
 
@@ -251,6 +251,7 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
   val fastOk = varIdx === 0 && fast1.ok && fast2.ok && fast3.ok
 
   val headSent = Reg(Bool())
+  val checked = Reg(Bool()) // the entry's header passed its checks (KeyWrite's first clock)
   val wp = Reg(UInt(c.keyLenBits bits))
   val nsLeft = Reg(UInt(c.keyLenBits bits))
   val vLeft = Reg(UInt(32 bits))
@@ -263,7 +264,8 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
         nonShared := fast2.value
         valueLen := fast3.value
         take := (fast1.len +^ fast2.len +^ fast3.len).resized
-        state := S.Check
+        checked := False
+        state := S.KeyWrite
       } elsewhen (avail >= limit5) {
         when(!found || overflow) {
           fail("BAD_VARINT", pos)
@@ -276,51 +278,66 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
           }
           take := (stopAt +^ 1).resized
           varIdx := varIdx + 1
-          when(varIdx === 2) { state := S.Check }
+          when(varIdx === 2) {
+            checked := False
+            state := S.KeyWrite
+          }
         }
       } elsewhen (ended) { state := S.Drain } // bytes that never come: TRUNCATED
     }
-    is(S.Check) { // BlockReader::Next's checks, in its order
+    is(S.KeyWrite) {
+      // First clock: BlockReader::Next's checks, in its order, on the header just decoded (keyLen is still
+      // the previous key's). Then the HEAD beat leaves while the key's new bytes go from the window into
+      // the RAM behind the shared ones; the cur* values are the registers' or, on the first clock, the
+      // header's.
+      val first = !checked
       val keyTotal = shared +^ nonShared
-      when(shared > keyLen.resize(32)) {
-        fail("BAD_BLOCK", entryPos)
-      } elsewhen (nonShared > left || valueLen > left - nonShared) {
-        fail("BAD_BLOCK", entryPos)
-      } elsewhen (keyTotal > c.keyLimit) {
-        fail("KEY_TOO_LONG", entryPos)
-      } otherwise {
-        keyLen := keyTotal.resized
-        wp := shared.resized
-        nsLeft := nonShared.resized
-        vLeft := valueLen
-        headSent := False
-        state := S.KeyWrite
+      val checkFail = False
+      when(first) {
+        when(shared > keyLen.resize(32)) {
+          fail("BAD_BLOCK", entryPos); checkFail := True
+        } elsewhen (nonShared > left || valueLen > left - nonShared) {
+          fail("BAD_BLOCK", entryPos); checkFail := True
+        } elsewhen (keyTotal > c.keyLimit) {
+          fail("KEY_TOO_LONG", entryPos); checkFail := True
+        }
       }
-    }
-    is(S.KeyWrite) { // HEAD beat out; the key's new bytes from the window into the RAM behind the shared ones
-      out.valid := !headSent
-      ob.kind := U(EntryKind.Head, 2 bits)
-      ob.keyBytes := keyLen
-      ob.valueBytes := vLeft
-      out.last := keyLen === 0 && vLeft === 0
-      val headDone = headSent || out.ready
-      when(out.ready) { headSent := True }
-      val lane = wp(log2Up(W) - 1 downto 0)
-      val room = (U(W, c.countBits + 1 bits) - lane).resize(c.keyLenBits)
-      val n = min(min(room, nsLeft), avail.resize(c.keyLenBits)).resize(c.countBits)
-      wAddr := (wp >> log2Up(W)).resized
-      wData := (window(0, 8 * W bits) << (lane << 3)).resize(8 * W)
-      for (i <- 0 until W) wMask(i) := U(i) >= lane && U(i) < lane +^ n
-      wEnable := n =/= 0
-      take := n.resized
-      wp := wp + n
-      nsLeft := nsLeft - n
-      when(nsLeft === n && headDone) {
-        rdIssued := 0
-        when(keyLen =/= 0) { state := S.KeyRead }
-          .elsewhen(vLeft =/= 0) { state := S.Value }
-          .otherwise { entryDone() }
-      } elsewhen (nsLeft =/= 0 && avail === 0 && ended) { state := S.Drain }
+      val curKeyLen = Mux(first, keyTotal.resize(c.keyLenBits), keyLen)
+      val curWp = Mux(first, shared.resize(c.keyLenBits), wp)
+      val curNs = Mux(first, nonShared.resize(c.keyLenBits), nsLeft)
+      val curV = Mux(first, valueLen, vLeft)
+      val curHeadSent = !first && headSent
+      when(!checkFail) {
+        checked := True
+        keyLen := curKeyLen
+        vLeft := curV
+        out.valid := !curHeadSent
+        ob.kind := U(EntryKind.Head, 2 bits)
+        ob.keyBytes := curKeyLen
+        ob.valueBytes := curV
+        out.last := curKeyLen === 0 && curV === 0
+        val headDone = curHeadSent || out.ready
+        headSent := headDone
+        val lane = curWp(log2Up(W) - 1 downto 0)
+        val room = (U(W, c.countBits + 1 bits) - lane).resize(c.keyLenBits)
+        val n = min(min(room, curNs), avail.resize(c.keyLenBits)).resize(c.countBits)
+        wAddr := (curWp >> log2Up(W)).resized
+        wData := (window(0, 8 * W bits) << (lane << 3)).resize(8 * W)
+        for (i <- 0 until W) wMask(i) := U(i) >= lane && U(i) < lane +^ n
+        wEnable := n =/= 0
+        take := n.resized
+        wp := curWp + n
+        nsLeft := curNs - n
+        when(curNs === n && headDone) {
+          // The key's first word read now, unless this clock writes it (the read would see the old word).
+          rdCmd.payload := 0
+          rdCmd.valid := curKeyLen =/= 0 && !(wEnable && wAddr === 0)
+          rdIssued := Mux(rdCmd.fire, U(1), U(0)).resized
+          when(curKeyLen =/= 0) { state := S.KeyRead }
+            .elsewhen(curV =/= 0) { state := S.Value }
+            .otherwise { entryDone() }
+        } elsewhen (curNs =/= 0 && avail === 0 && ended) { state := S.Drain }
+      }
     }
     is(S.KeyRead) { // the key, word by word from the RAM
       rdCmd.valid := rdIssued < keyWordsNow
