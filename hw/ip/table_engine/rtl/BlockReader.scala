@@ -200,19 +200,39 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
   out.payload.assignFromBits(B(0, out.payload.getBitsWidth bits))
 
   // ---- key RAM: the current key, word-aligned from byte 0 ----
-  val keyRam = Mem(Bits(8 * W bits), c.keyWords)
+  // Two banks, even and odd words: a clock's new key bytes (up to W from any lane) cross at most one
+  // word boundary, so both words are written together.
   val keyAddrBits = log2Up(c.keyWords)
+  val bankWords = (c.keyWords + 1) / 2
+  val bankAddrBits = log2Up(bankWords) max 1
+  val banks = Seq.fill(2)(Mem(Bits(8 * W bits), bankWords))
   val wEnable = False
-  val wAddr = UInt(keyAddrBits bits).assignDontCare()
-  val wData = Bits(8 * W bits).assignDontCare()
-  val wMask = Bits(W bits).assignDontCare()
-  keyRam.write(wAddr, wData, wEnable, wMask)
+  val wAddr = UInt(keyAddrBits bits).assignDontCare() // the first word written
+  val wData = Bits(8 * W bits).assignDontCare() // rotated: lane (wp + j) mod W holds new byte j
+  val wMaskLo = Bits(W bits).assignDontCare() // lanes of word wAddr
+  val wMaskHi = Bits(W bits).assignDontCare() // lanes of word wAddr + 1
+  val wNext = wAddr +^ 1
+  for (b <- 0 until 2) {
+    val lo = wAddr(0) === Bool(b == 1) // word wAddr lives in this bank
+    val mask = Mux(lo, wMaskLo, wMaskHi)
+    val addr = Mux(lo, (wAddr >> 1).resize(bankAddrBits), (wNext >> 1).resize(bankAddrBits))
+    banks(b).write(addr, wData, wEnable && mask.orR, mask)
+  }
   val rdCmd = Stream(UInt(keyAddrBits bits))
   rdCmd.valid := False
   val rdIssued = Reg(UInt(keyAddrBits + 1 bits))
   rdCmd.payload := rdIssued.resize(keyAddrBits)
-  val rdRsp = keyRam.streamReadSync(rdCmd, rdCmd.payload)
-  rdRsp.ready := False
+  // One word read a clock; the response holds (the RAMs' read enables stay low) until taken.
+  val rspValid = RegInit(False)
+  val rspIdx = Reg(UInt(keyAddrBits bits))
+  val rspReady = False
+  rdCmd.ready := !rspValid || rspReady
+  val rdWords = banks.map(_.readSync((rdCmd.payload >> 1).resize(bankAddrBits), rdCmd.fire))
+  when(rdCmd.fire) {
+    rspValid := True
+    rspIdx := rdCmd.payload
+  } elsewhen (rspReady) { rspValid := False }
+  val rspValue = Mux(rspIdx(0), rdWords(1), rdWords(0))
   val keyWordsNow = ((keyLen +^ (W - 1)) >> log2Up(W)).resize(keyAddrBits + 1)
 
   def entryDone(): Unit = {
@@ -319,11 +339,13 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
         val headDone = curHeadSent || out.ready
         headSent := headDone
         val lane = curWp(log2Up(W) - 1 downto 0)
-        val room = (U(W, c.countBits + 1 bits) - lane).resize(c.keyLenBits)
-        val n = min(min(room, curNs), avail.resize(c.keyLenBits)).resize(c.countBits)
+        val n = min(min(U(W, c.keyLenBits bits), curNs), avail.resize(c.keyLenBits)).resize(c.countBits)
         wAddr := (curWp >> log2Up(W)).resized
-        wData := (window(0, 8 * W bits) << (lane << 3)).resize(8 * W)
-        for (i <- 0 until W) wMask(i) := U(i) >= lane && U(i) < lane +^ n
+        wData := window(0, 8 * W bits).rotateLeft(lane << 3)
+        for (i <- 0 until W) {
+          wMaskLo(i) := U(i) >= lane && U(i) < lane +^ n
+          wMaskHi(i) := U(i + W) < lane +^ n
+        }
         wEnable := n =/= 0
         take := n.resized
         wp := curWp + n
@@ -342,17 +364,17 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
     is(S.KeyRead) { // the key, word by word from the RAM
       rdCmd.valid := rdIssued < keyWordsNow
       when(rdCmd.fire) { rdIssued := rdIssued + 1 }
-      val idx = rdRsp.linked
+      val idx = rspIdx
       val isLast = idx.resize(keyAddrBits + 1) === keyWordsNow - 1
       val bytesBefore = (idx.resize(c.keyLenBits) << log2Up(W)).resize(c.keyLenBits)
       val rest = keyLen - bytesBefore
-      out.valid := rdRsp.valid
-      rdRsp.ready := out.ready
+      out.valid := rspValid
+      rspReady := out.ready
       ob.kind := U(EntryKind.Key, 2 bits)
       ob.count := Mux(rest < W, rest.resize(c.countBits), U(W, c.countBits bits))
-      for (i <- 0 until W) ob.data(8 * i, 8 bits) := Mux(U(i) < rest, rdRsp.value(8 * i, 8 bits), B(0, 8 bits))
+      for (i <- 0 until W) ob.data(8 * i, 8 bits) := Mux(U(i) < rest, rspValue(8 * i, 8 bits), B(0, 8 bits))
       out.last := isLast && vLeft === 0
-      when(rdRsp.fire && isLast) {
+      when(rspValid && out.ready && isLast) {
         when(vLeft =/= 0) { state := S.Value } otherwise { entryDone() }
       }
     }
