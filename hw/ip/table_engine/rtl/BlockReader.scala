@@ -263,11 +263,14 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
     val at = OHToUInt(OHMasking.first(stop.asBits))
     val sums = (0 until 5).scanLeft(U(0, 35 bits))((acc, i) =>
       acc | (bytes(i)(6 downto 0).asUInt.resize(35) << (7 * i)).resize(35)).drop(1)
-    Varint(stop.orR && !(at === 4 && bytes(4)(6 downto 4) =/= 0), (at +^ 1).resize(4), Vec(sums)(at).resize(32))
+    Varint(stop.orR && !(at === 4 && bytes(4)(6 downto 4) =/= 0), (at +^ 1).resize(3), Vec(sums)(at).resize(32))
   }
-  val fast1 = varintAt(U(0, 4 bits), 0)
-  val fast2 = varintAt(fast1.len, 5)
-  val fast3 = varintAt(fast1.len + fast2.len, 10)
+  // `fastBase`: where the header starts in the window (0 in Hdr; behind the value's final beat in Value).
+  val fastBase = UInt(c.countBits bits)
+  fastBase := 0
+  val fast1 = varintAt(fastBase, W)
+  val fast2 = varintAt(fastBase +^ fast1.len, W + 5)
+  val fast3 = varintAt(fastBase +^ fast1.len +^ fast2.len, W + 10)
   val fastOk = varIdx === 0 && fast1.ok && fast2.ok && fast3.ok
 
   val headSent = Reg(Bool())
@@ -385,10 +388,22 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
       ob.count := n
       for (i <- 0 until W) ob.data(8 * i, 8 bits) := Mux(U(i) < n, head(i), B(0, 8 bits))
       out.last := vLeft <= W
+      fastBase := n
       when(out.fire) {
         take := n.resized
         vLeft := vLeft - n
-        when(vLeft <= W) { entryDone() }
+        when(vLeft <= W) {
+          entryDone()
+          when(fastOk) { // the next entry's header, right behind the value, decoded in the same clock
+            shared := fast1.value
+            nonShared := fast2.value
+            valueLen := fast3.value
+            take := (n +^ fast1.len +^ fast2.len +^ fast3.len).resized
+            entryPos := pos + n
+            checked := False
+            state := S.KeyWrite
+          }
+        }
       } elsewhen (avail < n && ended) { state := S.Drain }
     }
     is(S.Drain) { // the rest of the block through the CRC, then the verdict
