@@ -36,6 +36,13 @@ object compaction extends SpinalModule {
   def moduleDeps = Seq(common)
 }
 
+/** Table engine: block reader (CRC32C, raw data-block entry decoder); error codes from its C++ model. */
+object table_engine extends SpinalModule {
+  def millSourcePath = os.pwd / "hw" / "ip" / "table_engine"
+  def sources = T.sources(millSourcePath / "rtl")
+  def moduleDeps = Seq(common)
+}
+
 /** Stream <-> AXI4 DMA channels between DDR and the IPs. */
 object dma extends SpinalModule {
   def millSourcePath = os.pwd / "hw" / "ip" / "dma"

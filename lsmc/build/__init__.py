@@ -84,6 +84,7 @@ MODULE_SOURCES = {
     "compaction": ["hw/common/rtl", "hw/ip/compaction/rtl", "hw/ip/compaction/data"],
     "dma": ["hw/common/rtl", "hw/ip/dma/rtl"],
     "nand": ["hw/common/rtl", "hw/ip/nand/rtl"],
+    "table_engine": ["hw/common/rtl", "hw/ip/table_engine/rtl", "hw/ip/table_engine/model/error.h"],
     "soc": ["hw/common/rtl", "hw/soc/map", "hw/soc/rtl", "hw/ip/compaction/rtl", "hw/ip/compaction/data",
             "hw/ip/dma/rtl", "hw/ip/nand/rtl", "lsmc/build/vexriscv_src.py"],
 }

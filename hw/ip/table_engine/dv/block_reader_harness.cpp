@@ -1,0 +1,538 @@
+// Verilator harness of the table engine's block reader (top `BlockReader`, hw/ip/table_engine/rtl), differential
+// against the C++ model: blocks made by the model's BlockBuilder (random keys and values, restart interval 1 or
+// 16), optionally mutated (bits flipped, bytes cut), go through the RTL with random stalls on every stream and
+// through the model's ReadBlock + BlockReader; the entries or the error (code and offset) must agree.
+// Blocks may also come from a file (--cases), e.g. ones Hypothesis mutated.
+//
+// Prints one summary line (`blocks=... mismatches=... cycles=... bytes=...`); exit status 0 all agree,
+// 1 a mismatch, a hang (no status within the cycle bound) or a stream-rule violation, 2 bad usage.
+#include "VBlockReader.h"
+#include "verilated.h"
+
+#include <leveldb/env.h>
+#include <leveldb/options.h>
+#include <leveldb/table_builder.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "block_builder.h"
+#include "block_reader.h"
+#include "coding.h"
+#include "crc32c.h"
+#include "error.h"
+#include "format.h"
+#include "limits.h"
+#include "tb.h"
+
+namespace te = table_engine;
+
+namespace {
+
+#ifndef BEAT_BYTES
+#define BEAT_BYTES 16
+#endif
+constexpr int W = BEAT_BYTES;
+constexpr int kDataWords = W / 4;
+constexpr int kSinkWords = kDataWords + 4;  // data, kind, count, keyBytes, valueBytes
+constexpr int kHead = 0, kKey = 1, kValue = 2;
+
+// 64-bit ports (W = 8): tb.h's putWords/getWords cover IData and VlWide.
+inline void putWords(QData& s, const uint32_t* w) { s = w[0] | (QData)w[1] << 32; }
+inline void getWords(const QData& s, uint32_t* w) { w[0] = (uint32_t)s, w[1] = (uint32_t)(s >> 32); }
+using simc::getWords;
+using simc::putWords;
+
+struct Entry {
+  std::string key, value;
+  bool operator==(const Entry& o) const { return key == o.key && value == o.value; }
+};
+
+struct Outcome {
+  bool error = false;
+  int code = 0;
+  uint64_t offset = 0;
+  std::vector<Entry> entries;  // all (no error) or those before the error
+  bool snappy = false;         // the model took the block for a Snappy one (not this stage's)
+  bool decoding = false;       // the error came from the entry decoder (ReadBlock had passed)
+};
+
+struct Case {
+  std::string bytes;  // what the table holds from the block's offset on (maybe cut short)
+  uint64_t size = 0;  // the block handle's size
+  bool verify = true;
+  bool mutated = false;
+};
+
+Outcome ModelRead(const Case& c) {
+  Outcome o;
+  te::TableImage t{"block", c.bytes};
+  std::string scratch;
+  te::BlockReader r;
+  try {
+    std::string_view contents = te::ReadBlock(t, te::BlockHandle{0, c.size}, c.verify, &scratch, nullptr);
+    if (static_cast<uint8_t>(c.bytes[c.size]) == te::kSnappyBlock) {
+      o.snappy = true;
+      return o;
+    }
+    o.decoding = true;
+    r.Start(contents, &t.name, 0, false, te::kMaxInternalKeyBytes);
+    while (r.Next()) o.entries.push_back({std::string(r.key()), std::string(r.value())});
+  } catch (const te::EngineError& e) {
+    o.error = true;
+    o.code = static_cast<int>(e.code);
+    o.offset = e.offset;
+    if (e.code != te::ErrorCode::kBadCrc && e.code != te::ErrorCode::kTruncated && c.bytes.size() > c.size &&
+        static_cast<uint8_t>(c.bytes[c.size]) == te::kSnappyBlock)
+      o.snappy = true;
+  }
+  return o;
+}
+
+struct Options {
+  uint64_t seed = 1, blocks = 100, interval = 0, maxValue = 65536, keyLen = 0, valueLen = 0, leveldbTables = 0;
+  double pin = 0, pout = 0, mutate = 0, softReset = 0, verify = 1;
+  std::string cases, dump;
+  bool quiet = false, tamper = false;
+};
+
+class Bench {
+ public:
+  explicit Bench(const Options& o)
+      : opt_(o), rng_(o.seed), src_(&rng_, kDataWords), sink_(&rng_, kSinkWords), statusPause_(&rng_),
+        cmdPause_(&rng_) {
+    src_.pause.set(o.pin);
+    sink_.pause.set(o.pout);
+    statusPause_.set(o.pout);
+    cmdPause_.set(o.pin);
+    top_.reset = 1;
+    top_.io_softReset = 0;
+    for (int i = 0; i < 4; i++) Tick();
+    top_.reset = 0;
+  }
+
+  // Runs one block through the RTL; returns false on a hang (no status within the bound).
+  bool Run(const Case& c, Outcome* rtl, uint64_t* cycles, uint64_t bound) {
+    src_.clear();
+    sink_.clear();
+    const uint64_t n = c.size;
+    uint32_t restarts = 0;  // the contents' last 4 bytes, as the front end fetches them with the trailer
+    for (int i = 0; i < 4; i++)
+      if (n >= 4 && n - 4 + i < c.bytes.size()) restarts |= uint32_t(uint8_t(c.bytes[n - 4 + i])) << (8 * i);
+    const int lastBeatBytes = int((c.bytes.size() - 1) % W) + 1;
+    src_.pushBytes(reinterpret_cast<const uint8_t*>(c.bytes.data()), c.bytes.size(), true);
+    bool cmdDone = false, cmdOn = false;
+    for (uint64_t t = 0; t < bound; t++) {
+      if (!cmdDone && !cmdOn && !cmdPause_()) cmdOn = true;
+      top_.io_cmd_valid = cmdOn;
+      top_.io_cmd_payload_size = uint32_t(n);
+      top_.io_cmd_payload_restarts = restarts;
+      top_.io_cmd_payload_verify = c.verify;
+      top_.io_input_valid = src_.drive();
+      if (src_.valid()) {
+        putWords(top_.io_input_payload_fragment_data, src_.beat());
+        top_.io_input_payload_fragment_count = src_.last() ? lastBeatBytes : W;
+        top_.io_input_payload_last = src_.last();
+      }
+      top_.io_entries_ready = sink_.drive();
+      top_.io_status_ready = !statusPause_();
+      top_.eval();
+      if (cmdOn && top_.io_cmd_ready) cmdOn = false, cmdDone = true;
+      if (top_.io_input_valid && top_.io_input_ready) src_.take();
+      uint32_t w[kSinkWords];
+      getWords(top_.io_entries_payload_fragment_data, w);
+      w[kDataWords] = top_.io_entries_payload_fragment_kind;
+      w[kDataWords + 1] = top_.io_entries_payload_fragment_count;
+      w[kDataWords + 2] = top_.io_entries_payload_fragment_keyBytes;
+      w[kDataWords + 3] = top_.io_entries_payload_fragment_valueBytes;
+      sink_.sample(top_.io_entries_valid, w, top_.io_entries_payload_last);
+      if (top_.io_status_valid && top_.io_status_ready) {
+        rtl->error = top_.io_status_payload_error;
+        rtl->code = top_.io_status_payload_code;
+        rtl->offset = top_.io_status_payload_offset;
+        statusEntries_ = top_.io_status_payload_entries;
+        Tick();
+        *cycles = t + 1;
+        return Parse(rtl);
+      }
+      Tick();
+    }
+    *cycles = bound;
+    return false;
+  }
+
+  // Starts the block, runs `cycles` clocks, then a soft reset: the unit must then take the next block.
+  void Interrupt(const Case& c, uint64_t cycles) {
+    Outcome ignored;
+    uint64_t used;
+    Run(c, &ignored, &used, cycles);
+    top_.io_softReset = 1;
+    top_.io_cmd_valid = top_.io_input_valid = 0;
+    Tick();
+    top_.io_softReset = 0;
+    src_.clear();
+    sink_.dropPending();
+    sink_.clear();
+  }
+
+  uint64_t violations() const { return sink_.violations; }
+  uint64_t statusEntries() const { return statusEntries_; }
+  std::string parseError;
+
+ private:
+  void Tick() {
+    top_.clk = 1;
+    top_.eval();
+    top_.clk = 0;
+    top_.eval();
+  }
+
+  // Entry beats back into entries, checking the framing (doc/rtl.md).
+  bool Parse(Outcome* o) {
+    parseError.clear();
+    size_t i = 0, beats = sink_.beats();
+    auto bad = [&](const std::string& why) {
+      parseError = "beat " + std::to_string(i) + ": " + why;
+      return true;
+    };
+    while (i < beats) {
+      const uint32_t* b = sink_.beat(i);
+      if (b[kDataWords] != kHead) return bad("entry does not start with a HEAD beat");
+      uint64_t kl = b[kDataWords + 2], vl = b[kDataWords + 3];
+      bool last = sink_.lasts[i++];
+      Entry e;
+      for (int part = 0; part < 2; part++) {
+        uint64_t want = part ? vl : kl;
+        std::string& dst = part ? e.value : e.key;
+        while (dst.size() < want) {
+          if (last) return bad("entry ended early");
+          if (i >= beats) return bad("stream ended inside an entry");
+          const uint32_t* d = sink_.beat(i);
+          uint64_t cnt = d[kDataWords + 1];
+          uint64_t expect = std::min<uint64_t>(W, want - dst.size());
+          if (int(d[kDataWords]) != (part ? kValue : kKey) || cnt != expect)
+            return bad("kind/count " + std::to_string(d[kDataWords]) + "/" + std::to_string(cnt));
+          for (uint64_t k = 0; k < W; k++) {
+            uint8_t byte = uint8_t(d[k / 4] >> (8 * (k % 4)));
+            if (k < cnt) dst.push_back(char(byte));
+            else if (byte) return bad("nonzero lane above count");
+          }
+          last = sink_.lasts[i++];
+        }
+      }
+      if (!last) return bad("entry's final beat without last");
+      o->entries.push_back(std::move(e));
+    }
+    return true;
+  }
+
+  Options opt_;
+  simc::Prng rng_;
+  VBlockReader top_;
+  simc::StreamSource src_;
+  simc::StreamSink sink_;
+  simc::Pause statusPause_, cmdPause_;
+  uint64_t statusEntries_ = 0;
+};
+
+// ---- random blocks ----
+uint64_t Below(simc::Prng& r, uint64_t n) { return n ? r.next() % n : 0; }
+
+std::string RandomBytes(simc::Prng& r, size_t n, int alphabet) {
+  std::string s(n, '\0');
+  for (auto& ch : s) ch = char(alphabet ? 'a' + Below(r, alphabet) : Below(r, 256));
+  return s;
+}
+
+size_t KeyLength(simc::Prng& r) {
+  const size_t lim = te::kMaxInternalKeyBytes;
+  switch (Below(r, 10)) {
+    case 0: return lim - Below(r, 4);  // at the limit
+    case 1: return 1 + Below(r, lim);
+    case 2: case 3: return 1 + Below(r, 128);
+    default: return 1 + Below(r, 24);
+  }
+}
+
+size_t ValueLength(simc::Prng& r, uint64_t maxValue) {
+  switch (Below(r, 10)) {
+    case 0: return Below(r, maxValue + 1);
+    case 1: case 2: return Below(r, 4097);
+    case 3: return 0;
+    default: return Below(r, 129);
+  }
+}
+
+// A LevelDB-like block: fixed key and value lengths, entries added until it reaches block_size (4 KiB).
+std::string FixedEntries(simc::Prng& r, const Options& o, int interval, te::BlockBuilder* b) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < 4096; i++) keys.push_back(RandomBytes(r, o.keyLen, 0));
+  std::sort(keys.begin(), keys.end());
+  for (auto& k : keys) {
+    b->Add(k, RandomBytes(r, o.valueLen, 0));
+    if (b->SizeEstimate() >= 4096) break;
+  }
+  (void)interval;
+  return b->Finish();
+}
+
+std::string MakeBlock(simc::Prng& r, const Options& o, uint64_t* entries) {
+  int interval = o.interval ? int(o.interval) : (Below(r, 2) ? 16 : 1);
+  if (o.keyLen) {
+    te::BlockBuilder fixed(interval);
+    std::string block = FixedEntries(r, o, interval, &fixed);
+    *entries = fixed.entries();
+    block.push_back(char(te::kRawBlock));
+    uint32_t crc = te::crc32c::Mask(te::crc32c::Value(reinterpret_cast<const uint8_t*>(block.data()), block.size()));
+    for (int i = 0; i < 4; i++) block.push_back(char(crc >> (8 * i)));
+    return block;
+  }
+  size_t count = 1 + Below(r, Below(r, 4) ? 24 : 200);
+  std::vector<std::string> keys;
+  int alphabet = int(1 + Below(r, 4));  // few letters: long shared prefixes
+  for (size_t i = 0; i < count; i++) keys.push_back(RandomBytes(r, KeyLength(r), Below(r, 3) ? alphabet : 0));
+  std::sort(keys.begin(), keys.end());
+  te::BlockBuilder b(interval);
+  size_t bytes = 0;
+  for (auto& k : keys) {
+    std::string v = RandomBytes(r, ValueLength(r, o.maxValue), 0);
+    bytes += k.size() + v.size();
+    b.Add(k, v);
+    if (bytes > (256u << 10)) break;
+  }
+  *entries = b.entries();
+  std::string block = b.Finish();
+  block.push_back(char(te::kRawBlock));
+  uint32_t crc = te::crc32c::Mask(te::crc32c::Value(reinterpret_cast<const uint8_t*>(block.data()), block.size()));
+  for (int i = 0; i < 4; i++) block.push_back(char(crc >> (8 * i)));
+  return block;
+}
+
+void Mutate(simc::Prng& r, Case* c) {
+  c->mutated = true;
+  const size_t n = c->bytes.size();
+  switch (Below(r, 5)) {
+    case 4: {  // a run of continuation bytes: a varint longer than 5 bytes or past the entries
+      size_t at = Below(r, std::min<size_t>(n, 64)), len = 1 + Below(r, 6);
+      for (size_t k = at; k < std::min(n, at + len); k++) c->bytes[k] = char(0x80 | Below(r, 256));
+      break;
+    }
+    case 0:  // cut short
+      c->bytes.resize(1 + Below(r, n - 1));
+      break;
+    case 1:  // near the start: the first entries' varints
+      for (int k = 0, m = 1 + Below(r, 3); k < m; k++) c->bytes[Below(r, std::min<size_t>(n, 48))] ^= char(1 << Below(r, 8));
+      break;
+    case 2:  // the restart array, count and trailer
+      for (int k = 0, m = 1 + Below(r, 2); k < m; k++) c->bytes[n - 1 - Below(r, std::min<size_t>(n, 24))] ^= char(1 << Below(r, 8));
+      break;
+    default:
+      for (int k = 0, m = 1 + Below(r, 4); k < m; k++) c->bytes[Below(r, n)] ^= char(1 << Below(r, 8));
+  }
+}
+
+// Tables written by LevelDB's own TableBuilder (Debian's libleveldb, compression off, block_size 1, 4 or
+// 16 KiB): their data blocks, located through the footer and index block, become the cases.
+std::vector<Case> LevelDbBlocks(simc::Prng& r, const Options& o) {
+  std::vector<Case> out;
+  const char* dir = getenv("TMPDIR");
+  std::string path = std::string(dir && *dir ? dir : "/tmp") + "/block_reader_harness." + std::to_string(getpid()) + ".ldb";
+  for (uint64_t t = 0; t < o.leveldbTables; t++) {
+    leveldb::Options opt;
+    opt.compression = leveldb::kNoCompression;
+    opt.block_restart_interval = o.interval ? int(o.interval) : (Below(r, 2) ? 16 : 1);
+    opt.block_size = size_t(1024) << (2 * Below(r, 3));
+    std::vector<std::string> keys;
+    int alphabet = int(1 + Below(r, 4));
+    for (size_t i = 0, n = 1 + Below(r, 300); i < n; i++) keys.push_back(RandomBytes(r, KeyLength(r), Below(r, 3) ? alphabet : 0));
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    leveldb::WritableFile* file = nullptr;
+    leveldb::Status st = leveldb::Env::Default()->NewWritableFile(path, &file);
+    if (!st.ok()) simc::die("LevelDB table %s: %s", path.c_str(), st.ToString().c_str());
+    {
+      leveldb::TableBuilder b(opt, file);
+      for (auto& k : keys) b.Add(k, RandomBytes(r, ValueLength(r, o.maxValue), 0));
+      st = b.Finish();
+    }
+    if (st.ok()) st = file->Close();
+    delete file;
+    std::string bytes;
+    if (st.ok()) st = leveldb::ReadFileToString(leveldb::Env::Default(), path, &bytes);
+    unlink(path.c_str());
+    if (!st.ok()) simc::die("LevelDB table %s: %s", path.c_str(), st.ToString().c_str());
+    te::TableImage img{path, bytes};
+    te::BlockHandle ih = te::ReadFooter(img);
+    std::string scratch;
+    std::string_view index = te::ReadBlock(img, ih, true, &scratch, nullptr);
+    te::BlockReader br;
+    br.Start(index, &img.name, ih.offset, false, te::kMaxInternalKeyBytes + 1);
+    while (br.Next()) {
+      const uint8_t* p = reinterpret_cast<const uint8_t*>(br.value().data());
+      const uint8_t* end = p + br.value().size();
+      uint64_t off = 0, size = 0;
+      p = te::ParseVarint64(p, end, &off);
+      if (p) p = te::ParseVarint64(p, end, &size);
+      if (!p || off + size + te::kTrailerBytes > bytes.size()) simc::die("LevelDB table: bad index entry");
+      Case c;
+      c.bytes = bytes.substr(off, size + te::kTrailerBytes);
+      c.size = size;
+      c.verify = r.chance(o.verify) || o.verify >= 1;
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+std::vector<Case> ReadCases(const std::string& path) {
+  // Records: u32 length, u8 verify, u32 handle size, then the bytes (little endian).
+  std::vector<uint8_t> f = simc::readFile(path, "--cases");
+  std::vector<Case> out;
+  size_t p = 0;
+  while (p < f.size()) {
+    if (f.size() - p < 9) simc::die("--cases %s: record header cut at byte %zu", path.c_str(), p);
+    uint32_t len = simc::le32(&f[p]);
+    Case c;
+    c.verify = f[p + 4] != 0;
+    c.size = simc::le32(&f[p + 5]);
+    p += 9;
+    if (f.size() - p < len || len == 0) simc::die("--cases %s: record of %u bytes at byte %zu", path.c_str(), len, p);
+    c.bytes.assign(reinterpret_cast<const char*>(&f[p]), len);
+    c.mutated = true;
+    p += len;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string Describe(const Outcome& o) {
+  if (o.error) return std::string("error=") + te::ErrorName(te::ErrorCode(o.code)) + " offset=" + std::to_string(o.offset);
+  return "ok entries=" + std::to_string(o.entries.size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Verilated::commandArgs(argc, argv);
+  simc::setProgram("block_reader_harness");
+  Options o;
+  simc::Args args("block_reader_harness [options]: the block reader against the table engine's C++ model");
+  args.number("--seed", &o.seed, "PRNG seed (blocks, mutations, stalls)");
+  args.number("--blocks", &o.blocks, "random blocks to run");
+  args.number("--interval", &o.interval, "restart interval (0: 1 or 16 at random per block)", "N", uint64_t(0), uint64_t(1024));
+  args.number("--max-value", &o.maxValue, "longest random value in bytes", "N", uint64_t(0), uint64_t(1) << 20);
+  args.number("--key-len", &o.keyLen, "every key this long, blocks of 4 KiB (0: random keys)", "N", uint64_t(0),
+              uint64_t(te::kMaxInternalKeyBytes));
+  args.number("--value-len", &o.valueLen, "with --key-len: every value this long", "N", uint64_t(0), uint64_t(1) << 20);
+  args.custom("--pin", "P", "stall probability of the command and input streams",
+              [&](const std::string& opt, const std::string& v) { o.pin = simc::toProbability(v, opt, 1.0, false); });
+  args.custom("--pout", "P", "stall probability of the entry and status streams",
+              [&](const std::string& opt, const std::string& v) { o.pout = simc::toProbability(v, opt, 1.0, false); });
+  args.custom("--mutate", "P", "fraction of blocks mutated (bits flipped, bytes cut)",
+              [&](const std::string& opt, const std::string& v) { o.mutate = simc::toProbability(v, opt); });
+  args.custom("--verify", "P", "fraction of blocks with the CRC checked (1: all)",
+              [&](const std::string& opt, const std::string& v) { o.verify = simc::toProbability(v, opt); });
+  args.custom("--soft-reset", "P", "fraction of blocks first interrupted by a soft reset",
+              [&](const std::string& opt, const std::string& v) { o.softReset = simc::toProbability(v, opt); });
+  args.number("--leveldb", &o.leveldbTables, "blocks of this many tables made by LevelDB's TableBuilder instead");
+  args.input("--cases", &o.cases, "blocks from a file instead (u32 len, u8 verify, u32 size, bytes)");
+  args.output("--dump", &o.dump, "write the random blocks made (before mutation) as a --cases file");
+  args.flag("--tamper", &o.tamper, "change a byte of the model's last entry (the comparison must fail)");
+  args.flag("--quiet", &o.quiet, "no line per mismatch");
+  args.parse(argc, argv);
+
+  simc::Prng gen(o.seed ^ 0x5eed);
+  Bench bench(o);
+  std::vector<Case> cases;
+  if (!o.cases.empty()) cases = ReadCases(o.cases);
+  if (o.leveldbTables) cases = LevelDbBlocks(gen, o);
+  const bool random = o.cases.empty() && !o.leveldbTables;
+  const uint64_t total = random ? o.blocks : cases.size();
+
+  uint64_t mismatches = 0, skipped = 0, okBlocks = 0, errBlocks = 0, entries = 0, hangs = 0;
+  uint64_t cleanCycles = 0, cleanBytes = 0, cleanBlocks = 0, maxCycles = 0;
+  std::map<std::string, uint64_t> codes;
+  std::vector<uint8_t> dumped;
+  for (uint64_t i = 0; i < total; i++) {
+    Case c;
+    uint64_t built = 0;
+    if (random) {
+      c.bytes = MakeBlock(gen, o, &built);
+      c.size = c.bytes.size() - te::kTrailerBytes;
+      uint8_t rec[9];
+      simc::putLe32(rec, uint32_t(c.bytes.size()));
+      rec[4] = 1;
+      simc::putLe32(rec + 5, uint32_t(c.size));
+      dumped.insert(dumped.end(), rec, rec + 9);
+      dumped.insert(dumped.end(), c.bytes.begin(), c.bytes.end());
+      c.verify = gen.chance(o.verify) || o.verify >= 1;
+      if (gen.chance(o.mutate)) Mutate(gen, &c);
+    } else {
+      c = cases[i];
+      if (o.leveldbTables && gen.chance(o.mutate)) Mutate(gen, &c);
+    }
+    Outcome model = ModelRead(c);
+    if (o.tamper && !model.entries.empty()) model.entries.back().value.push_back('!');
+    if (gen.chance(o.softReset)) bench.Interrupt(c, 1 + Below(gen, 4 * (c.bytes.size() / W + 8)));
+    Outcome rtl;
+    uint64_t cycles = 0;
+    // Generous: every stream stalled half the time costs 2x; an entry costs a few clocks of its own.
+    const uint64_t bound = 20000 + 40 * (c.bytes.size() / W + 1) + 400 * (model.entries.size() + built);
+    bool done = bench.Run(c, &rtl, &cycles, bound);
+    std::string why;
+    if (!done) {
+      hangs++;
+      why = "no status within " + std::to_string(bound) + " cycles";
+    } else if (!bench.parseError.empty()) {
+      why = "entry stream: " + bench.parseError;
+    } else if (model.snappy) {
+      skipped++;
+      continue;
+    } else if (model.error != rtl.error || (model.error && (model.code != rtl.code || model.offset != rtl.offset))) {
+      why = "model " + Describe(model) + ", RTL " + Describe(rtl);
+    } else if (!model.error && (rtl.entries != model.entries || bench.statusEntries() != model.entries.size())) {
+      why = "entries differ (model " + std::to_string(model.entries.size()) + ", RTL " + std::to_string(rtl.entries.size()) +
+            ", status " + std::to_string(bench.statusEntries()) + ")";
+    } else if (model.error && model.decoding &&
+               (rtl.entries.size() > model.entries.size() ||
+                !std::equal(rtl.entries.begin(), rtl.entries.end(), model.entries.begin()))) {
+      why = "entries before the error differ from the model's";
+    }
+    if (!why.empty()) {
+      mismatches++;
+      if (!o.quiet)
+        fprintf(stderr, "block %" PRIu64 " (%zu bytes, size %" PRIu64 ", verify %d%s): %s\n", i, c.bytes.size(), c.size,
+                c.verify, c.mutated ? ", mutated" : "", why.c_str());
+      continue;
+    }
+    if (rtl.error) {
+      errBlocks++;
+      codes[te::ErrorName(te::ErrorCode(rtl.code))]++;
+    } else {
+      okBlocks++;
+      entries += rtl.entries.size();
+    }
+    if (!c.mutated && !rtl.error) {
+      cleanBlocks++;
+      cleanCycles += cycles;
+      cleanBytes += c.bytes.size();
+      maxCycles = std::max(maxCycles, cycles);
+    }
+  }
+  if (!o.dump.empty()) simc::writeFileAtomic(o.dump, dumped.data(), dumped.size(), "--dump");
+  std::string codeList;
+  for (auto& [k, v] : codes) codeList += (codeList.empty() ? "" : ",") + k + ":" + std::to_string(v);
+  printf("blocks=%" PRIu64 " ok=%" PRIu64 " errors=%" PRIu64 " skipped_snappy=%" PRIu64 " mismatches=%" PRIu64
+         " hangs=%" PRIu64 " violations=%" PRIu64 " entries=%" PRIu64 " clean_blocks=%" PRIu64 " cycles=%" PRIu64
+         " bytes=%" PRIu64 " bytes_per_cycle=%.3f cycles_per_block=%.1f codes=%s\n",
+         total, okBlocks, errBlocks, skipped, mismatches, hangs, bench.violations(), entries, cleanBlocks, cleanCycles,
+         cleanBytes, cleanCycles ? double(cleanBytes) / cleanCycles : 0.0,
+         cleanBlocks ? double(cleanCycles) / cleanBlocks : 0.0, codeList.empty() ? "-" : codeList.c_str());
+  return mismatches || bench.violations() ? 1 : 0;
+}

@@ -1,0 +1,60 @@
+"""Builds of the table engine's RTL (hw/ip/table_engine/rtl) for Verilator: the block reader's Verilog at a
+beat width (build/gen/table_engine_wN/BlockReader.v, with the key and block limits of the C++ model's
+limits.h) and its differential harness hw/ip/table_engine/dv/block_reader_harness.cpp, which links the
+model's block builder and reader (build/table_engine/rtl_wN/VBlockReader). Both cached by stamps."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from lsmc import build
+from lsmc.build import table_model
+from lsmc.paths import BUILD, GEN, ROOT
+
+WIDTHS = (4, 8, 16, 32)  # beat bytes the generator takes (table_engine.Generate --bytes)
+HARNESS = ROOT / "hw" / "ip" / "table_engine" / "dv" / "block_reader_harness.cpp"
+MODEL = table_model.MODEL
+# The model's pieces the harness links: blocks built and read as the model does.
+MODEL_SOURCES = [MODEL / f"{n}.cc" for n in ("block_builder", "block_reader", "coding", "crc32c", "error",
+                                              "format", "snappy_codec")]
+# The internal key's 8-byte tag (sequence and type) after the user key (model/limits.h kMaxInternalKeyBytes).
+TAG_BYTES = 8
+
+
+def _check(width: int) -> None:
+    if width not in WIDTHS:
+        raise ValueError(f"beat width {width!r} not one of {WIDTHS}")
+
+
+def generate(width: int = 16) -> Path:
+    """BlockReader.v of `width` bytes per beat, the model's key and block limits; cached."""
+    _check(width)
+    lim = table_model.limits()
+    out = GEN / f"table_engine_w{width}"
+    return build.generate("table_engine", "table_engine.Generate", out,
+                          ["--bytes", str(width), "--key-limit", str(lim["max_user_key_bytes"] + TAG_BYTES),
+                           "--max-block", str(lim["max_block_bytes"]), "--out", str(out.relative_to(ROOT))])
+
+
+def build_harness(width: int = 16) -> Path:
+    """The Verilator model of BlockReader with the differential harness; cached."""
+    verilog = generate(width) / "BlockReader.v"
+    if not verilog.is_file():
+        raise build.BuildError(f"{verilog} was not generated")
+    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")))
+    # Debian's libleveldb: its TableBuilder writes the tables of --leveldb (an independent source of blocks).
+    flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width}", "-LDFLAGS", "-lleveldb", *common_flags]
+    # -O2: the harness is rebuilt whenever the RTL changes; its run is short (seconds).
+    return build.verilate("BlockReader", [verilog], [HARNESS, *MODEL_SOURCES, *common_srcs],
+                          BUILD / "table_engine" / f"rtl_w{width}", flags=flags, cflags="-O2")
+
+
+def run(width: int = 16, *args, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run the harness with `args` (its options); the completed process (text output)."""
+    exe = build_harness(width)
+    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+if __name__ == "__main__":  # python3 -m lsmc.build.table_engine_rtl [WIDTH]: build, print the path
+    import sys
+    print(build_harness(int(sys.argv[1]) if len(sys.argv) > 1 else 16))
