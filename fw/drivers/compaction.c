@@ -247,7 +247,8 @@ static void wait_channel(unsigned ch, uint64_t timeout, cip_result *res)
     res->dma_rc[ch] = dma_wait(ch, timeout, &res->dma[ch]);
 }
 
-/* Seed 000's bracket on Xilinx AXI DMA (CIP_BRACKET_PAPER): its driver's XAxiDma_SimpleTransfer()
+/* The paper's bracket (Peng et al., "LSM-Tree Based Hardware System Design for Compaction Acceleration"),
+ * on Xilinx AXI DMA (CIP_BRACKET_PAPER): its driver's XAxiDma_SimpleTransfer()
  * reads the channel's status (refusing a busy one), writes the address and then the length, and
  * writing the length starts the channel; the S2MM (write to memory) channels are armed before the
  * MM2S ones so no output beat finds its channel idle. Our DMA starts on CTRL.START instead of LEN:
