@@ -818,3 +818,7 @@ def test_soc_32bit_paper_bracket_table3(tmp_path):
     got = table3.parse_table3_lines(r.uart)
     assert [g["entries_in"] for g in got] == [64, 512] and all(g["pass"] for g in got)
     assert 3 * 512 < got[1]["hw_cycles"] < 5 * 512 and got[1]["fw_cycles"] > got[1]["hw_cycles"] + 300
+    # Exact: a few cycles either way mean the bracket's code moved in the direct-mapped instruction cache
+    # (fw/link.ld). The IP's 1,819 at 512 keys is also what the IP alone takes on this job
+    # (hw/ip/compaction/doc/compaction-ip.md, ipsim); the firmware counters are this layout's.
+    assert [(g["hw_cycles"], g["fw_cycles"]) for g in got] == [(251, 1082), (1819, 2636)]

@@ -60,7 +60,18 @@ int cip_unit_reset(const cip_unit *u)
     return CIP_OK;
 }
 
-int cip_soft_reset(void) { return cip_unit_reset(&cip_units[0]); }
+/* Unit 0's own copy, not a call of cip_unit_reset: cip_run inlines it, and through the handle GCC placed
+ * cip_run's blocks differently, which moved Table III's 32-bit IP cycles by 7-10 (fw/link.ld). */
+int cip_soft_reset(void)
+{
+    uint64_t end;
+    cip_write(CIP_CTRL, BIT(CIP_CTRL_SOFT_RESET_SHIFT));
+    end = timer_deadline(10000);
+    while (cip_read(CIP_STATUS) & (ST_BUSY | ST_ERROR))
+        if (timer_expired(end))
+            return CIP_E_TIMEOUT;
+    return CIP_OK;
+}
 
 unsigned cip_unit_ways(const cip_unit *u)
 {
@@ -236,7 +247,8 @@ static void wait_channel(unsigned ch, uint64_t timeout, cip_result *res)
     res->dma_rc[ch] = dma_wait(ch, timeout, &res->dma[ch]);
 }
 
-/* Seed 000's bracket on Xilinx AXI DMA (CIP_BRACKET_PAPER): its driver's XAxiDma_SimpleTransfer()
+/* The paper's bracket (Peng et al., "LSM-Tree Based Hardware System Design for Compaction Acceleration"),
+ * on Xilinx AXI DMA (CIP_BRACKET_PAPER): its driver's XAxiDma_SimpleTransfer()
  * reads the channel's status (refusing a busy one), writes the address and then the length, and
  * writing the length starts the channel; the S2MM (write to memory) channels are armed before the
  * MM2S ones so no output beat finds its channel idle. Our DMA starts on CTRL.START instead of LEN:
@@ -322,13 +334,17 @@ int cip_run(const cip_job *job, cip_result *res)
         }
     }
 
-    /* init: job registers, counters, interrupt enables */
+    /* init: job registers, counters, interrupt enables (written here rather than by cip_unit_program,
+     * which compiles into a different cip_run: see cip_soft_reset) */
     cip_counters_clear();
-    {
-        const uint32_t in_bytes[2] = {job->run0_len, job->run1_len};
-        cip_unit_program(&cip_units[0], job->group, in_bytes, 2, 2, job->out_capacity, job->inv_capacity,
-                         job->use_irq);
-    }
+    cip_write(CIP_GROUP, job->group);
+    cip_write(CIP_IN0_BYTES, job->run0_len);
+    cip_write(CIP_IN1_BYTES, job->run1_len);
+    cip_write(CIP_OUT_CAPACITY, job->out_capacity);
+    cip_write(CIP_INV_CAPACITY, job->inv_capacity);
+    cip_write(CIP_IRQ_STATUS, IRQ_BITS);
+    cip_irq_events = 0;
+    cip_write(CIP_IRQ_ENABLE, job->use_irq ? IRQ_BITS : 0);
 
     {
         unsigned mask = BIT(DMA_CH_OUT) | BIT(DMA_CH_INV);

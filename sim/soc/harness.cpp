@@ -3,6 +3,9 @@
 // (axi_mem.h), the UART line model and its TCP / pseudo-terminal link (uart.h, serial_link), the ELF
 // loader and --load/--dump specifications (loader), the speed lines (run_stats.h).
 // Single-threaded on purpose: see docs/simulation.md for the measured speeds.
+// main() is three steps: parseOptions() (the command line), SocSim (the model with its memories, DDR
+// ports, UART and NAND channels built from the options; reset, run loop with fault injection, final
+// dumps and closing lines).
 //
 // usage: VLsmcSoc FIRMWARE.elf|FIRMWARE.bin [options]   (--help lists them)
 #include <verilated.h>
@@ -239,375 +242,468 @@ std::vector<uint32_t> parseList(const std::string& opt, const std::string& v, ui
   return out;
 }
 
-}  // namespace
+// ------------------------------------------------------------------------------------ options
+// Everything the command line sets; parseOptions() refuses bad values (one line, exit status 2) and
+// the simulator below checks what needs the built model (memory ranges, block numbers).
+struct Stuck {
+  uint32_t target;
+  uint64_t cycle;
+  uint32_t channel = 0;
+};
 
-int main(int argc, char** argv) {
-  setvbuf(stdout, nullptr, _IOLBF, 0);  // the console reaches a pipe or a file line by line
-  std::string firmware, logPath, uartIn, prompt, wavePath, ddrName = "fixed";
-  uint32_t simArg = 0, ddrLatency = 20, nandBlocks = 0, nandSeed = 1, nandTapPs = onfi::DdrPads().tap_ps, nandTaps = onfi::DdrPads().taps;
+struct Options {
+  std::string firmware, logPath, uartIn, prompt, wavePath, ddrName = "fixed", nandPart = "mt29f4g08abada";
+  uint32_t simArg = 0, ddrLatency = 20, nandBlocks = 0, nandSeed = 1, nandTapPs = onfi::DdrPads().tap_ps,
+           nandTaps = onfi::DdrPads().taps;
   uint64_t maxCycles = 2000000000ull, uartStart = 0, waveFrom = 0, uartGap = UINT64_MAX;
   int32_t uartDiv = 1;
   uint32_t uartTcp = 0, nandBitErrors = 0;
   bool quiet = false, uartPty = false, nandSpread = true, tcpGiven = false;
+  bool ddrLatencyGiven = false, ddrParamGiven = false;
+  simc::DdrController ddrCtl;
   std::vector<simc::LoadSpec> loads;
   std::vector<simc::DumpSpec> dumps;
   std::vector<uint32_t> nandBad;
-  struct Stuck { uint32_t target; uint64_t cycle; uint32_t channel = 0; };
   std::vector<Stuck> stuck;
+  std::vector<std::pair<std::string, std::string>> faultSpecs;  // (file or "", line); parsed once the geometry is known
+};
 
+Options parseOptions(int argc, char** argv) {
+  Options o;
   simc::setProgram("sim");
   simc::Args args("VLsmcSoc FIRMWARE [options]",
                   "Ends when the firmware writes SIM_EXIT ((code<<1)|1 to 0xF000F000); exit status = code & 0xff;\n"
                   "124 on --max-cycles, 2 on bad input, 3 on a NAND timing violation, 4 on an AXI protocol violation.");
-  args.positional("FIRMWARE", &firmware, "ELF32 RISC-V (segments go to on-chip RAM / DDR), or a raw .bin loaded at 0x80000000");
-  args.number("--arg", &simArg, "value of SIM_ARG (0xF000F004), default 0");
-  args.number("--ddr-latency", &ddrLatency, "DDR read latency in cycles (AR handshake to first beat), default 20", "N", 0u, 100000u);
+  args.positional("FIRMWARE", &o.firmware, "ELF32 RISC-V (segments go to on-chip RAM / DDR), or a raw .bin loaded at 0x80000000");
+  args.number("--arg", &o.simArg, "value of SIM_ARG (0xF000F004), default 0");
+  args.number("--ddr-latency", &o.ddrLatency, "DDR read latency in cycles (AR handshake to first beat), default 20", "N", 0u, 100000u);
   args.custom("--ddr", "MODEL", "DDR timing: fixed (--ddr-latency, no bandwidth limit; default) or a DRAM preset shared by "
               "both ports (" + simc::ddrPresetNames() + ", sim/common/ddr_presets.json, docs/ddr-model.md)",
-              [&](const std::string& o, const std::string& v) {
+              [&](const std::string& opt, const std::string& v) {
                 if (v != "fixed" && !simc::findDdrPreset(v))
-                  die("%s: unknown model '%s' (fixed|%s)", o.c_str(), v.c_str(), simc::ddrPresetNames().c_str());
-                ddrName = v;
+                  die("%s: unknown model '%s' (fixed|%s)", opt.c_str(), v.c_str(), simc::ddrPresetNames().c_str());
+                o.ddrName = v;
               });
-  simc::DdrController ddrCtl;
   args.custom("--ddr-param", "NAME=N", "override one calibrated controller latency of the DDR model (portIn, cmdQueue, "
               "portOut, writeAck, readCredits; docs/ddr-model.md); repeatable",
-              [&](const std::string& o, const std::string& v) {
+              [&](const std::string& opt, const std::string& v) {
                 size_t eq = v.find('=');
-                if (eq == std::string::npos) die("%s: expected NAME=N, got '%s'", o.c_str(), v.c_str());
-                if (!ddrCtl.set(v.substr(0, eq), (unsigned)simc::toUnsigned(v.substr(eq + 1), o, 1000)))
-                  die("%s: no controller parameter '%s'", o.c_str(), v.substr(0, eq).c_str());
+                if (eq == std::string::npos) die("%s: expected NAME=N, got '%s'", opt.c_str(), v.c_str());
+                if (!o.ddrCtl.set(v.substr(0, eq), (unsigned)simc::toUnsigned(v.substr(eq + 1), opt, 1000)))
+                  die("%s: no controller parameter '%s'", opt.c_str(), v.substr(0, eq).c_str());
               }, true);
   args.custom("--load", "ADDR=FILE", "put FILE's bytes into memory at ADDR before reset (also FILE@ADDR; repeatable)",
-              [&](const std::string& o, const std::string& v) { loads.push_back(simc::parseLoad(o, v)); }, true);
+              [&](const std::string& opt, const std::string& v) { o.loads.push_back(simc::parseLoad(opt, v)); }, true);
   args.custom("--dump", "ADDR:LEN=FILE", "save LEN bytes of memory at ADDR into FILE after the run (also ADDR:LEN@FILE; repeatable)",
-              [&](const std::string& o, const std::string& v) { dumps.push_back(simc::parseDump(o, v)); }, true);
-  args.output("--log", &logPath, "also write the UART output to FILE");
-  args.text("--uart-in", &uartIn, "bytes to send on UART RX (a file if it exists, else the text; \\n escapes)", "FILE|TEXT");
+              [&](const std::string& opt, const std::string& v) { o.dumps.push_back(simc::parseDump(opt, v)); }, true);
+  args.output("--log", &o.logPath, "also write the UART output to FILE");
+  args.text("--uart-in", &o.uartIn, "bytes to send on UART RX (a file if it exists, else the text; \\n escapes)", "FILE|TEXT");
   args.custom("--uart-prompt", "STR", "send --uart-in one line per appearance of STR on the UART output",
-              [&](const std::string& o, const std::string& v) {
-                prompt = simc::unescape(v);
-                if (prompt.empty()) die("%s: empty prompt", o.c_str());
+              [&](const std::string& opt, const std::string& v) {
+                o.prompt = simc::unescape(v);
+                if (o.prompt.empty()) die("%s: empty prompt", opt.c_str());
               });
-  args.number("--uart-start", &uartStart, "without --uart-prompt: first RX byte at cycle N (default 0)");
-  args.number("--uart-gap", &uartGap, "idle cycles between RX bytes (default 20 bit times)");
-  args.number("--uart-div", &uartDiv, "UART clock divider forced after reset (bit = 8*(N+1) cycles), default 1; "
+  args.number("--uart-start", &o.uartStart, "without --uart-prompt: first RX byte at cycle N (default 0)");
+  args.number("--uart-gap", &o.uartGap, "idle cycles between RX bytes (default 20 bit times)");
+  args.number("--uart-div", &o.uartDiv, "UART clock divider forced after reset (bit = 8*(N+1) cycles), default 1; "
               "-1 keeps the hardware reset value (115200 baud at 100 MHz)", "N", (int32_t)-1, (int32_t)0xFFFFF);
   args.custom("--uart-tcp", "PORT", "serve the UART as a raw byte stream on 127.0.0.1:PORT (pyserial socket://127.0.0.1:PORT; 0 = any free port)",
-              [&](const std::string& o, const std::string& v) { uartTcp = (uint32_t)simc::toUnsigned(v, o, 65535); tcpGiven = true; });
-  args.flag("--uart-pty", &uartPty, "serve the UART on a new pseudo-terminal (its path is printed on stderr)");
-  args.flag("--quiet", &quiet, "do not echo the UART output on stdout");
-  std::string nandPart = "mt29f4g08abada";
+              [&](const std::string& opt, const std::string& v) {
+                o.uartTcp = (uint32_t)simc::toUnsigned(v, opt, 65535);
+                o.tcpGiven = true;
+              });
+  args.flag("--uart-pty", &o.uartPty, "serve the UART on a new pseudo-terminal (its path is printed on stderr)");
+  args.flag("--quiet", &o.quiet, "do not echo the UART output on stdout");
   args.custom("--nand-part", "NAME", "NAND part on every target: mt29f4g08abada (SDR, default) or mt29f16g08ababa "
               "(NV-DDR modes 0-5, 4096 + 224-byte pages, 128 pages per block)",
-              [&](const std::string& o, const std::string& v) {
-                if (v != "mt29f4g08abada" && v != "mt29f16g08ababa") die("%s: unknown part '%s'", o.c_str(), v.c_str());
-                nandPart = v;
+              [&](const std::string& opt, const std::string& v) {
+                if (v != "mt29f4g08abada" && v != "mt29f16g08ababa") die("%s: unknown part '%s'", opt.c_str(), v.c_str());
+                o.nandPart = v;
               });
-  args.number("--nand-tap-ps", &nandTapPs, "NV-DDR read capture: delay per DQ delay-line tap in ps (default 25)", "PS", 1u, 1000u);
-  args.number("--nand-taps", &nandTaps, "NV-DDR read capture: taps of the DQ delay line (default 128, ECP5 DELAYF)", "N", 1u, 512u);
-  args.number("--nand-blocks", &nandBlocks, "blocks per NAND target (default: the MT29F4G08 datasheet's 4096)", "N", 1u, 1u << 20);
+  args.number("--nand-tap-ps", &o.nandTapPs, "NV-DDR read capture: delay per DQ delay-line tap in ps (default 25)", "PS", 1u, 1000u);
+  args.number("--nand-taps", &o.nandTaps, "NV-DDR read capture: taps of the DQ delay line (default 128, ECP5 DELAYF)", "N", 1u, 512u);
+  args.number("--nand-blocks", &o.nandBlocks, "blocks per NAND target (default: the MT29F4G08 datasheet's 4096)", "N", 1u, 1u << 20);
   args.custom("--nand-bad", "B,B,...", "factory-bad blocks on every target: PROGRAM and ERASE there fail (status FAIL)",
-              [&](const std::string& o, const std::string& v) { nandBad = parseList(o, v, (1u << 20) - 1); });
-  args.number("--nand-bit-errors", &nandBitErrors, "bit flips injected into every NAND page read (default 0)", "N", 0u, 4096u);
+              [&](const std::string& opt, const std::string& v) { o.nandBad = parseList(opt, v, (1u << 20) - 1); });
+  args.number("--nand-bit-errors", &o.nandBitErrors, "bit flips injected into every NAND page read (default 0)", "N", 0u, 4096u);
   args.custom("--nand-bit-error-spread", "0|1", "1: flip i lands in sector i % sectors (default); 0: anywhere in the page",
-              [&](const std::string& o, const std::string& v) { nandSpread = simc::toUnsigned(v, o, 1); });
+              [&](const std::string& opt, const std::string& v) { o.nandSpread = simc::toUnsigned(v, opt, 1); });
   args.custom("--nand-stuck-busy", "T[@CYCLE]", "target T holds R/B# low from its first busy period after CYCLE (default 0) on (repeatable)",
-              [&](const std::string& o, const std::string& v) {
+              [&](const std::string& opt, const std::string& v) {
                 size_t at = v.find('@');
-                Stuck s{(uint32_t)simc::toUnsigned(v.substr(0, at), o + " target", NAND_TARGETS - 1), 0};
-                if (at != std::string::npos) s.cycle = simc::toUnsigned(v.substr(at + 1), o + " cycle", UINT64_MAX);
-                stuck.push_back(s);
+                Stuck s{(uint32_t)simc::toUnsigned(v.substr(0, at), opt + " target", NAND_TARGETS - 1), 0};
+                if (at != std::string::npos) s.cycle = simc::toUnsigned(v.substr(at + 1), opt + " cycle", UINT64_MAX);
+                o.stuck.push_back(s);
               }, true);
-  args.number("--nand-seed", &nandSeed, "seed of the NAND models' bit-error positions (default 1)");
-  std::vector<std::pair<std::string, std::string>> faultSpecs;  // (file or "", line); parsed once the geometry is known
+  args.number("--nand-seed", &o.nandSeed, "seed of the NAND models' bit-error positions (default 1)");
   args.custom("--nand-faults", "FILE", "NAND fault schedule, one fault per line (docs/storage.md; sim/soc/nand_faults.h); "
               "a power cut resets the SoC and powers the NAND on again, its array kept",
-              [&](const std::string& o, const std::string& v) { simc::checkInputFile(v, o, true); faultSpecs.push_back({v, ""}); }, true);
+              [&](const std::string& opt, const std::string& v) {
+                simc::checkInputFile(v, opt, true);
+                o.faultSpecs.push_back({v, ""});
+              }, true);
   args.custom("--nand-fault", "LINE", "one line of a fault schedule, e.g. 'power-cut 0 program 8-11 2' (repeatable)",
-              [&](const std::string&, const std::string& v) { faultSpecs.push_back({"", v}); }, true);
-  args.number("--max-cycles", &maxCycles, "stop with exit status 124 after N cycles (default 2000000000)", "N", (uint64_t)1, UINT64_MAX);
-  args.output("--wave", &wavePath, "dump FST waves (only in the build made with --trace-fst)", "FILE.fst");
-  args.number("--wave-from", &waveFrom, "start dumping at cycle N (counted from power-on, reset is 16 cycles)");
+              [&](const std::string&, const std::string& v) { o.faultSpecs.push_back({"", v}); }, true);
+  args.number("--max-cycles", &o.maxCycles, "stop with exit status 124 after N cycles (default 2000000000)", "N", (uint64_t)1, UINT64_MAX);
+  args.output("--wave", &o.wavePath, "dump FST waves (only in the build made with --trace-fst)", "FILE.fst");
+  args.number("--wave-from", &o.waveFrom, "start dumping at cycle N (counted from power-on, reset is 16 cycles)");
   args.parse(argc, argv);
-  if (tcpGiven && uartPty) die("--uart-tcp and --uart-pty: choose one");
+  o.ddrLatencyGiven = args.given("--ddr-latency");
+  o.ddrParamGiven = args.given("--ddr-param");
+  if (o.tcpGiven && o.uartPty) die("--uart-tcp and --uart-pty: choose one");
 #if !VM_TRACE
-  if (!wavePath.empty()) die("--wave needs the harness built with --trace-fst (soc.build_soc(trace=True))");
+  if (!o.wavePath.empty()) die("--wave needs the harness built with --trace-fst (soc.build_soc(trace=True))");
 #endif
-  simc::checkInputFile(firmware, "firmware");
+  simc::checkInputFile(o.firmware, "firmware");
+  return o;
+}
 
-  auto ctx = std::make_unique<VerilatedContext>();
-  auto top = std::make_unique<VLsmcSoc>(ctx.get(), "TOP");
-  Verilated::threadContextp(ctx.get());
+// The DMA ports' width (lsmc_soc_config.h): WSTRB is 32 bits (IData) at 256-bit data, 64 bits (QData) at 512.
+#if LSMC_DMA_PORT_BYTES == 32
+using DmaStrb = IData;
+#elif LSMC_DMA_PORT_BYTES == 64
+using DmaStrb = QData;
+#else
+#error "LSMC_DMA_PORT_BYTES must be 32 or 64"
+#endif
 
-  // Memories and loading: DDR is one lazily mapped array (loads are a memcpy), the on-chip RAM is
-  // the RTL's own byte-lane arrays (reached by name, made public by sim/soc/soc.vlt).
-  simc::Memory ddr(DDR_BASE, DDR_SIZE);
-  uint8_t* ram[4];
+// The gated build registers the DDR ports' slave-driven inputs (common.SimInputStage): what the models
+// present for cycle t is written before the rising edge that ends cycle t - 1, right after their
+// edge(t - 1) (their outputs depend only on their state), and once at the last reset cycle. The same
+// calls in the same order as the free-running build, which drives them before cycle t's falling edge.
+#ifdef LSMC_NO_CLOCK_GATE
+constexpr bool INPUT_STAGE = false;
+#else
+constexpr bool INPUT_STAGE = true;
+#endif
+
+// ------------------------------------------------------------------------------------ simulator
+// The SoC model with its memories, DDR ports, UART and NAND channels, built from the options (every
+// start-up refusal in the order a user meets them: images, DDR, UART, NAND, waves); then reset(),
+// run() until SIM_EXIT or --max-cycles, and finish() for the dumps and the closing lines.
+class SocSim {
+ public:
+  explicit SocSim(const Options& opt);
+  void reset();
+  int run();
+  int finish(int status);
+
+ private:
+  bool isBin() const { return o_.firmware.size() > 4 && o_.firmware.compare(o_.firmware.size() - 4, 4, ".bin") == 0; }
+  void put(uint32_t addr, const uint8_t* data, size_t len, const std::string& what);
+  void loadImages();
+  void makeDdrPorts();
+  void makeUart();
+  void makeNand();
+  void openWaves();
+  void resetCycles();
+  void eval();
+  void driveDdr(uint64_t c);
+  void step(bool resetting, bool lastReset = false);
+  void powerCycle();
+  void armStuck();
+  void reportNand() const;
+
+  const Options& o_;
+  std::unique_ptr<VerilatedContext> ctx_;
+  std::unique_ptr<VLsmcSoc> top_;
+  // Memories: DDR is one lazily mapped array (loads are a memcpy), the on-chip RAM is the RTL's own
+  // byte-lane arrays (reached by name, made public by sim/soc/soc.vlt).
+  simc::Memory ddr_{DDR_BASE, DDR_SIZE};
+  uint8_t* ram_[4];
+  std::vector<uint8_t> fw_;
+  // DDR ports: the CPU's (32-bit) and the DMA's (256-bit), one memory (a multi-port controller).
+  std::unique_ptr<simc::DdrModel> ddrModel_;  // one controller for both ports: they share banks and bus
+  std::unique_ptr<simc::AxiSlave<CData>> ddrCpu_;
+  std::unique_ptr<simc::AxiSlave<DmaStrb>> ddrDma_;
+  std::vector<std::unique_ptr<simc::AxiSlave<DmaStrb>>> ddrDmaMore_;
+  IData* divider_ = nullptr;
+  std::unique_ptr<simc::Uart> uart_;
+  std::unique_ptr<simc::SerialLink> link_;
+  onfi::Config ncfg_;
+  nandf::Schedule faults_;
+  std::vector<Stuck> stuck_;
+  std::vector<std::unique_ptr<NandChannel>> nandChannels_;
+#if VM_TRACE
+  std::unique_ptr<VerilatedFstC> tfp_;
+#endif
+  uint64_t cycle_ = 0, resetCycles_ = 0, nextStuck_ = UINT64_MAX, cutsDone_ = 0;
+  simc::RunStats stats_;
+};
+
+SocSim::SocSim(const Options& opt) : o_(opt), stuck_(opt.stuck) {
+  ctx_ = std::make_unique<VerilatedContext>();
+  top_ = std::make_unique<VLsmcSoc>(ctx_.get(), "TOP");
+  Verilated::threadContextp(ctx_.get());
   for (int l = 0; l < 4; l++) {
     std::string var = "ram_symbol" + std::to_string(l);
-    ram[l] = findVar("TOP.LsmcSoc.ram", var.c_str(), RAM_SIZE / 4);
-    memset(ram[l], 0, RAM_SIZE / 4);
+    ram_[l] = findVar("TOP.LsmcSoc.ram", var.c_str(), RAM_SIZE / 4);
+    memset(ram_[l], 0, RAM_SIZE / 4);
   }
-  simc::PutFn put = [&](uint32_t addr, const uint8_t* data, size_t len, const std::string& what) {
-    if (addr >= RAM_BASE && (uint64_t)addr - RAM_BASE + len <= RAM_SIZE) {
-      for (size_t i = 0; i < len; i++) {
-        uint32_t off = addr - RAM_BASE + (uint32_t)i;
-        ram[off & 3][off >> 2] = data ? data[i] : 0;
-      }
-    } else if (ddr.contains(addr, len)) {
-      if (data) memcpy(ddr.at(addr), data, len);
-      else memset(ddr.at(addr), 0, len);
-    } else {
-      die("%s: 0x%08x+0x%zx is neither in on-chip RAM nor in DDR", what.c_str(), addr, len);
+  fw_ = simc::readFile(o_.firmware, "firmware");
+  loadImages();
+  for (auto& d : o_.dumps)
+    if (!ddr_.contains(d.addr, d.len)) die("--dump 0x%08x:%u is outside DDR", d.addr, d.len);
+  makeDdrPorts();
+  makeUart();
+  makeNand();
+  openWaves();
+}
+
+void SocSim::put(uint32_t addr, const uint8_t* data, size_t len, const std::string& what) {
+  if (addr >= RAM_BASE && (uint64_t)addr - RAM_BASE + len <= RAM_SIZE) {
+    for (size_t i = 0; i < len; i++) {
+      uint32_t off = addr - RAM_BASE + (uint32_t)i;
+      ram_[off & 3][off >> 2] = data ? data[i] : 0;
     }
-  };
-  std::vector<uint8_t> fw = simc::readFile(firmware, "firmware");
-  if (firmware.size() > 4 && firmware.compare(firmware.size() - 4, 4, ".bin") == 0)
-    put(RAM_BASE, fw.data(), fw.size(), firmware);
-  else
-    simc::loadElf(firmware, fw, put);
-  for (auto& ld : loads) {
+  } else if (ddr_.contains(addr, len)) {
+    if (data) memcpy(ddr_.at(addr), data, len);
+    else memset(ddr_.at(addr), 0, len);
+  } else {
+    die("%s: 0x%08x+0x%zx is neither in on-chip RAM nor in DDR", what.c_str(), addr, len);
+  }
+}
+
+// The firmware and the --load files into memory: at start-up, and again after a power cut.
+void SocSim::loadImages() {
+  if (isBin()) {
+    put(RAM_BASE, fw_.data(), fw_.size(), o_.firmware);
+  } else {
+    simc::loadElf(o_.firmware, fw_, [this](uint32_t a, const uint8_t* d, size_t n, const std::string& w) { put(a, d, n, w); });
+  }
+  for (auto& ld : o_.loads) {
     std::vector<uint8_t> data = simc::readFile(ld.path, "--load");
     put(ld.addr, data.data(), data.size(), "--load " + ld.path);
   }
-  for (auto& d : dumps)
-    if (!ddr.contains(d.addr, d.len)) die("--dump 0x%08x:%u is outside DDR", d.addr, d.len);
+}
 
-  // DDR ports: the CPU's (32-bit) and the DMA's (256-bit), one memory (a multi-port controller).
+void SocSim::makeDdrPorts() {
   simc::AxiConfig acfg;
-  acfg.readLatency = ddrLatency;
-  std::unique_ptr<simc::DdrModel> ddrModel;  // one controller for both ports: they share banks and bus
-  if (ddrName != "fixed") {
-    if (args.given("--ddr-latency")) die("--ddr-latency applies to --ddr fixed only");
-  } else if (args.given("--ddr-param")) {
+  acfg.readLatency = o_.ddrLatency;
+  if (o_.ddrName != "fixed") {
+    if (o_.ddrLatencyGiven) die("--ddr-latency applies to --ddr fixed only");
+  } else if (o_.ddrParamGiven) {
     die("--ddr-param applies to a DRAM preset, not to --ddr fixed");
   }
-  if (ddrName != "fixed") {
-    ddrModel = std::make_unique<simc::DdrModel>(*simc::findDdrPreset(ddrName), CPU_HZ, ddrCtl);
-    acfg.timing = ddrModel.get();
+  if (o_.ddrName != "fixed") {
+    ddrModel_ = std::make_unique<simc::DdrModel>(*simc::findDdrPreset(o_.ddrName), CPU_HZ, o_.ddrCtl);
+    acfg.timing = ddrModel_.get();
   }
+  VLsmcSoc* top = top_.get();
   simc::AxiSlave<CData>::Pins cpuPins;
   SIMC_BIND_AXI(cpuPins, top, io_ddr);
   cpuPins.wData = &top->io_ddr_w_payload_data;
   cpuPins.rData = &top->io_ddr_r_payload_data;
-  // The DMA ports' width (lsmc_soc_config.h): WSTRB is 32 bits (IData) at 256-bit data, 64 bits (QData) at 512.
-#if LSMC_DMA_PORT_BYTES == 32
-  using DmaStrb = IData;
-#elif LSMC_DMA_PORT_BYTES == 64
-  using DmaStrb = QData;
-#else
-#error "LSMC_DMA_PORT_BYTES must be 32 or 64"
-#endif
   simc::AxiSlave<DmaStrb>::Pins dmaPins;
   SIMC_BIND_AXI(dmaPins, top, io_ddrDma);
   dmaPins.wData = top->io_ddrDma_w_payload_data.data();
   dmaPins.rData = top->io_ddrDma_r_payload_data.data();
-  simc::AxiSlave<CData> ddrCpu("ddr", 4, &ddr, cpuPins, acfg);
+  ddrCpu_ = std::make_unique<simc::AxiSlave<CData>>("ddr", 4, &ddr_, cpuPins, acfg);
   acfg.timingPort = 1;
-  simc::AxiSlave<DmaStrb> ddrDma("ddrDma", LSMC_DMA_PORT_BYTES, &ddr, dmaPins, acfg);
+  ddrDma_ = std::make_unique<simc::AxiSlave<DmaStrb>>("ddrDma", LSMC_DMA_PORT_BYTES, &ddr_, dmaPins, acfg);
   // The DDR ports of compaction units 1.. when the SoC gives each unit its own, P per unit with
   // dma.readPorts P (lsmc_soc_config.h lists them; each is one more port of the same controller and memory).
-  std::vector<std::unique_ptr<simc::AxiSlave<DmaStrb>>> ddrDmaMore;
-#define SIMC_DMA_PORT(n)                                                                                 \
-  do {                                                                                                   \
-    simc::AxiSlave<DmaStrb>::Pins p;                                                                     \
-    SIMC_BIND_AXI(p, top, io_ddrDma##n);                                                                 \
-    p.wData = top->io_ddrDma##n##_w_payload_data.data();                                                 \
-    p.rData = top->io_ddrDma##n##_r_payload_data.data();                                                 \
-    acfg.timingPort = 1 + n;                                                                             \
-    ddrDmaMore.emplace_back(new simc::AxiSlave<DmaStrb>("ddrDma" #n, LSMC_DMA_PORT_BYTES, &ddr, p, acfg)); \
+#define SIMC_DMA_PORT(n)                                                                                  \
+  do {                                                                                                    \
+    simc::AxiSlave<DmaStrb>::Pins p;                                                                      \
+    SIMC_BIND_AXI(p, top, io_ddrDma##n);                                                                  \
+    p.wData = top->io_ddrDma##n##_w_payload_data.data();                                                  \
+    p.rData = top->io_ddrDma##n##_r_payload_data.data();                                                  \
+    acfg.timingPort = 1 + n;                                                                              \
+    ddrDmaMore_.emplace_back(new simc::AxiSlave<DmaStrb>("ddrDma" #n, LSMC_DMA_PORT_BYTES, &ddr_, p, acfg)); \
   } while (0);
   LSMC_FOR_EACH_MORE_DMA_PORT(SIMC_DMA_PORT)
 #undef SIMC_DMA_PORT
+}
 
-  IData* divider = reinterpret_cast<IData*>(findVar("TOP.LsmcSoc.uart", "bridge_uartConfigReg_clockDivider", 4));
-  simc::Uart uart(&top->io_uart_txd, &top->io_uart_rxd, uartBitCycles, divider);
-  uart.echo = !quiet;
-  if (!logPath.empty() && !(uart.log = fopen(logPath.c_str(), "w"))) die("--log: cannot write %s", logPath.c_str());
-  if (!uartIn.empty()) {
-    std::string text = simc::unescape(uartIn);  // a file if it exists, else the text itself
-    if (access(uartIn.c_str(), F_OK) == 0) {
-      std::vector<uint8_t> d = simc::readFile(uartIn, "--uart-in");
+void SocSim::makeUart() {
+  divider_ = reinterpret_cast<IData*>(findVar("TOP.LsmcSoc.uart", "bridge_uartConfigReg_clockDivider", 4));
+  uart_ = std::make_unique<simc::Uart>(&top_->io_uart_txd, &top_->io_uart_rxd, uartBitCycles, divider_);
+  simc::Uart& uart = *uart_;
+  uart.echo = !o_.quiet;
+  if (!o_.logPath.empty() && !(uart.log = fopen(o_.logPath.c_str(), "w"))) die("--log: cannot write %s", o_.logPath.c_str());
+  if (!o_.uartIn.empty()) {
+    std::string text = simc::unescape(o_.uartIn);  // a file if it exists, else the text itself
+    if (access(o_.uartIn.c_str(), F_OK) == 0) {
+      std::vector<uint8_t> d = simc::readFile(o_.uartIn, "--uart-in");
       text.assign(d.begin(), d.end());
     }
-    uart.script(text, prompt);
+    uart.script(text, o_.prompt);
   }
-  uart.rxStartAt = uartStart;
-  std::unique_ptr<simc::SerialLink> link;
-  if (tcpGiven) link.reset(simc::SerialLink::tcp(uartTcp));
-  if (uartPty) link.reset(simc::SerialLink::pty());
-  if (link) {
-    uart.link = link.get();
-    fprintf(stderr, "sim: UART on %s\n", link->description().c_str());
+  uart.rxStartAt = o_.uartStart;
+  if (o_.tcpGiven) link_.reset(simc::SerialLink::tcp(o_.uartTcp));
+  if (o_.uartPty) link_.reset(simc::SerialLink::pty());
+  if (link_) {
+    uart.link = link_.get();
+    fprintf(stderr, "sim: UART on %s\n", link_->description().c_str());
     fflush(stderr);
   }
+}
 
-  onfi::Config ncfg = nandPart == "mt29f16g08ababa" ? onfi::mt29f16g08ababa() : onfi::Config();
-  if (nandBlocks) ncfg.blocks = nandBlocks;
-  for (uint32_t b : nandBad)
-    if (b >= ncfg.blocks) die("--nand-bad: block %u is past the last block %u", b, ncfg.blocks - 1);
-  ncfg.bad_blocks = nandBad;
-  ncfg.bit_errors_per_read = (int)nandBitErrors;
-  ncfg.bit_error_spread = nandSpread;
-  ncfg.seed = nandSeed;
-  // The generated SoC's NAND channels, each with its models and its lines of the fault schedule.
-  std::vector<NandPinPtrs> nandPins = nandChannelPins(top.get());
-  nandf::Schedule faults;
-  for (auto& f : faultSpecs) {
-    if (f.second.empty()) faults.addFile(f.first, (uint32_t)nandPins.size(), NAND_TARGETS, ncfg.blocks, ncfg.pages_per_block);
-    else faults.addLine(f.second, "--nand-fault", (uint32_t)nandPins.size(), NAND_TARGETS, ncfg.blocks, ncfg.pages_per_block);
+// The generated SoC's NAND channels, each with its models and its lines of the fault schedule.
+void SocSim::makeNand() {
+  ncfg_ = o_.nandPart == "mt29f16g08ababa" ? onfi::mt29f16g08ababa() : onfi::Config();
+  if (o_.nandBlocks) ncfg_.blocks = o_.nandBlocks;
+  for (uint32_t b : o_.nandBad)
+    if (b >= ncfg_.blocks) die("--nand-bad: block %u is past the last block %u", b, ncfg_.blocks - 1);
+  ncfg_.bad_blocks = o_.nandBad;
+  ncfg_.bit_errors_per_read = (int)o_.nandBitErrors;
+  ncfg_.bit_error_spread = o_.nandSpread;
+  ncfg_.seed = o_.nandSeed;
+  std::vector<NandPinPtrs> nandPins = nandChannelPins(top_.get());
+  for (auto& f : o_.faultSpecs) {
+    if (f.second.empty()) faults_.addFile(f.first, (uint32_t)nandPins.size(), NAND_TARGETS, ncfg_.blocks, ncfg_.pages_per_block);
+    else faults_.addLine(f.second, "--nand-fault", (uint32_t)nandPins.size(), NAND_TARGETS, ncfg_.blocks, ncfg_.pages_per_block);
   }
-  for (auto& f : faults.faults)
+  for (auto& f : faults_.faults)
     if (f.kind == nandf::Kind::StuckBusy)
       for (uint32_t t = 0; t < NAND_TARGETS; t++)
-        if (f.target < 0 || (uint32_t)f.target == t) stuck.push_back(Stuck{t, f.cycle, (uint32_t)f.channel});
-  std::vector<std::unique_ptr<NandChannel>> nandChannels;
+        if (f.target < 0 || (uint32_t)f.target == t) stuck_.push_back(Stuck{t, f.cycle, (uint32_t)f.channel});
   for (size_t ch = 0; ch < nandPins.size(); ch++) {
-    nandChannels.push_back(std::make_unique<NandChannel>());
-    nandChannels.back()->init(nandPins[ch], ch, ncfg, faults);
-    nandChannels.back()->pads.tap_ps = nandTapPs;
-    nandChannels.back()->pads.taps = nandTaps;
-    faults.attach(nandChannels.back()->models, ch, ncfg.pages_per_block);
+    nandChannels_.push_back(std::make_unique<NandChannel>());
+    nandChannels_.back()->init(nandPins[ch], ch, ncfg_, faults_);
+    nandChannels_.back()->pads.tap_ps = o_.nandTapPs;
+    nandChannels_.back()->pads.taps = o_.nandTaps;
+    faults_.attach(nandChannels_.back()->models, ch, ncfg_.pages_per_block);
   }
+}
 
+void SocSim::openWaves() {
 #if VM_TRACE
-  std::unique_ptr<VerilatedFstC> tfp;
-  if (!wavePath.empty()) {
+  if (!o_.wavePath.empty()) {
     Verilated::traceEverOn(true);
-    tfp = std::make_unique<VerilatedFstC>();
-    top->trace(tfp.get(), 99);
-    tfp->open(wavePath.c_str());
-    if (!tfp->isOpen()) die("--wave: cannot write %s", wavePath.c_str());
+    tfp_ = std::make_unique<VerilatedFstC>();
+    top_->trace(tfp_.get(), 99);
+    tfp_->open(o_.wavePath.c_str());
+    if (!tfp_->isOpen()) die("--wave: cannot write %s", o_.wavePath.c_str());
   }
 #endif
+}
 
-  top->io_simArg = simArg;
-  top->io_uart_rxd = 1;
-  top->clk = 0;
-  uint64_t cycle = 0;
-  auto driveDdr = [&](uint64_t c) {
-    ddrCpu.drive(c);
-    ddrDma.drive(c);
-    for (auto& d : ddrDmaMore) d->drive(c);
-  };
-  // The gated build registers the DDR ports' slave-driven inputs (common.SimInputStage): what the models
-  // present for cycle t is written before the rising edge that ends cycle t - 1, right after their
-  // edge(t - 1) (their outputs depend only on their state), and once at the last reset cycle. The same
-  // calls in the same order as the free-running build, which drives them before cycle t's falling edge.
-#ifdef LSMC_NO_CLOCK_GATE
-  constexpr bool inputStage = false;
+inline void SocSim::eval() {
+#if VM_TRACE
+  top_->eval();  // eval() also marks the trace's activity
 #else
-  constexpr bool inputStage = true;
+  VLsmcSoc___024root___eval(top_->rootp);
 #endif
-#if VM_TRACE
-  auto eval = [&] { top->eval(); };  // eval() also marks the trace's activity
-#else
-  auto eval = [&] { VLsmcSoc___024root___eval(top->rootp); };
-#endif
-  auto step = [&](bool resetting, bool lastReset = false) {
-    top->clk = 0;
-    if (!resetting) {
-      if (!inputStage) driveDdr(cycle);
-      for (auto& ch : nandChannels) ch->drive(cycle * NS_PER_CYCLE);
-      // RX before the falling edge, where the UART's clock gate samples its enable (the line is read
-      // only at the rising edge; TX changes only there, so it reads the same on either side).
-      uart.tick(cycle);
-    }
-    eval();
-#if VM_TRACE
-    if (tfp && cycle >= waveFrom) tfp->dump(cycle * 10);
-#endif
-    if (!resetting) {
-      ddrCpu.edge(cycle);
-      ddrDma.edge(cycle);
-      for (auto& d : ddrDmaMore) d->edge(cycle);
-    }
-    if (inputStage && (!resetting || lastReset)) driveDdr(cycle + 1);
-    top->clk = 1;
-    eval();
-#if VM_TRACE
-    if (tfp && cycle >= waveFrom) tfp->dump(cycle * 10 + 5);
-#endif
-    if (!resetting)
-      for (auto& ch : nandChannels) ch->edge(cycle * NS_PER_CYCLE);
-    cycle++;
-  };
+}
 
-  // Synchronous reset, held long enough for every block.
-  top->reset = 1;
-  top->eval();  // the initial blocks and settle, with reset's inputs; eval() above from now on
+inline void SocSim::driveDdr(uint64_t c) {
+  ddrCpu_->drive(c);
+  ddrDma_->drive(c);
+  for (auto& d : ddrDmaMore_) d->drive(c);
+}
+
+// One clock cycle: falling edge (models drive the SoC's inputs), rising edge (models see its outputs).
+inline void SocSim::step(bool resetting, bool lastReset) {
+  top_->clk = 0;
+  if (!resetting) {
+    if (!INPUT_STAGE) driveDdr(cycle_);
+    for (auto& ch : nandChannels_) ch->drive(cycle_ * NS_PER_CYCLE);
+    // RX before the falling edge, where the UART's clock gate samples its enable (the line is read
+    // only at the rising edge; TX changes only there, so it reads the same on either side).
+    uart_->tick(cycle_);
+  }
+  eval();
+#if VM_TRACE
+  if (tfp_ && cycle_ >= o_.waveFrom) tfp_->dump(cycle_ * 10);
+#endif
+  if (!resetting) {
+    ddrCpu_->edge(cycle_);
+    ddrDma_->edge(cycle_);
+    for (auto& d : ddrDmaMore_) d->edge(cycle_);
+  }
+  if (INPUT_STAGE && (!resetting || lastReset)) driveDdr(cycle_ + 1);
+  top_->clk = 1;
+  eval();
+#if VM_TRACE
+  if (tfp_ && cycle_ >= o_.waveFrom) tfp_->dump(cycle_ * 10 + 5);
+#endif
+  if (!resetting)
+    for (auto& ch : nandChannels_) ch->edge(cycle_ * NS_PER_CYCLE);
+  cycle_++;
+}
+
+// Synchronous reset, held long enough for every block; the forced UART divider after it.
+void SocSim::resetCycles() {
+  top_->reset = 1;
   for (int i = 0; i < 16; i++) step(true, i == 15);
-  top->reset = 0;
-  if (uartDiv >= 0) *divider = (IData)uartDiv;
-  uart.rxGap = uartGap != UINT64_MAX ? uartGap : 20 * uart.bitCycles();
-  uint64_t resetCycles = cycle;
-  uint64_t nextStuck = stuck.empty() ? UINT64_MAX : 0;
+  top_->reset = 0;
+  if (o_.uartDiv >= 0) *divider_ = (IData)o_.uartDiv;
+}
 
-  // A power cut (fault schedule): the target cut mid-operation is off; the whole card loses power. The
-  // NAND arrays persist (the models' state, within this harness run); DDR, on-chip RAM, CPU and every
-  // controller do not: memories are cleared, the firmware and --load files are put back (what a boot
-  // loader and the host would do), the SoC is held in reset and the NAND powered on again.
-  uint64_t cutsDone = 0;
-  auto powerCycle = [&]() {
-    cutsDone = faults.cuts;
-    fflush(stdout);
-    char msg[200];
-    // channel 0's targets keep their one-channel name ("target T"), others are "target C.T"
-    char who[24];
-    if (faults.cutChannel) snprintf(who, sizeof who, "%d.%d", faults.cutChannel, faults.cutTarget);
-    else snprintf(who, sizeof who, "%d", faults.cutTarget);
-    snprintf(msg, sizeof msg, "\n[sim: power cut %" PRIu64 " at cycle %" PRIu64 ": target %s %s row %u (block %u); SoC reset, NAND powered on]\n",
-             cutsDone, cycle, who, faults.cutErase ? "erase" : "program", faults.cutRow, faults.cutRow / ncfg.pages_per_block);
-    fputs(msg, stdout);
-    fflush(stdout);
-    if (uart.log) fputs(msg, uart.log);
-    fputs(msg + 1, stderr);
-    for (auto& d : dumps) simc::writeFileAtomic(d.path + ".cut" + std::to_string(cutsDone), ddr.at(d.addr), d.len, "--dump");
-    ddrCpu.reset();
-    ddrDma.reset();
-    uart.dutReset();
-    ddr.remap(ddr.base(), ddr.size());
-    for (int l = 0; l < 4; l++) memset(ram[l], 0, RAM_SIZE / 4);
-    if (firmware.size() > 4 && firmware.compare(firmware.size() - 4, 4, ".bin") == 0) put(RAM_BASE, fw.data(), fw.size(), firmware);
-    else simc::loadElf(firmware, fw, put);
-    for (auto& ld : loads) {
-      std::vector<uint8_t> data = simc::readFile(ld.path, "--load");
-      put(ld.addr, data.data(), data.size(), "--load " + ld.path);
+void SocSim::reset() {
+  top_->io_simArg = o_.simArg;
+  top_->io_uart_rxd = 1;
+  top_->clk = 0;
+  top_->reset = 1;
+  top_->eval();  // the initial blocks and settle, with reset's inputs; eval() above from now on
+  resetCycles();
+  uart_->rxGap = o_.uartGap != UINT64_MAX ? o_.uartGap : 20 * uart_->bitCycles();
+  resetCycles_ = cycle_;
+  nextStuck_ = stuck_.empty() ? UINT64_MAX : 0;
+}
+
+// A power cut (fault schedule): the target cut mid-operation is off; the whole card loses power. The
+// NAND arrays persist (the models' state, within this harness run); DDR, on-chip RAM, CPU and every
+// controller do not: memories are cleared, the firmware and --load files are put back (what a boot
+// loader and the host would do), the SoC is held in reset and the NAND powered on again.
+void SocSim::powerCycle() {
+  cutsDone_ = faults_.cuts;
+  fflush(stdout);
+  char msg[200];
+  // channel 0's targets keep their one-channel name ("target T"), others are "target C.T"
+  char who[24];
+  if (faults_.cutChannel) snprintf(who, sizeof who, "%d.%d", faults_.cutChannel, faults_.cutTarget);
+  else snprintf(who, sizeof who, "%d", faults_.cutTarget);
+  snprintf(msg, sizeof msg, "\n[sim: power cut %" PRIu64 " at cycle %" PRIu64 ": target %s %s row %u (block %u); SoC reset, NAND powered on]\n",
+           cutsDone_, cycle_, who, faults_.cutErase ? "erase" : "program", faults_.cutRow, faults_.cutRow / ncfg_.pages_per_block);
+  fputs(msg, stdout);
+  fflush(stdout);
+  if (uart_->log) fputs(msg, uart_->log);
+  fputs(msg + 1, stderr);
+  for (auto& d : o_.dumps) simc::writeFileAtomic(d.path + ".cut" + std::to_string(cutsDone_), ddr_.at(d.addr), d.len, "--dump");
+  ddrCpu_->reset();
+  ddrDma_->reset();
+  uart_->dutReset();
+  ddr_.remap(ddr_.base(), ddr_.size());
+  for (int l = 0; l < 4; l++) memset(ram_[l], 0, RAM_SIZE / 4);
+  loadImages();
+  resetCycles();
+  for (auto& ch : nandChannels_) ch->powerOn(cycle_ * NS_PER_CYCLE);
+}
+
+// Fault injection: arm each stuck R/B# at its cycle (counted from the end of reset).
+void SocSim::armStuck() {
+  nextStuck_ = UINT64_MAX;
+  for (auto& s : stuck_) {
+    if (s.cycle == UINT64_MAX) continue;
+    if (cycle_ - resetCycles_ >= s.cycle) {
+      nandChannels_[s.channel]->models[s.target]->set_stuck_busy(true);
+      s.cycle = UINT64_MAX;
+    } else if (resetCycles_ + s.cycle < nextStuck_) {
+      nextStuck_ = resetCycles_ + s.cycle;
     }
-    top->reset = 1;
-    for (int i = 0; i < 16; i++) step(true, i == 15);
-    top->reset = 0;
-    if (uartDiv >= 0) *divider = (IData)uartDiv;
-    for (auto& ch : nandChannels) ch->powerOn(cycle * NS_PER_CYCLE);
-  };
+  }
+}
 
-  simc::RunStats stats;
-  stats.start(cycle);
+// Until SIM_EXIT (and the UART's last queued bytes) or --max-cycles; returns the exit status.
+int SocSim::run() {
+  stats_.start(cycle_);
   int status = -1;
   uint64_t idleAfterExit = 0, drainCycles = 0;
   std::string linkIn;
+  simc::Uart& uart = *uart_;
   while (true) {
     step(false);
-    stats.tick(cycle, uart.lastOutputCycle);
-    if (link && cycle % LINK_POLL_CYCLES == 0 && link->poll(linkIn)) {
+    stats_.tick(cycle_, uart.lastOutputCycle);
+    if (link_ && cycle_ % LINK_POLL_CYCLES == 0 && link_->poll(linkIn)) {
       for (char c : linkIn) uart.send((uint8_t)c);
       linkIn.clear();
     }
-    if (faults.cuts != cutsDone && status < 0) powerCycle();
-    if (cycle >= nextStuck) {  // fault injection: arm stuck R/B# at its cycle
-      nextStuck = UINT64_MAX;
-      for (auto& s : stuck) {
-        if (s.cycle == UINT64_MAX) continue;
-        if (cycle - resetCycles >= s.cycle) {
-          nandChannels[s.channel]->models[s.target]->set_stuck_busy(true);
-          s.cycle = UINT64_MAX;
-        } else if (resetCycles + s.cycle < nextStuck) {
-          nextStuck = resetCycles + s.cycle;
-        }
-      }
-    }
-    if (top->io_simExit_valid && status < 0) status = (int)(top->io_simExit_payload & 0xff);
+    if (faults_.cuts != cutsDone_ && status < 0) powerCycle();
+    if (cycle_ >= nextStuck_) armStuck();
+    if (top_->io_simExit_valid && status < 0) status = (int)(top_->io_simExit_payload & 0xff);
     if (status >= 0) {
       // Let the UART send what the firmware queued before SIM_EXIT: the TX FIFO feeds the line without
       // gaps, so two idle bit times mean it is empty.
@@ -618,26 +714,20 @@ int main(int argc, char** argv) {
       }
       if (++drainCycles > 20000000ull) break;  // firmware still printing after SIM_EXIT: stop anyway
     }
-    if (status < 0 && cycle - resetCycles >= maxCycles) {
+    if (status < 0 && cycle_ - resetCycles_ >= o_.maxCycles) {
       fflush(stdout);
-      fprintf(stderr, "\nsim: --max-cycles %" PRIu64 " reached without SIM_EXIT\n", maxCycles);
+      fprintf(stderr, "\nsim: --max-cycles %" PRIu64 " reached without SIM_EXIT\n", o_.maxCycles);
       status = 124;
       break;
     }
   }
-  stats.finish(cycle);
-  if (link) {
-    link->poll(linkIn);  // deliver the last bytes
-  }
-  fflush(stdout);
-  top->final();
-#if VM_TRACE
-  if (tfp) tfp->close();
-#endif
-  if (uart.log && fclose(uart.log) != 0) die("--log: cannot write %s", logPath.c_str());
+  stats_.finish(cycle_);
+  if (link_) link_->poll(linkIn);  // deliver the last bytes
+  return status;
+}
 
-  for (auto& d : dumps) simc::writeFileAtomic(d.path, ddr.at(d.addr), d.len, "--dump");
-  for (auto& ch : nandChannels) {
+void SocSim::reportNand() const {
+  for (auto& ch : nandChannels_) {
     if (ch->contention)
       fprintf(stderr, "sim: NAND DQ bus contention in %" PRIu64 " cycles (%s)\n", ch->contention, ch->names[0].c_str());
     for (size_t i = 0; i < ch->models.size(); i++) {
@@ -647,17 +737,30 @@ int main(int argc, char** argv) {
                 " erases, %" PRIu64 " bit errors\n", ch->names[i].c_str(), m.n_commands, m.n_reads, m.n_programs, m.n_erases, m.n_bit_errors);
     }
   }
-  faults.report(stderr);
-  for (size_t c = 0; c < nandChannels.size(); c++)
-    for (size_t i = 0; i < nandChannels[c]->models.size(); i++) {
-      uint64_t grave = nandChannels[c]->models[i]->n_faults - (c < 4 && i < 8 ? faults.byTarget[c][i] : 0);  // the rest
-      if (grave) fprintf(stderr, "sim: %s: %" PRIu64 " grave-page reads\n", nandChannels[c]->names[i].c_str(), grave);
+  faults_.report(stderr);
+  for (size_t c = 0; c < nandChannels_.size(); c++)
+    for (size_t i = 0; i < nandChannels_[c]->models.size(); i++) {
+      uint64_t grave = nandChannels_[c]->models[i]->n_faults - (c < 4 && i < 8 ? faults_.byTarget[c][i] : 0);  // the rest
+      if (grave) fprintf(stderr, "sim: %s: %" PRIu64 " grave-page reads\n", nandChannels_[c]->names[i].c_str(), grave);
     }
-  if (faults.cuts) fprintf(stderr, "sim: %" PRIu64 " power cut(s)\n", faults.cuts);
-  if (uart.framingErrors) fprintf(stderr, "sim: %" PRIu64 " UART framing errors\n", uart.framingErrors);
-  uint64_t violations = ddrCpu.violations + ddrDma.violations;
-  uint64_t dmaReads = ddrDma.readBeats, dmaWrites = ddrDma.writeBeats;
-  for (auto& d : ddrDmaMore) {
+  if (faults_.cuts) fprintf(stderr, "sim: %" PRIu64 " power cut(s)\n", faults_.cuts);
+}
+
+// The model's end, the --log and --dump files, and the closing lines on stderr; returns the exit
+// status (4 when an otherwise clean run broke the AXI protocol on a DDR port).
+int SocSim::finish(int status) {
+  fflush(stdout);
+  top_->final();
+#if VM_TRACE
+  if (tfp_) tfp_->close();
+#endif
+  if (uart_->log && fclose(uart_->log) != 0) die("--log: cannot write %s", o_.logPath.c_str());
+  for (auto& d : o_.dumps) simc::writeFileAtomic(d.path, ddr_.at(d.addr), d.len, "--dump");
+  reportNand();
+  if (uart_->framingErrors) fprintf(stderr, "sim: %" PRIu64 " UART framing errors\n", uart_->framingErrors);
+  uint64_t violations = ddrCpu_->violations + ddrDma_->violations;
+  uint64_t dmaReads = ddrDma_->readBeats, dmaWrites = ddrDma_->writeBeats;
+  for (auto& d : ddrDmaMore_) {
     violations += d->violations;
     dmaReads += d->readBeats;
     dmaWrites += d->writeBeats;
@@ -667,12 +770,22 @@ int main(int argc, char** argv) {
     if (status == 0) status = 4;
   }
   // The DDR model every figure of this run depends on, on a line of its own for reports.
-  if (ddrModel) ddrModel->print(stderr);
-  else fprintf(stderr, "sim: ddr fixed: read latency %u cycles, no bandwidth limit\n", ddrLatency);
-  fprintf(stderr, "ddr: %s\n", ddrName.c_str());
+  if (ddrModel_) ddrModel_->print(stderr);
+  else fprintf(stderr, "sim: ddr fixed: read latency %u cycles, no bandwidth limit\n", o_.ddrLatency);
+  fprintf(stderr, "ddr: %s\n", o_.ddrName.c_str());
   fprintf(stderr, "sim: exit %d; ddr beats r/w %" PRIu64 "/%" PRIu64 ", ddrDma beats r/w %" PRIu64 "/%" PRIu64 "\n",
-          status, ddrCpu.readBeats, ddrCpu.writeBeats, dmaReads, dmaWrites);
+          status, ddrCpu_->readBeats, ddrCpu_->writeBeats, dmaReads, dmaWrites);
   // CPU time (what the model costs; the machine may be shared) and wall clock (what a user waits).
-  stats.print(stderr);
+  stats_.print(stderr);
   return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, nullptr, _IOLBF, 0);  // the console reaches a pipe or a file line by line
+  Options opt = parseOptions(argc, argv);
+  SocSim sim(opt);
+  sim.reset();
+  return sim.finish(sim.run());
 }

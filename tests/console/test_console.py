@@ -79,6 +79,8 @@ def test_help_lists_every_command(console):
     out = console.cmd("help")
     for c in COMMANDS:
         assert re.search(rf"^\s+{c}\b", out, re.M), f"help does not list {c}: {out}"
+    # the paper's bracket is named by its authors, as the project cites the paper everywhere
+    assert "Peng et al.'s (paper)" in out, out
 
 
 # ------------------------------------------------------------------------------------------- jobs

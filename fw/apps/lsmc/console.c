@@ -20,7 +20,7 @@ static const char help_text[] =
     "                       the C merge; with R runs and U units: U jobs of R runs (N/(U*R) keys each) at\n"
     "                       once on U units through the task queue, cascaded when R exceeds the units' ways\n"
     "  bench [tight|paper|host]  Table III (512 .. 8192 entries): workloads generated on the CPU with this\n"
-    "                       project's bracket (tight) or seed 000's (paper), or the host-loaded ones\n"
+    "                       project's bracket (tight) or Peng et al.'s (paper), or the host-loaded ones\n"
     "  errtest              error paths: malformed input, overflows, short DMA buffer, timeout\n"
     "  job                  run the job the host loaded at DDR 0x40000000 (docs/firmware.md)\n"
     "  regs                 dump the compaction IP and DMA registers\n"
