@@ -17,6 +17,7 @@
 
 #include "VCompactionIp.h"
 #include "compaction_regs.h"
+#include "lsmc_env.h"
 #include "backend.h"
 #include "kb16.h"
 #include "tb.h"
@@ -43,15 +44,17 @@ class Device {
           out(&rng, 4),
           inv(&rng, 1),
           ctrl(&rng, ctrl_pins(top.get())) {
-        double stall = 0;
-        const char* s = getenv("LSMC_RTL_STALL");
-        if (s && *s) stall = atof(s);
-        if (!(stall >= 0 && stall < 1)) stall = 0;
+        const double stall = lsmc_env_number("LSMC_RTL_STALL", 0, 0, 1, 1, "a probability in [0, 1)");
         for (auto& k : src) k.pause.set(stall);
         out.pause.set(stall);
         inv.pause.set(stall);
         const char* seed = getenv("LSMC_RTL_SEED");
-        if (seed) rng.seed(strtoull(seed, nullptr, 0));
+        if (seed && *seed) {
+            char* end = nullptr;
+            const unsigned long long v = strtoull(seed, &end, 0);
+            if (*end || seed[0] == '-') lsmc_env_bad("LSMC_RTL_SEED", seed, "is not an unsigned integer", "the default seed");
+            else rng.seed(v);
+        }
         top->io_ctrl_aw_payload_prot = top->io_ctrl_ar_payload_prot = 0;
         top->io_ctrl_w_payload_strb = 0xF;
         reset();
