@@ -63,7 +63,7 @@ constexpr unsigned kGroup = 16;  // the IP's default G (docs/kb16-format.md)
 struct Stats {
   uint64_t offloaded = 0, fallback = 0, device_cycles = 0, host_us = 0, sim_us = 0, sim_wall_us = 0, entries = 0,
            jobs = 0, compactions = 0, compaction_cpu_us = 0, bytes_in = 0, bytes_out = 0, device_us = 0,
-           pace_wait_us = 0, tables_out = 0;
+           pace_wait_us = 0, tables_out = 0, job_wall_us = 0;
   std::map<std::string, uint64_t> reasons;
 };
 
@@ -93,7 +93,8 @@ const Config& config() {
     // KB16 path's stream, flip changes the first byte of the table engine's first output table.
     static const char* const kFaults[] = {"none", "swap", "flip"};
     c.fault = lsmc_env_choice("LSMC_OFFLOAD_FAULT", kFaults, 3, kNoFault);
-    if (c.backend >= 0) lsmc_table::PaceFromEnv();  // its variables are checked (and named) at once
+    lsmc_env_check();  // every variable is read now, so a bad value is named when the library starts
+    lsmc_table::PaceFromEnv();
     return c;
   }();
   return cfg;
@@ -499,7 +500,8 @@ std::string ReasonOf(const std::string& code) {
 
 // Runs the job on a thread; meanwhile (and until the paced device time has passed) the compaction
 // thread keeps flushing the immutable memtable, as LevelDB's loop does between entries.
-lsmc_table::Result RunJob(lsmc_table::Job&& job, const OffloadHost& host, uint64_t* wait_us, double* device_us) {
+lsmc_table::Result RunJob(lsmc_table::Job&& job, const OffloadHost& host, uint64_t* wait_us, double* device_us,
+                          uint64_t* wall_us) {
   const auto start = std::chrono::steady_clock::now();
   std::mutex mu;
   std::condition_variable cv;
@@ -538,7 +540,8 @@ lsmc_table::Result RunJob(lsmc_table::Job&& job, const OffloadHost& host, uint64
     *wait_us = uint64_t(
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - waited_from).count());
   }
-  if (shutting_down) host.serve();
+  *wall_us = uint64_t(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
   return res;
 }
 
@@ -762,9 +765,9 @@ bool TableEngineOffload(const void* db, const Config& cfg, uint64_t t0, Env* env
     job.deeper_levels.push_back(std::move(files));
   }
   const size_t n_runs = job.runs.size();
-  uint64_t wait_us = 0;
+  uint64_t wait_us = 0, wall_us = 0;
   double device_us = 0;
-  lsmc_table::Result res = RunJob(std::move(job), host, &wait_us, &device_us);
+  lsmc_table::Result res = RunJob(std::move(job), host, &wait_us, &device_us, &wall_us);
   if (!res.ok()) return fallback(ReasonOf(res.error_code), res.error);
   if (cfg.fault == kFlip && !res.tables.empty() && !res.tables[0].bytes.empty()) res.tables[0].bytes[0] ^= 1;
 
@@ -809,6 +812,7 @@ bool TableEngineOffload(const void* db, const Config& cfg, uint64_t t0, Env* env
     s.bytes_out += res.bytes_out;
     s.device_us += uint64_t(device_us);
     s.pace_wait_us += wait_us;
+    s.job_wall_us += wall_us;
     s.tables_out += res.tables.size();
   }
   const lsmc_table::Pace& pace = lsmc_table::PaceFromEnv();
@@ -862,7 +866,7 @@ void OffloadDbClosed(const void* db) {
           " compaction_cpu_us=" + std::to_string(s.compaction_cpu_us) + " backend=" + lsmc_backend_name(config().backend);
   line += " bytes_in=" + std::to_string(s.bytes_in) + " bytes_out=" + std::to_string(s.bytes_out) +
           " tables_out=" + std::to_string(s.tables_out) + " device_us=" + std::to_string(s.device_us) +
-          " pace_wait_us=" + std::to_string(s.pace_wait_us);
+          " pace_wait_us=" + std::to_string(s.pace_wait_us) + " job_wall_us=" + std::to_string(s.job_wall_us);
   for (const auto& kv : s.reasons) line += " reason:" + kv.first + "=" + std::to_string(kv.second);
   line += "\n";
   FILE* f = fopen(path, "a");

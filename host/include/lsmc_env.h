@@ -3,6 +3,8 @@
 #ifndef LSMC_ENV_H
 #define LSMC_ENV_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -16,6 +18,12 @@ int lsmc_env_flag(const char *name);
 double lsmc_env_number(const char *name, double dflt, double lo, double hi, int hi_open, const char *what);
 /* One of the `n` words in `words`, returning its index; unset or empty: dflt; else named, dflt used. */
 int lsmc_env_choice(const char *name, const char *const *words, int n, int dflt);
+
+/* LSMC_RTL_STALL (probability in [0, 1), default 0) and LSMC_RTL_SEED (returns 0 when unset or bad). */
+double lsmc_env_rtl_stall(void);
+int lsmc_env_rtl_seed(unsigned long long *seed);
+/* Reads every variable of the library once, so each bad value is named when the library starts. */
+void lsmc_env_check(void);
 
 #ifdef __cplusplus
 }

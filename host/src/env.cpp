@@ -54,3 +54,27 @@ extern "C" int lsmc_env_choice(const char* name, const char* const* words, int n
   lsmc_env_bad(name, v, problem.c_str(), words[dflt]);
   return dflt;
 }
+
+extern "C" double lsmc_env_rtl_stall(void) {
+  return lsmc_env_number("LSMC_RTL_STALL", 0, 0, 1, 1, "a probability in [0, 1)");
+}
+
+extern "C" int lsmc_env_rtl_seed(unsigned long long* seed) {
+  const char* v = getenv("LSMC_RTL_SEED");
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long x = strtoull(v, &end, 0);
+  if (errno || *end || v[0] == '-') {
+    lsmc_env_bad("LSMC_RTL_SEED", v, "is not an unsigned integer", "the default seed");
+    return 0;
+  }
+  *seed = x;
+  return 1;
+}
+
+extern "C" void lsmc_env_check(void) {
+  lsmc_env_rtl_stall();
+  unsigned long long seed;
+  lsmc_env_rtl_seed(&seed);
+}

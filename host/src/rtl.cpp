@@ -44,17 +44,12 @@ class Device {
           out(&rng, 4),
           inv(&rng, 1),
           ctrl(&rng, ctrl_pins(top.get())) {
-        const double stall = lsmc_env_number("LSMC_RTL_STALL", 0, 0, 1, 1, "a probability in [0, 1)");
+        const double stall = lsmc_env_rtl_stall();
         for (auto& k : src) k.pause.set(stall);
         out.pause.set(stall);
         inv.pause.set(stall);
-        const char* seed = getenv("LSMC_RTL_SEED");
-        if (seed && *seed) {
-            char* end = nullptr;
-            const unsigned long long v = strtoull(seed, &end, 0);
-            if (*end || seed[0] == '-') lsmc_env_bad("LSMC_RTL_SEED", seed, "is not an unsigned integer", "the default seed");
-            else rng.seed(v);
-        }
+        unsigned long long seed;
+        if (lsmc_env_rtl_seed(&seed)) rng.seed(seed);
         top->io_ctrl_aw_payload_prot = top->io_ctrl_ar_payload_prot = 0;
         top->io_ctrl_w_payload_strb = 0xF;
         reset();
