@@ -481,9 +481,9 @@ Status ReadTableFile(Env* env, const std::string& dbname, uint64_t number, uint6
   std::string scratch(size, '\0');
   Slice got;
   s = file->Read(0, size, &got, &scratch[0]);
-  delete file;
   if (s.ok() && got.size() != size) s = Status::Corruption("table file shorter than its size", std::to_string(number));
-  if (s.ok()) out->assign(got.data(), got.size());
+  if (s.ok()) out->assign(got.data(), got.size());  // before the file goes: `got` may point into its mapping
+  delete file;
   return s;
 }
 
