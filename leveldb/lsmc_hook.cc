@@ -473,17 +473,24 @@ int BloomBitsPerKey(const FilterPolicy* policy) {
   return uint8_t(filter.back()) == probes ? bits : -1;
 }
 
-Status ReadTableFile(Env* env, const std::string& dbname, uint64_t number, uint64_t size, std::string* out) {
-  RandomAccessFile* file = nullptr;
-  Status s = env->NewRandomAccessFile(TableFileName(dbname, number), &file);
-  if (!s.ok() && env->NewRandomAccessFile(SSTTableFileName(dbname, number), &file).ok()) s = Status::OK();
+// A table file's bytes without a copy where the Env maps the file (PosixEnv does, up to its mmap
+// limit): the view stays valid while *file lives. Otherwise the bytes land in t->bytes.
+Status ReadTableFile(Env* env, const std::string& dbname, uint64_t number, uint64_t size,
+                     std::unique_ptr<RandomAccessFile>* file, lsmc_table::InputTable* t) {
+  RandomAccessFile* f = nullptr;
+  Status s = env->NewRandomAccessFile(TableFileName(dbname, number), &f);
+  if (!s.ok() && env->NewRandomAccessFile(SSTTableFileName(dbname, number), &f).ok()) s = Status::OK();
   if (!s.ok()) return s;
-  std::string scratch(size, '\0');
+  file->reset(f);
+  t->bytes.resize(size);
   Slice got;
-  s = file->Read(0, size, &got, &scratch[0]);
+  s = f->Read(0, size, &got, &t->bytes[0]);
   if (s.ok() && got.size() != size) s = Status::Corruption("table file shorter than its size", std::to_string(number));
-  if (s.ok()) out->assign(got.data(), got.size());  // before the file goes: `got` may point into its mapping
-  delete file;
+  if (s.ok() && got.data() != t->bytes.data()) {
+    t->data = got.data();
+    t->size = got.size();
+    std::string().swap(t->bytes);
+  }
   return s;
 }
 
@@ -744,12 +751,14 @@ bool TableEngineOffload(const void* db, const Config& cfg, uint64_t t0, Env* env
   job.smallest_snapshot = smallest_snapshot;
   const InternalKeyComparator icmp(ucmp);
   size_t n_tables = 0;
+  std::vector<std::unique_ptr<RandomAccessFile>> files_open;  // the tables' mappings, until the job ends
   for (const std::vector<FileMetaData*>& files : RunsOf(c, icmp)) {
     std::vector<lsmc_table::InputTable> run;
     for (FileMetaData* f : files) {
       lsmc_table::InputTable t;
       t.name = TableFileName(dbname, f->number);
-      Status s = ReadTableFile(env, dbname, f->number, f->file_size, &t.bytes);
+      files_open.emplace_back();
+      Status s = ReadTableFile(env, dbname, f->number, f->file_size, &files_open.back(), &t);
       if (!s.ok()) return fallback("read-error", s.ToString());
       run.push_back(std::move(t));
       n_tables++;
@@ -768,6 +777,7 @@ bool TableEngineOffload(const void* db, const Config& cfg, uint64_t t0, Env* env
   uint64_t wait_us = 0, wall_us = 0;
   double device_us = 0;
   lsmc_table::Result res = RunJob(std::move(job), host, &wait_us, &device_us, &wall_us);
+  files_open.clear();
   if (!res.ok()) return fallback(ReasonOf(res.error_code), res.error);
   if (cfg.fault == kFlip && !res.tables.empty() && !res.tables[0].bytes.empty()) res.tables[0].bytes[0] ^= 1;
 

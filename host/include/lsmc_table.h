@@ -14,8 +14,12 @@
 namespace lsmc_table {
 
 struct InputTable {
-  std::string name;   // the file, for error messages
-  std::string bytes;  // the whole table file
+  std::string name;  // the file, for error messages
+  // The whole table file: `data`/`size` when set (memory the caller keeps until Compact returns, e.g.
+  // the file's mapping), else `bytes`.
+  const char* data = nullptr;
+  size_t size = 0;
+  std::string bytes;
 };
 
 struct Job {

@@ -50,7 +50,9 @@ Result Compact(Job&& job) {
     size_t tables_in = 0;
     for (const auto& run : job.runs) {
       std::vector<table_engine::TableImage> images;
-      for (const InputTable& t : run) images.push_back(table_engine::TableImage{t.name, t.bytes});
+      for (const InputTable& t : run)
+        images.push_back(table_engine::TableImage{
+            t.name, t.data ? std::string_view(t.data, t.size) : std::string_view(t.bytes)});
       tables_in += images.size();
       spec.runs.push_back(std::move(images));
     }
