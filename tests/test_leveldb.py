@@ -7,6 +7,7 @@ the host driver with the table engine's model and the Verilated IP)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 
 import pytest
@@ -152,6 +153,17 @@ def test_verify_catches_a_wrong_stream(built):
     out = (ldb.TMP / "db_test-rtl-fault" / "output.txt").read_text()
     assert r.rc != 0 and r.failed >= 1
     assert "LSMC_OFFLOAD_VERIFY: offloaded compaction differs from the CPU path at entry 0" in out
+
+
+def test_host_links_documented():
+    """The host links' rates (host/src/table_engine.cpp) and their table in docs/leveldb.md agree."""
+    code = dict((n, int(r)) for n, r in re.findall(r'\{"(pcie\w+)", (\d+)\}',
+                                                    (ROOT / "host/src/table_engine.cpp").read_text()))
+    docs = {}
+    for row in re.findall(r"^\| (`pcie.*) \| ([\d,]+) \|$", (ROOT / "docs/leveldb.md").read_text(), re.M):
+        for name in re.findall(r"`(pcie\w+)`", row[0]):
+            docs[name] = int(row[1].replace(",", ""))
+    assert code and code == docs, (code, docs)
 
 
 def test_upstream_race_rerun_policy(monkeypatch):

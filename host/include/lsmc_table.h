@@ -58,7 +58,7 @@ Result Compact(Job&& job);
 // bytes_out over LSMC_HOST_LINK (names and rates in src/table_engine.cpp and docs/leveldb.md).
 struct Pace {
   bool on = false;  // LSMC_DEVICE_PACE=1
-  double mhz = 100;
+  double mhz = 0;
   std::string link = "pcie3x4";
   double link_mb_per_s = 0;
   double DeviceUs(uint64_t cycles, uint64_t bytes) const { return cycles / mhz + bytes / link_mb_per_s; }

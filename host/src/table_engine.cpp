@@ -17,6 +17,7 @@
 #include "error.h"
 #include "limits.h"
 #include "lsmc_env.h"
+#include "lsmc_offload.h"
 
 namespace lsmc_table {
 namespace {
@@ -106,7 +107,7 @@ const Pace& PaceFromEnv() {
   static const Pace pace = [] {
     Pace p;
     p.on = lsmc_env_flag("LSMC_DEVICE_PACE");
-    p.mhz = lsmc_env_number("LSMC_DEVICE_MHZ", 100, 1, 10000, 0, "a clock in MHz (1..10000)");
+    p.mhz = lsmc_env_number("LSMC_DEVICE_MHZ", LSMC_DEVICE_MHZ, 1, 10000, 0, "a clock in MHz (1..10000)");
     const char* names[sizeof kLinks / sizeof kLinks[0]];
     for (size_t i = 0; i < sizeof kLinks / sizeof kLinks[0]; i++) names[i] = kLinks[i].name;
     const int link = lsmc_env_choice("LSMC_HOST_LINK", names, int(sizeof kLinks / sizeof kLinks[0]), 0);
