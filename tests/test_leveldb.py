@@ -103,6 +103,30 @@ def test_pacing_waits_the_modelled_time(built):
     assert r.log.job_wall_us >= r.log.device_us, (r.log.job_wall_us, r.log.device_us)
 
 
+def test_memtable_flushed_while_the_device_works(built):
+    """While a job runs (paced at 5 MHz so it lasts), the compaction thread keeps flushing immutable
+    memtables to Level 0, as LevelDB's own loop does: LevelDB's info log shows 'Level-0 table' lines
+    between a compaction's 'Compacting' and the hook's 'offloaded' line."""
+    work = ldb.TMP / "flush-during-job"
+    subprocess.run(["rm", "-rf", str(work)], check=True)
+    work.mkdir(parents=True)
+    env = dict(os.environ, LD_LIBRARY_PATH=str(ldb.LIB), LSMC_OFFLOAD="model", LSMC_DEVICE_PACE="1",
+               LSMC_DEVICE_MHZ="5", LSMC_OFFLOAD_LOG=str(work / "offload.log"))
+    w = subprocess.run([str(ldb.BIN / "lsmc_db_check"), "write", str(work / "db"), "1", "20000"], env=env,
+                       capture_output=True, text=True)
+    assert w.returncode == 0, w.stdout + w.stderr
+    inside = during = 0
+    for line in (work / "db" / "LOG").read_text().splitlines():
+        if " Compacting " in line:
+            inside = 1
+        elif "offloaded (table engine" in line:
+            inside = 0
+        elif inside and "Level-0 table #" in line and "started" in line:
+            during += 1
+    assert during > 0
+    assert ldb.OffloadLog.read(work / "offload.log").offloaded > 0
+
+
 def test_bad_values_named_once(built):
     """Every LSMC_* value the library cannot use is named on stderr once, with what it does instead."""
     env = {"LSMC_RTL_STALL": "abc", "LSMC_DEVICE_MHZ": "0", "LSMC_HOST_LINK": "pcie9x1", "LSMC_DEVICE_PACE": "yes",
