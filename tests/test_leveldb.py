@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -86,7 +87,7 @@ def test_verify_catches_a_wrong_table(built):
     """The table verifier is live: LSMC_OFFLOAD_FAULT=flip changes the first byte of the engine's first
     output table, and the binary aborts naming the engine's table and the stock one."""
     r = ldb.run_test_binary("db_test", "model", extra_env={"LSMC_OFFLOAD_FAULT": "flip"},
-                            gtest_filter="DBTest.SparseMerge", tag="-flip")
+                            gtest_filter="DBTest.CompactionsGenerateMultipleFiles", tag="-flip")
     out = (ldb.TMP / "db_test-model-flip" / "output.txt").read_text()
     assert r.rc != 0 and r.failed >= 1
     assert "differs from the stock path" in out and "-engine.ldb" in out and "-stock.ldb" in out, out[-2000:]
@@ -96,7 +97,7 @@ def test_pacing_waits_the_modelled_time(built):
     """LSMC_DEVICE_PACE=1: each job ends no earlier than its modelled device time (cycles at
     LSMC_DEVICE_MHZ plus the bytes over LSMC_HOST_LINK). At 1 MHz the model alone is faster, so the
     hook must have waited."""
-    r = ldb.run_test_binary("db_test", "model", gtest_filter="DBTest.SparseMerge", tag="-pace",
+    r = ldb.run_test_binary("db_test", "model", gtest_filter="DBTest.CompactionsGenerateMultipleFiles", tag="-pace",
                             extra_env={"LSMC_DEVICE_PACE": "1", "LSMC_DEVICE_MHZ": "1", "LSMC_OFFLOAD_VERIFY": "0"})
     assert r.failed == 0 and r.rc == 0 and r.log.offloaded > 0, r.log.summary()
     assert r.log.device_us > 0 and r.log.pace_wait_us > 0
@@ -127,11 +128,67 @@ def test_memtable_flushed_while_the_device_works(built):
     assert ldb.OffloadLog.read(work / "offload.log").offloaded > 0
 
 
+# Through LevelDB's C API (ctypes, in its own process: the library reads LSMC_* once): overlapping
+# batches of keys, every other one 1,500 bytes, each batch compacted; then every key read back.
+LONG_KEYS = r'''
+import ctypes, os, sys
+lib = ctypes.CDLL(sys.argv[1])
+c = ctypes.c_char_p
+lib.leveldb_options_create.restype = ctypes.c_void_p
+lib.leveldb_open.restype = ctypes.c_void_p
+lib.leveldb_open.argtypes = [ctypes.c_void_p, c, ctypes.POINTER(ctypes.c_char_p)]
+lib.leveldb_options_set_create_if_missing.argtypes = [ctypes.c_void_p, ctypes.c_ubyte]
+lib.leveldb_writeoptions_create.restype = ctypes.c_void_p
+lib.leveldb_readoptions_create.restype = ctypes.c_void_p
+errp = ctypes.POINTER(ctypes.c_char_p)
+lib.leveldb_put.argtypes = [ctypes.c_void_p, ctypes.c_void_p, c, ctypes.c_size_t, c, ctypes.c_size_t, errp]
+lib.leveldb_get.restype = ctypes.POINTER(ctypes.c_char)
+lib.leveldb_get.argtypes = [ctypes.c_void_p, ctypes.c_void_p, c, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t), errp]
+lib.leveldb_compact_range.argtypes = [ctypes.c_void_p, c, ctypes.c_size_t, c, ctypes.c_size_t]
+lib.leveldb_close.argtypes = [ctypes.c_void_p]
+opt = lib.leveldb_options_create(); lib.leveldb_options_set_create_if_missing(opt, 1)
+err = ctypes.c_char_p()
+db = lib.leveldb_open(opt, sys.argv[2].encode(), ctypes.byref(err)); assert not err.value, err.value
+wo = lib.leveldb_writeoptions_create(); ro = lib.leveldb_readoptions_create()
+keys = {}
+for i in range(200):
+    j = (i * 37) % 200  # batches overlap in key range, so compactions merge
+    k = (b"k%04d" % j) * (1 + (j % 2) * 300)  # every other key 1,500 bytes: over the engine's 1 KiB
+    v = b"v%d" % i
+    keys[k] = v
+    lib.leveldb_put(db, wo, k, len(k), v, len(v), ctypes.byref(err))
+    if i % 50 == 49:
+        lib.leveldb_compact_range(db, None, 0, None, 0)
+lib.leveldb_compact_range(db, None, 0, None, 0)
+n = ctypes.c_size_t()
+for k, v in keys.items():
+    p = lib.leveldb_get(db, ro, k, len(k), ctypes.byref(n), ctypes.byref(err))
+    assert p and ctypes.string_at(p, n.value) == v, k[:10]
+lib.leveldb_close(db)
+print("ok", len(keys))
+'''
+
+
+def test_keys_over_the_engine_limit_fall_back(built, tmp_path):
+    """A key over the engine's 1 KiB: the compaction falls back (key-length, the engine's error named in
+    LevelDB's info log) and the CPU path keeps every key."""
+    (tmp_path / "long_keys.py").write_text(LONG_KEYS)
+    log = tmp_path / "offload.log"
+    env = dict(os.environ, LSMC_OFFLOAD="model", LSMC_OFFLOAD_VERIFY="1", LSMC_OFFLOAD_LOG=str(log))
+    r = subprocess.run([sys.executable, str(tmp_path / "long_keys.py"), str(ldb.LIB / "libleveldb.so.1d"),
+                        str(tmp_path / "db")], env=env, capture_output=True, text=True)
+    assert r.returncode == 0 and "ok 200" in r.stdout, r.stdout + r.stderr
+    off = ldb.OffloadLog.read(log)
+    assert off.reasons.get("key-length", 0) > 0, off.summary()
+    assert "error=KEY_TOO_LONG" in (tmp_path / "db" / "LOG").read_text()
+
+
 def test_bad_values_named_once(built):
     """Every LSMC_* value the library cannot use is named on stderr once, with what it does instead."""
     env = {"LSMC_RTL_STALL": "abc", "LSMC_DEVICE_MHZ": "0", "LSMC_HOST_LINK": "pcie9x1", "LSMC_DEVICE_PACE": "yes",
            "LSMC_OFFLOAD_FAULT": "bogus", "LSMC_RTL_SEED": "-3"}
-    r = ldb.run_test_binary("db_test", "model", extra_env=env, gtest_filter="DBTest.SparseMerge", tag="-env")
+    r = ldb.run_test_binary("db_test", "model", extra_env=env, gtest_filter="DBTest.CompactionsGenerateMultipleFiles",
+                            tag="-env")
     out = (ldb.TMP / "db_test-model-env" / "output.txt").read_text()
     assert r.failed == 0 and r.rc == 0
     for line in ("LSMC_RTL_STALL='abc' is not a probability in [0, 1); using 0",

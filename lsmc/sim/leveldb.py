@@ -156,7 +156,11 @@ def _run_binary_once(name: str, offload: str, extra_env: dict | None, gtest_filt
     work = TMP / f"{name}-{offload}{tag}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    env = dict(os.environ, TEST_TMPDIR=str(work), LSMC_OFFLOAD=offload, LSMC_OFFLOAD_LOG=str(work / "offload.log"))
+    # BENCHMARK_FILTER: db_test calls benchmark::RunSpecifiedBenchmarks() without benchmark::Initialize,
+    # so --benchmark_filter is never parsed and BM_LogAndApply ran (10-20 s) before every test run;
+    # Google Benchmark also reads its flags from the environment.
+    env = dict(os.environ, TEST_TMPDIR=str(work), LSMC_OFFLOAD=offload, LSMC_OFFLOAD_LOG=str(work / "offload.log"),
+               BENCHMARK_FILTER="^$")
     env.pop("LSMC_OFFLOAD_VERIFY", None)
     if offload != "off":
         env.update(LSMC_OFFLOAD_VERIFY="1", LSMC_RTL_STALL=TEST_STALL)
