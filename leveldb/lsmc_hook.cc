@@ -1,39 +1,58 @@
-// lsmc compaction offload hook for LevelDB 1.23: input tables -> KB16 runs -> device merge -> the entry
-// stream LevelDB's own compaction loop writes with TableBuilder (docs/leveldb.md).
+// lsmc compaction offload hook for LevelDB 1.23 (docs/leveldb.md). Two device paths:
 //
-// Each input run (one per Level-0 file, newest first, then one per level: files of a level >= 1 do
-// not overlap) becomes a KB16 run of its distinct user keys; the value address of a key indexes a
-// side table holding its internal key (user key, sequence, type) and value. Older versions of a key
+// Table engine (LSMC_OFFLOAD=model, hw/ip/table_engine): the engine does the whole compaction. The hook
+// reads the input tables' bytes from their files and hands them over with the run layout (each
+// Level-0 file a run, newest first; each input level >= 1 one run in key order), the DB's table
+// options, smallest_snapshot, the grandparents (for ShouldStopBefore) and the deeper levels' user-key
+// ranges (for IsBaseLevelForKey). The engine applies LevelDB's drop rules and writes the tables as
+// TableBuilder does; the hook numbers them as OpenCompactionOutputFile would, writes and syncs them,
+// and DoCompactionWork's tail installs them with the same VersionEdit. LevelDB's loop does not run.
+//
+// KB16 IP (rtl, soc, hw/ip/compaction): each input run (one per Level-0 file, newest first, then one
+// per level) becomes a KB16 run of its distinct user keys; the value address of a key indexes a side
+// table holding its internal key (user key, sequence, type) and value. Older versions of a key
 // inside one run hang behind their newest version in the side table. The device merges the runs
 // (cascading over its 2 ways) and names the superseded addresses. The stream handed back to the loop
 // is every input entry in internal-key order: for each key of the merged run, the device's survivor,
 // then the versions it superseded. The loop therefore calls ShouldStopBefore, IsBaseLevelForKey and
-// its drop rules on exactly the entries the CPU path would, and output files, splits and deletion
-// markers come out as LevelDB's own. The device's drops must be drops LevelDB makes too: every
-// superseded version must be hidden by a newer version at or below the smallest snapshot, else the
-// compaction falls back (reason "snapshot").
+// its drop rules on exactly the entries the CPU path would. The device's drops must be drops LevelDB
+// makes too: every superseded version must be hidden by a newer version at or below the smallest
+// snapshot, else the compaction falls back (reason "snapshot").
 #include "lsmc_hook.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cinttypes>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include "db/dbformat.h"
+#include "db/filename.h"
 #include "db/table_cache.h"
 #include "db/version_set.h"
 #include "leveldb/comparator.h"
 #include "leveldb/env.h"
 #include "leveldb/iterator.h"
+#include "leveldb/filter_policy.h"
 #include "leveldb/options.h"
+#include "leveldb/table.h"
+#include "leveldb/table_builder.h"
 
 #include "kb16.h"
+#include "lsmc_env.h"
 #include "lsmc_offload.h"
+#include "lsmc_table.h"
 
 namespace leveldb {
 namespace lsmc {
@@ -43,16 +62,20 @@ constexpr unsigned kGroup = 16;  // the IP's default G (docs/kb16-format.md)
 
 struct Stats {
   uint64_t offloaded = 0, fallback = 0, device_cycles = 0, host_us = 0, sim_us = 0, sim_wall_us = 0, entries = 0,
-           jobs = 0, compactions = 0, compaction_cpu_us = 0;
+           jobs = 0, compactions = 0, compaction_cpu_us = 0, bytes_in = 0, bytes_out = 0, device_us = 0,
+           pace_wait_us = 0, tables_out = 0, job_wall_us = 0;
   std::map<std::string, uint64_t> reasons;
 };
 
 std::mutex g_stats_mu;
 std::map<const void*, Stats> g_stats;
 
+enum Fault { kNoFault = 0, kSwap = 1, kFlip = 2 };
+
 struct Config {
   int backend = LSMC_BACKEND_OFF;
   bool verify = false;
+  int fault = kNoFault;
   std::string error;  // a bad LSMC_OFFLOAD value: every compaction falls back with it
 };
 
@@ -65,8 +88,13 @@ const Config& config() {
       c.error = err;
       fprintf(stderr, "lsmc: %s; compactions run on the CPU\n", err);
     }
-    const char* v = getenv("LSMC_OFFLOAD_VERIFY");
-    c.verify = v && *v && strcmp(v, "0") != 0;
+    c.verify = lsmc_env_flag("LSMC_OFFLOAD_VERIFY");
+    // Self-tests of the verifiers (tests/test_leveldb.py): swap exchanges the first two entries of the
+    // KB16 path's stream, flip changes the first byte of the table engine's first output table.
+    static const char* const kFaults[] = {"none", "swap", "flip"};
+    c.fault = lsmc_env_choice("LSMC_OFFLOAD_FAULT", kFaults, 3, kNoFault);
+    lsmc_env_check();  // every variable is read now, so a bad value is named when the library starts
+    lsmc_table::PaceFromEnv();
     return c;
   }();
   return cfg;
@@ -361,11 +389,22 @@ bool DeviceMerge(const Config& cfg, const Options& options, const Comparator* uc
 
 }  // namespace
 
-Iterator* OffloadCompaction(const void* db, const Options& options, const Comparator* ucmp, TableCache* tc,
-                            Compaction* c, SequenceNumber smallest_snapshot, Iterator* input) {
-  const Config& cfg = config();
-  const uint64_t t0 = lsmc_thread_cpu_us();
-  if (cfg.backend == LSMC_BACKEND_OFF && cfg.error.empty()) return Timed(input, db, t0);
+namespace {
+
+void CountFallback(const void* db, const Options& options, Compaction* c, const Why& why) {
+  {
+    std::lock_guard<std::mutex> l(g_stats_mu);
+    Stats& s = g_stats[db];
+    s.fallback++;
+    s.reasons[why.tag]++;
+  }
+  Log(options.info_log, "lsmc: compaction %d@%d + %d@%d on the CPU: %s (%s)", c->num_input_files(0), c->level(),
+      c->num_input_files(1), c->level() + 1, why.tag.c_str(), why.detail.c_str());
+}
+
+// The KB16 path (rtl, soc): the device's merge rebuilt into the stream LevelDB's loop writes.
+Iterator* Kb16Offload(const void* db, const Config& cfg, uint64_t t0, const Options& options, const Comparator* ucmp,
+                      TableCache* tc, Compaction* c, SequenceNumber smallest_snapshot, Iterator* input) {
   Job job;
   std::vector<uint32_t> order;
   lsmc_result res;
@@ -373,20 +412,12 @@ Iterator* OffloadCompaction(const void* db, const Options& options, const Compar
   Why why;
   if (!DeviceMerge(cfg, options, ucmp, tc, c, smallest_snapshot, &job, &order, &res, &why)) {
     lsmc_result_free(&res);
-    {
-      std::lock_guard<std::mutex> l(g_stats_mu);
-      Stats& s = g_stats[db];
-      s.fallback++;
-      s.reasons[why.tag]++;
-    }
-    Log(options.info_log, "lsmc: compaction %d@%d + %d@%d on the CPU: %s (%s)", c->num_input_files(0), c->level(),
-        c->num_input_files(1), c->level() + 1, why.tag.c_str(), why.detail.c_str());
-    return Timed(input, db, t0);
+    CountFallback(db, options, c, why);
+    return input;
   }
   // Self-test of the verifier (tests/test_leveldb.py): LSMC_OFFLOAD_FAULT=swap exchanges the first two
   // entries of the device's stream, which LSMC_OFFLOAD_VERIFY must catch.
-  const char* fault = getenv("LSMC_OFFLOAD_FAULT");
-  if (fault && !strcmp(fault, "swap") && order.size() >= 2) std::swap(order[0], order[1]);
+  if (cfg.fault == kSwap && order.size() >= 2) std::swap(order[0], order[1]);
   const uint64_t n = job.ents.size();
   const size_t n_runs = job.runs.size();
   Iterator* dev = new StreamIterator(std::move(job.arena), std::move(job.ents), std::move(order),
@@ -414,7 +445,416 @@ Iterator* OffloadCompaction(const void* db, const Options& options, const Compar
   lsmc_result_free(&res);
   if (cfg.verify) Verify(input, dev);
   delete input;
-  return Timed(dev, db, t0);
+  return dev;
+}
+
+// ------------------------------------------------------------------------------- table engine path
+
+// Bits per key of LevelDB's own bloom filter (0 without a filter policy), or -1 for another policy.
+// The policy's bits_per_key is private, so it is read off a filter of 1000 keys: LevelDB's bloom
+// filter has n * bits_per_key bits (n * bits_per_key / 8 bytes here) and a last byte holding its
+// number of probes, 0.69 * bits_per_key clamped to 1..30. The policy in the DB's options is the
+// internal-key wrapper, so the keys carry an 8-byte tag.
+int BloomBitsPerKey(const FilterPolicy* policy) {
+  if (policy == nullptr) return 0;
+  if (strcmp(policy->Name(), "leveldb.BuiltinBloomFilter2") != 0) return -1;
+  constexpr int kKeys = 1000;
+  std::vector<std::string> keys(kKeys);
+  std::vector<Slice> slices(kKeys);
+  for (int i = 0; i < kKeys; i++) {
+    keys[i] = "probe" + std::to_string(i) + std::string(8, '\1');
+    slices[i] = keys[i];
+  }
+  std::string filter;
+  policy->CreateFilter(slices.data(), kKeys, &filter);
+  if (filter.size() < 2 || (filter.size() - 1) % (kKeys / 8) != 0) return -1;
+  const int bits = int((filter.size() - 1) / (kKeys / 8));
+  const int probes = std::min(30, std::max(1, int(bits * 0.69)));
+  return uint8_t(filter.back()) == probes ? bits : -1;
+}
+
+// A table file's bytes without a copy where the Env maps the file (PosixEnv does, up to its mmap
+// limit): the view stays valid while *file lives. Otherwise the bytes land in t->bytes.
+Status ReadTableFile(Env* env, const std::string& dbname, uint64_t number, uint64_t size,
+                     std::unique_ptr<RandomAccessFile>* file, lsmc_table::InputTable* t) {
+  RandomAccessFile* f = nullptr;
+  Status s = env->NewRandomAccessFile(TableFileName(dbname, number), &f);
+  if (!s.ok() && env->NewRandomAccessFile(SSTTableFileName(dbname, number), &f).ok()) s = Status::OK();
+  if (!s.ok()) return s;
+  file->reset(f);
+  t->bytes.resize(size);
+  Slice got;
+  s = f->Read(0, size, &got, &t->bytes[0]);
+  if (s.ok() && got.size() != size) s = Status::Corruption("table file shorter than its size", std::to_string(number));
+  if (s.ok() && got.data() != t->bytes.data()) {
+    t->data = got.data();
+    t->size = got.size();
+    std::string().swap(t->bytes);
+  }
+  return s;
+}
+
+// The engine's error codes as fallback reasons: a key over the engine's limit, an input table that
+// fails its checks, an output that would pass its buffer; anything else is the device's.
+std::string ReasonOf(const std::string& code) {
+  if (code == "KEY_TOO_LONG") return "key-length";
+  if (code == "BAD_MAGIC" || code == "BAD_CRC" || code == "TRUNCATED" || code == "BAD_BLOCK" ||
+      code == "BAD_VARINT" || code == "BAD_SNAPPY" || code == "KEY_ORDER")
+    return "read-error";
+  if (code == "OUTPUT_FULL") return "size";
+  return "device-error";
+}
+
+// Runs the job on a thread; meanwhile (and until the paced device time has passed) the compaction
+// thread keeps flushing the immutable memtable, as LevelDB's loop does between entries.
+lsmc_table::Result RunJob(lsmc_table::Job&& job, const OffloadHost& host, uint64_t* wait_us, double* device_us,
+                          uint64_t* wall_us) {
+  const auto start = std::chrono::steady_clock::now();
+  std::mutex mu;
+  std::condition_variable cv;
+  bool finished = false;
+  lsmc_table::Result res;
+  std::thread worker([&] {
+    lsmc_table::Result r = lsmc_table::Compact(std::move(job));
+    std::lock_guard<std::mutex> l(mu);
+    res = std::move(r);
+    finished = true;
+    cv.notify_all();
+  });
+  bool shutting_down = false;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> l(mu);
+      if (cv.wait_for(l, std::chrono::milliseconds(1), [&] { return finished; })) break;
+    }
+    shutting_down = host.serve();
+  }
+  worker.join();
+  const lsmc_table::Pace& pace = lsmc_table::PaceFromEnv();
+  *device_us = pace.DeviceUs(res.cycles, res.bytes_in + res.bytes_out);
+  *wait_us = 0;
+  if (pace.on && res.ok()) {
+    // The model's own time counts against the device's: the job ends at start + device time.
+    const auto deadline = start + std::chrono::microseconds(uint64_t(*device_us + 0.5));
+    const auto waited_from = std::chrono::steady_clock::now();
+    while (!shutting_down) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) break;
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(deadline - now,
+                                                                                 std::chrono::milliseconds(1)));
+      shutting_down = host.serve();
+    }
+    *wait_us = uint64_t(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - waited_from).count());
+  }
+  *wall_us = uint64_t(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
+  return res;
+}
+
+// In-memory file for LevelDB's own TableBuilder and Table (the verifier's stock tables).
+class StringFile : public WritableFile {
+ public:
+  explicit StringFile(std::string* s) : s_(s) {}
+  Status Append(const Slice& data) override {
+    s_->append(data.data(), data.size());
+    return Status::OK();
+  }
+  Status Close() override { return Status::OK(); }
+  Status Flush() override { return Status::OK(); }
+  Status Sync() override { return Status::OK(); }
+
+ private:
+  std::string* s_;
+};
+
+class StringSource : public RandomAccessFile {
+ public:
+  explicit StringSource(const std::string& s) : s_(s) {}
+  Status Read(uint64_t offset, size_t n, Slice* result, char* scratch) const override {
+    if (offset > s_.size()) return Status::IOError("read past the end");
+    *result = Slice(s_.data() + offset, std::min<size_t>(n, s_.size() - offset));
+    return Status::OK();
+  }
+
+ private:
+  const std::string& s_;
+};
+
+struct StockTable {
+  std::string bytes, smallest, largest;
+  uint64_t entries = 0;
+};
+
+// LevelDB's own compaction of the same inputs, in memory: its merging iterator, DoCompactionWork's
+// drop rules with the Compaction's own ShouldStopBefore and IsBaseLevelForKey, its TableBuilder.
+// (Those two advance state inside the Compaction: this runs only once the offload is committed.)
+std::vector<StockTable> StockCompaction(const Options& options, const Comparator* ucmp, Compaction* c,
+                                        SequenceNumber smallest_snapshot, Iterator* input) {
+  std::vector<StockTable> out;
+  std::unique_ptr<StringFile> file;
+  std::unique_ptr<TableBuilder> builder;
+  auto finish = [&] {
+    Status s = builder->Finish();
+    if (!s.ok()) {
+      fprintf(stderr, "lsmc: LSMC_OFFLOAD_VERIFY: stock TableBuilder failed: %s\n", s.ToString().c_str());
+      abort();
+    }
+    builder.reset();
+    file.reset();
+  };
+  std::string user_key;
+  bool has_user_key = false;
+  SequenceNumber last_sequence = kMaxSequenceNumber;
+  for (input->SeekToFirst(); input->Valid(); input->Next()) {
+    const Slice key = input->key();
+    if (c->ShouldStopBefore(key) && builder) finish();
+    bool drop = false;
+    ParsedInternalKey ik;
+    if (!ParseInternalKey(key, &ik)) {
+      has_user_key = false;
+      last_sequence = kMaxSequenceNumber;
+    } else {
+      if (!has_user_key || ucmp->Compare(ik.user_key, Slice(user_key)) != 0) {
+        user_key.assign(ik.user_key.data(), ik.user_key.size());
+        has_user_key = true;
+        last_sequence = kMaxSequenceNumber;
+      }
+      drop = last_sequence <= smallest_snapshot ||
+             (ik.type == kTypeDeletion && ik.sequence <= smallest_snapshot && c->IsBaseLevelForKey(ik.user_key));
+      last_sequence = ik.sequence;
+    }
+    if (drop) continue;
+    if (!builder) {
+      out.emplace_back();
+      file.reset(new StringFile(&out.back().bytes));
+      builder.reset(new TableBuilder(options, file.get()));
+    }
+    StockTable& t = out.back();
+    if (builder->NumEntries() == 0) t.smallest = key.ToString();
+    t.largest = key.ToString();
+    t.entries++;
+    builder->Add(key, input->value());
+    if (builder->FileSize() >= c->MaxOutputFileSize()) finish();
+  }
+  if (builder) finish();
+  if (!input->status().ok()) {
+    fprintf(stderr, "lsmc: LSMC_OFFLOAD_VERIFY: the stock path's input failed: %s\n", input->status().ToString().c_str());
+    abort();
+  }
+  return out;
+}
+
+// A table's entries through LevelDB's own reader (checksums verified), or the reader's error.
+std::vector<std::pair<std::string, std::string>> Entries(const Options& options, const std::string& bytes,
+                                                         std::string* error) {
+  std::vector<std::pair<std::string, std::string>> v;
+  Options o = options;
+  o.block_cache = nullptr;
+  StringSource src(bytes);
+  Table* table = nullptr;
+  Status s = Table::Open(o, &src, bytes.size(), &table);
+  if (s.ok()) {
+    ReadOptions ro;
+    ro.verify_checksums = true;
+    ro.fill_cache = false;
+    Iterator* it = table->NewIterator(ro);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) v.emplace_back(it->key().ToString(), it->value().ToString());
+    s = it->status();
+    delete it;
+    delete table;
+  }
+  if (!s.ok()) *error = s.ToString();
+  return v;
+}
+
+std::string Scratch(const std::string& name, const std::string& bytes) {
+  const char* tmp = getenv("TMPDIR");
+  const std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/lsmc-verify-" + std::to_string(getpid()) + "-" + name;
+  FILE* f = fopen(path.c_str(), "wb");
+  if (f) {
+    fwrite(bytes.data(), 1, bytes.size(), f);
+    fclose(f);
+  }
+  return f ? path : "(could not write " + path + ")";
+}
+
+[[noreturn]] void TablesDiffer(const std::string& dbname, const OffloadOutput* dev, const lsmc_table::OutputTable* dev_t,
+                               size_t index, const StockTable* stock, const std::string& what) {
+  const std::string dev_name = dev ? TableFileName(dbname, dev->number) : "(none)";
+  fprintf(stderr,
+          "lsmc: LSMC_OFFLOAD_VERIFY: output table %zu of the offloaded compaction differs from the stock path: %s\n"
+          "  engine: %s (copy: %s)\n  stock:  %s\n",
+          index, what.c_str(), dev_name.c_str(),
+          dev_t ? Scratch(std::to_string(index) + "-engine.ldb", dev_t->bytes).c_str() : "-",
+          stock ? Scratch(std::to_string(index) + "-stock.ldb", stock->bytes).c_str() : "(none)");
+  abort();
+}
+
+// Compares the engine's tables with the stock path's: byte for byte without compression; with
+// Snappy, the decoded entries (LevelDB's reader) and the file boundaries.
+void VerifyTables(const std::string& dbname, const Options& options, const std::vector<OffloadOutput>& outs,
+                  const std::vector<lsmc_table::OutputTable>& tables, const std::vector<StockTable>& stock) {
+  for (size_t i = 0; i < std::max(tables.size(), stock.size()); i++) {
+    const OffloadOutput* o = i < outs.size() ? &outs[i] : nullptr;
+    const lsmc_table::OutputTable* t = i < tables.size() ? &tables[i] : nullptr;
+    const StockTable* s = i < stock.size() ? &stock[i] : nullptr;
+    if (!t || !s) TablesDiffer(dbname, o, t, i, s, t ? "the stock path wrote fewer tables" : "the engine wrote fewer tables");
+    if (t->smallest != s->smallest || t->largest != s->largest || t->entries != s->entries)
+      TablesDiffer(dbname, o, t, i, s, "file boundaries (smallest, largest key or entries) differ");
+    if (options.compression == kNoCompression) {
+      if (t->bytes != s->bytes) TablesDiffer(dbname, o, t, i, s, "bytes differ (compression off)");
+      continue;
+    }
+    std::string e1, e2;
+    const auto a = Entries(options, t->bytes, &e1), b = Entries(options, s->bytes, &e2);
+    if (!e1.empty()) TablesDiffer(dbname, o, t, i, s, "the engine's table does not read: " + e1);
+    if (!e2.empty()) TablesDiffer(dbname, o, t, i, s, "the stock table does not read: " + e2);
+    if (a != b) TablesDiffer(dbname, o, t, i, s, "decoded entries differ");
+  }
+}
+
+// Deletes the written output files and gives their numbers back: a fallback leaves nothing behind.
+void Discard(Env* env, const std::string& dbname, const OffloadHost& host, std::vector<OffloadOutput>* outputs) {
+  for (const OffloadOutput& o : *outputs) {
+    env->RemoveFile(TableFileName(dbname, o.number));
+    host.release_file_number(o.number);
+  }
+  outputs->clear();
+}
+
+bool TableEngineOffload(const void* db, const Config& cfg, uint64_t t0, Env* env, const std::string& dbname,
+                        const Options& options, const Comparator* ucmp, TableCache* tc, Compaction* c,
+                        SequenceNumber smallest_snapshot, const OffloadHost& host, Iterator* input,
+                        std::vector<OffloadOutput>* outputs) {
+  Why why;
+  auto fallback = [&](const std::string& tag, const std::string& detail) {
+    Discard(env, dbname, host, outputs);
+    why.Fail(tag, detail);
+    CountFallback(db, options, c, why);
+    return false;
+  };
+  if (ucmp != BytewiseComparator())
+    return fallback("comparator", std::string("user comparator ") + ucmp->Name() + " is not bytewise");
+  lsmc_table::Job job;
+  if (options.compression != kNoCompression && options.compression != kSnappyCompression)
+    return fallback("options", "compression type " + std::to_string(int(options.compression)));
+  job.snappy = options.compression == kSnappyCompression;
+  job.bloom_bits_per_key = BloomBitsPerKey(options.filter_policy);
+  if (job.bloom_bits_per_key < 0)
+    return fallback("filter-policy", std::string("filter policy ") + options.filter_policy->Name() +
+                                         " is not LevelDB's bloom filter");
+  job.block_size = options.block_size;
+  job.restart_interval = options.block_restart_interval;
+  job.max_file_size = c->MaxOutputFileSize();
+  job.verify_checksums = options.paranoid_checks;  // as VersionSet::MakeInputIterator reads them
+  job.smallest_snapshot = smallest_snapshot;
+  const InternalKeyComparator icmp(ucmp);
+  size_t n_tables = 0;
+  std::vector<std::unique_ptr<RandomAccessFile>> files_open;  // the tables' mappings, until the job ends
+  for (const std::vector<FileMetaData*>& files : RunsOf(c, icmp)) {
+    std::vector<lsmc_table::InputTable> run;
+    for (FileMetaData* f : files) {
+      lsmc_table::InputTable t;
+      t.name = TableFileName(dbname, f->number);
+      files_open.emplace_back();
+      Status s = ReadTableFile(env, dbname, f->number, f->file_size, &files_open.back(), &t);
+      if (!s.ok()) return fallback("read-error", s.ToString());
+      run.push_back(std::move(t));
+      n_tables++;
+    }
+    job.runs.push_back(std::move(run));
+  }
+  for (const FileMetaData* g : c->grandparents())
+    job.grandparents.emplace_back(g->largest.Encode().ToString(), g->file_size);
+  for (int level = c->level() + 2; level < config::kNumLevels; level++) {
+    std::vector<std::pair<std::string, std::string>> files;
+    for (const FileMetaData* f : c->input_version()->files(level))
+      files.emplace_back(f->smallest.user_key().ToString(), f->largest.user_key().ToString());
+    job.deeper_levels.push_back(std::move(files));
+  }
+  const size_t n_runs = job.runs.size();
+  uint64_t wait_us = 0, wall_us = 0;
+  double device_us = 0;
+  lsmc_table::Result res = RunJob(std::move(job), host, &wait_us, &device_us, &wall_us);
+  files_open.clear();
+  if (!res.ok()) return fallback(ReasonOf(res.error_code), res.error);
+  if (cfg.fault == kFlip && !res.tables.empty() && !res.tables[0].bytes.empty()) res.tables[0].bytes[0] ^= 1;
+
+  // Number, write and sync the tables as OpenCompactionOutputFile and FinishCompactionOutputFile do.
+  for (const lsmc_table::OutputTable& t : res.tables) {
+    OffloadOutput o;
+    o.number = host.new_file_number();
+    o.file_size = t.bytes.size();
+    o.smallest.DecodeFrom(t.smallest);
+    o.largest.DecodeFrom(t.largest);
+    outputs->push_back(o);
+    WritableFile* file = nullptr;
+    Status s = env->NewWritableFile(TableFileName(dbname, o.number), &file);
+    if (s.ok()) s = file->Append(t.bytes);
+    if (s.ok()) s = file->Sync();
+    if (s.ok()) s = file->Close();
+    delete file;
+    if (s.ok() && t.entries > 0) {  // the table is usable, as LevelDB checks its own
+      Iterator* it = tc->NewIterator(ReadOptions(), o.number, o.file_size);
+      s = it->status();
+      delete it;
+    }
+    if (!s.ok()) return fallback("write-error", s.ToString());
+  }
+  if (cfg.verify) VerifyTables(dbname, options, *outputs, res.tables, StockCompaction(options, ucmp, c, smallest_snapshot, input));
+  for (size_t i = 0; i < outputs->size(); i++)
+    Log(options.info_log, "Generated table #%llu@%d: %lld keys, %lld bytes (lsmc table engine)",
+        (unsigned long long)(*outputs)[i].number, c->level(), (long long)res.tables[i].entries,
+        (long long)(*outputs)[i].file_size);
+  const uint64_t host_us = lsmc_thread_cpu_us() - t0;  // the model ran on its own thread
+  {
+    std::lock_guard<std::mutex> l(g_stats_mu);
+    Stats& s = g_stats[db];
+    s.offloaded++;
+    s.device_cycles += res.cycles;
+    s.host_us += host_us;
+    s.sim_us += res.cpu_us;
+    s.entries += res.entries_in;
+    s.jobs++;
+    s.bytes_in += res.bytes_in;
+    s.bytes_out += res.bytes_out;
+    s.device_us += uint64_t(device_us);
+    s.pace_wait_us += wait_us;
+    s.job_wall_us += wall_us;
+    s.tables_out += res.tables.size();
+  }
+  const lsmc_table::Pace& pace = lsmc_table::PaceFromEnv();
+  Log(options.info_log,
+      "lsmc: compaction %d@%d + %d@%d offloaded (table engine model): %zu runs, %zu tables, %" PRIu64
+      " entries in, %" PRIu64 " out, %zu tables out, %" PRIu64 " cycles; device %.0f us MODELLED (%.0f MHz, %s)%s,"
+      " model CPU %" PRIu64 " us, host %" PRIu64 " us",
+      c->num_input_files(0), c->level(), c->num_input_files(1), c->level() + 1, n_runs, n_tables, res.entries_in,
+      res.entries_out, res.tables.size(), res.cycles, device_us, pace.mhz, pace.link.c_str(),
+      pace.on ? (", paced: waited " + std::to_string(wait_us) + " us").c_str() : "", res.cpu_us, host_us);
+  return true;
+}
+
+}  // namespace
+
+bool OffloadCompaction(const void* db, Env* env, const std::string& dbname, const Options& options,
+                       const Comparator* ucmp, TableCache* tc, Compaction* c, SequenceNumber smallest_snapshot,
+                       const OffloadHost& host, Iterator** input, std::vector<OffloadOutput>* outputs) {
+  const Config& cfg = config();
+  const uint64_t t0 = lsmc_thread_cpu_us();
+  bool done = false;
+  if (!cfg.error.empty()) {
+    Why why;
+    why.Fail("config", cfg.error);
+    CountFallback(db, options, c, why);
+  } else if (cfg.backend == LSMC_BACKEND_MODEL) {
+    done = TableEngineOffload(db, cfg, t0, env, dbname, options, ucmp, tc, c, smallest_snapshot, host, *input,
+                              outputs);
+  } else if (cfg.backend != LSMC_BACKEND_OFF) {
+    *input = Kb16Offload(db, cfg, t0, options, ucmp, tc, c, smallest_snapshot, *input);
+  }
+  *input = Timed(*input, db, t0);
+  return done;
 }
 
 void OffloadDbClosed(const void* db) {
@@ -433,6 +873,9 @@ void OffloadDbClosed(const void* db) {
   line += " sim_us=" + std::to_string(s.sim_us) + " sim_wall_us=" + std::to_string(s.sim_wall_us) + " entries=" + std::to_string(s.entries) +
           " jobs=" + std::to_string(s.jobs) + " compactions=" + std::to_string(s.compactions) +
           " compaction_cpu_us=" + std::to_string(s.compaction_cpu_us) + " backend=" + lsmc_backend_name(config().backend);
+  line += " bytes_in=" + std::to_string(s.bytes_in) + " bytes_out=" + std::to_string(s.bytes_out) +
+          " tables_out=" + std::to_string(s.tables_out) + " device_us=" + std::to_string(s.device_us) +
+          " pace_wait_us=" + std::to_string(s.pace_wait_us) + " job_wall_us=" + std::to_string(s.job_wall_us);
   for (const auto& kv : s.reasons) line += " reason:" + kv.first + "=" + std::to_string(kv.second);
   line += "\n";
   FILE* f = fopen(path, "a");

@@ -1,8 +1,8 @@
-"""`lsmc leveldb test|bench`: LevelDB 1.23 with its compactions offloaded to the compaction IP
-(docs/leveldb.md). `scripts/leveldb build` makes the binaries this runs.
+"""`lsmc leveldb test|bench`: LevelDB 1.23 with its compactions offloaded to the table engine or the
+KB16 compaction IP (docs/leveldb.md). `scripts/leveldb build` makes the binaries this runs.
 
 test [BINARY...]   every LevelDB 1.23 test binary, first on the stock path (LSMC_OFFLOAD=off) to know
-                   which pass there, then with LSMC_OFFLOAD=rtl LSMC_OFFLOAD_VERIFY=1; prints each
+                   which pass there, then with LSMC_OFFLOAD=model (--backend) LSMC_OFFLOAD_VERIFY=1; prints each
                    binary's result and offload counts, the stock-reader cross-check, and last
                    `N passed, M failed` (gtest test cases of the offloaded run).
 bench [--ops N]    db_bench offload off and on -> results/leveldb.md, .csv, .png
@@ -16,7 +16,9 @@ from pathlib import Path
 from lsmc.cliutil import CliError, int_option, tool_main
 from lsmc.sim.leveldb import (
     BIN,
+    EXPECTED_REASONS,
     FIELDS,
+    TEST_BACKEND,
     BinResult,
     OffloadLog,
     check_built,
@@ -37,30 +39,31 @@ def cmd_test(args) -> int:
         return _test_on_cluster(args, names)
     tally = _Tally()
     for name in names:
-        tally.add(name, *judge_binary(name, args.no_stock, args.filter))
+        tally.add(name, *judge_binary(name, args.no_stock, args.filter, args.backend))
     if not args.no_cross_check:
-        tally.cross_check(*stock_cross_check())
+        tally.cross_check(*stock_cross_check(backend=args.backend))
     return tally.finish()
 
 
-def judge_binary(name: str, no_stock: bool = False, gtest_filter: str | None = None) -> tuple:
+def judge_binary(name: str, no_stock: bool = False, gtest_filter: str | None = None,
+                 backend: str = TEST_BACKEND) -> tuple:
     """One binary of `test`: (its stock run when that failed, so the binary is skipped, else None; its
     offloaded run, or None when skipped)."""
     if not no_stock:
         stock = run_test_binary(name, "off", gtest_filter=gtest_filter)
         if stock.failed or stock.rc != 0:
             return stock, None
-    return None, run_test_binary(name, "rtl", gtest_filter=gtest_filter)
+    return None, run_test_binary(name, backend, gtest_filter=gtest_filter)
 
 
 def leveldb_task(point: tuple):
-    """("binary", name, no_stock, gtest filter) -> judge_binary's pair;
-    ("cross-check",) -> stock_cross_check's (ok, message)."""
+    """("binary", name, no_stock, gtest filter[, backend]) -> judge_binary's pair;
+    ("cross-check"[, backend]) -> stock_cross_check's (ok, message)."""
     ensure_built()
     if point[0] == "cross-check":
-        return stock_cross_check()
-    _, name, no_stock, gtest_filter = point
-    return judge_binary(name, no_stock, gtest_filter)
+        return stock_cross_check(backend=point[1] if len(point) > 1 else TEST_BACKEND)
+    name, no_stock, gtest_filter = point[1:4]
+    return judge_binary(name, no_stock, gtest_filter, point[4] if len(point) > 4 else TEST_BACKEND)
 
 
 class _Tally:
@@ -98,6 +101,11 @@ class _Tally:
 
     def finish(self) -> int:
         print(f"offload total: {self.total.summary()} entries={self.total.entries} device_jobs={self.total.jobs}")
+        t = self.total
+        other = sum(v for k, v in t.reasons.items() if k not in EXPECTED_REASONS)
+        if t.offloaded + t.fallback:
+            print(f"fallbacks other than {', '.join(EXPECTED_REASONS)}: {other} of {t.offloaded + t.fallback} "
+                  f"compactions ({100 * other / (t.offloaded + t.fallback):.1f} %)")
         if self.skipped:
             print(f"skipped (fail on the stock build): {', '.join(self.skipped)}")
         print(f"{self.total_pass} passed, {self.total_fail} failed")
@@ -109,9 +117,9 @@ def _test_on_cluster(args, names: list[str]) -> int:
     lines as the serial run, in the same order, once every task has ended."""
     from lsmc import cluster
 
-    points = [("binary", n, args.no_stock, args.filter) for n in names]
+    points = [("binary", n, args.no_stock, args.filter, args.backend) for n in names]
     if not args.no_cross_check:
-        points.append(("cross-check",))
+        points.append(("cross-check", args.backend))
     tally = _Tally()
     interrupted = False
     try:
@@ -164,9 +172,12 @@ def main(argv: list[str] | None = None) -> int:
 
     p = argparse.ArgumentParser(prog="lsmc leveldb", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
-    t = sub.add_parser("test", help="LevelDB's own tests with compactions on the Verilated IP")
+    t = sub.add_parser("test", help="LevelDB's own tests with compactions offloaded, verify on")
     t.add_argument("binaries", nargs="*", help="test binaries (default: all in build/leveldb/bin)")
     t.add_argument("--filter", help="gtest filter (--gtest_filter)")
+    t.add_argument("--backend", choices=("model", "rtl", "soc"), default=TEST_BACKEND,
+                   help="LSMC_OFFLOAD of the offloaded run: model (the table engine's C++ model, default), "
+                        "rtl or soc (the KB16 compaction IP)")
     t.add_argument("--no-stock", action="store_true", help="skip the stock (offload off) pre-run")
     t.add_argument("--no-cross-check", action="store_true", help="skip the stock-reader cross-check")
     cluster.add_option(t, "the binaries")

@@ -17,6 +17,7 @@
 
 #include "VCompactionIp.h"
 #include "compaction_regs.h"
+#include "lsmc_env.h"
 #include "backend.h"
 #include "kb16.h"
 #include "tb.h"
@@ -43,15 +44,12 @@ class Device {
           out(&rng, 4),
           inv(&rng, 1),
           ctrl(&rng, ctrl_pins(top.get())) {
-        double stall = 0;
-        const char* s = getenv("LSMC_RTL_STALL");
-        if (s && *s) stall = atof(s);
-        if (!(stall >= 0 && stall < 1)) stall = 0;
+        const double stall = lsmc_env_rtl_stall();
         for (auto& k : src) k.pause.set(stall);
         out.pause.set(stall);
         inv.pause.set(stall);
-        const char* seed = getenv("LSMC_RTL_SEED");
-        if (seed) rng.seed(strtoull(seed, nullptr, 0));
+        unsigned long long seed;
+        if (lsmc_env_rtl_seed(&seed)) rng.seed(seed);
         top->io_ctrl_aw_payload_prot = top->io_ctrl_ar_payload_prot = 0;
         top->io_ctrl_w_payload_strb = 0xF;
         reset();

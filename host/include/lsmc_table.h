@@ -1,0 +1,71 @@
+// lsmc host driver, table-engine back end (docs/leveldb.md): one LevelDB compaction as one job of the
+// table engine (hw/ip/table_engine/doc/table-engine.md), run on the engine's C++ model in process.
+// The caller hands over the input tables' bytes and the job's parameters and gets back finished
+// tables; it names, writes and installs them. Plain C++ types only: the caller (LevelDB's hook) is
+// built without exceptions, and every error of the model is caught here and returned as a result.
+#ifndef LSMC_TABLE_H
+#define LSMC_TABLE_H
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace lsmc_table {
+
+struct InputTable {
+  std::string name;  // the file, for error messages
+  // The whole table file: `data`/`size` when set (memory the caller keeps until Compact returns, e.g.
+  // the file's mapping), else `bytes`.
+  const char* data = nullptr;
+  size_t size = 0;
+  std::string bytes;
+};
+
+struct Job {
+  std::vector<std::vector<InputTable>> runs;  // newest first; a run's tables in key order
+  uint64_t block_size = 4096;
+  int restart_interval = 16;
+  bool snappy = false;
+  int bloom_bits_per_key = 0;  // 0: no filter block
+  uint64_t max_file_size = 2u << 20;
+  bool verify_checksums = false;
+  uint64_t smallest_snapshot = 0;
+  std::vector<std::pair<std::string, uint64_t>> grandparents;  // largest internal key, file size
+  // user-key ranges (smallest, largest) of each level deeper than the output level, files in key order
+  std::vector<std::vector<std::pair<std::string, std::string>>> deeper_levels;
+};
+
+struct OutputTable {
+  std::string bytes, smallest, largest;  // smallest / largest: internal keys
+  uint64_t entries = 0;
+};
+
+struct Result {
+  std::vector<OutputTable> tables;
+  uint64_t entries_in = 0, entries_out = 0, bytes_in = 0, bytes_out = 0;
+  uint64_t cycles = 0;   // the model's cycle estimate (hw/ip/table_engine/model/cycle_model.h)
+  uint64_t cpu_us = 0;   // CPU time of the calling thread inside the model
+  // On an error: the engine's code (KEY_TOO_LONG, BAD_CRC, ..., or EXCEPTION) and its line.
+  std::string error_code, error;
+  bool ok() const { return error_code.empty(); }
+};
+
+// Runs the job on the model. Never throws.
+Result Compact(Job&& job);
+
+// Modelled device time of a job in microseconds: its cycles at LSMC_DEVICE_MHZ plus bytes_in +
+// bytes_out over LSMC_HOST_LINK (names and rates in src/table_engine.cpp and docs/leveldb.md).
+struct Pace {
+  bool on = false;  // LSMC_DEVICE_PACE=1
+  double mhz = 0;
+  std::string link = "pcie3x4";
+  double link_mb_per_s = 0;
+  double DeviceUs(uint64_t cycles, uint64_t bytes) const { return cycles / mhz + bytes / link_mb_per_s; }
+};
+// From the environment, read once; a value it cannot use is named on stderr with what is used instead.
+const Pace& PaceFromEnv();
+
+}  // namespace lsmc_table
+
+#endif
