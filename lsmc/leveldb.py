@@ -5,7 +5,7 @@ test [BINARY...]   every LevelDB 1.23 test binary, first on the stock path (LSMC
                    which pass there, then with LSMC_OFFLOAD=model (--backend) LSMC_OFFLOAD_VERIFY=1; prints each
                    binary's result and offload counts, the stock-reader cross-check, and last
                    `N passed, M failed` (gtest test cases of the offloaded run).
-bench [--ops N]    db_bench offload off and on -> results/leveldb.md, .csv, .png
+bench [--ops N]    db_bench, stock and the engine paced at 100/250 MHz, Snappy and none -> results/leveldb.*
 """
 from __future__ import annotations
 
@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--no-stock", action="store_true", help="skip the stock (offload off) pre-run")
     t.add_argument("--no-cross-check", action="store_true", help="skip the stock-reader cross-check")
     cluster.add_option(t, "the binaries")
-    b = sub.add_parser("bench", help="db_bench with offload off and on -> results/leveldb.*")
+    b = sub.add_parser("bench", help="db_bench, stock and the engine paced at 100/250 MHz -> results/leveldb.*")
     b.add_argument("--ops", type=int_option(1000, 100_000_000), default=1_000_000,
                    help="operations per benchmark (default 1000000)")
     cluster.add_option(b, "the offload modes (each a timed task: one per machine)")

@@ -6,6 +6,8 @@ Builds what it needs first (`scripts/leveldb build db_test`: Debian's source pac
 the host driver with the table engine's model and the Verilated IP)."""
 from __future__ import annotations
 
+import csv
+import io
 import os
 import re
 import subprocess
@@ -276,3 +278,33 @@ def test_upstream_race_rerun_policy(monkeypatch):
         monkeypatch.setattr(ldb, "_run_binary_once", run)
         r = ldb.run_test_binary("db_test", "rtl")
         assert r.failed == len(outcome[0]) and len(calls) == 1
+
+
+def test_bench_report_columns_and_labels():
+    """The db_bench report (no LevelDB run): the CSV starts with the columns users rely on, every paced
+    row is labelled MODELLED with its clock and link, and a goal that is missed says NO."""
+    from lsmc.report import leveldb_bench as lb
+
+    want = ("phase,compression,mode,device_mhz,ops,ops_per_s,mb_per_s,compaction_s,compaction_mb_per_s,"
+            "compaction_cpu_s,stalls").split(",")
+    assert lb.COLUMNS[:len(want)] == want
+    phases = []
+    for comp in lb.COMPRESSIONS:
+        for mode, mhz in lb.CONFIGS:
+            for bench, _ in lb.PHASES:
+                log = ldb.OffloadLog(compactions=4, compaction_cpu_us=1_000_000 if mode == "off" else 200_000,
+                                     offloaded=0 if mode == "off" else 4, device_us=300_000)
+                # stock 10 us/op, paced 8 us/op (+25 %: under the +30 % goal); compaction 2 s vs 1 s (2x)
+                phases.append(lb.Phase(comp, mode, mhz, bench, 1000, 10.0 if mode == "off" else 8.0, 11.0,
+                                       2.0 if mode == "off" else 1.0, 100.0, 90.0, 3, 5.0, 4.0, log))
+    md, csv_text, png = lb.render(phases, 1000, "Host: test")
+    rows = list(csv.DictReader(io.StringIO(csv_text)))
+    assert len(rows) == 2 * 3 * 4 and list(rows[0]) == lb.COLUMNS
+    paced = [r for r in rows if r["mode"] == "paced"]
+    assert {r["device_mhz"] for r in paced} == {"100", "250"} and all(r["host_link"] == "pcie3x4" for r in paced)
+    assert {r["device_mhz"] for r in rows if r["mode"] == "off"} == {""}
+    assert "| fillrandom | snappy | paced 100 MHz (MODELLED) | 125,000 |" in md
+    assert "| compaction throughput | 50.0 | 100.0 | 2.00x | >= 4.00x | NO |" in md
+    assert "| fillrandom ops/s | 100,000.0 | 125,000.0 | 1.25x | >= 1.30x | NO |" in md
+    assert "| 0.20x | <= 0.25x | yes |" in md
+    assert png.startswith(b"\x89PNG")
