@@ -256,6 +256,25 @@ def render(phases: list[Phase], ops: int, machine: str) -> tuple[str, str, bytes
         r = pc.log.compaction_cpu_us / off.log.compaction_cpu_us
         md.append(f"| compaction thread CPU (fillrandom) | {off.log.compaction_cpu_us / 1e6:.2f} s "
                   f"| {pc.log.compaction_cpu_us / 1e6:.2f} s | {r:.2f}x | <= 0.25x | {'yes' if r <= 0.25 else 'NO'} |")
+    md += ["", "## What sets a paced job's time", ""]
+    paced = [p for p in phases if p.mode != "off" and p.log.offloaded]
+    waited = sum(p.log.pace_wait_us for p in paced) / 1e6
+    model = sum(p.log.sim_us for p in paced) / 1e6
+    device = sum(p.log.device_us for p in paced) / 1e6
+    md.append(f"Over all paced phases the jobs' MODELLED device time is {device:.2f} s, the model's own CPU time "
+              f"{model:.2f} s and the pacing waited {waited:.2f} s."
+              + (" The pacing never waited: in every job the model's own time was longer than the modelled device "
+                 "time, so the runs at different clocks did the same work and differ only by the machine's noise; "
+                 "their figures are those of the model on this host, not of the device." if waited == 0 else ""))
+    for comp in COMPRESSIONS:
+        off, pc = by.get((comp, "off", None, "fillrandom")), by.get((comp, "paced", 100, "fillrandom"))
+        if off and pc and pc.log.device_us and off.log.compaction_cpu_us:
+            dev = pc.read_mb / (pc.log.device_us / 1e6)
+            cpu = off.read_mb / (off.log.compaction_cpu_us / 1e6)
+            md.append(f"- {comp}, fillrandom at 100 MHz: the modelled device alone would compact {dev:,.0f} MB/s "
+                      f"(input MB per s of MODELLED device time), {dev / cpu:.1f}x stock's {cpu:,.0f} MB/s per s of "
+                      "its compaction thread's CPU (MODELLED: what a device beside the host would give if the "
+                      "estimate holds).")
     reasons = sum((p.log.reasons for p in phases if p.mode != "off"), start=OffloadLog().reasons)
     md += ["", f"Fallback reasons (all paced runs): {dict(reasons) or 'none'}.", "", f"Anchor: {ANCHOR}.", ""]
     return "\n".join(md), buf.getvalue(), plot(phases)
