@@ -53,7 +53,7 @@ struct Outcome {
 struct Options {
   uint64_t seed = 1, blocks = 100, maxLen = kHistory, fixedLen = 0;
   double pin = 0, pout = 0, mutate = 0, softReset = 0;
-  std::string kind = "mixed";
+  std::string kind = "mixed", cases, dump;
   bool quiet = false, tamper = false;
 };
 
@@ -237,6 +237,8 @@ int main(int argc, char** argv) {
               [&](const std::string& opt, const std::string& v) { o.mutate = simc::toProbability(v, opt); });
   args.custom("--soft-reset", "P", "fraction of blocks first interrupted by a soft reset",
               [&](const std::string& opt, const std::string& v) { o.softReset = simc::toProbability(v, opt); });
+  args.input("--cases", &o.cases, "compressed blocks from a file instead (u32 length, bytes; e.g. Hypothesis-made)");
+  args.output("--dump", &o.dump, "write the compressed blocks made (before mutation) as a --cases file");
   args.flag("--tamper", &o.tamper, "change a byte of the expected output (the comparison must fail)");
   args.flag("--quiet", &o.quiet, "no line per mismatch");
   args.parse(argc, argv);
@@ -245,10 +247,25 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  std::vector<std::string> cases;
+  if (!o.cases.empty()) {
+    const std::vector<uint8_t> f = simc::readFile(o.cases, "--cases");
+    for (size_t p = 0; p < f.size();) {
+      const uint32_t n = p + 4 <= f.size() ? simc::le32(&f[p]) : 0;
+      if (p + 4 > f.size() || f.size() - p - 4 < n) {
+        std::fprintf(stderr, "snappy_harness: --cases %s: record at byte %zu runs past the file\n", o.cases.c_str(), p);
+        return 2;
+      }
+      cases.emplace_back(reinterpret_cast<const char*>(&f[p + 4]), n);
+      p += 4 + n;
+    }
+    o.blocks = cases.size();
+  }
   simc::Prng gen(o.seed ^ 0x5eed);
   Bench bench(o);
   uint64_t mismatches = 0, okBlocks = 0, errBlocks = 0, hangs = 0, libsnappyDiffers = 0, codecDiffers = 0;
   uint64_t cleanCycles = 0, cleanOut = 0, cleanIn = 0;
+  std::string dumped;
   for (uint64_t i = 0; i < o.blocks; i++) {
     size_t n = o.fixedLen ? o.fixedLen : Below(gen, 4) == 0 ? Below(gen, 64) : Below(gen, o.maxLen + 1);
     if (!o.fixedLen && i % 50 == 7) n = std::min<uint64_t>(o.maxLen, kHistory);  // the limit itself
@@ -258,7 +275,13 @@ int main(int argc, char** argv) {
     std::string mine;  // the model's compressor (libsnappy 1.1.9's choices): the same bytes
     te::snappy_codec::Compress(reinterpret_cast<const uint8_t*>(data.data()), data.size(), &mine);
     if (mine != in) codecDiffers++;
-    const bool mutated = gen.chance(o.mutate);
+    if (!o.dump.empty()) {
+      uint8_t len[4];
+      simc::putLe32(len, uint32_t(in.size()));
+      dumped.append(reinterpret_cast<const char*>(len), 4).append(in);
+    }
+    const bool mutated = !cases.empty() || gen.chance(o.mutate);
+    if (!cases.empty()) in = cases[i];
     if (mutated) Mutate(gen, &in);
     Outcome want = ModelDecompress(in);
     std::string lib;
@@ -305,6 +328,13 @@ int main(int argc, char** argv) {
       cleanCycles += cycles;
       cleanOut += want.out.size();
       cleanIn += in.size();
+    }
+  }
+  if (!o.dump.empty()) {
+    FILE* f = std::fopen(o.dump.c_str(), "wb");
+    if (!f || std::fwrite(dumped.data(), 1, dumped.size(), f) != dumped.size() || std::fclose(f) != 0) {
+      std::fprintf(stderr, "snappy_harness: --dump %s: cannot write\n", o.dump.c_str());
+      return 2;
     }
   }
   const bool fail = mismatches || hangs || bench.violations() || libsnappyDiffers || codecDiffers;
