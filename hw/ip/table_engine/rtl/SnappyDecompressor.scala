@@ -100,6 +100,10 @@ case class SnappyDecompressorCore(c: SnappyConfig) extends Component {
   val issueLast = Bool()
   issue := False
   issueCount := 0
+  val issueData = Bits(8 * W bits) // a literal chunk's bytes
+  issueData := window(0, 8 * W bits)
+  val issueOffset = UInt(c.posBits bits) // a copy chunk's offset
+  issueOffset := offset
   issueCopy := False
   issueLast := False
 
@@ -121,7 +125,7 @@ case class SnappyDecompressorCore(c: SnappyConfig) extends Component {
   // its bytes are not yet readable. Offsets below W repeat a pattern of `offset` bytes (lanes j mod offset).
   val copyLimit = UInt(33 bits)
   copyLimit := W
-  when(s2.valid) { copyLimit := Mux(offset > s2.count, (offset - s2.count).resize(33), U(0, 33 bits)) }
+  when(s2.valid) { copyLimit := Mux(issueOffset > s2.count, (issueOffset - s2.count).resize(33), U(0, 33 bits)) }
 
   switch(state) {
     is(S.Length) { // the raw length: a varint of at most 5 bytes (model: ParseVarint32, then <= the limit)
@@ -164,16 +168,35 @@ case class SnappyDecompressorCore(c: SnappyConfig) extends Component {
       } otherwise {
         elemPos := pos
         take := hdr.resized
+        // The element's first chunk leaves in the header's clock when it can (the bytes behind the header
+        // for a literal; a copy whose source is readable).
         when(kind === 0) {
-          when(litLen > room) { fail(pos) } otherwise {
+          val n = min(min((avail - hdr).resize(33), U(W, 33 bits)), litLen)
+          when(litLen > room) { fail(pos) } elsewhen (n =/= 0 && advance) {
+            issue := True
+            issueCount := n.resized
+            issueData := (window >> (hdr << 3)).resize(8 * W)
+            take := (hdr + n).resized
+            left := litLen - n
+            state := Mux(litLen === n, S.Tag, S.Literal)
+          } otherwise {
             left := litLen
             state := S.Literal
           }
         } otherwise {
+          issueOffset := off32.resized
+          val n = min(min(copyLimit, U(W, 33 bits)), copyLen)
           when(off32 === 0 || off32 > made) { fail(pos) } elsewhen (copyLen > room) { fail(pos) } otherwise {
-            left := copyLen
             offset := off32.resized
+            left := copyLen
             state := S.Copy
+            when(n =/= 0 && advance) {
+              issue := True
+              issueCopy := True
+              issueCount := n.resized
+              left := copyLen - n
+              when(copyLen === n) { state := S.Tag }
+            }
           }
         }
       }
@@ -211,7 +234,7 @@ case class SnappyDecompressorCore(c: SnappyConfig) extends Component {
   // ---- the history: W byte-wide banks (bank b holds positions = b mod W), so any W consecutive bytes are
   // one row in each bank; reads are synchronous (block RAM) ----
   val banks = Seq.fill(W)(Mem(Bits(8 bits), c.rows))
-  val src = made - offset
+  val src = made - issueOffset
   val srcLane = src(c.laneBits - 1 downto 0)
   val srcRow = src(c.posBits - 1 downto c.laneBits)
   val readData = Vec(banks.zipWithIndex.map { case (m, b) =>
@@ -225,9 +248,9 @@ case class SnappyDecompressorCore(c: SnappyConfig) extends Component {
     s2.last := issueLast
     s2.count := issueCount
     s2.at := made
-    s2.literal := window(0, 8 * W bits)
+    s2.literal := issueData
     s2.rot := srcLane
-    s2.period := Mux(offset < W, offset.resize(c.laneBits), U(0, c.laneBits bits))
+    s2.period := Mux(issueOffset < W, issueOffset.resize(c.laneBits), U(0, c.laneBits bits))
   }
   val copied = Vec((0 until W).map { j =>
     val lane = Vec((0 until W).map(d => U(if (d == 0) j else j % d, c.laneBits bits)))(s2.period)
