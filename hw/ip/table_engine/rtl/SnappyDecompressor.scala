@@ -115,17 +115,21 @@ case class SnappyDecompressorCore(c: SnappyConfig) extends Component {
     val count = Reg(UInt(c.countBits bits))
     val at = Reg(UInt(c.posBits bits)) // output position of its first byte
     val literal = Reg(Bits(8 * W bits))
-    val rot = Reg(UInt(c.laneBits bits)) // a copy's source position mod W
+    val src = Reg(UInt(c.posBits bits)) // a copy's source position
     val period = Reg(UInt(c.laneBits bits)) // a copy's offset when below W (a repeating pattern), else 0
   }
   val packIn = Stream(Fragment(ByteBeat(W)))
   val advance = !s2.valid || packIn.ready
 
-  // A copy may read only bytes already in the history: the chunk in stage 2 is written at this edge, so
-  // its bytes are not yet readable. Offsets below W repeat a pattern of `offset` bytes (lanes j mod offset).
-  val copyLimit = UInt(33 bits)
-  copyLimit := W
-  when(s2.valid) { copyLimit := Mux(issueOffset > s2.count, (issueOffset - s2.count).resize(33), U(0, 33 bits)) }
+  // A copy reads the history one clock before it is written: the chunk in stage 2 is written at that same
+  // edge, so its bytes come from `prev` (the chunk written last) instead. Offsets below W repeat a pattern
+  // of `offset` bytes (lanes j mod offset). So a copy chunk is always W bytes (or what is left).
+  val copyLimit = U(W, 33 bits)
+  val prev = new Area {
+    val at = Reg(UInt(c.posBits bits)) init (0)
+    val count = Reg(UInt(c.countBits bits)) init (0)
+    val data = Reg(Bits(8 * W bits))
+  }
 
   switch(state) {
     is(S.Length) { // the raw length: a varint of at most 5 bytes (model: ParseVarint32, then <= the limit)
@@ -249,12 +253,15 @@ case class SnappyDecompressorCore(c: SnappyConfig) extends Component {
     s2.count := issueCount
     s2.at := made
     s2.literal := issueData
-    s2.rot := srcLane
+    s2.src := src
     s2.period := Mux(issueOffset < W, issueOffset.resize(c.laneBits), U(0, c.laneBits bits))
   }
   val copied = Vec((0 until W).map { j =>
     val lane = Vec((0 until W).map(d => U(if (d == 0) j else j % d, c.laneBits bits)))(s2.period)
-    readData(s2.rot + lane)
+    val p = s2.src + lane.resize(c.posBits)
+    val fromPrev = p >= prev.at && (p - prev.at) < prev.count
+    Mux(fromPrev, prev.data.subdivideIn(8 bits)((p - prev.at).resize(c.laneBits)),
+      readData(s2.src(c.laneBits - 1 downto 0) + lane))
   })
   val chunkRaw = Mux(s2.copy, copied.asBits, s2.literal)
   val chunk = Bits(8 * W bits) // lanes above the count zeroed: the packer ORs chunks together
@@ -265,6 +272,11 @@ case class SnappyDecompressorCore(c: SnappyConfig) extends Component {
   packIn.last := s2.last
   val atLane = s2.at(c.laneBits - 1 downto 0)
   val atRow = s2.at(c.posBits - 1 downto c.laneBits)
+  when(packIn.fire) {
+    prev.at := s2.at
+    prev.count := s2.count
+    prev.data := chunk
+  }
   for ((m, b) <- banks.zipWithIndex) {
     val k = U(b, c.laneBits bits) - atLane // the chunk's lane this bank takes
     val row = (atRow + Mux(U(b, c.laneBits bits) < atLane, U(1), U(0))).resize(log2Up(c.rows))
