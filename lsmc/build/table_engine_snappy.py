@@ -15,7 +15,8 @@ WIDTHS = (4, 8, 16, 32)  # beat bytes the generator takes (table_engine.Generate
 HISTORY = 1 << 16  # history bytes = the largest block decompressed (LevelDB's blocks of its default sizes)
 HARNESS = ROOT / "hw" / "ip" / "table_engine" / "dv" / "snappy_harness.cpp"
 MODEL = table_model.MODEL
-MODEL_SOURCES = [MODEL / f"{n}.cc" for n in ("snappy_codec", "coding", "error")]
+# The model's codec (the verdicts) and its block builder (LevelDB data blocks to compress).
+MODEL_SOURCES = [MODEL / f"{n}.cc" for n in ("snappy_codec", "block_builder", "coding", "error")]
 
 
 def _check(width: int) -> None:

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "args.h"
+#include "block_builder.h"
 #include "error.h"
 #include "snappy_codec.h"
 #include "tb.h"
@@ -59,18 +60,41 @@ struct Options {
 
 uint64_t Below(simc::Prng& g, uint64_t n) { return n ? g.next() % n : 0; }
 
-// The data to compress: `kind` random | dbbench | runs | mixed (one of the three at random).
+// db_bench's value: 50 random printable bytes, repeated to 100.
+std::string DbBenchValue(simc::Prng& g) {
+  std::string half;
+  for (int i = 0; i < 50; i++) half.push_back(char(' ' + Below(g, 95)));
+  return half + half;
+}
+
+// A LevelDB data block of about n bytes as a table holds it before compression: db_bench's entries
+// (16-byte keys of consecutive numbers + the 8-byte sequence/type tag, 100-byte values) through the
+// model's BlockBuilder (restart interval 16), closed once its size reaches n (LevelDB's flush rule).
+std::string LevelDbBlock(simc::Prng& g, size_t n) {
+  te::BlockBuilder b(16);
+  uint64_t key = Below(g, 1000000);
+  while (b.SizeEstimate() < n) {
+    char k[32];
+    std::snprintf(k, sizeof k, "%016llu", static_cast<unsigned long long>(key++));
+    std::string ikey(k, 16);
+    const uint64_t tag = (key << 8) | 1;  // sequence, kTypeValue
+    for (int i = 0; i < 8; i++) ikey.push_back(char(tag >> (8 * i)));
+    b.Add(ikey, DbBenchValue(g));
+  }
+  return b.Finish();
+}
+
+// The data to compress: `kind` random | dbbench | runs | leveldb | mixed (one of them at random).
 std::string MakeData(simc::Prng& g, const std::string& kind, size_t n) {
   std::string k = kind;
-  if (k == "mixed") k = (const char*[]){"random", "dbbench", "dbbench", "runs"}[Below(g, 4)];
+  if (k == "mixed") k = (const char*[]){"random", "dbbench", "leveldb", "runs"}[Below(g, 4)];
+  if (k == "leveldb") return LevelDbBlock(g, n);
   std::string d;
   while (d.size() < n) {
     if (k == "random") {
       d.push_back(char(g.next()));
-    } else if (k == "dbbench") {  // as LevelDB's db_bench values: 50 random printable bytes, repeated to 100
-      std::string half;
-      for (int i = 0; i < 50; i++) half.push_back(char(' ' + Below(g, 95)));
-      d += half + half;
+    } else if (k == "dbbench") {  // db_bench's values back to back
+      d += DbBenchValue(g);
     } else {  // runs of a short pattern (copies with offsets below the beat width), between random bytes
       std::string pat;
       for (uint64_t i = 0, p = 1 + Below(g, 2 * W); i < p; i++) pat.push_back(char(g.next()));
@@ -228,7 +252,8 @@ int main(int argc, char** argv) {
               uint64_t(0), uint64_t(1) << 20);
   args.number("--len", &o.fixedLen, "every block's data this long (0: random up to --max-len)", "N", uint64_t(0),
               uint64_t(1) << 20);
-  args.text("--kind", &o.kind, "data: random | dbbench | runs | mixed", "KIND");
+  args.text("--kind", &o.kind, "data: random | dbbench | runs | leveldb (data blocks of db_bench entries) | mixed",
+            "KIND");
   args.custom("--pin", "P", "stall probability of the input stream",
               [&](const std::string& opt, const std::string& v) { o.pin = simc::toProbability(v, opt, 1.0, false); });
   args.custom("--pout", "P", "stall probability of the output and status streams",
@@ -242,8 +267,9 @@ int main(int argc, char** argv) {
   args.flag("--tamper", &o.tamper, "change a byte of the expected output (the comparison must fail)");
   args.flag("--quiet", &o.quiet, "no line per mismatch");
   args.parse(argc, argv);
-  if (o.kind != "random" && o.kind != "dbbench" && o.kind != "runs" && o.kind != "mixed") {
-    std::fprintf(stderr, "snappy_harness: --kind must be random, dbbench, runs or mixed, not '%s'\n", o.kind.c_str());
+  if (o.kind != "random" && o.kind != "dbbench" && o.kind != "runs" && o.kind != "leveldb" && o.kind != "mixed") {
+    std::fprintf(stderr, "snappy_harness: --kind must be random, dbbench, runs, leveldb or mixed, not '%s'\n",
+                 o.kind.c_str());
     return 2;
   }
 
