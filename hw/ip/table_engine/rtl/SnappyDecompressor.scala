@@ -98,14 +98,14 @@ case class SnappyDecompressorCore(c: SnappyConfig) extends Component {
   val issueCount = UInt(c.countBits bits)
   val issueCopy = Bool()
   val issueLast = Bool()
+  val issueData = Bits(8 * W bits) // a literal chunk's bytes
+  val issueOffset = UInt(c.posBits bits) // a copy chunk's offset
   issue := False
   issueCount := 0
-  val issueData = Bits(8 * W bits) // a literal chunk's bytes
-  issueData := window(0, 8 * W bits)
-  val issueOffset = UInt(c.posBits bits) // a copy chunk's offset
-  issueOffset := offset
   issueCopy := False
   issueLast := False
+  issueData := window(0, 8 * W bits)
+  issueOffset := offset
 
   // ---- stage 2: one chunk (a literal's bytes or a copy's history read) written to history and packed ----
   val s2 = new Area {
@@ -124,7 +124,6 @@ case class SnappyDecompressorCore(c: SnappyConfig) extends Component {
   // A copy reads the history one clock before it is written: the chunk in stage 2 is written at that same
   // edge, so its bytes come from `prev` (the chunk written last) instead. Offsets below W repeat a pattern
   // of `offset` bytes (lanes j mod offset). So a copy chunk is always W bytes (or what is left).
-  val copyLimit = U(W, 33 bits)
   val prev = new Area {
     val at = Reg(UInt(c.posBits bits)) init (0)
     val count = Reg(UInt(c.countBits bits)) init (0)
@@ -189,12 +188,12 @@ case class SnappyDecompressorCore(c: SnappyConfig) extends Component {
           }
         } otherwise {
           issueOffset := off32.resized
-          val n = min(min(copyLimit, U(W, 33 bits)), copyLen)
+          val n = min(U(W, 33 bits), copyLen)
           when(off32 === 0 || off32 > made) { fail(pos) } elsewhen (copyLen > room) { fail(pos) } otherwise {
             offset := off32.resized
             left := copyLen
             state := S.Copy
-            when(n =/= 0 && advance) {
+            when(advance) {
               issue := True
               issueCopy := True
               issueCount := n.resized
@@ -216,8 +215,8 @@ case class SnappyDecompressorCore(c: SnappyConfig) extends Component {
       }
     }
     is(S.Copy) {
-      val n = min(min(copyLimit, U(W, 33 bits)), left)
-      when(n =/= 0 && advance) {
+      val n = min(U(W, 33 bits), left)
+      when(advance) {
         issue := True
         issueCopy := True
         issueCount := n.resized
