@@ -9,3 +9,10 @@ object Generate extends Generator("build/gen/table_engine_w16",
       Gen.intOpt("max-block", 4 << 20, min = 64)) {
   def top(a: Gen.Args) = BlockReader(BlockReaderConfig(a.int("bytes"), a.int("key-limit"), a.int("max-block")))
 }
+
+/** `table_engine.GenerateSnappy [--bytes 4|8|16|32] [--history N] --out DIR`: DIR/SnappyDecompressor.v, the
+  * Snappy block decompressor with a history (and largest block) of N bytes. */
+object GenerateSnappy extends Generator("build/gen/snappy_w16",
+      Gen.intOpt("bytes", 16, Seq(4, 8, 16, 32)), Gen.intOpt("history", 1 << 16, Seq(1 << 16, 1 << 17, 1 << 18))) {
+  def top(a: Gen.Args) = SnappyDecompressor(SnappyConfig(a.int("bytes"), a.int("history")))
+}
