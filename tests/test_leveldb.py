@@ -280,7 +280,7 @@ def test_upstream_race_rerun_policy(monkeypatch):
         assert r.failed == len(outcome[0]) and len(calls) == 1
 
 
-def test_bench_report_columns_and_labels():
+def test_bench_report_columns_and_labels(tmp_path):
     """The db_bench report (no LevelDB run): the CSV starts with the columns users rely on, every paced
     row is labelled MODELLED with its clock and link, and a goal that is missed says NO."""
     from lsmc.report import leveldb_bench as lb
@@ -308,3 +308,7 @@ def test_bench_report_columns_and_labels():
     assert "| fillrandom ops/s | 100,000.0 | 125,000.0 | 1.25x | >= 1.30x | NO |" in md
     assert "| 0.20x | <= 0.25x | yes |" in md
     assert png.startswith(b"\x89PNG")
+    # the report renders again from its own CSV (lb.load_csv), to the same table
+    saved = tmp_path / "leveldb.csv"
+    saved.write_text(csv_text)
+    assert lb.render(lb.load_csv(saved), 1000, "Host: test")[:2] == (md, csv_text)

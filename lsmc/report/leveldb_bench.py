@@ -175,6 +175,26 @@ def config_phases(compression: str, mode: str, mhz: int | None, ops: int, each=l
     return out
 
 
+def load_csv(path) -> list[Phase]:
+    """The phases of a results/leveldb.csv, to render its report again (the offload log's counters that the
+    report reads, from their columns)."""
+    out = []
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            def num(col, scale=1.0, r=r):
+                return int(float(r[col] or 0) * scale)
+            log = OffloadLog(compactions=num("compactions"), compaction_cpu_us=num("compaction_cpu_s", 1e6),
+                             offloaded=num("offloaded"), fallback=num("fallback"),
+                             device_us=num("device_s_modelled", 1e6), pace_wait_us=num("pace_wait_s", 1e6),
+                             sim_us=num("model_cpu_s", 1e6))
+            ops_s = float(r["ops_per_s"])
+            out.append(Phase(r["compression"], r["mode"], int(r["device_mhz"]) if r["device_mhz"] else None,
+                             r["phase"], int(r["ops"]), 1e6 / ops_s if ops_s else 0.0, float(r["mb_per_s"]),
+                             float(r["compaction_s"]), float(r["compaction_read_mb"]),
+                             float(r["compaction_write_mb"]), int(r["stalls"]), 0.0, float(r["process_cpu_s"]), log))
+    return out
+
+
 def _ratio(new: float, old: float) -> str:
     return f"{new / old:.2f}x" if old and new else "n/a"
 
@@ -265,7 +285,8 @@ def render(phases: list[Phase], ops: int, machine: str) -> tuple[str, str, bytes
               f"{model:.2f} s and the pacing waited {waited:.2f} s."
               + (" The pacing never waited: in every job the model's own time was longer than the modelled device "
                  "time, so the runs at different clocks did the same work and differ only by the machine's noise; "
-                 "their figures are those of the model on this host, not of the device." if waited == 0 else ""))
+                 "their figures are those of the model on this host, not of the device."
+                 if waited < 0.01 * device else ""))
     for comp in COMPRESSIONS:
         off, pc = by.get((comp, "off", None, "fillrandom")), by.get((comp, "paced", 100, "fillrandom"))
         if off and pc and pc.log.device_us and off.log.compaction_cpu_us:
