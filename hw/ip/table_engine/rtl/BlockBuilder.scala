@@ -114,7 +114,7 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
 
   val beat = io.entries.fragment
   io.entries.ready := False
-  io.status.valid := state === S.Status
+  io.status.valid := state === S.Status && !closing // after the block's last beat left
   io.status.size := size
   io.status.entries := entryCount
   io.status.error := tooLong
