@@ -3,7 +3,8 @@ writes for a stream of entries (the block reader's framing, a FLUSH beat closing
 byte with the 5-byte trailer, the blocks of the engine's C++ model (random keys 1 byte to the key limit, values
 0 to 64 KiB, restart intervals 1 and 16, 1 to 200 entries) and the data blocks of tables written by LevelDB's
 own TableBuilder (Debian's libleveldb, block_size 4096: its flush points), with random stalls on the entry and
-output streams; never a hang (the harness's cycle bound). The harness: hw/ip/table_engine/dv/block_builder_harness.cpp
+output streams; an entry with a key over the limit dropped and reported (KEY_TOO_LONG);
+never a hang (the harness's cycle bound). The harness: hw/ip/table_engine/dv/block_builder_harness.cpp
 (doc/rtl.md)."""
 from __future__ import annotations
 
@@ -60,3 +61,11 @@ def test_comparison_can_fail(width):
     """With one byte of every expected block changed, every block mismatches."""
     res = rtl.run_builder(width, "--seed", 3, "--blocks", 5, "--tamper", "--quiet")
     assert res.returncode == 1 and summary(res)["mismatches"] == 5, res.stdout
+
+
+def test_key_over_limit_dropped_and_reported(width):
+    """An entry whose key is 1 to 16 bytes over the key limit is dropped (the block is the model's without it)
+    and the block's status says KEY_TOO_LONG; blocks without one report no error."""
+    s = run_ok(width, "--seed", 9, "--blocks", 40, "--long-key", 0.5, "--pin", 0.2, "--pout", 0.2,
+               "--max-value", 2048)
+    assert 5 < s["long_keys"] < 35

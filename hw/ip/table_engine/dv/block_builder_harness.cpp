@@ -26,6 +26,7 @@
 #include "block_reader.h"
 #include "coding.h"
 #include "crc32c.h"
+#include "error.h"
 #include "format.h"
 #include "limits.h"
 #include "tb.h"
@@ -57,6 +58,7 @@ struct Case {
   std::vector<Entry> entries;
   int interval = 16;
   std::string expected;
+  bool longKey = false;  // holds an entry over the key limit: dropped, the status says KEY_TOO_LONG
 };
 
 std::string WithTrailer(std::string contents) {
@@ -68,7 +70,7 @@ std::string WithTrailer(std::string contents) {
 
 struct Options {
   uint64_t seed = 1, blocks = 100, interval = 0, maxValue = 65536, keyLen = 0, valueLen = 0, leveldbTables = 0;
-  double pin = 0, pout = 0;
+  double pin = 0, pout = 0, longKey = 0;
   bool quiet = false, tamper = false;
 };
 
@@ -85,7 +87,8 @@ class Bench {
   }
 
   // Runs one block; false on a hang. `out` gets the bytes, `size`/`entries` the status.
-  bool Run(const Case& c, std::string* out, uint64_t* size, uint64_t* entries, uint64_t* cycles, uint64_t bound) {
+  bool Run(const Case& c, std::string* out, uint64_t* size, uint64_t* entries, int* code, uint64_t* cycles,
+           uint64_t bound) {
     src_.clear();
     sink_.clear();
     for (auto& e : c.entries) {
@@ -122,6 +125,7 @@ class Bench {
       if (top_.io_status_valid && top_.io_status_ready) {
         *size = top_.io_status_payload_size;
         *entries = top_.io_status_payload_entries;
+        *code = top_.io_status_payload_error ? int(top_.io_status_payload_code) : -1;
         Tick();
         *cycles = t + 1;
         return Collect(out);
@@ -229,7 +233,13 @@ Case RandomCase(simc::Prng& r, const Options& o) {
     }
   } else {
     size_t bytes = 0;
-    for (auto& k : SortedKeys(r, 1 + Below(r, Below(r, 4) ? 24 : 200))) {
+    std::vector<std::string> keys = SortedKeys(r, 1 + Below(r, Below(r, 4) ? 24 : 200));
+    c.longKey = r.chance(o.longKey);
+    const size_t longAt = Below(r, keys.size());
+    for (size_t i = 0; i < keys.size(); i++) {
+      const std::string& k = keys[i];
+      if (c.longKey && i == longAt)  // one byte to 16 over the limit, anywhere in the block
+        c.entries.push_back({RandomBytes(r, te::kMaxInternalKeyBytes + 1 + Below(r, 16), 0), RandomBytes(r, Below(r, 300), 0)});
       c.entries.push_back({k, RandomBytes(r, ValueLength(r, o.maxValue), 0)});
       b.Add(k, c.entries.back().value);
       bytes += k.size() + c.entries.back().value.size();
@@ -310,6 +320,8 @@ int main(int argc, char** argv) {
               [&](const std::string& opt, const std::string& v) { o.pin = simc::toProbability(v, opt, 1.0, false); });
   args.custom("--pout", "P", "stall probability of the output and status streams",
               [&](const std::string& opt, const std::string& v) { o.pout = simc::toProbability(v, opt, 1.0, false); });
+  args.custom("--long-key", "P", "fraction of random blocks with one entry over the key limit (dropped, KEY_TOO_LONG)",
+              [&](const std::string& opt, const std::string& v) { o.longKey = simc::toProbability(v, opt); });
   args.number("--leveldb", &o.leveldbTables, "the data blocks of this many tables by LevelDB's TableBuilder instead");
   args.flag("--tamper", &o.tamper, "change a byte of each expected block (the comparison must fail)");
   args.flag("--quiet", &o.quiet, "no line per mismatch");
@@ -320,17 +332,18 @@ int main(int argc, char** argv) {
   std::vector<Case> cases;
   if (o.leveldbTables) cases = LevelDbCases(gen, o);
   const uint64_t total = o.leveldbTables ? cases.size() : o.blocks;
-  uint64_t mismatches = 0, hangs = 0, entries = 0, cycles = 0, bytes = 0, maxCycles = 0;
+  uint64_t longKeys = 0, mismatches = 0, hangs = 0, entries = 0, cycles = 0, bytes = 0, maxCycles = 0;
   for (uint64_t i = 0; i < total; i++) {
     Case c = o.leveldbTables ? cases[i] : RandomCase(gen, o);
     if (o.tamper) c.expected[c.expected.size() / 2] ^= 1;
     std::string got;
     uint64_t size = 0, n = 0, used = 0;
+    int code = -1;
     uint64_t payload = 0;
     for (auto& e : c.entries) payload += e.key.size() + e.value.size();
     const uint64_t bound = 20000 + 40 * (payload / W + 8 * c.entries.size());
     std::string why;
-    if (!bench.Run(c, &got, &size, &n, &used, bound)) {
+    if (!bench.Run(c, &got, &size, &n, &code, &used, bound)) {
       hangs++;
       why = "no status within " + std::to_string(bound) + " cycles";
     } else if (!bench.framingError.empty()) {
@@ -340,8 +353,10 @@ int main(int argc, char** argv) {
       while (at < got.size() && at < c.expected.size() && got[at] == c.expected[at]) at++;
       why = "bytes differ at " + std::to_string(at) + " (RTL " + std::to_string(got.size()) + " bytes, reference " +
             std::to_string(c.expected.size()) + ")";
-    } else if (size + te::kTrailerBytes != c.expected.size() || n != c.entries.size()) {
+    } else if (size + te::kTrailerBytes != c.expected.size() || n != c.entries.size() - c.longKey) {
       why = "status size " + std::to_string(size) + " entries " + std::to_string(n);
+    } else if (code != (c.longKey ? int(te::ErrorCode::kKeyTooLong) : -1)) {
+      why = "status code " + std::to_string(code);
     }
     if (!why.empty()) {
       mismatches++;
@@ -349,13 +364,14 @@ int main(int argc, char** argv) {
       continue;
     }
     entries += n;
+    longKeys += c.longKey;
     cycles += used;
     bytes += got.size();
     maxCycles = std::max(maxCycles, used);
   }
-  printf("blocks=%" PRIu64 " mismatches=%" PRIu64 " hangs=%" PRIu64 " violations=%" PRIu64 " entries=%" PRIu64
+  printf("blocks=%" PRIu64 " mismatches=%" PRIu64 " hangs=%" PRIu64 " violations=%" PRIu64 " entries=%" PRIu64 " long_keys=%" PRIu64
          " cycles=%" PRIu64 " bytes=%" PRIu64 " bytes_per_cycle=%.3f cycles_per_block=%.1f max_cycles=%" PRIu64 "\n",
-         total, mismatches, hangs, bench.violations(), entries, cycles, bytes, cycles ? double(bytes) / cycles : 0.0,
+         total, mismatches, hangs, bench.violations(), entries, longKeys, cycles, bytes, cycles ? double(bytes) / cycles : 0.0,
          total - mismatches ? double(cycles) / double(total - mismatches) : 0.0, maxCycles);
   return mismatches || hangs || bench.violations() ? 1 : 0;
 }
