@@ -3,7 +3,8 @@ writes for a stream of entries (the block reader's framing, a FLUSH beat closing
 byte with the 5-byte trailer, the blocks of the engine's C++ model (random keys 1 byte to the key limit, values
 0 to 64 KiB, restart intervals 1 and 16, 1 to 200 entries) and the data blocks of tables written by LevelDB's
 own TableBuilder (Debian's libleveldb, block_size 4096: its flush points), with random stalls on the entry and
-output streams; an entry with a key over the limit dropped and reported (KEY_TOO_LONG);
+output streams; an entry with a key over the limit dropped and reported (KEY_TOO_LONG); a full restart RAM
+closing the block;
 never a hang (the harness's cycle bound). The harness: hw/ip/table_engine/dv/block_builder_harness.cpp
 (doc/rtl.md)."""
 from __future__ import annotations
@@ -31,8 +32,8 @@ def summary(res) -> dict:
     return out
 
 
-def run_ok(width, *args) -> dict:
-    res = rtl.run_builder(width, *args)
+def run_ok(width, *args, max_restarts=None) -> dict:
+    res = rtl.run_builder(width, *args, max_restarts=max_restarts)
     s = summary(res)
     assert res.returncode == 0 and s["mismatches"] == 0 and s["hangs"] == 0 and s["violations"] == 0, \
         f"{res.stdout}\n{res.stderr[-4000:]}"
@@ -69,3 +70,11 @@ def test_key_over_limit_dropped_and_reported(width):
     s = run_ok(width, "--seed", 9, "--blocks", 40, "--long-key", 0.5, "--pin", 0.2, "--pout", 0.2,
                "--max-value", 2048)
     assert 5 < s["long_keys"] < 35
+
+
+def test_full_restart_ram_closes_the_block():
+    """Generated with a restart RAM of 4 offsets (W = 16): an entry needing a 5th restart closes the block first;
+    the bytes equal the model's blocks split at the same entries (the harness applies the rule to the model)."""
+    s = run_ok(16, "--seed", 4, "--blocks", 40, "--max-restarts", 4, "--max-value", 2048, "--pin", 0.2,
+               "--pout", 0.2, "--long-key", 0.2, max_restarts=4)
+    assert s["restart_ram_splits"] > 50

@@ -58,30 +58,38 @@ def run(width: int = 16, *args, timeout: float = 600) -> subprocess.CompletedPro
     return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, timeout=timeout)
 
 
-def generate_builder(width: int = 16) -> Path:
-    """BlockBuilder.v of `width` bytes per beat with the model's key limit; cached."""
+def _builder_name(width: int, max_restarts: int | None) -> str:
+    return f"w{width}" + (f"_r{max_restarts}" if max_restarts else "")
+
+
+def generate_builder(width: int = 16, max_restarts: int | None = None) -> Path:
+    """BlockBuilder.v of `width` bytes per beat with the model's key limit (and a restart RAM of
+    `max_restarts` offsets instead of the generator's default, to test a full one); cached."""
     _check(width)
     lim = table_model.limits()
-    out = GEN / f"table_engine_builder_w{width}"
+    out = GEN / f"table_engine_builder_{_builder_name(width, max_restarts)}"
+    extra = ["--max-restarts", str(max_restarts)] if max_restarts else []
     return build.generate("table_engine", "table_engine.GenerateBuilder", out,
                           ["--bytes", str(width), "--key-limit", str(lim["max_user_key_bytes"] + TAG_BYTES),
-                           "--out", str(out.relative_to(ROOT))])
+                           *extra, "--out", str(out.relative_to(ROOT))])
 
 
-def build_builder_harness(width: int = 16) -> Path:
+def build_builder_harness(width: int = 16, max_restarts: int | None = None) -> Path:
     """The Verilator model of BlockBuilder with its differential harness (model and libleveldb); cached."""
-    verilog = generate_builder(width) / "BlockBuilder.v"
+    verilog = generate_builder(width, max_restarts) / "BlockBuilder.v"
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
     common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")))
     flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width}", "-LDFLAGS", "-lleveldb", *common_flags]
     return build.verilate("BlockBuilder", [verilog], [BUILDER_HARNESS, *MODEL_SOURCES, *common_srcs],
-                          BUILD / "table_engine" / f"builder_w{width}", flags=flags, cflags="-O2")
+                          BUILD / "table_engine" / f"builder_{_builder_name(width, max_restarts)}", flags=flags,
+                          cflags="-O2")
 
 
-def run_builder(width: int = 16, *args, timeout: float = 600) -> subprocess.CompletedProcess:
+def run_builder(width: int = 16, *args, max_restarts: int | None = None,
+                timeout: float = 600) -> subprocess.CompletedProcess:
     """Run the block builder's harness with `args`; the completed process (text output)."""
-    exe = build_builder_harness(width)
+    exe = build_builder_harness(width, max_restarts)
     return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, timeout=timeout)
 
 

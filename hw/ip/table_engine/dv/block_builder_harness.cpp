@@ -57,7 +57,8 @@ struct Entry {
 struct Case {
   std::vector<Entry> entries;
   int interval = 16;
-  std::string expected;
+  std::string expected;  // the blocks' bytes, one after the other
+  int blocks = 1;        // more than one where the restart RAM filled (--max-restarts)
   bool longKey = false;  // holds an entry over the key limit: dropped, the status says KEY_TOO_LONG
 };
 
@@ -69,7 +70,7 @@ std::string WithTrailer(std::string contents) {
 }
 
 struct Options {
-  uint64_t seed = 1, blocks = 100, interval = 0, maxValue = 65536, keyLen = 0, valueLen = 0, leveldbTables = 0;
+  uint64_t seed = 1, blocks = 100, maxRestarts = 0, interval = 0, maxValue = 65536, keyLen = 0, valueLen = 0, leveldbTables = 0;
   double pin = 0, pout = 0, longKey = 0;
   bool quiet = false, tamper = false;
 };
@@ -103,6 +104,9 @@ class Bench {
     }
     PushBeat(kFlush, nullptr, 0, 0, 0, true);
     top_.io_restartInterval = c.interval;
+    int statuses = 0;
+    *size = *entries = 0;
+    *code = -1;
     for (uint64_t t = 0; t < bound; t++) {
       top_.io_entries_valid = src_.drive();
       if (src_.valid()) {
@@ -123,12 +127,14 @@ class Bench {
       w[kDataWords] = top_.io_output_payload_fragment_count;
       sink_.sample(top_.io_output_valid, w, top_.io_output_payload_last);
       if (top_.io_status_valid && top_.io_status_ready) {
-        *size = top_.io_status_payload_size;
-        *entries = top_.io_status_payload_entries;
-        *code = top_.io_status_payload_error ? int(top_.io_status_payload_code) : -1;
-        Tick();
-        *cycles = t + 1;
-        return Collect(out);
+        *size += top_.io_status_payload_size + te::kTrailerBytes;
+        *entries += top_.io_status_payload_entries;
+        if (top_.io_status_payload_error) *code = int(top_.io_status_payload_code);
+        if (++statuses == c.blocks) {
+          Tick();
+          *cycles = t + 1;
+          return Collect(out, c.blocks);
+        }
       }
       Tick();
     }
@@ -160,17 +166,20 @@ class Bench {
   }
 
   // The output beats into bytes, checking the framing: full beats but the final one, `last` on it only.
-  bool Collect(std::string* out) {
+  bool Collect(std::string* out, int blocks) {
     framingError.clear();
     out->clear();
+    int lasts = 0;
     for (size_t i = 0; i < sink_.beats(); i++) {
       const uint32_t* b = sink_.beat(i);
       uint32_t cnt = b[kDataWords];
-      bool final = i + 1 == sink_.beats();
-      if (bool(sink_.lasts[i]) != final) framingError = "beat " + std::to_string(i) + ": last flag";
-      if ((!final && cnt != W) || cnt == 0 || cnt > W) framingError = "beat " + std::to_string(i) + ": count " + std::to_string(cnt);
+      bool last = sink_.lasts[i];
+      lasts += last;
+      if (i + 1 == sink_.beats() && !last) framingError = "final beat without last";
+      if ((!last && cnt != W) || cnt == 0 || cnt > W) framingError = "beat " + std::to_string(i) + ": count " + std::to_string(cnt);
       for (uint32_t k = 0; k < std::min<uint32_t>(cnt, W); k++) out->push_back(char(uint8_t(b[k / 4] >> (8 * (k % 4)))));
     }
+    if (lasts != blocks) framingError = std::to_string(lasts) + " beats with last for " + std::to_string(blocks) + " blocks";
     return true;
   }
 
@@ -222,13 +231,27 @@ Case RandomCase(simc::Prng& r, const Options& o) {
   Case c;
   c.interval = o.interval ? int(o.interval) : (Below(r, 2) ? 16 : 1);
   te::BlockBuilder b(c.interval);
+  // The RTL's restart RAM (--max-restarts): an entry that needs one more restart closes the block first.
+  uint64_t restarts = 1, since = 0;
+  auto add = [&](const std::string& k, const std::string& v) {
+    bool restart = since >= uint64_t(c.interval);
+    if (o.maxRestarts && restart && restarts == o.maxRestarts) {
+      c.expected += WithTrailer(b.Finish());
+      b.Reset();
+      c.blocks++;
+      restarts = 1, since = 0, restart = false;
+    }
+    if (restart) restarts++, since = 1;
+    else since++;
+    b.Add(k, v);
+  };
   if (o.keyLen) {
     std::vector<std::string> keys;
     for (int i = 0; i < 4096; i++) keys.push_back(RandomBytes(r, o.keyLen, 0));
     std::sort(keys.begin(), keys.end());
     for (auto& k : keys) {
       c.entries.push_back({k, RandomBytes(r, o.valueLen, 0)});
-      b.Add(k, c.entries.back().value);
+      add(k, c.entries.back().value);
       if (b.SizeEstimate() >= 4096) break;
     }
   } else {
@@ -241,12 +264,12 @@ Case RandomCase(simc::Prng& r, const Options& o) {
       if (c.longKey && i == longAt)  // one byte to 16 over the limit, anywhere in the block
         c.entries.push_back({RandomBytes(r, te::kMaxInternalKeyBytes + 1 + Below(r, 16), 0), RandomBytes(r, Below(r, 300), 0)});
       c.entries.push_back({k, RandomBytes(r, ValueLength(r, o.maxValue), 0)});
-      b.Add(k, c.entries.back().value);
+      add(k, c.entries.back().value);
       bytes += k.size() + c.entries.back().value.size();
       if (bytes > (256u << 10)) break;
     }
   }
-  c.expected = WithTrailer(b.Finish());
+  c.expected += WithTrailer(b.Finish());
   return c;
 }
 
@@ -320,6 +343,7 @@ int main(int argc, char** argv) {
               [&](const std::string& opt, const std::string& v) { o.pin = simc::toProbability(v, opt, 1.0, false); });
   args.custom("--pout", "P", "stall probability of the output and status streams",
               [&](const std::string& opt, const std::string& v) { o.pout = simc::toProbability(v, opt, 1.0, false); });
+  args.number("--max-restarts", &o.maxRestarts, "the RTL's restart RAM as generated (0: never full in these blocks)");
   args.custom("--long-key", "P", "fraction of random blocks with one entry over the key limit (dropped, KEY_TOO_LONG)",
               [&](const std::string& opt, const std::string& v) { o.longKey = simc::toProbability(v, opt); });
   args.number("--leveldb", &o.leveldbTables, "the data blocks of this many tables by LevelDB's TableBuilder instead");
@@ -332,7 +356,7 @@ int main(int argc, char** argv) {
   std::vector<Case> cases;
   if (o.leveldbTables) cases = LevelDbCases(gen, o);
   const uint64_t total = o.leveldbTables ? cases.size() : o.blocks;
-  uint64_t longKeys = 0, mismatches = 0, hangs = 0, entries = 0, cycles = 0, bytes = 0, maxCycles = 0;
+  uint64_t splits = 0, longKeys = 0, mismatches = 0, hangs = 0, entries = 0, cycles = 0, bytes = 0, maxCycles = 0;
   for (uint64_t i = 0; i < total; i++) {
     Case c = o.leveldbTables ? cases[i] : RandomCase(gen, o);
     if (o.tamper) c.expected[c.expected.size() / 2] ^= 1;
@@ -353,7 +377,7 @@ int main(int argc, char** argv) {
       while (at < got.size() && at < c.expected.size() && got[at] == c.expected[at]) at++;
       why = "bytes differ at " + std::to_string(at) + " (RTL " + std::to_string(got.size()) + " bytes, reference " +
             std::to_string(c.expected.size()) + ")";
-    } else if (size + te::kTrailerBytes != c.expected.size() || n != c.entries.size() - c.longKey) {
+    } else if (size != c.expected.size() || n != c.entries.size() - c.longKey) {
       why = "status size " + std::to_string(size) + " entries " + std::to_string(n);
     } else if (code != (c.longKey ? int(te::ErrorCode::kKeyTooLong) : -1)) {
       why = "status code " + std::to_string(code);
@@ -365,13 +389,14 @@ int main(int argc, char** argv) {
     }
     entries += n;
     longKeys += c.longKey;
+    splits += c.blocks - 1;
     cycles += used;
     bytes += got.size();
     maxCycles = std::max(maxCycles, used);
   }
-  printf("blocks=%" PRIu64 " mismatches=%" PRIu64 " hangs=%" PRIu64 " violations=%" PRIu64 " entries=%" PRIu64 " long_keys=%" PRIu64
+  printf("blocks=%" PRIu64 " mismatches=%" PRIu64 " hangs=%" PRIu64 " violations=%" PRIu64 " entries=%" PRIu64 " long_keys=%" PRIu64 " restart_ram_splits=%" PRIu64
          " cycles=%" PRIu64 " bytes=%" PRIu64 " bytes_per_cycle=%.3f cycles_per_block=%.1f max_cycles=%" PRIu64 "\n",
-         total, mismatches, hangs, bench.violations(), entries, longKeys, cycles, bytes, cycles ? double(bytes) / cycles : 0.0,
+         total, mismatches, hangs, bench.violations(), entries, longKeys, splits, cycles, bytes, cycles ? double(bytes) / cycles : 0.0,
          total - mismatches ? double(cycles) / double(total - mismatches) : 0.0, maxCycles);
   return mismatches || hangs || bench.violations() ? 1 : 0;
 }
