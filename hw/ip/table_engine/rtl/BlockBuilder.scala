@@ -123,6 +123,23 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
   val isRestart = sinceRestart >= io.restartInterval
   val full = isRestart && restartCount === c.maxRestarts
 
+  /** The entry's three varints (shared, non-shared, value length) as one push of up to 15 bytes. */
+  def header(sh: UInt): (Bits, UInt) = {
+    val v1 = Varint.encode(sh.resize(32))
+    val v2 = Varint.encode((keyLen - sh).resize(32))
+    val v3 = Varint.encode(valueLen)
+    val bytes = (v1._1.resize(8 * P) | (v2._1.resize(8 * P) << (v1._2 << 3)).resize(8 * P) |
+      (v3._1.resize(8 * P) << ((v1._2 +^ v2._2) << 3)).resize(8 * P))
+    (bytes, (v1._2 +^ v2._2 +^ v3._2).resize(log2Up(P + 1)))
+  }
+  /** After the header: the non-shared key bytes, else the value, else the next entry. */
+  def afterHeader(sh: UInt): Unit = {
+    rdPos := sh
+    when(keyLen =/= sh) { state := S.KeyOut }
+      .elsewhen(valueLen =/= 0) { state := S.Value }
+      .otherwise { entryDone() }
+  }
+
   def entryDone(): Unit = {
     bank := !bank
     prevLen := keyLen
@@ -176,31 +193,32 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
       val matched = UInt(log2Up(W + 1) bits)
       matched := 0
       for (n <- 1 to W) when(run(n)) { matched := n }
+      // The key's final beat also pushes the header: the shared length is known once its lanes compared.
+      val finalBeat = base + W >= keyLen
+      val sharedNow = Mux(matching, shared + matched, shared)
+      val hdr = header(sharedNow)
+      when(finalBeat) {
+        io.entries.ready := pushReady
+        push.valid := io.entries.valid
+        push.data := hdr._1
+        push.count := hdr._2
+      }
       when(io.entries.fire) {
         keyMem(keyAddr(bank, keyBeat.resized)) := beat.data
         keyBeat := keyBeat + 1
         when(matching) {
-          shared := shared + matched
+          shared := sharedNow
           when(matched =/= W) { matching := False }
         }
-        when(base + W >= keyLen) { state := S.Hdr }
+        when(finalBeat) { afterHeader(sharedNow) }
       }
     }
-    is(S.Hdr) {
-      val v1 = Varint.encode(shared.resize(32))
-      val v2 = Varint.encode((keyLen - shared).resize(32))
-      val v3 = Varint.encode(valueLen)
-      val bytes = (v1._1.resize(8 * P) | (v2._1.resize(8 * P) << (v1._2 << 3)).resize(8 * P) |
-        (v3._1.resize(8 * P) << ((v1._2 +^ v2._2) << 3)).resize(8 * P))
+    is(S.Hdr) { // an empty key: the header alone
+      val hdr = header(shared)
       push.valid := True
-      push.data := bytes
-      push.count := (v1._2 +^ v2._2 +^ v3._2).resized
-      rdPos := shared
-      when(pushFire) {
-        when(keyLen =/= shared) { state := S.KeyOut }
-          .elsewhen(valueLen =/= 0) { state := S.Value }
-          .otherwise { entryDone() }
-      }
+      push.data := hdr._1
+      push.count := hdr._2
+      when(pushFire) { afterHeader(shared) }
     }
     is(S.KeyOut) {
       val lane = rdPos(log2Up(W) - 1 downto 0)
