@@ -120,7 +120,9 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
   io.status.error := tooLong
   io.status.code := Mux(tooLong, U(ErrorCodes("KEY_TOO_LONG"), ErrorCodes.Width bits), U(0, ErrorCodes.Width bits))
 
-  val isRestart = sinceRestart >= io.restartInterval
+  // LevelDB requires an interval >= 1 (BlockBuilder asserts it); 0 is taken as 1, never a restart at offset 0 twice.
+  val interval = Mux(io.restartInterval === 0, U(1, 16 bits), io.restartInterval)
+  val isRestart = sinceRestart >= interval
   val full = isRestart && restartCount === c.maxRestarts
 
   /** The entry's three varints (shared, non-shared, value length) as one push of up to 15 bytes. */
