@@ -1,7 +1,9 @@
 """Builds of the table engine's RTL (hw/ip/table_engine/rtl) for Verilator: the block reader's Verilog at a
 beat width (build/gen/table_engine_wN/BlockReader.v, with the key and block limits of the C++ model's
 limits.h) and its differential harness hw/ip/table_engine/dv/block_reader_harness.cpp, which links the
-model's block builder and reader (build/table_engine/rtl_wN/VBlockReader). Both cached by stamps."""
+model's block builder and reader (build/table_engine/rtl_wN/VBlockReader); the block builder's Verilog
+(build/gen/table_engine_builder_wN/BlockBuilder.v) and its harness hw/ip/table_engine/dv/block_builder_harness.cpp
+(build/table_engine/builder_wN/VBlockBuilder). All cached by stamps."""
 from __future__ import annotations
 
 import subprocess
@@ -13,6 +15,7 @@ from lsmc.paths import BUILD, GEN, ROOT
 
 WIDTHS = (4, 8, 16, 32)  # beat bytes the generator takes (table_engine.Generate --bytes)
 HARNESS = ROOT / "hw" / "ip" / "table_engine" / "dv" / "block_reader_harness.cpp"
+BUILDER_HARNESS = ROOT / "hw" / "ip" / "table_engine" / "dv" / "block_builder_harness.cpp"
 MODEL = table_model.MODEL
 # The model's pieces the harness links: blocks built and read as the model does.
 MODEL_SOURCES = [MODEL / f"{n}.cc" for n in ("block_builder", "block_reader", "coding", "crc32c", "error",
@@ -55,6 +58,42 @@ def run(width: int = 16, *args, timeout: float = 600) -> subprocess.CompletedPro
     return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, timeout=timeout)
 
 
-if __name__ == "__main__":  # python3 -m lsmc.build.table_engine_rtl [WIDTH]: build, print the path
+def _builder_name(width: int, max_restarts: int | None) -> str:
+    return f"w{width}" + (f"_r{max_restarts}" if max_restarts else "")
+
+
+def generate_builder(width: int = 16, max_restarts: int | None = None) -> Path:
+    """BlockBuilder.v of `width` bytes per beat with the model's key limit (and a restart RAM of
+    `max_restarts` offsets instead of the generator's default, to test a full one); cached."""
+    _check(width)
+    lim = table_model.limits()
+    out = GEN / f"table_engine_builder_{_builder_name(width, max_restarts)}"
+    extra = ["--max-restarts", str(max_restarts)] if max_restarts else []
+    return build.generate("table_engine", "table_engine.GenerateBuilder", out,
+                          ["--bytes", str(width), "--key-limit", str(lim["max_user_key_bytes"] + TAG_BYTES),
+                           *extra, "--out", str(out.relative_to(ROOT))])
+
+
+def build_builder_harness(width: int = 16, max_restarts: int | None = None) -> Path:
+    """The Verilator model of BlockBuilder with its differential harness (model and libleveldb); cached."""
+    verilog = generate_builder(width, max_restarts) / "BlockBuilder.v"
+    if not verilog.is_file():
+        raise build.BuildError(f"{verilog} was not generated")
+    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")))
+    flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width}", "-LDFLAGS", "-lleveldb", *common_flags]
+    return build.verilate("BlockBuilder", [verilog], [BUILDER_HARNESS, *MODEL_SOURCES, *common_srcs],
+                          BUILD / "table_engine" / f"builder_{_builder_name(width, max_restarts)}", flags=flags,
+                          cflags="-O2")
+
+
+def run_builder(width: int = 16, *args, max_restarts: int | None = None,
+                timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run the block builder's harness with `args`; the completed process (text output)."""
+    exe = build_builder_harness(width, max_restarts)
+    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+if __name__ == "__main__":  # python3 -m lsmc.build.table_engine_rtl [WIDTH] [builder]: build, print the path
     import sys
-    print(build_harness(int(sys.argv[1]) if len(sys.argv) > 1 else 16))
+    width = int(sys.argv[1]) if len(sys.argv) > 1 else 16
+    print(build_builder_harness(width) if sys.argv[2:3] == ["builder"] else build_harness(width))

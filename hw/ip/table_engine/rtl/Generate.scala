@@ -16,3 +16,11 @@ object GenerateSnappy extends Generator("build/gen/snappy_w16",
       Gen.intOpt("bytes", 16, Seq(4, 8, 16, 32)), Gen.intOpt("history", 1 << 16, Seq(1 << 16, 1 << 17, 1 << 18))) {
   def top(a: Gen.Args) = SnappyDecompressor(SnappyConfig(a.int("bytes"), a.int("history")))
 }
+
+/** `table_engine.GenerateBuilder [--bytes 4|8|16|32] [--key-limit N] [--max-restarts N] --out DIR`:
+  * DIR/BlockBuilder.v, the table engine's data-block writer. */
+object GenerateBuilder extends Generator("build/gen/table_engine_builder_w16",
+      Gen.intOpt("bytes", 16, Seq(4, 8, 16, 32)), Gen.intOpt("key-limit", 1032, min = 1024),
+      Gen.intOpt("max-restarts", 1024, min = 2)) {
+  def top(a: Gen.Args) = BlockBuilder(BlockBuilderConfig(a.int("bytes"), a.int("key-limit"), a.int("max-restarts")))
+}
