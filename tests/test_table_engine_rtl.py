@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lsmc.build import table_engine_rtl as rtl
+from lsmc.build.table_engine_rtl import summary
 
 WIDTHS = (4, 16)  # the narrowest beat and the engine's
 ERROR_CODES = ("BAD_CRC", "TRUNCATED", "BAD_BLOCK", "BAD_VARINT", "KEY_TOO_LONG")
@@ -26,21 +27,6 @@ def width(request):
     return request.param
 
 
-def summary(res) -> dict:
-    """The harness's summary line as a dict (numbers as int/float)."""
-    assert res.returncode in (0, 1), f"harness refused its arguments:\n{res.stderr}"
-    line = res.stdout.strip().splitlines()[-1]
-    out = {}
-    for tok in line.split():
-        k, v = tok.split("=", 1)
-        try:
-            out[k] = int(v)
-        except ValueError:
-            try:
-                out[k] = float(v)
-            except ValueError:
-                out[k] = v
-    return out
 
 
 def run_ok(width, *args) -> dict:

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lsmc.build import table_engine_snappy as rtl
+from lsmc.build.table_engine_rtl import summary
 
 WIDTHS = (4, 16)  # the narrowest beat and the engine's
 
@@ -25,14 +26,6 @@ def width(request):
     return request.param
 
 
-def summary(res) -> dict:
-    """The harness's summary line as a dict (numbers as int/float)."""
-    assert res.returncode in (0, 1), f"harness refused its arguments:\n{res.stderr}"
-    out = {}
-    for tok in res.stdout.strip().splitlines()[-1].split():
-        k, v = tok.split("=", 1)
-        out[k] = float(v) if "." in v else int(v)
-    return out
 
 
 def run_ok(width, *args) -> dict:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from lsmc.build import table_engine_rtl as rtl
+from lsmc.build.table_engine_rtl import summary
 
 WIDTHS = (4, 16)  # the narrowest beat and the engine's
 
@@ -22,14 +23,6 @@ def width(request):
     return request.param
 
 
-def summary(res) -> dict:
-    """The harness's summary line as a dict (numbers as int/float)."""
-    assert res.returncode in (0, 1), f"harness refused its arguments:\n{res.stderr}"
-    out = {}
-    for tok in res.stdout.strip().splitlines()[-1].split():
-        k, v = tok.split("=", 1)
-        out[k] = float(v) if "." in v else int(v)
-    return out
 
 
 def run_ok(width, *args, max_restarts=None) -> dict:

@@ -14,7 +14,8 @@ from lsmc.build import table_model
 from lsmc.paths import BUILD, GEN, ROOT
 
 WIDTHS = (4, 8, 16, 32)  # beat bytes the generator takes (table_engine.Generate --bytes)
-HARNESS = ROOT / "hw" / "ip" / "table_engine" / "dv" / "block_reader_harness.cpp"
+DV = ROOT / "hw" / "ip" / "table_engine" / "dv"
+HARNESS = DV / "block_reader_harness.cpp"
 BUILDER_HARNESS = ROOT / "hw" / "ip" / "table_engine" / "dv" / "block_builder_harness.cpp"
 MODEL = table_model.MODEL
 # The model's pieces the harness links: blocks built and read as the model does.
@@ -44,7 +45,7 @@ def build_harness(width: int = 16) -> Path:
     verilog = generate(width) / "BlockReader.v"
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
-    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")))
+    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), DV / "random_entries.h")
     # Debian's libleveldb: its TableBuilder writes the tables of --leveldb (an independent source of blocks).
     flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width}", "-LDFLAGS", "-lleveldb", *common_flags]
     # -O2: the harness is rebuilt whenever the RTL changes; its run is short (seconds).
@@ -79,7 +80,7 @@ def build_builder_harness(width: int = 16, max_restarts: int | None = None) -> P
     verilog = generate_builder(width, max_restarts) / "BlockBuilder.v"
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
-    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")))
+    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), DV / "random_entries.h")
     flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width}", "-LDFLAGS", "-lleveldb", *common_flags]
     return build.verilate("BlockBuilder", [verilog], [BUILDER_HARNESS, *MODEL_SOURCES, *common_srcs],
                           BUILD / "table_engine" / f"builder_{_builder_name(width, max_restarts)}", flags=flags,
@@ -91,6 +92,22 @@ def run_builder(width: int = 16, *args, max_restarts: int | None = None,
     """Run the block builder's harness with `args`; the completed process (text output)."""
     exe = build_builder_harness(width, max_restarts)
     return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+def summary(res) -> dict:
+    """The last line of a table-engine harness's run (`key=value ...`) as a dict, numbers as int or
+    float; a run that refused its arguments (status other than 0 or 1) is an AssertionError."""
+    assert res.returncode in (0, 1), f"harness refused its arguments:\n{res.stderr}"
+    out = {}
+    for tok in res.stdout.strip().splitlines()[-1].split():
+        k, v = tok.split("=", 1)
+        for kind in (int, float, str):
+            try:
+                out[k] = kind(v)
+                break
+            except ValueError:
+                continue
+    return out
 
 
 if __name__ == "__main__":  # python3 -m lsmc.build.table_engine_rtl [WIDTH] [builder]: build, print the path

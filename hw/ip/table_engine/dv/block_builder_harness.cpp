@@ -29,6 +29,7 @@
 #include "error.h"
 #include "format.h"
 #include "limits.h"
+#include "random_entries.h"
 #include "tb.h"
 
 namespace te = table_engine;
@@ -190,32 +191,10 @@ class Bench {
   simc::Pause statusPause_;
 };
 
-uint64_t Below(simc::Prng& r, uint64_t n) { return n ? r.next() % n : 0; }
-
-std::string RandomBytes(simc::Prng& r, size_t n, int alphabet) {
-  std::string s(n, '\0');
-  for (auto& ch : s) ch = char(alphabet ? 'a' + Below(r, alphabet) : Below(r, 256));
-  return s;
-}
-
-size_t KeyLength(simc::Prng& r) {
-  const size_t lim = te::kMaxInternalKeyBytes;
-  switch (Below(r, 10)) {
-    case 0: return lim - Below(r, 4);  // at the limit
-    case 1: return 1 + Below(r, lim);
-    case 2: case 3: return 1 + Below(r, 128);
-    default: return 1 + Below(r, 24);
-  }
-}
-
-size_t ValueLength(simc::Prng& r, uint64_t maxValue) {
-  switch (Below(r, 10)) {
-    case 0: return Below(r, maxValue + 1);
-    case 1: case 2: return Below(r, 4097);
-    case 3: return 0;
-    default: return Below(r, 129);
-  }
-}
+using te_dv::Below;
+using te_dv::KeyLength;
+using te_dv::RandomBytes;
+using te_dv::ValueLength;
 
 std::vector<std::string> SortedKeys(simc::Prng& r, size_t n) {
   std::vector<std::string> keys;
