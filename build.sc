@@ -36,7 +36,7 @@ object compaction extends SpinalModule {
   def moduleDeps = Seq(common)
 }
 
-/** Table engine: block reader (CRC32C, raw data-block entry decoder); error codes from its C++ model. */
+/** Table engine: CRC32C, block reader, Snappy decompressor, block builder; error codes from its C++ model. */
 object table_engine extends SpinalModule {
   def millSourcePath = os.pwd / "hw" / "ip" / "table_engine"
   def sources = T.sources(millSourcePath / "rtl")
