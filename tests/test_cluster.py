@@ -247,8 +247,8 @@ def test_leveldb_test_prints_the_serial_lines(monkeypatch, tmp_path, capsys):
     res = {"b_test": (None, ldb.BinResult("b_test", 5, 0, 0, 1.5, [], log)),
            "a_test": (ldb.BinResult("a_test", 1, 1, 1, 0.5, ["A.x"], ldb.OffloadLog()), None),
            "c_test": (None, ldb.BinResult("c_test", 1, 1, 1, 2.0, ["c_test (exit status 1)"], log))}
-    monkeypatch.setattr(ldb, "judge_binary", lambda name, no_stock, flt: res[name])
-    monkeypatch.setattr(ldb, "stock_cross_check", lambda: (True, "fine"))
+    monkeypatch.setattr(ldb, "judge_binary", lambda name, no_stock, flt, backend: res[name])
+    monkeypatch.setattr(ldb, "stock_cross_check", lambda **_backend: (True, "fine"))
     serial_rc = ldb.main(["test", *names])
     serial = capsys.readouterr().out
 
