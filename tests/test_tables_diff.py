@@ -160,3 +160,44 @@ def test_malformed_tables_named_error_never_hang(ref, model, tmp_path_factory, d
             same, verdict = tables.compare_dirs(work / "ref", out, decoded=job.options["compression"] == "snappy",
                                                 exe=ref)
             assert same, verdict
+
+
+def _varint(b: bytes, i: int) -> tuple[int, int]:
+    v = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        shift += 7
+        if c < 0x80:
+            return v, i
+
+
+def test_first_restart_point_not_zero_is_refused(ref, model, tmp_path):
+    """A data block whose first restart point is not 0 (LevelDB's BlockBuilder always writes 0): LevelDB's
+    iterator starts there and, past the entries, silently drops the block; the model refuses the table
+    with BAD_BLOCK at that offset instead of writing other tables (found by the mutation test above)."""
+    job = tables.make_job(tmp_path / "job", Workload(runs=2, entries=300, options={"compression": "none"}), ref)
+    victim = tmp_path / "job" / job.runs[0][0]
+    blob = bytearray(victim.read_bytes())
+    footer = bytes(blob[-48:])
+    _mo, i = _varint(footer, 0)
+    _ms, i = _varint(footer, i)
+    ix_off, i = _varint(footer, i)
+    ix_size, _ = _varint(footer, i)
+    index = bytes(blob[ix_off:ix_off + ix_size])
+    _shared, i = _varint(index, 0)  # the index's first entry: the first data block's handle
+    non_shared, i = _varint(index, i)
+    _vlen, i = _varint(index, i)
+    off, j = _varint(index, i + non_shared)
+    size, _ = _varint(index, j)
+    restarts = int.from_bytes(blob[off + size - 4:off + size], "little")
+    first = off + size - 4 - 4 * restarts
+    assert blob[first:first + 4] == b"\0\0\0\0"
+    blob[first + 2] ^= 1  # first restart point 65536
+    victim.write_bytes(bytes(blob))
+    r = subprocess.run([model, tmp_path / "job" / "job.json", tmp_path / "out"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 1, r.stdout
+    m = ERROR_LINE.match(r.stderr.strip())
+    assert m and m.group(1) == "BAD_BLOCK" and f"offset={first}" in r.stderr and "first restart point" in r.stderr

@@ -30,6 +30,12 @@ void BlockReader::Start(std::string_view contents, const std::string* table, uin
   end_ = n - 4 - 4 * size_t(restarts);
 }
 
+void BlockReader::RequireFirstRestartAtZero() const {
+  const uint32_t first = LoadFixed32(data_ + end_);
+  if (first != 0)
+    Fail(int(ErrorCode::kBadBlock), end_, "first restart point is " + std::to_string(first) + ", not 0");
+}
+
 bool BlockReader::Next() {
   if (pos_ >= end_) return false;
   entry_pos_ = pos_;

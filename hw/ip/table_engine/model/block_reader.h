@@ -23,6 +23,10 @@ class BlockReader {
   // Offset of the current entry in its table (the block's offset for a decompressed block).
   uint64_t entry_offset() const { return Where(entry_pos_); }
   uint64_t entries_bytes() const { return end_; }
+  // BAD_BLOCK unless the first restart point is offset 0. LevelDB's BlockBuilder always writes 0 there;
+  // LevelDB's own iterator would start at whatever it says (past the entries: an empty block), silently
+  // dropping entries, which the engine never does. The table reader asks it of every block it reads.
+  void RequireFirstRestartAtZero() const;
 
  private:
   [[noreturn]] void Fail(int code, size_t pos, const std::string& msg) const;

@@ -15,6 +15,7 @@ TableReader::TableReader(const TableImage* image, bool verify_crc, ReadStats* st
   bool z = idx.data() == index_scratch_.data();
   // Index keys are separators no longer than the keys they separate.
   index_.Start(idx, &t_->name, ih.offset, z, kMaxInternalKeyBytes);
+  index_.RequireFirstRestartAtZero();
 }
 
 bool TableReader::NextBlock() {
@@ -31,6 +32,7 @@ bool TableReader::NextBlock() {
   std::string_view block = ReadBlock(*t_, h, verify_, &data_scratch_, &stats_->blocks);
   bool z = block.data() == data_scratch_.data();
   data_.Start(block, &t_->name, h.offset, z, kMaxInternalKeyBytes);
+  data_.RequireFirstRestartAtZero();
   stats_->entry_bytes += data_.entries_bytes();
   return true;
 }
