@@ -16,6 +16,7 @@ from lsmc.paths import BUILD, GEN, ROOT
 WIDTHS = (4, 8, 16, 32)  # beat bytes the generator takes (table_engine.Generate --bytes)
 DV = ROOT / "hw" / "ip" / "table_engine" / "dv"
 HARNESS = DV / "block_reader_harness.cpp"
+DV_HEADERS = (DV / "random_entries.h", DV / "leveldb_tables.h")  # what both harnesses include from dv/
 BUILDER_HARNESS = ROOT / "hw" / "ip" / "table_engine" / "dv" / "block_builder_harness.cpp"
 MODEL = table_model.MODEL
 # The model's pieces the harness links: blocks built and read as the model does.
@@ -45,7 +46,7 @@ def build_harness(width: int = 16) -> Path:
     verilog = generate(width) / "BlockReader.v"
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
-    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), DV / "random_entries.h")
+    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), *DV_HEADERS)
     # Debian's libleveldb: its TableBuilder writes the tables of --leveldb (an independent source of blocks).
     flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width}", "-LDFLAGS", "-lleveldb", *common_flags]
     # -O2: the harness is rebuilt whenever the RTL changes; its run is short (seconds).
@@ -80,7 +81,7 @@ def build_builder_harness(width: int = 16, max_restarts: int | None = None) -> P
     verilog = generate_builder(width, max_restarts) / "BlockBuilder.v"
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
-    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), DV / "random_entries.h")
+    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), *DV_HEADERS)
     flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width}", "-LDFLAGS", "-lleveldb", *common_flags]
     return build.verilate("BlockBuilder", [verilog], [BUILDER_HARNESS, *MODEL_SOURCES, *common_srcs],
                           BUILD / "table_engine" / f"builder_{_builder_name(width, max_restarts)}", flags=flags,

@@ -28,6 +28,7 @@
 #include "crc32c.h"
 #include "error.h"
 #include "format.h"
+#include "leveldb_tables.h"
 #include "limits.h"
 #include "random_entries.h"
 #include "tb.h"
@@ -256,40 +257,17 @@ Case RandomCase(simc::Prng& r, const Options& o) {
 // read back by the model's BlockReader, so the FLUSH points are where TableBuilder flushed.
 std::vector<Case> LevelDbCases(simc::Prng& r, const Options& o) {
   std::vector<Case> out;
-  const char* dir = getenv("TMPDIR");
-  std::string path = std::string(dir && *dir ? dir : "/tmp") + "/block_builder_harness." + std::to_string(getpid()) + ".ldb";
+  const std::string path = te_dv::ScratchTablePath("block_builder_harness");
   for (uint64_t t = 0; t < o.leveldbTables; t++) {
     leveldb::Options opt;
     opt.compression = leveldb::kNoCompression;
     opt.block_restart_interval = o.interval ? int(o.interval) : (Below(r, 2) ? 16 : 1);
     opt.block_size = 4096;
-    leveldb::WritableFile* file = nullptr;
-    leveldb::Status st = leveldb::Env::Default()->NewWritableFile(path, &file);
-    if (!st.ok()) simc::die("LevelDB table %s: %s", path.c_str(), st.ToString().c_str());
-    {
-      leveldb::TableBuilder b(opt, file);
-      for (auto& k : SortedKeys(r, 1 + Below(r, 300))) b.Add(k, RandomBytes(r, ValueLength(r, o.maxValue), 0));
-      st = b.Finish();
-    }
-    if (st.ok()) st = file->Close();
-    delete file;
-    std::string bytes;
-    if (st.ok()) st = leveldb::ReadFileToString(leveldb::Env::Default(), path, &bytes);
-    unlink(path.c_str());
-    if (!st.ok()) simc::die("LevelDB table %s: %s", path.c_str(), st.ToString().c_str());
+    const std::string bytes = te_dv::WriteLevelDbTable(opt, SortedKeys(r, 1 + Below(r, 300)),
+                                                       [&] { return RandomBytes(r, ValueLength(r, o.maxValue), 0); }, path);
     te::TableImage img{path, bytes};
-    te::BlockHandle ih = te::ReadFooter(img);
-    std::string scratch;
-    std::string_view index = te::ReadBlock(img, ih, true, &scratch, nullptr);
-    te::BlockReader ir;
-    ir.Start(index, &img.name, ih.offset, false, te::kMaxInternalKeyBytes + 1);
-    while (ir.Next()) {
-      const uint8_t* p = reinterpret_cast<const uint8_t*>(ir.value().data());
-      const uint8_t* end = p + ir.value().size();
-      uint64_t off = 0, size = 0;
-      p = te::ParseVarint64(p, end, &off);
-      if (p) p = te::ParseVarint64(p, end, &size);
-      if (!p || off + size + te::kTrailerBytes > bytes.size()) simc::die("LevelDB table: bad index entry");
+    for (const te::BlockHandle& h : te_dv::DataBlockHandles(img)) {
+      const uint64_t off = h.offset, size = h.size;
       Case c;
       c.interval = opt.block_restart_interval;
       c.expected = bytes.substr(off, size + te::kTrailerBytes);
