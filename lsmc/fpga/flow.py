@@ -161,6 +161,15 @@ def soc_flow(outdir: Path = BUILD / "boards" / "ecpix5", firmware: Path | None =
              compile_software: bool = True, pnr_options: tuple | None = None) -> PnrResult:
     """Generate the ECPIX-5 design (boards/ecpix5/target.py; the firmware ELF baked into the on-chip RAM,
     default the project's lsmc.elf) and run LiteX's trellis script (yosys, nextpnr-ecp5, ecppack)."""
+    gateware = soc_sources(outdir, firmware, soc_verilog, lsmc_mhz, compile_software)
+    return run_trellis(gateware, ecpix5_board().name, timeout=timeout, pnr_options=pnr_options)
+
+
+def soc_sources(outdir: Path = BUILD / "boards" / "ecpix5", firmware: Path | None = None,
+                soc_verilog: Path | None = None, lsmc_mhz: float = SOC_TARGET_MHZ,
+                compile_software: bool = True) -> Path:
+    """The ECPIX-5 design's LiteX sources and build script (the firmware ELF baked into the on-chip RAM,
+    default the project's lsmc.elf linked for it); returns the gateware folder."""
     from lsmc.boards import litex_soc
     board = ecpix5_board()
     outdir = Path(outdir)
@@ -169,7 +178,7 @@ def soc_flow(outdir: Path = BUILD / "boards" / "ecpix5", firmware: Path | None =
         firmware = build_firmware(ram_kib=board.ram_kib)  # linked for the board's on-chip RAM
     litex_soc.build_target(board, outdir, soc_verilog=soc_verilog, firmware=firmware,
                            lsmc_clk_freq=lsmc_mhz * 1e6, run=False, compile_software=compile_software)
-    return run_trellis(outdir / "gateware", board.name, timeout=timeout, pnr_options=pnr_options)
+    return outdir / "gateware"
 
 
 def trellis_script(text: str, pnr_options: tuple, script: Path | str = "build script") -> str:

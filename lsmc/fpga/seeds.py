@@ -24,7 +24,7 @@ import shlex
 import shutil
 import statistics
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from lsmc.fpga.timing import PnrResult, parse_critical_paths, parse_report
@@ -75,7 +75,6 @@ class RouteResult:
     paths_log: str  # the log's critical-path reports
     seconds: float
     bitstream: bytes | None = None
-    extra: dict = field(default_factory=dict)
 
 
 def route(task: RouteTask) -> RouteResult:
@@ -272,7 +271,7 @@ def prepare(design: str, seeds: list[int], options_of, timeout: float | None, ip
     """Synthesise `design` (a key of cli.DESIGNS) once on this machine and make its route tasks; returns
     (tasks, the folder the routes' reports go to, clock_of(PnrResult) -> the clock pattern of its row)."""
     from lsmc.fpga import flow
-    from lsmc.fpga.tools import NAND_TARGET_MHZ, SOC_TARGET_MHZ, run_step
+    from lsmc.fpga.tools import NAND_TARGET_MHZ, SOC_TARGET_MHZ
 
     def only_clock(res):
         if len(res.clocks) != 1:
@@ -280,15 +279,8 @@ def prepare(design: str, seeds: list[int], options_of, timeout: float | None, ip
         return "^" + re.escape(next(iter(res.clocks))) + "$"
 
     if design == "soc":
-        from lsmc.boards import litex_soc
         board = flow.ecpix5_board()
-        outdir = flow.BUILD / "boards" / board.name
-        if firmware is None:
-            from lsmc.build.firmware import build_firmware
-            firmware = build_firmware(ram_kib=board.ram_kib)
-        litex_soc.build_target(board, outdir, firmware=firmware, lsmc_clk_freq=(lsmc_mhz or SOC_TARGET_MHZ) * 1e6,
-                               run=False, compile_software=True)
-        gateware = outdir / "gateware"
+        gateware = flow.soc_sources(firmware=firmware, lsmc_mhz=lsmc_mhz or SOC_TARGET_MHZ)
         split = split_trellis(gateware, board.name)
         run_step(["bash", "-ec", "\n".join(split.before)], gateware, gateware / "synth.out",
                  f"yosys of {board.name} (LiteX's script up to nextpnr)", timeout)
