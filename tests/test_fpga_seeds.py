@@ -90,3 +90,15 @@ def test_small_design_swept_over_seeds_as_tasks(tmp_path):
     seeds.write_seed_rows([seeds.row_of("other", 1, None, "boom", None)], out)
     with open(out / "fpga_seeds.csv", newline="") as f:
         assert [r["design"] for r in csv.DictReader(f)] == ["small"] * 3 + ["other"]
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["ip", "--seeds", "3-1"], "runs backwards"), (["ip", "--seeds", "x"], "not a seed"),
+    (["ip", "--cluster"], "give --seeds too"), (["resources", "--seeds", "1-2"], "not the yosys estimates"),
+])
+def test_seed_options_refused_before_any_work(argv, needle, capsys, tmp_path):
+    from lsmc.fpga import cli
+    with pytest.raises(SystemExit) as e:
+        cli.main([*argv, "--results", str(tmp_path)])
+    assert e.value.code == 2 and needle in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # nothing written
