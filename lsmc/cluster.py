@@ -15,8 +15,9 @@ order.
 - No shared file system: a task carries its parameters (the workload is made from them on the worker),
   builds what it needs on its worker (build steps are cached by stamps and locked per machine, so the
   first task of a machine builds and the others reuse it) and returns its result.
-- A task that raises, or whose worker dies, is run once more (Dask's `retries=1`, the scheduler's
-  allowed-failures 1), then reported as failed with its error: never dropped.
+- A task that raises is run once more (Dask's `retries=1`); a task whose worker dies is failed by the
+  scheduler at once (allowed-failures 0) and sent once more by run(); then either is reported as failed
+  with its error: never dropped.
 - Tasks whose wall time is the measurement ask for the worker resource `machine` (timed=True): the
   LocalCluster gives it to one worker, a remote cluster to one worker per machine (docs/cluster.md).
 - Ctrl-C cancels the outstanding tasks and returns the finished ones (`Interrupted.outcomes`).
@@ -110,9 +111,9 @@ def connect(address: str | None = None, workers: int | None = None, log=print):
     import distributed
 
     address = address or os.environ.get(ENV) or None
-    # Retried once after a worker's death, then reported (the scheduler reads this when it starts: a
-    # remote scheduler needs it in its own config, docs/cluster.md).
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+    # A worker's death fails its task at once; run() sends it once more (the scheduler reads this when it
+    # starts: a remote scheduler needs it in its own config, docs/cluster.md).
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         if address:
             try:
                 client = distributed.Client(address, timeout=CONNECT_TIMEOUT)
@@ -162,6 +163,16 @@ def _machine_resource():
     return MachineResource()
 
 
+def _free_slots(client, timed: bool) -> int:
+    """Threads (timed: `machine` resources) the scheduler's live workers have, less the tasks they hold."""
+    held = client.processing()
+    free = 0
+    for address, w in client.scheduler_info(n_workers=-1)["workers"].items():
+        cap = int(w.get("resources", {}).get(MACHINE, 0) if timed else w.get("nthreads", 1))
+        free += max(0, cap - len(held.get(address, ())))
+    return free
+
+
 def run(client, fn: Callable, points: Iterable, *, timed: bool = False, label: str = "tasks",
         on_result: Callable | None = None, progress: bool = True) -> list[Outcome]:
     """fn(point) for every point as a task; returns an Outcome per point in `points` order. `fn` must be a
@@ -173,7 +184,7 @@ def run(client, fn: Callable, points: Iterable, *, timed: bool = False, label: s
 
     points = list(points)
     def has_machine() -> bool:
-        return any(MACHINE in w.get("resources", {}) for w in client.scheduler_info()["workers"].values())
+        return any(MACHINE in w.get("resources", {}) for w in client.scheduler_info(n_workers=-1)["workers"].values())
 
     deadline = time.monotonic() + 30  # a worker that died may be coming back (its nanny restarts it)
     while timed and not has_machine() and time.monotonic() < deadline:
@@ -185,48 +196,60 @@ def run(client, fn: Callable, points: Iterable, *, timed: bool = False, label: s
     run_id = uuid.uuid4().hex[:8]
     call = functools.partial(_call, fn=fn, digest=digest)  # pickled once per map
 
-    def submit(idx: list[int]) -> list:
-        return client.map(call, [points[i] for i in idx], key=[f"{label}-{i}-{run_id}" for i in idx], pure=False,
-                          retries=1, resources={MACHINE: 1} if timed else None)
-
-    # No more tasks out than the workers have threads: a task waiting in a worker's queue would share the
-    # blame when that worker dies (the scheduler counts every task it held), and an innocent task could
-    # then be failed after the real culprit's retry. Our tasks run for minutes: the refill costs nothing.
-    slots = max(1, sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()))
-    futures = submit(list(range(min(slots, len(points)))))
-    todo = iter(range(len(futures), len(points)))
-    index = {f.key: i for i, f in enumerate(futures)}
+    # A task that raises is retried by Dask (retries=1). A task whose worker dies is retried here: the
+    # scheduler fails it at once (allowed-failures 0) and this loop sends it once more. Dask's own death
+    # count would also blame the tasks that merely waited on the dead worker, so no task is sent while no
+    # live worker has a free thread: a worker then never holds more than the one task it runs, and a
+    # death blames the task that caused it, never an innocent neighbour.
+    waiting = list(range(len(points)))  # point indices not yet sent (retries go first)
+    deaths = [0] * len(points)
+    running: dict = {}  # future -> point index
     outcomes: list[Outcome | None] = [None] * len(points)
     failed = 0
     bar = tqdm(total=len(points), desc=label, unit="task", file=sys.stderr, disable=not progress or None,
                dynamic_ncols=True)
     last = 0.0
-    done_set = distributed.as_completed(futures)
     try:
-        for fut in done_set:
-            nxt = next(todo, None)
-            if nxt is not None:
-                (f,) = submit([nxt])
-                futures.append(f)
-                index[f.key] = nxt
-                done_set.add(f)
-            i = index[fut.key]
-            if fut.status == "finished":
-                out = Outcome(points[i], fut.result())
-            else:
-                exc = fut.exception() if fut.status == "error" else None
-                out = Outcome(points[i], error=f"{type(exc).__name__}: {exc}" if exc else fut.status)
-                failed += 1
-            outcomes[i] = out
-            bar.update(1)
-            if time.monotonic() - last > 1:  # the scheduler's view of what runs, at most once a second
-                last = time.monotonic()
-                running = sum(len(v) for v in client.processing().values())
-                bar.set_postfix(running=running, failed=failed, refresh=False)
-            if on_result:
-                on_result(out)
+        while waiting or running:
+            free = _free_slots(client, timed) if waiting else 0
+            while waiting and free > 0:
+                i = waiting.pop(0)
+                (f,) = client.map(call, [points[i]], key=[f"{label}-{i}-{deaths[i]}-{run_id}"], pure=False,
+                                  retries=1, resources={MACHINE: 1} if timed else None)
+                running[f] = i
+                free -= 1
+            if not running:  # every worker is away (their nannies restart them): look again shortly
+                time.sleep(0.5)
+                continue
+            try:  # while points wait, look again every half second: a restarted worker frees a thread too
+                done, _ = distributed.wait(list(running), timeout=0.5 if waiting else None,
+                                           return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                continue
+            for fut in done:
+                i = running.pop(fut)
+                if fut.status == "finished":
+                    out = Outcome(points[i], fut.result())
+                else:
+                    exc = fut.exception() if fut.status == "error" else None
+                    if isinstance(exc, distributed.KilledWorker) and deaths[i] == 0:
+                        deaths[i] = 1
+                        waiting.insert(0, i)  # once more, on whichever worker is free next
+                        fut.release()
+                        continue
+                    out = Outcome(points[i], error=f"{type(exc).__name__}: {exc}" if exc else fut.status)
+                    failed += 1
+                fut.release()  # a result held on a worker would be recomputed if that worker died later
+                outcomes[i] = out
+                bar.update(1)
+                if time.monotonic() - last > 1:  # the scheduler's view of what runs, at most once a second
+                    last = time.monotonic()
+                    bar.set_postfix(running=sum(len(v) for v in client.processing().values()), failed=failed,
+                                    refresh=False)
+                if on_result:
+                    on_result(out)
     except KeyboardInterrupt:
-        client.cancel([f for f in futures if not f.done()])
+        client.cancel(list(running))
         bar.close()
         raise Interrupted([o for o in outcomes if o is not None]) from None
     bar.set_postfix(running=0, failed=failed)
