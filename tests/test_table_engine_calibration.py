@@ -1,15 +1,15 @@
 """The table engine model's cycle estimate stays calibrated against the RTL (hw/ip/table_engine/doc/calibration.md):
 on named jobs (tables by LevelDB's own TableBuilder), each stage that has RTL (entry decode: BlockReader,
 Snappy decompress: SnappyDecompressor, block build: BlockBuilder) estimated within 10 % of the cycles the RTL
-takes in Verilator at W = 16. Two jobs are measured live on the RTL (db_bench-like, raw and Snappy); every
-committed figure is checked against the current model and the tolerance. About 20 s with the harnesses built."""
+takes in Verilator at W = 16. Every named job is measured live on the RTL (about 2 s with the harnesses built:
+its tables are small) and must reproduce the committed figures of doc/calibration.md."""
 from __future__ import annotations
 
 import pytest
 
 from lsmc.build import table_engine_calibrate as calib
 
-LIVE = ("dbbench", "dbbench-snappy")
+LIVE = tuple(calib.JOBS)
 
 
 @pytest.fixture(scope="module")
@@ -24,6 +24,7 @@ def live():
 
 def test_live_jobs_within_tolerance_of_the_rtl(live):
     assert {s for _, s in live} == set(calib.STAGES), "a stage with RTL was not measured"
+    assert {j for j, _ in live} == set(LIVE)
     assert not calib.off(list(live.values())), calib.table_text(list(live.values()))
 
 
