@@ -31,7 +31,9 @@ from lsmc.model import sstable
 from lsmc.model.table_workloads import DbBenchValues
 from lsmc.paths import ROOT
 
-WIDTH = 16  # the stream width the engine is built for (cycle_work.h kStreamBytes)
+# The stream width the estimate is made for (cycle_work.h's kStreamBytes): the RTL is run at it.
+WIDTH = int(re.search(r"constexpr uint64_t kStreamBytes = (\d+);", (table_model.MODEL / "cycle_work.h").read_text())
+            .group(1))
 TOLERANCE = 0.10  # the goal: every job's estimate within 10 % of the RTL, stage by stage
 DATA = ROOT / "hw" / "ip" / "table_engine" / "data" / "calibration.csv"
 PAGE = ROOT / "hw" / "ip" / "table_engine" / "doc" / "calibration.md"
