@@ -11,7 +11,8 @@ modes from hw/ip/nand/data/onfi_timing.json), `fpga resources` (lsmc/data/fpga_r
 `fpga blocks` (lsmc/data/fpga_blocks.csv, the ECPIX-5 SoC per block), `enum <block>.<ENUM>` (named
 values of a register field, e.g. `enum nand.OP`, the NAND controller's opcodes from NandOp), `kb16 errors`
 (the KB16 error codes from hw/ip/compaction/data/kb16_errors.json), `abi scenarios.<image>` /
-`abi layout.<NAME>` (the firmware job ABI from fw/include/job_abi.json).
+`abi layout.<NAME>` (the firmware job ABI from fw/include/job_abi.json), `calibration table_engine` (the table
+engine model's cycle estimate against its RTL, from hw/ip/table_engine/data/calibration.csv).
 `lsmc docs` rewrites them; `lsmc docs --check` (and tests/test_generated_docs.py) fails when one is stale."""
 from __future__ import annotations
 
@@ -161,8 +162,19 @@ def _abi(what: str) -> str:
     return "\n".join(rows + ["", f"Generated from `{facts.JOB_ABI.relative_to(ROOT)}` (the job ABI; C: `lsmc_job.h`)."])
 
 
+def _calibration(what: str) -> str:
+    from lsmc.build import table_engine_calibrate as calib
+    if what != "table_engine":
+        raise DocsError(f"unknown calibration table {what!r} (table_engine)")
+    try:
+        return calib.markdown(calib.read_rows())
+    except calib.CalibrationError as e:
+        raise DocsError(str(e)) from None
+
+
 RENDERERS = {
     "abi": _abi,
+    "calibration": _calibration,
     "enum": _enum,
     "kb16": _kb16,
     "regs": lambda arg: _regs(arg),

@@ -19,6 +19,7 @@ EXPECTED = {
                          ("abi", "layout.TABLE_HEAD"), ("abi", "layout.TABLE_ROW")},
     "docs/boards.md": {("fpga", "resources"), ("fpga", "blocks")},
     "docs/configurations.md": {("presets", "soc"), ("presets", "ip")},
+    "hw/ip/table_engine/doc/calibration.md": {("calibration", "table_engine")},
 }
 
 

@@ -15,8 +15,11 @@ WIDTHS = (4, 8, 16, 32)  # beat bytes the generator takes (table_engine.Generate
 HISTORY = 1 << 16  # history bytes = the largest block decompressed (LevelDB's blocks of its default sizes)
 HARNESS = ROOT / "hw" / "ip" / "table_engine" / "dv" / "snappy_harness.cpp"
 MODEL = table_model.MODEL
-# The model's codec (the verdicts) and its block builder (LevelDB data blocks to compress).
-MODEL_SOURCES = [MODEL / f"{n}.cc" for n in ("snappy_codec", "block_builder", "coding", "error")]
+# The model's codec (the verdicts), its block builder (LevelDB data blocks to compress) and its table
+# framing (the blocks of a table file, --table).
+MODEL_SOURCES = [MODEL / f"{n}.cc" for n in ("snappy_codec", "block_builder", "block_reader", "coding", "crc32c",
+                                              "error", "format")]
+DV_HEADERS = (ROOT / "hw" / "ip" / "table_engine" / "dv" / "leveldb_tables.h",)
 
 
 def _check(width: int) -> None:
@@ -37,7 +40,7 @@ def build_harness(width: int = 16) -> Path:
     verilog = generate(width) / "SnappyDecompressor.v"
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
-    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")))
+    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), *DV_HEADERS)
     flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width} -DHISTORY_BYTES={HISTORY}",
              "-LDFLAGS", "-lsnappy", *common_flags]
     return build.verilate("SnappyDecompressor", [verilog], [HARNESS, *MODEL_SOURCES, *common_srcs],

@@ -64,16 +64,12 @@ struct Case {
   bool longKey = false;  // holds an entry over the key limit: dropped, the status says KEY_TOO_LONG
 };
 
-std::string WithTrailer(std::string contents) {
-  contents.push_back(char(te::kRawBlock));
-  uint32_t crc = te::crc32c::Mask(te::crc32c::Value(reinterpret_cast<const uint8_t*>(contents.data()), contents.size()));
-  for (int i = 0; i < 4; i++) contents.push_back(char(crc >> (8 * i)));
-  return contents;
-}
+std::string WithTrailer(std::string contents) { return te_dv::WithRawTrailer(std::move(contents)); }
 
 struct Options {
   uint64_t seed = 1, blocks = 100, maxRestarts = 0, interval = 0, maxValue = 65536, keyLen = 0, valueLen = 0, leveldbTables = 0;
   double pin = 0, pout = 0, longKey = 0;
+  std::string table;
   bool quiet = false, tamper = false;
 };
 
@@ -282,6 +278,23 @@ std::vector<Case> LevelDbCases(simc::Prng& r, const Options& o) {
   return out;
 }
 
+// The data blocks of a table file (`--table`), each a case: its entries (decompressed first when the block
+// is Snappy) rebuilt with the table's restart interval (`--interval`, LevelDB's 16 when 0) and FLUSH where
+// the block ends; expected: the contents with a raw block's trailer. Made for timing named jobs.
+std::vector<Case> TableCases(const Options& o) {
+  std::vector<Case> out;
+  for (const te_dv::TableBlock& b : te_dv::ReadTableBlocks(o.table, false)) {
+    Case c;
+    c.interval = o.interval ? int(o.interval) : 16;
+    c.expected = te_dv::WithRawTrailer(b.contents);
+    te::BlockReader br;
+    br.Start(b.contents, &o.table, b.handle.offset, false, te::kMaxInternalKeyBytes);
+    while (br.Next()) c.entries.push_back({std::string(br.key()), std::string(br.value())});
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -304,6 +317,7 @@ int main(int argc, char** argv) {
   args.custom("--long-key", "P", "fraction of random blocks with one entry over the key limit (dropped, KEY_TOO_LONG)",
               [&](const std::string& opt, const std::string& v) { o.longKey = simc::toProbability(v, opt); });
   args.number("--leveldb", &o.leveldbTables, "the data blocks of this many tables by LevelDB's TableBuilder instead");
+  args.input("--table", &o.table, "the data blocks of this table file instead (timing of named jobs; --interval: its restart interval)");
   args.flag("--tamper", &o.tamper, "change a byte of each expected block (the comparison must fail)");
   args.flag("--quiet", &o.quiet, "no line per mismatch");
   args.parse(argc, argv);
@@ -312,10 +326,12 @@ int main(int argc, char** argv) {
   Bench bench(o);
   std::vector<Case> cases;
   if (o.leveldbTables) cases = LevelDbCases(gen, o);
-  const uint64_t total = o.leveldbTables ? cases.size() : o.blocks;
+  if (!o.table.empty()) cases = TableCases(o);
+  const bool given = o.leveldbTables || !o.table.empty();
+  const uint64_t total = given ? cases.size() : o.blocks;
   uint64_t splits = 0, longKeys = 0, mismatches = 0, hangs = 0, entries = 0, cycles = 0, bytes = 0, maxCycles = 0;
   for (uint64_t i = 0; i < total; i++) {
-    Case c = o.leveldbTables ? cases[i] : RandomCase(gen, o);
+    Case c = given ? cases[i] : RandomCase(gen, o);
     if (o.tamper) c.expected[c.expected.size() / 2] ^= 1;
     std::string got;
     uint64_t size = 0, n = 0, used = 0;

@@ -16,6 +16,8 @@
 #include "args.h"
 #include "block_reader.h"
 #include "coding.h"
+#include "crc32c.h"
+#include "error.h"
 #include "format.h"
 #include "limits.h"
 
@@ -65,6 +67,51 @@ inline std::vector<table_engine::BlockHandle> DataBlockHandles(const table_engin
     if (p) p = te::ParseVarint64(p, end, &size);
     if (!p || off + size + te::kTrailerBytes > img.bytes.size()) simc::die("LevelDB table: bad index entry");
     out.push_back(te::BlockHandle{off, size});
+  }
+  return out;
+}
+
+// A block's contents with the trailer of a raw block (type 0, masked CRC32C over contents and type), as
+// TableBuilder::WriteRawBlock writes it with no compression.
+inline std::string WithRawTrailer(std::string contents) {
+  contents.push_back(char(table_engine::kRawBlock));
+  const uint32_t crc = table_engine::crc32c::Mask(
+      table_engine::crc32c::Value(reinterpret_cast<const uint8_t*>(contents.data()), contents.size()));
+  for (int i = 0; i < 4; i++) contents.push_back(char(crc >> (8 * i)));
+  return contents;
+}
+
+// A table file's blocks for a timing run (`--table PATH` of the harnesses): each data block in index
+// order, and with `withIndex` the index block first, as the engine's read path meets them. `type` is
+// the trailer's (0 raw, 1 Snappy); `stored` the contents as in the file, `contents` as the entry decoder
+// sees them (decompressed by the model). Any malformation ends the harness naming the file.
+struct TableBlock {
+  table_engine::BlockHandle handle;
+  int type = 0;
+  std::string stored, contents;
+};
+
+inline std::vector<TableBlock> ReadTableBlocks(const std::string& path, bool withIndex) {
+  namespace te = table_engine;
+  const std::vector<uint8_t> f = simc::readFile(path, "--table");
+  const std::string bytes(f.begin(), f.end());
+  te::TableImage img{path, bytes};
+  std::vector<TableBlock> out;
+  try {
+    std::vector<te::BlockHandle> handles;
+    if (withIndex) handles.push_back(te::ReadFooter(img));
+    for (const te::BlockHandle& h : DataBlockHandles(img)) handles.push_back(h);
+    for (const te::BlockHandle& h : handles) {
+      TableBlock b;
+      b.handle = h;
+      b.type = uint8_t(bytes[h.offset + h.size]);
+      b.stored = bytes.substr(h.offset, h.size);
+      std::string scratch;
+      b.contents = std::string(te::ReadBlock(img, h, true, &scratch, nullptr));
+      out.push_back(std::move(b));
+    }
+  } catch (const te::EngineError& e) {
+    simc::die("--table %s: %s", path.c_str(), e.what());
   }
   return out;
 }

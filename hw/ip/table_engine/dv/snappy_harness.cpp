@@ -21,6 +21,7 @@
 #include "args.h"
 #include "block_builder.h"
 #include "error.h"
+#include "leveldb_tables.h"
 #include "snappy_codec.h"
 #include "tb.h"
 
@@ -54,7 +55,7 @@ struct Outcome {
 struct Options {
   uint64_t seed = 1, blocks = 100, maxLen = kHistory, fixedLen = 0;
   double pin = 0, pout = 0, mutate = 0, softReset = 0;
-  std::string kind = "mixed", cases, dump;
+  std::string kind = "mixed", cases, dump, table;
   bool quiet = false, tamper = false;
 };
 
@@ -263,6 +264,7 @@ int main(int argc, char** argv) {
   args.custom("--soft-reset", "P", "fraction of blocks first interrupted by a soft reset",
               [&](const std::string& opt, const std::string& v) { o.softReset = simc::toProbability(v, opt); });
   args.input("--cases", &o.cases, "compressed blocks from a file instead (u32 length, bytes; e.g. Hypothesis-made)");
+  args.input("--table", &o.table, "the Snappy blocks of this table file instead, index and data (timing of named jobs)");
   args.output("--dump", &o.dump, "write the compressed blocks made (before mutation) as a --cases file");
   args.flag("--tamper", &o.tamper, "change a byte of the expected output (the comparison must fail)");
   args.flag("--quiet", &o.quiet, "no line per mismatch");
@@ -287,6 +289,13 @@ int main(int argc, char** argv) {
     }
     o.blocks = cases.size();
   }
+  // --table: (stored, decoded) of each Snappy block, as the engine's read path meets them.
+  std::vector<std::pair<std::string, std::string>> tableBlocks;
+  if (!o.table.empty()) {
+    for (te_dv::TableBlock& b : te_dv::ReadTableBlocks(o.table, true))
+      if (b.type == te::kSnappyBlock) tableBlocks.emplace_back(std::move(b.stored), std::move(b.contents));
+    o.blocks = tableBlocks.size();
+  }
   simc::Prng gen(o.seed ^ 0x5eed);
   Bench bench(o);
   uint64_t mismatches = 0, okBlocks = 0, errBlocks = 0, hangs = 0, libsnappyDiffers = 0, codecDiffers = 0;
@@ -295,7 +304,7 @@ int main(int argc, char** argv) {
   for (uint64_t i = 0; i < o.blocks; i++) {
     size_t n = o.fixedLen ? o.fixedLen : Below(gen, 4) == 0 ? Below(gen, 64) : Below(gen, o.maxLen + 1);
     if (!o.fixedLen && i % 50 == 7) n = std::min<uint64_t>(o.maxLen, kHistory);  // the limit itself
-    const std::string data = MakeData(gen, o.kind, n);
+    const std::string data = tableBlocks.empty() ? MakeData(gen, o.kind, n) : tableBlocks[i].second;
     std::string in;
     snappy::Compress(data.data(), data.size(), &in);
     std::string mine;  // the model's compressor (libsnappy 1.1.9's choices): the same bytes
@@ -308,6 +317,7 @@ int main(int argc, char** argv) {
     }
     const bool mutated = !cases.empty() || gen.chance(o.mutate);
     if (!cases.empty()) in = cases[i];
+    if (!tableBlocks.empty()) in = tableBlocks[i].first;
     if (mutated) Mutate(gen, &in);
     Outcome want = ModelDecompress(in);
     std::string lib;

@@ -27,6 +27,7 @@ void BlockBuilder::Add(std::string_view key, std::string_view value) {
   buf_.append(key.data() + shared, key.size() - shared);
   buf_.append(value.data(), value.size());
   last_key_.assign(key.data(), key.size());
+  last_shared_ = shared;
   since_restart_++;
   entries_++;
 }

@@ -21,6 +21,9 @@ class BlockBuilder {
   const std::string& Finish();
   bool empty() const { return buf_.empty(); }
   uint64_t entries() const { return entries_; }
+  // For the cycle estimate: the last Add's shared prefix, the restart offsets so far.
+  size_t last_shared() const { return last_shared_; }
+  size_t restarts() const { return restarts_.size(); }
 
  private:
   int interval_;
@@ -28,6 +31,7 @@ class BlockBuilder {
   std::vector<uint32_t> restarts_;
   int since_restart_ = 0;
   uint64_t entries_ = 0;
+  size_t last_shared_ = 0;
 };
 
 }  // namespace table_engine

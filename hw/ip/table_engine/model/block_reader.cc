@@ -28,6 +28,7 @@ void BlockReader::Start(std::string_view contents, const std::string* table, uin
     Fail(int(ErrorCode::kBadBlock), n - 4,
          "restart count " + std::to_string(restarts) + " does not fit a block of " + std::to_string(n) + " bytes");
   end_ = n - 4 - 4 * size_t(restarts);
+  restarts_ = restarts;
 }
 
 void BlockReader::RequireFirstRestartAtZero() const {
@@ -58,6 +59,8 @@ bool BlockReader::Next() {
     Fail(int(ErrorCode::kKeyTooLong), entry_pos_,
          "key of " + std::to_string(size_t(shared) + non_shared) + " bytes exceeds the engine's limit of " +
              std::to_string(max_key_));
+  shared_ = shared;
+  non_shared_ = non_shared;
   key_.resize(shared);
   key_.append(reinterpret_cast<const char*>(p), non_shared);
   p += non_shared;

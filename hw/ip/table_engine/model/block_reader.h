@@ -23,6 +23,10 @@ class BlockReader {
   // Offset of the current entry in its table (the block's offset for a decompressed block).
   uint64_t entry_offset() const { return Where(entry_pos_); }
   uint64_t entries_bytes() const { return end_; }
+  // For the cycle estimate: the block's restart count and the current entry's prefix split.
+  uint32_t restarts() const { return restarts_; }
+  uint32_t shared() const { return shared_; }
+  uint32_t non_shared() const { return non_shared_; }
   // BAD_BLOCK unless the first restart point is offset 0. LevelDB's BlockBuilder always writes 0 there;
   // LevelDB's own iterator would start at whatever it says (past the entries: an empty block), silently
   // dropping entries, which the engine never does. The table reader asks it of every block it reads.
@@ -33,6 +37,7 @@ class BlockReader {
   uint64_t Where(size_t pos) const { return decompressed_ ? file_offset_ : file_offset_ + pos; }
   const uint8_t* data_ = nullptr;
   size_t pos_ = 0, end_ = 0, entry_pos_ = 0, max_key_ = 0;
+  uint32_t restarts_ = 0, shared_ = 0, non_shared_ = 0;
   const std::string* table_ = nullptr;
   uint64_t file_offset_ = 0;
   bool decompressed_ = false;

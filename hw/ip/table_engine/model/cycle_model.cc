@@ -5,6 +5,20 @@ namespace cycle_model {
 
 static uint64_t Div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+uint64_t DecodeCycles(const DecodeWork& w) {
+  const uint64_t work = w.header_clocks + w.key_write_beats + w.key_read_beats + w.value_beats + w.drain_beats;
+  // The input is taken at most W bytes a clock.
+  return std::max(work, Beats(w.bytes)) + w.blocks * kDecodeBlockCycles;
+}
+
+uint64_t DecompressCycles(const BlockReadStats& b) {
+  return std::max(b.snappy_chunks, Beats(b.snappy_in)) + b.snappy_blocks * kDecompressBlockCycles;
+}
+
+uint64_t BuildCycles(const BuildWork& w) {
+  return w.entries + w.key_beats + w.key_out_beats + w.value_beats + w.restarts + w.blocks * kBuildBlockCycles;
+}
+
 Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, int ways, bool verify) {
   Estimate e;
   const ReadStats& rd = r.read;
@@ -12,11 +26,11 @@ Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, i
   auto stage = [&](const char* name, uint64_t c) { e.stages.emplace_back(name, c); };
   stage("read_dma", Div(rd.blocks.bytes, kStreamBytes));
   stage("crc_check", verify ? Div(rd.blocks.bytes, kStreamBytes) : 0);
-  stage("decompress", std::max(Div(rd.blocks.snappy_out, kSnappyDecodeBytes), rd.blocks.elements));
-  stage("entry_decode", std::max(rd.entries, Div(rd.entry_bytes, kStreamBytes)));
+  stage("decompress", DecompressCycles(rd.blocks));
+  stage("entry_decode", DecodeCycles(rd.decode));
   stage("merge", std::max(r.entries_in, r.merge_key_beats));
   stage("drop", r.entries_in);
-  stage("block_build", std::max(wr.entries, Div(wr.raw_bytes, kStreamBytes)));
+  stage("block_build", BuildCycles(wr.build));
   stage("compress", Div(wr.compressor_in, kCompressors * kCompressBytesPerLane));
   stage("crc_out", Div(r.bytes_out, kStreamBytes));
   stage("write_dma", Div(r.bytes_out, kStreamBytes));

@@ -1,5 +1,9 @@
-// Cycle estimate of one job on one unit, UNCALIBRATED until the RTL exists. The pipeline (every
-// stream kStreamBytes wide, stages decoupled by FIFOs, so the slowest stage sets the pace):
+// Cycle estimate of one job on one unit. The stages that have RTL (entry decode = BlockReader,
+// decompress = SnappyDecompressor, block build = BlockBuilder) count the beats their pipelines spend
+// clocks on (cycle_work.h) plus a per-block cost fitted to the RTL's measured cycles on named jobs
+// (doc/calibration.md, lsmc/build/table_engine_calibrate.py); the others are UNCALIBRATED design
+// targets until their RTL exists. The pipeline (every stream kStreamBytes wide, stages decoupled by
+// FIFOs, so the slowest stage sets the pace):
 //   read DMA -> CRC check -> Snappy decompress -> entry decode -> K-way merge -> drop
 //     -> block build -> Snappy compress (kCompressors lanes) -> CRC -> write DMA
 // cycles = max(stage costs) + per-block, per-table and per-job overheads + the cascade's extra passes.
@@ -14,12 +18,16 @@
 #include <vector>
 
 #include "compaction.h"
+#include "cycle_work.h"
 
 namespace table_engine {
 namespace cycle_model {
 
-constexpr uint64_t kStreamBytes = 16;            // bytes per clock on every stream
-constexpr uint64_t kSnappyDecodeBytes = 8;       // decompressor output bytes per clock (one element/clock at least)
+// Calibrated against the RTL at W = kStreamBytes (doc/calibration.md): clocks per block besides the beats.
+constexpr uint64_t kDecodeBlockCycles = 2;       // BlockReader: command, first header, verdict, status
+constexpr uint64_t kDecompressBlockCycles = 7;   // SnappyDecompressor: raw length, final chunk, packer, status
+constexpr uint64_t kBuildBlockCycles = 6;        // BlockBuilder: FLUSH, count, type, CRC, packer drain, status
+// Uncalibrated (no RTL yet):
 constexpr uint64_t kCompressors = 8;             // compressor lanes, one block each (see model.md)
 constexpr uint64_t kCompressBytesPerLane = 1;    // input bytes per clock per lane
 constexpr uint64_t kBlockOverheadCycles = 24;    // DMA descriptor, trailer, block state machines
@@ -31,6 +39,11 @@ struct Estimate {
   std::vector<std::pair<std::string, uint64_t>> stages;  // name -> cycles if it ran alone
   uint64_t pipeline = 0, overhead = 0, cascade = 0, passes = 1, total = 0;
 };
+
+// The stages with RTL, each alone (what doc/calibration.md compares with the RTL's cycles).
+uint64_t DecodeCycles(const DecodeWork& w);
+uint64_t DecompressCycles(const BlockReadStats& b);
+uint64_t BuildCycles(const BuildWork& w);
 
 Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, int ways, bool verify_checksums);
 

@@ -2,6 +2,7 @@
 
 #include "coding.h"
 #include "crc32c.h"
+#include "cycle_work.h"
 #include "error.h"
 #include "limits.h"
 
@@ -73,6 +74,7 @@ std::string_view ReadBlock(const TableImage& t, const BlockHandle& h, bool verif
   size_t at = 0;
   const char* why = "";
   snappy_codec::Stats st;
+  st.chunk_bytes = cycle_model::kStreamBytes;
   if (!snappy_codec::Decompress(data, h.size, kMaxBlockBytes, scratch, &at, &why, &st))
     throw EngineError(ErrorCode::kBadSnappy, t.name, h.offset + at, std::string("Snappy block: ") + why);
   if (stats) {
@@ -80,6 +82,7 @@ std::string_view ReadBlock(const TableImage& t, const BlockHandle& h, bool verif
     stats->snappy_in += h.size;
     stats->snappy_out += scratch->size();
     stats->elements += st.elements;
+    stats->snappy_chunks += st.chunks;
   }
   return *scratch;
 }

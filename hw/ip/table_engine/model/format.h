@@ -35,6 +35,7 @@ BlockHandle ReadFooter(const TableImage& t);
 // What one block read cost, for the cycle estimate.
 struct BlockReadStats {
   uint64_t blocks = 0, bytes = 0, snappy_blocks = 0, snappy_in = 0, snappy_out = 0, elements = 0;
+  uint64_t snappy_chunks = 0;  // the elements' W-byte chunks (cycle_work.h's kStreamBytes)
 };
 
 // One block's contents: a view into the image (raw) or into *scratch (decompressed). TRUNCATED when

@@ -200,7 +200,10 @@ bool Decompress(const uint8_t* src, size_t n, size_t max_len, std::string* out, 
       made += len;
       if (stats) stats->copies++;
     }
-    if (stats) stats->elements++;
+    if (stats) {
+      stats->elements++;
+      stats->chunks += (len + stats->chunk_bytes - 1) / stats->chunk_bytes;
+    }
   }
   if (made != want) return fail(end, "stream ends before the declared length");
   return true;

@@ -17,6 +17,8 @@ namespace snappy_codec {
 
 struct Stats {
   uint64_t literal_bytes = 0, copies = 0, elements = 0;
+  // Decompress: the elements' chunks of up to chunk_bytes (the RTL decompressor's output clocks).
+  uint64_t chunk_bytes = 16, chunks = 0;
 };
 
 // Appends the compressed form of data[0, n) to *out.

@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
                                                        job.spec.verify_checksums);
     if (stats) {
       for (const auto& s : e.stages) std::printf("stage %s=%llu\n", s.first.c_str(), static_cast<unsigned long long>(s.second));
-      std::printf("pipeline=%llu overhead=%llu cascade=%llu passes=%llu (cycle estimate UNCALIBRATED)\n",
+      std::printf("pipeline=%llu overhead=%llu cascade=%llu passes=%llu (calibrated against the RTL: entry_decode, decompress, block_build; the other stages UNCALIBRATED)\n",
                   static_cast<unsigned long long>(e.pipeline), static_cast<unsigned long long>(e.overhead),
                   static_cast<unsigned long long>(e.cascade), static_cast<unsigned long long>(e.passes));
     }

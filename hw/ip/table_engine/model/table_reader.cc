@@ -34,6 +34,7 @@ bool TableReader::NextBlock() {
   data_.Start(block, &t_->name, h.offset, z, kMaxInternalKeyBytes);
   data_.RequireFirstRestartAtZero();
   stats_->entry_bytes += data_.entries_bytes();
+  stats_->decode.Block(block.size(), data_.restarts());
   return true;
 }
 
@@ -48,6 +49,7 @@ bool TableReader::Next() {
     throw EngineError(ErrorCode::kBadBlock, t_->name, data_.entry_offset(),
                       "key of " + std::to_string(k.size()) + " bytes has no 8-byte sequence/type tag");
   stats_->entries++;
+  stats_->decode.Entry(data_.shared(), data_.non_shared(), data_.value().size());
   stats_->key_bytes += k.size();
   stats_->value_bytes += data_.value().size();
   return true;

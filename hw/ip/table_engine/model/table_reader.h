@@ -11,12 +11,14 @@
 #include <vector>
 
 #include "block_reader.h"
+#include "cycle_work.h"
 #include "format.h"
 
 namespace table_engine {
 
 struct ReadStats {
   BlockReadStats blocks;
+  cycle_model::DecodeWork decode;  // the data blocks' entry decoding (the index's is a table-open cost)
   uint64_t entries = 0, key_bytes = 0, value_bytes = 0, entry_bytes = 0;
 };
 

@@ -32,6 +32,7 @@ void TableWriter::Add(std::string_view key, std::string_view value) {
   last_key_.assign(key);
   entries_++;
   data_.Add(key, value);
+  stats_->build.Entry(data_.last_shared(), key.size(), value.size());
   stats_->entries++;
   stats_->key_bytes += key.size();
   stats_->value_bytes += value.size();
@@ -40,7 +41,10 @@ void TableWriter::Add(std::string_view key, std::string_view value) {
 
 void TableWriter::Flush() {
   if (data_.empty()) return;
-  pending_ = WriteBlock(data_.Finish(), true);
+  const size_t restarts = data_.restarts();
+  const std::string& contents = data_.Finish();
+  stats_->build.Block(contents.size(), restarts);
+  pending_ = WriteBlock(contents, true);
   data_.Reset();
   pending_index_ = true;
   if (filter_) filter_->StartBlock(out_.size());

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "block_builder.h"
+#include "cycle_work.h"
 #include "filter_block.h"
 #include "format.h"
 
@@ -29,6 +30,7 @@ struct WriterOptions {
 struct WriteStats {
   uint64_t blocks = 0, raw_bytes = 0, compressor_in = 0, compressor_out = 0, snappy_kept = 0, entries = 0,
            key_bytes = 0, value_bytes = 0;
+  cycle_model::BuildWork build;  // the data blocks' building (index, metaindex, filter: a table-close cost)
 };
 
 class TableWriter {
