@@ -78,7 +78,7 @@ struct Options {
   uint64_t seed = 1, jobs = 20, blockSize = 0, interval = 0, maxFile = 0, maxValue = 4096, maxEntries = 300,
            keyLen = 0, valueLen = 0, entries = 0;
   double pin = 0, pout = 0, cut = 0.02, longKey = 0;
-  bool quiet = false, tamper = false;
+  bool quiet = false, tamper = false, maxFileGiven = false;
 };
 
 // The model's tables for a job, as compaction.cc drives its TableWriter.
@@ -212,7 +212,7 @@ class Bench {
   }
 
   uint64_t violations() const { return out_.violations + keys_.violations; }
-  std::string framingError;
+  std::string framingError, trailing;
 
  private:
   void PushBeat(int kind, const char* p, size_t n, uint64_t kl, uint64_t vl, bool last) {
@@ -247,7 +247,8 @@ class Bench {
       for (uint32_t k = 0; k < std::min<uint32_t>(cnt, W); k++) cur.push_back(char(uint8_t(b[k / 4] >> (8 * (k % 4)))));
       if (last) out->push_back(std::move(cur)), cur.clear();
     }
-    if (!cur.empty()) framingError = std::string(what) + ": bytes after the final last";
+    // A job that stopped on an error leaves its table unfinished (no status names it): only then allowed.
+    if (!cur.empty()) trailing = std::string(what) + ": bytes after the final last";
   }
 
   simc::Prng rng_;
@@ -273,7 +274,7 @@ Job RandomJob(simc::Prng& r, const Options& o) {
   static const uint64_t kFiles[] = {0, 1024, 4096, 16384, 2 << 20};
   j.blockSize = o.blockSize ? o.blockSize : kBlocks[Below(r, 4)];
   j.interval = o.interval ? o.interval : (Below(r, 2) ? 16 : 1);
-  j.maxFile = o.maxFile ? o.maxFile : kFiles[Below(r, 5)];
+  j.maxFile = o.maxFileGiven ? o.maxFile : kFiles[Below(r, 5)];
   std::vector<std::string> keys;
   if (o.keyLen) {  // fixed lengths (throughput): consecutive numbers, as db_bench's keys
     for (uint64_t i = 0; i < o.entries; i++) {
@@ -391,8 +392,12 @@ int main(int argc, char** argv) {
   args.number("--block-size", &o.blockSize, "block_size (0: 64, 256, 1 KiB or 4 KiB at random per job)", "N", uint64_t(0),
               uint64_t(15000));
   args.number("--interval", &o.interval, "restart interval (0: 1 or 16 at random per job)", "N", uint64_t(0), uint64_t(1024));
-  args.number("--max-file", &o.maxFile, "max_file_size (0: 0, 1 KiB, 4 KiB, 16 KiB or 2 MiB at random per job)", "N",
-              uint64_t(0), uint64_t(1) << 31);
+  args.custom("--max-file", "N", "max_file_size, 0 to 2^31 (default: 0, 1 KiB, 4 KiB, 16 KiB or 2 MiB at random per job)",
+              [&](const std::string& opt, const std::string& v) {
+                std::string why;
+                if (!simc::parseUnsigned(v, uint64_t(1) << 31, &o.maxFile, &why)) simc::die("%s: %s", opt.c_str(), why.c_str());
+                o.maxFileGiven = true;
+              });
   args.number("--max-value", &o.maxValue, "longest random value in bytes", "N", uint64_t(0), uint64_t(1) << 20);
   args.number("--max-entries", &o.maxEntries, "most entries of a random job", "N", uint64_t(1), uint64_t(1) << 20);
   args.number("--entries", &o.entries, "entries per job (0: 1 to --max-entries at random)", "N", uint64_t(0), uint64_t(1) << 24);
@@ -426,11 +431,12 @@ int main(int argc, char** argv) {
     uint64_t used = 0;
     std::string why;
     bench.framingError.clear();
+    bench.trailing.clear();
     if (!bench.Run(j, &gotTables, &gotKeys, &st, &used, bound)) {
       hangs++;
       why = "no done status within " + std::to_string(bound) + " cycles";
-    } else if (!bench.framingError.empty()) {
-      why = bench.framingError;
+    } else if (!bench.framingError.empty() || (j.longKeyAt < 0 && !bench.trailing.empty())) {
+      why = bench.framingError + bench.trailing;
     } else {
       why = Check(j, gotTables, gotKeys, st);
     }
