@@ -69,3 +69,13 @@ def test_comparison_can_fail(width):
     """With one byte of every job's first expected table changed, every job mismatches."""
     res = writer.run(width, "--seed", 3, "--jobs", 5, "--tamper", "--quiet")
     assert res.returncode == 1 and summary(res)["mismatches"] == 5, res.stdout
+
+
+def test_full_index_buffer_stops_job():
+    """Generated with an index buffer of 1 KiB (W = 16): a table whose index block would pass it stops the job with
+    OUTPUT_FULL after the entries the harness predicts from the model's index blocks (the tables before it
+    right), then a soft reset; jobs that fit are byte-identical."""
+    s = summary(res := writer.run(16, "--seed", 12, "--jobs", 30, "--index-bytes", 1024, "--pin", 0.2, "--pout", 0.2,
+                                  "--max-value", 512, index_bytes=1024))
+    assert res.returncode == 0 and s["mismatches"] == 0 and s["hangs"] == 0, f"{res.stdout}\n{res.stderr[-4000:]}"
+    assert 3 < s["index_full"] < 27

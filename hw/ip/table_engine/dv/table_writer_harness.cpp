@@ -27,6 +27,7 @@
 #include "error.h"
 #include "format.h"
 #include "internal_key.h"
+#include "leveldb_tables.h"
 #include "limits.h"
 #include "random_entries.h"
 #include "table_reader.h"
@@ -66,6 +67,7 @@ struct Job {
   uint64_t blockSize = 4096, interval = 16, maxFile = 2 << 20;
   std::vector<Table> expected;
   int64_t longKeyAt = -1;  // the entry with a key over the limit: the job stops there
+  int64_t indexFullAt = -1;  // entries taken when an index block passes the RTL's index buffer (--index-bytes)
 };
 
 struct Status {
@@ -75,7 +77,7 @@ struct Status {
 };
 
 struct Options {
-  uint64_t seed = 1, jobs = 20, blockSize = 0, interval = 0, maxFile = 0, maxValue = 4096, maxEntries = 300,
+  uint64_t seed = 1, jobs = 20, indexBytes = 0, blockSize = 0, interval = 0, maxFile = 0, maxValue = 4096, maxEntries = 300,
            keyLen = 0, valueLen = 0, entries = 0;
   double pin = 0, pout = 0, cut = 0.02, longKey = 0;
   bool quiet = false, tamper = false, maxFileGiven = false;
@@ -268,6 +270,35 @@ std::string InternalKey(std::string user, uint64_t seq, int type) {
   return user;
 }
 
+// Where the model's tables would pass an index buffer of `cap` bytes, as the RTL checks it before each index
+// entry (the entries and restarts so far, this entry, then the count and the trailer): the job's entries taken
+// by then (an index entry between blocks goes in after the next block's first entry, the last one at the
+// table's end), or -1.
+int64_t IndexFullAt(const Job& j, uint64_t cap) {
+  uint64_t before = 0;
+  for (const Table& t : j.expected) {
+    te::TableImage img{"expected", t.bytes};
+    const std::vector<te::BlockHandle> blocks = te_dv::DataBlockHandles(img);
+    te::BlockHandle ih = te::ReadFooter(img);
+    std::string scratch, dataScratch;
+    std::string_view index = te::ReadBlock(img, ih, false, &scratch, nullptr);
+    te::BlockReader ir;
+    ir.Start(index, &img.name, ih.offset, false, te::kMaxInternalKeyBytes + 1);
+    uint64_t used = 0, inTable = 0;
+    for (size_t k = 0; ir.Next(); k++) {
+      te::BlockReader br;
+      br.Start(te::ReadBlock(img, blocks[k], false, &dataScratch, nullptr), &img.name, blocks[k].offset, false,
+               te::kMaxInternalKeyBytes + 1);
+      while (br.Next()) inTable++;
+      const uint64_t kb = ir.key().size(), bytes = kb + (kb < 128 ? 1 : 2) + 2 + ir.value().size() + 4;
+      if (used + bytes + 4 + te::kTrailerBytes > cap) return int64_t(before + inTable + (k + 1 < blocks.size() ? 1 : 0));
+      used += bytes;
+    }
+    before += t.entries;
+  }
+  return -1;
+}
+
 Job RandomJob(simc::Prng& r, const Options& o) {
   Job j;
   static const uint64_t kBlocks[] = {64, 256, 1024, 4096};
@@ -311,6 +342,7 @@ Job RandomJob(simc::Prng& r, const Options& o) {
     e.cutBefore = false;
   }
   if (j.longKeyAt < 0) j.expected = ModelTables(j);
+  if (j.longKeyAt < 0 && o.indexBytes) j.indexFullAt = IndexFullAt(j, o.indexBytes);
   return j;
 }
 
@@ -342,6 +374,14 @@ std::string Check(const Job& j, const std::vector<std::string>& tables, const st
     if (!done.error || done.code != unsigned(te::ErrorCode::kKeyTooLong) || done.entries != uint64_t(j.longKeyAt))
       return "expected KEY_TOO_LONG at entry " + std::to_string(j.longKeyAt) + ", got error=" + std::to_string(done.error) +
              " code=" + std::to_string(done.code) + " entries=" + std::to_string(done.entries);
+    return "";
+  }
+  if (j.indexFullAt >= 0) {
+    if (!done.error || done.code != unsigned(te::ErrorCode::kOutputFull) || done.entries != uint64_t(j.indexFullAt))
+      return "expected OUTPUT_FULL after " + std::to_string(j.indexFullAt) + " entries, got error=" +
+             std::to_string(done.error) + " code=" + std::to_string(done.code) + " entries=" + std::to_string(done.entries);
+    for (size_t t = 0; t + 1 < st.size(); t++)  // the tables before it are whole and right
+      if (t >= j.expected.size() || t >= tables.size() || tables[t] != j.expected[t].bytes) return "table before OUTPUT_FULL differs";
     return "";
   }
   if (done.error) return "error status, code " + std::to_string(done.code);
@@ -412,6 +452,7 @@ int main(int argc, char** argv) {
               [&](const std::string& opt, const std::string& v) { o.pout = simc::toProbability(v, opt, 1.0, false); });
   args.custom("--long-key", "P", "fraction of jobs with one key over the limit (KEY_TOO_LONG, then a soft reset)",
               [&](const std::string& opt, const std::string& v) { o.longKey = simc::toProbability(v, opt); });
+  args.number("--index-bytes", &o.indexBytes, "the RTL's index buffer as generated (0: never full in these jobs)");
   args.flag("--tamper", &o.tamper, "change a byte of each job's first expected table (the comparison must fail)");
   args.flag("--quiet", &o.quiet, "no line per mismatch");
   args.parse(argc, argv);
@@ -419,9 +460,11 @@ int main(int argc, char** argv) {
 
   simc::Prng gen(o.seed ^ 0x7ab1e);
   Bench bench(o);
-  uint64_t mismatches = 0, hangs = 0, entries = 0, tables = 0, cycles = 0, bytesIn = 0, bytesOut = 0, longKeys = 0;
+  uint64_t mismatches = 0, hangs = 0, entries = 0, tables = 0, cycles = 0, bytesIn = 0, bytesOut = 0, longKeys = 0,
+           indexFull = 0;
   for (uint64_t i = 0; i < o.jobs; i++) {
     Job j = RandomJob(gen, o);
+    const bool stops = j.longKeyAt >= 0 || j.indexFullAt >= 0;  // the job ends in an error status
     if (o.tamper && !j.expected.empty()) j.expected[0].bytes[j.expected[0].bytes.size() / 2] ^= 1;
     uint64_t payload = 0;
     for (auto& e : j.entries) payload += e.key.size() + e.value.size();
@@ -435,12 +478,12 @@ int main(int argc, char** argv) {
     if (!bench.Run(j, &gotTables, &gotKeys, &st, &used, bound)) {
       hangs++;
       why = "no done status within " + std::to_string(bound) + " cycles";
-    } else if (!bench.framingError.empty() || (j.longKeyAt < 0 && !bench.trailing.empty())) {
+    } else if (!bench.framingError.empty() || (!stops && !bench.trailing.empty())) {
       why = bench.framingError + bench.trailing;
     } else {
       why = Check(j, gotTables, gotKeys, st);
     }
-    if (j.longKeyAt >= 0 || !why.empty()) bench.SoftReset();
+    if (stops || !why.empty()) bench.SoftReset();
     if (!why.empty()) {
       mismatches++;
       if (!o.quiet)
@@ -448,8 +491,9 @@ int main(int argc, char** argv) {
                 i, j.entries.size(), j.blockSize, j.interval, j.maxFile, why.c_str());
       continue;
     }
-    if (j.longKeyAt >= 0) {
-      longKeys++;
+    if (stops) {
+      longKeys += j.longKeyAt >= 0;
+      indexFull += j.indexFullAt >= 0;
       continue;
     }
     entries += j.entries.size();
@@ -459,9 +503,9 @@ int main(int argc, char** argv) {
     for (auto& t : gotTables) bytesOut += t.size();
   }
   printf("jobs=%" PRIu64 " mismatches=%" PRIu64 " hangs=%" PRIu64 " violations=%" PRIu64 " entries=%" PRIu64 " tables=%" PRIu64
-         " long_keys=%" PRIu64 " cycles=%" PRIu64 " bytes_in=%" PRIu64 " bytes_out=%" PRIu64
+         " long_keys=%" PRIu64 " index_full=%" PRIu64 " cycles=%" PRIu64 " bytes_in=%" PRIu64 " bytes_out=%" PRIu64
          " bytes_per_cycle=%.3f out_bytes_per_cycle=%.3f\n",
-         o.jobs, mismatches, hangs, bench.violations(), entries, tables, longKeys, cycles, bytesIn, bytesOut,
+         o.jobs, mismatches, hangs, bench.violations(), entries, tables, longKeys, indexFull, cycles, bytesIn, bytesOut,
          cycles ? double(bytesIn) / cycles : 0.0, cycles ? double(bytesOut) / cycles : 0.0);
   return mismatches || hangs || bench.violations() ? 1 : 0;
 }
