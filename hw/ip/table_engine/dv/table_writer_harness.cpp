@@ -5,7 +5,8 @@
 // compaction.cc: a new table at the first entry, closed after an entry once FileSize() >= max_file_size, or
 // before an entry where the merge side cuts), writes the expected tables. The RTL's tables must equal them byte
 // for byte, with their boundaries; each table's status (size, entries, key lengths) and its two keys must match,
-// and the RTL's tables are read back by the model's TableReader into the job's entries. Random stalls on every
+// and the RTL's tables are read back into the job's entries by the model's TableReader and by stock LevelDB's
+// Table (Debian's libleveldb, checksums verified). Random stalls on every
 // stream. With --long-key, a job may hold a key over the limit: KEY_TOO_LONG with the entry's number, then a
 // soft reset, and the next job must be right.
 //
@@ -13,6 +14,9 @@
 // mismatch, a hang or a stream-rule violation, 2 bad usage.
 #include "VTableWriter.h"
 #include "verilated.h"
+
+#include <leveldb/iterator.h>
+#include <leveldb/table.h>
 
 #include <algorithm>
 #include <cinttypes>
@@ -366,9 +370,42 @@ std::string ReadBack(const std::string& bytes, const Job& j, size_t from, size_t
   return "";
 }
 
+// The RTL's table opened by stock LevelDB's Table (Debian's libleveldb; block checksums verified) from a scratch
+// file: its iterator must give exactly the entries [from, from + n) of the job.
+std::string LevelDbReadBack(const std::string& bytes, const Job& j, size_t from, size_t n, const std::string& path) {
+  {
+    FILE* f = fopen(path.c_str(), "wb");
+    if (!f || fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || fclose(f) != 0)
+      simc::die("scratch table %s: cannot write", path.c_str());
+  }
+  leveldb::RandomAccessFile* file = nullptr;
+  leveldb::Status st = leveldb::Env::Default()->NewRandomAccessFile(path, &file);
+  if (!st.ok()) simc::die("scratch table %s: %s", path.c_str(), st.ToString().c_str());
+  std::unique_ptr<leveldb::RandomAccessFile> fileOwner(file);
+  leveldb::Table* table = nullptr;
+  leveldb::Options opt;
+  opt.paranoid_checks = true;
+  st = leveldb::Table::Open(opt, file, bytes.size(), &table);
+  if (!st.ok()) return "LevelDB Table::Open: " + st.ToString();
+  std::unique_ptr<leveldb::Table> tableOwner(table);
+  leveldb::ReadOptions ro;
+  ro.verify_checksums = true;
+  std::unique_ptr<leveldb::Iterator> it(table->NewIterator(ro));
+  size_t i = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next(), i++) {
+    if (i >= n) return "LevelDB reads more entries than written";
+    const Entry& e = j.entries[from + i];
+    if (it->key().ToString() != e.key || it->value().ToString() != e.value)
+      return "LevelDB reads entry " + std::to_string(i) + " differently";
+  }
+  if (!it->status().ok()) return "LevelDB iterator: " + it->status().ToString();
+  if (i != n) return "LevelDB reads " + std::to_string(i) + " entries of " + std::to_string(n);
+  return "";
+}
+
 // What differs between the RTL's job and the model's, or "".
 std::string Check(const Job& j, const std::vector<std::string>& tables, const std::vector<std::string>& keys,
-                  const std::vector<Status>& st) {
+                  const std::vector<Status>& st, const std::string& scratch) {
   const Status& done = st.back();
   if (j.longKeyAt >= 0) {
     if (!done.error || done.code != unsigned(te::ErrorCode::kKeyTooLong) || done.entries != uint64_t(j.longKeyAt))
@@ -411,6 +448,7 @@ std::string Check(const Job& j, const std::vector<std::string>& tables, const st
              std::to_string(s.smallest) + "/" + std::to_string(s.largest);
     if (keys[2 * t] != e.smallest || keys[2 * t + 1] != e.largest) return at + "smallest or largest key differs";
     std::string rb = ReadBack(got, j, from, e.entries);
+    if (rb.empty()) rb = LevelDbReadBack(got, j, from, e.entries, scratch);
     if (!rb.empty()) return at + rb;
     from += e.entries;
     total += got.size();
@@ -459,6 +497,7 @@ int main(int argc, char** argv) {
   if (o.keyLen && !o.entries) simc::die("--key-len needs --entries");
 
   simc::Prng gen(o.seed ^ 0x7ab1e);
+  const std::string scratch = te_dv::ScratchTablePath("table_writer_harness");
   Bench bench(o);
   uint64_t mismatches = 0, hangs = 0, entries = 0, tables = 0, cycles = 0, bytesIn = 0, bytesOut = 0, longKeys = 0,
            indexFull = 0;
@@ -481,7 +520,7 @@ int main(int argc, char** argv) {
     } else if (!bench.framingError.empty() || (!stops && !bench.trailing.empty())) {
       why = bench.framingError + bench.trailing;
     } else {
-      why = Check(j, gotTables, gotKeys, st);
+      why = Check(j, gotTables, gotKeys, st, scratch);
     }
     if (stops || !why.empty()) bench.SoftReset();
     if (!why.empty()) {
@@ -502,6 +541,7 @@ int main(int argc, char** argv) {
     bytesIn += payload;
     for (auto& t : gotTables) bytesOut += t.size();
   }
+  unlink(scratch.c_str());
   printf("jobs=%" PRIu64 " mismatches=%" PRIu64 " hangs=%" PRIu64 " violations=%" PRIu64 " entries=%" PRIu64 " tables=%" PRIu64
          " long_keys=%" PRIu64 " index_full=%" PRIu64 " cycles=%" PRIu64 " bytes_in=%" PRIu64 " bytes_out=%" PRIu64
          " bytes_per_cycle=%.3f out_bytes_per_cycle=%.3f\n",
