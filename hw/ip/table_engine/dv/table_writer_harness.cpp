@@ -85,6 +85,7 @@ struct Options {
            keyLen = 0, valueLen = 0, entries = 0;
   double pin = 0, pout = 0, cut = 0.02, longKey = 0;
   bool quiet = false, tamper = false, maxFileGiven = false;
+  std::string table;  // --table: one job of this LevelDB table's entries
 };
 
 // The model's tables for a job, as compaction.cc drives its TableWriter.
@@ -303,6 +304,29 @@ int64_t IndexFullAt(const Job& j, uint64_t cap) {
   return -1;
 }
 
+// --table PATH: the entries of a LevelDB table file (read by the model's TableReader, checksums verified), one
+// job with the options given (random ones drawn as for random jobs); no cuts.
+Job TableJob(simc::Prng& r, const Options& o) {
+  Job j;
+  static const uint64_t kBlocks[] = {64, 256, 1024, 4096};
+  j.blockSize = o.blockSize ? o.blockSize : kBlocks[Below(r, 4)];
+  j.interval = o.interval ? o.interval : (Below(r, 2) ? 16 : 1);
+  j.maxFile = o.maxFileGiven ? o.maxFile : 2 << 20;
+  const std::vector<uint8_t> f = simc::readFile(o.table, "--table");
+  const std::string bytes(f.begin(), f.end());
+  te::TableImage img{o.table, bytes};
+  te::ReadStats stats;
+  try {
+    te::TableReader tr(&img, true, &stats);
+    while (tr.Next()) j.entries.push_back(Entry{std::string(tr.key()), std::string(tr.value()), false});
+  } catch (const te::EngineError& e) {
+    simc::die("--table %s", e.Line().c_str());
+  }
+  j.expected = ModelTables(j);
+  if (o.indexBytes) j.indexFullAt = IndexFullAt(j, o.indexBytes);
+  return j;
+}
+
 Job RandomJob(simc::Prng& r, const Options& o) {
   Job j;
   static const uint64_t kBlocks[] = {64, 256, 1024, 4096};
@@ -491,6 +515,8 @@ int main(int argc, char** argv) {
   args.custom("--long-key", "P", "fraction of jobs with one key over the limit (KEY_TOO_LONG, then a soft reset)",
               [&](const std::string& opt, const std::string& v) { o.longKey = simc::toProbability(v, opt); });
   args.number("--index-bytes", &o.indexBytes, "the RTL's index buffer as generated (0: never full in these jobs)");
+  args.custom("--table", "PATH", "one job (--jobs times) of the entries of this LevelDB table file",
+              [&](const std::string&, const std::string& v) { o.table = v; });
   args.flag("--tamper", &o.tamper, "change a byte of each job's first expected table (the comparison must fail)");
   args.flag("--quiet", &o.quiet, "no line per mismatch");
   args.parse(argc, argv);
@@ -502,7 +528,7 @@ int main(int argc, char** argv) {
   uint64_t mismatches = 0, hangs = 0, entries = 0, tables = 0, cycles = 0, bytesIn = 0, bytesOut = 0, longKeys = 0,
            indexFull = 0;
   for (uint64_t i = 0; i < o.jobs; i++) {
-    Job j = RandomJob(gen, o);
+    Job j = o.table.empty() ? RandomJob(gen, o) : TableJob(gen, o);
     const bool stops = j.longKeyAt >= 0 || j.indexFullAt >= 0;  // the job ends in an error status
     if (o.tamper && !j.expected.empty()) j.expected[0].bytes[j.expected[0].bytes.size() / 2] ^= 1;
     uint64_t payload = 0;
