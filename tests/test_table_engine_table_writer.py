@@ -65,6 +65,14 @@ def test_key_over_limit_stops_job_then_soft_reset(width):
     assert 3 < s["long_keys"] < 20
 
 
+def test_refused_jobs_then_soft_reset(width):
+    """Jobs the writer refuses: restart interval 0, a block_size past what its restart RAM guarantees, a VALUE beat
+    where a HEAD is due, a key shorter than its 8-byte tag: BAD_JOB after exactly the entries before it, and after
+    a soft reset the next job's tables are right."""
+    s = run_ok(width, "--seed", 10, "--jobs", 30, "--bad", 0.4, "--pin", 0.2, "--pout", 0.2, "--max-value", 1024)
+    assert 5 < s["bad_jobs"] < 25
+
+
 def test_comparison_can_fail(width):
     """With one byte of every job's first expected table changed, every job mismatches."""
     res = writer.run(width, "--seed", 3, "--jobs", 5, "--tamper", "--quiet")

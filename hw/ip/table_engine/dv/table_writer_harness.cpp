@@ -8,7 +8,8 @@
 // and the RTL's tables are read back into the job's entries by the model's TableReader and by stock LevelDB's
 // Table (Debian's libleveldb, checksums verified). Random stalls on every
 // stream. With --long-key, a job may hold a key over the limit: KEY_TOO_LONG with the entry's number, then a
-// soft reset, and the next job must be right.
+// soft reset, and the next job must be right; with --bad, jobs the writer must refuse (BAD_JOB) and with
+// --index-bytes (a build with a small index buffer) OUTPUT_FULL where the model's index blocks say.
 //
 // Prints one summary line (`jobs=... mismatches=... bytes_per_cycle=...`); exit status 0 all agree, 1 a
 // mismatch, a hang or a stream-rule violation, 2 bad usage.
@@ -72,6 +73,8 @@ struct Job {
   std::vector<Table> expected;
   int64_t longKeyAt = -1;  // the entry with a key over the limit: the job stops there
   int64_t indexFullAt = -1;  // entries taken when an index block passes the RTL's index buffer (--index-bytes)
+  int64_t badJobAt = -1;     // BAD_JOB expected after this many entries (--bad)
+  int64_t strayBefore = -1;  // a VALUE beat where this entry's HEAD is due
 };
 
 struct Status {
@@ -83,7 +86,7 @@ struct Status {
 struct Options {
   uint64_t seed = 1, jobs = 20, indexBytes = 0, blockSize = 0, interval = 0, maxFile = 0, maxValue = 4096, maxEntries = 300,
            keyLen = 0, valueLen = 0, entries = 0;
-  double pin = 0, pout = 0, cut = 0.02, longKey = 0;
+  double pin = 0, pout = 0, cut = 0.02, longKey = 0, bad = 0;
   bool quiet = false, tamper = false, maxFileGiven = false;
   std::string table;  // --table: one job of this LevelDB table's entries
 };
@@ -141,7 +144,9 @@ class Bench {
     out_.clear();
     keys_.clear();
     st->clear();
-    for (const Entry& e : j.entries) {
+    for (size_t i = 0; i < j.entries.size(); i++) {
+      const Entry& e = j.entries[i];
+      if (int64_t(i) == j.strayBefore) PushBeat(kValue, "stray", 5, 0, 0, true);
       if (e.cutBefore) PushBeat(kControl, nullptr, kCut, 0, 0, true);
       PushBeat(kHead, nullptr, 0, e.key.size(), e.value.size(), false);
       for (int part = 0; part < 2; part++) {
@@ -369,6 +374,19 @@ Job RandomJob(simc::Prng& r, const Options& o) {
     e.key = InternalKey(RandomBytes(r, te::kMaxUserKeyBytes + 1 + Below(r, 16), 0), 1, 1);
     e.cutBefore = false;
   }
+  if (j.longKeyAt < 0 && r.chance(o.bad)) {  // a job the writer refuses: BAD_JOB, then a soft reset
+    const size_t at = Below(r, j.entries.size());
+    switch (Below(r, 4)) {
+      case 0: j.interval = 0, j.badJobAt = 0; break;          // LevelDB asserts an interval >= 1
+      case 1: j.blockSize = uint64_t(1) << 31, j.badJobAt = 0; break;  // past the restart RAM's guarantee
+      case 2: j.strayBefore = int64_t(at), j.badJobAt = int64_t(at); break;  // not a HEAD where one is due
+      default:  // not an internal key: shorter than its 8-byte tag
+        j.entries[at].key.resize(Below(r, 8));
+        j.entries[at].cutBefore = false;
+        j.badJobAt = int64_t(at);
+    }
+    return j;
+  }
   if (j.longKeyAt < 0) j.expected = ModelTables(j);
   if (j.longKeyAt < 0 && o.indexBytes) j.indexFullAt = IndexFullAt(j, o.indexBytes);
   return j;
@@ -434,6 +452,12 @@ std::string Check(const Job& j, const std::vector<std::string>& tables, const st
   if (j.longKeyAt >= 0) {
     if (!done.error || done.code != unsigned(te::ErrorCode::kKeyTooLong) || done.entries != uint64_t(j.longKeyAt))
       return "expected KEY_TOO_LONG at entry " + std::to_string(j.longKeyAt) + ", got error=" + std::to_string(done.error) +
+             " code=" + std::to_string(done.code) + " entries=" + std::to_string(done.entries);
+    return "";
+  }
+  if (j.badJobAt >= 0) {
+    if (!done.error || done.code != unsigned(te::ErrorCode::kBadJob) || done.entries != uint64_t(j.badJobAt))
+      return "expected BAD_JOB after " + std::to_string(j.badJobAt) + " entries, got error=" + std::to_string(done.error) +
              " code=" + std::to_string(done.code) + " entries=" + std::to_string(done.entries);
     return "";
   }
@@ -514,6 +538,9 @@ int main(int argc, char** argv) {
               [&](const std::string& opt, const std::string& v) { o.pout = simc::toProbability(v, opt, 1.0, false); });
   args.custom("--long-key", "P", "fraction of jobs with one key over the limit (KEY_TOO_LONG, then a soft reset)",
               [&](const std::string& opt, const std::string& v) { o.longKey = simc::toProbability(v, opt); });
+  args.custom("--bad", "P", "fraction of jobs the writer must refuse (BAD_JOB: restart interval 0, block_size 2^31, a "
+              "VALUE beat where a HEAD is due, a key under 8 bytes), then a soft reset",
+              [&](const std::string& opt, const std::string& v) { o.bad = simc::toProbability(v, opt); });
   args.number("--index-bytes", &o.indexBytes, "the RTL's index buffer as generated (0: never full in these jobs)");
   args.custom("--table", "PATH", "one job (--jobs times) of the entries of this LevelDB table file",
               [&](const std::string&, const std::string& v) { o.table = v; });
@@ -526,10 +553,10 @@ int main(int argc, char** argv) {
   const std::string scratch = te_dv::ScratchTablePath("table_writer_harness");
   Bench bench(o);
   uint64_t mismatches = 0, hangs = 0, entries = 0, tables = 0, cycles = 0, bytesIn = 0, bytesOut = 0, longKeys = 0,
-           indexFull = 0;
+           indexFull = 0, badJobs = 0;
   for (uint64_t i = 0; i < o.jobs; i++) {
     Job j = o.table.empty() ? RandomJob(gen, o) : TableJob(gen, o);
-    const bool stops = j.longKeyAt >= 0 || j.indexFullAt >= 0;  // the job ends in an error status
+    const bool stops = j.longKeyAt >= 0 || j.indexFullAt >= 0 || j.badJobAt >= 0;  // the job ends in an error status
     if (o.tamper && !j.expected.empty()) j.expected[0].bytes[j.expected[0].bytes.size() / 2] ^= 1;
     uint64_t payload = 0;
     for (auto& e : j.entries) payload += e.key.size() + e.value.size();
@@ -559,6 +586,7 @@ int main(int argc, char** argv) {
     if (stops) {
       longKeys += j.longKeyAt >= 0;
       indexFull += j.indexFullAt >= 0;
+      badJobs += j.badJobAt >= 0;
       continue;
     }
     entries += j.entries.size();
@@ -569,9 +597,9 @@ int main(int argc, char** argv) {
   }
   unlink(scratch.c_str());
   printf("jobs=%" PRIu64 " mismatches=%" PRIu64 " hangs=%" PRIu64 " violations=%" PRIu64 " entries=%" PRIu64 " tables=%" PRIu64
-         " long_keys=%" PRIu64 " index_full=%" PRIu64 " cycles=%" PRIu64 " bytes_in=%" PRIu64 " bytes_out=%" PRIu64
+         " long_keys=%" PRIu64 " index_full=%" PRIu64 " bad_jobs=%" PRIu64 " cycles=%" PRIu64 " bytes_in=%" PRIu64 " bytes_out=%" PRIu64
          " bytes_per_cycle=%.3f out_bytes_per_cycle=%.3f\n",
-         o.jobs, mismatches, hangs, bench.violations(), entries, tables, longKeys, indexFull, cycles, bytesIn, bytesOut,
+         o.jobs, mismatches, hangs, bench.violations(), entries, tables, longKeys, indexFull, badJobs, cycles, bytesIn, bytesOut,
          cycles ? double(bytesIn) / cycles : 0.0, cycles ? double(bytesOut) / cycles : 0.0);
   return mismatches || hangs || bench.violations() ? 1 : 0;
 }
