@@ -103,6 +103,7 @@ case class TableWriter(c: TableWriterConfig = TableWriterConfig()) extends Compo
   io.status << core.io.status
 }
 
+/** The table writer inside TableWriter's soft-reset clock domain. */
 case class TableWriterCore(c: TableWriterConfig) extends Component {
   val io = new Bundle {
     val cmd = slave Stream (TableWriterCmd())
@@ -576,7 +577,7 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
     is(S.Halt) {} // until softReset
   }
 
-  // The pending data block's handle as the index entry's value (two varints), ready before IdxHead.
+  // The pending data block's handle as the index entry's value: offset and size as varints (BlockHandle::EncodeTo).
   val hOff = Varint.encode(pendOff)
   val hSize = Varint.encode(pendSize)
   handle := (hOff._1.resize(8 * c.handleBytes) | (hSize._1.resize(8 * c.handleBytes) << (hOff._2 << 3)).resize(8 * c.handleBytes))
