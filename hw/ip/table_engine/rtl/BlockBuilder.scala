@@ -38,6 +38,11 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
     val restartInterval = in UInt (16 bits)
     val output = master Stream (Fragment(ByteBeat(c.bytes)))
     val status = master Stream (BlockBuilderStatus())
+    /** Between entries: the previous entry is in the block, a HEAD or FLUSH beat is taken next. */
+    val idle = out Bool()
+    /** LevelDB's BlockBuilder::CurrentSizeEstimate (contents + restart array + count), exact when `idle`:
+      * the table writer's flush rule compares it with block_size. */
+    val estimate = out UInt (32 bits)
   }
   val W = c.bytes
   val P = c.push
@@ -110,6 +115,8 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
   val matching = Reg(Bool())
   val rdPos = Reg(UInt(c.entry.keyLenBits bits))
   val ri = Reg(UInt(log2Up(c.maxRestarts + 1) bits))
+  io.idle := state === S.Idle
+  io.estimate := offset + (restartCount << 2).resize(32) + 4
   def keyAddr(b: Bool, word: UInt): UInt = (b.asUInt.resize(log2Up(2 * KW)) * KW + word.resize(log2Up(2 * KW))).resize(log2Up(2 * KW))
 
   val beat = io.entries.fragment

@@ -1,0 +1,594 @@
+package table_engine
+
+import common.{Gen, Generator}
+import spinal.core._
+import spinal.lib._
+
+/** Sizes of a table writer: `bytes` per beat, the longest internal key, the data block builder's restart RAM
+  * (it bounds the block_size a job may ask, `maxBlockSize`) and the index buffer (the index block of one table
+  * waits there until the table's data blocks are out; its bytes with trailer, a power of two). */
+case class TableWriterConfig(bytes: Int = 16, keyLimit: Int = 1032, maxRestarts: Int = 2048, indexBytes: Int = 1 << 16) {
+  val data = BlockBuilderConfig(bytes, keyLimit, maxRestarts)
+  val entry = data.entry
+  require(isPow2(indexBytes) && indexBytes >= 1024, s"index buffer of $indexBytes bytes: a power of two >= 1024")
+  /** An index entry takes at least 17 bytes (8-byte key, 2-byte handle, 3 varints, 4-byte restart), so the
+    * index buffer fills before this restart RAM does. */
+  val index = BlockBuilderConfig(bytes, keyLimit, indexBytes / 16)
+  val indexBeats = indexBytes / bytes
+  /** A restart point's entry takes at least 15 bytes (3 varints, a whole key of >= 8, its restart offset) and
+    * a block closes once it reaches block_size, so a block of up to this block_size never needs more than
+    * `maxRestarts` restarts: LevelDB's flush rule alone closes every block. */
+  val maxBlockSize = 15 * (maxRestarts - 2)
+  /** A block handle (two varint32s) in whole beats. */
+  val handleBytes = (10 + bytes - 1) / bytes * bytes
+}
+
+/** The writer's entry stream is the block reader's framing plus control beats: kind 3, no data, `count`
+  * saying which. CUT closes the output table before the next entry (Compaction::ShouldStopBefore, decided on
+  * the merge side; ignored when the table is empty); END closes it and ends the job. */
+object WriterControl {
+  val Kind = 3
+  val Cut = 0
+  val End = 1
+}
+
+/** A job's options (LevelDB's Options::block_size, block_restart_interval, max_file_size). */
+case class TableWriterCmd() extends Bundle {
+  val blockSize = UInt(32 bits)
+  val restartInterval = UInt(16 bits)
+  val maxFileSize = UInt(32 bits)
+}
+
+/** One per output table (after its last byte and its two keys on `keys`): `size` (the file's bytes), its
+  * entries, the lengths of its smallest and largest internal keys. One with `done` per job: `size` and
+  * `entries` of the whole job; with `error` the job stopped: `code` (model/error.h) and in `entries` the
+  * number of entries taken before the one at fault. */
+case class TableWriterStatus(c: TableWriterConfig) extends Bundle {
+  val done = Bool()
+  val error = Bool()
+  val code = UInt(ErrorCodes.Width bits)
+  val size = UInt(32 bits)
+  val entries = UInt(32 bits)
+  val smallestBytes = UInt(c.entry.keyLenBits bits)
+  val largestBytes = UInt(c.entry.keyLenBits bits)
+}
+
+/** LevelDB's table layout constants known at elaboration. */
+object TableFormat {
+  val Magic = BigInt("db4775248b80fb57", 16)
+  val FooterBytes = 48
+  def crc32c(bytes: Seq[Int]): Long = {
+    var c = 0xffffffffL
+    for (b <- bytes) {
+      c ^= b
+      for (_ <- 0 until 8) c = if ((c & 1) != 0) (c >>> 1) ^ Crc32c.Poly.toLong else c >>> 1
+    }
+    c ^ 0xffffffffL
+  }
+  def mask(crc: Long): Long = (((crc >>> 15) | (crc << 17)) + Crc32c.MaskDelta.toLong) & 0xffffffffL
+  /** The metaindex block of a table without a filter: an empty block (restart 0, count 1) and its raw-block
+    * trailer. A filter block would add its one entry here (a later unit). */
+  val Metaindex: Seq[Int] = {
+    val withType = Seq(0, 0, 0, 0, 1, 0, 0, 0, 0)
+    val m = mask(crc32c(withType))
+    withType ++ (0 until 4).map(i => ((m >> (8 * i)) & 0xff).toInt)
+  }
+  val MetaindexSize = 8
+  def bits(bytes: Seq[Int], n: Int): Bits = B(bytes.zipWithIndex.map { case (b, i) => BigInt(b) << (8 * i) }.sum, 8 * n bits)
+}
+
+/** Writes LevelDB tables (TableBuilder with compression off, as the model's table_writer.cc) from a stream of
+  * sorted entries: data blocks by a BlockBuilder closed by LevelDB's flush rule, the index block by a second
+  * one (restart interval 1) into the index buffer, the empty metaindex block, the footer; output tables closed
+  * at max_file_size (DBImpl::DoCompactionWork's rule) and at CUT beats. `output`: each table's bytes, full beats
+  * but the final one, `last` on it; `keys`: each table's smallest then largest internal key (`last` on each
+  * key's final beat); `status`: see TableWriterStatus. `softReset` returns the unit to its reset state (after
+  * an error it waits for it). See doc/table_writer.md. */
+case class TableWriter(c: TableWriterConfig = TableWriterConfig()) extends Component {
+  val io = new Bundle {
+    val cmd = slave Stream (TableWriterCmd())
+    val entries = slave Stream (Fragment(EntryBeat(c.entry)))
+    val output = master Stream (Fragment(ByteBeat(c.bytes)))
+    val keys = master Stream (Fragment(ByteBeat(c.bytes)))
+    val status = master Stream (TableWriterStatus(c))
+    val softReset = in Bool()
+  }
+  val soft = ClockDomain(clock = ClockDomain.current.readClockWire,
+    reset = ClockDomain.current.readResetWire || io.softReset, config = ClockDomain.current.config)
+  val core = soft(TableWriterCore(c))
+  core.io.cmd << io.cmd
+  core.io.entries << io.entries
+  io.output << core.io.output
+  io.keys << core.io.keys
+  io.status << core.io.status
+}
+
+/** The table writer inside TableWriter's soft-reset clock domain. */
+case class TableWriterCore(c: TableWriterConfig) extends Component {
+  val io = new Bundle {
+    val cmd = slave Stream (TableWriterCmd())
+    val entries = slave Stream (Fragment(EntryBeat(c.entry)))
+    val output = master Stream (Fragment(ByteBeat(c.bytes)))
+    val keys = master Stream (Fragment(ByteBeat(c.bytes)))
+    val status = master Stream (TableWriterStatus(c))
+  }
+  val W = c.bytes
+  val KW = c.entry.keyWords
+  val KB = c.entry.keyLenBits
+  def min(a: UInt, b: UInt): UInt = Mux(a < b, a, b)
+  def lanes(x: Bits): Vec[Bits] = x.subdivideIn(8 bits)
+  /** Beat `idx` (W bytes) of `all`. */
+  def pick(all: Bits, idx: UInt): Bits = {
+    val words = all.subdivideIn(8 * W bits)
+    if (words.size == 1) words(0) else words(idx.resize(log2Up(words.size)))
+  }
+
+  // ---- the two block builders; the index block waits in the index buffer until the table's end ----
+  val data = BlockBuilder(c.data)
+  val index = BlockBuilder(c.index)
+  val indexBuffer = StreamFifo(Fragment(ByteBeat(W)), c.indexBeats)
+  indexBuffer.io.push << index.io.output
+  index.io.restartInterval := 1
+  data.io.status.ready := True // the writer knows each block's size from its estimate at the FLUSH
+  index.io.status.ready := False
+
+  // ---- output packer: beats of 0..W bytes from the blocks, the metaindex and the footer into full beats ----
+  val Cap = 2 * W
+  val buf = Reg(Bits(8 * Cap bits)) init (0)
+  val fill = Reg(UInt(log2Up(Cap + 1) bits)) init (0)
+  val closing = RegInit(False) // the table's final bytes are in: drain, `last` on the final beat
+  val pk = new Bundle {
+    val valid = Bool()
+    val data = Bits(8 * W bits)
+    val count = UInt(log2Up(W + 1) bits)
+    val fin = Bool()
+  }
+  io.output.valid := fill >= W || (closing && fill =/= 0)
+  io.output.data := buf(0, 8 * W bits)
+  io.output.count := Mux(fill >= W, U(W), fill).resized
+  io.output.last := closing && fill <= W
+  val popped = Mux(io.output.fire, io.output.count.resize(fill.getWidth), U(0, fill.getWidth bits))
+  val keptFill = fill - popped
+  val kept = buf >> (popped << 3)
+  val pkReady = keptFill <= W && !closing
+  val pkFire = pk.valid && pkReady
+  val pkMasked = Bits(8 * W bits)
+  for (i <- 0 until W) pkMasked(8 * i, 8 bits) := Mux(U(i) < pk.count, pk.data(8 * i, 8 bits), B(0, 8 bits))
+  buf := kept.resized
+  fill := keptFill
+  when(pkFire) {
+    buf := (kept.resize(8 * Cap) | (pkMasked.resize(8 * Cap) << (keptFill << 3)).resize(8 * Cap))
+    fill := keptFill + pk.count
+    when(pk.fin) { closing := True }
+  }
+  when(io.output.fire && io.output.last) { closing := False }
+  val packerEmpty = fill === 0 && !closing
+  // By default the data blocks flow out; the table's end overrides with metaindex, index and footer.
+  pk.valid := data.io.output.valid
+  pk.data := data.io.output.data
+  pk.count := data.io.output.count
+  pk.fin := False
+  data.io.output.ready := pkReady
+  indexBuffer.io.pop.ready := False
+
+  // ---- job options ----
+  val blockSize = Reg(UInt(32 bits))
+  val interval = Reg(UInt(16 bits)) init (1)
+  val maxFileSize = Reg(UInt(32 bits))
+  data.io.restartInterval := interval
+
+  // ---- keys: the entry's and the previous one (two banks swapped per entry), and the table's first ----
+  val keyMem = Mem(Bits(8 * W bits), 2 * KW)
+  val firstMem = Mem(Bits(8 * W bits), KW)
+  val bank = RegInit(False) // the bank the current key goes to; the last key is in !bank after an entry
+  def keyAddr(b: Bool, word: UInt): UInt =
+    (b.asUInt.resize(log2Up(2 * KW)) * KW + word.resize(log2Up(2 * KW))).resize(log2Up(2 * KW))
+  val curLen = Reg(UInt(KB bits))
+  val valueLen = Reg(UInt(32 bits))
+  val prevLen = Reg(UInt(KB bits)) init (0) // the last entry's key (in !bank)
+  val firstLen = Reg(UInt(KB bits)) init (0)
+  val keyBeat = Reg(UInt(log2Up(KW + 1) bits))
+  // The first user-key byte where the key differs from the previous one (ShortestSeparator's index i) ...
+  val sepFound = Reg(Bool())
+  val sepPos = Reg(UInt(KB bits))
+  val sepPrev = Reg(UInt(8 bits))
+  val sepNew = Reg(UInt(8 bits))
+  // ... and its first user-key byte other than 0xff (ShortSuccessor's), for the key and for the last key.
+  val succFound = Reg(Bool())
+  val succPos = Reg(UInt(KB bits))
+  val lastSuccFound = Reg(Bool())
+  val lastSuccPos = Reg(UInt(KB bits))
+
+  // ---- table and job state ----
+  val fileOffset = Reg(UInt(32 bits)) init (0) // the table's bytes so far (TableBuilder::FileSize once blocks are out)
+  val tableEntries = Reg(UInt(32 bits)) init (0)
+  val blockEntries = Reg(UInt(32 bits)) init (0)
+  val jobEntries = Reg(UInt(32 bits)) init (0)
+  val jobBytes = Reg(UInt(32 bits)) init (0)
+  val pendingIndex = RegInit(False) // a data block whose index entry waits for the next key (or the end)
+  val pendOff = Reg(UInt(32 bits))
+  val pendSize = Reg(UInt(32 bits))
+  val indexUsed = Reg(UInt(32 bits)) init (0) // the index block's entries and restarts so far
+  val endOfTable = RegInit(False) // the index entry being written is the table's last (short successor)
+  val endOfJob = RegInit(False)
+  val metaOff = Reg(UInt(32 bits))
+  val indexOff = Reg(UInt(32 bits))
+  val indexSize = Reg(UInt(32 bits))
+  val errCode = Reg(UInt(ErrorCodes.Width bits))
+  val k = Reg(UInt(log2Up(KW + 64) bits)) // beat of a constant, footer or key being sent
+
+  // ---- the index entry being written: the key in idxBank shortened at `cut` (or whole), the pending handle ----
+  val idxBank = Reg(Bool())
+  val shorten = Reg(Bool())
+  val cut = Reg(UInt(KB bits))
+  val sepLen = Reg(UInt(KB bits))
+  val handle = Bits(8 * c.handleBytes bits)
+  val handleLen = UInt(4 bits)
+
+  object S extends SpinalEnum {
+    val Cmd, Idle, Key, Value, Check, IdxSep, IdxHead, IdxKey, IdxVal, CloseFlush, CloseWait, Meta, CloseIdx,
+        IdxFlush, IdxOut, IdxStatus, Footer, KeysFirst, KeysLast, Status, Done, Error, Halt = newElement()
+  }
+  val state = RegInit(S.Cmd)
+
+  val beat = io.entries.fragment
+  io.cmd.ready := False
+  io.entries.ready := False
+  data.io.entries.valid := False
+  data.io.entries.payload := io.entries.payload
+  index.io.entries.valid := False
+  index.io.entries.fragment.kind := EntryKind.Head
+  index.io.entries.fragment.data := 0
+  index.io.entries.fragment.count := 0
+  index.io.entries.fragment.keyBytes := 0
+  index.io.entries.fragment.valueBytes := 0
+  index.io.entries.last := False
+  io.keys.valid := False
+  io.keys.data := 0
+  io.keys.count := 0
+  io.keys.last := False
+  io.status.valid := False
+  io.status.done := False
+  io.status.error := False
+  io.status.code := 0
+  io.status.size := fileOffset
+  io.status.entries := tableEntries
+  io.status.smallestBytes := firstLen
+  io.status.largestBytes := prevLen
+
+  def fail(code: String): Unit = {
+    errCode := ErrorCodes(code)
+    state := S.Error
+  }
+
+  /** The entry's last beat went into the data block: the key becomes the previous one. `succ*` hold the
+    * key's short-successor scan including the final beat. */
+  def entryDone(succF: Bool, succP: UInt): Unit = {
+    bank := !bank
+    prevLen := curLen
+    lastSuccFound := succF
+    lastSuccPos := succP
+    tableEntries := tableEntries + 1
+    blockEntries := blockEntries + 1
+    jobEntries := jobEntries + 1
+    when(pendingIndex) {
+      idxBank := !bank // the key before this entry (the swap above takes effect at the edge): the separator's start
+      sepLen := prevLen
+      state := S.IdxSep
+    } otherwise { state := S.Check }
+  }
+
+  /** FLUSH the data block (the builder is idle): its handle becomes the pending index entry. */
+  def flushData(): Unit = {
+    data.io.entries.valid := True
+    data.io.entries.fragment.kind := BuilderKind.Flush
+    data.io.entries.last := True
+    pendOff := fileOffset
+    pendSize := data.io.estimate
+    pendingIndex := True
+    fileOffset := fileOffset + data.io.estimate + 5
+    blockEntries := 0
+  }
+
+  /** Between entries: a HEAD starts the next entry, CUT / END close the table. */
+  def takeBeat(): Unit = {
+    when(io.entries.valid) {
+      when(beat.kind === EntryKind.Head) {
+        when(beat.keyBytes > c.keyLimit) { fail("KEY_TOO_LONG") }
+          .elsewhen(beat.keyBytes < 8) { fail("BAD_JOB") } // not an internal key (user key + 8-byte tag)
+          .otherwise {
+            data.io.entries.valid := True
+            io.entries.ready := data.io.entries.ready
+            when(data.io.entries.ready) {
+              curLen := beat.keyBytes
+              valueLen := beat.valueBytes
+              keyBeat := 0
+              sepFound := False
+              succFound := False
+              when(tableEntries === 0) { firstLen := beat.keyBytes }
+              state := S.Key
+            }
+          }
+      } elsewhen (beat.kind === WriterControl.Kind) {
+        io.entries.ready := True
+        val end = beat.count === WriterControl.End
+        endOfJob := end
+        when(tableEntries =/= 0) { state := S.CloseFlush } elsewhen (end) { state := S.Done }
+      } otherwise { fail("BAD_JOB") } // a KEY or VALUE beat outside an entry
+    }
+  }
+
+  switch(state) {
+    is(S.Cmd) {
+      io.cmd.ready := True
+      when(io.cmd.fire) {
+        blockSize := io.cmd.blockSize
+        interval := io.cmd.restartInterval
+        maxFileSize := io.cmd.maxFileSize
+        jobEntries := 0
+        jobBytes := 0
+        state := S.Idle
+        when(io.cmd.blockSize > c.maxBlockSize || io.cmd.restartInterval === 0) { fail("BAD_JOB") }
+      }
+    }
+    is(S.Idle) { takeBeat() }
+    is(S.Key) {
+      data.io.entries.valid := io.entries.valid
+      io.entries.ready := data.io.entries.ready
+      val base = (keyBeat * W).resize(KB + 1)
+      val prevWord = lanes(keyMem.readAsync(keyAddr(!bank, keyBeat.resized)))
+      val word = lanes(beat.data)
+      val n = min(prevLen, curLen) - 8 // both keys' user parts (pendingIndex: the previous key is >= 8 bytes)
+      val diff = Bits(W bits)
+      val notFF = Bits(W bits)
+      for (i <- 0 until W) {
+        diff(i) := base + i < n && word(i) =/= prevWord(i)
+        notFF(i) := base + i < curLen - 8 && word(i) =/= B"xFF"
+      }
+      val diffAt = OHToUInt(OHMasking.first(diff))
+      val succAt = OHToUInt(OHMasking.first(notFF))
+      val succF = succFound || notFF.orR
+      val succP = Mux(succFound, succPos, (base + succAt).resize(KB))
+      val finalBeat = base + W >= curLen
+      when(io.entries.fire) {
+        keyMem(keyAddr(bank, keyBeat.resized)) := beat.data
+        when(tableEntries === 0) { firstMem(keyBeat.resized) := beat.data }
+        keyBeat := keyBeat + 1
+        when(!sepFound && diff.orR) {
+          sepFound := True
+          sepPos := (base + diffAt).resized
+          sepPrev := prevWord(diffAt).asUInt
+          sepNew := word(diffAt).asUInt
+        }
+        succFound := succF
+        succPos := succP
+        when(finalBeat) {
+          when(valueLen === 0) { entryDone(succF, succP) } otherwise { state := S.Value }
+        }
+      }
+    }
+    is(S.Value) {
+      data.io.entries.valid := io.entries.valid
+      io.entries.ready := data.io.entries.ready
+      when(io.entries.fire && io.entries.last) { entryDone(succFound, succPos) }
+    }
+    is(S.Check) {
+      // The entry is in the block (the builder idle): LevelDB's flush rule, then DoCompactionWork's file size.
+      when(data.io.idle) {
+        val flushed = fileOffset + data.io.estimate + 5
+        when(data.io.estimate >= blockSize) {
+          flushData()
+          when(flushed >= maxFileSize) { endOfJob := False; state := S.CloseFlush } otherwise { state := S.Idle }
+        } elsewhen (fileOffset >= maxFileSize) {
+          endOfJob := False
+          state := S.CloseFlush
+        } otherwise {
+          state := S.Idle
+          takeBeat()
+        }
+      }
+    }
+    is(S.IdxSep) {
+      // ShortestSeparator(previous key, this key) on the user keys, as the model's internal_key.cc.
+      shorten := sepFound && sepPrev =/= 0xff && (sepPrev +^ 1) < sepNew && sepPos + 1 < sepLen - 8
+      cut := sepPos
+      endOfTable := False
+      state := S.IdxHead
+    }
+    is(S.IdxHead) {
+      val keyLen = Mux(shorten, (cut + 9).resize(KB), sepLen)
+      val entryBytes = keyLen.resize(32) + Mux(keyLen < 128, U(1, 32 bits), U(2, 32 bits)) + 2 + handleLen + 4
+      when(indexUsed + entryBytes + 4 + 5 > c.indexBytes) {
+        fail("OUTPUT_FULL") // the index block would pass the index buffer
+      } otherwise {
+        index.io.entries.valid := True
+        index.io.entries.fragment.kind := EntryKind.Head
+        index.io.entries.fragment.keyBytes := keyLen
+        index.io.entries.fragment.valueBytes := handleLen.resized
+        when(index.io.entries.ready) {
+          indexUsed := indexUsed + entryBytes
+          sepLen := keyLen
+          k := 0
+          state := S.IdxKey
+        }
+      }
+    }
+    is(S.IdxKey) {
+      val word = lanes(keyMem.readAsync(keyAddr(idxBank, k.resized)))
+      val base = (k * W).resize(KB + 1)
+      for (i <- 0 until W) {
+        val p = base + i
+        val b = Bits(8 bits)
+        b := word(i)
+        when(shorten) {
+          when(p === cut) { b := (word(i).asUInt + 1).asBits } // the user key's last byte, one up
+            .elsewhen(p === cut + 1) { b := B"x01" } // then kMaxSequenceNumber's seek tag, little-endian
+            .elsewhen(p > cut + 1) { b := B"xFF" }
+        }
+        index.io.entries.fragment.data(8 * i, 8 bits) := Mux(p < sepLen, b, B(0, 8 bits))
+      }
+      index.io.entries.valid := True
+      index.io.entries.fragment.kind := EntryKind.Key
+      index.io.entries.fragment.count := min(U(W, KB + 1 bits), sepLen - base).resized
+      when(index.io.entries.ready) {
+        k := k + 1
+        when(base + W >= sepLen) { k := 0; state := S.IdxVal }
+      }
+    }
+    is(S.IdxVal) {
+      val base = (k * W).resize(6)
+      index.io.entries.valid := True
+      index.io.entries.fragment.kind := EntryKind.Value
+      index.io.entries.fragment.data := pick(handle, k)
+      index.io.entries.fragment.count := min(U(W, 6 bits), handleLen - base).resized
+      index.io.entries.last := base + W >= handleLen
+      when(index.io.entries.ready) {
+        k := k + 1
+        when(base + W >= handleLen) {
+          pendingIndex := False
+          state := Mux(endOfTable, S.IdxFlush, S.Check)
+        }
+      }
+    }
+    is(S.CloseFlush) { // TableBuilder::Finish: the last data block ...
+      when(blockEntries === 0) { state := S.CloseWait }
+        .elsewhen(data.io.idle) { flushData(); state := S.CloseWait }
+    }
+    is(S.CloseWait) { // ... out of the data builder
+      when(data.io.idle) { metaOff := fileOffset; k := 0; state := S.Meta }
+    }
+    is(S.Meta) { // the metaindex block (empty: no filter policy)
+      val bytes = TableFormat.Metaindex
+      val n = (bytes.size + W - 1) / W
+      pk.valid := True
+      pk.data := pick(TableFormat.bits(bytes, n * W), k)
+      pk.count := min(U(W, 8 bits), U(bytes.size, 8 bits) - (k * W).resize(8)).resized
+      data.io.output.ready := False
+      when(pkFire) {
+        k := k + 1
+        when(k === n - 1) { fileOffset := fileOffset + bytes.size; state := S.CloseIdx }
+      }
+    }
+    is(S.CloseIdx) { // the last index entry: ShortSuccessor of the last key
+      when(pendingIndex) {
+        idxBank := !bank
+        sepLen := prevLen
+        shorten := lastSuccFound && lastSuccPos + 1 < prevLen - 8
+        cut := lastSuccPos
+        endOfTable := True
+        state := S.IdxHead
+      } otherwise { state := S.IdxFlush }
+    }
+    is(S.IdxFlush) {
+      index.io.entries.valid := True
+      index.io.entries.fragment.kind := BuilderKind.Flush
+      index.io.entries.last := True
+      when(index.io.entries.ready) { indexOff := fileOffset; state := S.IdxOut }
+    }
+    is(S.IdxOut) { // the index block from the index buffer
+      pk.valid := indexBuffer.io.pop.valid
+      pk.data := indexBuffer.io.pop.data
+      pk.count := indexBuffer.io.pop.count
+      data.io.output.ready := False
+      indexBuffer.io.pop.ready := pkReady
+      when(indexBuffer.io.pop.fire && indexBuffer.io.pop.last) { state := S.IdxStatus }
+    }
+    is(S.IdxStatus) {
+      index.io.status.ready := True
+      when(index.io.status.fire) {
+        indexSize := index.io.status.size
+        fileOffset := fileOffset + index.io.status.size + 5
+        k := 0
+        state := S.Footer
+      }
+    }
+    is(S.Footer) { // two block handles, zero padding to 40 bytes, the magic number
+      def cat(parts: Seq[(Bits, UInt)]): Bits = {
+        var acc = B(0, 320 bits)
+        var at = U(0, 6 bits)
+        for ((b, len) <- parts) {
+          acc = acc | (b.resize(320) << (at << 3)).resize(320)
+          at = at + len.resize(6)
+        }
+        acc
+      }
+      val handles = cat(Seq(Varint.encode(metaOff), Varint.encode(U(TableFormat.MetaindexSize, 32 bits)),
+        Varint.encode(indexOff), Varint.encode(indexSize)))
+      val n = (TableFormat.FooterBytes + W - 1) / W
+      val footer = (B(TableFormat.Magic, 64 bits) ## handles).resize(8 * n * W)
+      pk.valid := True
+      pk.data := pick(footer, k)
+      pk.count := min(U(W, 8 bits), U(TableFormat.FooterBytes, 8 bits) - (k * W).resize(8)).resized
+      pk.fin := k === n - 1
+      data.io.output.ready := False
+      when(pkFire) {
+        k := k + 1
+        when(k === n - 1) { fileOffset := fileOffset + TableFormat.FooterBytes; k := 0; state := S.KeysFirst }
+      }
+    }
+    is(S.KeysFirst) {
+      val base = (k * W).resize(KB + 1)
+      io.keys.valid := True
+      io.keys.data := firstMem.readAsync(k.resized)
+      io.keys.count := min(U(W, KB + 1 bits), firstLen - base).resized
+      io.keys.last := base + W >= firstLen
+      when(io.keys.fire) {
+        k := k + 1
+        when(io.keys.last) { k := 0; state := S.KeysLast }
+      }
+    }
+    is(S.KeysLast) {
+      val base = (k * W).resize(KB + 1)
+      io.keys.valid := True
+      io.keys.data := keyMem.readAsync(keyAddr(!bank, k.resized))
+      io.keys.count := min(U(W, KB + 1 bits), prevLen - base).resized
+      io.keys.last := base + W >= prevLen
+      when(io.keys.fire) {
+        k := k + 1
+        when(io.keys.last) { state := S.Status }
+      }
+    }
+    is(S.Status) { // after the table's last beat
+      io.status.valid := packerEmpty
+      when(io.status.fire) {
+        jobBytes := jobBytes + fileOffset
+        fileOffset := 0
+        tableEntries := 0
+        indexUsed := 0
+        state := Mux(endOfJob, S.Done, S.Idle)
+      }
+    }
+    is(S.Done) {
+      io.status.valid := True
+      io.status.done := True
+      io.status.size := jobBytes
+      io.status.entries := jobEntries
+      when(io.status.fire) { state := S.Cmd }
+    }
+    is(S.Error) {
+      io.status.valid := True
+      io.status.done := True
+      io.status.error := True
+      io.status.code := errCode
+      io.status.size := jobBytes
+      io.status.entries := jobEntries
+      when(io.status.fire) { state := S.Halt }
+    }
+    is(S.Halt) {} // until softReset
+  }
+
+  // The pending data block's handle as the index entry's value: offset and size as varints (BlockHandle::EncodeTo).
+  val hOff = Varint.encode(pendOff)
+  val hSize = Varint.encode(pendSize)
+  handle := (hOff._1.resize(8 * c.handleBytes) | (hSize._1.resize(8 * c.handleBytes) << (hOff._2 << 3)).resize(8 * c.handleBytes))
+  handleLen := (hOff._2 +^ hSize._2).resized
+}
+
+/** `table_engine.GenerateTableWriter [--bytes 4|8|16|32] [--key-limit N] [--max-restarts N] [--index-bytes N]
+  * --out DIR`: DIR/TableWriter.v, the table engine's table writer (data blocks, index, metaindex, footer). */
+object GenerateTableWriter extends Generator("build/gen/table_engine_writer_w16",
+      Gen.intOpt("bytes", 16, Seq(4, 8, 16, 32)), Gen.intOpt("key-limit", 1032, min = 1024),
+      Gen.intOpt("max-restarts", 2048, min = 4), Gen.intOpt("index-bytes", 1 << 16, min = 1024)) {
+  def top(a: Gen.Args) = TableWriter(TableWriterConfig(a.int("bytes"), a.int("key-limit"), a.int("max-restarts"),
+    a.int("index-bytes")))
+}

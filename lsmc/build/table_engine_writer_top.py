@@ -1,0 +1,64 @@
+"""Builds of the table engine's table writer (hw/ip/table_engine/rtl/TableWriter.scala) for Verilator: its
+Verilog at a beat width (build/gen/table_engine_writer_wN/TableWriter.v, the key limit of the C++ model's
+limits.h) and the differential harness hw/ip/table_engine/dv/table_writer_harness.cpp, which links the model's
+TableWriter and table reader (build/table_engine/writer_wN/VTableWriter). Both cached by stamps."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from lsmc import build
+from lsmc.build import table_model
+from lsmc.build.table_engine_rtl import DV, DV_HEADERS, TAG_BYTES
+from lsmc.paths import BUILD, GEN, ROOT
+
+WIDTHS = (4, 8, 16, 32)  # beat bytes the generator takes (table_engine.GenerateTableWriter --bytes)
+HARNESS = DV / "table_writer_harness.cpp"
+MODEL = table_model.MODEL
+# The model's writer (the reference bytes) and its reader (the tables read back).
+MODEL_SOURCES = [MODEL / f"{n}.cc" for n in ("table_writer", "table_reader", "block_builder", "block_reader",
+                                              "filter_block", "internal_key", "coding", "crc32c", "error",
+                                              "format", "snappy_codec")]
+
+
+def _check(width: int) -> None:
+    if width not in WIDTHS:
+        raise ValueError(f"beat width {width!r} not one of {WIDTHS}")
+
+
+def _name(width: int, index_bytes: int | None) -> str:
+    return f"w{width}" + (f"_i{index_bytes}" if index_bytes else "")
+
+
+def generate(width: int = 16, index_bytes: int | None = None) -> Path:
+    """TableWriter.v of `width` bytes per beat with the model's key limit (and an index buffer of
+    `index_bytes` instead of the generator's 64 KiB, to test a full one); cached."""
+    _check(width)
+    lim = table_model.limits()
+    out = GEN / f"table_engine_writer_{_name(width, index_bytes)}"
+    extra = ["--index-bytes", str(index_bytes)] if index_bytes else []
+    return build.generate("table_engine", "table_engine.GenerateTableWriter", out,
+                          ["--bytes", str(width), "--key-limit", str(lim["max_user_key_bytes"] + TAG_BYTES),
+                           *extra, "--out", str(out.relative_to(ROOT))])
+
+
+def build_harness(width: int = 16, index_bytes: int | None = None) -> Path:
+    """The Verilator model of TableWriter with its differential harness; cached."""
+    verilog = generate(width, index_bytes) / "TableWriter.v"
+    if not verilog.is_file():
+        raise build.BuildError(f"{verilog} was not generated")
+    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), *DV_HEADERS)
+    flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width}", "-LDFLAGS", "-lleveldb", *common_flags]
+    return build.verilate("TableWriter", [verilog], [HARNESS, *MODEL_SOURCES, *common_srcs],
+                          BUILD / "table_engine" / f"writer_{_name(width, index_bytes)}", flags=flags, cflags="-O2")
+
+
+def run(width: int = 16, *args, index_bytes: int | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run the harness with `args` (its options); the completed process (text output)."""
+    exe = build_harness(width, index_bytes)
+    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+if __name__ == "__main__":  # python3 -m lsmc.build.table_engine_writer_top [WIDTH]: build, print the path
+    import sys
+    print(build_harness(int(sys.argv[1]) if len(sys.argv) > 1 else 16))

@@ -1,0 +1,89 @@
+"""The table engine's table writer RTL (hw/ip/table_engine/rtl/TableWriter.scala) in Verilator: for random jobs
+of sorted internal keys (user keys 0 bytes to the key limit, values up to several KiB or 64 KiB), block sizes of
+64 B to 4 KiB, restart intervals 1 and 16 (and 3), max file sizes that split the output (0 B to 2 MiB) and CUT
+beats where the merge side would stop an output, its tables must equal the engine's C++ model's TableWriter
+driven as LevelDB's DoCompactionWork drives TableBuilder, byte for byte, file boundaries included; each table's
+status and smallest / largest keys match, and the model's TableReader reads the RTL's tables back into the
+job's entries. Random stalls on every stream; a key over the limit stops the job with KEY_TOO_LONG and a soft
+reset readies the unit; never a hang (the harness's cycle bound). The harness:
+hw/ip/table_engine/dv/table_writer_harness.cpp (doc/table_writer.md)."""
+from __future__ import annotations
+
+import pytest
+
+from lsmc.build import table_engine_writer_top as writer
+from lsmc.build.table_engine_rtl import summary
+
+WIDTHS = (4, 16)  # the narrowest beat and the engine's
+
+
+@pytest.fixture(scope="module", params=WIDTHS, ids=lambda w: f"w{w}")
+def width(request):
+    writer.build_harness(request.param)
+    return request.param
+
+
+def run_ok(width, *args) -> dict:
+    res = writer.run(width, *args)
+    s = summary(res)
+    assert res.returncode == 0 and s["mismatches"] == 0 and s["hangs"] == 0 and s["violations"] == 0, \
+        f"{res.stdout}\n{res.stderr[-4000:]}"
+    return s
+
+
+@pytest.mark.parametrize("stalls", [(0.0, 0.0), (0.3, 0.3)], ids=["no_stalls", "stalls"])
+def test_random_jobs_match_model(width, stalls):
+    """Block sizes 64 B to 4 KiB, intervals 1 / 16, max file sizes 0 B to 2 MiB, CUT beats: many files."""
+    pin, pout = stalls
+    s = run_ok(width, "--seed", 21, "--jobs", 30, "--cut", 0.03, "--pin", pin, "--pout", pout)
+    assert s["jobs"] == 30 and s["entries"] > 2000 and s["tables"] > 300
+
+
+def test_stalls_on_every_stream(width):
+    for seed, (pin, pout) in enumerate([(0.6, 0.0), (0.0, 0.6)]):
+        run_ok(width, "--seed", 200 + seed, "--jobs", 10, "--pin", pin, "--pout", pout, "--max-value", 2048)
+
+
+def test_large_values_and_other_interval(width):
+    """Values up to 64 KiB (blocks far past block_size), and a restart interval of 3 in 4 KiB blocks."""
+    run_ok(width, "--seed", 7, "--jobs", 8, "--max-value", 65536, "--max-entries", 60, "--pin", 0.2, "--pout", 0.2)
+    run_ok(width, "--seed", 8, "--jobs", 10, "--interval", 3, "--block-size", 4096, "--max-file", 4096)
+
+
+def test_one_table_per_job_and_one_entry_per_table(width):
+    """A max file size of 2 MiB and no cuts: one table per job; max_file_size 0: one entry per table."""
+    s = run_ok(width, "--seed", 5, "--jobs", 10, "--max-file", 2 << 20, "--cut", 0)
+    assert s["tables"] == 10
+    s = run_ok(width, "--seed", 6, "--jobs", 10, "--max-file", 0, "--cut", 0, "--max-entries", 40)
+    assert s["tables"] == s["entries"]
+
+
+def test_key_over_limit_stops_job_then_soft_reset(width):
+    """A key 1 to 16 bytes over the limit: the job's status is KEY_TOO_LONG naming the entry; after a soft
+    reset the next job's tables are right."""
+    s = run_ok(width, "--seed", 9, "--jobs", 30, "--long-key", 0.3, "--pin", 0.2, "--pout", 0.2, "--max-value", 1024)
+    assert 3 < s["long_keys"] < 20
+
+
+def test_refused_jobs_then_soft_reset(width):
+    """Jobs the writer refuses: restart interval 0, a block_size past what its restart RAM guarantees, a VALUE beat
+    where a HEAD is due, a key shorter than its 8-byte tag: BAD_JOB after exactly the entries before it, and after
+    a soft reset the next job's tables are right."""
+    s = run_ok(width, "--seed", 10, "--jobs", 30, "--bad", 0.4, "--pin", 0.2, "--pout", 0.2, "--max-value", 1024)
+    assert 5 < s["bad_jobs"] < 25
+
+
+def test_comparison_can_fail(width):
+    """With one byte of every job's first expected table changed, every job mismatches."""
+    res = writer.run(width, "--seed", 3, "--jobs", 5, "--tamper", "--quiet")
+    assert res.returncode == 1 and summary(res)["mismatches"] == 5, res.stdout
+
+
+def test_full_index_buffer_stops_job():
+    """Generated with an index buffer of 1 KiB (W = 16): a table whose index block would pass it stops the job with
+    OUTPUT_FULL after the entries the harness predicts from the model's index blocks (the tables before it
+    right), then a soft reset; jobs that fit are byte-identical."""
+    s = summary(res := writer.run(16, "--seed", 12, "--jobs", 30, "--index-bytes", 1024, "--pin", 0.2, "--pout", 0.2,
+                                  "--max-value", 512, index_bytes=1024))
+    assert res.returncode == 0 and s["mismatches"] == 0 and s["hangs"] == 0, f"{res.stdout}\n{res.stderr[-4000:]}"
+    assert 3 < s["index_full"] < 27
