@@ -93,7 +93,32 @@ struct Options {
   uint64_t seed = 1, tables = 20, maxValue = 2048, maxEntries = 300, latency = 20, dbbench = 0;
   double pin = 0, pout = 0, mutate = 0, verify = 1, model = 0.5;
   bool quiet = false, tamper = false;
+  std::string cases, dump;
 };
+
+struct Case {
+  std::string bytes;
+  bool verify = true;
+};
+
+// Records: u32 length, u8 verify, then the table's bytes.
+std::vector<Case> ReadCases(const std::string& path) {
+  std::vector<uint8_t> f = simc::readFile(path, "--cases");
+  std::vector<Case> out;
+  size_t p = 0;
+  while (p < f.size()) {
+    if (f.size() - p < 5) simc::die("--cases %s: record header cut at byte %zu", path.c_str(), p);
+    uint32_t len = simc::le32(&f[p]);
+    Case c;
+    c.verify = f[p + 4] != 0;
+    p += 5;
+    if (f.size() - p < len) simc::die("--cases %s: record of %u bytes at byte %zu runs past the file", path.c_str(), len, p);
+    c.bytes.assign(reinterpret_cast<const char*>(&f[p]), len);
+    p += len;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
 
 class Bench {
  public:
@@ -405,6 +430,8 @@ int main(int argc, char** argv) {
               [&](const std::string& opt, const std::string& v) { o.verify = simc::toProbability(v, opt); });
   args.custom("--model", "P", "fraction of tables written by the model's TableWriter (else LevelDB's TableBuilder)",
               [&](const std::string& opt, const std::string& v) { o.model = simc::toProbability(v, opt); });
+  args.input("--cases", &o.cases, "tables from a file instead (u32 len, u8 verify, bytes; each counted as mutated)");
+  args.output("--dump", &o.dump, "write the tables made (before mutation) as a --cases file");
   args.flag("--tamper", &o.tamper, "change a byte of the model's last entry (the comparison must fail)");
   args.flag("--quiet", &o.quiet, "no line per mismatch");
   args.parse(argc, argv);
@@ -414,10 +441,20 @@ int main(int argc, char** argv) {
   uint64_t mismatches = 0, skipped = 0, okTables = 0, errTables = 0, entries = 0, hangs = 0;
   uint64_t cleanCycles = 0, cleanBytes = 0, cleanTables = 0;
   std::map<std::string, uint64_t> codes;
+  std::vector<Case> cases;
+  if (!o.cases.empty()) {
+    cases = ReadCases(o.cases);
+    o.tables = cases.size();
+  }
+  std::vector<uint8_t> dumped;
   for (uint64_t i = 0; i < o.tables; i++) {
     std::string table, how;
-    bool mutated = false;
-    if (o.dbbench) {
+    bool mutated = false, fromFile = !cases.empty();
+    if (fromFile) {
+      table = cases[i].bytes;
+      mutated = true;
+      how = "from --cases";
+    } else if (o.dbbench) {
       table = DbBenchTable(gen, o.dbbench);
     } else {
       const int interval = Below(gen, 2) ? 16 : 1 + int(Below(gen, 4));
@@ -425,12 +462,17 @@ int main(int argc, char** argv) {
       const bool byModel = gen.chance(o.model);
       auto keys = Keys(gen, 1 + Below(gen, o.maxEntries), !byModel);
       table = byModel ? ModelTable(gen, o, keys, interval, blockSize) : LevelDbTable(gen, o, keys, interval, blockSize);
+      uint8_t rec[5];
+      simc::putLe32(rec, uint32_t(table.size()));
+      rec[4] = 1;
+      dumped.insert(dumped.end(), rec, rec + 5);
+      dumped.insert(dumped.end(), table.begin(), table.end());
       if (gen.chance(o.mutate)) {
         table = Mutate(gen, table, &how);
         mutated = true;
       }
     }
-    const bool verify = gen.chance(o.verify) || o.verify >= 1;
+    const bool verify = fromFile ? cases[i].verify : gen.chance(o.verify) || o.verify >= 1;
     Outcome model = ModelRead(table, verify);
     if (o.tamper && !model.entries.empty()) model.entries.back().value.push_back('!');
     const uint64_t addr = kMemBase + 4096 * Below(gen, 16) + Below(gen, 64);  // any alignment
@@ -476,6 +518,7 @@ int main(int argc, char** argv) {
       }
     }
   }
+  if (!o.dump.empty()) simc::writeFileAtomic(o.dump, dumped.data(), dumped.size(), "--dump");
   std::string codeList;
   for (auto& [k, v] : codes) codeList += (codeList.empty() ? "" : ",") + k + ":" + std::to_string(v);
   printf("tables=%" PRIu64 " ok=%" PRIu64 " errors=%" PRIu64 " skipped_snappy=%" PRIu64 " mismatches=%" PRIu64
