@@ -41,9 +41,6 @@ namespace {
 #ifndef BEAT_BYTES
 #define BEAT_BYTES 16
 #endif
-#ifndef MAX_BLOCKS
-#define MAX_BLOCKS 1024
-#endif
 constexpr int W = BEAT_BYTES;
 constexpr int kDataWords = W / 4;
 constexpr int kSinkWords = kDataWords + 4;  // data, kind, count, keyBytes, valueBytes
