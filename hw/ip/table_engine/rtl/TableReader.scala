@@ -119,13 +119,6 @@ case class TableFetch(c: TableReaderConfig) extends Component {
   val skip = Reg(UInt(lw bits)) // bytes below the range in the next beat
   val win = Reg(Bits(16 * W bits)) init (0)
   val have = Reg(UInt(lw + 2 bits)) init (0)
-  pending.io.pop.ready := !active
-  when(pending.io.pop.fire) {
-    active := True
-    left := pending.io.pop.len
-    need := pending.io.pop.len
-    skip := pending.io.pop.addr(lw - 1 downto 0)
-  }
   val n = Mux(left < W, left.resize(lw + 1), U(W, lw + 1 bits))
   io.output.valid := active && have >= n
   io.output.fragment.data := win(0, 8 * W bits)
@@ -151,6 +144,14 @@ case class TableFetch(c: TableReaderConfig) extends Component {
   when(io.output.fire) {
     left := left - n
     when(io.output.last) { active := False }
+  }
+  // The next range starts as this one's last beat leaves (the window is empty then: all its bytes came).
+  pending.io.pop.ready := !active || (io.output.fire && io.output.last)
+  when(pending.io.pop.fire) {
+    active := True
+    left := pending.io.pop.len
+    need := pending.io.pop.len
+    skip := pending.io.pop.addr(lw - 1 downto 0)
   }
   io.idle := !arBusy && !arValid && !pending.io.pop.valid && !active && inFlight === 0 && fifo.io.occupancy === 0 &&
     !io.cmd.valid
@@ -214,7 +215,7 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
     when(bufBeat =/= bufBeat.maxValue) { bufBeat := bufBeat + 1 } // long values: only the first bytes matter
   }
 
-  // ---- varint64s from the buffer, a byte a clock, as the model's ParseVarint64 (10 bytes at most) ----
+  // ---- the footer's varint64s from the buffer, a byte a clock, as the model's ParseVarint64 (10 bytes at most) ----
   val parse = new Area {
     val start = False
     val startLimit = UInt(6 bits).assignDontCare()
@@ -294,10 +295,21 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
   val blkEntries = Reg(UInt(32 bits))
 
   // ---- index entries: values parsed into handles ----
+  // A handle's two varint64s from the buffer in one clock (ParseVarint64 within the value's first 20 bytes).
+  case class Varint64(ok: Bool, len: UInt, value: UInt)
+  def varint64At(start: UInt, limit: UInt): Varint64 = {
+    val bytes = (0 until 10).map(i => Vec((0 to 10).map(o => buf(o + i)))(start))
+    val stop = Vec((0 until 10).map(i => !bytes(i)(7) && (start.resize(6) + i) < limit.resize(6)))
+    val at = OHToUInt(OHMasking.first(stop.asBits))
+    val sums = (0 until 10).scanLeft(U(0, 64 bits))((acc, i) =>
+      acc | (bytes(i)(6 downto 0).asUInt.resize(64) << (7 * i)).resize(64)).drop(1)
+    Varint64(stop.orR, (at +^ 1).resize(4), Vec(sums)(at))
+  }
   val coll = new Area {
-    object C extends SpinalEnum { val Take, Parse, Check = newElement() }
+    object C extends SpinalEnum { val Take, Check = newElement() }
     val state = RegInit(C.Take)
     val vlen = Reg(UInt(32 bits))
+    val vlimit = Reg(UInt(5 bits))
     val eOff = Reg(UInt(32 bits))
     val idle = state === C.Take
     val e = reader.io.entries
@@ -315,29 +327,29 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
         bufCount := ef.count
       }
       when(e.last && !idxStop) {
-        parse.start := True
         val vl = Mux(ef.kind === U(EntryKind.Head, 2 bits), ef.valueBytes, vlen)
-        parse.startLimit := Mux(vl < 20, vl.resize(6), U(20, 6 bits))
-        parse.startCount := 2
-        state := C.Parse
+        vlimit := Mux(vl < 20, vl.resize(5), U(20, 5 bits))
+        state := C.Check
       }
     }
-    when(state === C.Parse && !parse.busy && !parse.start) { state := C.Check }
-    val hc = new HandleCheck(parse.res0, parse.res1)
+    val off = varint64At(U(0, 4 bits), vlimit)
+    val size = varint64At(off.len, vlimit)
+    val failed = !off.ok || !size.ok
+    val hc = new HandleCheck(off.value, size.value)
     when(state === C.Check) {
       state := C.Take
       val at = blkOff + eOff
       def stop(name: String, where: UInt): Unit = {
         idxStop := True; idxErrCode := code(name); idxErrOffset := where.resized
       }
-      when(parse.failed) { stop("BAD_VARINT", at) }
+      when(failed) { stop("BAD_VARINT", at) }
         .elsewhen(hc.truncated) { stop("TRUNCATED", hc.truncAt) }
-        .elsewhen(hc.tooBig) { stop("BAD_BLOCK", parse.res0) }
+        .elsewhen(hc.tooBig) { stop("BAD_BLOCK", off.value) }
         .elsewhen(handleCount === c.maxBlocks) { stop("BAD_JOB", at) } // more data blocks than the handle RAM
         .otherwise { handleCount := handleCount + 1 }
     }
-    handles.write(handleCount.resize(log2Up(c.maxBlocks)), parse.res1(31 downto 0).asBits ## parse.res0(31 downto 0).asBits,
-      state === C.Check && !parse.failed && !hc.truncated && !hc.tooBig && handleCount =/= c.maxBlocks)
+    handles.write(handleCount.resize(log2Up(c.maxBlocks)), size.value(31 downto 0).asBits ## off.value(31 downto 0).asBits,
+      state === C.Check && !failed && !hc.truncated && !hc.tooBig && handleCount =/= c.maxBlocks)
   }
 
   // ---- issue side: each block's restart count, then its bytes, asked ahead of the consumer ----
@@ -395,21 +407,15 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
   val con = new Area {
     object K extends SpinalEnum { val Idle, Tail, Cmd, Stream, Wait = newElement() }
     val state = RegInit(K.Idle)
-    descs.io.pop.ready := state === K.Idle && main === M.Run
-    when(descs.io.pop.fire) {
-      blkOff := descs.io.pop.off
-      blkSize := descs.io.pop.size
-      blkIndex := descs.io.pop.index
-      restarts := 0
-      state := Mux(descs.io.pop.size >= 4, K.Tail, K.Cmd)
-    }
-    reader.io.cmd.valid := state === K.Cmd
+    // The restart count goes into the command as it arrives (Tail); a block under 4 bytes has none (Cmd).
+    val rs = Mux(state === K.Tail, fetch.io.output.fragment.data(31 downto 0).asUInt, restarts)
+    reader.io.cmd.valid := state === K.Cmd || (state === K.Tail && fetch.io.output.valid)
     reader.io.cmd.size := blkSize
-    reader.io.cmd.restarts := restarts
+    reader.io.cmd.restarts := rs
     reader.io.cmd.verify := verify
     when(reader.io.cmd.fire) {
-      entriesEnd := blkSize.resize(36) - ((restarts.resize(36) << 2) + 4).resize(36)
-      startBad := blkSize < 4 || restarts === 0 || restarts > ((blkSize - 4) >> 2)
+      entriesEnd := blkSize.resize(36) - ((rs.resize(36) << 2) + 4).resize(36)
+      startBad := blkSize < 4 || rs === 0 || rs > ((blkSize - 4) >> 2)
       sent := 0
       dropping := False
       tagErr := False
@@ -428,10 +434,6 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
         when(at >= sent.resize(36) && d < W) { r0(j) := fetch.io.output.fragment.data.subdivideIn(8 bits)(d(lw - 1 downto 0)) }
       }
       when(fetch.io.output.last) { state := K.Wait }
-    }
-    when(state === K.Tail && fetch.io.output.valid) {
-      restarts := fetch.io.output.fragment.data(31 downto 0).asUInt
-      state := K.Cmd
     }
 
     // The verdict in the model's order: ReadBlock (truncation, size, CRC, type), Block's restart checks,
@@ -463,6 +465,16 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
               when(blocksOk + 1 === handleCount.resize(32)) { main := M.Flush }
             }
         }
+    }
+    // The next block's descriptor: when idle, or right with a good data block's status (not the last).
+    val goOn = !blkIndex && !early && !r0Bad && !tagErr && !st.error && blocksOk + 1 =/= handleCount.resize(32)
+    descs.io.pop.ready := (state === K.Idle || (st.fire && goOn)) && main === M.Run
+    when(descs.io.pop.fire) {
+      blkOff := descs.io.pop.off
+      blkSize := descs.io.pop.size
+      blkIndex := descs.io.pop.index
+      restarts := 0
+      state := Mux(descs.io.pop.size >= 4, K.Tail, K.Cmd)
     }
   }
   // A table that ended (every data block read) reports the index's deferred error, if any.
@@ -566,7 +578,7 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
   }
   // The fetch output: the footer, a restart count, a block's bytes, or (flushing) dropped.
   fetch.io.output.ready := (main === M.FooterRecv) || main === M.Flush ||
-    (con.state === con.K.Tail) || (con.state === con.K.Stream && reader.io.input.ready)
+    (con.state === con.K.Tail && reader.io.cmd.ready) || (con.state === con.K.Stream && reader.io.input.ready)
 }
 
 /** `table_engine.GenerateTableReader [--bytes 4|8|16|32] [--key-limit N] [--max-block N] [--max-blocks N]
