@@ -88,7 +88,7 @@ Outcome ModelRead(const std::string& bytes, bool verify) {
 
 struct Options {
   uint64_t seed = 1, tables = 20, maxValue = 2048, maxEntries = 300, latency = 20, dbbench = 0;
-  double pin = 0, pout = 0, mutate = 0, verify = 1, model = 0.5;
+  double pin = 0, pout = 0, mutate = 0, verify = 1, model = 0.5, slverr = 0;
   bool quiet = false, tamper = false;
   std::string cases, dump;
 };
@@ -185,6 +185,8 @@ class Bench {
   }
 
   uint64_t violations() const { return sink_.violations + axi_->violations; }
+  // Reads touching [lo, hi) answer SLVERR (lo == hi: none).
+  void slverr(uint64_t lo, uint64_t hi) { axi_->cfg.errLo = lo, axi_->cfg.errHi = hi; }
   std::string parseError;
 
  private:
@@ -431,6 +433,8 @@ int main(int argc, char** argv) {
               [&](const std::string& opt, const std::string& v) { o.model = simc::toProbability(v, opt); });
   args.input("--cases", &o.cases, "tables from a file instead (u32 len, u8 verify, bytes; each counted as mutated)");
   args.output("--dump", &o.dump, "write the tables made (before mutation) as a --cases file");
+  args.custom("--slverr", "P", "fraction of tables with one byte answering SLVERR (the footer's or any)",
+              [&](const std::string& opt, const std::string& v) { o.slverr = simc::toProbability(v, opt); });
   args.flag("--tamper", &o.tamper, "change a byte of the model's last entry (the comparison must fail)");
   args.flag("--quiet", &o.quiet, "no line per mismatch");
   args.parse(argc, argv);
@@ -475,6 +479,10 @@ int main(int argc, char** argv) {
     Outcome model = ModelRead(table, verify);
     if (o.tamper && !model.entries.empty()) model.entries.back().value.push_back('!');
     const uint64_t addr = kMemBase + 4096 * Below(gen, 16) + Below(gen, 64);  // any alignment
+    // SLVERR on a footer byte: BAD_JOB at 0 whatever the bytes; on any byte: BAD_JOB if the unit read it.
+    const int slverr = table.size() >= 48 && gen.chance(o.slverr) ? 1 + int(Below(gen, 2)) : 0;
+    const uint64_t errAt = !slverr ? 0 : addr + (slverr == 1 ? table.size() - 1 - Below(gen, 48) : Below(gen, table.size()));
+    bench.slverr(slverr ? errAt : 0, slverr ? errAt + 1 : 0);
     Outcome rtl;
     uint64_t cycles = 0, statusEntries = 0;
     const uint64_t bound = 100000 + 400 * (table.size() / W + 1) + 400 * model.entries.size();
@@ -485,6 +493,11 @@ int main(int argc, char** argv) {
       why = "no status within " + std::to_string(bound) + " cycles";
     } else if (!bench.parseError.empty()) {
       why = "entry stream: " + bench.parseError;
+    } else if (slverr && rtl.error && rtl.code == int(te::ErrorCode::kBadJob) && rtl.offset == 0) {
+      codes["BAD_JOB(SLVERR)"]++;
+      continue;
+    } else if (slverr == 1) {
+      why = "SLVERR on the footer, RTL " + Describe(rtl, statusEntries);
     } else if (model.snappy) {
       skipped++;
       continue;

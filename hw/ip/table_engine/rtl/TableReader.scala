@@ -503,9 +503,12 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
   fetch.io.cmd << fetchCmd
   io.cmd.ready := main === M.Idle
   io.status.valid := main === M.Status
-  io.status.error := errValid
-  io.status.code := Mux(errValid, errCode, U(0, ErrorCodes.Width bits))
-  io.status.offset := Mux(errValid, errOffset, U(0, 32 bits))
+  // A read the memory answered with an error (SLVERR/DECERR) makes the table's bytes untrustworthy: BAD_JOB
+  // at offset 0 stands above any verdict drawn from them.
+  val axiBad = fetch.io.axiError
+  io.status.error := errValid || axiBad
+  io.status.code := Mux(axiBad, code("BAD_JOB"), Mux(errValid, errCode, U(0, ErrorCodes.Width bits)))
+  io.status.offset := Mux(errValid && !axiBad, errOffset, U(0, 32 bits))
   io.status.entries := entriesOk
   io.status.blocks := blocksOk
   val footerAt = n - FooterBytes
@@ -572,7 +575,6 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
       when(fetch.io.idle && con.state === con.K.Idle) { main := M.Status }
     }
     is(M.Status) {
-      when(fetch.io.axiError && !errValid) { errValid := True; errCode := code("BAD_JOB"); errOffset := 0 }
       when(io.status.fire) { main := M.Idle }
     }
   }
