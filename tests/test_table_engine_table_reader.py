@@ -75,6 +75,13 @@ def test_memory_errors(width):
     assert int(dict(kv.split(":") for kv in s["codes"].split(","))["BAD_JOB(SLVERR)"]) >= 15
 
 
+def test_handle_ram_full(width):
+    """A table of more data blocks than the handle RAM holds (db_bench-like entries in 256-byte blocks): the
+    first MAX_BLOCKS blocks' entries, then BAD_JOB at the next index entry (a limit the model does not have)."""
+    s = run_ok(width, "--dbbench", 4000, "--block-size", 256, "--tables", 1)
+    assert s["codes"] == "BAD_JOB:1" and s["entries"] == 3 * rtl.MAX_BLOCKS  # 3 entries a block
+
+
 def test_db_bench_throughput():
     """The db_bench-like table (16-byte keys, 100-byte values, 4 KiB blocks, raw) at W = 16: the input bytes a
     clock, footer and index included (doc/table_reader.md: 10.1), kept from falling back."""

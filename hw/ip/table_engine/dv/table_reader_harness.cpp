@@ -41,6 +41,9 @@ namespace {
 #ifndef BEAT_BYTES
 #define BEAT_BYTES 16
 #endif
+#ifndef MAX_BLOCKS
+#define MAX_BLOCKS 1024
+#endif
 constexpr int W = BEAT_BYTES;
 constexpr int kDataWords = W / 4;
 constexpr int kSinkWords = kDataWords + 4;  // data, kind, count, keyBytes, valueBytes
@@ -86,8 +89,44 @@ Outcome ModelRead(const std::string& bytes, bool verify) {
   return o;
 }
 
+// The unit's handle RAM holds MAX_BLOCKS data blocks (lsmc.build.table_engine_reader); the model has no
+// such limit. A clean table with more blocks: the unit reads the first MAX_BLOCKS and stops with BAD_JOB at
+// the next index entry; that is the verdict expected of it.
+void ExpectHandleRamFull(const std::string& bytes, Outcome* o) {
+  te::TableImage img{"table", bytes};
+  try {
+    te::BlockHandle ih = te::ReadFooter(img);
+    std::string scratch;
+    std::string_view index = te::ReadBlock(img, ih, false, &scratch, nullptr);
+    te::BlockReader ir;
+    ir.Start(index, &img.name, ih.offset, false, te::kMaxInternalKeyBytes);
+    uint64_t blocks = 0, entries = 0;
+    while (ir.Next()) {
+      if (blocks == MAX_BLOCKS) {
+        if (o->error) return;  // a table with more blocks and an error: not a case this check decides
+        o->error = true;
+        o->code = static_cast<int>(te::ErrorCode::kBadJob);
+        o->offset = ir.entry_offset();
+        o->entries.resize(entries);
+        return;
+      }
+      const uint8_t* p = reinterpret_cast<const uint8_t*>(ir.value().data());
+      te::BlockHandle h;
+      p = te::ParseVarint64(p, p + ir.value().size(), &h.offset);
+      if (p) p = te::ParseVarint64(p, reinterpret_cast<const uint8_t*>(ir.value().data()) + ir.value().size(), &h.size);
+      if (!p) return;
+      std::string ds;
+      te::BlockReader dr;
+      dr.Start(te::ReadBlock(img, h, false, &ds, nullptr), &img.name, h.offset, false, te::kMaxInternalKeyBytes);
+      while (dr.Next()) entries++;
+      blocks++;
+    }
+  } catch (const te::EngineError&) {
+  }
+}
+
 struct Options {
-  uint64_t seed = 1, tables = 20, maxValue = 2048, maxEntries = 300, latency = 20, dbbench = 0;
+  uint64_t seed = 1, tables = 20, maxValue = 2048, maxEntries = 300, latency = 20, dbbench = 0, blockSize = 4096;
   double pin = 0, pout = 0, mutate = 0, verify = 1, model = 0.5, slverr = 0;
   bool quiet = false, tamper = false;
   std::string cases, dump;
@@ -298,7 +337,7 @@ std::string ModelTable(simc::Prng& r, const Options& o, const std::vector<std::s
 }
 
 // A db_bench-like table: 16-byte user keys (consecutive numbers) + tag, 100-byte values, 4 KiB blocks, raw.
-std::string DbBenchTable(simc::Prng& r, uint64_t entries) {
+std::string DbBenchTable(simc::Prng& r, uint64_t entries, uint64_t blockSize) {
   std::vector<std::string> keys;
   char buf[32];
   for (uint64_t i = 0; i < entries; i++) {
@@ -310,6 +349,7 @@ std::string DbBenchTable(simc::Prng& r, uint64_t entries) {
   }
   leveldb::Options opt;
   opt.compression = leveldb::kNoCompression;
+  opt.block_size = blockSize;
   return te_dv::WriteLevelDbTable(
       opt, keys, [&] { std::string h = RandomBytes(r, 50, 95); for (auto& c : h) c = char(c - 'a' + ' '); return h + h; },
       te_dv::ScratchTablePath("table_reader_harness"));
@@ -421,6 +461,7 @@ int main(int argc, char** argv) {
   args.number("--latency", &o.latency, "AXI read latency in cycles", "N", uint64_t(0), uint64_t(1000));
   args.number("--dbbench", &o.dbbench, "one db_bench-like table of N entries per --tables instead (throughput)", "N",
               uint64_t(0), uint64_t(1) << 20);
+  args.number("--block-size", &o.blockSize, "with --dbbench: LevelDB's block_size", "N", uint64_t(64), uint64_t(1) << 20);
   args.custom("--pin", "P", "stall probability of every AXI ready/valid the memory drives",
               [&](const std::string& opt, const std::string& v) { o.pin = simc::toProbability(v, opt, 1.0, false); });
   args.custom("--pout", "P", "stall probability of the entry and status streams",
@@ -458,7 +499,7 @@ int main(int argc, char** argv) {
       mutated = true;
       how = "from --cases";
     } else if (o.dbbench) {
-      table = DbBenchTable(gen, o.dbbench);
+      table = DbBenchTable(gen, o.dbbench, o.blockSize);
     } else {
       const int interval = Below(gen, 2) ? 16 : 1 + int(Below(gen, 4));
       const size_t blockSize = size_t(256) << Below(gen, 7);  // 256 B .. 16 KiB
@@ -477,6 +518,7 @@ int main(int argc, char** argv) {
     }
     const bool verify = fromFile ? cases[i].verify : gen.chance(o.verify) || o.verify >= 1;
     Outcome model = ModelRead(table, verify);
+    ExpectHandleRamFull(table, &model);
     if (o.tamper && !model.entries.empty()) model.entries.back().value.push_back('!');
     const uint64_t addr = kMemBase + 4096 * Below(gen, 16) + Below(gen, 64);  // any alignment
     // SLVERR on a footer byte: BAD_JOB at 0 whatever the bytes; on any byte: BAD_JOB if the unit read it.
