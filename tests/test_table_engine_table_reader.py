@@ -68,6 +68,14 @@ def test_read_latency(width):
                "--max-entries", 100)
 
 
+def test_snappy_tables_refused(width):
+    """LevelDB tables with Snappy blocks: this unit refuses the first Snappy block it reads (index or data) as
+    the model refuses an unknown block type, BAD_BLOCK at its type byte, after the entries before it."""
+    s = run_ok(width, "--seed", 70, "--tables", 12, "--model", 0, "--snappy", 1, "--max-entries", 200,
+               "--verify", 0.5)
+    assert s["skipped_snappy"] == 0 and s["codes"].startswith("BAD_BLOCK:") and s["errors"] >= 8
+
+
 def test_memory_errors(width):
     """A read answered with SLVERR: BAD_JOB at offset 0 (on a footer byte always; elsewhere when the unit read
     it, else the model's verdict), never a hang."""

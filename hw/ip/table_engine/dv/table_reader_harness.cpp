@@ -127,7 +127,7 @@ void ExpectHandleRamFull(const std::string& bytes, Outcome* o) {
 
 struct Options {
   uint64_t seed = 1, tables = 20, maxValue = 2048, maxEntries = 300, latency = 20, dbbench = 0, blockSize = 4096;
-  double pin = 0, pout = 0, mutate = 0, verify = 1, model = 0.5, slverr = 0;
+  double pin = 0, pout = 0, mutate = 0, verify = 1, model = 0.5, slverr = 0, snappy = 0;
   bool quiet = false, tamper = false;
   std::string cases, dump;
 };
@@ -312,14 +312,16 @@ std::vector<std::string> Keys(simc::Prng& r, size_t count, bool untaggedOk) {
   return keys;
 }
 
+// With `snappy`, LevelDB compresses each block it can shrink by 1/8 (values of a few letters: most blocks).
 std::string LevelDbTable(simc::Prng& r, const Options& o, const std::vector<std::string>& keys, int interval,
-                         size_t blockSize) {
+                         size_t blockSize, bool snappy) {
   leveldb::Options opt;
-  opt.compression = leveldb::kNoCompression;
+  opt.compression = snappy ? leveldb::kSnappyCompression : leveldb::kNoCompression;
   opt.block_restart_interval = interval;
   opt.block_size = blockSize;
   return te_dv::WriteLevelDbTable(
-      opt, keys, [&] { return RandomBytes(r, te_dv::ValueLength(r, o.maxValue), 0); },
+      opt, keys,
+      [&] { return RandomBytes(r, te_dv::ValueLength(r, o.maxValue), snappy ? int(1 + Below(r, 3)) : 0); },
       te_dv::ScratchTablePath("table_reader_harness"));
 }
 
@@ -368,6 +370,27 @@ void FixCrc(std::string* t, const te::BlockHandle& h) {
   const uint8_t* d = reinterpret_cast<const uint8_t*>(t->data()) + h.offset;
   uint32_t crc = te::crc32c::Mask(te::crc32c::Value(d, h.size + 1));
   for (int i = 0; i < 4; i++) (*t)[h.offset + h.size + 1 + i] = char(crc >> (8 * i));
+}
+
+// What this unit does with a Snappy block (type 1) is what the model does with an unknown block type: BAD_BLOCK
+// at the type byte. The table with every Snappy block's type byte made 2 (its CRC made right again) is the
+// one the model must read as the unit reads the original.
+std::string SnappyUnsupported(const std::string& table) {
+  std::string t = table;
+  te::TableImage img{"table", table};
+  std::vector<te::BlockHandle> hs;
+  try {
+    hs = te_dv::DataBlockHandles(img);
+    hs.push_back(te::ReadFooter(img));
+  } catch (const te::EngineError&) {
+    return table;  // not a table this rewrite understands: the model's own verdict (skipped if Snappy)
+  }
+  for (const te::BlockHandle& h : hs)
+    if (t[h.offset + h.size] == char(te::kSnappyBlock)) {
+      t[h.offset + h.size] = 2;
+      FixCrc(&t, h);
+    }
+  return t;
 }
 
 std::string Mutate(simc::Prng& r, std::string t, std::string* how) {
@@ -474,6 +497,8 @@ int main(int argc, char** argv) {
               [&](const std::string& opt, const std::string& v) { o.model = simc::toProbability(v, opt); });
   args.input("--cases", &o.cases, "tables from a file instead (u32 len, u8 verify, bytes; each counted as mutated)");
   args.output("--dump", &o.dump, "write the tables made (before mutation) as a --cases file");
+  args.custom("--snappy", "P", "fraction of LevelDB's tables written with Snappy (not mutated; this unit refuses type 1)",
+              [&](const std::string& opt, const std::string& v) { o.snappy = simc::toProbability(v, opt); });
   args.custom("--slverr", "P", "fraction of tables with one byte answering SLVERR (the footer's or any)",
               [&](const std::string& opt, const std::string& v) { o.slverr = simc::toProbability(v, opt); });
   args.flag("--tamper", &o.tamper, "change a byte of the model's last entry (the comparison must fail)");
@@ -493,7 +518,7 @@ int main(int argc, char** argv) {
   std::vector<uint8_t> dumped;
   for (uint64_t i = 0; i < o.tables; i++) {
     std::string table, how;
-    bool mutated = false, fromFile = !cases.empty();
+    bool mutated = false, fromFile = !cases.empty(), snappy = false;
     if (fromFile) {
       table = cases[i].bytes;
       mutated = true;
@@ -504,20 +529,22 @@ int main(int argc, char** argv) {
       const int interval = Below(gen, 2) ? 16 : 1 + int(Below(gen, 4));
       const size_t blockSize = size_t(256) << Below(gen, 7);  // 256 B .. 16 KiB
       const bool byModel = gen.chance(o.model);
-      auto keys = Keys(gen, 1 + Below(gen, o.maxEntries), !byModel);
-      table = byModel ? ModelTable(gen, o, keys, interval, blockSize) : LevelDbTable(gen, o, keys, interval, blockSize);
+      snappy = !byModel && gen.chance(o.snappy);
+      auto keys = Keys(gen, 1 + Below(gen, o.maxEntries), !byModel && !snappy);
+      table = byModel ? ModelTable(gen, o, keys, interval, blockSize)
+                      : LevelDbTable(gen, o, keys, interval, blockSize, snappy);
       uint8_t rec[5];
       simc::putLe32(rec, uint32_t(table.size()));
       rec[4] = 1;
       dumped.insert(dumped.end(), rec, rec + 5);
       dumped.insert(dumped.end(), table.begin(), table.end());
-      if (gen.chance(o.mutate)) {
+      if (!snappy && gen.chance(o.mutate)) {
         table = Mutate(gen, table, &how);
         mutated = true;
       }
     }
     const bool verify = fromFile ? cases[i].verify : gen.chance(o.verify) || o.verify >= 1;
-    Outcome model = ModelRead(table, verify);
+    Outcome model = ModelRead(snappy ? SnappyUnsupported(table) : table, verify);
     ExpectHandleRamFull(table, &model);
     if (o.tamper && !model.entries.empty()) model.entries.back().value.push_back('!');
     const uint64_t addr = kMemBase + 4096 * Below(gen, 16) + Below(gen, 64);  // any alignment
