@@ -59,6 +59,8 @@ case class BlockReader(c: BlockReaderConfig = BlockReaderConfig()) extends Compo
     val entries = master Stream (Fragment(EntryBeat(c)))
     val status = master Stream (BlockStatus())
     val softReset = in Bool()
+    /** The current entry's offset in the block, valid with its HEAD beat (the table reader's key checks). */
+    val entryOffset = out UInt (32 bits)
   }
   val soft = ClockDomain(clock = ClockDomain.current.readClockWire,
     reset = ClockDomain.current.readResetWire || io.softReset, config = ClockDomain.current.config)
@@ -67,6 +69,7 @@ case class BlockReader(c: BlockReaderConfig = BlockReaderConfig()) extends Compo
   core.io.input << io.input
   io.entries << core.io.entries
   io.status << core.io.status
+  io.entryOffset := core.io.entryOffset
 }
 
 case class BlockReaderCore(c: BlockReaderConfig) extends Component {
@@ -75,6 +78,7 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
     val input = slave Stream (Fragment(ByteBeat(c.bytes)))
     val entries = master Stream (Fragment(EntryBeat(c)))
     val status = master Stream (BlockStatus())
+    val entryOffset = UInt(32 bits).asOutput()
   }
   val W = c.bytes
   val Cap = 3 * W // the byte window: a full beat refills it while it holds <= 2W bytes
@@ -147,6 +151,7 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
   val varIdx = Reg(UInt(2 bits))
   val shared, nonShared, valueLen = Reg(UInt(32 bits))
   val entryPos = Reg(UInt(32 bits))
+  io.entryOffset := entryPos
   val keyLen = Reg(UInt(c.keyLenBits bits))
   val entryCount = Reg(UInt(32 bits))
   val tooBig = Reg(Bool())

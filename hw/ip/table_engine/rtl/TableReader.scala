@@ -1,0 +1,593 @@
+package table_engine
+
+import common.{Gen, Generator}
+import spinal.core._
+import spinal.lib._
+import spinal.lib.bus.amba4.axi._
+
+/** Sizes of the table front end: the block reader's (`bytes` per beat, also the AXI data width; key and
+  * block limits), the data blocks one table may have (`maxBlocks`, the handle RAM), and the read side
+  * (`fifoBeats` of read data buffered, INCR bursts of at most `maxBurst` beats). */
+case class TableReaderConfig(bytes: Int = 16, keyLimit: Int = 1032, maxBlock: Int = 4 << 20,
+                             maxBlocks: Int = 1024, fifoBeats: Int = 64, maxBurst: Int = 16) {
+  val reader = BlockReaderConfig(bytes, keyLimit, maxBlock)
+  require(isPow2(maxBlocks) && maxBlocks >= 2, s"maxBlocks $maxBlocks: a power of two >= 2")
+  require(fifoBeats >= 2 * maxBurst && maxBurst >= 1 && maxBurst <= 256 / bytes * 16)
+  def axiConfig = Axi4Config(addressWidth = 32, dataWidth = 8 * bytes, idWidth = 1, useRegion = false,
+    useLock = false, useQos = false, useCache = false, useProt = false)
+}
+
+/** One table: where it starts in memory, its length in bytes (the file's size) and whether block CRCs
+  * are checked (LevelDB's verify_checksums / paranoid_checks). */
+case class TableCmd() extends Bundle {
+  val base = UInt(32 bits)
+  val size = UInt(32 bits)
+  val verify = Bool()
+}
+
+/** How a table ended: `error` with the model's code and the byte offset in the table, as the model's
+  * TableReader throws it; `entries` the entries that the model delivers before its end or error (the
+  * first `entries` of the entry stream; entries of the failing block beyond them are to be dropped);
+  * `blocks` the data blocks read whole. */
+case class TableStatus() extends Bundle {
+  val error = Bool()
+  val code = UInt(ErrorCodes.Width bits)
+  val offset = UInt(32 bits)
+  val entries = UInt(32 bits)
+  val blocks = UInt(32 bits)
+}
+
+/** A read of `len` (>= 1) bytes at `addr`. */
+case class FetchCmd() extends Bundle {
+  val addr = UInt(32 bits)
+  val len = UInt(32 bits)
+}
+
+/** Reads byte ranges from memory over AXI4 and hands them out from lane 0: each range as `count`-byte
+  * beats, every beat full but the final one, which carries `last`. Ranges leave in the order asked.
+  * Bursts are INCR from the bus-aligned address below the range, never across 4 KiB, and only asked
+  * when the read FIFO has room for all of their beats (so R is always taken at once); ranges queue up
+  * behind each other, so the next block's bytes are on their way while this one's are consumed.
+  * `idle`: nothing asked, in flight or buffered. `axiError`: sticky, an R beat came back with an error. */
+case class TableFetch(c: TableReaderConfig) extends Component {
+  val W = c.bytes
+  val lw = log2Up(W)
+  val io = new Bundle {
+    val cmd = slave Stream (FetchCmd())
+    val axi = master(Axi4ReadOnly(c.axiConfig))
+    val output = master Stream (Fragment(ByteBeat(W)))
+    val idle = out Bool()
+    val axiError = out Bool()
+    val clearError = in Bool()
+  }
+  def beatsOf(cmd: FetchCmd): UInt = ((cmd.addr(lw - 1 downto 0).resize(33) + cmd.len + (W - 1)) >> lw).resize(30)
+
+  val fifo = StreamFifo(Bits(8 * W bits), c.fifoBeats)
+  val pending = StreamFifo(FetchCmd(), 4) // ranges whose bursts are asked, for the data side
+
+  // ---- read requests ----
+  val arBusy = RegInit(False)
+  val arAddr = Reg(UInt(32 bits))
+  val arLeft = Reg(UInt(30 bits)) // beats of the current range not yet asked
+  val inFlight = Reg(UInt(log2Up(c.fifoBeats + 1) + 1 bits)) init (0)
+  val arValid = RegInit(False)
+  val arReqAddr = Reg(UInt(32 bits))
+  val arReqLen = Reg(UInt(8 bits))
+
+  io.cmd.ready := !arBusy && pending.io.push.ready
+  pending.io.push.valid := io.cmd.valid && !arBusy
+  pending.io.push.payload := io.cmd.payload
+  when(io.cmd.fire) {
+    arBusy := True
+    arAddr := io.cmd.addr(31 downto lw) @@ U(0, lw bits)
+    arLeft := beatsOf(io.cmd.payload)
+  }
+  val toPage = ((U(4096, 13 bits) - arAddr(11 downto 0).resize(13)) >> lw).resize(13)
+  val upTo = Mux(arLeft < c.maxBurst, arLeft.resize(13), U(c.maxBurst, 13 bits))
+  val burst = Mux(upTo < toPage, upTo, toPage)
+  val room = (fifo.io.occupancy.resize(inFlight.getWidth) + inFlight + burst.resize(inFlight.getWidth)) <= c.fifoBeats
+  val issue = arBusy && !arValid && room
+  when(issue) {
+    arValid := True
+    arReqAddr := arAddr
+    arReqLen := (burst - 1).resized
+    arAddr := arAddr + (burst.resize(32) << lw).resize(32)
+    arLeft := arLeft - burst.resized
+    when(arLeft === burst.resized) { arBusy := False }
+  }
+  when(io.axi.ar.fire) { arValid := False }
+  io.axi.ar.valid := arValid
+  io.axi.ar.addr := arReqAddr
+  io.axi.ar.id := 0
+  io.axi.ar.len := arReqLen
+  io.axi.ar.size := U(lw, 3 bits)
+  io.axi.ar.setBurstINCR()
+  inFlight := inFlight + Mux(issue, burst.resize(inFlight.getWidth), U(0)) - Mux(io.axi.r.fire, U(1), U(0))
+
+  fifo.io.push.valid := io.axi.r.valid
+  fifo.io.push.payload := io.axi.r.data
+  io.axi.r.ready := fifo.io.push.ready // always: room was reserved
+  val axiErr = RegInit(False)
+  when(io.axi.r.fire && io.axi.r.resp =/= 0) { axiErr := True }
+  when(io.clearError) { axiErr := False }
+  io.axiError := axiErr
+
+  // ---- data: the range's bytes from lane 0 through a 2W-byte window ----
+  val active = RegInit(False)
+  val left = Reg(UInt(32 bits)) // bytes still to hand out
+  val need = Reg(UInt(32 bits)) // bytes still to arrive
+  val skip = Reg(UInt(lw bits)) // bytes below the range in the next beat
+  val win = Reg(Bits(16 * W bits)) init (0)
+  val have = Reg(UInt(lw + 2 bits)) init (0)
+  val n = Mux(left < W, left.resize(lw + 1), U(W, lw + 1 bits))
+  io.output.valid := active && have >= n
+  io.output.fragment.data := win(0, 8 * W bits)
+  io.output.fragment.count := n
+  io.output.last := left === n.resize(32)
+  val outTaken = Mux(io.output.fire, n, U(0, lw + 1 bits))
+  val haveAfter = have - outTaken
+  val winAfter = (win >> (outTaken << 3)).resize(16 * W)
+  fifo.io.pop.ready := active && need =/= 0 && haveAfter <= W
+  val avail = (U(W, lw + 1 bits) - skip).resize(lw + 1)
+  val got = Mux(need < avail, need.resize(lw + 1), avail)
+  val shifted = (fifo.io.pop.payload >> (skip << 3)).resize(8 * W)
+  val masked = Bits(8 * W bits)
+  for (i <- 0 until W) masked(8 * i, 8 bits) := Mux(U(i) < got, shifted(8 * i, 8 bits), B(0, 8 bits))
+  win := winAfter
+  have := haveAfter
+  when(fifo.io.pop.fire) {
+    win := winAfter | (masked.resize(16 * W) << (haveAfter << 3)).resize(16 * W)
+    have := haveAfter + got
+    need := need - got
+    skip := 0
+  }
+  when(io.output.fire) {
+    left := left - n
+    when(io.output.last) { active := False }
+  }
+  // The next range starts as this one's last beat leaves (the window is empty then: all its bytes came).
+  pending.io.pop.ready := !active || (io.output.fire && io.output.last)
+  when(pending.io.pop.fire) {
+    active := True
+    left := pending.io.pop.len
+    need := pending.io.pop.len
+    skip := pending.io.pop.addr(lw - 1 downto 0)
+  }
+  io.idle := !arBusy && !arValid && !pending.io.pop.valid && !active && inFlight === 0 && fifo.io.occupancy === 0 &&
+    !io.cmd.valid
+}
+
+/** The table front end: reads a LevelDB table from memory as LevelDB's Table::Open and two-level
+  * iterator do (footer, index block, data blocks in index order) and feeds its BlockReader with each
+  * data block; the entries leave on `entries` (BlockReader's framing), one `status` per table.
+  * See doc/table_reader.md. */
+case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Component {
+  val W = c.bytes
+  val lw = log2Up(W)
+  val io = new Bundle {
+    val cmd = slave Stream (TableCmd())
+    val axi = master(Axi4ReadOnly(c.axiConfig))
+    val entries = master Stream (Fragment(EntryBeat(c.reader)))
+    val status = master Stream (TableStatus())
+  }
+  def code(name: String): UInt = U(ErrorCodes(name), ErrorCodes.Width bits)
+  val FooterBytes = 48
+  val Magic = BigInt("db4775248b80fb57", 16)
+
+  val fetch = TableFetch(c)
+  io.axi << fetch.io.axi
+  fetch.io.clearError := False
+  val reader = BlockReader(c.reader)
+  reader.io.softReset := False
+  reader.soft.setSynchronousWith(ClockDomain.current) // its soft-reset domain runs on this clock
+
+  // ---- the job ----
+  val base = Reg(UInt(32 bits))
+  val n = Reg(UInt(32 bits)) // the table's size
+  val verify = Reg(Bool())
+  val errValid = Reg(Bool())
+  val errCode = Reg(UInt(ErrorCodes.Width bits))
+  val errOffset = Reg(UInt(32 bits))
+  val entriesOk = Reg(UInt(32 bits)) // entries of the stream the model delivers too
+  val blocksOk = Reg(UInt(32 bits))
+
+  object M extends SpinalEnum {
+    val Idle, FooterReq, FooterRecv, FooterCheck, FooterParse, Run, Flush, Status = newElement()
+  }
+  val main = RegInit(M.Idle)
+  def failWith(c: UInt, at: UInt): Unit = {
+    errValid := True
+    errCode := c
+    errOffset := at.resized
+    main := M.Flush
+  }
+  def fail(name: String, at: UInt): Unit = failWith(code(name), at)
+
+  // ---- a byte buffer (the footer; an index entry's first 20 value bytes) filled beat by beat ----
+  val buf = Vec(Reg(Bits(8 bits)), FooterBytes)
+  val bufBeat = Reg(UInt(log2Up(FooterBytes / 4 + 1) + 1 bits))
+  val bufWrite = False
+  val bufData = Bits(8 * W bits).assignDontCare()
+  val bufCount = UInt(lw + 1 bits).assignDontCare()
+  when(bufWrite) {
+    for (j <- 0 until FooterBytes)
+      when(bufBeat === j / W && U(j % W) < bufCount) { buf(j) := bufData(8 * (j % W), 8 bits) }
+    when(bufBeat =/= bufBeat.maxValue) { bufBeat := bufBeat + 1 } // long values: only the first bytes matter
+  }
+
+  // ---- the footer's varint64s from the buffer, a byte a clock, as the model's ParseVarint64 (10 bytes at most) ----
+  val parse = new Area {
+    val start = False
+    val startLimit = UInt(6 bits).assignDontCare()
+    val startCount = UInt(3 bits).assignDontCare()
+    val busy = RegInit(False)
+    val failed = Reg(Bool())
+    val pos, limit, varStart = Reg(UInt(6 bits))
+    val leftVars = Reg(UInt(3 bits))
+    val shift = Reg(UInt(4 bits))
+    val acc = Reg(UInt(64 bits))
+    val res0, res1 = Reg(UInt(64 bits)) // the last two values parsed
+    when(start) {
+      busy := True
+      failed := False
+      pos := 0
+      varStart := 0
+      limit := startLimit
+      leftVars := startCount
+      shift := 0
+      acc := 0
+    }
+    when(busy && !start) {
+      when(shift === 10 || pos >= limit) {
+        busy := False
+        failed := True
+      } otherwise {
+        val b = buf(pos)
+        val bits7 = b(6 downto 0).asUInt.resize(64)
+        val value = acc | Vec((0 until 10).map(i => (bits7 << (7 * i)).resize(64)))(shift)
+        pos := pos + 1
+        when(b(7)) {
+          acc := value
+          shift := shift + 1
+        } otherwise {
+          res1 := value
+          res0 := res1
+          leftVars := leftVars - 1
+          acc := 0
+          shift := 0
+          varStart := pos + 1
+          when(leftVars === 1) { busy := False }
+        }
+      }
+    }
+  }
+
+  // ---- a block handle against the table: ReadBlock's first checks ----
+  class HandleCheck(off: UInt, size: UInt) {
+    val nn = n.resize(64)
+    val truncated = off > nn || size > nn - off || U(5, 64 bits) > nn - off - size
+    val truncAt = Mux(off < nn, off, nn).resize(32)
+    val tooBig = size > c.maxBlock
+  }
+
+  // ---- handles of the data blocks (the index block's values), in index order ----
+  val handles = Mem(Bits(64 bits), c.maxBlocks)
+  val handleCount = Reg(UInt(log2Up(c.maxBlocks) + 1 bits))
+  val idxStop = Reg(Bool()) // a handle was bad (or the RAM full): the index's remaining entries are dropped
+  val idxErrCode = Reg(UInt(ErrorCodes.Width bits))
+  val idxErrOffset = Reg(UInt(32 bits))
+  val deferred = Reg(Bool()) // the index's error, reported after the data blocks before it
+  val defCode = Reg(UInt(ErrorCodes.Width bits))
+  val defOffset = Reg(UInt(32 bits))
+
+  // ---- the block in the reader (consumer side) ----
+  val blkOff = Reg(UInt(32 bits))
+  val blkSize = Reg(UInt(32 bits))
+  val blkIndex = Reg(Bool())
+  val restarts = Reg(UInt(32 bits))
+  val entriesEnd = Reg(UInt(36 bits))
+  val startBad = Reg(Bool())
+  val sent = Reg(UInt(33 bits))
+  val r0 = Vec(Reg(Bits(8 bits)), 4) // the first restart point, caught as the block streams past
+  val dropping = Reg(Bool())
+  val tagErr = Reg(Bool())
+  val tagOffset = Reg(UInt(32 bits))
+  val blkEntries = Reg(UInt(32 bits))
+
+  // ---- index entries: values parsed into handles ----
+  // A handle's two varint64s from the buffer in one clock (ParseVarint64 within the value's first 20 bytes).
+  case class Varint64(ok: Bool, len: UInt, value: UInt)
+  def varint64At(start: UInt, limit: UInt): Varint64 = {
+    val bytes = (0 until 10).map(i => Vec((0 to 10).map(o => buf(o + i)))(start))
+    val stop = Vec((0 until 10).map(i => !bytes(i)(7) && (start.resize(6) + i) < limit.resize(6)))
+    val at = OHToUInt(OHMasking.first(stop.asBits))
+    val sums = (0 until 10).scanLeft(U(0, 64 bits))((acc, i) =>
+      acc | (bytes(i)(6 downto 0).asUInt.resize(64) << (7 * i)).resize(64)).drop(1)
+    Varint64(stop.orR, (at +^ 1).resize(4), Vec(sums)(at))
+  }
+  val coll = new Area {
+    object C extends SpinalEnum { val Take, Check = newElement() }
+    val state = RegInit(C.Take)
+    val vlen = Reg(UInt(32 bits))
+    val vlimit = Reg(UInt(5 bits))
+    val eOff = Reg(UInt(32 bits))
+    val idle = state === C.Take
+    val e = reader.io.entries
+    val ef = e.fragment
+    val inIndex = blkIndex
+    when(inIndex && state === C.Take && e.valid) {
+      when(ef.kind === U(EntryKind.Head, 2 bits)) {
+        vlen := ef.valueBytes
+        eOff := reader.io.entryOffset
+        bufBeat := 0
+      }
+      when(ef.kind === U(EntryKind.Value, 2 bits)) {
+        bufWrite := True
+        bufData := ef.data
+        bufCount := ef.count
+      }
+      when(e.last && !idxStop) {
+        val vl = Mux(ef.kind === U(EntryKind.Head, 2 bits), ef.valueBytes, vlen)
+        vlimit := Mux(vl < 20, vl.resize(5), U(20, 5 bits))
+        state := C.Check
+      }
+    }
+    val off = varint64At(U(0, 4 bits), vlimit)
+    val size = varint64At(off.len, vlimit)
+    val failed = !off.ok || !size.ok
+    val hc = new HandleCheck(off.value, size.value)
+    when(state === C.Check) {
+      state := C.Take
+      val at = blkOff + eOff
+      def stop(name: String, where: UInt): Unit = {
+        idxStop := True; idxErrCode := code(name); idxErrOffset := where.resized
+      }
+      when(failed) { stop("BAD_VARINT", at) }
+        .elsewhen(hc.truncated) { stop("TRUNCATED", hc.truncAt) }
+        .elsewhen(hc.tooBig) { stop("BAD_BLOCK", off.value) }
+        .elsewhen(handleCount === c.maxBlocks) { stop("BAD_JOB", at) } // more data blocks than the handle RAM
+        .otherwise { handleCount := handleCount + 1 }
+    }
+    handles.write(handleCount.resize(log2Up(c.maxBlocks)), size.value(31 downto 0).asBits ## off.value(31 downto 0).asBits,
+      state === C.Check && !failed && !hc.truncated && !hc.tooBig && handleCount =/= c.maxBlocks)
+  }
+
+  // ---- issue side: each block's restart count, then its bytes, asked ahead of the consumer ----
+  case class BlockDesc() extends Bundle {
+    val off = UInt(32 bits)
+    val size = UInt(32 bits)
+    val index = Bool()
+  }
+  val descs = StreamFifo(BlockDesc(), 2)
+  descs.io.flush := False
+  val fetchCmd = Stream(FetchCmd())
+  fetchCmd.valid := False
+  fetchCmd.payload.assignDontCare()
+  val iss = new Area {
+    object I extends SpinalEnum { val Off, Read, Latch, Desc, Tail, Data = newElement() }
+    val state = RegInit(I.Off)
+    val next = Reg(UInt(log2Up(c.maxBlocks) + 1 bits))
+    val isIndex = Reg(Bool())
+    val hOff, hSize = Reg(UInt(32 bits))
+    val rd = handles.readSync(next.resize(log2Up(c.maxBlocks)), state === I.Read)
+    descs.io.push.valid := False
+    descs.io.push.payload.off := hOff
+    descs.io.push.payload.size := hSize
+    descs.io.push.payload.index := isIndex
+    val running = main === M.Run
+    switch(state) {
+      is(I.Read) { when(next === handleCount) { state := I.Off } otherwise { state := I.Latch } }
+      is(I.Latch) {
+        hOff := rd(31 downto 0).asUInt
+        hSize := rd(63 downto 32).asUInt
+        next := next + 1
+        state := I.Desc
+      }
+      is(I.Desc) {
+        descs.io.push.valid := running
+        when(descs.io.push.fire) { state := Mux(hSize >= 4, I.Tail, I.Data) }
+      }
+      is(I.Tail) {
+        fetchCmd.valid := running
+        fetchCmd.addr := base + hOff + hSize - 4
+        fetchCmd.len := 4
+        when(fetchCmd.ready && running) { state := I.Data }
+      }
+      is(I.Data) {
+        fetchCmd.valid := running
+        fetchCmd.addr := base + hOff
+        fetchCmd.len := hSize + 5
+        when(fetchCmd.ready && running) { state := Mux(isIndex, I.Off, I.Read) }
+      }
+    }
+    when(main =/= M.Run) { state := I.Off }
+  }
+
+  // ---- consumer: restart count, command, the block's bytes into the reader, its status ----
+  val con = new Area {
+    object K extends SpinalEnum { val Idle, Tail, Cmd, Stream, Wait = newElement() }
+    val state = RegInit(K.Idle)
+    // The restart count goes into the command as it arrives (Tail); a block under 4 bytes has none (Cmd).
+    val rs = Mux(state === K.Tail, fetch.io.output.fragment.data(31 downto 0).asUInt, restarts)
+    reader.io.cmd.valid := state === K.Cmd || (state === K.Tail && fetch.io.output.valid)
+    reader.io.cmd.size := blkSize
+    reader.io.cmd.restarts := rs
+    reader.io.cmd.verify := verify
+    when(reader.io.cmd.fire) {
+      entriesEnd := blkSize.resize(36) - ((rs.resize(36) << 2) + 4).resize(36)
+      startBad := blkSize < 4 || rs === 0 || rs > ((blkSize - 4) >> 2)
+      sent := 0
+      dropping := False
+      tagErr := False
+      blkEntries := 0
+      for (j <- 0 until 4) r0(j) := 0
+      state := K.Stream
+    }
+    reader.io.input.valid := state === K.Stream && fetch.io.output.valid
+    reader.io.input.payload := fetch.io.output.payload
+    val streamBeat = state === K.Stream && fetch.io.output.valid && reader.io.input.ready
+    when(streamBeat) {
+      sent := sent + fetch.io.output.fragment.count
+      for (j <- 0 until 4) {
+        val at = entriesEnd + j
+        val d = (at - sent.resize(36)).resize(36)
+        when(at >= sent.resize(36) && d < W) { r0(j) := fetch.io.output.fragment.data.subdivideIn(8 bits)(d(lw - 1 downto 0)) }
+      }
+      when(fetch.io.output.last) { state := K.Wait }
+    }
+
+    // The verdict in the model's order: ReadBlock (truncation, size, CRC, type), Block's restart checks,
+    // the first restart point, then the entries' errors in entry order.
+    val st = reader.io.status
+    st.ready := state === K.Wait && coll.idle && main === M.Run
+    val early = st.error && (st.code === code("BAD_CRC") || st.code === code("TRUNCATED") ||
+      (st.code === code("BAD_BLOCK") && st.offset === blkSize) || startBad)
+    val r0Bad = r0.asBits =/= 0
+    when(st.fire) {
+      state := K.Idle
+      when(early) { failWith(st.code, blkOff + st.offset) }
+        .elsewhen(r0Bad) { fail("BAD_BLOCK", blkOff + entriesEnd.resize(32)) }
+        .elsewhen(blkIndex) {
+          when(idxStop) { deferred := True; defCode := idxErrCode; defOffset := idxErrOffset }
+            .elsewhen(st.error) { deferred := True; defCode := st.code; defOffset := blkOff + st.offset }
+          // the data blocks: from the first handle on
+          iss.next := 0
+          iss.isIndex := False
+          iss.state := iss.I.Read
+          when(handleCount === 0) { main := M.Flush }
+        }
+        .otherwise {
+          entriesOk := entriesOk + blkEntries
+          when(tagErr) { fail("BAD_BLOCK", tagOffset) }
+            .elsewhen(st.error) { failWith(st.code, blkOff + st.offset) }
+            .otherwise {
+              blocksOk := blocksOk + 1
+              when(blocksOk + 1 === handleCount.resize(32)) { main := M.Flush }
+            }
+        }
+    }
+    // The next block's descriptor: when idle, or right with a good data block's status (not the last).
+    val goOn = !blkIndex && !early && !r0Bad && !tagErr && !st.error && blocksOk + 1 =/= handleCount.resize(32)
+    descs.io.pop.ready := (state === K.Idle || (st.fire && goOn)) && main === M.Run
+    when(descs.io.pop.fire) {
+      blkOff := descs.io.pop.off
+      blkSize := descs.io.pop.size
+      blkIndex := descs.io.pop.index
+      restarts := 0
+      state := Mux(descs.io.pop.size >= 4, K.Tail, K.Cmd)
+    }
+  }
+  // A table that ended (every data block read) reports the index's deferred error, if any.
+  when(main === M.Flush && !errValid && deferred) {
+    errValid := True; errCode := defCode; errOffset := defOffset
+  }
+
+  // ---- data entries out: a key without its 8-byte tag is the model's BAD_BLOCK at the entry ----
+  val e = reader.io.entries
+  val dataPhase = !blkIndex
+  val shortKey = e.fragment.kind === U(EntryKind.Head, 2 bits) && e.fragment.keyBytes < 8
+  val dropNow = dropping || shortKey
+  io.entries.valid := e.valid && dataPhase && !dropNow
+  io.entries.payload := e.payload
+  e.ready := Mux(dataPhase, dropNow || io.entries.ready, coll.state === coll.C.Take)
+  when(e.fire && dataPhase) {
+    when(!dropping && shortKey) {
+      dropping := True
+      tagErr := True
+      tagOffset := blkOff + reader.io.entryOffset
+    }
+    when(!dropNow && e.fragment.kind === U(EntryKind.Head, 2 bits)) { blkEntries := blkEntries + 1 }
+  }
+
+  // ---- the main sequence ----
+  fetch.io.cmd << fetchCmd
+  io.cmd.ready := main === M.Idle
+  io.status.valid := main === M.Status
+  // A read the memory answered with an error (SLVERR/DECERR) makes the table's bytes untrustworthy: BAD_JOB
+  // at offset 0 stands above any verdict drawn from them.
+  val axiBad = fetch.io.axiError
+  io.status.error := errValid || axiBad
+  io.status.code := Mux(axiBad, code("BAD_JOB"), Mux(errValid, errCode, U(0, ErrorCodes.Width bits)))
+  io.status.offset := Mux(errValid && !axiBad, errOffset, U(0, 32 bits))
+  io.status.entries := entriesOk
+  io.status.blocks := blocksOk
+  val footerAt = n - FooterBytes
+  val ih = new HandleCheck(parse.res0, parse.res1)
+  switch(main) {
+    is(M.Idle) {
+      when(io.cmd.fire) {
+        base := io.cmd.base
+        n := io.cmd.size
+        verify := io.cmd.verify
+        errValid := False
+        deferred := False
+        entriesOk := 0
+        blocksOk := 0
+        handleCount := 0
+        idxStop := False
+        blkIndex := True
+        fetch.io.clearError := True
+        main := M.FooterReq
+        when(io.cmd.size < FooterBytes) {
+          errValid := True; errCode := code("TRUNCATED"); errOffset := io.cmd.size; main := M.Flush
+        }
+      }
+    }
+    is(M.FooterReq) {
+      fetchCmd.valid := True
+      fetchCmd.addr := base + footerAt
+      fetchCmd.len := FooterBytes
+      bufBeat := 0
+      when(fetchCmd.ready) { main := M.FooterRecv }
+    }
+    is(M.FooterRecv) {
+      when(fetch.io.output.valid) {
+        bufWrite := True
+        bufData := fetch.io.output.fragment.data
+        bufCount := fetch.io.output.fragment.count
+        when(fetch.io.output.last) { main := M.FooterCheck }
+      }
+    }
+    is(M.FooterCheck) {
+      when(buf.slice(40, 48).reverse.reduce(_ ## _) =/= B(Magic, 64 bits)) { fail("BAD_MAGIC", n - 8) } otherwise {
+        parse.start := True
+        parse.startLimit := 40
+        parse.startCount := 4
+        main := M.FooterParse
+      }
+    }
+    is(M.FooterParse) {
+      when(!parse.busy && !parse.start) {
+        when(parse.failed) { fail("BAD_VARINT", footerAt + parse.varStart) }
+          .elsewhen(ih.truncated) { fail("TRUNCATED", ih.truncAt) }
+          .elsewhen(ih.tooBig) { fail("BAD_BLOCK", parse.res0) }
+          .otherwise {
+            iss.hOff := parse.res0.resized
+            iss.hSize := parse.res1.resized
+            iss.isIndex := True
+            iss.state := iss.I.Desc
+            main := M.Run
+          }
+      }
+    }
+    is(M.Flush) { // everything asked is read and dropped; the reader is idle between blocks
+      descs.io.flush := True
+      when(fetch.io.idle && con.state === con.K.Idle) { main := M.Status }
+    }
+    is(M.Status) {
+      when(io.status.fire) { main := M.Idle }
+    }
+  }
+  // The fetch output: the footer, a restart count, a block's bytes, or (flushing) dropped.
+  fetch.io.output.ready := (main === M.FooterRecv) || main === M.Flush ||
+    (con.state === con.K.Tail && reader.io.cmd.ready) || (con.state === con.K.Stream && reader.io.input.ready)
+}
+
+/** `table_engine.GenerateTableReader [--bytes 4|8|16|32] [--key-limit N] [--max-block N] [--max-blocks N]
+  * --out DIR`: DIR/TableReader.v, the table front end with its block reader (doc/table_reader.md). */
+object GenerateTableReader extends Generator("build/gen/table_reader_w16",
+      Gen.intOpt("bytes", 16, Seq(4, 8, 16, 32)), Gen.intOpt("key-limit", 1032, min = 1024),
+      Gen.intOpt("max-block", 4 << 20, min = 64), Gen.intOpt("max-blocks", 1024, Seq(256, 1024, 4096, 16384))) {
+  def top(a: Gen.Args) = TableReader(TableReaderConfig(a.int("bytes"), a.int("key-limit"), a.int("max-block"),
+    a.int("max-blocks")))
+}

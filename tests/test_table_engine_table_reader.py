@@ -1,0 +1,138 @@
+"""The table engine's table front end (hw/ip/table_engine/rtl/TableReader.scala) in Verilator against the
+engine's C++ model's TableReader (itself byte-exact with LevelDB 1.23): tables written by LevelDB's own
+TableBuilder (Debian's libleveldb) and by the model's TableWriter, read from a simulated AXI4 memory at any
+alignment, give the model's entries one for one; mutated tables (bits flipped anywhere, in the footer, the
+index block or a data block, cut short, the footer's index handle rewritten, a data block's first restart
+point changed; seeded and Hypothesis-made) give exactly the model's error code and table offset and the
+entries it delivers before it; random stalls on the AXI channels and on the entry and status streams; never
+a hang (the harness's cycle bound). The harness: hw/ip/table_engine/dv/table_reader_harness.cpp
+(doc/table_reader.md)."""
+from __future__ import annotations
+
+import random
+import struct
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lsmc.build import table_engine_reader as rtl
+from lsmc.build.table_engine_rtl import summary
+
+WIDTHS = (4, 16)  # the narrowest beat and the engine's
+
+
+@pytest.fixture(scope="module", params=WIDTHS, ids=lambda w: f"w{w}")
+def width(request):
+    rtl.build_harness(request.param)
+    return request.param
+
+
+def run_ok(width, *args) -> dict:
+    res = rtl.run(width, *args)
+    s = summary(res)
+    assert res.returncode == 0 and s["mismatches"] == 0 and s["violations"] == 0 and s["hangs"] == 0, \
+        f"{res.stdout[-4000:]}\n{res.stderr[-4000:]}"
+    return s
+
+
+@pytest.mark.parametrize("source,model", [("leveldb", 0), ("model", 1)])
+def test_tables_match_model(width, source, model):
+    """Whole tables (block sizes 256 B to 16 KiB, restart intervals 1 to 4 and 16, keys to the limit) read as
+    the model reads them, entry for entry; some LevelDB tables have a key without its tag (BAD_BLOCK) or keys
+    over the limit (KEY_TOO_LONG)."""
+    s = run_ok(width, "--seed", 21 + model, "--tables", 25, "--model", model)
+    assert s["ok"] >= 20 and s["entries"] > 1500
+
+
+@pytest.mark.parametrize("pin,pout", [(0.5, 0.0), (0.0, 0.5), (0.6, 0.6)])
+def test_stalls(width, pin, pout):
+    s = run_ok(width, "--seed", 30, "--tables", 15, "--mutate", 0.3, "--verify", 0.5, "--pin", pin,
+               "--pout", pout, "--max-entries", 150)
+    assert s["ok"] >= 5
+
+
+def test_mutated_tables_named_error(width):
+    """Every mutation kind: the model's error code and offset (or its entries), every code this unit raises."""
+    s = run_ok(width, "--seed", 7, "--tables", 250, "--mutate", 1, "--verify", 0.5, "--max-entries", 120,
+               "--quiet")
+    assert s["errors"] > 100 and s["ok"] > 30
+    codes = dict(kv.split(":") for kv in s["codes"].split(","))
+    assert {"BAD_MAGIC", "BAD_CRC", "BAD_BLOCK", "BAD_VARINT", "TRUNCATED", "KEY_TOO_LONG"} <= codes.keys()
+
+
+def test_read_latency(width):
+    """No latency and a long one (more than the read FIFO covers): the same verdicts."""
+    for latency in (0, 150):
+        run_ok(width, "--seed", 40 + latency, "--tables", 10, "--mutate", 0.3, "--latency", latency,
+               "--max-entries", 100)
+
+
+def test_snappy_tables_refused(width):
+    """LevelDB tables with Snappy blocks: this unit refuses the first Snappy block it reads (index or data) as
+    the model refuses an unknown block type, BAD_BLOCK at its type byte, after the entries before it."""
+    s = run_ok(width, "--seed", 70, "--tables", 12, "--model", 0, "--snappy", 1, "--max-entries", 200,
+               "--verify", 0.5)
+    assert s["skipped_snappy"] == 0 and s["codes"].startswith("BAD_BLOCK:") and s["errors"] >= 8
+
+
+def test_memory_errors(width):
+    """A read answered with SLVERR: BAD_JOB at offset 0 (on a footer byte always; elsewhere when the unit read
+    it, else the model's verdict), never a hang."""
+    s = run_ok(width, "--seed", 60, "--tables", 30, "--slverr", 1, "--max-entries", 100)
+    assert int(dict(kv.split(":") for kv in s["codes"].split(","))["BAD_JOB(SLVERR)"]) >= 15
+
+
+def test_handle_ram_full(width):
+    """A table of more data blocks than the handle RAM holds (db_bench-like entries in 256-byte blocks): the
+    first MAX_BLOCKS blocks' entries, then BAD_JOB at the next index entry (a limit the model does not have)."""
+    s = run_ok(width, "--dbbench", 4000, "--block-size", 256, "--tables", 1)
+    assert s["codes"] == "BAD_JOB:1" and s["entries"] == 3 * rtl.MAX_BLOCKS  # 3 entries a block
+
+
+def test_db_bench_throughput():
+    """The db_bench-like table (16-byte keys, 100-byte values, 4 KiB blocks, raw) at W = 16: the input bytes a
+    clock, footer and index included (doc/table_reader.md: 10.1), kept from falling back."""
+    s = run_ok(16, "--dbbench", 4000, "--tables", 1)
+    assert s["entries"] == 4000 and s["bytes_per_cycle"] > 10.0
+
+
+def test_comparison_can_fail(tmp_path):
+    """With one byte of the model's entries changed every table mismatches; a case file cut mid-record is
+    refused with one line."""
+    res = rtl.run(16, "--seed", 3, "--tables", 4, "--tamper", "--quiet")
+    assert res.returncode == 1 and summary(res)["mismatches"] == 4, res.stdout
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(struct.pack("<I", 100) + b"\x01" + b"x" * 5)
+    res = rtl.run(16, "--cases", bad)
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1 and "--cases" in res.stderr
+
+
+@pytest.fixture(scope="module")
+def base_tables(tmp_path_factory):
+    """Small tables (both writers) as the harness makes them, for Hypothesis to mutate."""
+    path = tmp_path_factory.mktemp("tables") / "tables.bin"
+    run_ok(16, "--seed", 50, "--tables", 6, "--max-entries", 40, "--max-value", 300, "--dump", path)
+    data, out, p = path.read_bytes(), [], 0
+    while p < len(data):
+        n = struct.unpack_from("<I", data, p)[0]
+        out.append(data[p + 5:p + 5 + n])
+        p += 5 + n
+    return out
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pick=st.integers(0, 5), seed=st.integers(0, 2**32 - 1), edits=st.integers(1, 6),
+       cut=st.booleans(), verify=st.booleans())
+def test_hypothesis_mutations(base_tables, tmp_path, pick, seed, edits, cut, verify):
+    """Bytes replaced (and maybe the table cut) by Hypothesis: the model's verdict, at both widths."""
+    r = random.Random(seed)
+    t = bytearray(base_tables[pick % len(base_tables)])
+    for _ in range(edits):
+        t[r.randrange(len(t))] = r.randrange(256)
+    if cut:
+        t = t[:r.randrange(len(t) + 1)]
+    f = tmp_path / "case.bin"
+    f.write_bytes(struct.pack("<IB", len(t), verify) + bytes(t))
+    for w in WIDTHS:
+        run_ok(w, "--cases", f, "--pin", 0.3, "--pout", 0.3)
