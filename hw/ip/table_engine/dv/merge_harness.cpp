@@ -64,7 +64,7 @@ struct Outcome {
   std::vector<Entry> kept;
   std::vector<bool> isBase;  // per merged entry, in merge order (the RTL's isBase stream)
   uint64_t in = 0, out = 0, dropped = 0, baseDrops = 0;
-  bool error = false;
+  bool error = false, crossRun = false;  // crossRun: one internal key in two runs (the model's Merger)
   int code = 0, run = 0;
   uint64_t entry = 0;
 };
@@ -117,6 +117,7 @@ Outcome Model(const Job& job) {
     o.error = true;
     o.code = int(e.code);
     o.run = std::stoi(e.table.substr(3));
+    o.crossRun = std::string(e.what()).find("also in run") != std::string::npos;
     // The model names a byte offset in the run's table; the RTL the entry's index in the run.
     te::TableReader tr(&images[o.run][0], false, &rs);
     uint64_t i = 0;
@@ -489,7 +490,7 @@ int main(int argc, char** argv) {
   Bench bench(o);
   uint64_t mismatches = 0, ok = 0, errors = 0, hangs = 0, in = 0, out = 0, dropped = 0, baseDrops = 0;
   uint64_t cycles = 0, bytesOut = 0, sameUser = 0;
-  uint64_t codes[16] = {};
+  uint64_t codes[16] = {}, crossRun = 0;
   for (uint64_t j = 0; j < o.jobs; j++) {
     const Job job = RandomJob(gen, o);
     Outcome want = Model(job);
@@ -540,6 +541,7 @@ int main(int argc, char** argv) {
     if (want.error) {
       errors++;
       codes[want.code & 15]++;
+      crossRun += want.crossRun;
     } else {
       ok++;
     }
@@ -550,11 +552,11 @@ int main(int argc, char** argv) {
     cycles += c;
     for (const Entry& e : got.kept) bytesOut += e.key.size() + e.value.size();
   }
-  std::printf("jobs=%" PRIu64 " ok=%" PRIu64 " errors=%" PRIu64 " key_order=%" PRIu64 " mismatches=%" PRIu64
+  std::printf("jobs=%" PRIu64 " ok=%" PRIu64 " errors=%" PRIu64 " key_order=%" PRIu64 " cross_run=%" PRIu64 " mismatches=%" PRIu64
               " hangs=%" PRIu64 " violations=%" PRIu64 " entries_in=%" PRIu64 " entries_out=%" PRIu64
               " dropped=%" PRIu64 " base_drops=%" PRIu64 " same_user_in_run=%" PRIu64 " cycles=%" PRIu64
               " entries_per_clock=%.4f bytes_per_clock=%.3f\n",
-              o.jobs, ok, errors, codes[int(te::ErrorCode::kKeyOrder)], mismatches, hangs, bench.violations(), in,
+              o.jobs, ok, errors, codes[int(te::ErrorCode::kKeyOrder)], crossRun, mismatches, hangs, bench.violations(), in,
               out, dropped, baseDrops, sameUser, cycles, cycles ? double(out) / cycles : 0.0,
               cycles ? double(bytesOut) / cycles : 0.0);
   return mismatches || hangs || bench.violations() ? 1 : 0;

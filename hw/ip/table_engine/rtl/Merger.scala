@@ -56,9 +56,9 @@ case class MergerCore(c: MergeConfig) extends Component {
   val keyLenBits = c.entry.keyLenBits
 
   object S extends SpinalEnum {
-    val Pick, LoadHead, LoadKey, Check, Decide, OutHead, OutKey, OutValue, OutEnd, Status, Halt = newElement()
+    val Decide, LoadHead, LoadKey, OutKey, OutValue, OutEnd, Status, Halt = newElement()
   }
-  val state = RegInit(S.Pick)
+  val state = RegInit(S.Decide)
 
   // ---- per input: the head (key in its RAM, lengths, tag), whether the run ended ----
   val keyMem = Seq.fill(K)(Mem(Bits(8 * W bits), c.keyWords))
@@ -100,6 +100,7 @@ case class MergerCore(c: MergeConfig) extends Component {
   val newLess = Vec(Reg(Bool()), K)
   val tagDiff = Vec(Reg(Bool()), K) // user keys the same length and a tag byte differs
   val tagGreater = Vec(Reg(Bool()), K) // the new tag is larger at its highest differing byte
+  val decidedNow, newLessNow, tagDiffNow, tagGreaterNow = Vec(Bool(), K)
   val beatBase = (word << log2Up(W)).resize(keyLenBits + 1)
   val keyBeat = state === S.LoadKey && in.valid
   for (m <- 0 until K) {
@@ -119,37 +120,40 @@ case class MergerCore(c: MergeConfig) extends Component {
     val lastTag = OHMasking.last(tagLaneDiff)
     val lessHere = (0 until W).map(p => firstUser(p) && beat.data(8 * p, 8 bits).asUInt < words(m)(8 * p, 8 bits).asUInt).orR
     val greaterHere = (0 until W).map(p => lastTag(p) && beat.data(8 * p, 8 bits).asUInt > words(m)(8 * p, 8 bits).asUInt).orR
-    when(state === S.LoadHead) {
-      decided(m) := False
-      tagDiff(m) := False
-    }
+    // the verdict so far including this beat (the final beat's verdict is used in its own clock)
+    val firstBeat = word === 0
+    val wasDecided = decided(m) && !firstBeat
+    val wasTag = tagDiff(m) && !firstBeat
+    decidedNow(m) := wasDecided || userDiff.orR
+    newLessNow(m) := Mux(wasDecided, newLess(m), lessHere)
+    tagDiffNow(m) := wasTag || tagLaneDiff.orR
+    tagGreaterNow(m) := Mux(tagLaneDiff.orR, greaterHere, tagGreater(m))
     when(keyBeat) {
-      when(!decided(m) && userDiff.orR) {
-        decided(m) := True
-        newLess(m) := lessHere
-      }
-      when(tagLaneDiff.orR) {
-        tagDiff(m) := True
-        tagGreater(m) := greaterHere
-      }
+      decided(m) := decidedNow(m)
+      newLess(m) := newLessNow(m)
+      tagDiff(m) := tagDiffNow(m)
+      tagGreater(m) := tagGreaterNow(m)
     }
   }
   // The final verdicts (state Check): new < old(m), new == old(m), same user key.
   def verdict(m: Int): (Bool, Bool, Bool) = {
     val oldUser = (keyLen(m) - 8).resize(keyLenBits)
     val sameLen = newUser === oldUser
-    val less = Mux(decided(m), newLess(m), Mux(!sameLen, newUser < oldUser, tagDiff(m) && tagGreater(m)))
-    val equal = !decided(m) && sameLen && !tagDiff(m)
-    (less, equal, !decided(m) && sameLen)
+    val less = Mux(decidedNow(m), newLessNow(m), Mux(!sameLen, newUser < oldUser, tagDiffNow(m) && tagGreaterNow(m)))
+    val equal = !decidedNow(m) && sameLen && !tagDiffNow(m)
+    (less, equal, !decidedNow(m) && sameLen)
   }
 
-  // The tag: the key's last 8 bytes, picked from the beats as they pass.
-  when(keyBeat) {
-    for (t <- 0 until 8) {
-      val q = (loadLen - 8 + t).resize(keyLenBits)
-      when((q >> log2Up(W)) === word.resized) { loadTag(8 * t, 8 bits) := beat.data.subdivideIn(8 bits)(q(log2Up(W) - 1 downto 0)) }
+  // The tag: the key's last 8 bytes, picked from the beats as they pass (`loadTagNow` with this beat's).
+  val loadTagNow = Bits(64 bits)
+  loadTagNow := loadTag
+  for (t <- 0 until 8) {
+    val q = (loadLen - 8 + t).resize(keyLenBits)
+    when((q >> log2Up(W)) === word.resized) {
+      loadTagNow(8 * t, 8 bits) := beat.data.subdivideIn(8 bits)(q(log2Up(W) - 1 downto 0))
     }
   }
+  when(keyBeat) { loadTag := loadTagNow }
 
   def fail(code: String, run: UInt, entry: UInt): Unit = {
     isError := True
@@ -177,15 +181,16 @@ case class MergerCore(c: MergeConfig) extends Component {
 
   // ---- output ----
   val outBeat = io.output.payload
+  val outSel = Mux(state === S.Decide, winner, sel) // the HEAD beat leaves in the clock the winner is known
   io.output.valid := False
   outBeat.last := False
   outBeat.entry.kind := EntryKind.Head
   outBeat.entry.data := 0
   outBeat.entry.count := 0
-  outBeat.entry.keyBytes := keyLen(sel)
-  outBeat.entry.valueBytes := valueLen(sel)
-  outBeat.tag := tag(sel)
-  outBeat.sameUser := sameAsLast(sel)
+  outBeat.entry.keyBytes := keyLen(outSel)
+  outBeat.entry.valueBytes := valueLen(outSel)
+  outBeat.tag := tag(outSel)
+  outBeat.sameUser := sameAsLast(outSel)
   val outWords = ((keyLen(sel) + (W - 1)) >> log2Up(W)).resize(c.wordBits + 1)
   val finalKeyWord = word === outWords - 1
   val keyTail = keyLen(sel)(log2Up(W) - 1 downto 0)
@@ -198,20 +203,12 @@ case class MergerCore(c: MergeConfig) extends Component {
   io.status.entries := outCount
 
   switch(state) {
-    is(S.Pick) {
-      when(anyLoad) {
-        sel := firstLoad
-        state := S.LoadHead
-      } otherwise {
-        state := S.Decide
-      }
-    }
     is(S.LoadHead) {
       inReady(True)
       when(in.valid) {
         when(beat.kind === MergeKind.End) {
           ended(sel) := True
-          state := S.Pick
+          state := S.Decide
         } elsewhen (beat.kind =/= EntryKind.Head || beat.keyBytes < 8) {
           fail("BAD_BLOCK", sel, taken(sel)) // a key without its 8-byte tag (or a beat out of its frame)
         } elsewhen (beat.keyBytes > c.keyLimit) {
@@ -229,54 +226,53 @@ case class MergerCore(c: MergeConfig) extends Component {
       when(in.valid) {
         for (i <- 0 until K) when(sel === i) { keyMem(i)(rdAddr) := beat.data }
         word := word + 1
-        when(word === ((loadLen + (W - 1)) >> log2Up(W)).resize(c.wordBits + 1) - 1) { state := S.Check }
-      }
-    }
-    is(S.Check) {
-      for (i <- 0 until K) when(sel === i) {
-        val (prevLess, prevEqual, prevSame) = verdict(i)
-        // the run's order: its previous key must sort strictly before the new one (new > prev)
-        val newAfterPrev = !prevLess && !prevEqual
-        when(hasPrev(i) && !newAfterPrev) {
-          fail("KEY_ORDER", sel, taken(i))
-        } otherwise {
-          for (m <- 0 until K if m != i) {
-            val (less, equal, same) = verdict(m)
-            lt(i)(m) := less
-            lt(m)(i) := !less && !equal
-            eq(i)(m) := equal
-            eq(m)(i) := equal
-            sameUser(i)(m) := same
-            sameUser(m)(i) := same
+        // the final beat: the run's order check and the new head's row of the matrix, in its clock
+        when(word === ((loadLen + (W - 1)) >> log2Up(W)).resize(c.wordBits + 1) - 1) {
+          for (i <- 0 until K) when(sel === i) {
+            val (prevLess, prevEqual, prevSame) = verdict(i)
+            // the run's order: its previous key must sort strictly before the new one
+            when(hasPrev(i) && (prevLess || prevEqual)) {
+              fail("KEY_ORDER", sel, taken(i))
+            } otherwise {
+              for (m <- 0 until K if m != i) {
+                val (less, equal, same) = verdict(m)
+                lt(i)(m) := less
+                lt(m)(i) := !less && !equal
+                eq(i)(m) := equal
+                eq(m)(i) := equal
+                sameUser(i)(m) := same
+                sameUser(m)(i) := same
+              }
+              sameAsLast(i) := hasPrev(i) && prevSame
+              headValid(i) := True
+              keyLen(i) := loadLen
+              valueLen(i) := loadValue
+              tag(i) := loadTagNow
+              taken(i) := taken(i) + 1
+              state := S.Decide
+            }
           }
-          sameAsLast(i) := hasPrev(i) && prevSame
-          headValid(i) := True
-          keyLen(i) := loadLen
-          valueLen(i) := loadValue
-          tag(i) := loadTag
-          taken(i) := taken(i) + 1
-          state := S.Pick
         }
       }
     }
     is(S.Decide) {
-      when(!headValid.orR) {
+      when(anyLoad) { // the runs' first heads, one after the other
+        sel := firstLoad
+        state := S.LoadHead
+      } elsewhen (!headValid.orR) {
         state := S.OutEnd
       } elsewhen (dupOh.orR) {
         fail("KEY_ORDER", dupRun, taken(dupRun) - 1)
       } otherwise {
-        sel := winner
-        state := S.OutHead
-      }
-    }
-    is(S.OutHead) {
-      io.output.valid := True
-      when(io.output.ready) {
-        for (w <- 0 until K) when(sel === w) {
-          for (m <- 0 until K if m != w) sameAsLast(m) := sameUser(w)(m)
+        io.output.valid := True // the winner's HEAD beat
+        when(io.output.ready) {
+          for (w <- 0 until K) when(winner === w) {
+            for (m <- 0 until K if m != w) sameAsLast(m) := sameUser(w)(m)
+          }
+          sel := winner
+          word := 0
+          state := S.OutKey
         }
-        word := 0
-        state := S.OutKey
       }
     }
     is(S.OutKey) {
@@ -313,11 +309,11 @@ case class MergerCore(c: MergeConfig) extends Component {
     is(S.Halt) {}
   }
 
-  def done(): Unit = {
+  def done(): Unit = { // the winner's run gives its next head at once
     headValid(sel) := False
     hasPrev(sel) := True
     outCount := outCount + 1
-    state := S.Pick
+    state := S.LoadHead
   }
 
 }
