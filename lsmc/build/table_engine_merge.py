@@ -41,7 +41,8 @@ def generate(width: int = 16, ways: int = 4) -> Path:
     out = GEN / f"table_engine_merge_{_name(width, ways)}"
     return build.generate("table_engine", "table_engine.GenerateMerge", out,
                           ["--bytes", str(width), "--ways", str(ways),
-                           "--key-limit", str(lim["max_user_key_bytes"] + TAG_BYTES), "--out", str(out.relative_to(ROOT))])
+                           "--key-limit", str(lim["max_user_key_bytes"] + TAG_BYTES),
+                           "--out", str(out.relative_to(ROOT))])
 
 
 def build_harness(width: int = 16, ways: int = 4) -> Path:
