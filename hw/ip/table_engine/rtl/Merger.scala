@@ -12,6 +12,7 @@ case class MergeConfig(bytes: Int = 16, ways: Int = 4, keyLimit: Int = 1032) {
   val keyWords = entry.keyWords
   val wordBits = log2Up(keyWords)
   val runBits = log2Up(ways)
+  val valueFifo = 8 // value beats ahead of the output: a key of up to 7 beats leaves while its run loads the next
 }
 
 /** The entry stream's END beat (kind 3, the code the block builder takes as FLUSH): one beat, `last`,
@@ -56,7 +57,7 @@ case class MergerCore(c: MergeConfig) extends Component {
   val keyLenBits = c.entry.keyLenBits
 
   object S extends SpinalEnum {
-    val Decide, LoadHead, LoadKey, OutKey, OutValue, OutEnd, Status, Halt = newElement()
+    val Decide, LoadHead, LoadKey, OutEnd, Status, Halt = newElement()
   }
   val state = RegInit(S.Decide)
 
@@ -180,8 +181,27 @@ case class MergerCore(c: MergeConfig) extends Component {
   val dupRun = OHToUInt(OHMasking.first(dupOh))
 
   // ---- output ----
+  // ---- the winner's entry leaves in three overlapping parts: its HEAD (in `Decide`), its key from the RAM
+  // (`outKey`), its value through a small FIFO (`valuePull` fills it from the run while the key leaves,
+  // `drain` empties it), so the run's next HEAD and KEY beats load while the value's last beats drain ----
+  val outKey = RegInit(False)
+  val valuePull = RegInit(False)
+  val drain = RegInit(False)
+  val valueFifo = StreamFifo(Fragment(ByteBeat(W)), c.valueFifo)
+  valueFifo.io.push.valid := False
+  valueFifo.io.push.fragment.data := beat.data
+  valueFifo.io.push.fragment.count := beat.count
+  valueFifo.io.push.last := in.last
+  valueFifo.io.pop.ready := False
+  when(valuePull) {
+    valueFifo.io.push.valid := in.valid
+    inReady(valueFifo.io.push.ready)
+    when(in.valid && valueFifo.io.push.ready && in.last) { valuePull := False }
+  }
+  val outBusy = outKey || drain // the last winner's entry is still leaving
+
   val outBeat = io.output.payload
-  val outSel = Mux(state === S.Decide, winner, sel) // the HEAD beat leaves in the clock the winner is known
+  val outSel = Mux(outBusy, sel, winner) // the HEAD beat leaves in the clock the winner is known
   io.output.valid := False
   outBeat.last := False
   outBeat.entry.kind := EntryKind.Head
@@ -194,8 +214,27 @@ case class MergerCore(c: MergeConfig) extends Component {
   val outWords = ((keyLen(sel) + (W - 1)) >> log2Up(W)).resize(c.wordBits + 1)
   val finalKeyWord = word === outWords - 1
   val keyTail = keyLen(sel)(log2Up(W) - 1 downto 0)
+  when(outKey) {
+    io.output.valid := True
+    outBeat.entry.kind := EntryKind.Key
+    outBeat.entry.data := Vec(words)(sel)
+    outBeat.entry.count := Mux(finalKeyWord && keyTail =/= 0, keyTail.resize(c.entry.countBits), U(W, c.entry.countBits bits))
+    outBeat.last := finalKeyWord && valueLen(sel) === 0
+    when(io.output.ready) {
+      word := word + 1
+      when(finalKeyWord) { outKey := False }
+    }
+  } elsewhen (drain) {
+    io.output.valid := valueFifo.io.pop.valid
+    outBeat.entry.kind := EntryKind.Value
+    outBeat.entry.data := valueFifo.io.pop.fragment.data
+    outBeat.entry.count := valueFifo.io.pop.fragment.count
+    outBeat.last := valueFifo.io.pop.last
+    valueFifo.io.pop.ready := io.output.ready
+    when(valueFifo.io.pop.fire && valueFifo.io.pop.last) { drain := False }
+  }
 
-  io.status.valid := state === S.Status
+  io.status.valid := state === S.Status && !outBusy
   io.status.error := isError
   io.status.code := errCode
   io.status.run := errRun
@@ -203,21 +242,23 @@ case class MergerCore(c: MergeConfig) extends Component {
   io.status.entries := outCount
 
   switch(state) {
-    is(S.LoadHead) {
-      inReady(True)
-      when(in.valid) {
-        when(beat.kind === MergeKind.End) {
-          ended(sel) := True
-          state := S.Decide
-        } elsewhen (beat.kind =/= EntryKind.Head || beat.keyBytes < 8) {
-          fail("BAD_BLOCK", sel, taken(sel)) // a key without its 8-byte tag (or a beat out of its frame)
-        } elsewhen (beat.keyBytes > c.keyLimit) {
-          fail("KEY_TOO_LONG", sel, taken(sel))
-        } otherwise {
-          loadLen := beat.keyBytes
-          loadValue := beat.valueBytes
-          word := 0
-          state := S.LoadKey
+    is(S.LoadHead) { // the winner's run: once its value is in the FIFO and its key has left the RAM
+      when(!valuePull && !outKey) {
+        inReady(True)
+        when(in.valid) {
+          when(beat.kind === MergeKind.End) {
+            ended(sel) := True
+            state := S.Decide
+          } elsewhen (beat.kind =/= EntryKind.Head || beat.keyBytes < 8) {
+            fail("BAD_BLOCK", sel, taken(sel)) // a key without its 8-byte tag (or a beat out of its frame)
+          } elsewhen (beat.keyBytes > c.keyLimit) {
+            fail("KEY_TOO_LONG", sel, taken(sel))
+          } otherwise {
+            loadLen := beat.keyBytes
+            loadValue := beat.valueBytes
+            word := 0
+            state := S.LoadKey
+          }
         }
       }
     }
@@ -256,46 +297,30 @@ case class MergerCore(c: MergeConfig) extends Component {
       }
     }
     is(S.Decide) {
-      when(anyLoad) { // the runs' first heads, one after the other
+      when(anyLoad) { // at the start: every run's first head, one after the other
         sel := firstLoad
         state := S.LoadHead
       } elsewhen (!headValid.orR) {
-        state := S.OutEnd
+        when(!outBusy) { state := S.OutEnd }
       } elsewhen (dupOh.orR) {
         fail("KEY_ORDER", dupRun, taken(dupRun) - 1)
-      } otherwise {
+      } elsewhen (!outBusy) {
         io.output.valid := True // the winner's HEAD beat
         when(io.output.ready) {
           for (w <- 0 until K) when(winner === w) {
             for (m <- 0 until K if m != w) sameAsLast(m) := sameUser(w)(m)
+            headValid(w) := False
+            hasPrev(w) := True
+            outKey := True
+            valuePull := valueLen(w) =/= 0
+            drain := valueLen(w) =/= 0
           }
+          outCount := outCount + 1
           sel := winner
           word := 0
-          state := S.OutKey
+          state := S.LoadHead
         }
       }
-    }
-    is(S.OutKey) {
-      io.output.valid := True
-      outBeat.entry.kind := EntryKind.Key
-      outBeat.entry.data := Vec(words)(sel)
-      outBeat.entry.count := Mux(finalKeyWord && keyTail =/= 0, keyTail.resize(c.entry.countBits), U(W, c.entry.countBits bits))
-      outBeat.last := finalKeyWord && valueLen(sel) === 0
-      when(io.output.ready) {
-        word := word + 1
-        when(finalKeyWord) {
-          when(valueLen(sel) === 0) { done() } otherwise { state := S.OutValue }
-        }
-      }
-    }
-    is(S.OutValue) {
-      io.output.valid := in.valid
-      outBeat.entry.kind := EntryKind.Value
-      outBeat.entry.data := beat.data
-      outBeat.entry.count := beat.count
-      outBeat.last := in.last
-      inReady(io.output.ready)
-      when(in.fire && in.last) { done() }
     }
     is(S.OutEnd) {
       io.output.valid := True
@@ -307,13 +332,6 @@ case class MergerCore(c: MergeConfig) extends Component {
       when(io.status.ready) { state := S.Halt }
     }
     is(S.Halt) {}
-  }
-
-  def done(): Unit = { // the winner's run gives its next head at once
-    headValid(sel) := False
-    hasPrev(sel) := True
-    outCount := outCount + 1
-    state := S.LoadHead
   }
 
 }
