@@ -168,17 +168,35 @@ case class MergerCore(c: MergeConfig) extends Component {
   val needLoad = (0 until K).map(i => !headValid(i) && !ended(i))
   val anyLoad = needLoad.orR
   val firstLoad = OHToUInt(OHMasking.first(needLoad.asBits()))
-  val winOh = Bits(K bits)
-  for (w <- 0 until K)
-    winOh(w) := headValid(w) && (0 until K).filter(_ != w).map(m => !headValid(m) || lt(w)(m)).andR
-  val winner = OHToUInt(winOh)
-  // dup(b): the model's Pick, at run b, finds b's head equal to the smallest head of runs 0..b-1
-  val dupOh = Bits(K bits)
-  for (b <- 0 until K) {
-    dupOh(b) := headValid(b) && (0 until b).map(a => headValid(a) && eq(a)(b) &&
-      (0 until b).filter(_ != a).map(r => !headValid(r) || lt(a)(r)).andR).orR
+  // The head below every other, and dup(b): the model's Pick, at run b, finds b's head equal to the smallest
+  // head of runs 0..b-1. Of the registered matrix (`Decide`) and of the one the final KEY beat writes.
+  case class Pick(win: UInt, dup: Bool, dupRun: UInt)
+  def pick(hv: Int => Bool, ltF: (Int, Int) => Bool, eqF: (Int, Int) => Bool): Pick = {
+    val winOh = Bits(K bits)
+    for (w <- 0 until K)
+      winOh(w) := hv(w) && (0 until K).filter(_ != w).map(m => !hv(m) || ltF(w, m)).andR
+    val dupOh = Bits(K bits)
+    for (b <- 0 until K) {
+      dupOh(b) := hv(b) && (0 until b).map(a => hv(a) && eqF(a, b) &&
+        (0 until b).filter(_ != a).map(r => !hv(r) || ltF(a, r)).andR).orR
+    }
+    Pick(OHToUInt(winOh), dupOh.orR, OHToUInt(OHMasking.first(dupOh)))
   }
-  val dupRun = OHToUInt(OHMasking.first(dupOh))
+  val now = pick(headValid(_), lt(_)(_), eq(_)(_))
+  val winner = now.win
+  val vLess = Vec((0 until K).map(m => verdict(m)._1))
+  val vEq = Vec((0 until K).map(m => verdict(m)._2))
+  val vSame = Vec((0 until K).map(m => verdict(m)._3))
+  def ltNext(a: Int, b: Int): Bool = Mux(sel === a, vLess(b), Mux(sel === b, !vLess(a) && !vEq(a), lt(a)(b)))
+  def eqNext(a: Int, b: Int): Bool = Mux(sel === a, vEq(b), Mux(sel === b, vEq(a), eq(a)(b)))
+  def sameNext(a: Int, b: Int): Bool = Mux(sel === a, vSame(b), Mux(sel === b, vSame(a), sameUser(a)(b)))
+  val next = pick(i => headValid(i) || sel === i, ltNext, eqNext)
+  val lastLoadWord = ((loadLen + (W - 1)) >> log2Up(W)).resize(c.wordBits + 1) - 1
+  val orderError = hasPrev(sel) && (vLess(sel) || vEq(sel))
+  val othersLoaded = (0 until K).map(i => sel === i || !needLoad(i)).andR
+  // the final KEY beat of a run's next head: the next winner's HEAD leaves in this clock (no `Decide`)
+  val early = Bool()
+  val headFromLoad = early && next.win === sel
 
   // ---- output ----
   // ---- the winner's entry leaves in three overlapping parts: its HEAD (in `Decide`), its key from the RAM
@@ -201,16 +219,16 @@ case class MergerCore(c: MergeConfig) extends Component {
   val outBusy = outKey || drain // the last winner's entry is still leaving
 
   val outBeat = io.output.payload
-  val outSel = Mux(outBusy, sel, winner) // the HEAD beat leaves in the clock the winner is known
+  val outSel = Mux(outBusy, sel, Mux(early, next.win, winner)) // the HEAD beat leaves when the winner is known
   io.output.valid := False
   outBeat.last := False
   outBeat.entry.kind := EntryKind.Head
   outBeat.entry.data := 0
   outBeat.entry.count := 0
-  outBeat.entry.keyBytes := keyLen(outSel)
-  outBeat.entry.valueBytes := valueLen(outSel)
-  outBeat.tag := tag(outSel)
-  outBeat.sameUser := sameAsLast(outSel)
+  outBeat.entry.keyBytes := Mux(headFromLoad, loadLen, keyLen(outSel))
+  outBeat.entry.valueBytes := Mux(headFromLoad, loadValue, valueLen(outSel))
+  outBeat.tag := Mux(headFromLoad, loadTagNow, tag(outSel))
+  outBeat.sameUser := Mux(headFromLoad, hasPrev(sel) && vSame(sel), sameAsLast(outSel))
   val outWords = ((keyLen(sel) + (W - 1)) >> log2Up(W)).resize(c.wordBits + 1)
   val finalKeyWord = word === outWords - 1
   val keyTail = keyLen(sel)(log2Up(W) - 1 downto 0)
@@ -240,6 +258,23 @@ case class MergerCore(c: MergeConfig) extends Component {
   io.status.run := errRun
   io.status.entry := errEntry
   io.status.entries := outCount
+
+  early := state === S.LoadKey && in.valid && word === lastLoadWord && !orderError && othersLoaded && !drain &&
+    !next.dup
+  def emitHead(w: UInt, same: (Int, Int) => Bool, valueBytes: UInt): Unit = {
+    for (x <- 0 until K) when(w === x) {
+      for (m <- 0 until K if m != x) sameAsLast(m) := same(x, m)
+      headValid(x) := False
+      hasPrev(x) := True
+    }
+    outKey := True
+    valuePull := valueBytes =/= 0
+    drain := valueBytes =/= 0
+    outCount := outCount + 1
+    sel := w
+    word := 0
+    state := S.LoadHead
+  }
 
   switch(state) {
     is(S.LoadHead) { // the winner's run: once its value is in the FIFO and its key has left the RAM
@@ -291,6 +326,10 @@ case class MergerCore(c: MergeConfig) extends Component {
               tag(i) := loadTagNow
               taken(i) := taken(i) + 1
               state := S.Decide
+              when(early) {
+                io.output.valid := True
+                when(io.output.ready) { emitHead(next.win, sameNext, Mux(next.win === sel, loadValue, valueLen(next.win))) }
+              }
             }
           }
         }
@@ -302,24 +341,11 @@ case class MergerCore(c: MergeConfig) extends Component {
         state := S.LoadHead
       } elsewhen (!headValid.orR) {
         when(!outBusy) { state := S.OutEnd }
-      } elsewhen (dupOh.orR) {
-        fail("KEY_ORDER", dupRun, taken(dupRun) - 1)
+      } elsewhen (now.dup) {
+        fail("KEY_ORDER", now.dupRun, taken(now.dupRun) - 1)
       } elsewhen (!outBusy) {
         io.output.valid := True // the winner's HEAD beat
-        when(io.output.ready) {
-          for (w <- 0 until K) when(winner === w) {
-            for (m <- 0 until K if m != w) sameAsLast(m) := sameUser(w)(m)
-            headValid(w) := False
-            hasPrev(w) := True
-            outKey := True
-            valuePull := valueLen(w) =/= 0
-            drain := valueLen(w) =/= 0
-          }
-          outCount := outCount + 1
-          sel := winner
-          word := 0
-          state := S.LoadHead
-        }
+        when(io.output.ready) { emitHead(winner, sameUser(_)(_), valueLen(winner)) }
       }
     }
     is(S.OutEnd) {
