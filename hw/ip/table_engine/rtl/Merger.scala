@@ -205,7 +205,7 @@ case class MergerCore(c: MergeConfig) extends Component {
   val outKey = RegInit(False)
   val valuePull = RegInit(False)
   val drain = RegInit(False)
-  val valueFifo = StreamFifo(Fragment(ByteBeat(W)), c.valueFifo)
+  val valueFifo = StreamFifo(Fragment(ByteBeat(W)), c.valueFifo, latency = 1) // a beat pushed pops the next clock
   valueFifo.io.push.valid := False
   valueFifo.io.push.fragment.data := beat.data
   valueFifo.io.push.fragment.count := beat.count
