@@ -44,6 +44,13 @@ def test_malformed_runs_give_the_models_error(build):
     assert s["errors"] >= 40 and s["key_order"] == s["errors"] and s["cross_run"] >= 5
 
 
+def test_refused_key_lengths(build):
+    """A HEAD with a key under 8 bytes (no tag) or over the limit: BAD_BLOCK or KEY_TOO_LONG naming the run and
+    entry, after exactly the entries the model's merge puts before that run reaches it."""
+    s = run_ok(build, "--seed", 40, "--jobs", 40, "--entries", 20, "--bad-head", 1, "--pin", 0.2, "--pout", 0.2)
+    assert s["bad_block"] >= 5 and s["key_too_long"] >= 5
+
+
 def test_heavy_stalls_and_long_values():
     """One side stalled hard, then the other; values up to 16 KiB (W = 16, K = 4)."""
     for seed, (pin, pout) in enumerate([(0.7, 0.0), (0.0, 0.7), (0.6, 0.6)]):

@@ -63,6 +63,8 @@ struct Job {
 struct Outcome {
   std::vector<Entry> kept;
   std::vector<bool> isBase;  // per merged entry, in merge order (the RTL's isBase stream)
+  std::vector<std::string> merged;  // the merged internal keys
+  std::vector<size_t> keptAfter;  // kept entries once merged entry i has passed the drop rule
   uint64_t in = 0, out = 0, dropped = 0, baseDrops = 0;
   bool error = false, crossRun = false;  // crossRun: one internal key in two runs (the model's Merger)
   int code = 0, run = 0;
@@ -104,7 +106,10 @@ Outcome Model(const Job& job) {
       o.in++;
       const bool base = walker.IsBase(te::UserKey(k));
       o.isBase.push_back(base);
-      if (drop.Drop(k)) {
+      o.merged.emplace_back(k);
+      const bool dropped = drop.Drop(k);
+      o.keptAfter.push_back(o.kept.size() + !dropped);
+      if (dropped) {
         o.dropped++;
         const uint64_t tag = te::Tag(k);
         if ((tag & 0xff) == te::kTypeDeletion && base) o.baseDrops++;
@@ -130,7 +135,7 @@ Outcome Model(const Job& job) {
 // ---- random jobs ----
 struct Options {
   uint64_t seed = 1, jobs = 100, entries = 40, maxValue = 4096, keyLen = 0, valueLen = 0;
-  double pin = 0, pout = 0, malformed = 0;
+  double pin = 0, pout = 0, malformed = 0, inject = 0;
   bool quiet = false, tamper = false;
 };
 
@@ -240,12 +245,20 @@ void PushBytes(std::deque<Beat>* q, uint8_t kind, const std::string& s, bool las
   }
 }
 
-std::deque<Beat> RunBeats(const std::vector<Entry>& run) {
+// A HEAD beat whose key length the stage must refuse (under 8 bytes, over the limit): the RTL's own
+// guards, which the block reader upstream never lets through, so no table can carry them to the model.
+struct BadHead {
+  int run = -1;
+  size_t entry = 0;
+  uint32_t keyBytes = 0;
+};
+
+std::deque<Beat> RunBeats(const std::vector<Entry>& run, const BadHead& bad, int r) {
   std::deque<Beat> q;
   for (const Entry& e : run) {
     Beat h;
     h.kind = 0;
-    h.keyBytes = uint32_t(e.key.size());
+    h.keyBytes = r == bad.run && size_t(&e - &run[0]) == bad.entry ? bad.keyBytes : uint32_t(e.key.size());
     h.valueBytes = uint32_t(e.value.size());
     h.last = e.key.empty() && e.value.empty();
     q.push_back(h);
@@ -319,10 +332,10 @@ class Bench {
   }
 
   // One job through the RTL; false on a hang (no status within `bound` clocks). `isBase`: the bits fed.
-  bool Run(const Job& job, const std::vector<bool>& isBase, Outcome* rtl, std::string* why, uint64_t* cycles,
-           uint64_t bound) {
+  bool Run(const Job& job, const std::vector<bool>& isBase, const BadHead& bad, Outcome* rtl, std::string* why,
+           uint64_t* cycles, uint64_t bound) {
     for (int i = 0; i < K; i++) {
-      src_[i].q = RunBeats(job.runs[i]);
+      src_[i].q = RunBeats(job.runs[i], bad, i);
       src_[i].offering = false;
     }
     std::deque<bool> base(isBase.begin(), isBase.end());
@@ -478,6 +491,8 @@ int main(int argc, char** argv) {
               [&](const std::string& opt, const std::string& v) { o.pout = simc::toProbability(v, opt, 1.0, false); });
   args.custom("--malformed", "P", "fraction of jobs with keys out of order (in a run, or one key in two runs)",
               [&](const std::string& opt, const std::string& v) { o.malformed = simc::toProbability(v, opt); });
+  args.custom("--bad-head", "P", "fraction of jobs with one HEAD's key length under 8 or over the limit",
+              [&](const std::string& opt, const std::string& v) { o.inject = simc::toProbability(v, opt); });
   args.flag("--tamper", &o.tamper, "change a byte of the model's first kept entry (the comparison must fail)");
   args.flag("--quiet", &o.quiet, "no line per mismatch");
   args.parse(argc, argv);
@@ -503,10 +518,35 @@ int main(int argc, char** argv) {
       }
     }
     const uint64_t bound = 2000 + 40 * beats / (1 - std::max(o.pin, o.pout));
+    BadHead bad;
+    if (!want.error && gen.chance(o.inject)) {
+      // The stage refuses the entry when its run loads it: after the run's previous entry left (at the
+      // start, before any output), so the model's merge up to that entry gives what leaves before.
+      std::vector<int> runs;
+      for (int r = 0; r < K; r++)
+        if (!job.runs[r].empty()) runs.push_back(r);
+      if (!runs.empty()) {
+        bad.run = runs[Below(gen, runs.size())];
+        bad.entry = Below(gen, job.runs[bad.run].size());
+        const bool shortKey = Below(gen, 2);
+        bad.keyBytes = shortKey ? uint32_t(Below(gen, 8)) : uint32_t(te::kMaxInternalKeyBytes + 1 + Below(gen, 900));
+        size_t kept = 0;
+        if (bad.entry > 0) {
+          const std::string& prev = job.runs[bad.run][bad.entry - 1].key;
+          const size_t p = std::find(want.merged.begin(), want.merged.end(), prev) - want.merged.begin();
+          kept = want.keptAfter[p];
+        }
+        want.kept.resize(kept);
+        want.error = true;
+        want.code = int(shortKey ? te::ErrorCode::kBadBlock : te::ErrorCode::kKeyTooLong);
+        want.run = bad.run;
+        want.entry = bad.entry;
+      }
+    }
     Outcome got;
     std::string why;
     uint64_t c = 0;
-    if (!bench.Run(job, want.isBase, &got, &why, &c, bound)) {
+    if (!bench.Run(job, want.isBase, bad, &got, &why, &c, bound)) {
       hangs++;
       if (!o.quiet) std::printf("job %" PRIu64 ": no status within %" PRIu64 " clocks\n", j, bound);
       continue;
@@ -552,11 +592,12 @@ int main(int argc, char** argv) {
     cycles += c;
     for (const Entry& e : got.kept) bytesOut += e.key.size() + e.value.size();
   }
-  std::printf("jobs=%" PRIu64 " ok=%" PRIu64 " errors=%" PRIu64 " key_order=%" PRIu64 " cross_run=%" PRIu64 " mismatches=%" PRIu64
+  std::printf("jobs=%" PRIu64 " ok=%" PRIu64 " errors=%" PRIu64 " key_order=%" PRIu64 " bad_block=%" PRIu64 " key_too_long=%" PRIu64 " cross_run=%" PRIu64 " mismatches=%" PRIu64
               " hangs=%" PRIu64 " violations=%" PRIu64 " entries_in=%" PRIu64 " entries_out=%" PRIu64
               " dropped=%" PRIu64 " base_drops=%" PRIu64 " same_user_in_run=%" PRIu64 " cycles=%" PRIu64
               " entries_per_clock=%.4f bytes_per_clock=%.3f\n",
-              o.jobs, ok, errors, codes[int(te::ErrorCode::kKeyOrder)], crossRun, mismatches, hangs, bench.violations(), in,
+              o.jobs, ok, errors, codes[int(te::ErrorCode::kKeyOrder)],
+              codes[int(te::ErrorCode::kBadBlock)], codes[int(te::ErrorCode::kKeyTooLong)], crossRun, mismatches, hangs, bench.violations(), in,
               out, dropped, baseDrops, sameUser, cycles, cycles ? double(out) / cycles : 0.0,
               cycles ? double(bytesOut) / cycles : 0.0);
   return mismatches || hangs || bench.violations() ? 1 : 0;
