@@ -1,11 +1,11 @@
 """The table engine's merge and drop stage (hw/ip/table_engine/rtl/Merger.scala) in Verilator against the
 engine's C++ model: random jobs of K runs (overwrites, deletions, one user key in several runs with
 different sequences, unparseable types, snapshots, deeper levels that hold a key or not, internal keys of
-1..1032 bytes, values up to several KiB) are written as tables by the model's TableWriter, merged by its
+8..1032 bytes, values up to several KiB) are written as tables by the model's TableWriter, merged by its
 Merger and dropped by its DropRule; the RTL, fed the same entries with random stalls on every input and
 the output, must keep the same entries in the same order with the same counters, or stop with the model's
-KEY_ORDER error (run and entry) after the same entries. The harness: hw/ip/table_engine/dv/merge_harness.cpp
-(doc/merge.md)."""
+KEY_ORDER error (run and entry) after the same entries; keys of 0..7 bytes or over the limit are refused.
+The harness: hw/ip/table_engine/dv/merge_harness.cpp (doc/merge.md)."""
 from __future__ import annotations
 
 import pytest
