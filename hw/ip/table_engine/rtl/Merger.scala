@@ -45,7 +45,8 @@ case class MergeStatus(c: MergeConfig) extends Bundle {
   * own key RAM; a new head is compared, as its KEY beats arrive, with the K - 1 other heads and with the
   * key it replaces (the run's order check), W bytes a clock per comparator. The pairwise results are kept
   * in a K x K matrix, so only the reloaded head is compared: the winner is the head that is below every
-  * other. Values pass from the winner's input to the output without a buffer. */
+  * other. Values pass from the winner's input through an 8-beat FIFO (never buffered whole), so the run's
+  * next head loads while the value's last beats leave. */
 case class MergerCore(c: MergeConfig) extends Component {
   val io = new Bundle {
     val inputs = Vec(slave Stream (Fragment(EntryBeat(c.entry))), c.ways)
@@ -198,8 +199,8 @@ case class MergerCore(c: MergeConfig) extends Component {
   val early = Bool()
   val headFromLoad = early && next.win === sel
 
-  // ---- output ----
-  // ---- the winner's entry leaves in three overlapping parts: its HEAD (in `Decide`), its key from the RAM
+  // ---- output: the winner's entry leaves in three overlapping parts: its HEAD (with the final KEY beat of
+  // the head that decided it, or in `Decide`), its key from the RAM
   // (`outKey`), its value through a small FIFO (`valuePull` fills it from the run while the key leaves,
   // `drain` empties it), so the run's next HEAD and KEY beats load while the value's last beats drain ----
   val outKey = RegInit(False)
