@@ -14,32 +14,48 @@ std::string TableFileName(uint64_t number) {
   return b;
 }
 
-namespace {
-
-// Compaction::IsBaseLevelForKey: no file of a deeper level holds the user key in its range. Keys
-// arrive in order, so each level's file pointer only moves forward.
-class BaseLevelCheck {
- public:
-  explicit BaseLevelCheck(const std::vector<std::vector<KeyRange>>& levels) : levels_(levels), ptr_(levels.size()) {}
-  bool IsBase(std::string_view user_key) {
-    for (size_t l = 0; l < levels_.size(); l++) {
-      const auto& files = levels_[l];
-      while (ptr_[l] < files.size()) {
-        const KeyRange& f = files[ptr_[l]];
-        if (CompareBytes(user_key, f.largest) <= 0) {
-          if (CompareBytes(user_key, f.smallest) >= 0) return false;
-          break;
-        }
-        ptr_[l]++;
+bool BaseLevelCheck::IsBase(std::string_view user_key) {
+  for (size_t l = 0; l < levels_.size(); l++) {
+    const auto& files = levels_[l];
+    while (ptr_[l] < files.size()) {
+      const KeyRange& f = files[ptr_[l]];
+      if (CompareBytes(user_key, f.largest) <= 0) {
+        if (CompareBytes(user_key, f.smallest) >= 0) return false;
+        break;
       }
+      ptr_[l]++;
     }
-    return true;
   }
+  return true;
+}
 
- private:
-  const std::vector<std::vector<KeyRange>>& levels_;
-  std::vector<size_t> ptr_;
-};
+bool DropRule::Drop(std::string_view key) {
+  bool drop = false;
+  uint64_t tag = Tag(key);
+  uint8_t type = uint8_t(tag & 0xff);
+  uint64_t sequence = tag >> 8;
+  if (type > kTypeValue) {
+    // A key whose type does not parse is kept, and hides nothing after it.
+    has_current_ = false;
+    last_sequence_ = kMaxSequence;
+  } else {
+    std::string_view user = UserKey(key);
+    if (!has_current_ || CompareBytes(user, current_user_key_) != 0) {
+      current_user_key_.assign(user);
+      has_current_ = true;
+      last_sequence_ = kMaxSequence;
+    }
+    if (last_sequence_ <= smallest_snapshot_) {
+      drop = true;  // a newer entry of this user key is visible to every snapshot
+    } else if (type == kTypeDeletion && sequence <= smallest_snapshot_ && base_.IsBase(user)) {
+      drop = true;  // no deeper level holds the key: the marker has nothing left to delete
+    }
+    last_sequence_ = sequence;
+  }
+  return drop;
+}
+
+namespace {
 
 // Compaction::ShouldStopBefore: the bytes of grandparent files passed since the current output
 // began; over 10 x max_file_size, a new output starts before this key. Sees every key, kept or not.
@@ -77,7 +93,7 @@ CompactionResult RunCompaction(const CompactionSpec& spec) {
     runs.push_back(std::make_unique<RunReader>(run, spec.verify_checksums, &res.read));
   }
   Merger merger(std::move(runs));
-  BaseLevelCheck base(spec.deeper_levels);
+  DropRule drop(spec.smallest_snapshot, spec.deeper_levels);
   GrandparentCheck grandparents(spec.grandparents, spec.max_file_size);
 
   std::unique_ptr<TableWriter> writer;
@@ -91,37 +107,11 @@ CompactionResult RunCompaction(const CompactionSpec& spec) {
     writer.reset();
   };
 
-  std::string current_user_key;
-  bool has_current = false;
-  uint64_t last_sequence = kMaxSequence;  // "no newer entry" (LevelDB uses kMaxSequenceNumber too)
   for (; merger.Valid(); merger.Next()) {
     std::string_view key = merger.key();
     res.entries_in++;
     if (grandparents.StopBefore(key) && writer) close_output();
-
-    bool drop = false;
-    uint64_t tag = Tag(key);
-    uint8_t type = uint8_t(tag & 0xff);
-    uint64_t sequence = tag >> 8;
-    if (type > kTypeValue) {
-      // A key whose type does not parse is kept, and hides nothing after it.
-      has_current = false;
-      last_sequence = kMaxSequence;
-    } else {
-      std::string_view user = UserKey(key);
-      if (!has_current || CompareBytes(user, current_user_key) != 0) {
-        current_user_key.assign(user);
-        has_current = true;
-        last_sequence = kMaxSequence;
-      }
-      if (last_sequence <= spec.smallest_snapshot) {
-        drop = true;  // a newer entry of this user key is visible to every snapshot
-      } else if (type == kTypeDeletion && sequence <= spec.smallest_snapshot && base.IsBase(user)) {
-        drop = true;  // no deeper level holds the key: the marker has nothing left to delete
-      }
-      last_sequence = sequence;
-    }
-    if (drop) continue;
+    if (drop.Drop(key)) continue;
 
     if (!writer) {
       cur.number = spec.first_file_number + res.tables.size();

@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "format.h"
+#include "internal_key.h"
 #include "table_reader.h"
 #include "table_writer.h"
 
@@ -49,6 +51,34 @@ struct CompactionResult {
 };
 
 std::string TableFileName(uint64_t number);  // "000123.ldb"
+
+// Compaction::IsBaseLevelForKey: no file of a deeper level holds the user key in its range. Keys
+// arrive in order, so each level's file pointer only moves forward (asking for every key in order
+// gives the same answers as asking only where the drop rule needs it).
+class BaseLevelCheck {
+ public:
+  explicit BaseLevelCheck(const std::vector<std::vector<KeyRange>>& levels) : levels_(levels), ptr_(levels.size()) {}
+  bool IsBase(std::string_view user_key);
+
+ private:
+  const std::vector<std::vector<KeyRange>>& levels_;
+  std::vector<size_t> ptr_;
+};
+
+// DBImpl::DoCompactionWork's drop decision for each merged internal key, in merge order.
+class DropRule {
+ public:
+  DropRule(uint64_t smallest_snapshot, const std::vector<std::vector<KeyRange>>& deeper_levels)
+      : smallest_snapshot_(smallest_snapshot), base_(deeper_levels) {}
+  bool Drop(std::string_view ikey);
+
+ private:
+  uint64_t smallest_snapshot_;
+  BaseLevelCheck base_;
+  std::string current_user_key_;
+  bool has_current_ = false;
+  uint64_t last_sequence_ = kMaxSequence;  // "no newer entry" (LevelDB uses kMaxSequenceNumber too)
+};
 
 CompactionResult RunCompaction(const CompactionSpec& spec);
 

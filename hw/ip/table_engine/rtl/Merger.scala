@@ -1,0 +1,484 @@
+package table_engine
+
+import common.{Gen, Generator}
+import spinal.core._
+import spinal.lib._
+
+/** Sizes of the merge stage: `bytes` per beat, `ways` input runs (K), the longest internal key. */
+case class MergeConfig(bytes: Int = 16, ways: Int = 4, keyLimit: Int = 1032) {
+  require(Seq(2, 4, 8).contains(ways), s"ways $ways: 2, 4 or 8")
+  val entry = BlockReaderConfig(bytes, keyLimit)
+  val W = bytes
+  val keyWords = entry.keyWords
+  val wordBits = log2Up(keyWords)
+  val runBits = log2Up(ways)
+  val valueFifo = 8 // value beats ahead of the output: a key of up to 7 beats leaves while its run loads the next
+}
+
+/** The entry stream's END beat (kind 3, the code the block builder takes as FLUSH): one beat, `last`,
+  * after a run's final entry; the merge's output ends with one after every run has ended. */
+object MergeKind {
+  val End = 3
+}
+
+/** A beat of the merged stream between the merger and the drop filter: the entry beat plus, meaningful
+  * on HEAD, the internal key's 8-byte tag (little-endian: sequence << 8 | type) and whether its user key
+  * equals the previous merged entry's (the merger knows it from its pairwise compares, so the drop
+  * filter needs no key buffer of its own). */
+case class MergeBeat(c: MergeConfig) extends Bundle {
+  val entry = EntryBeat(c.entry)
+  val tag = Bits(64 bits)
+  val sameUser = Bool()
+}
+
+/** How a merge ended: `error` with the model's code (KEY_ORDER, KEY_TOO_LONG, BAD_BLOCK), the run and the
+  * index of the entry in it (0 = the run's first), else the merged entries. */
+case class MergeStatus(c: MergeConfig) extends Bundle {
+  val error = Bool()
+  val code = UInt(ErrorCodes.Width bits)
+  val run = UInt(c.runBits bits)
+  val entry = UInt(32 bits)
+  val entries = UInt(32 bits)
+}
+
+/** K-way merge of runs in LevelDB's internal-key order (doc/merge.md). Each input's head key sits in its
+  * own key RAM; a new head is compared, as its KEY beats arrive, with the K - 1 other heads and with the
+  * key it replaces (the run's order check), W bytes a clock per comparator. The pairwise results are kept
+  * in a K x K matrix, so only the reloaded head is compared: the winner is the head that is below every
+  * other. Values pass from the winner's input through an 8-beat FIFO (never buffered whole), so the run's
+  * next head loads while the value's last beats leave. */
+case class MergerCore(c: MergeConfig) extends Component {
+  val io = new Bundle {
+    val inputs = Vec(slave Stream (Fragment(EntryBeat(c.entry))), c.ways)
+    val output = master Stream (Fragment(MergeBeat(c)))
+    val status = master Stream (MergeStatus(c))
+  }
+  val K = c.ways
+  val W = c.W
+  val keyLenBits = c.entry.keyLenBits
+
+  object S extends SpinalEnum {
+    val Decide, LoadHead, LoadKey, OutEnd, Status, Halt = newElement()
+  }
+  val state = RegInit(S.Decide)
+
+  // ---- per input: the head (key in its RAM, lengths, tag), whether the run ended ----
+  val keyMem = Seq.fill(K)(Mem(Bits(8 * W bits), c.keyWords))
+  val headValid = Vec(RegInit(False), K)
+  val ended = Vec(RegInit(False), K)
+  val hasPrev = Vec(RegInit(False), K) // a key of this run has left (the order check's reference)
+  val keyLen = Vec(Reg(UInt(keyLenBits bits)) init (0), K)
+  val valueLen = Vec(Reg(UInt(32 bits)), K)
+  val tag = Vec(Reg(Bits(64 bits)), K)
+  val taken = Vec(RegInit(U(0, 32 bits)), K) // entries of the run loaded so far
+  // lt(a)(b): a's head sorts before b's; eq: the same internal key; sameUser: the same user key
+  val lt = Vec(Vec(Reg(Bool()), K), K)
+  val eq = Vec(Vec(Reg(Bool()), K), K)
+  val sameUser = Vec(Vec(Reg(Bool()), K), K)
+  val sameAsLast = Vec(Reg(Bool()), K) // the head's user key equals the last output entry's
+
+  val sel = Reg(UInt(c.runBits bits)) // the input loading (Load*) or winning (Out*)
+  val word = Reg(UInt(c.wordBits + 1 bits))
+  val loadLen = Reg(UInt(keyLenBits bits))
+  val loadValue = Reg(UInt(32 bits))
+  val loadTag = Reg(Bits(64 bits))
+  val outCount = RegInit(U(0, 32 bits))
+  val errCode = Reg(UInt(ErrorCodes.Width bits))
+  val errRun = Reg(UInt(c.runBits bits))
+  val errEntry = Reg(UInt(32 bits))
+  val isError = RegInit(False)
+
+  for (i <- 0 until K) io.inputs(i).ready := False
+  def inReady(v: Bool): Unit = for (i <- 0 until K) when(sel === i) { io.inputs(i).ready := v }
+  val in = io.inputs(sel)
+  val beat = in.fragment
+
+  // ---- comparators: the beat arriving (the new head of `sel`) against word `word` of every key RAM ----
+  // (for RAM `sel` that is the run's previous key, read before the beat overwrites it)
+  val rdAddr = word.resize(c.wordBits)
+  val words = keyMem.map(_.readAsync(rdAddr))
+  val newUser = (loadLen - 8).resize(keyLenBits)
+  val decided = Vec(Reg(Bool()), K) // a user-key byte differs
+  val newLess = Vec(Reg(Bool()), K)
+  val tagDiff = Vec(Reg(Bool()), K) // user keys the same length and a tag byte differs
+  val tagGreater = Vec(Reg(Bool()), K) // the new tag is larger at its highest differing byte
+  val decidedNow, newLessNow, tagDiffNow, tagGreaterNow = Vec(Bool(), K)
+  val beatBase = (word << log2Up(W)).resize(keyLenBits + 1)
+  val keyBeat = state === S.LoadKey && in.valid
+  for (m <- 0 until K) {
+    val oldUser = (keyLen(m) - 8).resize(keyLenBits)
+    val uMin = Mux(newUser < oldUser, newUser, oldUser)
+    val userDiff = Bits(W bits)
+    val tagLaneDiff = Bits(W bits)
+    for (p <- 0 until W) {
+      val a = beat.data(8 * p, 8 bits).asUInt
+      val b = words(m)(8 * p, 8 bits).asUInt
+      val pos = beatBase + p
+      userDiff(p) := pos < uMin.resize(keyLenBits + 1) && a =/= b
+      tagLaneDiff(p) := newUser === oldUser && pos >= newUser.resize(keyLenBits + 1) &&
+        pos < loadLen.resize(keyLenBits + 1) && a =/= b
+    }
+    val firstUser = OHMasking.first(userDiff)
+    val lastTag = OHMasking.last(tagLaneDiff)
+    val lessHere = (0 until W).map(p => firstUser(p) && beat.data(8 * p, 8 bits).asUInt < words(m)(8 * p, 8 bits).asUInt).orR
+    val greaterHere = (0 until W).map(p => lastTag(p) && beat.data(8 * p, 8 bits).asUInt > words(m)(8 * p, 8 bits).asUInt).orR
+    // the verdict so far including this beat (the final beat's verdict is used in its own clock)
+    val firstBeat = word === 0
+    val wasDecided = decided(m) && !firstBeat
+    val wasTag = tagDiff(m) && !firstBeat
+    decidedNow(m) := wasDecided || userDiff.orR
+    newLessNow(m) := Mux(wasDecided, newLess(m), lessHere)
+    tagDiffNow(m) := wasTag || tagLaneDiff.orR
+    tagGreaterNow(m) := Mux(tagLaneDiff.orR, greaterHere, tagGreater(m))
+    when(keyBeat) {
+      decided(m) := decidedNow(m)
+      newLess(m) := newLessNow(m)
+      tagDiff(m) := tagDiffNow(m)
+      tagGreater(m) := tagGreaterNow(m)
+    }
+  }
+  // The final verdicts (state Check): new < old(m), new == old(m), same user key.
+  def verdict(m: Int): (Bool, Bool, Bool) = {
+    val oldUser = (keyLen(m) - 8).resize(keyLenBits)
+    val sameLen = newUser === oldUser
+    val less = Mux(decidedNow(m), newLessNow(m), Mux(!sameLen, newUser < oldUser, tagDiffNow(m) && tagGreaterNow(m)))
+    val equal = !decidedNow(m) && sameLen && !tagDiffNow(m)
+    (less, equal, !decidedNow(m) && sameLen)
+  }
+
+  // The tag: the key's last 8 bytes, picked from the beats as they pass (`loadTagNow` with this beat's).
+  val loadTagNow = Bits(64 bits)
+  loadTagNow := loadTag
+  for (t <- 0 until 8) {
+    val q = (loadLen - 8 + t).resize(keyLenBits)
+    when((q >> log2Up(W)) === word.resized) {
+      loadTagNow(8 * t, 8 bits) := beat.data.subdivideIn(8 bits)(q(log2Up(W) - 1 downto 0))
+    }
+  }
+  when(keyBeat) { loadTag := loadTagNow }
+
+  def fail(code: String, run: UInt, entry: UInt): Unit = {
+    isError := True
+    errCode := ErrorCodes(code)
+    errRun := run
+    errEntry := entry
+    state := S.Status
+  }
+
+  // ---- the winner and the model's same-key check (its Merger::Pick, which scans runs in index order) ----
+  val needLoad = (0 until K).map(i => !headValid(i) && !ended(i))
+  val anyLoad = needLoad.orR
+  val firstLoad = OHToUInt(OHMasking.first(needLoad.asBits()))
+  // The head below every other, and dup(b): the model's Pick, at run b, finds b's head equal to the smallest
+  // head of runs 0..b-1. Of the registered matrix (`Decide`) and of the one the final KEY beat writes.
+  case class Pick(win: UInt, dup: Bool, dupRun: UInt)
+  def pick(hv: Int => Bool, ltF: (Int, Int) => Bool, eqF: (Int, Int) => Bool): Pick = {
+    val winOh = Bits(K bits)
+    for (w <- 0 until K)
+      winOh(w) := hv(w) && (0 until K).filter(_ != w).map(m => !hv(m) || ltF(w, m)).andR
+    val dupOh = Bits(K bits)
+    for (b <- 0 until K) {
+      dupOh(b) := hv(b) && (0 until b).map(a => hv(a) && eqF(a, b) &&
+        (0 until b).filter(_ != a).map(r => !hv(r) || ltF(a, r)).andR).orR
+    }
+    Pick(OHToUInt(winOh), dupOh.orR, OHToUInt(OHMasking.first(dupOh)))
+  }
+  val now = pick(headValid(_), lt(_)(_), eq(_)(_))
+  val winner = now.win
+  val vLess = Vec((0 until K).map(m => verdict(m)._1))
+  val vEq = Vec((0 until K).map(m => verdict(m)._2))
+  val vSame = Vec((0 until K).map(m => verdict(m)._3))
+  def ltNext(a: Int, b: Int): Bool = Mux(sel === a, vLess(b), Mux(sel === b, !vLess(a) && !vEq(a), lt(a)(b)))
+  def eqNext(a: Int, b: Int): Bool = Mux(sel === a, vEq(b), Mux(sel === b, vEq(a), eq(a)(b)))
+  def sameNext(a: Int, b: Int): Bool = Mux(sel === a, vSame(b), Mux(sel === b, vSame(a), sameUser(a)(b)))
+  val next = pick(i => headValid(i) || sel === i, ltNext, eqNext)
+  val lastLoadWord = ((loadLen + (W - 1)) >> log2Up(W)).resize(c.wordBits + 1) - 1
+  val orderError = hasPrev(sel) && (vLess(sel) || vEq(sel))
+  val othersLoaded = (0 until K).map(i => sel === i || !needLoad(i)).andR
+  // the final KEY beat of a run's next head: the next winner's HEAD leaves in this clock (no `Decide`)
+  val early = Bool()
+  val headFromLoad = early && next.win === sel
+
+  // ---- output: the winner's entry leaves in three overlapping parts: its HEAD (with the final KEY beat of
+  // the head that decided it, or in `Decide`), its key from the RAM
+  // (`outKey`), its value through a small FIFO (`valuePull` fills it from the run while the key leaves,
+  // `drain` empties it), so the run's next HEAD and KEY beats load while the value's last beats drain ----
+  val outKey = RegInit(False)
+  val valuePull = RegInit(False)
+  val drain = RegInit(False)
+  val valueFifo = StreamFifo(Fragment(ByteBeat(W)), c.valueFifo, latency = 1) // a beat pushed pops the next clock
+  valueFifo.io.push.valid := False
+  valueFifo.io.push.fragment.data := beat.data
+  valueFifo.io.push.fragment.count := beat.count
+  valueFifo.io.push.last := in.last
+  valueFifo.io.pop.ready := False
+  when(valuePull) {
+    valueFifo.io.push.valid := in.valid
+    inReady(valueFifo.io.push.ready)
+    when(in.valid && valueFifo.io.push.ready && in.last) { valuePull := False }
+  }
+  val outBusy = outKey || drain // the last winner's entry is still leaving
+
+  val outBeat = io.output.payload
+  val outSel = Mux(outBusy, sel, Mux(early, next.win, winner)) // the HEAD beat leaves when the winner is known
+  io.output.valid := False
+  outBeat.last := False
+  outBeat.entry.kind := EntryKind.Head
+  outBeat.entry.data := 0
+  outBeat.entry.count := 0
+  outBeat.entry.keyBytes := Mux(headFromLoad, loadLen, keyLen(outSel))
+  outBeat.entry.valueBytes := Mux(headFromLoad, loadValue, valueLen(outSel))
+  outBeat.tag := Mux(headFromLoad, loadTagNow, tag(outSel))
+  outBeat.sameUser := Mux(headFromLoad, hasPrev(sel) && vSame(sel), sameAsLast(outSel))
+  val outWords = ((keyLen(sel) + (W - 1)) >> log2Up(W)).resize(c.wordBits + 1)
+  val finalKeyWord = word === outWords - 1
+  val keyTail = keyLen(sel)(log2Up(W) - 1 downto 0)
+  when(outKey) {
+    io.output.valid := True
+    outBeat.entry.kind := EntryKind.Key
+    outBeat.entry.data := Vec(words)(sel)
+    outBeat.entry.count := Mux(finalKeyWord && keyTail =/= 0, keyTail.resize(c.entry.countBits), U(W, c.entry.countBits bits))
+    outBeat.last := finalKeyWord && valueLen(sel) === 0
+    when(io.output.ready) {
+      word := word + 1
+      when(finalKeyWord) { outKey := False }
+    }
+  } elsewhen (drain) {
+    io.output.valid := valueFifo.io.pop.valid
+    outBeat.entry.kind := EntryKind.Value
+    outBeat.entry.data := valueFifo.io.pop.fragment.data
+    outBeat.entry.count := valueFifo.io.pop.fragment.count
+    outBeat.last := valueFifo.io.pop.last
+    valueFifo.io.pop.ready := io.output.ready
+    when(valueFifo.io.pop.fire && valueFifo.io.pop.last) { drain := False }
+  }
+
+  io.status.valid := state === S.Status && !outBusy
+  io.status.error := isError
+  io.status.code := errCode
+  io.status.run := errRun
+  io.status.entry := errEntry
+  io.status.entries := outCount
+
+  early := state === S.LoadKey && in.valid && word === lastLoadWord && !orderError && othersLoaded && !drain &&
+    !next.dup
+  def emitHead(w: UInt, same: (Int, Int) => Bool, valueBytes: UInt): Unit = {
+    for (x <- 0 until K) when(w === x) {
+      for (m <- 0 until K if m != x) sameAsLast(m) := same(x, m)
+      headValid(x) := False
+      hasPrev(x) := True
+    }
+    outKey := True
+    valuePull := valueBytes =/= 0
+    drain := valueBytes =/= 0
+    outCount := outCount + 1
+    sel := w
+    word := 0
+    state := S.LoadHead
+  }
+
+  switch(state) {
+    is(S.LoadHead) { // the winner's run: once its value is in the FIFO and its key has left the RAM
+      when(!valuePull && !outKey) {
+        inReady(True)
+        when(in.valid) {
+          when(beat.kind === MergeKind.End) {
+            ended(sel) := True
+            state := S.Decide
+          } elsewhen (beat.kind =/= EntryKind.Head || beat.keyBytes < 8) {
+            fail("BAD_BLOCK", sel, taken(sel)) // a key without its 8-byte tag (or a beat out of its frame)
+          } elsewhen (beat.keyBytes > c.keyLimit) {
+            fail("KEY_TOO_LONG", sel, taken(sel))
+          } otherwise {
+            loadLen := beat.keyBytes
+            loadValue := beat.valueBytes
+            word := 0
+            state := S.LoadKey
+          }
+        }
+      }
+    }
+    is(S.LoadKey) {
+      inReady(True)
+      when(in.valid) {
+        for (i <- 0 until K) when(sel === i) { keyMem(i)(rdAddr) := beat.data }
+        word := word + 1
+        // the final beat: the run's order check and the new head's row of the matrix, in its clock
+        when(word === ((loadLen + (W - 1)) >> log2Up(W)).resize(c.wordBits + 1) - 1) {
+          for (i <- 0 until K) when(sel === i) {
+            val (prevLess, prevEqual, prevSame) = verdict(i)
+            // the run's order: its previous key must sort strictly before the new one
+            when(hasPrev(i) && (prevLess || prevEqual)) {
+              fail("KEY_ORDER", sel, taken(i))
+            } otherwise {
+              for (m <- 0 until K if m != i) {
+                val (less, equal, same) = verdict(m)
+                lt(i)(m) := less
+                lt(m)(i) := !less && !equal
+                eq(i)(m) := equal
+                eq(m)(i) := equal
+                sameUser(i)(m) := same
+                sameUser(m)(i) := same
+              }
+              sameAsLast(i) := hasPrev(i) && prevSame
+              headValid(i) := True
+              keyLen(i) := loadLen
+              valueLen(i) := loadValue
+              tag(i) := loadTagNow
+              taken(i) := taken(i) + 1
+              state := S.Decide
+              when(early) {
+                io.output.valid := True
+                when(io.output.ready) { emitHead(next.win, sameNext, Mux(next.win === sel, loadValue, valueLen(next.win))) }
+              }
+            }
+          }
+        }
+      }
+    }
+    is(S.Decide) {
+      when(anyLoad) { // at the start: every run's first head, one after the other
+        sel := firstLoad
+        state := S.LoadHead
+      } elsewhen (!headValid.orR) {
+        when(!outBusy) { state := S.OutEnd }
+      } elsewhen (now.dup) {
+        fail("KEY_ORDER", now.dupRun, taken(now.dupRun) - 1)
+      } elsewhen (!outBusy) {
+        io.output.valid := True // the winner's HEAD beat
+        when(io.output.ready) { emitHead(winner, sameUser(_)(_), valueLen(winner)) }
+      }
+    }
+    is(S.OutEnd) {
+      io.output.valid := True
+      outBeat.entry.kind := MergeKind.End
+      outBeat.last := True
+      when(io.output.ready) { state := S.Status }
+    }
+    is(S.Status) {
+      when(io.status.ready) { state := S.Halt }
+    }
+    is(S.Halt) {}
+  }
+
+}
+
+/** LevelDB's drop rule (DBImpl::DoCompactionWork, as the model's compaction.cc has it) on the merged
+  * stream: an entry whose previous entry of the same user key has a sequence <= `smallestSnapshot` is
+  * dropped; a deletion with sequence <= `smallestSnapshot` is dropped when its key is at its base level.
+  * `isBase` gives one bit per merged entry, in order (Compaction::IsBaseLevelForKey of the entry's user
+  * key, doc/merge.md); an entry whose type is neither 0 nor 1 is kept and hides nothing. */
+case class DropFilter(c: MergeConfig) extends Component {
+  val io = new Bundle {
+    val input = slave Stream (Fragment(MergeBeat(c)))
+    val isBase = slave Stream (Bool())
+    val smallestSnapshot = in UInt (64 bits)
+    val output = master Stream (Fragment(EntryBeat(c.entry)))
+    val entriesIn, entriesOut, dropped = out UInt (32 bits)
+    val ended = out Bool() // the END beat passed
+    val inEntry = out Bool() // between an entry's HEAD and its last beat
+  }
+  val MaxSequence = (BigInt(1) << 56) - 1
+  val hasCurrent = RegInit(False)
+  val lastSequence = Reg(UInt(56 bits)) init (U(MaxSequence, 56 bits))
+  val inEntry = RegInit(False)
+  val dropping = Reg(Bool())
+  val entriesIn, entriesOut = RegInit(U(0, 32 bits))
+  val ended = RegInit(False)
+  io.entriesIn := entriesIn
+  io.entriesOut := entriesOut
+  io.dropped := entriesIn - entriesOut
+  io.ended := ended
+  io.inEntry := inEntry
+
+  val b = io.input.payload
+  val isHead = !inEntry && b.entry.kind === EntryKind.Head
+  val typ = b.tag(7 downto 0).asUInt
+  val sequence = b.tag(63 downto 8).asUInt
+  val newKey = !hasCurrent || !b.sameUser
+  val newer = Mux(newKey, U(MaxSequence, 56 bits), lastSequence)
+  val drop = typ <= U(1) && (newer.resize(64) <= io.smallestSnapshot ||
+    (typ === 0 && sequence.resize(64) <= io.smallestSnapshot && io.isBase.payload))
+  val dropNow = Mux(inEntry, dropping, isHead && drop)
+
+  io.output.payload.fragment := b.entry
+  io.output.payload.last := b.last
+  val needBase = isHead
+  io.output.valid := io.input.valid && !dropNow && (!needBase || io.isBase.valid)
+  io.input.ready := (dropNow || io.output.ready) && (!needBase || io.isBase.valid)
+  io.isBase.ready := io.input.valid && isHead && (dropNow || io.output.ready)
+
+  when(io.input.fire) {
+    when(!inEntry && b.entry.kind === MergeKind.End) {
+      ended := True
+    } elsewhen (isHead) {
+      entriesIn := entriesIn + 1
+      when(!drop) { entriesOut := entriesOut + 1 }
+      dropping := drop
+      inEntry := !b.last
+      when(typ > U(1)) {
+        hasCurrent := False
+        lastSequence := MaxSequence
+      } otherwise {
+        hasCurrent := True
+        lastSequence := sequence
+      }
+    } otherwise {
+      inEntry := !b.last
+    }
+  }
+}
+
+/** Merge and drop status: the merger's verdict with the drop filter's counters. */
+case class MergeDropStatus(c: MergeConfig) extends Bundle {
+  val error = Bool()
+  val code = UInt(ErrorCodes.Width bits)
+  val run = UInt(c.runBits bits)
+  val entry = UInt(32 bits)
+  val entriesIn, entriesOut, dropped = UInt(32 bits)
+}
+
+/** The merge and drop stage: K runs in (the block readers' entry streams, each ended by an END beat), the
+  * kept entries out in internal-key order and an END beat, then one status. A soft reset returns it to
+  * idle from any state. */
+case class MergeDrop(c: MergeConfig = MergeConfig()) extends Component {
+  val io = new Bundle {
+    val inputs = Vec(slave Stream (Fragment(EntryBeat(c.entry))), c.ways)
+    val isBase = slave Stream (Bool())
+    val smallestSnapshot = in UInt (64 bits)
+    val output = master Stream (Fragment(EntryBeat(c.entry)))
+    val status = master Stream (MergeDropStatus(c))
+    val softReset = in Bool()
+  }
+  val soft = ClockDomain(clock = ClockDomain.current.readClockWire,
+    reset = ClockDomain.current.readResetWire || io.softReset, config = ClockDomain.current.config)
+  val area = soft(new Area {
+    val merger = MergerCore(c)
+    val drop = DropFilter(c)
+    for (i <- 0 until c.ways) merger.io.inputs(i) << io.inputs(i)
+    drop.io.input << merger.io.output
+    drop.io.isBase << io.isBase
+    drop.io.smallestSnapshot := io.smallestSnapshot
+    io.output << drop.io.output
+    val st = merger.io.status
+    // the status waits for the drop filter to finish what the merger sent (never mid-entry)
+    val ready = st.error && !drop.io.inEntry || drop.io.ended
+    io.status.valid := st.valid && ready
+    st.ready := io.status.ready && ready
+    io.status.error := st.error
+    io.status.code := st.code
+    io.status.run := st.run
+    io.status.entry := st.entry
+    io.status.entriesIn := drop.io.entriesIn
+    io.status.entriesOut := drop.io.entriesOut
+    io.status.dropped := drop.io.dropped
+  })
+}
+
+/** `table_engine.GenerateMerge [--bytes 4|8|16|32] [--ways 2|4|8] [--key-limit N] --out DIR`: DIR/MergeDrop.v,
+  * the table engine's merge and drop stage. */
+object GenerateMerge extends Generator("build/gen/table_engine_merge_w16_k4",
+      Gen.intOpt("bytes", 16, Seq(4, 8, 16, 32)), Gen.intOpt("ways", 4, Seq(2, 4, 8)),
+      Gen.intOpt("key-limit", 1032, min = 1024)) {
+  def top(a: Gen.Args) = MergeDrop(MergeConfig(a.int("bytes"), a.int("ways"), a.int("key-limit")))
+}

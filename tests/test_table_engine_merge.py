@@ -1,0 +1,76 @@
+"""The table engine's merge and drop stage (hw/ip/table_engine/rtl/Merger.scala) in Verilator against the
+engine's C++ model: random jobs of K runs (overwrites, deletions, one user key in several runs with
+different sequences, unparseable types, snapshots, deeper levels that hold a key or not, internal keys of
+8..1032 bytes, values up to several KiB) are written as tables by the model's TableWriter, merged by its
+Merger and dropped by its DropRule; the RTL, fed the same entries with random stalls on every input and
+the output, must keep the same entries in the same order with the same counters, or stop with the model's
+KEY_ORDER error (run and entry) after the same entries; keys of 0..7 bytes or over the limit are refused.
+The harness: hw/ip/table_engine/dv/merge_harness.cpp (doc/merge.md)."""
+from __future__ import annotations
+
+import pytest
+
+from lsmc.build import table_engine_merge as rtl
+from lsmc.build.table_engine_rtl import summary
+
+BUILDS = [(w, k) for w in (4, 16) for k in (2, 4, 8)]  # the narrowest beat and the engine's; every way count
+
+
+@pytest.fixture(scope="module", params=BUILDS, ids=lambda b: f"w{b[0]}_k{b[1]}")
+def build(request):
+    rtl.build_harness(*request.param)
+    return request.param
+
+
+def run_ok(build, *args) -> dict:
+    res = rtl.run(*build, *args)
+    s = summary(res)
+    assert res.returncode == 0 and s["mismatches"] == 0 and s["violations"] == 0 and s["hangs"] == 0, \
+        f"{res.stdout[-4000:]}\n{res.stderr[-4000:]}"
+    return s
+
+
+@pytest.mark.parametrize("stalls", [0.0, 0.3], ids=["no_stalls", "stalls"])
+def test_random_jobs_match_model(build, stalls):
+    """Kept entries, their order and the counters equal the model's; both drop rules fire."""
+    s = run_ok(build, "--seed", 10 + build[1], "--jobs", 60, "--entries", 30, "--pin", stalls, "--pout", stalls)
+    assert s["ok"] >= 50 and s["dropped"] > 100 and s["base_drops"] > 5 and s["entries_out"] > 500
+
+
+def test_malformed_runs_give_the_models_error(build):
+    """Keys out of order in a run (swapped, repeated) and one internal key in two runs: KEY_ORDER with the
+    model's run and entry index, after exactly the model's entries."""
+    s = run_ok(build, "--seed", 20, "--jobs", 60, "--entries", 20, "--malformed", 1, "--pin", 0.2, "--pout", 0.2)
+    assert s["errors"] >= 40 and s["key_order"] == s["errors"] and s["cross_run"] >= 5
+
+
+def test_refused_key_lengths(build):
+    """A HEAD with a key under 8 bytes (no tag) or over the limit: BAD_BLOCK or KEY_TOO_LONG naming the run and
+    entry, after exactly the entries the model's merge puts before that run reaches it."""
+    s = run_ok(build, "--seed", 40, "--jobs", 40, "--entries", 20, "--bad-head", 1, "--pin", 0.2, "--pout", 0.2)
+    assert s["bad_block"] >= 5 and s["key_too_long"] >= 5
+
+
+def test_heavy_stalls_and_long_values():
+    """One side stalled hard, then the other; values up to 16 KiB (W = 16, K = 4)."""
+    for seed, (pin, pout) in enumerate([(0.7, 0.0), (0.0, 0.7), (0.6, 0.6)]):
+        run_ok((16, 4), "--seed", 30 + seed, "--jobs", 15, "--entries", 20, "--max-value", 16384, "--pin", pin,
+               "--pout", pout)
+
+
+def test_db_bench_throughput():
+    """16-byte user keys + 100-byte values at W = 16, K = 4: 10 clocks an entry (doc/merge.md)."""
+    s = run_ok((16, 4), "--seed", 1, "--jobs", 1, "--entries", 500, "--key-len", 24, "--value-len", 100)
+    assert s["entries_out"] == 2000 and abs(s["cycles"] / 2000 - 10) < 0.05
+
+
+def test_comparison_can_fail():
+    """With one byte of the model's first kept entry changed, the jobs that keep entries mismatch; a bad
+    option is one line and exit status 2."""
+    res = rtl.run(16, 4, "--seed", 3, "--jobs", 10, "--snapshot-none", "--tamper", "--quiet")
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+    res = rtl.run(16, 4, "--seed", 3, "--jobs", 10, "--entries", 10, "--tamper", "--quiet")
+    s = summary(res)
+    assert res.returncode == 1 and s["mismatches"] >= 5 and s["mismatches"] + s["errors"] + s["ok"] == 10
+    res = rtl.run(16, 4, "--key-len", 10)
+    assert res.returncode == 2 and "--key-len" in res.stderr and len(res.stderr.strip().splitlines()) == 1
