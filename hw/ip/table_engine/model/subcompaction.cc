@@ -165,8 +165,9 @@ SubcompactionPlan PlanSubcompactions(const CompactionSpec& spec, int parts) {
   }
 
   // Step 3: per split and run, the first block whose bound is past the split (binary search): c.
-  // Part j's window is [c(j-1), c(j)], one block more when c(j) ends a table (the next table's first
-  // block may still hold keys at or below the split); neighbours share the blocks both may need.
+  // Part j's window is [c(j-1), c(j)], and further while c(j) ends a table: the next table's first
+  // block may still hold keys at or below the split (a run of one-block tables is shared whole);
+  // neighbours share the blocks both may need.
   // c is kept ascending, so the windows tile the run whatever the index says (the reader's checks
   // catch an index that does not bound its blocks).
   const size_t S = plan.splits.size();
@@ -194,9 +195,14 @@ SubcompactionPlan PlanSubcompactions(const CompactionSpec& spec, int parts) {
     for (size_t r = 0; r < K; r++) {
       const RunIndex& ri = runs[r];
       const uint64_t n = ri.blocks.size();
-      auto window_end = [&](uint64_t c) {  // the last block a part ending at this split reads
-        bool table_end = std::binary_search(ri.table_first.begin(), ri.table_first.end(), c + 1);
-        return std::min(c + (table_end ? 1 : 0), n - 1);
+      // The last block a part ending at this split reads: block c, and past it while c ends a table
+      // (a later block's keys are bounded below only by a separator inside a table).
+      auto window_end = [&](uint64_t c) {
+        while (c + 1 < n && std::binary_search(ri.table_first.begin(), ri.table_first.end(), c + 1)) {
+          cost.index_entries++;
+          c++;
+        }
+        return std::min(c, n - 1);
       };
       uint64_t first = p.has_lo ? past[j - 1][r] : 0;
       uint64_t last = p.has_hi ? window_end(past[j][r]) : n - 1;
