@@ -43,14 +43,16 @@ int CountedCompare(std::string_view a, std::string_view b, PlanCost* c) {
 // last block of a table takes the next table's first bound when that is lower (the run's keys
 // ascend): the bounds ascend through the run. The firmware reads each table's first and last index
 // entries and makes one comparison per table for it.
-RunIndex ReadRunIndex(const std::vector<TableImage>& run, bool verify, PlanCost* cost, BlockReadStats* stats) {
+RunIndex ReadRunIndex(const std::vector<TableImage>& run, bool verify, PlanCost* cost,
+                      std::vector<BlockReadStats>* fetches) {
   RunIndex ri;
   std::string scratch;
   uint64_t base = 0;
   for (const TableImage& t : run) {
     ri.table_first.push_back(ri.blocks.size());
     BlockHandle ih = ReadFooter(t);
-    std::string_view idx = ReadBlock(t, ih, verify, &scratch, stats);
+    fetches->emplace_back();
+    std::string_view idx = ReadBlock(t, ih, verify, &scratch, &fetches->back());
     BlockReader r;
     r.Start(idx, &t.name, ih.offset, idx.data() == scratch.data(), kMaxInternalKeyBytes);
     r.RequireFirstRestartAtZero();
@@ -90,14 +92,23 @@ SubcompactionPlan PlanSubcompactions(const CompactionSpec& spec, int parts) {
   SubcompactionPlan plan;
   PlanCost& cost = plan.cost;
   const size_t K = spec.runs.size();
-  BlockReadStats idx_stats;
+  std::vector<BlockReadStats> fetches;  // per table: its index block's read
   std::vector<RunIndex> runs;
   for (const auto& run : spec.runs) {
-    runs.push_back(ReadRunIndex(run, spec.verify_checksums, &cost, &idx_stats));
+    runs.push_back(ReadRunIndex(run, spec.verify_checksums, &cost, &fetches));
     plan.total_bytes += runs.back().blocks.empty() ? 0 : runs.back().blocks.back().cum_end;
   }
-  cost.index_read_bytes = idx_stats.bytes + cost.tables * kFooterBytes;
-  cost.index_raw_bytes = idx_stats.snappy_out;
+  // Step 1 runs on the P units side by side, table i on unit i mod P: the slowest unit counts.
+  std::vector<uint64_t> unit(size_t(parts), cycle_model::kJobOverheadCycles);
+  for (size_t i = 0; i < fetches.size(); i++) {
+    const BlockReadStats& f = fetches[i];
+    cost.index_read_bytes += f.bytes + kFooterBytes;
+    cost.index_raw_bytes += f.snappy_out;
+    unit[i % unit.size()] += cycle_model::kTableOpenCycles + cycle_model::kBlockOverheadCycles +
+                             std::max(Div(f.bytes + kFooterBytes, cycle_model::kStreamBytes),
+                                      Div(f.snappy_out, cycle_model::kSnappyDecodeBytes));
+  }
+  cost.unit_cycles = *std::max_element(unit.begin(), unit.end());
 
   // Step 2: samples of each run (about kSamplesPerPart per part, and the run's last block), merged
   // by user key; each distinct key a candidate with the bytes the runs have reached by it.
@@ -223,9 +234,6 @@ SubcompactionPlan PlanSubcompactions(const CompactionSpec& spec, int parts) {
     }
   }
 
-  using namespace cycle_model;
-  cost.unit_cycles = kJobOverheadCycles + cost.tables * (kTableOpenCycles + kBlockOverheadCycles) +
-                     std::max(Div(cost.index_read_bytes, kStreamBytes), Div(cost.index_raw_bytes, kSnappyDecodeBytes));
   cost.cpu_cycles = cost.index_entries * fw_cost::kIndexEntryCycles + cost.comparisons * fw_cost::kCompareCycles +
                     cost.compared_bytes * fw_cost::kCompareByteCycles;
   return plan;

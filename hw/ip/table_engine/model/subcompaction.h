@@ -11,8 +11,9 @@
 // that straddles a split is read by both neighbours, each keeping only its own keys.
 //
 // The plan, as the firmware runs it (hw/ip/table_engine/doc/model.md, "Sub-compactions"):
-//  1. one unit fetches each input table's footer and index block into DDR (its own read path: CRC,
-//     Snappy), so the CPU sees raw index blocks it can index through their restart arrays;
+//  1. the units fetch the input tables' footers and index blocks into DDR (their own read path:
+//     CRC, Snappy; table i on unit i mod P), so the CPU sees raw index blocks it can index through
+//     their restart arrays;
 //  2. the CPU samples each run's index entries (about kSamplesPerPart per part and run, always the
 //     run's last block), merges the K runs' samples by user key and walks them estimating the bytes
 //     below each (the sampled run's exactly: a block's offset + size in its table; the others' at
@@ -66,7 +67,7 @@ struct PartPlan {
 
 // What the plan costs, counted as the firmware and the unit would pay it.
 struct PlanCost {
-  uint64_t tables = 0;              // footers + index blocks the unit fetched
+  uint64_t tables = 0;              // footers + index blocks the units fetched
   uint64_t index_read_bytes = 0;    // footers, index blocks and their trailers
   uint64_t index_raw_bytes = 0;     // index blocks after Snappy
   uint64_t index_entries = 0;       // index entries the CPU read (samples and search probes)
