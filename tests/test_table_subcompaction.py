@@ -6,6 +6,7 @@ code writes; the parts' key ranges are disjoint and ascending; P=1 is the job as
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -205,3 +206,17 @@ def test_random_small_jobs(ref, model, tmp_path_factory, w, parts):
     r = run([ref, "compact", work / "job" / "job.json", work / "ref"])
     assert r.returncode == 0, r.stderr
     check_parts(ref, model, work / "job" / "job.json", work, parts, entries(ref, work / "ref"))
+
+
+def test_doc_firmware_costs_match_the_model():
+    """hw/ip/table_engine/doc/model.md's table of the firmware's costs is a copy of subcompaction.h."""
+    from lsmc.build import table_model
+
+    header = (table_model.MODEL / "subcompaction.h").read_text()
+    ns = header[header.index("namespace fw_cost"):]
+    code = {f"fw_cost::{k}": int(v) for k, v in re.findall(r"constexpr uint64_t (k\w+) = (\d+);", ns)}
+    code.update((k, int(v)) for k, v in re.findall(r"constexpr uint64_t (kSamplesPerPart) = (\d+);", header))
+    doc = (table_model.MODEL.parent / "doc" / "model.md").read_text()
+    sec = doc[doc.index("## Sub-compactions"):]
+    table = {k: int(v) for k, v in re.findall(r"^\| `((?:fw_cost::)?k\w+)` \| (\d+) \| [^|]+ \|$", sec, re.M)}
+    assert len(code) == 9 and table == code

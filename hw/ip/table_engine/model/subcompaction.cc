@@ -106,7 +106,7 @@ SubcompactionPlan PlanSubcompactions(const CompactionSpec& spec, int parts) {
     cost.index_raw_bytes += f.snappy_out;
     unit[i % unit.size()] += cycle_model::kTableOpenCycles + cycle_model::kBlockOverheadCycles +
                              std::max(Div(f.bytes + kFooterBytes, cycle_model::kStreamBytes),
-                                      Div(f.snappy_out, cycle_model::kSnappyDecodeBytes));
+                                      cycle_model::DecompressCycles(f));
   }
   cost.unit_cycles = *std::max_element(unit.begin(), unit.end());
 
@@ -326,7 +326,7 @@ std::string SubcompactionJson(const SubcompactionResult& r) {
     first_table += c.tables.size();
   }
   const PlanCost& k = r.plan.cost;
-  o += "\n  ],\n  \"plan\": {\"tables\": " + u(k.tables) + ", \"index_read_bytes\": " + u(k.index_read_bytes) +
+  o += "\n  ],\n  \"plan\": {\"data_bytes\": " + u(r.plan.total_bytes) + ", \"tables\": " + u(k.tables) + ", \"index_read_bytes\": " + u(k.index_read_bytes) +
        ", \"index_entries\": " + u(k.index_entries) + ", \"comparisons\": " + u(k.comparisons) +
        ", \"compared_bytes\": " + u(k.compared_bytes) + ", \"unit_cycles\": " + u(k.unit_cycles) +
        ", \"cpu_cycles\": " + u(k.cpu_cycles) + "},\n";
