@@ -141,6 +141,7 @@ SubcompactionPlan PlanSubcompactions(const CompactionSpec& spec, int parts) {
   struct Candidate {
     const std::string* user;
     uint64_t bytes;
+    std::vector<uint64_t> taken;  // samples of each run at or before it in the merge
   };
   std::vector<Candidate> cand;
   // A run's bytes below a key lie between its last sample at or below the key and its next sample:
@@ -156,7 +157,7 @@ SubcompactionPlan PlanSubcompactions(const CompactionSpec& spec, int parts) {
     uint64_t estimate = reached[s.run];
     for (size_t r = 0; r < K; r++)
       if (r != s.run) estimate += (reached[r] + next_cum(r)) / 2;
-    cand.push_back(Candidate{&user(s), estimate});
+    cand.push_back(Candidate{&user(s), estimate, taken});
   }
   // The last candidate is the largest bound of all: no key lies above it, so it never splits. Equal
   // keys of several runs are separate candidates (no comparison per sample to group them); a split
@@ -164,6 +165,7 @@ SubcompactionPlan PlanSubcompactions(const CompactionSpec& spec, int parts) {
   const std::string* top = cand.empty() ? nullptr : cand.back().user;
   if (!cand.empty()) cand.pop_back();
   size_t next = 0;  // candidates below `next` are taken or passed
+  std::vector<std::vector<uint64_t>> split_taken;
   for (int j = 1; j < parts && next < cand.size(); j++) {
     uint64_t target = plan.total_bytes * uint64_t(j) / uint64_t(parts);
     size_t k = next;
@@ -173,9 +175,11 @@ SubcompactionPlan PlanSubcompactions(const CompactionSpec& spec, int parts) {
     if (!plan.splits.empty() && CountedCompare(*cand[k].user, plan.splits.back(), &cost) <= 0) continue;
     if (CountedCompare(*cand[k].user, *top, &cost) >= 0) continue;
     plan.splits.push_back(*cand[k].user);
+    split_taken.push_back(cand[k].taken);
   }
 
-  // Step 3: per split and run, the first block whose bound is past the split (binary search): c.
+  // Step 3: per split and run, the first block whose bound is past the split (binary search between
+  // the run's samples around the split): c.
   // Part j's window is [c(j-1), c(j)], and further while c(j) ends a table: the next table's first
   // block may still hold keys at or below the split (a run of one-block tables is shared whole);
   // neighbours share the blocks both may need.
@@ -185,7 +189,15 @@ SubcompactionPlan PlanSubcompactions(const CompactionSpec& spec, int parts) {
   std::vector<std::vector<uint64_t>> past(S, std::vector<uint64_t>(K));
   for (size_t r = 0; r < K; r++)
     for (size_t i = 0; i < S; i++) {
-      uint64_t lo = 0, hi = runs[r].blocks.size();
+      // The merge placed the split between two samples of the run: search only between them (past
+      // the later one too when its bound equals the split: equal keys merge in either order).
+      const std::vector<uint64_t>& sr = samples[r];
+      uint64_t t = split_taken[i][r];
+      uint64_t lo = t > 0 ? sr[t - 1] + 1 : 0, hi = runs[r].blocks.size();
+      if (t < sr.size()) {
+        cost.index_entries++;
+        if (CountedCompare(runs[r].blocks[sr[t]].user, plan.splits[i], &cost) > 0) hi = sr[t];
+      }
       while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
         cost.index_entries++;

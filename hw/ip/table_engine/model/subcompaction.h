@@ -35,7 +35,7 @@
 namespace table_engine {
 
 constexpr int kMaxParts = 64;
-constexpr uint64_t kSamplesPerPart = 4;  // sampled index entries per part and run
+constexpr uint64_t kSamplesPerPart = 2;  // sampled index entries per part and run
 
 // Firmware costs on the SoC's CPU (VexRiscv), UNCALIBRATED: design targets until the firmware runs.
 namespace fw_cost {
