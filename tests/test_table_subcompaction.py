@@ -2,7 +2,9 @@
 hw/ip/table_engine/model/subcompaction.h) against the reference compactor built from LevelDB's own
 code (table_ref): the parts' output tables, read back through LevelDB's Table reader (checksums
 verified) and concatenated in file-number order, hold exactly the entries of the single job LevelDB's
-code writes; the parts' key ranges are disjoint and ascending; P=1 is the job as without --parts."""
+code writes; the parts' key ranges are disjoint and ascending; P=1 is the job as without --parts;
+mutated input tables give a result or one named error under ASan/UBSan; the doc's cost table is a
+copy of subcompaction.h."""
 from __future__ import annotations
 
 import json
