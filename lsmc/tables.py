@@ -3,8 +3,10 @@
 make DIR [--workload W] [...]     a job folder (job.json, in/*.ldb written by LevelDB's TableBuilder,
                                   layout.json for stock LevelDB) from a generated workload
 compact TABLE... [--run-of T,T..] --out-dir DIR [--backend reference|model|rtl|soc] [options]
-compact --job JOB.json --out-dir DIR [--backend ...]
-                                  one compaction; prints `cycles=C bytes_in=N bytes_out=N tables_out=T`
+compact --job JOB.json --out-dir DIR [--backend ...] [--parts P]
+                                  one compaction; prints `cycles=C bytes_in=N bytes_out=N tables_out=T`;
+                                  with --parts P > 1 (model back end) P sub-compactions, C the whole
+                                  job and the line goes on `parts=P bracket=B plan=L`
 compare DIR_A DIR_B [--decoded]   two output folders: byte-identical tables and result.json, or (with
                                   --decoded) identical entries and file boundaries; one-line verdict
 speed [--entries N] [--repeat R]  LevelDB's own compaction speed on the reference's inputs (stock
@@ -78,10 +80,11 @@ def backend_exe(backend: str) -> Path:
                    "use --backend reference or model")
 
 
-def run_job(exe: Path, job_path: Path, out_dir: Path) -> tuple[int, str, str]:
-    """Run one job; (exit status, last stdout line, stderr)."""
-    res = subprocess.run([str(exe), str(job_path), str(out_dir)] if exe.name != "table_ref" else
-                         [str(exe), "compact", str(job_path), str(out_dir)], capture_output=True, text=True)
+def run_job(exe: Path, job_path: Path, out_dir: Path, parts: int | None = None) -> tuple[int, str, str]:
+    """Run one job (in `parts` sub-compactions when given: model only); (exit status, last stdout line, stderr)."""
+    cmd = [str(exe), str(job_path), str(out_dir)] if exe.name != "table_ref" else \
+        [str(exe), "compact", str(job_path), str(out_dir)]
+    res = subprocess.run(cmd + (["--parts", str(parts)] if parts else []), capture_output=True, text=True)
     lines = res.stdout.strip().splitlines()
     return res.returncode, lines[-1] if lines else "", res.stderr.strip()
 
@@ -223,6 +226,9 @@ def cmd_compact(args) -> int:
     out = Path(args.out_dir)
     if out.exists() and not out.is_dir():
         raise CliError(f"--out-dir {out}: not a folder")
+    if args.parts is not None and args.parts > 1 and args.backend != "model":
+        raise CliError(f"--parts {args.parts}: sub-compactions run on the model back end only so far "
+                       f"(--backend model), not on {args.backend}")
     exe = backend_exe(args.backend)
     with tempfile.TemporaryDirectory(prefix="lsmc-tables-") as tmp:
         if args.job:
@@ -235,7 +241,7 @@ def cmd_compact(args) -> int:
             job_path = Path(args.job)
         else:
             job_path = job_from_args(args, Path(tmp))
-        rc, line, err = run_job(exe, job_path, out)
+        rc, line, err = run_job(exe, job_path, out, args.parts if args.backend == "model" else None)
     if rc != 0:
         print(err or f"{exe.name} exited with status {rc}", file=sys.stderr)
         return 1
@@ -401,6 +407,9 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--levels", metavar="LEVELS.json",
                    help='{"grandparents": [...], "deeper_levels": [...]} as in job.json (default: none)')
     c.add_argument("--first-file-number", type=int_option(1, 999_999_999), default=1)
+    c.add_argument("--parts", type=int_option(1, 64), metavar="P",
+                   help="sub-compactions: P units share the job, split by key range at data-block boundaries "
+                        "(model back end; 1: the job whole, as without it)")
 
     d = sub.add_parser("compare", help="two output folders: byte-identical, or --decoded")
     d.add_argument("dir_a")

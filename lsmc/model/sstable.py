@@ -196,9 +196,11 @@ def read_result(path: Path) -> dict:
 
 
 def parse_run_line(line: str) -> dict:
-    """`cycles=C bytes_in=N bytes_out=N tables_out=T` -> dict of ints (KeyError/ValueError if malformed)."""
+    """`cycles=C bytes_in=N bytes_out=N tables_out=T` -> dict of ints (KeyError/ValueError if malformed);
+    a sub-compaction's line adds `parts=P bracket=B plan=L` (C then is the whole job)."""
     d = dict(tok.split("=", 1) for tok in line.split())
-    return {k: int(d[k]) for k in ("cycles", "bytes_in", "bytes_out", "tables_out")}
+    return {k: int(d[k]) for k in ("cycles", "bytes_in", "bytes_out", "tables_out", "parts", "bracket", "plan")
+            if k in d or k in ("cycles", "bytes_in", "bytes_out", "tables_out")}
 
 
 # -------------------------------------------------------------------------------------- MANIFEST

@@ -92,6 +92,13 @@ CompactionResult RunCompaction(const CompactionSpec& spec) {
     for (const auto& t : run) res.bytes_in += t.bytes.size();
     runs.push_back(std::make_unique<RunReader>(run, spec.verify_checksums, &res.read));
   }
+  CompactRuns(spec, std::move(runs), spec.first_file_number, &res);
+  return res;
+}
+
+void CompactRuns(const CompactionSpec& spec, std::vector<std::unique_ptr<RunReader>> runs,
+                 uint64_t first_file_number, CompactionResult* out) {
+  CompactionResult& res = *out;
   Merger merger(std::move(runs));
   DropRule drop(spec.smallest_snapshot, spec.deeper_levels);
   GrandparentCheck grandparents(spec.grandparents, spec.max_file_size);
@@ -114,7 +121,7 @@ CompactionResult RunCompaction(const CompactionSpec& spec) {
     if (drop.Drop(key)) continue;
 
     if (!writer) {
-      cur.number = spec.first_file_number + res.tables.size();
+      cur.number = first_file_number + res.tables.size();
       cur.file = TableFileName(cur.number);
       writer = std::make_unique<TableWriter>(spec.writer, cur.file, &res.write);
     }
@@ -127,7 +134,6 @@ CompactionResult RunCompaction(const CompactionSpec& spec) {
   if (writer) close_output();
   res.dropped = res.entries_in - res.entries_out;
   res.merge_key_beats = merger.key_beats();
-  return res;
 }
 
 }  // namespace table_engine

@@ -5,6 +5,7 @@
 #define TABLE_ENGINE_COMPACTION_H
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,6 +82,12 @@ class DropRule {
 };
 
 CompactionResult RunCompaction(const CompactionSpec& spec);
+
+// The merge, drop and write stages over the given readers (whose stats point into out->read):
+// output tables numbered from first_file_number. RunCompaction is this over every run whole; a
+// sub-compaction part (subcompaction.h) is this over its windows of the runs.
+void CompactRuns(const CompactionSpec& spec, std::vector<std::unique_ptr<RunReader>> runs,
+                 uint64_t first_file_number, CompactionResult* out);
 
 }  // namespace table_engine
 

@@ -1,6 +1,7 @@
-// table_model JOB.json OUT_DIR [--ways K] [--output-buffer BYTES] [--stats] [--limits]
+// table_model JOB.json OUT_DIR [--ways K] [--parts P] [--output-buffer BYTES] [--stats] [--limits]
 // Runs one table job on the model: the output tables and result.json into OUT_DIR, last stdout line
-// "cycles=C bytes_in=N bytes_out=N tables_out=T". On any error: one line
+// "cycles=C bytes_in=N bytes_out=N tables_out=T"; with P > 1 parts (sub-compactions, subcompaction.h)
+// C is the whole job as the firmware runs it and the line goes on "parts=P bracket=B plan=L". On any error: one line
 // "error=CODE table=PATH offset=N message" on stderr, exit 1, and nothing left in OUT_DIR.
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,13 +17,14 @@
 #include "error.h"
 #include "job.h"
 #include "limits.h"
+#include "subcompaction.h"
 
 using namespace table_engine;
 
 namespace {
 
 const char* kUsage =
-    "usage: table_model JOB.json OUT_DIR [--ways 2|4|8] [--output-buffer BYTES] [--stats]\n"
+    "usage: table_model JOB.json OUT_DIR [--ways 2|4|8] [--parts 1..64] [--output-buffer BYTES] [--stats]\n"
     "       table_model --limits\n";
 
 void WriteFile(const std::string& path, const std::string& bytes) {
@@ -34,7 +36,7 @@ void WriteFile(const std::string& path, const std::string& bytes) {
 
 // Every file lands under a temporary name first and is renamed only when all are written, so an
 // error leaves OUT_DIR as it was.
-void Publish(const std::string& dir, const CompactionResult& r) {
+void Publish(const std::string& dir, const CompactionResult& r, const std::string& result_json) {
   std::vector<std::pair<std::string, std::string>> files;  // temporary -> final
   size_t renamed = 0;
   try {
@@ -43,7 +45,7 @@ void Publish(const std::string& dir, const CompactionResult& r) {
       WriteFile(files.back().first, t.bytes);
     }
     files.emplace_back(dir + "/.result.json.tmp", dir + "/result.json");
-    WriteFile(files.back().first, ResultJson(r));
+    WriteFile(files.back().first, result_json);
     for (; renamed < files.size(); renamed++)
       if (std::rename(files[renamed].first.c_str(), files[renamed].second.c_str()) != 0)
         throw EngineError(ErrorCode::kBadJob, files[renamed].second, 0,
@@ -71,6 +73,7 @@ int main(int argc, char** argv) {
   int ways = kDefaultWays;
   uint64_t buffer = kDefaultOutputBufferBytes;
   bool stats = false;
+  int parts = 0;  // 0: not asked; the job as one part, as before --parts existed
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     uint64_t v = 0;
@@ -82,6 +85,9 @@ int main(int argc, char** argv) {
       stats = true;
     } else if (a == "--ways" && i + 1 < argc && ParseUint(argv[i + 1], &v) && (v == 2 || v == 4 || v == 8)) {
       ways = int(v);
+      i++;
+    } else if (a == "--parts" && i + 1 < argc && ParseUint(argv[i + 1], &v) && v >= 1 && v <= kMaxParts) {
+      parts = int(v);
       i++;
     } else if (a == "--output-buffer" && i + 1 < argc && ParseUint(argv[i + 1], &v) && v > 0) {
       buffer = v;
@@ -100,7 +106,9 @@ int main(int argc, char** argv) {
   const std::string& out_dir = pos[1];
   try {
     LoadedJob job = LoadJob(pos[0], buffer);
-    CompactionResult r = RunCompaction(job.spec);
+    SubcompactionResult sub;
+    if (parts > 0) sub = RunSubcompactions(job.spec, parts, ways);
+    CompactionResult r = parts > 0 ? sub.whole : RunCompaction(job.spec);
     struct stat st;
     if (stat(out_dir.c_str(), &st) != 0) {
       if (mkdir(out_dir.c_str(), 0777) != 0)
@@ -108,18 +116,38 @@ int main(int argc, char** argv) {
     } else if (!S_ISDIR(st.st_mode)) {
       throw EngineError(ErrorCode::kBadJob, out_dir, 0, "output path is not a folder");
     }
-    Publish(out_dir, r);
-    cycle_model::Estimate e = cycle_model::EstimateJob(r, job.spec.runs.size(), job.tables_in, ways,
-                                                       job.spec.verify_checksums);
+    Publish(out_dir, r, parts > 1 ? SubcompactionJson(sub) : ResultJson(r));
+    auto ull = [](uint64_t x) { return static_cast<unsigned long long>(x); };
+    cycle_model::Estimate e = cycle_model::EstimateJob(parts > 0 ? sub.parts[0] : r, job.spec.runs.size(),
+                                                       job.tables_in, ways, job.spec.verify_checksums);
     if (stats) {
-      for (const auto& s : e.stages) std::printf("stage %s=%llu\n", s.first.c_str(), static_cast<unsigned long long>(s.second));
-      std::printf("pipeline=%llu overhead=%llu cascade=%llu passes=%llu (calibrated against the RTL: entry_decode, decompress, block_build; the other stages UNCALIBRATED)\n",
-                  static_cast<unsigned long long>(e.pipeline), static_cast<unsigned long long>(e.overhead),
-                  static_cast<unsigned long long>(e.cascade), static_cast<unsigned long long>(e.passes));
+      if (parts <= 1) {
+        for (const auto& s : e.stages) std::printf("stage %s=%llu\n", s.first.c_str(), ull(s.second));
+        std::printf("pipeline=%llu overhead=%llu cascade=%llu passes=%llu (calibrated against the RTL: entry_decode, decompress, block_build; the other stages UNCALIBRATED)\n",
+                    ull(e.pipeline), ull(e.overhead), ull(e.cascade), ull(e.passes));
+      }
+      if (parts > 0) {
+        const WholeJobEstimate& w = sub.estimate;
+        for (size_t j = 0; j < sub.parts.size(); j++)
+          std::printf("part %zu bytes=%llu entries_in=%llu tables_out=%zu cycles=%llu\n", j,
+                      ull(sub.plan.parts[j].bytes), ull(sub.parts[j].entries_in), sub.parts[j].tables.size(),
+                      ull(w.part_cycles[j]));
+        const PlanCost& k = sub.plan.cost;
+        std::printf("plan tables=%llu index_entries=%llu comparisons=%llu compared_bytes=%llu unit_cycles=%llu "
+                    "cpu_cycles=%llu\n", ull(k.tables), ull(k.index_entries), ull(k.comparisons),
+                    ull(k.compared_bytes), ull(k.unit_cycles), ull(k.cpu_cycles));
+        std::printf("whole_job=%llu bracket=%llu plan=%llu dispatch=%llu completion=%llu metadata=%llu "
+                    "(firmware costs UNCALIBRATED)\n", ull(w.total), ull(w.bracket), ull(w.plan), ull(w.dispatch),
+                    ull(w.completion), ull(w.metadata));
+      }
     }
-    std::printf("cycles=%llu bytes_in=%llu bytes_out=%llu tables_out=%zu\n", static_cast<unsigned long long>(e.total),
-                static_cast<unsigned long long>(r.bytes_in), static_cast<unsigned long long>(r.bytes_out),
-                r.tables.size());
+    if (parts > 1)
+      std::printf("cycles=%llu bytes_in=%llu bytes_out=%llu tables_out=%zu parts=%d bracket=%llu plan=%llu\n",
+                  ull(sub.estimate.total), ull(r.bytes_in), ull(r.bytes_out), r.tables.size(), parts,
+                  ull(sub.estimate.bracket), ull(sub.estimate.plan));
+    else
+      std::printf("cycles=%llu bytes_in=%llu bytes_out=%llu tables_out=%zu\n", ull(e.total), ull(r.bytes_in),
+                  ull(r.bytes_out), r.tables.size());
     return 0;
   } catch (const EngineError& e) {
     std::fprintf(stderr, "%s\n", e.Line().c_str());

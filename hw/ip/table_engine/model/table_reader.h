@@ -22,13 +22,30 @@ struct ReadStats {
   uint64_t entries = 0, key_bytes = 0, value_bytes = 0, entry_bytes = 0;
 };
 
+// A part of a sub-compaction reads a window of a run: from data block `first_block` (index entry
+// number) of its first table to `last_block` of its last table, keeping only user keys in (lo, hi]
+// (a null bound is open). Blocks outside the window are never read.
+struct ReadWindow {
+  uint64_t first_block = 0;
+  uint64_t last_block = UINT64_MAX;
+  const std::string* lo = nullptr;
+  const std::string* hi = nullptr;
+  // The window's first lo_blocks blocks are shared with the previous part, its blocks from number
+  // hi_from on with the next: only there may keys at or below lo, or above hi, lie (BAD_BLOCK elsewhere).
+  uint64_t lo_blocks = 1, hi_from = 0;
+};
+
 class TableReader {
  public:
-  TableReader(const TableImage* image, bool verify_crc, ReadStats* stats);
+  // Reads data blocks first_block..last_block (index entry numbers) of the table.
+  TableReader(const TableImage* image, bool verify_crc, ReadStats* stats, uint64_t first_block = 0,
+              uint64_t last_block = UINT64_MAX);
   bool Next();  // false at the table's end
   std::string_view key() const { return data_.key(); }
   std::string_view value() const { return data_.value(); }
   uint64_t offset() const { return data_.entry_offset(); }
+  uint64_t block_number() const { return block_ - 1; }  // the current data block's index entry
+  uint64_t blocks_started() const { return block_ > first_block_ ? block_ - first_block_ : 0; }
 
  private:
   bool NextBlock();
@@ -38,11 +55,12 @@ class TableReader {
   std::string index_scratch_, data_scratch_;
   BlockReader index_, data_;
   bool in_block_ = false;
+  uint64_t block_ = 0, first_block_, last_block_;  // index entries passed; the window
 };
 
 class RunReader {
  public:
-  RunReader(std::vector<TableImage> tables, bool verify_crc, ReadStats* stats);
+  RunReader(std::vector<TableImage> tables, bool verify_crc, ReadStats* stats, ReadWindow window = {});
   bool Valid() const { return valid_; }
   void Next();
   std::string_view key() const { return cur_->key(); }
@@ -52,7 +70,12 @@ class RunReader {
 
  private:
   void Advance();
+  void Open();
+  bool InWindow();  // false: below lo (skip); past hi ends the run (valid_ stays false)
   std::vector<TableImage> tables_;
+  ReadWindow window_;
+  bool above_lo_ = false, past_hi_ = false;
+  uint64_t done_blocks_ = 0;  // window blocks of the tables already finished
   bool verify_;
   ReadStats* stats_;
   size_t idx_ = 0;
