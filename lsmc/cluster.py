@@ -228,18 +228,19 @@ def run(client, fn: Callable, points: Iterable, *, timed: bool = False, label: s
                 continue
             for fut in done:
                 i = running.pop(fut)
-                if fut.status == "finished":
-                    out = Outcome(points[i], fut.result())
-                else:
-                    exc = fut.exception() if fut.status == "error" else None
-                    if isinstance(exc, distributed.KilledWorker) and deaths[i] == 0:
-                        deaths[i] = 1
-                        waiting.insert(0, i)  # once more, on whichever worker is free next
-                        fut.release()
-                        continue
-                    out = Outcome(points[i], error=f"{type(exc).__name__}: {exc}" if exc else fut.status)
-                    failed += 1
+                status = fut.status
+                value = fut.result() if status == "finished" else None
+                exc = fut.exception() if status == "error" else None
                 fut.release()  # a result held on a worker would be recomputed if that worker died later
+                if status == "finished":
+                    out = Outcome(points[i], value)
+                elif isinstance(exc, distributed.KilledWorker) and deaths[i] == 0:
+                    deaths[i] = 1
+                    waiting.insert(0, i)  # once more, on whichever worker is free next
+                    continue
+                else:
+                    out = Outcome(points[i], error=f"{type(exc).__name__}: {exc}" if exc else status)
+                    failed += 1
                 outcomes[i] = out
                 bar.update(1)
                 if time.monotonic() - last > 1:  # the scheduler's view of what runs, at most once a second
