@@ -13,6 +13,17 @@ void BlockHandle::AppendTo(std::string* dst) const {
   AppendVarint64(dst, size);
 }
 
+BlockHandle DecodeIndexHandle(std::string_view value, const std::string& table, uint64_t entry_offset) {
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(value.data());
+  const uint8_t* lim = p + value.size();
+  BlockHandle h;
+  p = ParseVarint64(p, lim, &h.offset);
+  if (p != nullptr) p = ParseVarint64(p, lim, &h.size);
+  if (p == nullptr)
+    throw EngineError(ErrorCode::kBadVarint, table, entry_offset, "index entry's block handle varint runs past its value");
+  return h;
+}
+
 std::string EncodeFooter(const BlockHandle& metaindex, const BlockHandle& index) {
   std::string f;
   metaindex.AppendTo(&f);

@@ -23,6 +23,10 @@ struct BlockHandle {
 
 std::string EncodeFooter(const BlockHandle& metaindex, const BlockHandle& index);
 
+// An index entry's value: the data block's handle (two varint64s). BAD_VARINT at `entry_offset` of table
+// `table` when they run past the value.
+BlockHandle DecodeIndexHandle(std::string_view value, const std::string& table, uint64_t entry_offset);
+
 // A table in memory (the DDR image the host placed) and the name errors give it.
 struct TableImage {
   std::string name;

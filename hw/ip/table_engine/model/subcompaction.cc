@@ -64,14 +64,7 @@ RunIndex ReadRunIndex(const std::vector<TableImage>& run, bool verify, PlanCost*
       if (k.size() < 8)
         throw EngineError(ErrorCode::kBadBlock, t.name, r.entry_offset(),
                           "index key of " + std::to_string(k.size()) + " bytes has no 8-byte tag");
-      const uint8_t* p = reinterpret_cast<const uint8_t*>(v.data());
-      const uint8_t* lim = p + v.size();
-      BlockHandle h;
-      p = ParseVarint64(p, lim, &h.offset);
-      if (p != nullptr) p = ParseVarint64(p, lim, &h.size);
-      if (p == nullptr)
-        throw EngineError(ErrorCode::kBadVarint, t.name, r.entry_offset(),
-                          "index entry's block handle varint runs past its value");
+      BlockHandle h = DecodeIndexHandle(v, t.name, r.entry_offset());
       end = h.offset + h.size + kTrailerBytes;
       ri.blocks.push_back(IndexedBlock{std::string(UserKey(k)), base + end});
     }

@@ -25,15 +25,7 @@ bool TableReader::NextBlock() {
     if (block_ > last_block_ || !index_.Next()) return false;
     if (block_++ >= first_block_) break;
   }
-  std::string_view v = index_.value();
-  const uint8_t* p = reinterpret_cast<const uint8_t*>(v.data());
-  const uint8_t* lim = p + v.size();
-  BlockHandle h;
-  p = ParseVarint64(p, lim, &h.offset);
-  if (p != nullptr) p = ParseVarint64(p, lim, &h.size);
-  if (p == nullptr)
-    throw EngineError(ErrorCode::kBadVarint, t_->name, index_.entry_offset(),
-                      "index entry's block handle varint runs past its value");
+  BlockHandle h = DecodeIndexHandle(index_.value(), t_->name, index_.entry_offset());
   std::string_view block = ReadBlock(*t_, h, verify_, &data_scratch_, &stats_->blocks);
   bool z = block.data() == data_scratch_.data();
   data_.Start(block, &t_->name, h.offset, z, kMaxInternalKeyBytes);
