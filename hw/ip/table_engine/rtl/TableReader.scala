@@ -6,11 +6,14 @@ import spinal.lib._
 import spinal.lib.bus.amba4.axi._
 
 /** Sizes of the table front end: the block reader's (`bytes` per beat, also the AXI data width; key and
-  * block limits), the data blocks one table may have (`maxBlocks`, the handle RAM), and the read side
-  * (`fifoBeats` of read data buffered, INCR bursts of at most `maxBurst` beats). */
+  * block limits), the data blocks one table may have (`maxBlocks`, the handle RAM), the read side
+  * (`fifoBeats` of read data buffered, INCR bursts of at most `maxBurst` beats) and the largest decompressed
+  * Snappy block (`snappyBytes`: the decompressor's history and the block buffer the block reader reads it from). */
 case class TableReaderConfig(bytes: Int = 16, keyLimit: Int = 1032, maxBlock: Int = 4 << 20,
-                             maxBlocks: Int = 1024, fifoBeats: Int = 64, maxBurst: Int = 16) {
+                             maxBlocks: Int = 1024, fifoBeats: Int = 64, maxBurst: Int = 16,
+                             snappyBytes: Int = 1 << 16) {
   val reader = BlockReaderConfig(bytes, keyLimit, maxBlock)
+  val snappy = SnappyConfig(bytes, snappyBytes)
   require(isPow2(maxBlocks) && maxBlocks >= 2, s"maxBlocks $maxBlocks: a power of two >= 2")
   require(fifoBeats >= 2 * maxBurst && maxBurst >= 1 && maxBurst <= 256 / bytes * 16)
   def axiConfig = Axi4Config(addressWidth = 32, dataWidth = 8 * bytes, idWidth = 1, useRegion = false,
@@ -180,6 +183,13 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
   val reader = BlockReader(c.reader)
   reader.io.softReset := False
   reader.soft.setSynchronousWith(ClockDomain.current) // its soft-reset domain runs on this clock
+  // Snappy blocks: their stored bytes through the decompressor into the block buffer, then into the reader.
+  val dec = SnappyDecompressor(c.snappy)
+  dec.soft.setSynchronousWith(ClockDomain.current)
+  dec.io.softReset := False
+  val blockBuf = Mem(Bits(8 * W bits), c.snappy.rows)
+  val snCrc = Crc32cUnit(W) // the stored (compressed) bytes + type: what the trailer's CRC covers
+  snCrc.io.clear := False
 
   // ---- the job ----
   val base = Reg(UInt(32 bits))
@@ -293,6 +303,10 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
   val tagErr = Reg(Bool())
   val tagOffset = Reg(UInt(32 bits))
   val blkEntries = Reg(UInt(32 bits))
+  // The block came out of the decompressor: the model's errors inside it name the block's offset
+  // (BlockReader::Where for a decompressed block), not the byte's.
+  val snappy = RegInit(False)
+  def where(o: UInt): UInt = Mux(snappy, blkOff, blkOff + o.resize(32))
 
   // ---- index entries: values parsed into handles ----
   // A handle's two varint64s from the buffer in one clock (ParseVarint64 within the value's first 20 bytes).
@@ -338,7 +352,7 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
     val hc = new HandleCheck(off.value, size.value)
     when(state === C.Check) {
       state := C.Take
-      val at = blkOff + eOff
+      val at = where(eOff)
       def stop(name: String, where: UInt): Unit = {
         idxStop := True; idxErrCode := code(name); idxErrOffset := where.resized
       }
@@ -385,12 +399,13 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
       }
       is(I.Desc) {
         descs.io.push.valid := running
-        when(descs.io.push.fire) { state := Mux(hSize >= 4, I.Tail, I.Data) }
+        when(descs.io.push.fire) { state := I.Tail }
       }
-      is(I.Tail) {
+      is(I.Tail) { // the contents' last (up to) 4 bytes and the type byte: the restart count and the route
+        val t = Mux(hSize >= 4, U(4, 32 bits), hSize)
         fetchCmd.valid := running
-        fetchCmd.addr := base + hOff + hSize - 4
-        fetchCmd.len := 4
+        fetchCmd.addr := base + hOff + hSize - t
+        fetchCmd.len := t + 1
         when(fetchCmd.ready && running) { state := I.Data }
       }
       is(I.Data) {
@@ -405,14 +420,31 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
 
   // ---- consumer: restart count, command, the block's bytes into the reader, its status ----
   val con = new Area {
-    object K extends SpinalEnum { val Idle, Tail, Cmd, Stream, Wait = newElement() }
+    object K extends SpinalEnum { val Idle, Tail, Cmd, Stream, Wait, SnapIn, SnapWait = newElement() }
     val state = RegInit(K.Idle)
-    // The restart count goes into the command as it arrives (Tail); a block under 4 bytes has none (Cmd).
-    val rs = Mux(state === K.Tail, fetch.io.output.fragment.data(31 downto 0).asUInt, restarts)
-    reader.io.cmd.valid := state === K.Cmd || (state === K.Tail && fetch.io.output.valid)
+    val out = fetch.io.output
+    val beatBytes = out.fragment.data.subdivideIn(8 bits)
+    // The tail read: the contents' last (up to) 4 bytes, then the type byte; one beat (two at W = 4, the
+    // first kept in tailBuf). Raw blocks: the restart count goes into the command as it arrives; a block
+    // under 4 bytes has none. Snappy blocks take the decompressor's route.
+    val tailHigh = Reg(Bool())
+    val tailBuf = Vec(Reg(Bits(8 bits)), W min 4)
+    val tailBytes = Vec((0 until 5).map { j =>
+      if (W >= 8) beatBytes(j) else if (j < W) Mux(tailHigh, tailBuf(j), beatBytes(j)) else beatBytes(j - W)
+    })
+    val tailLen = Mux(blkSize >= 4, U(4, 3 bits), blkSize(2 downto 0))
+    val tailSnappy = tailBytes(tailLen) === B(1, 8 bits)
+    val tailEnd = state === K.Tail && out.valid && out.last
+    val tailCount = (tailBytes(3) ## tailBytes(2) ## tailBytes(1) ## tailBytes(0)).asUInt
+    when(state === K.Tail && out.valid && !out.last) {
+      for (j <- 0 until (W min 4)) tailBuf(j) := beatBytes(j)
+      tailHigh := True
+    }
+    val rs = Mux(state === K.Tail, Mux(blkSize >= 4, tailCount, U(0, 32 bits)), restarts)
+    reader.io.cmd.valid := state === K.Cmd || (tailEnd && !tailSnappy)
     reader.io.cmd.size := blkSize
     reader.io.cmd.restarts := rs
-    reader.io.cmd.verify := verify
+    reader.io.cmd.verify := verify && !snappy // a decompressed block's CRC was checked on its stored bytes
     when(reader.io.cmd.fire) {
       entriesEnd := blkSize.resize(36) - ((rs.resize(36) << 2) + 4).resize(36)
       startBad := blkSize < 4 || rs === 0 || rs > ((blkSize - 4) >> 2)
@@ -423,17 +455,112 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
       for (j <- 0 until 4) r0(j) := 0
       state := K.Stream
     }
-    reader.io.input.valid := state === K.Stream && fetch.io.output.valid
-    reader.io.input.payload := fetch.io.output.payload
-    val streamBeat = state === K.Stream && fetch.io.output.valid && reader.io.input.ready
+
+    // ---- a Snappy block: its size + 5 stored bytes through the CRC, its contents into the decompressor,
+    // whose output fills the block buffer; the verdict (CRC, then the decompressor's) once both are done ----
+    val snFed = Reg(Bool()) // the contents' final beat went into the decompressor
+    val snDone = Reg(Bool()) // its status taken (before the input ended only on an error)
+    val snErr = Reg(Bool())
+    val snCode = Reg(UInt(ErrorCodes.Width bits))
+    val snOffset, snBytes = Reg(UInt(32 bits))
+    val storedCrc = Vec(Reg(Bits(8 bits)), 4)
+    val last4 = Vec(Reg(Bits(8 bits)), 4) // the decompressed block's last 4 bytes: its restart count
+    val wrRow = Reg(UInt(log2Up(c.snappy.rows) bits))
+    when(tailEnd && tailSnappy) {
+      snappy := True
+      sent := 0
+      snFed := False
+      snDone := False
+      wrRow := 0
+      snCrc.io.clear := True
+      state := K.SnapIn
+    }
+    val k = out.fragment.count
+    val contentsLeft = blkSize.resize(33) - sent // while the contents are fed: sent <= blkSize
+    val crcLeft = Mux(blkSize.resize(33) + 1 > sent, blkSize.resize(33) + 1 - sent, U(0, 33 bits))
+    dec.io.input.valid := state === K.SnapIn && out.valid && !snFed && !snDone
+    dec.io.input.data := out.fragment.data
+    dec.io.input.count := Mux(contentsLeft < k, contentsLeft.resize(k.getWidth), k)
+    dec.io.input.last := contentsLeft <= k
+    val snBeat = state === K.SnapIn && out.valid && (snFed || snDone || dec.io.input.ready)
+    snCrc.io.input.valid := snBeat
+    snCrc.io.input.data := out.fragment.data
+    snCrc.io.input.count := Mux(crcLeft < k, crcLeft.resize(k.getWidth), k)
+    when(dec.io.input.fire && dec.io.input.last) { snFed := True }
+    when(snBeat) {
+      sent := sent + k
+      for (j <- 0 until 4) {
+        val at = blkSize.resize(33) + 1 + j
+        val d = at - sent
+        when(at >= sent && d < W) { storedCrc(j) := beatBytes(d(lw - 1 downto 0)) }
+      }
+      when(out.last) { state := K.SnapWait }
+    }
+    dec.io.output.ready := True
+    blockBuf.write(wrRow, dec.io.output.data, dec.io.output.fire)
+    val outSeq = last4 ++ dec.io.output.data.subdivideIn(8 bits)
+    when(dec.io.output.fire) {
+      wrRow := wrRow + 1
+      for (j <- 0 until 4) last4(j) := Vec((0 to W).map(n => outSeq(n + j)))(dec.io.output.count)
+    }
+    dec.io.status.ready := True
+    when(dec.io.status.fire) {
+      snDone := True
+      snErr := dec.io.status.error
+      snCode := dec.io.status.code
+      snOffset := dec.io.status.offset
+      snBytes := dec.io.status.bytes
+    }
+    // ReadBlock's order: the CRC over the stored bytes, then the decompressor's verdict (offsets in the
+    // stored block); then the decompressed contents go through the block reader as a raw block.
+    when(state === K.SnapWait && snDone) {
+      when(verify && snCrc.io.masked =/= (storedCrc(3) ## storedCrc(2) ## storedCrc(1) ## storedCrc(0)).asUInt) {
+        fail("BAD_CRC", blkOff); state := K.Idle
+      } elsewhen (snErr) {
+        failWith(snCode, blkOff + snOffset); state := K.Idle
+      } otherwise {
+        blkSize := snBytes
+        restarts := Mux(snBytes >= 4, (last4(3) ## last4(2) ## last4(1) ## last4(0)).asUInt, U(0, 32 bits))
+        state := K.Cmd
+      }
+      dec.io.softReset := snErr // it halts on an error until reset
+    }
+
+    // ---- the block buffer read out as the block reader's input: the D decompressed bytes, then 5 zero
+    // bytes (type 0, raw; the reader's CRC check is off), full beats but the last ----
+    val feedPos = Reg(UInt(33 bits)) // the next beat's first byte
+    val feedAt = Reg(UInt(33 bits)) // the first byte of the beat read
+    val feedValid = RegInit(False)
+    val feedTotal = blkSize.resize(33) + 5
+    val feedWant = state === K.Stream && snappy && feedPos < feedTotal
+    val streamBeat = Bool()
+    val feedAdvance = !feedValid || (streamBeat && snappy)
+    val rd = blockBuf.readSync((feedPos >> lw).resize(log2Up(c.snappy.rows)), feedWant && feedAdvance)
+    when(feedAdvance) {
+      feedValid := feedWant
+      feedAt := feedPos
+      when(feedWant) { feedPos := feedPos + W }
+    }
+    when(state === K.SnapWait) { feedPos := 0; feedValid := False }
+    val feedLeft = feedTotal - feedAt
+    val feedBeat = Fragment(ByteBeat(W))
+    feedBeat.count := Mux(feedLeft < W, feedLeft.resize(lw + 1), U(W, lw + 1 bits))
+    feedBeat.last := feedLeft <= W
+    for (i <- 0 until W) feedBeat.data(8 * i, 8 bits) := Mux(feedAt + i < blkSize.resize(33), rd(8 * i, 8 bits), B(0, 8 bits))
+
+    val inValid = Mux(snappy, feedValid, out.valid)
+    val inBeat = Mux(snappy, feedBeat, out.payload)
+    reader.io.input.valid := state === K.Stream && inValid
+    reader.io.input.payload := inBeat
+    streamBeat := state === K.Stream && inValid && reader.io.input.ready
     when(streamBeat) {
-      sent := sent + fetch.io.output.fragment.count
+      sent := sent + inBeat.fragment.count
       for (j <- 0 until 4) {
         val at = entriesEnd + j
         val d = (at - sent.resize(36)).resize(36)
-        when(at >= sent.resize(36) && d < W) { r0(j) := fetch.io.output.fragment.data.subdivideIn(8 bits)(d(lw - 1 downto 0)) }
+        when(at >= sent.resize(36) && d < W) { r0(j) := inBeat.fragment.data.subdivideIn(8 bits)(d(lw - 1 downto 0)) }
       }
-      when(fetch.io.output.last) { state := K.Wait }
+      when(inBeat.last) { state := K.Wait }
     }
 
     // The verdict in the model's order: ReadBlock (truncation, size, CRC, type), Block's restart checks,
@@ -445,11 +572,11 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
     val r0Bad = r0.asBits =/= 0
     when(st.fire) {
       state := K.Idle
-      when(early) { failWith(st.code, blkOff + st.offset) }
-        .elsewhen(r0Bad) { fail("BAD_BLOCK", blkOff + entriesEnd.resize(32)) }
+      when(early) { failWith(st.code, where(st.offset)) }
+        .elsewhen(r0Bad) { fail("BAD_BLOCK", where(entriesEnd)) }
         .elsewhen(blkIndex) {
           when(idxStop) { deferred := True; defCode := idxErrCode; defOffset := idxErrOffset }
-            .elsewhen(st.error) { deferred := True; defCode := st.code; defOffset := blkOff + st.offset }
+            .elsewhen(st.error) { deferred := True; defCode := st.code; defOffset := where(st.offset) }
           // the data blocks: from the first handle on
           iss.next := 0
           iss.isIndex := False
@@ -459,7 +586,7 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
         .otherwise {
           entriesOk := entriesOk + blkEntries
           when(tagErr) { fail("BAD_BLOCK", tagOffset) }
-            .elsewhen(st.error) { failWith(st.code, blkOff + st.offset) }
+            .elsewhen(st.error) { failWith(st.code, where(st.offset)) }
             .otherwise {
               blocksOk := blocksOk + 1
               when(blocksOk + 1 === handleCount.resize(32)) { main := M.Flush }
@@ -474,7 +601,9 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
       blkSize := descs.io.pop.size
       blkIndex := descs.io.pop.index
       restarts := 0
-      state := Mux(descs.io.pop.size >= 4, K.Tail, K.Cmd)
+      snappy := False
+      tailHigh := False
+      state := K.Tail
     }
   }
   // A table that ended (every data block read) reports the index's deferred error, if any.
@@ -494,7 +623,7 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
     when(!dropping && shortKey) {
       dropping := True
       tagErr := True
-      tagOffset := blkOff + reader.io.entryOffset
+      tagOffset := where(reader.io.entryOffset)
     }
     when(!dropNow && e.fragment.kind === U(EntryKind.Head, 2 bits)) { blkEntries := blkEntries + 1 }
   }
@@ -527,6 +656,7 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
         idxStop := False
         blkIndex := True
         fetch.io.clearError := True
+        dec.io.softReset := True
         main := M.FooterReq
         when(io.cmd.size < FooterBytes) {
           errValid := True; errCode := code("TRUNCATED"); errOffset := io.cmd.size; main := M.Flush
@@ -580,14 +710,17 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
   }
   // The fetch output: the footer, a restart count, a block's bytes, or (flushing) dropped.
   fetch.io.output.ready := (main === M.FooterRecv) || main === M.Flush ||
-    (con.state === con.K.Tail && reader.io.cmd.ready) || (con.state === con.K.Stream && reader.io.input.ready)
+    (con.state === con.K.Tail && (!fetch.io.output.last || con.tailSnappy || reader.io.cmd.ready)) ||
+    (con.state === con.K.Stream && !snappy && reader.io.input.ready) || con.snBeat
 }
 
 /** `table_engine.GenerateTableReader [--bytes 4|8|16|32] [--key-limit N] [--max-block N] [--max-blocks N]
-  * --out DIR`: DIR/TableReader.v, the table front end with its block reader (doc/table_reader.md). */
+  * [--snappy-bytes N] --out DIR`: DIR/TableReader.v, the table front end with its block reader and Snappy
+  * decompressor (doc/table_reader.md). */
 object GenerateTableReader extends Generator("build/gen/table_reader_w16",
       Gen.intOpt("bytes", 16, Seq(4, 8, 16, 32)), Gen.intOpt("key-limit", 1032, min = 1024),
-      Gen.intOpt("max-block", 4 << 20, min = 64), Gen.intOpt("max-blocks", 1024, Seq(256, 1024, 4096, 16384))) {
+      Gen.intOpt("max-block", 4 << 20, min = 64), Gen.intOpt("max-blocks", 1024, Seq(256, 1024, 4096, 16384)),
+      Gen.intOpt("snappy-bytes", 1 << 16, Seq(1 << 16, 1 << 17, 1 << 18))) {
   def top(a: Gen.Args) = TableReader(TableReaderConfig(a.int("bytes"), a.int("key-limit"), a.int("max-block"),
-    a.int("max-blocks")))
+    a.int("max-blocks"), snappyBytes = a.int("snappy-bytes")))
 }
