@@ -42,7 +42,8 @@ def build_harness(width: int = 16) -> Path:
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
     common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), *table_engine_rtl.DV_HEADERS)
-    flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width} -DMAX_BLOCKS={MAX_BLOCKS} -DSNAPPY_BYTES={SNAPPY_BYTES}",
+    flags = ["-CFLAGS",
+             f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width} -DMAX_BLOCKS={MAX_BLOCKS} -DSNAPPY_BYTES={SNAPPY_BYTES}",
              "-LDFLAGS", "-lleveldb", *common_flags]
     return build.verilate("TableReader", [verilog], [HARNESS, *MODEL_SOURCES, *common_srcs],
                           BUILD / "table_engine" / f"table_reader_w{width}", flags=flags, cflags="-O2")
