@@ -20,7 +20,7 @@ from lsmc.build import table_engine_reader as rtl
 from lsmc.build.table_engine_rtl import summary
 
 WIDTHS = (4, 16)  # the narrowest beat and the engine's
-SNAPPY_DBBENCH_FLOOR = 2.5  # stored bytes a clock on the db_bench-like Snappy table (measured: doc/table_reader.md)
+SNAPPY_DBBENCH_FLOOR = 5.0  # stored bytes a clock on the db_bench-like Snappy table (measured 5.56: doc/table_reader.md)
 
 
 @pytest.fixture(scope="module", params=WIDTHS, ids=lambda w: f"w{w}")

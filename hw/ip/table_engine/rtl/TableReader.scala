@@ -187,7 +187,10 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
   val dec = SnappyDecompressor(c.snappy)
   dec.soft.setSynchronousWith(ClockDomain.current)
   dec.io.softReset := False
-  val blockBuf = Mem(Bits(8 * W bits), c.snappy.rows)
+  // Two block buffers (one RAM, the top address bit picks): the decompressor fills one while the block reader
+  // reads the other.
+  val rowBits = log2Up(c.snappy.rows)
+  val blockBuf = Mem(Bits(8 * W bits), 2 * c.snappy.rows)
   val snCrc = Crc32cUnit(W) // the stored (compressed) bytes + type: what the trailer's CRC covers
   snCrc.io.clear := False
 
@@ -294,7 +297,6 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
   val blkOff = Reg(UInt(32 bits))
   val blkSize = Reg(UInt(32 bits))
   val blkIndex = Reg(Bool())
-  val restarts = Reg(UInt(32 bits))
   val entriesEnd = Reg(UInt(36 bits))
   val startBad = Reg(Bool())
   val sent = Reg(UInt(33 bits))
@@ -418,46 +420,59 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
     when(main =/= M.Run) { state := I.Off }
   }
 
-  // ---- consumer: restart count, command, the block's bytes into the reader, its status ----
-  val con = new Area {
-    object K extends SpinalEnum { val Idle, Tail, Cmd, Stream, Wait, SnapIn, SnapWait = newElement() }
-    val state = RegInit(K.Idle)
+  // ---- front stage: a block's descriptor, its tail, its route; a Snappy block decompressed into a block buffer
+  // (ahead of the reader stage, which may still read the other buffer); each block handed on as a record ----
+  val front = new Area {
+    object F extends SpinalEnum { val Idle, Tail, SnapIn, SnapWait, Hold, RawWait = newElement() }
+    val state = RegInit(F.Idle)
+    val off, size = Reg(UInt(32 bits))
+    val index = Reg(Bool())
     val out = fetch.io.output
     val beatBytes = out.fragment.data.subdivideIn(8 bits)
     // The tail read: the contents' last (up to) 4 bytes, then the type byte; one beat (two at W = 4, the
-    // first kept in tailBuf). Raw blocks: the restart count goes into the command as it arrives; a block
-    // under 4 bytes has none. Snappy blocks take the decompressor's route.
+    // first kept in tailBuf).
     val tailHigh = Reg(Bool())
     val tailBuf = Vec(Reg(Bits(8 bits)), W min 4)
     val tailBytes = Vec((0 until 5).map { j =>
       if (W >= 8) beatBytes(j) else if (j < W) Mux(tailHigh, tailBuf(j), beatBytes(j)) else beatBytes(j - W)
     })
-    val tailLen = Mux(blkSize >= 4, U(4, 3 bits), blkSize(2 downto 0))
+    val tailLen = Mux(size >= 4, U(4, 3 bits), size(2 downto 0))
     val tailSnappy = tailBytes(tailLen) === B(1, 8 bits)
-    val tailEnd = state === K.Tail && out.valid && out.last
+    val tailEnd = state === F.Tail && out.valid && out.last
     val tailCount = (tailBytes(3) ## tailBytes(2) ## tailBytes(1) ## tailBytes(0)).asUInt
-    when(state === K.Tail && out.valid && !out.last) {
+    when(state === F.Tail && out.valid && !out.last) {
       for (j <- 0 until (W min 4)) tailBuf(j) := beatBytes(j)
       tailHigh := True
     }
-    val rs = Mux(state === K.Tail, Mux(blkSize >= 4, tailCount, U(0, 32 bits)), restarts)
-    reader.io.cmd.valid := state === K.Cmd || (tailEnd && !tailSnappy)
-    reader.io.cmd.size := blkSize
-    reader.io.cmd.restarts := rs
-    reader.io.cmd.verify := verify && !snappy // a decompressed block's CRC was checked on its stored bytes
-    when(reader.io.cmd.fire) {
-      entriesEnd := blkSize.resize(36) - ((rs.resize(36) << 2) + 4).resize(36)
-      startBad := blkSize < 4 || rs === 0 || rs > ((blkSize - 4) >> 2)
-      sent := 0
-      dropping := False
-      tagErr := False
-      blkEntries := 0
-      for (j <- 0 until 4) r0(j) := 0
-      state := K.Stream
+    descs.io.pop.ready := state === F.Idle && main === M.Run
+    when(descs.io.pop.fire) {
+      off := descs.io.pop.off
+      size := descs.io.pop.size
+      index := descs.io.pop.index
+      tailHigh := False
+      state := F.Tail
     }
 
-    // ---- a Snappy block: its size + 5 stored bytes through the CRC, its contents into the decompressor,
-    // whose output fills the block buffer; the verdict (CRC, then the decompressor's) once both are done ----
+    // The record handed to the reader stage: a raw block straight from its tail beat (its bytes follow on the
+    // fetch stream), a Snappy block once decompressed (or its verdict: BAD_CRC, BAD_SNAPPY).
+    val buf = RegInit(False) // the block buffer the decompressor fills next
+    val holdErr = Reg(Bool())
+    val holdCode = Reg(UInt(ErrorCodes.Width bits))
+    val holdOffset, holdSize, holdRestarts = Reg(UInt(32 bits))
+    val recValid = (tailEnd && !tailSnappy) || state === F.Hold
+    val recSnappy = state === F.Hold
+    val recErr = state === F.Hold && holdErr
+    val recSize = Mux(recSnappy, holdSize, size)
+    val recRestarts = Mux(recSnappy, holdRestarts, Mux(size >= 4, tailCount, U(0, 32 bits)))
+    val recTaken = Bool()
+    val rawDone = Bool() // the reader stage took the raw block's last byte
+    when(recTaken) { state := Mux(recSnappy, F.Idle, F.RawWait) }
+    when(recTaken && recSnappy) { buf := !buf }
+    when(state === F.RawWait && rawDone) { state := F.Idle }
+
+    // A Snappy block: its size + 5 stored bytes through the CRC, its contents into the decompressor, whose
+    // output fills block buffer `buf`; the verdict (CRC, then the decompressor's) once both are done.
+    val sent = Reg(UInt(33 bits))
     val snFed = Reg(Bool()) // the contents' final beat went into the decompressor
     val snDone = Reg(Bool()) // its status taken (before the input ended only on an error)
     val snErr = Reg(Bool())
@@ -465,24 +480,23 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
     val snOffset, snBytes = Reg(UInt(32 bits))
     val storedCrc = Vec(Reg(Bits(8 bits)), 4)
     val last4 = Vec(Reg(Bits(8 bits)), 4) // the decompressed block's last 4 bytes: its restart count
-    val wrRow = Reg(UInt(log2Up(c.snappy.rows) bits))
+    val wrRow = Reg(UInt(rowBits bits))
     when(tailEnd && tailSnappy) {
-      snappy := True
       sent := 0
       snFed := False
       snDone := False
       wrRow := 0
       snCrc.io.clear := True
-      state := K.SnapIn
+      state := F.SnapIn
     }
     val k = out.fragment.count
-    val contentsLeft = blkSize.resize(33) - sent // while the contents are fed: sent <= blkSize
-    val crcLeft = Mux(blkSize.resize(33) + 1 > sent, blkSize.resize(33) + 1 - sent, U(0, 33 bits))
-    dec.io.input.valid := state === K.SnapIn && out.valid && !snFed && !snDone
+    val contentsLeft = size.resize(33) - sent // while the contents are fed: sent <= size
+    val crcLeft = Mux(size.resize(33) + 1 > sent, size.resize(33) + 1 - sent, U(0, 33 bits))
+    dec.io.input.valid := state === F.SnapIn && out.valid && !snFed && !snDone
     dec.io.input.data := out.fragment.data
     dec.io.input.count := Mux(contentsLeft < k, contentsLeft.resize(k.getWidth), k)
     dec.io.input.last := contentsLeft <= k
-    val snBeat = state === K.SnapIn && out.valid && (snFed || snDone || dec.io.input.ready)
+    val snBeat = state === F.SnapIn && out.valid && (snFed || snDone || dec.io.input.ready)
     snCrc.io.input.valid := snBeat
     snCrc.io.input.data := out.fragment.data
     snCrc.io.input.count := Mux(crcLeft < k, crcLeft.resize(k.getWidth), k)
@@ -490,14 +504,14 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
     when(snBeat) {
       sent := sent + k
       for (j <- 0 until 4) {
-        val at = blkSize.resize(33) + 1 + j
+        val at = size.resize(33) + 1 + j
         val d = at - sent
         when(at >= sent && d < W) { storedCrc(j) := beatBytes(d(lw - 1 downto 0)) }
       }
-      when(out.last) { state := K.SnapWait }
+      when(out.last) { state := F.SnapWait }
     }
     dec.io.output.ready := True
-    blockBuf.write(wrRow, dec.io.output.data, dec.io.output.fire)
+    blockBuf.write((buf ## wrRow).asUInt, dec.io.output.data, dec.io.output.fire)
     val outSeq = last4 ++ dec.io.output.data.subdivideIn(8 bits)
     when(dec.io.output.fire) {
       wrRow := wrRow + 1
@@ -512,22 +526,57 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
       snBytes := dec.io.status.bytes
     }
     // ReadBlock's order: the CRC over the stored bytes, then the decompressor's verdict (offsets in the
-    // stored block); then the decompressed contents go through the block reader as a raw block.
-    when(state === K.SnapWait && snDone) {
-      when(verify && snCrc.io.masked =/= (storedCrc(3) ## storedCrc(2) ## storedCrc(1) ## storedCrc(0)).asUInt) {
-        fail("BAD_CRC", blkOff); state := K.Idle
-      } elsewhen (snErr) {
-        failWith(snCode, blkOff + snOffset); state := K.Idle
-      } otherwise {
-        blkSize := snBytes
-        restarts := Mux(snBytes >= 4, (last4(3) ## last4(2) ## last4(1) ## last4(0)).asUInt, U(0, 32 bits))
-        state := K.Cmd
-      }
+    // stored block); the decompressed contents then go to the block reader as a raw block.
+    when(state === F.SnapWait && snDone) {
+      val crcBad = verify && snCrc.io.masked =/= (storedCrc(3) ## storedCrc(2) ## storedCrc(1) ## storedCrc(0)).asUInt
+      holdErr := crcBad || snErr
+      holdCode := Mux(crcBad, code("BAD_CRC"), snCode)
+      holdOffset := Mux(crcBad, off, off + snOffset)
+      holdSize := snBytes
+      holdRestarts := Mux(snBytes >= 4, (last4(3) ## last4(2) ## last4(1) ## last4(0)).asUInt, U(0, 32 bits))
       dec.io.softReset := snErr // it halts on an error until reset
+      state := F.Hold
+    }
+    // A table that stops (an error) drains: a Snappy block in flight finishes its stored bytes, the rest is dropped.
+    when(main =/= M.Run && (state === F.Tail || state === F.Hold || state === F.RawWait)) { state := F.Idle }
+    val idle = state === F.Idle
+  }
+
+  // ---- reader stage: a record into the block reader (command, then its bytes from the fetch stream or the
+  // block buffer), its status ----
+  val con = new Area {
+    object K extends SpinalEnum { val Idle, Stream, Wait = newElement() }
+    val state = RegInit(K.Idle)
+    val rBuf = Reg(Bool())
+    val take = state === K.Idle && main === M.Run && front.recValid
+    // The command goes out in the clock the record is taken (a raw block's restart count as its tail arrives).
+    reader.io.cmd.valid := take && !front.recErr
+    reader.io.cmd.size := front.recSize
+    reader.io.cmd.restarts := front.recRestarts
+    reader.io.cmd.verify := verify && !front.recSnappy // a decompressed block's CRC was checked on its stored bytes
+    front.recTaken := take && (front.recErr || reader.io.cmd.ready)
+    when(front.recTaken) {
+      blkOff := front.off
+      blkSize := front.recSize
+      blkIndex := front.index
+      snappy := front.recSnappy
+      rBuf := front.buf
+      when(front.recErr) { failWith(front.holdCode, front.holdOffset) }
+    }
+    val rs = front.recRestarts
+    when(reader.io.cmd.fire) {
+      entriesEnd := front.recSize.resize(36) - ((rs.resize(36) << 2) + 4).resize(36)
+      startBad := front.recSize < 4 || rs === 0 || rs > ((front.recSize - 4) >> 2)
+      sent := 0
+      dropping := False
+      tagErr := False
+      blkEntries := 0
+      for (j <- 0 until 4) r0(j) := 0
+      state := K.Stream
     }
 
-    // ---- the block buffer read out as the block reader's input: the D decompressed bytes, then 5 zero
-    // bytes (type 0, raw; the reader's CRC check is off), full beats but the last ----
+    // The block buffer read out as the block reader's input: the D decompressed bytes, then 5 zero bytes
+    // (type 0, raw; the reader's CRC check is off), full beats but the last.
     val feedPos = Reg(UInt(33 bits)) // the next beat's first byte
     val feedAt = Reg(UInt(33 bits)) // the first byte of the beat read
     val feedValid = RegInit(False)
@@ -535,24 +584,26 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
     val feedWant = state === K.Stream && snappy && feedPos < feedTotal
     val streamBeat = Bool()
     val feedAdvance = !feedValid || (streamBeat && snappy)
-    val rd = blockBuf.readSync((feedPos >> lw).resize(log2Up(c.snappy.rows)), feedWant && feedAdvance)
+    val rd = blockBuf.readSync((rBuf ## (feedPos >> lw).resize(rowBits)).asUInt, feedWant && feedAdvance)
     when(feedAdvance) {
       feedValid := feedWant
       feedAt := feedPos
       when(feedWant) { feedPos := feedPos + W }
     }
-    when(state === K.SnapWait) { feedPos := 0; feedValid := False }
+    when(front.recTaken) { feedPos := 0; feedValid := False }
     val feedLeft = feedTotal - feedAt
     val feedBeat = Fragment(ByteBeat(W))
     feedBeat.count := Mux(feedLeft < W, feedLeft.resize(lw + 1), U(W, lw + 1 bits))
     feedBeat.last := feedLeft <= W
     for (i <- 0 until W) feedBeat.data(8 * i, 8 bits) := Mux(feedAt + i < blkSize.resize(33), rd(8 * i, 8 bits), B(0, 8 bits))
 
+    val out = fetch.io.output
     val inValid = Mux(snappy, feedValid, out.valid)
     val inBeat = Mux(snappy, feedBeat, out.payload)
     reader.io.input.valid := state === K.Stream && inValid
     reader.io.input.payload := inBeat
     streamBeat := state === K.Stream && inValid && reader.io.input.ready
+    front.rawDone := streamBeat && !snappy && inBeat.last
     when(streamBeat) {
       sent := sent + inBeat.fragment.count
       for (j <- 0 until 4) {
@@ -592,18 +643,6 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
               when(blocksOk + 1 === handleCount.resize(32)) { main := M.Flush }
             }
         }
-    }
-    // The next block's descriptor: when idle, or right with a good data block's status (not the last).
-    val goOn = !blkIndex && !early && !r0Bad && !tagErr && !st.error && blocksOk + 1 =/= handleCount.resize(32)
-    descs.io.pop.ready := (state === K.Idle || (st.fire && goOn)) && main === M.Run
-    when(descs.io.pop.fire) {
-      blkOff := descs.io.pop.off
-      blkSize := descs.io.pop.size
-      blkIndex := descs.io.pop.index
-      restarts := 0
-      snappy := False
-      tailHigh := False
-      state := K.Tail
     }
   }
   // A table that ended (every data block read) reports the index's deferred error, if any.
@@ -702,16 +741,16 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
     }
     is(M.Flush) { // everything asked is read and dropped; the reader is idle between blocks
       descs.io.flush := True
-      when(fetch.io.idle && con.state === con.K.Idle) { main := M.Status }
+      when(fetch.io.idle && con.state === con.K.Idle && front.idle) { main := M.Status }
     }
     is(M.Status) {
       when(io.status.fire) { main := M.Idle }
     }
   }
   // The fetch output: the footer, a restart count, a block's bytes, or (flushing) dropped.
-  fetch.io.output.ready := (main === M.FooterRecv) || main === M.Flush ||
-    (con.state === con.K.Tail && (!fetch.io.output.last || con.tailSnappy || reader.io.cmd.ready)) ||
-    (con.state === con.K.Stream && !snappy && reader.io.input.ready) || con.snBeat
+  fetch.io.output.ready := (main === M.FooterRecv) || (main === M.Flush && front.state =/= front.F.SnapIn) ||
+    (front.state === front.F.Tail && (!fetch.io.output.last || front.tailSnappy || front.recTaken)) ||
+    (con.state === con.K.Stream && !snappy && reader.io.input.ready) || front.snBeat
 }
 
 /** `table_engine.GenerateTableReader [--bytes 4|8|16|32] [--key-limit N] [--max-block N] [--max-blocks N]
