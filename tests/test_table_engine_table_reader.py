@@ -1,10 +1,12 @@
 """The table engine's table front end (hw/ip/table_engine/rtl/TableReader.scala) in Verilator against the
 engine's C++ model's TableReader (itself byte-exact with LevelDB 1.23): tables written by LevelDB's own
-TableBuilder (Debian's libleveldb) and by the model's TableWriter, read from a simulated AXI4 memory at any
-alignment, give the model's entries one for one; mutated tables (bits flipped anywhere, in the footer, the
-index block or a data block, cut short, the footer's index handle rewritten, a data block's first restart
-point changed; seeded and Hypothesis-made) give exactly the model's error code and table offset and the
-entries it delivers before it; random stalls on the AXI channels and on the entry and status streams; never
+TableBuilder (Debian's libleveldb) and by the model's TableWriter, raw or with Snappy blocks, read from a
+simulated AXI4 memory at any alignment, give the model's entries one for one; mutated tables (bits flipped
+anywhere, in the footer, the index block or a data block, cut short, the footer's index handle rewritten, a
+data block's first restart point changed, a Snappy block's bits, raw length or last literal changed with its
+CRC made right; seeded and Hypothesis-made) give exactly the model's error code and table offset and the
+entries it delivers before it; a Snappy block over the unit's block buffer gives the model's verdict at that
+limit; random stalls on the AXI channels and on the entry and status streams; never
 a hang (the harness's cycle bound). The harness: hw/ip/table_engine/dv/table_reader_harness.cpp
 (doc/table_reader.md)."""
 from __future__ import annotations
@@ -20,7 +22,7 @@ from lsmc.build import table_engine_reader as rtl
 from lsmc.build.table_engine_rtl import summary
 
 WIDTHS = (4, 16)  # the narrowest beat and the engine's
-SNAPPY_DBBENCH_FLOOR = 5.0  # stored bytes a clock on the db_bench-like Snappy table (measured 5.56: doc/table_reader.md)
+SNAPPY_DBBENCH_FLOOR = 5.0  # stored bytes a clock, db_bench-like Snappy table (measured 5.56: doc/table_reader.md)
 
 
 @pytest.fixture(scope="module", params=WIDTHS, ids=lambda w: f"w{w}")
