@@ -76,6 +76,7 @@ struct Outcome {
   std::vector<Entry> entries;  // all, or those the model delivered before its error
   bool snappy = false;         // the model decompressed a block or failed in one
   uint64_t decompressed = 0;   // bytes the model's Snappy blocks decompressed to
+  uint64_t blocks = 0, snappyBlocks = 0;  // blocks the model read (index included), Snappy ones among them
 };
 
 Outcome ModelRead(const std::string& bytes, bool verify) {
@@ -93,6 +94,8 @@ Outcome ModelRead(const std::string& bytes, bool verify) {
     o.offset = e.offset;
   }
   o.decompressed = stats.blocks.snappy_out;
+  o.blocks = stats.blocks.blocks;
+  o.snappyBlocks = stats.blocks.snappy_blocks;
   o.snappy = stats.blocks.snappy_blocks > 0 || (o.error && o.code == static_cast<int>(te::ErrorCode::kBadSnappy));
   return o;
 }
@@ -545,6 +548,7 @@ int main(int argc, char** argv) {
 
   simc::Prng gen(o.seed ^ 0x7ab1e);
   Bench bench(o);
+  uint64_t blocks = 0, snappyBlocks = 0;
   uint64_t mismatches = 0, snappyTables = 0, okTables = 0, errTables = 0, entries = 0, hangs = 0;
   uint64_t cleanCycles = 0, cleanBytes = 0, cleanTables = 0, cleanDecompressed = 0;
   std::map<std::string, uint64_t> codes;
@@ -623,6 +627,8 @@ int main(int argc, char** argv) {
     }
     entries += model.entries.size();
     if (model.snappy) snappyTables++;
+    blocks += model.blocks;
+    snappyBlocks += model.snappyBlocks;
     if (rtl.error) {
       errTables++;
       codes[te::ErrorName(te::ErrorCode(rtl.code))]++;
@@ -641,9 +647,10 @@ int main(int argc, char** argv) {
   for (auto& [k, v] : codes) codeList += (codeList.empty() ? "" : ",") + k + ":" + std::to_string(v);
   printf("tables=%" PRIu64 " ok=%" PRIu64 " errors=%" PRIu64 " snappy_tables=%" PRIu64 " mismatches=%" PRIu64
          " hangs=%" PRIu64 " violations=%" PRIu64 " entries=%" PRIu64 " clean_tables=%" PRIu64 " cycles=%" PRIu64
-         " bytes=%" PRIu64 " bytes_per_cycle=%.3f decompressed=%" PRIu64 " decompressed_per_cycle=%.3f codes=%s\n",
+         " bytes=%" PRIu64 " bytes_per_cycle=%.3f decompressed=%" PRIu64 " decompressed_per_cycle=%.3f"
+         " blocks=%" PRIu64 " snappy_blocks=%" PRIu64 " codes=%s\n",
          o.tables, okTables, errTables, snappyTables, mismatches, hangs, bench.violations(), entries, cleanTables,
          cleanCycles, cleanBytes, cleanCycles ? double(cleanBytes) / cleanCycles : 0.0, cleanDecompressed,
-         cleanCycles ? double(cleanDecompressed) / cleanCycles : 0.0, codeList.empty() ? "-" : codeList.c_str());
+         cleanCycles ? double(cleanDecompressed) / cleanCycles : 0.0, blocks, snappyBlocks, codeList.empty() ? "-" : codeList.c_str());
   return mismatches || hangs || bench.violations() ? 1 : 0;
 }
