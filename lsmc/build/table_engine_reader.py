@@ -9,12 +9,12 @@ import subprocess
 from pathlib import Path
 
 from lsmc import build
-from lsmc.build import table_engine_rtl, table_model
+from lsmc.build import table_engine_rtl, table_engine_snappy, table_model
 from lsmc.paths import BUILD, GEN, ROOT
 
 WIDTHS = table_engine_rtl.WIDTHS  # beat bytes = AXI data bytes (table_engine.GenerateTableReader --bytes)
 MAX_BLOCKS = 1024  # data blocks of one table the handle RAM holds (a 4 MiB table of 4 KiB blocks)
-SNAPPY_BYTES = 1 << 16  # largest decompressed Snappy block (the decompressor's history, the block buffer)
+SNAPPY_BYTES = table_engine_snappy.HISTORY  # largest decompressed Snappy block (history = each block buffer)
 HARNESS = table_engine_rtl.DV / "table_reader_harness.cpp"
 MODEL = table_model.MODEL
 # The model's pieces the harness links: its table reader (the reference) and table writer (tables to read).
