@@ -323,7 +323,8 @@ std::vector<std::string> Keys(simc::Prng& r, size_t count, bool untaggedOk) {
   return keys;
 }
 
-// With `snappy`, LevelDB compresses each block it can shrink by 1/8 (values of a few letters: most blocks).
+// With `snappy`, LevelDB compresses each block it can shrink by 1/8: values of a few letters (3 in 4) or random
+// bytes, so some blocks stay raw among the Snappy ones.
 std::string LevelDbTable(simc::Prng& r, const Options& o, const std::vector<std::string>& keys, int interval,
                          size_t blockSize, bool snappy) {
   leveldb::Options opt;
@@ -332,7 +333,7 @@ std::string LevelDbTable(simc::Prng& r, const Options& o, const std::vector<std:
   opt.block_size = blockSize;
   return te_dv::WriteLevelDbTable(
       opt, keys,
-      [&] { return RandomBytes(r, te_dv::ValueLength(r, o.maxValue), snappy ? int(1 + Below(r, 3)) : 0); },
+      [&] { return RandomBytes(r, te_dv::ValueLength(r, o.maxValue), snappy ? int(Below(r, 4)) : 0); },
       te_dv::ScratchTablePath("table_reader_harness"));
 }
 
@@ -346,7 +347,7 @@ std::string ModelTable(simc::Prng& r, const Options& o, const std::vector<std::s
   wo.buffer_bytes = te::kDefaultOutputBufferBytes;
   te::WriteStats ws;
   te::TableWriter w(wo, "model", &ws);
-  for (auto& k : keys) w.Add(k, RandomBytes(r, te_dv::ValueLength(r, o.maxValue), snappy ? int(1 + Below(r, 3)) : 0));
+  for (auto& k : keys) w.Add(k, RandomBytes(r, te_dv::ValueLength(r, o.maxValue), snappy ? int(Below(r, 4)) : 0));
   return w.Finish();
 }
 
