@@ -9,11 +9,12 @@ import subprocess
 from pathlib import Path
 
 from lsmc import build
-from lsmc.build import table_engine_rtl, table_model
+from lsmc.build import table_engine_rtl, table_engine_snappy, table_model
 from lsmc.paths import BUILD, GEN, ROOT
 
 WIDTHS = table_engine_rtl.WIDTHS  # beat bytes = AXI data bytes (table_engine.GenerateTableReader --bytes)
 MAX_BLOCKS = 1024  # data blocks of one table the handle RAM holds (a 4 MiB table of 4 KiB blocks)
+SNAPPY_BYTES = table_engine_snappy.HISTORY  # largest decompressed Snappy block (history = each block buffer)
 HARNESS = table_engine_rtl.DV / "table_reader_harness.cpp"
 MODEL = table_model.MODEL
 # The model's pieces the harness links: its table reader (the reference) and table writer (tables to read).
@@ -31,6 +32,7 @@ def generate(width: int = 16) -> Path:
                           ["--bytes", str(width),
                            "--key-limit", str(lim["max_user_key_bytes"] + table_engine_rtl.TAG_BYTES),
                            "--max-block", str(lim["max_block_bytes"]), "--max-blocks", str(MAX_BLOCKS),
+                           "--snappy-bytes", str(SNAPPY_BYTES),
                            "--out", str(out.relative_to(ROOT))])
 
 
@@ -40,7 +42,8 @@ def build_harness(width: int = 16) -> Path:
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
     common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), *table_engine_rtl.DV_HEADERS)
-    flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width} -DMAX_BLOCKS={MAX_BLOCKS}",
+    flags = ["-CFLAGS",
+             f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width} -DMAX_BLOCKS={MAX_BLOCKS} -DSNAPPY_BYTES={SNAPPY_BYTES}",
              "-LDFLAGS", "-lleveldb", *common_flags]
     return build.verilate("TableReader", [verilog], [HARNESS, *MODEL_SOURCES, *common_srcs],
                           BUILD / "table_engine" / f"table_reader_w{width}", flags=flags, cflags="-O2")

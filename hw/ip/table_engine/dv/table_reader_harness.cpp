@@ -1,8 +1,9 @@
 // Verilator harness of the table engine's table front end (top `TableReader`, hw/ip/table_engine/rtl), differential
 // against the C++ model's TableReader (model/table_reader.cc, byte-exact with LevelDB 1.23): tables written by
-// LevelDB's own TableBuilder (Debian's libleveldb) and by the model's TableWriter, optionally mutated (bits
-// flipped anywhere, in the footer or the index block, cut short, the index handle or a data block's first
-// restart point rewritten), sit in a simulated AXI4 memory (sim/common/axi_mem.h, random stalls on its channels)
+// LevelDB's own TableBuilder (Debian's libleveldb) and by the model's TableWriter, raw or with Snappy blocks,
+// optionally mutated (bits flipped anywhere, in the footer or the index block, cut short, the index handle or a
+// data block's first restart point rewritten, a Snappy block's bits, raw length or last literal changed with its
+// CRC made right), sit in a simulated AXI4 memory (sim/common/axi_mem.h, random stalls on its channels)
 // at an unaligned address; the RTL reads them through its AXI port. Its entries, the number it says the model
 // delivers, and its error code and offset must be the model's.
 //
@@ -44,6 +45,9 @@ namespace {
 #ifndef MAX_BLOCKS
 #define MAX_BLOCKS 1024
 #endif
+#ifndef SNAPPY_BYTES
+#define SNAPPY_BYTES 65536
+#endif
 constexpr int W = BEAT_BYTES;
 constexpr int kDataWords = W / 4;
 constexpr int kSinkWords = kDataWords + 4;  // data, kind, count, keyBytes, valueBytes
@@ -70,7 +74,9 @@ struct Outcome {
   int code = 0;
   uint64_t offset = 0;
   std::vector<Entry> entries;  // all, or those the model delivered before its error
-  bool snappy = false;         // the model decompressed a block (this unit's block reader takes raw blocks)
+  bool snappy = false;         // the model decompressed a block or failed in one
+  uint64_t decompressed = 0;   // bytes the model's Snappy blocks decompressed to
+  uint64_t blocks = 0, snappyBlocks = 0;  // blocks the model read (index included), Snappy ones among them
 };
 
 Outcome ModelRead(const std::string& bytes, bool verify) {
@@ -78,13 +84,18 @@ Outcome ModelRead(const std::string& bytes, bool verify) {
   te::TableImage img{"table", bytes};
   te::ReadStats stats;
   try {
-    te::TableReader r(&img, verify, &stats);
+    // The unit's block buffer holds SNAPPY_BYTES of a decompressed block, the model's kMaxBlockBytes: the
+    // model with the unit's limit (a larger raw length: BAD_SNAPPY at the block, as the model's own).
+    te::TableReader r(&img, verify, &stats, 0, UINT64_MAX, SNAPPY_BYTES);
     while (r.Next()) o.entries.push_back({std::string(r.key()), std::string(r.value())});
   } catch (const te::EngineError& e) {
     o.error = true;
     o.code = static_cast<int>(e.code);
     o.offset = e.offset;
   }
+  o.decompressed = stats.blocks.snappy_out;
+  o.blocks = stats.blocks.blocks;
+  o.snappyBlocks = stats.blocks.snappy_blocks;
   o.snappy = stats.blocks.snappy_blocks > 0 || (o.error && o.code == static_cast<int>(te::ErrorCode::kBadSnappy));
   return o;
 }
@@ -312,7 +323,8 @@ std::vector<std::string> Keys(simc::Prng& r, size_t count, bool untaggedOk) {
   return keys;
 }
 
-// With `snappy`, LevelDB compresses each block it can shrink by 1/8 (values of a few letters: most blocks).
+// With `snappy`, LevelDB compresses each block it can shrink by 1/8: values of a few letters (3 in 4) or random
+// bytes, so some blocks stay raw among the Snappy ones.
 std::string LevelDbTable(simc::Prng& r, const Options& o, const std::vector<std::string>& keys, int interval,
                          size_t blockSize, bool snappy) {
   leveldb::Options opt;
@@ -321,25 +333,27 @@ std::string LevelDbTable(simc::Prng& r, const Options& o, const std::vector<std:
   opt.block_size = blockSize;
   return te_dv::WriteLevelDbTable(
       opt, keys,
-      [&] { return RandomBytes(r, te_dv::ValueLength(r, o.maxValue), snappy ? int(1 + Below(r, 3)) : 0); },
+      [&] { return RandomBytes(r, te_dv::ValueLength(r, o.maxValue), snappy ? int(Below(r, 4)) : 0); },
       te_dv::ScratchTablePath("table_reader_harness"));
 }
 
 std::string ModelTable(simc::Prng& r, const Options& o, const std::vector<std::string>& keys, int interval,
-                       size_t blockSize) {
+                       size_t blockSize, bool snappy) {
   te::WriterOptions wo;
   wo.block_size = blockSize;
   wo.restart_interval = interval;
+  wo.snappy = snappy;
   wo.bloom_bits_per_key = Below(r, 2) ? 10 : 0;  // a filter block and a metaindex entry
   wo.buffer_bytes = te::kDefaultOutputBufferBytes;
   te::WriteStats ws;
   te::TableWriter w(wo, "model", &ws);
-  for (auto& k : keys) w.Add(k, RandomBytes(r, te_dv::ValueLength(r, o.maxValue), 0));
+  for (auto& k : keys) w.Add(k, RandomBytes(r, te_dv::ValueLength(r, o.maxValue), snappy ? int(Below(r, 4)) : 0));
   return w.Finish();
 }
 
-// A db_bench-like table: 16-byte user keys (consecutive numbers) + tag, 100-byte values, 4 KiB blocks, raw.
-std::string DbBenchTable(simc::Prng& r, uint64_t entries, uint64_t blockSize) {
+// A db_bench-like table: 16-byte user keys (consecutive numbers) + tag, 100-byte values (db_bench's: 50
+// random printable bytes twice), 4 KiB blocks, raw or Snappy.
+std::string DbBenchTable(simc::Prng& r, uint64_t entries, uint64_t blockSize, bool snappy) {
   std::vector<std::string> keys;
   char buf[32];
   for (uint64_t i = 0; i < entries; i++) {
@@ -350,7 +364,7 @@ std::string DbBenchTable(simc::Prng& r, uint64_t entries, uint64_t blockSize) {
     keys.push_back(k);
   }
   leveldb::Options opt;
-  opt.compression = leveldb::kNoCompression;
+  opt.compression = snappy ? leveldb::kSnappyCompression : leveldb::kNoCompression;
   opt.block_size = blockSize;
   return te_dv::WriteLevelDbTable(
       opt, keys, [&] { std::string h = RandomBytes(r, 50, 95); for (auto& c : h) c = char(c - 'a' + ' '); return h + h; },
@@ -372,24 +386,52 @@ void FixCrc(std::string* t, const te::BlockHandle& h) {
   for (int i = 0; i < 4; i++) (*t)[h.offset + h.size + 1 + i] = char(crc >> (8 * i));
 }
 
-// What this unit does with a Snappy block (type 1) is what the model does with an unknown block type: BAD_BLOCK
-// at the type byte. The table with every Snappy block's type byte made 2 (its CRC made right again) is the
-// one the model must read as the unit reads the original.
-std::string SnappyUnsupported(const std::string& table) {
-  std::string t = table;
-  te::TableImage img{"table", table};
-  std::vector<te::BlockHandle> hs;
+// The table's Snappy blocks (data and index; empty when the table does not parse).
+std::vector<te::BlockHandle> SnappyBlocks(const std::string& t) {
+  std::vector<te::BlockHandle> hs = Handles(t), out;
   try {
-    hs = te_dv::DataBlockHandles(img);
-    hs.push_back(te::ReadFooter(img));
+    hs.push_back(te::ReadFooter(te::TableImage{"table", t}));
   } catch (const te::EngineError&) {
-    return table;  // not a table this rewrite understands: the model's own verdict (skipped if Snappy)
+    return {};
   }
   for (const te::BlockHandle& h : hs)
-    if (t[h.offset + h.size] == char(te::kSnappyBlock)) {
-      t[h.offset + h.size] = 2;
-      FixCrc(&t, h);
+    if (h.offset + h.size + 5 <= t.size() && t[h.offset + h.size] == char(te::kSnappyBlock)) out.push_back(h);
+  return out;
+}
+
+// A Snappy block's stored bytes changed and its CRC made right again, so the decompressor sees them: bits
+// anywhere in it, or its raw-length varint made larger in the same bytes (more than the stream makes; the
+// top bits set: over the unit's and the model's limits), or its final bytes replaced by a literal tag that
+// claims more bytes than follow.
+std::string MutateSnappy(simc::Prng& r, std::string t, std::string* how) {
+  auto hs = SnappyBlocks(t);
+  if (hs.empty()) {
+    *how = "snappy-none";
+    return t;
+  }
+  const te::BlockHandle h = hs[Below(r, hs.size())];
+  char* d = t.data() + h.offset;
+  switch (Below(r, 3)) {
+    case 0:
+      *how = "snappy-bits";
+      for (int k = 0, m = 1 + Below(r, 3); k < m; k++) d[Below(r, h.size)] ^= char(1 << Below(r, 8));
+      break;
+    case 1: {
+      *how = "snappy-length";
+      size_t n = 0;
+      while (n < h.size && n < 5 && (d[n] & 0x80)) n++;
+      if (n == h.size) break;
+      const bool huge = Below(r, 2);
+      for (size_t i = 0; i < n; i++) d[i] = char(0x80 | (huge ? 0x7f : Below(r, 128)));
+      d[n] = char(huge ? 0x7f : (d[n] | (1 << Below(r, 7))) & 0x7f);
+      break;
     }
+    default:
+      *how = "snappy-literal";
+      if (h.size >= 2) d[h.size - 2] = char(Below(r, 2) ? (59 + 1 + Below(r, 4)) << 2 : 60 << 2);
+      break;
+  }
+  if (h.size) FixCrc(&t, h);
   return t;
 }
 
@@ -497,7 +539,7 @@ int main(int argc, char** argv) {
               [&](const std::string& opt, const std::string& v) { o.model = simc::toProbability(v, opt); });
   args.input("--cases", &o.cases, "tables from a file instead (u32 len, u8 verify, bytes; each counted as mutated)");
   args.output("--dump", &o.dump, "write the tables made (before mutation) as a --cases file");
-  args.custom("--snappy", "P", "fraction of LevelDB's tables written with Snappy (not mutated; this unit refuses type 1)",
+  args.custom("--snappy", "P", "fraction of tables written with Snappy (by either writer; with --dbbench too)",
               [&](const std::string& opt, const std::string& v) { o.snappy = simc::toProbability(v, opt); });
   args.custom("--slverr", "P", "fraction of tables with one byte answering SLVERR (the footer's or any)",
               [&](const std::string& opt, const std::string& v) { o.slverr = simc::toProbability(v, opt); });
@@ -507,8 +549,9 @@ int main(int argc, char** argv) {
 
   simc::Prng gen(o.seed ^ 0x7ab1e);
   Bench bench(o);
-  uint64_t mismatches = 0, skipped = 0, okTables = 0, errTables = 0, entries = 0, hangs = 0;
-  uint64_t cleanCycles = 0, cleanBytes = 0, cleanTables = 0;
+  uint64_t blocks = 0, snappyBlocks = 0;
+  uint64_t mismatches = 0, snappyTables = 0, okTables = 0, errTables = 0, entries = 0, hangs = 0;
+  uint64_t cleanCycles = 0, cleanBytes = 0, cleanTables = 0, cleanDecompressed = 0;
   std::map<std::string, uint64_t> codes;
   std::vector<Case> cases;
   if (!o.cases.empty()) {
@@ -524,27 +567,27 @@ int main(int argc, char** argv) {
       mutated = true;
       how = "from --cases";
     } else if (o.dbbench) {
-      table = DbBenchTable(gen, o.dbbench, o.blockSize);
+      table = DbBenchTable(gen, o.dbbench, o.blockSize, gen.chance(o.snappy));
     } else {
       const int interval = Below(gen, 2) ? 16 : 1 + int(Below(gen, 4));
       const size_t blockSize = size_t(256) << Below(gen, 7);  // 256 B .. 16 KiB
       const bool byModel = gen.chance(o.model);
-      snappy = !byModel && gen.chance(o.snappy);
-      auto keys = Keys(gen, 1 + Below(gen, o.maxEntries), !byModel && !snappy);
-      table = byModel ? ModelTable(gen, o, keys, interval, blockSize)
+      snappy = gen.chance(o.snappy);
+      auto keys = Keys(gen, 1 + Below(gen, o.maxEntries), !byModel);
+      table = byModel ? ModelTable(gen, o, keys, interval, blockSize, snappy)
                       : LevelDbTable(gen, o, keys, interval, blockSize, snappy);
       uint8_t rec[5];
       simc::putLe32(rec, uint32_t(table.size()));
       rec[4] = 1;
       dumped.insert(dumped.end(), rec, rec + 5);
       dumped.insert(dumped.end(), table.begin(), table.end());
-      if (!snappy && gen.chance(o.mutate)) {
-        table = Mutate(gen, table, &how);
+      if (gen.chance(o.mutate)) {
+        table = snappy && Below(gen, 2) ? MutateSnappy(gen, table, &how) : Mutate(gen, table, &how);
         mutated = true;
       }
     }
     const bool verify = fromFile ? cases[i].verify : gen.chance(o.verify) || o.verify >= 1;
-    Outcome model = ModelRead(snappy ? SnappyUnsupported(table) : table, verify);
+    Outcome model = ModelRead(table, verify);
     ExpectHandleRamFull(table, &model);
     if (o.tamper && !model.entries.empty()) model.entries.back().value.push_back('!');
     const uint64_t addr = kMemBase + 4096 * Below(gen, 16) + Below(gen, 64);  // any alignment
@@ -567,9 +610,6 @@ int main(int argc, char** argv) {
       continue;
     } else if (slverr == 1) {
       why = "SLVERR on the footer, RTL " + Describe(rtl, statusEntries);
-    } else if (model.snappy) {
-      skipped++;
-      continue;
     } else if (model.error != rtl.error || (model.error && (model.code != rtl.code || model.offset != rtl.offset)) ||
                statusEntries != model.entries.size()) {
       why = "model " + Describe(model, model.entries.size()) + ", RTL " + Describe(rtl, statusEntries);
@@ -587,6 +627,9 @@ int main(int argc, char** argv) {
       continue;
     }
     entries += model.entries.size();
+    if (model.snappy) snappyTables++;
+    blocks += model.blocks;
+    snappyBlocks += model.snappyBlocks;
     if (rtl.error) {
       errTables++;
       codes[te::ErrorName(te::ErrorCode(rtl.code))]++;
@@ -596,16 +639,19 @@ int main(int argc, char** argv) {
         cleanTables++;
         cleanCycles += cycles;
         cleanBytes += table.size();
+        cleanDecompressed += model.decompressed;
       }
     }
   }
   if (!o.dump.empty()) simc::writeFileAtomic(o.dump, dumped.data(), dumped.size(), "--dump");
   std::string codeList;
   for (auto& [k, v] : codes) codeList += (codeList.empty() ? "" : ",") + k + ":" + std::to_string(v);
-  printf("tables=%" PRIu64 " ok=%" PRIu64 " errors=%" PRIu64 " skipped_snappy=%" PRIu64 " mismatches=%" PRIu64
+  printf("tables=%" PRIu64 " ok=%" PRIu64 " errors=%" PRIu64 " snappy_tables=%" PRIu64 " mismatches=%" PRIu64
          " hangs=%" PRIu64 " violations=%" PRIu64 " entries=%" PRIu64 " clean_tables=%" PRIu64 " cycles=%" PRIu64
-         " bytes=%" PRIu64 " bytes_per_cycle=%.3f codes=%s\n",
-         o.tables, okTables, errTables, skipped, mismatches, hangs, bench.violations(), entries, cleanTables,
-         cleanCycles, cleanBytes, cleanCycles ? double(cleanBytes) / cleanCycles : 0.0, codeList.empty() ? "-" : codeList.c_str());
+         " bytes=%" PRIu64 " bytes_per_cycle=%.3f decompressed=%" PRIu64 " decompressed_per_cycle=%.3f"
+         " blocks=%" PRIu64 " snappy_blocks=%" PRIu64 " codes=%s\n",
+         o.tables, okTables, errTables, snappyTables, mismatches, hangs, bench.violations(), entries, cleanTables,
+         cleanCycles, cleanBytes, cleanCycles ? double(cleanBytes) / cleanCycles : 0.0, cleanDecompressed,
+         cleanCycles ? double(cleanDecompressed) / cleanCycles : 0.0, blocks, snappyBlocks, codeList.empty() ? "-" : codeList.c_str());
   return mismatches || hangs || bench.violations() ? 1 : 0;
 }

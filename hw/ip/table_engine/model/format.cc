@@ -55,7 +55,7 @@ BlockHandle ReadFooter(const TableImage& t) {
 }
 
 std::string_view ReadBlock(const TableImage& t, const BlockHandle& h, bool verify_crc, std::string* scratch,
-                           BlockReadStats* stats) {
+                           BlockReadStats* stats, size_t max_decompressed) {
   const uint64_t n = t.bytes.size();
   if (h.offset > n || h.size > n - h.offset || kTrailerBytes > n - h.offset - h.size)
     throw EngineError(ErrorCode::kTruncated, t.name, h.offset < n ? h.offset : n,
@@ -86,7 +86,7 @@ std::string_view ReadBlock(const TableImage& t, const BlockHandle& h, bool verif
   const char* why = "";
   snappy_codec::Stats st;
   st.chunk_bytes = cycle_model::kStreamBytes;
-  if (!snappy_codec::Decompress(data, h.size, kMaxBlockBytes, scratch, &at, &why, &st))
+  if (!snappy_codec::Decompress(data, h.size, max_decompressed, scratch, &at, &why, &st))
     throw EngineError(ErrorCode::kBadSnappy, t.name, h.offset + at, std::string("Snappy block: ") + why);
   if (stats) {
     stats->snappy_blocks++;

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "limits.h"
 #include "snappy_codec.h"
 
 namespace table_engine {
@@ -43,9 +44,10 @@ struct BlockReadStats {
 };
 
 // One block's contents: a view into the image (raw) or into *scratch (decompressed). TRUNCATED when
-// the handle points past the file, BAD_CRC, BAD_BLOCK (type, size), BAD_SNAPPY.
+// the handle points past the file, BAD_CRC, BAD_BLOCK (type, size), BAD_SNAPPY (a raw length above
+// max_decompressed among them: the RTL table reader's on-chip block buffer is smaller than the model's).
 std::string_view ReadBlock(const TableImage& t, const BlockHandle& h, bool verify_crc, std::string* scratch,
-                           BlockReadStats* stats);
+                           BlockReadStats* stats, size_t max_decompressed = kMaxBlockBytes);
 
 }  // namespace table_engine
 

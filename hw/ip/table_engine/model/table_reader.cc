@@ -8,11 +8,12 @@
 namespace table_engine {
 
 TableReader::TableReader(const TableImage* image, bool verify_crc, ReadStats* stats, uint64_t first_block,
-                         uint64_t last_block)
-    : t_(image), verify_(verify_crc), stats_(stats), first_block_(first_block), last_block_(last_block) {
+                         uint64_t last_block, size_t max_decompressed)
+    : t_(image), verify_(verify_crc), max_decompressed_(max_decompressed), stats_(stats), first_block_(first_block),
+      last_block_(last_block) {
   BlockHandle ih = ReadFooter(*t_);
   stats_->blocks.bytes += kFooterBytes;
-  std::string_view idx = ReadBlock(*t_, ih, verify_, &index_scratch_, &stats_->blocks);
+  std::string_view idx = ReadBlock(*t_, ih, verify_, &index_scratch_, &stats_->blocks, max_decompressed_);
   bool z = idx.data() == index_scratch_.data();
   // Index keys are separators no longer than the keys they separate.
   index_.Start(idx, &t_->name, ih.offset, z, kMaxInternalKeyBytes);
@@ -26,7 +27,7 @@ bool TableReader::NextBlock() {
     if (block_++ >= first_block_) break;
   }
   BlockHandle h = DecodeIndexHandle(index_.value(), t_->name, index_.entry_offset());
-  std::string_view block = ReadBlock(*t_, h, verify_, &data_scratch_, &stats_->blocks);
+  std::string_view block = ReadBlock(*t_, h, verify_, &data_scratch_, &stats_->blocks, max_decompressed_);
   bool z = block.data() == data_scratch_.data();
   data_.Start(block, &t_->name, h.offset, z, kMaxInternalKeyBytes);
   data_.RequireFirstRestartAtZero();

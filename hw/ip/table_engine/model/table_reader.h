@@ -37,9 +37,10 @@ struct ReadWindow {
 
 class TableReader {
  public:
-  // Reads data blocks first_block..last_block (index entry numbers) of the table.
+  // Reads data blocks first_block..last_block (index entry numbers) of the table; Snappy blocks of up to
+  // max_decompressed bytes (the RTL table reader's block buffer is smaller than kMaxBlockBytes).
   TableReader(const TableImage* image, bool verify_crc, ReadStats* stats, uint64_t first_block = 0,
-              uint64_t last_block = UINT64_MAX);
+              uint64_t last_block = UINT64_MAX, size_t max_decompressed = kMaxBlockBytes);
   bool Next();  // false at the table's end
   std::string_view key() const { return data_.key(); }
   std::string_view value() const { return data_.value(); }
@@ -51,6 +52,7 @@ class TableReader {
   bool NextBlock();
   const TableImage* t_;
   bool verify_;
+  size_t max_decompressed_;
   ReadStats* stats_;
   std::string index_scratch_, data_scratch_;
   BlockReader index_, data_;

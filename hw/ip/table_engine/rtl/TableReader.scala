@@ -6,11 +6,14 @@ import spinal.lib._
 import spinal.lib.bus.amba4.axi._
 
 /** Sizes of the table front end: the block reader's (`bytes` per beat, also the AXI data width; key and
-  * block limits), the data blocks one table may have (`maxBlocks`, the handle RAM), and the read side
-  * (`fifoBeats` of read data buffered, INCR bursts of at most `maxBurst` beats). */
+  * block limits), the data blocks one table may have (`maxBlocks`, the handle RAM), the read side
+  * (`fifoBeats` of read data buffered, INCR bursts of at most `maxBurst` beats) and the largest decompressed
+  * Snappy block (`snappyBytes`: the decompressor's history and the block buffer the block reader reads it from). */
 case class TableReaderConfig(bytes: Int = 16, keyLimit: Int = 1032, maxBlock: Int = 4 << 20,
-                             maxBlocks: Int = 1024, fifoBeats: Int = 64, maxBurst: Int = 16) {
+                             maxBlocks: Int = 1024, fifoBeats: Int = 64, maxBurst: Int = 16,
+                             snappyBytes: Int = 1 << 16) {
   val reader = BlockReaderConfig(bytes, keyLimit, maxBlock)
+  val snappy = SnappyConfig(bytes, snappyBytes)
   require(isPow2(maxBlocks) && maxBlocks >= 2, s"maxBlocks $maxBlocks: a power of two >= 2")
   require(fifoBeats >= 2 * maxBurst && maxBurst >= 1 && maxBurst <= 256 / bytes * 16)
   def axiConfig = Axi4Config(addressWidth = 32, dataWidth = 8 * bytes, idWidth = 1, useRegion = false,
@@ -180,6 +183,16 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
   val reader = BlockReader(c.reader)
   reader.io.softReset := False
   reader.soft.setSynchronousWith(ClockDomain.current) // its soft-reset domain runs on this clock
+  // Snappy blocks: their stored bytes through the decompressor into the block buffer, then into the reader.
+  val dec = SnappyDecompressor(c.snappy)
+  dec.soft.setSynchronousWith(ClockDomain.current)
+  dec.io.softReset := False
+  // Two block buffers (one RAM, the top address bit picks): the decompressor fills one while the block reader
+  // reads the other.
+  val rowBits = log2Up(c.snappy.rows)
+  val blockBuf = Mem(Bits(8 * W bits), 2 * c.snappy.rows)
+  val snCrc = Crc32cUnit(W) // the stored (compressed) bytes + type: what the trailer's CRC covers
+  snCrc.io.clear := False
 
   // ---- the job ----
   val base = Reg(UInt(32 bits))
@@ -284,7 +297,6 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
   val blkOff = Reg(UInt(32 bits))
   val blkSize = Reg(UInt(32 bits))
   val blkIndex = Reg(Bool())
-  val restarts = Reg(UInt(32 bits))
   val entriesEnd = Reg(UInt(36 bits))
   val startBad = Reg(Bool())
   val sent = Reg(UInt(33 bits))
@@ -293,6 +305,10 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
   val tagErr = Reg(Bool())
   val tagOffset = Reg(UInt(32 bits))
   val blkEntries = Reg(UInt(32 bits))
+  // The block came out of the decompressor: the model's errors inside it name the block's offset
+  // (BlockReader::Where for a decompressed block), not the byte's.
+  val snappy = RegInit(False)
+  def where(o: UInt): UInt = Mux(snappy, blkOff, blkOff + o.resize(32))
 
   // ---- index entries: values parsed into handles ----
   // A handle's two varint64s from the buffer in one clock (ParseVarint64 within the value's first 20 bytes).
@@ -338,7 +354,7 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
     val hc = new HandleCheck(off.value, size.value)
     when(state === C.Check) {
       state := C.Take
-      val at = blkOff + eOff
+      val at = where(eOff)
       def stop(name: String, where: UInt): Unit = {
         idxStop := True; idxErrCode := code(name); idxErrOffset := where.resized
       }
@@ -385,12 +401,13 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
       }
       is(I.Desc) {
         descs.io.push.valid := running
-        when(descs.io.push.fire) { state := Mux(hSize >= 4, I.Tail, I.Data) }
+        when(descs.io.push.fire) { state := I.Tail }
       }
-      is(I.Tail) {
+      is(I.Tail) { // the contents' last (up to) 4 bytes and the type byte: the restart count and the route
+        val t = Mux(hSize >= 4, U(4, 32 bits), hSize)
         fetchCmd.valid := running
-        fetchCmd.addr := base + hOff + hSize - 4
-        fetchCmd.len := 4
+        fetchCmd.addr := base + hOff + hSize - t
+        fetchCmd.len := t + 1
         when(fetchCmd.ready && running) { state := I.Data }
       }
       is(I.Data) {
@@ -403,19 +420,153 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
     when(main =/= M.Run) { state := I.Off }
   }
 
-  // ---- consumer: restart count, command, the block's bytes into the reader, its status ----
+  // ---- front stage: a block's descriptor, its tail, its route; a Snappy block decompressed into a block buffer
+  // (ahead of the reader stage, which may still read the other buffer); each block handed on as a record ----
+  val front = new Area {
+    object F extends SpinalEnum { val Idle, Tail, SnapIn, SnapWait, Hold, RawWait = newElement() }
+    val state = RegInit(F.Idle)
+    val off, size = Reg(UInt(32 bits))
+    val index = Reg(Bool())
+    val out = fetch.io.output
+    val beatBytes = out.fragment.data.subdivideIn(8 bits)
+    // The tail read: the contents' last (up to) 4 bytes, then the type byte; one beat (two at W = 4, the
+    // first kept in tailBuf).
+    val tailHigh = Reg(Bool())
+    val tailBuf = Vec(Reg(Bits(8 bits)), W min 4)
+    val tailBytes = Vec((0 until 5).map { j =>
+      if (W >= 8) beatBytes(j) else if (j < W) Mux(tailHigh, tailBuf(j), beatBytes(j)) else beatBytes(j - W)
+    })
+    val tailLen = Mux(size >= 4, U(4, 3 bits), size(2 downto 0))
+    val tailSnappy = tailBytes(tailLen) === B(1, 8 bits)
+    val tailEnd = state === F.Tail && out.valid && out.last
+    val tailCount = (tailBytes(3) ## tailBytes(2) ## tailBytes(1) ## tailBytes(0)).asUInt
+    when(state === F.Tail && out.valid && !out.last) {
+      for (j <- 0 until (W min 4)) tailBuf(j) := beatBytes(j)
+      tailHigh := True
+    }
+    descs.io.pop.ready := state === F.Idle && main === M.Run
+    when(descs.io.pop.fire) {
+      off := descs.io.pop.off
+      size := descs.io.pop.size
+      index := descs.io.pop.index
+      tailHigh := False
+      state := F.Tail
+    }
+
+    // The record handed to the reader stage: a raw block straight from its tail beat (its bytes follow on the
+    // fetch stream), a Snappy block once decompressed (or its verdict: BAD_CRC, BAD_SNAPPY).
+    val buf = RegInit(False) // the block buffer the decompressor fills next
+    val holdErr = Reg(Bool())
+    val holdCode = Reg(UInt(ErrorCodes.Width bits))
+    val holdOffset, holdSize, holdRestarts = Reg(UInt(32 bits))
+    val recValid = (tailEnd && !tailSnappy) || state === F.Hold
+    val recSnappy = state === F.Hold
+    val recErr = state === F.Hold && holdErr
+    val recSize = Mux(recSnappy, holdSize, size)
+    val recRestarts = Mux(recSnappy, holdRestarts, Mux(size >= 4, tailCount, U(0, 32 bits)))
+    val recTaken = Bool()
+    val rawDone = Bool() // the reader stage took the raw block's last byte
+    when(recTaken) { state := Mux(recSnappy, F.Idle, F.RawWait) }
+    when(recTaken && recSnappy) { buf := !buf }
+    when(state === F.RawWait && rawDone) { state := F.Idle }
+
+    // A Snappy block: its size + 5 stored bytes through the CRC, its contents into the decompressor, whose
+    // output fills block buffer `buf`; the verdict (CRC, then the decompressor's) once both are done.
+    val sent = Reg(UInt(33 bits))
+    val snFed = Reg(Bool()) // the contents' final beat went into the decompressor
+    val snDone = Reg(Bool()) // its status taken (before the input ended only on an error)
+    val snErr = Reg(Bool())
+    val snCode = Reg(UInt(ErrorCodes.Width bits))
+    val snOffset, snBytes = Reg(UInt(32 bits))
+    val storedCrc = Vec(Reg(Bits(8 bits)), 4)
+    val last4 = Vec(Reg(Bits(8 bits)), 4) // the decompressed block's last 4 bytes: its restart count
+    val wrRow = Reg(UInt(rowBits bits))
+    when(tailEnd && tailSnappy) {
+      sent := 0
+      snFed := False
+      snDone := False
+      wrRow := 0
+      snCrc.io.clear := True
+      state := F.SnapIn
+    }
+    val k = out.fragment.count
+    val contentsLeft = size.resize(33) - sent // while the contents are fed: sent <= size
+    val crcLeft = Mux(size.resize(33) + 1 > sent, size.resize(33) + 1 - sent, U(0, 33 bits))
+    dec.io.input.valid := state === F.SnapIn && out.valid && !snFed && !snDone
+    dec.io.input.data := out.fragment.data
+    dec.io.input.count := Mux(contentsLeft < k, contentsLeft.resize(k.getWidth), k)
+    dec.io.input.last := contentsLeft <= k
+    val snBeat = state === F.SnapIn && out.valid && (snFed || snDone || dec.io.input.ready)
+    snCrc.io.input.valid := snBeat
+    snCrc.io.input.data := out.fragment.data
+    snCrc.io.input.count := Mux(crcLeft < k, crcLeft.resize(k.getWidth), k)
+    when(dec.io.input.fire && dec.io.input.last) { snFed := True }
+    when(snBeat) {
+      sent := sent + k
+      for (j <- 0 until 4) {
+        val at = size.resize(33) + 1 + j
+        val d = at - sent
+        when(at >= sent && d < W) { storedCrc(j) := beatBytes(d(lw - 1 downto 0)) }
+      }
+      when(out.last) { state := F.SnapWait }
+    }
+    dec.io.output.ready := True
+    blockBuf.write((buf ## wrRow).asUInt, dec.io.output.data, dec.io.output.fire)
+    val outSeq = last4 ++ dec.io.output.data.subdivideIn(8 bits)
+    when(dec.io.output.fire) {
+      wrRow := wrRow + 1
+      for (j <- 0 until 4) last4(j) := Vec((0 to W).map(n => outSeq(n + j)))(dec.io.output.count)
+    }
+    dec.io.status.ready := True
+    when(dec.io.status.fire) {
+      snDone := True
+      snErr := dec.io.status.error
+      snCode := dec.io.status.code
+      snOffset := dec.io.status.offset
+      snBytes := dec.io.status.bytes
+    }
+    // ReadBlock's order: the CRC over the stored bytes, then the decompressor's verdict (offsets in the
+    // stored block); the decompressed contents then go to the block reader as a raw block.
+    when(state === F.SnapWait && snDone) {
+      val crcBad = verify && snCrc.io.masked =/= (storedCrc(3) ## storedCrc(2) ## storedCrc(1) ## storedCrc(0)).asUInt
+      holdErr := crcBad || snErr
+      holdCode := Mux(crcBad, code("BAD_CRC"), snCode)
+      holdOffset := Mux(crcBad, off, off + snOffset)
+      holdSize := snBytes
+      holdRestarts := Mux(snBytes >= 4, (last4(3) ## last4(2) ## last4(1) ## last4(0)).asUInt, U(0, 32 bits))
+      dec.io.softReset := snErr // it halts on an error until reset
+      state := F.Hold
+    }
+    // A table that stops (an error) drains: a Snappy block in flight finishes its stored bytes, the rest is dropped.
+    when(main =/= M.Run && (state === F.Tail || state === F.Hold || state === F.RawWait)) { state := F.Idle }
+    val idle = state === F.Idle
+  }
+
+  // ---- reader stage: a record into the block reader (command, then its bytes from the fetch stream or the
+  // block buffer), its status ----
   val con = new Area {
-    object K extends SpinalEnum { val Idle, Tail, Cmd, Stream, Wait = newElement() }
+    object K extends SpinalEnum { val Idle, Stream, Wait = newElement() }
     val state = RegInit(K.Idle)
-    // The restart count goes into the command as it arrives (Tail); a block under 4 bytes has none (Cmd).
-    val rs = Mux(state === K.Tail, fetch.io.output.fragment.data(31 downto 0).asUInt, restarts)
-    reader.io.cmd.valid := state === K.Cmd || (state === K.Tail && fetch.io.output.valid)
-    reader.io.cmd.size := blkSize
-    reader.io.cmd.restarts := rs
-    reader.io.cmd.verify := verify
+    val rBuf = Reg(Bool())
+    val take = state === K.Idle && main === M.Run && front.recValid
+    // The command goes out in the clock the record is taken (a raw block's restart count as its tail arrives).
+    reader.io.cmd.valid := take && !front.recErr
+    reader.io.cmd.size := front.recSize
+    reader.io.cmd.restarts := front.recRestarts
+    reader.io.cmd.verify := verify && !front.recSnappy // a decompressed block's CRC was checked on its stored bytes
+    front.recTaken := take && (front.recErr || reader.io.cmd.ready)
+    when(front.recTaken) {
+      blkOff := front.off
+      blkSize := front.recSize
+      blkIndex := front.index
+      snappy := front.recSnappy
+      rBuf := front.buf
+      when(front.recErr) { failWith(front.holdCode, front.holdOffset) }
+    }
+    val rs = front.recRestarts
     when(reader.io.cmd.fire) {
-      entriesEnd := blkSize.resize(36) - ((rs.resize(36) << 2) + 4).resize(36)
-      startBad := blkSize < 4 || rs === 0 || rs > ((blkSize - 4) >> 2)
+      entriesEnd := front.recSize.resize(36) - ((rs.resize(36) << 2) + 4).resize(36)
+      startBad := front.recSize < 4 || rs === 0 || rs > ((front.recSize - 4) >> 2)
       sent := 0
       dropping := False
       tagErr := False
@@ -423,17 +574,44 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
       for (j <- 0 until 4) r0(j) := 0
       state := K.Stream
     }
-    reader.io.input.valid := state === K.Stream && fetch.io.output.valid
-    reader.io.input.payload := fetch.io.output.payload
-    val streamBeat = state === K.Stream && fetch.io.output.valid && reader.io.input.ready
+
+    // The block buffer read out as the block reader's input: the D decompressed bytes, then 5 zero bytes
+    // (type 0, raw; the reader's CRC check is off), full beats but the last.
+    val feedPos = Reg(UInt(33 bits)) // the next beat's first byte
+    val feedAt = Reg(UInt(33 bits)) // the first byte of the beat read
+    val feedValid = RegInit(False)
+    val feedTotal = blkSize.resize(33) + 5
+    val feedWant = state === K.Stream && snappy && feedPos < feedTotal
+    val streamBeat = Bool()
+    val feedAdvance = !feedValid || (streamBeat && snappy)
+    val rd = blockBuf.readSync((rBuf ## (feedPos >> lw).resize(rowBits)).asUInt, feedWant && feedAdvance)
+    when(feedAdvance) {
+      feedValid := feedWant
+      feedAt := feedPos
+      when(feedWant) { feedPos := feedPos + W }
+    }
+    when(front.recTaken) { feedPos := 0; feedValid := False }
+    val feedLeft = feedTotal - feedAt
+    val feedBeat = Fragment(ByteBeat(W))
+    feedBeat.count := Mux(feedLeft < W, feedLeft.resize(lw + 1), U(W, lw + 1 bits))
+    feedBeat.last := feedLeft <= W
+    for (i <- 0 until W) feedBeat.data(8 * i, 8 bits) := Mux(feedAt + i < blkSize.resize(33), rd(8 * i, 8 bits), B(0, 8 bits))
+
+    val out = fetch.io.output
+    val inValid = Mux(snappy, feedValid, out.valid)
+    val inBeat = Mux(snappy, feedBeat, out.payload)
+    reader.io.input.valid := state === K.Stream && inValid
+    reader.io.input.payload := inBeat
+    streamBeat := state === K.Stream && inValid && reader.io.input.ready
+    front.rawDone := streamBeat && !snappy && inBeat.last
     when(streamBeat) {
-      sent := sent + fetch.io.output.fragment.count
+      sent := sent + inBeat.fragment.count
       for (j <- 0 until 4) {
         val at = entriesEnd + j
         val d = (at - sent.resize(36)).resize(36)
-        when(at >= sent.resize(36) && d < W) { r0(j) := fetch.io.output.fragment.data.subdivideIn(8 bits)(d(lw - 1 downto 0)) }
+        when(at >= sent.resize(36) && d < W) { r0(j) := inBeat.fragment.data.subdivideIn(8 bits)(d(lw - 1 downto 0)) }
       }
-      when(fetch.io.output.last) { state := K.Wait }
+      when(inBeat.last) { state := K.Wait }
     }
 
     // The verdict in the model's order: ReadBlock (truncation, size, CRC, type), Block's restart checks,
@@ -445,11 +623,11 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
     val r0Bad = r0.asBits =/= 0
     when(st.fire) {
       state := K.Idle
-      when(early) { failWith(st.code, blkOff + st.offset) }
-        .elsewhen(r0Bad) { fail("BAD_BLOCK", blkOff + entriesEnd.resize(32)) }
+      when(early) { failWith(st.code, where(st.offset)) }
+        .elsewhen(r0Bad) { fail("BAD_BLOCK", where(entriesEnd)) }
         .elsewhen(blkIndex) {
           when(idxStop) { deferred := True; defCode := idxErrCode; defOffset := idxErrOffset }
-            .elsewhen(st.error) { deferred := True; defCode := st.code; defOffset := blkOff + st.offset }
+            .elsewhen(st.error) { deferred := True; defCode := st.code; defOffset := where(st.offset) }
           // the data blocks: from the first handle on
           iss.next := 0
           iss.isIndex := False
@@ -459,22 +637,12 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
         .otherwise {
           entriesOk := entriesOk + blkEntries
           when(tagErr) { fail("BAD_BLOCK", tagOffset) }
-            .elsewhen(st.error) { failWith(st.code, blkOff + st.offset) }
+            .elsewhen(st.error) { failWith(st.code, where(st.offset)) }
             .otherwise {
               blocksOk := blocksOk + 1
               when(blocksOk + 1 === handleCount.resize(32)) { main := M.Flush }
             }
         }
-    }
-    // The next block's descriptor: when idle, or right with a good data block's status (not the last).
-    val goOn = !blkIndex && !early && !r0Bad && !tagErr && !st.error && blocksOk + 1 =/= handleCount.resize(32)
-    descs.io.pop.ready := (state === K.Idle || (st.fire && goOn)) && main === M.Run
-    when(descs.io.pop.fire) {
-      blkOff := descs.io.pop.off
-      blkSize := descs.io.pop.size
-      blkIndex := descs.io.pop.index
-      restarts := 0
-      state := Mux(descs.io.pop.size >= 4, K.Tail, K.Cmd)
     }
   }
   // A table that ended (every data block read) reports the index's deferred error, if any.
@@ -494,7 +662,7 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
     when(!dropping && shortKey) {
       dropping := True
       tagErr := True
-      tagOffset := blkOff + reader.io.entryOffset
+      tagOffset := where(reader.io.entryOffset)
     }
     when(!dropNow && e.fragment.kind === U(EntryKind.Head, 2 bits)) { blkEntries := blkEntries + 1 }
   }
@@ -527,6 +695,7 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
         idxStop := False
         blkIndex := True
         fetch.io.clearError := True
+        dec.io.softReset := True
         main := M.FooterReq
         when(io.cmd.size < FooterBytes) {
           errValid := True; errCode := code("TRUNCATED"); errOffset := io.cmd.size; main := M.Flush
@@ -572,22 +741,25 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
     }
     is(M.Flush) { // everything asked is read and dropped; the reader is idle between blocks
       descs.io.flush := True
-      when(fetch.io.idle && con.state === con.K.Idle) { main := M.Status }
+      when(fetch.io.idle && con.state === con.K.Idle && front.idle) { main := M.Status }
     }
     is(M.Status) {
       when(io.status.fire) { main := M.Idle }
     }
   }
   // The fetch output: the footer, a restart count, a block's bytes, or (flushing) dropped.
-  fetch.io.output.ready := (main === M.FooterRecv) || main === M.Flush ||
-    (con.state === con.K.Tail && reader.io.cmd.ready) || (con.state === con.K.Stream && reader.io.input.ready)
+  fetch.io.output.ready := (main === M.FooterRecv) || (main === M.Flush && front.state =/= front.F.SnapIn) ||
+    (front.state === front.F.Tail && (!fetch.io.output.last || front.tailSnappy || front.recTaken)) ||
+    (con.state === con.K.Stream && !snappy && reader.io.input.ready) || front.snBeat
 }
 
 /** `table_engine.GenerateTableReader [--bytes 4|8|16|32] [--key-limit N] [--max-block N] [--max-blocks N]
-  * --out DIR`: DIR/TableReader.v, the table front end with its block reader (doc/table_reader.md). */
+  * [--snappy-bytes N] --out DIR`: DIR/TableReader.v, the table front end with its block reader and Snappy
+  * decompressor (doc/table_reader.md). */
 object GenerateTableReader extends Generator("build/gen/table_reader_w16",
       Gen.intOpt("bytes", 16, Seq(4, 8, 16, 32)), Gen.intOpt("key-limit", 1032, min = 1024),
-      Gen.intOpt("max-block", 4 << 20, min = 64), Gen.intOpt("max-blocks", 1024, Seq(256, 1024, 4096, 16384))) {
+      Gen.intOpt("max-block", 4 << 20, min = 64), Gen.intOpt("max-blocks", 1024, Seq(256, 1024, 4096, 16384)),
+      Gen.intOpt("snappy-bytes", 1 << 16, Seq(1 << 16, 1 << 17, 1 << 18))) {
   def top(a: Gen.Args) = TableReader(TableReaderConfig(a.int("bytes"), a.int("key-limit"), a.int("max-block"),
-    a.int("max-blocks")))
+    a.int("max-blocks"), snappyBytes = a.int("snappy-bytes")))
 }
