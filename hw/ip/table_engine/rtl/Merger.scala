@@ -5,7 +5,7 @@ import spinal.core._
 import spinal.lib._
 
 /** Sizes of the merge stage: `bytes` per beat, `ways` input runs (K), the longest internal key. */
-case class MergeConfig(bytes: Int = 16, ways: Int = 4, keyLimit: Int = 1032) {
+case class MergeConfig(bytes: Int = 16, ways: Int = 4, keyLimit: Int = 1032, walker: Option[BaseLevelConfig] = None) {
   require(Seq(2, 4, 8).contains(ways), s"ways $ways: 2, 4 or 8")
   val entry = BlockReaderConfig(bytes, keyLimit)
   val W = bytes
@@ -444,7 +444,8 @@ case class MergeDropStatus(c: MergeConfig) extends Bundle {
 case class MergeDrop(c: MergeConfig = MergeConfig()) extends Component {
   val io = new Bundle {
     val inputs = Vec(slave Stream (Fragment(EntryBeat(c.entry))), c.ways)
-    val isBase = slave Stream (Bool())
+    val isBase = c.walker.isEmpty generate slave(Stream(Bool()))
+    val baseLoad = c.walker.map(w => slave(Stream(BaseLoad(w))))
     val smallestSnapshot = in UInt (64 bits)
     val output = master Stream (Fragment(EntryBeat(c.entry)))
     val status = master Stream (MergeDropStatus(c))
@@ -456,8 +457,20 @@ case class MergeDrop(c: MergeConfig = MergeConfig()) extends Component {
     val merger = MergerCore(c)
     val drop = DropFilter(c)
     for (i <- 0 until c.ways) merger.io.inputs(i) << io.inputs(i)
-    drop.io.input << merger.io.output
-    drop.io.isBase << io.isBase
+    c.walker match {
+      case None =>
+        drop.io.input << merger.io.output
+        drop.io.isBase << io.isBase
+      case Some(wc) =>
+        // The walker sees every merged entry's key; the drop filter's copy waits in a FIFO that holds a
+        // HEAD and a whole key, so the bit of an entry is always made before its HEAD is due.
+        val walker = BaseLevelWalker(wc)
+        walker.io.load << io.baseLoad.get
+        val (toWalker, toDrop) = StreamFork2(merger.io.output)
+        walker.io.input.translateFrom(toWalker)((w, m) => { w.fragment := m.fragment.entry; w.last := m.last })
+        drop.io.input << toDrop.queue(c.keyWords + 4)
+        drop.io.isBase << walker.io.isBase
+    }
     drop.io.smallestSnapshot := io.smallestSnapshot
     io.output << drop.io.output
     val st = merger.io.status
