@@ -45,7 +45,7 @@ namespace {
 constexpr int W = BEAT_BYTES;
 constexpr int K = WAYS;
 // The walker's RAMs (BaseLevelConfig's defaults in rtl/BaseLevel.scala).
-constexpr size_t kMaxLevels = 8, kMaxRanges = 1024, kRangeWords = 8192;
+constexpr size_t kMaxLevels = 8, kMaxRanges = 1024, kRangeWords = 8192, kMaxGrandparents = 1024;
 constexpr uint64_t kMemBase = 0x10000000;
 using Strb = std::conditional_t<(W <= 8), CData, std::conditional_t<(W <= 16), SData, IData>>;
 
@@ -310,6 +310,32 @@ std::vector<Load> WalkerLoads(const te::CompactionSpec& s, const std::string& jo
     std::memcpy(x.data.data(), &d, 8);
     loads.push_back(std::move(x));
   }
+  // The grandparents' largest internal keys, sizes and tags (Compaction::ShouldStopBefore).
+  if (s.grandparents.size() > kMaxGrandparents)
+    Fail(te::ErrorCode::kBadJob, job, 0, std::to_string(s.grandparents.size()) + " grandparents: the walker holds " +
+         std::to_string(kMaxGrandparents));
+  for (size_t i = 0; i < s.grandparents.size(); i++) {
+    const auto& g = s.grandparents[i];
+    if (g.size > 0xffffffffull || g.largest.size() > 0xffff)
+      Fail(te::ErrorCode::kBadJob, job, 0, "grandparents[" + std::to_string(i) + "]: size or key over the walker's fields");
+    uint32_t off = keyWords(g.largest);
+    uint64_t d = uint64_t(off) | uint64_t(g.largest.size()) << 16 | uint64_t(g.size) << 32;
+    Load x{4, uint32_t(i), std::vector<uint8_t>(W < 8 ? 8 : W, 0)};
+    std::memcpy(x.data.data(), &d, 8);
+    loads.push_back(std::move(x));
+    Load t{5, uint32_t(i), std::vector<uint8_t>(W < 8 ? 8 : W, 0)};
+    std::memcpy(t.data.data(), g.largest.data() + g.largest.size() - 8, 8);
+    loads.push_back(std::move(t));
+  }
+  if (word > kRangeWords)
+    Fail(te::ErrorCode::kBadJob, job, 0, "the deeper levels' and grandparents' keys (" + std::to_string(word * W) +
+         " bytes) exceed the walker's " + std::to_string(kRangeWords * W));
+  {
+    Load c{6, 0, std::vector<uint8_t>(W < 8 ? 8 : W, 0)};
+    uint16_t n = uint16_t(s.grandparents.size());
+    std::memcpy(c.data.data(), &n, 2);
+    loads.push_back(std::move(c));
+  }
   Load n{3, 0, std::vector<uint8_t>(W < 8 ? 8 : W, 0)};
   n.data[0] = uint8_t(levels.size());
   loads.push_back(std::move(n));
@@ -357,12 +383,6 @@ int Main(const Options& o) {
     Fail(te::ErrorCode::kBadJob, o.job, 0, "options.bloom_bits_per_key: the RTL engine writes no filter block yet");
   if (s.max_file_size > 0xffffffffull)
     Fail(te::ErrorCode::kBadJob, o.job, 0, "options.max_file_size is over the engine's 32-bit register");
-  // Compaction::ShouldStopBefore is not in the RTL: only jobs whose grandparents cannot make it fire run.
-  uint64_t gp = 0;
-  for (const auto& g : s.grandparents) gp += g.size;
-  if (gp > 10 * s.max_file_size)
-    Fail(te::ErrorCode::kBadJob, o.job, 0, "grandparents of " + std::to_string(gp) +
-         " bytes could close an output early (ShouldStopBefore): not in the RTL engine yet");
   std::vector<Load> loads = WalkerLoads(s, o.job);
 
   // Memory: the input tables (each at an address that is not a multiple of the beat), then the output buffer.

@@ -7,12 +7,13 @@ import spinal.lib._
   * name (`maxLevels`), their files in all (`maxRanges`) and the words of W bytes that hold the files'
   * (smallest, largest) user keys (`rangeWords`, each key from a word boundary). */
 case class BaseLevelConfig(bytes: Int = 16, keyLimit: Int = 1032, maxLevels: Int = 8, maxRanges: Int = 1024,
-                           rangeWords: Int = 8192) {
+                           rangeWords: Int = 8192, maxGrandparents: Int = 1024) {
   val entry = BlockReaderConfig(bytes, keyLimit)
   require(isPow2(maxRanges) && isPow2(rangeWords) && rangeWords <= 65536 && maxRanges <= 65536)
   val levelBits = log2Up(maxLevels + 1)
   val rangeBits = log2Up(maxRanges)
   val wordBits = log2Up(rangeWords)
+  val gpBits = log2Up(maxGrandparents)
 }
 
 /** What a job loads into the walker before its entries, one beat each (`last` on the job's final one):
@@ -20,15 +21,21 @@ case class BaseLevelConfig(bytes: Int = 16, keyLimit: Int = 1032, maxLevels: Int
   * level after the other, each level in key order) as `data` = smallest's word offset (bits 0-15), its
   * length in bytes (16-31), largest's word offset (32-47), its length (48-63); LEVEL: level `addr` (0 =
   * the shallowest deeper level) as `data` = its first file (bits 0-15), its file count (16-31); LEVELS:
-  * `data` = the number of deeper levels (0: every key is at its base level). */
+  * `data` = the number of deeper levels (0: every key is at its base level); the grandparents (the level
+  * below the output, for Compaction::ShouldStopBefore), in key order: GP: grandparent `addr` as `data` = its
+  * largest internal key's word offset in the range-key RAM (bits 0-15), its length (16-31), the file's size
+  * (32-63); GP_TAG: its largest key's 8-byte tag (`data` bits 0-63); GP_COUNT: `data` = how many. */
 object BaseLoadTarget {
   val Keys = 0
   val Range = 1
   val Level = 2
   val Levels = 3
+  val Gp = 4
+  val GpTag = 5
+  val GpCount = 6
 }
 case class BaseLoad(c: BaseLevelConfig) extends Bundle {
-  val target = UInt(2 bits)
+  val target = UInt(3 bits)
   val addr = UInt(16 bits)
   val data = Bits(scala.math.max(8 * c.bytes, 64) bits)
 }
@@ -45,7 +52,9 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
   val io = new Bundle {
     val load = slave Stream (BaseLoad(c))
     val input = slave Stream (Fragment(EntryBeat(c.entry)))
-    val isBase = master Stream (Bool())
+    val tag = in Bits (64 bits) // with a HEAD beat: the entry's tag (sequence << 8 | type)
+    val gpLimit = in UInt (64 bits) // 10 x max_file_size
+    val bits = master Stream (WalkBits())
   }
   val W = c.bytes
   val keyMem = Mem(Bits(8 * W bits), c.entry.keyWords)
@@ -55,6 +64,12 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
   val levelCount = Vec(Reg(UInt(16 bits)), c.maxLevels)
   val levels = RegInit(U(0, c.levelBits bits))
   val ptr = Vec(RegInit(U(0, 16 bits)), c.maxLevels)
+  val gpDesc = Mem(Bits(64 bits), c.maxGrandparents)
+  val gpTag = Mem(Bits(64 bits), c.maxGrandparents)
+  val gpCount = RegInit(U(0, 16 bits))
+  val gpIdx = RegInit(U(0, 16 bits))
+  val overlapped = RegInit(U(0, 64 bits))
+  val seenKey = RegInit(False)
 
   // ---- the job's load ----
   io.load.ready := True
@@ -70,6 +85,9 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
         }
       }
       is(BaseLoadTarget.Levels) { levels := d(c.levelBits - 1 downto 0).asUInt }
+      is(BaseLoadTarget.Gp) { gpDesc.write(io.load.addr.resize(c.gpBits), d(63 downto 0)) }
+      is(BaseLoadTarget.GpTag) { gpTag.write(io.load.addr.resize(c.gpBits), d(63 downto 0)) }
+      is(BaseLoadTarget.GpCount) { gpCount := d(15 downto 0).asUInt }
     }
   }
 
@@ -78,10 +96,12 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
   val keyWord = Reg(UInt(log2Up(c.entry.keyWords + 1) bits))
   val userLen = Reg(UInt(c.entry.keyLenBits bits))
   val walking = RegInit(False)
-  val out = Stream(Bool())
-  io.isBase << out.queue(4)
+  val keyTag = Reg(Bits(64 bits))
+  val out = Stream(WalkBits())
+  io.bits << out.queue(4)
   out.valid := False
-  out.payload := True
+  out.payload.isBase := True
+  out.payload.stop := False
 
   val b = io.input.payload
   val isHead = !inEntry && b.fragment.kind === EntryKind.Head
@@ -90,6 +110,7 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
     inEntry := !b.last && !(!inEntry && b.fragment.kind === MergeKind.End)
     when(isHead) {
       keyWord := 0
+      keyTag := io.tag
       userLen := (b.fragment.keyBytes - 8).resized // the merger refuses keys under the 8-byte tag
     } elsewhen (inEntry && b.fragment.kind === EntryKind.Key) {
       keyMem.write(keyWord.resized, b.fragment.data)
@@ -101,7 +122,7 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
 
   // ---- the walk ----
   object P extends SpinalEnum {
-    val Sel, Large, Small = newElement()
+    val Sel, Large, Small, GpSel, GpCmp = newElement()
   }
   val phase = RegInit(P.Sel)
   val lvl = Reg(UInt(c.levelBits bits)) init (0)
@@ -114,8 +135,11 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
   val lvlSafe = lvl.resize(log2Up(c.maxLevels))
 
   // bytewise compare of the user key with a range key, one word a clock: lt / eq / gt once `decided`
+  val gpOff = desc(15 downto 0).asUInt
+  val gpUserLen = desc(31 downto 16).asUInt - 8 // the grandparent's largest key is an internal key
+  val gpSize = desc(63 downto 32).asUInt
   val otherOff = Mux(phase === P.Large, largeOff, smallOff)
-  val otherLen = Mux(phase === P.Large, largeLen, smallLen)
+  val otherLen = Mux(phase === P.Large, largeLen, Mux(phase === P.GpCmp, gpUserLen, smallLen))
   val a = keyMem.readAsync(word.resize(log2Up(c.entry.keyWords)))
   val o = rangeMem.readAsync((otherOff + word.resize(16)).resize(c.wordBits))
   val minLen = Mux(userLen.resize(16) < otherLen, userLen.resize(16), otherLen)
@@ -130,14 +154,13 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
   val lt = Mux(diff.orR, aByte < oByte, userLen.resize(16) < otherLen)
   val eq = !diff.orR && userLen.resize(16) === otherLen
 
+  val baseBit = Reg(Bool())
+  val gpHalt = RegInit(False)
+  val descTag = Reg(Bits(64 bits))
   def finish(isBase: Bool): Unit = {
-    out.valid := True
-    out.payload := isBase
-    when(out.ready) {
-      walking := False
-      lvl := 0
-      phase := P.Sel
-    }
+    baseBit := isBase
+    lvl := 0
+    phase := P.GpSel
   }
 
   when(walking) {
@@ -177,6 +200,51 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
           }
         }
       }
+      // Compaction::ShouldStopBefore, as the model's GrandparentCheck: grandparents whose largest internal
+      // key is below this key add their sizes (once a key has been seen); over the limit: stop before it.
+      is(P.GpSel) {
+        word := 0
+        when(gpIdx >= gpCount || gpHalt) {
+          val stop = overlapped > io.gpLimit
+          out.valid := True
+          out.payload.isBase := baseBit
+          out.payload.stop := stop
+          when(out.ready) {
+            seenKey := True
+            gpHalt := False
+            when(stop) { overlapped := 0 }
+            walking := False
+            phase := P.Sel
+          }
+        } otherwise {
+          desc := gpDesc.readAsync(gpIdx.resize(c.gpBits))
+          descTag := gpTag.readAsync(gpIdx.resize(c.gpBits))
+          phase := P.GpCmp
+        }
+      }
+      is(P.GpCmp) {
+        word := word + 1
+        when(decided) {
+          word := 0
+          // internal key order: user key ascending, then the tag descending
+          val after = Mux(eq, keyTag.asUInt < descTag.asUInt, !lt)
+          when(after) {
+            when(seenKey) { overlapped := overlapped + gpSize }
+            gpIdx := gpIdx + 1
+            phase := P.GpSel
+          } otherwise { // not past it: the scan stops here for this key
+            gpHalt := True
+            phase := P.GpSel
+          }
+        }
+      }
     }
   }
+}
+
+/** The walker's verdict on one merged entry: IsBaseLevelForKey, and ShouldStopBefore (close the output before
+  * it). */
+case class WalkBits() extends Bundle {
+  val isBase = Bool()
+  val stop = Bool()
 }

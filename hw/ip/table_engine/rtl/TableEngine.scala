@@ -141,6 +141,7 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
   merge.io.softReset := softReset
   writer.io.softReset := softReset
   merge.io.smallestSnapshot := job.smallestSnapshot
+  merge.io.gpLimit.get := (job.maxFileSize * U(10, 4 bits)).resize(64)
 
   io.job.ready := state === J.Idle
   io.baseLoad.ready := False
@@ -217,11 +218,8 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
     val done = fs === F.Done || fs === F.Idle
   }
 
-  // ---- merge -> writer: the merge's END beat is the writer's END control beat ----
-  writer.io.entries.translateFrom(merge.io.output)((w, m) => {
-    w := m
-    when(m.fragment.kind === MergeKind.End) { w.fragment.count := WriterControl.End }
-  })
+  // ---- merge -> writer: the kept entries with the writer's CUT and END control beats ----
+  writer.io.entries << merge.io.output
   merge.io.status.ready := state === J.Run || state === J.Drain
   when(merge.io.status.fire) {
     mergeDone := True
