@@ -1,12 +1,14 @@
 """The whole table engine in RTL (hw/ip/table_engine/rtl/TableEngine.scala: K table readers, the merge and drop
 stage with its base-level walker, the table writer, an AXI4 write port) in Verilator against the engine's C++
 model (itself byte-exact with LevelDB 1.23's compaction): job folders made by `lsmc tables make` with compression
-off (db_bench-like, snapshots, a non-base output level, 64-byte and random keys, one entry per table; K = 2 and 4)
-run from a simulated AXI4 memory with and without random stalls must give the model's output tables byte for
-byte (`lsmc tables compare`: tables, file boundaries and result.json); random deeper levels check the base-level
-walker against the model's BaseLevelCheck; a malformed table gives the model's error code, table and offset;
-what the RTL does not do yet (Snappy, more runs than ways, ShouldStopBefore, a full output buffer) is one
-named error line. The harness: hw/ip/table_engine/dv/table_engine_harness.cpp (doc/table_engine_top.md)."""
+off (db_bench-like, snapshots, a non-base output level, 64-byte and random keys, one entry per table,
+grandparents that close outputs early; K = 2 and 4) run from a simulated AXI4 memory with and without random
+stalls must give the model's output tables byte for byte (`lsmc tables compare`: tables, file boundaries and
+result.json); random deeper levels check the base-level walker against the model's BaseLevelCheck and random
+grandparents its ShouldStopBefore against the model's GrandparentCheck; a malformed table gives the model's
+error code, table and offset; what the RTL does not do yet (Snappy, more runs than ways) and a full output
+buffer are one named error line. The harness: hw/ip/table_engine/dv/table_engine_harness.cpp
+(doc/table_engine_top.md)."""
 from __future__ import annotations
 
 import json
@@ -30,6 +32,7 @@ JOBS = {
     "random": ("random", ["--entries", "60"]),
     "one-entry": ("one-entry", ["--entries", "30"]),
     "dbbench2": ("dbbench", ["--entries", "1500", "--runs", "2", "--input-level", "1"]),
+    "grandparents": ("grandparents", ["--entries", "1500"]),
 }
 
 
@@ -74,7 +77,8 @@ def same_as_model(model, job: Path, tmp: Path, ways: int, *args) -> str:
     return line
 
 
-@pytest.mark.parametrize("name", ["dbbench", "snapshots", "non-base", "key64", "random", "one-entry"])
+@pytest.mark.parametrize("name", ["dbbench", "snapshots", "non-base", "key64", "random", "one-entry",
+                                  "grandparents"])
 @pytest.mark.parametrize("stall", [0.0, 0.3])
 def test_k4_byte_identical(jobs, model, tmp_path, name, stall):
     """K = 4: every workload's output tables are the model's, byte for byte, with and without stalls on every
@@ -82,7 +86,7 @@ def test_k4_byte_identical(jobs, model, tmp_path, name, stall):
     same_as_model(model, jobs[name], tmp_path, 4, "--stall", stall, "--seed", 5)
 
 
-@pytest.mark.parametrize("name", ["non-base", "one-entry", "dbbench2"])
+@pytest.mark.parametrize("name", ["non-base", "one-entry", "dbbench2", "grandparents"])
 def test_k2_byte_identical(jobs, model, tmp_path, name):
     same_as_model(model, jobs[name], tmp_path, 2, "--stall", 0.2, "--seed", 9)
 
@@ -129,6 +133,43 @@ def test_walker_random_deeper_levels(jobs, model, tmp_path, seed):
     same_as_model(model, d / "job.json", tmp_path, 4, "--stall", 0.2, "--seed", seed)
     plain = json.loads((tmp_path / "plain" / "result.json").read_text())["dropped"]
     assert json.loads((tmp_path / "model" / "result.json").read_text())["dropped"] != plain
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_walker_random_grandparents(jobs, model, tmp_path, seed):
+    """Compaction::ShouldStopBefore in the walker against the model's GrandparentCheck: random grandparents
+    (largest internal keys on, between and around the job's keys, sequences that tie a user key, sizes
+    1 B to 40 KiB) with a small max_file_size, so outputs close both at the size and before keys; the file
+    boundaries must be the model's and must differ from the job without grandparents."""
+    rng = random.Random(seed)
+    src = jobs["dbbench2"]
+    d = tmp_path / "job"
+    shutil.copytree(src.parent, d)
+    job = json.loads(src.read_text())
+    job["options"]["max_file_size"] = rng.choice((8192, 20000))
+    keys = user_keys_of(model, src, tmp_path / "plain")
+    lo, hi = int(keys[0]), int(keys[-1])
+    points = sorted(rng.sample(range(lo - 3, hi + 3), 60))
+    gps = []
+    for p in points:
+        user = b"%016d" % p
+        if rng.random() < 0.1:
+            user = user[:rng.randint(1, 15)]
+        seq = rng.choice((0, rng.randint(0, 1 << 20), (1 << 56) - 1))
+        key = user + (seq << 8 | 1).to_bytes(8, "little")
+        if gps and bytes.fromhex(gps[-1]["largest"])[:-8] >= user:
+            continue
+        gps.append({"largest": key.hex(), "size": rng.randint(1, 40000)})
+    job["grandparents"] = gps
+    (d / "job.json").write_text(json.dumps(job))
+    job["grandparents"] = []
+    (d / "plain.json").write_text(json.dumps(job))
+    same_as_model(model, d / "job.json", tmp_path, 4, "--stall", 0.2, "--seed", seed)
+    m = model_run(model, d / "plain.json", tmp_path / "nogp")
+    assert m.returncode == 0, m.stderr
+    with_gp = json.loads((tmp_path / "model" / "result.json").read_text())["tables"]
+    without = json.loads((tmp_path / "nogp" / "result.json").read_text())["tables"]
+    assert [t["entries"] for t in with_gp] != [t["entries"] for t in without]
 
 
 def error_fields(text: str) -> str:
