@@ -203,6 +203,22 @@ def test_malformed_table_model_error(jobs, model, tmp_path, kind):
     assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "rtl").exists()
 
 
+def test_key_in_two_runs_model_error(jobs, model, tmp_path):
+    """One table given as two runs: every internal key is in both, the model's KEY_ORDER at the second run's
+    first entry; the RTL's merge names the run and the entry's index, which the harness turns into the same
+    table and offset."""
+    d = tmp_path / "job"
+    shutil.copytree(jobs["dbbench2"].parent, d)
+    job = json.loads((d / "job.json").read_text())
+    job["runs"] = [job["runs"][0][:1], job["runs"][0][:1]]
+    (d / "job.json").write_text(json.dumps(job))
+    m = model_run(model, d / "job.json", tmp_path / "model")
+    r = run(engine(2), d / "job.json", tmp_path / "rtl", "--stall", 0.2)
+    assert m.returncode == 1 and r.returncode == 1, (m.stderr, r.stderr)
+    assert error_fields(m.stderr).startswith("error=KEY_ORDER ")
+    assert error_fields(r.stderr) == error_fields(m.stderr)
+
+
 def test_refused_jobs_one_line(jobs, tmp_path):
     """Jobs the RTL engine does not run yet: one named BAD_JOB line each (Snappy output, more runs than its
     ways); an output buffer too small: OUTPUT_FULL naming the output table."""
