@@ -221,7 +221,8 @@ def test_key_in_two_runs_model_error(jobs, model, tmp_path):
 
 def test_refused_jobs_one_line(jobs, tmp_path):
     """Jobs the RTL engine does not run yet: one named BAD_JOB line each (Snappy output, more runs than its
-    ways); an output buffer too small: OUTPUT_FULL naming the output table."""
+    ways, more deeper levels than the walker holds); an output buffer too small: OUTPUT_FULL naming the output
+    table."""
     d = tmp_path / "job"
     shutil.copytree(jobs["dbbench"].parent, d)
     job = json.loads((d / "job.json").read_text())
@@ -231,6 +232,12 @@ def test_refused_jobs_one_line(jobs, tmp_path):
     assert r.returncode == 1 and r.stderr.startswith("error=BAD_JOB") and "snappy" in r.stderr
     r = run(engine(2), jobs["dbbench"], tmp_path / "o")
     assert r.returncode == 1 and r.stderr.startswith("error=BAD_JOB") and "4 runs" in r.stderr
+    job["options"]["compression"] = "none"
+    levels = top.WALKER["walker-levels"] + 1
+    job["deeper_levels"] = [[{"smallest": "00", "largest": "01"}]] * levels
+    (d / "levels.json").write_text(json.dumps(job))
+    r = run(engine(4), d / "levels.json", tmp_path / "o")
+    assert r.returncode == 1 and r.stderr.startswith("error=BAD_JOB") and f"{levels} deeper levels" in r.stderr
     r = run(engine(4), jobs["dbbench"], tmp_path / "o", "--output-buffer", 20000)
     assert r.returncode == 1 and r.stderr.startswith("error=OUTPUT_FULL table=") and ".ldb offset=" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "o").exists()

@@ -17,6 +17,9 @@ from lsmc.paths import BUILD, GEN, ROOT
 WIDTHS = (4, 8, 16, 32)  # beat bytes (table_engine.GenerateTableEngine --bytes)
 WAYS = (2, 4, 8)  # runs merged (--ways)
 MAX_BLOCKS = 1024  # data blocks of one input table (the reader's handle RAM)
+# The base-level walker's capacities, given to the generator and to the harness (which refuses a job over them):
+# deeper levels, their files in all, words of W bytes holding their keys and the grandparents' keys, grandparents.
+WALKER = {"walker-levels": 8, "walker-files": 1024, "walker-key-words": 8192, "grandparents": 1024}
 HARNESS = DV / "table_engine_harness.cpp"
 MODEL = table_model.MODEL
 # The model's job parser (job.json -> the tables and options) and what it needs; its table reader names a
@@ -46,6 +49,7 @@ def generate(width: int = 16, ways: int = 4) -> Path:
                           ["--bytes", str(width), "--ways", str(ways),
                            "--key-limit", str(lim["max_user_key_bytes"] + TAG_BYTES),
                            "--max-block", str(lim["max_block_bytes"]), "--max-blocks", str(MAX_BLOCKS),
+                           *(x for k, v in WALKER.items() for x in (f"--{k}", str(v))),
                            "--out", str(out.relative_to(ROOT))])
 
 
@@ -55,7 +59,8 @@ def build_harness(width: int = 16, ways: int = 4) -> Path:
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
     common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")))
-    flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width} -DWAYS={ways} -DMAX_BLOCKS={MAX_BLOCKS}",
+    walker = " ".join(f"-D{k.upper().replace('-', '_')}={v}" for k, v in WALKER.items())
+    flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width} -DWAYS={ways} {walker}",
              "-LDFLAGS", "-ljson-c", *common_flags]
     return build.verilate("TableEngine", [verilog], [HARNESS, *MODEL_SOURCES, *common_srcs],
                           BUILD / "table_engine" / f"top_{_name(width, ways)}", flags=flags, cflags="-O2")

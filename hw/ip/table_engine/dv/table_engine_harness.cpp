@@ -44,8 +44,12 @@ namespace {
 #endif
 constexpr int W = BEAT_BYTES;
 constexpr int K = WAYS;
-// The walker's RAMs (BaseLevelConfig's defaults in rtl/BaseLevel.scala).
-constexpr size_t kMaxLevels = 8, kMaxRanges = 1024, kRangeWords = 8192, kMaxGrandparents = 1024;
+// The walker's capacities: the build gives the generator and this harness the same (lsmc.build.table_engine_top).
+#if !defined(WALKER_LEVELS) || !defined(WALKER_FILES) || !defined(WALKER_KEY_WORDS) || !defined(GRANDPARENTS)
+#error "build with lsmc.build.table_engine_top: it defines the walker's capacities"
+#endif
+constexpr size_t kMaxLevels = WALKER_LEVELS, kMaxRanges = WALKER_FILES, kRangeWords = WALKER_KEY_WORDS,
+                 kMaxGrandparents = GRANDPARENTS;
 constexpr uint64_t kMemBase = 0x10000000;
 using Strb = std::conditional_t<(W <= 8), CData, std::conditional_t<(W <= 16), SData, IData>>;
 

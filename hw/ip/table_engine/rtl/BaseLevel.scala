@@ -9,7 +9,8 @@ import spinal.lib._
 case class BaseLevelConfig(bytes: Int = 16, keyLimit: Int = 1032, maxLevels: Int = 8, maxRanges: Int = 1024,
                            rangeWords: Int = 8192, maxGrandparents: Int = 1024) {
   val entry = BlockReaderConfig(bytes, keyLimit)
-  require(isPow2(maxRanges) && isPow2(rangeWords) && rangeWords <= 65536 && maxRanges <= 65536)
+  require(isPow2(maxRanges) && isPow2(rangeWords) && rangeWords <= 65536 && maxRanges <= 65536 &&
+    isPow2(maxGrandparents) && maxGrandparents <= 65536 && maxLevels >= 1 && maxLevels <= 255)
   val levelBits = log2Up(maxLevels + 1)
   val rangeBits = log2Up(maxRanges)
   val wordBits = log2Up(rangeWords)

@@ -8,9 +8,10 @@ import spinal.lib.bus.amba4.axi._
 /** Sizes of the whole engine: `bytes` per beat (also both AXI ports' data width), `ways` runs merged (K), the
   * key and block limits, the data blocks one input table may have, and the write side's FIFO. */
 case class TableEngineConfig(bytes: Int = 16, ways: Int = 4, keyLimit: Int = 1032, maxBlock: Int = 4 << 20,
-                             maxBlocks: Int = 1024, writeFifoBeats: Int = 64) {
+                             maxBlocks: Int = 1024, writeFifoBeats: Int = 64, walkerLevels: Int = 8,
+                             walkerFiles: Int = 1024, walkerKeyWords: Int = 8192, grandparents: Int = 1024) {
   val reader = TableReaderConfig(bytes, keyLimit, maxBlock, maxBlocks)
-  val walker = BaseLevelConfig(bytes, keyLimit)
+  val walker = BaseLevelConfig(bytes, keyLimit, walkerLevels, walkerFiles, walkerKeyWords, grandparents)
   val merge = MergeConfig(bytes, ways, keyLimit, Some(walker))
   val writer = TableWriterConfig(bytes, keyLimit)
   val entry = merge.entry
@@ -403,11 +404,17 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
 }
 
 /** `table_engine.GenerateTableEngine [--bytes 4|8|16|32] [--ways 2|4|8] [--key-limit N] [--max-block N]
-  * [--max-blocks N] --out DIR`: DIR/TableEngine.v, the whole engine for raw tables (doc/table_engine_top.md). */
+  * [--max-blocks N] [--walker-levels N] [--walker-files N] [--walker-key-words N] [--grandparents N] --out DIR`:
+  * DIR/TableEngine.v, the whole engine for raw tables (doc/table_engine_top.md); the walker's capacities
+  * (deeper levels, their files, words of range keys, grandparents; powers of two but the levels). */
 object GenerateTableEngine extends Generator("build/gen/table_engine_top_w16_k4",
       Gen.intOpt("bytes", 16, Seq(4, 8, 16, 32)), Gen.intOpt("ways", 4, Seq(2, 4, 8)),
       Gen.intOpt("key-limit", 1032, min = 1024), Gen.intOpt("max-block", 4 << 20, min = 64),
-      Gen.intOpt("max-blocks", 1024, Seq(256, 1024, 4096, 16384))) {
+      Gen.intOpt("max-blocks", 1024, Seq(256, 1024, 4096, 16384)), Gen.intOpt("walker-levels", 8, min = 1),
+      Gen.intOpt("walker-files", 1024, (4 to 16).map(1 << _)), Gen.intOpt("walker-key-words", 8192, (6 to 16).map(1 << _)),
+      Gen.intOpt("grandparents", 1024, (4 to 16).map(1 << _))) {
   def top(a: Gen.Args) = TableEngine(TableEngineConfig(a.int("bytes"), a.int("ways"), a.int("key-limit"),
-    a.int("max-block"), a.int("max-blocks")))
+    a.int("max-block"), a.int("max-blocks"), walkerLevels = a.int("walker-levels"),
+    walkerFiles = a.int("walker-files"), walkerKeyWords = a.int("walker-key-words"),
+    grandparents = a.int("grandparents")))
 }
