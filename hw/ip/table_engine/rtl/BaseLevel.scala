@@ -156,12 +156,32 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
   val eq = !diff.orR && userLen.resize(16) === otherLen
 
   val baseBit = Reg(Bool())
-  val gpHalt = RegInit(False)
   val descTag = Reg(Bits(64 bits))
+  // The entry's verdict leaves (if the queue takes it; otherwise the step that made it runs again).
+  def emit(isBase: Bool): Unit = {
+    val stop = overlapped > io.gpLimit
+    out.valid := True
+    out.payload.isBase := isBase
+    out.payload.stop := stop
+    when(out.ready) {
+      seenKey := True
+      when(stop) { overlapped := 0 }
+      walking := False
+      lvl := 0
+      word := 0
+      phase := P.Sel
+    }
+  }
+  // The base walk's answer: straight out when no grandparent is left to pass, else its first compare.
+  def loadGp(at: UInt): Unit = {
+    desc := gpDesc.readAsync(at.resize(c.gpBits))
+    descTag := gpTag.readAsync(at.resize(c.gpBits))
+    word := 0
+    phase := P.GpCmp
+  }
   def finish(isBase: Bool): Unit = {
     baseBit := isBase
-    lvl := 0
-    phase := P.GpSel
+    when(gpIdx >= gpCount) { emit(isBase) } otherwise { loadGp(gpIdx) }
   }
 
   when(walking) {
@@ -205,23 +225,7 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
       // key is below this key add their sizes (once a key has been seen); over the limit: stop before it.
       is(P.GpSel) {
         word := 0
-        when(gpIdx >= gpCount || gpHalt) {
-          val stop = overlapped > io.gpLimit
-          out.valid := True
-          out.payload.isBase := baseBit
-          out.payload.stop := stop
-          when(out.ready) {
-            seenKey := True
-            gpHalt := False
-            when(stop) { overlapped := 0 }
-            walking := False
-            phase := P.Sel
-          }
-        } otherwise {
-          desc := gpDesc.readAsync(gpIdx.resize(c.gpBits))
-          descTag := gpTag.readAsync(gpIdx.resize(c.gpBits))
-          phase := P.GpCmp
-        }
+        when(gpIdx >= gpCount) { emit(baseBit) } otherwise { loadGp(gpIdx) }
       }
       is(P.GpCmp) {
         word := word + 1
@@ -234,8 +238,7 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
             gpIdx := gpIdx + 1
             phase := P.GpSel
           } otherwise { // not past it: the scan stops here for this key
-            gpHalt := True
-            phase := P.GpSel
+            emit(baseBit)
           }
         }
       }
