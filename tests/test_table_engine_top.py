@@ -219,6 +219,29 @@ def test_key_in_two_runs_model_error(jobs, model, tmp_path):
     assert error_fields(r.stderr) == error_fields(m.stderr)
 
 
+@pytest.mark.parametrize("bad", ["magic", "two-runs", "full"])
+def test_job_after_an_error(jobs, model, tmp_path, bad):
+    """A job stopped by an error (a reader's BAD_MAGIC; the merge's KEY_ORDER while the writer holds half a
+    table; OUTPUT_FULL in the middle of the writes) leaves the engine ready: the next job on the same engine
+    gives the model's tables."""
+    d = tmp_path / "bad"
+    shutil.copytree(jobs["dbbench2"].parent, d)
+    job = json.loads((d / "job.json").read_text())
+    args = []
+    if bad == "magic":
+        t = d / job["runs"][1][-1]
+        t.write_bytes(t.read_bytes()[:-1] + b"\x00")
+    elif bad == "two-runs":
+        job["runs"] = [job["runs"][0][-1:], job["runs"][1] + job["runs"][0][-1:]]
+    else:
+        args = ["--output-buffer", 30000]
+    (d / "job.json").write_text(json.dumps(job))
+    r = run(engine(2), d / "job.json", tmp_path / "o", *args)
+    assert r.returncode == 1, r.stdout
+    same_as_model(model, jobs["dbbench2"], tmp_path, 2, "--stall", 0.2, "--first", d / "job.json",
+                  *(args and ["--first-output-buffer", args[1]]))
+
+
 def test_refused_jobs_one_line(jobs, tmp_path):
     """Jobs the RTL engine does not run yet: one named BAD_JOB line each (Snappy output, more runs than its
     ways, more deeper levels than the walker holds); an output buffer too small: OUTPUT_FULL naming the output

@@ -6,6 +6,8 @@
 // engine writes into its output buffer are copied into OUT_DIR with a result.json in the model's format.
 //
 //   VTableEngine JOB.json OUT_DIR [--stall P] [--latency N] [--seed S] [--output-buffer BYTES] [--max-cycles N]
+//                [--first JOB.json [--first-output-buffer BYTES]]   (another job on the same engine first, its
+//                outcome not reported)
 //
 // Last stdout line: `cycles=C bytes_in=N bytes_out=N tables_out=T` (C: simulated clocks from the job's command
 // to its status). On an error: one line `error=CODE table=PATH offset=N message` on stderr, exit 1, nothing
@@ -15,6 +17,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -84,10 +87,10 @@ struct OutRecord {
 };
 
 struct Options {
-  std::string job, out;
+  std::string job, out, first;
   double stall = 0;
   unsigned latency = 20;
-  uint64_t seed = 1, outputBuffer = 0, maxCycles = 0;
+  uint64_t seed = 1, outputBuffer = 0, firstOutputBuffer = 0, maxCycles = 0;
 };
 
 bool ParseUint(const char* s, uint64_t* v) {
@@ -146,6 +149,8 @@ class Bench {
   bool Run(const te::CompactionSpec& s, const std::vector<std::vector<TableRef>>& runs, const std::vector<Load>& loads,
            uint32_t outBase, uint32_t outBytes, uint64_t bound) {
     bool jobOn = true;
+    out.clear();
+    error = false;
     size_t loadPos = 0;
     std::vector<size_t> tablePos(K, 0);
     bool loadOn = false, tableOn[K] = {};
@@ -374,47 +379,73 @@ void WriteFile(const std::string& path, const uint8_t* p, size_t n) {
   if (!ok) Fail(te::ErrorCode::kBadJob, path, 0, std::string("cannot write: ") + std::strerror(errno));
 }
 
-int Main(const Options& o) {
-  te::LoadedJob job = te::LoadJob(o.job, te::kDefaultOutputBufferBytes);
-  te::CompactionSpec& s = job.spec;
-  // What this engine does not do yet: refused before anything runs.
-  if (s.runs.size() > size_t(K))
-    Fail(te::ErrorCode::kBadJob, o.job, 0, std::to_string(s.runs.size()) + " runs: this engine merges " +
-         std::to_string(K) + " (more runs cascade, not in the RTL yet)");
-  if (s.writer.snappy)
-    Fail(te::ErrorCode::kBadJob, o.job, 0, "options.compression is \"snappy\": the RTL engine writes raw tables only");
-  if (s.writer.bloom_bits_per_key > 0)
-    Fail(te::ErrorCode::kBadJob, o.job, 0, "options.bloom_bits_per_key: the RTL engine writes no filter block yet");
-  if (s.max_file_size > 0xffffffffull)
-    Fail(te::ErrorCode::kBadJob, o.job, 0, "options.max_file_size is over the engine's 32-bit register");
-  std::vector<Load> loads = WalkerLoads(s, o.job);
-
-  // Memory: the input tables (each at an address that is not a multiple of the beat), then the output buffer.
-  uint64_t bytesIn = 0, at = 0x1000;
+// A job made ready to run: parsed by the model, checked against what the RTL does, laid out in memory.
+struct Prepared {
+  te::LoadedJob job;
+  std::vector<Load> loads;
   std::vector<std::vector<TableRef>> runs;
   std::vector<std::pair<uint64_t, const te::TableImage*>> place;
+  uint64_t bytesIn = 0, outOff = 0, outBytes = 0;
+};
+
+std::unique_ptr<Prepared> Prepare(const std::string& path, const Options& o, uint64_t outputBuffer) {
+  auto p = std::make_unique<Prepared>();
+  p->job = te::LoadJob(path, te::kDefaultOutputBufferBytes);
+  te::CompactionSpec& s = p->job.spec;
+  // What this engine does not do yet: refused before anything runs.
+  if (s.runs.size() > size_t(K))
+    Fail(te::ErrorCode::kBadJob, path, 0, std::to_string(s.runs.size()) + " runs: this engine merges " +
+         std::to_string(K) + " (more runs cascade, not in the RTL yet)");
+  if (s.writer.snappy)
+    Fail(te::ErrorCode::kBadJob, path, 0, "options.compression is \"snappy\": the RTL engine writes raw tables only");
+  if (s.writer.bloom_bits_per_key > 0)
+    Fail(te::ErrorCode::kBadJob, path, 0, "options.bloom_bits_per_key: the RTL engine writes no filter block yet");
+  if (s.max_file_size > 0xffffffffull)
+    Fail(te::ErrorCode::kBadJob, path, 0, "options.max_file_size is over the engine's 32-bit register");
+  p->loads = WalkerLoads(s, path);
+
+  // Memory: the input tables (each at an address that is not a multiple of the beat), then the output buffer.
+  uint64_t at = 0x1000;
   simc::Prng rng(o.seed);
   for (const auto& run : s.runs) {
-    runs.emplace_back();
+    p->runs.emplace_back();
     for (size_t i = 0; i < run.size(); i++) {
       at += 1 + rng.next() % (W - 1);
       if (run[i].bytes.size() > 0xffffffffull) Fail(te::ErrorCode::kBadJob, run[i].name, 0, "table over 4 GiB");
-      place.push_back({at, &run[i]});
-      runs.back().push_back({uint32_t(kMemBase + at), uint32_t(run[i].bytes.size()), i + 1 == run.size()});
+      p->place.push_back({at, &run[i]});
+      p->runs.back().push_back({uint32_t(kMemBase + at), uint32_t(run[i].bytes.size()), i + 1 == run.size()});
       at += run[i].bytes.size();
-      bytesIn += run[i].bytes.size();
+      p->bytesIn += run[i].bytes.size();
     }
   }
-  uint64_t outOff = (at + 4095) & ~uint64_t(4095);
-  uint64_t outBytes = o.outputBuffer ? o.outputBuffer : 2 * bytesIn + (1u << 20);
-  if (kMemBase + outOff + outBytes > 0xffffffffull)
-    Fail(te::ErrorCode::kBadJob, o.job, 0, "the job's tables and output buffer pass the engine's 32-bit addresses");
-  Bench bench(o, outOff + outBytes + 4096);
-  for (const auto& p : place) std::memcpy(bench.mem().at(kMemBase + p.first), p.second->bytes.data(), p.second->bytes.size());
+  p->outOff = (at + 4095) & ~uint64_t(4095);
+  p->outBytes = outputBuffer ? outputBuffer : 2 * p->bytesIn + (1u << 20);
+  if (kMemBase + p->outOff + p->outBytes > 0xffffffffull)
+    Fail(te::ErrorCode::kBadJob, path, 0, "the job's tables and output buffer pass the engine's 32-bit addresses");
+  return p;
+}
 
-  uint64_t bound = o.maxCycles ? o.maxCycles : 200 * bytesIn + 2000000;
-  if (!bench.Run(s, runs, loads, uint32_t(kMemBase + outOff), uint32_t(outBytes), bound))
-    Fail(te::ErrorCode::kBadJob, o.job, 0, "hang: no status within " + std::to_string(bound) + " cycles");
+// Places the job's tables, clears its output buffer and runs it; false on a hang.
+bool RunPrepared(Bench& bench, const Prepared& p, const Options& o) {
+  for (const auto& x : p.place) std::memcpy(bench.mem().at(kMemBase + x.first), x.second->bytes.data(), x.second->bytes.size());
+  std::memset(bench.mem().at(kMemBase + p.outOff), 0, p.outBytes);
+  uint64_t bound = o.maxCycles ? o.maxCycles : 200 * p.bytesIn + 2000000;
+  return bench.Run(p.job.spec, p.runs, p.loads, uint32_t(kMemBase + p.outOff), uint32_t(p.outBytes), bound);
+}
+
+int Main(const Options& o) {
+  std::unique_ptr<Prepared> first = o.first.empty() ? nullptr : Prepare(o.first, o, o.firstOutputBuffer);
+  std::unique_ptr<Prepared> main = Prepare(o.job, o, o.outputBuffer);
+  const te::CompactionSpec& s = main->job.spec;
+  uint64_t memBytes = main->outOff + main->outBytes;
+  if (first) memBytes = std::max(memBytes, first->outOff + first->outBytes);
+  Bench bench(o, memBytes + 4096);
+  // --first: another job on the same engine before this one (any outcome but a hang): what it leaves
+  // behind, an error included, must not change this job.
+  if (first && !RunPrepared(bench, *first, o))
+    Fail(te::ErrorCode::kBadJob, o.first, 0, "hang: the first job gave no status");
+  uint64_t bytesIn = main->bytesIn;
+  if (!RunPrepared(bench, *main, o)) Fail(te::ErrorCode::kBadJob, o.job, 0, "hang: the job gave no status");
   if (bench.violations())
     Fail(te::ErrorCode::kBadJob, o.job, 0, std::to_string(bench.violations()) + " AXI protocol violations");
   if (bench.error) {
@@ -477,7 +508,7 @@ int main(int argc, char** argv) {
   Verilated::commandArgs(argc, argv);
   const char* usage =
       "usage: VTableEngine JOB.json OUT_DIR [--stall P] [--latency N] [--seed S] [--output-buffer BYTES] "
-      "[--max-cycles N]\n";
+      "[--max-cycles N] [--first JOB.json [--first-output-buffer BYTES]]\n";
   Options o;
   std::vector<std::string> pos;
   for (int i = 1; i < argc; i++) {
@@ -491,7 +522,10 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "VTableEngine: --stall %s is not in [0, 1)\n%s", argv[i], usage);
         return 2;
       }
-    } else if ((a == "--latency" || a == "--seed" || a == "--output-buffer" || a == "--max-cycles") && hasArg) {
+    } else if (a == "--first" && hasArg) {
+      o.first = argv[++i];
+    } else if ((a == "--latency" || a == "--seed" || a == "--output-buffer" || a == "--first-output-buffer" ||
+                a == "--max-cycles") && hasArg) {
       if (!ParseUint(argv[++i], &v) || (a == "--latency" && v > 10000)) {
         std::fprintf(stderr, "VTableEngine: %s %s is not a number it takes\n%s", a.c_str(), argv[i], usage);
         return 2;
@@ -499,6 +533,7 @@ int main(int argc, char** argv) {
       if (a == "--latency") o.latency = unsigned(v);
       if (a == "--seed") o.seed = v;
       if (a == "--output-buffer") o.outputBuffer = v;
+      if (a == "--first-output-buffer") o.firstOutputBuffer = v;
       if (a == "--max-cycles") o.maxCycles = v;
     } else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "VTableEngine: bad option %s\n%s", a.c_str(), usage);
