@@ -71,13 +71,28 @@ def model_exe() -> Path:
         raise CliError(f"building the engine's C++ model failed: {str(e).splitlines()[0]}") from None
 
 
+RTL_WIDTH, RTL_WAYS = 16, 4  # the rtl back end's build: 16 bytes a beat, 4 runs merged (more: BAD_JOB)
+
+
+def rtl_exe() -> Path:
+    """The whole engine in Verilator (hw/ip/table_engine/rtl/TableEngine.scala, lsmc.build.table_engine_top)."""
+    from lsmc.build import BuildError, table_engine_top
+
+    try:
+        return table_engine_top.build_harness(RTL_WIDTH, RTL_WAYS)
+    except BuildError as e:
+        raise CliError(f"building the table engine's RTL failed: {str(e).splitlines()[0]}") from None
+
+
 def backend_exe(backend: str) -> Path:
     if backend == "reference":
         return reference_exe()
     if backend == "model":
         return model_exe()
-    raise CliError(f"the {backend} back end is not yet available (the table engine's RTL is not built yet); "
-                   "use --backend reference or model")
+    if backend == "rtl":
+        return rtl_exe()
+    raise CliError(f"the {backend} back end is not yet available (the table engine is not in the SoC yet); "
+                   "use --backend reference, model or rtl")
 
 
 def run_job(exe: Path, job_path: Path, out_dir: Path, parts: int | None = None) -> tuple[int, str, str]:
@@ -395,7 +410,8 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--job", help="a job.json instead of tables and options")
     c.add_argument("--out-dir", required=True, help="output folder (NNNNNN.ldb, result.json)")
     c.add_argument("--backend", choices=BACKENDS, default="reference",
-                   help="reference (LevelDB's own code), model (the engine's C++ model), rtl, soc")
+                   help="reference (LevelDB's own code), model (the engine's C++ model), rtl (the engine's RTL in "
+                        "Verilator: raw tables, up to 4 runs), soc")
     c.add_argument("--compression", choices=("none", "snappy"), default="snappy")
     c.add_argument("--block-size", type=int_option(1, 1 << 30), default=4096)
     c.add_argument("--restart-interval", type=int_option(1, 1 << 30), default=16)

@@ -5,7 +5,7 @@ import spinal.core._
 import spinal.lib._
 
 /** Sizes of the merge stage: `bytes` per beat, `ways` input runs (K), the longest internal key. */
-case class MergeConfig(bytes: Int = 16, ways: Int = 4, keyLimit: Int = 1032) {
+case class MergeConfig(bytes: Int = 16, ways: Int = 4, keyLimit: Int = 1032, walker: Option[BaseLevelConfig] = None) {
   require(Seq(2, 4, 8).contains(ways), s"ways $ways: 2, 4 or 8")
   val entry = BlockReaderConfig(bytes, keyLimit)
   val W = bytes
@@ -368,10 +368,11 @@ case class MergerCore(c: MergeConfig) extends Component {
   * dropped; a deletion with sequence <= `smallestSnapshot` is dropped when its key is at its base level.
   * `isBase` gives one bit per merged entry, in order (Compaction::IsBaseLevelForKey of the entry's user
   * key, doc/merge.md); an entry whose type is neither 0 nor 1 is kept and hides nothing. */
-case class DropFilter(c: MergeConfig) extends Component {
+case class DropFilter(c: MergeConfig, cuts: Boolean = false) extends Component {
   val io = new Bundle {
     val input = slave Stream (Fragment(MergeBeat(c)))
     val isBase = slave Stream (Bool())
+    val stop = cuts generate (in Bool()) // with isBase: Compaction::ShouldStopBefore of the entry
     val smallestSnapshot = in UInt (64 bits)
     val output = master Stream (Fragment(EntryBeat(c.entry)))
     val entriesIn, entriesOut, dropped = out UInt (32 bits)
@@ -407,6 +408,24 @@ case class DropFilter(c: MergeConfig) extends Component {
   io.output.valid := io.input.valid && !dropNow && (!needBase || io.isBase.valid)
   io.input.ready := (dropNow || io.output.ready) && (!needBase || io.isBase.valid)
   io.isBase.ready := io.input.valid && isHead && (dropNow || io.output.ready)
+
+  // With cuts (the table engine): a CUT control beat (kind 3, count 0) leaves before a HEAD whose stop bit is
+  // set, dropped or not (LevelDB closes the output before looking at the key), and the END beat carries the
+  // table writer's END code.
+  val cutLeft = cuts generate new Area {
+    val done = RegInit(False) // the CUT before this HEAD has left
+    when(io.input.valid && isHead && io.isBase.valid && io.stop && !done) {
+      io.output.valid := True
+      io.output.payload.fragment.kind := WriterControl.Kind
+      io.output.payload.fragment.count := WriterControl.Cut
+      io.output.payload.last := True
+      io.input.ready := False
+      io.isBase.ready := False
+      when(io.output.ready) { done := True }
+    }
+    when(io.input.fire && isHead) { done := False }
+    when(!inEntry && b.entry.kind === MergeKind.End) { io.output.payload.fragment.count := WriterControl.End }
+  }
 
   when(io.input.fire) {
     when(!inEntry && b.entry.kind === MergeKind.End) {
@@ -444,8 +463,10 @@ case class MergeDropStatus(c: MergeConfig) extends Bundle {
 case class MergeDrop(c: MergeConfig = MergeConfig()) extends Component {
   val io = new Bundle {
     val inputs = Vec(slave Stream (Fragment(EntryBeat(c.entry))), c.ways)
-    val isBase = slave Stream (Bool())
+    val isBase = c.walker.isEmpty generate slave(Stream(Bool()))
+    val baseLoad = c.walker.map(w => slave(Stream(BaseLoad(w))))
     val smallestSnapshot = in UInt (64 bits)
+    val gpLimit = c.walker.map(_ => in UInt (64 bits)) // 10 x max_file_size: ShouldStopBefore's limit
     val output = master Stream (Fragment(EntryBeat(c.entry)))
     val status = master Stream (MergeDropStatus(c))
     val softReset = in Bool()
@@ -454,10 +475,25 @@ case class MergeDrop(c: MergeConfig = MergeConfig()) extends Component {
     reset = ClockDomain.current.readResetWire || io.softReset, config = ClockDomain.current.config)
   val area = soft(new Area {
     val merger = MergerCore(c)
-    val drop = DropFilter(c)
+    val drop = DropFilter(c, cuts = c.walker.isDefined)
     for (i <- 0 until c.ways) merger.io.inputs(i) << io.inputs(i)
-    drop.io.input << merger.io.output
-    drop.io.isBase << io.isBase
+    c.walker match {
+      case None =>
+        drop.io.input << merger.io.output
+        drop.io.isBase << io.isBase
+      case Some(wc) =>
+        // The walker sees every merged entry's key; the drop filter's copy waits in a FIFO that holds a
+        // HEAD and a whole key, so the bit of an entry is always made before its HEAD is due.
+        val walker = BaseLevelWalker(wc)
+        walker.io.load << io.baseLoad.get
+        val (toWalker, toDrop) = StreamFork2(merger.io.output)
+        walker.io.input.translateFrom(toWalker)((w, m) => { w.fragment := m.fragment.entry; w.last := m.last })
+        walker.io.tag := toWalker.fragment.tag
+        drop.io.input << toDrop.queue(c.keyWords + 4)
+        drop.io.isBase.translateFrom(walker.io.bits)(_ := _.isBase)
+        drop.io.stop := walker.io.bits.stop
+        walker.io.gpLimit := io.gpLimit.get
+    }
     drop.io.smallestSnapshot := io.smallestSnapshot
     io.output << drop.io.output
     val st = merger.io.status

@@ -1,0 +1,77 @@
+"""Builds of the whole table engine (hw/ip/table_engine/rtl/TableEngine.scala: K table readers, the merge and
+drop stage with its base-level walker, the table writer and an AXI4 write port) for Verilator: its Verilog at a
+beat width and a number of ways (build/gen/table_engine_top_wN_kK/TableEngine.v, the key and block limits of
+the C++ model's limits.h) and the harness hw/ip/table_engine/dv/table_engine_harness.cpp, which runs a job
+folder (`lsmc tables make`) from a simulated AXI memory and links the model's job parser
+(build/table_engine/top_wN_kK/VTableEngine). Both cached by stamps."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from lsmc import build
+from lsmc.build import table_model
+from lsmc.build.table_engine_rtl import DV, TAG_BYTES
+from lsmc.paths import BUILD, GEN, ROOT
+
+WIDTHS = (4, 8, 16, 32)  # beat bytes (table_engine.GenerateTableEngine --bytes)
+WAYS = (2, 4, 8)  # runs merged (--ways)
+MAX_BLOCKS = 1024  # data blocks of one input table (the reader's handle RAM)
+# The base-level walker's capacities, given to the generator and to the harness (which refuses a job over them):
+# deeper levels, their files in all, words of W bytes holding their keys and the grandparents' keys, grandparents.
+WALKER = {"walker-levels": 8, "walker-files": 1024, "walker-key-words": 8192, "grandparents": 1024}
+HARNESS = DV / "table_engine_harness.cpp"
+MODEL = table_model.MODEL
+# The model's job parser (job.json -> the tables and options) and what it needs; its table reader names a
+# merge error's entry by table and offset.
+MODEL_SOURCES = [MODEL / f"{n}.cc" for n in ("job", "compaction", "merger", "table_reader", "table_writer",
+                                              "block_builder", "block_reader", "filter_block", "format",
+                                              "internal_key", "coding", "crc32c", "snappy_codec", "error")]
+
+
+def _check(width: int, ways: int) -> None:
+    if width not in WIDTHS:
+        raise ValueError(f"beat width {width!r} not one of {WIDTHS}")
+    if ways not in WAYS:
+        raise ValueError(f"ways {ways!r} not one of {WAYS}")
+
+
+def _name(width: int, ways: int) -> str:
+    return f"w{width}_k{ways}"
+
+
+def generate(width: int = 16, ways: int = 4) -> Path:
+    """TableEngine.v of `width` bytes per beat and `ways` runs, the model's limits; cached."""
+    _check(width, ways)
+    lim = table_model.limits()
+    out = GEN / f"table_engine_top_{_name(width, ways)}"
+    return build.generate("table_engine", "table_engine.GenerateTableEngine", out,
+                          ["--bytes", str(width), "--ways", str(ways),
+                           "--key-limit", str(lim["max_user_key_bytes"] + TAG_BYTES),
+                           "--max-block", str(lim["max_block_bytes"]), "--max-blocks", str(MAX_BLOCKS),
+                           *(x for k, v in WALKER.items() for x in (f"--{k}", str(v))),
+                           "--out", str(out.relative_to(ROOT))])
+
+
+def build_harness(width: int = 16, ways: int = 4) -> Path:
+    """The Verilator model of TableEngine with the job harness; cached."""
+    verilog = generate(width, ways) / "TableEngine.v"
+    if not verilog.is_file():
+        raise build.BuildError(f"{verilog} was not generated")
+    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")))
+    walker = " ".join(f"-D{k.upper().replace('-', '_')}={v}" for k, v in WALKER.items())
+    flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width} -DWAYS={ways} {walker}",
+             "-LDFLAGS", "-ljson-c", *common_flags]
+    return build.verilate("TableEngine", [verilog], [HARNESS, *MODEL_SOURCES, *common_srcs],
+                          BUILD / "table_engine" / f"top_{_name(width, ways)}", flags=flags, cflags="-O2")
+
+
+def run(width: int = 16, ways: int = 4, *args, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run the harness with `args` (JOB.json OUT_DIR [options]); the completed process (text output)."""
+    exe = build_harness(width, ways)
+    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+if __name__ == "__main__":  # python3 -m lsmc.build.table_engine_top [WIDTH [WAYS]]: build, print the path
+    import sys
+    print(build_harness(*(int(a) for a in sys.argv[1:3])))

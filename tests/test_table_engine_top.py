@@ -1,0 +1,274 @@
+"""The whole table engine in RTL (hw/ip/table_engine/rtl/TableEngine.scala: K table readers, the merge and drop
+stage with its base-level walker, the table writer, an AXI4 write port) in Verilator against the engine's C++
+model (itself byte-exact with LevelDB 1.23's compaction): job folders made by `lsmc tables make` with compression
+off (db_bench-like, snapshots, a non-base output level, 64-byte and random keys, one entry per table,
+grandparents that close outputs early; K = 2 and 4) run from a simulated AXI4 memory with and without random
+stalls must give the model's output tables byte for byte (`lsmc tables compare`: tables, file boundaries and
+result.json); random deeper levels check the base-level walker against the model's BaseLevelCheck and random
+grandparents its ShouldStopBefore against the model's GrandparentCheck; a malformed table gives the model's
+error code, table and offset; what the RTL does not do yet (Snappy, more runs than ways) and a full output
+buffer are one named error line. The harness: hw/ip/table_engine/dv/table_engine_harness.cpp
+(doc/table_engine_top.md)."""
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from lsmc import tables
+from lsmc.build import table_engine_top as top
+
+W = 16
+# (workload, extra `tables make` flags); entries kept small: the file runs in about 3 min with builds cached.
+JOBS = {
+    "dbbench": ("dbbench", ["--entries", "1500"]),
+    "snapshots": ("snapshots", ["--entries", "800"]),
+    "non-base": ("non-base", ["--entries", "1500"]),
+    "key64": ("key64", ["--entries", "800"]),
+    "random": ("random", ["--entries", "60"]),
+    "one-entry": ("one-entry", ["--entries", "30"]),
+    "dbbench2": ("dbbench", ["--entries", "1500", "--runs", "2", "--input-level", "1"]),
+    "grandparents": ("grandparents", ["--entries", "1500"]),
+}
+
+
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("jobs")
+    out = {}
+    for name, (workload, flags) in JOBS.items():
+        d = root / name
+        assert tables.main(["make", str(d), "--workload", workload, "--compression", "none", *flags]) == 0
+        out[name] = d / "job.json"
+    return out
+
+
+@pytest.fixture(scope="module")
+def model():
+    return tables.model_exe()
+
+
+def engine(ways: int) -> Path:
+    return top.build_harness(W, ways)
+
+
+def run(exe: Path, job: Path, out: Path, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([str(exe), str(job), str(out), *map(str, args)], capture_output=True, text=True,
+                          timeout=600)
+
+
+def model_run(model: Path, job: Path, out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(model), str(job), str(out)], capture_output=True, text=True, timeout=600)
+
+
+def same_as_model(model, job: Path, tmp: Path, ways: int, *args) -> str:
+    m = model_run(model, job, tmp / "model")
+    assert m.returncode == 0, m.stderr
+    r = run(engine(ways), job, tmp / "rtl", *args)
+    assert r.returncode == 0, r.stderr
+    line = r.stdout.strip().splitlines()[-1]
+    assert line.startswith("cycles=") and "bytes_in=" in line and "tables_out=" in line
+    ok, verdict = tables.compare_dirs(tmp / "model", tmp / "rtl")
+    assert ok, verdict
+    return line
+
+
+@pytest.mark.parametrize("name", ["dbbench", "snapshots", "non-base", "key64", "random", "one-entry",
+                                  "grandparents"])
+@pytest.mark.parametrize("stall", [0.0, 0.3])
+def test_k4_byte_identical(jobs, model, tmp_path, name, stall):
+    """K = 4: every workload's output tables are the model's, byte for byte, with and without stalls on every
+    AXI channel and on the job's streams."""
+    same_as_model(model, jobs[name], tmp_path, 4, "--stall", stall, "--seed", 5)
+
+
+@pytest.mark.parametrize("name", ["non-base", "one-entry", "dbbench2", "grandparents"])
+def test_k2_byte_identical(jobs, model, tmp_path, name):
+    same_as_model(model, jobs[name], tmp_path, 2, "--stall", 0.2, "--seed", 9)
+
+
+def user_keys_of(model, job: Path, tmp: Path) -> list[bytes]:
+    """The user keys the job's output holds (smallest and largest of each output table, and the dbbench range)."""
+    m = model_run(model, job, tmp)
+    assert m.returncode == 0, m.stderr
+    res = json.loads((tmp / "result.json").read_text())
+    keys = {bytes.fromhex(t[k])[:-8] for t in res["tables"] for k in ("smallest", "largest")}
+    return sorted(keys)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_walker_random_deeper_levels(jobs, model, tmp_path, seed):
+    """The base-level walker against the model's BaseLevelCheck: the non-base job (30 % deletions, every
+    sequence below the snapshot) with 1 to 4 random deeper levels of disjoint ranges over its own keys (bounds
+    on keys, between keys, empty-width, shorter and longer than the keys). The ranges must change what the
+    model drops (else the walker would not be tested)."""
+    rng = random.Random(seed)
+    src = jobs["non-base"]
+    d = tmp_path / "job"
+    shutil.copytree(src.parent, d)
+    job = json.loads(src.read_text())
+    keys = user_keys_of(model, src, tmp_path / "plain")
+    lo, hi = int(keys[0]), int(keys[-1])
+    levels = []
+    for _ in range(rng.randint(1, 4)):
+        points = sorted(rng.sample(range(lo - 5, hi + 5), rng.randint(2, 40)))
+        files = []
+        for a, b in zip(points[::2], points[1::2]):
+            small = b"%016d" % a
+            large = b"%016d" % b if rng.random() < 0.8 else (b"%016d" % b)[:rng.randint(1, 15)]
+            if large < small:
+                large = small
+            if rng.random() < 0.2:
+                small += b"\x00"  # just above the key
+            if files and bytes.fromhex(files[-1]["largest"]) > small or large < small:
+                continue
+            files.append({"smallest": small.hex(), "largest": large.hex()})
+        levels.append(files)
+    job["deeper_levels"] = levels
+    (d / "job.json").write_text(json.dumps(job))
+    same_as_model(model, d / "job.json", tmp_path, 4, "--stall", 0.2, "--seed", seed)
+    plain = json.loads((tmp_path / "plain" / "result.json").read_text())["dropped"]
+    assert json.loads((tmp_path / "model" / "result.json").read_text())["dropped"] != plain
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_walker_random_grandparents(jobs, model, tmp_path, seed):
+    """Compaction::ShouldStopBefore in the walker against the model's GrandparentCheck: random grandparents
+    (largest internal keys on, between and around the job's keys, sequences that tie a user key, sizes
+    1 B to 40 KiB) with a small max_file_size, so outputs close both at the size and before keys; the file
+    boundaries must be the model's and must differ from the job without grandparents."""
+    rng = random.Random(seed)
+    src = jobs["dbbench2"]
+    d = tmp_path / "job"
+    shutil.copytree(src.parent, d)
+    job = json.loads(src.read_text())
+    job["options"]["max_file_size"] = rng.choice((8192, 20000))
+    keys = user_keys_of(model, src, tmp_path / "plain")
+    lo, hi = int(keys[0]), int(keys[-1])
+    points = sorted(rng.sample(range(lo - 3, hi + 3), 60))
+    gps = []
+    for p in points:
+        user = b"%016d" % p
+        if rng.random() < 0.1:
+            user = user[:rng.randint(1, 15)]
+        seq = rng.choice((0, rng.randint(0, 1 << 20), (1 << 56) - 1))
+        key = user + (seq << 8 | 1).to_bytes(8, "little")
+        if gps and bytes.fromhex(gps[-1]["largest"])[:-8] >= user:
+            continue
+        gps.append({"largest": key.hex(), "size": rng.randint(1, 40000)})
+    job["grandparents"] = gps
+    (d / "job.json").write_text(json.dumps(job))
+    job["grandparents"] = []
+    (d / "plain.json").write_text(json.dumps(job))
+    same_as_model(model, d / "job.json", tmp_path, 4, "--stall", 0.2, "--seed", seed)
+    m = model_run(model, d / "plain.json", tmp_path / "nogp")
+    assert m.returncode == 0, m.stderr
+    with_gp = json.loads((tmp_path / "model" / "result.json").read_text())["tables"]
+    without = json.loads((tmp_path / "nogp" / "result.json").read_text())["tables"]
+    assert [t["entries"] for t in with_gp] != [t["entries"] for t in without]
+
+
+def error_fields(text: str) -> str:
+    """`error=CODE table=PATH offset=N` of an error line (the message after it is each back end's own)."""
+    line = text.strip().splitlines()[-1]
+    return " ".join(line.split(" ")[:3])
+
+
+@pytest.mark.parametrize("kind", ["magic", "crc", "truncated"])
+def test_malformed_table_model_error(jobs, model, tmp_path, kind):
+    """A table with a bad magic, a data block byte flipped (verify_checksums on) or cut short: the job stops
+    with the model's error code, table and offset; no output folder is written."""
+    d = tmp_path / "job"
+    shutil.copytree(jobs["dbbench"].parent, d)
+    job = json.loads((d / "job.json").read_text())
+    t = d / job["runs"][1][0]
+    blob = bytearray(t.read_bytes())
+    if kind == "magic":
+        blob[-1] ^= 0x40
+    elif kind == "crc":
+        blob[len(blob) // 3] ^= 0x01
+        job["options"]["verify_checksums"] = True
+    else:
+        blob = blob[:len(blob) // 2] + blob[-48:]
+    t.write_bytes(bytes(blob))
+    (d / "job.json").write_text(json.dumps(job))
+    m = model_run(model, d / "job.json", tmp_path / "model")
+    r = run(engine(4), d / "job.json", tmp_path / "rtl", "--stall", 0.2)
+    assert m.returncode == 1 and r.returncode == 1, (m.stderr, r.stderr)
+    assert error_fields(r.stderr) == error_fields(m.stderr)
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "rtl").exists()
+
+
+def test_key_in_two_runs_model_error(jobs, model, tmp_path):
+    """One table given as two runs: every internal key is in both, the model's KEY_ORDER at the second run's
+    first entry; the RTL's merge names the run and the entry's index, which the harness turns into the same
+    table and offset."""
+    d = tmp_path / "job"
+    shutil.copytree(jobs["dbbench2"].parent, d)
+    job = json.loads((d / "job.json").read_text())
+    job["runs"] = [job["runs"][0][:1], job["runs"][0][:1]]
+    (d / "job.json").write_text(json.dumps(job))
+    m = model_run(model, d / "job.json", tmp_path / "model")
+    r = run(engine(2), d / "job.json", tmp_path / "rtl", "--stall", 0.2)
+    assert m.returncode == 1 and r.returncode == 1, (m.stderr, r.stderr)
+    assert error_fields(m.stderr).startswith("error=KEY_ORDER ")
+    assert error_fields(r.stderr) == error_fields(m.stderr)
+
+
+@pytest.mark.parametrize("bad", ["magic", "two-runs", "full"])
+def test_job_after_an_error(jobs, model, tmp_path, bad):
+    """A job stopped by an error (a reader's BAD_MAGIC; the merge's KEY_ORDER while the writer holds half a
+    table; OUTPUT_FULL in the middle of the writes) leaves the engine ready: the next job on the same engine
+    gives the model's tables."""
+    d = tmp_path / "bad"
+    shutil.copytree(jobs["dbbench2"].parent, d)
+    job = json.loads((d / "job.json").read_text())
+    args = []
+    if bad == "magic":
+        t = d / job["runs"][1][-1]
+        t.write_bytes(t.read_bytes()[:-1] + b"\x00")
+    elif bad == "two-runs":
+        job["runs"] = [job["runs"][0][-1:], job["runs"][1] + job["runs"][0][-1:]]
+    else:
+        args = ["--output-buffer", 30000]
+    (d / "job.json").write_text(json.dumps(job))
+    r = run(engine(2), d / "job.json", tmp_path / "o", *args)
+    assert r.returncode == 1, r.stdout
+    same_as_model(model, jobs["dbbench2"], tmp_path, 2, "--stall", 0.2, "--first", d / "job.json",
+                  *(args and ["--first-output-buffer", args[1]]))
+
+
+def test_refused_jobs_one_line(jobs, tmp_path):
+    """Jobs the RTL engine does not run yet: one named BAD_JOB line each (Snappy output, more runs than its
+    ways, more deeper levels than the walker holds); an output buffer too small: OUTPUT_FULL naming the output
+    table."""
+    d = tmp_path / "job"
+    shutil.copytree(jobs["dbbench"].parent, d)
+    job = json.loads((d / "job.json").read_text())
+    job["options"]["compression"] = "snappy"
+    (d / "snappy.json").write_text(json.dumps(job))
+    r = run(engine(4), d / "snappy.json", tmp_path / "o")
+    assert r.returncode == 1 and r.stderr.startswith("error=BAD_JOB") and "snappy" in r.stderr
+    r = run(engine(2), jobs["dbbench"], tmp_path / "o")
+    assert r.returncode == 1 and r.stderr.startswith("error=BAD_JOB") and "4 runs" in r.stderr
+    job["options"]["compression"] = "none"
+    levels = top.WALKER["walker-levels"] + 1
+    job["deeper_levels"] = [[{"smallest": "00", "largest": "01"}]] * levels
+    (d / "levels.json").write_text(json.dumps(job))
+    r = run(engine(4), d / "levels.json", tmp_path / "o")
+    assert r.returncode == 1 and r.stderr.startswith("error=BAD_JOB") and f"{levels} deeper levels" in r.stderr
+    r = run(engine(4), jobs["dbbench"], tmp_path / "o", "--output-buffer", 20000)
+    assert r.returncode == 1 and r.stderr.startswith("error=OUTPUT_FULL table=") and ".ldb offset=" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
+def test_cli_backend_rtl(jobs, tmp_path, capsys):
+    """`lsmc tables compact --backend rtl` runs the engine and prints the model CLI's line."""
+    assert tables.main(["compact", "--job", str(jobs["one-entry"]), "--out-dir", str(tmp_path / "o"),
+                        "--backend", "rtl"]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("cycles=") and line.endswith("tables_out=1")
