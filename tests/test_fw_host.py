@@ -802,6 +802,7 @@ def test_soc_job_refuses_overlapping_buffers_then_runs(soc_sim, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # its own SoC build, 14 min of CI; the 32-bit IP alone (test_compaction_bench) stays
 def test_soc_32bit_paper_bracket_table3(tmp_path):
     """The faithful reproduction's SoC (32-bit IP streams, soc.Generate --ip-width 32) runs the host's
     Table III jobs in the paper's bracket: every row PASS, about four cycles per input entry in the IP."""
