@@ -5,7 +5,9 @@ results/table3.md and results/table3.csv. `scripts/demo storage`: the NAND stora
 `scripts/demo storage --faults`: the power-cut-safe storage flow under a fault schedule covering every
 NAND fault kind (lsmc.sim.storage_faults, docs/storage.md). `scripts/demo scaling`: 1, 2 and 4 compaction
 units x 2 and 4 ways x 8,192 .. 262,144 entries in the full SoC on the kcu105 DDR preset
-(docs/scaling.md): results/scaling.csv, .md and .png."""
+(docs/scaling.md): results/scaling.csv, .md and .png. `scripts/demo tables`: LevelDB table compactions on
+the table engine (its RTL in Verilator and its model, MODELLED) against the DDR bound and LevelDB's own
+compaction (lsmc.report.tables): results/tables.csv, .md and .png."""
 from __future__ import annotations
 
 import argparse
@@ -309,16 +311,37 @@ def run_scaling(args) -> int:
     return 0 if ok else 1
 
 
+def run_tables(args) -> int:
+    """The table engine's report (lsmc.report.tables): LevelDB table jobs on the engine's RTL and model."""
+    from lsmc.report import tables as report
+
+    t0 = time.time()
+    print(f"demo: table engine report: {', '.join(f'{w} ({c})' for w, c in report.CASES)}; the engine's RTL "
+          f"(one unit) and its model (1, 2, 4 units, MODELLED) against LevelDB's own compaction ...", flush=True)
+    try:
+        rows, paths = report.run(RESULTS, entries=args.entries, load=_load(), log=lambda s: print(s, flush=True))
+    except report.ReportError as e:
+        print(f"demo: error: {e}", file=sys.stderr)
+        return 1
+    print("\n" + paths[1].read_text())
+    print(f"demo: wrote {', '.join(str(p) for p in paths)} in {time.time() - t0:.0f} s")
+    ok = all(r["pass"] == "PASS" for r in rows)
+    print("demo: PASS" if ok else "demo: FAIL")
+    return 0 if ok else 1
+
+
 @cliutil.tool_main("demo")
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="scripts/demo", description=__doc__)
-    ap.add_argument("scenario", nargs="?", default="table3", choices=["table3", "storage", "scaling"])
+    ap.add_argument("scenario", nargs="?", default="table3", choices=["table3", "storage", "scaling", "tables"])
     ap.add_argument("--faults", action="store_true",
                     help="storage: the power-cut-safe flow under every NAND fault kind (docs/storage.md)")
     ap.add_argument("--schedule", metavar="FILE",
                     help="storage --faults: this fault schedule instead of the built-in one (sim/soc/nand_faults.h)")
     ap.add_argument("--sizes", type=cliutil.int_option(64, 1_000_000), nargs="+", metavar="N",
                     help="scaling: job sizes in entries (default 8192 32768 131072 262144)")
+    ap.add_argument("--entries", type=cliutil.int_option(1, 10_000_000), metavar="N",
+                    help="tables: entries per run of each job (default: each workload's own, lsmc tables make)")
     ap.add_argument("--ddr", default="kcu105", choices=list(facts.ddr_presets()),
                     help="scaling: DDR model preset (default kcu105)")
     ap.add_argument("--max-cycles", type=cliutil.int_option(1, 2**63 - 1), default=400_000_000, metavar="N",
@@ -337,10 +360,13 @@ def main(argv=None) -> int:
         ap.error("--schedule: only with --faults")
     logs = [f"console_w{w}_{b}.log" for w, b in table3.CONFIGS]
     cliutil.check_output_dir(RESULTS, "results", ["table3.csv", "table3.md", "storage.log", "storage_faults.txt",
-                                                   "scaling.csv", "scaling.md", "scaling.png", *logs])
+                                                   "scaling.csv", "scaling.md", "scaling.png", "tables.csv",
+                                                   "tables.md", "tables.png", *logs])
     try:
         if args.scenario == "scaling":
             return run_scaling(args)
+        if args.scenario == "tables":
+            return run_tables(args)
         return run_storage(args) if args.scenario == "storage" else run_table3(args)
     except (firmware.FirmwareError, table3.ReportError, build.BuildError, RuntimeError) as e:  # ClusterError too
         print(f"demo: error: {e}", file=sys.stderr)
