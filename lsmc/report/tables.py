@@ -38,7 +38,7 @@ from lsmc.report.scaling import peak_bytes_per_cycle
 
 COLUMNS = ["units", "ways", "compression", "bytes_in", "bytes_out", "cycles", "job_cycles", "mb_per_s",
            "ddr_bound_mb_per_s", "fraction_of_bound", "pass",
-           # after the columns: which case and back end, and LevelDB's own speed on it
+           # then which case and back end, and LevelDB's own speed on it
            "workload", "backend", "leveldb_cpu_mb_per_s"]
 CASES = [("dbbench", "none"), ("dbbench", "snappy"), ("key64", "none")]
 UNITS = (1, 2, 4)
