@@ -216,7 +216,7 @@ int main(int argc, char** argv) {
   simc::setProgram("snappy_compressor_harness");
   uint64_t seed = 1, blocks = 100, maxLen = 1 << 16, fixedLen = 0;
   double pin = 0, pout = 0;
-  std::string kind = "mixed";
+  std::string kind = "mixed", cases;
   bool edges = false, quiet = false, tamper = false;
   simc::Args args("snappy_compressor_harness [options]: the Snappy compressor against the engine's codec and "
                   "libsnappy");
@@ -227,6 +227,7 @@ int main(int argc, char** argv) {
   args.text("--kind", &kind, "data: random | dbbench | leveldb (data blocks of db_bench entries) | zeros | runs | "
             "mixed", "KIND");
   args.flag("--edges", &edges, "the edge cases instead (empty, 1 byte, the margin, 64 KiB and past it, ...)");
+  args.input("--cases", &cases, "blocks from a file instead (records: u32 length, bytes; e.g. Hypothesis-made)");
   args.custom("--pin", "P", "stall probability of the length and input streams",
               [&](const std::string& opt, const std::string& v) { pin = simc::toProbability(v, opt, 1.0, false); });
   args.custom("--pout", "P", "stall probability of the output and status streams",
@@ -246,6 +247,22 @@ int main(int argc, char** argv) {
   std::vector<std::string> edgeCases;
   if (edges) {
     edgeCases = EdgeCases(gen);
+    blocks = edgeCases.size();
+  }
+  if (!cases.empty()) {
+    edgeCases.clear();
+    const std::vector<uint8_t> f = simc::readFile(cases, "--cases");
+    for (size_t p = 0; p < f.size();) {
+      const uint32_t n = p + 4 <= f.size() ? simc::le32(&f[p]) : 0;
+      if (p + 4 > f.size() || f.size() - p - 4 < n || n > kMaxBlock) {
+        std::fprintf(stderr, "snappy_compressor_harness: --cases %s: record at byte %zu %s\n", cases.c_str(), p,
+                     n > kMaxBlock ? "is longer than the largest block" : "runs past the file");
+        return 2;
+      }
+      edgeCases.emplace_back(reinterpret_cast<const char*>(&f[p + 4]), n);
+      p += 4 + n;
+    }
+    edges = true;
     blocks = edgeCases.size();
   }
   Bench bench(seed, pin, pout);
