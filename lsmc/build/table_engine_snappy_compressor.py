@@ -17,7 +17,7 @@ HARNESS = ROOT / "hw" / "ip" / "table_engine" / "dv" / "snappy_compressor_harnes
 MODEL = table_model.MODEL
 # The model's codec (the expected bytes) and its block builder (LevelDB data blocks to compress).
 MODEL_SOURCES = [MODEL / f"{n}.cc" for n in ("snappy_codec", "block_builder", "coding", "error")]
-DV_HEADERS = (ROOT / "hw" / "ip" / "table_engine" / "dv" / "random_entries.h",)
+DV_HEADERS = tuple(ROOT / "hw" / "ip" / "table_engine" / "dv" / h for h in ("snappy_data.h", "random_entries.h"))
 
 
 def sizes() -> dict[str, int]:
