@@ -19,7 +19,8 @@ MODEL = table_model.MODEL
 # framing (the blocks of a table file, --table).
 MODEL_SOURCES = [MODEL / f"{n}.cc" for n in ("snappy_codec", "block_builder", "block_reader", "coding", "crc32c",
                                               "error", "format")]
-DV_HEADERS = (ROOT / "hw" / "ip" / "table_engine" / "dv" / "leveldb_tables.h",)
+DV_HEADERS = tuple(ROOT / "hw" / "ip" / "table_engine" / "dv" / h for h in ("leveldb_tables.h", "snappy_data.h",
+                                                                         "random_entries.h"))
 
 
 def _check(width: int) -> None:

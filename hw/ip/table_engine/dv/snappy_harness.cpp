@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "args.h"
-#include "block_builder.h"
 #include "error.h"
 #include "leveldb_tables.h"
 #include "snappy_codec.h"
+#include "snappy_data.h"
 #include "tb.h"
 
 namespace te = table_engine;
@@ -59,31 +59,10 @@ struct Options {
   bool quiet = false, tamper = false;
 };
 
-uint64_t Below(simc::Prng& g, uint64_t n) { return n ? g.next() % n : 0; }
+using te_dv::Below;
 
-// db_bench's value: 50 random printable bytes, repeated to 100.
-std::string DbBenchValue(simc::Prng& g) {
-  std::string half;
-  for (int i = 0; i < 50; i++) half.push_back(char(' ' + Below(g, 95)));
-  return half + half;
-}
-
-// A LevelDB data block of about n bytes as a table holds it before compression: db_bench's entries
-// (16-byte keys of consecutive numbers + the 8-byte sequence/type tag, 100-byte values) through the
-// model's BlockBuilder (restart interval 16), closed once its size reaches n (LevelDB's flush rule).
-std::string LevelDbBlock(simc::Prng& g, size_t n) {
-  te::BlockBuilder b(16);
-  uint64_t key = Below(g, 1000000);
-  while (b.SizeEstimate() < n) {
-    char k[32];
-    std::snprintf(k, sizeof k, "%016llu", static_cast<unsigned long long>(key++));
-    std::string ikey(k, 16);
-    const uint64_t tag = (key << 8) | 1;  // sequence, kTypeValue
-    for (int i = 0; i < 8; i++) ikey.push_back(char(tag >> (8 * i)));
-    b.Add(ikey, DbBenchValue(g));
-  }
-  return b.Finish();
-}
+using te_dv::DbBenchValue;
+using te_dv::LevelDbBlock;
 
 // The data to compress: `kind` random | dbbench | runs | leveldb | mixed (one of them at random).
 std::string MakeData(simc::Prng& g, const std::string& kind, size_t n) {

@@ -24,3 +24,15 @@ object GenerateBuilder extends Generator("build/gen/table_engine_builder_w16",
       Gen.intOpt("max-restarts", 1024, min = 2)) {
   def top(a: Gen.Args) = BlockBuilder(BlockBuilderConfig(a.int("bytes"), a.int("key-limit"), a.int("max-restarts")))
 }
+
+/** `table_engine.GenerateSnappyCompressor [--bytes 4|8|16|32] [--max-block N] [--fragment N] [--min-hash-bits N]
+  * [--max-hash-bits N] [--epoch-bits N] --out DIR`: DIR/SnappyCompressor.v, the Snappy block compressor (libsnappy's
+  * fragment and hash-table sizes and the block limit from model/limits.h, given by lsmc.build.table_engine_snappy). */
+object GenerateSnappyCompressor extends Generator("build/gen/snappy_compressor_w16",
+      Gen.intOpt("bytes", 16, Seq(4, 8, 16, 32)), Gen.intOpt("max-block", 4 << 20, min = 1),
+      Gen.intOpt("fragment", 1 << 16, Seq(1 << 12, 1 << 13, 1 << 14, 1 << 15, 1 << 16)),
+      Gen.intOpt("min-hash-bits", 8, min = 1), Gen.intOpt("max-hash-bits", 14, min = 1),
+      Gen.intOpt("epoch-bits", 8, min = 1)) {
+  def top(a: Gen.Args) = SnappyCompressor(SnappyCompressorConfig(a.int("bytes"), a.int("max-block"), a.int("fragment"),
+    a.int("min-hash-bits"), a.int("max-hash-bits"), a.int("epoch-bits")))
+}
