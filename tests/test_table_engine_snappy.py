@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from lsmc.build import table_engine_snappy as rtl
 from lsmc.build.table_engine_rtl import summary
 
-WIDTHS = (4, 16)  # the narrowest beat and the engine's
+WIDTHS = (pytest.param(4, marks=pytest.mark.long), 16)  # the narrowest beat (its build: LSMC_LONG=1), the engine's
 
 
 @pytest.fixture(scope="module", params=WIDTHS, ids=lambda w: f"w{w}")
