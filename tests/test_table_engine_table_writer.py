@@ -119,4 +119,15 @@ def test_full_filter_unit_stops_job():
     s = summary(res := writer.run(16, "--seed", 14, "--jobs", 40, "--filter-limits", limits, "--bloom", "random",
                                   "--pin", 0.2, "--pout", 0.2, "--max-value", 512, small_filter=True))
     assert res.returncode == 0 and s["mismatches"] == 0 and s["hangs"] == 0, f"{res.stdout}\n{res.stderr[-4000:]}"
-    assert 3 < s["filter_full"] < 30 and s["filtered_tables"] > 10
+    assert 3 < s["filter_full"] < 30 and s["filtered_tables"] > 10  # the offset RAM (16 filters: 32 KiB tables)
+    # Small entries: 4 KiB blocks of some 180 keys pass the 64 keys of a filter; 1 KiB blocks at 20 bits a key fill
+    # the 1 KiB buffer first. Told other limits, the harness must disagree with the RTL.
+    small = ("--key-len", 8, "--entries", 600, "--max-file", 2 << 20, "--cut", 0, "--pin", 0.2, "--pout", 0.2)
+    for opts, wrong in [(("--block-size", 4096, "--value-len", 4, "--bloom", 10), "1024,32,16"),
+                        (("--block-size", 1024, "--value-len", 20, "--bloom", 20), "2048,64,16")]:
+        s = summary(res := writer.run(16, "--seed", 16, "--jobs", 4, "--filter-limits", limits, *small, *opts,
+                                      small_filter=True))
+        assert res.returncode == 0 and s["filter_full"] == 4, f"{res.stdout}\n{res.stderr[-4000:]}"
+        res = writer.run(16, "--seed", 16, "--jobs", 4, "--filter-limits", wrong, *small, *opts, "--quiet",
+                         small_filter=True)
+        assert res.returncode == 1 and summary(res)["mismatches"] == 4, res.stdout
