@@ -106,7 +106,8 @@ def test_bloom_edge_cases(width):
     run_ok(width, "--seed", 42, "--jobs", 6, "--max-file", 0, "--cut", 0, "--max-entries", 30, "--bloom", 10)
     run_ok(width, "--seed", 43, "--jobs", 6, "--max-value", 65536, "--max-entries", 40, "--bloom", 10, "--pin", 0.2,
            "--pout", 0.2)
-    run_ok(width, "--seed", 44, "--jobs", 3, "--max-file", 2 << 20, "--cut", 0, "--entries", 1500, "--bloom", 20)
+    run_ok(width, "--seed", 44, "--jobs", 3, "--max-file", 2 << 20, "--cut", 0, "--entries", 1500, "--block-size", 4096,
+           "--max-value", 256, "--bloom", 20)
     s = run_ok(width, "--seed", 45, "--jobs", 20, "--long-key", 0.3, "--bloom", 10, "--max-value", 1024)
     assert s["long_keys"] > 2
 

@@ -26,9 +26,15 @@ case class BloomConfig(bytes: Int = 16, hashSlots: Int = 4096, filterBytes: Int 
 object Bloom {
   val Seed = BigInt("bc9f1d34", 16)
   val M = BigInt("c6a4a793", 16)
-  /** kFilterBaseLg of table/filter_block.cc: a filter per 2 KiB of data-block offsets. */
-  val BaseLg = 11
-  val PolicyName = "filter.leveldb.BuiltinBloomFilter2"
+  /** The model's filter_block.h, the one source of the format's constants (read at elaboration). */
+  val Source = "hw/ip/table_engine/model/filter_block.h"
+  private lazy val header = scala.io.Source.fromFile(Source, "UTF-8").mkString
+  private def constant(pattern: String, what: String): String =
+    pattern.r.findFirstMatchIn(header).getOrElse(sys.error(s"$Source: no $what")).group(1)
+  /** kFilterBaseLg (LevelDB's table/filter_block.cc): a filter per 2 KiB of data-block offsets. */
+  lazy val BaseLg: Int = constant("""constexpr int kFilterBaseLg = (\d+);""", "kFilterBaseLg").toInt
+  /** The metaindex key of the filter block: "filter." and the policy's name. */
+  lazy val PolicyName: String = "filter." + constant("""kBloomPolicyName = "([^"]+)";""", "kBloomPolicyName")
   /** BloomFilterPolicy's probe count: bits_per_key x 0.69 (a double, rounded down), kept in 1..30. */
   def probes(bitsPerKey: Int): Int = scala.math.max(1, scala.math.min(30, (bitsPerKey * 0.69).toInt))
   /** Past this bits_per_key the probe count is 30. */
