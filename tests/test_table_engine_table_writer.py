@@ -87,3 +87,48 @@ def test_full_index_buffer_stops_job():
                                   "--max-value", 512, index_bytes=1024))
     assert res.returncode == 0 and s["mismatches"] == 0 and s["hangs"] == 0, f"{res.stdout}\n{res.stderr[-4000:]}"
     assert 3 < s["index_full"] < 27
+
+
+@pytest.mark.parametrize("stalls", [(0.0, 0.0), (0.3, 0.3)], ids=["no_stalls", "stalls"])
+def test_bloom_filter_blocks_match_model_and_leveldb(width, stalls):
+    """bloom_bits_per_key 0, 1, 10 or 20 per job: the filter block (filters per 2 KiB of block offsets, offsets, base
+    lg), the metaindex entry and the footer as the model writes them; each filter as LevelDB's CreateFilter."""
+    pin, pout = stalls
+    s = run_ok(width, "--seed", 31, "--jobs", 30, "--cut", 0.03, "--bloom", "random", "--pin", pin, "--pout", pout)
+    assert s["jobs"] == 30 and s["filtered_tables"] > 100
+
+
+def test_bloom_edge_cases(width):
+    """One key per table (64-bit minimum arrays, bits 1 and 10); blocks far past 2 KiB (64 KiB values: empty filters
+    for the bases a block spans); one table of many keys with bits 20; a soft reset mid-table then a filtered job."""
+    s = run_ok(width, "--seed", 41, "--jobs", 8, "--max-file", 0, "--cut", 0, "--max-entries", 30, "--bloom", 1)
+    assert s["filtered_tables"] == s["entries"]
+    run_ok(width, "--seed", 42, "--jobs", 6, "--max-file", 0, "--cut", 0, "--max-entries", 30, "--bloom", 10)
+    run_ok(width, "--seed", 43, "--jobs", 6, "--max-value", 65536, "--max-entries", 40, "--bloom", 10, "--pin", 0.2,
+           "--pout", 0.2)
+    run_ok(width, "--seed", 44, "--jobs", 3, "--max-file", 2 << 20, "--cut", 0, "--entries", 1500, "--block-size", 4096,
+           "--max-value", 256, "--bloom", 20)
+    s = run_ok(width, "--seed", 45, "--jobs", 20, "--long-key", 0.3, "--bloom", 10, "--max-value", 1024)
+    assert s["long_keys"] > 2
+
+
+def test_full_filter_unit_stops_job():
+    """Generated with a filter unit of 1 KiB, 64 keys a filter, 16 filters a table (W = 16): a table whose filters
+    would pass one of them stops the job with OUTPUT_FULL after the entries the harness predicts from the model's
+    tables (the tables before it right), then a soft reset clears the buffer; jobs that fit are byte-identical."""
+    limits = ",".join(map(str, writer.SMALL_FILTER))
+    s = summary(res := writer.run(16, "--seed", 14, "--jobs", 40, "--filter-limits", limits, "--bloom", "random",
+                                  "--pin", 0.2, "--pout", 0.2, "--max-value", 512, small_filter=True))
+    assert res.returncode == 0 and s["mismatches"] == 0 and s["hangs"] == 0, f"{res.stdout}\n{res.stderr[-4000:]}"
+    assert 3 < s["filter_full"] < 30 and s["filtered_tables"] > 10  # the offset RAM (16 filters: 32 KiB tables)
+    # Small entries: 4 KiB blocks of some 180 keys pass the 64 keys of a filter; 1 KiB blocks at 20 bits a key fill
+    # the 1 KiB buffer first. Told other limits, the harness must disagree with the RTL.
+    small = ("--key-len", 8, "--entries", 600, "--max-file", 2 << 20, "--cut", 0, "--pin", 0.2, "--pout", 0.2)
+    for opts, wrong in [(("--block-size", 4096, "--value-len", 4, "--bloom", 10), "1024,32,16"),
+                        (("--block-size", 1024, "--value-len", 20, "--bloom", 20), "2048,64,16")]:
+        s = summary(res := writer.run(16, "--seed", 16, "--jobs", 4, "--filter-limits", limits, *small, *opts,
+                                      small_filter=True))
+        assert res.returncode == 0 and s["filter_full"] == 4, f"{res.stdout}\n{res.stderr[-4000:]}"
+        res = writer.run(16, "--seed", 16, "--jobs", 4, "--filter-limits", wrong, *small, *opts, "--quiet",
+                         small_filter=True)
+        assert res.returncode == 1 and summary(res)["mismatches"] == 4, res.stdout

@@ -26,36 +26,47 @@ def _check(width: int) -> None:
         raise ValueError(f"beat width {width!r} not one of {WIDTHS}")
 
 
-def _name(width: int, index_bytes: int | None) -> str:
-    return f"w{width}" + (f"_i{index_bytes}" if index_bytes else "")
+# A build with small filter limits (filter buffer bytes, keys of one filter, filters of one table) to test a
+# full one: the harness takes the same figures (--filter-limits B,K,F).
+SMALL_FILTER = (1024, 64, 16)
 
 
-def generate(width: int = 16, index_bytes: int | None = None) -> Path:
+def _name(width: int, index_bytes: int | None, small_filter: bool = False) -> str:
+    return f"w{width}" + (f"_i{index_bytes}" if index_bytes else "") + ("_f" if small_filter else "")
+
+
+def generate(width: int = 16, index_bytes: int | None = None, small_filter: bool = False) -> Path:
     """TableWriter.v of `width` bytes per beat with the model's key limit (and an index buffer of
-    `index_bytes` instead of the generator's 64 KiB, to test a full one); cached."""
+    `index_bytes` instead of the generator's 64 KiB, or the filter limits SMALL_FILTER, to test a full one);
+    cached."""
     _check(width)
     lim = table_model.limits()
-    out = GEN / f"table_engine_writer_{_name(width, index_bytes)}"
+    out = GEN / f"table_engine_writer_{_name(width, index_bytes, small_filter)}"
     extra = ["--index-bytes", str(index_bytes)] if index_bytes else []
+    if small_filter:
+        fb, fk, ff = SMALL_FILTER
+        extra += ["--filter-bytes", str(fb), "--filter-keys", str(fk), "--max-filters", str(ff)]
     return build.generate("table_engine", "table_engine.GenerateTableWriter", out,
                           ["--bytes", str(width), "--key-limit", str(lim["max_user_key_bytes"] + TAG_BYTES),
                            *extra, "--out", str(out.relative_to(ROOT))])
 
 
-def build_harness(width: int = 16, index_bytes: int | None = None) -> Path:
+def build_harness(width: int = 16, index_bytes: int | None = None, small_filter: bool = False) -> Path:
     """The Verilator model of TableWriter with its differential harness; cached."""
-    verilog = generate(width, index_bytes) / "TableWriter.v"
+    verilog = generate(width, index_bytes, small_filter) / "TableWriter.v"
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
     common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), *DV_HEADERS)
     flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width}", "-LDFLAGS", "-lleveldb", *common_flags]
     return build.verilate("TableWriter", [verilog], [HARNESS, *MODEL_SOURCES, *common_srcs],
-                          BUILD / "table_engine" / f"writer_{_name(width, index_bytes)}", flags=flags, cflags="-O2")
+                          BUILD / "table_engine" / f"writer_{_name(width, index_bytes, small_filter)}", flags=flags,
+                          cflags="-O2")
 
 
-def run(width: int = 16, *args, index_bytes: int | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+def run(width: int = 16, *args, index_bytes: int | None = None, small_filter: bool = False,
+        timeout: float = 600) -> subprocess.CompletedProcess:
     """Run the harness with `args` (its options); the completed process (text output)."""
-    exe = build_harness(width, index_bytes)
+    exe = build_harness(width, index_bytes, small_filter)
     return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, timeout=timeout)
 
 

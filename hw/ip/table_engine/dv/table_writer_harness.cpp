@@ -10,12 +10,18 @@
 // stream. With --long-key, a job may hold a key over the limit: KEY_TOO_LONG with the entry's number, then a
 // soft reset, and the next job must be right; with --bad, jobs the writer must refuse (BAD_JOB) and with
 // --index-bytes (a build with a small index buffer) OUTPUT_FULL where the model's index blocks say.
+// --bloom N|random: the jobs' bloom_bits_per_key (random: 0, 1, 10 or 20 per job); each filter block of the RTL's
+// tables is also checked with LevelDB's own BloomFilterPolicy (Debian's libleveldb): every filter equals the
+// policy's CreateFilter of the user keys of the data blocks starting in its 2 KiB, and KeyMayMatch holds for
+// each of them. With --filter-limits B,K,F (a build with a small filter unit) OUTPUT_FULL where a table's filters
+// would pass them.
 //
 // Prints one summary line (`jobs=... mismatches=... bytes_per_cycle=...`); exit status 0 all agree, 1 a
 // mismatch, a hang or a stream-rule violation, 2 bad usage.
 #include "VTableWriter.h"
 #include "verilated.h"
 
+#include <leveldb/filter_policy.h>
 #include <leveldb/iterator.h>
 #include <leveldb/table.h>
 
@@ -69,10 +75,11 @@ struct Table {
 
 struct Job {
   std::vector<Entry> entries;
-  uint64_t blockSize = 4096, interval = 16, maxFile = 2 << 20;
+  uint64_t blockSize = 4096, interval = 16, maxFile = 2 << 20, bits = 0;
   std::vector<Table> expected;
   int64_t longKeyAt = -1;  // the entry with a key over the limit: the job stops there
   int64_t indexFullAt = -1;  // entries taken when an index block passes the RTL's index buffer (--index-bytes)
+  int64_t filterFullAt = -1;  // entries taken when a table's filters pass the RTL's filter unit (--filter-limits)
   int64_t badJobAt = -1;     // BAD_JOB expected after this many entries (--bad)
   int64_t strayBefore = -1;  // a VALUE beat where this entry's HEAD is due
 };
@@ -87,6 +94,8 @@ struct Options {
   uint64_t seed = 1, jobs = 20, indexBytes = 0, blockSize = 0, interval = 0, maxFile = 0, maxValue = 4096, maxEntries = 300,
            keyLen = 0, valueLen = 0, entries = 0;
   double pin = 0, pout = 0, cut = 0.02, longKey = 0, bad = 0;
+  int64_t bloom = 0;  // bloom_bits_per_key of every job; -1: 0, 1, 10 or 20 at random per job
+  uint64_t filterBytes = 0, filterKeys = 0, maxFilters = 0;  // --filter-limits (0: never full in these jobs)
   bool quiet = false, tamper = false, maxFileGiven = false;
   std::string table;  // --table: one job of this LevelDB table's entries
 };
@@ -96,6 +105,7 @@ std::vector<Table> ModelTables(const Job& j) {
   te::WriterOptions opt;
   opt.block_size = j.blockSize;
   opt.restart_interval = int(j.interval);
+  opt.bloom_bits_per_key = int(j.bits);
   opt.buffer_bytes = te::kDefaultOutputBufferBytes;
   te::WriteStats stats;
   std::vector<Table> out;
@@ -164,6 +174,7 @@ class Bench {
       top_.io_cmd_payload_blockSize = uint32_t(j.blockSize);
       top_.io_cmd_payload_restartInterval = uint32_t(j.interval);
       top_.io_cmd_payload_maxFileSize = uint32_t(j.maxFile);
+      top_.io_cmd_payload_bitsPerKey = uint32_t(j.bits);
       top_.io_entries_valid = src_.drive();
       if (src_.valid()) {
         const uint32_t* b = src_.beat();
@@ -309,6 +320,115 @@ int64_t IndexFullAt(const Job& j, uint64_t cap) {
   return -1;
 }
 
+// The entries of each data block of a table, in order (the blocks as the index lists them).
+std::vector<std::vector<std::string>> BlockKeys(const te::TableImage& img, const std::vector<te::BlockHandle>& blocks) {
+  std::vector<std::vector<std::string>> out;
+  std::string scratch;
+  for (const te::BlockHandle& h : blocks) {
+    te::BlockReader br;
+    br.Start(te::ReadBlock(img, h, false, &scratch, nullptr), &img.name, h.offset, false, te::kMaxInternalKeyBytes + 1);
+    out.emplace_back();
+    while (br.Next()) out.back().emplace_back(br.key());
+  }
+  return out;
+}
+
+// Where the RTL's filter unit must stop the job (OUTPUT_FULL) with limits `fb` filter-buffer bytes, `fk` keys in
+// one filter and `mf` filters in one table, as it checks them: a HEAD when the open filter already has `fk` keys
+// (the entries before it); a data block's FLUSH that closes a filter (its end in a later 2 KiB) and the table's
+// end when the filter's bit array and count byte would pass the buffer or the filters the offset RAM (the entries
+// up to the block's last). The job's entries taken by then, or -1.
+int64_t FilterFullAt(const Job& j, uint64_t fb, uint64_t fk, uint64_t mf) {
+  if (!j.bits) return -1;
+  uint64_t before = 0;
+  for (const Table& t : j.expected) {
+    te::TableImage img{"expected", t.bytes};
+    const std::vector<te::BlockHandle> blocks = te_dv::DataBlockHandles(img);
+    const std::vector<std::vector<std::string>> keys = BlockKeys(img, blocks);
+    uint64_t open = 0, issued = 0, used = 0, taken = 0;
+    auto over = [&](uint64_t target) {
+      const uint64_t bytes = (std::max<uint64_t>(64, open * j.bits) + 7) / 8;
+      return target > mf || (open && used + bytes + 1 > fb);
+    };
+    auto issue = [&](uint64_t target) {
+      if (open) used += (std::max<uint64_t>(64, open * j.bits) + 7) / 8 + 1;
+      issued = target, open = 0;
+    };
+    for (size_t b = 0; b < blocks.size(); b++) {
+      for (size_t e = 0; e < keys[b].size(); e++, taken++, open++)
+        if (open == fk) return int64_t(before + taken);
+      const uint64_t idx = (blocks[b].offset + blocks[b].size + te::kTrailerBytes) >> 11;
+      if (idx > issued) {
+        if (over(idx)) return int64_t(before + taken);
+        issue(idx);
+      }
+    }
+    if (open && over(issued + 1)) return int64_t(before + taken);
+    before += t.entries;
+  }
+  return -1;
+}
+
+// The filter block of an RTL table checked with LevelDB's own BloomFilterPolicy (`bits` per key): located by the
+// metaindex's "filter.leveldb.BuiltinBloomFilter2" entry (its CRC checked), kFilterBaseLg 11, every filter equal
+// to the policy's CreateFilter of the user keys of the data blocks whose offsets fall in its 2 KiB (empty when
+// none), each of those keys matching it. "" when right.
+std::string CheckFilter(const std::string& bytes, uint64_t bits) {
+  try {
+    te::TableImage img{"rtl table", bytes};
+    const std::vector<te::BlockHandle> blocks = te_dv::DataBlockHandles(img);
+    const std::vector<std::vector<std::string>> keys = BlockKeys(img, blocks);
+    const uint8_t* foot = reinterpret_cast<const uint8_t*>(bytes.data()) + bytes.size() - te::kFooterBytes;
+    uint64_t mo = 0, ms = 0;
+    const uint8_t* p = te::ParseVarint64(foot, foot + te::kFooterBytes, &mo);
+    if (p) p = te::ParseVarint64(p, foot + te::kFooterBytes, &ms);
+    if (!p) return "footer: bad metaindex handle";
+    std::string scratch, fscratch;
+    std::string_view meta = te::ReadBlock(img, te::BlockHandle{mo, ms}, true, &scratch, nullptr);
+    te::BlockReader mr;
+    mr.Start(meta, &img.name, mo, false, te::kMaxInternalKeyBytes + 1);
+    if (!mr.Next() || mr.key() != std::string("filter.") + te::kBloomPolicyName) return "metaindex: no filter entry";
+    const te::BlockHandle fh = te::DecodeIndexHandle(mr.value(), img.name, mo);
+    if (mr.Next()) return "metaindex: more than one entry";
+    const std::string block(te::ReadBlock(img, fh, true, &fscratch, nullptr));
+    if (block.size() < 5 || block.back() != 11) return "filter block: no base lg 11";
+    const uint8_t* u = reinterpret_cast<const uint8_t*>(block.data());
+    const uint32_t array = te::LoadFixed32(u + block.size() - 5);
+    if (array > block.size() - 5 || (block.size() - 5 - array) % 4) return "filter block: bad offset array";
+    const size_t n = (block.size() - 5 - array) / 4;
+    std::vector<std::vector<std::string>> perFilter(n);
+    for (size_t b = 0; b < blocks.size(); b++) {
+      const size_t i = blocks[b].offset >> 11;
+      if (i >= n) return "filter block: no filter for the block at " + std::to_string(blocks[b].offset);
+      for (const std::string& k : keys[b]) perFilter[i].emplace_back(te::UserKey(k));
+    }
+    std::unique_ptr<const leveldb::FilterPolicy> policy(leveldb::NewBloomFilterPolicy(int(bits)));
+    for (size_t i = 0; i < n; i++) {
+      const uint32_t from = te::LoadFixed32(u + array + 4 * i);
+      const uint32_t to = i + 1 < n ? te::LoadFixed32(u + array + 4 * i + 4) : array;
+      if (from > to || to > array) return "filter " + std::to_string(i) + ": bad offsets";
+      const leveldb::Slice filter(block.data() + from, to - from);
+      std::string want;
+      if (!perFilter[i].empty()) {
+        std::vector<leveldb::Slice> ks(perFilter[i].begin(), perFilter[i].end());
+        policy->CreateFilter(ks.data(), int(ks.size()), &want);
+      }
+      if (filter.ToString() != want) return "filter " + std::to_string(i) + " differs from LevelDB's CreateFilter";
+      for (const std::string& k : perFilter[i])
+        if (!policy->KeyMayMatch(k, filter)) return "filter " + std::to_string(i) + ": LevelDB's KeyMayMatch misses a key";
+    }
+  } catch (const te::EngineError& e) {
+    return std::string("filter check: ") + e.Line();
+  }
+  return "";
+}
+
+// A job's bloom_bits_per_key: --bloom, or 0, 1, 10 or 20 at random.
+uint64_t JobBits(simc::Prng& r, const Options& o) {
+  static const uint64_t kBits[] = {0, 1, 10, 20};
+  return o.bloom >= 0 ? uint64_t(o.bloom) : kBits[Below(r, 4)];
+}
+
 // --table PATH: the entries of a LevelDB table file (read by the model's TableReader, checksums verified), one
 // job with the options given (random ones drawn as for random jobs); no cuts.
 Job TableJob(simc::Prng& r, const Options& o) {
@@ -317,6 +437,7 @@ Job TableJob(simc::Prng& r, const Options& o) {
   j.blockSize = o.blockSize ? o.blockSize : kBlocks[Below(r, 4)];
   j.interval = o.interval ? o.interval : (Below(r, 2) ? 16 : 1);
   j.maxFile = o.maxFileGiven ? o.maxFile : 2 << 20;
+  j.bits = JobBits(r, o);
   const std::vector<uint8_t> f = simc::readFile(o.table, "--table");
   const std::string bytes(f.begin(), f.end());
   te::TableImage img{o.table, bytes};
@@ -329,6 +450,7 @@ Job TableJob(simc::Prng& r, const Options& o) {
   }
   j.expected = ModelTables(j);
   if (o.indexBytes) j.indexFullAt = IndexFullAt(j, o.indexBytes);
+  if (o.filterBytes) j.filterFullAt = FilterFullAt(j, o.filterBytes, o.filterKeys, o.maxFilters);
   return j;
 }
 
@@ -339,6 +461,7 @@ Job RandomJob(simc::Prng& r, const Options& o) {
   j.blockSize = o.blockSize ? o.blockSize : kBlocks[Below(r, 4)];
   j.interval = o.interval ? o.interval : (Below(r, 2) ? 16 : 1);
   j.maxFile = o.maxFileGiven ? o.maxFile : kFiles[Below(r, 5)];
+  j.bits = JobBits(r, o);
   std::vector<std::string> keys;
   if (o.keyLen) {  // fixed lengths (throughput): consecutive numbers, as db_bench's keys
     for (uint64_t i = 0; i < o.entries; i++) {
@@ -389,6 +512,7 @@ Job RandomJob(simc::Prng& r, const Options& o) {
   }
   if (j.longKeyAt < 0) j.expected = ModelTables(j);
   if (j.longKeyAt < 0 && o.indexBytes) j.indexFullAt = IndexFullAt(j, o.indexBytes);
+  if (j.longKeyAt < 0 && o.filterBytes) j.filterFullAt = FilterFullAt(j, o.filterBytes, o.filterKeys, o.maxFilters);
   return j;
 }
 
@@ -427,6 +551,8 @@ std::string LevelDbReadBack(const std::string& bytes, const Job& j, size_t from,
   leveldb::Table* table = nullptr;
   leveldb::Options opt;
   opt.paranoid_checks = true;
+  std::unique_ptr<const leveldb::FilterPolicy> policy(j.bits ? leveldb::NewBloomFilterPolicy(int(j.bits)) : nullptr);
+  opt.filter_policy = policy.get();  // Table::Open then reads the filter block the metaindex names
   st = leveldb::Table::Open(opt, file, bytes.size(), &table);
   if (!st.ok()) return "LevelDB Table::Open: " + st.ToString();
   std::unique_ptr<leveldb::Table> tableOwner(table);
@@ -461,9 +587,11 @@ std::string Check(const Job& j, const std::vector<std::string>& tables, const st
              " code=" + std::to_string(done.code) + " entries=" + std::to_string(done.entries);
     return "";
   }
-  if (j.indexFullAt >= 0) {
-    if (!done.error || done.code != unsigned(te::ErrorCode::kOutputFull) || done.entries != uint64_t(j.indexFullAt))
-      return "expected OUTPUT_FULL after " + std::to_string(j.indexFullAt) + " entries, got error=" +
+  if (j.indexFullAt >= 0 || j.filterFullAt >= 0) {
+    const int64_t at = j.indexFullAt < 0 ? j.filterFullAt
+                       : j.filterFullAt < 0 ? j.indexFullAt : std::min(j.indexFullAt, j.filterFullAt);
+    if (!done.error || done.code != unsigned(te::ErrorCode::kOutputFull) || done.entries != uint64_t(at))
+      return "expected OUTPUT_FULL after " + std::to_string(at) + " entries, got error=" +
              std::to_string(done.error) + " code=" + std::to_string(done.code) + " entries=" + std::to_string(done.entries);
     for (size_t t = 0; t + 1 < st.size(); t++)  // the tables before it are whole and right
       if (t >= j.expected.size() || t >= tables.size() || tables[t] != j.expected[t].bytes) return "table before OUTPUT_FULL differs";
@@ -497,6 +625,7 @@ std::string Check(const Job& j, const std::vector<std::string>& tables, const st
     if (keys[2 * t] != e.smallest || keys[2 * t + 1] != e.largest) return at + "smallest or largest key differs";
     std::string rb = ReadBack(got, j, from, e.entries);
     if (rb.empty()) rb = LevelDbReadBack(got, j, from, e.entries, scratch);
+    if (rb.empty() && j.bits) rb = CheckFilter(got, j.bits);
     if (!rb.empty()) return at + rb;
     from += e.entries;
     total += got.size();
@@ -542,6 +671,30 @@ int main(int argc, char** argv) {
               "VALUE beat where a HEAD is due, a key under 8 bytes), then a soft reset",
               [&](const std::string& opt, const std::string& v) { o.bad = simc::toProbability(v, opt); });
   args.number("--index-bytes", &o.indexBytes, "the RTL's index buffer as generated (0: never full in these jobs)");
+  args.custom("--bloom", "N|random", "bloom_bits_per_key of every job, 0 to 1000 (0: no filter block; default 0), or "
+              "random: 0, 1, 10 or 20 per job",
+              [&](const std::string& opt, const std::string& v) {
+                uint64_t n = 0;
+                std::string why;
+                if (v == "random") o.bloom = -1;
+                else if (simc::parseUnsigned(v, 1000, &n, &why)) o.bloom = int64_t(n);
+                else simc::die("%s: %s", opt.c_str(), why.c_str());
+              });
+  args.custom("--filter-limits", "B,K,F", "the RTL's filter unit as generated: buffer bytes, keys of one filter, "
+              "filters of one table (default: never full in these jobs)",
+              [&](const std::string& opt, const std::string& v) {
+                uint64_t* dst[] = {&o.filterBytes, &o.filterKeys, &o.maxFilters};
+                size_t at = 0;
+                for (int i = 0; i < 3; i++) {
+                  const size_t comma = i < 2 ? v.find(',', at) : v.size();
+                  std::string why;
+                  if (comma == std::string::npos || !simc::parseUnsigned(v.substr(at, comma - at), uint64_t(1) << 30, dst[i], &why) ||
+                      *dst[i] == 0)
+                    simc::die("%s: '%s' is not three positive numbers B,K,F%s%s", opt.c_str(), v.c_str(), why.empty() ? "" : ": ",
+                              why.c_str());
+                  at = comma + 1;
+                }
+              });
   args.custom("--table", "PATH", "one job (--jobs times) of the entries of this LevelDB table file",
               [&](const std::string&, const std::string& v) { o.table = v; });
   args.flag("--tamper", &o.tamper, "change a byte of each job's first expected table (the comparison must fail)");
@@ -553,10 +706,10 @@ int main(int argc, char** argv) {
   const std::string scratch = te_dv::ScratchTablePath("table_writer_harness");
   Bench bench(o);
   uint64_t mismatches = 0, hangs = 0, entries = 0, tables = 0, cycles = 0, bytesIn = 0, bytesOut = 0, longKeys = 0,
-           indexFull = 0, badJobs = 0;
+           indexFull = 0, filterFull = 0, badJobs = 0, filtered = 0;
   for (uint64_t i = 0; i < o.jobs; i++) {
     Job j = o.table.empty() ? RandomJob(gen, o) : TableJob(gen, o);
-    const bool stops = j.longKeyAt >= 0 || j.indexFullAt >= 0 || j.badJobAt >= 0;  // the job ends in an error status
+    const bool stops = j.longKeyAt >= 0 || j.indexFullAt >= 0 || j.filterFullAt >= 0 || j.badJobAt >= 0;  // the job ends in an error status
     if (o.tamper && !j.expected.empty()) j.expected[0].bytes[j.expected[0].bytes.size() / 2] ^= 1;
     uint64_t payload = 0;
     for (auto& e : j.entries) payload += e.key.size() + e.value.size();
@@ -585,21 +738,25 @@ int main(int argc, char** argv) {
     }
     if (stops) {
       longKeys += j.longKeyAt >= 0;
-      indexFull += j.indexFullAt >= 0;
+      indexFull += j.indexFullAt >= 0 && (j.filterFullAt < 0 || j.indexFullAt <= j.filterFullAt);
+      filterFull += j.filterFullAt >= 0 && (j.indexFullAt < 0 || j.filterFullAt < j.indexFullAt);
       badJobs += j.badJobAt >= 0;
       continue;
     }
     entries += j.entries.size();
     tables += gotTables.size();
+    if (j.bits) filtered += gotTables.size();
     cycles += used;
     bytesIn += payload;
     for (auto& t : gotTables) bytesOut += t.size();
   }
   unlink(scratch.c_str());
   printf("jobs=%" PRIu64 " mismatches=%" PRIu64 " hangs=%" PRIu64 " violations=%" PRIu64 " entries=%" PRIu64 " tables=%" PRIu64
-         " long_keys=%" PRIu64 " index_full=%" PRIu64 " bad_jobs=%" PRIu64 " cycles=%" PRIu64 " bytes_in=%" PRIu64 " bytes_out=%" PRIu64
+         " filtered_tables=%" PRIu64 " long_keys=%" PRIu64 " index_full=%" PRIu64 " filter_full=%" PRIu64 " bad_jobs=%" PRIu64
+         " cycles=%" PRIu64 " bytes_in=%" PRIu64 " bytes_out=%" PRIu64
          " bytes_per_cycle=%.3f out_bytes_per_cycle=%.3f\n",
-         o.jobs, mismatches, hangs, bench.violations(), entries, tables, longKeys, indexFull, badJobs, cycles, bytesIn, bytesOut,
+         o.jobs, mismatches, hangs, bench.violations(), entries, tables, filtered, longKeys, indexFull, filterFull, badJobs,
+         cycles, bytesIn, bytesOut,
          cycles ? double(bytesIn) / cycles : 0.0, cycles ? double(bytesOut) / cycles : 0.0);
   return mismatches || hangs || bench.violations() ? 1 : 0;
 }

@@ -152,6 +152,7 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
   writer.io.cmd.blockSize := job.blockSize
   writer.io.cmd.restartInterval := job.restartInterval
   writer.io.cmd.maxFileSize := job.maxFileSize
+  writer.io.cmd.bitsPerKey := 0 // the engine's jobs have no filter block yet (the writer's bloom_bits_per_key)
   io.status.valid := state === J.Report
   io.status.payload := st
 

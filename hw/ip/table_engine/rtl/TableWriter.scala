@@ -7,8 +7,11 @@ import spinal.lib._
 /** Sizes of a table writer: `bytes` per beat, the longest internal key, the data block builder's restart RAM
   * (it bounds the block_size a job may ask, `maxBlockSize`) and the index buffer (the index block of one table
   * waits there until the table's data blocks are out; its bytes with trailer, a power of two). */
-case class TableWriterConfig(bytes: Int = 16, keyLimit: Int = 1032, maxRestarts: Int = 2048, indexBytes: Int = 1 << 16) {
+case class TableWriterConfig(bytes: Int = 16, keyLimit: Int = 1032, maxRestarts: Int = 2048, indexBytes: Int = 1 << 16,
+                             filterBytes: Int = 1 << 16, filterKeys: Int = 4096, maxFilters: Int = 4096, hashWords: Int = 1) {
   val data = BlockBuilderConfig(bytes, keyLimit, maxRestarts)
+  /** The filter unit (bloom_bits_per_key > 0): see BloomConfig. */
+  val bloom = BloomConfig(bytes, filterKeys, filterBytes, maxFilters, hashWords)
   val entry = data.entry
   require(isPow2(indexBytes) && indexBytes >= 1024, s"index buffer of $indexBytes bytes: a power of two >= 1024")
   /** An index entry takes at least 17 bytes (8-byte key, 2-byte handle, 3 varints, 4-byte restart), so the
@@ -32,11 +35,13 @@ object WriterControl {
   val End = 1
 }
 
-/** A job's options (LevelDB's Options::block_size, block_restart_interval, max_file_size). */
+/** A job's options (LevelDB's Options::block_size, block_restart_interval, max_file_size, and the bits per key of
+  * NewBloomFilterPolicy: 0 no filter block). */
 case class TableWriterCmd() extends Bundle {
   val blockSize = UInt(32 bits)
   val restartInterval = UInt(16 bits)
   val maxFileSize = UInt(32 bits)
+  val bitsPerKey = UInt(10 bits)
 }
 
 /** One per output table (after its last byte and its two keys on `keys`): `size` (the file's bytes), its
@@ -74,6 +79,8 @@ object TableFormat {
     withType ++ (0 until 4).map(i => ((m >> (8 * i)) & 0xff).toInt)
   }
   val MetaindexSize = 8
+  /** The metaindex entry's key of a table with a bloom filter block (TableBuilder::Finish). */
+  val FilterKey: Seq[Int] = Bloom.PolicyName.map(_.toInt)
   def bits(bytes: Seq[Int], n: Int): Bits = B(bytes.zipWithIndex.map { case (b, i) => BigInt(b) << (8 * i) }.sum, 8 * n bits)
 }
 
@@ -96,6 +103,12 @@ case class TableWriter(c: TableWriterConfig = TableWriterConfig()) extends Compo
   val soft = ClockDomain(clock = ClockDomain.current.readClockWire,
     reset = ClockDomain.current.readResetWire || io.softReset, config = ClockDomain.current.config)
   val core = soft(TableWriterCore(c))
+  // Filter-buffer words that may hold bits (all of them at power-up; those of a table stopped mid-way, kept across
+  // the soft reset): cleared before the next job with a filter.
+  soft.setSynchronousWith(ClockDomain.current) // one clock: the register below talks with the core
+  val dirty = Reg(UInt(log2Up(c.bloom.words + 1) bits)) init (c.bloom.words)
+  core.io.dirty := dirty
+  when(core.io.dirtyNext.valid) { dirty := core.io.dirtyNext.payload }
   core.io.cmd << io.cmd
   core.io.entries << io.entries
   io.output << core.io.output
@@ -111,6 +124,8 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
     val output = master Stream (Fragment(ByteBeat(c.bytes)))
     val keys = master Stream (Fragment(ByteBeat(c.bytes)))
     val status = master Stream (TableWriterStatus(c))
+    val dirty = in UInt (log2Up(c.bloom.words + 1) bits)
+    val dirtyNext = master Flow (UInt(log2Up(c.bloom.words + 1) bits))
   }
   val W = c.bytes
   val KW = c.entry.keyWords
@@ -163,6 +178,11 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
   }
   when(io.output.fire && io.output.last) { closing := False }
   val packerEmpty = fill === 0 && !closing
+  val fcrc = Crc32cUnit(W) // the filter block's trailer (its contents and type byte)
+  fcrc.io.clear := False
+  fcrc.io.input.valid := False
+  fcrc.io.input.data := pkMasked
+  fcrc.io.input.count := pk.count
   // By default the data blocks flow out; the table's end overrides with metaindex, index and footer.
   pk.valid := data.io.output.valid
   pk.data := data.io.output.data
@@ -176,6 +196,61 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
   val interval = Reg(UInt(16 bits)) init (1)
   val maxFileSize = Reg(UInt(32 bits))
   data.io.restartInterval := interval
+
+  // ---- the filter unit: user keys hashed as their KEY beats pass, the hashes wait in the hash FIFO until their
+  // filter is written into the filter buffer (FilterBlockBuilder::StartBlock at each data block's offset) ----
+  val BC = c.bloom
+  val bitsPerKey = Reg(UInt(10 bits)) init (0)
+  val probes = Reg(UInt(5 bits))
+  val filterOn = bitsPerKey =/= 0
+  val keyQ = StreamFifo(Fragment(HashBeat(W)), 32)
+  val hasher = BloomHasher(BC)
+  hasher.io.input << keyQ.io.pop
+  val hashQ = StreamFifo(UInt(32 bits), BC.hashSlots)
+  hashQ.io.push << hasher.io.hash
+  val gen = FilterGen(BC)
+  val fcmdQ = StreamFifo(FilterCmd(BC), 4)
+  gen.io.cmd << fcmdQ.io.pop
+  gen.io.hashes << hashQ.io.pop
+  gen.io.probes := probes
+  keyQ.io.push.valid := False
+  keyQ.io.push.payload.assignDontCare()
+  fcmdQ.io.push.valid := False
+  fcmdQ.io.push.payload.assignDontCare()
+  io.dirtyNext.valid := False
+  io.dirtyNext.payload := 0
+  val openKeys = Reg(UInt(BC.keyBits bits)) init (0) // keys since the last filter was issued
+  val openBits = Reg(UInt(32 bits)) init (0) // openKeys x bits_per_key
+  val issued = Reg(UInt(32 bits)) init (0) // filters issued in this table
+  val fUsed = Reg(UInt(32 bits)) init (0) // filter buffer bytes issued in this table
+  val fw = Reg(UInt(32 bits)) init (0) // filter buffer word (clean, read-out)
+  val fo = Reg(UInt(32 bits)) init (0) // filter offset read out
+  val filterOff = Reg(UInt(32 bits))
+  val filterSize = Reg(UInt(32 bits))
+  val metaSize = Reg(UInt(32 bits))
+  gen.io.bufAddr := fw.resized
+  gen.io.clear := False
+  gen.io.clearAddr := fw.resized
+  gen.io.offAddr := fo.resized
+  val fBytes = ((Mux(openBits < 64, U(64, 32 bits), openBits) + 7) >> 3).resize(32) // the open filter's bit array
+  /** Issue the open filter and empty ones up to `target` (the generator writes them while entries go on). */
+  def issueFilter(target: UInt): Unit = {
+    fcmdQ.io.push.valid := True
+    fcmdQ.io.push.keys := openKeys
+    fcmdQ.io.push.bytes := fBytes.resized
+    fcmdQ.io.push.base := fUsed.resized
+    fcmdQ.io.push.first := issued
+    fcmdQ.io.push.target := target
+    issued := target
+    openKeys := 0
+    openBits := 0
+    val end = Mux(openKeys === 0, fUsed, fUsed + fBytes + 1)
+    fUsed := end
+    io.dirtyNext.valid := True
+    io.dirtyNext.payload := ((end + W - 1) >> log2Up(W)).resized
+  }
+  /** The filter block would pass the filter buffer or its offset RAM: OUTPUT_FULL. */
+  def filterOver(target: UInt): Bool = target > BC.maxFilters || (openKeys =/= 0 && fUsed + fBytes + 1 > BC.filterBytes)
 
   // ---- keys: the entry's and the previous one (two banks swapped per entry), and the table's first ----
   val keyMem = Mem(Bits(8 * W bits), 2 * KW)
@@ -216,6 +291,12 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
   val indexSize = Reg(UInt(32 bits))
   val errCode = Reg(UInt(ErrorCodes.Width bits))
   val k = Reg(UInt(log2Up(KW + 64) bits)) // beat of a constant, footer or key being sent
+  // A data block's FLUSH crosses into a later 2 KiB filter base: the open filter goes out.
+  val flushEnd = fileOffset + data.io.estimate + 5
+  val crossIdx = (flushEnd >> Bloom.BaseLg).resize(32)
+  val cross = filterOn && crossIdx > issued
+  val flushOk = !cross || fcmdQ.io.push.ready
+  val flushOver = cross && filterOver(crossIdx)
 
   // ---- the index entry being written: the key in idxBank shortened at `cut` (or whole), the pending handle ----
   val idxBank = Reg(Bool())
@@ -224,10 +305,13 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
   val sepLen = Reg(UInt(KB bits))
   val handle = Bits(8 * c.handleBytes bits)
   val handleLen = UInt(4 bits)
+  val fh = Bits(8 * c.handleBytes bits) // the filter block's handle (the metaindex entry's value)
+  val fhLen = UInt(4 bits)
 
   object S extends SpinalEnum {
-    val Cmd, Idle, Key, Value, Check, IdxSep, IdxHead, IdxKey, IdxVal, CloseFlush, CloseWait, Meta, CloseIdx,
-        IdxFlush, IdxOut, IdxStatus, Footer, KeysFirst, KeysLast, Status, Done, Error, Halt = newElement()
+    val Cmd, Clean, Idle, Key, Value, Check, IdxSep, IdxHead, IdxKey, IdxVal, CloseFlush, CloseWait, Meta, CloseIdx,
+        IdxFlush, IdxOut, IdxStatus, Footer, KeysFirst, KeysLast, Status, Done, Error, Halt,
+        FClose, FWait, FBuf, FOff, FTail, FCrc, MetaHead, MetaKey, MetaVal, MetaFlush, MetaWait = newElement()
   }
   val state = RegInit(S.Cmd)
 
@@ -288,6 +372,7 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
     pendingIndex := True
     fileOffset := fileOffset + data.io.estimate + 5
     blockEntries := 0
+    when(cross) { issueFilter(crossIdx) }
   }
 
   /** Between entries: a HEAD starts the next entry, CUT / END close the table. */
@@ -296,10 +381,13 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
       when(beat.kind === EntryKind.Head) {
         when(beat.keyBytes > c.keyLimit) { fail("KEY_TOO_LONG") }
           .elsewhen(beat.keyBytes < 8) { fail("BAD_JOB") } // not an internal key (user key + 8-byte tag)
+          .elsewhen(filterOn && openKeys === BC.hashSlots) { fail("OUTPUT_FULL") } // one filter's keys past the hash FIFO
           .otherwise {
             data.io.entries.valid := True
             io.entries.ready := data.io.entries.ready
             when(data.io.entries.ready) {
+              openKeys := openKeys + 1
+              openBits := openBits + bitsPerKey
               curLen := beat.keyBytes
               valueLen := beat.valueBytes
               keyBeat := 0
@@ -320,22 +408,42 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
 
   switch(state) {
     is(S.Cmd) {
-      io.cmd.ready := True
+      val clean = io.cmd.bitsPerKey =/= 0 && io.dirty =/= 0
+      io.cmd.ready := !clean
+      when(io.cmd.valid && clean) { fw := 0; state := S.Clean }
       when(io.cmd.fire) {
         blockSize := io.cmd.blockSize
         interval := io.cmd.restartInterval
         maxFileSize := io.cmd.maxFileSize
+        bitsPerKey := io.cmd.bitsPerKey
+        val rom = Vec((0 until Bloom.ProbesCap).map(b => U(Bloom.probes(b), 5 bits)))
+        probes := Mux(io.cmd.bitsPerKey >= Bloom.ProbesCap, U(30, 5 bits), rom(io.cmd.bitsPerKey.resize(log2Up(Bloom.ProbesCap))))
         jobEntries := 0
         jobBytes := 0
         state := S.Idle
         when(io.cmd.blockSize > c.maxBlockSize || io.cmd.restartInterval === 0) { fail("BAD_JOB") }
       }
     }
+    is(S.Clean) { // bits left by a table stopped mid-way (soft reset) cleared before the next job
+      gen.io.clear := True
+      fw := fw + 1
+      when(fw + 1 >= io.dirty) { io.dirtyNext.valid := True; state := S.Cmd }
+    }
     is(S.Idle) { takeBeat() }
     is(S.Key) {
-      data.io.entries.valid := io.entries.valid
-      io.entries.ready := data.io.entries.ready
       val base = (keyBeat * W).resize(KB + 1)
+      // The user key's bytes (the 8-byte tag excluded) to the hasher; a user key of no bytes as one empty beat.
+      val userLen = (curLen - 8).resize(KB + 1)
+      val toHash = filterOn && (base < userLen || keyBeat === 0)
+      val hashReady = !toHash || keyQ.io.push.ready
+      data.io.entries.valid := io.entries.valid && hashReady
+      io.entries.ready := data.io.entries.ready && hashReady
+      keyQ.io.push.valid := io.entries.valid && data.io.entries.ready && toHash
+      keyQ.io.push.data := beat.data
+      keyQ.io.push.count := Mux(base >= userLen, U(0), min(U(W, KB + 1 bits), userLen - base)).resized
+      keyQ.io.push.hashInit := U(Bloom.Seed, 32 bits) ^ (userLen * U(Bloom.M, 32 bits)).resize(32)
+      keyQ.io.push.fragment.keyStart := keyBeat === 0
+      keyQ.io.push.last := base + W >= userLen
       val prevWord = lanes(keyMem.readAsync(keyAddr(!bank, keyBeat.resized)))
       val word = lanes(beat.data)
       val n = min(prevLen, curLen) - 8 // both keys' user parts (pendingIndex: the previous key is >= 8 bytes)
@@ -377,8 +485,10 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
       when(data.io.idle) {
         val flushed = fileOffset + data.io.estimate + 5
         when(data.io.estimate >= blockSize) {
-          flushData()
-          when(flushed >= maxFileSize) { endOfJob := False; state := S.CloseFlush } otherwise { state := S.Idle }
+          when(flushOver) { fail("OUTPUT_FULL") } elsewhen (flushOk) {
+            flushData()
+            when(flushed >= maxFileSize) { endOfJob := False; state := S.CloseFlush } otherwise { state := S.Idle }
+          }
         } elsewhen (fileOffset >= maxFileSize) {
           endOfJob := False
           state := S.CloseFlush
@@ -452,11 +562,123 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
     }
     is(S.CloseFlush) { // TableBuilder::Finish: the last data block ...
       when(blockEntries === 0) { state := S.CloseWait }
-        .elsewhen(data.io.idle) { flushData(); state := S.CloseWait }
+        .elsewhen(data.io.idle) {
+          when(flushOver) { fail("OUTPUT_FULL") } elsewhen (flushOk) { flushData(); state := S.CloseWait }
+        }
     }
     is(S.CloseWait) { // ... out of the data builder
-      when(data.io.idle) { metaOff := fileOffset; k := 0; state := S.Meta }
+      when(data.io.idle) {
+        metaOff := fileOffset
+        k := 0
+        state := Mux(filterOn, S.FClose, S.Meta)
+      }
     }
+    is(S.FClose) { // TableBuilder::Finish: the filter of the last blocks' keys (FilterBlockBuilder::Finish)
+      when(openKeys === 0) { state := S.FWait } elsewhen (filterOver(issued + 1)) { fail("OUTPUT_FULL") } elsewhen (
+          fcmdQ.io.push.ready) {
+        issueFilter(issued + 1)
+        state := S.FWait
+      }
+    }
+    is(S.FWait) { // every filter written: the filter block from the buffer (cleared as it leaves)
+      gen.io.bufAddr := 0
+      fw := 0
+      fo := 0
+      fcrc.io.clear := True
+      when(gen.io.idle && fcmdQ.io.occupancy === 0) { filterOff := fileOffset; state := S.FBuf }
+    }
+    is(S.FBuf) {
+      fcrc.io.input.valid := pkFire
+      pk.valid := True
+      pk.data := gen.io.bufData
+      pk.count := Mux(fUsed - (fw << log2Up(W)) >= W, U(W), (fUsed - (fw << log2Up(W))).resize(log2Up(W + 1))).resized
+      data.io.output.ready := False
+      gen.io.bufAddr := Mux(pkFire, fw + 1, fw).resized
+      gen.io.clear := pkFire
+      when(pkFire) {
+        fw := fw + 1
+        when(((fw + 1) << log2Up(W)) >= fUsed) { state := S.FOff }
+      }
+    }
+    is(S.FOff) { // the filters' offsets
+      fcrc.io.input.valid := pkFire
+      pk.valid := True
+      pk.data := gen.io.offData.asBits.resized
+      pk.count := 4
+      data.io.output.ready := False
+      gen.io.offAddr := Mux(pkFire, fo + 1, fo).resized
+      when(pkFire) {
+        fo := fo + 1
+        when(fo + 1 === issued) { k := 0; state := S.FTail }
+      }
+    }
+    is(S.FTail) { // the offset array's offset, kFilterBaseLg; the trailer's type byte (raw)
+      fcrc.io.input.valid := pkFire
+      val n = (6 + W - 1) / W
+      pk.valid := True
+      pk.data := pick((B(0, 8 bits) ## B(Bloom.BaseLg, 8 bits) ## fUsed.asBits).resize(8 * n * W), k)
+      pk.count := min(U(W, 8 bits), U(6, 8 bits) - (k * W).resize(8)).resized
+      data.io.output.ready := False
+      when(pkFire) {
+        k := k + 1
+        when(k === n - 1) { state := S.FCrc }
+      }
+    }
+    is(S.FCrc) {
+      pk.valid := True
+      pk.data := fcrc.io.masked.asBits.resized
+      pk.count := 4
+      data.io.output.ready := False
+      when(pkFire) {
+        val size = (fUsed + (issued << 2).resize(32) + 5).resize(32)
+        filterSize := size
+        fileOffset := fileOffset + size + 5
+        io.dirtyNext.valid := True // the buffer is clean again
+        state := S.MetaHead
+      }
+    }
+    is(S.MetaHead) { // the metaindex block with its one entry, by the (idle) data block builder
+      data.io.entries.valid := True
+      data.io.entries.fragment.kind := EntryKind.Head
+      data.io.entries.fragment.keyBytes := TableFormat.FilterKey.size
+      data.io.entries.fragment.valueBytes := fhLen.resized
+      data.io.entries.last := False
+      when(data.io.entries.ready) { k := 0; state := S.MetaKey }
+    }
+    is(S.MetaKey) {
+      val n = (TableFormat.FilterKey.size + W - 1) / W
+      data.io.entries.valid := True
+      data.io.entries.fragment.kind := EntryKind.Key
+      data.io.entries.fragment.data := pick(TableFormat.bits(TableFormat.FilterKey, n * W), k)
+      data.io.entries.fragment.count := min(U(W, 8 bits), U(TableFormat.FilterKey.size, 8 bits) - (k * W).resize(8)).resized
+      data.io.entries.last := False
+      when(data.io.entries.ready) {
+        k := k + 1
+        when(k === n - 1) { k := 0; state := S.MetaVal }
+      }
+    }
+    is(S.MetaVal) {
+      val base = (k * W).resize(6)
+      data.io.entries.valid := True
+      data.io.entries.fragment.kind := EntryKind.Value
+      data.io.entries.fragment.data := pick(fh, k)
+      data.io.entries.fragment.count := min(U(W, 6 bits), fhLen.resize(6) - base).resized
+      data.io.entries.last := base + W >= fhLen
+      when(data.io.entries.ready && base + W >= fhLen) { state := S.MetaFlush }
+      when(data.io.entries.ready) { k := k + 1 }
+    }
+    is(S.MetaFlush) {
+      data.io.entries.valid := True
+      data.io.entries.fragment.kind := BuilderKind.Flush
+      data.io.entries.last := True
+      when(data.io.entries.ready) {
+        metaOff := fileOffset
+        metaSize := data.io.estimate
+        fileOffset := fileOffset + data.io.estimate + 5
+        state := S.MetaWait
+      }
+    }
+    is(S.MetaWait) { when(data.io.idle) { state := S.CloseIdx } }
     is(S.Meta) { // the metaindex block (empty: no filter policy)
       val bytes = TableFormat.Metaindex
       val n = (bytes.size + W - 1) / W
@@ -466,7 +688,7 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
       data.io.output.ready := False
       when(pkFire) {
         k := k + 1
-        when(k === n - 1) { fileOffset := fileOffset + bytes.size; state := S.CloseIdx }
+        when(k === n - 1) { fileOffset := fileOffset + bytes.size; metaSize := TableFormat.MetaindexSize; state := S.CloseIdx }
       }
     }
     is(S.CloseIdx) { // the last index entry: ShortSuccessor of the last key
@@ -512,7 +734,7 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
         }
         acc
       }
-      val handles = cat(Seq(Varint.encode(metaOff), Varint.encode(U(TableFormat.MetaindexSize, 32 bits)),
+      val handles = cat(Seq(Varint.encode(metaOff), Varint.encode(metaSize),
         Varint.encode(indexOff), Varint.encode(indexSize)))
       val n = (TableFormat.FooterBytes + W - 1) / W
       val footer = (B(TableFormat.Magic, 64 bits) ## handles).resize(8 * n * W)
@@ -555,6 +777,10 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
         fileOffset := 0
         tableEntries := 0
         indexUsed := 0
+        issued := 0
+        fUsed := 0
+        openKeys := 0
+        openBits := 0
         state := Mux(endOfJob, S.Done, S.Idle)
       }
     }
@@ -582,13 +808,19 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
   val hSize = Varint.encode(pendSize)
   handle := (hOff._1.resize(8 * c.handleBytes) | (hSize._1.resize(8 * c.handleBytes) << (hOff._2 << 3)).resize(8 * c.handleBytes))
   handleLen := (hOff._2 +^ hSize._2).resized
+  val fOff = Varint.encode(filterOff)
+  val fSize = Varint.encode(filterSize)
+  fh := (fOff._1.resize(8 * c.handleBytes) | (fSize._1.resize(8 * c.handleBytes) << (fOff._2 << 3)).resize(8 * c.handleBytes))
+  fhLen := (fOff._2 +^ fSize._2).resized
 }
 
 /** `table_engine.GenerateTableWriter [--bytes 4|8|16|32] [--key-limit N] [--max-restarts N] [--index-bytes N]
-  * --out DIR`: DIR/TableWriter.v, the table engine's table writer (data blocks, index, metaindex, footer). */
+  * [--filter-bytes N] [--filter-keys N] [--max-filters N] [--hash-words N] --out DIR`: DIR/TableWriter.v, the table engine's table writer (data blocks, index, metaindex, footer). */
 object GenerateTableWriter extends Generator("build/gen/table_engine_writer_w16",
       Gen.intOpt("bytes", 16, Seq(4, 8, 16, 32)), Gen.intOpt("key-limit", 1032, min = 1024),
-      Gen.intOpt("max-restarts", 2048, min = 4), Gen.intOpt("index-bytes", 1 << 16, min = 1024)) {
+      Gen.intOpt("max-restarts", 2048, min = 4), Gen.intOpt("index-bytes", 1 << 16, min = 1024),
+      Gen.intOpt("filter-bytes", 1 << 16, min = 64), Gen.intOpt("filter-keys", 4096, min = 4),
+      Gen.intOpt("max-filters", 4096, min = 2), Gen.intOpt("hash-words", 1, Seq(1, 2, 4, 8))) {
   def top(a: Gen.Args) = TableWriter(TableWriterConfig(a.int("bytes"), a.int("key-limit"), a.int("max-restarts"),
-    a.int("index-bytes")))
+    a.int("index-bytes"), a.int("filter-bytes"), a.int("filter-keys"), a.int("max-filters"), a.int("hash-words")))
 }
