@@ -14,7 +14,7 @@ import pytest
 from lsmc.build import table_engine_writer_top as writer
 from lsmc.build.table_engine_rtl import summary
 
-WIDTHS = (4, 16)  # the narrowest beat and the engine's
+WIDTHS = (pytest.param(4, marks=pytest.mark.long), 16)  # the narrowest beat (its build: LSMC_LONG=1), the engine's
 
 
 @pytest.fixture(scope="module", params=WIDTHS, ids=lambda w: f"w{w}")
