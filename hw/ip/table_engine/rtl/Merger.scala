@@ -297,30 +297,29 @@ case class MergerCore(c: MergeConfig) extends Component {
         when(word === ((loadLen + (W - 1)) >> log2Up(W)).resize(c.wordBits + 1) - 1) { state := S.Check }
       }
     }
-    is(S.Check) { // the final beat's lanes are registered: the run's order check and the new head's row
+    is(S.Check) { // the final beat's lanes are registered: the new head's row and the run's order check
+      // The head is written whatever the order check says (after an error the stage halts and no head is
+      // read again), so the check's verdict drives only the state and the error registers.
       for (i <- 0 until K) when(sel === i) {
         val (prevLess, prevEqual, prevSame) = verdict(i)
-        // the run's order: its previous key must sort strictly before the new one
-        when(hasPrev(i) && (prevLess || prevEqual)) {
-          fail("KEY_ORDER", sel, taken(i))
-        } otherwise {
-          for (m <- 0 until K if m != i) {
-            val (less, equal, same) = verdict(m)
-            lt(i)(m) := less
-            lt(m)(i) := !less && !equal
-            eq(i)(m) := equal
-            eq(m)(i) := equal
-            sameUser(i)(m) := same
-            sameUser(m)(i) := same
-          }
-          sameAsLast(i) := hasPrev(i) && prevSame
-          headValid(i) := True
-          keyLen(i) := loadLen
-          valueLen(i) := loadValue
-          tag(i) := loadTag
-          taken(i) := taken(i) + 1
-          state := S.Decide
+        for (m <- 0 until K if m != i) {
+          val (less, equal, same) = verdict(m)
+          lt(i)(m) := less
+          lt(m)(i) := !less && !equal
+          eq(i)(m) := equal
+          eq(m)(i) := equal
+          sameUser(i)(m) := same
+          sameUser(m)(i) := same
         }
+        sameAsLast(i) := hasPrev(i) && prevSame
+        headValid(i) := True
+        keyLen(i) := loadLen
+        valueLen(i) := loadValue
+        tag(i) := loadTag
+        taken(i) := taken(i) + 1
+        state := S.Decide
+        // the run's order: its previous key must sort strictly before the new one
+        when(hasPrev(i) && (prevLess || prevEqual)) { fail("KEY_ORDER", sel, taken(i)) }
       }
     }
     is(S.Decide) {
