@@ -1,5 +1,6 @@
-"""The flows: the compaction IP, the NAND controller and the NAND DMA path alone (out of context), and the
-whole ECPIX-5 board design through LiteX's trellis script; each returns the PnrResult of its nextpnr run."""
+"""The flows: the compaction IP, the NAND controller, the NAND DMA path and the table engine's merge stage alone
+(out of context), and the whole ECPIX-5 board design through LiteX's trellis script; each returns the PnrResult
+of its nextpnr run."""
 from __future__ import annotations
 
 import functools

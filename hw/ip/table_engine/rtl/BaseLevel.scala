@@ -150,8 +150,10 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
   val a = keyMem.readSync(ahead.resize(log2Up(c.entry.keyWords)))
   val o = rangeMem.readSync((otherOff + ahead).resize(c.wordBits))
   val rangeDescOut = rangeDesc.readSync((levelStart(lvlSafe) + ptr(lvlSafe)).resize(c.rangeBits))
-  val gpDescOut = gpDesc.readSync(gpIdx.resize(c.gpBits))
-  val gpTagOut = gpTag.readSync(gpIdx.resize(c.gpBits))
+  // the grandparent's index is known a clock ahead (GpCmp moves it to the next), so GpSel needs no priming
+  val gpAddr = (gpIdx + (phase === P.GpCmp).asUInt.resize(16)).resize(c.gpBits)
+  val gpDescOut = gpDesc.readSync(gpAddr)
+  val gpTagOut = gpTag.readSync(gpAddr)
   val minLen = Mux(userLen.resize(16) < otherLen, userLen.resize(16), otherLen)
   val base = word.resize(16) * W
   val diff = Bits(W bits)
@@ -239,8 +241,6 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
         word := 0
         when(gpIdx >= gpCount) {
           emit(baseBit)
-        } elsewhen (!primed) {
-          primed := True
         } otherwise {
           desc := gpDescOut
           descTag := gpTagOut
