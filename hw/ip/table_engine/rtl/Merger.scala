@@ -87,6 +87,7 @@ case class MergerCore(c: MergeConfig) extends Component {
   val errRun = Reg(UInt(c.runBits bits))
   val errEntry = Reg(UInt(32 bits))
   val isError = RegInit(False)
+  val orderBad = RegNext(False) init (False) // Check found the new head not after its run's previous key
 
   for (i <- 0 until K) io.inputs(i).ready := False
   def inReady(v: Bool): Unit = for (i <- 0 until K) when(sel === i) { io.inputs(i).ready := v }
@@ -298,8 +299,8 @@ case class MergerCore(c: MergeConfig) extends Component {
       }
     }
     is(S.Check) { // the final beat's lanes are registered: the new head's row and the run's order check
-      // The head is written whatever the order check says (after an error the stage halts and no head is
-      // read again), so the check's verdict drives only the state and the error registers.
+      // The head is written whatever the order check says: its verdict is registered (`orderBad`) and
+      // `Decide`, the next clock, stops the job before it picks (no head is read again after an error).
       for (i <- 0 until K) when(sel === i) {
         val (prevLess, prevEqual, prevSame) = verdict(i)
         for (m <- 0 until K if m != i) {
@@ -319,11 +320,13 @@ case class MergerCore(c: MergeConfig) extends Component {
         taken(i) := taken(i) + 1
         state := S.Decide
         // the run's order: its previous key must sort strictly before the new one
-        when(hasPrev(i) && (prevLess || prevEqual)) { fail("KEY_ORDER", sel, taken(i)) }
+        orderBad := hasPrev(i) && (prevLess || prevEqual)
       }
     }
     is(S.Decide) {
-      when(anyLoad) { // at the start: every run's first head, one after the other
+      when(orderBad) { // the head `Check` just wrote (entry taken - 1 of its run) broke its run's order
+        fail("KEY_ORDER", sel, taken(sel) - 1)
+      } elsewhen (anyLoad) { // at the start: every run's first head, one after the other
         sel := firstLoad
         state := S.LoadHead
       } elsewhen (!headValid.orR) {
