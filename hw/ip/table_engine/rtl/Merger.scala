@@ -264,6 +264,7 @@ case class MergerCore(c: MergeConfig) extends Component {
     is(S.LoadHead) { // the winner's run: once its value is in the FIFO and its key has left the RAM
       when(!valuePull && !outKey) {
         inReady(True)
+        wordNext := 0 // the key's first word is read for LoadKey whether or not a HEAD comes (no key leaves now)
         when(in.valid) {
           when(beat.kind === MergeKind.End) {
             ended(sel) := True
@@ -275,7 +276,6 @@ case class MergerCore(c: MergeConfig) extends Component {
           } otherwise {
             loadLen := beat.keyBytes
             loadValue := beat.valueBytes
-            wordNext := 0
             state := S.LoadKey
             // the compare's lengths against every head (for `sel`, the run's previous key)
             val newUser = (beat.keyBytes - 8).resize(keyLenBits)
