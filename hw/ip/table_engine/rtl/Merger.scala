@@ -58,7 +58,7 @@ case class MergerCore(c: MergeConfig) extends Component {
   val keyLenBits = c.entry.keyLenBits
 
   object S extends SpinalEnum {
-    val Decide, LoadHead, LoadKey, OutEnd, Status, Halt = newElement()
+    val Decide, LoadHead, LoadKey, Check, OutEnd, Status, Halt = newElement()
   }
   val state = RegInit(S.Decide)
 
@@ -87,6 +87,7 @@ case class MergerCore(c: MergeConfig) extends Component {
   val errRun = Reg(UInt(c.runBits bits))
   val errEntry = Reg(UInt(32 bits))
   val isError = RegInit(False)
+  val orderBad = RegNext(False) init (False) // Check found the new head not after its run's previous key
 
   for (i <- 0 until K) io.inputs(i).ready := False
   def inReady(v: Bool): Unit = for (i <- 0 until K) when(sel === i) { io.inputs(i).ready := v }
@@ -94,59 +95,57 @@ case class MergerCore(c: MergeConfig) extends Component {
   val beat = in.fragment
 
   // ---- comparators: the beat arriving (the new head of `sel`) against word `word` of every key RAM ----
-  // (for RAM `sel` that is the run's previous key, read before the beat overwrites it)
+  // (for RAM `sel` that is the run's previous key, read before the beat overwrites it). The RAMs are read
+  // synchronously: the address is `word`'s next value, so the word is there when `word` gets it. A beat's
+  // per-lane results (user byte differs, new byte below) are registered (`laneNe`, `laneLt`, `laneValid`);
+  // the clock after folds them into `decided` / `newLess`, and `Check` folds the final beat's into the
+  // verdict. The tags are compared whole in `Check` (64-bit numbers, larger sorts first).
+  val wordNext = cloneOf(word)
+  wordNext := word
+  word := wordNext
   val rdAddr = word.resize(c.wordBits)
-  val words = keyMem.map(_.readAsync(rdAddr))
-  val newUser = (loadLen - 8).resize(keyLenBits)
-  val decided = Vec(Reg(Bool()), K) // a user-key byte differs
+  val words = keyMem.map(_.readSync(wordNext.resize(c.wordBits)))
+  val decided = Vec(Reg(Bool()), K) // a user-key byte differs (beats before the last registered lanes)
   val newLess = Vec(Reg(Bool()), K)
-  val tagDiff = Vec(Reg(Bool()), K) // user keys the same length and a tag byte differs
-  val tagGreater = Vec(Reg(Bool()), K) // the new tag is larger at its highest differing byte
-  val decidedNow, newLessNow, tagDiffNow, tagGreaterNow = Vec(Bool(), K)
-  val beatBase = (word << log2Up(W)).resize(keyLenBits + 1)
+  val uMin = Vec(Reg(UInt(keyLenBits bits)), K) // the shorter user key's length, the new vs head m
+  val sameLen = Vec(Reg(Bool()), K) // the user keys are the same length
+  val newShorter = Vec(Reg(Bool()), K)
+  val laneNe = Vec(Reg(Bits(W bits)), K)
+  val laneLt = Vec(Reg(Bits(W bits)), K)
+  val laneValid = RegNext(False) init (False)
   val keyBeat = state === S.LoadKey && in.valid
+  when(keyBeat) { laneValid := True }
+  val laneWord = word.resize(c.wordBits + 1)
+  val lessHere = Vec(Bool(), K)
   for (m <- 0 until K) {
-    val oldUser = (keyLen(m) - 8).resize(keyLenBits)
-    val uMin = Mux(newUser < oldUser, newUser, oldUser)
-    val userDiff = Bits(W bits)
-    val tagLaneDiff = Bits(W bits)
+    val uWord = (uMin(m) >> log2Up(W)).resize(c.wordBits + 1)
+    val uLane = uMin(m)(log2Up(W) - 1 downto 0)
     for (p <- 0 until W) {
       val a = beat.data(8 * p, 8 bits).asUInt
       val b = words(m)(8 * p, 8 bits).asUInt
-      val pos = beatBase + p
-      userDiff(p) := pos < uMin.resize(keyLenBits + 1) && a =/= b
-      tagLaneDiff(p) := newUser === oldUser && pos >= newUser.resize(keyLenBits + 1) &&
-        pos < loadLen.resize(keyLenBits + 1) && a =/= b
+      val user = laneWord < uWord || (laneWord === uWord && U(p, log2Up(W) bits) < uLane)
+      when(keyBeat) {
+        laneNe(m)(p) := user && a =/= b
+        laneLt(m)(p) := a < b
+      }
     }
-    val firstUser = OHMasking.first(userDiff)
-    val lastTag = OHMasking.last(tagLaneDiff)
-    val lessHere = (0 until W).map(p => firstUser(p) && beat.data(8 * p, 8 bits).asUInt < words(m)(8 * p, 8 bits).asUInt).orR
-    val greaterHere = (0 until W).map(p => lastTag(p) && beat.data(8 * p, 8 bits).asUInt > words(m)(8 * p, 8 bits).asUInt).orR
-    // the verdict so far including this beat (the final beat's verdict is used in its own clock)
-    val firstBeat = word === 0
-    val wasDecided = decided(m) && !firstBeat
-    val wasTag = tagDiff(m) && !firstBeat
-    decidedNow(m) := wasDecided || userDiff.orR
-    newLessNow(m) := Mux(wasDecided, newLess(m), lessHere)
-    tagDiffNow(m) := wasTag || tagLaneDiff.orR
-    tagGreaterNow(m) := Mux(tagLaneDiff.orR, greaterHere, tagGreater(m))
-    when(keyBeat) {
-      decided(m) := decidedNow(m)
-      newLess(m) := newLessNow(m)
-      tagDiff(m) := tagDiffNow(m)
-      tagGreater(m) := tagGreaterNow(m)
+    lessHere(m) := (OHMasking.first(laneNe(m)) & laneLt(m)).orR
+    when(laneValid) {
+      decided(m) := decided(m) || laneNe(m).orR
+      when(!decided(m)) { newLess(m) := lessHere(m) }
     }
   }
   // The final verdicts (state Check): new < old(m), new == old(m), same user key.
   def verdict(m: Int): (Bool, Bool, Bool) = {
-    val oldUser = (keyLen(m) - 8).resize(keyLenBits)
-    val sameLen = newUser === oldUser
-    val less = Mux(decidedNow(m), newLessNow(m), Mux(!sameLen, newUser < oldUser, tagDiffNow(m) && tagGreaterNow(m)))
-    val equal = !decidedNow(m) && sameLen && !tagDiffNow(m)
-    (less, equal, !decidedNow(m) && sameLen)
+    val dNow = decided(m) || laneNe(m).orR
+    val lNow = Mux(decided(m), newLess(m), lessHere(m))
+    val tagGreater = loadTag.asUInt > tag(m).asUInt
+    val less = Mux(dNow, lNow, Mux(!sameLen(m), newShorter(m), tagGreater))
+    val equal = !dNow && sameLen(m) && loadTag === tag(m)
+    (less, equal, !dNow && sameLen(m))
   }
 
-  // The tag: the key's last 8 bytes, picked from the beats as they pass (`loadTagNow` with this beat's).
+  // The tag: the key's last 8 bytes, picked from the beats as they pass.
   val loadTagNow = Bits(64 bits)
   loadTagNow := loadTag
   for (t <- 0 until 8) {
@@ -185,20 +184,6 @@ case class MergerCore(c: MergeConfig) extends Component {
   }
   val now = pick(headValid(_), lt(_)(_), eq(_)(_))
   val winner = now.win
-  val vLess = Vec((0 until K).map(m => verdict(m)._1))
-  val vEq = Vec((0 until K).map(m => verdict(m)._2))
-  val vSame = Vec((0 until K).map(m => verdict(m)._3))
-  def ltNext(a: Int, b: Int): Bool = Mux(sel === a, vLess(b), Mux(sel === b, !vLess(a) && !vEq(a), lt(a)(b)))
-  def eqNext(a: Int, b: Int): Bool = Mux(sel === a, vEq(b), Mux(sel === b, vEq(a), eq(a)(b)))
-  def sameNext(a: Int, b: Int): Bool = Mux(sel === a, vSame(b), Mux(sel === b, vSame(a), sameUser(a)(b)))
-  val next = pick(i => headValid(i) || sel === i, ltNext, eqNext)
-  val lastLoadWord = ((loadLen + (W - 1)) >> log2Up(W)).resize(c.wordBits + 1) - 1
-  val orderError = hasPrev(sel) && (vLess(sel) || vEq(sel))
-  val othersLoaded = (0 until K).map(i => sel === i || !needLoad(i)).andR
-  // the final KEY beat of a run's next head: the next winner's HEAD leaves in this clock (no `Decide`)
-  val early = Bool()
-  val headFromLoad = early && next.win === sel
-
   // ---- output: the winner's entry leaves in three overlapping parts: its HEAD (with the final KEY beat of
   // the head that decided it, or in `Decide`), its key from the RAM
   // (`outKey`), its value through a small FIFO (`valuePull` fills it from the run while the key leaves,
@@ -220,16 +205,16 @@ case class MergerCore(c: MergeConfig) extends Component {
   val outBusy = outKey || drain // the last winner's entry is still leaving
 
   val outBeat = io.output.payload
-  val outSel = Mux(outBusy, sel, Mux(early, next.win, winner)) // the HEAD beat leaves when the winner is known
+  val outSel = Mux(outBusy, sel, winner) // the HEAD beat leaves when the winner is known
   io.output.valid := False
   outBeat.last := False
   outBeat.entry.kind := EntryKind.Head
   outBeat.entry.data := 0
   outBeat.entry.count := 0
-  outBeat.entry.keyBytes := Mux(headFromLoad, loadLen, keyLen(outSel))
-  outBeat.entry.valueBytes := Mux(headFromLoad, loadValue, valueLen(outSel))
-  outBeat.tag := Mux(headFromLoad, loadTagNow, tag(outSel))
-  outBeat.sameUser := Mux(headFromLoad, hasPrev(sel) && vSame(sel), sameAsLast(outSel))
+  outBeat.entry.keyBytes := keyLen(outSel)
+  outBeat.entry.valueBytes := valueLen(outSel)
+  outBeat.tag := tag(outSel)
+  outBeat.sameUser := sameAsLast(outSel)
   val outWords = ((keyLen(sel) + (W - 1)) >> log2Up(W)).resize(c.wordBits + 1)
   val finalKeyWord = word === outWords - 1
   val keyTail = keyLen(sel)(log2Up(W) - 1 downto 0)
@@ -240,7 +225,7 @@ case class MergerCore(c: MergeConfig) extends Component {
     outBeat.entry.count := Mux(finalKeyWord && keyTail =/= 0, keyTail.resize(c.entry.countBits), U(W, c.entry.countBits bits))
     outBeat.last := finalKeyWord && valueLen(sel) === 0
     when(io.output.ready) {
-      word := word + 1
+      wordNext := word + 1
       when(finalKeyWord) { outKey := False }
     }
   } elsewhen (drain) {
@@ -260,8 +245,6 @@ case class MergerCore(c: MergeConfig) extends Component {
   io.status.entry := errEntry
   io.status.entries := outCount
 
-  early := state === S.LoadKey && in.valid && word === lastLoadWord && !orderError && othersLoaded && !drain &&
-    !next.dup
   def emitHead(w: UInt, same: (Int, Int) => Bool, valueBytes: UInt): Unit = {
     for (x <- 0 until K) when(w === x) {
       for (m <- 0 until K if m != x) sameAsLast(m) := same(x, m)
@@ -273,7 +256,7 @@ case class MergerCore(c: MergeConfig) extends Component {
     drain := valueBytes =/= 0
     outCount := outCount + 1
     sel := w
-    word := 0
+    wordNext := 0
     state := S.LoadHead
   }
 
@@ -281,6 +264,7 @@ case class MergerCore(c: MergeConfig) extends Component {
     is(S.LoadHead) { // the winner's run: once its value is in the FIFO and its key has left the RAM
       when(!valuePull && !outKey) {
         inReady(True)
+        wordNext := 0 // the key's first word is read for LoadKey whether or not a HEAD comes (no key leaves now)
         when(in.valid) {
           when(beat.kind === MergeKind.End) {
             ended(sel) := True
@@ -292,8 +276,16 @@ case class MergerCore(c: MergeConfig) extends Component {
           } otherwise {
             loadLen := beat.keyBytes
             loadValue := beat.valueBytes
-            word := 0
             state := S.LoadKey
+            // the compare's lengths against every head (for `sel`, the run's previous key)
+            val newUser = (beat.keyBytes - 8).resize(keyLenBits)
+            for (m <- 0 until K) {
+              val oldUser = (keyLen(m) - 8).resize(keyLenBits)
+              uMin(m) := Mux(newUser < oldUser, newUser, oldUser)
+              sameLen(m) := newUser === oldUser
+              newShorter(m) := newUser < oldUser
+              decided(m) := False
+            }
           }
         }
       }
@@ -302,42 +294,39 @@ case class MergerCore(c: MergeConfig) extends Component {
       inReady(True)
       when(in.valid) {
         for (i <- 0 until K) when(sel === i) { keyMem(i)(rdAddr) := beat.data }
-        word := word + 1
-        // the final beat: the run's order check and the new head's row of the matrix, in its clock
-        when(word === ((loadLen + (W - 1)) >> log2Up(W)).resize(c.wordBits + 1) - 1) {
-          for (i <- 0 until K) when(sel === i) {
-            val (prevLess, prevEqual, prevSame) = verdict(i)
-            // the run's order: its previous key must sort strictly before the new one
-            when(hasPrev(i) && (prevLess || prevEqual)) {
-              fail("KEY_ORDER", sel, taken(i))
-            } otherwise {
-              for (m <- 0 until K if m != i) {
-                val (less, equal, same) = verdict(m)
-                lt(i)(m) := less
-                lt(m)(i) := !less && !equal
-                eq(i)(m) := equal
-                eq(m)(i) := equal
-                sameUser(i)(m) := same
-                sameUser(m)(i) := same
-              }
-              sameAsLast(i) := hasPrev(i) && prevSame
-              headValid(i) := True
-              keyLen(i) := loadLen
-              valueLen(i) := loadValue
-              tag(i) := loadTagNow
-              taken(i) := taken(i) + 1
-              state := S.Decide
-              when(early) {
-                io.output.valid := True
-                when(io.output.ready) { emitHead(next.win, sameNext, Mux(next.win === sel, loadValue, valueLen(next.win))) }
-              }
-            }
-          }
+        wordNext := word + 1
+        when(word === ((loadLen + (W - 1)) >> log2Up(W)).resize(c.wordBits + 1) - 1) { state := S.Check }
+      }
+    }
+    is(S.Check) { // the final beat's lanes are registered: the new head's row and the run's order check
+      // The head is written whatever the order check says: its verdict is registered (`orderBad`) and
+      // `Decide`, the next clock, stops the job before it picks (no head is read again after an error).
+      for (i <- 0 until K) when(sel === i) {
+        val (prevLess, prevEqual, prevSame) = verdict(i)
+        for (m <- 0 until K if m != i) {
+          val (less, equal, same) = verdict(m)
+          lt(i)(m) := less
+          lt(m)(i) := !less && !equal
+          eq(i)(m) := equal
+          eq(m)(i) := equal
+          sameUser(i)(m) := same
+          sameUser(m)(i) := same
         }
+        sameAsLast(i) := hasPrev(i) && prevSame
+        headValid(i) := True
+        keyLen(i) := loadLen
+        valueLen(i) := loadValue
+        tag(i) := loadTag
+        taken(i) := taken(i) + 1
+        state := S.Decide
+        // the run's order: its previous key must sort strictly before the new one
+        orderBad := hasPrev(i) && (prevLess || prevEqual)
       }
     }
     is(S.Decide) {
-      when(anyLoad) { // at the start: every run's first head, one after the other
+      when(orderBad) { // the head `Check` just wrote (entry taken - 1 of its run) broke its run's order
+        fail("KEY_ORDER", sel, taken(sel) - 1)
+      } elsewhen (anyLoad) { // at the start: every run's first head, one after the other
         sel := firstLoad
         state := S.LoadHead
       } elsewhen (!headValid.orR) {
@@ -477,16 +466,19 @@ case class MergeDrop(c: MergeConfig = MergeConfig()) extends Component {
     val merger = MergerCore(c)
     val drop = DropFilter(c, cuts = c.walker.isDefined)
     for (i <- 0 until c.ways) merger.io.inputs(i) << io.inputs(i)
+    // A register slice both ways between the select and the drop decision (the drop's 64-bit compares
+    // and its ready never share a clock with the winner's pick).
+    val merged = merger.io.output.s2mPipe().m2sPipe()
     c.walker match {
       case None =>
-        drop.io.input << merger.io.output
+        drop.io.input << merged
         drop.io.isBase << io.isBase
       case Some(wc) =>
         // The walker sees every merged entry's key; the drop filter's copy waits in a FIFO that holds a
         // HEAD and a whole key, so the bit of an entry is always made before its HEAD is due.
         val walker = BaseLevelWalker(wc)
         walker.io.load << io.baseLoad.get
-        val (toWalker, toDrop) = StreamFork2(merger.io.output)
+        val (toWalker, toDrop) = StreamFork2(merged)
         walker.io.input.translateFrom(toWalker)((w, m) => { w.fragment := m.fragment.entry; w.last := m.last })
         walker.io.tag := toWalker.fragment.tag
         drop.io.input << toDrop.queue(c.keyWords + 4)
@@ -498,7 +490,7 @@ case class MergeDrop(c: MergeConfig = MergeConfig()) extends Component {
     io.output << drop.io.output
     val st = merger.io.status
     // the status waits for the drop filter to finish what the merger sent (never mid-entry)
-    val ready = st.error && !drop.io.inEntry || drop.io.ended
+    val ready = st.error && !drop.io.inEntry && !merged.valid && !drop.io.input.valid || drop.io.ended
     io.status.valid := st.valid && ready
     st.ready := io.status.ready && ready
     io.status.error := st.error
