@@ -28,7 +28,7 @@ Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, i
   stage("crc_check", verify ? Div(rd.blocks.bytes, kStreamBytes) : 0);
   stage("decompress", DecompressCycles(rd.blocks));
   stage("entry_decode", DecodeCycles(rd.decode));
-  stage("merge", std::max(r.entries_in, r.merge_key_beats));
+  stage("merge", r.entries_in * kMergeEntryCycles + r.merge_key_beats + rd.decode.value_beats);
   stage("drop", r.entries_in);
   stage("block_build", BuildCycles(wr.build));
   stage("compress", Div(wr.compressor_in, kCompressors * kCompressBytesPerLane));

@@ -27,6 +27,9 @@ namespace cycle_model {
 constexpr uint64_t kDecodeBlockCycles = 2;       // BlockReader: command, first header, verdict, status
 constexpr uint64_t kDecompressBlockCycles = 7;   // SnappyDecompressor: raw length, final chunk, packer, status
 constexpr uint64_t kBuildBlockCycles = 6;        // BlockBuilder: FLUSH, count, type, CRC, packer drain, status
+// From the RTL's structure (doc/merge.md), not fitted: MergeDrop spends per entry its HEAD beat and the
+// Check and Decide clocks of its pipelined select, besides the key and value beats.
+constexpr uint64_t kMergeEntryCycles = 3;
 // Uncalibrated (no RTL yet):
 constexpr uint64_t kCompressors = 8;             // compressor lanes, one block each (see model.md)
 constexpr uint64_t kCompressBytesPerLane = 1;    // input bytes per clock per lane
