@@ -249,10 +249,11 @@ def test_db_test_subset_kb16(built):
     assert r.log.device_cycles > 0 and r.log.entries > 0
 
 
-def test_stock_reader_cross_check(built):
-    """A DB written through libleveldb.so.1d offloaded to the table engine (verify on) reads back
-    identically with Debian's."""
-    ok, msg = ldb.stock_cross_check(seed=3, ops=20000, backend="model")
+@pytest.mark.parametrize("backend", ["model", "rtl"])
+def test_stock_reader_cross_check(built, backend):
+    """A DB written through libleveldb.so.1d offloaded to the table engine, its model or its RTL (verify on;
+    the RTL's tables uncompressed), reads back identically with Debian's."""
+    ok, msg = ldb.stock_cross_check(seed=3, ops=20000, backend=backend)
     assert ok, msg
 
 
