@@ -2,9 +2,11 @@
 // the offloaded library (LD_LIBRARY_PATH=build/leveldb/lib) to write a database and once with Debian's
 // stock library to read it back.
 //
-//   lsmc_db_check write DIR SEED OPS   random puts, overwrites and deletes (small write buffer and
+//   lsmc_db_check write DIR SEED OPS [snappy|none]
+//                                      random puts, overwrites and deletes (small write buffer and
 //                                      files, so compactions run), a snapshot held for part of the run;
-//                                      checks the DB against an in-memory map, then writes DIR.expect
+//                                      checks the DB against an in-memory map, then writes DIR.expect;
+//                                      tables Snappy-compressed (LevelDB's default) or not
 //   lsmc_db_check read DIR             opens DIR (paranoid checks) and compares a full scan and point
 //                                      reads with DIR.expect
 // Each run first prints "lib PATH" (the libleveldb it loaded). Exit 0 ok, 1 mismatch, 2 usage/IO error.
@@ -70,7 +72,9 @@ int main(int argc, char** argv) {
     opt.paranoid_checks = true;
     leveldb::DB* db = nullptr;
     if (mode == "write") {
-        if (argc < 5) return fprintf(stderr, "usage: %s write DIR SEED OPS\n", argv[0]), 2;
+        if (argc < 5 || argc > 6 || (argc == 6 && strcmp(argv[5], "snappy") != 0 && strcmp(argv[5], "none") != 0))
+            return fprintf(stderr, "usage: %s write DIR SEED OPS [snappy|none]\n", argv[0]), 2;
+        if (argc == 6 && strcmp(argv[5], "none") == 0) opt.compression = leveldb::kNoCompression;
         rng_state = strtoull(argv[3], nullptr, 10) * 0x9E3779B97F4A7C15ull | 1;
         long ops = atol(argv[4]);
         leveldb::DestroyDB(dir, opt);

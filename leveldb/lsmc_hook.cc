@@ -1,15 +1,16 @@
 // lsmc compaction offload hook for LevelDB 1.23 (docs/leveldb.md). Two device paths:
 //
-// Table engine (LSMC_OFFLOAD=model, hw/ip/table_engine): the engine does the whole compaction. The hook
-// reads the input tables' bytes from their files and hands them over with the run layout (each
-// Level-0 file a run, newest first; each input level >= 1 one run in key order), the DB's table
-// options, smallest_snapshot, the grandparents (for ShouldStopBefore) and the deeper levels' user-key
+// Table engine (LSMC_OFFLOAD=model: its C++ model; rtl: its Verilated RTL; hw/ip/table_engine): the engine
+// does the whole compaction. The hook reads the input tables' bytes from their files and hands them over with
+// the run layout (each Level-0 file a run, newest first; each input level >= 1 one run in key order), the DB's
+// table options, smallest_snapshot, the grandparents (for ShouldStopBefore) and the deeper levels' user-key
 // ranges (for IsBaseLevelForKey). The engine applies LevelDB's drop rules and writes the tables as
 // TableBuilder does; the hook numbers them as OpenCompactionOutputFile would, writes and syncs them,
 // and DoCompactionWork's tail installs them with the same VersionEdit. LevelDB's loop does not run.
 //
-// KB16 IP (rtl, soc, hw/ip/compaction): each input run (one per Level-0 file, newest first, then one
-// per level) becomes a KB16 run of its distinct user keys; the value address of a key indexes a side
+// KB16 IP (kb16: its Verilated RTL in process; soc: the full SoC; hw/ip/compaction): each input run (one per
+// Level-0 file, newest first, then one per level) becomes a KB16 run of its distinct user keys; the value
+// address of a key indexes a side
 // table holding its internal key (user key, sequence, type) and value. Older versions of a key
 // inside one run hang behind their newest version in the side table. The device merges the runs
 // (cascading over its 2 ways) and names the superseded addresses. The stream handed back to the loop
@@ -23,6 +24,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cinttypes>
 #include <condition_variable>
 #include <cstdio>
@@ -70,7 +72,7 @@ struct Stats {
 std::mutex g_stats_mu;
 std::map<const void*, Stats> g_stats;
 
-enum Fault { kNoFault = 0, kSwap = 1, kFlip = 2 };
+enum Fault { kNoFault = 0, kSwap = 1, kFlip = 2, kHang = 3 };
 
 struct Config {
   int backend = LSMC_BACKEND_OFF;
@@ -90,9 +92,10 @@ const Config& config() {
     }
     c.verify = lsmc_env_flag("LSMC_OFFLOAD_VERIFY");
     // Self-tests of the verifiers (tests/test_leveldb.py): swap exchanges the first two entries of the
-    // KB16 path's stream, flip changes the first byte of the table engine's first output table.
-    static const char* const kFaults[] = {"none", "swap", "flip"};
-    c.fault = lsmc_env_choice("LSMC_OFFLOAD_FAULT", kFaults, 3, kNoFault);
+    // KB16 path's stream, flip changes the first byte of the table engine's first output table; hang
+    // gives each job on the engine's RTL one clock, so it ends without status (the device-error fallback).
+    static const char* const kFaults[] = {"none", "swap", "flip", "hang"};
+    c.fault = lsmc_env_choice("LSMC_OFFLOAD_FAULT", kFaults, 4, kNoFault);
     lsmc_env_check();  // every variable is read now, so a bad value is named when the library starts
     lsmc_table::PaceFromEnv();
     return c;
@@ -402,7 +405,7 @@ void CountFallback(const void* db, const Options& options, Compaction* c, const 
       c->num_input_files(1), c->level() + 1, why.tag.c_str(), why.detail.c_str());
 }
 
-// The KB16 path (rtl, soc): the device's merge rebuilt into the stream LevelDB's loop writes.
+// The KB16 path (kb16, soc): the device's merge rebuilt into the stream LevelDB's loop writes.
 Iterator* Kb16Offload(const void* db, const Config& cfg, uint64_t t0, const Options& options, const Comparator* ucmp,
                       TableCache* tc, Compaction* c, SequenceNumber smallest_snapshot, Iterator* input) {
   Job job;
@@ -507,15 +510,15 @@ std::string ReasonOf(const std::string& code) {
 
 // Runs the job on a thread; meanwhile (and until the paced device time has passed) the compaction
 // thread keeps flushing the immutable memtable, as LevelDB's loop does between entries.
-lsmc_table::Result RunJob(lsmc_table::Job&& job, const OffloadHost& host, uint64_t* wait_us, double* device_us,
-                          uint64_t* wall_us) {
+lsmc_table::Result RunJob(lsmc_table::Job&& job, lsmc_table::Engine engine, const OffloadHost& host, uint64_t* wait_us,
+                          double* device_us, uint64_t* wall_us) {
   const auto start = std::chrono::steady_clock::now();
   std::mutex mu;
   std::condition_variable cv;
   bool finished = false;
   lsmc_table::Result res;
   std::thread worker([&] {
-    lsmc_table::Result r = lsmc_table::Compact(std::move(job));
+    lsmc_table::Result r = lsmc_table::Compact(std::move(job), engine);
     std::lock_guard<std::mutex> l(mu);
     res = std::move(r);
     finished = true;
@@ -534,7 +537,7 @@ lsmc_table::Result RunJob(lsmc_table::Job&& job, const OffloadHost& host, uint64
   *device_us = pace.DeviceUs(res.cycles, res.bytes_in + res.bytes_out);
   *wait_us = 0;
   if (pace.on && res.ok()) {
-    // The model's own time counts against the device's: the job ends at start + device time.
+    // The model's (or the simulation's) own time counts against the device's: the job ends at start + device time.
     const auto deadline = start + std::chrono::microseconds(uint64_t(*device_us + 0.5));
     const auto waited_from = std::chrono::steady_clock::now();
     while (!shutting_down) {
@@ -767,17 +770,37 @@ bool TableEngineOffload(const void* db, const Config& cfg, uint64_t t0, Env* env
   }
   for (const FileMetaData* g : c->grandparents())
     job.grandparents.emplace_back(g->largest.Encode().ToString(), g->file_size);
+  // The RTL's walker holds up to 1024 deeper files: it gets those that overlap the compaction's user keys
+  // (the others never answer IsBaseLevelForKey differently), as table_engine_top.md asks of the host.
+  const bool rtl = cfg.backend == LSMC_BACKEND_RTL;
+  std::string lo, hi;
+  if (rtl) {
+    bool first = true;
+    for (int which = 0; which < 2; which++)
+      for (int i = 0; i < c->num_input_files(which); i++) {
+        const Slice s = c->input(which, i)->smallest.user_key(), l = c->input(which, i)->largest.user_key();
+        if (first || ucmp->Compare(s, lo) < 0) lo = s.ToString();
+        if (first || ucmp->Compare(l, hi) > 0) hi = l.ToString();
+        first = false;
+      }
+  }
   for (int level = c->level() + 2; level < config::kNumLevels; level++) {
     std::vector<std::pair<std::string, std::string>> files;
-    for (const FileMetaData* f : c->input_version()->files(level))
+    for (const FileMetaData* f : c->input_version()->files(level)) {
+      if (rtl && (ucmp->Compare(f->largest.user_key(), lo) < 0 || ucmp->Compare(f->smallest.user_key(), hi) > 0))
+        continue;
       files.emplace_back(f->smallest.user_key().ToString(), f->largest.user_key().ToString());
+    }
     job.deeper_levels.push_back(std::move(files));
   }
+  if (cfg.fault == kHang) job.rtl_max_cycles = 1;
   const size_t n_runs = job.runs.size();
   uint64_t wait_us = 0, wall_us = 0;
   double device_us = 0;
-  lsmc_table::Result res = RunJob(std::move(job), host, &wait_us, &device_us, &wall_us);
+  lsmc_table::Result res = RunJob(std::move(job), rtl ? lsmc_table::Engine::kRtl : lsmc_table::Engine::kModel, host,
+                                  &wait_us, &device_us, &wall_us);
   files_open.clear();
+  if (!res.refused.empty()) return fallback(res.refused, res.error);  // what the RTL does not do yet
   if (!res.ok()) return fallback(ReasonOf(res.error_code), res.error);
   if (cfg.fault == kFlip && !res.tables.empty() && !res.tables[0].bytes.empty()) res.tables[0].bytes[0] ^= 1;
 
@@ -807,7 +830,7 @@ bool TableEngineOffload(const void* db, const Config& cfg, uint64_t t0, Env* env
     Log(options.info_log, "Generated table #%llu@%d: %lld keys, %lld bytes (lsmc table engine)",
         (unsigned long long)(*outputs)[i].number, c->level(), (long long)res.tables[i].entries,
         (long long)(*outputs)[i].file_size);
-  const uint64_t host_us = lsmc_thread_cpu_us() - t0;  // the model ran on its own thread
+  const uint64_t host_us = lsmc_thread_cpu_us() - t0;  // the model (or the RTL) ran on its own thread
   {
     std::lock_guard<std::mutex> l(g_stats_mu);
     Stats& s = g_stats[db];
@@ -826,12 +849,13 @@ bool TableEngineOffload(const void* db, const Config& cfg, uint64_t t0, Env* env
   }
   const lsmc_table::Pace& pace = lsmc_table::PaceFromEnv();
   Log(options.info_log,
-      "lsmc: compaction %d@%d + %d@%d offloaded (table engine model): %zu runs, %zu tables, %" PRIu64
-      " entries in, %" PRIu64 " out, %zu tables out, %" PRIu64 " cycles; device %.0f us MODELLED (%.0f MHz, %s)%s,"
-      " model CPU %" PRIu64 " us, host %" PRIu64 " us",
-      c->num_input_files(0), c->level(), c->num_input_files(1), c->level() + 1, n_runs, n_tables, res.entries_in,
-      res.entries_out, res.tables.size(), res.cycles, device_us, pace.mhz, pace.link.c_str(),
-      pace.on ? (", paced: waited " + std::to_string(wait_us) + " us").c_str() : "", res.cpu_us, host_us);
+      "lsmc: compaction %d@%d + %d@%d offloaded (table engine %s): %zu runs, %zu tables, %" PRIu64
+      " entries in, %" PRIu64 " out, %zu tables out, %" PRIu64 " cycles%s; device %.0f us MODELLED (%.0f MHz, %s)%s,"
+      " %s CPU %" PRIu64 " us, host %" PRIu64 " us",
+      c->num_input_files(0), c->level(), c->num_input_files(1), c->level() + 1, rtl ? "RTL" : "model", n_runs, n_tables, res.entries_in,
+      res.entries_out, res.tables.size(), res.cycles, rtl ? " (RTL clocks)" : "", device_us, pace.mhz,
+      pace.link.c_str(), pace.on ? (", paced: waited " + std::to_string(wait_us) + " us").c_str() : "",
+      rtl ? "simulation" : "model", res.cpu_us, host_us);
   return true;
 }
 
@@ -847,7 +871,7 @@ bool OffloadCompaction(const void* db, Env* env, const std::string& dbname, cons
     Why why;
     why.Fail("config", cfg.error);
     CountFallback(db, options, c, why);
-  } else if (cfg.backend == LSMC_BACKEND_MODEL) {
+  } else if (cfg.backend == LSMC_BACKEND_MODEL || cfg.backend == LSMC_BACKEND_RTL) {
     done = TableEngineOffload(db, cfg, t0, env, dbname, options, ucmp, tc, c, smallest_snapshot, host, *input,
                               outputs);
   } else if (cfg.backend != LSMC_BACKEND_OFF) {
@@ -880,7 +904,8 @@ void OffloadDbClosed(const void* db) {
   line += "\n";
   FILE* f = fopen(path, "a");
   if (!f) {
-    fprintf(stderr, "lsmc: cannot append to LSMC_OFFLOAD_LOG=%s\n", path);
+    const std::string problem = std::string("cannot be appended to (") + strerror(errno) + ")";
+    lsmc_env_bad("LSMC_OFFLOAD_LOG", path, problem.c_str(), "no log (the counts are dropped)");
     return;
   }
   fputs(line.c_str(), f);

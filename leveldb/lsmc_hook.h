@@ -36,11 +36,11 @@ struct OffloadOutput {
 
 // Called by DBImpl::DoCompactionWork with the mutex released; `*input` is LevelDB's merging iterator
 // over the compaction's inputs.
-// - Table engine (LSMC_OFFLOAD=model): returns true when the engine did the whole compaction: its
+// - Table engine (LSMC_OFFLOAD=model or rtl): returns true when the engine did the whole compaction: its
 //   tables are written and synced under numbers from host.new_file_number and listed in *outputs;
 //   LevelDB's loop then has nothing to do and its tail installs them. Returns false (the reason
 //   counted and logged) when the compaction falls back to the CPU path; nothing is left behind.
-// - KB16 IP (rtl, soc): may replace *input with the stream rebuilt from the device's merge, which the
+// - KB16 IP (kb16, soc): may replace *input with the stream rebuilt from the device's merge, which the
 //   unchanged loop writes; returns false.
 // *input may be wrapped (to time the compaction); DoCompactionWork deletes it as before.
 bool OffloadCompaction(const void* db, Env* env, const std::string& dbname, const Options& options,

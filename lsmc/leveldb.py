@@ -1,9 +1,10 @@
-"""`lsmc leveldb test|bench`: LevelDB 1.23 with its compactions offloaded to the table engine or the
-KB16 compaction IP (docs/leveldb.md). `scripts/leveldb build` makes the binaries this runs.
+"""`lsmc leveldb test|bench`: LevelDB 1.23 with its compactions offloaded to the table engine (its model or
+its RTL) or the KB16 compaction IP (docs/leveldb.md). `scripts/leveldb build` makes the binaries this runs.
 
 test [BINARY...]   every LevelDB 1.23 test binary, first on the stock path (LSMC_OFFLOAD=off) to know
-                   which pass there, then with LSMC_OFFLOAD=model (--backend) LSMC_OFFLOAD_VERIFY=1; prints each
-                   binary's result and offload counts, the stock-reader cross-check, and last
+                   which pass there, then with LSMC_OFFLOAD=model (--backend rtl|kb16|soc)
+                   LSMC_OFFLOAD_VERIFY=1; prints each binary's result and offload counts, the stock-reader
+                   cross-check, and last
                    `N passed, M failed` (gtest test cases of the offloaded run).
 bench [--ops N]    db_bench, stock and the engine paced at 100/250 MHz, Snappy and none -> results/leveldb.*
 """
@@ -175,9 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     t = sub.add_parser("test", help="LevelDB's own tests with compactions offloaded, verify on")
     t.add_argument("binaries", nargs="*", help="test binaries (default: all in build/leveldb/bin)")
     t.add_argument("--filter", help="gtest filter (--gtest_filter)")
-    t.add_argument("--backend", choices=("model", "rtl", "soc"), default=TEST_BACKEND,
+    t.add_argument("--backend", choices=("model", "rtl", "kb16", "soc"), default=TEST_BACKEND,
                    help="LSMC_OFFLOAD of the offloaded run: model (the table engine's C++ model, default), "
-                        "rtl or soc (the KB16 compaction IP)")
+                        "rtl (its Verilated RTL, random stalls), kb16 or soc (the KB16 compaction IP)")
     t.add_argument("--no-stock", action="store_true", help="skip the stock (offload off) pre-run")
     t.add_argument("--no-cross-check", action="store_true", help="skip the stock-reader cross-check")
     cluster.add_option(t, "the binaries")

@@ -1,9 +1,9 @@
 """LevelDB 1.23 with compactions offloaded (docs/leveldb.md): to the table engine's C++ model
-(LSMC_OFFLOAD=model) and to the Verilated KB16 compaction IP (rtl). The short subset `scripts/test`
-runs; the full judge is `scripts/leveldb test` (every LevelDB test binary).
+(LSMC_OFFLOAD=model), to its Verilated RTL (rtl) and to the Verilated KB16 compaction IP (kb16). The short
+subset `scripts/test` runs; the full judge is `scripts/leveldb test` (every LevelDB test binary).
 
 Builds what it needs first (`scripts/leveldb build db_test`: Debian's source package, the repo's patch,
-the host driver with the table engine's model and the Verilated IP)."""
+the host driver with the table engine's model, the engine's Verilated RTL and the Verilated KB16 IP)."""
 from __future__ import annotations
 
 import csv
@@ -55,10 +55,10 @@ def test_driver_cascade_model(built):
 
 
 @pytest.mark.parametrize("stall", ["0", "0.3"])
-def test_driver_cascade_rtl(built, stall):
-    """N runs (1..9, some empty, keys up to 16 bytes) merged on the Verilated IP, with and without
+def test_driver_cascade_kb16(built, stall):
+    """N runs (1..9, some empty, keys up to 16 bytes) merged on the Verilated KB16 IP, with and without
     back-pressure, against a std::map model."""
-    r = run_checker("rtl", 80, 11, 400, env=dict(os.environ, LSMC_RTL_STALL=stall))
+    r = run_checker("kb16", 80, 11, 400, env=dict(os.environ, LSMC_RTL_STALL=stall))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "failed=0" in r.stdout
 
@@ -84,6 +84,42 @@ def test_db_test_subset_table_engine(built):
     assert r.log.offloaded > r.log.fallback, r.log.summary()
     assert not set(r.log.reasons) - set(ldb.EXPECTED_REASONS), r.log.summary()
     assert r.log.tables_out > 0 and r.log.bytes_in > 0 and r.log.device_cycles > 0
+
+
+# On the table engine's RTL: db_test cases that run every option configuration (ChangeOptions: Snappy, Snappy
+# with a reused log, the bloom filter, no compression) and compact; the RTL takes the uncompressed
+# configuration's jobs (Snappy output and the filter block are not in its RTL yet: rtl-compression,
+# rtl-filter) with up to its ways' runs.
+RTL_CASES = ":".join(f"DBTest.{c}" for c in (
+    "GetSnapshot", "IterMultiWithDeleteAndCompaction", "OverlapInLevel0", "GetEncountersEmptyLevel",
+    "GetPicksCorrectFile", "Snapshot", "ApproximateSizes"))
+
+
+def test_db_test_subset_table_engine_rtl(built):
+    """LevelDB's own db_test cases on the table engine's Verilated RTL in process, its AXI memory and job
+    streams stalled 10 % (LSMC_RTL_STALL), verify on: every compaction the RTL did is compared with
+    LevelDB's own compaction of the same inputs, byte for byte (a difference aborts the binary). Jobs the
+    RTL does not run yet fall back with an rtl-* reason, nothing else but the expected reasons."""
+    r = ldb.run_test_binary("db_test", "rtl", gtest_filter=RTL_CASES, tag="-pytest")
+    output = (ldb.TMP / "db_test-rtl-pytest" / "output.txt").read_text()
+    assert r.failed == 0 and r.rc == 0, (r.failures, output[-3000:])
+    assert r.passed == len(RTL_CASES.split(":"))
+    assert r.log.offloaded >= 3 and r.log.tables_out > 0 and r.log.device_cycles > 0, r.log.summary()
+    assert not set(r.log.reasons) - set(ldb.EXPECTED_REASONS) - set(ldb.RTL_REASONS), r.log.summary()
+    # the RTL's own clocks: its one AXI read port moves at most 16 bytes a clock
+    assert r.log.device_cycles * 16 >= r.log.bytes_in > 0, (r.log.device_cycles, r.log.bytes_in)
+
+
+def test_rtl_device_error_falls_back(built):
+    """A job the engine's RTL ends without status (LSMC_OFFLOAD_FAULT=hang gives each one clock) falls back
+    as device-error, nothing written, and the CPU path redoes the compaction: the cases pass with verify on.
+    LSMC_RTL_STALL=2, a value the library cannot use, is named once and 0 used instead."""
+    r = ldb.run_test_binary("db_test", "rtl", gtest_filter="DBTest.SparseMerge", tag="-hang",
+                            extra_env={"LSMC_OFFLOAD_FAULT": "hang", "LSMC_RTL_STALL": "2"})
+    out = (ldb.TMP / "db_test-rtl-hang" / "output.txt").read_text()
+    assert r.failed == 0 and r.rc == 0, (r.failures, out[-2000:])
+    assert r.log.offloaded == 0 and r.log.reasons.get("device-error", 0) > 0, r.log.summary()
+    assert out.count("LSMC_RTL_STALL='2' is not a probability in [0, 1); using 0") == 1, out[-2000:]
 
 
 def test_verify_catches_a_wrong_table(built):
@@ -197,26 +233,27 @@ def test_bad_values_named_once(built):
     for line in ("LSMC_RTL_STALL='abc' is not a probability in [0, 1); using 0",
                  "LSMC_DEVICE_MHZ='0' is not a clock in MHz (1..10000); using 100",
                  "LSMC_HOST_LINK='pcie9x1' is not one of pcie3x4|", "LSMC_DEVICE_PACE='yes' is not 0 or 1; using 0",
-                 "LSMC_OFFLOAD_FAULT='bogus' is not one of none|swap|flip; using none",
+                 "LSMC_OFFLOAD_FAULT='bogus' is not one of none|swap|flip|hang; using none",
                  "LSMC_RTL_SEED='-3' is not an unsigned integer; using the default seed"):
         assert out.count(line) == 1, (line, out[-2000:])
 
 
-def test_db_test_subset_offloaded(built):
-    """LevelDB's own db_test cases with LSMC_OFFLOAD=rtl LSMC_OFFLOAD_VERIFY=1 (the KB16 IP: an
+def test_db_test_subset_kb16(built):
+    """LevelDB's own db_test cases with LSMC_OFFLOAD=kb16 LSMC_OFFLOAD_VERIFY=1 (the KB16 IP: an
     offloaded compaction whose stream differs from LevelDB's merging iterator aborts the binary)."""
-    r = ldb.run_test_binary("db_test", "rtl", gtest_filter=DB_TEST_CASES, tag="-pytest")
-    output = (ldb.TMP / "db_test-rtl-pytest" / "output.txt").read_text()
+    r = ldb.run_test_binary("db_test", "kb16", gtest_filter=DB_TEST_CASES, tag="-pytest")
+    output = (ldb.TMP / "db_test-kb16-pytest" / "output.txt").read_text()
     assert r.failed == 0 and r.rc == 0, (r.failures, output[-3000:])
     assert r.passed == len(DB_TEST_CASES.split(":"))
     assert r.log.offloaded > r.log.fallback, r.log.summary()
     assert r.log.device_cycles > 0 and r.log.entries > 0
 
 
-def test_stock_reader_cross_check(built):
-    """A DB written through libleveldb.so.1d offloaded to the table engine (verify on) reads back
-    identically with Debian's."""
-    ok, msg = ldb.stock_cross_check(seed=3, ops=20000, backend="model")
+@pytest.mark.parametrize("backend", ["model", "rtl"])
+def test_stock_reader_cross_check(built, backend):
+    """A DB written through libleveldb.so.1d offloaded to the table engine, its model or its RTL (verify on;
+    the RTL's tables uncompressed), reads back identically with Debian's."""
+    ok, msg = ldb.stock_cross_check(seed=3, ops=20000, backend=backend)
     assert ok, msg
 
 
@@ -224,7 +261,7 @@ def test_bad_backend_named(built):
     """A misspelt LSMC_OFFLOAD is named on stderr; compactions fall back (reason config), tests pass."""
     r = ldb.run_test_binary("db_test", "rtI", gtest_filter="DBTest.SparseMerge", tag="-bad")
     out = (ldb.TMP / "db_test-rtI-bad" / "output.txt").read_text()
-    assert "LSMC_OFFLOAD='rtI' is not a back end (off|model|rtl|soc)" in out
+    assert "LSMC_OFFLOAD='rtI' is not a back end (off|model|rtl|soc|kb16)" in out
     assert r.failed == 0 and r.passed == 1
     assert r.log.offloaded == 0 and r.log.reasons.get("config", 0) > 0, r.log.summary()
 
@@ -232,9 +269,9 @@ def test_bad_backend_named(built):
 def test_verify_catches_a_wrong_stream(built):
     """The verifier is live: a deliberately swapped device stream (LSMC_OFFLOAD_FAULT=swap) aborts the
     binary at the first offloaded compaction with both entries printed."""
-    r = ldb.run_test_binary("db_test", "rtl", extra_env={"LSMC_OFFLOAD_FAULT": "swap"},
+    r = ldb.run_test_binary("db_test", "kb16", extra_env={"LSMC_OFFLOAD_FAULT": "swap"},
                             gtest_filter="DBTest.SparseMerge", tag="-fault")
-    out = (ldb.TMP / "db_test-rtl-fault" / "output.txt").read_text()
+    out = (ldb.TMP / "db_test-kb16-fault" / "output.txt").read_text()
     assert r.rc != 0 and r.failed >= 1
     assert "LSMC_OFFLOAD_VERIFY: offloaded compaction differs from the CPU path at entry 0" in out
 

@@ -6,11 +6,10 @@
  * (cascading compaction as in Lim and Shin, "LSM-Tree Compaction FPGA Accelerator using Cascading Compaction": pairs into temporary runs, then the final merge), and returns one canonical run plus
  * every superseded value address.
  *
- * Back ends (LSMC_OFFLOAD): off (no device: lsmc_open returns NULL), model (the project's C merge,
- * fw/lib/kb16.c), rtl (the Verilated compaction IP in-process, AXI4-Lite + streams driven from C++
- * with optional random back-pressure, LSMC_RTL_STALL=P), soc (each 2-way job on the full SoC simulation
- * running the firmware's host-loaded job mode; seconds per job, for small cases). Unknown values are
- * an error.
+ * Back ends of lsmc_merge_runs: model (the project's C merge, fw/lib/kb16.c), kb16 (the Verilated
+ * compaction IP in-process, AXI4-Lite + streams driven from C++ with optional random back-pressure,
+ * LSMC_RTL_STALL=P), soc (each 2-way job on the full SoC simulation running the firmware's host-loaded
+ * job mode; seconds per job, for small cases).
  * Thread-safe: one job at a time per process (a mutex), which is how LevelDB compacts anyway. */
 #ifndef LSMC_OFFLOAD_H
 #define LSMC_OFFLOAD_H
@@ -22,7 +21,12 @@
 extern "C" {
 #endif
 
-typedef enum { LSMC_BACKEND_OFF = 0, LSMC_BACKEND_MODEL = 1, LSMC_BACKEND_RTL = 2, LSMC_BACKEND_SOC = 3 } lsmc_backend;
+/* model and rtl are the table engine (lsmc_table.h: its C++ model, its Verilated RTL); kb16 and soc the
+ * KB16 compaction IP (its Verilated RTL in process; the full SoC), the back ends lsmc_merge_runs takes
+ * besides model (the C merge). */
+typedef enum {
+    LSMC_BACKEND_OFF = 0, LSMC_BACKEND_MODEL = 1, LSMC_BACKEND_RTL = 2, LSMC_BACKEND_SOC = 3, LSMC_BACKEND_KB16 = 4
+} lsmc_backend;
 
 /* Back end named by LSMC_OFFLOAD (unset or empty: off). On an unknown name returns -1 and writes a
  * message naming the variable and the accepted values into err. */

@@ -1,5 +1,6 @@
 // lsmc host driver, table-engine back end (docs/leveldb.md): one LevelDB compaction as one job of the
-// table engine (hw/ip/table_engine/doc/table-engine.md), run on the engine's C++ model in process.
+// table engine (hw/ip/table_engine/doc/table-engine.md), run in process on the engine's C++ model or on its
+// Verilated RTL (hw/ip/table_engine/doc/table_engine_top.md).
 // The caller hands over the input tables' bytes and the job's parameters and gets back finished
 // tables; it names, writes and installs them. Plain C++ types only: the caller (LevelDB's hook) is
 // built without exceptions, and every error of the model is caught here and returned as a result.
@@ -34,6 +35,9 @@ struct Job {
   std::vector<std::pair<std::string, uint64_t>> grandparents;  // largest internal key, file size
   // user-key ranges (smallest, largest) of each level deeper than the output level, files in key order
   std::vector<std::vector<std::pair<std::string, std::string>>> deeper_levels;
+  // rtl: clocks after which a job without status is a hang (0: the testbench's bound, 200 an input byte
+  // + 2,000,000); the verifier's self-test gives 1.
+  uint64_t rtl_max_cycles = 0;
 };
 
 struct OutputTable {
@@ -44,15 +48,24 @@ struct OutputTable {
 struct Result {
   std::vector<OutputTable> tables;
   uint64_t entries_in = 0, entries_out = 0, bytes_in = 0, bytes_out = 0;
-  uint64_t cycles = 0;   // the model's cycle estimate (hw/ip/table_engine/model/cycle_model.h)
-  uint64_t cpu_us = 0;   // CPU time of the calling thread inside the model
+  // model: its cycle estimate (hw/ip/table_engine/model/cycle_model.h); rtl: the RTL's clocks from the
+  // job's handshake to its status
+  uint64_t cycles = 0;
+  uint64_t cpu_us = 0;   // CPU time of the calling thread inside the model or the simulation
   // On an error: the engine's code (KEY_TOO_LONG, BAD_CRC, ..., or EXCEPTION) and its line.
   std::string error_code, error;
+  // rtl: a job its RTL does not run yet (no job ran; `error` says why): `rtl-compression` (Snappy
+  // output), `rtl-filter` (a filter block), `rtl-ways` (more runs than the engine's ways), `rtl-limits`
+  // (a field or capacity of the engine: 32-bit sizes and addresses, the walker's RAMs).
+  std::string refused;
   bool ok() const { return error_code.empty(); }
 };
 
-// Runs the job on the model. Never throws.
-Result Compact(Job&& job);
+enum class Engine { kModel, kRtl };
+
+// Runs the job on the model or on the RTL (one engine for the process, one job at a time; its AXI
+// memory and job streams stalled with probability LSMC_RTL_STALL, seeded by LSMC_RTL_SEED). Never throws.
+Result Compact(Job&& job, Engine engine = Engine::kModel);
 
 // Modelled device time of a job in microseconds: its cycles at LSMC_DEVICE_MHZ plus bytes_in +
 // bytes_out over LSMC_HOST_LINK (names and rates in src/table_engine.cpp and docs/leveldb.md).

@@ -1,4 +1,5 @@
-// rtl back end: the Verilated compaction IP (build/gen/compaction_w128/CompactionIp.v) in-process.
+// kb16 back end (LSMC_OFFLOAD=kb16, named rtl before the table engine had RTL): the Verilated KB16
+// compaction IP (build/gen/compaction_w128/CompactionIp.v) in-process.
 //
 // Registers through an AXI4-Lite master (hw/ip/compaction/doc/compaction-ip.md, generated map compaction_regs.md),
 // runs through the key0/key1 streams, results from the out/invalid streams, all on one clock: the
@@ -61,7 +62,7 @@ class Device {
     int merge(const uint8_t* r0, size_t l0, const uint8_t* r1, size_t l1, unsigned group, Merged* m, char* err,
               size_t n) {
         if ((l0 | l1) % 16 || l0 > 0xFFFFFFFFu || l1 > 0xFFFFFFFFu) {
-            say(err, n, "rtl: run lengths %zu/%zu not whole 32-bit entry counts", l0, l1);
+            say(err, n, "kb16: run lengths %zu/%zu not whole 32-bit entry counts", l0, l1);
             return KB16_ERR_LENGTH;
         }
         if (bus(false, kStatus, 0) & kStError) bus(true, kCtrl, CIP_CTRL_SOFT_RESET_MASK);
@@ -87,7 +88,7 @@ class Device {
             if ((st & kStError) && src[0].left() == 0 && src[1].left() == 0) break;
             if (overflow()) break;
             if (cycle - last_activity > kIdleLimit) {
-                say(err, n, "rtl: the IP made no progress for %llu cycles (STATUS=0x%08x, %zu/%zu and %zu/%zu beats sent)",
+                say(err, n, "kb16: the IP made no progress for %llu cycles (STATUS=0x%08x, %zu/%zu and %zu/%zu beats sent)",
                     (unsigned long long)kIdleLimit, st, src[0].size() - src[0].left(), src[0].size(),
                     src[1].size() - src[1].left(), src[1].size());
                 reset();
@@ -97,8 +98,8 @@ class Device {
         if (overflow() || (st & kStError)) {
             uint32_t idx = bus(false, kErrIndex, 0);
             unsigned code = (st & CIP_STATUS_ERR_CODE_MASK) >> CIP_STATUS_ERR_CODE_SHIFT;
-            if (overflow()) say(err, n, "rtl: output beyond the %zu-entry buffer", out_cap);
-            else say(err, n, "rtl: IP error %s (input %u, entry %u)", kb16_err_name(code), (st & CIP_STATUS_ERR_INPUT_MASK) >> CIP_STATUS_ERR_INPUT_SHIFT, idx);
+            if (overflow()) say(err, n, "kb16: output beyond the %zu-entry buffer", out_cap);
+            else say(err, n, "kb16: IP error %s (input %u, entry %u)", kb16_err_name(code), (st & CIP_STATUS_ERR_INPUT_MASK) >> CIP_STATUS_ERR_INPUT_SHIFT, idx);
             bus(true, kCtrl, CIP_CTRL_SOFT_RESET_MASK);  // soft reset: ready for the next job
             for (auto& s : src) s.clear();
             return code ? (int)code : -1;
@@ -199,13 +200,13 @@ int rtl_merge2(const uint8_t* r0, size_t l0, const uint8_t* r1, size_t l1, unsig
             g_dev = new Device;  // lives for the process: Verilator models are costly to build
             uint32_t id = g_dev->id();
             if (id != 0x4C534D43u) {
-                say(err, n, "rtl: ID register reads 0x%08x, not the IP's 'LSMC'", id);
+                say(err, n, "kb16: ID register reads 0x%08x, not the IP's 'LSMC'", id);
                 return -1;
             }
         }
         return g_dev->merge(r0, l0, r1, l1, group, m, err, n);
     } catch (const std::exception& e) {
-        say(err, n, "rtl: %s", e.what());
+        say(err, n, "kb16: %s", e.what());
         delete g_dev;
         g_dev = nullptr;
         return -1;

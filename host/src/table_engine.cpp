@@ -1,5 +1,6 @@
 // Table-engine back end of the host driver: a LevelDB compaction as one job of the engine's C++ model
-// (hw/ip/table_engine/model), and the modelled device time of a job (docs/leveldb.md).
+// (hw/ip/table_engine/model) or of its Verilated RTL (hw/ip/table_engine/dv/table_engine_sim.h, the
+// harness's testbench), and the modelled device time of a job (docs/leveldb.md).
 #include "lsmc_table.h"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -18,6 +20,7 @@
 #include "limits.h"
 #include "lsmc_env.h"
 #include "lsmc_offload.h"
+#include "table_engine_sim.h"
 
 namespace lsmc_table {
 namespace {
@@ -41,9 +44,48 @@ constexpr Link kLinks[] = {
     {"pcie4x4", 6300}, {"pcie4x8", 12600}, {"pcie4x16", 25200},
 };
 
+// The RTL engine of the process: built at its first job (a Verilated model is costly to build) and kept.
+std::mutex g_rtl_mu;
+std::unique_ptr<table_engine_sim::Engine> g_rtl;
+table_engine_sim::Options g_rtl_options;
+
+// One job on the RTL under g_rtl_mu. Throws what the testbench throws.
+table_engine::CompactionResult RunRtl(const table_engine::CompactionSpec& spec, uint64_t max_cycles, Result* r) {
+  std::lock_guard<std::mutex> l(g_rtl_mu);
+  if (!g_rtl) {
+    g_rtl_options.stall = lsmc_env_rtl_stall();
+    unsigned long long seed;
+    if (lsmc_env_rtl_seed(&seed)) g_rtl_options.seed = seed;
+  }
+  const char* const name = "(LevelDB compaction)";
+  table_engine_sim::Options o = g_rtl_options;
+  o.maxCycles = max_cycles;
+  // What the DB's options ask first: a job refused for them is counted so even when it has more runs, too.
+  table_engine_sim::CheckOptions(spec, name);
+  table_engine_sim::PreparedJob p = table_engine_sim::Prepare(spec, name, o, 0);
+  const uint64_t mem = table_engine_sim::MemoryBytes(*p) + 4096;
+  if (!g_rtl) g_rtl = std::make_unique<table_engine_sim::Engine>(g_rtl_options, mem);
+  g_rtl->Resize(mem);
+  if (!g_rtl->Start(*p)) {
+    g_rtl.reset();  // the job is still in the engine: the next one gets a fresh engine
+    throw table_engine::EngineError(table_engine::ErrorCode::kBadJob, name, 0, "hang: the job gave no status");
+  }
+  table_engine_sim::Outcome out;
+  try {
+    out = g_rtl->Collect(*p, "(output)");
+  } catch (...) {
+    // AXI violations stay counted in the engine: a fresh one starts the next job clean. After the engine's
+    // own error status it is ready for the next job (it soft-resets at each job's start).
+    if (g_rtl->violations()) g_rtl.reset();
+    throw;
+  }
+  r->cycles = out.cycles;
+  return std::move(out.result);
+}
+
 }  // namespace
 
-Result Compact(Job&& job) {
+Result Compact(Job&& job, Engine engine) {
   Result r;
   const uint64_t t0 = ThreadCpuUs();
   try {
@@ -74,14 +116,19 @@ Result Compact(Job&& job) {
       for (auto& f : level) files.push_back(table_engine::KeyRange{f.first, f.second});
       spec.deeper_levels.push_back(std::move(files));
     }
-    table_engine::CompactionResult res = table_engine::RunCompaction(spec);
+    table_engine::CompactionResult res;
+    if (engine == Engine::kRtl) {
+      res = RunRtl(spec, job.rtl_max_cycles, &r);
+    } else {
+      res = table_engine::RunCompaction(spec);
+      r.cycles = table_engine::cycle_model::EstimateJob(res, spec.runs.size(), tables_in,
+                                                        table_engine::kDefaultWays, spec.verify_checksums)
+                     .total;
+    }
     r.entries_in = res.entries_in;
     r.entries_out = res.entries_out;
     r.bytes_in = res.bytes_in;
     r.bytes_out = res.bytes_out;
-    r.cycles = table_engine::cycle_model::EstimateJob(res, spec.runs.size(), tables_in, table_engine::kDefaultWays,
-                                                      spec.verify_checksums)
-                   .total;
     for (auto& t : res.tables) {
       OutputTable o;
       o.bytes = std::move(t.bytes);
@@ -90,6 +137,11 @@ Result Compact(Job&& job) {
       o.entries = t.entries;
       r.tables.push_back(std::move(o));
     }
+  } catch (const table_engine_sim::Refused& e) {
+    r.tables.clear();
+    r.error_code = table_engine::ErrorName(e.code);
+    r.error = e.Line();
+    r.refused = "rtl-" + e.reason;
   } catch (const table_engine::EngineError& e) {
     r.tables.clear();
     r.error_code = table_engine::ErrorName(e.code);

@@ -21,6 +21,9 @@ MAX_BLOCKS = 1024  # data blocks of one input table (the reader's handle RAM)
 # deeper levels, their files in all, words of W bytes holding their keys and the grandparents' keys, grandparents.
 WALKER = {"walker-levels": 8, "walker-files": 1024, "walker-key-words": 8192, "grandparents": 1024}
 HARNESS = DV / "table_engine_harness.cpp"
+# The testbench as an object (the harness's main and host/'s `rtl` back end run the engine through it).
+SIM = DV / "table_engine_sim.cpp"
+SIM_HEADER = DV / "table_engine_sim.h"
 MODEL = table_model.MODEL
 # The model's job parser (job.json -> the tables and options) and what it needs; its table reader names a
 # merge error's entry by table and offset.
@@ -53,16 +56,23 @@ def generate(width: int = 16, ways: int = 4) -> Path:
                            "--out", str(out.relative_to(ROOT))])
 
 
+def defines(width: int = 16, ways: int = 4) -> str:
+    """The C++ defines the engine's testbench (dv/table_engine_sim.cpp) is built with: its beat, ways and the
+    walker's capacities as the generator got them."""
+    _check(width, ways)
+    walker = " ".join(f"-D{k.upper().replace('-', '_')}={v}" for k, v in WALKER.items())
+    return f"-DBEAT_BYTES={width} -DWAYS={ways} {walker}"
+
+
 def build_harness(width: int = 16, ways: int = 4) -> Path:
     """The Verilator model of TableEngine with the job harness; cached."""
     verilog = generate(width, ways) / "TableEngine.v"
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
-    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")))
-    walker = " ".join(f"-D{k.upper().replace('-', '_')}={v}" for k, v in WALKER.items())
-    flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width} -DWAYS={ways} {walker}",
+    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), SIM_HEADER)
+    flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} {defines(width, ways)}",
              "-LDFLAGS", "-ljson-c", *common_flags]
-    return build.verilate("TableEngine", [verilog], [HARNESS, *MODEL_SOURCES, *common_srcs],
+    return build.verilate("TableEngine", [verilog], [HARNESS, SIM, *MODEL_SOURCES, *common_srcs],
                           BUILD / "table_engine" / f"top_{_name(width, ways)}", flags=flags, cflags="-O2")
 
 
@@ -72,6 +82,16 @@ def run(width: int = 16, ways: int = 4, *args, timeout: float = 600) -> subproce
     return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, timeout=timeout)
 
 
-if __name__ == "__main__":  # python3 -m lsmc.build.table_engine_top [WIDTH [WAYS]]: build, print the path
+if __name__ == "__main__":
+    # python3 -m lsmc.build.table_engine_top [WIDTH [WAYS]]: build the harness, print its path;
+    # ... verilog WIDTH WAYS: generate, print TableEngine.v's folder; ... defines WIDTH WAYS: the testbench's
+    # defines (host/Makefile builds the engine into LevelDB's driver with these two).
     import sys
-    print(build_harness(*(int(a) for a in sys.argv[1:3])))
+    if sys.argv[1:2] in (["verilog"], ["defines"]):
+        try:
+            w, k = (int(a) for a in sys.argv[2:4])
+            print(generate(w, k) if sys.argv[1] == "verilog" else defines(w, k))
+        except (ValueError, build.BuildError) as e:
+            sys.exit(f"lsmc.build.table_engine_top {' '.join(sys.argv[1:])}: {str(e).splitlines()[0]}")
+    else:
+        print(build_harness(*(int(a) for a in sys.argv[1:3])))
