@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
     if (stats) {
       if (parts <= 1) {
         for (const auto& s : e.stages) std::printf("stage %s=%llu\n", s.first.c_str(), ull(s.second));
-        std::printf("pipeline=%llu overhead=%llu cascade=%llu passes=%llu (calibrated against the RTL: entry_decode, decompress, block_build; the other stages UNCALIBRATED)\n",
+        std::printf("pipeline=%llu overhead=%llu cascade=%llu passes=%llu (calibrated against the RTL: entry_decode, decompress, block_build; merge counted from its RTL; the other stages UNCALIBRATED)\n",
                     ull(e.pipeline), ull(e.overhead), ull(e.cascade), ull(e.passes));
       }
       if (parts > 0) {
