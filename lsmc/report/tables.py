@@ -23,7 +23,6 @@ CPU second (one core of this machine, `compaction_cpu_us`).
 """
 from __future__ import annotations
 
-import csv
 import io
 import os
 import re
@@ -34,7 +33,7 @@ from pathlib import Path
 
 from lsmc import cliutil, tables
 from lsmc.model.table_workloads import Workload
-from lsmc.report.scaling import peak_bytes_per_cycle
+from lsmc.report.scaling import csv_text, peak_bytes_per_cycle
 
 COLUMNS = ["units", "ways", "compression", "bytes_in", "bytes_out", "cycles", "job_cycles", "mb_per_s",
            "ddr_bound_mb_per_s", "fraction_of_bound", "pass",
@@ -125,15 +124,6 @@ def case_rows(workload: str, compression: str, work: Path, entries: int | None =
     return rows
 
 
-def csv_text(rows: list[dict]) -> str:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: r[k] for k in COLUMNS})
-    return buf.getvalue()
-
-
 def conditions(load: str) -> str:
     cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")),
                "unknown CPU") if os.path.exists("/proc/cpuinfo") else "unknown CPU"
@@ -190,7 +180,7 @@ def write_results(rows: list[dict], out_dir: Path, cond: str) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / "tables.csv", out_dir / "tables.md", out_dir / "tables.png"]
     with cliutil.Outputs() as out:
-        out.add(paths[0], csv_text(rows))
+        out.add(paths[0], csv_text(rows, COLUMNS))
         out.add(paths[1], markdown(rows, cond))
         out.add(paths[2], plot_png(rows))
     return paths
