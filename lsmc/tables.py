@@ -16,10 +16,8 @@ dump TABLE                        blocks (handle, raw/snappy) and entries throug
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
-import random
 import subprocess
 import sys
 import tempfile
@@ -27,154 +25,23 @@ from pathlib import Path
 
 from lsmc.cliutil import CliError, int_option, tool_main
 from lsmc.model import sstable
-from lsmc.model.table_workloads import KEY_KINDS, VALUE_KINDS, Workload, generate
-
-BACKENDS = ("reference", "model", "rtl", "soc")
-# Named workloads of `make` (each a Workload; the flags below adjust them).
-WORKLOADS = {
-    "dbbench": dict(keys="dbbench", values="dbbench", runs=4, entries=20000),
-    "key64": dict(keys="key64", values="dbbench", runs=4, entries=10000),
-    "random": dict(keys="random", values="random", runs=4, entries=200, deletions=0.2),
-    "snapshots": dict(keys="dbbench", values="dbbench", runs=4, entries=2000, snapshot=True, deletions=0.3),
-    "non-base": dict(keys="dbbench", values="dbbench", runs=2, entries=2000, base_level=False, deletions=0.3,
-                     input_level=1),
-    "one-entry": dict(keys="dbbench", values="dbbench", runs=2, entries=50, entries_per_table=1, input_level=1),
-    "grandparents": dict(keys="dbbench", values="dbbench", runs=2, entries=4000, input_level=1,
-                         grandparent_bytes=400_000, options={"max_file_size": 16384}),
-}
-NO_SNAPSHOT = sstable.MAX_SEQUENCE - 1  # every sequence at or below it: as a DB with no live snapshot
-
-
-# ---------------------------------------------------------------------------------------- back ends
-def reference_exe() -> Path:
-    from lsmc.build import BuildError
-    from lsmc.build.table_ref import build_table_ref
-
-    try:
-        return build_table_ref()
-    except BuildError as e:
-        raise CliError(f"building the reference compactor failed: {str(e).splitlines()[0]}") from None
-
-
-def model_exe() -> Path:
-    """The engine's C++ model (hw/ip/table_engine/model/, built by lsmc.build.table_model)."""
-    try:
-        mod = importlib.import_module("lsmc.build.table_model")
-    except ModuleNotFoundError:
-        raise CliError("the model back end is not built: the engine's C++ model (hw/ip/table_engine/model/, "
-                       "lsmc.build.table_model) is not in this checkout yet") from None
-    from lsmc.build import BuildError
-
-    try:
-        return Path(mod.build_table_model())
-    except BuildError as e:
-        raise CliError(f"building the engine's C++ model failed: {str(e).splitlines()[0]}") from None
-
-
-RTL_WIDTH, RTL_WAYS = 16, 4  # the rtl back end's build: 16 bytes a beat, 4 runs merged (more: BAD_JOB)
-
-
-def rtl_exe() -> Path:
-    """The whole engine in Verilator (hw/ip/table_engine/rtl/TableEngine.scala, lsmc.build.table_engine_top)."""
-    from lsmc.build import BuildError, table_engine_top
-
-    try:
-        return table_engine_top.build_harness(RTL_WIDTH, RTL_WAYS)
-    except BuildError as e:
-        raise CliError(f"building the table engine's RTL failed: {str(e).splitlines()[0]}") from None
-
-
-def backend_exe(backend: str) -> Path:
-    if backend == "reference":
-        return reference_exe()
-    if backend == "model":
-        return model_exe()
-    if backend == "rtl":
-        return rtl_exe()
-    raise CliError(f"the {backend} back end is not yet available (the table engine is not in the SoC yet); "
-                   "use --backend reference, model or rtl")
-
-
-def run_job(exe: Path, job_path: Path, out_dir: Path, parts: int | None = None) -> tuple[int, str, str]:
-    """Run one job (in `parts` sub-compactions when given: model only); (exit status, last stdout line, stderr)."""
-    cmd = [str(exe), str(job_path), str(out_dir)] if exe.name != "table_ref" else \
-        [str(exe), "compact", str(job_path), str(out_dir)]
-    res = subprocess.run(cmd + (["--parts", str(parts)] if parts else []), capture_output=True, text=True)
-    lines = res.stdout.strip().splitlines()
-    return res.returncode, lines[-1] if lines else "", res.stderr.strip()
-
-
-# ----------------------------------------------------------------------------------------------- make
-def make_table(exe: Path, path: Path, entries, options: dict) -> None:
-    res = subprocess.run([str(exe), "make-table", str(path), "--options", json.dumps(options)],
-                         input=sstable.entry_stream(entries), capture_output=True)
-    if res.returncode != 0:
-        raise CliError(f"make-table {path}: {res.stderr.decode(errors='replace').strip()}")
-
-
-def make_job(folder: Path, w: Workload, exe: Path | None = None) -> sstable.Job:
-    """Write a job folder for workload `w`: in/NNNNNN.ldb (LevelDB's TableBuilder), job.json and
-    layout.json (the same tables at their levels, for `table_ref make-db` and stock LevelDB). The deeper
-    levels' files are real tables too (deep/), holding their range's two end keys at sequence 0, the
-    first grandparents padded so that their sizes add up to the workload's grandparent_bytes; the job's
-    grandparents carry their real sizes."""
-    exe = exe or reference_exe()
-    data = generate(w)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "in").mkdir(exist_ok=True)
-    number = 1000
-    runs: list[list[str]] = []
-    for run in data.runs:
-        names = []
-        for t in run:
-            name = f"in/{sstable.table_name(number)}"
-            make_table(exe, folder / name, t.entries, data.options)
-            names.append(name)
-            number += 1
-        runs.append(names)
-    output_level = w.input_level + 1
-    deeper_levels = data.deeper_levels[:sstable.NUM_LEVELS - 1 - output_level]
-    deeper_tables: list[list[str]] = []
-    grandparents: list[dict] = []
-    pad_rng = random.Random(w.seed)
-    for li, files in enumerate(deeper_levels):
-        names = []
-        pad = w.grandparent_bytes // max(1, len(files)) if li == 0 else 0
-        for f in files:
-            lo, hi = bytes.fromhex(f["smallest"]), bytes.fromhex(f["largest"])
-            ents = [(sstable.internal_key(lo, 0), pad_rng.randbytes(pad))]
-            if hi != lo:
-                ents.append((sstable.internal_key(hi, 0), b""))
-            name = f"deep/{sstable.table_name(number)}"
-            (folder / "deep").mkdir(exist_ok=True)
-            make_table(exe, folder / name, ents, data.options)
-            names.append(name)
-            number += 1
-            if li == 0:
-                grandparents.append({"largest": sstable.internal_key(hi, 0).hex(),
-                                     "size": (folder / name).stat().st_size})
-        deeper_tables.append(names)
-    # Grandparents are the next level's files that overlap the compaction's user-key range.
-    users = [e[0][:-8] for run in data.runs for t in run for e in (t.entries[0], t.entries[-1])]
-    lo_user, hi_user = min(users), max(users)
-    grandparents = [g for g, f in zip(grandparents, deeper_levels[0] if deeper_levels else [])
-                    if not (bytes.fromhex(f["largest"]) < lo_user or bytes.fromhex(f["smallest"]) > hi_user)]
-    job = sstable.Job(runs=runs, options=data.options, smallest_snapshot=data.smallest_snapshot,
-                      grandparents=grandparents, deeper_levels=deeper_levels, first_file_number=number)
-    sstable.write_job(job, folder / "job.json")
-    # The same tables at their levels for stock LevelDB: Level-0 tables oldest first (make-db numbers
-    # them in order, and a DB's newer Level-0 files have higher numbers).
-    levels: list[list[str]] = [[] for _ in range(sstable.NUM_LEVELS)]
-    if w.input_level == 0:
-        levels[0] = [t for r in reversed(runs[:-1]) for t in r]
-        levels[1] = runs[-1]
-    else:
-        levels[w.input_level], levels[w.input_level + 1] = runs[0], runs[1]
-    for li, names in enumerate(deeper_tables):
-        levels[output_level + 1 + li] = names
-    (folder / "layout.json").write_text(json.dumps({"levels": levels, "last_sequence": data.smallest_snapshot},
-                                                   indent=1) + "\n")
-    return job
+from lsmc.model.table_workloads import KEY_KINDS, VALUE_KINDS, Workload
+from lsmc.sim.tables import (  # noqa: F401  (jobs and back ends a layer down, for the report too; the tool's names)
+    BACKENDS,
+    NO_SNAPSHOT,
+    RTL_WAYS,
+    RTL_WIDTH,
+    WORKLOADS,
+    backend_exe,
+    compare_dirs,
+    dump_entries,
+    make_job,
+    make_table,
+    model_exe,
+    reference_exe,
+    rtl_exe,
+    run_job,
+)
 
 
 def cmd_make(args) -> int:
@@ -262,53 +129,6 @@ def cmd_compact(args) -> int:
         return 1
     print(line)
     return 0
-
-
-# -------------------------------------------------------------------------------------------- compare
-def dump_entries(exe: Path, table: Path) -> list[str]:
-    res = subprocess.run([str(exe), "dump", str(table)], capture_output=True, text=True)
-    if res.returncode != 0:
-        raise CliError(f"{table}: {res.stderr.strip()}")
-    return [ln for ln in res.stdout.splitlines() if ln.startswith("entry ")]
-
-
-def compare_dirs(a: Path, b: Path, decoded: bool = False, exe: Path | None = None) -> tuple[bool, str]:
-    """(same, one-line verdict) of two output folders."""
-    try:
-        ra, rb = sstable.read_result(a / "result.json"), sstable.read_result(b / "result.json")
-    except sstable.JobFormatError as e:
-        return False, f"DIFFERENT: {e}"
-    ta, tb = [t["file"] for t in ra["tables"]], [t["file"] for t in rb["tables"]]
-    if len(ta) != len(tb):
-        return False, f"DIFFERENT: {len(ta)} tables in {a}, {len(tb)} in {b}"
-    keys = ("entries", "smallest", "largest") if decoded else ("number", "size", "entries", "smallest", "largest")
-    for i, (x, y) in enumerate(zip(ra["tables"], rb["tables"])):
-        for k in keys:
-            if x[k] != y[k]:
-                return False, f"DIFFERENT: table {i} ({x['file']} / {y['file']}) {k} {x[k]} != {y[k]}"
-    for k in ("entries_in", "entries_out", "dropped", "bytes_in") + (() if decoded else ("bytes_out",)):
-        if ra[k] != rb[k]:
-            return False, f"DIFFERENT: result.json {k} {ra[k]} != {rb[k]}"
-    if decoded:
-        exe = exe or reference_exe()
-        for x, y in zip(ta, tb):
-            ea, eb = dump_entries(exe, a / x), dump_entries(exe, b / y)
-            if ea != eb:
-                n = next((i for i, (p, q) in enumerate(zip(ea, eb)) if p != q), min(len(ea), len(eb)))
-                return False, f"DIFFERENT: {x} / {y}: entry {n} differs ({len(ea)} / {len(eb)} entries)"
-        total = sum(t["entries"] for t in ra["tables"])
-        return True, f"SAME (decoded): {len(ta)} tables, {total} entries, same file boundaries"
-    size = 0
-    for x, y in zip(ta, tb):
-        da, db = (a / x).read_bytes(), (b / y).read_bytes()
-        if da != db:
-            n = next((i for i, (p, q) in enumerate(zip(da, db)) if p != q), min(len(da), len(db)))
-            return False, f"DIFFERENT: {x} / {y} differ at byte {n} ({len(da)} / {len(db)} bytes)"
-        size += len(da)
-    if (a / "result.json").read_bytes() != (b / "result.json").read_bytes() and \
-            json.loads((a / "result.json").read_text()) != json.loads((b / "result.json").read_text()):
-        return False, "DIFFERENT: result.json"
-    return True, f"SAME: {len(ta)} tables, {size} bytes, byte-identical"
 
 
 def cmd_compare(args) -> int:

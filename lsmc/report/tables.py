@@ -31,9 +31,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from lsmc import cliutil, tables
+from lsmc import cliutil
 from lsmc.model.table_workloads import Workload
 from lsmc.report.scaling import csv_text, peak_bytes_per_cycle
+from lsmc.sim import tables
 
 COLUMNS = ["units", "ways", "compression", "bytes_in", "bytes_out", "cycles", "job_cycles", "mb_per_s",
            "ddr_bound_mb_per_s", "fraction_of_bound", "pass",
