@@ -354,6 +354,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.cluster is not None and args.scenario != "scaling":
         ap.error("--cluster: only with the scaling scenario")
+    if args.entries is not None and args.scenario != "tables":
+        ap.error("--entries: only with the tables scenario")
     if (args.faults or args.schedule) and args.scenario != "storage":
         ap.error("--faults/--schedule: only with the storage scenario")
     if args.schedule and not args.faults:

@@ -252,6 +252,9 @@ DEMO = [
     ("scenario", ["tablethree"], "invalid choice"),
     ("scaling-sizes-word", ["scaling", "--sizes", "abc"], "argument --sizes: 'abc'"),
     ("scaling-ddr-unknown", ["scaling", "--ddr", "nope"], "argument --ddr: invalid choice: 'nope'"),
+    ("tables-entries-zero", ["tables", "--entries", "0"], "argument --entries: 0 is outside"),
+    ("tables-entries-past-limit", ["tables", "--entries", "10000001"], "argument --entries"),
+    ("entries-without-tables", ["scaling", "--entries", "5"], "--entries: only with the tables scenario"),
 ]
 LSMC = [
     ("unknown-command", ["frobnicate"], "lsmc: unknown command 'frobnicate'"),
@@ -305,7 +308,7 @@ def test_case_counts():
               "report": len(REPORT), "demo": len(DEMO), "lsmc": len(LSMC), "board target.py": len(BOARD_TARGET),
               "fpga": len(FPGA)}
     print(counts)
-    assert counts == {"kb16": 55, "compact": 24, "bench": 16, "nand-report": 11, "report": 19, "demo": 8, "lsmc": 2,
+    assert counts == {"kb16": 55, "compact": 24, "bench": 16, "nand-report": 11, "report": 19, "demo": 11, "lsmc": 2,
                       "board target.py": 8, "fpga": 10}
 
 
