@@ -72,6 +72,15 @@ constexpr int wordsOf(const IData&) { return 1; }
 template <std::size_t N>
 constexpr int wordsOf(const VlWide<N>&) { return (int)N; }
 
+// One clock of a design whose clock input is `clk`: a rising edge, then the falling edge, each evaluated.
+template <class Top>
+inline void tick(Top& top) {
+  top.clk = 1;
+  top.eval();
+  top.clk = 0;
+  top.eval();
+}
+
 inline uint32_t le32(const uint8_t* p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
 inline void putLe32(uint8_t* p, uint32_t v) {
   p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16), p[3] = (uint8_t)(v >> 24);

@@ -31,6 +31,7 @@
 #include "leveldb_tables.h"
 #include "limits.h"
 #include "random_entries.h"
+#include "entry_stream.h"
 #include "tb.h"
 
 namespace te = table_engine;
@@ -44,7 +45,7 @@ constexpr int W = BEAT_BYTES;
 constexpr int kDataWords = W / 4;
 constexpr int kSrcWords = kDataWords + 4;  // data, kind, count, keyBytes, valueBytes
 constexpr int kSinkWords = kDataWords + 1;  // data, count
-constexpr int kHead = 0, kKey = 1, kValue = 2, kFlush = 3;
+constexpr uint32_t kFlush = te_dv::kControl;  // the builder's control beat: close the block
 
 inline void putWords(QData& s, const uint32_t* w) { s = w[0] | (QData)w[1] << 32; }
 inline void getWords(const QData& s, uint32_t* w) { w[0] = (uint32_t)s, w[1] = (uint32_t)(s >> 32); }
@@ -90,17 +91,8 @@ class Bench {
            uint64_t bound) {
     src_.clear();
     sink_.clear();
-    for (auto& e : c.entries) {
-      PushBeat(kHead, nullptr, 0, e.key.size(), e.value.size(), e.key.empty() && e.value.empty());
-      for (int part = 0; part < 2; part++) {
-        const std::string& s = part ? e.value : e.key;
-        for (size_t p = 0; p < s.size(); p += W) {
-          size_t n = std::min<size_t>(W, s.size() - p);
-          PushBeat(part ? kValue : kKey, s.data() + p, n, 0, 0, p + n == s.size() && (part || e.value.empty()));
-        }
-      }
-    }
-    PushBeat(kFlush, nullptr, 0, 0, 0, true);
+    for (auto& e : c.entries) te_dv::PushEntry<W>(src_, e);
+    te_dv::PushEntryBeat<W>(src_, kFlush, nullptr, 0, 0, 0, true);
     top_.io_restartInterval = c.interval;
     int statuses = 0;
     *size = *entries = 0;
@@ -144,23 +136,8 @@ class Bench {
   std::string framingError;
 
  private:
-  void PushBeat(int kind, const char* p, size_t n, uint64_t kl, uint64_t vl, bool last) {
-    uint32_t w[kSrcWords] = {};
-    uint8_t bytes[W] = {};
-    if (p) std::copy(p, p + n, bytes);
-    for (int j = 0; j < kDataWords; j++) w[j] = simc::le32(&bytes[4 * j]);
-    w[kDataWords] = kind;
-    w[kDataWords + 1] = uint32_t(n);
-    w[kDataWords + 2] = uint32_t(kl);
-    w[kDataWords + 3] = uint32_t(vl);
-    src_.push(w, last);
-  }
-
   void Tick() {
-    top_.clk = 1;
-    top_.eval();
-    top_.clk = 0;
-    top_.eval();
+    simc::tick(top_);
   }
 
   // The output beats into bytes, checking the framing: full beats but the final one, `last` on it only.

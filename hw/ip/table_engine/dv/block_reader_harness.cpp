@@ -31,6 +31,7 @@
 #include "leveldb_tables.h"
 #include "limits.h"
 #include "random_entries.h"
+#include "entry_stream.h"
 #include "tb.h"
 
 namespace te = table_engine;
@@ -43,7 +44,6 @@ namespace {
 constexpr int W = BEAT_BYTES;
 constexpr int kDataWords = W / 4;
 constexpr int kSinkWords = kDataWords + 4;  // data, kind, count, keyBytes, valueBytes
-constexpr int kHead = 0, kKey = 1, kValue = 2;
 
 // 64-bit ports (W = 8): tb.h's putWords/getWords cover IData and VlWide.
 inline void putWords(QData& s, const uint32_t* w) { s = w[0] | (QData)w[1] << 32; }
@@ -189,49 +189,14 @@ class Bench {
 
  private:
   void Tick() {
-    top_.clk = 1;
-    top_.eval();
-    top_.clk = 0;
-    top_.eval();
+    simc::tick(top_);
   }
 
-  // Entry beats back into entries, checking the framing (doc/rtl.md).
+  // Entry beats back into entries, checking the framing (doc/rtl.md; entry_stream.h).
   bool Parse(Outcome* o) {
     parseError.clear();
-    size_t i = 0, beats = sink_.beats();
-    auto bad = [&](const std::string& why) {
-      parseError = "beat " + std::to_string(i) + ": " + why;
-      return true;
-    };
-    while (i < beats) {
-      const uint32_t* b = sink_.beat(i);
-      if (b[kDataWords] != kHead) return bad("entry does not start with a HEAD beat");
-      uint64_t kl = b[kDataWords + 2], vl = b[kDataWords + 3];
-      bool last = sink_.lasts[i++];
-      Entry e;
-      for (int part = 0; part < 2; part++) {
-        uint64_t want = part ? vl : kl;
-        std::string& dst = part ? e.value : e.key;
-        while (dst.size() < want) {
-          if (last) return bad("entry ended early");
-          if (i >= beats) return bad("stream ended inside an entry");
-          const uint32_t* d = sink_.beat(i);
-          uint64_t cnt = d[kDataWords + 1];
-          uint64_t expect = std::min<uint64_t>(W, want - dst.size());
-          if (int(d[kDataWords]) != (part ? kValue : kKey) || cnt != expect)
-            return bad("kind/count " + std::to_string(d[kDataWords]) + "/" + std::to_string(cnt));
-          for (uint64_t k = 0; k < W; k++) {
-            uint8_t byte = uint8_t(d[k / 4] >> (8 * (k % 4)));
-            if (k < cnt) dst.push_back(char(byte));
-            else if (byte) return bad("nonzero lane above count");
-          }
-          last = sink_.lasts[i++];
-        }
-      }
-      if (!last) return bad("entry's final beat without last");
-      o->entries.push_back(std::move(e));
-    }
-    return true;
+    te_dv::ParseEntries<W>(sink_, &o->entries, &parseError);
+    return true;  // a framing error is a mismatch, not a hang
   }
 
   Options opt_;

@@ -414,10 +414,7 @@ class Bench {
 
  private:
   void Tick() {
-    top_.clk = 1;
-    top_.eval();
-    top_.clk = 0;
-    top_.eval();
+    simc::tick(top_);
   }
 
   void SoftReset() {

@@ -23,6 +23,7 @@
 #include "leveldb_tables.h"
 #include "snappy_codec.h"
 #include "snappy_data.h"
+#include "entry_stream.h"
 #include "tb.h"
 
 namespace te = table_engine;
@@ -186,28 +187,15 @@ class Bench {
 
  private:
   void Tick() {
-    top_.clk = 1;
-    top_.eval();
-    top_.clk = 0;
-    top_.eval();
+    simc::tick(top_);
   }
 
-  // Output beats back into bytes, checking the framing: all full but the final, which alone has `last`.
+  // Output beats back into bytes, checking the framing (entry_stream.h); a stream an error stopped may end
+  // without `last`.
   bool Parse(Outcome* o) {
-    parseError.clear();
-    o->out.clear();
-    const size_t beats = sink_.beats();
-    for (size_t i = 0; i < beats; i++) {
-      const uint32_t* b = sink_.beat(i);
-      const uint32_t count = b[kDataWords];
-      const bool last = sink_.lasts[i];
-      if (count > uint32_t(W) || (!last && count != uint32_t(W)))
-        parseError = "beat " + std::to_string(i) + " holds " + std::to_string(count) + " bytes";
-      if (last != (i + 1 == beats) && !o->error) parseError = "`last` on beat " + std::to_string(i);
-      for (uint32_t k = 0; k < count && k < uint32_t(W); k++) o->out.push_back(char(b[k / 4] >> (8 * (k % 4))));
-    }
-    if (!o->error && (beats == 0 || !sink_.lasts[beats - 1])) parseError = "no final beat with `last`";
-    if (!o->error && statusBytes_ != o->out.size()) parseError = "status bytes differ from the output";
+    parseError = te_dv::ParseBytes<W>(sink_, &o->out, o->error, true);
+    if (parseError.empty() && !o->error && statusBytes_ != o->out.size())
+      parseError = "status bytes differ from the output";
     return true;
   }
 
