@@ -8,7 +8,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -72,9 +74,31 @@ def lock(path) -> filelock.FileLock:
     return filelock.FileLock(path, is_singleton=True)
 
 
+def drop_stale_compiles(out: Path) -> list[str]:
+    """Forget every Mill compile in `out` whose cached result names a classes folder that is gone, so
+    Mill compiles that module again instead of failing (ClassNotFoundException, `millbuild.build$`).
+    Mill trusts `<module>/compile.json` while its inputs are unchanged, whatever happened to the files
+    it points at: a copy or cache restore of the checkout that leaves out class files (seen on this
+    project's machines) leaves every later generator broken. Returns the modules dropped."""
+    dropped = []
+    for cached in sorted(out.glob("*/compile.json")):
+        try:
+            classes = json.loads(cached.read_text())["value"]["classes"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not the shape Mill 0.11 writes: leave it to Mill
+        path = Path(classes.rsplit(":", 1)[-1]) if classes.startswith(("ref:", "qref:")) else Path(classes)
+        if path.is_absolute() and not path.is_dir():
+            for stale in cached.parent.glob("compile.*"):
+                shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
+            dropped.append(cached.parent.name)
+    return dropped
+
+
 def mill(*args, quiet=True):
     """Run ./mill --no-server ARGS holding the project's Mill lock (one Mill at a time on out/)."""
     with lock(BUILD / ".mill.lock"):
+        for module in drop_stale_compiles(ROOT / "out"):
+            print(f"lsmc: Mill's compile of {module} had lost its classes: compiling it again", file=sys.stderr)
         return run([ROOT / "mill", "--no-server", *args], quiet=quiet)
 
 

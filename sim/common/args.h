@@ -65,6 +65,11 @@ class Args {
       }
     });
   }
+  // A probability P: 0 <= P <= 1, or with `belowOne` 0 <= P < 1 (a stall probability: 1 would stall for ever).
+  void probability(const std::string& name, double* target, const std::string& help, bool belowOne = false) {
+    add(name, "P", help, false,
+        [=](const std::string& opt, const std::string& v) { *target = toProbability(v, opt, 1.0, !belowOne); });
+  }
   void text(const std::string& name, std::string* target, const std::string& help, const std::string& meta = "TEXT");
   void input(const std::string& name, std::string* target, const std::string& help, const std::string& meta = "FILE");
   void output(const std::string& name, std::string* target, const std::string& help, const std::string& meta = "FILE");

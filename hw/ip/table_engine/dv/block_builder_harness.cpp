@@ -286,13 +286,11 @@ int main(int argc, char** argv) {
   args.number("--key-len", &o.keyLen, "every key this long, blocks filled to 4 KiB (0: random keys)", "N", uint64_t(0),
               uint64_t(te::kMaxInternalKeyBytes));
   args.number("--value-len", &o.valueLen, "with --key-len: every value this long", "N", uint64_t(0), uint64_t(1) << 20);
-  args.custom("--pin", "P", "stall probability of the entry stream",
-              [&](const std::string& opt, const std::string& v) { o.pin = simc::toProbability(v, opt, 1.0, false); });
-  args.custom("--pout", "P", "stall probability of the output and status streams",
-              [&](const std::string& opt, const std::string& v) { o.pout = simc::toProbability(v, opt, 1.0, false); });
+  args.probability("--pin", &o.pin, "stall probability of the entry stream", true);
+  args.probability("--pout", &o.pout, "stall probability of the output and status streams", true);
   args.number("--max-restarts", &o.maxRestarts, "the RTL's restart RAM as generated (0: never full in these blocks)");
-  args.custom("--long-key", "P", "fraction of random blocks with one entry over the key limit (dropped, KEY_TOO_LONG)",
-              [&](const std::string& opt, const std::string& v) { o.longKey = simc::toProbability(v, opt); });
+  args.probability("--long-key", &o.longKey,
+                   "fraction of random blocks with one entry over the key limit (dropped, KEY_TOO_LONG)");
   args.number("--leveldb", &o.leveldbTables, "the data blocks of this many tables by LevelDB's TableBuilder instead");
   args.input("--table", &o.table, "the data blocks of this table file instead (timing of named jobs; --interval: its restart interval)");
   args.flag("--tamper", &o.tamper, "change a byte of each expected block (the comparison must fail)");

@@ -367,16 +367,11 @@ int main(int argc, char** argv) {
   args.number("--key-len", &o.keyLen, "every key this long, blocks of 4 KiB (0: random keys)", "N", uint64_t(0),
               uint64_t(te::kMaxInternalKeyBytes));
   args.number("--value-len", &o.valueLen, "with --key-len: every value this long", "N", uint64_t(0), uint64_t(1) << 20);
-  args.custom("--pin", "P", "stall probability of the command and input streams",
-              [&](const std::string& opt, const std::string& v) { o.pin = simc::toProbability(v, opt, 1.0, false); });
-  args.custom("--pout", "P", "stall probability of the entry and status streams",
-              [&](const std::string& opt, const std::string& v) { o.pout = simc::toProbability(v, opt, 1.0, false); });
-  args.custom("--mutate", "P", "fraction of blocks mutated (bits flipped, bytes cut)",
-              [&](const std::string& opt, const std::string& v) { o.mutate = simc::toProbability(v, opt); });
-  args.custom("--verify", "P", "fraction of blocks with the CRC checked (1: all)",
-              [&](const std::string& opt, const std::string& v) { o.verify = simc::toProbability(v, opt); });
-  args.custom("--soft-reset", "P", "fraction of blocks first interrupted by a soft reset",
-              [&](const std::string& opt, const std::string& v) { o.softReset = simc::toProbability(v, opt); });
+  args.probability("--pin", &o.pin, "stall probability of the command and input streams", true);
+  args.probability("--pout", &o.pout, "stall probability of the entry and status streams", true);
+  args.probability("--mutate", &o.mutate, "fraction of blocks mutated (bits flipped, bytes cut)");
+  args.probability("--verify", &o.verify, "fraction of blocks with the CRC checked (1: all)");
+  args.probability("--soft-reset", &o.softReset, "fraction of blocks first interrupted by a soft reset");
   args.number("--leveldb", &o.leveldbTables, "blocks of this many tables made by LevelDB's TableBuilder instead");
   args.input("--cases", &o.cases, "blocks from a file instead (u32 len, u8 verify, u32 size, bytes)");
   args.input("--table", &o.table, "the data blocks of this table file instead (timing of named jobs)");

@@ -482,14 +482,11 @@ int main(int argc, char** argv) {
               uint64_t(te::kMaxInternalKeyBytes));
   args.number("--value-len", &o.valueLen, "throughput jobs: every value this long", "N", uint64_t(0),
               uint64_t(1) << 20);
-  args.custom("--pin", "P", "stall probability of every input and the isBase stream",
-              [&](const std::string& opt, const std::string& v) { o.pin = simc::toProbability(v, opt, 1.0, false); });
-  args.custom("--pout", "P", "stall probability of the output and status streams",
-              [&](const std::string& opt, const std::string& v) { o.pout = simc::toProbability(v, opt, 1.0, false); });
-  args.custom("--malformed", "P", "fraction of jobs with keys out of order (in a run, or one key in two runs)",
-              [&](const std::string& opt, const std::string& v) { o.malformed = simc::toProbability(v, opt); });
-  args.custom("--bad-head", "P", "fraction of jobs with one HEAD's key length under 8 or over the limit",
-              [&](const std::string& opt, const std::string& v) { o.inject = simc::toProbability(v, opt); });
+  args.probability("--pin", &o.pin, "stall probability of every input and the isBase stream", true);
+  args.probability("--pout", &o.pout, "stall probability of the output and status streams", true);
+  args.probability("--malformed", &o.malformed,
+                   "fraction of jobs with keys out of order (in a run, or one key in two runs)");
+  args.probability("--bad-head", &o.inject, "fraction of jobs with one HEAD's key length under 8 or over the limit");
   args.flag("--tamper", &o.tamper, "change a byte of the model's first kept entry (the comparison must fail)");
   args.flag("--quiet", &o.quiet, "no line per mismatch");
   args.parse(argc, argv);

@@ -193,10 +193,8 @@ int main(int argc, char** argv) {
             "mixed", "KIND");
   args.flag("--edges", &edges, "the edge cases instead (empty, 1 byte, the margin, 64 KiB and past it, ...)");
   args.input("--cases", &cases, "blocks from a file instead (records: u32 length, bytes; e.g. Hypothesis-made)");
-  args.custom("--pin", "P", "stall probability of the length and input streams",
-              [&](const std::string& opt, const std::string& v) { pin = simc::toProbability(v, opt, 1.0, false); });
-  args.custom("--pout", "P", "stall probability of the output and status streams",
-              [&](const std::string& opt, const std::string& v) { pout = simc::toProbability(v, opt, 1.0, false); });
+  args.probability("--pin", &pin, "stall probability of the length and input streams", true);
+  args.probability("--pout", &pout, "stall probability of the output and status streams", true);
   args.flag("--tamper", &tamper, "change a byte of the expected output (the comparison must fail)");
   args.flag("--quiet", &quiet, "no line per mismatch");
   args.parse(argc, argv);

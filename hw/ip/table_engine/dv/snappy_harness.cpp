@@ -222,14 +222,10 @@ int main(int argc, char** argv) {
               uint64_t(1) << 20);
   args.text("--kind", &o.kind, "data: random | dbbench | runs | leveldb (data blocks of db_bench entries) | mixed",
             "KIND");
-  args.custom("--pin", "P", "stall probability of the input stream",
-              [&](const std::string& opt, const std::string& v) { o.pin = simc::toProbability(v, opt, 1.0, false); });
-  args.custom("--pout", "P", "stall probability of the output and status streams",
-              [&](const std::string& opt, const std::string& v) { o.pout = simc::toProbability(v, opt, 1.0, false); });
-  args.custom("--mutate", "P", "fraction of compressed blocks mutated",
-              [&](const std::string& opt, const std::string& v) { o.mutate = simc::toProbability(v, opt); });
-  args.custom("--soft-reset", "P", "fraction of blocks first interrupted by a soft reset",
-              [&](const std::string& opt, const std::string& v) { o.softReset = simc::toProbability(v, opt); });
+  args.probability("--pin", &o.pin, "stall probability of the input stream", true);
+  args.probability("--pout", &o.pout, "stall probability of the output and status streams", true);
+  args.probability("--mutate", &o.mutate, "fraction of compressed blocks mutated");
+  args.probability("--soft-reset", &o.softReset, "fraction of blocks first interrupted by a soft reset");
   args.input("--cases", &o.cases, "compressed blocks from a file instead (u32 length, bytes; e.g. Hypothesis-made)");
   args.input("--table", &o.table, "the Snappy blocks of this table file instead, index and data (timing of named jobs)");
   args.output("--dump", &o.dump, "write the compressed blocks made (before mutation) as a --cases file");

@@ -497,22 +497,17 @@ int main(int argc, char** argv) {
   args.number("--dbbench", &o.dbbench, "one db_bench-like table of N entries per --tables instead (throughput)", "N",
               uint64_t(0), uint64_t(1) << 20);
   args.number("--block-size", &o.blockSize, "with --dbbench: LevelDB's block_size", "N", uint64_t(64), uint64_t(1) << 20);
-  args.custom("--pin", "P", "stall probability of every AXI ready/valid the memory drives",
-              [&](const std::string& opt, const std::string& v) { o.pin = simc::toProbability(v, opt, 1.0, false); });
-  args.custom("--pout", "P", "stall probability of the entry and status streams",
-              [&](const std::string& opt, const std::string& v) { o.pout = simc::toProbability(v, opt, 1.0, false); });
-  args.custom("--mutate", "P", "fraction of tables mutated",
-              [&](const std::string& opt, const std::string& v) { o.mutate = simc::toProbability(v, opt); });
-  args.custom("--verify", "P", "fraction of tables with block CRCs checked (1: all)",
-              [&](const std::string& opt, const std::string& v) { o.verify = simc::toProbability(v, opt); });
-  args.custom("--model", "P", "fraction of tables written by the model's TableWriter (else LevelDB's TableBuilder)",
-              [&](const std::string& opt, const std::string& v) { o.model = simc::toProbability(v, opt); });
+  args.probability("--pin", &o.pin, "stall probability of every AXI ready/valid the memory drives", true);
+  args.probability("--pout", &o.pout, "stall probability of the entry and status streams", true);
+  args.probability("--mutate", &o.mutate, "fraction of tables mutated");
+  args.probability("--verify", &o.verify, "fraction of tables with block CRCs checked (1: all)");
+  args.probability("--model", &o.model,
+                   "fraction of tables written by the model's TableWriter (else LevelDB's TableBuilder)");
   args.input("--cases", &o.cases, "tables from a file instead (u32 len, u8 verify, bytes; each counted as mutated)");
   args.output("--dump", &o.dump, "write the tables made (before mutation) as a --cases file");
-  args.custom("--snappy", "P", "fraction of tables written with Snappy (by either writer; with --dbbench too)",
-              [&](const std::string& opt, const std::string& v) { o.snappy = simc::toProbability(v, opt); });
-  args.custom("--slverr", "P", "fraction of tables with one byte answering SLVERR (the footer's or any)",
-              [&](const std::string& opt, const std::string& v) { o.slverr = simc::toProbability(v, opt); });
+  args.probability("--snappy", &o.snappy,
+                   "fraction of tables written with Snappy (by either writer; with --dbbench too)");
+  args.probability("--slverr", &o.slverr, "fraction of tables with one byte answering SLVERR (the footer's or any)");
   args.flag("--tamper", &o.tamper, "change a byte of the model's last entry (the comparison must fail)");
   args.flag("--quiet", &o.quiet, "no line per mismatch");
   args.parse(argc, argv);
