@@ -9,6 +9,7 @@ The harness: hw/ip/table_engine/dv/merge_harness.cpp (doc/merge.md)."""
 from __future__ import annotations
 
 import pytest
+from te_rtl import run_ok
 
 from lsmc.build import table_engine_merge as rtl
 from lsmc.build.table_engine_rtl import summary
@@ -25,45 +26,40 @@ def build(request):
     return request.param
 
 
-def run_ok(build, *args) -> dict:
-    res = rtl.run(*build, *args)
-    s = summary(res)
-    assert res.returncode == 0 and s["mismatches"] == 0 and s["violations"] == 0 and s["hangs"] == 0, \
-        f"{res.stdout[-4000:]}\n{res.stderr[-4000:]}"
-    return s
-
-
 @pytest.mark.parametrize("stalls", [0.0, 0.3], ids=["no_stalls", "stalls"])
 def test_random_jobs_match_model(build, stalls):
     """Kept entries, their order and the counters equal the model's; both drop rules fire."""
-    s = run_ok(build, "--seed", 10 + build[1], "--jobs", 60, "--entries", 30, "--pin", stalls, "--pout", stalls)
+    s = run_ok(rtl.run, *build, "--seed", 10 + build[1], "--jobs", 60, "--entries", 30, "--pin", stalls,
+               "--pout", stalls)
     assert s["ok"] >= 50 and s["dropped"] > 100 and s["base_drops"] > 5 and s["entries_out"] > 500
 
 
 def test_malformed_runs_give_the_models_error(build):
     """Keys out of order in a run (swapped, repeated) and one internal key in two runs: KEY_ORDER with the
     model's run and entry index, after exactly the model's entries."""
-    s = run_ok(build, "--seed", 20, "--jobs", 60, "--entries", 20, "--malformed", 1, "--pin", 0.2, "--pout", 0.2)
+    s = run_ok(rtl.run, *build, "--seed", 20, "--jobs", 60, "--entries", 20, "--malformed", 1, "--pin", 0.2,
+               "--pout", 0.2)
     assert s["errors"] >= 40 and s["key_order"] == s["errors"] and s["cross_run"] >= 5
 
 
 def test_refused_key_lengths(build):
     """A HEAD with a key under 8 bytes (no tag) or over the limit: BAD_BLOCK or KEY_TOO_LONG naming the run and
     entry, after exactly the entries the model's merge puts before that run reaches it."""
-    s = run_ok(build, "--seed", 40, "--jobs", 40, "--entries", 20, "--bad-head", 1, "--pin", 0.2, "--pout", 0.2)
+    s = run_ok(rtl.run, *build, "--seed", 40, "--jobs", 40, "--entries", 20, "--bad-head", 1, "--pin", 0.2,
+               "--pout", 0.2)
     assert s["bad_block"] >= 5 and s["key_too_long"] >= 5
 
 
 def test_heavy_stalls_and_long_values():
     """One side stalled hard, then the other; values up to 16 KiB (W = 16, K = 4)."""
     for seed, (pin, pout) in enumerate([(0.7, 0.0), (0.0, 0.7), (0.6, 0.6)]):
-        run_ok((16, 4), "--seed", 30 + seed, "--jobs", 15, "--entries", 20, "--max-value", 16384, "--pin", pin,
+        run_ok(rtl.run, 16, 4, "--seed", 30 + seed, "--jobs", 15, "--entries", 20, "--max-value", 16384, "--pin", pin,
                "--pout", pout)
 
 
 def test_db_bench_throughput():
     """16-byte user keys + 100-byte values at W = 16, K = 4: 12 clocks an entry (doc/merge.md)."""
-    s = run_ok((16, 4), "--seed", 1, "--jobs", 1, "--entries", 500, "--key-len", 24, "--value-len", 100)
+    s = run_ok(rtl.run, 16, 4, "--seed", 1, "--jobs", 1, "--entries", 500, "--key-len", 24, "--value-len", 100)
     assert s["entries_out"] == 2000 and abs(s["cycles"] / 2000 - 12) < 0.05
 
 

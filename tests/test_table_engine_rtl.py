@@ -13,55 +13,42 @@ import tempfile
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from te_rtl import run_ok, width_fixture
 
 from lsmc.build import table_engine_rtl as rtl
 from lsmc.build.table_engine_rtl import summary
 
-WIDTHS = (pytest.param(4, marks=pytest.mark.long), 16)  # the narrowest beat (its build: LSMC_LONG=1), the engine's
 ERROR_CODES = ("BAD_CRC", "TRUNCATED", "BAD_BLOCK", "BAD_VARINT", "KEY_TOO_LONG")
 
 
-@pytest.fixture(scope="module", params=WIDTHS, ids=lambda w: f"w{w}")
-def width(request):
-    rtl.build_harness(request.param)
-    return request.param
-
-
-
-
-def run_ok(width, *args) -> dict:
-    res = rtl.run(width, *args)
-    s = summary(res)
-    assert res.returncode == 0 and s["mismatches"] == 0 and s["violations"] == 0, \
-        f"{res.stdout}\n{res.stderr[-4000:]}"
-    return s
+width = width_fixture(rtl.build_harness)
 
 
 @pytest.mark.parametrize("interval", [1, 16])
 def test_random_blocks_match_model(width, interval):
-    s = run_ok(width, "--seed", 11 + interval, "--blocks", 60, "--interval", interval)
+    s = run_ok(rtl.run, width, "--seed", 11 + interval, "--blocks", 60, "--interval", interval)
     assert s["ok"] == 60 and s["entries"] > 1000 and s["hangs"] == 0
 
 
 def test_leveldb_tablebuilder_blocks(width):
     """Every data block of tables written by LevelDB's own TableBuilder (Debian's libleveldb; block_size
     1, 4, 16 KiB) decodes to the model's entries, with stalls; mutated ones give the model's verdict."""
-    s = run_ok(width, "--seed", 31, "--leveldb", 12, "--pin", 0.3, "--pout", 0.3)
+    s = run_ok(rtl.run, width, "--seed", 31, "--leveldb", 12, "--pin", 0.3, "--pout", 0.3)
     assert s["ok"] == s["blocks"] > 100 and s["entries"] > 500
-    s = run_ok(width, "--seed", 32, "--leveldb", 12, "--mutate", 0.6, "--verify", 0.5, "--quiet")
+    s = run_ok(rtl.run, width, "--seed", 32, "--leveldb", 12, "--mutate", 0.6, "--verify", 0.5, "--quiet")
     assert s["errors"] > 50 and s["ok"] > 50
 
 
 def test_stalls_on_every_stream(width):
     for seed, (pin, pout) in enumerate([(0.5, 0.0), (0.0, 0.5), (0.6, 0.6)]):
-        s = run_ok(width, "--seed", 100 + seed, "--blocks", 40, "--pin", pin, "--pout", pout,
+        s = run_ok(rtl.run, width, "--seed", 100 + seed, "--blocks", 40, "--pin", pin, "--pout", pout,
                    "--max-value", 8192)
         assert s["ok"] == 40
 
 
 def test_mutated_blocks_and_soft_resets(width):
     """Seeded bit flips and cuts, CRC checked or not: every block the model's verdict, every code seen."""
-    s = run_ok(width, "--seed", 7, "--blocks", 600, "--mutate", 1, "--verify", 0.3, "--pin", 0.3,
+    s = run_ok(rtl.run, width, "--seed", 7, "--blocks", 600, "--mutate", 1, "--verify", 0.3, "--pin", 0.3,
                "--pout", 0.3, "--soft-reset", 0.1, "--max-value", 4096, "--quiet")
     codes = dict(kv.split(":") for kv in s["codes"].split(","))
     assert set(ERROR_CODES) <= set(codes), codes
@@ -83,7 +70,7 @@ def test_comparison_can_fail(width, tmp_path):
 def base_blocks(tmp_path_factory):
     """A few model-built blocks (restart intervals 1 and 16) for Hypothesis to mutate."""
     path = tmp_path_factory.mktemp("blocks") / "blocks.bin"
-    s = run_ok(16, "--seed", 5, "--blocks", 6, "--max-value", 300, "--dump", path)
+    s = run_ok(rtl.run, 16, "--seed", 5, "--blocks", 6, "--max-value", 300, "--dump", path)
     assert s["ok"] == 6
     data, blocks, p = path.read_bytes(), [], 0
     while p < len(data):
@@ -114,4 +101,4 @@ def test_hypothesis_mutations(base_blocks, data):
     with tempfile.NamedTemporaryFile(suffix=".bin") as f:
         f.write(b"".join(records))
         f.flush()
-        run_ok(16, "--cases", f.name, "--seed", data.draw(st.integers(0, 1000)), "--pin", 0.3, "--pout", 0.3)
+        run_ok(rtl.run, 16, "--cases", f.name, "--seed", data.draw(st.integers(0, 1000)), "--pin", 0.3, "--pout", 0.3)

@@ -13,33 +13,18 @@ import tempfile
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from te_rtl import run_ok, width_fixture
 
 from lsmc.build import table_engine_snappy as rtl
 from lsmc.build.table_engine_rtl import summary
 
-WIDTHS = (pytest.param(4, marks=pytest.mark.long), 16)  # the narrowest beat (its build: LSMC_LONG=1), the engine's
-
-
-@pytest.fixture(scope="module", params=WIDTHS, ids=lambda w: f"w{w}")
-def width(request):
-    rtl.build_harness(request.param)
-    return request.param
-
-
-
-
-def run_ok(width, *args) -> dict:
-    res = rtl.run(width, *args)
-    s = summary(res)
-    assert res.returncode == 0 and s["mismatches"] == 0 and s["violations"] == 0 and s["hangs"] == 0, \
-        f"{res.stdout[-4000:]}\n{res.stderr[-4000:]}"
-    return s
+width = width_fixture(rtl.build_harness)
 
 
 @pytest.mark.parametrize("kind", ["random", "dbbench", "runs", "leveldb"])
 def test_blocks_match_libsnappy(width, kind):
     """Data of 0..64 KiB (the limit itself included) decompresses to itself, as libsnappy and the model do."""
-    s = run_ok(width, "--seed", 11, "--blocks", 16, "--kind", kind, "--pin", 0.2, "--pout", 0.2)
+    s = run_ok(rtl.run, width, "--seed", 11, "--blocks", 16, "--kind", kind, "--pin", 0.2, "--pout", 0.2)
     # A LevelDB block closes after the entry that reaches its size: the one made for 64 KiB is over the
     # limit, BAD_SNAPPY at offset 0 on both sides.
     assert s["ok"] == 16 - (kind == "leveldb") and s["bytes_out"] > 100_000
@@ -47,22 +32,23 @@ def test_blocks_match_libsnappy(width, kind):
 
 def test_stalls_on_every_stream(width):
     for seed, (pin, pout) in enumerate([(0.5, 0.0), (0.0, 0.5), (0.6, 0.6)]):
-        s = run_ok(width, "--seed", 100 + seed, "--blocks", 20, "--pin", pin, "--pout", pout, "--max-len", 8192)
+        s = run_ok(rtl.run, width, "--seed", 100 + seed, "--blocks", 20, "--pin", pin, "--pout", pout,
+                   "--max-len", 8192)
         assert s["ok"] == 20
 
 
 def test_mutated_streams_and_soft_resets(width):
     """Changed, cut and extended streams: the model's verdict (error and offset, or the same output)."""
-    s = run_ok(width, "--seed", 7, "--blocks", 400, "--mutate", 1, "--pin", 0.3, "--pout", 0.3,
+    s = run_ok(rtl.run, width, "--seed", 7, "--blocks", 400, "--mutate", 1, "--pin", 0.3, "--pout", 0.3,
                "--soft-reset", 0.1, "--max-len", 4096, "--quiet")
     assert s["errors"] > 150 and s["ok"] > 30
 
 
 def test_history_limit(width):
     """64 KiB decompress; one byte more is BAD_SNAPPY at offset 0 (the model's verdict with the same limit)."""
-    s = run_ok(width, "--seed", 5, "--blocks", 2, "--len", rtl.HISTORY, "--kind", "dbbench")
+    s = run_ok(rtl.run, width, "--seed", 5, "--blocks", 2, "--len", rtl.HISTORY, "--kind", "dbbench")
     assert s["ok"] == 2
-    s = run_ok(width, "--seed", 5, "--blocks", 2, "--len", rtl.HISTORY + 1, "--kind", "dbbench")
+    s = run_ok(rtl.run, width, "--seed", 5, "--blocks", 2, "--len", rtl.HISTORY + 1, "--kind", "dbbench")
     assert s["errors"] == 2
 
 
@@ -81,7 +67,7 @@ def test_comparison_can_fail(tmp_path):
 def test_throughput_db_bench(kind):
     """db_bench's values, and data blocks of its entries, in 4 KiB blocks, no stalls: at least the engine's
     goal of 4 bytes a clock at W = 16."""
-    s = run_ok(16, "--seed", 1, "--blocks", 40, "--len", 4096, "--kind", kind)
+    s = run_ok(rtl.run, 16, "--seed", 1, "--blocks", 40, "--len", 4096, "--kind", kind)
     assert s["bytes_per_clock"] >= 4.0, s
 
 
@@ -89,7 +75,7 @@ def test_throughput_db_bench(kind):
 def base_streams(tmp_path_factory):
     """A few libsnappy-compressed blocks (every data kind) for Hypothesis to mutate."""
     path = tmp_path_factory.mktemp("snappy") / "streams.bin"
-    run_ok(16, "--seed", 9, "--blocks", 8, "--max-len", 600, "--dump", path)
+    run_ok(rtl.run, 16, "--seed", 9, "--blocks", 8, "--max-len", 600, "--dump", path)
     data, streams, p = path.read_bytes(), [], 0
     while p < len(data):
         (n,) = struct.unpack_from("<I", data, p)
@@ -114,5 +100,5 @@ def test_hypothesis_mutations(base_streams, data):
     with tempfile.NamedTemporaryFile(suffix=".bin") as f:
         f.write(b"".join(records))
         f.flush()
-        run_ok(16, "--cases", f.name, "--max-len", 64, "--seed", data.draw(st.integers(0, 1000)),
+        run_ok(rtl.run, 16, "--cases", f.name, "--max-len", 64, "--seed", data.draw(st.integers(0, 1000)),
                "--pin", 0.3, "--pout", 0.3)

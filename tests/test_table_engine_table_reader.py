@@ -17,26 +17,15 @@ import struct
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from te_rtl import run_ok, width_fixture
 
 from lsmc.build import table_engine_reader as rtl
 from lsmc.build.table_engine_rtl import summary
 
-WIDTHS = (pytest.param(4, marks=pytest.mark.long), 16)  # the narrowest beat (its build: LSMC_LONG=1), the engine's
 SNAPPY_DBBENCH_FLOOR = 5.0  # stored bytes a clock, db_bench-like Snappy table (measured 5.56: doc/table_reader.md)
 
 
-@pytest.fixture(scope="module", params=WIDTHS, ids=lambda w: f"w{w}")
-def width(request):
-    rtl.build_harness(request.param)
-    return request.param
-
-
-def run_ok(width, *args) -> dict:
-    res = rtl.run(width, *args)
-    s = summary(res)
-    assert res.returncode == 0 and s["mismatches"] == 0 and s["violations"] == 0 and s["hangs"] == 0, \
-        f"{res.stdout[-4000:]}\n{res.stderr[-4000:]}"
-    return s
+width = width_fixture(rtl.build_harness)
 
 
 @pytest.mark.parametrize("source,model", [("leveldb", 0), ("model", 1)])
@@ -44,20 +33,20 @@ def test_tables_match_model(width, source, model):
     """Whole tables (block sizes 256 B to 16 KiB, restart intervals 1 to 4 and 16, keys to the limit) read as
     the model reads them, entry for entry; some LevelDB tables have a key without its tag (BAD_BLOCK) or keys
     over the limit (KEY_TOO_LONG)."""
-    s = run_ok(width, "--seed", 21 + model, "--tables", 25, "--model", model)
+    s = run_ok(rtl.run, width, "--seed", 21 + model, "--tables", 25, "--model", model)
     assert s["ok"] >= 20 and s["entries"] > 1500
 
 
 @pytest.mark.parametrize("pin,pout", [(0.5, 0.0), (0.0, 0.5), (0.6, 0.6)])
 def test_stalls(width, pin, pout):
-    s = run_ok(width, "--seed", 30, "--tables", 15, "--mutate", 0.3, "--verify", 0.5, "--pin", pin,
+    s = run_ok(rtl.run, width, "--seed", 30, "--tables", 15, "--mutate", 0.3, "--verify", 0.5, "--pin", pin,
                "--pout", pout, "--max-entries", 150)
     assert s["ok"] >= 5
 
 
 def test_mutated_tables_named_error(width):
     """Every mutation kind: the model's error code and offset (or its entries), every code this unit raises."""
-    s = run_ok(width, "--seed", 7, "--tables", 250, "--mutate", 1, "--verify", 0.5, "--max-entries", 120,
+    s = run_ok(rtl.run, width, "--seed", 7, "--tables", 250, "--mutate", 1, "--verify", 0.5, "--max-entries", 120,
                "--quiet")
     assert s["errors"] > 100 and s["ok"] > 30
     codes = dict(kv.split(":") for kv in s["codes"].split(","))
@@ -67,7 +56,7 @@ def test_mutated_tables_named_error(width):
 def test_read_latency(width):
     """No latency and a long one (more than the read FIFO covers): the same verdicts."""
     for latency in (0, 150):
-        run_ok(width, "--seed", 40 + latency, "--tables", 10, "--mutate", 0.3, "--latency", latency,
+        run_ok(rtl.run, width, "--seed", 40 + latency, "--tables", 10, "--mutate", 0.3, "--latency", latency,
                "--max-entries", 100)
 
 
@@ -76,8 +65,8 @@ def test_snappy_tables_match_model(width, source, model):
     """Tables with Snappy blocks (index block included) from LevelDB's TableBuilder and from the model's
     TableWriter, CRCs checked on half: decompressed and read as the model reads them, entry for entry; blocks
     that do not shrink by 1/8 stay raw, so raw and Snappy blocks alternate in one table."""
-    s = run_ok(width, "--seed", 70 + model, "--tables", 16, "--model", model, "--snappy", 1, "--max-entries", 200,
-               "--verify", 0.5)
+    s = run_ok(rtl.run, width, "--seed", 70 + model, "--tables", 16, "--model", model, "--snappy", 1,
+               "--max-entries", 200, "--verify", 0.5)
     assert s["snappy_tables"] >= 14 and s["ok"] >= 12 and s["entries"] > 1000
     assert 0.2 * s["blocks"] < s["snappy_blocks"] < 0.95 * s["blocks"]
 
@@ -86,7 +75,7 @@ def test_snappy_mutations_named_error(width):
     """Snappy tables mutated: bits in a Snappy block with its CRC made right (so the decompressor sees them),
     its raw length made larger (over the limit too), a literal that claims more bytes than follow, and every
     general mutation (cut short, bits anywhere, ...): the model's code and offset, the entries before it."""
-    s = run_ok(width, "--seed", 75, "--tables", 120, "--snappy", 1, "--mutate", 1, "--verify", 0.5,
+    s = run_ok(rtl.run, width, "--seed", 75, "--tables", 120, "--snappy", 1, "--mutate", 1, "--verify", 0.5,
                "--max-entries", 120, "--quiet")
     codes = dict(kv.split(":") for kv in s["codes"].split(","))
     assert {"BAD_SNAPPY", "BAD_CRC", "BAD_BLOCK", "TRUNCATED"} <= codes.keys()
@@ -95,7 +84,7 @@ def test_snappy_mutations_named_error(width):
 
 def test_snappy_stalls(width):
     """Snappy tables, some mutated, with every stream stalling (AXI channels, entries, status)."""
-    s = run_ok(width, "--seed", 80, "--tables", 12, "--snappy", 1, "--mutate", 0.3, "--verify", 0.5,
+    s = run_ok(rtl.run, width, "--seed", 80, "--tables", 12, "--snappy", 1, "--mutate", 0.3, "--verify", 0.5,
                "--pin", 0.5, "--pout", 0.5, "--max-entries", 120)
     assert s["snappy_tables"] >= 10
 
@@ -103,35 +92,35 @@ def test_snappy_stalls(width):
 def test_snappy_block_over_buffer(width):
     """Values up to 200 KiB: a Snappy block decompressing past the unit's block buffer (SNAPPY_BYTES) is
     BAD_SNAPPY at the block, the model's verdict with that limit; the smaller blocks read as before."""
-    s = run_ok(width, "--seed", 90, "--tables", 10, "--snappy", 1, "--max-value", 200000, "--max-entries", 40)
+    s = run_ok(rtl.run, width, "--seed", 90, "--tables", 10, "--snappy", 1, "--max-value", 200000, "--max-entries", 40)
     assert "BAD_SNAPPY" in s["codes"] and s["ok"] >= 2
 
 
 def test_memory_errors(width):
     """A read answered with SLVERR: BAD_JOB at offset 0 (on a footer byte always; elsewhere when the unit read
     it, else the model's verdict), never a hang."""
-    s = run_ok(width, "--seed", 60, "--tables", 30, "--slverr", 1, "--max-entries", 100)
+    s = run_ok(rtl.run, width, "--seed", 60, "--tables", 30, "--slverr", 1, "--max-entries", 100)
     assert int(dict(kv.split(":") for kv in s["codes"].split(","))["BAD_JOB(SLVERR)"]) >= 15
 
 
 def test_handle_ram_full(width):
     """A table of more data blocks than the handle RAM holds (db_bench-like entries in 256-byte blocks): the
     first MAX_BLOCKS blocks' entries, then BAD_JOB at the next index entry (a limit the model does not have)."""
-    s = run_ok(width, "--dbbench", 4000, "--block-size", 256, "--tables", 1)
+    s = run_ok(rtl.run, width, "--dbbench", 4000, "--block-size", 256, "--tables", 1)
     assert s["codes"] == "BAD_JOB:1" and s["entries"] == 3 * rtl.MAX_BLOCKS  # 3 entries a block
 
 
 def test_db_bench_throughput():
     """The db_bench-like table (16-byte keys, 100-byte values, 4 KiB blocks, raw) at W = 16: the input bytes a
     clock, footer and index included (doc/table_reader.md: 10.1), kept from falling back."""
-    s = run_ok(16, "--dbbench", 4000, "--tables", 1)
+    s = run_ok(rtl.run, 16, "--dbbench", 4000, "--tables", 1)
     assert s["entries"] == 4000 and s["bytes_per_cycle"] > 10.0
 
 
 def test_db_bench_snappy_throughput():
     """The same table written with Snappy at W = 16: stored bytes a clock (doc/table_reader.md), kept from
     falling back."""
-    s = run_ok(16, "--dbbench", 4000, "--tables", 1, "--snappy", 1)
+    s = run_ok(rtl.run, 16, "--dbbench", 4000, "--tables", 1, "--snappy", 1)
     assert s["entries"] == 4000 and s["snappy_tables"] == 1 and s["bytes_per_cycle"] > SNAPPY_DBBENCH_FLOOR
 
 
@@ -150,7 +139,8 @@ def test_comparison_can_fail(tmp_path):
 def base_tables(tmp_path_factory):
     """Small tables (both writers) as the harness makes them, for Hypothesis to mutate."""
     path = tmp_path_factory.mktemp("tables") / "tables.bin"
-    run_ok(16, "--seed", 50, "--tables", 8, "--max-entries", 40, "--max-value", 300, "--snappy", 0.5, "--dump", path)
+    run_ok(rtl.run, 16, "--seed", 50, "--tables", 8, "--max-entries", 40, "--max-value", 300, "--snappy", 0.5,
+           "--dump", path)
     data, out, p = path.read_bytes(), [], 0
     while p < len(data):
         n = struct.unpack_from("<I", data, p)[0]
@@ -172,4 +162,4 @@ def test_hypothesis_mutations(width, base_tables, tmp_path, pick, seed, edits, c
         t = t[:r.randrange(len(t) + 1)]
     f = tmp_path / "case.bin"
     f.write_bytes(struct.pack("<IB", len(t), verify) + bytes(t))
-    run_ok(width, "--cases", f, "--pin", 0.3, "--pout", 0.3)
+    run_ok(rtl.run, width, "--cases", f, "--pin", 0.3, "--pout", 0.3)

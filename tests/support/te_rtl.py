@@ -1,0 +1,29 @@
+"""What the table engine's unit tests share: the beat widths they build (4 bytes, the narrowest, only with
+LSMC_LONG=1; 16, the engine's), a module fixture that builds a unit's harness at each width, and the check
+of a run that must agree with the model."""
+from __future__ import annotations
+
+import pytest
+
+from lsmc.build.table_engine_rtl import summary
+
+WIDTHS = (pytest.param(4, marks=pytest.mark.long), 16)
+
+
+def width_fixture(build_harness):
+    """A module-scoped fixture `width` over WIDTHS that builds the harness (`build_harness(width)`) first."""
+    @pytest.fixture(scope="module", params=WIDTHS, ids=lambda w: f"w{w}")
+    def width(request):
+        build_harness(request.param)
+        return request.param
+    return width
+
+
+def run_ok(run, *args) -> dict:
+    """`run(*args)`'s summary line, asserting the harness agreed with the model: exit 0, no mismatch, no
+    stream-rule violation, no hang where the harness counts them; else the run's output."""
+    res = run(*args)
+    s = summary(res)
+    assert res.returncode == 0 and s["mismatches"] == 0 and s["violations"] == 0 and s.get("hangs", 0) == 0, \
+        f"{res.stdout[-4000:]}\n{res.stderr[-4000:]}"
+    return s
