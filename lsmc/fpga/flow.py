@@ -1,6 +1,6 @@
-"""The flows: the compaction IP, the NAND controller, the NAND DMA path and the table engine's merge stage alone
-(out of context), and the whole ECPIX-5 board design through LiteX's trellis script; each returns the PnrResult
-of its nextpnr run."""
+"""The flows: the compaction IP, the NAND controller, the NAND DMA path, the table engine's merge stage and the
+whole table engine alone (out of context), and the whole ECPIX-5 board design through LiteX's trellis script;
+each returns the PnrResult of its nextpnr run."""
 from __future__ import annotations
 
 import functools
@@ -19,6 +19,7 @@ from lsmc.fpga.tools import (
     NEXTPNR_DEVICE,
     SOC_TARGET_MHZ,
     TABLE_ENGINE_MERGE,
+    TABLE_ENGINE_PRESET,
     TABLE_ENGINE_TARGET_MHZ,
     FpgaError,
     nextpnr_options,
@@ -171,6 +172,30 @@ def table_engine_merge_flow(outdir: Path = FPGA_BUILD / "table_engine_merge",
     """The table engine's merge and drop stage alone (hw/ip/table_engine/doc/merge.md), out of context, the
     IP's flow (router1)."""
     return ip_flow(outdir, verilog=table_engine_merge_verilog(), top="MergeDrop", target_mhz=target_mhz,
+                   timeout=timeout, pnr_options=pnr_options)
+
+
+# ------------------------------------------------------------------------------ the whole table engine alone
+def table_engine_verilog(preset: str = TABLE_ENGINE_PRESET) -> Path:
+    """TableEngine.v of the whole table engine's named build `preset` (table_engine.TableEnginePresets: the
+    ECP5-85's is two ways with 32 KiB Snappy blocks; the simulation builds' 64 KiB buffers and walker do not fit
+    it), generated if out of date, with its manifest.json beside it."""
+    from lsmc import build
+    from lsmc.paths import GEN, ROOT
+    out = GEN / f"table_engine_{preset}"
+    build.generate("table_engine", "table_engine.GenerateTableEnginePreset", out,
+                   ["--preset", preset, "--out", str(out.relative_to(ROOT))])
+    src = out / "TableEngine.v"
+    if not src.is_file():
+        raise FpgaError(f"table_engine.GenerateTableEnginePreset did not write {src}")
+    return src
+
+
+def table_engine_flow(outdir: Path = FPGA_BUILD / "table_engine", target_mhz: float = TABLE_ENGINE_TARGET_MHZ,
+                      timeout: float | None = 6 * 3600, pnr_options: tuple = ("--seed", "1")) -> PnrResult:
+    """The whole table engine (readers, merge and drop with the walker, writer, write port) alone, out of
+    context, in its ECP5 build (table_engine_verilog), the IP's flow (router1)."""
+    return ip_flow(outdir, verilog=table_engine_verilog(), top="TableEngine", target_mhz=target_mhz,
                    timeout=timeout, pnr_options=pnr_options)
 
 
