@@ -18,7 +18,7 @@ Two designs, one row each in results/fpga.md and results/fpga.csv:
   a beat, K = 4 ways, hw/ip/table_engine/doc/merge.md), out of context at the engine's 125 MHz goal;
 * `table_engine`: the whole table engine alone (`TableEngine` in its named build for the ECP5-85, preset
   `ecp5`: W = 16, K = 2, 32 KiB Snappy blocks; hw/ip/table_engine/doc/table_engine_top.md, Synthesis), out of
-  context at the same goal.
+  context at the same goal (it fits the block RAM, not yet the LUTs: nextpnr stops while packing).
 
 The LiteX trellis toolchain calls `yosys`, `nextpnr-ecp5` and `ecppack` by name: `tools.tool_dir()` writes
 three one-line wrappers for the `yowasp-` commands and the flow puts that folder first on PATH.

@@ -41,8 +41,9 @@ object GenerateSnappyCompressor extends Generator("build/gen/snappy_compressor_w
   * what `lsmc.build.table_engine_top` generates with the model's limits). (name, folder under build/gen, what,
   * config). */
 object TableEnginePresets {
-  /** `ecp5`: the engine on the ECPIX-5's ECP5-85 (208 DP16KD of 18 Kbit, about 468 KiB), whose 64 KiB Snappy
-    * buffers and 128 KiB walker do not fit it four times over (doc/table_engine_top.md, Synthesis). Two ways; each
+  /** `ecp5`: the engine sized for the block RAM of the ECPIX-5's ECP5-85 (208 DP16KD of 18 Kbit, about 468 KiB; the
+    * simulation builds' 64 KiB Snappy buffers and 128 KiB walker need 2.5 times that): 173 DP16KD. Its logic does
+    * not fit the device (187 % of its LUT4s: doc/table_engine_top.md, Synthesis). Two ways; each
     * reader takes Snappy blocks of up to 32 KiB decompressed (LevelDB's 4 KiB block_size with entries up to
     * 28 KiB; a larger one is BAD_SNAPPY at the block, as in the simulation builds past 64 KiB) and tables of up
     * to 1024 data blocks; the walker 256 files, 256 grandparents and 2,048 words (32 KiB) of their keys; the
