@@ -629,3 +629,24 @@ def test_estimates_run_apart_from_the_timing_rows(capsys):
     with pytest.raises(SystemExit):
         cli.main(["block"])
     assert "unknown design 'block'" in capsys.readouterr().err
+
+
+def test_a_design_larger_than_the_device_is_one_line(tmp_path, monkeypatch):
+    """nextpnr stops while packing when a design needs more cells than the device has (the whole table engine's
+    ECP5 build: 187 % of the LUTs): one line naming the overfull cell types, not the log's tail."""
+    log = ("Info: \t          TRELLIS_FF:   18757/  83640    22%\n"
+           "Info: \t        TRELLIS_COMB:  156833/  83640   187%\n"
+           "Info: \t              DP16KD:     173/    208    83%\n"
+           "ERROR: Unable to place cell 'x', no BELs remaining to implement cell type 'TRELLIS_COMB'\n")
+    assert timing.overfull(log) == ["TRELLIS_COMB 156833/83640 (187 %)"]
+    assert timing.overfull(log.replace("156833", "83000")) == []
+
+    def fake_step(cmd, cwd, out, step, timeout, env=None):
+        out.write_text(log)
+        raise tools.FpgaError(f"{step} failed with status 125 (log: {out}):\n{log}")
+    monkeypatch.setattr(flow, "synth_ooc", lambda *a, **k: tmp_path / "Big.json")
+    monkeypatch.setattr(flow, "run_step", fake_step)
+    with pytest.raises(tools.FpgaError) as e:
+        flow.ip_flow(tmp_path, verilog=tmp_path / "Big.v", top="Big")
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith(f"Big does not fit the {tools.DEVICE}: TRELLIS_COMB 156833/83640 (187 %)")

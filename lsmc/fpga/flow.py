@@ -9,9 +9,10 @@ import re
 import shutil
 from pathlib import Path
 
-from lsmc.fpga.timing import PnrResult, parse_report
+from lsmc.fpga.timing import PnrResult, overfull, parse_report
 from lsmc.fpga.tools import (
     DEFAULT_NEXTPNR_ARGS,
+    DEVICE,
     FPGA_BUILD,
     IP_TARGET_MHZ,
     IP_WIDTH,
@@ -43,10 +44,17 @@ def ip_flow(outdir: Path = FPGA_BUILD / "compaction_ip", verilog: Path | None = 
     outdir = Path(outdir)
     times = {}
     synth_ooc(outdir, Path(verilog) if verilog else ip_verilog(), top, timeout, times)
-    times["pnr"] = run_step(["nextpnr-ecp5", *NEXTPNR_DEVICE, "--out-of-context", "--json", f"{top}.json",
-                         "--freq", f"{target_mhz:g}", "--timing-allow-fail",
-                         "--report", "report.json", "-l", "pnr.log", *extra_pnr, *pnr_options],
-                        outdir, outdir / "nextpnr.out", f"nextpnr-ecp5 of {top}", timeout)
+    try:
+        times["pnr"] = run_step(["nextpnr-ecp5", *NEXTPNR_DEVICE, "--out-of-context", "--json", f"{top}.json",
+                                 "--freq", f"{target_mhz:g}", "--timing-allow-fail",
+                                 "--report", "report.json", "-l", "pnr.log", *extra_pnr, *pnr_options],
+                                outdir, outdir / "nextpnr.out", f"nextpnr-ecp5 of {top}", timeout)
+    except FpgaError:
+        over = overfull((outdir / "nextpnr.out").read_text(errors="replace"))
+        if over:  # one line instead of the log's tail: the design is larger than the device
+            raise FpgaError(f"{top} does not fit the {DEVICE}: " + ", ".join(over)
+                            + f" (log: {outdir / 'nextpnr.out'})") from None
+        raise
     res = parse_report(outdir / "report.json", outdir / "pnr.log", design=top)
     res.seconds = times
     res.pnr_options = tuple(pnr_options)
