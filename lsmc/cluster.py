@@ -14,7 +14,10 @@ order.
   a ClusterError (the tools print one line, exit 2) before any work.
 - No shared file system: a task carries its parameters (the workload is made from them on the worker),
   builds what it needs on its worker (build steps are cached by stamps and locked per machine, so the
-  first task of a machine builds and the others reuse it) and returns its result.
+  first task of a machine builds and the others reuse it) and returns its result. Data every task of a run
+  needs (`run(..., shared=X)`: a seed sweep's netlist of megabytes) is scattered to the workers once and
+  each task refers to it, so the task graph the client sends stays small (Dask warns of a graph over
+  10 MB, and would ship the data again with every task).
 - A task that raises is run once more (Dask's `retries=1`); a task whose worker dies is failed by the
   scheduler at once (allowed-failures 0) and sent once more by run(); then either is reported as failed
   with its error: never dropped.
@@ -88,13 +91,14 @@ def source_digest() -> str:
     return h.hexdigest()[:24]
 
 
-def _call(point, fn: Callable, digest: str):
-    """What a worker runs: `fn(point)`, once it knows its sources are the client's."""
+def _call(point, *shared, fn: Callable, digest: str):
+    """What a worker runs: `fn(point)` (`fn(point, shared)` for a run with shared data), once it knows its
+    sources are the client's."""
     mine = source_digest()
     if mine != digest:
         raise ClusterError(f"this worker's sources ({ROOT}, digest {mine}) are not the client's ({digest}): "
                            "install the same commit on every worker (scripts/setup)")
-    return fn(point)
+    return fn(point, *shared)
 
 
 def _memory_per_worker(workers: int) -> int:
@@ -173,12 +177,17 @@ def _free_slots(client, timed: bool) -> int:
     return free
 
 
+_NOTHING = object()
+
+
 def run(client, fn: Callable, points: Iterable, *, timed: bool = False, label: str = "tasks",
-        on_result: Callable | None = None, progress: bool = True) -> list[Outcome]:
+        on_result: Callable | None = None, progress: bool = True, shared: Any = _NOTHING) -> list[Outcome]:
     """fn(point) for every point as a task; returns an Outcome per point in `points` order. `fn` must be a
     module-level function (workers import it); `timed`: the task's wall time is its result (one per machine).
-    `on_result(outcome)` is called as each task ends (the tools print their line there). Progress: a
-    tqdm bar on stderr (tasks done / total, running, failed, time left) and Dask's dashboard."""
+    `shared`: data every task needs, scattered to every worker once (a future in each task, not a copy in the
+    graph); the tasks then run fn(point, shared). `on_result(outcome)` is called as each task ends (the tools
+    print their line there). Progress: a tqdm bar on stderr (tasks done / total, running, failed, time left)
+    and Dask's dashboard."""
     import distributed
     from tqdm import tqdm
 
@@ -195,6 +204,15 @@ def run(client, fn: Callable, points: Iterable, *, timed: bool = False, label: s
     digest = source_digest()
     run_id = uuid.uuid4().hex[:8]
     call = functools.partial(_call, fn=fn, digest=digest)  # pickled once per map
+    held = None  # the scattered `shared` data: every worker holds a copy
+
+    def shared_args() -> list:
+        nonlocal held
+        if shared is _NOTHING:
+            return []
+        if held is None or held.status != "finished":  # first use, or every copy went with its worker
+            (held,) = client.scatter([shared], broadcast=True, hash=False)
+        return [[held]]
 
     # A task that raises is retried by Dask (retries=1). A task whose worker dies is retried here: the
     # scheduler fails it at once (allowed-failures 0) and this loop sends it once more. Dask's own death
@@ -214,8 +232,8 @@ def run(client, fn: Callable, points: Iterable, *, timed: bool = False, label: s
             free = _free_slots(client, timed) if waiting else 0
             while waiting and free > 0:
                 i = waiting.pop(0)
-                (f,) = client.map(call, [points[i]], key=[f"{label}-{i}-{deaths[i]}-{run_id}"], pure=False,
-                                  retries=1, resources={MACHINE: 1} if timed else None)
+                (f,) = client.map(call, [points[i]], *shared_args(), key=[f"{label}-{i}-{deaths[i]}-{run_id}"],
+                                  pure=False, retries=1, resources={MACHINE: 1} if timed else None)
                 running[f] = i
                 free -= 1
             if not running:  # every worker is away (their nannies restart them): look again shortly
@@ -253,6 +271,9 @@ def run(client, fn: Callable, points: Iterable, *, timed: bool = False, label: s
         client.cancel(list(running))
         bar.close()
         raise Interrupted([o for o in outcomes if o is not None]) from None
+    finally:
+        if held is not None:
+            held.release()
     bar.set_postfix(running=0, failed=failed)
     bar.close()
     return outcomes  # type: ignore[return-value]

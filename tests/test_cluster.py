@@ -59,6 +59,15 @@ def _slow(point):
     return point
 
 
+def _length(point):
+    data, x = point
+    return len(data) + x
+
+
+def _length_shared(x, data):
+    return len(data) + x
+
+
 def test_a_raising_task_is_retried_once_then_reported(client, tmp_path):
     got = cluster.run(client, _raises, [(str(tmp_path), x) for x in range(4)], progress=False)
     assert [o.value for o in got] == [0, 10, None, 30]
@@ -269,3 +278,14 @@ def test_leveldb_test_prints_the_serial_lines(monkeypatch, tmp_path, capsys):
     assert ldb.main(["test", *names, "--cluster"]) == 1
     out = capsys.readouterr().out
     assert "c_test                     FAILED as a task: KilledWorker: gone" in out and "6 passed, 1 failed" in out
+
+
+@pytest.mark.filterwarnings("error:Sending large graph")
+def test_shared_data_goes_to_the_workers_once(client):
+    """Data every task needs (a seed sweep's netlist of ~10 MB) is scattered once with `shared`, so the task
+    graph stays under Dask's large-graph warning (an error here); inside each task's point it is not."""
+    big = bytes(12 << 20)
+    with pytest.warns(UserWarning, match="Sending large graph"):  # the check below can fail
+        assert cluster.run(client, _length, [(big, 1)], progress=False)[0].value == len(big) + 1
+    out = cluster.run(client, _length_shared, [1, 2, 3], shared=big, progress=False)
+    assert [o.value for o in out] == [len(big) + x for x in (1, 2, 3)]

@@ -292,26 +292,34 @@ def test_nand_dma_row_written_by_the_command(tmp_path, monkeypatch):
     assert calls == [("--seed", "1"), ("--seed", "3", "--placer-heap-timingweight", "20")]
 
 
-def test_table_engine_merge_row_written_by_the_command(tmp_path, monkeypatch):
-    """`scripts/fpga table_engine` and `te_merge` run the merge stage's flow and write row
-    table_engine_merge beside the rows kept from before; neither is in the default set."""
+def test_table_engine_rows_written_by_the_command(tmp_path, monkeypatch):
+    """`scripts/fpga te_merge` runs the merge stage's flow (row table_engine_merge), `table_engine` the whole
+    engine's (row table_engine, after it), each row kept when the other is built; neither is in the default
+    set."""
     calls = []
 
-    def fake_flow(timeout=None, pnr_options=()):
-        calls.append(pnr_options)
-        return timing.PnrResult("MergeDrop", {"$glbnet$clk": (118.2, tools.TABLE_ENGINE_TARGET_MHZ)},
-                              {"TRELLIS_COMB": (9000, 83640), "TRELLIS_FF": (1500, 83640), "DP16KD": (16, 208)},
-                              {"$glbnet$clk": ["Source a.q", "Sink b.d", "2.00 ns logic, 6.00 ns routing"]})
-    monkeypatch.setattr(flow, "table_engine_merge_flow", fake_flow)
+    def fake(top, fmax, bram):
+        def fake_flow(timeout=None, pnr_options=()):
+            calls.append((top, pnr_options))
+            return timing.PnrResult(top, {"$glbnet$clk": (fmax, tools.TABLE_ENGINE_TARGET_MHZ)},
+                                    {"TRELLIS_COMB": (9000, 83640), "TRELLIS_FF": (1500, 83640),
+                                     "DP16KD": (bram, 208)},
+                                    {"$glbnet$clk": ["Source a.q", "Sink b.d", "2.00 ns logic, 6.00 ns routing"]})
+        return fake_flow
+    monkeypatch.setattr(flow, "table_engine_merge_flow", fake("MergeDrop", 118.2, 16))
+    monkeypatch.setattr(flow, "table_engine_flow", fake("TableEngine", 101.5, 150))
     monkeypatch.setattr(flow, "nand_flow", lambda timeout=None, pnr_options=(): pytest.fail("nand ran"))
     assert cli.main(["table_engine", "--results", str(tmp_path)]) == 0
     assert cli.main(["te_merge", "--results", str(tmp_path), "--seed", "2"]) == 0
     with open(tmp_path / "fpga.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert [(r["design"], r["fmax_mhz"], r["bram"]) for r in rows] == [("table_engine_merge", "118.20", "16")]
-    assert "Critical path: table_engine_merge (clock $glbnet$clk)" in (tmp_path / "fpga.md").read_text()
-    assert calls == [("--seed", "1"), ("--seed", "2")]
-    assert cli.DESIGNS["te_merge"] == "table_engine_merge" and cli.ALIASES["table_engine"] == "te_merge"
+    assert [(r["design"], r["fmax_mhz"], r["bram"]) for r in rows] == [("table_engine_merge", "118.20", "16"),
+                                                                        ("table_engine", "101.50", "150")]
+    md = (tmp_path / "fpga.md").read_text()
+    assert "Critical path: table_engine_merge (clock $glbnet$clk)" in md
+    assert "Critical path: table_engine (clock $glbnet$clk)" in md
+    assert calls == [("TableEngine", ("--seed", "1")), ("MergeDrop", ("--seed", "2"))]
+    assert cli.DESIGNS["te_merge"] == "table_engine_merge" and cli.DESIGNS["table_engine"] == "table_engine"
 
 
 def test_soc_flow_default_nextpnr_options(tmp_path, monkeypatch):
@@ -621,3 +629,24 @@ def test_estimates_run_apart_from_the_timing_rows(capsys):
     with pytest.raises(SystemExit):
         cli.main(["block"])
     assert "unknown design 'block'" in capsys.readouterr().err
+
+
+def test_a_design_larger_than_the_device_is_one_line(tmp_path, monkeypatch):
+    """nextpnr stops while packing when a design needs more cells than the device has (the whole table engine's
+    ECP5 build: 187 % of the LUTs): one line naming the overfull cell types, not the log's tail."""
+    log = ("Info: \t          TRELLIS_FF:   18757/  83640    22%\n"
+           "Info: \t        TRELLIS_COMB:  156833/  83640   187%\n"
+           "Info: \t              DP16KD:     173/    208    83%\n"
+           "ERROR: Unable to place cell 'x', no BELs remaining to implement cell type 'TRELLIS_COMB'\n")
+    assert timing.overfull(log) == ["TRELLIS_COMB 156833/83640 (187 %)"]
+    assert timing.overfull(log.replace("156833", "83000")) == []
+
+    def fake_step(cmd, cwd, out, step, timeout, env=None):
+        out.write_text(log)
+        raise tools.FpgaError(f"{step} failed with status 125 (log: {out}):\n{log}")
+    monkeypatch.setattr(flow, "synth_ooc", lambda *a, **k: tmp_path / "Big.json")
+    monkeypatch.setattr(flow, "run_step", fake_step)
+    with pytest.raises(tools.FpgaError) as e:
+        flow.ip_flow(tmp_path, verilog=tmp_path / "Big.v", top="Big")
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith(f"Big does not fit the {tools.DEVICE}: TRELLIS_COMB 156833/83640 (187 %)")

@@ -96,6 +96,26 @@ def test_snappy_block_over_buffer(width):
     assert "BAD_SNAPPY" in s["codes"] and s["ok"] >= 2
 
 
+def test_snappy_block_over_the_ecp5_buffer():
+    """The readers of the engine's ECP5 build (preset ecp5, its Snappy block size from the preset's manifest:
+    32 KiB) on values up to 60 KiB: a block over that limit is BAD_SNAPPY at the block, the model's verdict with
+    that limit (never a wrong entry), where the simulation builds' 64 KiB buffer reads more of the same tables."""
+    import json
+
+    from lsmc.fpga import flow
+    small = json.loads((flow.table_engine_verilog().parent / "manifest.json").read_text())["config"]["snappyBytes"]
+    assert small < rtl.SNAPPY_BYTES
+    case = ("--seed", 91, "--tables", 12, "--snappy", 1, "--max-value", 60000, "--max-entries", 40)
+    got = {}
+    for limit in (small, rtl.SNAPPY_BYTES):
+        res = rtl.run(16, *case, snappy_bytes=limit)
+        s = summary(res)
+        assert res.returncode == 0 and s["mismatches"] == 0 and s["hangs"] == 0, res.stdout[-3000:]
+        got[limit] = (dict(kv.split(":") for kv in s["codes"].split(",") if kv != "-"), s["ok"])
+    codes, ok = got[small]
+    assert int(codes.get("BAD_SNAPPY", 0)) > int(got[rtl.SNAPPY_BYTES][0].get("BAD_SNAPPY", 0)) and ok >= 2
+
+
 def test_memory_errors(width):
     """A read answered with SLVERR: BAD_JOB at offset 0 (on a footer byte always; elsewhere when the unit read
     it, else the model's verdict), never a hang."""

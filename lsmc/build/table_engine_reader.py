@@ -23,35 +23,43 @@ MODEL_SOURCES = [MODEL / f"{n}.cc" for n in ("table_reader", "table_writer", "bl
                                               "format", "snappy_codec")]
 
 
-def generate(width: int = 16) -> Path:
-    """TableReader.v of `width` bytes per beat, the model's key and block limits; cached."""
+def _suffix(snappy_bytes: int) -> str:
+    """The build folders' suffix of a Snappy block buffer other than the default (the ECP5 build's: `_s32k`)."""
+    return "" if snappy_bytes == SNAPPY_BYTES else f"_s{snappy_bytes >> 10}k"
+
+
+def generate(width: int = 16, snappy_bytes: int = SNAPPY_BYTES) -> Path:
+    """TableReader.v of `width` bytes per beat, the model's key and block limits, Snappy blocks up to
+    `snappy_bytes` decompressed; cached."""
     table_engine_rtl._check(width)
     lim = table_model.limits()
-    out = GEN / f"table_reader_w{width}"
+    out = GEN / f"table_reader_w{width}{_suffix(snappy_bytes)}"
     return build.generate("table_engine", "table_engine.GenerateTableReader", out,
                           ["--bytes", str(width),
                            "--key-limit", str(lim["max_user_key_bytes"] + table_engine_rtl.TAG_BYTES),
                            "--max-block", str(lim["max_block_bytes"]), "--max-blocks", str(MAX_BLOCKS),
-                           "--snappy-bytes", str(SNAPPY_BYTES),
+                           "--snappy-bytes", str(snappy_bytes),
                            "--out", str(out.relative_to(ROOT))])
 
 
-def build_harness(width: int = 16) -> Path:
-    """The Verilator model of TableReader with the differential harness; cached."""
-    verilog = generate(width) / "TableReader.v"
+def build_harness(width: int = 16, snappy_bytes: int = SNAPPY_BYTES) -> Path:
+    """The Verilator model of TableReader with the differential harness (the model reads Snappy blocks with the
+    same limit); cached."""
+    verilog = generate(width, snappy_bytes) / "TableReader.v"
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
     common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), *table_engine_rtl.DV_HEADERS)
     flags = ["-CFLAGS",
-             f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width} -DMAX_BLOCKS={MAX_BLOCKS} -DSNAPPY_BYTES={SNAPPY_BYTES}",
+             f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width} -DMAX_BLOCKS={MAX_BLOCKS} -DSNAPPY_BYTES={snappy_bytes}",
              "-LDFLAGS", "-lleveldb", *common_flags]
     return build.verilate("TableReader", [verilog], [HARNESS, *MODEL_SOURCES, *common_srcs],
-                          BUILD / "table_engine" / f"table_reader_w{width}", flags=flags, cflags="-O2")
+                          BUILD / "table_engine" / f"table_reader_w{width}{_suffix(snappy_bytes)}", flags=flags,
+                          cflags="-O2")
 
 
-def run(width: int = 16, *args, timeout: float = 600) -> subprocess.CompletedProcess:
+def run(width: int = 16, *args, timeout: float = 600, snappy_bytes: int = SNAPPY_BYTES) -> subprocess.CompletedProcess:
     """Run the harness with `args` (its options); the completed process (text output)."""
-    exe = build_harness(width)
+    exe = build_harness(width, snappy_bytes)
     return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, timeout=timeout)
 
 

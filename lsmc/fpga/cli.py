@@ -14,9 +14,11 @@ Two designs, one row each in results/fpga.md and results/fpga.csv:
   both crossbars, the boards' register slice at the DDR port), the BCH decoder replaced by a stub whose
   outputs are registers (`flow.BCH_STUB`: the decoder alone places at 124 MHz, and with it the controller's
   command and PHY paths, the subject of this row, do not route out of context in useful time);
-* `table_engine_merge` (`te_merge`, or `table_engine`): the table engine's merge and drop stage alone
-  (`MergeDrop`, W = 16 bytes a beat, K = 4 ways, hw/ip/table_engine/doc/merge.md), out of context at the
-  engine's 125 MHz goal.
+* `table_engine_merge` (`te_merge`): the table engine's merge and drop stage alone (`MergeDrop`, W = 16 bytes
+  a beat, K = 4 ways, hw/ip/table_engine/doc/merge.md), out of context at the engine's 125 MHz goal;
+* `table_engine`: the whole table engine alone (`TableEngine` in its named build for the ECP5-85, preset
+  `ecp5`: W = 16, K = 2, 32 KiB Snappy blocks; hw/ip/table_engine/doc/table_engine_top.md, Synthesis), out of
+  context at the same goal (it fits the block RAM, not yet the LUTs: nextpnr stops while packing).
 
 The LiteX trellis toolchain calls `yosys`, `nextpnr-ecp5` and `ecppack` by name: `tools.tool_dir()` writes
 three one-line wrappers for the `yowasp-` commands and the flow puts that folder first on PATH.
@@ -33,14 +35,22 @@ from lsmc import cluster
 from lsmc.cliutil import tool_main
 from lsmc.fpga import blocks, flow, resources, seeds
 from lsmc.fpga.results import alone_row, ip_row, print_result, soc_row, write_results
-from lsmc.fpga.tools import DEFAULT_NEXTPNR_ARGS, IP_TARGET_MHZ, IP_WIDTH, SOC_TARGET_MHZ, FpgaError, nextpnr_options
+from lsmc.fpga.tools import (
+    DEFAULT_NEXTPNR_ARGS,
+    IP_TARGET_MHZ,
+    IP_WIDTH,
+    SOC_TARGET_MHZ,
+    TABLE_ENGINE_PRESET,
+    FpgaError,
+    nextpnr_options,
+)
 from lsmc.paths import BUILD, RESULTS
 
 # Design names on the command line -> result rows, in the order of the results table.
 DESIGNS = {"soc": "soc", "ip": "compaction_ip", "nand": "nand", "nand_dma": "nand_dma",
-           "te_merge": "table_engine_merge"}
-# Other names of a design on the command line (`table_engine`: the name the table engine's goal gives).
-ALIASES = {"table_engine": "te_merge"}
+           "te_merge": "table_engine_merge", "table_engine": "table_engine"}
+# Other names of a design on the command line.
+ALIASES: dict = {}
 
 
 @tool_main("fpga")
@@ -48,11 +58,13 @@ def main(argv=None) -> int:
     """`scripts/fpga` / `lsmc fpga`: every design (or those named), results/fpga.md and .csv."""
     ap = argparse.ArgumentParser(prog="scripts/fpga", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("designs", nargs="*", default=[], metavar="{soc,ip,nand,nand_dma,te_merge,resources,blocks}",
+    ap.add_argument("designs", nargs="*", default=[],
+                    metavar="{soc,ip,nand,nand_dma,te_merge,table_engine,resources,blocks}",
                     help="which rows to build (default all three): soc (ECPIX-5 bitstream), ip (compaction IP "
                          "alone), nand (NAND controller alone), nand_dma (the NAND DMA path alone, BCH stubbed), "
-                         "te_merge or table_engine (the table engine's merge stage alone); these two not in the "
-                         "default set. Yosys estimates, apart from the timing table (one "
+                         "te_merge (the table engine's merge stage alone), table_engine (the whole table engine "
+                         "alone, its ECP5 build); these three not in the default set. Yosys estimates, apart from "
+                         "the timing table (one "
                          "or both): `resources` the SoC per board, each board's own variant "
                          "(results/fpga_resources.md); `blocks` the ECPIX-5's SoC per block, where its LUTs go "
                          "(results/fpga_blocks.md)")
@@ -97,7 +109,7 @@ def main(argv=None) -> int:
                  "blocks": (blocks.blocks_soc, blocks.write_blocks)}
     bad = [d for d in designs if d not in (*DESIGNS, *estimates)]
     if bad:
-        ap.error(f"unknown design {bad[0]!r} (soc, ip, nand, nand_dma, te_merge, resources or blocks)")
+        ap.error(f"unknown design {bad[0]!r} (soc, ip, nand, nand_dma, te_merge, table_engine, resources or blocks)")
     if any(d in estimates for d in designs):
         if any(d not in estimates for d in designs):
             ap.error("`resources` and `blocks` run apart from soc, ip, nand, nand_dma (they write "
@@ -142,6 +154,11 @@ def main(argv=None) -> int:
                       flush=True)
                 res = flow.table_engine_merge_flow(timeout=args.timeout, pnr_options=pnr_options["te_merge"])
                 row, clock = alone_row("table_engine_merge", res), next(iter(res.clocks))
+            elif d == "table_engine":
+                print(f"fpga: the whole table engine alone ({TABLE_ENGINE_PRESET} build: W = 16, K = 2), yosys + "
+                      "nextpnr-ecp5 out of context ...", flush=True)
+                res = flow.table_engine_flow(timeout=args.timeout, pnr_options=pnr_options["table_engine"])
+                row, clock = alone_row("table_engine", res), next(iter(res.clocks))
             elif d == "nand_dma":
                 print("fpga: NAND DMA path alone (BCH stubbed), yosys + nextpnr-ecp5 out of context ...", flush=True)
                 res = flow.nand_dma_flow(timeout=args.timeout, pnr_options=pnr_options["nand_dma"])

@@ -1,6 +1,6 @@
-"""The flows: the compaction IP, the NAND controller, the NAND DMA path and the table engine's merge stage alone
-(out of context), and the whole ECPIX-5 board design through LiteX's trellis script; each returns the PnrResult
-of its nextpnr run."""
+"""The flows: the compaction IP, the NAND controller, the NAND DMA path, the table engine's merge stage and the
+whole table engine alone (out of context), and the whole ECPIX-5 board design through LiteX's trellis script;
+each returns the PnrResult of its nextpnr run."""
 from __future__ import annotations
 
 import functools
@@ -9,9 +9,10 @@ import re
 import shutil
 from pathlib import Path
 
-from lsmc.fpga.timing import PnrResult, parse_report
+from lsmc.fpga.timing import PnrResult, overfull, parse_report
 from lsmc.fpga.tools import (
     DEFAULT_NEXTPNR_ARGS,
+    DEVICE,
     FPGA_BUILD,
     IP_TARGET_MHZ,
     IP_WIDTH,
@@ -19,6 +20,7 @@ from lsmc.fpga.tools import (
     NEXTPNR_DEVICE,
     SOC_TARGET_MHZ,
     TABLE_ENGINE_MERGE,
+    TABLE_ENGINE_PRESET,
     TABLE_ENGINE_TARGET_MHZ,
     FpgaError,
     nextpnr_options,
@@ -42,10 +44,17 @@ def ip_flow(outdir: Path = FPGA_BUILD / "compaction_ip", verilog: Path | None = 
     outdir = Path(outdir)
     times = {}
     synth_ooc(outdir, Path(verilog) if verilog else ip_verilog(), top, timeout, times)
-    times["pnr"] = run_step(["nextpnr-ecp5", *NEXTPNR_DEVICE, "--out-of-context", "--json", f"{top}.json",
-                         "--freq", f"{target_mhz:g}", "--timing-allow-fail",
-                         "--report", "report.json", "-l", "pnr.log", *extra_pnr, *pnr_options],
-                        outdir, outdir / "nextpnr.out", f"nextpnr-ecp5 of {top}", timeout)
+    try:
+        times["pnr"] = run_step(["nextpnr-ecp5", *NEXTPNR_DEVICE, "--out-of-context", "--json", f"{top}.json",
+                                 "--freq", f"{target_mhz:g}", "--timing-allow-fail",
+                                 "--report", "report.json", "-l", "pnr.log", *extra_pnr, *pnr_options],
+                                outdir, outdir / "nextpnr.out", f"nextpnr-ecp5 of {top}", timeout)
+    except FpgaError:
+        over = overfull((outdir / "nextpnr.out").read_text(errors="replace"))
+        if over:  # one line instead of the log's tail: the design is larger than the device
+            raise FpgaError(f"{top} does not fit the {DEVICE}: " + ", ".join(over)
+                            + f" (log: {outdir / 'nextpnr.out'})") from None
+        raise
     res = parse_report(outdir / "report.json", outdir / "pnr.log", design=top)
     res.seconds = times
     res.pnr_options = tuple(pnr_options)
@@ -171,6 +180,30 @@ def table_engine_merge_flow(outdir: Path = FPGA_BUILD / "table_engine_merge",
     """The table engine's merge and drop stage alone (hw/ip/table_engine/doc/merge.md), out of context, the
     IP's flow (router1)."""
     return ip_flow(outdir, verilog=table_engine_merge_verilog(), top="MergeDrop", target_mhz=target_mhz,
+                   timeout=timeout, pnr_options=pnr_options)
+
+
+# ------------------------------------------------------------------------------ the whole table engine alone
+def table_engine_verilog(preset: str = TABLE_ENGINE_PRESET) -> Path:
+    """TableEngine.v of the whole table engine's named build `preset` (table_engine.TableEnginePresets: the
+    ECP5-85's is two ways with 32 KiB Snappy blocks; the simulation builds' 64 KiB buffers and walker do not fit
+    it), generated if out of date, with its manifest.json beside it."""
+    from lsmc import build
+    from lsmc.paths import GEN, ROOT
+    out = GEN / f"table_engine_{preset}"
+    build.generate("table_engine", "table_engine.GenerateTableEnginePreset", out,
+                   ["--preset", preset, "--out", str(out.relative_to(ROOT))])
+    src = out / "TableEngine.v"
+    if not src.is_file():
+        raise FpgaError(f"table_engine.GenerateTableEnginePreset did not write {src}")
+    return src
+
+
+def table_engine_flow(outdir: Path = FPGA_BUILD / "table_engine", target_mhz: float = TABLE_ENGINE_TARGET_MHZ,
+                      timeout: float | None = 6 * 3600, pnr_options: tuple = ("--seed", "1")) -> PnrResult:
+    """The whole table engine (readers, merge and drop with the walker, writer, write port) alone, out of
+    context, in its ECP5 build (table_engine_verilog), the IP's flow (router1)."""
+    return ip_flow(outdir, verilog=table_engine_verilog(), top="TableEngine", target_mhz=target_mhz,
                    timeout=timeout, pnr_options=pnr_options)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from lsmc.fpga.seeds import spread_lines
 from lsmc.fpga.timing import PnrResult, condense_path, path_summary
-from lsmc.fpga.tools import DEVICE, IP_WIDTH, FpgaError
+from lsmc.fpga.tools import DEVICE, IP_WIDTH, TABLE_ENGINE_PRESET, FpgaError
 from lsmc.paths import RESULTS
 
 CSV_COLUMNS = ["design", "device", "fmax_mhz", "target_mhz", "lut", "ff", "bram", "dsp", "bitstream"]
@@ -59,7 +59,10 @@ def write_results(rows: list, paths: dict, outdir: Path = RESULTS, notes: list =
           "DP16KD (18 Kbit), `dsp` = MULT18X18D. `soc`: the whole ECPIX-5 design, Fmax of the SoC's clock "
           "domain `lsmc`; `compaction_ip`: the IP alone, out of context, "
           f"{IP_WIDTH}-bit stream; `nand`: the NAND controller alone, out of context; `nand_dma`: the "
-          "SoC's NAND DMA path alone, BCH decoder stubbed, out of context.", "",
+          "SoC's NAND DMA path alone, BCH decoder stubbed, out of context; `table_engine_merge`: the table "
+          "engine's merge and drop stage alone (W = 16, K = 4), out of context; `table_engine`: the whole table "
+          f"engine alone in its ECP5 build (preset `{TABLE_ENGINE_PRESET}`: W = 16, K = 2, 32 KiB Snappy blocks), "
+          "out of context.", "",
           "| " + " | ".join(CSV_COLUMNS) + " |", "|" + "---|" * len(CSV_COLUMNS)]
     for r in rows:
         md.append("| " + " | ".join(str(r[c]) for c in CSV_COLUMNS) + " |")

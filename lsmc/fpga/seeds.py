@@ -5,10 +5,11 @@ or `--cluster tcp://HOST:8786`).
 Route-to-route noise decides how much of a Fmax difference between two designs is real: the whole
 ECPIX-5 design gave 77-90 MHz over routes of one netlist. A sweep measures that spread.
 
-- No shared file system: a task carries the files its route reads (yosys' JSON netlist, the board's LPF)
-  and brings back nextpnr's report, the critical-path part of its log and, for the board design, the
-  bitstream. The route runs in a folder of its own under build/fpga/seeds on the worker (not /tmp: the
-  yowasp tools have a private /tmp), removed afterwards.
+- No shared file system: a task carries the files its route reads (yosys' JSON netlist, the board's LPF;
+  the same for every seed, so a sweep scatters them to the workers once: cluster.run's `shared`, and the
+  task graph holds a reference, not megabytes of netlist per seed) and brings back nextpnr's report, the
+  critical-path part of its log and, for the board design, the bitstream. The route runs in a folder of its
+  own under build/fpga/seeds on the worker (not /tmp: the yowasp tools have a private /tmp), removed afterwards.
 - results/fpga_seeds.csv holds one row per design and seed (SEED_COLUMNS; a failed route keeps its row
   with the error). results/fpga.md renders the spread from it (min / median / max, best seed), and the
   design's row of results/fpga.csv is the best seed's route, its critical path and options recorded.
@@ -24,7 +25,7 @@ import shlex
 import shutil
 import statistics
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lsmc.fpga.timing import PnrResult, parse_critical_paths, parse_report
@@ -58,7 +59,7 @@ def parse_seeds(text: str) -> list[int]:
 @dataclass(frozen=True)
 class RouteTask:
     """One route as a task: everything a worker needs, nothing it must find on the client's disk."""
-    design: str  # the row name: compaction_ip, nand, nand_dma, table_engine_merge, soc
+    design: str  # the row name: compaction_ip, nand, nand_dma, table_engine_merge, table_engine, soc
     seed: int
     files: dict  # file name -> bytes, written into the route's folder
     nextpnr: tuple  # nextpnr-ecp5's arguments without --seed, --report and -l (file names relative)
@@ -77,12 +78,13 @@ class RouteResult:
     bitstream: bytes | None = None
 
 
-def route(task: RouteTask) -> RouteResult:
-    """Run one route on this machine (what a worker does)."""
+def route(task: RouteTask, files: dict | None = None) -> RouteResult:
+    """Run one route on this machine (what a worker does); `files` (name -> bytes) are written beside the
+    task's own (a sweep's shared netlist)."""
     work = FPGA_BUILD / "seeds" / f"{task.design}-seed{task.seed}-{uuid.uuid4().hex[:8]}"
     work.mkdir(parents=True)
     try:
-        for name, data in task.files.items():
+        for name, data in {**(files or {}), **task.files}.items():
             (work / name).write_bytes(data)
         secs = run_step(["nextpnr-ecp5", *task.nextpnr, "--report", "report.json", "-l", "pnr.log", *task.options],
                         work, work / "nextpnr.out", f"nextpnr-ecp5 of {task.design} (seed {task.seed})", task.timeout)
@@ -245,9 +247,14 @@ def run_routes(client, tasks: list[RouteTask], where: Path, clock_of, log=print)
         else:
             log(f"fpga: {t.design} seed {t.seed}: FAILED: {o.error.splitlines()[0]}", flush=True)
 
-    outcomes = cluster.run(client, route, tasks, label=f"{tasks[0].design} seeds", on_result=said)
-    return [(o.point, result_of(o.point, o.value, where), None) if o.ok else (o.point, None, o.error)
-            for o in outcomes]
+    # The files every route reads (the netlist: ~10 MB for the table engine) go to the workers once.
+    shared = tasks[0].files
+    if any(t.files != shared for t in tasks):
+        raise FpgaError(f"{tasks[0].design}: the routes of one sweep read different files")
+    light = [replace(t, files={}) for t in tasks]
+    outcomes = cluster.run(client, route, light, label=f"{tasks[0].design} seeds", on_result=said, shared=shared)
+    return [(t, result_of(t, o.value, where), None) if o.ok else (t, None, o.error)
+            for t, o in zip(tasks, outcomes)]
 
 
 def summarise(design: str, routed: list[tuple], clock_of) -> tuple[list[dict], tuple | None]:
@@ -289,9 +296,10 @@ def prepare(design: str, seeds: list[int], options_of, timeout: float | None, ip
            "nand": ("nand", flow.nand_verilog, "NandController", NAND_TARGET_MHZ, ("--router", "router2")),
            "nand_dma": ("nand_dma", flow.nand_dma_verilog, "NandDmaTiming", NAND_TARGET_MHZ, ()),
            "te_merge": ("table_engine_merge", flow.table_engine_merge_verilog, "MergeDrop",
-                        TABLE_ENGINE_TARGET_MHZ, ())}
+                        TABLE_ENGINE_TARGET_MHZ, ()),
+           "table_engine": ("table_engine", flow.table_engine_verilog, "TableEngine", TABLE_ENGINE_TARGET_MHZ, ())}
     if design not in ooc:
-        raise FpgaError(f"no seed sweep for {design!r} (soc, ip, nand, nand_dma, te_merge)")
+        raise FpgaError(f"no seed sweep for {design!r} (soc, ip, nand, nand_dma, te_merge, table_engine)")
     row, verilog, top, mhz, extra = ooc[design]
     work = FPGA_BUILD / row
     netlist = flow.synth_ooc(work, Path(verilog()), top, timeout)

@@ -134,3 +134,15 @@ def path_summary(lines: list) -> str:
     if snk:
         parts.append(f"to {short_name(snk[-1])}")
     return ", ".join(parts) or "(no path report)"
+
+
+_UTIL = re.compile(r"^Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+(\d+)%", re.M)
+
+
+def overfull(log_text: str) -> list[str]:
+    """The bel types a design needs more of than the device has, from nextpnr's utilisation lines (printed
+    while packing, before a placement that cannot succeed): ["TRELLIS_COMB 156833/83640 (187 %)", ...]."""
+    seen = {}
+    for name, used, avail, _pct in _UTIL.findall(log_text):
+        seen[name] = (int(used), int(avail))
+    return [f"{n} {u}/{a} ({100 * u // a} %)" for n, (u, a) in seen.items() if a and u > a]

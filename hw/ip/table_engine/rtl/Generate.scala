@@ -36,3 +36,43 @@ object GenerateSnappyCompressor extends Generator("build/gen/snappy_compressor_w
   def top(a: Gen.Args) = SnappyCompressor(SnappyCompressorConfig(a.int("bytes"), a.int("max-block"), a.int("fragment"),
     a.int("min-hash-bits"), a.int("max-hash-bits"), a.int("epoch-bits")))
 }
+
+/** Named builds of the whole engine (`TableEngine`), beside the simulation builds' defaults (`TableEngineConfig()`,
+  * what `lsmc.build.table_engine_top` generates with the model's limits). (name, folder under build/gen, what,
+  * config). */
+object TableEnginePresets {
+  /** `ecp5`: the engine sized for the block RAM of the ECPIX-5's ECP5-85 (208 DP16KD of 18 Kbit, about 468 KiB; the
+    * simulation builds' 64 KiB Snappy buffers and 128 KiB walker need 2.5 times that): 173 DP16KD. Its logic does
+    * not fit the device (187 % of its LUT4s: doc/table_engine_top.md, Synthesis). Two ways; each
+    * reader takes Snappy blocks of up to 32 KiB decompressed (LevelDB's 4 KiB block_size with entries up to
+    * 28 KiB; a larger one is BAD_SNAPPY at the block, as in the simulation builds past 64 KiB) and tables of up
+    * to 1024 data blocks; the walker 256 files, 256 grandparents and 2,048 words (32 KiB) of their keys; the
+    * writer an index block of up to 32 KiB (a 2 MiB table of 4 KiB blocks needs about 18 KiB; more is
+    * OUTPUT_FULL) and the filter unit at a token size (the engine's jobs ask no filter block). */
+  val all: Seq[(String, String, String, TableEngineConfig)] = Seq(
+    ("ecp5", "table_engine_ecp5", "the engine on the ECPIX-5's ECP5-85: 2 ways, 32 KiB Snappy blocks, a smaller walker",
+      TableEngineConfig(bytes = 16, ways = 2, keyLimit = 1032, maxBlock = 4 << 20, maxBlocks = 1024,
+        walkerLevels = 8, walkerFiles = 256, walkerKeyWords = 2048, grandparents = 256, snappyBytes = 32 << 10,
+        indexBytes = 32 << 10, filterBytes = 1 << 10, filterKeys = 64, maxFilters = 64)))
+  def apply(name: String): TableEngineConfig = all.find(_._1 == name).map(_._4)
+    .getOrElse(sys.error(s"no table-engine preset $name (${all.map(_._1).mkString(", ")})"))
+}
+
+/** `table_engine.GenerateTableEnginePreset --preset NAME --out DIR`: DIR/TableEngine.v of a named build
+  * (TableEnginePresets) and manifest.json beside it (the preset and every parameter). */
+object GenerateTableEnginePreset extends Generator("build/gen/table_engine_ecp5",
+      Gen.choiceOpt("preset", TableEnginePresets.all.map(_._1), "PRESET")) {
+  def config(a: Gen.Args): TableEngineConfig = {
+    if (!a.given("preset")) {
+      System.err.println(s"$prog: error: --preset is required (${TableEnginePresets.all.map(_._1).mkString(", ")})")
+      sys.exit(2)
+    }
+    TableEnginePresets(a.str("preset"))
+  }
+  def top(a: Gen.Args) = TableEngine(config(a))
+  override def after(a: Gen.Args, report: spinal.core.SpinalReport[spinal.core.Component]) = {
+    val w = new java.io.PrintWriter(new java.io.File(a.out, "manifest.json"), "UTF-8")
+    try w.write(common.Json.render(scala.collection.immutable.ListMap("preset" -> a.str("preset"),
+      "config" -> config(a))) + "\n") finally w.close()
+  }
+}

@@ -5,10 +5,11 @@ import spinal.lib._
 
 /** Sizes of a Snappy decompressor: `bytes` per stream beat (a power of two, >= 4) and the history buffer,
   * which is also the largest decompressed block it takes (copies may reach back to the block's start, so
-  * the whole block is history): a power of two of at least 64 KiB. */
+  * the whole block is history): a power of two of at least 4 KiB (64 KiB in the simulation builds; a raw length
+  * over it is BAD_SNAPPY, and copies never reach past it, since they cannot reach before the block's start). */
 case class SnappyConfig(bytes: Int = 16, historyBytes: Int = 1 << 16) {
   require(bytes >= 4 && isPow2(bytes), s"beat width $bytes bytes: a power of two >= 4")
-  require(historyBytes >= (1 << 16) && isPow2(historyBytes), s"history $historyBytes bytes: a power of two >= 64 KiB")
+  require(historyBytes >= (1 << 12) && isPow2(historyBytes), s"history $historyBytes bytes: a power of two >= 4 KiB")
   val countBits = log2Up(bytes + 1)
   val laneBits = log2Up(bytes)
   val posBits = log2Up(historyBytes) + 1 // 0 .. historyBytes

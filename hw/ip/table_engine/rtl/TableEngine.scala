@@ -9,11 +9,16 @@ import spinal.lib.bus.amba4.axi._
   * key and block limits, the data blocks one input table may have, and the write side's FIFO. */
 case class TableEngineConfig(bytes: Int = 16, ways: Int = 4, keyLimit: Int = 1032, maxBlock: Int = 4 << 20,
                              maxBlocks: Int = 1024, writeFifoBeats: Int = 64, walkerLevels: Int = 8,
-                             walkerFiles: Int = 1024, walkerKeyWords: Int = 8192, grandparents: Int = 1024) {
-  val reader = TableReaderConfig(bytes, keyLimit, maxBlock, maxBlocks)
+                             walkerFiles: Int = 1024, walkerKeyWords: Int = 8192, grandparents: Int = 1024,
+                             snappyBytes: Int = 1 << 16, indexBytes: Int = 1 << 16, filterBytes: Int = 1 << 16,
+                             filterKeys: Int = 4096, maxFilters: Int = 4096) {
+  // snappyBytes: each reader's largest decompressed Snappy block (its history and two block buffers);
+  // indexBytes, filterBytes, filterKeys, maxFilters: the writer's index and filter buffers (TableWriterConfig).
+  val reader = TableReaderConfig(bytes, keyLimit, maxBlock, maxBlocks, snappyBytes = snappyBytes)
   val walker = BaseLevelConfig(bytes, keyLimit, walkerLevels, walkerFiles, walkerKeyWords, grandparents)
   val merge = MergeConfig(bytes, ways, keyLimit, Some(walker))
-  val writer = TableWriterConfig(bytes, keyLimit)
+  val writer = TableWriterConfig(bytes, keyLimit, indexBytes = indexBytes, filterBytes = filterBytes,
+    filterKeys = filterKeys, maxFilters = maxFilters)
   val entry = merge.entry
   val runBits = log2Up(ways)
   /** One read port for the K table readers (an arbiter adds the reader's number to the AXI id). */

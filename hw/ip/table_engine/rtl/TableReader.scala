@@ -754,12 +754,12 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
 }
 
 /** `table_engine.GenerateTableReader [--bytes 4|8|16|32] [--key-limit N] [--max-block N] [--max-blocks N]
-  * [--snappy-bytes N] --out DIR`: DIR/TableReader.v, the table front end with its block reader and Snappy
+  * [--snappy-bytes 16384..262144] --out DIR`: DIR/TableReader.v, the table front end with its block reader and Snappy
   * decompressor (doc/table_reader.md). */
 object GenerateTableReader extends Generator("build/gen/table_reader_w16",
       Gen.intOpt("bytes", 16, Seq(4, 8, 16, 32)), Gen.intOpt("key-limit", 1032, min = 1024),
       Gen.intOpt("max-block", 4 << 20, min = 64), Gen.intOpt("max-blocks", 1024, Seq(256, 1024, 4096, 16384)),
-      Gen.intOpt("snappy-bytes", 1 << 16, Seq(1 << 16, 1 << 17, 1 << 18))) {
+      Gen.intOpt("snappy-bytes", 1 << 16, (14 to 18).map(1 << _))) {
   def top(a: Gen.Args) = TableReader(TableReaderConfig(a.int("bytes"), a.int("key-limit"), a.int("max-block"),
     a.int("max-blocks"), snappyBytes = a.int("snappy-bytes")))
 }
