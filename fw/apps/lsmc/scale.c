@@ -53,6 +53,9 @@ static tq_task split_parts[KB16_MAX_PARTS];
  * (the parts' outputs where their units wrote them: nothing is moved) */
 static uint32_t split_out_seg[KB16_MAX_PARTS][2], split_inv_seg[KB16_MAX_PARTS][2];
 static unsigned split_out_segs, split_inv_segs;
+/* The closing's work space (kb16_stitch_scratch: 3.3 KiB at G 16) in on-chip RAM when it fits: its many
+ * small stores cost a cycle there, and a bus write each into DDR (the D$ is write-through). */
+static uint64_t split_fit_ram[8192 / sizeof(uint64_t)];
 static kb16_subrun split_sub[KB16_MAX_PARTS * TQ_MAX_WAYS];
 static uint8_t split_keys[KB16_MAX_PARTS][KB16_MAX_KEY];
 static uint8_t split_key_lens[KB16_MAX_PARTS];
@@ -138,6 +141,8 @@ static int scale_split(tq_ctx *ctx, tq_task *job, unsigned parts, uint32_t work,
     uint32_t w = dma_align_up(work), wend = work + work_len, out_at = job->out_addr, inv_at = job->inv_addr, hw = 0;
     uint64_t t0 = timer_now(), t1;
     kb16_merge_result res;
+    void *fit = kb16_stitch_scratch(ctx->group) <= sizeof split_fit_ram ? split_fit_ram : 0;
+    size_t fit_cap = sizeof split_fit_ram;
     int rc;
 
     memset(st, 0, sizeof *st);
@@ -150,9 +155,16 @@ static int scale_split(tq_ctx *ctx, tq_task *job, unsigned parts, uint32_t work,
     }
     /* split j one bank row further per j in the largest run: the parts' streams start in other banks */
     rc = kb16_split_keys_skew(runs, lens, n, ctx->group, parts, row / (16u * ctx->group), split_keys, split_key_lens);
+    if (!fit) { /* the work space in DDR, the heads after it at the DMA's alignment */
+        fit = P8(w);
+        fit_cap = kb16_stitch_scratch(ctx->group);
+        if (w + fit_cap >= wend)
+            return KB16_ERR_SCRATCH;
+        w = dma_align_up(w + (uint32_t)fit_cap);
+    }
     if (rc == KB16_OK)
-        rc = kb16_split_plan(runs, lens, n, ctx->group, parts, (const uint8_t(*)[KB16_MAX_KEY])split_keys,
-                             split_key_lens, split_sub, P8(w), wend - w, &used, &res);
+        rc = kb16_split_plan_work(runs, lens, n, ctx->group, parts, (const uint8_t(*)[KB16_MAX_KEY])split_keys,
+                                  split_key_lens, split_sub, P8(w), wend - w, &used, fit, fit_cap, &res);
     if (rc != KB16_OK)
         return rc;
     w = dma_align_up(w + (uint32_t)used);
@@ -198,7 +210,7 @@ static int scale_split(tq_ctx *ctx, tq_task *job, unsigned parts, uint32_t work,
         on_cpu += split_parts[j].state == TQ_DONE_CPU;
         hw = split_parts[j].hw_cycles > hw ? split_parts[j].hw_cycles : hw;
     }
-    rc = kb16_stitch_inplace(outs, olens, ocaps, parts, ctx->group, P8(w), wend - w, &res);
+    rc = kb16_stitch_inplace(outs, olens, ocaps, parts, ctx->group, fit, fit_cap, &res);
     if (rc == KB16_OK) { /* parts closed where they are: the run is their outputs in order */
         job->out_bytes = 0;
         for (j = 0; j < parts; j++) {
