@@ -22,8 +22,8 @@ BUSY, DONE, ERROR, ABORTED = 1, 2, 4, 8
 ERR_AXI, ERR_OVERFLOW, ERR_MISALIGNED = 1, 2, 3
 # Channel registers and stride from the generated dma_regs.json (the RTL's regif declaration).
 _CH = regmap.load("dma").arrays["CH"]
-ADDR, LEN, CTRL, STATUS, BYTES, IRQ_EN, IRQ_ST = (_CH["registers"][n].offset for n in (
-    "ADDR", "LEN", "CTRL", "STATUS", "BYTES", "IRQ_ENABLE", "IRQ_STATUS"))
+ADDR, LEN, CTRL, STATUS, BYTES, IRQ_EN, IRQ_ST, ADDR2, LEN2 = (_CH["registers"][n].offset for n in (
+    "ADDR", "LEN", "CTRL", "STATUS", "BYTES", "IRQ_ENABLE", "IRQ_STATUS", "ADDR2", "LEN2"))
 STRIDE = _CH["stride"]
 
 
@@ -175,6 +175,65 @@ def test_read_random_lengths_and_addresses(w, tmp_path):
             s = r.sinks[f"key{ch}"][-1]
             beats = -(-len(data) // (w // 8))
             assert s["beats"] == beats and s["lasts"] == [beats - 1], s
+
+
+@pytest.mark.parametrize("w", [128, 32])
+def test_read_two_segments(w, tmp_path):
+    """LEN bytes from ADDR then LEN2 from ADDR2 as one stream (a re-encoded head, then a run's tail in
+    place): both addresses at any stream beat (w/8 bytes), segments across 4 KiB pages, an empty first
+    segment (the second alone, off the 32-byte alignment); random AXI and sink stalls, the AXI rules
+    checked. Bytes, BYTES, beat count and the one `last` against the concatenation of the two ranges."""
+    wb = w // 8
+    rng = random.Random(7 * w)
+    cases = [(wb * rng.randint(0, 300), rng.randint(1, 5000)) for _ in range(4)]
+    cases += [(0, 16), (0, rng.randint(1, 3000)), (wb, 1), (4096 - wb, 4096 + wb)]  # empty first; tiny; pages
+    for rnd, (len1, len2) in enumerate(cases):
+        sim = Sim(w, tmp_path, seed=rnd + 3)
+        sim("lat", rng.randint(3, 40), 5)("axistall", 0.2)("sinkstall", "key0", 0.3)("sinkstall", "key1", 0.2)
+        jobs = []
+        for ch in (0, 1):
+            a1 = MEM + 0x10000 * (2 * ch + 1) - (len1 // 2 // 32 * 32) + wb * rng.randint(0, 32 // wb - 1)
+            a2 = MEM + 0x10000 * (2 * ch + 2) + 0x1000 - 32 + wb * rng.randint(0, 32 // wb - 1)
+            d1, d2 = os.urandom(len1), os.urandom(len2)
+            sim.load(a1, d1).load(a2, d2)
+            sim.wr(ch, ADDR, a1).wr(ch, LEN, len1).wr(ch, ADDR2, a2).wr(ch, LEN2, len2)
+            jobs.append((ch, d1 + d2))
+        sim.wr(0, CTRL, 1).wr(1, CTRL, 1)
+        for ch, _ in jobs:
+            sim("wait", ch, 400000)("sink", f"key{ch}", sim.out(f"s{ch}_{rnd}.bin"))
+        r = sim.run()
+        for ch, data in jobs:
+            wt = r.wait(ch)
+            assert wt["ok"] and wt["status"] == DONE and wt["bytes"] == len(data), (rnd, ch, len1, len2, wt)
+            assert sim.out(f"s{ch}_{rnd}.bin").read_bytes() == padded(data, wb), (rnd, ch, len1, len2)
+            beats = len1 // wb + -(-len2 // wb)
+            s = r.sinks[f"key{ch}"][-1]
+            assert s["beats"] == beats and s["lasts"] == [beats - 1], (rnd, ch, s)
+
+
+def test_two_segments_then_one_and_alignment_rules(tmp_path):
+    """With two segments an address or the first length off the stream beat is error 3 without a bus
+    access; LEN2 written back to 0 gives the one-segment channel again, whose ADDR must still be 32-byte
+    aligned (error 3 at +16, as before)."""
+    head, tail, one = os.urandom(48), os.urandom(100), os.urandom(200)
+    sim = Sim(128, tmp_path)
+    sim.load(MEM + 0x100, head).load(MEM + 0x2010, tail).load(MEM + 0x4000, one)
+    for a1, l1, a2 in ((MEM + 8, 16, MEM + 0x2010), (MEM + 0x100, 16, MEM + 0x2008), (MEM + 0x100, 24, MEM + 0x2010)):
+        sim.wr(0, ADDR2, a2).wr(0, LEN2, 64).start(0, a1, l1)("wait", 0, 100)
+    sim("stats")
+    sim.wr(0, ADDR2, MEM + 0x2010).wr(0, LEN2, len(tail)).start(0, MEM + 0x100, len(head))("wait", 0, 10000)
+    sim("sink", "key0", sim.out("two.bin"))
+    sim.wr(0, LEN2, 0).start(0, MEM + 0x4000, len(one))("wait", 0, 10000)("sink", "key0", sim.out("one.bin"))
+    sim.start(0, MEM + 0x4010, 64)("wait", 0, 100)
+    r = sim.run()
+    for i in range(3):
+        assert r.wait(0, i)["status"] == ERROR | (ERR_MISALIGNED << 8), (i, r.wait(0, i))
+    assert r.all_stats[0]["ar"] == 0
+    assert r.wait(0, 3)["status"] == DONE and r.wait(0, 3)["bytes"] == len(head) + len(tail)
+    assert r.wait(0, 4)["status"] == DONE and r.wait(0, 4)["bytes"] == len(one)
+    assert sim.out("two.bin").read_bytes() == padded(head + tail, 16)
+    assert sim.out("one.bin").read_bytes() == padded(one, 16)
+    assert r.wait(0, 5)["status"] == ERROR | (ERR_MISALIGNED << 8)
 
 
 def test_read_zero_length_is_done_without_beats(tmp_path):
@@ -454,13 +513,13 @@ def test_generated_header_and_docs():
                                                     (gen / "dma_regs.h").read_text(), re.M))
     # The contract (docs/architecture.md): channel n at 0x40 * n, this layout, two global registers.
     layout = (("ADDR", 0), ("LEN", 4), ("CTRL", 8), ("STATUS", 0xC), ("BYTES", 0x10), ("IRQ_ENABLE", 0x14),
-              ("IRQ_STATUS", 0x18))
+              ("IRQ_STATUS", 0x18), ("ADDR2", 0x1C), ("LEN2", 0x20))
     for n in range(4):
         for name, off in layout:
             assert h[f"DMA_CH{n}_{name}"] == 0x40 * n + off, (n, name)
     for name, off in layout:
         assert h[f"DMA_CH_{name}"] == off, name
-    assert (ADDR, LEN, CTRL, STATUS, BYTES, IRQ_EN, IRQ_ST) == tuple(off for _, off in layout)
+    assert (ADDR, LEN, CTRL, STATUS, BYTES, IRQ_EN, IRQ_ST, ADDR2, LEN2) == tuple(off for _, off in layout)
     assert h["DMA_CH_STRIDE"] == STRIDE == 0x40 and h["DMA_CH_COUNT"] == 4
     assert h["DMA_START_MASK"] == 0x100 and h["DMA_ALL_STATUS"] == 0x104
     assert h["DMA_CH_STATUS_ERR_CODE_SHIFT"] == 8 and h["DMA_CH_STATUS_ERR_CODE_MASK"] == 0xFF00

@@ -174,20 +174,22 @@ def fw_split(sut, tmp_path, runs, group, parts, **kw):
 @pytest.mark.parametrize("ddr", ["kcu105", "fixed"])
 def test_firmware_splits_and_stitches_one_job(sut, tmp_path, ddr):
     """The SoC takes ONE 4-way job, splits it into two parts at group-start keys, runs them on both units
-    at once and stitches one run in DDR: byte-identical to the model's sub-compaction at the same keys,
-    invalid stream identical to the unsplit merge's. The result block states both brackets: the units'
-    (first start to last end) and split + units + stitch, and the sub-run bytes copied, which the
-    model's plan at the same keys predicts exactly: on kcu105 the split key moves one bank row in the
-    largest run and lands on a group start of every run (no head, nothing copied); with `fixed` (no
-    banks, no skew) some runs split inside a group (a re-encoded head: that sub-run is copied)."""
+    at once and closes each part where its unit wrote it: the result's segments, read in order, are
+    byte-identical to the model's sub-compaction at the same keys, the invalid segments to the unsplit
+    merge's stream. The result block states both brackets: the units' (first start to last end) and
+    split + units + stitch; nothing is copied by the CPU. On kcu105 the split key moves one bank row in
+    the largest run and lands on a group start of every run (no head); with `fixed` (no banks, no skew)
+    some runs split inside a group: a re-encoded head, read by the DMA as the first of two segments."""
     base = scaling.make_workload(WAYS, 8192)
     task, res = fw_split(sut, tmp_path, base.runs, 16, UNITS, ddr=ddr)
     assert res["exit"] == 0 and res["status"] == 0, res["uart"][-2000:]
     assert res["pass"], res["uart"][-2000:]
     assert res["tasks"][0]["out_bytes"] == len(task.merged) and task.merged != b""
-    want = scaling.expected_copied(task, (tmp_path / "job.bin").read_bytes(), 16, UNITS)
-    assert res["copied"] == want
-    assert (want == 0) == (ddr == "kcu105"), want  # both cases exercised
+    seg = scaling.segment_inputs(task, (tmp_path / "job.bin").read_bytes(), 16, UNITS)
+    assert res["copied"] == 0
+    assert (seg["heads"] == 0) == (ddr == "kcu105"), seg  # both cases exercised
+    assert len(res["out_segs"]) == len(res["inv_segs"]) == UNITS
+    assert sum(n for _, n in res["out_segs"]) == len(task.merged)
     assert res["total_cycles"] >= res["cycles"] + res["split_cycles"] + res["stitch_cycles"] > res["cycles"] > 0
     assert "AXI protocol" not in res["stderr"]
 
@@ -195,8 +197,8 @@ def test_firmware_splits_and_stitches_one_job(sut, tmp_path, ddr):
 @pytest.mark.parametrize("kind,group", [("prefix", 3), ("uniform", 16)])
 def test_firmware_split_virtual_entries_and_odd_groups(sut, tmp_path, kind, group):
     """Keys that need virtual entries (a head re-encodes its first key in full) and an odd group size
-    (tails that start at a 16-byte, not 32-byte, boundary: copied for the DMA); more parts than units
-    queue on the task queue. Polling mode."""
+    (tails that start at a 16-byte, not 32-byte, boundary: the DMA reads them as a lone second segment);
+    more parts than units queue on the task queue. Polling mode. Nothing is copied."""
     import random
 
     from lsmc.model import workloads
@@ -207,8 +209,26 @@ def test_firmware_split_virtual_entries_and_odd_groups(sut, tmp_path, kind, grou
     task, res = fw_split(sut, tmp_path, runs, group, 3, poll=True)
     assert res["pass"] and res["status"] == 0, res["uart"][-2000:]
     assert res["tasks"][0]["out_bytes"] == len(task.merged)
-    want = scaling.expected_copied(task, (tmp_path / "job.bin").read_bytes(), group, 3)
-    assert res["copied"] == want and want > 0  # heads (virtual entries) or 16-byte-aligned tails
+    seg = scaling.segment_inputs(task, (tmp_path / "job.bin").read_bytes(), group, 3)
+    assert res["copied"] == 0 and seg["heads"] + seg["off_align"] > 0, seg
+
+
+def test_firmware_split_cpu_fallback_joins_segments(sut, tmp_path):
+    """Every part's unit refuses its job (the fault hook programs group 1): the CPU merges each part
+    instead, joining the reader's two segments (head, then tail in place) in the work area first; the
+    result is still the model's sub-compaction byte for byte."""
+    from lsmc.model import workloads
+
+    k0, k1 = workloads.make_runs("uniform", 1200, 0.3, 11)
+    runs = [kb16.encode(k, 16) for k in (k0, k1)]
+    merged, invalid = kb16.merge_runs(runs, 16)
+    task = scaling.make_fw_job(UNITS, scaling.Job(runs, merged, invalid, [], [], 16), None)
+    task.fault = scaling.FAULT_BAD_GROUP
+    res = run(sut, [task], tmp_path, group=16, use_units=UNITS, fw_check=False, split=True, ddr="fixed")
+    seg = scaling.segment_inputs(task, (tmp_path / "job.bin").read_bytes(), 16, UNITS)
+    assert seg["heads"] > 0, seg  # a part with a two-segment input did fall back
+    assert res["pass"] and res["status"] == 0, res["uart"][-2000:]
+    assert res["fallbacks"] == UNITS and res["tasks"][0]["state_text"] == "done_cpu"
 
 
 def test_sweep_small(sut, tmp_path):

@@ -76,6 +76,15 @@ static inline void dma_set_abort(const dma_set *d, unsigned ch)
     mmio_write32(dma_set_ch(d, ch, DMA_CH_CTRL), 1u << DMA_CH_CTRL_ABORT_SHIFT);
 }
 void dma_set_prepare(const dma_set *d, unsigned ch, uint32_t addr, uint32_t len);
+/* A reader's second segment (ADDR2/LEN2): len2 bytes from addr2 follow the first segment in the same
+ * stream; len2 = 0 makes the channel a one-segment reader again. With two segments both addresses and
+ * the first length need only the stream beat's alignment (16 bytes, one KB16 entry, at 128 bits); a first
+ * segment of 0 bytes reads the second alone: one range that starts off the 32-byte alignment. */
+static inline void dma_set_segment2(const dma_set *d, unsigned ch, uint32_t addr2, uint32_t len2)
+{
+    mmio_write32(dma_set_ch(d, ch, DMA_CH_ADDR2), addr2);
+    mmio_write32(dma_set_ch(d, ch, DMA_CH_LEN2), len2);
+}
 void dma_set_read_status(const dma_set *d, unsigned ch, dma_status *st);
 
 #endif

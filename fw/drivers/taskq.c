@@ -63,9 +63,13 @@ static uint32_t task_in_bytes(const tq_task *t)
     uint32_t b = 0;
     unsigned k;
     for (k = 0; k < t->nruns; k++)
-        b += t->run_len[k];
+        b += t->run_len[k] + t->run_len2[k];
     return b;
 }
+
+/* Channels whose LEN2 this driver left non-zero, per unit: only they are written back to 0, so a task
+ * without second segments programs exactly the registers it always did. */
+static uint32_t seg2_set[UNITS_MAX];
 
 /* Program the unit with task t (the Fig 9 flow's init: job registers, interrupt enables, DMA
  * channels); unit_kick() starts it. */
@@ -73,22 +77,30 @@ static void unit_prepare(tq_ctx *ctx, unsigned u, unit_state *us, tq_task *t)
 {
     const cip_unit *hw = us->hw;
     unsigned k, mask = BIT(DMA_CH_OUT) | BIT(DMA_CH_INV);
+    uint32_t lens[TQ_MAX_WAYS];
 
     t->state = TQ_RUNNING;
     t->unit = (int)u;
     t->hw_rc = CIP_OK;
     if (cip_unit_read(hw, CIP_STATUS) & (ST_ERROR | ST_BUSY))
         cip_unit_reset(hw);
-    cip_unit_program(hw, t->fault == TQ_FAULT_BAD_GROUP ? 1u : ctx->group, t->run_len, t->nruns, us->ways,
+    for (k = 0; k < t->nruns; k++)
+        lens[k] = t->run_len[k] + t->run_len2[k];
+    cip_unit_program(hw, t->fault == TQ_FAULT_BAD_GROUP ? 1u : ctx->group, lens, t->nruns, us->ways,
                      t->out_buf, t->inv_buf, ctx->use_irq);
     dma_set_prepare(hw->dma, DMA_CH_OUT, t->out_addr, t->out_buf);
     dma_set_prepare(hw->dma, DMA_CH_INV, t->inv_addr, t->inv_buf);
     /* An empty run needs no beat (the IP goes by the declared length): its reader stays idle. */
     for (k = 0; k < t->nruns; k++) {
-        if (!t->run_len[k])
+        unsigned ch = dma_reader_channel(k);
+        if (!lens[k])
             continue;
-        dma_set_prepare(hw->dma, dma_reader_channel(k), t->run_addr[k], t->run_len[k]);
-        mask |= BIT(dma_reader_channel(k));
+        dma_set_prepare(hw->dma, ch, t->run_addr[k], t->run_len[k]);
+        if (t->run_len2[k] || (seg2_set[u] & BIT(ch))) {
+            dma_set_segment2(hw->dma, ch, t->run_addr2[k], t->run_len2[k]);
+            seg2_set[u] = t->run_len2[k] ? seg2_set[u] | BIT(ch) : seg2_set[u] & ~BIT(ch);
+        }
+        mask |= BIT(ch);
     }
     us->mask = mask;
     us->task = t;
@@ -102,17 +114,31 @@ static void unit_kick(tq_ctx *ctx, unit_state *us)
     cip_unit_start(us->hw, us->mask);
 }
 
-/* The C merge of task t (the CPU fallback). */
-static void cpu_merge(unsigned group, tq_task *t)
+/* The C merge of task t (the CPU fallback); inputs of two segments are joined at ctx->join_addr first. */
+static void cpu_merge(const tq_ctx *ctx, tq_task *t)
 {
     const uint8_t *runs[TQ_MAX_WAYS];
     size_t lens[TQ_MAX_WAYS];
     kb16_merge_result res;
-    unsigned k;
+    unsigned k, group = ctx->group;
+    uint32_t at = ctx->join_addr;
 
     for (k = 0; k < t->nruns; k++) {
         runs[k] = (const uint8_t *)(uintptr_t)t->run_addr[k];
         lens[k] = t->run_len[k];
+        if (t->run_len2[k]) {
+            uint8_t *j = (uint8_t *)(uintptr_t)at;
+            lens[k] += t->run_len2[k];
+            if (at + lens[k] > ctx->join_addr + ctx->join_len) {
+                t->sw_status = KB16_ERR_SCRATCH;
+                t->state = TQ_FAILED;
+                return;
+            }
+            memcpy(j, runs[k], t->run_len[k]);
+            memcpy(j + t->run_len[k], (const uint8_t *)(uintptr_t)t->run_addr2[k], t->run_len2[k]);
+            runs[k] = j;
+            at += (uint32_t)lens[k];
+        }
     }
     kb16_merge_n(runs, lens, t->nruns, group, (uint8_t *)(uintptr_t)t->out_addr, t->out_buf,
                  (uint32_t *)(uintptr_t)t->inv_addr, t->inv_buf / 4u, &res);
@@ -183,7 +209,7 @@ static int unit_poll(tq_ctx *ctx, unit_state *us, int timer_check)
             ;
         cip_unit_reset(hw);
         dcache_invalidate();
-        cpu_merge(ctx->group, t);
+        cpu_merge(ctx, t);
         if (t->state == TQ_DONE_CPU)
             ctx->fallbacks++;
     }
@@ -399,6 +425,7 @@ unsigned tq_cascade(tq_ctx *ctx, const tq_runs *jobs, tq_task *finals, unsigned 
             for (k = 0; k < cur[j].n; k++) {
                 fin[nf].run_addr[k] = cur[j].run_addr[k];
                 fin[nf].run_len[k] = cur[j].run_len[k];
+                fin[nf].run_len2[k] = 0;
             }
             fin[nf].inv_addr = finals[j].inv_addr + inv_used[j];
             fin[nf].inv_buf = finals[j].inv_buf > inv_used[j] ? finals[j].inv_buf - inv_used[j] : 0;

@@ -28,6 +28,9 @@ typedef struct {
     /* in: runs newest first (nruns <= the unit's K: more runs are cascaded by tq_cascade) */
     unsigned nruns;
     uint32_t run_addr[TQ_MAX_WAYS], run_len[TQ_MAX_WAYS];
+    /* a second segment of input k, read after the first in the same stream (0 bytes: none; dma.h,
+     * dma_set_prepare2): a sub-compaction's re-encoded head, then the untouched tail of the run in place */
+    uint32_t run_addr2[TQ_MAX_WAYS], run_len2[TQ_MAX_WAYS];
     uint32_t out_addr, out_buf;   /* output buffer, its size = the IP's OUT_CAPACITY */
     uint32_t inv_addr, inv_buf;   /* invalid-address buffer, its size = INV_CAPACITY */
     unsigned fault;               /* 0 or TQ_FAULT_* */
@@ -47,6 +50,8 @@ typedef struct {
     unsigned units;               /* units to use: 1..tq_units_present() */
     int use_irq;                  /* completion by interrupt (1) or by polling STATUS (0) */
     uint64_t timeout_cycles;      /* per task; 0: cip_default_timeout() of its input */
+    uint32_t join_addr, join_len; /* CPU fallback of a task with two-segment inputs: they are joined here
+                                     first (0 bytes: such a task fails instead) */
     /* out */
     uint64_t cycles;              /* first start to last completion (machine timer = clock cycles) */
     unsigned dispatched[UNITS_MAX];

@@ -643,22 +643,25 @@ static unsigned cap_prefix(const uint8_t *prev, unsigned plen, const uint8_t *ke
  * kind[] and the slot after it, next[]. */
 static unsigned key_options(unsigned n, unsigned cp, unsigned slot, unsigned g, unsigned kind[4], unsigned next[4])
 {
-    unsigned s0 = slot ? cp : 0, c = 0;
+    /* slot < g and g >= 2: the slots after one and two entries without a division (the VexRiscv's divider
+     * takes 34 cycles, and the closing's search calls this for every (key, slot) it tries) */
+    unsigned s0 = slot ? cp : 0, c = 0, one = slot + 1 == g ? 0 : slot + 1, two = slot + 2 >= g ? slot + 2 - g : slot + 2;
+    unsigned pad_two = g == 2 ? 0 : 2;
     int last = slot == g - 1, fits = n - s0 <= KB16_MAX_PART;
     if (fits) {
-        kind[c] = OPT_ONE, next[c++] = (slot + 1) % g;
+        kind[c] = OPT_ONE, next[c++] = one;
     } else if (last) {
-        kind[c] = OPT_PAD_TWO, next[c++] = 2 % g;
+        kind[c] = OPT_PAD_TWO, next[c++] = pad_two;
     } else {
-        kind[c] = OPT_TWO, next[c++] = (slot + 2) % g;
+        kind[c] = OPT_TWO, next[c++] = two;
     }
     if (fits && !last)
-        kind[c] = OPT_TWO, next[c++] = (slot + 2) % g;
+        kind[c] = OPT_TWO, next[c++] = two;
     if (last) {
         if (n <= KB16_MAX_PART)
-            kind[c] = OPT_PAD_ONE, next[c++] = 1 % g;
+            kind[c] = OPT_PAD_ONE, next[c++] = 1;
         if (fits)
-            kind[c] = OPT_PAD_TWO, next[c++] = 2 % g;
+            kind[c] = OPT_PAD_TWO, next[c++] = pad_two;
     }
     return c;
 }
@@ -1113,9 +1116,10 @@ static int plan_head(const run_view *v, unsigned g, size_t p, size_t e, fit_work
     return KB16_OK;
 }
 
-int kb16_split_plan(const uint8_t *const *runs, const size_t *lens, unsigned n, unsigned group, unsigned parts,
-                    const uint8_t (*keys)[KB16_MAX_KEY], const uint8_t *key_lens, kb16_subrun *sub,
-                    uint8_t *scratch, size_t scratch_cap, size_t *scratch_used, kb16_merge_result *res)
+/* kb16_split_plan's body: the closing's work space at `work` (NULL: the start of scratch, the heads after it). */
+static int split_plan(const uint8_t *const *runs, const size_t *lens, unsigned n, unsigned group, unsigned parts,
+                      const uint8_t (*keys)[KB16_MAX_KEY], const uint8_t *key_lens, kb16_subrun *sub, uint8_t *scratch,
+                      size_t scratch_cap, size_t *scratch_used, void *work_at, size_t work_cap, kb16_merge_result *res)
 {
     run_view v[KB16_MAX_RUNS];
     fit_work w;
@@ -1136,8 +1140,9 @@ int kb16_split_plan(const uint8_t *const *runs, const size_t *lens, unsigned n, 
         return merge_fail(res, KB16_ERR_ARG, 0, 0);
     for (i = 0; i < n; i++)
         total += lens[i];
-    work = kb16_stitch_scratch(group);
-    if (!fit_work_init(&w, scratch, scratch_cap, group)) {
+    work = work_at ? 0 : kb16_stitch_scratch(group);
+    if (!fit_work_init(&w, work_at ? work_at : scratch, work_at ? work_cap : scratch_cap, group) ||
+        (!scratch && work_at)) {
         if (scratch_used) /* a bound: every head is at most 3 entries per key of its sub-run, plus a pad */
             *scratch_used = work + 3 * total + (size_t)parts * n * KB16_ENTRY_BYTES;
         return merge_fail(res, KB16_ERR_SCRATCH, 0, 0);
@@ -1172,6 +1177,25 @@ int kb16_split_plan(const uint8_t *const *runs, const size_t *lens, unsigned n, 
     if (!heads.dst)
         return merge_fail(res, KB16_ERR_SCRATCH, 0, 0);
     return KB16_OK;
+}
+
+int kb16_split_plan(const uint8_t *const *runs, const size_t *lens, unsigned n, unsigned group, unsigned parts,
+                    const uint8_t (*keys)[KB16_MAX_KEY], const uint8_t *key_lens, kb16_subrun *sub,
+                    uint8_t *scratch, size_t scratch_cap, size_t *scratch_used, kb16_merge_result *res)
+{
+    return split_plan(runs, lens, n, group, parts, keys, key_lens, sub, scratch, scratch_cap, scratch_used, 0, 0, res);
+}
+
+int kb16_split_plan_work(const uint8_t *const *runs, const size_t *lens, unsigned n, unsigned group, unsigned parts,
+                         const uint8_t (*keys)[KB16_MAX_KEY], const uint8_t *key_lens, kb16_subrun *sub,
+                         uint8_t *heads, size_t heads_cap, size_t *heads_used, void *work, size_t work_cap,
+                         kb16_merge_result *res)
+{
+    kb16_merge_result dummy;
+    if (!work)
+        return merge_fail(res ? res : &dummy, KB16_ERR_ARG, 0, 0);
+    return split_plan(runs, lens, n, group, parts, keys, key_lens, sub, heads, heads_cap, heads_used, work, work_cap,
+                      res);
 }
 
 /* Last real key of a run image (decoding its last group). */

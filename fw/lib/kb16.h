@@ -197,6 +197,14 @@ int kb16_split_plan(const uint8_t *const *runs, const size_t *lens, unsigned n, 
                     const uint8_t (*keys)[KB16_MAX_KEY], const uint8_t *key_lens, kb16_subrun *sub,
                     uint8_t *scratch, size_t scratch_cap, size_t *scratch_used, kb16_merge_result *res);
 
+/* kb16_split_plan with the closing's work space (kb16_stitch_scratch(group) bytes) at `work`, apart from the
+ * heads' scratch (`heads`, which then holds the heads only): e.g. the work space in on-chip RAM, where the
+ * CPU's many small stores are cheap, and the heads in DDR, where the DMA reads them. */
+int kb16_split_plan_work(const uint8_t *const *runs, const size_t *lens, unsigned n, unsigned group, unsigned parts,
+                         const uint8_t (*keys)[KB16_MAX_KEY], const uint8_t *key_lens, kb16_subrun *sub,
+                         uint8_t *heads, size_t heads_cap, size_t *heads_used, void *work, size_t work_cap,
+                         kb16_merge_result *res);
+
 /* Work space kb16_stitch needs for group G (the closing re-encode of up to 8 groups). */
 size_t kb16_stitch_scratch(unsigned group);
 

@@ -42,6 +42,9 @@ HEAD_FIELDS = tuple(f for f in facts.layout("SCALE_RES_HEAD") if f)
 HEAD_WORDS = len(facts.layout("SCALE_RES_HEAD"))
 TASK_FIELDS = tuple(f for f in facts.layout("SCALE_RES_TASK") if f)
 TASK_RES_WORDS = len(facts.layout("SCALE_RES_TASK"))
+# A split job's result: its merged run and invalid addresses as segments, after task 0's result words
+SPLIT_RES = facts.layout("SCALE_RES_SPLIT")
+SPLIT_RES_OFF = 4 * (HEAD_WORDS + TASK_RES_WORDS)
 STATES = {0: "pending", 1: "running", 2: "done", 3: "done_cpu", 4: "failed"}
 STATUS = facts.status("SCALE")
 FAULT_BAD_GROUP = 1  # the unit is programmed with group 1: it must report an error, the CPU finishes
@@ -165,27 +168,24 @@ def run_offsets(img: bytes, task: int = 0) -> list[int]:
     return [w[2 + 2 * k] for k in range(w[0])]
 
 
-def expected_copied(task: Task, img: bytes, group: int, parts: int) -> int:
-    """Sub-run bytes the firmware's split (scale.c scale_split) copies for the DMA, from the model's plan
-    at the same split keys: a sub-run is read where it lies unless it has a re-encoded head or its tail
-    starts off the DMA's 32-byte alignment (DMA_ALIGN, fw/drivers/dma.h); then all its bytes move."""
+def segment_inputs(task: Task, img: bytes, group: int, parts: int) -> dict:
+    """How the firmware's split (scale.c scale_split) hands its sub-runs to the DMA readers, from the model's
+    plan at the same split keys: `heads` sub-runs that start with a re-encoded head (read as two segments,
+    head then tail in place), `off_align` sub-runs with no head whose tail starts off the DMA's 32-byte
+    alignment (read as a lone second segment, 16-byte aligned). Nothing is copied in either case."""
     from lsmc.model import split
 
     if task.split_keys is None or len(task.split_keys) != parts - 1:
         raise ScalingError(f"the task carries no split keys for {parts} parts (make a firmware job with make_fw_job)")
-    import re
-
-    m = re.search(r"#define DMA_ALIGN (\d+)u", (build.ROOT / "fw" / "drivers" / "dma.h").read_text())
-    if not m:
-        raise ScalingError("fw/drivers/dma.h defines no DMA_ALIGN")
-    align = int(m.group(1))
     at = [firmware.DDR_BASE + o for o in run_offsets(img)]
-    copied = 0
+    heads = off_align = 0
     for row in split.plan(task.runs, group, task.split_keys):
-        for sub, run, a in zip(row, task.runs, at):
-            if sub.head or (a + 16 * sub.tail_begin) % align:
-                copied += len(sub.bytes(run))
-    return copied
+        for sub, a in zip(row, at):
+            if sub.head:
+                heads += 1
+            elif sub.tail_end > sub.tail_begin and (a + 16 * sub.tail_begin) % 32:
+                off_align += 1
+    return {"heads": heads, "off_align": off_align}
 
 
 def make_tasks(cus: int, ways: int, entries: int, seed: int = 1, group: int = 16) -> list[Task]:
@@ -272,9 +272,10 @@ def scale_image(tasks: list[Task], group: int = 16, units: int = 0, poll: bool =
     return bytes(img), bufs
 
 
-def parse_result(raw: bytes, ntasks: int) -> dict:
-    """The firmware's result block (RESULT_OFF in the descriptor)."""
-    need = 4 * (HEAD_WORDS + TASK_RES_WORDS * ntasks)
+def parse_result(raw: bytes, ntasks: int, split: bool = False) -> dict:
+    """The firmware's result block (RESULT_OFF in the descriptor); a split job's also has its segments
+    (`out_segs`, `inv_segs`: (offset from DDR_BASE, bytes) in order)."""
+    need = 4 * (HEAD_WORDS + TASK_RES_WORDS * ntasks) if not split else SPLIT_RES_OFF + 4 * len(SPLIT_RES)
     if len(raw) < need:
         raise ScalingError(f"result block has {len(raw)} bytes, {need} expected")
     head = dict(zip(HEAD_FIELDS, struct.unpack_from(f"<{len(HEAD_FIELDS)}I", raw)))
@@ -292,6 +293,14 @@ def parse_result(raw: bytes, ntasks: int) -> dict:
         t["state_text"] = STATES.get(t["state"], "unknown")
         tasks.append(t)
     head["tasks"] = tasks
+    if split:
+        words = struct.unpack_from(f"<{len(SPLIT_RES)}I", raw, SPLIT_RES_OFF)
+        for kind in ("out", "inv"):  # no segments when the job failed
+            n, i = words[SPLIT_RES.index(f"{kind}_segs")], SPLIT_RES.index(f"{kind}_seg")
+            most = SPLIT_RES.count(f"{kind}_seg") // 2
+            if n > most:
+                raise ScalingError(f"split result: {n} {kind} segments (at most {most})")
+            head[f"{kind}_segs"] = [(words[i + 2 * j], words[i + 2 * j + 1]) for j in range(n)]
     return head
 
 
@@ -300,7 +309,9 @@ def scaling_command(exe, elf, img: Path, bufs: list, workdir: Path, ntasks: int,
     """The simulator's command line for a task-queue job whose image is at `img`."""
     from lsmc.sim import soc
 
-    dumps = [(firmware.DDR_BASE + RESULT_OFF, 4 * (HEAD_WORDS + TASK_RES_WORDS * ntasks), workdir / "result.bin")]
+    # the result block, with a split job's segments (after task 0's words; inside the descriptor either way)
+    res_bytes = max(4 * (HEAD_WORDS + TASK_RES_WORDS * ntasks), SPLIT_RES_OFF + 4 * len(SPLIT_RES))
+    dumps = [(firmware.DDR_BASE + RESULT_OFF, res_bytes, workdir / "result.bin")]
     for i, (oa, ob, ia, ib) in enumerate(bufs):
         dumps += [(oa, ob, workdir / f"out{i}.bin"), (ia, ib, workdir / f"inv{i}.bin")]
     extra = ["--ddr", ddr] if ddr else []
@@ -308,19 +319,36 @@ def scaling_command(exe, elf, img: Path, bufs: list, workdir: Path, ntasks: int,
                            dumps=dumps, log=log, extra=extra)
 
 
+def gather(dump: bytes, base: int, segs: list) -> bytes:
+    """A split job's run (or invalid stream) read back: its segments, in order, out of the dumped buffer
+    that starts at `base` (an offset from DDR_BASE, like the segments')."""
+    parts = []
+    for off, n in segs:
+        if off < base or off - base + n > len(dump):
+            raise ScalingError(f"split result: segment at offset 0x{off:x} ({n} bytes) outside its buffer "
+                               f"(0x{base:x}, {len(dump)} bytes)")
+        parts.append(dump[off - base:off - base + n])
+    return b"".join(parts)
+
+
 def collect(tasks: list[Task], workdir: Path, returncode: int, uart: str, stderr: str = "",
-            job: Job | None = None) -> dict:
+            job: Job | None = None, split_bufs: tuple | None = None) -> dict:
     """Result of a finished simulation: the firmware's block plus the host's byte-for-byte check of
-    every task's output against its reference ("pass" per task and overall)."""
+    every task's output against its reference ("pass" per task and overall). `split_bufs`: a split job's
+    (out address, out size, inv address, inv size), scale_image's; its run is read from its segments."""
     res_file = workdir / "result.bin"
     if not res_file.exists():
         raise ScalingError(f"simulation wrote no result (exit {returncode}):\n{uart[-2000:]}\n{stderr[-2000:]}")
-    res = parse_result(res_file.read_bytes(), len(tasks))
+    res = parse_result(res_file.read_bytes(), len(tasks), split=split_bufs is not None)
     ok = returncode == 0 and res["status"] == 0
     outs, invs = [], []
     for i, (t, r) in enumerate(zip(tasks, res["tasks"])):
-        out = (workdir / f"out{i}.bin").read_bytes()[:r["out_bytes"]]
-        inv = (workdir / f"inv{i}.bin").read_bytes()[:r["inv_bytes"]]
+        out, inv = (workdir / f"out{i}.bin").read_bytes(), (workdir / f"inv{i}.bin").read_bytes()
+        if split_bufs is not None:
+            out = gather(out, split_bufs[0] - firmware.DDR_BASE, res["out_segs"])
+            inv = gather(inv, split_bufs[2] - firmware.DDR_BASE, res["inv_segs"])
+        else:
+            out, inv = out[:r["out_bytes"]], inv[:r["inv_bytes"]]
         r["pass"] = out == t.merged and inv == t.invalid and r["state"] in (2, 3)
         ok = ok and r["pass"]
         outs.append(out)
@@ -358,6 +386,6 @@ def run_tasks(tasks: list[Task], units: int, ways: int, workdir: Path | None = N
     cmd = scaling_command(exe, elf, workdir / "job.bin", bufs, workdir, len(tasks), ddr, max_cycles)
     p = subprocess.run(cmd, capture_output=True, timeout=7200, check=False)
     r = soc.soc_result(p.returncode, p.stdout, p.stderr)
-    res = collect(tasks, workdir, r.returncode, r.uart, r.stderr, job)
+    res = collect(tasks, workdir, r.returncode, r.uart, r.stderr, job, bufs[0] if split else None)
     res["sim_seconds"], res["mcycles_per_s"], res["stderr"] = r.seconds, r.mcycles_per_s, r.stderr
     return res

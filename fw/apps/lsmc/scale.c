@@ -24,8 +24,9 @@
  * SCALE_TASK_NWORDS * i (runs, fault, TQ_MAX_WAYS x (run offset, length), expected out/inv, out/inv buffers,
  * a split job's DRAM geometry); the result block at byte SCALE_RESULT_OFF: SCALE_RES_HEAD_*, then
  * SCALE_RES_TASK_NWORDS words per task. Flags SCALE_F_* (SCALE_F_SPLIT: one job, task 0 with K runs, that
- * the firmware splits by key range over the units and stitches into task 0's output buffer, sub-compaction
- * in docs/scaling.md), status codes SCALE_* (the exit code of SIM_ARG 8). */
+ * the firmware splits by key range over the units, sub-compaction
+ * in docs/scaling.md; its result: the segments SCALE_RES_SPLIT_* after task 0's words), status codes SCALE_*
+ * (the exit code of SIM_ARG 8). */
 _Static_assert(SCALE_TASK_EXP_OUT_OFF == SCALE_TASK_RUN0_OFF + 2 * TQ_MAX_WAYS, "a task holds TQ_MAX_WAYS runs");
 #define SCALE_MAX_TASKS ((SCALE_RESULT_OFF / 4u - SCALE_HEAD_NWORDS) / SCALE_TASK_NWORDS)
 _Static_assert(SCALE_RESULT_OFF + 4u * (SCALE_RES_HEAD_NWORDS + SCALE_RES_TASK_NWORDS * SCALE_MAX_TASKS) <= SCALE_DESC_BYTES,
@@ -33,6 +34,10 @@ _Static_assert(SCALE_RESULT_OFF + 4u * (SCALE_RES_HEAD_NWORDS + SCALE_RES_TASK_N
 
 
 static tq_task scale_tasks[SCALE_MAX_TASKS];
+
+_Static_assert(SCALE_RESULT_OFF + 4u * (SCALE_RES_HEAD_NWORDS + SCALE_RES_TASK_NWORDS + SCALE_RES_SPLIT_NWORDS) <= SCALE_DESC_BYTES,
+               "a split job's segments outside the descriptor");
+_Static_assert(SCALE_RES_SPLIT_INV_SEG - SCALE_RES_SPLIT_OUT_SEG == 2 * KB16_MAX_PARTS, "a segment per part");
 
 static int scale_bad(volatile uint32_t *r, const char *what)
 {
@@ -44,12 +49,20 @@ static int scale_bad(volatile uint32_t *r, const char *what)
 /* ---- sub-compaction in the firmware (SCALE_F_SPLIT) ---------------------------------------------- */
 
 static tq_task split_parts[KB16_MAX_PARTS];
+/* A split job's result: its merged run and its invalid addresses as (address, bytes) segments, in order
+ * (the parts' outputs where their units wrote them: nothing is moved) */
+static uint32_t split_out_seg[KB16_MAX_PARTS][2], split_inv_seg[KB16_MAX_PARTS][2];
+static unsigned split_out_segs, split_inv_segs;
+/* The closing's work space (kb16_stitch_scratch: 3.3 KiB at G 16) in on-chip RAM when it fits: its many
+ * small stores cost a cycle there, and a bus write each into DDR (the D$ is write-through). */
+static uint64_t split_fit_ram[8192 / sizeof(uint64_t)];
 static kb16_subrun split_sub[KB16_MAX_PARTS * TQ_MAX_WAYS];
 static uint8_t split_keys[KB16_MAX_PARTS][KB16_MAX_KEY];
 static uint8_t split_key_lens[KB16_MAX_PARTS];
 
 /* Forward copy by 32-bit words (KB16 data is whole 16-byte entries at word-aligned addresses; dst <= src
- * when they overlap): the D$ is write-through, so picolibc's byte-wise memcpy costs a bus write per byte. */
+ * when they overlap): the D$ is write-through, so picolibc's byte-wise memcpy costs a bus write per byte.
+ * Only the general stitch (a part that cannot be closed in place) still copies. */
 static void copy_words(uint32_t dst, uint32_t src, uint32_t bytes)
 {
     volatile uint32_t *d = (volatile uint32_t *)(uintptr_t)dst;
@@ -82,17 +95,42 @@ static uint32_t bank_stagger(uint32_t a, unsigned *k, uint32_t row, uint32_t ban
 typedef struct {
     uint64_t total;            /* split + units + stitch */
     uint32_t split, stitch;    /* cycles of each CPU step */
-    uint32_t copied;           /* sub-run bytes copied (a head, or a tail the DMA cannot address) */
+    uint32_t copied;           /* bytes the CPU copied: the general stitch's run (kb16_stitch), else 0 */
 } split_stats;
 
+/* Input i of task t as its DMA reader takes it, nothing copied: a sub-run's re-encoded head (in the plan's
+ * scratch) then its tail where it lies in the run, as the reader's two segments (dma_set_segment2). A
+ * lone segment that starts off the DMA's 32-byte alignment (a tail at an odd group's boundary, or a head
+ * with no tail) goes as the second segment after an empty first: the reader then needs only the 16-byte
+ * stream beat. */
+static void set_input(tq_task *t, unsigned i, uint32_t a1, uint32_t l1, uint32_t a2, uint32_t l2)
+{
+    if (!l1) {
+        a1 = a2;
+        l1 = l2;
+        l2 = 0;
+    }
+    if (!l2 && (a1 & (DMA_ALIGN - 1u))) {
+        a2 = a1;
+        l2 = l1;
+        a1 = l1 = 0;
+    }
+    t->run_addr[i] = a1;
+    t->run_len[i] = l1;
+    t->run_addr2[i] = a2;
+    t->run_len2[i] = l2;
+}
+
 /* Job `job` (K runs newest first, its out/inv buffers) split into `parts` sub-jobs at group-start keys
- * of its largest run (kb16_split_keys_fast), one per unit through the task queue, their outputs closed
- * in place (kb16_stitch_inplace; kb16_stitch when a part cannot be closed there) and concatenated in
- * job->out_addr, their invalid addresses in job->inv_addr. With a DRAM geometry (row bytes per bank
- * row, banks), the split points move by one bank row per part and the buffers are staggered by bank. A sub-run that starts mid-group needs its
- * re-encoded head before its tail, and the DMA reads one contiguous, 32-byte aligned range per input:
- * such sub-runs are copied into the work area; the others are read where they are. ctx->cycles is the
- * units' bracket; st->total adds the split and the stitch. Returns KB16_OK or a kb16 error. */
+ * of its largest run (kb16_split_keys_skew), one per unit through the task queue. Each DMA reader takes
+ * its sub-run as two segments, the re-encoded head (in the work area) then the tail in place, so no
+ * input is copied. The parts' outputs are closed in place (kb16_stitch_inplace) and stay where their
+ * units wrote them, inside job->out_addr's buffer: the merged run is those segments in part order
+ * (split_out_seg), the invalid addresses likewise (split_inv_seg). When a part cannot be closed in place,
+ * kb16_stitch joins the parts through the work area into job->out_addr (one segment). With a DRAM
+ * geometry (row bytes per bank row, banks), the split points move by one bank row per part and the
+ * parts' buffers are staggered by bank. ctx->cycles is the units' bracket; st->total adds the split and
+ * the stitch. Returns KB16_OK or a kb16 error. */
 static int scale_split(tq_ctx *ctx, tq_task *job, unsigned parts, uint32_t work, uint32_t work_len,
                        uint32_t row, uint32_t banks, split_stats *st)
 {
@@ -100,12 +138,15 @@ static int scale_split(tq_ctx *ctx, tq_task *job, unsigned parts, uint32_t work,
     size_t lens[TQ_MAX_WAYS], used = 0, olens[KB16_MAX_PARTS], ocaps[KB16_MAX_PARTS];
     uint8_t *outs[KB16_MAX_PARTS];
     unsigned n = job->nruns, i, j, on_cpu = 0, k = 0;
-    uint32_t w = dma_align_up(work), wend = work + work_len, out_at = job->out_addr, inv_at = job->inv_addr, dst, hw = 0;
+    uint32_t w = dma_align_up(work), wend = work + work_len, out_at = job->out_addr, inv_at = job->inv_addr, hw = 0;
     uint64_t t0 = timer_now(), t1;
     kb16_merge_result res;
+    void *fit = kb16_stitch_scratch(ctx->group) <= sizeof split_fit_ram ? split_fit_ram : 0;
+    size_t fit_cap = sizeof split_fit_ram;
     int rc;
 
     memset(st, 0, sizeof *st);
+    split_out_segs = split_inv_segs = 0;
     if (parts < 1 || parts > KB16_MAX_PARTS)
         return KB16_ERR_ARG;
     for (i = 0; i < n; i++) {
@@ -114,9 +155,16 @@ static int scale_split(tq_ctx *ctx, tq_task *job, unsigned parts, uint32_t work,
     }
     /* split j one bank row further per j in the largest run: the parts' streams start in other banks */
     rc = kb16_split_keys_skew(runs, lens, n, ctx->group, parts, row / (16u * ctx->group), split_keys, split_key_lens);
+    if (!fit) { /* the work space in DDR, the heads after it at the DMA's alignment */
+        fit = P8(w);
+        fit_cap = kb16_stitch_scratch(ctx->group);
+        if (w + fit_cap >= wend)
+            return KB16_ERR_SCRATCH;
+        w = dma_align_up(w + (uint32_t)fit_cap);
+    }
     if (rc == KB16_OK)
-        rc = kb16_split_plan(runs, lens, n, ctx->group, parts, (const uint8_t(*)[KB16_MAX_KEY])split_keys,
-                             split_key_lens, split_sub, P8(w), wend - w, &used, &res);
+        rc = kb16_split_plan_work(runs, lens, n, ctx->group, parts, (const uint8_t(*)[KB16_MAX_KEY])split_keys,
+                                  split_key_lens, split_sub, P8(w), wend - w, &used, fit, fit_cap, &res);
     if (rc != KB16_OK)
         return rc;
     w = dma_align_up(w + (uint32_t)used);
@@ -125,24 +173,12 @@ static int scale_split(tq_ctx *ctx, tq_task *job, unsigned parts, uint32_t work,
         uint32_t in = 0;
         memset(t, 0, sizeof *t);
         t->nruns = n;
+        t->fault = job->fault; /* a test's injected unit fault applies to every part */
         for (i = 0; i < n; i++) {
             const kb16_subrun *s = &split_sub[j * n + i];
-            uint32_t b = (uint32_t)kb16_subrun_bytes(s), tail = job->run_addr[i] + (uint32_t)s->tail_begin * 16u;
-            if (!s->head_bytes && !(tail & (DMA_ALIGN - 1u))) {
-                t->run_addr[i] = tail;
-            } else {
-                w = bank_stagger(w, &k, row, banks);
-                if (w + b > wend)
-                    return KB16_ERR_SCRATCH;
-                if (s->head_bytes) /* a few groups, anywhere in the plan's scratch */
-                    memcpy(P8(w), s->head, s->head_bytes);
-                copy_words(w + (uint32_t)s->head_bytes, tail, b - (uint32_t)s->head_bytes);
-                t->run_addr[i] = w;
-                w = dma_align_up(w + b);
-                st->copied += b;
-            }
-            t->run_len[i] = b;
-            in += b;
+            uint32_t hb = (uint32_t)s->head_bytes, tb = (uint32_t)(s->tail_end - s->tail_begin) * 16u;
+            set_input(t, i, (uint32_t)(uintptr_t)s->head, hb, job->run_addr[i] + (uint32_t)s->tail_begin * 16u, tb);
+            in += hb + tb;
         }
         /* room for the merge (never longer than 2x its input plus a group) and the closing */
         t->out_addr = out_at = bank_stagger(out_at, &k, row, banks);
@@ -154,9 +190,11 @@ static int scale_split(tq_ctx *ctx, tq_task *job, unsigned parts, uint32_t work,
     }
     if (out_at - job->out_addr > job->out_buf || inv_at - job->inv_addr > job->inv_buf)
         return KB16_ERR_OUT_OVERFLOW;
-    mem_fence(); /* the D$ is write-through: heads and copies are in DDR for the DMAs */
+    mem_fence(); /* the D$ is write-through: the heads are in DDR for the DMAs */
     t1 = timer_now();
     st->split = (uint32_t)(t1 - t0);
+    ctx->join_addr = w; /* a part's CPU fallback joins its two-segment inputs here */
+    ctx->join_len = wend - w;
 
     tq_run(ctx, split_parts, parts);
     t1 = timer_now();
@@ -172,12 +210,15 @@ static int scale_split(tq_ctx *ctx, tq_task *job, unsigned parts, uint32_t work,
         on_cpu += split_parts[j].state == TQ_DONE_CPU;
         hw = split_parts[j].hw_cycles > hw ? split_parts[j].hw_cycles : hw;
     }
-    rc = kb16_stitch_inplace(outs, olens, ocaps, parts, ctx->group, P8(w), wend - w, &res);
-    if (rc == KB16_OK) { /* parts closed where they are: move them together */
-        for (dst = job->out_addr, j = 0; j < parts; dst += (uint32_t)olens[j], j++)
-            if (dst != split_parts[j].out_addr)
-                copy_words(dst, split_parts[j].out_addr, (uint32_t)olens[j]);
-        job->out_bytes = dst - job->out_addr;
+    rc = kb16_stitch_inplace(outs, olens, ocaps, parts, ctx->group, fit, fit_cap, &res);
+    if (rc == KB16_OK) { /* parts closed where they are: the run is their outputs in order */
+        job->out_bytes = 0;
+        for (j = 0; j < parts; j++) {
+            split_out_seg[j][0] = split_parts[j].out_addr;
+            split_out_seg[j][1] = (uint32_t)olens[j];
+            job->out_bytes += (uint32_t)olens[j];
+        }
+        split_out_segs = parts;
     } else if (rc == KB16_ERR_OPEN_PART) { /* the general stitch, through the work area */
         size_t sc = kb16_stitch_scratch(ctx->group);
         if (w + sc >= wend)
@@ -188,13 +229,20 @@ static int scale_split(tq_ctx *ctx, tq_task *job, unsigned parts, uint32_t work,
             return rc;
         copy_words(job->out_addr, w + sc, (uint32_t)res.out_bytes);
         job->out_bytes = (uint32_t)res.out_bytes;
+        st->copied = job->out_bytes;
+        split_out_seg[0][0] = job->out_addr;
+        split_out_seg[0][1] = job->out_bytes;
+        split_out_segs = 1;
     } else {
         return rc;
     }
-    for (dst = job->inv_addr, j = 0; j < parts; dst += split_parts[j].inv_bytes, j++)
-        if (dst != split_parts[j].inv_addr)
-            copy_words(dst, split_parts[j].inv_addr, split_parts[j].inv_bytes);
-    job->inv_bytes = dst - job->inv_addr;
+    job->inv_bytes = 0;
+    for (j = 0; j < parts; j++) {
+        split_inv_seg[j][0] = split_parts[j].inv_addr;
+        split_inv_seg[j][1] = split_parts[j].inv_bytes;
+        job->inv_bytes += split_parts[j].inv_bytes;
+    }
+    split_inv_segs = parts;
     job->hw_cycles = hw;
     job->hw_rc = CIP_OK;
     job->state = on_cpu ? TQ_DONE_CPU : TQ_DONE;
@@ -202,6 +250,33 @@ static int scale_split(tq_ctx *ctx, tq_task *job, unsigned parts, uint32_t work,
     st->stitch = (uint32_t)(timer_now() - t1);
     st->total = timer_now() - t0;
     return KB16_OK;
+}
+
+/* Do the segments (address, bytes), in order, hold exactly the len bytes at want? */
+static int segs_equal(const uint32_t (*seg)[2], unsigned nseg, const uint8_t *want, uint32_t len)
+{
+    uint32_t at = 0;
+    unsigned j;
+    for (j = 0; j < nseg; at += seg[j][1], j++)
+        if (seg[j][1] > len - at || kb16_first_diff(P8(seg[j][0]), want + at, seg[j][1]) >= 0)
+            return 0;
+    return at == len;
+}
+
+/* A split job's segments into the result block, offsets from DDR_HOST_BASE as the descriptor's. */
+static void put_segs(volatile uint32_t *rs)
+{
+    unsigned j;
+    rs[SCALE_RES_SPLIT_OUT_SEGS] = split_out_segs;
+    rs[SCALE_RES_SPLIT_INV_SEGS] = split_inv_segs;
+    for (j = 0; j < split_out_segs; j++) {
+        rs[SCALE_RES_SPLIT_OUT_SEG + 2 * j] = split_out_seg[j][0] - DDR_HOST_BASE;
+        rs[SCALE_RES_SPLIT_OUT_SEG + 2 * j + 1] = split_out_seg[j][1];
+    }
+    for (j = 0; j < split_inv_segs; j++) {
+        rs[SCALE_RES_SPLIT_INV_SEG + 2 * j] = split_inv_seg[j][0] - DDR_HOST_BASE;
+        rs[SCALE_RES_SPLIT_INV_SEG + 2 * j + 1] = split_inv_seg[j][1];
+    }
 }
 
 int scale_job_run(void)
@@ -322,7 +397,8 @@ int scale_job_run(void)
         r[SCALE_RES_HEAD_SPLIT_CYCLES] = st.split;
         r[SCALE_RES_HEAD_STITCH_CYCLES] = st.stitch;
         r[SCALE_RES_HEAD_COPIED] = st.copied;
-        printf("scale: split into %u parts: split %lu + units %lu + stitch %lu = %lu cycles, %lu sub-run bytes copied\n",
+        put_segs(r + SCALE_RES_HEAD_NWORDS + SCALE_RES_TASK_NWORDS);
+        printf("scale: split into %u parts: split %lu + units %lu + stitch %lu = %lu cycles, %lu bytes copied\n",
                parts, (unsigned long)st.split, (unsigned long)ctx.cycles, (unsigned long)st.stitch,
                (unsigned long)st.total, (unsigned long)st.copied);
     } else {
@@ -336,8 +412,11 @@ int scale_job_run(void)
         uint32_t io = d[SCALE_HEAD_NWORDS + SCALE_TASK_NWORDS * i + SCALE_TASK_EXP_INV_OFF], il = d[SCALE_HEAD_NWORDS + SCALE_TASK_NWORDS * i + SCALE_TASK_EXP_INV_LEN];
         int match = t->state != TQ_FAILED && t->out_bytes == el && t->inv_bytes == il &&
                     ((head[SCALE_HEAD_FLAGS] & SCALE_F_NO_CHECK) ||
-                     (kb16_first_diff(P8(t->out_addr), P8(DDR_HOST_BASE + eo), el) < 0 &&
-                      kb16_first_diff(P8(t->inv_addr), P8(DDR_HOST_BASE + io), il) < 0));
+                     ((head[SCALE_HEAD_FLAGS] & SCALE_F_SPLIT)
+                          ? segs_equal((const uint32_t(*)[2])split_out_seg, split_out_segs, P8(DDR_HOST_BASE + eo), el) &&
+                                segs_equal((const uint32_t(*)[2])split_inv_seg, split_inv_segs, P8(DDR_HOST_BASE + io), il)
+                          : kb16_first_diff(P8(t->out_addr), P8(DDR_HOST_BASE + eo), el) < 0 &&
+                                kb16_first_diff(P8(t->inv_addr), P8(DDR_HOST_BASE + io), il) < 0));
         if (!match)
             mismatches++;
         rt[SCALE_RES_TASK_STATE] = (uint32_t)t->state;

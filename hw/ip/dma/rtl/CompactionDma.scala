@@ -170,7 +170,7 @@ case class CompactionDma(dataWidth: Int, readers: Int = 2, writeBurst: Int = Dma
     val done = rStatus.field(Bool(), AccessType.RO, 0, "last transfer completed")(name("done"))
     val error = rStatus.field(Bool(), AccessType.RO, 0, "last transfer ended with an error")(name("error"))
     val aborted = rStatus.field(Bool(), AccessType.RO, 0, "last transfer was aborted")(name("aborted"))
-    val errCode = rStatus.fieldAt(8, Bits(8 bits), AccessType.RO, 0, "1 AXI response error, 2 overflow (stream carried more than LEN), 3 misaligned ADDR")(name("err_code"))
+    val errCode = rStatus.fieldAt(8, Bits(8 bits), AccessType.RO, 0, "1 AXI response error, 2 overflow (stream carried more than LEN), 3 misaligned ADDR (two segments: ADDR, ADDR2 or LEN not a multiple of the stream beat)")(name("err_code"))
     val rBytes = busif.newRegAt(base + 0x10, s"Channel $n: bytes moved in the current/last transfer")(name(s"${tag}_BYTES"))
     val bytes = rBytes.field(UInt(32 bits), AccessType.RO, 0, "bytes")(name("bytes"))
     val rIrqEn = busif.newRegAt(base + 0x14, s"Channel $n: interrupt enable")(name(s"${tag}_IRQ_ENABLE"))
@@ -179,6 +179,11 @@ case class CompactionDma(dataWidth: Int, readers: Int = 2, writeBurst: Int = Dma
     val rIrqSt = busif.newRegAt(base + 0x18, s"Channel $n: interrupt status, write 1 to clear")(name(s"${tag}_IRQ_STATUS"))
     val stDone = rIrqSt.field(Bool(), AccessType.W1C, 0, "transfer done")(name("done"))
     val stError = rIrqSt.field(Bool(), AccessType.W1C, 0, "transfer ended with an error")(name("error"))
+    // A second segment (readers; every channel has the registers so that the array keeps one layout)
+    val rAddr2 = busif.newRegAt(base + 0x1C, s"Channel $n: second segment's DDR byte address (readers only: read after the first segment, in the same stream)")(name(s"${tag}_ADDR2"))
+    val addr2 = rAddr2.field(UInt(32 bits), AccessType.RW, 0, "byte address (a multiple of the stream beat, w/8 bytes)")(name("addr2"))
+    val rLen2 = busif.newRegAt(base + 0x20, s"Channel $n: second segment's bytes (readers only; 0: one segment, as before; else ADDR, ADDR2 and LEN multiples of the stream beat)")(name(s"${tag}_LEN2"))
+    val len2 = rLen2.field(UInt(32 bits), AccessType.RW, 0, "byte length")(name("len2"))
 
     // hardware events win over a simultaneous software clear (an event is never lost)
     when(ch.doneEvent) { stDone := True }
@@ -188,6 +193,8 @@ case class CompactionDma(dataWidth: Int, readers: Int = 2, writeBurst: Int = Dma
     ch.abort := abort
     ch.addr := addr
     ch.len := len
+    ch.addr2 := addr2
+    ch.len2 := len2
     busy := ch.busy
     done := ch.done
     error := ch.error

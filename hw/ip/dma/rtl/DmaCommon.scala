@@ -28,7 +28,8 @@ object DmaBus {
   object Err {
     val AXI        = 1 // an AXI response was SLVERR/DECERR
     val OVERFLOW   = 2 // the stream carried more than LEN bytes
-    val MISALIGNED = 3 // ADDR not 32-byte aligned (found at START, no bus access)
+    val MISALIGNED = 3 // ADDR not 32-byte aligned, or with two segments an address or the first length not
+                       // a multiple of the stream beat (found at START, no bus access)
   }
 }
 
@@ -36,13 +37,14 @@ object DmaBus {
 case class DmaChannelIo() extends Bundle with IMasterSlave {
   val start, abort = Bool()           // one-cycle pulses
   val addr, len    = UInt(32 bits)    // sampled at START
+  val addr2, len2  = UInt(32 bits)    // readers: a second segment read after the first (len2 = 0: none)
   val busy, done, error, aborted = Bool()
   val code         = Bits(8 bits)
   val bytes        = UInt(32 bits)
   val doneEvent, errorEvent = Bool() // one-cycle pulses when the transfer ends
 
   override def asMaster(): Unit = {
-    out(start, abort, addr, len)
+    out(start, abort, addr, len, addr2, len2)
     in(busy, done, error, aborted, code, bytes, doneEvent, errorEvent)
   }
 }

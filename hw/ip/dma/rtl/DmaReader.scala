@@ -8,6 +8,13 @@ import spinal.lib.bus.amba4.axi._
   * across a 4 KiB boundary) and delivers them as `w`-bit beats, little-endian, `last` on the final
   * beat; bytes of the final beat past LEN are zero.
   *
+  * Two segments (LEN2 != 0): LEN bytes from ADDR, then LEN2 bytes from ADDR2, as one stream (one `last`),
+  * e.g. a sub-compaction's re-encoded head in scratch and the untouched tail of the run in place. The
+  * bus side always reads whole aligned 256-bit words; the serializer starts a segment at the stream beat
+  * its address falls on, so each address needs only the stream beat's alignment (w/8 bytes: one KB16
+  * entry at w = 128), and LEN must be whole stream beats (the second segment starts a fresh beat). With
+  * LEN2 = 0 the channel is the one-segment channel it always was (ADDR 32-byte aligned, any LEN).
+  *
   * The R channel is shared with the other reader through Axi4ReadOnlyArbiter, which stalls the whole
   * channel when the addressed reader is not ready. So a burst is only requested when the data FIFO has
   * room for all of it (FIFO occupancy + beats in flight + burst <= depth): R is always accepted at once
@@ -33,7 +40,7 @@ case class DmaReader(w: Int, fifoDepth: Int = 64) extends Component {
   val st = new DmaChannelState(io.ctrl)
   import st._
 
-  val len      = Reg(UInt(32 bits)) init 0
+  val len      = Reg(UInt(32 bits)) init 0 // bytes of both segments
   val bytes    = Reg(UInt(32 bits)) init 0
   val stopping = RegInit(False) // abort or AXI error: no new bursts, data dropped, wait for the bus
   val axiErr   = RegInit(False)
@@ -49,6 +56,9 @@ case class DmaReader(w: Int, fifoDepth: Int = 64) extends Component {
     val arValid   = RegInit(False)
     val arAddr    = Reg(UInt(32 bits)) init 0
     val arLen     = Reg(UInt(8 bits)) init 0
+    val pend      = RegInit(False)             // the second segment is still to be requested
+    val pendAddr  = Reg(UInt(32 bits)) init 0
+    val pendWords = Reg(UInt(28 bits)) init 0
 
     val upTo16 = (beatsLeft >= DmaBus.maxBurst) ? U(DmaBus.maxBurst, 8 bits) | beatsLeft(7 downto 0)
     val burst  = umin(upTo16, beatsToPage(nextAddr))
@@ -63,6 +73,12 @@ case class DmaReader(w: Int, fifoDepth: Int = 64) extends Component {
       beatsLeft := beatsLeft - burst.resized
     }
     when(io.axi.ar.fire) { arValid := False }
+    // The first segment fully requested: the second one's words follow (one idle cycle between them).
+    when(busy && !stopping && beatsLeft === 0 && pend) {
+      nextAddr  := pendAddr
+      beatsLeft := pendWords
+      pend      := False
+    }
 
     io.axi.ar.valid := arValid
     io.axi.ar.addr  := arAddr
@@ -90,19 +106,29 @@ case class DmaReader(w: Int, fifoDepth: Int = 64) extends Component {
     val outLeft  = Reg(UInt(31 bits)) init 0 // w-bit beats still to deliver
     val sub      = Reg(UInt(log2Up(ratio) bits)) init 0
     val lastMask = Reg(Bits(w bits)) init 0  // byte mask of the final beat (bytes past LEN are zero)
+    val pend      = RegInit(False)            // the second segment follows this one
+    val pendBeats = Reg(UInt(31 bits)) init 0
+    val pendSub   = Reg(UInt(log2Up(ratio) bits)) init 0 // its first beat's lane in its first word
 
     val pop   = fifo.io.pop
     val lanes = pop.payload.subdivideIn(ratio slices)
-    val isLast = outLeft === 1
+    val segEnd = outLeft === 1
+    val isLast = segEnd && !pend
     val beat  = Stream(Fragment(Bits(w bits)))
     beat.valid    := pop.valid && busy && !stopping && outLeft =/= 0
     beat.fragment := lanes(sub) & (isLast ? lastMask | B(w bits, default -> True))
     beat.last     := isLast
-    val wordDone = sub === ratio - 1 || isLast
+    val wordDone = sub === ratio - 1 || segEnd
     pop.ready := beat.fire && wordDone
     when(beat.fire) {
-      outLeft := outLeft - 1
-      sub := wordDone ? U(0, sub.getWidth bits) | sub + 1
+      when(segEnd && pend) {
+        outLeft := pendBeats
+        sub     := pendSub
+        pend    := False
+      } otherwise {
+        outLeft := outLeft - 1
+        sub := wordDone ? U(0, sub.getWidth bits) | sub + 1
+      }
     }
     val pipeFlush = Bool()
     // Full register slice (s2m then m2s): valid and payload of io.out leave registers, and io.out.ready
@@ -118,24 +144,40 @@ case class DmaReader(w: Int, fifoDepth: Int = 64) extends Component {
   when(io.out.fire) { bytes := io.out.last ? len | bytes + wBytes }
 
   when(io.ctrl.start && !busy) {
-    val len33 = io.ctrl.len.resize(33)
-    len := io.ctrl.len
+    val lw      = log2Up(wBytes)
+    val two     = io.ctrl.len2 =/= 0
+    val onlyB   = two && io.ctrl.len === 0  // an empty first segment: the second one alone
+    val aAddr   = onlyB ? io.ctrl.addr2 | io.ctrl.addr
+    val aLen    = onlyB ? io.ctrl.len2 | io.ctrl.len
+    val lastLen = two ? io.ctrl.len2 | io.ctrl.len
+    // words to read from a segment's aligned start: its offset in the first word plus its bytes
+    def words(addr: UInt, n: UInt): UInt =
+      ((addr(4 downto 0).resize(34) + n.resize(34) + (DmaBus.bytesPerBeat - 1)) >> 5).resize(28)
+    len := io.ctrl.len + io.ctrl.len2
     bytes := 0
     axiErr := False
     stopping := False
-    cmd.nextAddr  := io.ctrl.addr
-    cmd.beatsLeft := ((len33 + (DmaBus.bytesPerBeat - 1)) >> 5).resized
-    ser.outLeft   := ((len33 + (wBytes - 1)) >> log2Up(wBytes)).resized
-    ser.sub       := 0
-    val lenMod = io.ctrl.len(log2Up(wBytes) - 1 downto 0)
+    cmd.nextAddr  := aAddr(31 downto 5) @@ U(0, 5 bits)
+    cmd.beatsLeft := words(aAddr, aLen)
+    cmd.pend      := two && !onlyB
+    cmd.pendAddr  := io.ctrl.addr2(31 downto 5) @@ U(0, 5 bits)
+    cmd.pendWords := words(io.ctrl.addr2, io.ctrl.len2)
+    ser.outLeft   := ((aLen.resize(33) + (wBytes - 1)) >> lw).resized
+    ser.sub       := aAddr(4 downto lw)
+    ser.pend      := two && !onlyB
+    ser.pendBeats := ((io.ctrl.len2.resize(33) + (wBytes - 1)) >> lw).resized
+    ser.pendSub   := io.ctrl.addr2(4 downto lw)
+    val lenMod = lastLen(lw - 1 downto 0)
     for (i <- 0 until wBytes) {
       val keep = if (i == wBytes - 1) lenMod === 0 else lenMod === 0 || lenMod > i
       ser.lastMask(i * 8, 8 bits) := keep ? B"xFF" | B"x00"
     }
-    when(io.ctrl.addr(4 downto 0) =/= 0) {
+    val misaligned = two ? (io.ctrl.addr(lw - 1 downto 0) =/= 0 || io.ctrl.addr2(lw - 1 downto 0) =/= 0 ||
+                            io.ctrl.len(lw - 1 downto 0) =/= 0) | (io.ctrl.addr(4 downto 0) =/= 0)
+    when(misaligned) {
       done := False; aborted := False
       finishError(DmaBus.Err.MISALIGNED)
-    } elsewhen (io.ctrl.len === 0) {
+    } elsewhen (!two && io.ctrl.len === 0) {
       error := False; aborted := False; code := 0
       finishOk()
     } otherwise {
