@@ -28,11 +28,14 @@ namespace {
 constexpr int W = BEAT_BYTES;
 constexpr int K = WAYS;
 // The walker's capacities: the build gives the generator and this harness the same (lsmc.build.table_engine_top).
-#if !defined(WALKER_LEVELS) || !defined(WALKER_FILES) || !defined(WALKER_KEY_WORDS) || !defined(GRANDPARENTS)
-#error "build with lsmc.build.table_engine_top: it defines the walker's capacities"
+#if !defined(WALKER_LEVELS) || !defined(WALKER_FILES) || !defined(WALKER_KEY_WORDS) || !defined(GRANDPARENTS) || \
+    !defined(MAX_BLOCKS)
+#error "build with lsmc.build.table_engine_top: it defines the walker's capacities and the reader's blocks"
 #endif
 constexpr size_t kMaxLevels = WALKER_LEVELS, kMaxRanges = WALKER_FILES, kRangeWords = WALKER_KEY_WORDS,
                  kMaxGrandparents = GRANDPARENTS;
+constexpr uint64_t kMaxBlocks = MAX_BLOCKS;  // data blocks of one input table (the table reader's handle RAM)
+constexpr uint64_t kWriterIndexBytes = 1 << 16;  // one table's index block (rtl/TableWriter.scala, indexBytes)
 constexpr uint64_t kMemBase = 0x10000000;
 using Strb = std::conditional_t<(W <= 8), CData, std::conditional_t<(W <= 16), SData, IData>>;
 
@@ -166,23 +169,21 @@ void EntryWhere(const te::CompactionSpec& s, unsigned run, uint64_t entry, std::
   }
 }
 
-// A merge that stopped in a temporary table (`temp`, from the engine's memory) at its entry `entry` on an
+// A merge that stopped in a run of temporary tables (`temp`, from the engine's memory) at its entry `entry` on an
 // internal key it met twice: the model names the entry of the second run (in run order) that holds it. False
 // when fewer than two runs hold that key (then the temporary table itself is wrong).
 bool DuplicateWhere(const te::CompactionSpec& s, simc::Memory& mem, const std::vector<TableRef>& temp,
                     uint64_t entry, std::string* table, uint64_t* offset) {
-  if (temp.empty()) return false;
   std::string key;
   te::ReadStats stats;
+  uint64_t n = 0;
   try {
-    te::TableImage image{"temporary", std::string_view(reinterpret_cast<const char*>(mem.at(temp[0].base)),
-                                                       temp[0].size)};
-    te::TableReader r(&image, false, &stats);
-    for (uint64_t n = 0; r.Next(); n++)
-      if (n == entry) {
-        key = std::string(r.key());
-        break;
-      }
+    for (const TableRef& t : temp) {
+      te::TableImage image{"temporary", std::string_view(reinterpret_cast<const char*>(mem.at(t.base)), t.size)};
+      te::TableReader r(&image, false, &stats);
+      while (key.empty() && r.Next())
+        if (n++ == entry) key = std::string(r.key());
+    }
   } catch (const te::EngineError&) {
     return false;
   }
@@ -436,13 +437,18 @@ void PreparedDelete::operator()(Prepared* p) const { delete p; }
 
 namespace {
 
-// The bytes a raw table of one run's entries can take at most, whatever its blocks and prefixes: per entry its
-// key and value, three varints (15), a restart offset (4), and, were it alone in its block, the block's trailer
-// and count (9) and an index entry (its key again and a handle, 20 + 8); the footer and metaindex. Read by the
-// model's table reader (a driver would bound it from the tables' sizes and Snappy's expansion); a table the
-// reader stops on counts twice its bytes and a block more (the engine stops on it too).
-uint64_t RawTableBound(const std::vector<te::TableImage>& run, const std::string& path) {
-  uint64_t bound = 4096;
+// What a cascade needs to know of one run: the bytes its entries can take as raw tables at most, whatever their
+// blocks and prefixes (per entry its key and value, three varints, a restart offset, and, were it alone in its
+// block, the block's trailer and an index entry, its key written behind its table twice; the footers), and its
+// longest key. Read by the model's table reader (a driver would bound it from the tables' sizes and Snappy's
+// expansion); a table the reader stops on counts twice its bytes and a block more (the engine stops on it too).
+struct RunScan {
+  uint64_t bound = 65536;
+  size_t maxKey = 8;
+};
+
+RunScan ScanRun(const std::vector<te::TableImage>& run, const std::string& path) {
+  RunScan scan;
   te::ReadStats stats;
   for (const auto& t : run) {
     uint64_t entries = 0, bytes = 0;
@@ -451,7 +457,8 @@ uint64_t RawTableBound(const std::vector<te::TableImage>& run, const std::string
       while (r.Next()) {
         const std::string_view k = r.key();
         entries++;
-        bytes += 2 * k.size() + r.value().size();
+        bytes += 4 * k.size() + r.value().size();
+        scan.maxKey = std::max(scan.maxKey, k.size());
         // A deletion marker at sequence 0 would be dropped by an intermediate pass (snapshot 0, base level for
         // every key): LevelDB never writes one (its sequences start at 1).
         if (k.size() >= 8 && (te::Tag(k) >> 8) == 0 && (te::Tag(k) & 0xff) == te::kTypeDeletion)
@@ -462,37 +469,50 @@ uint64_t RawTableBound(const std::vector<te::TableImage>& run, const std::string
       throw;
     } catch (const te::EngineError&) {
       bytes += 2 * t.bytes.size() + te::kMaxBlockBytes;
+      scan.maxKey = te::kMaxInternalKeyBytes;
     }
-    bound += bytes + 56 * entries;
+    scan.bound += bytes + 64 * entries;
   }
-  return bound;
+  return scan;
 }
 
-// More runs than ways: every pass but the final one merges its inputs into one temporary table of raw blocks
-// behind the output buffer, dropping nothing (smallest_snapshot 0, no deeper levels: every entry is either
-// visible or hidden by one at sequence 0, which LevelDB never writes) and never closing it (no grandparents,
-// max_file_size at the register's top, no filter, no compression).
+// More runs than ways: every pass but the final one merges its inputs into a run of temporary tables of raw blocks
+// behind the output buffer, dropping nothing (smallest_snapshot 0, no deeper levels: every entry is either visible
+// or hidden by one at sequence 0, which LevelDB never writes) and closing a table only where it would outgrow what
+// the engine reads back (no grandparents, no filter, no compression; max_file_size keeps a table's data blocks
+// within the reader's handle RAM and its index block within the writer's index buffer for the longest key).
 void PlanCascade(const te::CompactionSpec& s, const std::string& path, Prepared* p) {
   std::vector<std::vector<int>> plan = table_engine::cycle_model::CascadePlan(s.runs.size(), K);
   plan.pop_back();  // the final pass: the job itself
-  std::vector<uint64_t> runBound, tempBound;
-  for (const auto& run : s.runs) runBound.push_back(RawTableBound(run, path));
+  std::vector<RunScan> runScan, tempScan;
+  for (const auto& run : s.runs) runScan.push_back(ScanRun(run, path));
   uint64_t at = (p->memEnd + 4095) & ~uint64_t(4095);
   for (const auto& inputs : plan) {
     Pass x;
     x.inputs = inputs;
+    RunScan scan;
+    scan.bound = 0;
+    for (int i : inputs) {
+      const RunScan& in = i >= 0 ? runScan[size_t(i)] : tempScan[size_t(-1 - i)];
+      scan.bound += in.bound;
+      scan.maxKey = std::max(scan.maxKey, in.maxKey);
+    }
+    tempScan.push_back(scan);
+    // An index entry as the writer counts it: the key, its three varints (at most 1 + 2 + 1), a handle (two
+    // varints of at most 10) and its restart offset.
+    const uint64_t blocks = std::min<uint64_t>(kMaxBlocks, (kWriterIndexBytes - 64) / (scan.maxKey + 28));
+    if (blocks < 3) Refuse("limits", path, "a cascade's temporary table would hold under 3 data blocks");
     x.options.writer = s.writer;
     x.options.writer.snappy = false;
     x.options.writer.bloom_bits_per_key = 0;
-    x.options.max_file_size = 0xffffffffull;
+    x.options.max_file_size = std::min<uint64_t>(0xffffffffull, (blocks - 2) * s.writer.block_size);
     x.options.verify_checksums = s.verify_checksums;
     x.options.smallest_snapshot = 0;
     x.loads = WalkerLoads(x.options, path);
     x.outOff = at;
-    for (int i : inputs) x.outBytes += i >= 0 ? runBound[size_t(i)] : tempBound[size_t(-1 - i)];
-    tempBound.push_back(x.outBytes);
+    x.outBytes = scan.bound;
     at = (at + x.outBytes + 4095) & ~uint64_t(4095);
-    if (x.outBytes > 0xffffffffull) Refuse("limits", path, "a cascade's temporary table would pass 4 GiB");
+    if (x.outBytes > 0xffffffffull) Refuse("limits", path, "a cascade's temporary tables would pass 4 GiB");
     p->passes.push_back(std::move(x));
   }
   p->memEnd = at;
@@ -565,16 +585,16 @@ bool Engine::Start(const Prepared& p) {
     if (final || bench.error || bench.violations()) return true;
     c.entriesIn += bench.entriesIn;
     c.dropped += bench.dropped;
-    if (bench.out.size() > 1 || bench.out.size() != bench.tablesOut || bench.dropped != 0) {
-      c.fault = "cascade pass " + std::to_string(j + 1) + " wrote " + std::to_string(bench.out.size()) +
-                " temporary tables (" + std::to_string(bench.tablesOut) + " counted) and dropped " +
-                std::to_string(bench.dropped) + " entries: an engine fault (a pass writes one and drops none)";
+    if (bench.out.size() != bench.tablesOut || bench.dropped != 0) {
+      c.fault = "cascade pass " + std::to_string(j + 1) + " reported " + std::to_string(bench.tablesOut) +
+                " temporary tables, wrote " + std::to_string(bench.out.size()) + " and dropped " +
+                std::to_string(bench.dropped) + " entries: an engine fault (a pass drops none)";
       return true;
     }
     c.temps.emplace_back();
-    if (!bench.out.empty()) {
-      c.tempEntries += bench.out[0].entries;
-      c.temps.back().push_back({bench.out[0].addr, bench.out[0].size, true});
+    for (size_t i = 0; i < bench.out.size(); i++) {
+      c.tempEntries += bench.out[i].entries;
+      c.temps.back().push_back({bench.out[i].addr, bench.out[i].size, i + 1 == bench.out.size()});
     }
   }
   return true;

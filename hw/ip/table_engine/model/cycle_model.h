@@ -6,7 +6,8 @@
 // FIFOs, so the slowest stage sets the pace):
 //   read DMA -> CRC check -> Snappy decompress -> entry decode -> K-way merge -> drop
 //     -> block build -> Snappy compress (kCompressors lanes) -> CRC -> write DMA
-// cycles = max(stage costs) + per-block, per-table and per-job overheads + the cascade's extra passes.
+// cycles = max(stage costs) + per-block, per-table and per-job overheads + the cascade's intermediate passes
+// (each a job of its own on the unit: its share of the pipeline's work with nothing dropped, its overheads).
 // hw/ip/table_engine/doc/model.md explains each term.
 #ifndef TABLE_ENGINE_CYCLE_MODEL_H
 #define TABLE_ENGINE_CYCLE_MODEL_H
@@ -37,6 +38,9 @@ constexpr uint64_t kBlockOverheadCycles = 24;    // DMA descriptor, trailer, blo
 constexpr uint64_t kTableOpenCycles = 160;       // footer read then index read: two DDR round trips
 constexpr uint64_t kTableCloseCycles = 64;       // filter/metaindex/index/footer hand-off, table report
 constexpr uint64_t kJobOverheadCycles = 256;     // job descriptor, start, completion
+// A cascade's intermediate pass, fitted to the RTL (doc/model.md "Cascade"): clocks a pass adds besides its
+// share of the pipeline and its tables and blocks.
+constexpr uint64_t kPassCycles = 0;
 
 // A cascade's passes when a job has more runs than the unit's ways (doc/table_engine_top.md "Cascades"):
 // the runs in a list, newest first; while it holds more than `ways`, a pass merges the list's first m inputs
@@ -69,7 +73,16 @@ uint64_t DecodeCycles(const DecodeWork& w);
 uint64_t DecompressCycles(const BlockReadStats& b);
 uint64_t BuildCycles(const BuildWork& w);
 
-Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, int ways, bool verify_checksums);
+// Each run's bytes and tables: what the cascade's passes read (doc/model.md "Cascade"). Empty: runs of equal
+// size, tables_in shared out evenly.
+struct RunSize {
+  uint64_t bytes = 0;
+  size_t tables = 0;
+};
+std::vector<RunSize> RunSizes(const CompactionSpec& spec);
+
+Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, int ways, bool verify_checksums,
+                     const std::vector<RunSize>& run_sizes = {});
 
 }  // namespace cycle_model
 }  // namespace table_engine
