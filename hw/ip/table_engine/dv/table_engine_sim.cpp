@@ -645,7 +645,9 @@ Outcome Engine::Collect(const Prepared& p, const std::string& outDir) {
       where = outDir + "/" + te::TableFileName(s.first_file_number + bench.table);
       off = bench.offset;
     }
-    Fail(code, where, off, "the engine's " + unit + " stopped the job (run " + std::to_string(run) + ", entry " +
+    const std::string way = known && src < 0 ? "the temporary run of cascade pass " + std::to_string(-src)
+                                             : "run " + std::to_string(run);
+    Fail(code, where, off, "the engine's " + unit + " stopped the job (" + way + ", entry " +
          std::to_string(bench.entry) + cascade + ")");
   }
   if (bench.out.size() != bench.tablesOut)

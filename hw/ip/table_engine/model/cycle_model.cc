@@ -87,7 +87,7 @@ Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, i
       share.push_back(f);
       temp_tables.push_back(written);
       cascade += f * (full + blocks * kBlockOverheadCycles) + opened * kTableOpenCycles +
-                 written * kTableCloseCycles + kJobOverheadCycles + kPassCycles;
+                 written * kTableCloseCycles + kJobOverheadCycles;
     }
     e.cascade = uint64_t(cascade + 0.5);
   }

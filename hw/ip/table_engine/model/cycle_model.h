@@ -38,9 +38,6 @@ constexpr uint64_t kBlockOverheadCycles = 24;    // DMA descriptor, trailer, blo
 constexpr uint64_t kTableOpenCycles = 160;       // footer read then index read: two DDR round trips
 constexpr uint64_t kTableCloseCycles = 64;       // filter/metaindex/index/footer hand-off, table report
 constexpr uint64_t kJobOverheadCycles = 256;     // job descriptor, start, completion
-// A cascade's intermediate pass, fitted to the RTL (doc/model.md "Cascade"): clocks a pass adds besides its
-// share of the pipeline and its tables and blocks.
-constexpr uint64_t kPassCycles = 0;
 
 // A cascade's passes when a job has more runs than the unit's ways (doc/table_engine_top.md "Cascades"):
 // the runs in a list, newest first; while it holds more than `ways`, a pass merges the list's first m inputs
