@@ -7,8 +7,8 @@ stalls must give the model's output tables byte for byte (`lsmc tables compare`:
 result.json); random deeper levels check the base-level walker against the model's BaseLevelCheck and random
 grandparents its ShouldStopBefore against the model's GrandparentCheck; a malformed table gives the model's
 error code, table and offset; what the RTL does not do yet (Snappy) and a full output buffer are one named
-error line (more runs than ways cascade: tests/test_table_engine_cascade.py). The harness: hw/ip/table_engine/dv/table_engine_harness.cpp
-(doc/table_engine_top.md)."""
+error line (more runs than ways cascade: tests/test_table_engine_cascade.py). The harness:
+hw/ip/table_engine/dv/table_engine_harness.cpp (doc/table_engine_top.md)."""
 from __future__ import annotations
 
 import json

@@ -55,7 +55,7 @@ def model_exe() -> Path:
         raise CliError(f"building the engine's C++ model failed: {str(e).splitlines()[0]}") from None
 
 
-RTL_WIDTH, RTL_WAYS = 16, 4  # the rtl back end's build: 16 bytes a beat, 4 runs merged (more: BAD_JOB)
+RTL_WIDTH, RTL_WAYS = 16, 4  # the rtl back end's build: 16 bytes a beat, 4 runs merged a pass (more cascade)
 
 
 def rtl_exe() -> Path:
