@@ -168,3 +168,18 @@ def test_cascade_estimate_within_10pct(root, model, tmp_path):
 @pytest.mark.long
 def test_cascade_calibration_all(root, model, tmp_path):
     check_calibration(root, model, tmp_path, list(CALIBRATION))
+
+
+def test_cli_level0_backend_rtl(root, tmp_path, capsys):
+    """`lsmc tables make --workload level0` (8 Level-0 tables and a Level-1 run: 9 runs) and `lsmc tables compact
+    --backend rtl` (K = 4: three passes) give the model back end's tables."""
+    d = root / "level0"
+    assert tables.main(["make", str(d), "--workload", "level0", "--entries", "150", "--compression", "none"]) == 0
+    assert len(json.loads((d / "job.json").read_text())["runs"]) == 9
+    for backend in ("model", "rtl"):
+        assert tables.main(["compact", "--job", str(d / "job.json"), "--out-dir", str(tmp_path / backend),
+                            "--backend", backend]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-1].startswith("cycles=") and lines[-1].split()[1:] == lines[-2].split()[1:]
+    ok, verdict = tables.compare_dirs(tmp_path / "model", tmp_path / "rtl")
+    assert ok, verdict
