@@ -6,9 +6,9 @@ grandparents that close outputs early; K = 2 and 4) run from a simulated AXI4 me
 stalls must give the model's output tables byte for byte (`lsmc tables compare`: tables, file boundaries and
 result.json); random deeper levels check the base-level walker against the model's BaseLevelCheck and random
 grandparents its ShouldStopBefore against the model's GrandparentCheck; a malformed table gives the model's
-error code, table and offset; what the RTL does not do yet (Snappy, more runs than ways) and a full output
-buffer are one named error line. The harness: hw/ip/table_engine/dv/table_engine_harness.cpp
-(doc/table_engine_top.md)."""
+error code, table and offset; what the RTL does not do yet (Snappy) and a full output buffer are one named
+error line (more runs than ways cascade: tests/test_table_engine_cascade.py). The harness:
+hw/ip/table_engine/dv/table_engine_harness.cpp (doc/table_engine_top.md)."""
 from __future__ import annotations
 
 import json
@@ -243,9 +243,9 @@ def test_job_after_an_error(jobs, model, tmp_path, bad):
 
 
 def test_refused_jobs_one_line(jobs, tmp_path):
-    """Jobs the RTL engine does not run yet: one named BAD_JOB line each (Snappy output, more runs than its
-    ways, more deeper levels than the walker holds); an output buffer too small: OUTPUT_FULL naming the output
-    table."""
+    """Jobs the RTL engine does not run yet: one named BAD_JOB line each (Snappy output, more deeper levels than
+    the walker holds); an output buffer too small: OUTPUT_FULL naming the output table. (More runs than ways
+    cascade: tests/test_table_engine_cascade.py.)"""
     d = tmp_path / "job"
     shutil.copytree(jobs["dbbench"].parent, d)
     job = json.loads((d / "job.json").read_text())
@@ -253,8 +253,6 @@ def test_refused_jobs_one_line(jobs, tmp_path):
     (d / "snappy.json").write_text(json.dumps(job))
     r = run(engine(4), d / "snappy.json", tmp_path / "o")
     assert r.returncode == 1 and r.stderr.startswith("error=BAD_JOB") and "snappy" in r.stderr
-    r = run(engine(2), jobs["dbbench"], tmp_path / "o")
-    assert r.returncode == 1 and r.stderr.startswith("error=BAD_JOB") and "4 runs" in r.stderr
     job["options"]["compression"] = "none"
     levels = top.WALKER["walker-levels"] + 1
     job["deeper_levels"] = [[{"smallest": "00", "largest": "01"}]] * levels

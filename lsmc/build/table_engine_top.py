@@ -58,10 +58,10 @@ def generate(width: int = 16, ways: int = 4) -> Path:
 
 def defines(width: int = 16, ways: int = 4) -> str:
     """The C++ defines the engine's testbench (dv/table_engine_sim.cpp) is built with: its beat, ways and the
-    walker's capacities as the generator got them."""
+    walker's capacities and the reader's data blocks a table as the generator got them."""
     _check(width, ways)
     walker = " ".join(f"-D{k.upper().replace('-', '_')}={v}" for k, v in WALKER.items())
-    return f"-DBEAT_BYTES={width} -DWAYS={ways} {walker}"
+    return f"-DBEAT_BYTES={width} -DWAYS={ways} {walker} -DMAX_BLOCKS={MAX_BLOCKS}"
 
 
 def build_harness(width: int = 16, ways: int = 4) -> Path:

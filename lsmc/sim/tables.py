@@ -25,6 +25,8 @@ WORKLOADS = {
     "one-entry": dict(keys="dbbench", values="dbbench", runs=2, entries=50, entries_per_table=1, input_level=1),
     "grandparents": dict(keys="dbbench", values="dbbench", runs=2, entries=4000, input_level=1,
                          grandparent_bytes=400_000, options={"max_file_size": 16384}),
+    # Level-0 heavy: 8 Level-0 tables and the Level-1 run under them (more runs than the rtl back end's ways).
+    "level0": dict(keys="dbbench", values="dbbench", runs=9, entries=2000, deletions=0.2),
 }
 NO_SNAPSHOT = sstable.MAX_SEQUENCE - 1  # every sequence at or below it: as a DB with no live snapshot
 
@@ -55,7 +57,7 @@ def model_exe() -> Path:
         raise CliError(f"building the engine's C++ model failed: {str(e).splitlines()[0]}") from None
 
 
-RTL_WIDTH, RTL_WAYS = 16, 4  # the rtl back end's build: 16 bytes a beat, 4 runs merged (more: BAD_JOB)
+RTL_WIDTH, RTL_WAYS = 16, 4  # the rtl back end's build: 16 bytes a beat, 4 runs merged a pass (more cascade)
 
 
 def rtl_exe() -> Path:

@@ -11,7 +11,7 @@
 //                outcome not reported)
 //
 // Last stdout line: `cycles=C bytes_in=N bytes_out=N tables_out=T` (C: simulated clocks from the job's command
-// to its status). On an error: one line `error=CODE table=PATH offset=N message` on stderr, exit 1, nothing
+// to its status; a job of more runs than the engine's ways runs as a cascade of passes, C their sum). On an error: one line `error=CODE table=PATH offset=N message` on stderr, exit 1, nothing
 // written (a job the RTL cannot run yet is BAD_JOB naming what). Exit 2: bad usage.
 #include "verilated.h"
 

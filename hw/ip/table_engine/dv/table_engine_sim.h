@@ -44,11 +44,13 @@ struct Options {
 };
 
 // The options the engine does not write yet (Snappy output, a filter block) and its 32-bit max_file_size: throws
-// Refused. Prepare checks them too, after the ways.
+// Refused. Prepare checks them too.
 void CheckOptions(const te::CompactionSpec& spec, const std::string& name);
 
 // A job checked against what the engine runs and laid out in memory (the spec's tables are not copied: the
-// caller keeps them until the job has run). Throws Refused.
+// caller keeps them until the job has run). More runs than the engine's ways: a cascade of passes
+// (cycle_model::CascadePlan, doc/table_engine_top.md "Cascades"), their temporary tables in the same memory.
+// Throws Refused.
 class Prepared;
 struct PreparedDelete {
   void operator()(Prepared* p) const;
@@ -60,7 +62,7 @@ uint64_t MemoryBytes(const Prepared& p);  // the simulated memory the job needs
 
 struct Outcome {
   te::CompactionResult result;  // tables numbered from spec.first_file_number; counts from the engine's status
-  uint64_t cycles = 0;          // clocks from the job's handshake to its status
+  uint64_t cycles = 0;          // clocks from the job's handshake to its status (a cascade: its passes' added)
 };
 
 class Engine {
@@ -73,7 +75,8 @@ class Engine {
 
   // Gives the memory `memBytes` (cleared) unless it has that size already.
   void Resize(uint64_t memBytes);
-  // Places the job's tables, clears its output buffer and runs it; false when no status came (a hang).
+  // Places the job's tables, clears its output buffers and runs it, every pass of a cascade (stopping at the
+  // first pass with an error); false when no status came (a hang).
   bool Start(const Prepared& p);
   // After Start: the job's output, or its error as EngineError (the engine's code, the table and offset as the
   // model gives them; an output table is named OUT_DIR/NNNNNN.ldb), AXI protocol violations, a bad record count.

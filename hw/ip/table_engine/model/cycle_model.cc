@@ -19,7 +19,19 @@ uint64_t BuildCycles(const BuildWork& w) {
   return w.entries + w.key_beats + w.key_out_beats + w.value_beats + w.restarts + w.blocks * kBuildBlockCycles;
 }
 
-Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, int ways, bool verify) {
+std::vector<RunSize> RunSizes(const CompactionSpec& spec) {
+  std::vector<RunSize> sizes;
+  for (const auto& run : spec.runs) {
+    RunSize s;
+    for (const auto& t : run) s.bytes += t.bytes.size();
+    s.tables = run.size();
+    sizes.push_back(s);
+  }
+  return sizes;
+}
+
+Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, int ways, bool verify,
+                     const std::vector<RunSize>& run_sizes) {
   Estimate e;
   const ReadStats& rd = r.read;
   const WriteStats& wr = r.write;
@@ -37,15 +49,48 @@ Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, i
   for (const auto& s : e.stages) e.pipeline = std::max(e.pipeline, s.second);
   e.overhead = (rd.blocks.blocks + wr.blocks) * kBlockOverheadCycles + tables_in * kTableOpenCycles +
                r.tables.size() * kTableCloseCycles + kJobOverheadCycles;
-  // More runs than ways: every pass but the last writes temporary tables (raw entries) and reads them
-  // back, one entry per clock at least.
-  uint64_t groups = runs;
-  e.passes = 1;
-  while (groups > uint64_t(ways)) {
-    groups = Div(groups, uint64_t(ways));
-    e.passes++;
+  // More runs than ways (CascadePlan): each intermediate pass merges its runs' share of the input into
+  // temporary tables, dropping nothing; the final pass is the job as estimated above. A pass costs its share
+  // of the pipeline (the writing stages scaled to every entry kept), its blocks, the tables it opens and
+  // closes, and a job's start.
+  const std::vector<std::vector<int>> plan = CascadePlan(runs, ways);
+  e.passes = plan.size();
+  if (e.passes > 1) {
+    std::vector<RunSize> sizes = run_sizes;
+    if (sizes.size() != runs) sizes.assign(runs, RunSize{1, 0});
+    uint64_t all = 0;
+    for (const auto& s : sizes) all += s.bytes;
+    const double keep = r.entries_out ? double(r.entries_in) / double(r.entries_out) : 1.0;
+    double full = 0;  // the whole input through one pass that drops nothing
+    for (const auto& s : e.stages) {
+      const bool writes = s.first == "block_build" || s.first == "crc_out" || s.first == "write_dma";
+      if (s.first != "compress") full = std::max(full, double(s.second) * (writes ? keep : 1.0));
+    }
+    const double blocks = double(rd.blocks.blocks) + double(wr.blocks) * keep;
+    std::vector<double> share;  // each temporary run's fraction of the input, and its tables
+    std::vector<double> temp_tables;
+    double cascade = 0;
+    for (size_t j = 0; j + 1 < plan.size(); j++) {
+      double f = 0, opened = 0;
+      for (int i : plan[j]) {
+        if (i >= 0) {
+          const double fi = all ? double(sizes[size_t(i)].bytes) / double(all) : 0;
+          f += fi;
+          opened += run_sizes.size() == runs ? double(sizes[size_t(i)].tables) : fi * double(tables_in);
+        } else {
+          f += share[size_t(-1 - i)];
+          opened += temp_tables[size_t(-1 - i)];
+        }
+      }
+      // One temporary table (more only for long keys or large shares: a table-close each, negligible).
+      const double written = 1;
+      share.push_back(f);
+      temp_tables.push_back(written);
+      cascade += f * (full + blocks * kBlockOverheadCycles) + opened * kTableOpenCycles +
+                 written * kTableCloseCycles + kJobOverheadCycles;
+    }
+    e.cascade = uint64_t(cascade + 0.5);
   }
-  e.cascade = (e.passes - 1) * std::max(r.entries_in, 2 * Div(rd.entry_bytes, kStreamBytes));
   e.total = e.pipeline + e.overhead + e.cascade;
   return e;
 }

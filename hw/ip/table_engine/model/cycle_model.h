@@ -6,7 +6,8 @@
 // FIFOs, so the slowest stage sets the pace):
 //   read DMA -> CRC check -> Snappy decompress -> entry decode -> K-way merge -> drop
 //     -> block build -> Snappy compress (kCompressors lanes) -> CRC -> write DMA
-// cycles = max(stage costs) + per-block, per-table and per-job overheads + the cascade's extra passes.
+// cycles = max(stage costs) + per-block, per-table and per-job overheads + the cascade's intermediate passes
+// (each a job of its own on the unit: its share of the pipeline's work with nothing dropped, its overheads).
 // hw/ip/table_engine/doc/model.md explains each term.
 #ifndef TABLE_ENGINE_CYCLE_MODEL_H
 #define TABLE_ENGINE_CYCLE_MODEL_H
@@ -38,6 +39,27 @@ constexpr uint64_t kTableOpenCycles = 160;       // footer read then index read:
 constexpr uint64_t kTableCloseCycles = 64;       // filter/metaindex/index/footer hand-off, table report
 constexpr uint64_t kJobOverheadCycles = 256;     // job descriptor, start, completion
 
+// A cascade's passes when a job has more runs than the unit's ways (doc/table_engine_top.md "Cascades"):
+// the runs in a list, newest first; while it holds more than `ways`, a pass merges the list's first m inputs
+// into one temporary table that joins the end of the list, m = `ways` except on the pass that leaves exactly
+// `ways` (there m = count - ways + 1); the final pass merges the list with the job's own options. So every
+// pass but the last removes ways - 1 inputs (the fewest passes), and a run's entries pass through about
+// log_ways(runs) merges. An input is a run number (>= 0) or a temporary table: -1 - the pass that wrote it.
+// One pass (the job itself) when runs <= ways. Shared by the estimate and the RTL's testbench.
+inline std::vector<std::vector<int>> CascadePlan(size_t runs, int ways) {
+  std::vector<int> list;
+  for (size_t i = 0; i < runs; i++) list.push_back(int(i));
+  std::vector<std::vector<int>> passes;
+  while (list.size() > size_t(ways)) {
+    const size_t m = std::min(size_t(ways), list.size() - size_t(ways) + 1);
+    passes.emplace_back(list.begin(), list.begin() + long(m));
+    list.erase(list.begin(), list.begin() + long(m));
+    list.push_back(-int(passes.size()));
+  }
+  passes.push_back(list);
+  return passes;
+}
+
 struct Estimate {
   std::vector<std::pair<std::string, uint64_t>> stages;  // name -> cycles if it ran alone
   uint64_t pipeline = 0, overhead = 0, cascade = 0, passes = 1, total = 0;
@@ -48,7 +70,16 @@ uint64_t DecodeCycles(const DecodeWork& w);
 uint64_t DecompressCycles(const BlockReadStats& b);
 uint64_t BuildCycles(const BuildWork& w);
 
-Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, int ways, bool verify_checksums);
+// Each run's bytes and tables: what the cascade's passes read (doc/model.md "Cascade"). Empty: runs of equal
+// size, tables_in shared out evenly.
+struct RunSize {
+  uint64_t bytes = 0;
+  size_t tables = 0;
+};
+std::vector<RunSize> RunSizes(const CompactionSpec& spec);
+
+Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, int ways, bool verify_checksums,
+                     const std::vector<RunSize>& run_sizes = {});
 
 }  // namespace cycle_model
 }  // namespace table_engine

@@ -119,7 +119,8 @@ int main(int argc, char** argv) {
     Publish(out_dir, r, parts > 1 ? SubcompactionJson(sub) : ResultJson(r));
     auto ull = [](uint64_t x) { return static_cast<unsigned long long>(x); };
     cycle_model::Estimate e = cycle_model::EstimateJob(parts > 0 ? sub.parts[0] : r, job.spec.runs.size(),
-                                                       job.tables_in, ways, job.spec.verify_checksums);
+                                                       job.tables_in, ways, job.spec.verify_checksums,
+                                                       cycle_model::RunSizes(job.spec));
     if (stats) {
       if (parts <= 1) {
         for (const auto& s : e.stages) std::printf("stage %s=%llu\n", s.first.c_str(), ull(s.second));
