@@ -46,7 +46,9 @@ namespace {
 #error "build with lsmc.build.table_engine_unit: it defines the walker's capacities"
 #endif
 constexpr int W = 16;
-constexpr uint64_t kMemBase = 0x10000000;
+// Where the job's memory starts: the simulated memory's base, or with --image the SoC's DDR address the host loads
+// the image at.
+uint64_t kMemBase = 0x10000000;
 
 [[noreturn]] void Fail(te::ErrorCode code, const std::string& table, uint64_t offset, const std::string& msg) {
   throw te::EngineError(code, table, offset, msg);
@@ -59,6 +61,7 @@ struct Options {
   uint64_t seed = 1, outputBuffer = 0, resultBytes = 0, maxCycles = 0;
   std::map<unsigned, uint32_t> desc;
   bool twice = false;
+  std::string image, collect, counts;  // --image FILE / --collect DUMP --counts ...: the SoC back end's two halves
 };
 
 bool ParseUint(const char* s, uint64_t* v) {
@@ -206,7 +209,7 @@ Layout Place(const te::CompactionSpec& s, const std::string& path, const Options
     Fail(te::ErrorCode::kBadJob, path, 0, std::to_string(s.runs.size()) + " runs: a descriptor names at most 8");
   std::vector<sim::Load> loads = sim::WalkerLoads(s, path, W, {WALKER_LEVELS, WALKER_FILES, WALKER_KEY_WORDS, GRANDPARENTS});
   Layout L;
-  uint64_t at = 0x1000;
+  uint64_t at = 0;  // the descriptor first (the SoC's firmware finds it at DDR_HOST_BASE)
   L.desc = at;
   at += Align(4 * TE_DESC_NWORDS, TE_DESC_ALIGN);
   L.result = at;
@@ -307,9 +310,48 @@ Regs RunOnce(Unit& u, const Layout& L, const std::vector<uint8_t>& image, uint64
   return g;
 }
 
+void WriteOutputs(const Options& o, const te::CompactionSpec& s, const Layout& L, simc::Memory& mem, const Regs& g);
+
+// --image: the job laid out from --base as the SoC's DDR image (descriptor first) and one line naming the regions
+// the host dumps after the run. --collect DUMP: DUMP holds the image's memory after the run (from the descriptor to
+// the output buffer's end); --counts ENTRIES_IN,ENTRIES_OUT,DROPPED,TABLES_OUT,BYTES_OUT,CYCLES,ENGINE_CYCLES
+// are the registers of a job that ended without error, as the firmware read them.
+int ImageOrCollect(const Options& o, const te::CompactionSpec& s) {
+  std::vector<uint8_t> image;
+  Layout L = Place(s, o.job, o, &image);
+  if (!o.image.empty()) {
+    WriteFile(o.image, image.data(), image.size());
+    std::printf("desc=%" PRIu64 " end=%" PRIu64 " out=%" PRIu64 " out_bytes=%" PRIu64 " bytes_in=%" PRIu64 "\n",
+                kMemBase + L.desc, kMemBase + L.end, kMemBase + L.out, L.outBytes, L.bytesIn);
+    return 0;
+  }
+  FILE* f = std::fopen(o.collect.c_str(), "rb");
+  std::vector<uint8_t> dump(L.end);
+  bool ok = f != nullptr && std::fread(dump.data(), 1, dump.size(), f) == dump.size();
+  if (f) std::fclose(f);
+  if (!ok) Fail(te::ErrorCode::kBadJob, o.collect, 0, "not a dump of " + std::to_string(L.end) + " bytes");
+  Regs g{};
+  g.status = TE_STATUS_DONE_MASK;
+  uint32_t* v[] = {&g.in, &g.out, &g.dropped, &g.tables, &g.bytes, &g.cycles, &g.engineCycles};
+  size_t n = 0, at = 0;
+  while (n < 7 && at <= o.counts.size()) {
+    size_t comma = o.counts.find(',', at);
+    uint64_t x = 0;
+    if (!ParseUint(o.counts.substr(at, comma - at).c_str(), &x)) break;
+    *v[n++] = uint32_t(x);
+    at = comma == std::string::npos ? o.counts.size() + 1 : comma + 1;
+  }
+  if (n != 7) Fail(te::ErrorCode::kBadJob, o.job, 0, "--counts needs 7 numbers: " + o.counts);
+  simc::Memory mem(kMemBase, L.end);
+  std::memcpy(mem.at(kMemBase), dump.data(), dump.size());
+  WriteOutputs(o, s, L, mem, g);
+  return 0;
+}
+
 int Main(const Options& o) {
   te::LoadedJob loaded = te::LoadJob(o.job, te::kDefaultOutputBufferBytes);
   const te::CompactionSpec& s = loaded.spec;
+  if (!o.image.empty() || !o.collect.empty()) return ImageOrCollect(o, s);
   std::vector<uint8_t> image;
   Layout L = Place(s, o.job, o, &image);
   Unit u(o, L.end + 4096);
@@ -323,6 +365,11 @@ int Main(const Options& o) {
     g = RunOnce(u, L, image, bound, o.job);
   }
   if (u.violations()) Fail(te::ErrorCode::kBadJob, o.job, 0, std::to_string(u.violations()) + " AXI protocol violations");
+  WriteOutputs(o, s, L, u.mem(), g);
+  return 0;
+}
+
+void WriteOutputs(const Options& o, const te::CompactionSpec& s, const Layout& L, simc::Memory& mem, const Regs& g) {
   unsigned code = (g.status & TE_STATUS_CODE_MASK) >> TE_STATUS_CODE_SHIFT;
   unsigned unit = (g.status & TE_STATUS_UNIT_MASK) >> TE_STATUS_UNIT_SHIFT;
   unsigned run = (g.status & TE_STATUS_RUN_MASK) >> TE_STATUS_RUN_SHIFT;
@@ -354,19 +401,19 @@ int Main(const Options& o) {
   res.bytes_in = L.bytesIn;
   for (uint32_t i = 0; i < g.tables; i++) {
     uint64_t rec = kMemBase + L.result + 4 * TE_OUT_NWORDS * i;
-    uint32_t a = Get32(u.mem(), rec + 4 * TE_OUT_ADDR), n = Get32(u.mem(), rec + 4 * TE_OUT_SIZE);
-    uint32_t sa = Get32(u.mem(), rec + 4 * TE_OUT_SMALLEST_ADDR), sn = Get32(u.mem(), rec + 4 * TE_OUT_SMALLEST_LEN);
-    uint32_t la = Get32(u.mem(), rec + 4 * TE_OUT_LARGEST_ADDR), ln = Get32(u.mem(), rec + 4 * TE_OUT_LARGEST_LEN);
+    uint32_t a = Get32(mem, rec + 4 * TE_OUT_ADDR), n = Get32(mem, rec + 4 * TE_OUT_SIZE);
+    uint32_t sa = Get32(mem, rec + 4 * TE_OUT_SMALLEST_ADDR), sn = Get32(mem, rec + 4 * TE_OUT_SMALLEST_LEN);
+    uint32_t la = Get32(mem, rec + 4 * TE_OUT_LARGEST_ADDR), ln = Get32(mem, rec + 4 * TE_OUT_LARGEST_LEN);
     if (a < kMemBase + L.out || uint64_t(a) + n > kMemBase + L.end || sa + uint64_t(sn) > kMemBase + L.end ||
         la + uint64_t(ln) > kMemBase + L.end || sa < kMemBase || la < kMemBase)
       Fail(te::ErrorCode::kBadJob, o.job, 0, "result record " + std::to_string(i) + " points outside the output buffer");
     te::OutputTable t;
     t.number = s.first_file_number + i;
     t.file = te::TableFileName(t.number);
-    t.bytes.assign(reinterpret_cast<const char*>(u.mem().at(a)), n);
-    t.smallest.assign(reinterpret_cast<const char*>(u.mem().at(sa)), sn);
-    t.largest.assign(reinterpret_cast<const char*>(u.mem().at(la)), ln);
-    t.entries = Get32(u.mem(), rec + 4 * TE_OUT_ENTRIES);
+    t.bytes.assign(reinterpret_cast<const char*>(mem.at(a)), n);
+    t.smallest.assign(reinterpret_cast<const char*>(mem.at(sa)), sn);
+    t.largest.assign(reinterpret_cast<const char*>(mem.at(la)), ln);
+    t.entries = Get32(mem, rec + 4 * TE_OUT_ENTRIES);
     res.bytes_out += n;
     res.tables.push_back(std::move(t));
   }
@@ -387,7 +434,6 @@ int Main(const Options& o) {
   std::printf("engine_cycles=%u\n", g.engineCycles);
   std::printf("cycles=%u bytes_in=%" PRIu64 " bytes_out=%" PRIu64 " tables_out=%zu\n", g.cycles, res.bytes_in,
               res.bytes_out, res.tables.size());
-  return 0;
 }
 
 }  // namespace
@@ -396,7 +442,8 @@ int main(int argc, char** argv) {
   Verilated::commandArgs(argc, argv);
   const char* usage =
       "usage: VTableEngineUnit JOB.json OUT_DIR [--stall P] [--latency N] [--seed S] [--output-buffer BYTES] "
-      "[--result-bytes BYTES] [--desc WORD=VALUE]... [--max-cycles N] [--twice]\n";
+      "[--result-bytes BYTES] [--desc WORD=VALUE]... [--max-cycles N] [--twice] "
+      "[--base ADDR (--image FILE | --collect DUMP --counts N,..)]\n";
   Options o;
   std::vector<std::string> pos;
   for (int i = 1; i < argc; i++) {
@@ -420,6 +467,14 @@ int main(int argc, char** argv) {
         return 2;
       }
       o.desc[unsigned(word)] = uint32_t(val);
+    } else if ((a == "--image" || a == "--collect" || a == "--counts") && hasArg) {
+      (a == "--image" ? o.image : a == "--collect" ? o.collect : o.counts) = argv[++i];
+    } else if (a == "--base" && hasArg) {
+      if (!ParseUint(argv[++i], &v) || v % 4096 || v > 0xf0000000ull) {
+        std::fprintf(stderr, "VTableEngineUnit: --base %s is not a 4 KiB-aligned 32-bit address\n%s", argv[i], usage);
+        return 2;
+      }
+      kMemBase = v;
     } else if (a == "--twice") {
       o.twice = true;
     } else if ((a == "--latency" || a == "--seed" || a == "--output-buffer" || a == "--result-bytes" ||
