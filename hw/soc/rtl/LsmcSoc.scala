@@ -445,7 +445,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     val activity = new Area {
       private val r = Seq(unit.io.axiRead, read).map(a => a.ar.valid || a.r.valid).reduce(_ || _)
       private val w = Seq(unit.io.axiWrite, write).map(a => a.aw.valid || a.w.valid || a.b.valid).reduce(_ || _)
-      val now = unit.io.busy.pull() || r || w || unit.io.apb.PSEL(0)
+      val now = unit.io.busy || r || w || unit.io.apb.PSEL(0)
       val settle = Reg(UInt(3 bits)) init (7)
       when(now) { settle := 7 } elsewhen (settle =/= 0) { settle := settle - 1 }
     }
