@@ -102,12 +102,13 @@ _SOC_DONE = re.compile(r"tables: done cycles=(\d+) engine_cycles=(\d+) fw_cycles
 _SOC_ERROR = re.compile(r"tables: error=(\w+) unit=(\w+) run=(\d+) table=(\d+) offset=(\d+) entry=(\d+)")
 
 
-def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800) -> tuple[int, str, str]:
+def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | None = None) -> tuple[int, str, str]:
     """One job on the full SoC (preset tables-m1): the unit's harness lays the job out as a DDR image (descriptor at
     DDR_HOST_BASE), the SoC runs tables.elf (SIM_ARG TABLES JOB: the firmware's driver, GO, interrupt, status), the
     host dumps the image's memory and the harness writes the output folder from the unit's records. As run_job:
     (exit status, the last stdout line, stderr); the line before the last names the SoC's clocks (`soc cycles=...`:
-    the firmware's bracket from GO to the status read, the unit's CYCLES and ENGINE_CYCLES)."""
+    the firmware's bracket from GO to the status read, the unit's CYCLES and ENGINE_CYCLES). `ddr`: the harness's DDR
+    timing model (`--ddr`: fixed, the default, or a preset such as kcu105)."""
     import tempfile
 
     from lsmc.build import BuildError, facts, firmware, regmap, table_engine_unit
@@ -132,7 +133,8 @@ def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800) -> tuple[int, 
             return 1, "", f"error=BAD_JOB table={job_path} offset=0 the job needs {end - base} bytes of DDR, " \
                           f"the host's region has {regmap.memmap().size('DDR_HOST')}"
         run = soc.run_soc(elf, arg=facts.scenarios("tables")["JOB"], loads={base: img},
-                          dumps=[(base, end - base, dump)], exe=exe, timeout=timeout)
+                          dumps=[(base, end - base, dump)], exe=exe, timeout=timeout,
+                          extra=["--ddr", ddr] if ddr else ())
         done = _SOC_DONE.search(run.stdout)
         if not done:
             err = _SOC_ERROR.search(run.stdout)
