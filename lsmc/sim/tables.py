@@ -135,13 +135,13 @@ def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | Non
         run = soc.run_soc(elf, arg=facts.scenarios("tables")["JOB"], loads={base: img},
                           dumps=[(base, end - base, dump)], exe=exe, timeout=timeout,
                           extra=["--ddr", ddr] if ddr else ())
-        done = _SOC_DONE.search(run.stdout)
+        done = _SOC_DONE.search(run.uart)
         if not done:
-            err = _SOC_ERROR.search(run.stdout)
+            err = _SOC_ERROR.search(run.uart)
             if err:
                 return 1, "", f"error={err[1]} table={job_path} offset={err[5]} the SoC's table-engine unit " \
                               f"stopped the job ({err[2].lower()}, run {err[3]}, table {err[4]}, entry {err[6]})"
-            tail = " / ".join(run.stdout.strip().splitlines()[-2:])
+            tail = " / ".join(run.uart.strip().splitlines()[-2:])
             return 1, "", f"error=BAD_JOB table={job_path} offset=0 the SoC ended without the job's status " \
                           f"(exit {run.returncode}): {tail}"
         cyc, eng, fw, n_in, n_out, dropped, n_tables, n_bytes = done.groups()
@@ -151,7 +151,9 @@ def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | Non
         if c.returncode != 0:
             return c.returncode, "", c.stderr.strip()
         line = c.stdout.strip().splitlines()[-1]
-        return 0, f"soc job_cycles={fw} cycles={cyc} engine_cycles={eng}\n{line}", ""
+        speed = f" soc_cycles={run.cycles} soc_mcycles_per_s={run.mcycles_per_s:.2f}" \
+            if run.cycles and run.mcycles_per_s else ""
+        return 0, f"soc job_cycles={fw} cycles={cyc} engine_cycles={eng}{speed}\n{line}", ""
 
 
 def run_job(exe: Path, job_path: Path, out_dir: Path, parts: int | None = None) -> tuple[int, str, str]:
