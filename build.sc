@@ -78,5 +78,5 @@ object vexriscv extends SpinalModule {
 object soc extends SpinalModule {
   def millSourcePath = os.pwd / "hw" / "soc"
   def sources = T.sources(millSourcePath / "rtl")
-  def moduleDeps = Seq(common, socmap, compaction, dma, nand, vexriscv)
+  def moduleDeps = Seq(common, socmap, compaction, dma, nand, table_engine, vexriscv)
 }

@@ -242,6 +242,49 @@ def test_ddr_presets_header_is_rendered_from_the_data_file():
     assert list(scaling.ddr_presets()) == [r["name"] for r in rows]
 
 
+# ---- the table engine's job descriptor ------------------------------------------------------------
+
+def test_te_job_header_is_rendered_from_the_data_file():
+    h = defines(facts.include_dir() / "te_job.h")
+    for name in facts.te_job()["layouts"]:
+        for field, (first, _) in facts.te_layout(name).items():
+            assert h[f"{name}_{field.upper()}" if field else f"{name}_NWORDS"] == first, (name, field)
+    for name in facts.te_job()["constants"]:
+        assert h[name] == facts.te_constant(name)
+    text = (facts.include_dir() / "te_job.h").read_text()
+    for name, bit in facts.te_flags().items():
+        assert re.search(rf"^#define TE_F_{name}\s+\(1u << {bit.bit_length() - 1}\)", text, re.M), name
+
+
+def test_te_job_lines_read_by_the_scala_side():
+    """hw/ip/table_engine/rtl/TeJob.scala reads te_job.json one line at a time (no JSON library at elaboration):
+    its line grammar, written again here, must see what a JSON parser sees, so an edit that breaks the one-word-a-
+    line form fails here and not in a wrong RTL field."""
+    start = re.compile(r'^\s*"(TE_[A-Z_]+)": \{"words": \[\s*$')
+    word = re.compile(r'^\s*\["([a-z_0-9]+)(?:\[(\d+)\])?",.*$')
+    size = re.compile(r'^\s*"size": (\d+)\}.*$')
+    got, cur = {}, None
+    for line in facts.TE_JOB.read_text().splitlines():
+        if m := start.match(line):
+            cur = m[1]
+            got[cur] = {}
+            at = 0
+        elif cur and (m := word.match(line)):
+            got[cur][m[1]] = (at, int(m[2] or 1))
+            at += int(m[2] or 1)
+        elif cur and (m := size.match(line)):
+            got[cur][""] = (int(m[1]), 0)
+            cur = None
+        elif cur and line.strip().startswith("]}"):
+            got[cur][""] = (at, 0)
+            cur = None
+    assert got == {n: facts.te_layout(n) for n in facts.te_job()["layouts"]}
+    consts = re.findall(r'^\s*"(TE_[A-Z_]+)": \{"(?:ascii|value)"', facts.TE_JOB.read_text(), re.M)
+    assert set(consts) == set(facts.te_job()["constants"])
+    flags = re.findall(r'^\s*"([A-Z_]+)": \[(\d+), "', facts.TE_JOB.read_text(), re.M)
+    assert {n: 1 << int(b) for n, b in flags} == facts.te_flags()
+
+
 # ---- generated headers stay in the build tree ------------------------------------------------------
 
 def test_no_generated_header_in_a_source_folder():
@@ -288,6 +331,8 @@ COPIES = {
                                             r"choices=\[\"kcu105\"|index\(\"kDdrPresets"), CODE),
     # fw/include/job_abi.json: the firmware gets lsmc_job.h, Python reads the file (lsmc.build.facts)
     "a job ABI magic number": (re.compile(r"0x(4A4D|524D|544D|534D|574D)534C\b", re.I), CODE),
+    # hw/ip/table_engine/data/te_job.json: the front end's Scala reads it, C gets te_job.h, Python the file
+    "a table-engine descriptor magic": (re.compile(r"0x4554534C\b", re.I), [*CODE, *SCALA]),
     "a SIM_ARG scenario number": (re.compile(r"\bSCEN_\w+\s*=\s*\d|\barg=\d|\"--arg\", \"\d"),
                                   [*CODE, "tests/fw_host/*.py"]),
     "a descriptor or result word layout": (

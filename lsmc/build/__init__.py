@@ -108,9 +108,11 @@ MODULE_SOURCES = {
     "compaction": ["hw/common/rtl", "hw/ip/compaction/rtl", "hw/ip/compaction/data"],
     "dma": ["hw/common/rtl", "hw/ip/dma/rtl"],
     "nand": ["hw/common/rtl", "hw/ip/nand/rtl"],
-    "table_engine": ["hw/common/rtl", "hw/ip/table_engine/rtl", "hw/ip/table_engine/model/error.h"],
+    "table_engine": ["hw/common/rtl", "hw/ip/table_engine/rtl", "hw/ip/table_engine/model/error.h",
+                     "hw/ip/table_engine/data/te_job.json"],
     "soc": ["hw/common/rtl", "hw/soc/map", "hw/soc/rtl", "hw/ip/compaction/rtl", "hw/ip/compaction/data",
-            "hw/ip/dma/rtl", "hw/ip/nand/rtl", "lsmc/build/vexriscv_src.py"],
+            "hw/ip/dma/rtl", "hw/ip/nand/rtl", "lsmc/build/vexriscv_src.py", "hw/ip/table_engine/rtl",
+            "hw/ip/table_engine/data", "hw/ip/table_engine/model/error.h", "hw/ip/table_engine/model/limits.h"],
 }
 
 

@@ -7,6 +7,7 @@ never into a source folder. Each data file is the one source of its fact; Python
 | `kb16_errors.h` | `hw/ip/compaction/data/kb16_errors.json` (read by the IP's Scala, lsmc.model.kb16) | fw/lib/kb16.h |
 | `ddr_presets.h` | `sim/common/ddr_presets.json` (lsmc.report.scaling.ddr_presets) | sim/common/ddr_model.h |
 | `lsmc_job.h` | `fw/include/job_abi.json` (lsmc.build.firmware) | firmware apps |
+| `te_job.h` | `hw/ip/table_engine/data/te_job.json` (the front end's Scala reads it) | table-engine driver, harness |
 
 `include_dir()` renders whatever is missing or stale and returns the folder (every build that compiles
 one of the includers calls it); `python3 -m lsmc.build.facts [--out DIR]` does the same for a Makefile.
@@ -25,6 +26,7 @@ FACTS = GEN / "facts"
 KB16_ERRORS = ROOT / "hw" / "ip" / "compaction" / "data" / "kb16_errors.json"
 DDR_PRESETS = ROOT / "sim" / "common" / "ddr_presets.json"
 JOB_ABI = ROOT / "fw" / "include" / "job_abi.json"
+TE_JOB = ROOT / "hw" / "ip" / "table_engine" / "data" / "te_job.json"
 
 
 class FactsError(ValueError):
@@ -224,6 +226,72 @@ def job_header() -> str:
     return "\n".join(out)
 
 
+# ---- the table engine's job descriptor ---------------------------------------------------------
+
+@cache
+def te_job() -> dict:
+    """hw/ip/table_engine/data/te_job.json, checked: the table engine's descriptor, table list, walker load and
+    result record layouts, its magic, version and alignments, its flag bits."""
+    d = _load(TE_JOB)
+    for key in ("constants", "flags", "layouts"):
+        if not isinstance(d.get(key), dict):
+            raise FactsError(f"{TE_JOB}: '{key}' must be an object")
+    for name, lay in d["layouts"].items():
+        words = _layout_words(name, lay)
+        if lay.get("size", len(words)) < len(words):
+            raise FactsError(f"{TE_JOB}: layout {name}: size {lay['size']} below its {len(words)} words")
+    return d
+
+
+def te_constant(name: str) -> int:
+    c = te_job()["constants"][name]
+    return int.from_bytes(c["ascii"].encode(), "little") if "ascii" in c else c["value"]
+
+
+def te_flags() -> dict:
+    """Flag name -> bit value of the descriptor's flags word (TE_F_*)."""
+    return {n: 1 << v[0] for n, v in te_job()["flags"]["TE_F"].items()}
+
+
+def te_layout(name: str) -> dict:
+    """Field name -> (first word, words) of layout `name` of te_job.json, and "" -> its size in words."""
+    lay = te_job()["layouts"][name]
+    out, i = {}, 0
+    for base, n, _ in _fields(lay):
+        out[base] = (i, n)
+        i += n
+    out[""] = (lay.get("size", i), 0)
+    return out
+
+
+def te_job_header() -> str:
+    d = te_job()
+    out = _banner(TE_JOB, "The table engine's job descriptor: constants, flags, word layouts")
+    out += ["#ifndef LSMC_TE_JOB_H", "#define LSMC_TE_JOB_H"]
+    defs = [("/* Magic number (its ASCII text in memory order), version, alignments in bytes. */", None, None)]
+    for n, c in d["constants"].items():
+        v = f"0x{te_constant(n):08X}u" if "ascii" in c else f"{c['value']}u"
+        defs.append((n, v, (f"\"{c['ascii']}\": " if "ascii" in c else "") + c["doc"]))
+    for g, fs in d["flags"].items():
+        defs.append((f"/* {g}_*: the descriptor's flag bits. */", None, None))
+        defs += [(f"{g}_{n}", f"(1u << {v[0]})", v[1]) for n, v in fs.items()]
+    for name, lay in d["layouts"].items():
+        defs.append((f"/* {name}_*: word index of each field, {name}_NWORDS the layout's words. */", None, None))
+        i = 0
+        for base, n, doc in _fields(lay):
+            defs.append((f"{name}_{base.upper()}", str(i), (f"{n} words: " if n != 1 else "") + doc))
+            i += n
+        defs.append((f"{name}_NWORDS", str(lay.get("size", i)), "words of the layout"))
+    w = max(len(n) for n, v, _ in defs if v is not None) + 1
+    for n, v, c in defs:
+        if v is None:
+            out += ["", n]
+        else:
+            out.append(f"#define {n:<{w}} {v} /* {c} */")
+    out += ["", "#endif", ""]
+    return "\n".join(out)
+
+
 def _onfi_header() -> str:
     from lsmc.build import onfi
     return onfi.header()
@@ -234,6 +302,7 @@ HEADERS = {
     "kb16_errors.h": kb16_errors_header,
     "ddr_presets.h": ddr_presets_header,
     "lsmc_job.h": job_header,
+    "te_job.h": te_job_header,
 }
 
 

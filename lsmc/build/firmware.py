@@ -30,7 +30,10 @@ FW_WAYS = max(p.derived["ways"] for p in presets.soc_presets().values())
 FW_IP = presets.find_ip("compaction", dataWidth=128, ways=FW_WAYS)
 FW_DMA = presets.find_ip("dma", dataWidth=128, readers=FW_WAYS)
 # build/gen/facts: the headers rendered from data files (lsmc.build.facts: ONFI timing, KB16 error codes).
-GEN_INCLUDES = [FW_IP.gen_dir, FW_DMA.gen_dir, _build.GEN / "nand", _build.GEN / "soc_map", facts.FACTS]
+# The table engine's te_regs.h: its unit's generator (lsmc.build.table_engine_unit, K = 4; the map is K's alone in
+# CONFIG.WAYS).
+TE_REGS_DIR = _build.GEN / "table_engine_unit_w16_k4"
+GEN_INCLUDES = [FW_IP.gen_dir, FW_DMA.gen_dir, _build.GEN / "nand", _build.GEN / "soc_map", TE_REGS_DIR, facts.FACTS]
 
 
 class FirmwareError(RuntimeError):
@@ -80,6 +83,12 @@ def ensure_headers() -> None:
             raise FirmwareError(f"{header} could not be generated:\n{e}") from None
         if not (outdir / header).exists():
             raise FirmwareError(f"{module} generator did not write {outdir / header}")
+    from lsmc.build import table_engine_unit
+    try:
+        if table_engine_unit.generate(4) != TE_REGS_DIR:
+            raise FirmwareError(f"te_regs.h is not in {TE_REGS_DIR}")
+    except _build.BuildError as e:
+        raise FirmwareError(f"te_regs.h could not be generated:\n{e}") from None
 
 
 def default_ram_kib() -> int:

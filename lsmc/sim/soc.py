@@ -112,7 +112,7 @@ def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int =
                           # and so does the sliced one (it only checks the default build)
                           cflags="-O1" if free_clock or p.dma_port_slice else "-O3",
                           train=None if trace or free_clock or p.dma_port_slice or
-                          p.derived["units"] * p.derived["ways"] > 2 else _train,
+                          p.derived["units"] * p.derived["ways"] > 2 or p.derived.get("te_units", 0) else _train,
                           # the wheel's FST writer needs liblz4 headers Debian's base lacks: waves keep 5.006
                           wheel=not trace)
 

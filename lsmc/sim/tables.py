@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import json
 import random
+import re
 import subprocess
 from pathlib import Path
 
@@ -70,6 +71,22 @@ def rtl_exe() -> Path:
         raise CliError(f"building the table engine's RTL failed: {str(e).splitlines()[0]}") from None
 
 
+SOC_PRESET = "tables-m1"  # the SoC with one 4-way table-engine unit (hw/soc/rtl/Presets.scala)
+
+
+def soc_exe() -> Path:
+    """The SoC with a table-engine unit in Verilator; its job runs through soc_job (the unit's harness lays the job
+    out and reads the tables back)."""
+    from lsmc.build import BuildError, table_engine_unit
+    from lsmc.sim import soc
+
+    try:
+        table_engine_unit.build_harness(4)
+        return soc.build_soc(preset=SOC_PRESET)
+    except BuildError as e:
+        raise CliError(f"building the SoC with a table-engine unit failed: {str(e).splitlines()[0]}") from None
+
+
 def backend_exe(backend: str) -> Path:
     if backend == "reference":
         return reference_exe()
@@ -77,12 +94,74 @@ def backend_exe(backend: str) -> Path:
         return model_exe()
     if backend == "rtl":
         return rtl_exe()
-    raise CliError(f"the {backend} back end is not yet available (the table engine is not in the SoC yet); "
-                   "use --backend reference, model or rtl")
+    if backend == "soc":
+        return soc_exe()
+    raise CliError(f"unknown back end {backend}: use --backend {', '.join(BACKENDS)}")
+
+
+_SOC_DONE = re.compile(r"tables: done cycles=(\d+) engine_cycles=(\d+) fw_cycles=(\d+) entries_in=(\d+) "
+                       r"entries_out=(\d+) dropped=(\d+) tables_out=(\d+) bytes_out=(\d+)")
+_SOC_ERROR = re.compile(r"tables: error=(\w+) unit=(\w+) run=(\d+) table=(\d+) offset=(\d+) entry=(\d+)")
+
+
+def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | None = None) -> tuple[int, str, str]:
+    """One job on the full SoC (preset tables-m1): the unit's harness lays the job out as a DDR image (descriptor at
+    DDR_HOST_BASE), the SoC runs tables.elf (SIM_ARG TABLES JOB: the firmware's driver, GO, interrupt, status), the
+    host dumps the image's memory and the harness writes the output folder from the unit's records. As run_job:
+    (exit status, the last stdout line, stderr); the line before the last names the SoC's clocks (`soc cycles=...`:
+    the firmware's bracket from GO to the status read, the unit's CYCLES and ENGINE_CYCLES). `ddr`: the harness's DDR
+    timing model (`--ddr`: fixed, the default, or a preset such as kcu105)."""
+    import tempfile
+
+    from lsmc.build import BuildError, facts, firmware, regmap, table_engine_unit
+    from lsmc.sim import soc
+
+    exe = soc_exe()
+    try:
+        harness = table_engine_unit.build_harness(4)
+        elf = firmware.build_firmware().parent / "tables.elf"
+    except (BuildError, firmware.FirmwareError) as e:
+        raise CliError(f"building the table engine's firmware failed: {str(e).splitlines()[0]}") from None
+    base = regmap.memmap().base("DDR_HOST")
+    with tempfile.TemporaryDirectory(prefix="lsmc-tables-soc-") as tmp:
+        img, dump = Path(tmp) / "image.bin", Path(tmp) / "dump.bin"
+        r = subprocess.run([str(harness), str(job_path), str(out_dir), "--base", str(base), "--image", str(img)],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            return r.returncode, "", r.stderr.strip()
+        info = dict(kv.split("=") for kv in r.stdout.split())
+        end = int(info["end"])
+        if end - base > regmap.memmap().size("DDR_HOST"):
+            return 1, "", f"error=BAD_JOB table={job_path} offset=0 the job needs {end - base} bytes of DDR, " \
+                          f"the host's region has {regmap.memmap().size('DDR_HOST')}"
+        run = soc.run_soc(elf, arg=facts.scenarios("tables")["JOB"], loads={base: img},
+                          dumps=[(base, end - base, dump)], exe=exe, timeout=timeout,
+                          extra=["--ddr", ddr] if ddr else ())
+        done = _SOC_DONE.search(run.uart)
+        if not done:
+            err = _SOC_ERROR.search(run.uart)
+            if err:
+                return 1, "", f"error={err[1]} table={job_path} offset={err[5]} the SoC's table-engine unit " \
+                              f"stopped the job ({err[2].lower()}, run {err[3]}, table {err[4]}, entry {err[6]})"
+            tail = " / ".join(run.uart.strip().splitlines()[-2:])
+            return 1, "", f"error=BAD_JOB table={job_path} offset=0 the SoC ended without the job's status " \
+                          f"(exit {run.returncode}): {tail}"
+        cyc, eng, fw, n_in, n_out, dropped, n_tables, n_bytes = done.groups()
+        c = subprocess.run([str(harness), str(job_path), str(out_dir), "--base", str(base), "--collect", str(dump),
+                            "--counts", ",".join([n_in, n_out, dropped, n_tables, n_bytes, cyc, eng])],
+                           capture_output=True, text=True)
+        if c.returncode != 0:
+            return c.returncode, "", c.stderr.strip()
+        line = c.stdout.strip().splitlines()[-1]
+        speed = f" soc_cycles={run.cycles} soc_mcycles_per_s={run.mcycles_per_s:.2f}" \
+            if run.cycles and run.mcycles_per_s else ""
+        return 0, f"soc job_cycles={fw} cycles={cyc} engine_cycles={eng}{speed}\n{line}", ""
 
 
 def run_job(exe: Path, job_path: Path, out_dir: Path, parts: int | None = None) -> tuple[int, str, str]:
     """Run one job (in `parts` sub-compactions when given: model only); (exit status, last stdout line, stderr)."""
+    if exe.name == "VLsmcSoc":
+        return soc_job(job_path, out_dir)
     cmd = [str(exe), str(job_path), str(out_dir)] if exe.name != "table_ref" else \
         [str(exe), "compact", str(job_path), str(out_dir)]
     res = subprocess.run(cmd + (["--parts", str(parts)] if parts else []), capture_output=True, text=True)

@@ -52,6 +52,16 @@ object SocMap {
     def baseOf(c: Int): Long = nand + c.toLong * stride
   }
 
+  /** Table-engine units (the engine behind its register front end, te_regs.h): unit u's registers at
+    * `tableEngine` + u * stride, after the NAND channels' slots. A build without them leaves the slots unmapped;
+    * one with them maps the absent ones to read 0, so firmware finds the units present by their ID. */
+  val tableEngine = 0x60000
+  object TableEngines {
+    val max    = 4
+    val stride = 0x1000
+    def baseOf(u: Int): Long = tableEngine + u.toLong * stride
+  }
+
   object Irq {
     val uart       = 0
     val compaction = 1
@@ -62,6 +72,8 @@ object SocMap {
     def cip(u: Int): Int = if (u == 0) compaction else cipUnit1 + u - 1
     val nandChannel1 = 16 // 16..18: NAND channels 1..3 (channel 0 keeps line 6)
     def nandOf(c: Int): Int = if (c == 0) nand else nandChannel1 + c - 1
+    val te0        = 20 // 20..23: table-engine units 0..3
+    def teOf(u: Int): Int = te0 + u
     val count      = 24
   }
 
@@ -97,7 +109,9 @@ object SocMap {
     Region("CIP_UNITS", apbBase + Units.compactionOf(1), Units.stride * (Units.max - 1), "compaction IPs of units 1..7 (unit u at CIP_BASE + u * UNIT_STRIDE)"),
     Region("NAND", apbBase + nand, nandSize, "NAND controller registers of channel 0 (nand_regs.h)"),
     Region("NAND_CHANNELS", apbBase + NandChannels.baseOf(1), NandChannels.stride * (NandChannels.max - 1),
-      "NAND controllers of channels 1..3 (channel c at NAND_BASE + c * NAND_CHANNEL_STRIDE)")
+      "NAND controllers of channels 1..3 (channel c at NAND_BASE + c * NAND_CHANNEL_STRIDE)"),
+    Region("TE", apbBase + tableEngine, TableEngines.stride * TableEngines.max,
+      "table-engine units 0..3 (te_regs.h; unit u at TE_BASE + u * TE_STRIDE; unmapped in builds without them)")
   )
 
   /** The firmware's reserved regions, inside DDR and RAM above (job-descriptor checks use them). */
@@ -114,7 +128,8 @@ object SocMap {
   def irqs: Seq[(String, Int, String)] = Seq(("UART", Irq.uart, "UART"), ("CIP", Irq.compaction, "compaction IP")) ++
     (0 until Irq.dmaCount).map(n => (s"DMA$n", Irq.dma0 + n, s"DMA channel $n")) ++ Seq(("NAND", Irq.nand, "NAND controller")) ++
     (1 until Units.max).map(u => (s"CIP$u", Irq.cip(u), s"compaction IP of unit $u")) ++
-    (1 until NandChannels.max).map(c => (s"NAND$c", Irq.nandOf(c), s"NAND controller of channel $c"))
+    (1 until NandChannels.max).map(c => (s"NAND$c", Irq.nandOf(c), s"NAND controller of channel $c")) ++
+    (0 until TableEngines.max).map(u => (s"TE$u", Irq.teOf(u), s"table-engine unit $u"))
 
   private def h(v: BigInt, d: Int = 8) = s"0x%0${d}X".format(v.bigInteger)
 
@@ -143,6 +158,11 @@ object SocMap {
       ("NAND_CHANNELS_MAX", NandChannels.max.toString, "channel slots in the map"),
       ("NAND_CHANNEL_STRIDE", h(NandChannels.stride, 5) + "u", "bytes between the register blocks of two channels"),
       ("NAND_CHANNEL_BASE(c)", "(NAND_BASE + (c) * NAND_CHANNEL_STRIDE)", "NAND controller of channel c")))
+    val teUnits = blk("Table-engine units (te_regs.h)", Seq(
+      ("TE_UNITS_MAX", TableEngines.max.toString, "unit slots in the map"),
+      ("TE_STRIDE", h(TableEngines.stride, 4) + "u", "bytes between the register blocks of two units"),
+      ("TE_UNIT_BASE(u)", "(TE_BASE + (u) * TE_STRIDE)", "table-engine unit u"),
+      ("IRQ_TE_UNIT(u)", s"(${Irq.te0} + (u))", "its interrupt line")))
     def per(p: String, rs: Seq[(String, Int)]) = rs.map { case (n, o) => (s"${p}_$n", h(o, 2), "") }
     val pregs = blk("Registers of the small peripherals (offsets from their base)",
       per("UART", Regs.uart) ++ Seq(("UART_DATA_VALID", "(1u << 16)", "read of UART_DATA: a byte was received")) ++
@@ -158,6 +178,7 @@ object SocMap {
        |$irq
        |$units
        |$nandCh
+       |$teUnits
        |$pregs
        |$clk
        |#endif /* LSMC_SOC_MAP_H */
@@ -194,6 +215,7 @@ object SocMap {
        |  "irq_lines": ${Irq.count},
        |  "units": {"max": ${Units.max}, "stride": ${Units.stride}, "cip_irq": [${(0 until Units.max).map(Irq.cip).mkString(", ")}]},
        |  "nand_channels": {"max": ${NandChannels.max}, "stride": ${NandChannels.stride}, "irq": [${(0 until NandChannels.max).map(Irq.nandOf).mkString(", ")}]},
+       |  "table_engines": {"max": ${TableEngines.max}, "stride": ${TableEngines.stride}, "irq": [${(0 until TableEngines.max).map(Irq.teOf).mkString(", ")}]},
        |  "registers": {"UART": ${per(Regs.uart)}, "TIMER": ${per(Regs.timer)}, "IRQC": ${per(Regs.irqCtrl)}, "SIMCTL": ${per(Regs.simCtrl)}},
        |  "sim_id_magic": $simIdMagic
        |}

@@ -57,6 +57,31 @@ case class SocNandConfig(
   def params = _root_.nand.NandParams(targets = targets, padInputCycles = padInputCycles)
 }
 
+/** The SoC's table-engine units (each the engine behind its register front end, table_engine.TableEngineUnit):
+  * `units` of `ways` (K) each; 0 (the default) leaves them out and the SoC is as it was. Their AXI masters join DMA
+  * port 0's crossbar, upsized to the port's width; registers at SocMap.TableEngines, interrupt Irq.teOf(u). */
+case class SocTableEngineConfig(units: Int = 0, ways: Int = 4) {
+  require(units >= 0 && units <= SocMap.TableEngines.max, s"tableEngine.units must be 0..${SocMap.TableEngines.max}, not $units")
+  require(Seq(2, 4, 8).contains(ways), s"tableEngine.ways must be 2, 4 or 8, not $ways")
+  /** One unit's engine: 16 bytes a beat, K ways, the model's key and block limits (model/limits.h, read at
+    * elaboration as lsmc.build.table_engine_top reads them for the engine's own builds), the walker's default
+    * capacities. */
+  def engine = _root_.table_engine.TableEngineConfig(bytes = 16, ways = ways,
+    keyLimit = SocTableEngineConfig.limit("kMaxUserKeyBytes") + 8, maxBlock = SocTableEngineConfig.limit("kMaxBlockBytes"),
+    maxBlocks = 1024)
+}
+
+object SocTableEngineConfig {
+  val LimitsFile = "hw/ip/table_engine/model/limits.h"
+  /** `constexpr ... NAME = N;` or `N << S` / `Nu << S` of model/limits.h. */
+  def limit(name: String): Int = {
+    val text = { val s = scala.io.Source.fromFile(LimitsFile, "UTF-8"); try s.mkString finally s.close() }
+    val m = (name + """\s*=\s*(\d+)u?(?:\s*<<\s*(\d+))?\s*;""").r.findFirstMatchIn(text)
+      .getOrElse(throw new IllegalArgumentException(s"$LimitsFile: no constant $name"))
+    m.group(1).toInt << Option(m.group(2)).map(_.toInt).getOrElse(0)
+  }
+}
+
 /** Every generation parameter of the SoC, the IPs' own configurations nested (VexRiscv's style: a case
   * class per block). The named builds: SocPresets (Presets.scala, docs/configurations.md). */
 case class LsmcSocConfig(
@@ -71,6 +96,7 @@ case class LsmcSocConfig(
     compaction: _root_.compaction.CompactionConfig = _root_.compaction.CompactionConfig(dataWidth = 128, ways = 4),
     dma: SocDmaConfig = SocDmaConfig(),
     nand: SocNandConfig = SocNandConfig(),
+    tableEngine: SocTableEngineConfig = SocTableEngineConfig(),
     withDocs: Boolean = false, // write the register headers of the IPs next to the Verilog
     withSimCtrl: Boolean = true
 ) {
@@ -96,10 +122,15 @@ case class LsmcSocConfig(
   def nandLinkAxiConfig = _root_.nand.NandParams().axiConfig.copy(dataWidth = dma.portWidth,
     idWidth = _root_.nand.NandParams().axiConfig.idWidth + log2Up(nand.channels))
   /** Masters on DMA port 0's crossbar: its unit(s), and the NAND link with nandDmaPort. */
-  private def port0Masters = (if (dma.portPerUnit) 1 else units) + (if (nand.dmaPort) 1 else 0)
+  private def port0Masters = (if (dma.portPerUnit) 1 else units) + (if (nand.dmaPort) 1 else 0) +
+    2 * tableEngine.units // a read and a write master each
+  /** A table-engine unit's masters at the DMA port's width. */
+  def teReadAxiConfig = _root_.table_engine.TableEngineUnit.readAxi(tableEngine.engine).copy(dataWidth = dma.portWidth)
+  def teWriteAxiConfig = _root_.table_engine.TableEngineUnit.writeAxi(tableEngine.engine).copy(dataWidth = dma.portWidth)
+  private def teIdWidth = if (tableEngine.units == 0) 0 else scala.math.max(teReadAxiConfig.idWidth, teWriteAxiConfig.idWidth)
   def ddrDmaAxiConfig = Axi4Config(addressWidth = 32, dataWidth = dma.portWidth,
-    idWidth = scala.math.max(4, scala.math.max(_root_.dma.DmaBus.axiConfigFor(compaction.ways).idWidth,
-      if (nand.dmaPort) nandLinkAxiConfig.idWidth else 0) + log2Up(port0Masters)),
+    idWidth = scala.math.max(4, Seq(_root_.dma.DmaBus.axiConfigFor(compaction.ways).idWidth,
+      if (nand.dmaPort) nandLinkAxiConfig.idWidth else 0, teIdWidth).max + log2Up(port0Masters)),
     useRegion = false, useLock = false, useQos = false, useCache = false, useProt = false)
 
   def uartConfig = UartCtrlMemoryMappedConfig(
@@ -394,6 +425,43 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     val go = RegNext(units.map(_.dma.io.writeUrgent).reduce(_ || _)) init (False)
     for (u <- units) u.dma.io.writeGroupGo := go
   }
+  // ------------------------------------------------------------- table-engine units (hw/ip/table_engine)
+  /** Table-engine unit u: the engine behind its register front end (registers at SocMap.TableEngines.baseOf(u),
+    * interrupt Irq.teOf(u)); its read and write masters, upsized to the DMA port's width, on DMA port 0's crossbar.
+    * Its clock runs (common.SimClockGate) while a job runs, an AXI valid is up on its masters or an APB access
+    * reaches it, and `settle` cycles after (the interrupt's register, the W1P pulses): idle, it costs the
+    * simulation nothing. */
+  class TableEngineArea(u: Int) extends Area {
+    val clockEnable = Bool()
+    val clock = common.SimClockGate(clockEnable)
+    val unit = clock(_root_.table_engine.TableEngineUnit(cfg.tableEngine.engine, withDocs = cfg.withDocs && u == 0))
+    val readUp = clock(Axi4ReadOnlyUpsizer(unit.io.axiRead.config, cfg.teReadAxiConfig, 4))
+    readUp.io.input << unit.io.axiRead
+    val writeUp = clock(Axi4WriteOnlyUpsizer(unit.io.axiWrite.config, cfg.teWriteAxiConfig))
+    writeUp.io.input << unit.io.axiWrite
+    val read = readUp.io.output
+    val write = writeUp.io.output
+    irqLines(Irq.teOf(u)) := unit.io.irq
+    val activity = new Area {
+      private val r = Seq(unit.io.axiRead, read).map(a => a.ar.valid || a.r.valid).reduce(_ || _)
+      private val w = Seq(unit.io.axiWrite, write).map(a => a.aw.valid || a.w.valid || a.b.valid).reduce(_ || _)
+      val now = unit.io.busy || r || w || unit.io.apb.PSEL(0)
+      val settle = Reg(UInt(3 bits)) init (7)
+      when(now) { settle := 7 } elsewhen (settle =/= 0) { settle := settle - 1 }
+    }
+    clockEnable := activity.now || activity.settle =/= 0
+    // its masters' valids on the port side keep DMA port 0's crossbar and input stage running
+    val portBusy = read.ar.valid || read.r.valid || write.aw.valid || write.w.valid || write.b.valid
+    apbSlaves += unit.io.apb -> SizeMapping(SocMap.TableEngines.baseOf(u), SocMap.TableEngines.stride)
+  }
+  val tableEngines = (0 until cfg.tableEngine.units).map(u => new TableEngineArea(u).setName(s"te$u"))
+  // Slots of absent table-engine units read 0 (ID too), only in a build that has the engine (the others keep their
+  // APB decoder as it was).
+  if (tableEngines.nonEmpty) for (u <- cfg.tableEngine.units until SocMap.TableEngines.max)
+    apbSlaves += Apb3Absent().io.apb -> SizeMapping(SocMap.TableEngines.baseOf(u), SocMap.TableEngines.stride)
+  val teWake: Option[Bool] = if (tableEngines.isEmpty) None
+    else Some(tableEngines.map(t => t.clockEnable || t.portBusy).reduce(_ || _))
+
   // Slots of absent units read 0 (their ID too) and ignore writes: firmware probes them safely.
   for (u <- cfg.units until SocMap.Units.max; base <- Seq(SocMap.Units.dmaOf(u), SocMap.Units.compactionOf(u)))
     apbSlaves += Apb3Absent().io.apb -> SizeMapping(base, 4 KiB)
@@ -418,7 +486,9 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   // would wait for unit 0's clock that nothing starts (the storage flow's init timed out that way).
   val nandDmaWake = Bool()
   val dmaPorts = for ((pins, n) <- dmaPins.zipWithIndex) yield
-    if (cfg.dma.portPerUnit && n == 0 && cfg.nand.dmaPort) common.SimClockGate(units(0).clockEnable || nandDmaWake)(common.SimInputStage(pins))
+    if (cfg.dma.portPerUnit && n == 0 && teWake.nonEmpty)
+      common.SimClockGate(units(0).clockEnable || nandDmaWake || teWake.get)(common.SimInputStage(pins))
+    else if (cfg.dma.portPerUnit && n == 0 && cfg.nand.dmaPort) common.SimClockGate(units(0).clockEnable || nandDmaWake)(common.SimInputStage(pins))
     else if (cfg.dma.portPerUnit) units(n / cfg.dma.readPorts).clock(common.SimInputStage(pins))
     else common.SimInputStage(pins)
   // With P ports per unit (dmaReadPorts), port P u is unit u's main port, P u + g its read port g - 1: no
@@ -473,10 +543,19 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     for (unit <- if (cfg.dma.portPerUnit) Seq(units(n)) else units) xbar.addConnection(unit.axi, List(port))
     val withNand = n == 0 && nandDma != null
     if (withNand) xbar.addConnection(nandDma.toPort, List(port))
+    val withTe = n == 0 && tableEngines.nonEmpty
+    if (withTe) for (t <- tableEngines) {
+      xbar.addConnection(t.read, List(port))
+      xbar.addConnection(t.write, List(port))
+    }
     // A unit's own crossbar is clocked with the unit (it moves only the unit's AXI beats, all of which
     // keep the unit's clock running), so its logic costs the simulation nothing while the unit is idle;
     // port 0's also runs while the NAND link or the port has a beat.
-    if (cfg.dma.portPerUnit && withNand) {
+    if (cfg.dma.portPerUnit && withTe) {
+      val busy = (if (withNand) nandDma.active else False) || teWake.get ||
+        port.ar.valid || port.aw.valid || port.w.valid || port.r.valid || port.b.valid
+      common.SimClockGate(units(n).clockEnable || busy)(xbar.build())
+    } else if (cfg.dma.portPerUnit && withNand) {
       val busy = nandDma.active || port.ar.valid || port.aw.valid || port.w.valid || port.r.valid || port.b.valid
       common.SimClockGate(units(n).clockEnable || busy)(xbar.build())
     } else if (cfg.dma.portPerUnit) units(n).clock(xbar.build()) else xbar.build()

@@ -45,6 +45,9 @@ object SocPresets {
     SocPreset(s"scaling-m${m}k$k", s"soc_m${m}k$k", s"soc-m${m}k$k", "sim",
       s"scaling: $m unit${if (m > 1) "s" else ""} of $k ways, ${scalingReadPorts(m, k)} DDR port(s) per unit", scaling(m, k))
   ) ++ Seq(
+    SocPreset("tables-m1", "soc_te_m1", "soc-te-m1", "sim",
+      "Table III's one two-way KB16 unit and one 4-way table-engine unit (lsmc tables compact --backend soc)",
+      tableIII128.copy(tableEngine = SocTableEngineConfig(units = 1, ways = 4))),
     SocPreset("board", "soc_board", "soc-board", "board", "KCU105 and Arty A7 (LiteX): 256 KiB on-chip RAM", board()),
     SocPreset("board-ram128", "soc_board_ram128", "soc-board-ram128", "board", "ECPIX-5 (LiteX): 128 KiB on-chip RAM",
       board(ramKib = 128)),
@@ -76,11 +79,15 @@ object SocPresets {
     "max_units" -> SocMap.Units.max,
     "max_dma_ports" -> LsmcSocConfig.maxDmaPorts,
     "max_nand_channels" -> SocMap.NandChannels.max,
+    "te_units" -> c.tableEngine.units,
+    "te_ways" -> c.tableEngine.ways,
     "unit_regs" -> (0 until c.units).map(u => ListMap(
       "cip" -> (SocMap.apbBase + SocMap.Units.compactionOf(u)), "dma" -> (SocMap.apbBase + SocMap.Units.dmaOf(u)),
       "irq" -> SocMap.Irq.cip(u))),
     "nand_regs" -> (0 until c.nand.channels).map(ch => ListMap(
-      "base" -> (SocMap.apbBase + SocMap.NandChannels.baseOf(ch)), "irq" -> SocMap.Irq.nandOf(ch))))
+      "base" -> (SocMap.apbBase + SocMap.NandChannels.baseOf(ch)), "irq" -> SocMap.Irq.nandOf(ch))),
+    "te_regs" -> (0 until c.tableEngine.units).map(u => ListMap(
+      "base" -> (SocMap.apbBase + SocMap.TableEngines.baseOf(u)), "irq" -> SocMap.Irq.teOf(u))))
 
   /** The manifest of a build (manifest.json beside its Verilog; a preset's entry in the rendered list). */
   def manifest(p: SocPreset, c: LsmcSocConfig, overridden: Seq[String] = Nil): ListMap[String, Any] = ListMap(

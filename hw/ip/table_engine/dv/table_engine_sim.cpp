@@ -14,6 +14,7 @@
 #include "internal_key.h"
 #include "table_reader.h"
 #include "tb.h"
+#include "walker_loads.h"
 
 namespace table_engine_sim {
 
@@ -59,93 +60,12 @@ struct TableRef {
   bool last;
 };
 
-struct Load {  // one beat of the walker's load stream
-  int target;
-  uint32_t addr;
-  std::vector<uint8_t> data;
-};
-
 struct OutRecord {
   uint32_t addr, size, entries, smallestAddr, largestAddr, smallestBytes, largestBytes;
 };
 
 [[noreturn]] void Refuse(const char* reason, const std::string& table, const std::string& msg) {
   throw Refused(reason, table, msg);
-}
-
-// The walker's load: each level's files' (smallest, largest) user keys word by word, their descriptors,
-// the levels' first files and counts, and the level count (the final beat).
-std::vector<Load> WalkerLoads(const te::CompactionSpec& s, const std::string& job) {
-  std::vector<Load> loads;
-  if (s.deeper_levels.size() > kMaxLevels)
-    Refuse("limits", job, std::to_string(s.deeper_levels.size()) + " deeper levels: the engine's walker holds " +
-         std::to_string(kMaxLevels));
-  uint32_t word = 0, range = 0;
-  auto keyWords = [&](const std::string& k) {
-    uint32_t at = word;
-    for (size_t p = 0; p < k.size() || (p == 0 && k.empty()); p += W) {
-      size_t n = std::min<size_t>(W, k.size() - std::min(p, k.size()));
-      Load l{0, word++, std::vector<uint8_t>(W < 8 ? 8 : W, 0)};
-      std::memcpy(l.data.data(), k.data() + p, n);
-      loads.push_back(std::move(l));
-      if (k.empty()) break;
-    }
-    return at;
-  };
-  std::vector<std::pair<uint32_t, uint32_t>> levels;
-  for (const auto& files : s.deeper_levels) {
-    levels.push_back({range, uint32_t(files.size())});
-    for (const auto& f : files) {
-      if (f.smallest.size() > 0xffff || f.largest.size() > 0xffff)
-        Refuse("limits", job, "a deeper level's key is over 65535 bytes");
-      uint32_t so = keyWords(f.smallest), lo = keyWords(f.largest);
-      uint64_t d = uint64_t(so) | uint64_t(f.smallest.size()) << 16 | uint64_t(lo) << 32 |
-                   uint64_t(f.largest.size()) << 48;
-      Load l{1, range++, std::vector<uint8_t>(W < 8 ? 8 : W, 0)};
-      std::memcpy(l.data.data(), &d, 8);
-      loads.push_back(std::move(l));
-    }
-  }
-  if (range > kMaxRanges || word > kRangeWords)
-    Refuse("limits", job, "the deeper levels' " + std::to_string(range) + " files (" +
-         std::to_string(word * W) + " key bytes) exceed the walker's " + std::to_string(kMaxRanges) + " files / " +
-         std::to_string(kRangeWords * W) + " bytes");
-  for (size_t l = 0; l < levels.size(); l++) {
-    uint64_t d = levels[l].first | uint64_t(levels[l].second) << 16;
-    Load x{2, uint32_t(l), std::vector<uint8_t>(W < 8 ? 8 : W, 0)};
-    std::memcpy(x.data.data(), &d, 8);
-    loads.push_back(std::move(x));
-  }
-  // The grandparents' largest internal keys, sizes and tags (Compaction::ShouldStopBefore).
-  if (s.grandparents.size() > kMaxGrandparents)
-    Refuse("limits", job, std::to_string(s.grandparents.size()) + " grandparents: the walker holds " +
-         std::to_string(kMaxGrandparents));
-  for (size_t i = 0; i < s.grandparents.size(); i++) {
-    const auto& g = s.grandparents[i];
-    if (g.size > 0xffffffffull || g.largest.size() > 0xffff)
-      Refuse("limits", job, "grandparents[" + std::to_string(i) + "]: size or key over the walker's fields");
-    uint32_t off = keyWords(g.largest);
-    uint64_t d = uint64_t(off) | uint64_t(g.largest.size()) << 16 | uint64_t(g.size) << 32;
-    Load x{4, uint32_t(i), std::vector<uint8_t>(W < 8 ? 8 : W, 0)};
-    std::memcpy(x.data.data(), &d, 8);
-    loads.push_back(std::move(x));
-    Load t{5, uint32_t(i), std::vector<uint8_t>(W < 8 ? 8 : W, 0)};
-    std::memcpy(t.data.data(), g.largest.data() + g.largest.size() - 8, 8);
-    loads.push_back(std::move(t));
-  }
-  if (word > kRangeWords)
-    Refuse("limits", job, "the deeper levels' and grandparents' keys (" + std::to_string(word * W) +
-         " bytes) exceed the walker's " + std::to_string(kRangeWords * W));
-  {
-    Load c{6, 0, std::vector<uint8_t>(W < 8 ? 8 : W, 0)};
-    uint16_t n = uint16_t(s.grandparents.size());
-    std::memcpy(c.data.data(), &n, 2);
-    loads.push_back(std::move(c));
-  }
-  Load n{3, 0, std::vector<uint8_t>(W < 8 ? 8 : W, 0)};
-  n.data[0] = uint8_t(levels.size());
-  loads.push_back(std::move(n));
-  return loads;
 }
 
 // A merge error names the run and the entry's index in it; the model names the table and the entry's offset.
@@ -527,7 +447,7 @@ PreparedJob Prepare(const te::CompactionSpec& s, const std::string& path, const 
   p->name = path;
   // What this engine does not do yet: refused before anything runs.
   CheckOptions(s, path);
-  p->loads = WalkerLoads(s, path);
+  p->loads = WalkerLoads(s, path, W, {kMaxLevels, kMaxRanges, kRangeWords, kMaxGrandparents});
 
   // Memory: the input tables (each at an address that is not a multiple of the beat), then the output buffer.
   uint64_t at = 0x1000;

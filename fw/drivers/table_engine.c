@@ -1,0 +1,130 @@
+/* Table-engine unit driver: see table_engine.h. */
+#include "table_engine.h"
+
+#include "csr.h"
+#include "irq.h"
+#include "mmio.h"
+#include "timer.h"
+
+uint32_t te_read(unsigned u, uint32_t off) { return mmio_read32(TE_UNIT_BASE(u) + off); }
+void te_write(unsigned u, uint32_t off, uint32_t v) { mmio_write32(TE_UNIT_BASE(u) + off, v); }
+
+int te_present(unsigned u, uint32_t *config)
+{
+    if (u >= TE_UNITS_MAX || te_read(u, TE_ID) != TE_ID_MAGIC)
+        return 0;
+    if (config)
+        *config = te_read(u, TE_CONFIG);
+    return 1;
+}
+
+int te_soft_reset(unsigned u)
+{
+    if (te_read(u, TE_STATUS) & TE_STATUS_BUSY_MASK)
+        return TE_E_BUSY;
+    te_write(u, TE_CTRL, TE_CTRL_SOFT_RESET_MASK);
+    return TE_OK;
+}
+
+static volatile uint32_t te_irq_seen[TE_UNITS_MAX];
+
+static void te_irq(void *ctx)
+{
+    unsigned u = (unsigned)(uintptr_t)ctx;
+    te_irq_seen[u] = te_read(u, TE_IRQ_STATUS);
+    te_write(u, TE_IRQ_ENABLE, 0); /* the level drops; te_run reads STATUS and clears IRQ_STATUS */
+}
+
+/* The default bound: the tables' bytes from the descriptor (the engine takes about one clock per 9 bytes). */
+static uint64_t default_timeout(uint32_t desc)
+{
+    volatile const uint32_t *d = (volatile const uint32_t *)(uintptr_t)desc;
+    uint64_t bytes = 0;
+    unsigned r, i, runs = d[TE_DESC_RUNS];
+    for (r = 0; r < runs && r < 8; r++) {
+        volatile const uint32_t *t = (volatile const uint32_t *)(uintptr_t)d[TE_DESC_TABLES_ADDR + r];
+        for (i = 0; i < d[TE_DESC_TABLES_COUNT + r] && i < 65536; i++)
+            bytes += t[TE_TABLE_NWORDS * i + TE_TABLE_SIZE];
+    }
+    return bytes / 2 > 10000000u ? bytes / 2 : 10000000u;
+}
+
+int te_run(unsigned u, uint32_t desc, int use_irq, uint64_t timeout_cycles, te_result *r)
+{
+    uint64_t t0, deadline;
+    uint32_t st;
+
+    r->rc = TE_OK;
+    if (!te_present(u, 0))
+        return r->rc = TE_E_ABSENT;
+    if (desc % TE_DESC_ALIGN)
+        return r->rc = TE_E_ARG;
+    if (te_read(u, TE_STATUS) & TE_STATUS_BUSY_MASK)
+        return r->rc = TE_E_BUSY;
+    if (!timeout_cycles)
+        timeout_cycles = default_timeout(desc);
+    te_write(u, TE_IRQ_STATUS, TE_IRQ_STATUS_DONE_MASK | TE_IRQ_STATUS_ERROR_MASK);
+    te_write(u, TE_DESC_ADDR, desc);
+    if (use_irq) {
+        te_irq_seen[u] = 0;
+        irq_attach(IRQ_TE_UNIT(u), te_irq, (void *)(uintptr_t)u);
+        te_write(u, TE_IRQ_ENABLE, TE_IRQ_ENABLE_DONE_MASK | TE_IRQ_ENABLE_ERROR_MASK);
+    }
+    mem_fence(); /* the descriptor and its tables are in DDR before the unit reads them */
+    t0 = timer_now();
+    deadline = t0 + timeout_cycles;
+    te_write(u, TE_CTRL, TE_CTRL_GO_MASK);
+    for (;;) {
+        if (use_irq) {
+            if (te_irq_seen[u])
+                break;
+            if (timer_expired(deadline)) /* no wfi: an interrupt between the test and the wfi would be slept through */
+                break;
+        } else {
+            st = te_read(u, TE_STATUS);
+            if (!(st & TE_STATUS_BUSY_MASK) && (st & TE_STATUS_DONE_MASK))
+                break;
+            if (timer_expired(deadline))
+                break;
+        }
+    }
+    st = te_read(u, TE_STATUS);
+    r->fw_cycles = timer_now() - t0;
+    if (use_irq) {
+        te_write(u, TE_IRQ_ENABLE, 0);
+        irq_line_enable(IRQ_TE_UNIT(u), 0);
+    }
+    te_write(u, TE_IRQ_STATUS, TE_IRQ_STATUS_DONE_MASK | TE_IRQ_STATUS_ERROR_MASK);
+    r->status = st;
+    if ((st & TE_STATUS_BUSY_MASK) || !(st & TE_STATUS_DONE_MASK))
+        return r->rc = TE_E_TIMEOUT;
+    r->code = (st & TE_STATUS_CODE_MASK) >> TE_STATUS_CODE_SHIFT;
+    r->unit = (st & TE_STATUS_UNIT_MASK) >> TE_STATUS_UNIT_SHIFT;
+    r->run = (st & TE_STATUS_RUN_MASK) >> TE_STATUS_RUN_SHIFT;
+    r->table = te_read(u, TE_ERR_TABLE);
+    r->offset = te_read(u, TE_ERR_OFFSET);
+    r->entry = te_read(u, TE_ERR_ENTRY);
+    r->entries_in = te_read(u, TE_ENTRIES_IN);
+    r->entries_out = te_read(u, TE_ENTRIES_OUT);
+    r->dropped = te_read(u, TE_DROPPED);
+    r->tables_out = te_read(u, TE_TABLES_OUT);
+    r->bytes_out = te_read(u, TE_BYTES_OUT);
+    r->cycles = te_read(u, TE_CYCLES);
+    r->engine_cycles = te_read(u, TE_ENGINE_CYCLES);
+    dcache_invalidate(); /* the records and tables the unit wrote, not stale lines */
+    return r->rc = (st & TE_STATUS_ERROR_MASK) ? TE_E_UNIT : TE_OK;
+}
+
+const char *te_err_name(uint32_t code)
+{
+#define TE_NAME(n, v) case v: return #n;
+    switch (code) { TE_ERR_LIST(TE_NAME) }
+    return "?";
+}
+
+const char *te_unit_name(uint32_t unit)
+{
+    switch (unit) { TE_UNIT_LIST(TE_NAME) }
+#undef TE_NAME
+    return "?";
+}

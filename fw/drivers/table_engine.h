@@ -1,0 +1,47 @@
+/* Table-engine unit driver (hw/ip/table_engine/doc/table_engine_soc.md): the unit fetches a job descriptor from
+ * DDR (TE_DESC of te_job.h), runs the LevelDB compaction it names and writes one TE_OUT record per output table
+ * into the descriptor's result area. te_run() starts it, waits by interrupt or by polling with a timeout, and
+ * reads the checked status; registers from te_regs.h (regif), unit u at TE_UNIT_BASE(u) (soc.h). */
+#ifndef LSMC_TABLE_ENGINE_H
+#define LSMC_TABLE_ENGINE_H
+
+#include <stdint.h>
+
+#include "soc.h"
+#include "te_job.h"
+#include "te_regs.h"
+
+/* Results of te_run(). */
+enum {
+    TE_OK = 0,
+    TE_E_UNIT = -1,    /* the unit stopped the job on an error (code, unit, run, table, offset, entry below) */
+    TE_E_TIMEOUT = -2, /* no status within the timeout (the unit is left running: a soft reset cannot stop it) */
+    TE_E_ABSENT = -3,  /* no unit answers ID "LSTE" in that slot */
+    TE_E_ARG = -4,     /* descriptor address not a multiple of TE_DESC_ALIGN */
+    TE_E_BUSY = -5     /* the unit is running another job */
+};
+
+typedef struct {
+    int rc;                 /* TE_OK or TE_E_* */
+    uint32_t status;        /* STATUS at the end */
+    uint32_t code, unit, run, table, offset, entry; /* with TE_E_UNIT: CODE (TE_ERR_*), UNIT (TE_UNIT_*), ... */
+    uint32_t entries_in, entries_out, dropped, tables_out, bytes_out;
+    uint32_t cycles;        /* CYCLES: GO to status, the unit's own count */
+    uint32_t engine_cycles; /* ENGINE_CYCLES: the engine's bracket */
+    uint64_t fw_cycles;     /* machine timer from the GO write to the status read (the whole job as firmware runs it) */
+} te_result;
+
+uint32_t te_read(unsigned u, uint32_t off);
+void te_write(unsigned u, uint32_t off, uint32_t v);
+/* 1 if unit u answers ID "LSTE"; *config gets CONFIG (ways, bytes, version). */
+int te_present(unsigned u, uint32_t *config);
+/* Clears STATUS, IRQ_STATUS and the counters of an idle unit; TE_E_BUSY while a job runs. */
+int te_soft_reset(unsigned u);
+/* Runs the job whose descriptor is at `desc` on unit u; waits by interrupt (use_irq) or polling, at most
+ * `timeout_cycles` (0: one clock per 2 bytes of its tables, at least 10^7). Returns r->rc. */
+int te_run(unsigned u, uint32_t desc, int use_irq, uint64_t timeout_cycles, te_result *r);
+/* "BAD_MAGIC", ... of a STATUS.CODE; "READER", ... of a STATUS.UNIT. */
+const char *te_err_name(uint32_t code);
+const char *te_unit_name(uint32_t unit);
+
+#endif
