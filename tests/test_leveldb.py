@@ -88,8 +88,7 @@ def test_db_test_subset_table_engine(built):
 
 # On the table engine's RTL: db_test cases that run every option configuration (ChangeOptions: Snappy, Snappy
 # with a reused log, the bloom filter, no compression) and compact; the RTL takes the jobs of every
-# configuration but the filter's (its filter block is not verified on the whole engine yet: rtl-filter)
-# with up to its ways' runs.
+# configuration with up to its ways' runs.
 RTL_CASES = ":".join(f"DBTest.{c}" for c in (
     "GetSnapshot", "IterMultiWithDeleteAndCompaction", "OverlapInLevel0", "GetEncountersEmptyLevel",
     "GetPicksCorrectFile", "Snapshot", "ApproximateSizes"))

@@ -40,6 +40,7 @@ JOBS = {
     "bloom": ("dbbench", ["--entries", "1500", "--bloom-bits", "10"]),
     "snappy-key64": ("key64", ["--entries", "800", "--compression", "snappy"]),
     "snappy-non-base": ("non-base", ["--entries", "1500", "--compression", "snappy"]),
+    "snappy-bloom": ("key64", ["--entries", "800", "--compression", "snappy", "--bloom-bits", "20"]),
 }
 
 
@@ -95,7 +96,7 @@ def test_k4_byte_identical(jobs, model, tmp_path, name, stall):
     same_as_model(model, jobs[name], tmp_path, 4, "--stall", stall, "--seed", 5)
 
 
-@pytest.mark.parametrize("name", ["snappy", "snappy-key64", "snappy-non-base"])
+@pytest.mark.parametrize("name", ["snappy", "snappy-key64", "snappy-non-base", "bloom", "snappy-bloom"])
 @pytest.mark.parametrize("stall", [0.0, 0.3])
 def test_k4_snappy_byte_identical(jobs, model, tmp_path, name, stall):
     """K = 4, Options::compression Snappy (input blocks decompressed; each output block compressed by libsnappy's
@@ -289,8 +290,11 @@ def test_refused_jobs_one_line(jobs, tmp_path):
     d = tmp_path / "job"
     shutil.copytree(jobs["dbbench"].parent, d)
     job = json.loads((d / "job.json").read_text())
-    r = run(engine(4), jobs["bloom"], tmp_path / "o")
-    assert r.returncode == 1 and r.stderr.startswith("error=BAD_JOB") and "bloom_bits_per_key" in r.stderr
+    job["options"]["bloom_bits_per_key"] = 256
+    (d / "bloom.json").write_text(json.dumps(job))
+    r = run(engine(4), d / "bloom.json", tmp_path / "o")
+    assert r.returncode == 1 and r.stderr.startswith("error=BAD_JOB") and "bloom_bits_per_key is 256" in r.stderr
+    job["options"]["bloom_bits_per_key"] = 0
     r = run(engine(2), jobs["dbbench"], tmp_path / "o")
     assert r.returncode == 1 and r.stderr.startswith("error=BAD_JOB") and "4 runs" in r.stderr
     levels = top.WALKER["walker-levels"] + 1

@@ -361,10 +361,9 @@ class Prepared {
 };
 
 void CheckOptions(const te::CompactionSpec& s, const std::string& path) {
-  // The whole engine with a filter block ends without status (the table writer alone writes it right): refused
-  // until that is found.
-  if (s.writer.bloom_bits_per_key > 0)
-    Refuse("filter", path, "options.bloom_bits_per_key: the whole engine's filter block is not verified yet");
+  if (s.writer.bloom_bits_per_key > 255)
+    Refuse("filter", path, "options.bloom_bits_per_key is " + std::to_string(s.writer.bloom_bits_per_key) +
+           ": the engine's job register holds 0 to 255");
   if (s.max_file_size > 0xffffffffull)
     Refuse("limits", path, "options.max_file_size is over the engine's 32-bit register");
 }

@@ -218,7 +218,7 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
         when(in.ready || err) { fs := F.Done }
       }
     }
-    when(state === J.Start) {
+    when(state === J.Start && writer.io.cmd.ready) { // once, as the writer takes the job (it may first clear its filter buffer)
       fs := F.Next
       tableIdx := 0
     }
