@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--out-dir", required=True, help="output folder (NNNNNN.ldb, result.json)")
     c.add_argument("--backend", choices=BACKENDS, default="reference",
                    help="reference (LevelDB's own code), model (the engine's C++ model), rtl (the engine's RTL in "
-                        "Verilator: raw tables, up to 4 runs), soc")
+                        "Verilator: up to 4 runs), soc")
     c.add_argument("--compression", choices=("none", "snappy"), default="snappy")
     c.add_argument("--block-size", type=int_option(1, 1 << 30), default=4096)
     c.add_argument("--restart-interval", type=int_option(1, 1 << 30), default=16)

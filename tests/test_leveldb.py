@@ -87,9 +87,8 @@ def test_db_test_subset_table_engine(built):
 
 
 # On the table engine's RTL: db_test cases that run every option configuration (ChangeOptions: Snappy, Snappy
-# with a reused log, the bloom filter, no compression) and compact; the RTL takes the uncompressed
-# configuration's jobs (Snappy output and the filter block are not in its RTL yet: rtl-compression,
-# rtl-filter) with up to its ways' runs.
+# with a reused log, the bloom filter, no compression) and compact; the RTL takes the jobs of every
+# configuration with up to its ways' runs.
 RTL_CASES = ":".join(f"DBTest.{c}" for c in (
     "GetSnapshot", "IterMultiWithDeleteAndCompaction", "OverlapInLevel0", "GetEncountersEmptyLevel",
     "GetPicksCorrectFile", "Snapshot", "ApproximateSizes"))

@@ -5,7 +5,8 @@ beats where the merge side would stop an output, its tables must equal the engin
 driven as LevelDB's DoCompactionWork drives TableBuilder, byte for byte, file boundaries included; each table's
 status and smallest / largest keys match, and the model's TableReader reads the RTL's tables back into the
 job's entries. Random stalls on every stream; a key over the limit stops the job with KEY_TOO_LONG and a soft
-reset readies the unit; never a hang (the harness's cycle bound). The harness:
+reset readies the unit; never a hang (the harness's cycle bound). Filter blocks are checked with LevelDB's own
+BloomFilterPolicy; Snappy jobs with the model's libsnappy-exact compressor and stock LevelDB's reader. The harness:
 hw/ip/table_engine/dv/table_writer_harness.cpp (doc/table_writer.md)."""
 from __future__ import annotations
 
@@ -110,6 +111,34 @@ def test_bloom_edge_cases(width):
            "--max-value", 256, "--bloom", 20)
     s = run_ok(width, "--seed", 45, "--jobs", 20, "--long-key", 0.3, "--bloom", 10, "--max-value", 1024)
     assert s["long_keys"] > 2
+
+
+@pytest.mark.parametrize("stalls", [(0.0, 0.0), (0.3, 0.3)], ids=["no_stalls", "stalls"])
+def test_snappy_blocks_match_model_and_leveldb(width, stalls):
+    """Options::compression Snappy on half the jobs (filters at random too): every data and index block through the
+    compressor, kept in Snappy form only when it saves 1/8 (type 1, its masked CRC32C), as the model (libsnappy's
+    bytes) writes them; stock LevelDB reads the tables back. Random values of few letters compress, random bytes
+    do not: both forms occur."""
+    pin, pout = stalls
+    s = run_ok(width, "--seed", 51, "--jobs", 30, "--cut", 0.03, "--compression", "random", "--bloom", "random",
+               "--pin", pin, "--pout", pout)
+    assert s["snappy_tables"] > 100 and s["snappy_blocks"] > 200 and s["tables"] > s["snappy_tables"]
+
+
+def test_snappy_edge_cases(width):
+    """One entry per table; values up to 60,000 bytes (the largest a 4 KiB block can take within the 64 KiB block
+    buffer); a key over the limit and refused jobs mid-stream, each followed by a soft reset (the compressor clears
+    its hash table again) and a right job; a tampered expectation must fail."""
+    s = run_ok(width, "--seed", 52, "--jobs", 8, "--max-file", 0, "--cut", 0, "--max-entries", 30,
+               "--compression", "snappy", "--bloom", 10)
+    assert s["snappy_tables"] == s["entries"]
+    run_ok(width, "--seed", 53, "--jobs", 8, "--max-value", 60000, "--max-entries", 40, "--compression", "snappy",
+           "--pin", 0.2, "--pout", 0.2)
+    s = run_ok(width, "--seed", 54, "--jobs", 20, "--long-key", 0.3, "--bad", 0.2, "--compression", "snappy",
+               "--max-value", 1024)
+    assert s["long_keys"] > 2 and s["bad_jobs"] > 0
+    res = writer.run(width, "--seed", 55, "--jobs", 5, "--compression", "snappy", "--tamper", "--quiet")
+    assert res.returncode == 1 and summary(res)["mismatches"] == 5, res.stdout
 
 
 def test_full_filter_unit_stops_job():

@@ -6,7 +6,8 @@ grandparents that close outputs early; K = 2 and 4) run from a simulated AXI4 me
 stalls must give the model's output tables byte for byte (`lsmc tables compare`: tables, file boundaries and
 result.json); random deeper levels check the base-level walker against the model's BaseLevelCheck and random
 grandparents its ShouldStopBefore against the model's GrandparentCheck; a malformed table gives the model's
-error code, table and offset; what the RTL does not do yet (Snappy) and a full output buffer are one named
+error code, table and offset; Snappy jobs (tables made with Snappy, read and written compressed) give the
+model's tables byte for byte too; what the engine's registers cannot hold and a full output buffer are one named
 error line (more runs than ways cascade: tests/test_table_engine_cascade.py). The harness:
 hw/ip/table_engine/dv/table_engine_harness.cpp (doc/table_engine_top.md)."""
 from __future__ import annotations
@@ -33,6 +34,13 @@ JOBS = {
     "one-entry": ("one-entry", ["--entries", "30"]),
     "dbbench2": ("dbbench", ["--entries", "1500", "--runs", "2", "--input-level", "1"]),
     "grandparents": ("grandparents", ["--entries", "1500"]),
+    # Options::compression Snappy (inputs and outputs), a filter block, both (`tables make` flags after the
+    # workload's; the last --compression wins).
+    "snappy": ("dbbench", ["--entries", "1500", "--compression", "snappy"]),
+    "bloom": ("dbbench", ["--entries", "1500", "--bloom-bits", "10"]),
+    "snappy-key64": ("key64", ["--entries", "800", "--compression", "snappy"]),
+    "snappy-non-base": ("non-base", ["--entries", "1500", "--compression", "snappy"]),
+    "snappy-bloom": ("key64", ["--entries", "800", "--compression", "snappy", "--bloom-bits", "20"]),
 }
 
 
@@ -43,6 +51,8 @@ def jobs(tmp_path_factory):
     for name, (workload, flags) in JOBS.items():
         d = root / name
         assert tables.main(["make", str(d), "--workload", workload, "--compression", "none", *flags]) == 0
+        options = json.loads((d / "job.json").read_text())["options"]
+        assert options["compression"] == ("snappy" if "snappy" in flags else "none")
         out[name] = d / "job.json"
     return out
 
@@ -84,6 +94,37 @@ def test_k4_byte_identical(jobs, model, tmp_path, name, stall):
     """K = 4: every workload's output tables are the model's, byte for byte, with and without stalls on every
     AXI channel and on the job's streams."""
     same_as_model(model, jobs[name], tmp_path, 4, "--stall", stall, "--seed", 5)
+
+
+@pytest.mark.parametrize("name", ["snappy", "snappy-key64", "snappy-non-base", "bloom", "snappy-bloom"])
+@pytest.mark.parametrize("stall", [0.0, 0.3])
+def test_k4_snappy_byte_identical(jobs, model, tmp_path, name, stall):
+    """K = 4, Options::compression Snappy (input blocks decompressed; each output block compressed by libsnappy's
+    rules and kept when it saves 1/8): the model's tables byte for byte; the tables hold compressed blocks (so the
+    comparison covers them)."""
+    same_as_model(model, jobs[name], tmp_path, 4, "--stall", stall, "--seed", 5)
+    if "snappy" in name:
+        out = sorted((tmp_path / "rtl").glob("*.ldb"))
+        assert out and all(snappy_blocks(t.read_bytes()) for t in out)
+
+
+def snappy_blocks(table: bytes) -> int:
+    """1 when the table's index block is stored in Snappy form (its trailer's type byte, the footer naming it), else
+    0: db_bench-like keys always compress there."""
+    def varint(b: bytes, at: int) -> tuple[int, int]:
+        v = shift = 0
+        while True:
+            c = b[at]
+            v |= (c & 0x7f) << shift
+            shift += 7
+            at += 1
+            if c < 0x80:
+                return v, at
+    footer = table[-48:]
+    at = varint(footer, varint(footer, 0)[1])[1]  # past the metaindex handle
+    index_off, at = varint(footer, at)
+    index_size, _ = varint(footer, at)
+    return int(table[index_off + index_size] == 1)
 
 
 @pytest.mark.parametrize("name", ["non-base", "one-entry", "dbbench2", "grandparents"])
@@ -243,17 +284,17 @@ def test_job_after_an_error(jobs, model, tmp_path, bad):
 
 
 def test_refused_jobs_one_line(jobs, tmp_path):
-    """Jobs the RTL engine does not run yet: one named BAD_JOB line each (Snappy output, more deeper levels than
-    the walker holds); an output buffer too small: OUTPUT_FULL naming the output table. (More runs than ways
-    cascade: tests/test_table_engine_cascade.py.)"""
+    """Jobs the RTL engine cannot take: one named BAD_JOB line each (bloom bits per key over its 8-bit register,
+    more deeper levels than the walker holds); an output buffer too small: OUTPUT_FULL naming the output table.
+    (More runs than ways cascade: tests/test_table_engine_cascade.py.)"""
     d = tmp_path / "job"
     shutil.copytree(jobs["dbbench"].parent, d)
     job = json.loads((d / "job.json").read_text())
-    job["options"]["compression"] = "snappy"
-    (d / "snappy.json").write_text(json.dumps(job))
-    r = run(engine(4), d / "snappy.json", tmp_path / "o")
-    assert r.returncode == 1 and r.stderr.startswith("error=BAD_JOB") and "snappy" in r.stderr
-    job["options"]["compression"] = "none"
+    job["options"]["bloom_bits_per_key"] = 256
+    (d / "bloom.json").write_text(json.dumps(job))
+    r = run(engine(4), d / "bloom.json", tmp_path / "o")
+    assert r.returncode == 1 and r.stderr.startswith("error=BAD_JOB") and "bloom_bits_per_key is 256" in r.stderr
+    job["options"]["bloom_bits_per_key"] = 0
     levels = top.WALKER["walker-levels"] + 1
     job["deeper_levels"] = [[{"smallest": "00", "largest": "01"}]] * levels
     (d / "levels.json").write_text(json.dumps(job))

@@ -200,6 +200,8 @@ class Engine::Bench {
       top_.io_job_payload_maxFileSize = uint32_t(s.max_file_size);
       top_.io_job_payload_outBase = outBase;
       top_.io_job_payload_outBytes = outBytes;
+      top_.io_job_payload_snappy = s.writer.snappy;
+      top_.io_job_payload_bloomBitsPerKey = uint8_t(s.writer.bloom_bits_per_key);
       if (!jobOn && !loadOn && loadPos < loads.size() && !pause_()) loadOn = true;
       top_.io_baseLoad_valid = loadOn;
       if (loadOn) {
@@ -345,10 +347,9 @@ class Prepared {
 };
 
 void CheckOptions(const te::CompactionSpec& s, const std::string& path) {
-  if (s.writer.snappy)
-    Refuse("compression", path, "options.compression is \"snappy\": the RTL engine writes raw tables only");
-  if (s.writer.bloom_bits_per_key > 0)
-    Refuse("filter", path, "options.bloom_bits_per_key: the RTL engine writes no filter block yet");
+  if (s.writer.bloom_bits_per_key > 255)
+    Refuse("filter", path, "options.bloom_bits_per_key is " + std::to_string(s.writer.bloom_bits_per_key) +
+           ": the engine's job register holds 0 to 255");
   if (s.max_file_size > 0xffffffffull)
     Refuse("limits", path, "options.max_file_size is over the engine's 32-bit register");
 }

@@ -28,7 +28,7 @@ int BeatBytes();
 int Ways();
 
 // A job this engine cannot run yet: BAD_JOB naming what, and a short reason for a caller that falls back
-// (`compression`, `filter`, `ways`, `limits`).
+// (`filter`, `ways`, `limits`).
 class Refused : public te::EngineError {
  public:
   Refused(std::string reason, const std::string& table, const std::string& message)
@@ -43,7 +43,7 @@ struct Options {
   uint64_t maxCycles = 0;  // a job without status after this many clocks is a hang; 0: 200 a byte in + 2,000,000
 };
 
-// The options the engine does not write yet (Snappy output, a filter block) and its 32-bit max_file_size: throws
+// What the engine's job registers cannot hold (bloom bits per key over 255, a max_file_size over 32 bits): throws
 // Refused. Prepare checks them too.
 void CheckOptions(const te::CompactionSpec& spec, const std::string& name);
 

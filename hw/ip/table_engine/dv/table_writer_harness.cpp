@@ -14,7 +14,9 @@
 // tables is also checked with LevelDB's own BloomFilterPolicy (Debian's libleveldb): every filter equals the
 // policy's CreateFilter of the user keys of the data blocks starting in its 2 KiB, and KeyMayMatch holds for
 // each of them. With --filter-limits B,K,F (a build with a small filter unit) OUTPUT_FULL where a table's filters
-// would pass them.
+// would pass them. --compression snappy|random: jobs with Options::compression kSnappyCompression (random: half of
+// them); the model compresses with its libsnappy-exact codec (LevelDB's 1/8 rule) and the RTL's tables must still
+// be the same bytes, readable by stock LevelDB (Debian's, with its libsnappy).
 //
 // Prints one summary line (`jobs=... mismatches=... bytes_per_cycle=...`); exit status 0 all agree, 1 a
 // mismatch, a hang or a stream-rule violation, 2 bad usage.
@@ -76,6 +78,8 @@ struct Table {
 struct Job {
   std::vector<Entry> entries;
   uint64_t blockSize = 4096, interval = 16, maxFile = 2 << 20, bits = 0;
+  bool snappy = false;
+  uint64_t snappyKept = 0;  // the model's blocks stored in Snappy form (so the same in equal tables)
   std::vector<Table> expected;
   int64_t longKeyAt = -1;  // the entry with a key over the limit: the job stops there
   int64_t indexFullAt = -1;  // entries taken when an index block passes the RTL's index buffer (--index-bytes)
@@ -95,17 +99,19 @@ struct Options {
            keyLen = 0, valueLen = 0, entries = 0;
   double pin = 0, pout = 0, cut = 0.02, longKey = 0, bad = 0;
   int64_t bloom = 0;  // bloom_bits_per_key of every job; -1: 0, 1, 10 or 20 at random per job
+  int compression = 0;  // 0 none, 1 Snappy, -1 either at random per job
   uint64_t filterBytes = 0, filterKeys = 0, maxFilters = 0;  // --filter-limits (0: never full in these jobs)
   bool quiet = false, tamper = false, maxFileGiven = false;
   std::string table;  // --table: one job of this LevelDB table's entries
 };
 
 // The model's tables for a job, as compaction.cc drives its TableWriter.
-std::vector<Table> ModelTables(const Job& j) {
+std::vector<Table> ModelTables(const Job& j, uint64_t* snappyKept = nullptr) {
   te::WriterOptions opt;
   opt.block_size = j.blockSize;
   opt.restart_interval = int(j.interval);
   opt.bloom_bits_per_key = int(j.bits);
+  opt.snappy = j.snappy;
   opt.buffer_bytes = te::kDefaultOutputBufferBytes;
   te::WriteStats stats;
   std::vector<Table> out;
@@ -129,6 +135,7 @@ std::vector<Table> ModelTables(const Job& j) {
     if (w->FileSize() >= j.maxFile) close();
   }
   if (w) close();
+  if (snappyKept) *snappyKept = stats.snappy_kept;
   return out;
 }
 
@@ -175,6 +182,7 @@ class Bench {
       top_.io_cmd_payload_restartInterval = uint32_t(j.interval);
       top_.io_cmd_payload_maxFileSize = uint32_t(j.maxFile);
       top_.io_cmd_payload_bitsPerKey = uint32_t(j.bits);
+      top_.io_cmd_payload_snappy = j.snappy;
       top_.io_entries_valid = src_.drive();
       if (src_.valid()) {
         const uint32_t* b = src_.beat();
@@ -429,6 +437,9 @@ uint64_t JobBits(simc::Prng& r, const Options& o) {
   return o.bloom >= 0 ? uint64_t(o.bloom) : kBits[Below(r, 4)];
 }
 
+// A job's compression: --compression, or either at random (no draw otherwise: the other options' jobs unchanged).
+bool JobSnappy(simc::Prng& r, const Options& o) { return o.compression >= 0 ? o.compression == 1 : Below(r, 2) == 1; }
+
 // --table PATH: the entries of a LevelDB table file (read by the model's TableReader, checksums verified), one
 // job with the options given (random ones drawn as for random jobs); no cuts.
 Job TableJob(simc::Prng& r, const Options& o) {
@@ -438,6 +449,7 @@ Job TableJob(simc::Prng& r, const Options& o) {
   j.interval = o.interval ? o.interval : (Below(r, 2) ? 16 : 1);
   j.maxFile = o.maxFileGiven ? o.maxFile : 2 << 20;
   j.bits = JobBits(r, o);
+  j.snappy = JobSnappy(r, o);
   const std::vector<uint8_t> f = simc::readFile(o.table, "--table");
   const std::string bytes(f.begin(), f.end());
   te::TableImage img{o.table, bytes};
@@ -448,7 +460,7 @@ Job TableJob(simc::Prng& r, const Options& o) {
   } catch (const te::EngineError& e) {
     simc::die("--table %s", e.Line().c_str());
   }
-  j.expected = ModelTables(j);
+  j.expected = ModelTables(j, &j.snappyKept);
   if (o.indexBytes) j.indexFullAt = IndexFullAt(j, o.indexBytes);
   if (o.filterBytes) j.filterFullAt = FilterFullAt(j, o.filterBytes, o.filterKeys, o.maxFilters);
   return j;
@@ -462,6 +474,7 @@ Job RandomJob(simc::Prng& r, const Options& o) {
   j.interval = o.interval ? o.interval : (Below(r, 2) ? 16 : 1);
   j.maxFile = o.maxFileGiven ? o.maxFile : kFiles[Below(r, 5)];
   j.bits = JobBits(r, o);
+  j.snappy = JobSnappy(r, o);
   std::vector<std::string> keys;
   if (o.keyLen) {  // fixed lengths (throughput): consecutive numbers, as db_bench's keys
     for (uint64_t i = 0; i < o.entries; i++) {
@@ -510,7 +523,7 @@ Job RandomJob(simc::Prng& r, const Options& o) {
     }
     return j;
   }
-  if (j.longKeyAt < 0) j.expected = ModelTables(j);
+  if (j.longKeyAt < 0) j.expected = ModelTables(j, &j.snappyKept);
   if (j.longKeyAt < 0 && o.indexBytes) j.indexFullAt = IndexFullAt(j, o.indexBytes);
   if (j.longKeyAt < 0 && o.filterBytes) j.filterFullAt = FilterFullAt(j, o.filterBytes, o.filterKeys, o.maxFilters);
   return j;
@@ -695,6 +708,14 @@ int main(int argc, char** argv) {
                   at = comma + 1;
                 }
               });
+  args.custom("--compression", "none|snappy|random", "Options::compression of every job (default none), or either "
+              "at random per job",
+              [&](const std::string& opt, const std::string& v) {
+                if (v == "none") o.compression = 0;
+                else if (v == "snappy") o.compression = 1;
+                else if (v == "random") o.compression = -1;
+                else simc::die("%s: '%s' is not none, snappy or random", opt.c_str(), v.c_str());
+              });
   args.custom("--table", "PATH", "one job (--jobs times) of the entries of this LevelDB table file",
               [&](const std::string&, const std::string& v) { o.table = v; });
   args.flag("--tamper", &o.tamper, "change a byte of each job's first expected table (the comparison must fail)");
@@ -706,14 +727,15 @@ int main(int argc, char** argv) {
   const std::string scratch = te_dv::ScratchTablePath("table_writer_harness");
   Bench bench(o);
   uint64_t mismatches = 0, hangs = 0, entries = 0, tables = 0, cycles = 0, bytesIn = 0, bytesOut = 0, longKeys = 0,
-           indexFull = 0, filterFull = 0, badJobs = 0, filtered = 0;
+           indexFull = 0, filterFull = 0, badJobs = 0, filtered = 0, compressed = 0, snappyBlocks = 0;
   for (uint64_t i = 0; i < o.jobs; i++) {
     Job j = o.table.empty() ? RandomJob(gen, o) : TableJob(gen, o);
     const bool stops = j.longKeyAt >= 0 || j.indexFullAt >= 0 || j.filterFullAt >= 0 || j.badJobAt >= 0;  // the job ends in an error status
     if (o.tamper && !j.expected.empty()) j.expected[0].bytes[j.expected[0].bytes.size() / 2] ^= 1;
     uint64_t payload = 0;
     for (auto& e : j.entries) payload += e.key.size() + e.value.size();
-    const uint64_t bound = 20000 + 40 * (payload / W + 16 * j.entries.size());
+    // Snappy: the compressor's power-up clear of its hash table (16,384 clocks) and about a byte a clock.
+    const uint64_t bound = 20000 + 40 * (payload / W + 16 * j.entries.size()) + (j.snappy ? 40000 + 40 * payload : 0);
     std::vector<std::string> gotTables, gotKeys;
     std::vector<Status> st;
     uint64_t used = 0;
@@ -746,16 +768,18 @@ int main(int argc, char** argv) {
     entries += j.entries.size();
     tables += gotTables.size();
     if (j.bits) filtered += gotTables.size();
+    if (j.snappy) compressed += gotTables.size();
+    snappyBlocks += j.snappyKept;
     cycles += used;
     bytesIn += payload;
     for (auto& t : gotTables) bytesOut += t.size();
   }
   unlink(scratch.c_str());
   printf("jobs=%" PRIu64 " mismatches=%" PRIu64 " hangs=%" PRIu64 " violations=%" PRIu64 " entries=%" PRIu64 " tables=%" PRIu64
-         " filtered_tables=%" PRIu64 " long_keys=%" PRIu64 " index_full=%" PRIu64 " filter_full=%" PRIu64 " bad_jobs=%" PRIu64
+         " filtered_tables=%" PRIu64 " snappy_tables=%" PRIu64 " snappy_blocks=%" PRIu64 " long_keys=%" PRIu64 " index_full=%" PRIu64 " filter_full=%" PRIu64 " bad_jobs=%" PRIu64
          " cycles=%" PRIu64 " bytes_in=%" PRIu64 " bytes_out=%" PRIu64
          " bytes_per_cycle=%.3f out_bytes_per_cycle=%.3f\n",
-         o.jobs, mismatches, hangs, bench.violations(), entries, tables, filtered, longKeys, indexFull, filterFull, badJobs,
+         o.jobs, mismatches, hangs, bench.violations(), entries, tables, filtered, compressed, snappyBlocks, longKeys, indexFull, filterFull, badJobs,
          cycles, bytesIn, bytesOut,
          cycles ? double(bytesIn) / cycles : 0.0, cycles ? double(bytesOut) / cycles : 0.0);
   return mismatches || hangs || bench.violations() ? 1 : 0;

@@ -29,8 +29,10 @@ case class TableEngineConfig(bytes: Int = 16, ways: Int = 4, keyLimit: Int = 103
 }
 
 /** A job's options: how many runs (1..K; run 0 the newest), whether block CRCs are checked, LevelDB's
-  * smallest_snapshot, block_size, block_restart_interval, max_file_size, and the output buffer (its first
-  * byte, a multiple of the beat width, and its capacity in bytes). */
+  * smallest_snapshot, block_size, block_restart_interval, max_file_size, the output buffer (its first
+  * byte, a multiple of the beat width, and its capacity in bytes), `snappy` (Options::compression is
+  * kSnappyCompression: the output blocks compressed by LevelDB's rule) and `bloomBitsPerKey` (NewBloomFilterPolicy's
+  * bits per key; 0: no filter block). */
 case class EngineJob() extends Bundle {
   val runs = UInt(4 bits)
   val verify = Bool()
@@ -40,6 +42,8 @@ case class EngineJob() extends Bundle {
   val maxFileSize = UInt(32 bits)
   val outBase = UInt(32 bits)
   val outBytes = UInt(32 bits)
+  val snappy = Bool()
+  val bloomBitsPerKey = UInt(8 bits)
 }
 
 /** One input table of a run: its address and size in bytes; `last` on the run's final table. */
@@ -157,7 +161,8 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
   writer.io.cmd.blockSize := job.blockSize
   writer.io.cmd.restartInterval := job.restartInterval
   writer.io.cmd.maxFileSize := job.maxFileSize
-  writer.io.cmd.bitsPerKey := 0 // the engine's jobs have no filter block yet (the writer's bloom_bits_per_key)
+  writer.io.cmd.bitsPerKey := job.bloomBitsPerKey.resized
+  writer.io.cmd.snappy := job.snappy
   io.status.valid := state === J.Report
   io.status.payload := st
 
@@ -218,7 +223,7 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
         when(in.ready || err) { fs := F.Done }
       }
     }
-    when(state === J.Start) {
+    when(state === J.Start && writer.io.cmd.ready) { // once, as the writer takes the job (it may first clear its filter buffer)
       fs := F.Next
       tableIdx := 0
     }

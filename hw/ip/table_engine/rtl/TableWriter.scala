@@ -6,9 +6,12 @@ import spinal.lib._
 
 /** Sizes of a table writer: `bytes` per beat, the longest internal key, the data block builder's restart RAM
   * (it bounds the block_size a job may ask, `maxBlockSize`) and the index buffer (the index block of one table
-  * waits there until the table's data blocks are out; its bytes with trailer, a power of two). */
+  * waits there until the table's data blocks are out; its bytes with trailer, a power of two), the filter unit's,
+  * and `zipBytes`: the block buffer of Snappy compression (a block waits there until its compressed size is known;
+  * 0: no compressor, a job asking for Snappy is BAD_JOB). */
 case class TableWriterConfig(bytes: Int = 16, keyLimit: Int = 1032, maxRestarts: Int = 2048, indexBytes: Int = 1 << 16,
-                             filterBytes: Int = 1 << 16, filterKeys: Int = 4096, maxFilters: Int = 4096, hashWords: Int = 1) {
+                             filterBytes: Int = 1 << 16, filterKeys: Int = 4096, maxFilters: Int = 4096, hashWords: Int = 1,
+                             zipBytes: Int = 1 << 16) {
   val data = BlockBuilderConfig(bytes, keyLimit, maxRestarts)
   /** The filter unit (bloom_bits_per_key > 0): see BloomConfig. */
   val bloom = BloomConfig(bytes, filterKeys, filterBytes, maxFilters, hashWords)
@@ -24,6 +27,8 @@ case class TableWriterConfig(bytes: Int = 16, keyLimit: Int = 1032, maxRestarts:
   val maxBlockSize = 15 * (maxRestarts - 2)
   /** A block handle (two varint32s) in whole beats. */
   val handleBytes = (10 + bytes - 1) / bytes * bytes
+  // The index block goes through the block buffer whole.
+  require(zipBytes == 0 || zipBytes >= indexBytes, s"block buffer of $zipBytes bytes: at least the index buffer's $indexBytes")
 }
 
 /** The writer's entry stream is the block reader's framing plus control beats: kind 3, no data, `count`
@@ -35,13 +40,14 @@ object WriterControl {
   val End = 1
 }
 
-/** A job's options (LevelDB's Options::block_size, block_restart_interval, max_file_size, and the bits per key of
-  * NewBloomFilterPolicy: 0 no filter block). */
+/** A job's options (LevelDB's Options::block_size, block_restart_interval, max_file_size, the bits per key of
+  * NewBloomFilterPolicy: 0 no filter block, and `snappy`: Options::compression is kSnappyCompression). */
 case class TableWriterCmd() extends Bundle {
   val blockSize = UInt(32 bits)
   val restartInterval = UInt(16 bits)
   val maxFileSize = UInt(32 bits)
   val bitsPerKey = UInt(10 bits)
+  val snappy = Bool()
 }
 
 /** One per output table (after its last byte and its two keys on `keys`): `size` (the file's bytes), its
@@ -84,9 +90,10 @@ object TableFormat {
   def bits(bytes: Seq[Int], n: Int): Bits = B(bytes.zipWithIndex.map { case (b, i) => BigInt(b) << (8 * i) }.sum, 8 * n bits)
 }
 
-/** Writes LevelDB tables (TableBuilder with compression off, as the model's table_writer.cc) from a stream of
-  * sorted entries: data blocks by a BlockBuilder closed by LevelDB's flush rule, the index block by a second
-  * one (restart interval 1) into the index buffer, the empty metaindex block, the footer; output tables closed
+/** Writes LevelDB tables (TableBuilder, as the model's table_writer.cc) from a stream of sorted entries: data
+  * blocks by a BlockBuilder closed by LevelDB's flush rule, the index block by a second one (restart interval 1)
+  * into the index buffer, the filter block when asked, the metaindex block, the footer, every block but the filter
+  * and metaindex through BlockZip when the job asks for Snappy; output tables closed
   * at max_file_size (DBImpl::DoCompactionWork's rule) and at CUT beats. `output`: each table's bytes, full beats
   * but the final one, `last` on it; `keys`: each table's smallest then largest internal key (`last` on each
   * key's final beat); `status`: see TableWriterStatus. `softReset` returns the unit to its reset state (after
@@ -183,13 +190,34 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
   fcrc.io.input.valid := False
   fcrc.io.input.data := pkMasked
   fcrc.io.input.count := pk.count
-  // By default the data blocks flow out; the table's end overrides with metaindex, index and footer.
+  // By default the data blocks flow out (through BlockZip with Snappy); the table's end overrides with filter,
+  // metaindex, index and footer (BlockZip idle then).
+  val snappy = RegInit(False) // the job's compression
   pk.valid := data.io.output.valid
   pk.data := data.io.output.data
   pk.count := data.io.output.count
   pk.fin := False
   data.io.output.ready := pkReady
   indexBuffer.io.pop.ready := False
+  val metaBlock = RegInit(False) // the metaindex block is in the data builder: BlockZip keeps it raw
+  val zip = (c.zipBytes > 0) generate new Area {
+    val unit = BlockZip(c)
+    unit.io.input.valid := False
+    unit.io.input.payload := data.io.output.payload
+    unit.io.compress := !metaBlock
+    unit.io.result.ready := False
+    unit.io.output.ready := False
+    when(snappy) {
+      unit.io.input.valid := data.io.output.valid
+      data.io.output.ready := unit.io.input.ready
+      pk.valid := unit.io.output.valid
+      pk.data := unit.io.output.data
+      pk.count := unit.io.output.count
+      unit.io.output.ready := pkReady
+    }
+  }
+  /** BlockZip has no block (always so without Snappy). */
+  val zipIdle = if (c.zipBytes > 0) !snappy || zip.unit.io.idle else True
 
   // ---- job options ----
   val blockSize = Reg(UInt(32 bits))
@@ -291,12 +319,14 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
   val indexSize = Reg(UInt(32 bits))
   val errCode = Reg(UInt(ErrorCodes.Width bits))
   val k = Reg(UInt(log2Up(KW + 64) bits)) // beat of a constant, footer or key being sent
-  // A data block's FLUSH crosses into a later 2 KiB filter base: the open filter goes out.
-  val flushEnd = fileOffset + data.io.estimate + 5
+  // A data block's FLUSH crosses into a later 2 KiB filter base: the open filter goes out. (With Snappy the
+  // block's end is known once BlockZip has its size: the same test then, from the file's bytes.)
+  val flushEnd = Mux(snappy, fileOffset, fileOffset + data.io.estimate + 5)
   val crossIdx = (flushEnd >> Bloom.BaseLg).resize(32)
   val cross = filterOn && crossIdx > issued
   val flushOk = !cross || fcmdQ.io.push.ready
   val flushOver = cross && filterOver(crossIdx)
+  val zipThenClose = Reg(Bool()) // after the compressed block: the table's end (else the file-size check)
 
   // ---- the index entry being written: the key in idxBank shortened at `cut` (or whole), the pending handle ----
   val idxBank = Reg(Bool())
@@ -311,7 +341,8 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
   object S extends SpinalEnum {
     val Cmd, Clean, Idle, Key, Value, Check, IdxSep, IdxHead, IdxKey, IdxVal, CloseFlush, CloseWait, Meta, CloseIdx,
         IdxFlush, IdxOut, IdxStatus, Footer, KeysFirst, KeysLast, Status, Done, Error, Halt,
-        FClose, FWait, FBuf, FOff, FTail, FCrc, MetaHead, MetaKey, MetaVal, MetaFlush, MetaWait = newElement()
+        FClose, FWait, FBuf, FOff, FTail, FCrc, MetaHead, MetaKey, MetaVal, MetaFlush, MetaWait,
+        Zip, ZipFilter, IdxZip, IdxZStatus, IdxZWait = newElement()
   }
   val state = RegInit(S.Cmd)
 
@@ -362,18 +393,26 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
     } otherwise { state := S.Check }
   }
 
-  /** FLUSH the data block (the builder is idle): its handle becomes the pending index entry. */
+  /** FLUSH the data block (the builder is idle): its handle becomes the pending index entry. With Snappy its size
+    * comes from BlockZip (state Zip), the filter's StartBlock after it (ZipFilter). */
   def flushData(): Unit = {
     data.io.entries.valid := True
     data.io.entries.fragment.kind := BuilderKind.Flush
     data.io.entries.last := True
-    pendOff := fileOffset
-    pendSize := data.io.estimate
-    pendingIndex := True
-    fileOffset := fileOffset + data.io.estimate + 5
     blockEntries := 0
-    when(cross) { issueFilter(crossIdx) }
+    when(!snappy) {
+      pendOff := fileOffset
+      pendSize := data.io.estimate
+      pendingIndex := True
+      fileOffset := fileOffset + data.io.estimate + 5
+      when(cross) { issueFilter(crossIdx) }
+    }
   }
+
+  /** With Snappy the block, with this entry (its three varints, a restart, the trailer), could pass BlockZip's
+    * buffer (the builder idle: its estimate exact). */
+  val zipOver = snappy && data.io.idle &&
+    data.io.estimate +^ beat.keyBytes +^ beat.valueBytes +^ 28 > U(c.zipBytes)
 
   /** Between entries: a HEAD starts the next entry, CUT / END close the table. */
   def takeBeat(): Unit = {
@@ -382,6 +421,7 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
         when(beat.keyBytes > c.keyLimit) { fail("KEY_TOO_LONG") }
           .elsewhen(beat.keyBytes < 8) { fail("BAD_JOB") } // not an internal key (user key + 8-byte tag)
           .elsewhen(filterOn && openKeys === BC.hashSlots) { fail("OUTPUT_FULL") } // one filter's keys past the hash FIFO
+          .elsewhen(zipOver) { fail("OUTPUT_FULL") } // the block could pass BlockZip's buffer
           .otherwise {
             data.io.entries.valid := True
             io.entries.ready := data.io.entries.ready
@@ -416,12 +456,15 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
         interval := io.cmd.restartInterval
         maxFileSize := io.cmd.maxFileSize
         bitsPerKey := io.cmd.bitsPerKey
+        snappy := io.cmd.snappy
         val rom = Vec((0 until Bloom.ProbesCap).map(b => U(Bloom.probes(b), 5 bits)))
         probes := Mux(io.cmd.bitsPerKey >= Bloom.ProbesCap, U(30, 5 bits), rom(io.cmd.bitsPerKey.resize(log2Up(Bloom.ProbesCap))))
         jobEntries := 0
         jobBytes := 0
         state := S.Idle
-        when(io.cmd.blockSize > c.maxBlockSize || io.cmd.restartInterval === 0) { fail("BAD_JOB") }
+        when(io.cmd.blockSize > c.maxBlockSize || io.cmd.restartInterval === 0 || (if (c.zipBytes > 0) False else io.cmd.snappy)) {
+          fail("BAD_JOB")
+        }
       }
     }
     is(S.Clean) { // bits left by a table stopped mid-way (soft reset) cleared before the next job
@@ -485,7 +528,11 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
       when(data.io.idle) {
         val flushed = fileOffset + data.io.estimate + 5
         when(data.io.estimate >= blockSize) {
-          when(flushOver) { fail("OUTPUT_FULL") } elsewhen (flushOk) {
+          when(snappy) {
+            flushData()
+            zipThenClose := False
+            state := S.Zip
+          } elsewhen (flushOver) { fail("OUTPUT_FULL") } elsewhen (flushOk) {
             flushData()
             when(flushed >= maxFileSize) { endOfJob := False; state := S.CloseFlush } otherwise { state := S.Idle }
           }
@@ -563,11 +610,13 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
     is(S.CloseFlush) { // TableBuilder::Finish: the last data block ...
       when(blockEntries === 0) { state := S.CloseWait }
         .elsewhen(data.io.idle) {
-          when(flushOver) { fail("OUTPUT_FULL") } elsewhen (flushOk) { flushData(); state := S.CloseWait }
+          when(snappy) { flushData(); zipThenClose := True; state := S.Zip } elsewhen (flushOver) {
+            fail("OUTPUT_FULL")
+          } elsewhen (flushOk) { flushData(); state := S.CloseWait }
         }
     }
-    is(S.CloseWait) { // ... out of the data builder
-      when(data.io.idle) {
+    is(S.CloseWait) { // ... out of the data builder (and BlockZip)
+      when(data.io.idle && zipIdle) {
         metaOff := fileOffset
         k := 0
         state := Mux(filterOn, S.FClose, S.Meta)
@@ -638,6 +687,7 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
       }
     }
     is(S.MetaHead) { // the metaindex block with its one entry, by the (idle) data block builder
+      metaBlock := True
       data.io.entries.valid := True
       data.io.entries.fragment.kind := EntryKind.Head
       data.io.entries.fragment.keyBytes := TableFormat.FilterKey.size
@@ -678,7 +728,10 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
         state := S.MetaWait
       }
     }
-    is(S.MetaWait) { when(data.io.idle) { state := S.CloseIdx } }
+    is(S.MetaWait) { // with Snappy through BlockZip, raw: its size is the estimate (it never saves 1/8: see the doc)
+      if (c.zipBytes > 0) zip.unit.io.result.ready := True
+      when(data.io.idle && zipIdle) { metaBlock := False; state := S.CloseIdx }
+    }
     is(S.Meta) { // the metaindex block (empty: no filter policy)
       val bytes = TableFormat.Metaindex
       val n = (bytes.size + W - 1) / W
@@ -705,7 +758,7 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
       index.io.entries.valid := True
       index.io.entries.fragment.kind := BuilderKind.Flush
       index.io.entries.last := True
-      when(index.io.entries.ready) { indexOff := fileOffset; state := S.IdxOut }
+      when(index.io.entries.ready) { indexOff := fileOffset; state := Mux(snappy, S.IdxZip, S.IdxOut) }
     }
     is(S.IdxOut) { // the index block from the index buffer
       pk.valid := indexBuffer.io.pop.valid
@@ -724,6 +777,46 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
         state := S.Footer
       }
     }
+    is(S.Zip) { // the data block's stored size from BlockZip: its handle, the file's bytes
+      if (c.zipBytes > 0) {
+        zip.unit.io.result.ready := True
+        when(zip.unit.io.result.valid) {
+          pendOff := fileOffset
+          pendSize := zip.unit.io.result.payload
+          pendingIndex := True
+          fileOffset := fileOffset + zip.unit.io.result.payload + 5
+          state := S.ZipFilter
+        }
+      }
+    }
+    is(S.ZipFilter) { // FilterBlockBuilder::StartBlock at the next block's offset, then as after a raw FLUSH
+      when(flushOver) { fail("OUTPUT_FULL") } elsewhen (flushOk) {
+        when(cross) { issueFilter(crossIdx) }
+        when(zipThenClose) { state := S.CloseWait } elsewhen (fileOffset >= maxFileSize) {
+          endOfJob := False
+          state := S.CloseFlush
+        } otherwise { state := S.Idle }
+      }
+    }
+    is(S.IdxZip) { // the index block from the index buffer through BlockZip
+      if (c.zipBytes > 0) {
+        zip.unit.io.input.valid := indexBuffer.io.pop.valid
+        zip.unit.io.input.payload := indexBuffer.io.pop.payload
+        indexBuffer.io.pop.ready := zip.unit.io.input.ready
+        data.io.output.ready := False
+        zip.unit.io.result.ready := True
+        when(zip.unit.io.result.valid) {
+          indexSize := zip.unit.io.result.payload
+          fileOffset := fileOffset + zip.unit.io.result.payload + 5
+          state := S.IdxZStatus
+        }
+      }
+    }
+    is(S.IdxZStatus) {
+      index.io.status.ready := True
+      when(index.io.status.fire) { state := S.IdxZWait }
+    }
+    is(S.IdxZWait) { when(zipIdle) { k := 0; state := S.Footer } }
     is(S.Footer) { // two block handles, zero padding to 40 bytes, the magic number
       def cat(parts: Seq[(Bits, UInt)]): Bits = {
         var acc = B(0, 320 bits)
@@ -815,12 +908,183 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
 }
 
 /** `table_engine.GenerateTableWriter [--bytes 4|8|16|32] [--key-limit N] [--max-restarts N] [--index-bytes N]
-  * [--filter-bytes N] [--filter-keys N] [--max-filters N] [--hash-words N] --out DIR`: DIR/TableWriter.v, the table engine's table writer (data blocks, index, metaindex, footer). */
+  * [--filter-bytes N] [--filter-keys N] [--max-filters N] [--hash-words N] [--zip-bytes N] --out DIR`: DIR/TableWriter.v,
+  * the table engine's table writer (data blocks, index, filter, metaindex, footer; Snappy unless --zip-bytes 0). */
 object GenerateTableWriter extends Generator("build/gen/table_engine_writer_w16",
       Gen.intOpt("bytes", 16, Seq(4, 8, 16, 32)), Gen.intOpt("key-limit", 1032, min = 1024),
       Gen.intOpt("max-restarts", 2048, min = 4), Gen.intOpt("index-bytes", 1 << 16, min = 1024),
       Gen.intOpt("filter-bytes", 1 << 16, min = 64), Gen.intOpt("filter-keys", 4096, min = 4),
-      Gen.intOpt("max-filters", 4096, min = 2), Gen.intOpt("hash-words", 1, Seq(1, 2, 4, 8))) {
+      Gen.intOpt("max-filters", 4096, min = 2), Gen.intOpt("hash-words", 1, Seq(1, 2, 4, 8)),
+      Gen.intOpt("zip-bytes", 1 << 16, min = 0)) {
   def top(a: Gen.Args) = TableWriter(TableWriterConfig(a.int("bytes"), a.int("key-limit"), a.int("max-restarts"),
-    a.int("index-bytes"), a.int("filter-bytes"), a.int("filter-keys"), a.int("max-filters"), a.int("hash-words")))
+    a.int("index-bytes"), a.int("filter-bytes"), a.int("filter-keys"), a.int("max-filters"), a.int("hash-words"),
+    a.int("zip-bytes")))
+}
+
+/** TableBuilder::WriteBlock with compression on: a block as a BlockBuilder writes it (contents, type byte 0, masked
+  * CRC32C; full beats but the final one, `last` on it) into the block buffer; once it is in, its contents through
+  * the SnappyCompressor (`compress` high with the last beat; else the block stays raw) into the Snappy buffer;
+  * `result` gives the stored contents' size (the block handle's), then `output` the stored bytes: the Snappy form
+  * with type 1 and the masked CRC32C of it and the type, when it is below raw - raw/8 (LevelDB's rule), else the
+  * block as it came. The Snappy buffer needs only raw - raw/8 of the largest block: a longer form is never kept,
+  * so its tail is dropped. The writer keeps every block within `zipBytes` (OUTPUT_FULL before an entry that could
+  * pass it). One block at a time: the next block's beats wait until this one has left. */
+case class BlockZip(c: TableWriterConfig) extends Component {
+  val W = c.bytes
+  val bufBytes = c.zipBytes
+  require(isPow2(bufBytes) && bufBytes >= 1024 && bufBytes >= 16 * W, s"block buffer of $bufBytes bytes: a power of two >= 1024")
+  val rawWords = bufBytes / W
+  val compWords = (bufBytes - bufBytes / 8 + W - 1) / W
+  val io = new Bundle {
+    val input = slave Stream (Fragment(ByteBeat(W)))
+    val compress = in Bool()
+    val result = master Stream (UInt(32 bits))
+    val output = master Stream (Fragment(ByteBeat(W)))
+    /** No block in: the writer may drive the packer itself. */
+    val idle = out Bool()
+  }
+  val lg = log2Up(W)
+  def words(bytes: UInt): UInt = ((bytes + (W - 1)) >> lg).resize(32)
+  def tail(bytes: UInt): UInt = (((bytes - 1) & U(W - 1, 32 bits)) + 1).resize(log2Up(W + 1))
+
+  val compressor = SnappyCompressor(SnappyCompressorConfig(bytes = W, maxBlockBytes = bufBytes))
+  val raw = Mem(Bits(8 * W bits), rawWords)
+  val comp = Mem(Bits(8 * W bits), compWords)
+  val crc = Crc32cUnit(W) // the Snappy form's and its type byte's
+
+  object S extends SpinalEnum {
+    val Fill, Len, Feed, Zip, Type, Result, Emit, Trailer = newElement()
+  }
+  val state = RegInit(S.Fill)
+  val wa = Reg(UInt(log2Up(rawWords + 1) bits)) init (0) // block buffer words written
+  val total = Reg(UInt(32 bits)) init (0) // block bytes in, its trailer included
+  val size = total - 5 // its contents
+  val saved = RegInit(False) // the Snappy form is kept
+  val cBytes = Reg(UInt(32 bits)) init (0)
+  val cw = Reg(UInt(32 bits)) init (0) // Snappy words out of the compressor
+  val k = Reg(UInt(2 bits)) init (0)
+  io.idle := state === S.Fill && total === 0
+
+  // ---- in: the builder's beats into the block buffer ----
+  io.input.ready := state === S.Fill
+  raw.write(wa.resized, io.input.fragment.data, io.input.fire)
+  when(io.input.fire) {
+    wa := wa + 1
+    total := total + io.input.fragment.count
+    when(io.input.last) { state := Mux(io.compress, S.Len, S.Result) }
+  }
+
+  // ---- the compressor's output into the Snappy buffer (its tail past the buffer can never be kept) ----
+  compressor.io.output.ready := True
+  comp.write(cw.resized, compressor.io.output.fragment.data, compressor.io.output.fire && cw < compWords)
+  when(compressor.io.output.fire) { cw := cw + 1 }
+  crc.io.clear := False
+  crc.io.input.valid := compressor.io.output.fire
+  crc.io.input.data := compressor.io.output.fragment.data
+  crc.io.input.count := compressor.io.output.fragment.count
+  compressor.io.length.valid := state === S.Len
+  compressor.io.length.payload := size.resized
+  compressor.io.status.ready := state === S.Zip
+
+  // ---- reads: the block buffer to the compressor, then the stored form out (one request a clock, a synchronous
+  // read held while its beat waits) ----
+  val ra = Reg(UInt(32 bits)) init (0)
+  val nWords = Reg(UInt(32 bits)) init (0)
+  val lastCount = Reg(UInt(log2Up(W + 1) bits)) init (0)
+  val rsp = new Area {
+    val valid = RegInit(False)
+    val last = Reg(Bool()) init (False)
+    val count = Reg(UInt(log2Up(W + 1) bits)) init (0)
+    val ready = Bool()
+  }
+  rsp.ready := False
+  val reading = state === S.Feed || state === S.Emit
+  val issue = reading && ra < nWords && (!rsp.valid || rsp.ready)
+  val rawQ = raw.readSync(ra.resized, issue)
+  val compQ = comp.readSync(ra.resized, issue)
+  when(!rsp.valid || rsp.ready) {
+    rsp.valid := issue
+    rsp.last := ra + 1 === nWords
+    rsp.count := Mux(ra + 1 === nWords, lastCount, U(W, lastCount.getWidth bits))
+  }
+  when(issue) { ra := ra + 1 }
+  val masked = Bits(8 * W bits) // the contents' bytes only (the trailer's shares their last word)
+  for (i <- 0 until W) masked(8 * i, 8 bits) := Mux(U(i) < rsp.count, rawQ(8 * i, 8 bits), B(0, 8 bits))
+  compressor.io.input.valid := state === S.Feed && rsp.valid
+  compressor.io.input.fragment.data := masked
+  compressor.io.input.fragment.count := rsp.count
+  compressor.io.input.last := rsp.last
+
+  val trailer = (crc.io.masked.asBits ## B"x01").resize(64) // type 1 (kSnappyCompression), the masked CRC
+  io.output.valid := False
+  io.output.fragment.data := Mux(saved, compQ, rawQ)
+  io.output.fragment.count := rsp.count
+  io.output.last := False
+  io.result.valid := state === S.Result
+  io.result.payload := Mux(saved, cBytes, size)
+
+  def done(): Unit = {
+    wa := 0
+    total := 0
+    saved := False
+    state := S.Fill
+  }
+  switch(state) {
+    is(S.Len) {
+      when(compressor.io.length.ready) {
+        ra := 0
+        nWords := words(size)
+        lastCount := tail(size)
+        cw := 0
+        crc.io.clear := True
+        state := S.Feed
+      }
+    }
+    is(S.Feed) {
+      rsp.ready := compressor.io.input.ready
+      when(rsp.valid && rsp.ready && rsp.last) { state := S.Zip }
+    }
+    is(S.Zip) {
+      when(compressor.io.status.fire) {
+        saved := compressor.io.status.saves
+        cBytes := compressor.io.status.bytes
+        state := S.Type
+      }
+    }
+    is(S.Type) { // the type byte into the CRC
+      crc.io.input.valid := True
+      crc.io.input.data := B(1, 8 * W bits)
+      crc.io.input.count := 1
+      state := S.Result
+    }
+    is(S.Result) {
+      when(io.result.ready) {
+        ra := 0
+        nWords := Mux(saved, words(cBytes), words(total))
+        lastCount := Mux(saved, tail(cBytes), tail(total))
+        state := S.Emit
+      }
+    }
+    is(S.Emit) {
+      io.output.valid := rsp.valid
+      io.output.last := rsp.last && !saved
+      rsp.ready := io.output.ready
+      when(io.output.fire && rsp.last) {
+        k := 0
+        when(saved) { state := S.Trailer } otherwise { done() }
+      }
+    }
+    is(S.Trailer) {
+      val n = (5 + W - 1) / W
+      val beats = trailer.resize(8 * n * W).subdivideIn(8 * W bits)
+      io.output.valid := True
+      io.output.fragment.data := (if (n == 1) beats(0) else beats(k.resized))
+      io.output.fragment.count := Mux(k === n - 1, U(5 - (n - 1) * W, log2Up(W + 1) bits), U(W, log2Up(W + 1) bits))
+      io.output.last := k === n - 1
+      when(io.output.ready) {
+        k := k + 1
+        when(k === n - 1) { done() }
+      }
+    }
+  }
 }
