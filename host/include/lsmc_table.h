@@ -54,9 +54,9 @@ struct Result {
   uint64_t cpu_us = 0;   // CPU time of the calling thread inside the model or the simulation
   // On an error: the engine's code (KEY_TOO_LONG, BAD_CRC, ..., or EXCEPTION) and its line.
   std::string error_code, error;
-  // rtl: a job its RTL does not run yet (no job ran; `error` says why): `rtl-compression` (Snappy
-  // output), `rtl-filter` (a filter block), `rtl-ways` (more runs than the engine's ways), `rtl-limits`
-  // (a field or capacity of the engine: 32-bit sizes and addresses, the walker's RAMs).
+  // rtl: a job its RTL cannot take (no job ran; `error` says why): `rtl-filter` (bloom bits over the
+  // job's 8-bit field), `rtl-ways` (a cascade's drop-free pass cannot keep a sequence-0 deletion),
+  // `rtl-limits` (a field or capacity of the engine: 32-bit sizes and addresses, the walker's RAMs).
   std::string refused;
   bool ok() const { return error_code.empty(); }
 };
