@@ -3,9 +3,9 @@ APB3 registers from regif) in Verilator, driven as a CPU drives it: the job's de
 load in simulated memory (te_job.json's layouts), DESC_ADDR and CTRL.GO over APB, the interrupt, STATUS and the
 TE_OUT records. Against the engine's C++ model (byte-exact with LevelDB 1.23's compaction): the output tables
 must compare SAME with and without random stalls and after a soft reset; a malformed table gives the model's
-error code, table and offset; a malformed descriptor, a result area too small, and the options the engine lacks
-yet give the front end's named error, never a hang. The harness: hw/ip/table_engine/dv/te_unit_harness.cpp
-(doc/table_engine_soc.md)."""
+error code, table and offset; Snappy and filter jobs give the model's tables; a malformed descriptor and a
+result area too small give the front end's named error, never a hang. The harness:
+hw/ip/table_engine/dv/te_unit_harness.cpp (doc/table_engine_soc.md)."""
 from __future__ import annotations
 
 import json
@@ -116,17 +116,24 @@ def test_malformed_descriptor(jobs, tmp_path, field, value):
     assert "front end" in r.stderr and not (tmp_path / "unit").exists()
 
 
-def test_options_the_engine_lacks(jobs, tmp_path):
-    """Snappy output and a bloom filter are reserved in the descriptor: refused (their word named) until the engine
-    has them."""
+def test_snappy_and_filter_same_as_model(model, tmp_path):
+    """Snappy tables in and out (TE_F_SNAPPY) with a bloom filter block (bloom_bits_per_key 10): the model's
+    tables; bits per key over the engine's 8-bit field are refused, the word named."""
     d = tmp_path / "job"
-    shutil.copytree(jobs["dbbench"].parent, d)
+    assert tables.main(["make", str(d), "--workload", "dbbench", "--compression", "snappy", "--bloom-bits", "10",
+                        "--entries", "800"]) == 0
+    m = model_run(model, d / "job.json", tmp_path / "model")
+    assert m.returncode == 0, m.stderr
+    r = run(d / "job.json", tmp_path / "unit", "--stall", "0.2")
+    assert r.returncode == 0, r.stderr
+    ok, verdict = tables.compare_dirs(tmp_path / "model", tmp_path / "unit")
+    assert ok, verdict
     job = json.loads((d / "job.json").read_text())
-    job["options"]["bloom_bits_per_key"] = 10
+    job["options"]["bloom_bits_per_key"] = 256
     (d / "job.json").write_text(json.dumps(job))
-    r = run(d / "job.json", tmp_path / "unit")
+    r = run(d / "job.json", tmp_path / "unit2")
     word = desc_word("bloom_bits_per_key")
-    assert error_fields(r.stderr) == f"error=BAD_JOB table={d / 'job.json'} offset={4 * word}"
+    assert error_fields(r.stderr) == f"error=BAD_JOB table={d / 'job.json'} offset={4 * word}", r.stderr
 
 
 def test_result_area_full(jobs, model, tmp_path):

@@ -33,8 +33,7 @@ constexpr int K = WAYS;
     !defined(MAX_BLOCKS)
 #error "build with lsmc.build.table_engine_top: it defines the walker's capacities and the reader's blocks"
 #endif
-constexpr size_t kMaxLevels = WALKER_LEVELS, kMaxRanges = WALKER_FILES, kRangeWords = WALKER_KEY_WORDS,
-                 kMaxGrandparents = GRANDPARENTS;
+const WalkerLimits kWalkerLimits{WALKER_LEVELS, WALKER_FILES, WALKER_KEY_WORDS, GRANDPARENTS};
 constexpr uint64_t kMaxBlocks = MAX_BLOCKS;  // data blocks of one input table (the table reader's handle RAM)
 constexpr uint64_t kWriterIndexBytes = 1 << 16;  // one table's index block (rtl/TableWriter.scala, indexBytes)
 constexpr uint64_t kMemBase = 0x10000000;
@@ -273,10 +272,7 @@ class Engine::Bench {
 
  private:
   void Tick() {
-    top_.clk = 1;
-    top_.eval();
-    top_.clk = 0;
-    top_.eval();
+    simc::tick(top_);
     cycle_++;
   }
 #define TE_TABLE(i)                                                  \
@@ -429,7 +425,7 @@ void PlanCascade(const te::CompactionSpec& s, const std::string& path, Prepared*
     x.options.max_file_size = std::min<uint64_t>(0xffffffffull, (blocks - 2) * s.writer.block_size);
     x.options.verify_checksums = s.verify_checksums;
     x.options.smallest_snapshot = 0;
-    x.loads = WalkerLoads(x.options, path);
+    x.loads = WalkerLoads(x.options, path, W, kWalkerLimits);
     x.outOff = at;
     x.outBytes = scan.bound;
     at = (at + x.outBytes + 4095) & ~uint64_t(4095);
@@ -448,7 +444,7 @@ PreparedJob Prepare(const te::CompactionSpec& s, const std::string& path, const 
   p->name = path;
   // What this engine does not do yet: refused before anything runs.
   CheckOptions(s, path);
-  p->loads = WalkerLoads(s, path, W, {kMaxLevels, kMaxRanges, kRangeWords, kMaxGrandparents});
+  p->loads = WalkerLoads(s, path, W, kWalkerLimits);
 
   // Memory: the input tables (each at an address that is not a multiple of the beat), then the output buffer.
   uint64_t at = 0x1000;

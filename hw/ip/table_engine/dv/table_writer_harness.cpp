@@ -45,6 +45,7 @@
 #include "random_entries.h"
 #include "table_reader.h"
 #include "table_writer.h"
+#include "entry_stream.h"
 #include "tb.h"
 
 namespace te = table_engine;
@@ -58,7 +59,11 @@ constexpr int W = BEAT_BYTES;
 constexpr int kDataWords = W / 4;
 constexpr int kSrcWords = kDataWords + 4;   // data, kind, count, keyBytes, valueBytes
 constexpr int kSinkWords = kDataWords + 1;  // data, count
-constexpr int kHead = 0, kKey = 1, kValue = 2, kControl = 3, kCut = 0, kEnd = 1;
+using te_dv::kControl;
+using te_dv::kHead;
+using te_dv::kKey;
+using te_dv::kValue;
+constexpr uint32_t kCut = 0, kEnd = 1;  // a control beat's count: close the table here, end of the job
 
 using simc::getWords;
 using simc::putWords;
@@ -246,23 +251,12 @@ class Bench {
   std::string framingError, trailing;
 
  private:
-  void PushBeat(int kind, const char* p, size_t n, uint64_t kl, uint64_t vl, bool last) {
-    uint32_t w[kSrcWords] = {};
-    uint8_t bytes[W] = {};
-    if (p) std::copy(p, p + n, bytes);
-    for (int j = 0; j < kDataWords; j++) w[j] = simc::le32(&bytes[4 * j]);
-    w[kDataWords] = kind;
-    w[kDataWords + 1] = uint32_t(n);
-    w[kDataWords + 2] = uint32_t(kl);
-    w[kDataWords + 3] = uint32_t(vl);
-    src_.push(w, last);
+  void PushBeat(uint32_t kind, const char* p, size_t n, uint64_t kl, uint64_t vl, bool last) {
+    te_dv::PushEntryBeat<W>(src_, kind, p, n, kl, vl, last);
   }
 
   void Tick() {
-    top_.clk = 1;
-    top_.eval();
-    top_.clk = 0;
-    top_.eval();
+    simc::tick(top_);
   }
 
   // A sink's beats into byte strings, one per `last`, checking the framing: full beats but each string's final.
@@ -672,17 +666,13 @@ int main(int argc, char** argv) {
   args.number("--key-len", &o.keyLen, "every user key this long (consecutive numbers), with --entries (0: random keys)", "N",
               uint64_t(0), uint64_t(te::kMaxUserKeyBytes));
   args.number("--value-len", &o.valueLen, "with --key-len: every value this long", "N", uint64_t(0), uint64_t(1) << 20);
-  args.custom("--cut", "P", "chance of a CUT beat before each entry",
-              [&](const std::string& opt, const std::string& v) { o.cut = simc::toProbability(v, opt); });
-  args.custom("--pin", "P", "stall probability of the command and entry streams",
-              [&](const std::string& opt, const std::string& v) { o.pin = simc::toProbability(v, opt, 1.0, false); });
-  args.custom("--pout", "P", "stall probability of the output, key and status streams",
-              [&](const std::string& opt, const std::string& v) { o.pout = simc::toProbability(v, opt, 1.0, false); });
-  args.custom("--long-key", "P", "fraction of jobs with one key over the limit (KEY_TOO_LONG, then a soft reset)",
-              [&](const std::string& opt, const std::string& v) { o.longKey = simc::toProbability(v, opt); });
-  args.custom("--bad", "P", "fraction of jobs the writer must refuse (BAD_JOB: restart interval 0, block_size 2^31, a "
-              "VALUE beat where a HEAD is due, a key under 8 bytes), then a soft reset",
-              [&](const std::string& opt, const std::string& v) { o.bad = simc::toProbability(v, opt); });
+  args.probability("--cut", &o.cut, "chance of a CUT beat before each entry");
+  args.probability("--pin", &o.pin, "stall probability of the command and entry streams", true);
+  args.probability("--pout", &o.pout, "stall probability of the output, key and status streams", true);
+  args.probability("--long-key", &o.longKey,
+                   "fraction of jobs with one key over the limit (KEY_TOO_LONG, then a soft reset)");
+  args.probability("--bad", &o.bad, "fraction of jobs the writer must refuse (BAD_JOB: restart interval 0, block_size "
+                   "2^31, a VALUE beat where a HEAD is due, a key under 8 bytes), then a soft reset");
   args.number("--index-bytes", &o.indexBytes, "the RTL's index buffer as generated (0: never full in these jobs)");
   args.custom("--bloom", "N|random", "bloom_bits_per_key of every job, 0 to 1000 (0: no filter block; default 0), or "
               "random: 0, 1, 10 or 20 per job",

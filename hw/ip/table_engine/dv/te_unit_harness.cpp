@@ -173,10 +173,7 @@ class Unit {
     Tick();
   }
   void Tick() {
-    top_.clk = 1;
-    top_.eval();
-    top_.clk = 0;
-    top_.eval();
+    simc::tick(top_);
     cycle_++;
   }
   simc::Prng rng_;

@@ -28,11 +28,6 @@ case class FrontStatus() extends Bundle {
 object TableEngineFront {
   val UnitFront = 4 // STATUS.UNIT of the front end's own errors (EngineUnit's are 0..3)
   val unitNames = Seq("READER", "MERGE", "WRITER", "OUTPUT", "FRONT")
-  /** The options EngineJob has today beyond the first ones: the front end drives them from the descriptor once
-    * the engine has them, and refuses a descriptor that asks for them until then. */
-  lazy val engineFields: Set[String] = EngineJob().elements.map(_._1).toSet
-  def hasSnappy: Boolean = engineFields.contains("snappy")
-  def hasBloom: Boolean = engineFields.contains("bloomBitsPerKey")
 }
 
 /** The register front end's core, bus-agnostic (its registers: TableEngineRegs; the unit: TableEngineUnit). After
@@ -135,7 +130,7 @@ case class TableEngineFront(c: TableEngineConfig, tableFifo: Int = 4) extends Co
   r.ready := False
   def beatsToBoundary(a: UInt): UInt = ((U(4096, 13 bits) - a(11 downto 0)) >> beatShift).resize(13)
 
-  // ---- the job's options, the newer EngineJob fields driven when the engine has them ----
+  // ---- the job's options ----
   io.job.valid := state === S.Job
   io.job.runs := runs.resized
   io.job.verify := flagBit("VERIFY")
@@ -145,11 +140,8 @@ case class TableEngineFront(c: TableEngineConfig, tableFifo: Int = 4) extends Co
   io.job.maxFileSize := field("max_file_size")
   io.job.outBase := field("out_base")
   io.job.outBytes := field("out_bytes")
-  for ((name, d) <- io.job.payload.elements) name match {
-    case "snappy" => d.asInstanceOf[Bool] := flagBit("SNAPPY")
-    case "bloomBitsPerKey" => d.asInstanceOf[UInt] := field("bloom_bits_per_key").resized
-    case _ =>
-  }
+  io.job.snappy := flagBit("SNAPPY")
+  io.job.bloomBitsPerKey := field("bloom_bits_per_key").resized
 
   // ---- descriptor fetch and checks ----
   val beat = Reg(UInt(log2Up(descWords * 4 / W + 1) bits))
@@ -160,7 +152,7 @@ case class TableEngineFront(c: TableEngineConfig, tableFifo: Int = 4) extends Co
   checkBad := False
   // The first failing field (in word order) names the error: the checks are listed in that order and the
   // first assignment in program order must win, so they are applied last to first.
-  val known = (1 << TeJob.flag("VERIFY")) | (if (TableEngineFront.hasSnappy) 1 << TeJob.flag("SNAPPY") else 0)
+  val known = (1 << TeJob.flag("VERIFY")) | (1 << TeJob.flag("SNAPPY"))
   val runMask = Vec((0 until K).map(k => U(k) < runs))
   val checks: Seq[(Bool, Int)] = Seq(
     (desc(idx("magic")) =/= B(const("TE_MAGIC"), 32 bits), idx("magic")),
@@ -169,7 +161,7 @@ case class TableEngineFront(c: TableEngineConfig, tableFifo: Int = 4) extends Co
     ((flags & ~U(known, 32 bits)) =/= 0, idx("flags")),
     (field("restart_interval") === 0 || field("restart_interval") > 0xffff, idx("restart_interval")),
     (field("max_file_size") === 0, idx("max_file_size")),
-    (if (TableEngineFront.hasBloom) False else field("bloom_bits_per_key") =/= 0, idx("bloom_bits_per_key")),
+    (field("bloom_bits_per_key") > io.job.bloomBitsPerKey.maxValue, idx("bloom_bits_per_key")),
     (field("out_base")(beatShift - 1 downto 0) =/= 0, idx("out_base")),
     (field("result_addr")(log2Up(const("TE_OUT_ALIGN").toInt) - 1 downto 0) =/= 0, idx("result_addr")),
     (field("loads_addr")(log2Up(const("TE_LOAD_ALIGN").toInt) - 1 downto 0) =/= 0, idx("loads_addr")),
