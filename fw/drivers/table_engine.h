@@ -38,7 +38,7 @@ int te_present(unsigned u, uint32_t *config);
 /* Clears STATUS, IRQ_STATUS and the counters of an idle unit; TE_E_BUSY while a job runs. */
 int te_soft_reset(unsigned u);
 /* Runs the job whose descriptor is at `desc` on unit u; waits by interrupt (use_irq) or polling, at most
- * `timeout_cycles` (0: one clock per 2 bytes of its tables, at least 10^7). Returns r->rc. */
+ * `timeout_cycles` (0: 8 clocks per byte of its tables, at least 10^7). Returns r->rc. */
 int te_run(unsigned u, uint32_t desc, int use_irq, uint64_t timeout_cycles, te_result *r);
 /* "BAD_MAGIC", ... of a STATUS.CODE; "READER", ... of a STATUS.UNIT. */
 const char *te_err_name(uint32_t code);
