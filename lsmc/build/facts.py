@@ -207,14 +207,27 @@ def job_header() -> str:
         defs.append((f"/* {g}_*: status codes (the scenario's exit code). */", None, None))
         defs += [(f"{g}_{n}", str(v[0]), v[1]) for n, v in st.items()]
     for name, lay in d["layouts"].items():
-        defs.append((f"/* {name}_*: word index of each field (32-bit words from the layout's start), {name}_NWORDS. */",
-                     None, None))
-        i = 0
-        for base, n, doc in _fields(lay):
-            what = (f"{n} words" if n != 1 else "") + (": " if doc and n != 1 else "") + doc
-            defs.append((f"{name}_{base.upper()}", str(i), what))
-            i += n
-        defs.append((f"{name}_NWORDS", str(lay.get("size", i)), "words of the layout"))
+        defs += _layout_defines(name, lay, "word index of each field (32-bit words from the layout's start), "
+                                           f"{name}_NWORDS")
+    return "\n".join(out + _define_lines(defs) + ["", "#endif", ""])
+
+
+def _layout_defines(name: str, lay: dict, heading: str) -> list[tuple]:
+    """A layout's word indexes as (name, value, comment) defines: `NAME_FIELD` per field, `NAME_NWORDS`, after a
+    `/* NAME_*: heading. */` line."""
+    defs = [(f"/* {name}_*: {heading}. */", None, None)]
+    i = 0
+    for base, n, doc in _fields(lay):
+        defs.append((f"{name}_{base.upper()}", str(i), (f"{n} words" if n != 1 else "") +
+                     (": " if doc and n != 1 else "") + doc))
+        i += n
+    defs.append((f"{name}_NWORDS", str(lay.get("size", i)), "words of the layout"))
+    return defs
+
+
+def _define_lines(defs: list[tuple]) -> list[str]:
+    """(name, value, comment) as aligned `#define` lines; a value of None is a comment line after a blank."""
+    out = []
     w = max(len(n) for n, v, _ in defs if v is not None) + 1
     for n, v, c in defs:
         if v is None:
@@ -222,8 +235,7 @@ def job_header() -> str:
         else:
             line = f"#define {n:<{w}} {v}"
             out.append(f"{line} /* {c} */" if c else line)
-    out += ["", "#endif", ""]
-    return "\n".join(out)
+    return out
 
 
 # ---- the table engine's job descriptor ---------------------------------------------------------
@@ -276,20 +288,8 @@ def te_job_header() -> str:
         defs.append((f"/* {g}_*: the descriptor's flag bits. */", None, None))
         defs += [(f"{g}_{n}", f"(1u << {v[0]})", v[1]) for n, v in fs.items()]
     for name, lay in d["layouts"].items():
-        defs.append((f"/* {name}_*: word index of each field, {name}_NWORDS the layout's words. */", None, None))
-        i = 0
-        for base, n, doc in _fields(lay):
-            defs.append((f"{name}_{base.upper()}", str(i), (f"{n} words: " if n != 1 else "") + doc))
-            i += n
-        defs.append((f"{name}_NWORDS", str(lay.get("size", i)), "words of the layout"))
-    w = max(len(n) for n, v, _ in defs if v is not None) + 1
-    for n, v, c in defs:
-        if v is None:
-            out += ["", n]
-        else:
-            out.append(f"#define {n:<{w}} {v} /* {c} */")
-    out += ["", "#endif", ""]
-    return "\n".join(out)
+        defs += _layout_defines(name, lay, f"word index of each field, {name}_NWORDS the layout's words")
+    return "\n".join(out + _define_lines(defs) + ["", "#endif", ""])
 
 
 def _onfi_header() -> str:
