@@ -19,6 +19,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from te_rtl import make_jobs
 
 from lsmc import tables
 from lsmc.build import table_engine_top as top
@@ -46,14 +47,10 @@ JOBS = {
 
 @pytest.fixture(scope="module")
 def jobs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("jobs")
-    out = {}
-    for name, (workload, flags) in JOBS.items():
-        d = root / name
-        assert tables.main(["make", str(d), "--workload", workload, "--compression", "none", *flags]) == 0
-        options = json.loads((d / "job.json").read_text())["options"]
+    out = make_jobs(tmp_path_factory.mktemp("jobs"), JOBS)
+    for name, (_, flags) in JOBS.items():
+        options = json.loads(out[name].read_text())["options"]
         assert options["compression"] == ("snappy" if "snappy" in flags else "none")
-        out[name] = d / "job.json"
     return out
 
 

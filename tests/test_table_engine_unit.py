@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from te_rtl import make_jobs
 
 from lsmc import tables
 from lsmc.build import facts
@@ -29,13 +30,7 @@ JOBS = {
 
 @pytest.fixture(scope="module")
 def jobs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("jobs")
-    out = {}
-    for name, (workload, flags) in JOBS.items():
-        d = root / name
-        assert tables.main(["make", str(d), "--workload", workload, "--compression", "none", *flags]) == 0
-        out[name] = d / "job.json"
-    return out
+    return make_jobs(tmp_path_factory.mktemp("jobs"), JOBS)
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,9 @@
 """What the table engine's unit tests share: the beat widths they build (4 bytes, the narrowest, only with
-LSMC_LONG=1; 16, the engine's), a module fixture that builds a unit's harness at each width, and the check
-of a run that must agree with the model."""
+LSMC_LONG=1; 16, the engine's), a module fixture that builds a unit's harness at each width, the check
+of a run that must agree with the model, and the job folders `lsmc tables make` writes for them."""
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -27,3 +29,15 @@ def run_ok(run, *args) -> dict:
     assert res.returncode == 0 and s["mismatches"] == 0 and s["violations"] == 0 and s.get("hangs", 0) == 0, \
         f"{res.stdout[-4000:]}\n{res.stderr[-4000:]}"
     return s
+
+
+def make_jobs(root: Path, specs: dict) -> dict:
+    """One job folder per `name: (workload, extra make flags)` under `root` (uncompressed unless the flags say
+    otherwise: the last --compression wins); name -> its job.json."""
+    from lsmc import tables
+    out = {}
+    for name, (workload, flags) in specs.items():
+        d = root / name
+        assert tables.main(["make", str(d), "--workload", workload, "--compression", "none", *flags]) == 0
+        out[name] = d / "job.json"
+    return out
