@@ -10,7 +10,7 @@ from pathlib import Path
 
 from lsmc import build
 from lsmc.build import table_model
-from lsmc.build.table_engine_rtl import DV, TAG_BYTES
+from lsmc.build.table_engine_rtl import DV, DV_HEADERS, TAG_BYTES
 from lsmc.paths import BUILD, GEN, ROOT
 
 WIDTHS = (4, 8, 16, 32)  # beat bytes (table_engine.GenerateMerge --bytes)
@@ -50,7 +50,7 @@ def build_harness(width: int = 16, ways: int = 4) -> Path:
     verilog = generate(width, ways) / "MergeDrop.v"
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
-    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), DV / "random_entries.h")
+    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), *DV_HEADERS)
     flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width} -DWAYS={ways}", *common_flags]
     return build.verilate("MergeDrop", [verilog], [HARNESS, *MODEL_SOURCES, *common_srcs],
                           BUILD / "table_engine" / f"merge_{_name(width, ways)}", flags=flags, cflags="-O2")

@@ -16,7 +16,9 @@ from lsmc.paths import BUILD, GEN, ROOT
 WIDTHS = (4, 8, 16, 32)  # beat bytes the generator takes (table_engine.Generate --bytes)
 DV = ROOT / "hw" / "ip" / "table_engine" / "dv"
 HARNESS = DV / "block_reader_harness.cpp"
-DV_HEADERS = (DV / "random_entries.h", DV / "leveldb_tables.h")  # what both harnesses include from dv/
+# Every header of dv/, in each harness's build stamp: a harness includes some of them, and a change to one must
+# rebuild whatever includes it (over-rebuilding the others is the cheaper error).
+DV_HEADERS = tuple(sorted(DV.glob("*.h")))
 BUILDER_HARNESS = ROOT / "hw" / "ip" / "table_engine" / "dv" / "block_builder_harness.cpp"
 MODEL = table_model.MODEL
 # The model's pieces the harness links: blocks built and read as the model does.

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from lsmc import build
-from lsmc.build import table_model
+from lsmc.build import table_engine_rtl, table_model
 from lsmc.paths import BUILD, GEN, ROOT
 
 WIDTHS = (4, 8, 16, 32)  # beat bytes the generator takes (table_engine.GenerateSnappy --bytes)
@@ -19,8 +19,6 @@ MODEL = table_model.MODEL
 # framing (the blocks of a table file, --table).
 MODEL_SOURCES = [MODEL / f"{n}.cc" for n in ("snappy_codec", "block_builder", "block_reader", "coding", "crc32c",
                                               "error", "format")]
-DV_HEADERS = tuple(ROOT / "hw" / "ip" / "table_engine" / "dv" / h for h in ("leveldb_tables.h", "snappy_data.h",
-                                                                         "random_entries.h"))
 
 
 def _check(width: int) -> None:
@@ -41,7 +39,7 @@ def build_harness(width: int = 16) -> Path:
     verilog = generate(width) / "SnappyDecompressor.v"
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
-    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), *DV_HEADERS)
+    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), *table_engine_rtl.DV_HEADERS)
     flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width} -DHISTORY_BYTES={HISTORY}",
              "-LDFLAGS", "-lsnappy", *common_flags]
     return build.verilate("SnappyDecompressor", [verilog], [HARNESS, *MODEL_SOURCES, *common_srcs],

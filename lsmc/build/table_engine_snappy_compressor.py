@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from lsmc import build
-from lsmc.build import table_model
+from lsmc.build import table_engine_rtl, table_model
 from lsmc.paths import BUILD, GEN, ROOT
 
 WIDTHS = (4, 8, 16, 32)  # beat bytes the generator takes (table_engine.GenerateSnappyCompressor --bytes)
@@ -17,7 +17,6 @@ HARNESS = ROOT / "hw" / "ip" / "table_engine" / "dv" / "snappy_compressor_harnes
 MODEL = table_model.MODEL
 # The model's codec (the expected bytes) and its block builder (LevelDB data blocks to compress).
 MODEL_SOURCES = [MODEL / f"{n}.cc" for n in ("snappy_codec", "block_builder", "coding", "error")]
-DV_HEADERS = tuple(ROOT / "hw" / "ip" / "table_engine" / "dv" / h for h in ("snappy_data.h", "random_entries.h"))
 
 
 def sizes() -> dict[str, int]:
@@ -44,7 +43,7 @@ def build_harness(width: int = 16) -> Path:
     verilog = generate(width) / "SnappyCompressor.v"
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
-    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), *DV_HEADERS)
+    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), *table_engine_rtl.DV_HEADERS)
     flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width} -DMAX_BLOCK_BYTES={sizes()['max_block']}",
              "-LDFLAGS", "-lsnappy", *common_flags]
     return build.verilate("SnappyCompressor", [verilog], [HARNESS, *MODEL_SOURCES, *common_srcs],

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from lsmc import build
 from lsmc.build import table_model
-from lsmc.build.table_engine_rtl import DV, TAG_BYTES
+from lsmc.build.table_engine_rtl import DV, DV_HEADERS, TAG_BYTES
 from lsmc.paths import BUILD, GEN, ROOT
 
 WIDTHS = (4, 8, 16, 32)  # beat bytes (table_engine.GenerateTableEngine --bytes)
@@ -69,7 +69,7 @@ def build_harness(width: int = 16, ways: int = 4) -> Path:
     verilog = generate(width, ways) / "TableEngine.v"
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
-    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), SIM_HEADER, DV / "walker_loads.h")
+    common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), *DV_HEADERS)
     flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} {defines(width, ways)}",
              "-LDFLAGS", "-ljson-c", *common_flags]
     return build.verilate("TableEngine", [verilog], [HARNESS, SIM, *MODEL_SOURCES, *common_srcs],

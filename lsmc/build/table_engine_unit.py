@@ -11,12 +11,11 @@ from pathlib import Path
 
 from lsmc import build
 from lsmc.build import facts, table_engine_top, table_model
-from lsmc.build.table_engine_rtl import DV, TAG_BYTES
+from lsmc.build.table_engine_rtl import DV, DV_HEADERS, TAG_BYTES
 from lsmc.paths import BUILD, GEN, ROOT
 
 WIDTH = 16  # the front end's TE_LOAD records carry 16-byte beats
 HARNESS = DV / "te_unit_harness.cpp"
-HEADERS = [DV / "walker_loads.h", table_engine_top.SIM_HEADER]
 
 
 def generate(ways: int = 4) -> Path:
@@ -40,7 +39,7 @@ def build_harness(ways: int = 4) -> Path:
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
     fdir = facts.include_dir()
-    common_srcs, common_flags = build.sim_common(*sorted(table_engine_top.MODEL.glob("*.h")), *HEADERS,
+    common_srcs, common_flags = build.sim_common(*sorted(table_engine_top.MODEL.glob("*.h")), *DV_HEADERS,
                                                  gen / "te_regs.h")
     flags = ["-CFLAGS", f"-std=c++17 -I{table_engine_top.MODEL} -I{DV} -I{gen} -I{fdir} "
                         f"{table_engine_top.defines(WIDTH, ways)}",

@@ -11,6 +11,7 @@
 
 #include "axi_mem.h"
 #include "cycle_model.h"
+#include "engine_axi.h"
 #include "internal_key.h"
 #include "table_reader.h"
 #include "tb.h"
@@ -39,10 +40,7 @@ constexpr uint64_t kWriterIndexBytes = 1 << 16;  // one table's index block (rtl
 constexpr uint64_t kMemBase = 0x10000000;
 using Strb = std::conditional_t<(W <= 8), CData, std::conditional_t<(W <= 16), SData, IData>>;
 
-inline uint32_t* words(IData& s) { return &s; }
-inline uint32_t* words(QData& s) { return reinterpret_cast<uint32_t*>(&s); }
-template <std::size_t N>
-inline uint32_t* words(VlWide<N>& s) { return s.data(); }
+using te_dv::words;
 template <typename T>
 void putBytes(T& s, const uint8_t* p, size_t n, size_t width) {
   uint32_t* w = words(s);
@@ -144,28 +142,7 @@ class Engine::Bench {
     cfg.stall = o.stall;
     cfg.seed = o.seed * 7 + 1;
     cfg.onlySize = W, cfg.onlyIncr = true, cfg.maxBeats = 16, cfg.aligned = true;
-    typename simc::AxiSlave<Strb>::Pins r{}, w{};
-    r.awValid = &dc_, r.awReady = &dc_, r.awId = &dc_, r.awLen = &dc_, r.awSize = &dc_, r.awBurst = &dc_;
-    r.awAddr = &di_, r.wValid = &dc_, r.wReady = &dc_, r.wLast = &dc_, r.wData = dw_, r.wStrb = &ds_;
-    r.bValid = &dc_, r.bReady = &dc_, r.bId = &dc_, r.bResp = &dc_;
-    r.arValid = &top_.io_axiRead_ar_valid, r.arReady = &top_.io_axiRead_ar_ready;
-    r.arId = &top_.io_axiRead_ar_payload_id, r.arLen = &top_.io_axiRead_ar_payload_len;
-    r.arSize = &top_.io_axiRead_ar_payload_size, r.arBurst = &top_.io_axiRead_ar_payload_burst;
-    r.arAddr = &top_.io_axiRead_ar_payload_addr;
-    r.rValid = &top_.io_axiRead_r_valid, r.rReady = &top_.io_axiRead_r_ready, r.rId = &top_.io_axiRead_r_payload_id;
-    r.rResp = &top_.io_axiRead_r_payload_resp, r.rLast = &top_.io_axiRead_r_payload_last;
-    r.rData = words(top_.io_axiRead_r_payload_data);
-    w.arValid = &dc_, w.arReady = &dc_, w.arId = &dc_, w.arLen = &dc_, w.arSize = &dc_, w.arBurst = &dc_;
-    w.arAddr = &di_, w.rValid = &dc_, w.rReady = &dc_, w.rId = &dc_, w.rResp = &dc_, w.rLast = &dc_, w.rData = dw_;
-    w.awValid = &top_.io_axiWrite_aw_valid, w.awReady = &top_.io_axiWrite_aw_ready;
-    w.awId = &top_.io_axiWrite_aw_payload_id, w.awLen = &top_.io_axiWrite_aw_payload_len;
-    w.awSize = &top_.io_axiWrite_aw_payload_size, w.awBurst = &top_.io_axiWrite_aw_payload_burst;
-    w.awAddr = &top_.io_axiWrite_aw_payload_addr;
-    w.wValid = &top_.io_axiWrite_w_valid, w.wReady = &top_.io_axiWrite_w_ready;
-    w.wLast = &top_.io_axiWrite_w_payload_last, w.wData = words(top_.io_axiWrite_w_payload_data);
-    w.wStrb = &top_.io_axiWrite_w_payload_strb;
-    w.bValid = &top_.io_axiWrite_b_valid, w.bReady = &top_.io_axiWrite_b_ready;
-    w.bId = &top_.io_axiWrite_b_payload_id, w.bResp = &top_.io_axiWrite_b_payload_resp;
+    const auto r = te_dv::ReadPortPins<Strb>(top_, idle_), w = te_dv::WritePortPins<Strb>(top_, idle_);
     rd_ = std::make_unique<simc::AxiSlave<Strb>>("table_engine read", W, &mem_, r, cfg);
     cfg.seed = o.seed * 11 + 3;
     wr_ = std::make_unique<simc::AxiSlave<Strb>>("table_engine write", W, &mem_, w, cfg);
@@ -313,10 +290,7 @@ class Engine::Bench {
   std::unique_ptr<VerilatedContext> ctx_ = std::make_unique<VerilatedContext>();  // the engine's own
   VTableEngine top_{ctx_.get(), "TOP"};
   std::unique_ptr<simc::AxiSlave<Strb>> rd_, wr_;
-  CData dc_ = 0;
-  IData di_ = 0;
-  Strb ds_ = 0;
-  uint32_t dw_[16] = {};
+  te_dv::IdleAxi<Strb> idle_;  // the read port's write half and the write port's read half
   uint64_t cycle_ = 0, start_ = 0;
 };
 
