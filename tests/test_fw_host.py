@@ -574,6 +574,38 @@ def test_firmware_builds_without_warnings(tmp_path):
     stack = int(re.search(r"^([0-9a-f]+) \w __stack$", syms, re.M).group(1), 16)
     end = int(re.search(r"^([0-9a-f]+) \w __bss_end$", syms, re.M).group(1), 16)
     assert stack == 0x80040000 and end + 0x4000 <= stack  # fits with its stack in the 256 KiB RAM
+    _check_c_merge_in_one_piece(elf)
+
+
+def _check_c_merge_in_one_piece(elf):
+    """The C merge Table III and the DDR calibration time (kb16_merge and every function its loop reaches) lies in
+    one span no longer than the direct-mapped instruction cache, so it never evicts itself wherever the code before
+    it ends (fw/link.ld). Found from the disassembly's calls, not from link.ld's list, so a new callee fails here."""
+    import json
+    dis = subprocess.run(["riscv64-unknown-elf-objdump", "-d", elf], capture_output=True, text=True).stdout
+    calls, fn = {}, None
+    for line in dis.splitlines():
+        if (m := re.match(r"^([0-9a-f]+) <([\w.]+)>:$", line)):
+            fn = m.group(2)
+            calls[fn] = set()
+        elif fn and (m := re.search(r"\sjal\s+(?:ra,)?\s*[0-9a-f]+ <([\w.]+)>", line)):
+            calls[fn].add(m.group(1))
+    syms = subprocess.run(["riscv64-unknown-elf-nm", "-S", elf], capture_output=True, text=True).stdout
+    span = {m.group(3): (int(m.group(1), 16), int(m.group(2), 16))
+            for m in re.finditer(r"^([0-9a-f]+) ([0-9a-f]+) [tT] ([\w.]+)$", syms, re.M)}
+    tree, todo = set(), ["kb16_merge"]
+    while todo:
+        f = todo.pop()
+        if f not in tree:
+            tree.add(f)
+            todo += sorted(calls.get(f, ()))
+    assert {"kb16_merge", "memcpy"} <= tree, sorted(tree)
+    lo = min(span[f][0] for f in tree)
+    hi = max(span[f][0] + span[f][1] for f in tree)
+    presets = json.loads((firmware.ROOT / "lsmc" / "data" / "presets.json").read_text())["soc"]
+    icache = min(p["config"]["iCacheSize"] for p in presets.values())
+    assert hi - lo <= icache, f"the C merge's code spans {hi - lo} bytes, over the {icache}-byte I$: " + \
+        ", ".join(f"{f}@{span[f][0]:#x}" for f in sorted(tree, key=lambda f: span[f][0]))
 
 
 def test_job_image_layout():
