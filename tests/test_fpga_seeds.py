@@ -108,3 +108,26 @@ def test_seed_options_refused_before_any_work(argv, needle, capsys, tmp_path):
         cli.main([*argv, "--results", str(tmp_path)])
     assert e.value.code == 2 and needle in capsys.readouterr().err
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_synthesis_kept_across_commits(tmp_path, monkeypatch):
+    """A design whose Verilog differs only in SpinalHDL's header (the git hash a commit changes) keeps its netlist;
+    any other change synthesises again."""
+    runs = []
+
+    def fake_yosys(cmd, outdir, log, what, timeout):
+        runs.append(what)
+        (outdir / "small.json").write_text("{}")
+        return 1.0
+
+    monkeypatch.setattr(flow, "run_step", fake_yosys)
+    v = tmp_path / "small.v"
+    head = "// Generator : SpinalHDL v1.14.2    git head : 78f29dc\n// Component : small\n// Git hash  : {}\n"
+    v.write_text(head.format("648a273") + SMALL_V)
+    flow.synth_ooc(tmp_path / "synth", v, "small", 900)
+    v.write_text(head.format("0123abc") + SMALL_V)
+    flow.synth_ooc(tmp_path / "synth", v, "small", 900)
+    assert len(runs) == 1
+    v.write_text(head.format("0123abc") + SMALL_V.replace("module small", "module  small"))
+    flow.synth_ooc(tmp_path / "synth", v, "small", 900)
+    assert len(runs) == 2

@@ -61,6 +61,17 @@ def ip_flow(outdir: Path = FPGA_BUILD / "compaction_ip", verilog: Path | None = 
     return res
 
 
+# SpinalHDL heads its Verilog with the generator's and the project's git hashes: comments, so they never change
+# the netlist, but the project's changes with every commit and would force a re-synthesis (53 min for the table
+# engine) of an unchanged design.
+_HASH_LINE = re.compile(rb"^// *(?:Generator|Git hash)\b[^\n]*\n", re.M)
+
+
+def synthesis_text(verilog: bytes) -> bytes:
+    """The Verilog as synthesis sees it, for the synthesis cache's key: without the generator's hash lines."""
+    return _HASH_LINE.sub(b"", verilog)
+
+
 def synth_ooc(outdir: Path, src: Path, top: str, timeout: float | None, times: dict | None = None) -> Path:
     """yosys' ECP5 netlist of `top` in `src`, in `outdir/<top>.json`; kept when the Verilog and the command
     are those of the last synthesis that ended (a re-run for placement or routing only skips minutes of
@@ -71,7 +82,7 @@ def synth_ooc(outdir: Path, src: Path, top: str, timeout: float | None, times: d
     local = outdir / src.name
     synth = f"read_verilog {local.name}; synth_ecp5 -top {top} -json {top}.json"
     stamp = outdir / "synth.stamp"
-    want = hashlib.sha256(src.read_bytes() + synth.encode()).hexdigest()
+    want = hashlib.sha256(synthesis_text(src.read_bytes()) + synth.encode()).hexdigest()
     if not ((outdir / f"{top}.json").is_file() and stamp.is_file() and stamp.read_text() == want):
         stamp.unlink(missing_ok=True)
         shutil.copyfile(src, local)
