@@ -15,8 +15,9 @@
 // (model/subcompaction.h, PlanSubcompactions) part after part on the one engine, each part a job of its own (its
 // runs' block windows and its user-key bounds), the output tables numbered in part order as the model's
 // `table_model --parts P` numbers them; --part PART.json runs one part given by hand: {"lo": HEX or null, "hi":
-// HEX or null, "windows": [[run, first_table, last_table, first_block, last_block], ...]} (the model's RunWindow,
-// last_block inclusive; nothing checked here, so a bad window reaches the engine). result.json then goes on with
+// HEX or null, "windows": [[run, first_table, last_table, first_block, end_block], ...]} (the engine's window:
+// first_block in the first table up to end_block, exclusive, in the last, 0 its index's end; the blocks are not
+// checked here, so a bad window reaches the engine). result.json then goes on with
 // "parts": per part its bounds, first output table, tables, entries in and out and clocks. --reference writes the
 // model's output of the same parts instead of running the RTL (CompactRuns over the windows, subcompaction.cc).
 // The stdout line with parts: `cycles=C ... tables_out=T parts=P bracket=B`, C the parts' clocks added (they
@@ -119,7 +120,7 @@ te::PartPlan ReadPart(const std::string& path, const te::CompactionSpec& s) {
   for (size_t i = 0; i < json_object_array_length(w); i++) {
     json_object* e = json_object_array_get_idx(w, i);
     if (!json_object_is_type(e, json_type_array) || json_object_array_length(e) != 5)
-      bad("windows[" + std::to_string(i) + "] is not [run, first_table, last_table, first_block, last_block]");
+      bad("windows[" + std::to_string(i) + "] is not [run, first_table, last_table, first_block, end_block]");
     uint64_t v[5];
     for (size_t k = 0; k < 5; k++) {
       json_object* x = json_object_array_get_idx(e, k);
@@ -128,7 +129,8 @@ te::PartPlan ReadPart(const std::string& path, const te::CompactionSpec& s) {
       v[k] = uint64_t(json_object_get_int64(x));
     }
     te::RunWindow rw;
-    rw.run = v[0], rw.first_table = v[1], rw.last_table = v[2], rw.first_block = v[3], rw.last_block = v[4];
+    rw.run = v[0], rw.first_table = v[1], rw.last_table = v[2], rw.first_block = v[3];
+    rw.last_block = v[4] ? v[4] - 1 : UINT64_MAX;  // the model's RunWindow: the last block read
     if (rw.run >= s.runs.size() || rw.first_table > rw.last_table || rw.last_table >= s.runs[rw.run].size() ||
         (i > 0 && rw.run <= p.windows.back().run))
       bad("windows[" + std::to_string(i) + "]: no such run or tables (runs ascending, tables in the run)");
@@ -151,7 +153,7 @@ void PartJob(const te::CompactionSpec& s, const te::PartPlan& pp, uint64_t numbe
     part->windows.emplace_back();
     for (size_t t = w.first_table; t <= w.last_table; t++) {
       uint64_t first = t == w.first_table ? w.first_block : 0;
-      uint64_t end = t == w.last_table ? w.last_block + 1 : 0;
+      uint64_t end = t == w.last_table && w.last_block != UINT64_MAX ? w.last_block + 1 : 0;
       if (first > 0xffffffffull || end > 0xffffffffull)
         Fail(te::ErrorCode::kBadJob, s.runs[w.run][t].name, 0, "a block window over the engine's 32-bit fields");
       part->windows.back().push_back({uint32_t(first), uint32_t(end)});
@@ -200,7 +202,7 @@ int MainParts(const Options& o, const sim::Options& so) {
     plan.resize(1);  // one part: the job whole, every table's every block, no bounds
     for (size_t r = 0; r < s.runs.size(); r++) {
       te::RunWindow w;
-      w.run = r, w.last_table = s.runs[r].size() - 1, w.last_block = 0xfffffffe, w.lo_blocks = 1;
+      w.run = r, w.last_table = s.runs[r].size() - 1, w.last_block = UINT64_MAX, w.lo_blocks = 1;
       plan[0].windows.push_back(w);
     }
   }
@@ -212,9 +214,6 @@ int MainParts(const Options& o, const sim::Options& so) {
   for (size_t j = 0; j < P; j++) {
     if (plan[j].windows.empty()) continue;  // nothing of the job in it: not dispatched (as the model)
     PartJob(s, plan[j], 0, &specs[j], &parts[j]);
-    if (o.parts <= 1 && o.part.empty())
-      for (auto& run : parts[j].windows)
-        for (auto& w : run) w = {0, 0};  // the whole job: no window at all
     if (!o.reference) {
       prepared[j] = sim::Prepare(specs[j], o.job, so, o.outputBuffer, &parts[j]);
       memBytes = std::max(memBytes, sim::MemoryBytes(*prepared[j]) + 4096);

@@ -540,6 +540,11 @@ Outcome Engine::Collect(const Prepared& p, const std::string& outDir) {
     } else if (bench.unit == 0 && known && run < s.runs.size() && bench.table < s.runs[run].size()) {
       where = s.runs[run][bench.table].name;
       off = bench.offset;
+      const TableRef& t = p.runs[run][bench.table];
+      if (code == te::ErrorCode::kBadJob && (t.first != 0 || t.end != 0))
+        Fail(code, where, off, "the engine's reader refused the table's block window [" + std::to_string(t.first) +
+             ", " + (t.end ? std::to_string(t.end) : "end") + "): past its index or its first block above its end "
+             "(run " + std::to_string(run) + ")");
     } else if (bench.unit == 1 && known && run < s.runs.size()) {
       EntryWhere(s, run, bench.entry, &where, &off);
     } else if (bench.unit == 3 && !final) {
