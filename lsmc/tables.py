@@ -5,8 +5,10 @@ make DIR [--workload W] [...]     a job folder (job.json, in/*.ldb written by Le
 compact TABLE... [--run-of T,T..] --out-dir DIR [--backend reference|model|rtl|soc] [options]
 compact --job JOB.json --out-dir DIR [--backend ...] [--parts P]
                                   one compaction; prints `cycles=C bytes_in=N bytes_out=N tables_out=T`;
-                                  with --parts P > 1 (model back end) P sub-compactions, C the whole
-                                  job and the line goes on `parts=P bracket=B plan=L`
+                                  with --parts P > 1 P sub-compactions: on the model back end C the
+                                  whole job as estimated and the line goes on `parts=P bracket=B plan=L`;
+                                  on rtl each part a job of the one engine, C their clocks added, the
+                                  line going on `parts=P bracket=B` (B the longest part's)
 compare DIR_A DIR_B [--decoded]   two output folders: byte-identical tables and result.json, or (with
                                   --decoded) identical entries and file boundaries; one-line verdict
 speed [--entries N] [--repeat R]  LevelDB's own compaction speed on the reference's inputs (stock
@@ -104,13 +106,16 @@ def job_from_args(args, job_dir: Path) -> Path:
     return path
 
 
+PARTS_BACKENDS = ("model", "rtl")  # the back ends that run sub-compaction parts (--parts)
+
+
 def cmd_compact(args) -> int:
     out = Path(args.out_dir)
     if out.exists() and not out.is_dir():
         raise CliError(f"--out-dir {out}: not a folder")
-    if args.parts is not None and args.parts > 1 and args.backend != "model":
-        raise CliError(f"--parts {args.parts}: sub-compactions run on the model back end only so far "
-                       f"(--backend model), not on {args.backend}")
+    if args.parts is not None and args.parts > 1 and args.backend not in PARTS_BACKENDS:
+        raise CliError(f"--parts {args.parts}: sub-compactions run on the model and rtl back ends only so far "
+                       f"(--backend model or rtl), not on {args.backend}")
     exe = backend_exe(args.backend)
     with tempfile.TemporaryDirectory(prefix="lsmc-tables-") as tmp:
         if args.job:
@@ -123,7 +128,7 @@ def cmd_compact(args) -> int:
             job_path = Path(args.job)
         else:
             job_path = job_from_args(args, Path(tmp))
-        rc, line, err = run_job(exe, job_path, out, args.parts if args.backend == "model" else None)
+        rc, line, err = run_job(exe, job_path, out, args.parts if args.backend in PARTS_BACKENDS else None)
     if rc != 0:
         print(err or f"{exe.name} exited with status {rc}", file=sys.stderr)
         return 1
@@ -245,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--first-file-number", type=int_option(1, 999_999_999), default=1)
     c.add_argument("--parts", type=int_option(1, 64), metavar="P",
                    help="sub-compactions: P units share the job, split by key range at data-block boundaries "
-                        "(model back end; 1: the job whole, as without it)")
+                        "(model and rtl back ends; 1: the job whole, as without it)")
 
     d = sub.add_parser("compare", help="two output folders: byte-identical, or --decoded")
     d.add_argument("dir_a")

@@ -190,7 +190,7 @@ def test_index_that_does_not_bound_its_blocks_is_an_error(ref, model, tmp_path):
         assert not (tmp_path / f"p{p}").exists() or not any((tmp_path / f"p{p}").iterdir())
 
 
-def test_parts_need_the_model_back_end(tmp_path):
+def test_parts_need_the_model_or_rtl_back_end(tmp_path):
     r = run(["python3", "-m", "lsmc", "tables", "compact", "--job", tmp_path / "job.json", "--out-dir",
              tmp_path / "o", "--parts", "2", "--backend", "reference"])
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "--parts 2" in r.stderr, r.stderr

@@ -26,10 +26,11 @@ SIM = DV / "table_engine_sim.cpp"
 SIM_HEADER = DV / "table_engine_sim.h"
 MODEL = table_model.MODEL
 # The model's job parser (job.json -> the tables and options) and what it needs; its table reader names a
-# merge error's entry by table and offset.
+# merge error's entry by table and offset; its sub-compaction plan gives the parts (--parts).
 MODEL_SOURCES = [MODEL / f"{n}.cc" for n in ("job", "compaction", "merger", "table_reader", "table_writer",
                                               "block_builder", "block_reader", "filter_block", "format",
-                                              "internal_key", "coding", "crc32c", "snappy_codec", "error")]
+                                              "internal_key", "coding", "crc32c", "snappy_codec", "error",
+                                              "subcompaction", "cycle_model")]
 
 
 def _check(width: int, ways: int) -> None:

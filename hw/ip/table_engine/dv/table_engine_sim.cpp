@@ -55,6 +55,7 @@ void putBytes(T& s, const uint8_t* p, size_t n, size_t width) {
 struct TableRef {
   uint32_t base, size;
   bool last;
+  uint32_t first = 0, end = 0;  // the window of data blocks read (a sub-compaction part's); 0, 0: the whole table
 };
 
 struct OutRecord {
@@ -191,7 +192,8 @@ class Engine::Bench {
         if (!tableOn[i] && i < int(runs.size()) && tablePos[i] < runs[i].size() && !jobOn && !pause_())
           tableOn[i] = true;
         const TableRef* tr = tableOn[i] ? &runs[i][tablePos[i]] : nullptr;
-        SetTable(i, tableOn[i], tr ? tr->base : 0, tr ? tr->size : 0, tr ? tr->last : false);
+        SetTable(i, tableOn[i], tr ? tr->base : 0, tr ? tr->size : 0, tr ? tr->last : false, tr ? tr->first : 0,
+                 tr ? tr->end : 0);
       }
       bool outReady = !pause_(), statusReady = !pause_();
       top_.io_outTables_ready = outReady;
@@ -256,10 +258,11 @@ class Engine::Bench {
   case i:                                                            \
     top_.io_tables_##i##_valid = v, top_.io_tables_##i##_payload_base = base; \
     top_.io_tables_##i##_payload_size = size, top_.io_tables_##i##_payload_last = last; \
+    top_.io_tables_##i##_payload_firstBlock = first, top_.io_tables_##i##_payload_endBlock = end; \
     return;
 #define TE_READY(i) \
   case i: return top_.io_tables_##i##_ready;
-  void SetTable(int i, bool v, uint32_t base, uint32_t size, bool last) {
+  void SetTable(int i, bool v, uint32_t base, uint32_t size, bool last, uint32_t first, uint32_t end) {
     switch (i) {
       TE_TABLE(0) TE_TABLE(1)
 #if WAYS > 2
@@ -372,7 +375,7 @@ RunScan ScanRun(const std::vector<te::TableImage>& run, const std::string& path)
 // or hidden by one at sequence 0, which LevelDB never writes) and closing a table only where it would outgrow what
 // the engine reads back (no grandparents, no filter, no compression; max_file_size keeps a table's data blocks
 // within the reader's handle RAM and its index block within the writer's index buffer for the longest key).
-void PlanCascade(const te::CompactionSpec& s, const std::string& path, Prepared* p) {
+void PlanCascade(const te::CompactionSpec& s, const std::string& path, Prepared* p, const Part* part) {
   std::vector<std::vector<int>> plan = table_engine::cycle_model::CascadePlan(s.runs.size(), K);
   plan.pop_back();  // the final pass: the job itself
   std::vector<RunScan> runScan, tempScan;
@@ -399,7 +402,7 @@ void PlanCascade(const te::CompactionSpec& s, const std::string& path, Prepared*
     x.options.max_file_size = std::min<uint64_t>(0xffffffffull, (blocks - 2) * s.writer.block_size);
     x.options.verify_checksums = s.verify_checksums;
     x.options.smallest_snapshot = 0;
-    x.loads = WalkerLoads(x.options, path, W, kWalkerLimits);
+    x.loads = WalkerLoads(x.options, path, W, kWalkerLimits, part);  // a part's passes keep only its keys too
     x.outOff = at;
     x.outBytes = scan.bound;
     at = (at + x.outBytes + 4095) & ~uint64_t(4095);
@@ -412,24 +415,33 @@ void PlanCascade(const te::CompactionSpec& s, const std::string& path, Prepared*
 
 }  // namespace
 
-PreparedJob Prepare(const te::CompactionSpec& s, const std::string& path, const Options& o, uint64_t outputBuffer) {
+PreparedJob Prepare(const te::CompactionSpec& s, const std::string& path, const Options& o, uint64_t outputBuffer,
+                    const Part* part) {
   PreparedJob p(new Prepared);
   p->spec = &s;
   p->name = path;
   // What this engine does not do yet: refused before anything runs.
   CheckOptions(s, path);
-  p->loads = WalkerLoads(s, path, W, kWalkerLimits);
+  p->loads = WalkerLoads(s, path, W, kWalkerLimits, part);
+  if (part != nullptr && part->windows.size() != s.runs.size())
+    Refuse("limits", path, "the part gives windows for " + std::to_string(part->windows.size()) + " runs, the job has " +
+           std::to_string(s.runs.size()));
 
   // Memory: the input tables (each at an address that is not a multiple of the beat), then the output buffer.
   uint64_t at = 0x1000;
   simc::Prng rng(o.seed);
-  for (const auto& run : s.runs) {
+  for (size_t r = 0; r < s.runs.size(); r++) {
+    const auto& run = s.runs[r];
     p->runs.emplace_back();
+    if (part != nullptr && part->windows[r].size() != run.size())
+      Refuse("limits", path, "the part's run " + std::to_string(r) + " gives " + std::to_string(part->windows[r].size()) +
+             " windows for " + std::to_string(run.size()) + " tables");
     for (size_t i = 0; i < run.size(); i++) {
       at += 1 + rng.next() % (W - 1);
       if (run[i].bytes.size() > 0xffffffffull) Refuse("limits", run[i].name, "table over 4 GiB");
       p->place.push_back({at, &run[i]});
       p->runs.back().push_back({uint32_t(kMemBase + at), uint32_t(run[i].bytes.size()), i + 1 == run.size()});
+      if (part != nullptr) p->runs.back().back().first = part->windows[r][i].first, p->runs.back().back().end = part->windows[r][i].second;
       at += run[i].bytes.size();
       p->bytesIn += run[i].bytes.size();
     }
@@ -438,7 +450,7 @@ PreparedJob Prepare(const te::CompactionSpec& s, const std::string& path, const 
   p->outBytes = outputBuffer ? outputBuffer : 2 * p->bytesIn + (1u << 20);
   p->memEnd = p->outOff + p->outBytes;
   for (size_t i = 0; i < s.runs.size(); i++) p->finalInputs.push_back(int(i));
-  if (s.runs.size() > size_t(K)) PlanCascade(s, path, p.get());
+  if (s.runs.size() > size_t(K)) PlanCascade(s, path, p.get(), part);
   if (kMemBase + p->memEnd > 0xffffffffull)
     Refuse("limits", path, "the job's tables, output buffer and temporary tables pass the engine's 32-bit addresses");
   p->maxCycles = o.maxCycles ? o.maxCycles : 200 * p->bytesIn + 2000000;
@@ -528,6 +540,11 @@ Outcome Engine::Collect(const Prepared& p, const std::string& outDir) {
     } else if (bench.unit == 0 && known && run < s.runs.size() && bench.table < s.runs[run].size()) {
       where = s.runs[run][bench.table].name;
       off = bench.offset;
+      const TableRef& t = p.runs[run][bench.table];
+      if (code == te::ErrorCode::kBadJob && (t.first != 0 || t.end != 0))
+        Fail(code, where, off, "the engine's reader refused the table's block window [" + std::to_string(t.first) +
+             ", " + (t.end ? std::to_string(t.end) : "end") + "): past its index or its first block above its end "
+             "(run " + std::to_string(run) + ")");
     } else if (bench.unit == 1 && known && run < s.runs.size()) {
       EntryWhere(s, run, bench.entry, &where, &off);
     } else if (bench.unit == 3 && !final) {

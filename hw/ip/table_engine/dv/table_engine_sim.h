@@ -47,6 +47,16 @@ struct Options {
 // Refused. Prepare checks them too.
 void CheckOptions(const te::CompactionSpec& spec, const std::string& name);
 
+// A sub-compaction part (model/subcompaction.h, doc/table_engine_top.md "Sub-compaction parts"): per run of the
+// job given to Prepare (the part's runs, in run order, each its window's tables), per table the window of data
+// blocks its reader reads (index entries first .. end, exclusive; 0, 0: the whole table); and the part's user-key
+// bounds (lo, hi], each absent or up to the engine's key limit, loaded into the base-level walker.
+struct Part {
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> windows;
+  bool hasLo = false, hasHi = false;
+  std::string lo, hi;
+};
+
 // A job checked against what the engine runs and laid out in memory (the spec's tables are not copied: the
 // caller keeps them until the job has run). More runs than the engine's ways: a cascade of passes
 // (cycle_model::CascadePlan, doc/table_engine_top.md "Cascades"), their temporary tables in the same memory.
@@ -57,7 +67,7 @@ struct PreparedDelete {
 };
 using PreparedJob = std::unique_ptr<Prepared, PreparedDelete>;
 PreparedJob Prepare(const te::CompactionSpec& spec, const std::string& name, const Options& o,
-                                  uint64_t outputBuffer /* bytes; 0: 2 x the input + 1 MiB */);
+                    uint64_t outputBuffer /* bytes; 0: 2 x the input + 1 MiB */, const Part* part = nullptr);
 uint64_t MemoryBytes(const Prepared& p);  // the simulated memory the job needs
 
 struct Outcome {

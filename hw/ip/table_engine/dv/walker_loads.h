@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compaction.h"
+#include "limits.h"
 #include "table_engine_sim.h"
 
 namespace table_engine_sim {
@@ -30,7 +31,7 @@ struct WalkerLimits {
 // The walker's load: each level's files' (smallest, largest) user keys word by word, their descriptors,
 // the levels' first files and counts, and the level count (the final beat).
 inline std::vector<Load> WalkerLoads(const te::CompactionSpec& s, const std::string& job, size_t W,
-                                     const WalkerLimits& lim) {
+                                     const WalkerLimits& lim, const Part* part = nullptr) {
   auto Refuse = [](const char* reason, const std::string& table, const std::string& msg) {
     throw Refused(reason, table, msg);
   };
@@ -92,6 +93,18 @@ inline std::vector<Load> WalkerLoads(const te::CompactionSpec& s, const std::str
     Load t{5, uint32_t(i), std::vector<uint8_t>(W < 8 ? 8 : W, 0)};
     std::memcpy(t.data.data(), g.largest.data() + g.largest.size() - 8, 8);
     loads.push_back(std::move(t));
+  }
+  // A sub-compaction part's bounds: BOUND addr 0 (lo), 1 (hi), each a key in the range-key RAM.
+  for (int b = 0; part != nullptr && b < 2; b++) {
+    if (!(b ? part->hasHi : part->hasLo)) continue;
+    const std::string& k = b ? part->hi : part->lo;
+    if (k.size() + 8 > te::kMaxInternalKeyBytes)
+      Refuse("limits", job, std::string("the part's ") + (b ? "hi" : "lo") + " bound of " + std::to_string(k.size()) +
+             " bytes is over the engine's user-key limit");
+    uint64_t d = uint64_t(keyWords(k)) | uint64_t(k.size()) << 16;
+    Load x{7, uint32_t(b), std::vector<uint8_t>(W < 8 ? 8 : W, 0)};
+    std::memcpy(x.data.data(), &d, 8);
+    loads.push_back(std::move(x));
   }
   if (word > kRangeWords)
     Refuse("limits", job, "the deeper levels' and grandparents' keys (" + std::to_string(word * W) +

@@ -25,7 +25,9 @@ case class BaseLevelConfig(bytes: Int = 16, keyLimit: Int = 1032, maxLevels: Int
   * `data` = the number of deeper levels (0: every key is at its base level); the grandparents (the level
   * below the output, for Compaction::ShouldStopBefore), in key order: GP: grandparent `addr` as `data` = its
   * largest internal key's word offset in the range-key RAM (bits 0-15), its length (16-31), the file's size
-  * (32-63); GP_TAG: its largest key's 8-byte tag (`data` bits 0-63); GP_COUNT: `data` = how many. */
+  * (32-63); GP_TAG: its largest key's 8-byte tag (`data` bits 0-63); GP_COUNT: `data` = how many; BOUND: a
+  * sub-compaction part's user-key bound (`addr` 0: lo, 1: hi; the part holds the keys in (lo, hi], a bound not
+  * loaded is open) as `data` = its word offset in the range-key RAM (bits 0-15), its length in bytes (16-31). */
 object BaseLoadTarget {
   val Keys = 0
   val Range = 1
@@ -34,6 +36,7 @@ object BaseLoadTarget {
   val Gp = 4
   val GpTag = 5
   val GpCount = 6
+  val Bound = 7
 }
 case class BaseLoad(c: BaseLevelConfig) extends Bundle {
   val target = UInt(3 bits)
@@ -48,7 +51,16 @@ case class BaseLoad(c: BaseLevelConfig) extends Bundle {
   * the key is written into a key RAM as its KEY beats pass, then compared one word (W bytes) a clock with
   * the file at each level's pointer: above its largest, the pointer moves; else within [smallest, largest]
   * makes the key not base (the walk stops there, as the model returns). VALUE beats pass while it walks;
-  * the next HEAD waits for the walk. */
+  * the next HEAD waits for the walk.
+  *
+  * A sub-compaction part (model/subcompaction.h) keeps only the user keys in its (lo, hi]. The check sits here,
+  * once on the merged stream before the walk: a part holds every version of its user keys, so the drop rule sees
+  * whole user keys and stays exact, and an entry outside the part must not move the walk's state either
+  * (ShouldStopBefore counts grandparents once a key has been seen, and restarts per part as the model's does). An
+  * entry outside leaves `inPart` low and touches nothing; the drop filter then discards it uncounted. The readers'
+  * windows (TableCmd) overlap only in the blocks that straddle a split, so the few entries filtered here are those
+  * of such blocks. The bounds are compared as the levels' keys are, one word a clock, only when loaded: a whole
+  * job's walk and its clocks are unchanged. */
 case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
   val io = new Bundle {
     val load = slave Stream (BaseLoad(c))
@@ -71,6 +83,8 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
   val gpIdx = RegInit(U(0, 16 bits))
   val overlapped = RegInit(U(0, 64 bits))
   val seenKey = RegInit(False)
+  val hasLo, hasHi = RegInit(False) // the part's bounds, loaded (the merge's soft reset clears them per job)
+  val loOff, loLen, hiOff, hiLen = Reg(UInt(16 bits))
 
   // ---- the job's load ----
   io.load.ready := True
@@ -89,8 +103,20 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
       is(BaseLoadTarget.Gp) { gpDesc.write(io.load.addr.resize(c.gpBits), d(63 downto 0)) }
       is(BaseLoadTarget.GpTag) { gpTag.write(io.load.addr.resize(c.gpBits), d(63 downto 0)) }
       is(BaseLoadTarget.GpCount) { gpCount := d(15 downto 0).asUInt }
+      is(BaseLoadTarget.Bound) {
+        when(io.load.addr(0)) {
+          hasHi := True; hiOff := d(15 downto 0).asUInt; hiLen := d(31 downto 16).asUInt
+        } otherwise {
+          hasLo := True; loOff := d(15 downto 0).asUInt; loLen := d(31 downto 16).asUInt
+        }
+      }
     }
   }
+
+  object P extends SpinalEnum {
+    val Sel, Large, Small, GpSel, GpCmp, Lo, Hi = newElement()
+  }
+  val phase = RegInit(P.Sel)
 
   // ---- the merged stream: the key into the RAM ----
   val inEntry = RegInit(False)
@@ -103,6 +129,7 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
   out.valid := False
   out.payload.isBase := True
   out.payload.stop := False
+  out.payload.inPart := True
 
   val b = io.input.payload
   val isHead = !inEntry && b.fragment.kind === EntryKind.Head
@@ -117,15 +144,14 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
       keyMem.write(keyWord.resized, b.fragment.data)
       keyWord := keyWord + 1
       // the key's final beat: a count below W, or the word that reaches the key's length
-      when(((keyWord.resize(16) + 1) * W) >= (userLen.resize(16) + 8)) { walking := True }
+      when(((keyWord.resize(16) + 1) * W) >= (userLen.resize(16) + 8)) {
+        walking := True
+        phase := Mux(hasLo, P.Lo, Mux(hasHi, P.Hi, P.Sel)) // the part's bounds first (Sel after every walk)
+      }
     }
   }
 
   // ---- the walk ----
-  object P extends SpinalEnum {
-    val Sel, Large, Small, GpSel, GpCmp = newElement()
-  }
-  val phase = RegInit(P.Sel)
   val lvl = Reg(UInt(c.levelBits bits)) init (0)
   val word = Reg(UInt(c.wordBits bits)) init (0)
   val desc = Reg(Bits(64 bits))
@@ -139,8 +165,9 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
   val gpOff = desc(15 downto 0).asUInt
   val gpUserLen = desc(31 downto 16).asUInt - 8 // the grandparent's largest key is an internal key
   val gpSize = desc(63 downto 32).asUInt
-  val otherOff = Mux(phase === P.Large, largeOff, smallOff)
-  val otherLen = Mux(phase === P.Large, largeLen, Mux(phase === P.GpCmp, gpUserLen, smallLen))
+  val otherOff = Mux(phase === P.Large, largeOff, Mux(phase === P.Lo, loOff, Mux(phase === P.Hi, hiOff, smallOff)))
+  val otherLen = Mux(phase === P.Large, largeLen, Mux(phase === P.GpCmp, gpUserLen,
+    Mux(phase === P.Lo, loLen, Mux(phase === P.Hi, hiLen, smallLen))))
   // Every RAM is read synchronously, so each step that reads one first spends a clock with `primed` low
   // presenting the address; once primed, a compare reads the next word ahead (word + 1) whether or not this
   // one decides (a decision leaves the phase, and the next phase primes again): no compare result reaches
@@ -184,6 +211,17 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
       phase := P.Sel
     }
   }
+  // An entry outside the part: its verdict leaves with nothing of the walk's state moved.
+  def emitOutside(): Unit = {
+    out.valid := True
+    out.payload.inPart := False
+    when(out.ready) {
+      primed := False
+      walking := False
+      word := 0
+      phase := P.Sel
+    }
+  }
   // The base walk's answer: straight out when no grandparent is left to pass, else its first compare.
   def finish(isBase: Bool): Unit = {
     baseBit := isBase
@@ -193,6 +231,25 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
 
   when(walking) {
     switch(phase) {
+      // The part's bounds: above lo (strictly), then at or below hi.
+      is(P.Lo) {
+        primed := True
+        when(primed) { word := word + 1 }
+        when(primed && decided) {
+          word := 0
+          primed := False
+          when(lt || eq) { emitOutside() } otherwise { phase := Mux(hasHi, P.Hi, P.Sel) }
+        }
+      }
+      is(P.Hi) {
+        primed := True
+        when(primed) { word := word + 1 }
+        when(primed && decided) {
+          word := 0
+          primed := False
+          when(lt || eq) { phase := P.Sel } otherwise { emitOutside() }
+        }
+      }
       is(P.Sel) {
         word := 0
         when(lvl >= levels) {
@@ -274,4 +331,5 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
 case class WalkBits() extends Bundle {
   val isBase = Bool()
   val stop = Bool()
+  val inPart = Bool() // the user key lies in the sub-compaction part's (lo, hi] (always, without bounds)
 }

@@ -362,6 +362,7 @@ case class DropFilter(c: MergeConfig, cuts: Boolean = false) extends Component {
     val input = slave Stream (Fragment(MergeBeat(c)))
     val isBase = slave Stream (Bool())
     val stop = cuts generate (in Bool()) // with isBase: Compaction::ShouldStopBefore of the entry
+    val inPart = cuts generate (in Bool()) // with isBase: the entry lies in the sub-compaction part (BaseLevelWalker)
     val smallestSnapshot = in UInt (64 bits)
     val output = master Stream (Fragment(EntryBeat(c.entry)))
     val entriesIn, entriesOut, dropped = out UInt (32 bits)
@@ -389,7 +390,11 @@ case class DropFilter(c: MergeConfig, cuts: Boolean = false) extends Component {
   val newer = Mux(newKey, U(MaxSequence, 56 bits), lastSequence)
   val drop = typ <= U(1) && (newer.resize(64) <= io.smallestSnapshot ||
     (typ === 0 && sequence.resize(64) <= io.smallestSnapshot && io.isBase.payload))
-  val dropNow = Mux(inEntry, dropping, isHead && drop)
+  // An entry outside the sub-compaction part is discarded as if it had never been merged: not counted, no CUT,
+  // the drop rule's state untouched (it is a whole user key apart from the part's, so the next kept entry starts
+  // a new user key either way).
+  val outside = if (cuts) isHead && !io.inPart else False
+  val dropNow = Mux(inEntry, dropping, isHead && (drop || outside))
 
   io.output.payload.fragment := b.entry
   io.output.payload.last := b.last
@@ -403,7 +408,7 @@ case class DropFilter(c: MergeConfig, cuts: Boolean = false) extends Component {
   // table writer's END code.
   val cutLeft = cuts generate new Area {
     val done = RegInit(False) // the CUT before this HEAD has left
-    when(io.input.valid && isHead && io.isBase.valid && io.stop && !done) {
+    when(io.input.valid && isHead && io.isBase.valid && io.stop && io.inPart && !done) {
       io.output.valid := True
       io.output.payload.fragment.kind := WriterControl.Kind
       io.output.payload.fragment.count := WriterControl.Cut
@@ -420,16 +425,18 @@ case class DropFilter(c: MergeConfig, cuts: Boolean = false) extends Component {
     when(!inEntry && b.entry.kind === MergeKind.End) {
       ended := True
     } elsewhen (isHead) {
-      entriesIn := entriesIn + 1
-      when(!drop) { entriesOut := entriesOut + 1 }
-      dropping := drop
+      dropping := drop || outside
       inEntry := !b.last
-      when(typ > U(1)) {
-        hasCurrent := False
-        lastSequence := MaxSequence
-      } otherwise {
-        hasCurrent := True
-        lastSequence := sequence
+      when(!outside) {
+        entriesIn := entriesIn + 1
+        when(!drop) { entriesOut := entriesOut + 1 }
+        when(typ > U(1)) {
+          hasCurrent := False
+          lastSequence := MaxSequence
+        } otherwise {
+          hasCurrent := True
+          lastSequence := sequence
+        }
       }
     } otherwise {
       inEntry := !b.last
@@ -484,6 +491,7 @@ case class MergeDrop(c: MergeConfig = MergeConfig()) extends Component {
         drop.io.input << toDrop.queue(c.keyWords + 4)
         drop.io.isBase.translateFrom(walker.io.bits)(_ := _.isBase)
         drop.io.stop := walker.io.bits.stop
+        drop.io.inPart := walker.io.bits.inPart
         walker.io.gpLimit := io.gpLimit.get
     }
     drop.io.smallestSnapshot := io.smallestSnapshot

@@ -46,10 +46,13 @@ case class EngineJob() extends Bundle {
   val bloomBitsPerKey = UInt(8 bits)
 }
 
-/** One input table of a run: its address and size in bytes; `last` on the run's final table. */
+/** One input table of a run: its address and size in bytes, the window of its data blocks read (index entries
+  * `firstBlock` up to `endBlock`, exclusive; 0, 0: the whole table; TableCmd); `last` on the run's final table. */
 case class EngineTable() extends Bundle {
   val base = UInt(32 bits)
   val size = UInt(32 bits)
+  val firstBlock = UInt(32 bits)
+  val endBlock = UInt(32 bits)
   val last = Bool()
 }
 
@@ -181,6 +184,8 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
     r.io.cmd.base := t.base
     r.io.cmd.size := t.size
     r.io.cmd.verify := job.verify
+    r.io.cmd.firstBlock := t.firstBlock
+    r.io.cmd.endBlock := t.endBlock
     t.ready := False
     in.valid := False
     in.payload := r.io.entries.payload

@@ -201,8 +201,7 @@ case class TableEngineFront(c: TableEngineConfig, tableFifo: Int = 4) extends Co
   val rr = Reg(UInt(log2Up(K) bits)) init (0)
   val tWait = RegInit(False)
   val tRun = Reg(UInt(log2Up(K) bits))
-  val tHalf = Reg(Bool())
-  val tAddr = perRun("tables_addr", rr) + (tIdx(rr) << 3).resize(32)
+  val tAddr = perRun("tables_addr", rr) + (tIdx(rr) << 4).resize(32) // a TE_TABLE record: one beat
   val eligible = Vec((0 until K).map(k => runMask(k) && tIdx(k) < field("tables_count", k) &&
     fifos(k).io.occupancy < tableFifo))
 
@@ -218,9 +217,11 @@ case class TableEngineFront(c: TableEngineConfig, tableFifo: Int = 4) extends Co
     TeJob.word("TE_OUT", "entries") == 2 && TeJob.word("TE_OUT", "smallest_addr") == 3 &&
     TeJob.word("TE_OUT", "smallest_len") == 4 && TeJob.word("TE_OUT", "largest_addr") == 5 &&
     TeJob.word("TE_OUT", "largest_len") == 6, s"${TeJob.File}: TE_OUT is written as two beats in this word order")
-  require(TeJob.words("TE_TABLE") == 2 && TeJob.word("TE_TABLE", "size") == 1 && TeJob.words("TE_LOAD") * 4 == 2 * W &&
+  require(TeJob.words("TE_TABLE") * 4 == W && TeJob.word("TE_TABLE", "size") == 1 &&
+    TeJob.word("TE_TABLE", "first_block") == 2 && TeJob.word("TE_TABLE", "end_block") == 3 &&
+    const("TE_TABLE_ALIGN") == W && TeJob.words("TE_LOAD") * 4 == 2 * W &&
     TeJob.word("TE_LOAD", "addr") == 1 && TeJob.word("TE_LOAD", "data") * 4 == W,
-    s"${TeJob.File}: TE_TABLE is (base, size), TE_LOAD a beat of (target, addr) and a beat of data")
+    s"${TeJob.File}: TE_TABLE is a beat of (base, size, first_block, end_block), TE_LOAD a beat of (target, addr) and a beat of data")
   val recAt = (field("result_addr") + (recN << 5).resize(32))
   val recFits = ((recN.resize(38) + 1) << 5) <= field("result_bytes").resize(38)
   io.outTables.ready := rs === R.Idle
@@ -384,7 +385,6 @@ case class TableEngineFront(c: TableEngineConfig, tableFifo: Int = 4) extends Co
           when(ar.ready) {
             tWait := True
             tRun := rr
-            tHalf := tAddr(3)
             rr := rr + 1
           }
         } otherwise { rr := rr + 1 }
@@ -398,12 +398,14 @@ case class TableEngineFront(c: TableEngineConfig, tableFifo: Int = 4) extends Co
           for (k <- 0 until K) when(tRun === k) {
             val p = fifos(k).io.push
             p.valid := True
-            p.base := Mux(bad, U(0, 32 bits), Mux(tHalf, words(2), words(0)).asUInt)
-            p.size := Mux(bad, U(0, 32 bits), Mux(tHalf, words(3), words(1)).asUInt)
+            p.base := Mux(bad, U(0, 32 bits), words(0).asUInt)
+            p.size := Mux(bad, U(0, 32 bits), words(1).asUInt)
+            p.firstBlock := Mux(bad, U(0, 32 bits), words(2).asUInt)
+            p.endBlock := Mux(bad, U(0, 32 bits), words(3).asUInt)
             p.last := bad || tIdx(k) === count - 1
             tIdx(k) := Mux(bad, count, tIdx(k) + 1)
           }
-          when(bad) { frontFail("BAD_JOB", FrontWhere.Tables, (tIdx(tRun) << 3).resize(32), tRun) }
+          when(bad) { frontFail("BAD_JOB", FrontWhere.Tables, (tIdx(tRun) << 4).resize(32), tRun) }
         }
       }
       when(eDone && !tWait && rs === R.Idle) { state := S.Done }

@@ -20,12 +20,17 @@ case class TableReaderConfig(bytes: Int = 16, keyLimit: Int = 1032, maxBlock: In
     useLock = false, useQos = false, useCache = false, useProt = false)
 }
 
-/** One table: where it starts in memory, its length in bytes (the file's size) and whether block CRCs
-  * are checked (LevelDB's verify_checksums / paranoid_checks). */
+/** One table: where it starts in memory, its length in bytes (the file's size), whether block CRCs
+  * are checked (LevelDB's verify_checksums / paranoid_checks), and the window of data blocks read: index entries
+  * `firstBlock` up to `endBlock` (exclusive; 0: to the index's end). A sub-compaction part reads only its window
+  * (model/subcompaction.h); a whole job gives 0, 0. A window past the index, or `firstBlock` above its end, is
+  * BAD_JOB at the index block. */
 case class TableCmd() extends Bundle {
   val base = UInt(32 bits)
   val size = UInt(32 bits)
   val verify = Bool()
+  val firstBlock = UInt(32 bits)
+  val endBlock = UInt(32 bits)
 }
 
 /** How a table ended: `error` with the model's code and the byte offset in the table, as the model's
@@ -198,6 +203,8 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
   val base = Reg(UInt(32 bits))
   val n = Reg(UInt(32 bits)) // the table's size
   val verify = Reg(Bool())
+  val firstBlock, endBlock = Reg(UInt(32 bits)) // the command's window
+  val winEnd = Reg(UInt(log2Up(c.maxBlocks) + 1 bits)) // the window's end, once the index is read
   val errValid = Reg(Bool())
   val errCode = Reg(UInt(ErrorCodes.Width bits))
   val errOffset = Reg(UInt(32 bits))
@@ -392,7 +399,7 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
     descs.io.push.payload.index := isIndex
     val running = main === M.Run
     switch(state) {
-      is(I.Read) { when(next === handleCount) { state := I.Off } otherwise { state := I.Latch } }
+      is(I.Read) { when(next === winEnd) { state := I.Off } otherwise { state := I.Latch } }
       is(I.Latch) {
         hOff := rd(31 downto 0).asUInt
         hSize := rd(63 downto 32).asUInt
@@ -628,11 +635,18 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
         .elsewhen(blkIndex) {
           when(idxStop) { deferred := True; defCode := idxErrCode; defOffset := idxErrOffset }
             .elsewhen(st.error) { deferred := True; defCode := st.code; defOffset := where(st.offset) }
-          // the data blocks: from the first handle on
-          iss.next := 0
+          // the data blocks: the window's, from its first handle on (a whole table: 0 .. handleCount)
+          // (an index that stopped early keeps the window within the handles it gave, then reports its error)
+          val end = Mux(endBlock === 0, handleCount.resize(32), endBlock)
+          val within = Mux(end > handleCount.resize(32), handleCount.resize(32), end)
+          winEnd := within.resized
+          iss.next := firstBlock.resized
           iss.isIndex := False
-          iss.state := iss.I.Read
-          when(handleCount === 0) { main := M.Flush }
+          when(!idxStop && !st.error && (end > handleCount.resize(32) || firstBlock > end)) {
+            fail("BAD_JOB", blkOff) // a window the index does not have: named at the index block
+          } elsewhen (firstBlock >= within) {
+            main := M.Flush
+          } otherwise { iss.state := iss.I.Read }
         }
         .otherwise {
           entriesOk := entriesOk + blkEntries
@@ -640,7 +654,7 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
             .elsewhen(st.error) { failWith(st.code, where(st.offset)) }
             .otherwise {
               blocksOk := blocksOk + 1
-              when(blocksOk + 1 === handleCount.resize(32)) { main := M.Flush }
+              when(blocksOk + 1 + firstBlock === winEnd.resize(32)) { main := M.Flush }
             }
         }
     }
@@ -687,6 +701,8 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
         base := io.cmd.base
         n := io.cmd.size
         verify := io.cmd.verify
+        firstBlock := io.cmd.firstBlock
+        endBlock := io.cmd.endBlock
         errValid := False
         deferred := False
         entriesOk := 0
