@@ -20,6 +20,7 @@ int main(int argc, char **argv)
     long size;
     size_t need;
     uint32_t tables = 0;
+    int rc;
     FILE *f;
 
     if (argc != 2 || !(f = fopen(argv[1], "rb"))) {
@@ -36,7 +37,7 @@ int main(int argc, char **argv)
     }
     fclose(f);
     if (plan_from_image(img, (uint32_t)size, &in, run_tables, blocks) != 0)
-        return TABLES_BAD_DESC;
+        return free(img), TABLES_BAD_DESC;
     for (uint32_t r = 0; r < in.runs; r++)
         tables += run_tables[r];
     for (uint32_t i = 0; i < tables; i++) { /* each block alone, so ASan sees a read past its end */
@@ -47,5 +48,10 @@ int main(int argc, char **argv)
     /* exactly the bytes asked for, so ASan sees a write past them */
     need = te_plan_work_bytes(in.runs, tables, in.parts);
     work = malloc(need);
-    return plan_print(te_plan(&in, work, need, &res), &res, tables, 0);
+    rc = plan_print(te_plan(&in, work, need, &res), &res, tables, 0);
+    for (uint32_t i = 0; i < tables; i++)
+        free((void *)blocks[i].data);
+    free(work);
+    free(img);
+    return rc;
 }
