@@ -41,7 +41,7 @@ def compare(job: Path, parts: int, work: Path, blocks=None) -> dict:
     m = tp.model(job, parts)
     assert "head" in m, m
     rc, c, err = tp.host(tp.image(blocks, parts), work)
-    assert rc == 0 and not err, err
+    assert rc == tp.status("PASS") and not err, err
     assert tp.choices(c) == tp.choices(m), (parts, m["splits"], c["splits"])
     assert {k: c["head"][k] for k in COUNTS} == {k: m["head"][k] for k in COUNTS}
     # the splits ascend and the windows tile each run: part j+1 starts where part j's shared blocks begin
@@ -176,7 +176,8 @@ def test_bad_index_block_named(exe, small_job, tmp_path, how, run):
     runs[run][-1] = bytes(b)
     rc, c, err = tp.host(tp.image(runs, 4), tmp_path)
     assert not err, err
-    assert rc == 14 and c == {"error": code, "run": run, "table": len(runs[run]) - 1, "offset": offset}, c
+    assert rc == tp.status("BAD_INDEX"), c
+    assert c == {"error": code, "run": run, "table": len(runs[run]) - 1, "offset": offset}
 
 
 def test_sample_order_checked(exe, small_job, tmp_path):
@@ -189,7 +190,8 @@ def test_sample_order_checked(exe, small_job, tmp_path):
     b[rs[stride - 1] + 3] = 0xff
     runs[0][0] = bytes(b)
     rc, c, err = tp.host(tp.image(runs, p), tmp_path)
-    assert rc == 14 and c == {"error": "KEY_ORDER", "run": 0, "table": 0, "offset": rs[2 * stride - 1]}, (c, err)
+    assert rc == tp.status("BAD_INDEX"), err
+    assert c == {"error": "KEY_ORDER", "run": 0, "table": 0, "offset": rs[2 * stride - 1]}
 
 
 @pytest.mark.parametrize("seed", range(60))
@@ -208,8 +210,8 @@ def test_random_mutations_stay_inside(exe, small_job, tmp_path, seed):
         del b[rng.randrange(len(b)):]
     runs[r][t] = bytes(b)
     rc, c, err = tp.host(tp.image(runs, rng.choice([2, 3, 4, 8])), tmp_path)
-    assert not err and rc in (0, 14), err
-    if rc == 14:
+    assert not err and rc in (tp.status("PASS"), tp.status("BAD_INDEX")), err
+    if rc == tp.status("BAD_INDEX"):
         assert c["error"] in ("BAD_BLOCK", "BAD_VARINT", "KEY_ORDER", "KEY_TOO_LONG")
         assert (c["run"], c["table"]) == (r, t) and c["offset"] < max(len(b), 1)
     else:
@@ -220,7 +222,7 @@ def test_bad_descriptor(exe, tmp_path):
     img = bytearray(tp.image([[b"\x00" * 8]], 2))
     img[0] ^= 1
     rc, c, _ = tp.host(bytes(img), tmp_path)
-    assert rc == 13 and c == {}
+    assert rc == tp.status("BAD_DESC") and c == {}
 
 
 def varint(v: int) -> bytes:
@@ -247,6 +249,7 @@ def test_key_too_long_named(exe, tmp_path):
     ok = index_block([(b"a" * 1024 + tag, 0, 100), (b"b" + tag, 105, 100)])
     long = index_block([(b"a" + tag, 0, 100), (b"b" * 1025 + tag, 105, 100)])
     rc, c, err = tp.host(tp.image([[ok]], 2), tmp_path)
-    assert rc == 0 and not err and c["head"]["total_bytes"] == 210
+    assert rc == tp.status("PASS") and not err and c["head"]["total_bytes"] == 210
     rc, c, err = tp.host(tp.image([[ok], [long]], 2), tmp_path)
-    assert rc == 14 and c == {"error": "KEY_TOO_LONG", "run": 1, "table": 0, "offset": restarts(long)[1][1]}, c
+    assert rc == tp.status("BAD_INDEX"), err
+    assert c == {"error": "KEY_TOO_LONG", "run": 1, "table": 0, "offset": restarts(long)[1][1]}

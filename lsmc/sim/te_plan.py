@@ -21,6 +21,11 @@ FOOTER_BYTES, TRAILER_BYTES = 48, 5
 TABLE_MAGIC = 0xdb4775248b80fb57
 
 
+def status(name: str) -> int:
+    """tables.elf's exit status TABLES_<name> (job_abi.json): PASS, BAD_DESC, BAD_INDEX, ..."""
+    return facts.job_abi()["status"]["TABLES"][name][0]
+
+
 class PlanError(ValueError):
     pass
 
