@@ -53,6 +53,12 @@ def build_model_check() -> Path:
                   ["-ljson-c", "-lleveldb", "-lsnappy"])
 
 
+def build_plan_dump() -> Path:
+    """`plan_dump JOB.json P`: the model's sub-compaction plan printed as the firmware's plan prints it
+    (the host test of fw/lib/te_plan.c compares the two)."""
+    return _build("plan_dump", MODEL / "test" / "plan_dump.cc", ["-O2"], ["-ljson-c"])
+
+
 def limits() -> dict[str, int]:
     """The engine's fixed sizes (limits.h): kMaxUserKeyBytes -> max_user_key_bytes, ..."""
     text = (MODEL / "limits.h").read_text()

@@ -2,14 +2,18 @@
  * TABLES_SCEN_JOB runs the job whose descriptor (TE_DESC of te_job.h) the host placed at DDR_HOST_BASE on unit 0,
  * waits for its interrupt with a timeout, and prints one line the host parses: the unit's status and counters,
  * its clocks (CYCLES: GO to status; ENGINE_CYCLES: the engine's bracket) and the firmware's (fw_cycles: from the
- * GO write to the status read, the whole job as the firmware runs it). The exit code is TABLES_* (lsmc_job.h). */
+ * GO write to the status read, the whole job as the firmware runs it). SIM_ARG TABLES_SCEN_PLAN runs the
+ * sub-compaction plan (te_plan.h) on the index blocks the host placed at DDR_HOST_BASE (PLAN_HEAD), timed from
+ * the call to the return, and prints its splits and windows (plan.c). The exit code is TABLES_* (lsmc_job.h). */
 #include <stdio.h>
 
 #include "irq.h"
 #include "lsmc_job.h"
+#include "plan.h"
 #include "soc.h"
 #include "sys.h"
 #include "table_engine.h"
+#include "timer.h"
 
 static int run_job(void)
 {
@@ -41,6 +45,29 @@ static int run_job(void)
     return TABLES_PASS;
 }
 
+/* The plan's work space in the on-chip RAM, where the firmware keeps its own data. */
+static uint64_t plan_work[2048];
+
+static int run_plan(void)
+{
+    static uint32_t run_tables[TE_PLAN_MAX_RUNS];
+    static te_plan_block blocks[PLAN_MAX_TABLES];
+    te_plan_input in;
+    te_plan_result res;
+    uint64_t t0, t1;
+    uint32_t tables = 0;
+    int rc;
+
+    if (plan_from_image((const uint8_t *)DDR_HOST_BASE, DDR_HOST_SIZE, &in, run_tables, blocks) != 0)
+        return TABLES_BAD_DESC;
+    for (uint32_t r = 0; r < in.runs; r++)
+        tables += run_tables[r];
+    t0 = timer_now();
+    rc = te_plan(&in, plan_work, sizeof plan_work, &res);
+    t1 = timer_now();
+    return plan_print(rc, &res, tables, t1 - t0);
+}
+
 int main(void)
 {
     uint32_t arg = sys_sim_arg();
@@ -55,8 +82,11 @@ int main(void)
     case TABLES_SCEN_JOB:
         rc = run_job();
         break;
+    case TABLES_SCEN_PLAN:
+        rc = run_plan();
+        break;
     default:
-        printf("tables: unknown SIM_ARG %lu (0 the host-loaded job)\n", (unsigned long)arg);
+        printf("tables: unknown SIM_ARG %lu (0 the host-loaded job, 1 the plan)\n", (unsigned long)arg);
         rc = TABLES_FAILED;
     }
     printf("exit %d\n", rc);

@@ -138,8 +138,8 @@ int main(int argc, char** argv) {
                     "cpu_cycles=%llu\n", ull(k.tables), ull(k.index_entries), ull(k.comparisons),
                     ull(k.compared_bytes), ull(k.unit_cycles), ull(k.cpu_cycles));
         std::printf("whole_job=%llu bracket=%llu plan=%llu dispatch=%llu completion=%llu metadata=%llu "
-                    "(firmware costs UNCALIBRATED)\n", ull(w.total), ull(w.bracket), ull(w.plan), ull(w.dispatch),
-                    ull(w.completion), ull(w.metadata));
+                    "(the plan's CPU costs calibrated on the SoC; dispatch, completion, metadata UNCALIBRATED)\n",
+                    ull(w.total), ull(w.bracket), ull(w.plan), ull(w.dispatch), ull(w.completion), ull(w.metadata));
       }
     }
     if (parts > 1)
