@@ -8,6 +8,8 @@
   build/gen/facts/kb16_errors.h, compaction_regs.h / .json (CIP_ERR_*)
 - DDR presets: sim/common/ddr_presets.json -> build/gen/facts/ddr_presets.h, lsmc.build.facts
 - the paper's Table III, LevelDB figure and clock: lsmc/data/paper.json -> lsmc.report.paper
+- the table writer's compressor lanes: hw/ip/table_engine/model/limits.h kZipLanes -> the engine's generators
+  (lsmc.build), TableEngineConfig's default (checked)
 Generated headers live in the build tree only (lsmc.build.facts, the generators' build/gen/<name>/).
 """
 import re
@@ -359,6 +361,18 @@ def test_no_hand_kept_copies():
                 if rx.search(line):
                     hits.append(f"{rel}:{n}: {what}: {line.strip()[:80]}")
     assert not hits, "restated facts (import them from their source):\n" + "\n".join(hits)
+
+
+# ---- the table writer's compressor lanes ---------------------------------------------------------
+
+def test_engine_default_lanes_are_the_models():
+    """TableEngineConfig's default zipLanes (the builds that do not pass --zip-lanes: the unit, the SoC) is the
+    model's kZipLanes (limits.h), which the estimate divides by and lsmc gives the engine's generators."""
+    from lsmc.build import table_model
+    scala = (ROOT / "hw/ip/table_engine/rtl/TableEngine.scala").read_text()
+    m = re.search(r"case class TableEngineConfig\((?:[^)]|\n)*?zipLanes: Int = (\d+)", scala)
+    assert m, "TableEngineConfig has no zipLanes default"
+    assert int(m.group(1)) == table_model.limits()["zip_lanes"]
 
 
 # ---- the generators' one argument parser ---------------------------------------------------------

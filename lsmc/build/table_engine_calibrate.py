@@ -3,7 +3,8 @@
 Each named job is one table written by LevelDB's own TableBuilder (`table_ref make-table`) from fixed-length
 entries, compacted alone by the model (`table_model --stats`: the estimate of each stage) and run through
 the RTL harnesses at W = 16 (`--table`: the block reader over its data blocks, the Snappy decompressor over
-its Snappy blocks, the block builder rebuilding its data blocks, which are the job's output blocks too).
+its Snappy blocks, the block builder rebuilding its data blocks, which are the job's output blocks too, the Snappy
+compressor compressing its index and data blocks as the writer does them).
 Per job and stage with RTL: RTL cycles, model cycles, error.
 
     python3 -m lsmc.build.table_engine_calibrate            # measure every job, print the table
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsmc.build import BuildError, table_engine_rtl, table_engine_snappy, table_model, table_ref
+from lsmc.build import table_engine_snappy_compressor as compressor
 from lsmc.model import sstable
 from lsmc.model.table_workloads import DbBenchValues
 from lsmc.paths import ROOT
@@ -69,7 +71,8 @@ JOBS = {
     "tiny-restart1": Job("16 B keys, 4 B values, restart interval 1", value=4, restart=1, entries=4000),
 }
 # Stage of the model's estimate -> the RTL unit measured for it.
-STAGES = {"entry_decode": "BlockReader", "decompress": "SnappyDecompressor", "block_build": "BlockBuilder"}
+STAGES = {"entry_decode": "BlockReader", "decompress": "SnappyDecompressor", "block_build": "BlockBuilder",
+          "compressor": "SnappyCompressor"}
 
 
 def entries(job: Job) -> list[tuple[bytes, bytes]]:
@@ -104,7 +107,8 @@ def model_stages(table: Path, job: Job, work: Path) -> dict[str, int]:
                          capture_output=True, text=True)
     if res.returncode != 0:
         raise CalibrationError(f"table_model {work / 'job.json'}: {res.stderr.strip()}")
-    return {k: int(v) for k, v in re.findall(r"^stage (\w+)=(\d+)$", res.stdout, re.M)}
+    # `unit compressor`: the Snappy compressor alone (the estimate's compress stage is the writer's lanes).
+    return {k: int(v) for k, v in re.findall(r"^(?:stage|unit) (\w+)=(\d+)$", res.stdout, re.M)}
 
 
 def rtl_cycles(table: Path, job: Job) -> dict[str, tuple[int, int]]:
@@ -118,6 +122,8 @@ def rtl_cycles(table: Path, job: Job) -> dict[str, tuple[int, int]]:
     if job.snappy:
         s = _summary(table_engine_snappy.run(WIDTH, "--table", table, "--quiet"), "Snappy decompressor --table")
         out["decompress"] = (int(s["cycles"]), int(s["ok"]))
+        z = _summary(compressor.run(WIDTH, "--table", table, "--quiet"), "Snappy compressor --table")
+        out["compressor"] = (int(z["cycles"]), int(z["blocks"]))
     return out
 
 
@@ -157,7 +163,7 @@ def row(job: str, stage: str, blocks: int, rtl: int, model: int) -> dict:
 
 # Each stage's per-block constant in model/cycle_model.h (what the fit adjusts).
 BLOCK_CONSTANTS = {"entry_decode": "kDecodeBlockCycles", "decompress": "kDecompressBlockCycles",
-                   "block_build": "kBuildBlockCycles"}
+                   "block_build": "kBuildBlockCycles", "compressor": "kCompressBlockCycles"}
 
 
 def fit(rows: list[dict]) -> dict[str, int]:

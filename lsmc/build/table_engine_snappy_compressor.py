@@ -15,8 +15,10 @@ from lsmc.paths import BUILD, GEN, ROOT
 WIDTHS = (4, 8, 16, 32)  # beat bytes the generator takes (table_engine.GenerateSnappyCompressor --bytes)
 HARNESS = ROOT / "hw" / "ip" / "table_engine" / "dv" / "snappy_compressor_harness.cpp"
 MODEL = table_model.MODEL
-# The model's codec (the expected bytes) and its block builder (LevelDB data blocks to compress).
-MODEL_SOURCES = [MODEL / f"{n}.cc" for n in ("snappy_codec", "block_builder", "coding", "error")]
+# The model's codec (the expected bytes), its block builder (LevelDB data blocks to compress) and its table
+# framing (the blocks of a table file, --table).
+MODEL_SOURCES = [MODEL / f"{n}.cc" for n in ("snappy_codec", "block_builder", "block_reader", "coding", "crc32c",
+                                              "error", "format")]
 
 
 def sizes() -> dict[str, int]:

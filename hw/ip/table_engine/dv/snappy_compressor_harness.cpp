@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "args.h"
+#include "leveldb_tables.h"
 #include "snappy_codec.h"
 #include "snappy_data.h"
 #include "entry_stream.h"
@@ -181,7 +182,7 @@ int main(int argc, char** argv) {
   simc::setProgram("snappy_compressor_harness");
   uint64_t seed = 1, blocks = 100, maxLen = 1 << 16, fixedLen = 0;
   double pin = 0, pout = 0;
-  std::string kind = "mixed", cases;
+  std::string kind = "mixed", cases, table;
   bool edges = false, quiet = false, tamper = false;
   simc::Args args("snappy_compressor_harness [options]: the Snappy compressor against the engine's codec and "
                   "libsnappy");
@@ -193,6 +194,8 @@ int main(int argc, char** argv) {
             "mixed", "KIND");
   args.flag("--edges", &edges, "the edge cases instead (empty, 1 byte, the margin, 64 KiB and past it, ...)");
   args.input("--cases", &cases, "blocks from a file instead (records: u32 length, bytes; e.g. Hypothesis-made)");
+  args.input("--table", &table, "the blocks of this table file instead, index and data, decompressed (what the "
+             "table writer compresses for it: timing of named jobs)");
   args.probability("--pin", &pin, "stall probability of the length and input streams", true);
   args.probability("--pout", &pout, "stall probability of the output and status streams", true);
   args.flag("--tamper", &tamper, "change a byte of the expected output (the comparison must fail)");
@@ -225,6 +228,12 @@ int main(int argc, char** argv) {
       edgeCases.emplace_back(reinterpret_cast<const char*>(&f[p + 4]), n);
       p += 4 + n;
     }
+    edges = true;
+    blocks = edgeCases.size();
+  }
+  if (!table.empty()) {
+    edgeCases.clear();
+    for (te_dv::TableBlock& b : te_dv::ReadTableBlocks(table, true)) edgeCases.push_back(std::move(b.contents));
     edges = true;
     blocks = edgeCases.size();
   }

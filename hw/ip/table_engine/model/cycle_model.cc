@@ -19,6 +19,22 @@ uint64_t BuildCycles(const BuildWork& w) {
   return w.entries + w.key_beats + w.key_out_beats + w.value_beats + w.restarts + w.blocks * kBuildBlockCycles;
 }
 
+uint64_t CompressCycles(const snappy_codec::Stats& w, uint64_t blocks) {
+  // Per fragment: the step to it, the table-size choice and the end besides its load beats.
+  return w.load_beats + 3 * w.fragments + w.scan_ops + 3 * w.scan_runs + w.literals + w.literal_chunks +
+         w.extend_beats + w.copy_elements + blocks * kCompressBlockCycles;
+}
+
+uint64_t ZipCycles(const WriteStats& w, uint64_t upstream) {
+  if (w.zip_blocks == 0) return 0;
+  const uint64_t busy = CompressCycles(w.compress, w.zip_blocks) + Beats(w.zip_stored) + w.zip_blocks * kZipBlockCycles;
+  // A block holds its lane from its first beat, which comes at the pace of the stages before (`upstream`: the
+  // slowest of them), until its stored bytes have left; L lanes take the blocks in turn. A writer that waits for
+  // each block's size (a filter block) has them in a row.
+  const uint64_t lanes = w.zip_serial ? 1 : uint64_t(kZipLanes);
+  return Div(upstream + busy, lanes);
+}
+
 std::vector<RunSize> RunSizes(const CompactionSpec& spec) {
   std::vector<RunSize> sizes;
   for (const auto& run : spec.runs) {
@@ -43,10 +59,13 @@ Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, i
   stage("merge", r.entries_in * kMergeEntryCycles + r.merge_key_beats + rd.decode.value_beats);
   stage("drop", r.entries_in);
   stage("block_build", BuildCycles(wr.build));
-  stage("compress", Div(wr.compressor_in, kCompressors * kCompressBytesPerLane));
+  const size_t compress = e.stages.size();
+  stage("compress", 0);
   stage("crc_out", Div(r.bytes_out, kStreamBytes));
   stage("write_dma", Div(r.bytes_out, kStreamBytes));
   for (const auto& s : e.stages) e.pipeline = std::max(e.pipeline, s.second);
+  e.stages[compress].second = ZipCycles(wr, e.pipeline);
+  e.pipeline = std::max(e.pipeline, e.stages[compress].second);
   e.overhead = (rd.blocks.blocks + wr.blocks) * kBlockOverheadCycles + tables_in * kTableOpenCycles +
                r.tables.size() * kTableCloseCycles + kJobOverheadCycles;
   // More runs than ways (CascadePlan): each intermediate pass merges its runs' share of the input into

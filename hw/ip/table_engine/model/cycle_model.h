@@ -5,7 +5,7 @@
 // targets until their RTL exists. The pipeline (every stream kStreamBytes wide, stages decoupled by
 // FIFOs, so the slowest stage sets the pace):
 //   read DMA -> CRC check -> Snappy decompress -> entry decode -> K-way merge -> drop
-//     -> block build -> Snappy compress (kCompressors lanes) -> CRC -> write DMA
+//     -> block build -> Snappy compress (kZipLanes lanes, limits.h) -> CRC -> write DMA
 // cycles = max(stage costs) + per-block, per-table and per-job overheads + the cascade's intermediate passes
 // (each a job of its own on the unit: its share of the pipeline's work with nothing dropped, its overheads).
 // hw/ip/table_engine/doc/model.md explains each term.
@@ -20,6 +20,7 @@
 
 #include "compaction.h"
 #include "cycle_work.h"
+#include "limits.h"
 
 namespace table_engine {
 namespace cycle_model {
@@ -31,9 +32,12 @@ constexpr uint64_t kBuildBlockCycles = 6;        // BlockBuilder: FLUSH, count, 
 // From the RTL's structure (doc/merge.md), not fitted: MergeDrop spends per entry its HEAD beat and the
 // Check and Decide clocks of its pipelined select, besides the key and value beats.
 constexpr uint64_t kMergeEntryCycles = 3;
+// SnappyCompressor: length, preamble, the final chunk's packer drain, status (fitted like the above).
+constexpr uint64_t kCompressBlockCycles = 8;
+// The table writer's lanes (ZipLanes, kZipLanes of limits.h): per block besides the compressor, BlockZip's
+// length hand-off, the buffer's read latency, the type byte, the result and the stored bytes' last beat.
+constexpr uint64_t kZipBlockCycles = 6;
 // Uncalibrated (no RTL yet):
-constexpr uint64_t kCompressors = 8;             // compressor lanes, one block each (see model.md)
-constexpr uint64_t kCompressBytesPerLane = 1;    // input bytes per clock per lane
 constexpr uint64_t kBlockOverheadCycles = 24;    // DMA descriptor, trailer, block state machines
 constexpr uint64_t kTableOpenCycles = 160;       // footer read then index read: two DDR round trips
 constexpr uint64_t kTableCloseCycles = 64;       // filter/metaindex/index/footer hand-off, table report
@@ -69,6 +73,11 @@ struct Estimate {
 uint64_t DecodeCycles(const DecodeWork& w);
 uint64_t DecompressCycles(const BlockReadStats& b);
 uint64_t BuildCycles(const BuildWork& w);
+// The Snappy compressor alone over the blocks the writer compressed (doc/calibration.md).
+uint64_t CompressCycles(const snappy_codec::Stats& w, uint64_t blocks);
+// The writer's compressor lanes: each block holds a lane while it comes in (at the pace of the stages before,
+// `upstream`), is compressed and leaves (its stored bytes W a clock); see doc/model.md "Compressor lanes".
+uint64_t ZipCycles(const WriteStats& w, uint64_t upstream);
 
 // Each run's bytes and tables: what the cascade's passes read (doc/model.md "Cascade"). Empty: runs of equal
 // size, tables_in shared out evenly.

@@ -27,6 +27,11 @@ constexpr int kSnappyMinHashBits = 8;
 constexpr int kSnappyMaxHashBits = 14;
 constexpr size_t kSnappyFragmentBytes = 1u << 16;
 
+// Compressor lanes of the table writer (rtl/TableWriter.scala's ZipLanes, the simulation builds' --zip-lanes):
+// block buffers with their own Snappy compressor taking consecutive blocks, so the writer goes on building
+// while earlier blocks compress (the cycle estimate's compress stage divides by them).
+constexpr int kZipLanes = 5;
+
 // Merge ways of one unit (runs beyond them cascade through temporary tables in DDR).
 constexpr int kDefaultWays = 8;
 

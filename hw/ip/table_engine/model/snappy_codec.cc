@@ -24,6 +24,8 @@ void EmitLiteral(const uint8_t* p, size_t n, std::string* out, Stats* st) {
   if (st) {
     st->literal_bytes += n;
     st->elements++;
+    st->literals++;
+    st->literal_chunks += (n + st->chunk_bytes - 1) / st->chunk_bytes;
   }
 }
 
@@ -39,7 +41,16 @@ void EmitCopyElement(size_t offset, size_t len, std::string* out) {
   }
 }
 
+void CountCopyElements(size_t len, Stats* st) {
+  if (!st) return;
+  size_t n = 0;
+  for (; len >= 68; len -= 64) n++;
+  if (len > 64) n++;
+  st->copy_elements += n + 1;
+}
+
 void EmitCopy(size_t offset, size_t len, std::string* out, Stats* st) {
+  if (st) st->extend_beats += 2 + (len - 4) / st->chunk_bytes;
   // Split long matches so that no piece is shorter than 4 bytes (the 1-byte-offset form's minimum).
   while (len >= 68) {
     EmitCopyElement(offset, 64, out);
@@ -76,6 +87,10 @@ void CompressFragment(const uint8_t* in, size_t n, uint16_t* table, std::string*
   const size_t size = TableSize(n);
   const uint32_t mask = uint32_t(size - 1);
   std::memset(table, 0, size * sizeof(uint16_t));
+  Stats unused;
+  Stats& c = st ? *st : unused;
+  c.fragments++;
+  c.load_beats += (n + c.chunk_bytes - 1) / c.chunk_bytes;
   auto hash = [&](size_t pos) { return ((LoadFixed32(in + pos) * 0x1e35a7bdu) >> (32 - kSnappyMaxHashBits)) & mask; };
   auto same4 = [&](size_t a, size_t b) { return LoadFixed32(in + a) == LoadFixed32(in + b); };
   constexpr size_t kMargin = 15;
@@ -89,6 +104,7 @@ void CompressFragment(const uint8_t* in, size_t n, uint16_t* table, std::string*
       uint32_t skip = 32;
       if (ip + 16 <= limit) {
         for (size_t i = 0; i < 16 && !found; i++) {
+          c.scan_ops++;
           uint32_t h = hash(ip + i);
           cand = table[h];
           table[h] = uint16_t(ip + i);
@@ -103,11 +119,13 @@ void CompressFragment(const uint8_t* in, size_t n, uint16_t* table, std::string*
         }
       }
       while (!found) {
+        c.scan_ops++;
         uint32_t h = hash(ip);
         uint32_t step = skip >> 5;
         skip += step;
         size_t next = ip + step;
         if (next > limit) {
+          c.scan_runs++;
           ip = literal_start;
           goto remainder;
         }
@@ -116,17 +134,22 @@ void CompressFragment(const uint8_t* in, size_t n, uint16_t* table, std::string*
         if (same4(cand, ip)) break;
         ip = next;
       }
+      c.scan_runs++;
+      c.extend_beats++;  // the extension waits a clock for the literal's last chunk (one history port)
       EmitLiteral(in + literal_start, ip - literal_start, out, st);
       do {
         size_t len = 4;
         while (ip + len < n && in[cand + len] == in[ip + len]) len++;
         EmitCopy(ip - cand, len, out, st);
+        CountCopyElements(len, st);
         ip += len;
         if (ip >= limit) goto remainder;
         table[hash(ip - 1)] = uint16_t(ip - 1);
         uint32_t h = hash(ip);
         cand = table[h];
         table[h] = uint16_t(ip);
+        c.scan_ops += 2;
+        if (same4(cand, ip)) c.scan_runs++;
       } while (same4(cand, ip));
     }
   }

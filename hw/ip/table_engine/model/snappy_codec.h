@@ -19,6 +19,13 @@ struct Stats {
   uint64_t literal_bytes = 0, copies = 0, elements = 0;
   // Decompress: the elements' chunks of up to chunk_bytes (the RTL decompressor's output clocks).
   uint64_t chunk_bytes = 16, chunks = 0;
+  // Compress, what rtl/SnappyCompressor.scala spends clocks on (cycle_model::CompressCycles): fragments and
+  // their load beats of chunk_bytes; the scanner's ops (a lookup, the entry of a copy's end - 1, the end of
+  // the scan: one a clock) and its runs (each ends at a match or the fragment's end: the pipeline's 3 clocks
+  // to the compare); literals (a tag clock) and their chunks; per match its extension (the first read, then
+  // a compare of chunk_bytes a clock until a difference) and a clock per copy element.
+  uint64_t fragments = 0, load_beats = 0, scan_ops = 0, scan_runs = 0, literals = 0, literal_chunks = 0,
+           extend_beats = 0, copy_elements = 0;
 };
 
 // Appends the compressed form of data[0, n) to *out.

@@ -11,6 +11,7 @@ namespace table_engine {
 TableWriter::TableWriter(const WriterOptions& opt, std::string name, WriteStats* stats)
     : opt_(opt), name_(std::move(name)), stats_(stats), data_(opt.restart_interval), index_(1) {
   if (opt_.bloom_bits_per_key > 0) filter_ = std::make_unique<FilterBlockBuilder>(opt_.bloom_bits_per_key);
+  if (opt_.snappy && filter_) stats_->zip_serial = true;
 }
 
 void TableWriter::Append(std::string_view bytes) {
@@ -57,8 +58,9 @@ BlockHandle TableWriter::WriteBlock(const std::string& raw, bool may_compress) {
   stats_->raw_bytes += raw.size();
   if (may_compress && opt_.snappy) {
     compressed_.clear();
-    snappy_codec::Compress(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), &compressed_);
+    snappy_codec::Compress(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), &compressed_, &stats_->compress);
     stats_->compressor_in += raw.size();
+    stats_->zip_blocks++;
     stats_->compressor_out += compressed_.size();
     if (compressed_.size() < raw.size() - raw.size() / 8) {
       contents = compressed_;
@@ -66,6 +68,7 @@ BlockHandle TableWriter::WriteBlock(const std::string& raw, bool may_compress) {
       stats_->snappy_kept++;
     }
   }
+  if (may_compress && opt_.snappy) stats_->zip_stored += contents.size() + kTrailerBytes;
   BlockHandle h{out_.size(), contents.size()};
   char trailer[kTrailerBytes];
   trailer[0] = char(type);

@@ -16,6 +16,7 @@
 #include "cycle_work.h"
 #include "filter_block.h"
 #include "format.h"
+#include "snappy_codec.h"
 
 namespace table_engine {
 
@@ -31,6 +32,11 @@ struct WriteStats {
   uint64_t blocks = 0, raw_bytes = 0, compressor_in = 0, compressor_out = 0, snappy_kept = 0, entries = 0,
            key_bytes = 0, value_bytes = 0;
   cycle_model::BuildWork build;  // the data blocks' building (index, metaindex, filter: a table-close cost)
+  // The blocks through the compressor lanes (Snappy jobs): the compressor's work, the stored bytes the lanes
+  // send on (trailers included), and whether the writer waits for each block's size (a filter's offsets).
+  snappy_codec::Stats compress;
+  uint64_t zip_blocks = 0, zip_stored = 0;
+  bool zip_serial = false;
 };
 
 class TableWriter {

@@ -11,14 +11,15 @@ case class TableEngineConfig(bytes: Int = 16, ways: Int = 4, keyLimit: Int = 103
                              maxBlocks: Int = 1024, writeFifoBeats: Int = 64, walkerLevels: Int = 8,
                              walkerFiles: Int = 1024, walkerKeyWords: Int = 8192, grandparents: Int = 1024,
                              snappyBytes: Int = 1 << 16, indexBytes: Int = 1 << 16, filterBytes: Int = 1 << 16,
-                             filterKeys: Int = 4096, maxFilters: Int = 4096) {
+                             filterKeys: Int = 4096, maxFilters: Int = 4096, zipLanes: Int = 5) {
   // snappyBytes: each reader's largest decompressed Snappy block (its history and two block buffers);
-  // indexBytes, filterBytes, filterKeys, maxFilters: the writer's index and filter buffers (TableWriterConfig).
+  // indexBytes, filterBytes, filterKeys, maxFilters: the writer's index and filter buffers (TableWriterConfig);
+  // zipLanes: the writer's compressor lanes (ZipLanes), the model's kZipLanes (limits.h; tests/test_facts.py).
   val reader = TableReaderConfig(bytes, keyLimit, maxBlock, maxBlocks, snappyBytes = snappyBytes)
   val walker = BaseLevelConfig(bytes, keyLimit, walkerLevels, walkerFiles, walkerKeyWords, grandparents)
   val merge = MergeConfig(bytes, ways, keyLimit, Some(walker))
   val writer = TableWriterConfig(bytes, keyLimit, indexBytes = indexBytes, filterBytes = filterBytes,
-    filterKeys = filterKeys, maxFilters = maxFilters)
+    filterKeys = filterKeys, maxFilters = maxFilters, zipLanes = zipLanes)
   val entry = merge.entry
   val runBits = log2Up(ways)
   /** One read port for the K table readers (an arbiter adds the reader's number to the AXI id). */
@@ -428,9 +429,9 @@ object GenerateTableEngine extends Generator("build/gen/table_engine_top_w16_k4"
       Gen.intOpt("key-limit", 1032, min = 1024), Gen.intOpt("max-block", 4 << 20, min = 64),
       Gen.intOpt("max-blocks", 1024, Seq(256, 1024, 4096, 16384)), Gen.intOpt("walker-levels", 8, min = 1),
       Gen.intOpt("walker-files", 1024, (4 to 16).map(1 << _)), Gen.intOpt("walker-key-words", 8192, (6 to 16).map(1 << _)),
-      Gen.intOpt("grandparents", 1024, (4 to 16).map(1 << _))) {
+      Gen.intOpt("grandparents", 1024, (4 to 16).map(1 << _)), Gen.intOpt("zip-lanes", TableEngineConfig().zipLanes, min = 1)) {
   def top(a: Gen.Args) = TableEngine(TableEngineConfig(a.int("bytes"), a.int("ways"), a.int("key-limit"),
     a.int("max-block"), a.int("max-blocks"), walkerLevels = a.int("walker-levels"),
     walkerFiles = a.int("walker-files"), walkerKeyWords = a.int("walker-key-words"),
-    grandparents = a.int("grandparents")))
+    grandparents = a.int("grandparents"), zipLanes = a.int("zip-lanes")))
 }

@@ -8,10 +8,11 @@ import spinal.lib._
   * (it bounds the block_size a job may ask, `maxBlockSize`) and the index buffer (the index block of one table
   * waits there until the table's data blocks are out; its bytes with trailer, a power of two), the filter unit's,
   * and `zipBytes`: the block buffer of Snappy compression (a block waits there until its compressed size is known;
-  * 0: no compressor, a job asking for Snappy is BAD_JOB). */
+  * 0: no compressor, a job asking for Snappy is BAD_JOB), `zipLanes`: block buffers with their own compressor, taking
+  * consecutive blocks (ZipLanes; the model's kZipLanes, model/limits.h, is what the simulation builds get). */
 case class TableWriterConfig(bytes: Int = 16, keyLimit: Int = 1032, maxRestarts: Int = 2048, indexBytes: Int = 1 << 16,
                              filterBytes: Int = 1 << 16, filterKeys: Int = 4096, maxFilters: Int = 4096, hashWords: Int = 1,
-                             zipBytes: Int = 1 << 16) {
+                             zipBytes: Int = 1 << 16, zipLanes: Int = 1) {
   val data = BlockBuilderConfig(bytes, keyLimit, maxRestarts)
   /** The filter unit (bloom_bits_per_key > 0): see BloomConfig. */
   val bloom = BloomConfig(bytes, filterKeys, filterBytes, maxFilters, hashWords)
@@ -29,6 +30,7 @@ case class TableWriterConfig(bytes: Int = 16, keyLimit: Int = 1032, maxRestarts:
   val handleBytes = (10 + bytes - 1) / bytes * bytes
   // The index block goes through the block buffer whole.
   require(zipBytes == 0 || zipBytes >= indexBytes, s"block buffer of $zipBytes bytes: at least the index buffer's $indexBytes")
+  require(zipLanes >= 1 && zipLanes <= 16, s"$zipLanes compressor lanes: 1 to 16")
 }
 
 /** The writer's entry stream is the block reader's framing plus control beats: kind 3, no data, `count`
@@ -151,6 +153,9 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
   val indexBuffer = StreamFifo(Fragment(ByteBeat(W)), c.indexBeats)
   indexBuffer.io.push << index.io.output
   index.io.restartInterval := 1
+  /** The index entries as the writer issues them: straight to the index builder without Snappy; with Snappy
+    * through `idxQ` and HandleFill, which gives each its data block's handle once the lanes have its size. */
+  val idxIn = cloneOf(index.io.entries)
   data.io.status.ready := True // the writer knows each block's size from its estimate at the FLUSH
   index.io.status.ready := False
 
@@ -190,8 +195,8 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
   fcrc.io.input.valid := False
   fcrc.io.input.data := pkMasked
   fcrc.io.input.count := pk.count
-  // By default the data blocks flow out (through BlockZip with Snappy); the table's end overrides with filter,
-  // metaindex, index and footer (BlockZip idle then).
+  // By default the data blocks flow out (through the lanes with Snappy); the table's end overrides with filter,
+  // metaindex, index and footer (the lanes idle then).
   val snappy = RegInit(False) // the job's compression
   pk.valid := data.io.output.valid
   pk.data := data.io.output.data
@@ -201,7 +206,7 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
   indexBuffer.io.pop.ready := False
   val metaBlock = RegInit(False) // the metaindex block is in the data builder: BlockZip keeps it raw
   val zip = (c.zipBytes > 0) generate new Area {
-    val unit = BlockZip(c)
+    val unit = ZipLanes(c)
     unit.io.input.valid := False
     unit.io.input.payload := data.io.output.payload
     unit.io.compress := !metaBlock
@@ -320,13 +325,21 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
   val errCode = Reg(UInt(ErrorCodes.Width bits))
   val k = Reg(UInt(log2Up(KW + 64) bits)) // beat of a constant, footer or key being sent
   // A data block's FLUSH crosses into a later 2 KiB filter base: the open filter goes out. (With Snappy the
-  // block's end is known once BlockZip has its size: the same test then, from the file's bytes.)
+  // block's end is known once the lanes have given every size: the same test then, from the file's bytes.)
   val flushEnd = Mux(snappy, fileOffset, fileOffset + data.io.estimate + 5)
   val crossIdx = (flushEnd >> Bloom.BaseLg).resize(32)
   val cross = filterOn && crossIdx > issued
   val flushOk = !cross || fcmdQ.io.push.ready
   val flushOver = cross && filterOver(crossIdx)
   val zipThenClose = Reg(Bool()) // after the compressed block: the table's end (else the file-size check)
+  // With Snappy: data blocks flushed into the lanes whose stored size is not yet taken, their raw sizes with
+  // trailers (the most they add to the file), and the sizes taken (offset, size) until their index entries.
+  val zipBlocks = Reg(UInt(log2Up(c.zipLanes + 4) + 1 bits)) init (0)
+  val zipRaw = Reg(UInt(32 bits)) init (0)
+  val zipFlush = Bool()
+  zipFlush := False
+  val handleQ = StreamFifo(HandleSlot(), c.zipLanes + 2)
+  val idxOver = Bool() // HandleFill: an index entry would pass the index buffer
 
   // ---- the index entry being written: the key in idxBank shortened at `cut` (or whole), the pending handle ----
   val idxBank = Reg(Bool())
@@ -351,13 +364,13 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
   io.entries.ready := False
   data.io.entries.valid := False
   data.io.entries.payload := io.entries.payload
-  index.io.entries.valid := False
-  index.io.entries.fragment.kind := EntryKind.Head
-  index.io.entries.fragment.data := 0
-  index.io.entries.fragment.count := 0
-  index.io.entries.fragment.keyBytes := 0
-  index.io.entries.fragment.valueBytes := 0
-  index.io.entries.last := False
+  idxIn.valid := False
+  idxIn.fragment.kind := EntryKind.Head
+  idxIn.fragment.data := 0
+  idxIn.fragment.count := 0
+  idxIn.fragment.keyBytes := 0
+  idxIn.fragment.valueBytes := 0
+  idxIn.last := False
   io.keys.valid := False
   io.keys.data := 0
   io.keys.count := 0
@@ -393,14 +406,18 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
     } otherwise { state := S.Check }
   }
 
-  /** FLUSH the data block (the builder is idle): its handle becomes the pending index entry. With Snappy its size
-    * comes from BlockZip (state Zip), the filter's StartBlock after it (ZipFilter). */
+  /** FLUSH the data block (the builder is idle): its handle becomes the pending index entry. With Snappy the block
+    * goes to the lanes and its index entry takes the handle later (HandleFill); state Zip decides whether the
+    * writer must wait for the sizes (the file-size cut, the filter's StartBlock in ZipFilter). */
   def flushData(): Unit = {
     data.io.entries.valid := True
     data.io.entries.fragment.kind := BuilderKind.Flush
     data.io.entries.last := True
     blockEntries := 0
-    when(!snappy) {
+    when(snappy) {
+      pendingIndex := True
+      zipFlush := True
+    } otherwise {
       pendOff := fileOffset
       pendSize := data.io.estimate
       pendingIndex := True
@@ -555,15 +572,15 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
     is(S.IdxHead) {
       val keyLen = Mux(shorten, (cut + 9).resize(KB), sepLen)
       val entryBytes = keyLen.resize(32) + Mux(keyLen < 128, U(1, 32 bits), U(2, 32 bits)) + 2 + handleLen + 4
-      when(indexUsed + entryBytes + 4 + 5 > c.indexBytes) {
-        fail("OUTPUT_FULL") // the index block would pass the index buffer
+      when(!snappy && indexUsed + entryBytes + 4 + 5 > c.indexBytes) {
+        fail("OUTPUT_FULL") // the index block would pass the index buffer (with Snappy: HandleFill's check)
       } otherwise {
-        index.io.entries.valid := True
-        index.io.entries.fragment.kind := EntryKind.Head
-        index.io.entries.fragment.keyBytes := keyLen
-        index.io.entries.fragment.valueBytes := handleLen.resized
-        when(index.io.entries.ready) {
-          indexUsed := indexUsed + entryBytes
+        idxIn.valid := True
+        idxIn.fragment.kind := EntryKind.Head
+        idxIn.fragment.keyBytes := keyLen
+        idxIn.fragment.valueBytes := handleLen.resized
+        when(idxIn.ready) {
+          when(!snappy) { indexUsed := indexUsed + entryBytes }
           sepLen := keyLen
           k := 0
           state := S.IdxKey
@@ -582,26 +599,28 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
             .elsewhen(p === cut + 1) { b := B"x01" } // then kMaxSequenceNumber's seek tag, little-endian
             .elsewhen(p > cut + 1) { b := B"xFF" }
         }
-        index.io.entries.fragment.data(8 * i, 8 bits) := Mux(p < sepLen, b, B(0, 8 bits))
+        idxIn.fragment.data(8 * i, 8 bits) := Mux(p < sepLen, b, B(0, 8 bits))
       }
-      index.io.entries.valid := True
-      index.io.entries.fragment.kind := EntryKind.Key
-      index.io.entries.fragment.count := min(U(W, KB + 1 bits), sepLen - base).resized
-      when(index.io.entries.ready) {
+      idxIn.valid := True
+      idxIn.fragment.kind := EntryKind.Key
+      idxIn.fragment.count := min(U(W, KB + 1 bits), sepLen - base).resized
+      when(idxIn.ready) {
         k := k + 1
         when(base + W >= sepLen) { k := 0; state := S.IdxVal }
       }
     }
     is(S.IdxVal) {
       val base = (k * W).resize(6)
-      index.io.entries.valid := True
-      index.io.entries.fragment.kind := EntryKind.Value
-      index.io.entries.fragment.data := pick(handle, k)
-      index.io.entries.fragment.count := min(U(W, 6 bits), handleLen - base).resized
-      index.io.entries.last := base + W >= handleLen
-      when(index.io.entries.ready) {
+      // With Snappy one VALUE beat stands for the handle HandleFill puts in its place.
+      val lastBeat = snappy || base + W >= handleLen
+      idxIn.valid := True
+      idxIn.fragment.kind := EntryKind.Value
+      idxIn.fragment.data := pick(handle, k)
+      idxIn.fragment.count := min(U(W, 6 bits), handleLen - base).resized
+      idxIn.last := lastBeat
+      when(idxIn.ready) {
         k := k + 1
-        when(base + W >= handleLen) {
+        when(lastBeat) {
           pendingIndex := False
           state := Mux(endOfTable, S.IdxFlush, S.Check)
         }
@@ -755,10 +774,10 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
       } otherwise { state := S.IdxFlush }
     }
     is(S.IdxFlush) {
-      index.io.entries.valid := True
-      index.io.entries.fragment.kind := BuilderKind.Flush
-      index.io.entries.last := True
-      when(index.io.entries.ready) { indexOff := fileOffset; state := Mux(snappy, S.IdxZip, S.IdxOut) }
+      idxIn.valid := True
+      idxIn.fragment.kind := BuilderKind.Flush
+      idxIn.last := True
+      when(idxIn.ready) { indexOff := fileOffset; state := Mux(snappy, S.IdxZip, S.IdxOut) }
     }
     is(S.IdxOut) { // the index block from the index buffer
       pk.valid := indexBuffer.io.pop.valid
@@ -777,17 +796,13 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
         state := S.Footer
       }
     }
-    is(S.Zip) { // the data block's stored size from BlockZip: its handle, the file's bytes
-      if (c.zipBytes > 0) {
-        zip.unit.io.result.ready := True
-        when(zip.unit.io.result.valid) {
-          pendOff := fileOffset
-          pendSize := zip.unit.io.result.payload
-          pendingIndex := True
-          fileOffset := fileOffset + zip.unit.io.result.payload + 5
-          state := S.ZipFilter
-        }
-      }
+    is(S.Zip) { // the data block is in the lanes (the flush clock's counts are in): go on unless its size decides
+      // The file grows by at most the blocks' raw sizes, so below max_file_size with them the table stays open
+      // (DoCompactionWork's check is false whatever the sizes); else, and for the filter's StartBlock (its
+      // offset), the lanes' sizes first.
+      val known = zipBlocks === 0
+      when(filterOn) { when(known) { state := S.ZipFilter } } elsewhen (zipThenClose) { state := S.CloseWait } elsewhen (
+          fileOffset +^ zipRaw >= maxFileSize) { when(known) { state := S.ZipFilter } } otherwise { state := S.Idle }
     }
     is(S.ZipFilter) { // FilterBlockBuilder::StartBlock at the next block's offset, then as after a raw FLUSH
       when(flushOver) { fail("OUTPUT_FULL") } elsewhen (flushOk) {
@@ -896,6 +911,42 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
     is(S.Halt) {} // until softReset
   }
 
+  // ---- with Snappy: the lanes' sizes taken in block order (the file's offsets), each data block's handle kept
+  // for its index entry ----
+  val taken = Bool()
+  taken := False
+  handleQ.io.push.valid := False
+  handleQ.io.push.payload.off := fileOffset
+  handleQ.io.push.payload.size := 0
+  if (c.zipBytes > 0) {
+    val r = zip.unit.io.result
+    when(snappy && zipBlocks =/= 0) {
+      r.ready := handleQ.io.push.ready
+      handleQ.io.push.valid := r.valid
+      handleQ.io.push.payload.size := r.payload
+      when(r.fire) {
+        taken := True
+        fileOffset := fileOffset + r.payload + 5
+      }
+    }
+  }
+  val takenRaw = if (c.zipBytes > 0) zip.unit.io.rawSize + 5 else U(0, 32 bits)
+  zipBlocks := zipBlocks + zipFlush.asUInt - taken.asUInt
+  zipRaw := zipRaw + Mux(zipFlush, data.io.estimate + 5, U(0, 32 bits)) - Mux(taken, takenRaw, U(0, 32 bits))
+
+  val handles = HandleFill(c, index.io.entries.payload)
+  handles.io.handles << handleQ.io.pop
+  handles.io.indexUsed := indexUsed
+  idxOver := snappy && handles.io.over
+  when(handles.io.used.valid) { indexUsed := handles.io.used.payload }
+  handles.io.input.valid := snappy && idxIn.valid
+  handles.io.input.payload := idxIn.payload
+  idxIn.ready := Mux(snappy, handles.io.input.ready, index.io.entries.ready)
+  index.io.entries.valid := Mux(snappy, handles.io.output.valid, idxIn.valid)
+  index.io.entries.payload := Mux(snappy, handles.io.output.payload, idxIn.payload)
+  handles.io.output.ready := snappy && index.io.entries.ready
+  when(idxOver && state =/= S.Error && state =/= S.Halt) { fail("OUTPUT_FULL") }
+
   // The pending data block's handle as the index entry's value: offset and size as varints (BlockHandle::EncodeTo).
   val hOff = Varint.encode(pendOff)
   val hSize = Varint.encode(pendSize)
@@ -908,17 +959,17 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
 }
 
 /** `table_engine.GenerateTableWriter [--bytes 4|8|16|32] [--key-limit N] [--max-restarts N] [--index-bytes N]
-  * [--filter-bytes N] [--filter-keys N] [--max-filters N] [--hash-words N] [--zip-bytes N] --out DIR`: DIR/TableWriter.v,
+  * [--filter-bytes N] [--filter-keys N] [--max-filters N] [--hash-words N] [--zip-bytes N] [--zip-lanes N] --out DIR`: DIR/TableWriter.v,
   * the table engine's table writer (data blocks, index, filter, metaindex, footer; Snappy unless --zip-bytes 0). */
 object GenerateTableWriter extends Generator("build/gen/table_engine_writer_w16",
       Gen.intOpt("bytes", 16, Seq(4, 8, 16, 32)), Gen.intOpt("key-limit", 1032, min = 1024),
       Gen.intOpt("max-restarts", 2048, min = 4), Gen.intOpt("index-bytes", 1 << 16, min = 1024),
       Gen.intOpt("filter-bytes", 1 << 16, min = 64), Gen.intOpt("filter-keys", 4096, min = 4),
       Gen.intOpt("max-filters", 4096, min = 2), Gen.intOpt("hash-words", 1, Seq(1, 2, 4, 8)),
-      Gen.intOpt("zip-bytes", 1 << 16, min = 0)) {
+      Gen.intOpt("zip-bytes", 1 << 16, min = 0), Gen.intOpt("zip-lanes", 1, min = 1)) {
   def top(a: Gen.Args) = TableWriter(TableWriterConfig(a.int("bytes"), a.int("key-limit"), a.int("max-restarts"),
     a.int("index-bytes"), a.int("filter-bytes"), a.int("filter-keys"), a.int("max-filters"), a.int("hash-words"),
-    a.int("zip-bytes")))
+    a.int("zip-bytes"), a.int("zip-lanes")))
 }
 
 /** TableBuilder::WriteBlock with compression on: a block as a BlockBuilder writes it (contents, type byte 0, masked
@@ -942,6 +993,8 @@ case class BlockZip(c: TableWriterConfig) extends Component {
     val output = master Stream (Fragment(ByteBeat(W)))
     /** No block in: the writer may drive the packer itself. */
     val idle = out Bool()
+    /** With `result`: the block's raw contents' size. */
+    val rawSize = out UInt (32 bits)
   }
   val lg = log2Up(W)
   def words(bytes: UInt): UInt = ((bytes + (W - 1)) >> lg).resize(32)
@@ -1022,6 +1075,7 @@ case class BlockZip(c: TableWriterConfig) extends Component {
   io.output.last := False
   io.result.valid := state === S.Result
   io.result.payload := Mux(saved, cBytes, size)
+  io.rawSize := size
 
   def done(): Unit = {
     wa := 0
@@ -1087,4 +1141,101 @@ case class BlockZip(c: TableWriterConfig) extends Component {
       }
     }
   }
+}
+
+/** `lanes` BlockZips (their own block buffer and compressor each) taking consecutive blocks in turn, so a block
+  * compresses while the next ones come in: blocks go to the lanes in order, their results and stored bytes leave
+  * in the same order (BlockZip's interface; a lane's result before its bytes). One lane is BlockZip itself. */
+case class ZipLanes(c: TableWriterConfig) extends Component {
+  val W = c.bytes
+  val io = new Bundle {
+    val input = slave Stream (Fragment(ByteBeat(W)))
+    val compress = in Bool()
+    val result = master Stream (UInt(32 bits))
+    val output = master Stream (Fragment(ByteBeat(W)))
+    val idle = out Bool()
+    val rawSize = out UInt (32 bits)
+  }
+  val lanes = Seq.fill(c.zipLanes)(BlockZip(c))
+  val n = c.zipLanes
+  /** The lanes taking the next input block, giving the next result, the next stored bytes. */
+  def pointer(): UInt = Reg(UInt(log2Up(n max 2) bits)) init (0)
+  def next(p: UInt): UInt = Mux(p === n - 1, U(0, p.getWidth bits), p + 1)
+  val inAt, resAt, outAt = pointer()
+  for ((l, i) <- lanes.zipWithIndex) {
+    l.io.input.valid := io.input.valid && inAt === i
+    l.io.input.payload := io.input.payload
+    l.io.compress := io.compress
+    l.io.result.ready := io.result.ready && resAt === i
+    l.io.output.ready := io.output.ready && outAt === i
+  }
+  def at[T <: Data](p: UInt, f: BlockZip => T): T = if (n == 1) f(lanes.head) else Vec(lanes.map(f))(p.resized)
+  io.input.ready := at(inAt, _.io.input.ready)
+  io.result.valid := at(resAt, _.io.result.valid)
+  io.result.payload := at(resAt, _.io.result.payload)
+  io.rawSize := at(resAt, _.io.rawSize)
+  io.output.valid := at(outAt, _.io.output.valid)
+  io.output.payload := at(outAt, _.io.output.payload)
+  io.idle := lanes.map(_.io.idle).reduce(_ && _)
+  if (n > 1) {
+    when(io.input.fire && io.input.last) { inAt := next(inAt) }
+    when(io.result.fire) { resAt := next(resAt) }
+    when(io.output.fire && io.output.last) { outAt := next(outAt) }
+  }
+}
+
+/** A data block's place in the file: its offset and stored size (the block handle). */
+case class HandleSlot() extends Bundle {
+  val off = UInt(32 bits)
+  val size = UInt(32 bits)
+}
+
+/** With Snappy, the writer issues an index entry before its data block's stored size is known: the entries wait
+  * here (a FIFO of beats) and each leaves for the index builder with the next handle from `handles` (the lanes'
+  * sizes in block order): its HEAD's value length and its one VALUE beat replaced by the handle's varints.
+  * `over`: the entry at the head, with its handle, would pass the index buffer (the writer's OUTPUT_FULL; the
+  * entry stays); `used`: the index buffer's bytes after an entry left. */
+case class HandleFill(c: TableWriterConfig, beat: Fragment[EntryBeat]) extends Component {
+  val W = c.bytes
+  val io = new Bundle {
+    val input = slave Stream (cloneOf(beat))
+    val handles = slave Stream (HandleSlot())
+    val output = master Stream (cloneOf(beat))
+    val indexUsed = in UInt (32 bits)
+    val used = master Flow (UInt(32 bits))
+    val over = out Bool()
+  }
+  val q = StreamFifo(cloneOf(beat), 64)
+  q.io.push << io.input
+  val head = q.io.pop
+  val h = io.handles
+  val hOff = Varint.encode(h.off)
+  val hSize = Varint.encode(h.size)
+  val hBits = (hOff._1.resize(8 * c.handleBytes) | (hSize._1.resize(8 * c.handleBytes) << (hOff._2 << 3)).resize(8 * c.handleBytes))
+  val hLen = (hOff._2 +^ hSize._2).resize(4)
+  val handleBeats = c.handleBytes / W
+  val vk = Reg(UInt(log2Up(handleBeats + 1) bits)) init (0) // the handle's beat being sent
+  val isHead = head.fragment.kind === EntryKind.Head
+  val isValue = head.fragment.kind === EntryKind.Value
+  val needs = isHead || isValue
+  val keyLen = head.fragment.keyBytes.resize(32)
+  val entryBytes = keyLen + Mux(keyLen < 128, U(1, 32 bits), U(2, 32 bits)) + 2 + hLen + 4
+  val over = isHead && io.indexUsed + entryBytes + 4 + 5 > c.indexBytes
+  val go = head.valid && (!needs || h.valid) && !over
+  val base = (vk * W).resize(6)
+  val lastValue = base + W >= hLen
+  io.over := head.valid && needs && h.valid && over
+  io.output.valid := go
+  io.output.payload := head.payload
+  when(isHead) { io.output.fragment.valueBytes := hLen.resized }
+  when(isValue) {
+    io.output.fragment.data := (if (handleBeats == 1) hBits else hBits.subdivideIn(8 * W bits)(vk.resized)).resized
+    io.output.fragment.count := Mux(lastValue, (hLen - base).resize(log2Up(W + 1)), U(W, log2Up(W + 1) bits)).resized
+    io.output.last := lastValue
+  }
+  head.ready := io.output.fire && (!isValue || lastValue)
+  h.ready := io.output.fire && isValue && lastValue
+  when(io.output.fire && isValue) { vk := Mux(lastValue, U(0, vk.getWidth bits), vk + 1) }
+  io.used.valid := io.output.fire && isHead
+  io.used.payload := io.indexUsed + entryBytes
 }
