@@ -229,27 +229,22 @@ case class BaseLevelWalker(c: BaseLevelConfig) extends Component {
     when(gpIdx >= gpCount) { emit(isBase) } otherwise { phase := P.GpSel }
   }
 
+  // One bound's compare, a word a clock: the key at or below the bound, or above it.
+  def boundStep(atOrBelow: => Unit, above: => Unit): Unit = {
+    primed := True
+    when(primed) { word := word + 1 }
+    when(primed && decided) {
+      word := 0
+      primed := False
+      when(lt || eq) { atOrBelow } otherwise { above }
+    }
+  }
+
   when(walking) {
     switch(phase) {
       // The part's bounds: above lo (strictly), then at or below hi.
-      is(P.Lo) {
-        primed := True
-        when(primed) { word := word + 1 }
-        when(primed && decided) {
-          word := 0
-          primed := False
-          when(lt || eq) { emitOutside() } otherwise { phase := Mux(hasHi, P.Hi, P.Sel) }
-        }
-      }
-      is(P.Hi) {
-        primed := True
-        when(primed) { word := word + 1 }
-        when(primed && decided) {
-          word := 0
-          primed := False
-          when(lt || eq) { phase := P.Sel } otherwise { emitOutside() }
-        }
-      }
+      is(P.Lo) { boundStep(atOrBelow = emitOutside(), above = phase := Mux(hasHi, P.Hi, P.Sel)) }
+      is(P.Hi) { boundStep(atOrBelow = phase := P.Sel, above = emitOutside()) }
       is(P.Sel) {
         word := 0
         when(lvl >= levels) {

@@ -986,16 +986,7 @@ case class BlockZip(c: TableWriterConfig) extends Component {
   require(isPow2(bufBytes) && bufBytes >= 1024 && bufBytes >= 16 * W, s"block buffer of $bufBytes bytes: a power of two >= 1024")
   val rawWords = bufBytes / W
   val compWords = (bufBytes - bufBytes / 8 + W - 1) / W
-  val io = new Bundle {
-    val input = slave Stream (Fragment(ByteBeat(W)))
-    val compress = in Bool()
-    val result = master Stream (UInt(32 bits))
-    val output = master Stream (Fragment(ByteBeat(W)))
-    /** No block in: the writer may drive the packer itself. */
-    val idle = out Bool()
-    /** With `result`: the block's raw contents' size. */
-    val rawSize = out UInt (32 bits)
-  }
+  val io = ZipIo(W)
   val lg = log2Up(W)
   def words(bytes: UInt): UInt = ((bytes + (W - 1)) >> lg).resize(32)
   def tail(bytes: UInt): UInt = (((bytes - 1) & U(W - 1, 32 bits)) + 1).resize(log2Up(W + 1))
@@ -1143,19 +1134,25 @@ case class BlockZip(c: TableWriterConfig) extends Component {
   }
 }
 
+/** BlockZip's interface, which ZipLanes keeps: a block's bytes in (`compress` with its last beat for the Snappy
+  * try), the stored contents' size on `result`, then the stored bytes on `output`. */
+case class ZipIo(W: Int) extends Bundle {
+  val input = slave Stream (Fragment(ByteBeat(W)))
+  val compress = in Bool()
+  val result = master Stream (UInt(32 bits))
+  val output = master Stream (Fragment(ByteBeat(W)))
+  /** No block in: the writer may drive the packer itself. */
+  val idle = out Bool()
+  /** With `result`: the block's raw contents' size. */
+  val rawSize = out UInt (32 bits)
+}
+
 /** `lanes` BlockZips (their own block buffer and compressor each) taking consecutive blocks in turn, so a block
   * compresses while the next ones come in: blocks go to the lanes in order, their results and stored bytes leave
   * in the same order (BlockZip's interface; a lane's result before its bytes). One lane is BlockZip itself. */
 case class ZipLanes(c: TableWriterConfig) extends Component {
   val W = c.bytes
-  val io = new Bundle {
-    val input = slave Stream (Fragment(ByteBeat(W)))
-    val compress = in Bool()
-    val result = master Stream (UInt(32 bits))
-    val output = master Stream (Fragment(ByteBeat(W)))
-    val idle = out Bool()
-    val rawSize = out UInt (32 bits)
-  }
+  val io = ZipIo(W)
   val lanes = Seq.fill(c.zipLanes)(BlockZip(c))
   val n = c.zipLanes
   /** The lanes taking the next input block, giving the next result, the next stored bytes. */
