@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lsmc.build import table_model
+from lsmc.model import sstable
 
 MAXSEQ = (1 << 56) - 1
 CODES = ("BAD_MAGIC", "BAD_CRC", "TRUNCATED", "BAD_BLOCK", "BAD_VARINT", "BAD_SNAPPY", "KEY_ORDER",
@@ -439,32 +440,22 @@ def test_compaction_grandparent_split(model, check, tmp_path):
     assert "STOP" in expected and len(res["tables"]) > 3
 
 
-def _varint(b: bytes, i: int):
-    v = shift = 0
-    while True:
-        v |= (b[i] & 0x7F) << shift
-        shift += 7
-        i += 1
-        if b[i - 1] < 0x80:
-            return v, i
-
-
 def data_block_sizes(table: bytes) -> list[int]:
     """Sizes of a raw table's data blocks: footer -> index block (restart interval 1) -> handles."""
-    _, i = _varint(table, len(table) - 48)
-    _, i = _varint(table, i)
-    off, i = _varint(table, i)
-    size, _ = _varint(table, i)
+    _, i = sstable.varint(table, len(table) - 48)
+    _, i = sstable.varint(table, i)
+    off, i = sstable.varint(table, i)
+    size, _ = sstable.varint(table, i)
     index = table[off:off + size]
     end = len(index) - 4 - 4 * struct.unpack("<I", index[-4:])[0]
     sizes, i = [], 0
     while i < end:
-        _, i = _varint(index, i)
-        nonshared, i = _varint(index, i)
-        vlen, i = _varint(index, i)
+        _, i = sstable.varint(index, i)
+        nonshared, i = sstable.varint(index, i)
+        vlen, i = sstable.varint(index, i)
         i += nonshared
-        _, j = _varint(index, i)
-        sizes.append(_varint(index, j)[0])
+        _, j = sstable.varint(index, i)
+        sizes.append(sstable.varint(index, j)[0])
         i += vlen
     return sizes
 

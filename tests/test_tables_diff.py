@@ -162,17 +162,6 @@ def test_malformed_tables_named_error_never_hang(ref, model, tmp_path_factory, d
             assert same, verdict
 
 
-def _varint(b: bytes, i: int) -> tuple[int, int]:
-    v = shift = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7F) << shift
-        shift += 7
-        if c < 0x80:
-            return v, i
-
-
 def test_first_restart_point_not_zero_is_refused(ref, model, tmp_path):
     """A data block whose first restart point is not 0 (LevelDB's BlockBuilder always writes 0): LevelDB's
     iterator starts there and, past the entries, silently drops the block; the model refuses the table
@@ -181,16 +170,16 @@ def test_first_restart_point_not_zero_is_refused(ref, model, tmp_path):
     victim = tmp_path / "job" / job.runs[0][0]
     blob = bytearray(victim.read_bytes())
     footer = bytes(blob[-48:])
-    _mo, i = _varint(footer, 0)
-    _ms, i = _varint(footer, i)
-    ix_off, i = _varint(footer, i)
-    ix_size, _ = _varint(footer, i)
+    _mo, i = sstable.varint(footer, 0)
+    _ms, i = sstable.varint(footer, i)
+    ix_off, i = sstable.varint(footer, i)
+    ix_size, _ = sstable.varint(footer, i)
     index = bytes(blob[ix_off:ix_off + ix_size])
-    _shared, i = _varint(index, 0)  # the index's first entry: the first data block's handle
-    non_shared, i = _varint(index, i)
-    _vlen, i = _varint(index, i)
-    off, j = _varint(index, i + non_shared)
-    size, _ = _varint(index, j)
+    _shared, i = sstable.varint(index, 0)  # the index's first entry: the first data block's handle
+    non_shared, i = sstable.varint(index, i)
+    _vlen, i = sstable.varint(index, i)
+    off, j = sstable.varint(index, i + non_shared)
+    size, _ = sstable.varint(index, j)
     restarts = int.from_bytes(blob[off + size - 4:off + size], "little")
     first = off + size - 4 - 4 * restarts
     assert blob[first:first + 4] == b"\0\0\0\0"

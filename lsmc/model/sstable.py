@@ -204,7 +204,8 @@ def parse_run_line(line: str) -> dict:
 
 
 # -------------------------------------------------------------------------------------- MANIFEST
-def _varint(b: bytes, i: int) -> tuple[int, int]:
+def varint(b: bytes, i: int) -> tuple[int, int]:
+    """LevelDB's varint at b[i]: (value, index after it); ValueError when it runs past `b`."""
     v = shift = 0
     while True:
         if i >= len(b) or shift > 63:
@@ -218,7 +219,7 @@ def _varint(b: bytes, i: int) -> tuple[int, int]:
 
 
 def _lenprefixed(b: bytes, i: int) -> tuple[bytes, int]:
-    n, i = _varint(b, i)
+    n, i = varint(b, i)
     if i + n > len(b):
         raise ValueError("length-prefixed field runs past its record")
     return b[i:i + n], i + n
@@ -265,32 +266,32 @@ def decode_version_edit(rec: bytes) -> VersionEdit:
     """db/version_edit.cc's encoding: tagged fields."""
     e, i = VersionEdit(), 0
     while i < len(rec):
-        tag, i = _varint(rec, i)
+        tag, i = varint(rec, i)
         if tag == 1:
             _, i = _lenprefixed(rec, i)
         elif tag == 2:
-            e.log_number, i = _varint(rec, i)
+            e.log_number, i = varint(rec, i)
         elif tag == 3:
-            e.next_file, i = _varint(rec, i)
+            e.next_file, i = varint(rec, i)
         elif tag == 4:
-            e.last_sequence, i = _varint(rec, i)
+            e.last_sequence, i = varint(rec, i)
         elif tag == 5:
-            _, i = _varint(rec, i)
+            _, i = varint(rec, i)
             _, i = _lenprefixed(rec, i)
         elif tag == 6:
-            level, i = _varint(rec, i)
-            number, i = _varint(rec, i)
+            level, i = varint(rec, i)
+            number, i = varint(rec, i)
             e.deleted.append((level, number))
         elif tag == 7:
-            level, i = _varint(rec, i)
-            number, i = _varint(rec, i)
-            size, i = _varint(rec, i)
+            level, i = varint(rec, i)
+            number, i = varint(rec, i)
+            size, i = varint(rec, i)
             smallest, i = _lenprefixed(rec, i)
             largest, i = _lenprefixed(rec, i)
             e.added.append({"level": level, "number": number, "size": size, "smallest": smallest,
                             "largest": largest})
         elif tag == 9:
-            _, i = _varint(rec, i)
+            _, i = varint(rec, i)
         else:
             raise ValueError(f"unknown version-edit tag {tag}")
     return e

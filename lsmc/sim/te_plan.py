@@ -30,18 +30,6 @@ class PlanError(ValueError):
     pass
 
 
-def _varint(b: bytes, i: int) -> tuple[int, int]:
-    v = shift = 0
-    while i < len(b):
-        c = b[i]
-        v |= (c & 0x7F) << shift
-        i += 1
-        if not c & 0x80:
-            return v, i
-        shift += 7
-    raise PlanError("varint runs past its bytes")
-
-
 _SNAPPY = None
 
 
@@ -64,10 +52,13 @@ def index_block(table: bytes, name: str = "table") -> bytes:
     if len(table) < FOOTER_BYTES or struct.unpack_from("<Q", table, len(table) - 8)[0] != TABLE_MAGIC:
         raise PlanError(f"{name}: no LevelDB table footer")
     foot = table[-FOOTER_BYTES:]
-    _, i = _varint(foot, 0)
-    _, i = _varint(foot, i)
-    off, i = _varint(foot, i)
-    size, i = _varint(foot, i)
+    try:
+        _, i = sstable.varint(foot, 0)
+        _, i = sstable.varint(foot, i)
+        off, i = sstable.varint(foot, i)
+        size, i = sstable.varint(foot, i)
+    except ValueError as e:
+        raise PlanError(f"{name}: footer: {e}") from None
     if off + size + TRAILER_BYTES > len(table):
         raise PlanError(f"{name}: index handle past the file")
     body, kind = table[off:off + size], table[off + size]
