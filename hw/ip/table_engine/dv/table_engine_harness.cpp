@@ -161,21 +161,6 @@ void PartJob(const te::CompactionSpec& s, const te::PartPlan& pp, uint64_t numbe
   }
 }
 
-// The model's output of one part (RunSubcompactions' per part), tables numbered from `number`.
-te::CompactionResult ModelPart(const te::CompactionSpec& s, const te::PartPlan& p, uint64_t number) {
-  te::CompactionResult part;
-  std::vector<std::unique_ptr<te::RunReader>> readers;
-  for (const te::RunWindow& w : p.windows) {
-    const auto& run = s.runs[w.run];
-    std::vector<te::TableImage> tables(run.begin() + long(w.first_table), run.begin() + long(w.last_table) + 1);
-    te::ReadWindow rw{w.first_block, w.last_block, p.has_lo ? &p.lo : nullptr, p.has_hi ? &p.hi : nullptr,
-                      w.lo_blocks, w.hi_from};
-    readers.push_back(std::make_unique<te::RunReader>(std::move(tables), s.verify_checksums, &part.read, rw));
-  }
-  te::CompactRuns(s, std::move(readers), number, &part);
-  return part;
-}
-
 void WriteOutput(const std::string& out, const te::CompactionResult& res, const std::string& json) {
   struct stat st;
   if (stat(out.c_str(), &st) != 0) {
@@ -231,7 +216,7 @@ int MainParts(const Options& o, const sim::Options& so) {
     if (!plan[j].windows.empty()) {
       specs[j].first_file_number = number;
       if (o.reference) {
-        r = ModelPart(s, plan[j], number);
+        r = te::RunPart(s, plan[j], number);
       } else {
         sim::Outcome out = engine->Run(*prepared[j], o.out);
         r = std::move(out.result);

@@ -244,6 +244,21 @@ SubcompactionPlan PlanSubcompactions(const CompactionSpec& spec, int parts) {
   return plan;
 }
 
+CompactionResult RunPart(const CompactionSpec& spec, const PartPlan& p, uint64_t first_file_number) {
+  CompactionResult part;
+  std::vector<std::unique_ptr<RunReader>> readers;
+  for (const RunWindow& w : p.windows) {
+    const auto& run = spec.runs[w.run];
+    std::vector<TableImage> tables(run.begin() + long(w.first_table), run.begin() + long(w.last_table) + 1);
+    ReadWindow rw{w.first_block, w.last_block, p.has_lo ? &p.lo : nullptr, p.has_hi ? &p.hi : nullptr,
+                  w.lo_blocks, w.hi_from};
+    readers.push_back(std::make_unique<RunReader>(std::move(tables), spec.verify_checksums, &part.read, rw));
+  }
+  part.bytes_in = p.bytes;
+  CompactRuns(spec, std::move(readers), first_file_number, &part);
+  return part;
+}
+
 SubcompactionResult RunSubcompactions(const CompactionSpec& spec, int parts, int ways) {
   SubcompactionResult res;
   const size_t P = size_t(parts);
@@ -262,20 +277,10 @@ SubcompactionResult RunSubcompactions(const CompactionSpec& spec, int parts, int
     for (size_t j = 0; j < P; j++) {
       const PartPlan& p = res.plan.parts[j];
       if (p.windows.empty()) continue;  // nothing of the job lies in it: not dispatched
-      CompactionResult& part = res.parts[j];
-      std::vector<std::unique_ptr<RunReader>> readers;
-      for (const RunWindow& w : p.windows) {
-        const auto& run = spec.runs[w.run];
-        std::vector<TableImage> tables(run.begin() + long(w.first_table), run.begin() + long(w.last_table) + 1);
-        ReadWindow rw{w.first_block, w.last_block, p.has_lo ? &p.lo : nullptr, p.has_hi ? &p.hi : nullptr,
-                      w.lo_blocks, w.hi_from};
-        res.tables_in[j] += tables.size();
-        readers.push_back(std::make_unique<RunReader>(std::move(tables), spec.verify_checksums, &part.read, rw));
-      }
+      for (const RunWindow& w : p.windows) res.tables_in[j] += w.last_table - w.first_table + 1;
       res.runs_in[j] = p.windows.size();
-      part.bytes_in = p.bytes;
-      CompactRuns(spec, std::move(readers), number, &part);
-      number += part.tables.size();
+      res.parts[j] = RunPart(spec, p, number);
+      number += res.parts[j].tables.size();
     }
   }
 

@@ -110,6 +110,9 @@ struct SubcompactionResult {
 
 SubcompactionResult RunSubcompactions(const CompactionSpec& spec, int parts, int ways);
 
+// One part as a job of its own: its runs' windows, its bounds, its tables numbered from first_file_number.
+CompactionResult RunPart(const CompactionSpec& spec, const PartPlan& part, uint64_t first_file_number);
+
 // result.json of a sub-compaction: ResultJson(whole) plus "parts", "plan" and "cycles".
 std::string SubcompactionJson(const SubcompactionResult& r);
 
