@@ -360,7 +360,7 @@ def _sim_prerequisites_missing():
                     reason=f"board simulation prerequisites missing: {_sim_prerequisites_missing()}")
 def test_board_simulation_runs_a_compaction_job(real_soc):
     """The whole board design in Verilator: the BIOS sets up the (model) DRAM and releases the SoC,
-    whose preloaded firmware answers on the console and runs a 512-entry compaction job through the
+    whose preloaded firmware answers on the console and runs a 128-entry compaction job through the
     DMA -> LiteDRAM path (checked by the firmware against its C merge: PASS)."""
     sim = _load_sim_module()
     fw = ROOT / "build" / "fw-board"
@@ -374,10 +374,10 @@ def test_board_simulation_runs_a_compaction_job(real_soc):
     out = ROOT / "build" / "boards" / "sim-test"  # fixed folder: the Verilator model is reused when unchanged
     litex_soc.build_target(sim.SimBoard, out, soc_verilog=real_soc, firmware=fw / "lsmc.elf", run=True)
     sim.compile_sim(out)
-    log = sim.run_sim(out, script=[("lsmc> ", "run 512\r")], until="lsmc> ", timeout=900)
+    log = sim.run_sim(out, script=[("lsmc> ", "run 128\r")], until="lsmc> ", timeout=900)
     assert "Initializing SDRAM" in log and "Memtest OK" in log  # BIOS part of the console
-    tail = log.rsplit("run 512", 1)[1]
-    assert re.search(r"entries_in=512 .*PASS", tail), log[-2000:]
+    tail = log.rsplit("run 128", 1)[1]
+    assert re.search(r"entries_in=128 .*PASS", tail), log[-2000:]
 
 
 # ------------------------------------------------------------------------------ DDR register slice

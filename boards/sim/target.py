@@ -73,9 +73,11 @@ class SimBoard:
         soc.sdrphy = SDRAMPHYModel(module=module, data_width=16, clk_freq=sys_clk_freq)
         soc.add_sdram("sdram", phy=soc.sdrphy, module=module, size=0x0100_0000,
                       l2_cache_size=8, l2_cache_min_data_width=0)
-        # The BIOS memtest runs on 8 KiB only (simulation time); init_done is still set after it.
-        soc.add_constant("MEMTEST_DATA_SIZE", 8 * 1024)
-        soc.add_constant("MEMTEST_ADDR_SIZE", 8 * 1024)
+        # Simulation time: the BIOS memtest runs on 2 KiB only (a DRAM row and a half; init_done is still set
+        # after it) and the BIOS does not CRC its own 64 KiB ROM (a third of the boot before: ~40 s of wall time).
+        soc.add_constant("MEMTEST_DATA_SIZE", 2 * 1024)
+        soc.add_constant("MEMTEST_ADDR_SIZE", 2 * 1024)
+        soc.add_config("BIOS_NO_CRC")
 
     @staticmethod
     def led_pads(platform):
