@@ -27,12 +27,13 @@ uint64_t CompressCycles(const snappy_codec::Stats& w, uint64_t blocks) {
 
 uint64_t ZipCycles(const WriteStats& w, uint64_t upstream) {
   if (w.zip_blocks == 0) return 0;
-  const uint64_t busy = CompressCycles(w.compress, w.zip_blocks) + Beats(w.zip_stored) + w.zip_blocks * kZipBlockCycles;
+  const uint64_t busy = CompressCycles(w.compress, w.zip_blocks - w.big_blocks) + Beats(w.zip_stored) + w.zip_blocks * kZipBlockCycles;
   // A block holds its lane from its first beat, which comes at the pace of the stages before (`upstream`: the
   // slowest of them), until its stored bytes have left; L lanes take the blocks in turn. A writer that waits for
   // each block's size (a filter block) has them in a row.
   const uint64_t lanes = w.zip_serial ? 1 : uint64_t(kZipLanes);
-  return Div(upstream + busy, lanes);
+  // A big block has one lane and the writer to itself: its compressor pass, in a row with the rest.
+  return Div(upstream + busy, lanes) + (w.big_blocks ? CompressCycles(w.big_compress, w.big_blocks) : 0);
 }
 
 std::vector<RunSize> RunSizes(const CompactionSpec& spec) {
