@@ -73,14 +73,15 @@ BlockHandle TableWriter::WriteBlock(const std::string& raw, bool may_compress) {
                               std::to_string(kZipBlockBytes) + "-byte block buffer " +
                               (kept ? "that Snappy would store compressed" : "and the engine's largest block"));
       stats_->big_blocks++;
+      stats_->big_raw += raw.size();
     }
     if (kept) {
       contents = compressed_;
       type = kSnappyBlock;
       stats_->snappy_kept++;
     }
+    if (!big) stats_->zip_stored += contents.size() + kTrailerBytes;
   }
-  if (may_compress && opt_.snappy) stats_->zip_stored += contents.size() + kTrailerBytes;
   BlockHandle h{out_.size(), contents.size()};
   char trailer[kTrailerBytes];
   trailer[0] = char(type);
