@@ -517,8 +517,11 @@ Job RandomJob(simc::Prng& r, const Options& o) {
   for (size_t i = 0; i < keys.size(); i++) {
     Entry e;
     e.key = keys[i];
+    // The alphabet drawn before the length: the order GCC evaluated them in as RandomBytes' arguments before
+    // --value-len and --letters existed, so the same seeds draw the same jobs.
+    const int letters = o.keyLen ? 0 : o.letters >= 0 ? int(o.letters) : int(Below(r, 3));
     const size_t vlen = o.keyLen || o.valueLen ? o.valueLen : ValueLength(r, o.maxValue);
-    e.value = RandomBytes(r, vlen, o.keyLen ? 0 : o.letters >= 0 ? int(o.letters) : int(Below(r, 3)));
+    e.value = RandomBytes(r, vlen, letters);
     e.cutBefore = r.chance(o.cut);
     j.entries.push_back(std::move(e));
   }
