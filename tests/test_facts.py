@@ -375,6 +375,16 @@ def test_engine_default_lanes_are_the_models():
     assert int(m.group(1)) == table_model.limits()["zip_lanes"]
 
 
+def test_engine_default_block_buffer_is_the_models():
+    """TableEngineConfig's default zipBytes (the builds that do not pass --zip-bytes: the unit, the SoC) is the
+    model's kZipBlockBytes (limits.h): past it a Snappy block the model refuses unless LevelDB keeps it raw."""
+    from lsmc.build import table_model
+    scala = (ROOT / "hw/ip/table_engine/rtl/TableEngine.scala").read_text()
+    m = re.search(r"case class TableEngineConfig\((?:[^)]|\n)*?zipBytes: Int = 1 << (\d+)", scala)
+    assert m, "TableEngineConfig has no zipBytes default"
+    assert 1 << int(m.group(1)) == table_model.limits()["zip_block_bytes"]
+
+
 # ---- the generators' one argument parser ---------------------------------------------------------
 
 def test_generator_arguments_are_checked(tmp_path):

@@ -126,19 +126,46 @@ def test_snappy_blocks_match_model_and_leveldb(width, stalls):
 
 
 def test_snappy_edge_cases(width):
-    """One entry per table; values up to 60,000 bytes (the largest a 4 KiB block can take within the 64 KiB block
-    buffer); a key over the limit and refused jobs mid-stream, each followed by a soft reset (the compressor clears
+    """One entry per table; values up to 64 KiB (blocks up to the 64 KiB block buffer and just past it); a key over
+    the limit and refused jobs mid-stream, each followed by a soft reset (the compressor clears
     its hash table again) and a right job; a tampered expectation must fail."""
     s = run_ok(width, "--seed", 52, "--jobs", 8, "--max-file", 0, "--cut", 0, "--max-entries", 30,
                "--compression", "snappy", "--bloom", 10)
     assert s["snappy_tables"] == s["entries"]
-    run_ok(width, "--seed", 53, "--jobs", 8, "--max-value", 60000, "--max-entries", 40, "--compression", "snappy",
+    run_ok(width, "--seed", 53, "--jobs", 8, "--max-value", 65536, "--max-entries", 40, "--compression", "snappy",
            "--pin", 0.2, "--pout", 0.2)
     s = run_ok(width, "--seed", 54, "--jobs", 20, "--long-key", 0.3, "--bad", 0.2, "--compression", "snappy",
                "--max-value", 1024)
     assert s["long_keys"] > 2 and s["bad_jobs"] > 0
     res = writer.run(width, "--seed", 55, "--jobs", 5, "--compression", "snappy", "--tamper", "--quiet")
     assert res.returncode == 1 and summary(res)["mismatches"] == 5, res.stdout
+
+
+def test_big_snappy_blocks(width):
+    """Snappy blocks past the 64 KiB block buffer (100 KB values, stalls on every stream): a big block streams out
+    raw while its compressor lane counts the Snappy form; random bytes (LevelDB keeps them raw) come out
+    byte-identical with the model and read back by stock LevelDB, values of few letters (LevelDB would store
+    them compressed) stop the job with OUTPUT_FULL where the model's own limit does (the tables before it right)."""
+    big = ("--compression", "snappy", "--value-len", 100000, "--max-entries", 5, "--pin", 0.3, "--pout", 0.3)
+    s = run_ok(width, "--seed", 61, "--jobs", 4, "--letters", 0, *big)
+    assert s["big_raw_blocks"] == s["entries"] > 4 and s["big_full"] == 0  # each value a block of its own
+    s = run_ok(width, "--seed", 61, "--jobs", 4, "--letters", 1, *big)
+    assert s["big_full"] == 4
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("value_len", [65535, 65536, 100000, 300000])
+@pytest.mark.parametrize("letters", [0, 1], ids=["random_bytes", "one_letter"])
+def test_big_snappy_blocks_sweep(width, value_len, letters):
+    """Values of 64 KiB - 1, 64 KiB, 100 KB and 300 KB with Snappy, filters at random, stalls 0.3: incompressible
+    ones byte-identical with the model (every such block big and raw), compressible ones OUTPUT_FULL in the table
+    the model names."""
+    s = run_ok(width, "--seed", 62, "--jobs", 4, "--compression", "snappy", "--value-len", value_len,
+               "--letters", letters, "--max-entries", 4, "--bloom", "random", "--pin", 0.3, "--pout", 0.3)
+    if letters == 0:
+        assert s["big_raw_blocks"] >= 4 and s["big_full"] == 0 and s["mismatches"] == 0
+    else:
+        assert s["big_full"] == 4
 
 
 def test_full_filter_unit_stops_job():

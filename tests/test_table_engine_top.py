@@ -23,6 +23,7 @@ from te_rtl import make_jobs
 
 from lsmc import tables
 from lsmc.build import table_engine_top as top
+from lsmc.model.table_workloads import Workload
 
 W = 16
 # (workload, extra `tables make` flags); entries kept small: the file runs in about 3 min with builds cached.
@@ -103,6 +104,51 @@ def test_k4_snappy_byte_identical(jobs, model, tmp_path, name, stall):
     if "snappy" in name:
         out = sorted((tmp_path / "rtl").glob("*.ldb"))
         assert out and all(snappy_blocks(t.read_bytes()) for t in out)
+
+
+def big_value_job(folder: Path, kind: str, value_bytes: int) -> Path:
+    """A job of 2 runs of 3 entries of `value_bytes` values with Snappy on the output: `noise` (random bytes, so
+    LevelDB keeps every such block raw; inputs with Snappy too) or `dbbench` (half compressible, so LevelDB would
+    store each in Snappy form; inputs raw, as the engine's readers take Snappy blocks up to 64 KiB only)."""
+    w = Workload(runs=2, entries=3, values=kind, value_bytes=value_bytes, seed=value_bytes,
+                 options={"compression": "snappy" if kind == "noise" else "none"})
+    tables.make_job(folder, w)
+    job = json.loads((folder / "job.json").read_text())
+    job["options"]["compression"] = "snappy"
+    (folder / "job.json").write_text(json.dumps(job))
+    return folder / "job.json"
+
+
+def big_value_case(model, tmp_path, kind, value_bytes, stall):
+    job = big_value_job(tmp_path / "job", kind, value_bytes)
+    if kind == "noise":
+        line = same_as_model(model, job, tmp_path, 4, "--stall", stall, "--seed", 5)
+        out = sorted((tmp_path / "rtl").glob("*.ldb"))
+        assert out and all(t.stat().st_size > value_bytes for t in out), line  # each holds a big block
+        return line
+    m = model_run(model, job, tmp_path / "model")
+    r = run(engine(4), job, tmp_path / "rtl", "--stall", stall, "--seed", 5)
+    assert m.returncode == 1 and r.returncode == 1, (m.stderr, r.stdout, r.stderr)
+    assert m.stderr.startswith("error=OUTPUT_FULL") and r.stderr.startswith("error=OUTPUT_FULL"), (m.stderr, r.stderr)
+    return ""
+
+
+@pytest.mark.parametrize("kind", ["noise", "dbbench"], ids=["random_bytes", "compressible"])
+def test_k4_big_snappy_values(model, tmp_path, kind):
+    """Values of 100 KB with Snappy, stalls 0.3: blocks past the writer's 64 KiB block buffer. Random bytes: the
+    model's tables byte for byte, each big block raw (LevelDB's verdict, counted by the compressor as the block
+    streamed out); compressible ones: the model's and the RTL's OUTPUT_FULL (what LevelDB's back end falls back
+    for, `size`)."""
+    big_value_case(model, tmp_path, kind, 100_000, 0.3)
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("value_bytes", [65535, 65536, 100_000, 300_000])
+@pytest.mark.parametrize("kind", ["noise", "dbbench"], ids=["random_bytes", "compressible"])
+@pytest.mark.parametrize("stall", [0.0, 0.3])
+def test_k4_big_snappy_values_sweep(model, tmp_path, kind, value_bytes, stall):
+    """The same at 64 KiB - 1, 64 KiB, 100 KB and 300 KB, with and without stalls."""
+    big_value_case(model, tmp_path, kind, value_bytes, stall)
 
 
 def snappy_blocks(table: bytes) -> int:

@@ -54,7 +54,7 @@ def generate(width: int = 16, ways: int = 4) -> Path:
                            "--key-limit", str(lim["max_user_key_bytes"] + TAG_BYTES),
                            "--max-block", str(lim["max_block_bytes"]), "--max-blocks", str(MAX_BLOCKS),
                            *(x for k, v in WALKER.items() for x in (f"--{k}", str(v))),
-                           "--zip-lanes", str(lim["zip_lanes"]),
+                           "--zip-lanes", str(lim["zip_lanes"]), "--zip-bytes", str(lim["zip_block_bytes"]),
                            "--out", str(out.relative_to(ROOT))])
 
 

@@ -52,7 +52,9 @@ def generate(width: int = 16, small: bool = False) -> Path:
                   "--filter-bytes", str(fb), "--filter-keys", str(fk), "--max-filters", str(ff)]
     return build.generate("table_engine", "table_engine.GenerateTableWriter", out,
                           ["--bytes", str(width), "--key-limit", str(lim["max_user_key_bytes"] + TAG_BYTES),
-                           "--zip-lanes", str(lim["zip_lanes"]), *extra, "--out", str(out.relative_to(ROOT))])
+                           "--zip-lanes", str(lim["zip_lanes"]),
+                           "--max-block", str(lim["max_block_bytes"]),
+                           "--zip-bytes", str(lim["zip_block_bytes"]), *extra, "--out", str(out.relative_to(ROOT))])
 
 
 def build_harness(width: int = 16, small: bool = False) -> Path:

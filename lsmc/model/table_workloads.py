@@ -6,7 +6,8 @@ Kinds of data (`keys` / `values`):
 - `dbbench`: db_bench's 16-byte decimal keys and 100-byte values that compress to 50 % (each 100-byte
   piece a random 50-character printable string twice, as its RandomGenerator makes them);
 - `key64`: 64-byte keys; `random`: user keys of 1..1024 bytes;
-- values `random`: 0..65536 bytes of db_bench-like compressible data.
+- values `random`: 0..65536 bytes of db_bench-like compressible data; `noise`: random bytes of `value_bytes`
+  (Snappy cannot shrink them: LevelDB keeps their blocks raw).
 Runs are made as a DB would hold them: run 0 newest (highest sequences); a Level-0 job has K-1 runs of
 one table and an oldest run of several tables in key order; a level >= 1 job has K = 2 runs of tables.
 Overwrites (a user key in several runs), deletions, a snapshot below some entries, deeper levels that
@@ -27,7 +28,7 @@ from lsmc.model.sstable import (
 )
 
 KEY_KINDS = ("dbbench", "key64", "random")
-VALUE_KINDS = ("dbbench", "random", "empty")
+VALUE_KINDS = ("dbbench", "random", "empty", "noise")
 VALUE_MAX = 65536
 USER_KEY_MAX = 1024
 
@@ -38,7 +39,7 @@ class Workload:
     entries: int = 1000            # entries per run (before splitting into tables)
     keys: str = "dbbench"
     values: str = "dbbench"
-    value_bytes: int = 100         # dbbench values
+    value_bytes: int = 100         # dbbench and noise values
     overlap: float = 0.5           # fraction of a run's user keys also in another run (overwrites)
     deletions: float = 0.1         # fraction of entries that are deletion markers
     snapshot: bool = False         # smallest_snapshot in the middle of the sequences (else above all)
@@ -110,6 +111,8 @@ def _value(w: Workload, rng: random.Random, gen: DbBenchValues) -> bytes:
         return b""
     if w.values == "dbbench":
         return gen.take(w.value_bytes)
+    if w.values == "noise":
+        return rng.randbytes(w.value_bytes)
     n = rng.choice((0, 1, rng.randint(0, 4096), rng.randint(0, VALUE_MAX), VALUE_MAX))
     return gen.take(n)
 

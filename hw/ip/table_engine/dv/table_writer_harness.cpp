@@ -90,6 +90,7 @@ struct Job {
   int64_t indexFullAt = -1;  // entries taken when an index block passes the RTL's index buffer (--index-bytes)
   int64_t filterFullAt = -1;  // entries taken when a table's filters pass the RTL's filter unit (--filter-limits)
   int64_t badJobAt = -1;     // BAD_JOB expected after this many entries (--bad)
+  int64_t bigFullTable = -1;  // the output table whose big block the RTL refuses (OUTPUT_FULL; see BigRefusedTable)
   int64_t strayBefore = -1;  // a VALUE beat where this entry's HEAD is due
 };
 
@@ -105,13 +106,15 @@ struct Options {
   double pin = 0, pout = 0, cut = 0.02, longKey = 0, bad = 0;
   int64_t bloom = 0;  // bloom_bits_per_key of every job; -1: 0, 1, 10 or 20 at random per job
   int compression = 0;  // 0 none, 1 Snappy, -1 either at random per job
+  int64_t letters = -1;  // values' alphabet with random keys (-1: 0, 1 or 2 letters at random)
   uint64_t filterBytes = 0, filterKeys = 0, maxFilters = 0;  // --filter-limits (0: never full in these jobs)
   bool quiet = false, tamper = false, maxFileGiven = false;
   std::string table;  // --table: one job of this LevelDB table's entries
 };
 
-// The model's tables for a job, as compaction.cc drives its TableWriter.
-std::vector<Table> ModelTables(const Job& j, uint64_t* snappyKept = nullptr) {
+// The model's tables for a job, as compaction.cc drives its TableWriter. A big block the engine refuses (the
+// model's OUTPUT_FULL, limits.h kZipBlockBytes) ends them: `fullTable` (if given) is then its table, else -1.
+std::vector<Table> ModelTables(const Job& j, uint64_t* snappyKept = nullptr, int64_t* fullTable = nullptr) {
   te::WriterOptions opt;
   opt.block_size = j.blockSize;
   opt.restart_interval = int(j.interval);
@@ -129,17 +132,23 @@ std::vector<Table> ModelTables(const Job& j, uint64_t* snappyKept = nullptr) {
     cur = Table();
     w.reset();
   };
-  for (const Entry& e : j.entries) {
-    if (e.cutBefore && w) close();
-    if (!w) {
-      w = std::make_unique<te::TableWriter>(opt, "expected", &stats);
-      cur.smallest = e.key;
+  if (fullTable) *fullTable = -1;
+  try {
+    for (const Entry& e : j.entries) {
+      if (e.cutBefore && w) close();
+      if (!w) {
+        w = std::make_unique<te::TableWriter>(opt, "expected", &stats);
+        cur.smallest = e.key;
+      }
+      cur.largest = e.key;
+      w->Add(e.key, e.value);
+      if (w->FileSize() >= j.maxFile) close();
     }
-    cur.largest = e.key;
-    w->Add(e.key, e.value);
-    if (w->FileSize() >= j.maxFile) close();
+    if (w) close();
+  } catch (const te::EngineError& e) {
+    if (e.code != te::ErrorCode::kOutputFull || !fullTable) throw;
+    *fullTable = int64_t(out.size());
   }
-  if (w) close();
   if (snappyKept) *snappyKept = stats.snappy_kept;
   return out;
 }
@@ -322,6 +331,20 @@ int64_t IndexFullAt(const Job& j, uint64_t cap) {
   return -1;
 }
 
+// With Snappy, the model's data blocks past the RTL's block buffer of `cap` bytes (contents and trailer): the
+// big blocks, which it streams out raw (LevelDB keeps them raw: the model refuses the others).
+uint64_t BigBlocks(const Job& j, uint64_t cap) {
+  if (!j.snappy) return 0;
+  uint64_t n = 0;
+  for (const Table& t : j.expected) {
+    te::TableImage img{"expected", t.bytes};
+    std::string scratch;
+    for (const te::BlockHandle& h : te_dv::DataBlockHandles(img))
+      n += te::ReadBlock(img, h, false, &scratch, nullptr).size() + te::kTrailerBytes > cap;
+  }
+  return n;
+}
+
 // The entries of each data block of a table, in order (the blocks as the index lists them).
 std::vector<std::vector<std::string>> BlockKeys(const te::TableImage& img, const std::vector<te::BlockHandle>& blocks) {
   std::vector<std::vector<std::string>> out;
@@ -454,7 +477,7 @@ Job TableJob(simc::Prng& r, const Options& o) {
   } catch (const te::EngineError& e) {
     simc::die("--table %s", e.Line().c_str());
   }
-  j.expected = ModelTables(j, &j.snappyKept);
+  j.expected = ModelTables(j, &j.snappyKept, &j.bigFullTable);
   if (o.indexBytes) j.indexFullAt = IndexFullAt(j, o.indexBytes);
   if (o.filterBytes) j.filterFullAt = FilterFullAt(j, o.filterBytes, o.filterKeys, o.maxFilters);
   return j;
@@ -494,7 +517,11 @@ Job RandomJob(simc::Prng& r, const Options& o) {
   for (size_t i = 0; i < keys.size(); i++) {
     Entry e;
     e.key = keys[i];
-    e.value = RandomBytes(r, o.keyLen ? o.valueLen : ValueLength(r, o.maxValue), o.keyLen ? 0 : int(Below(r, 3)));
+    // The alphabet drawn before the length: the order GCC evaluated them in as RandomBytes' arguments before
+    // --value-len and --letters existed, so the same seeds draw the same jobs.
+    const int letters = o.keyLen ? 0 : o.letters >= 0 ? int(o.letters) : int(Below(r, 3));
+    const size_t vlen = o.keyLen || o.valueLen ? o.valueLen : ValueLength(r, o.maxValue);
+    e.value = RandomBytes(r, vlen, letters);
     e.cutBefore = r.chance(o.cut);
     j.entries.push_back(std::move(e));
   }
@@ -517,7 +544,7 @@ Job RandomJob(simc::Prng& r, const Options& o) {
     }
     return j;
   }
-  if (j.longKeyAt < 0) j.expected = ModelTables(j, &j.snappyKept);
+  if (j.longKeyAt < 0) j.expected = ModelTables(j, &j.snappyKept, &j.bigFullTable);
   if (j.longKeyAt < 0 && o.indexBytes) j.indexFullAt = IndexFullAt(j, o.indexBytes);
   if (j.longKeyAt < 0 && o.filterBytes) j.filterFullAt = FilterFullAt(j, o.filterBytes, o.filterKeys, o.maxFilters);
   return j;
@@ -594,6 +621,15 @@ std::string Check(const Job& j, const std::vector<std::string>& tables, const st
              " code=" + std::to_string(done.code) + " entries=" + std::to_string(done.entries);
     return "";
   }
+  if (j.bigFullTable >= 0) {  // the entries taken by then are not predicted (as for other Snappy OUTPUT_FULLs)
+    if (!done.error || done.code != unsigned(te::ErrorCode::kOutputFull))
+      return "expected OUTPUT_FULL in table " + std::to_string(j.bigFullTable) + " (a big Snappy block), got error=" +
+             std::to_string(done.error) + " code=" + std::to_string(done.code);
+    if (st.size() != size_t(j.bigFullTable) + 1) return "OUTPUT_FULL after " + std::to_string(st.size() - 1) + " tables";
+    for (size_t t = 0; t + 1 < st.size(); t++)
+      if (tables[t] != j.expected[t].bytes) return "table before OUTPUT_FULL differs";
+    return "";
+  }
   if (j.indexFullAt >= 0 || j.filterFullAt >= 0) {
     const int64_t at = j.indexFullAt < 0 ? j.filterFullAt
                        : j.filterFullAt < 0 ? j.indexFullAt : std::min(j.indexFullAt, j.filterFullAt);
@@ -665,7 +701,10 @@ int main(int argc, char** argv) {
   args.number("--entries", &o.entries, "entries per job (0: 1 to --max-entries at random)", "N", uint64_t(0), uint64_t(1) << 24);
   args.number("--key-len", &o.keyLen, "every user key this long (consecutive numbers), with --entries (0: random keys)", "N",
               uint64_t(0), uint64_t(te::kMaxUserKeyBytes));
-  args.number("--value-len", &o.valueLen, "with --key-len: every value this long", "N", uint64_t(0), uint64_t(1) << 20);
+  args.number("--value-len", &o.valueLen, "every value this long (random keys: 0 draws lengths)", "N", uint64_t(0),
+              uint64_t(1) << 20);
+  args.number("--letters", &o.letters, "random keys' values of this many letters (0: random bytes; default 0, 1 or 2 "
+              "at random: random bytes do not compress, few letters do)", "N", int64_t(0), int64_t(26));
   args.probability("--cut", &o.cut, "chance of a CUT beat before each entry");
   args.probability("--pin", &o.pin, "stall probability of the command and entry streams", true);
   args.probability("--pout", &o.pout, "stall probability of the output, key and status streams", true);
@@ -717,10 +756,11 @@ int main(int argc, char** argv) {
   const std::string scratch = te_dv::ScratchTablePath("table_writer_harness");
   Bench bench(o);
   uint64_t mismatches = 0, hangs = 0, entries = 0, tables = 0, cycles = 0, bytesIn = 0, bytesOut = 0, longKeys = 0,
-           indexFull = 0, filterFull = 0, badJobs = 0, filtered = 0, compressed = 0, snappyBlocks = 0;
+           indexFull = 0, filterFull = 0, badJobs = 0, filtered = 0, compressed = 0, snappyBlocks = 0,
+           bigRaw = 0, bigFull = 0;
   for (uint64_t i = 0; i < o.jobs; i++) {
     Job j = o.table.empty() ? RandomJob(gen, o) : TableJob(gen, o);
-    const bool stops = j.longKeyAt >= 0 || j.indexFullAt >= 0 || j.filterFullAt >= 0 || j.badJobAt >= 0;  // the job ends in an error status
+    const bool stops = j.longKeyAt >= 0 || j.indexFullAt >= 0 || j.filterFullAt >= 0 || j.badJobAt >= 0 || j.bigFullTable >= 0;  // the job ends in an error status
     if (o.tamper && !j.expected.empty()) j.expected[0].bytes[j.expected[0].bytes.size() / 2] ^= 1;
     uint64_t payload = 0;
     for (auto& e : j.entries) payload += e.key.size() + e.value.size();
@@ -753,6 +793,7 @@ int main(int argc, char** argv) {
       indexFull += j.indexFullAt >= 0 && (j.filterFullAt < 0 || j.indexFullAt <= j.filterFullAt);
       filterFull += j.filterFullAt >= 0 && (j.indexFullAt < 0 || j.filterFullAt < j.indexFullAt);
       badJobs += j.badJobAt >= 0;
+      bigFull += j.bigFullTable >= 0;
       continue;
     }
     entries += j.entries.size();
@@ -760,6 +801,7 @@ int main(int argc, char** argv) {
     if (j.bits) filtered += gotTables.size();
     if (j.snappy) compressed += gotTables.size();
     snappyBlocks += j.snappyKept;
+    bigRaw += BigBlocks(j, te::kZipBlockBytes);
     cycles += used;
     bytesIn += payload;
     for (auto& t : gotTables) bytesOut += t.size();
@@ -767,10 +809,10 @@ int main(int argc, char** argv) {
   unlink(scratch.c_str());
   printf("jobs=%" PRIu64 " mismatches=%" PRIu64 " hangs=%" PRIu64 " violations=%" PRIu64 " entries=%" PRIu64 " tables=%" PRIu64
          " filtered_tables=%" PRIu64 " snappy_tables=%" PRIu64 " snappy_blocks=%" PRIu64 " long_keys=%" PRIu64 " index_full=%" PRIu64 " filter_full=%" PRIu64 " bad_jobs=%" PRIu64
-         " cycles=%" PRIu64 " bytes_in=%" PRIu64 " bytes_out=%" PRIu64
+         " big_raw_blocks=%" PRIu64 " big_full=%" PRIu64 " cycles=%" PRIu64 " bytes_in=%" PRIu64 " bytes_out=%" PRIu64
          " bytes_per_cycle=%.3f out_bytes_per_cycle=%.3f\n",
          o.jobs, mismatches, hangs, bench.violations(), entries, tables, filtered, compressed, snappyBlocks, longKeys, indexFull, filterFull, badJobs,
-         cycles, bytesIn, bytesOut,
+         bigRaw, bigFull, cycles, bytesIn, bytesOut,
          cycles ? double(bytesIn) / cycles : 0.0, cycles ? double(bytesOut) / cycles : 0.0);
   return mismatches || hangs || bench.violations() ? 1 : 0;
 }

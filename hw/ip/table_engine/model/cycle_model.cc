@@ -27,12 +27,19 @@ uint64_t CompressCycles(const snappy_codec::Stats& w, uint64_t blocks) {
 
 uint64_t ZipCycles(const WriteStats& w, uint64_t upstream) {
   if (w.zip_blocks == 0) return 0;
-  const uint64_t busy = CompressCycles(w.compress, w.zip_blocks) + Beats(w.zip_stored) + w.zip_blocks * kZipBlockCycles;
+  const uint64_t busy = CompressCycles(w.compress, w.zip_blocks - w.big_blocks) + Beats(w.zip_stored) + w.zip_blocks * kZipBlockCycles;
   // A block holds its lane from its first beat, which comes at the pace of the stages before (`upstream`: the
   // slowest of them), until its stored bytes have left; L lanes take the blocks in turn. A writer that waits for
   // each block's size (a filter block) has them in a row.
   const uint64_t lanes = w.zip_serial ? 1 : uint64_t(kZipLanes);
   return Div(upstream + busy, lanes);
+}
+
+uint64_t BigBlockLag(const WriteStats& w) {
+  // A big block streams out as it comes while its lane's compressor counts its Snappy form behind it in the
+  // ring: the whole pipeline waits only for what that pass takes beyond the block's own beats.
+  const uint64_t pass = w.big_blocks ? CompressCycles(w.big_compress, w.big_blocks) : 0, beats = Beats(w.big_raw);
+  return pass > beats ? pass - beats : 0;
 }
 
 std::vector<RunSize> RunSizes(const CompactionSpec& spec) {
@@ -67,7 +74,7 @@ Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, i
   e.stages[compress].second = ZipCycles(wr, e.pipeline);
   e.pipeline = std::max(e.pipeline, e.stages[compress].second);
   e.overhead = (rd.blocks.blocks + wr.blocks) * kBlockOverheadCycles + tables_in * kTableOpenCycles +
-               r.tables.size() * kTableCloseCycles + kJobOverheadCycles;
+               r.tables.size() * kTableCloseCycles + kJobOverheadCycles + BigBlockLag(wr);
   // More runs than ways (CascadePlan): each intermediate pass merges its runs' share of the input into
   // temporary tables, dropping nothing; the final pass is the job as estimated above. A pass costs its share
   // of the pipeline (the writing stages scaled to every entry kept), its blocks, the tables it opens and

@@ -75,6 +75,9 @@ uint64_t DecompressCycles(const BlockReadStats& b);
 uint64_t BuildCycles(const BuildWork& w);
 // The Snappy compressor alone over the blocks the writer compressed (doc/calibration.md).
 uint64_t CompressCycles(const snappy_codec::Stats& w, uint64_t blocks);
+// What the big blocks' compressor passes (WriteStats::big_compress) add to the job: their lag behind the blocks'
+// own beats, which holds the whole pipeline (an overhead, not a stage).
+uint64_t BigBlockLag(const WriteStats& w);
 // The writer's compressor lanes: each block holds a lane while it comes in (at the pace of the stages before,
 // `upstream`), is compressed and leaves (its stored bytes W a clock); see doc/model.md "Compressor lanes".
 uint64_t ZipCycles(const WriteStats& w, uint64_t upstream);

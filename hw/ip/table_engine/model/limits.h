@@ -17,6 +17,11 @@ constexpr size_t kMaxInternalKeyBytes = kMaxUserKeyBytes + 8;
 // block_size plus one entry, so this bounds the value length too.
 constexpr size_t kMaxBlockBytes = 4u << 20;
 
+// The table writer's block buffer of a compressor lane (Snappy jobs): a block whose contents and trailer pass
+// it streams out raw while the lane counts its Snappy form, so it may be no more than kMaxBlockBytes and
+// LevelDB must keep it raw (its Snappy form saves less than 1/8); else OUTPUT_FULL.
+constexpr size_t kZipBlockBytes = 1u << 16;
+
 // Default capacity of one output table's buffer in DDR (the host may give another per job).
 constexpr uint64_t kDefaultOutputBufferBytes = 64ull << 20;
 

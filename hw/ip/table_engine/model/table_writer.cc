@@ -4,6 +4,7 @@
 #include "crc32c.h"
 #include "error.h"
 #include "internal_key.h"
+#include "limits.h"
 #include "snappy_codec.h"
 
 namespace table_engine {
@@ -58,17 +59,29 @@ BlockHandle TableWriter::WriteBlock(const std::string& raw, bool may_compress) {
   stats_->raw_bytes += raw.size();
   if (may_compress && opt_.snappy) {
     compressed_.clear();
-    snappy_codec::Compress(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), &compressed_, &stats_->compress);
+    const bool big = raw.size() + kTrailerBytes > kZipBlockBytes;  // the RTL streams it raw (limits.h)
+    snappy_codec::Compress(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), &compressed_,
+                           big ? &stats_->big_compress : &stats_->compress);
     stats_->compressor_in += raw.size();
     stats_->zip_blocks++;
     stats_->compressor_out += compressed_.size();
-    if (compressed_.size() < raw.size() - raw.size() / 8) {
+    const bool kept = compressed_.size() < raw.size() - raw.size() / 8;
+    if (big) {
+      if (kept || raw.size() > kMaxBlockBytes)
+        throw EngineError(ErrorCode::kOutputFull, name_, out_.size(),
+                          "a block of " + std::to_string(raw.size()) + " bytes past the " +
+                              std::to_string(kZipBlockBytes) + "-byte block buffer " +
+                              (kept ? "that Snappy would store compressed" : "and the engine's largest block"));
+      stats_->big_blocks++;
+      stats_->big_raw += raw.size();
+    }
+    if (kept) {
       contents = compressed_;
       type = kSnappyBlock;
       stats_->snappy_kept++;
     }
+    if (!big) stats_->zip_stored += contents.size() + kTrailerBytes;
   }
-  if (may_compress && opt_.snappy) stats_->zip_stored += contents.size() + kTrailerBytes;
   BlockHandle h{out_.size(), contents.size()};
   char trailer[kTrailerBytes];
   trailer[0] = char(type);

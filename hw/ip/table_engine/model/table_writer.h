@@ -36,6 +36,10 @@ struct WriteStats {
   // send on (trailers included), and whether the writer waits for each block's size (a filter's offsets).
   snappy_codec::Stats compress;
   uint64_t zip_blocks = 0, zip_stored = 0;
+  // Big blocks (past kZipBlockBytes, streamed out raw while their lane counts their Snappy form behind them): the
+  // compressor's work on them, their number and raw bytes (not in zip_stored: they leave as they come).
+  snappy_codec::Stats big_compress;
+  uint64_t big_blocks = 0, big_raw = 0;
   bool zip_serial = false;
 };
 

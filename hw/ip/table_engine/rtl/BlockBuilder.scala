@@ -43,6 +43,9 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
     /** LevelDB's BlockBuilder::CurrentSizeEstimate (contents + restart array + count), exact when `idle`:
       * the table writer's flush rule compares it with block_size. */
     val estimate = out UInt (32 bits)
+    /** One clock as the entry's value starts: the block's contents size once the value is in (exact when the
+      * block closes after this entry, as a block past the table writer's block buffer always does). */
+    val ahead = master Flow (UInt(32 bits))
   }
   val W = c.bytes
   val P = c.push
@@ -117,6 +120,9 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
   val ri = Reg(UInt(log2Up(c.maxRestarts + 1) bits))
   io.idle := state === S.Idle
   io.estimate := offset + (restartCount << 2).resize(32) + 4
+  val wasValue = RegNext(state === S.Value) init (False)
+  io.ahead.valid := state === S.Value && !wasValue
+  io.ahead.payload := io.estimate + valueLen
   def keyAddr(b: Bool, word: UInt): UInt = (b.asUInt.resize(log2Up(2 * KW)) * KW + word.resize(log2Up(2 * KW))).resize(log2Up(2 * KW))
 
   val beat = io.entries.fragment

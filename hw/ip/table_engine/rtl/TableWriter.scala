@@ -12,7 +12,7 @@ import spinal.lib._
   * consecutive blocks (ZipLanes; the model's kZipLanes, model/limits.h, is what the simulation builds get). */
 case class TableWriterConfig(bytes: Int = 16, keyLimit: Int = 1032, maxRestarts: Int = 2048, indexBytes: Int = 1 << 16,
                              filterBytes: Int = 1 << 16, filterKeys: Int = 4096, maxFilters: Int = 4096, hashWords: Int = 1,
-                             zipBytes: Int = 1 << 16, zipLanes: Int = 1) {
+                             zipBytes: Int = 1 << 16, zipLanes: Int = 1, bigBytes: Int = 4 << 20) {
   val data = BlockBuilderConfig(bytes, keyLimit, maxRestarts)
   /** The filter unit (bloom_bits_per_key > 0): see BloomConfig. */
   val bloom = BloomConfig(bytes, filterKeys, filterBytes, maxFilters, hashWords)
@@ -31,6 +31,9 @@ case class TableWriterConfig(bytes: Int = 16, keyLimit: Int = 1032, maxRestarts:
   // The index block goes through the block buffer whole.
   require(zipBytes == 0 || zipBytes >= indexBytes, s"block buffer of $zipBytes bytes: at least the index buffer's $indexBytes")
   require(zipLanes >= 1 && zipLanes <= 16, s"$zipLanes compressor lanes: 1 to 16")
+  /** With Snappy, a block past the block buffer streams out raw while its compressor counts its Snappy form (a
+    * big block, BlockZip): up to this many contents bytes (the model's kMaxBlockBytes; more: OUTPUT_FULL). */
+  require(bigBytes >= zipBytes && bigBytes < (1 << 28), s"big blocks of $bigBytes bytes: at least the block buffer")
 }
 
 /** The writer's entry stream is the block reader's framing plus control beats: kind 3, no data, `count`
@@ -210,6 +213,8 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
     unit.io.input.valid := False
     unit.io.input.payload := data.io.output.payload
     unit.io.compress := !metaBlock
+    unit.io.bigLen.valid := snappy && !metaBlock && data.io.ahead.valid
+    unit.io.bigLen.payload := data.io.ahead.payload
     unit.io.result.ready := False
     unit.io.output.ready := False
     when(snappy) {
@@ -426,11 +431,6 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
     }
   }
 
-  /** With Snappy the block, with this entry (its three varints, a restart, the trailer), could pass BlockZip's
-    * buffer (the builder idle: its estimate exact). */
-  val zipOver = snappy && data.io.idle &&
-    data.io.estimate +^ beat.keyBytes +^ beat.valueBytes +^ 28 > U(c.zipBytes)
-
   /** Between entries: a HEAD starts the next entry, CUT / END close the table. */
   def takeBeat(): Unit = {
     when(io.entries.valid) {
@@ -438,7 +438,6 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
         when(beat.keyBytes > c.keyLimit) { fail("KEY_TOO_LONG") }
           .elsewhen(beat.keyBytes < 8) { fail("BAD_JOB") } // not an internal key (user key + 8-byte tag)
           .elsewhen(filterOn && openKeys === BC.hashSlots) { fail("OUTPUT_FULL") } // one filter's keys past the hash FIFO
-          .elsewhen(zipOver) { fail("OUTPUT_FULL") } // the block could pass BlockZip's buffer
           .otherwise {
             data.io.entries.valid := True
             io.entries.ready := data.io.entries.ready
@@ -920,7 +919,10 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
   handleQ.io.push.payload.size := 0
   if (c.zipBytes > 0) {
     val r = zip.unit.io.result
-    when(snappy && zipBlocks =/= 0) {
+    when(snappy && zipBlocks =/= 0 && r.valid && zip.unit.io.refused && state =/= S.Error && state =/= S.Halt) {
+      fail("OUTPUT_FULL") // a big block whose Snappy form LevelDB would keep (or past bigBytes): see BlockZip
+    }
+    when(snappy && zipBlocks =/= 0 && !zip.unit.io.refused) {
       r.ready := handleQ.io.push.ready
       handleQ.io.push.valid := r.valid
       handleQ.io.push.payload.size := r.payload
@@ -959,17 +961,18 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
 }
 
 /** `table_engine.GenerateTableWriter [--bytes 4|8|16|32] [--key-limit N] [--max-restarts N] [--index-bytes N]
-  * [--filter-bytes N] [--filter-keys N] [--max-filters N] [--hash-words N] [--zip-bytes N] [--zip-lanes N] --out DIR`: DIR/TableWriter.v,
+  * [--filter-bytes N] [--filter-keys N] [--max-filters N] [--hash-words N] [--zip-bytes N] [--zip-lanes N] [--max-block N] --out DIR`: DIR/TableWriter.v,
   * the table engine's table writer (data blocks, index, filter, metaindex, footer; Snappy unless --zip-bytes 0). */
 object GenerateTableWriter extends Generator("build/gen/table_engine_writer_w16",
       Gen.intOpt("bytes", 16, Seq(4, 8, 16, 32)), Gen.intOpt("key-limit", 1032, min = 1024),
       Gen.intOpt("max-restarts", 2048, min = 4), Gen.intOpt("index-bytes", 1 << 16, min = 1024),
       Gen.intOpt("filter-bytes", 1 << 16, min = 64), Gen.intOpt("filter-keys", 4096, min = 4),
       Gen.intOpt("max-filters", 4096, min = 2), Gen.intOpt("hash-words", 1, Seq(1, 2, 4, 8)),
-      Gen.intOpt("zip-bytes", 1 << 16, min = 0), Gen.intOpt("zip-lanes", 1, min = 1)) {
+      Gen.intOpt("zip-bytes", 1 << 16, min = 0), Gen.intOpt("zip-lanes", 1, min = 1),
+      Gen.intOpt("max-block", 4 << 20, min = 1 << 16)) {
   def top(a: Gen.Args) = TableWriter(TableWriterConfig(a.int("bytes"), a.int("key-limit"), a.int("max-restarts"),
     a.int("index-bytes"), a.int("filter-bytes"), a.int("filter-keys"), a.int("max-filters"), a.int("hash-words"),
-    a.int("zip-bytes"), a.int("zip-lanes")))
+    a.int("zip-bytes"), a.int("zip-lanes"), a.int("max-block")))
 }
 
 /** TableBuilder::WriteBlock with compression on: a block as a BlockBuilder writes it (contents, type byte 0, masked
@@ -978,8 +981,14 @@ object GenerateTableWriter extends Generator("build/gen/table_engine_writer_w16"
   * `result` gives the stored contents' size (the block handle's), then `output` the stored bytes: the Snappy form
   * with type 1 and the masked CRC32C of it and the type, when it is below raw - raw/8 (LevelDB's rule), else the
   * block as it came. The Snappy buffer needs only raw - raw/8 of the largest block: a longer form is never kept,
-  * so its tail is dropped. The writer keeps every block within `zipBytes` (OUTPUT_FULL before an entry that could
-  * pass it). One block at a time: the next block's beats wait until this one has left. */
+  * so its tail is dropped. One block at a time: the next block's beats wait until this one has left.
+  *
+  * A **big block** (`bigLen`, the builder's size of the block once its last entry's value is in, says its contents
+  * and trailer pass the buffer): the block buffer becomes a ring. Its beats leave raw as they come (`output`, before
+  * `result`), and the compressor reads the same ring behind them to count the Snappy form; the ring holds the
+  * input back while either reader is a whole buffer behind. `result` then gives the raw size, with `refused` high
+  * when the Snappy form would save 1/8 (LevelDB would store that form, which is not kept here: the writer's
+  * OUTPUT_FULL) or the block passes `bigBytes`. */
 case class BlockZip(c: TableWriterConfig) extends Component {
   val W = c.bytes
   val bufBytes = c.zipBytes
@@ -991,16 +1000,16 @@ case class BlockZip(c: TableWriterConfig) extends Component {
   def words(bytes: UInt): UInt = ((bytes + (W - 1)) >> lg).resize(32)
   def tail(bytes: UInt): UInt = (((bytes - 1) & U(W - 1, 32 bits)) + 1).resize(log2Up(W + 1))
 
-  val compressor = SnappyCompressor(SnappyCompressorConfig(bytes = W, maxBlockBytes = bufBytes))
+  val compressor = SnappyCompressor(SnappyCompressorConfig(bytes = W, maxBlockBytes = c.bigBytes))
   val raw = Mem(Bits(8 * W bits), rawWords)
   val comp = Mem(Bits(8 * W bits), compWords)
   val crc = Crc32cUnit(W) // the Snappy form's and its type byte's
 
   object S extends SpinalEnum {
-    val Fill, Len, Feed, Zip, Type, Result, Emit, Trailer = newElement()
+    val Fill, Len, Feed, Zip, Type, Result, Emit, Trailer, Big = newElement()
   }
   val state = RegInit(S.Fill)
-  val wa = Reg(UInt(log2Up(rawWords + 1) bits)) init (0) // block buffer words written
+  val wa = Reg(UInt(32 bits)) init (0) // block buffer words written (a big block: ring words)
   val total = Reg(UInt(32 bits)) init (0) // block bytes in, its trailer included
   val size = total - 5 // its contents
   val saved = RegInit(False) // the Snappy form is kept
@@ -1009,13 +1018,62 @@ case class BlockZip(c: TableWriterConfig) extends Component {
   val k = Reg(UInt(2 bits)) init (0)
   io.idle := state === S.Fill && total === 0
 
+  // ---- a big block: raw out of the ring (`oa`) while the compressor counts its Snappy form (`fa`) ----
+  val big = RegInit(False)
+  val bigSize = Reg(UInt(32 bits)) init (0) // its contents
+  val lenGiven, statusSeen, refused, resultGiven, outDone = RegInit(False)
+  val oa, fa = Reg(UInt(32 bits)) init (0)
+  val bigWords = words(bigSize + 5)
+  val feedWords = words(bigSize)
+  val feedDone = fa === feedWords
+  val ringFree = wa - oa < rawWords && (feedDone || wa - fa < rawWords)
+  // The size may come while this lane still holds an earlier block (the builder's first value beat can pass
+  // into its packer before the lane takes the block): kept until the lane is free.
+  val pend = RegInit(False)
+  val pendSize = Reg(UInt(32 bits)) init (0)
+  when(io.bigLen.valid && io.bigLen.payload + 5 > bufBytes) { // one clock per entry, one such entry per block
+    pend := True
+    pendSize := io.bigLen.payload
+  }
+  when(state === S.Fill && pend) {
+    pend := False
+    big := True
+    bigSize := pendSize
+    when(pendSize > c.bigBytes) { // past the compressor: refused without a try
+      statusSeen := True
+      refused := True
+      lenGiven := True
+      fa := words(pendSize)
+    }
+  }
+  val outCmd = Stream(UInt(log2Up(rawWords) bits))
+  outCmd.valid := big && oa < wa && oa < bigWords
+  outCmd.payload := oa.resized
+  when(outCmd.fire) { oa := oa + 1 }
+  val outLast = oa + 1 === bigWords
+  val outRsp = raw.streamReadSync(outCmd, outLast ## Mux(outLast, tail(bigSize + 5), U(W, log2Up(W + 1) bits)))
+  val feedCmd = Stream(UInt(log2Up(rawWords) bits))
+  feedCmd.valid := big && lenGiven && !feedDone && fa < wa
+  feedCmd.payload := fa.resized
+  when(feedCmd.fire) { fa := fa + 1 }
+  val feedLast = fa + 1 === feedWords
+  val feedRsp = raw.streamReadSync(feedCmd, feedLast ## Mux(feedLast, tail(bigSize), U(W, log2Up(W + 1) bits)))
+  val feedCount = feedRsp.linked.asUInt.resize(log2Up(W + 1))
+  val feedMasked = Bits(8 * W bits)
+  for (i <- 0 until W) feedMasked(8 * i, 8 bits) := Mux(U(i) < feedCount, feedRsp.value(8 * i, 8 bits), B(0, 8 bits))
+  when(big && compressor.io.length.fire) { lenGiven := True }
+  when(big && compressor.io.status.fire) {
+    statusSeen := True
+    refused := compressor.io.status.saves
+  }
+
   // ---- in: the builder's beats into the block buffer ----
-  io.input.ready := state === S.Fill
+  io.input.ready := state === S.Fill && (!big || ringFree)
   raw.write(wa.resized, io.input.fragment.data, io.input.fire)
   when(io.input.fire) {
     wa := wa + 1
     total := total + io.input.fragment.count
-    when(io.input.last) { state := Mux(io.compress, S.Len, S.Result) }
+    when(io.input.last) { state := Mux(big, S.Big, Mux(io.compress, S.Len, S.Result)) }
   }
 
   // ---- the compressor's output into the Snappy buffer (its tail past the buffer can never be kept) ----
@@ -1026,9 +1084,9 @@ case class BlockZip(c: TableWriterConfig) extends Component {
   crc.io.input.valid := compressor.io.output.fire
   crc.io.input.data := compressor.io.output.fragment.data
   crc.io.input.count := compressor.io.output.fragment.count
-  compressor.io.length.valid := state === S.Len
-  compressor.io.length.payload := size.resized
-  compressor.io.status.ready := state === S.Zip
+  compressor.io.length.valid := state === S.Len || (big && !lenGiven)
+  compressor.io.length.payload := Mux(big, bigSize, size).resized
+  compressor.io.status.ready := state === S.Zip || big
 
   // ---- reads: the block buffer to the compressor, then the stored form out (one request a clock, a synchronous
   // read held while its beat waits) ----
@@ -1058,20 +1116,47 @@ case class BlockZip(c: TableWriterConfig) extends Component {
   compressor.io.input.fragment.data := masked
   compressor.io.input.fragment.count := rsp.count
   compressor.io.input.last := rsp.last
+  feedRsp.ready := False
+  when(big) {
+    compressor.io.input.valid := feedRsp.valid
+    compressor.io.input.fragment.data := feedMasked
+    compressor.io.input.fragment.count := feedCount
+    compressor.io.input.last := feedRsp.linked.msb
+    feedRsp.ready := compressor.io.input.ready
+  }
 
   val trailer = (crc.io.masked.asBits ## B"x01").resize(64) // type 1 (kSnappyCompression), the masked CRC
   io.output.valid := False
   io.output.fragment.data := Mux(saved, compQ, rawQ)
   io.output.fragment.count := rsp.count
   io.output.last := False
-  io.result.valid := state === S.Result
-  io.result.payload := Mux(saved, cBytes, size)
-  io.rawSize := size
+  io.result.valid := state === S.Result || (big && statusSeen && !resultGiven)
+  io.result.payload := Mux(big, bigSize, Mux(saved, cBytes, size))
+  io.rawSize := Mux(big, bigSize, size)
+  io.refused := big && refused
+  outRsp.ready := False
+  when(big) {
+    io.output.valid := outRsp.valid
+    io.output.fragment.data := outRsp.value
+    io.output.fragment.count := outRsp.linked.asUInt.resize(log2Up(W + 1))
+    io.output.last := outRsp.linked.msb
+    outRsp.ready := io.output.ready
+    when(io.output.fire && outRsp.linked.msb) { outDone := True }
+    when(io.result.fire) { resultGiven := True }
+  }
 
   def done(): Unit = {
     wa := 0
     total := 0
     saved := False
+    big := False
+    lenGiven := False
+    statusSeen := False
+    refused := False
+    resultGiven := False
+    outDone := False
+    oa := 0
+    fa := 0
     state := S.Fill
   }
   switch(state) {
@@ -1119,6 +1204,9 @@ case class BlockZip(c: TableWriterConfig) extends Component {
         when(saved) { state := S.Trailer } otherwise { done() }
       }
     }
+    is(S.Big) { // the big block's last beat in: done once it has left and its size was taken
+      when(outDone && resultGiven) { done() }
+    }
     is(S.Trailer) {
       val n = (5 + W - 1) / W
       val beats = trailer.resize(8 * n * W).subdivideIn(8 * W bits)
@@ -1145,6 +1233,11 @@ case class ZipIo(W: Int) extends Bundle {
   val idle = out Bool()
   /** With `result`: the block's raw contents' size. */
   val rawSize = out UInt (32 bits)
+  /** With `result`: a big block the writer must refuse (OUTPUT_FULL; see BlockZip). */
+  val refused = out Bool()
+  /** The data builder's size of the block once the entry's value is in (BlockBuilder's `ahead`, one clock): the
+    * block going to the lane that takes the next input block is big when it passes the buffer. */
+  val bigLen = slave Flow (UInt(32 bits))
 }
 
 /** `lanes` BlockZips (their own block buffer and compressor each) taking consecutive blocks in turn, so a block
@@ -1163,6 +1256,8 @@ case class ZipLanes(c: TableWriterConfig) extends Component {
     l.io.input.valid := io.input.valid && inAt === i
     l.io.input.payload := io.input.payload
     l.io.compress := io.compress
+    l.io.bigLen.valid := io.bigLen.valid && inAt === i
+    l.io.bigLen.payload := io.bigLen.payload
     l.io.result.ready := io.result.ready && resAt === i
     l.io.output.ready := io.output.ready && outAt === i
   }
@@ -1171,6 +1266,7 @@ case class ZipLanes(c: TableWriterConfig) extends Component {
   io.result.valid := at(resAt, _.io.result.valid)
   io.result.payload := at(resAt, _.io.result.payload)
   io.rawSize := at(resAt, _.io.rawSize)
+  io.refused := at(resAt, _.io.refused)
   io.output.valid := at(outAt, _.io.output.valid)
   io.output.payload := at(outAt, _.io.output.payload)
   io.idle := lanes.map(_.io.idle).reduce(_ && _)
