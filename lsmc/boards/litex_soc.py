@@ -309,7 +309,8 @@ def soc_generate_args(board, nvddr: bool = False) -> dict:
     map's) and, behind the NV-DDR pad wrapper (`nvddr`), the wrapper's input stage, by which the SoC's SDR
     sample point moves. build_target and lsmc.fpga's per-board resource table both take them from here.
     No DMA port slices (`dma_port_slice`): the whole ECPIX-5 route with them was slower (78.51 MHz against 89.82,
-    their 256-bit W buffers' enables became the critical path: docs/boards.md)."""
+    their 256-bit W buffers' enables became the critical path: docs/boards.md); every board preset has the slice
+    between DMA port 0's write decoders and its arbiter instead (LsmcSocConfig.dma.arbiterSlice)."""
     return {"ram_kib": getattr(board, "ram_kib", None),
             "nand_pad_input_cycles": nand_pads_mod.PAD_INPUT_CYCLES if nvddr else 0,
             "dma_port_slice": False}

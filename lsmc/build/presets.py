@@ -51,6 +51,10 @@ class SocPreset:
     def dma_port_slice(self) -> bool:
         return bool(self.config["dma"]["portSlice"])
 
+    @property
+    def arbiter_slice(self) -> bool:
+        return bool(self.config["dma"]["arbiterSlice"])
+
 
 @dataclass(frozen=True)
 class IpPreset:
@@ -111,18 +115,21 @@ def find_ip(block: str, **config) -> IpPreset:
 
 
 def find_soc(target: str, ip_width: int, units: int, ways: int, dma_port_slice: bool = False,
-             ram_kib: int | None = None, nand_pad_input_cycles: int | None = None) -> SocPreset:
+             ram_kib: int | None = None, nand_pad_input_cycles: int | None = None,
+             arbiter_slice: bool | None = None) -> SocPreset:
     """The SoC preset of `target` with these parameters (None: any); PresetError naming them if none is."""
     for p in soc_presets().values():
         d, nand = p.derived, p.config["nand"]
         if (p.target, d["ip_width"], d["units"], d["ways"], p.dma_port_slice) == \
                 (target, ip_width, units, ways, dma_port_slice) and \
-                ram_kib in (None, d["ram_kib"]) and nand_pad_input_cycles in (None, nand["padInputCycles"]):
+                ram_kib in (None, d["ram_kib"]) and nand_pad_input_cycles in (None, nand["padInputCycles"]) and \
+                arbiter_slice in (None, p.arbiter_slice):
             return p
     what = f"{ip_width}-bit streams, {units} unit(s) of {ways} ways" + \
         (", DMA port slices" if dma_port_slice else "") + \
         (f", {ram_kib} KiB RAM" if ram_kib is not None else "") + \
-        (f", {nand_pad_input_cycles} NAND pad input cycles" if nand_pad_input_cycles is not None else "")
+        (f", {nand_pad_input_cycles} NAND pad input cycles" if nand_pad_input_cycles is not None else "") + \
+        ({True: ", arbiter slice", False: ", no arbiter slice", None: ""}[arbiter_slice])
     raise PresetError(f"no {target} SoC preset with {what} (the presets: hw/soc/rtl/Presets.scala)")
 
 
@@ -142,7 +149,8 @@ def markdown(which: str) -> str:
                 "build/gen/ | what |", "|---|---|---|---|---|---|---|---|---|---|"]
         for p in soc_presets().values():
             d, dma = p.derived, p.config["dma"]
-            extra = "".join(f", {t}" for t, on in (("grouped", dma["writeGroup"]), ("slices", dma["portSlice"])) if on)
+            extra = "".join(f", {t}" for t, on in (("grouped", dma["writeGroup"]), ("slices", dma["portSlice"]),
+                                                           ("arbiter slice", dma["arbiterSlice"])) if on)
             pads = p.config["nand"]["padInputCycles"]
             rows.append(f"| `{p.name}` | {p.target} | {d['units']} x {d['ways']} | {d['ip_width']} | "
                         f"{d['dma_ports']} x {d['dma_port_bytes']} | {dma['writeBurst']}{extra} | {d['nand_channels']}"

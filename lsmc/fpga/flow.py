@@ -151,13 +151,16 @@ def stub_bch(verilog: str) -> str:
     return verilog[:m.start()] + body + verilog[m.end():]
 
 
-def nand_dma_verilog(stage: bool = True, port_slice: bool = False) -> Path:
+def nand_dma_verilog(stage: bool = True, port_slice: bool = False, arbiter_slice: bool = True) -> Path:
     """soc.NandDmaTiming's Verilog with the BCH decoder stubbed (stub_bch), generated if out of date;
     `stage` False: without the NAND link stage; `port_slice` True: with the DMA port slices (LsmcSoc.dmaPortSlice,
-    not in the board builds)."""
+    not in the board builds); `arbiter_slice` False: without the slice between DMA port 0's write decoders and
+    its write arbiter (LsmcSoc.arbiterSlice, in the board builds)."""
     from lsmc import build
-    gen = BUILD / "gen" / ("nand_dma_timing" + ("" if stage else "_nostage") + ("" if port_slice else "_noslice"))
-    args = ["--out", str(gen), *([] if stage else ["--no-stage"]), *([] if port_slice else ["--no-slice"])]
+    gen = BUILD / "gen" / ("nand_dma_timing" + ("" if stage else "_nostage") + ("" if port_slice else "_noslice")
+                           + ("" if arbiter_slice else "_noarbslice"))
+    args = ["--out", str(gen), *([] if stage else ["--no-stage"]), *([] if port_slice else ["--no-slice"]),
+            *([] if arbiter_slice else ["--no-arbiter-slice"])]
     build.generate("soc", "soc.NandDmaTiming", gen, args=args)
     src = gen / "NandDmaTiming.v"
     if not src.is_file():
@@ -172,9 +175,10 @@ def nand_dma_verilog(stage: bool = True, port_slice: bool = False) -> Path:
 
 def nand_dma_flow(outdir: Path = FPGA_BUILD / "nand_dma", stage: bool = True, target_mhz: float = NAND_TARGET_MHZ,
                   timeout: float | None = 3 * 3600, pnr_options: tuple = ("--seed", "1"),
-                  port_slice: bool = False) -> PnrResult:
+                  port_slice: bool = False, arbiter_slice: bool = True) -> PnrResult:
     """The NAND DMA path alone (nand_dma_verilog), out of context, the IP's flow (router1)."""
-    return ip_flow(outdir, verilog=nand_dma_verilog(stage, port_slice), top="NandDmaTiming", target_mhz=target_mhz,
+    return ip_flow(outdir, verilog=nand_dma_verilog(stage, port_slice, arbiter_slice), top="NandDmaTiming",
+                   target_mhz=target_mhz,
                    timeout=timeout, pnr_options=pnr_options)
 
 

@@ -46,7 +46,7 @@ def preset_for(width: int = 128, units: int = 1, ways: int = 2, dma_port_slice: 
     if units not in UNITS or ways not in WAYS:
         raise build.BuildError(f"SoC units {units!r} / ways {ways!r}: units 1..{UNITS[-1]}, ways one of "
                                f"{', '.join(map(str, WAYS))}")
-    return presets.find_soc("sim", width, units, ways, dma_port_slice)
+    return presets.find_soc("sim", width, units, ways, dma_port_slice, arbiter_slice=False)
 
 
 def scaling_read_ports(units: int, ways: int) -> int:
@@ -109,9 +109,9 @@ def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int =
                           outdir, flags=flags + common_flags + incs,
                           # PGO doubles the build; the scaling builds run briefly, the Table III ones often.
                           # the free-running build only checks the gated one: -O1 compiles faster
-                          # and so does the sliced one (it only checks the default build)
-                          cflags="-O1" if free_clock or p.dma_port_slice else "-O3",
-                          train=None if trace or free_clock or p.dma_port_slice or
+                          # and so do the sliced ones (they only check the default build)
+                          cflags="-O1" if free_clock or p.dma_port_slice or p.arbiter_slice else "-O3",
+                          train=None if trace or free_clock or p.dma_port_slice or p.arbiter_slice or
                           p.derived["units"] * p.derived["ways"] > 2 or p.derived.get("te_units", 0) else _train,
                           # the wheel's FST writer needs liblz4 headers Debian's base lacks: waves keep 5.006
                           wheel=not trace)

@@ -2,7 +2,7 @@ package soc
 
 import common.{Gen, Generator}
 
-/** `soc.Generate [--preset NAME] [--out DIR] [--uart-baud N] [--ip-width 32|128] [--units M] [--ways 2|4] [--shared-dma-port] [--dma-port-width 256|512] [--dma-write-burst BEATS] [--dma-read-ports 1|2|4] [--dma-write-group] [--nand-channels N] [--nand-pad-input-cycles 0..3] [--dma-port-slice] [--ram-kib 128|256] [--no-sim-ctrl] [--no-docs]`:
+/** `soc.Generate [--preset NAME] [--out DIR] [--uart-baud N] [--ip-width 32|128] [--units M] [--ways 2|4] [--shared-dma-port] [--dma-port-width 256|512] [--dma-write-burst BEATS] [--dma-read-ports 1|2|4] [--dma-write-group] [--nand-channels N] [--nand-pad-input-cycles 0..3] [--dma-port-slice] [--dma-arbiter-slice] [--ram-kib 128|256] [--no-sim-ctrl] [--no-docs]`:
   * DIR/LsmcSoc.v (default build/gen/soc), the register blocks of every IP (unless --no-docs), the memory map
   * exported from SocMap (lsmc_soc.h / .ld / .json), the build's manifest.json and the SoC harness's
   * lsmc_soc_config.h. With a preset (SocPresets) options given beside it override its values; without one
@@ -23,6 +23,7 @@ object Generate extends Generator("build/gen/soc",
   // Board builds behind the NV-DDR pad wrapper: its IDDR's cycle (lsmc/boards/nand_pads.py PAD_INPUT_CYCLES).
   Gen.intOpt("nand-pad-input-cycles", LsmcSocConfig().nand.padInputCycles, allowed = 0 to 3),
   Gen.flagOpt("dma-port-slice", "a full register slice on each DMA master before its DDR port crossbar (timing experiment; off in every build)"),
+  Gen.flagOpt("dma-arbiter-slice", "a register slice between each write decoder and DMA port 0's write arbiter (on in the board builds)"),
   MapConfig.ramKibOpt, // the on-chip RAM (board variants: the ECPIX-5 builds 128 KiB)
   Gen.flagOpt("no-sim-ctrl", "leave the simulation-control block out (board builds)"),
   Gen.flagOpt("no-docs", "do not write the register headers")) {
@@ -30,7 +31,7 @@ object Generate extends Generator("build/gen/soc",
   /** The options that change the configuration (all but --preset, --out, --no-docs). */
   private val configOpts = Seq("uart-baud", "ip-width", "units", "ways", "shared-dma-port", "dma-port-width",
     "dma-write-burst", "dma-read-ports", "dma-write-group", "nand-channels", "nand-pad-input-cycles", "dma-port-slice",
-    "ram-kib", "no-sim-ctrl")
+    "dma-arbiter-slice", "ram-kib", "no-sim-ctrl")
 
   def preset(a: Gen.Args): Option[SocPreset] = SocPresets.byName(a.str("preset"))
 
@@ -39,7 +40,7 @@ object Generate extends Generator("build/gen/soc",
       compaction = _root_.compaction.CompactionConfig(dataWidth = a.int("ip-width"), ways = a.int("ways")),
       dma = SocDmaConfig(portPerUnit = !a.flag("shared-dma-port"), portWidth = a.int("dma-port-width"),
         writeBurst = a.int("dma-write-burst"), readPorts = a.int("dma-read-ports"), writeGroup = a.flag("dma-write-group"),
-        portSlice = a.flag("dma-port-slice")),
+        portSlice = a.flag("dma-port-slice"), arbiterSlice = a.flag("dma-arbiter-slice")),
       nand = SocNandConfig(channels = a.int("nand-channels"), padInputCycles = a.int("nand-pad-input-cycles")),
       onChipRamSize = BigInt(a.int("ram-kib")) * 1024, withSimCtrl = !a.flag("no-sim-ctrl")))
     if (preset(a).isEmpty) return base.copy(withDocs = !a.flag("no-docs"))
@@ -52,7 +53,8 @@ object Generate extends Generator("build/gen/soc",
       dma = base.dma.copy(portPerUnit = base.dma.portPerUnit && !a.flag("shared-dma-port"),
         portWidth = int("dma-port-width", base.dma.portWidth), writeBurst = int("dma-write-burst", base.dma.writeBurst),
         readPorts = int("dma-read-ports", base.dma.readPorts), writeGroup = on("dma-write-group", base.dma.writeGroup),
-        portSlice = on("dma-port-slice", base.dma.portSlice)),
+        portSlice = on("dma-port-slice", base.dma.portSlice),
+        arbiterSlice = on("dma-arbiter-slice", base.dma.arbiterSlice)),
       nand = base.nand.copy(channels = int("nand-channels", base.nand.channels),
         padInputCycles = int("nand-pad-input-cycles", base.nand.padInputCycles)),
       onChipRamSize = if (a.given("ram-kib")) BigInt(a.int("ram-kib")) * 1024 else base.onChipRamSize,

@@ -36,7 +36,12 @@ case class SocDmaConfig(
     // before their DMA port crossbar, so no ready/valid chain runs combinationally from a port's arbiter into a
     // unit's DMA or the NAND path. Off by default, in the board builds too: the whole ECPIX-5 route with it was
     // slower (its 256-bit W buffers' load enables became the critical path, docs/boards.md).
-    portSlice: Boolean = false
+    portSlice: Boolean = false,
+    // A register slice between each master's write decoder and the write arbiter of a DMA port crossbar with
+    // several writers (DMA port 0: unit 0, the NAND link, table engines; LsmcSoc.arbiterSlice), so the
+    // arbiter's route FIFO and grant never reach a decoder's counters in the same cycle. On in the board
+    // builds (docs/boards.md, "Seed sweep"); off in the simulator's, whose cycle counts it would change.
+    arbiterSlice: Boolean = false
 ) {
   require(portWidth == 256 || portWidth == 512, s"dma.portWidth must be 256 or 512, not $portWidth")
 }
@@ -204,6 +209,27 @@ object LsmcSoc {
     * channel m2sPipe + s2mPipe (valid, payload and ready from registers, full throughput), one cycle each way. */
   def dmaPortSlice(a: Axi4): Axi4 = a.pipelined(aw = StreamPipe.FULL, w = StreamPipe.FULL, b = StreamPipe.FULL,
     ar = StreamPipe.FULL, r = StreamPipe.FULL)
+
+  /** The register slice between a write decoder and its write arbiter inside a crossbar
+    * (LsmcSocConfig.dma.arbiterSlice): AW and B through a halfPipe (one command and one response per burst),
+    * W through an m2sPipe then an s2mPipe (full rate; the arbiter's ready reaches only the s2mPipe's one
+    * valid flag, never the 256-bit data registers' load enable), so valid, payload and ready cross it from
+    * registers only. One cycle of latency on each channel. */
+  def arbiterSlice(a: Axi4WriteOnly): Axi4WriteOnly = {
+    val o = cloneOf(a)
+    o.aw << a.aw.halfPipe()
+    o.w << a.w.m2sPipe().s2mPipe()
+    a.b << o.b.halfPipe()
+    o
+  }
+
+  /** A DMA port's crossbar; with `slice`, every write decoder reaches the port's write arbiter through
+    * arbiterSlice (the crossbar's own decoder-to-arbiter hook, after its AW valid stage). */
+  def dmaPortCrossbar(slice: Boolean): Axi4CrossbarFactory =
+    if (!slice) Axi4CrossbarFactory()
+    else new Axi4CrossbarFactory() {
+      override def decoderToArbiterLink(bus: Axi4WriteOnly): Axi4WriteOnly = arbiterSlice(super.decoderToArbiterLink(bus))
+    }
 }
 
 /** The SoC: VexRiscv RV32IM + AXI4 crossbar + on-chip RAM + two DDR ports + APB3 peripherals.
@@ -538,12 +564,15 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   }
   nandDmaWake := (if (nandDma != null) nandDma.clockEnable else False)
   val dmaCrossbars = for ((port, n) <- mainPorts.zipWithIndex) yield {
-    val xbar = Axi4CrossbarFactory()
-    xbar.addSlave(port, SizeMapping(ddrBase, cfg.ddrSize))
-    for (unit <- if (cfg.dma.portPerUnit) Seq(units(n)) else units) xbar.addConnection(unit.axi, List(port))
+    val portUnits = if (cfg.dma.portPerUnit) Seq(units(n)) else units
     val withNand = n == 0 && nandDma != null
-    if (withNand) xbar.addConnection(nandDma.toPort, List(port))
     val withTe = n == 0 && tableEngines.nonEmpty
+    // the arbiter slice only where a write arbiter is: two writers or more
+    val writers = portUnits.size + (if (withNand) 1 else 0) + (if (withTe) tableEngines.size else 0)
+    val xbar = LsmcSoc.dmaPortCrossbar(cfg.dma.arbiterSlice && writers > 1)
+    xbar.addSlave(port, SizeMapping(ddrBase, cfg.ddrSize))
+    for (unit <- portUnits) xbar.addConnection(unit.axi, List(port))
+    if (withNand) xbar.addConnection(nandDma.toPort, List(port))
     if (withTe) for (t <- tableEngines) {
       xbar.addConnection(t.read, List(port))
       xbar.addConnection(t.write, List(port))

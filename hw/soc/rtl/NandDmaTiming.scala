@@ -11,10 +11,12 @@ import spinal.lib.bus.misc.SizeMapping
   * *Open ECP5 flow*): one NAND controller, its upsizer, the crossbar-side stage (`LsmcSoc.nandLinkStage`;
   * left out with `stage = false`), the NAND crossbar and DMA port 0's crossbar beside a second master (the
   * compaction unit's AXI, from pins), both masters through the DMA port slice before it
-  * (`LsmcSoc.dmaPortSlice`, off in the board builds; left out with `slice = false`), then a full register slice at the port as the boards have
+  * (`LsmcSoc.dmaPortSlice`, off in the board builds; left out with `slice = false`), the register slice between
+  * each write decoder and the port's write arbiter as the boards have it (`LsmcSoc.arbiterSlice`; left out with
+  * `arbiterSlice = false`), then a full register slice at the port as the boards have
   * (lsmc/boards/litex_soc.py `_axi_register_slice`). Out of context the pins are not timed, so the slice puts
   * every path between the port and the controller inside the design. */
-class NandDmaTiming(stage: Boolean, slice: Boolean = true) extends Component {
+class NandDmaTiming(stage: Boolean, slice: Boolean = true, arbiterSlice: Boolean = true) extends Component {
   val cfg = LsmcSocConfig.tableIII128.copy(nand = SocNandConfig(channels = 1))
   val p = _root_.nand.NandParams(targets = cfg.nand.targets)
   val io = new Bundle {
@@ -36,7 +38,7 @@ class NandDmaTiming(stage: Boolean, slice: Boolean = true) extends Component {
   nandXbar.addConnection(if (stage) LsmcSoc.nandLinkStage(up.io.output) else up.io.output, List(link))
   nandXbar.build()
   val port = Axi4(cfg.ddrDmaAxiConfig)
-  val portXbar = Axi4CrossbarFactory()
+  val portXbar = LsmcSoc.dmaPortCrossbar(arbiterSlice)
   portXbar.addSlave(port, SizeMapping(SocMap.ddrBase, cfg.ddrSize))
   private def sliced(a: Axi4) = if (slice) LsmcSoc.dmaPortSlice(a) else a
   portXbar.addConnection(sliced(io.unit), List(port))
@@ -46,9 +48,11 @@ class NandDmaTiming(stage: Boolean, slice: Boolean = true) extends Component {
     ar = StreamPipe.FULL, r = StreamPipe.FULL)
 }
 
-/** `soc.NandDmaTiming [--out DIR] [--no-stage] [--no-slice]`: DIR/NandDmaTiming.v (default build/gen/nand_dma_timing). */
+/** `soc.NandDmaTiming [--out DIR] [--no-stage] [--no-slice] [--no-arbiter-slice]`: DIR/NandDmaTiming.v (default build/gen/nand_dma_timing). */
 object NandDmaTiming extends Generator("build/gen/nand_dma_timing",
   Gen.flagOpt("no-stage", "without LsmcSoc's stage between the upsizer and the NAND crossbar (the path before it)"),
-  Gen.flagOpt("no-slice", "without the DMA port slice before DMA port 0's crossbar (LsmcSoc.dmaPortSlice; the board builds' way)")) {
-  def top(a: Gen.Args) = new NandDmaTiming(!a.flag("no-stage"), !a.flag("no-slice")).setDefinitionName("NandDmaTiming")
+  Gen.flagOpt("no-slice", "without the DMA port slice before DMA port 0's crossbar (LsmcSoc.dmaPortSlice; the board builds' way)"),
+  Gen.flagOpt("no-arbiter-slice", "without the slice between the write decoders and DMA port 0's write arbiter (LsmcSoc.arbiterSlice; the path before it)")) {
+  def top(a: Gen.Args) = new NandDmaTiming(!a.flag("no-stage"), !a.flag("no-slice"), !a.flag("no-arbiter-slice"))
+    .setDefinitionName("NandDmaTiming")
 }

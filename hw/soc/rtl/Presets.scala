@@ -27,10 +27,10 @@ object SocPresets {
     dma = SocDmaConfig(portWidth = 512, writeBurst = 128, readPorts = scalingReadPorts(units, ways), writeGroup = true))
 
   /** The LiteX boards' SoC: Table III's one two-way unit, no simulation control, one NAND channel (each
-    * board's pin plan wires one NAND header). */
+    * board's pin plan wires one NAND header), the slice between DMA port 0's write decoders and its arbiter. */
   def board(ramKib: Int = 256, padInputCycles: Int = 0, slice: Boolean = false) = tableIII128.copy(
     onChipRamSize = BigInt(ramKib) * 1024, withSimCtrl = false,
-    dma = tableIII128.dma.copy(portSlice = slice), nand = SocNandConfig(channels = 1, padInputCycles = padInputCycles))
+    dma = tableIII128.dma.copy(portSlice = slice, arbiterSlice = true), nand = SocNandConfig(channels = 1, padInputCycles = padInputCycles))
 
   private def sliced(c: LsmcSocConfig) = c.copy(dma = c.dma.copy(portSlice = true))
 
@@ -40,7 +40,10 @@ object SocPresets {
     SocPreset("table3-w32", "soc_w32", "soc-w32", "sim",
       "Table III on Peng et al.'s platform: one two-way unit with 32-bit streams", paper),
     SocPreset("table3-w128-slice", "soc_slice", "soc-slice", "sim",
-      "the default with the DMA port slices (a timing experiment, checked against the default)", sliced(tableIII128))
+      "the default with the DMA port slices (a timing experiment, checked against the default)", sliced(tableIII128)),
+    SocPreset("table3-w128-arbslice", "soc_arbslice", "soc-arbslice", "sim",
+      "the default with the board builds' slice between DMA port 0's write decoders and its arbiter (checked against the default)",
+      tableIII128.copy(dma = tableIII128.dma.copy(arbiterSlice = true)))
   ) ++ (for (m <- 1 to SocMap.Units.max; k <- Seq(2, 4) if (m, k) != (1, 2)) yield
     SocPreset(s"scaling-m${m}k$k", s"soc_m${m}k$k", s"soc-m${m}k$k", "sim",
       s"scaling: $m unit${if (m > 1) "s" else ""} of $k ways, ${scalingReadPorts(m, k)} DDR port(s) per unit", scaling(m, k))
