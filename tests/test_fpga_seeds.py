@@ -131,3 +131,38 @@ def test_synthesis_kept_across_commits(tmp_path, monkeypatch):
     v.write_text(head.format("0123abc") + SMALL_V.replace("module small", "module  small"))
     flow.synth_ooc(tmp_path / "synth", v, "small", 900)
     assert len(runs) == 2
+
+
+def test_interrupted_sweep_keeps_the_ended_routes(tmp_path, monkeypatch):
+    """Ctrl-C during a sweep (cluster.run raises Interrupted with the tasks that had ended): run_routes hands
+    back those routes in seed order, and `lsmc fpga --seeds` writes their rows (the design's other seeds from
+    an earlier sweep stay), says so in one line and exits 130, no traceback."""
+    (tmp_path / "small.json").write_text("{}")
+    tasks = seeds.ooc_tasks("small", tmp_path / "small.json", "small", 200, [1, 2, 3], lambda s: ("--seed", str(s)),
+                            timeout=60)
+
+    def interrupted(client, fn, points, **kw):
+        raise cluster.Interrupted([cluster.Outcome(points[2], error="nextpnr-ecp5 failed: boom")])
+    monkeypatch.setattr(cluster, "run", interrupted)
+    with pytest.raises(seeds.RoutesInterrupted) as e:
+        seeds.run_routes(None, tasks, tmp_path / "reports", lambda r: "clk", log=lambda s, **_: None)
+    assert [(t.seed, err) for t, _r, err in e.value.routed] == [(3, "nextpnr-ecp5 failed: boom")]
+    assert e.value.total == 3
+
+    from lsmc.fpga import cli
+    out = tmp_path / "results"
+    out.mkdir()
+    seeds.write_seed_rows([seeds.row_of("compaction_ip", s, None, "earlier", None) for s in (1, 3, 9)], out)
+    monkeypatch.setattr(seeds, "prepare", lambda *a, **k: (tasks, tmp_path / "reports", lambda r: "clk"))
+
+    class Args:
+        nextpnr_args, timeout, ip_target_mhz, firmware, lsmc_mhz, results = "", 60, 150, None, 100, out
+    lines = []
+    monkeypatch.setattr("sys.stderr", type("E", (), {"write": lambda self, s: lines.append(s),
+                                                     "flush": lambda self: None})())
+    rc = cli._sweeps(Args, ["ip"], [1, 2, 3], None, {}, {})
+    assert rc == 130 and "".join(lines).count("\n") == 1 and "interrupted: 1 of 3 routes had ended" in "".join(lines)
+    with open(out / "fpga_seeds.csv", newline="") as f:
+        got = [(r["design"], r["seed"], r["error"]) for r in csv.DictReader(f)]
+    assert got == [("compaction_ip", "1", "earlier"), ("compaction_ip", "9", "earlier"),
+                   ("compaction_ip", "3", "nextpnr-ecp5 failed: boom")]

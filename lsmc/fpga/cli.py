@@ -199,6 +199,12 @@ def _sweeps(args, designs, seed_list, client, rows, paths) -> int:
             routed = seeds.run_routes(client, tasks, where, clock_of)
             seed_rows, best = seeds.summarise(DESIGNS[d], routed, clock_of)
             seeds.write_seed_rows(seed_rows, args.results)
+        except seeds.RoutesInterrupted as e:  # Ctrl-C: the ended routes' rows are kept, nothing else changes
+            seed_rows, _ = seeds.summarise(DESIGNS[d], e.routed, clock_of)
+            if seed_rows:
+                seeds.write_seed_rows(seed_rows, args.results, whole_sweep=False)
+            print(f"fpga: {DESIGNS[d]}: {e}; their rows in {args.results / 'fpga_seeds.csv'}", file=sys.stderr)
+            return 130
         except (FpgaError, BoardError, OSError) as e:
             print(f"fpga: error: {e}", file=sys.stderr)
             return 2

@@ -188,14 +188,16 @@ def row_of(design: str, seed: int, res: PnrResult | None, error: str | None, clo
             "dsp": res.used("MULT18X18D"), "route_s": f"{res.seconds.get('route', 0):.0f}", "error": ""}
 
 
-def write_seed_rows(rows: list[dict], outdir: Path) -> Path:
-    """results/fpga_seeds.csv: these designs' rows replace their earlier ones; other designs' stay."""
+def write_seed_rows(rows: list[dict], outdir: Path, whole_sweep: bool = True) -> Path:
+    """results/fpga_seeds.csv: these designs' rows replace their earlier ones; other designs' stay. Not
+    `whole_sweep` (an interrupted one): only the same designs' same seeds are replaced."""
     path = Path(outdir) / "fpga_seeds.csv"
-    swept = {r["design"] for r in rows}
+    swept = {r["design"] for r in rows} if whole_sweep else {(r["design"], str(r["seed"])) for r in rows}
     old = []
     if path.is_file():
         with open(path, newline="") as f:
-            old = [r for r in csv.DictReader(f) if r.get("design") not in swept]
+            old = [r for r in csv.DictReader(f)
+                   if (r.get("design") if whole_sweep else (r.get("design"), r.get("seed"))) not in swept]
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=SEED_COLUMNS)
         w.writeheader()
@@ -252,9 +254,22 @@ def run_routes(client, tasks: list[RouteTask], where: Path, clock_of, log=print)
     if any(t.files != shared for t in tasks):
         raise FpgaError(f"{tasks[0].design}: the routes of one sweep read different files")
     light = [replace(t, files={}) for t in tasks]
-    outcomes = cluster.run(client, route, light, label=f"{tasks[0].design} seeds", on_result=said, shared=shared)
+    try:
+        outcomes = cluster.run(client, route, light, label=f"{tasks[0].design} seeds", on_result=said, shared=shared)
+    except cluster.Interrupted as e:  # Ctrl-C: the routes that had ended, in seed order
+        ended = {o.point.seed: o for o in e.outcomes}
+        raise RoutesInterrupted([(t, result_of(t, o.value, where), None) if o.ok else (t, None, o.error)
+                                 for t in tasks if (o := ended.get(t.seed)) is not None], len(tasks)) from None
     return [(t, result_of(t, o.value, where), None) if o.ok else (t, None, o.error)
             for t, o in zip(tasks, outcomes)]
+
+
+class RoutesInterrupted(Exception):
+    """Ctrl-C during a sweep: `routed` holds the routes that had ended (as run_routes returns them)."""
+
+    def __init__(self, routed: list[tuple], total: int):
+        super().__init__(f"interrupted: {len(routed)} of {total} routes had ended")
+        self.routed, self.total = routed, total
 
 
 def summarise(design: str, routed: list[tuple], clock_of) -> tuple[list[dict], tuple | None]:
