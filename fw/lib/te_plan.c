@@ -9,8 +9,8 @@
 #define TRAILER_BYTES 5u /* a block's type byte and CRC after its contents */
 
 typedef struct {
-    const uint8_t *data;
-    uint32_t len, entries_end, n; /* n: entries (data blocks); entries_end: where the restart array starts */
+    const uint8_t *data, *restarts; /* restarts: the block's restart array (data + entries_end) */
+    uint32_t len, entries_end, n;   /* n: entries (data blocks); entries_end: where the restart array starts */
     uint32_t first;               /* the run's block number of its first block */
     uint64_t base, end;           /* the run's data-block bytes before the table and to its end */
     te_plan_key first_key;        /* its first entry's user key */
@@ -19,6 +19,7 @@ typedef struct {
 
 typedef struct {
     table_info *t;
+    const table_info *last; /* the table of the block read last: the next read is mostly in it too */
     uint32_t ntables, nblocks, nsamples, run;
     uint32_t *samples; /* block numbers, ascending */
 } run_info;
@@ -49,11 +50,13 @@ static uint32_t load32(const uint8_t *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-/* A varint of at most `max_bytes` bytes below `lim`; NULL when it runs past `lim` or is longer. */
-static const uint8_t *varint64(const uint8_t *p, const uint8_t *lim, unsigned max_bytes, uint64_t *v)
+/* A varint of at most 10 bytes below `lim`; NULL when it runs past `lim` or is longer. A block handle's
+ * offset and size take 4 bytes at most below 256 MiB: those are read with 32-bit shifts (the CPU has no
+ * 64-bit ones), the rest from the start again in 64 bits. */
+static const uint8_t *varint64_slow(const uint8_t *p, const uint8_t *lim, uint64_t *v)
 {
     uint64_t x = 0;
-    for (unsigned shift = 0; shift < 7 * max_bytes && p < lim; shift += 7) {
+    for (unsigned shift = 0; shift < 70 && p < lim; shift += 7) {
         uint8_t b = *p++;
         x |= (uint64_t)(b & 0x7f) << shift;
         if (!(b & 0x80)) {
@@ -62,6 +65,21 @@ static const uint8_t *varint64(const uint8_t *p, const uint8_t *lim, unsigned ma
         }
     }
     return NULL;
+}
+
+static inline const uint8_t *varint64(const uint8_t *p, const uint8_t *lim, uint64_t *v)
+{
+    uint32_t x = 0;
+    const uint8_t *q = p;
+    for (unsigned shift = 0; shift < 28 && q < lim; shift += 7) {
+        uint32_t b = *q++;
+        x |= (b & 0x7f) << shift;
+        if (b < 0x80) {
+            *v = x;
+            return q;
+        }
+    }
+    return varint64_slow(p, lim, v);
 }
 
 /* A varint32 as LevelDB's GetVarint32Ptr reads it: at most 5 bytes, the high bits of the fifth dropped. */
@@ -80,25 +98,36 @@ static const uint8_t *varint32(const uint8_t *p, const uint8_t *lim, uint32_t *v
 }
 
 /* Entry i of table t (i < t->n), checked: it lies between its restart point and the next (or the
- * restart array), shares no prefix, has a tag and a block handle. */
-static int read_entry(ctx *c, const run_info *r, const table_info *t, uint32_t i, entry *e)
+ * restart array), shares no prefix, has a tag. With `want_end` its block handle is read too (the handle's
+ * varints inside the value): only the samples, the tables' last entries and the windows' edges need a
+ * block's bytes; a search probe needs its key alone. Index entries' three lengths are one byte each (keys
+ * below 128 bytes): read at once, the general varints only when a byte says more follow. */
+static int read_entry(ctx *c, const run_info *r, const table_info *t, uint32_t i, entry *e, int want_end)
 {
-    const uint8_t *d = t->data, *lim = d + t->entries_end;
-    const uint32_t at = load32(d + t->entries_end + 4 * i);
-    const uint32_t next = i + 1 < t->n ? load32(d + t->entries_end + 4 * (i + 1)) : t->entries_end;
+    const uint8_t *d = t->data, *lim = d + t->entries_end, *p;
+    const uint8_t *slot = t->restarts + 4 * i;
+    const uint32_t at = load32(slot);
+    const uint32_t next = i + 1 < t->n ? load32(slot + 4) : t->entries_end;
     uint32_t shared, non_shared, value_len;
-    const uint8_t *p;
     uint64_t off, size;
 
     if (at >= t->entries_end)
         return fail(c, TE_ERR_BAD_BLOCK, r, t, t->entries_end + 4 * i); /* the restart point itself */
-    p = varint32(d + at, lim, &shared);
-    if (p)
-        p = varint32(p, lim, &non_shared);
-    if (p)
-        p = varint32(p, lim, &value_len);
-    if (!p)
-        return fail(c, TE_ERR_BAD_VARINT, r, t, at);
+    p = d + at;
+    if (t->entries_end - at >= 3 && !((p[0] | p[1] | p[2]) & 0x80)) {
+        shared = p[0];
+        non_shared = p[1];
+        value_len = p[2];
+        p += 3;
+    } else {
+        p = varint32(p, lim, &shared);
+        if (p)
+            p = varint32(p, lim, &non_shared);
+        if (p)
+            p = varint32(p, lim, &value_len);
+        if (!p)
+            return fail(c, TE_ERR_BAD_VARINT, r, t, at);
+    }
     if (shared != 0 || non_shared > (uint32_t)(lim - p) || value_len > (uint32_t)(lim - p) - non_shared)
         return fail(c, TE_ERR_BAD_BLOCK, r, t, at);
     if (non_shared > TE_PLAN_MAX_KEY_BYTES)
@@ -108,48 +137,48 @@ static int read_entry(ctx *c, const run_info *r, const table_info *t, uint32_t i
     e->user.key = p;
     e->user.len = non_shared - 8;
     e->at = at;
+    if (!want_end)
+        return 0;
     p += non_shared;
     lim = p + value_len;
-    p = varint64(p, lim, 10, &off);
+    p = varint64(p, lim, &off);
     if (p)
-        p = varint64(p, lim, 10, &size);
+        p = varint64(p, lim, &size);
     if (!p)
         return fail(c, TE_ERR_BAD_VARINT, r, t, at);
     e->end = off + size + TRAILER_BYTES;
     return 0;
 }
 
-/* Bytes equal at the start of a and b. */
-static uint32_t common(te_plan_key a, te_plan_key b, uint32_t n)
+/* The model's CountedCompare: memcmp then length; counts the bytes up to and including the first difference.
+ * `counted` 0: an order check the model does not make, counted apart (`checks`). */
+static int compare_keys(ctx *c, const te_plan_key *a, const te_plan_key *b, int counted)
 {
+    const uint8_t *x = a->key, *y = b->key;
+    const uint32_t n = a->len < b->len ? a->len : b->len;
     uint32_t i = 0;
-    while (i < n && a.key[i] == b.key[i])
+    while (i < n && x[i] == y[i])
         i++;
-    return i;
-}
-
-static int order(te_plan_key a, te_plan_key b, uint32_t i, uint32_t n)
-{
+    if (counted) {
+        c->st->comparisons++;
+        c->st->compared_bytes += i + 1 < n ? i + 1 : n;
+    } else {
+        c->st->checks++;
+    }
     if (i < n)
-        return (int)a.key[i] - (int)b.key[i];
-    return a.len < b.len ? -1 : a.len > b.len;
+        return (int)x[i] - (int)y[i];
+    return a->len < b->len ? -1 : a->len > b->len;
 }
 
-/* The model's CountedCompare: memcmp then length; counts the bytes up to and including the first difference. */
 static int compare(ctx *c, te_plan_key a, te_plan_key b)
 {
-    uint32_t n = a.len < b.len ? a.len : b.len, i = common(a, b, n);
-    c->st->comparisons++;
-    c->st->compared_bytes += i + 1 < n ? i + 1 : n;
-    return order(a, b, i, n);
+    return compare_keys(c, &a, &b, 1);
 }
 
 /* An order check the model does not make: not in its counts. */
 static int check(ctx *c, te_plan_key a, te_plan_key b)
 {
-    uint32_t n = a.len < b.len ? a.len : b.len;
-    c->st->checks++;
-    return order(a, b, common(a, b, n), n);
+    return compare_keys(c, &a, &b, 0);
 }
 
 /* The table holding block b of the run (b < nblocks): the last table whose first block is <= b. */
@@ -166,14 +195,18 @@ static const table_info *table_of(const run_info *r, uint32_t b)
     return &r->t[lo - 1];
 }
 
-/* Block b's bound and the run's bytes up to its end. */
-static int read_block(ctx *c, const run_info *r, uint32_t b, entry *e)
+/* Block b's bound, and with `want_end` the run's bytes up to its end. */
+static int read_block(ctx *c, run_info *r, uint32_t b, entry *e, int want_end)
 {
-    const table_info *t = table_of(r, b);
-    int rc = read_entry(c, r, t, b - t->first, e);
+    const table_info *t = r->last;
+    int rc;
+    if (b - t->first >= t->n) /* unsigned: below its first block too */
+        r->last = t = table_of(r, b);
+    rc = read_entry(c, r, t, b - t->first, e, want_end);
     if (rc)
         return rc;
-    e->end += t->base;
+    if (want_end)
+        e->end += t->base;
     if (b == t->first + t->n - 1)
         e->user = t->last_bound;
     return 0;
@@ -199,15 +232,16 @@ static int index_run(ctx *c, run_info *r)
         if (restarts == 0 || restarts > (t->len - 4) / 4)
             return fail(c, TE_ERR_BAD_BLOCK, r, t, t->len - 4);
         t->entries_end = t->len - 4 - 4 * restarts;
+        t->restarts = t->data + t->entries_end;
         if (load32(t->data + t->entries_end) != 0)
             return fail(c, TE_ERR_BAD_BLOCK, r, t, t->entries_end);
         t->n = t->entries_end ? restarts : 0;
         c->st->index_entries += 2;
         if (t->n) {
-            if ((rc = read_entry(c, r, t, t->n - 1, &e)) != 0)
+            if ((rc = read_entry(c, r, t, t->n - 1, &e, 1)) != 0)
                 return rc;
             f = e;
-            if (t->n > 1 && (rc = read_entry(c, r, t, 0, &f)) != 0)
+            if (t->n > 1 && (rc = read_entry(c, r, t, 0, &f, 0)) != 0)
                 return rc;
             if (check(c, f.user, e.user) > 0) /* the table's bounds descend */
                 return fail(c, TE_ERR_KEY_ORDER, r, t, e.at);
@@ -287,14 +321,16 @@ static int merge_samples(ctx *c, run_info *runs, uint32_t K, arena *a, uint64_t 
     entry *head = take(a, sizeof(entry) * K);
     uint64_t *reached = take(a, 8 * K), *next_end = take(a, 8 * K);
     uint32_t *taken = take(a, 8 * K), m = 0;
+    uint64_t mids = 0; /* the sum over the runs of (reached + next_end) / 2, kept as one run's terms change */
     int rc;
     for (uint32_t r = 0; r < K; r++) {
         taken[r] = 0;
         reached[r] = next_end[r] = 0;
         if (runs[r].nsamples) {
-            if ((rc = read_block(c, &runs[r], runs[r].samples[0], &head[r])) != 0)
+            if ((rc = read_block(c, &runs[r], runs[r].samples[0], &head[r], 1)) != 0)
                 return rc;
             next_end[r] = head[r].end;
+            mids += next_end[r] >> 1;
         }
     }
     for (;;) {
@@ -310,12 +346,13 @@ static int merge_samples(ctx *c, run_info *runs, uint32_t K, arena *a, uint64_t 
         if (best < 0)
             break;
         s = (uint32_t)best;
+        mids -= (reached[s] + next_end[s]) >> 1;
         cand[m] = head[s].user;
         merged[m] = s;
         reached[s] = head[s].end;
         if (++taken[s] < runs[s].nsamples) {
             uint32_t b = runs[s].samples[taken[s]];
-            if ((rc = read_block(c, &runs[s], b, &head[s])) != 0)
+            if ((rc = read_block(c, &runs[s], b, &head[s], 1)) != 0)
                 return rc;
             if (check(c, head[s].user, cand[m]) < 0) /* the run's bounds descend */
                 return fail(c, TE_ERR_KEY_ORDER, &runs[s], table_of(&runs[s], b), head[s].at);
@@ -323,11 +360,9 @@ static int merge_samples(ctx *c, run_info *runs, uint32_t K, arena *a, uint64_t 
         } else {
             next_end[s] = reached[s];
         }
-        e = reached[s];
-        for (uint32_t r = 0; r < K; r++)
-            if (r != s)
-                e += (reached[r] + next_end[r]) >> 1;
-        est[m++] = e;
+        e = (reached[s] + next_end[s]) >> 1;
+        mids += e;
+        est[m++] = reached[s] + (mids - e);
     }
     *ncand = m;
     return 0;
@@ -378,6 +413,7 @@ int te_plan(const te_plan_input *in, void *work, size_t work_bytes, te_plan_resu
         }
         if ((rc = index_run(&c, ri)) != 0)
             return rc;
+        ri->last = ri->t;
         if (ri->ntables)
             res->total_bytes += ri->t[ri->ntables - 1].end;
         n = ri->nblocks;
@@ -448,24 +484,27 @@ int te_plan(const te_plan_input *in, void *work, size_t work_bytes, te_plan_resu
     res->nsplits = S;
 
     /* Step 3: per split and run, c = the first block whose bound is past the split, searched between the
-     * run's two samples the merge placed around it (past the later one too when its bound equals it). */
+     * run's two samples the merge placed around it (past the later one too when its bound equals it). The
+     * later sample's bound is the merge's candidate (counted as read again, as the model does): found by
+     * walking the merge order, where the run's samples come in order and the splits' samples ascend. */
     for (uint32_t r = 0; r < K; r++) {
-        const run_info *ri = &runs[r];
+        run_info *ri = &runs[r];
+        uint32_t m = 0, seen = 0; /* seen: run r's samples among candidates 0 .. m-1 */
         for (uint32_t i = 0; i < S; i++) {
             const uint32_t t = split_taken[i * K + r];
             uint32_t lo = t > 0 ? ri->samples[t - 1] + 1 : 0, hi = ri->nblocks;
             entry e;
             if (t < ri->nsamples) {
+                while (merged[m] != r || seen < t)
+                    seen += merged[m++] == r;
                 c.st->index_entries++;
-                if ((rc = read_block(&c, ri, ri->samples[t], &e)) != 0)
-                    return rc;
-                if (compare(&c, e.user, res->splits[i]) > 0)
+                if (compare(&c, cand[m], res->splits[i]) > 0)
                     hi = ri->samples[t];
             }
             while (lo < hi) {
                 uint32_t mid = lo + ((hi - lo) >> 1);
                 c.st->index_entries++;
-                if ((rc = read_block(&c, ri, mid, &e)) != 0)
+                if ((rc = read_block(&c, ri, mid, &e, 0)) != 0)
                     return rc;
                 if (compare(&c, e.user, res->splits[i]) > 0)
                     hi = mid;
@@ -486,7 +525,7 @@ int te_plan(const te_plan_input *in, void *work, size_t work_bytes, te_plan_resu
     for (uint32_t j = 0; j <= S; j++) {
         const int has_lo = j > 0, has_hi = j < S;
         for (uint32_t r = 0; r < K; r++) {
-            const run_info *ri = &runs[r];
+            run_info *ri = &runs[r];
             const uint32_t n = ri->nblocks;
             const uint32_t first = has_lo ? past[(j - 1) * K + r] : 0;
             const uint32_t last = has_hi ? window_end(&c, ri, past[j * K + r]) : n - 1;
@@ -506,11 +545,11 @@ int te_plan(const te_plan_input *in, void *work, size_t work_bytes, te_plan_resu
             w->lo_blocks = has_lo ? window_end(&c, ri, first) - first + 1 : 0;
             w->hi_from = has_hi ? past[j * K + r] - first : last - first + 1;
             /* its bytes: the model keeps every block's; the firmware reads the two entries around it */
-            if ((rc = read_block(&c, ri, last, &e)) != 0)
+            if ((rc = read_block(&c, ri, last, &e, 1)) != 0)
                 return rc;
             w->bytes = e.end;
             if (first > 0) {
-                if ((rc = read_block(&c, ri, first - 1, &e)) != 0)
+                if ((rc = read_block(&c, ri, first - 1, &e, 1)) != 0)
                     return rc;
                 w->bytes -= e.end;
             }

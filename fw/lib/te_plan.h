@@ -8,8 +8,9 @@
  * index blocks with a restart point at every entry), so it touches only the entries it needs: each
  * table's first and last, about TE_PLAN_SAMPLES_PER_PART per part and run, and a binary search per split
  * and run. Every entry it reads is checked (restart point inside the entries, varints and key inside
- * them, no shared prefix, the entry ending at the next restart point, an 8-byte tag, the handle's
- * varints inside the value); the bounds it reads must ascend along the run. A bad block gives a
+ * them, no shared prefix, the entry ending at the next restart point, an 8-byte tag), and where it needs
+ * the block's bytes (samples, a table's last entry, a window's edges; not a search probe) the handle's
+ * varints inside the value; the bounds it reads must ascend along the run. A bad block gives a
  * TE_ERR_* code (te_regs.h, the engine's own codes) and the byte offset in that block, never a read
  * outside it.
  *
