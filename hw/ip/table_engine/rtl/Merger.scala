@@ -476,7 +476,7 @@ case class EntryWiden(n: BlockReaderConfig) extends Component {
   io.output.fragment.kind := b.kind
   io.output.fragment.keyBytes := b.keyBytes
   io.output.fragment.valueBytes := b.valueBytes
-  io.output.fragment.data := Mux(half, b.data ## low, b.data.resized)
+  io.output.fragment.data := Mux(half, b.data ## low, B(0, 8 * N bits) ## b.data)
   io.output.fragment.count := Mux(half, b.count.resize(wide.countBits) + N, b.count.resize(wide.countBits))
   when(io.input.fire) {
     half := hold
