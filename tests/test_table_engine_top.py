@@ -60,8 +60,8 @@ def model():
     return tables.model_exe()
 
 
-def engine(ways: int) -> Path:
-    return top.build_harness(W, ways)
+def engine(ways: int, merge: int = 0) -> Path:
+    return top.build_harness(W, ways, merge)
 
 
 def run(exe: Path, job: Path, out: Path, *args) -> subprocess.CompletedProcess:
@@ -73,10 +73,10 @@ def model_run(model: Path, job: Path, out: Path) -> subprocess.CompletedProcess:
     return subprocess.run([str(model), str(job), str(out)], capture_output=True, text=True, timeout=600)
 
 
-def same_as_model(model, job: Path, tmp: Path, ways: int, *args) -> str:
+def same_as_model(model, job: Path, tmp: Path, ways: int, *args, merge: int = 0) -> str:
     m = model_run(model, job, tmp / "model")
     assert m.returncode == 0, m.stderr
-    r = run(engine(ways), job, tmp / "rtl", *args)
+    r = run(engine(ways, merge), job, tmp / "rtl", *args)
     assert r.returncode == 0, r.stderr
     line = r.stdout.strip().splitlines()[-1]
     assert line.startswith("cycles=") and "bytes_in=" in line and "tables_out=" in line
@@ -168,6 +168,15 @@ def snappy_blocks(table: bytes) -> int:
     index_off, at = varint(footer, at)
     index_size, _ = varint(footer, at)
     return int(table[index_off + index_size] == 1)
+
+
+@pytest.mark.parametrize("name", ["dbbench", "snapshots", "non-base", "key64", "random", "one-entry",
+                                  "grandparents", "snappy", "bloom"])
+@pytest.mark.parametrize("stall", [0.0, 0.3])
+def test_k4_wider_merge_byte_identical(jobs, model, tmp_path, name, stall):
+    """K = 4 with the merge stage 32 bytes wide inside (`--merge-bytes 32`, doc/merge.md): the model's tables byte
+    for byte, with and without stalls."""
+    same_as_model(model, jobs[name], tmp_path, 4, "--stall", stall, "--seed", 5, merge=32)
 
 
 @pytest.mark.parametrize("name", ["non-base", "one-entry", "dbbench2", "grandparents"])

@@ -23,45 +23,50 @@ MODEL_SOURCES = [MODEL / f"{n}.cc" for n in ("merger", "compaction", "table_read
                                               "crc32c", "snappy_codec", "error")]
 
 
-def _check(width: int, ways: int) -> None:
+def _check(width: int, ways: int, merge: int = 0) -> None:
+    if merge not in (0, width, 2 * width):
+        raise ValueError(f"merge stage width {merge!r}: 0, the beat's {width} or twice that")
     if width not in WIDTHS:
         raise ValueError(f"beat width {width!r} not one of {WIDTHS}")
     if ways not in WAYS:
         raise ValueError(f"ways {ways!r} not one of {WAYS}")
 
 
-def _name(width: int, ways: int) -> str:
-    return f"w{width}_k{ways}"
+def _name(width: int, ways: int, merge: int = 0) -> str:
+    """The build's folder name; `_mM` for a merge stage M bytes wide inside (the wider stage, doc/merge.md)."""
+    return f"w{width}_k{ways}" + (f"_m{merge}" if merge and merge != width else "")
 
 
-def generate(width: int = 16, ways: int = 4) -> Path:
-    """MergeDrop.v of `width` bytes per beat and `ways` runs, the model's key limit; cached."""
-    _check(width, ways)
+def generate(width: int = 16, ways: int = 4, merge: int = 0) -> Path:
+    """MergeDrop.v of `width` bytes per beat and `ways` runs, the model's key limit, `merge` bytes a beat inside
+    (0: `width`); cached."""
+    _check(width, ways, merge)
     lim = table_model.limits()
-    out = GEN / f"table_engine_merge_{_name(width, ways)}"
+    out = GEN / f"table_engine_merge_{_name(width, ways, merge)}"
     return build.generate("table_engine", "table_engine.GenerateMerge", out,
                           ["--bytes", str(width), "--ways", str(ways),
                            "--key-limit", str(lim["max_user_key_bytes"] + TAG_BYTES),
+                           *(["--merge-bytes", str(merge)] if merge and merge != width else []),
                            "--out", str(out.relative_to(ROOT))])
 
 
-def build_harness(width: int = 16, ways: int = 4) -> Path:
+def build_harness(width: int = 16, ways: int = 4, merge: int = 0) -> Path:
     """The Verilator model of MergeDrop with the differential harness; cached."""
-    verilog = generate(width, ways) / "MergeDrop.v"
+    verilog = generate(width, ways, merge) / "MergeDrop.v"
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
     common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), *DV_HEADERS)
     flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width} -DWAYS={ways}", *common_flags]
     return build.verilate("MergeDrop", [verilog], [HARNESS, *MODEL_SOURCES, *common_srcs],
-                          BUILD / "table_engine" / f"merge_{_name(width, ways)}", flags=flags, cflags="-O2")
+                          BUILD / "table_engine" / f"merge_{_name(width, ways, merge)}", flags=flags, cflags="-O2")
 
 
-def run(width: int = 16, ways: int = 4, *args, timeout: float = 600) -> subprocess.CompletedProcess:
+def run(width: int = 16, ways: int = 4, *args, timeout: float = 600, merge: int = 0) -> subprocess.CompletedProcess:
     """Run the harness with `args` (its options); the completed process (text output)."""
-    exe = build_harness(width, ways)
+    exe = build_harness(width, ways, merge)
     return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, timeout=timeout)
 
 
-if __name__ == "__main__":  # python3 -m lsmc.build.table_engine_merge [WIDTH [WAYS]]: build, print the path
+if __name__ == "__main__":  # python3 -m lsmc.build.table_engine_merge [WIDTH [WAYS [MERGE]]]: build, print the path
     import sys
-    print(build_harness(*(int(a) for a in sys.argv[1:3])))
+    print(build_harness(*(int(a) for a in sys.argv[1:4])))

@@ -33,28 +33,33 @@ MODEL_SOURCES = [MODEL / f"{n}.cc" for n in ("job", "compaction", "merger", "tab
                                               "subcompaction", "cycle_model")]
 
 
-def _check(width: int, ways: int) -> None:
+def _check(width: int, ways: int, merge: int = 0) -> None:
+    if merge not in (0, width, 2 * width):
+        raise ValueError(f"merge stage width {merge!r}: 0, the beat's {width} or twice that")
     if width not in WIDTHS:
         raise ValueError(f"beat width {width!r} not one of {WIDTHS}")
     if ways not in WAYS:
         raise ValueError(f"ways {ways!r} not one of {WAYS}")
 
 
-def _name(width: int, ways: int) -> str:
-    return f"w{width}_k{ways}"
+def _name(width: int, ways: int, merge: int = 0) -> str:
+    """The build's folder name; `_mM` for a merge stage M bytes wide inside (the wider stage, doc/merge.md)."""
+    return f"w{width}_k{ways}" + (f"_m{merge}" if merge and merge != width else "")
 
 
-def generate(width: int = 16, ways: int = 4) -> Path:
-    """TableEngine.v of `width` bytes per beat and `ways` runs, the model's limits; cached."""
-    _check(width, ways)
+def generate(width: int = 16, ways: int = 4, merge: int = 0) -> Path:
+    """TableEngine.v of `width` bytes per beat and `ways` runs, the model's limits, its merge stage `merge` bytes
+    a beat inside (0: `width`); cached."""
+    _check(width, ways, merge)
     lim = table_model.limits()
-    out = GEN / f"table_engine_top_{_name(width, ways)}"
+    out = GEN / f"table_engine_top_{_name(width, ways, merge)}"
     return build.generate("table_engine", "table_engine.GenerateTableEngine", out,
                           ["--bytes", str(width), "--ways", str(ways),
                            "--key-limit", str(lim["max_user_key_bytes"] + TAG_BYTES),
                            "--max-block", str(lim["max_block_bytes"]), "--max-blocks", str(MAX_BLOCKS),
                            *(x for k, v in WALKER.items() for x in (f"--{k}", str(v))),
                            "--zip-lanes", str(lim["zip_lanes"]), "--zip-bytes", str(lim["zip_block_bytes"]),
+                           *(["--merge-bytes", str(merge)] if merge and merge != width else []),
                            "--out", str(out.relative_to(ROOT))])
 
 
@@ -66,26 +71,27 @@ def defines(width: int = 16, ways: int = 4) -> str:
     return f"-DBEAT_BYTES={width} -DWAYS={ways} {walker} -DMAX_BLOCKS={MAX_BLOCKS}"
 
 
-def build_harness(width: int = 16, ways: int = 4) -> Path:
+def build_harness(width: int = 16, ways: int = 4, merge: int = 0) -> Path:
     """The Verilator model of TableEngine with the job harness; cached."""
-    verilog = generate(width, ways) / "TableEngine.v"
+    verilog = generate(width, ways, merge) / "TableEngine.v"
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
     common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), *DV_HEADERS)
     flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} {defines(width, ways)}",
              "-LDFLAGS", "-ljson-c", *common_flags]
     return build.verilate("TableEngine", [verilog], [HARNESS, SIM, *MODEL_SOURCES, *common_srcs],
-                          BUILD / "table_engine" / f"top_{_name(width, ways)}", flags=flags, cflags="-O2")
+                          BUILD / "table_engine" / f"top_{_name(width, ways, merge)}", flags=flags, cflags="-O2")
 
 
-def run(width: int = 16, ways: int = 4, *args, timeout: float = 600) -> subprocess.CompletedProcess:
+def run(width: int = 16, ways: int = 4, *args, timeout: float = 600, merge: int = 0) -> subprocess.CompletedProcess:
     """Run the harness with `args` (JOB.json OUT_DIR [options]); the completed process (text output)."""
-    exe = build_harness(width, ways)
+    exe = build_harness(width, ways, merge)
     return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, timeout=timeout)
 
 
 if __name__ == "__main__":
-    # python3 -m lsmc.build.table_engine_top [WIDTH [WAYS]]: build the harness, print its path;
+    # python3 -m lsmc.build.table_engine_top [WIDTH [WAYS [MERGE]]]: build the harness (MERGE: the merge stage's
+    # bytes a beat inside, twice WIDTH for the wider stage), print its path;
     # ... verilog WIDTH WAYS: generate, print TableEngine.v's folder; ... defines WIDTH WAYS: the testbench's
     # defines (host/Makefile builds the engine into LevelDB's driver with these two).
     import sys
@@ -96,4 +102,4 @@ if __name__ == "__main__":
         except (ValueError, build.BuildError) as e:
             sys.exit(f"lsmc.build.table_engine_top {' '.join(sys.argv[1:])}: {str(e).splitlines()[0]}")
     else:
-        print(build_harness(*(int(a) for a in sys.argv[1:3])))
+        print(build_harness(*(int(a) for a in sys.argv[1:4])))

@@ -133,7 +133,7 @@ void CompactRuns(const CompactionSpec& spec, std::vector<std::unique_ptr<RunRead
   }
   if (writer) close_output();
   res.dropped = res.entries_in - res.entries_out;
-  res.merge_key_beats = merger.key_beats();
+  res.merge = merger.work();
 }
 
 }  // namespace table_engine

@@ -48,7 +48,7 @@ struct CompactionResult {
   uint64_t entries_in = 0, entries_out = 0, dropped = 0, bytes_in = 0, bytes_out = 0;
   ReadStats read;
   WriteStats write;
-  uint64_t merge_key_beats = 0;
+  cycle_model::MergeWork merge;
 };
 
 std::string TableFileName(uint64_t number);  // "000123.ldb"

@@ -54,16 +54,35 @@ std::vector<RunSize> RunSizes(const CompactionSpec& spec) {
 }
 
 Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, int ways, bool verify,
-                     const std::vector<RunSize>& run_sizes) {
+                     const std::vector<RunSize>& run_sizes, uint64_t merge_bytes) {
   Estimate e;
   const ReadStats& rd = r.read;
   const WriteStats& wr = r.write;
   auto stage = [&](const char* name, uint64_t c) { e.stages.emplace_back(name, c); };
+  // The K table readers (each with its CRC check, Snappy decompressor and entry decoder) run in parallel, one a
+  // run: their stages are the busiest reader's, taken as its run's share of the bytes read (runs of equal size
+  // when not given). A cascade's passes keep the whole (its final pass is estimated as the job, below).
+  double share = 1;
+  if (runs > 1 && runs <= size_t(ways)) {
+    share = 1.0 / double(runs);
+    if (run_sizes.size() == runs) {
+      uint64_t all = 0, most = 0;
+      for (const auto& s : run_sizes) {
+        all += s.bytes;
+        most = std::max(most, s.bytes);
+      }
+      if (all) share = double(most) / double(all);
+    }
+  }
+  auto reader = [&](uint64_t c) { return uint64_t(double(c) * share + 0.5); };
   stage("read_dma", Div(rd.blocks.bytes, kStreamBytes));
-  stage("crc_check", verify ? Div(rd.blocks.bytes, kStreamBytes) : 0);
-  stage("decompress", DecompressCycles(rd.blocks));
-  stage("entry_decode", DecodeCycles(rd.decode));
-  stage("merge", r.entries_in * kMergeEntryCycles + r.merge_key_beats + rd.decode.value_beats);
+  stage("crc_check", verify ? reader(Div(rd.blocks.bytes, kStreamBytes)) : 0);
+  stage("decompress", reader(DecompressCycles(rd.blocks)));
+  stage("entry_decode", reader(DecodeCycles(rd.decode)));
+  // At W the value beats are the decoder's (the same entries for a whole job); the wider stage counts its own.
+  const int m = merge_bytes == 2 * kStreamBytes ? 1 : 0;
+  stage("merge", r.entries_in * kMergeEntryCycles + r.merge.key_beats[m] +
+                     (m ? r.merge.value_beats[m] : rd.decode.value_beats));
   stage("drop", r.entries_in);
   stage("block_build", BuildCycles(wr.build));
   const size_t compress = e.stages.size();

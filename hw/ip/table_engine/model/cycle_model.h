@@ -30,7 +30,7 @@ constexpr uint64_t kDecodeBlockCycles = 2;       // BlockReader: command, first 
 constexpr uint64_t kDecompressBlockCycles = 7;   // SnappyDecompressor: raw length, final chunk, packer, status
 constexpr uint64_t kBuildBlockCycles = 6;        // BlockBuilder: FLUSH, count, type, CRC, packer drain, status
 // From the RTL's structure (doc/merge.md), not fitted: MergeDrop spends per entry its HEAD beat and the
-// Check and Decide clocks of its pipelined select, besides the key and value beats.
+// Check and Decide clocks of its pipelined select, besides the key and value beats (of its own width).
 constexpr uint64_t kMergeEntryCycles = 3;
 // SnappyCompressor: length, preamble, the final chunk's packer drain, status (fitted like the above).
 constexpr uint64_t kCompressBlockCycles = 8;
@@ -90,8 +90,9 @@ struct RunSize {
 };
 std::vector<RunSize> RunSizes(const CompactionSpec& spec);
 
+// `merge_bytes`: the merge stage's beat, kStreamBytes or twice that (the wider stage, doc/merge.md).
 Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, int ways, bool verify_checksums,
-                     const std::vector<RunSize>& run_sizes = {});
+                     const std::vector<RunSize>& run_sizes = {}, uint64_t merge_bytes = kStreamBytes);
 
 }  // namespace cycle_model
 }  // namespace table_engine

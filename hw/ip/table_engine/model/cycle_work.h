@@ -42,6 +42,23 @@ struct DecodeWork {
   }
 };
 
+// The merge stage of rtl/Merger.scala, per merged entry: its key and its value in beats of the stage's own width,
+// W (kStreamBytes) or 2W (the wider stage, MergeConfig's bytes twice its ports', doc/merge.md). Index: the width's
+// log2 over W (0: W, 1: 2W).
+constexpr int kMergeWidths = 2;
+struct MergeWork {
+  uint64_t entries = 0, key_beats[kMergeWidths] = {}, value_beats[kMergeWidths] = {};
+
+  void Entry(uint64_t key_bytes, uint64_t value_bytes) {
+    entries++;
+    for (int i = 0; i < kMergeWidths; i++) {
+      const uint64_t w = kStreamBytes << i;
+      key_beats[i] += (key_bytes + w - 1) / w;
+      value_beats[i] += (value_bytes + w - 1) / w;
+    }
+  }
+};
+
 // The Snappy decompressor of rtl/SnappyDecompressor.scala: one element's chunks of up to W bytes, one a
 // clock, the first in the tag's clock; per block the raw-length varint, the final chunk and the status.
 struct DecompressWork {

@@ -26,7 +26,7 @@ void Merger::Pick() {
                         "internal key also in run " + std::to_string(cur_) + " (" + runs_[cur_]->table() + ")");
     if (c < 0) cur_ = i;
   }
-  if (cur_ >= 0) key_beats_ += (runs_[cur_]->key().size() + 15) / 16;
+  if (cur_ >= 0) work_.Entry(runs_[cur_]->key().size(), runs_[cur_]->value().size());
 }
 
 }  // namespace table_engine

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cycle_work.h"
 #include "table_reader.h"
 
 namespace table_engine {
@@ -21,13 +22,14 @@ class Merger {
   std::string_view key() const { return runs_[cur_]->key(); }
   std::string_view value() const { return runs_[cur_]->value(); }
   void Next();
-  uint64_t key_beats() const { return key_beats_; }
+  // The winners' keys and values as the merge stage's beats (cycle_work.h).
+  const cycle_model::MergeWork& work() const { return work_; }
 
  private:
   void Pick();
   std::vector<std::unique_ptr<RunReader>> runs_;
   int cur_ = -1;
-  uint64_t key_beats_ = 0;  // 16-byte comparator beats the winning keys took
+  cycle_model::MergeWork work_;
 };
 
 }  // namespace table_engine

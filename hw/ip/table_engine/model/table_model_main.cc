@@ -1,4 +1,4 @@
-// table_model JOB.json OUT_DIR [--ways K] [--parts P] [--output-buffer BYTES] [--stats] [--limits]
+// table_model JOB.json OUT_DIR [--ways K] [--parts P] [--output-buffer BYTES] [--merge-bytes M] [--stats] [--limits]
 // Runs one table job on the model: the output tables and result.json into OUT_DIR, last stdout line
 // "cycles=C bytes_in=N bytes_out=N tables_out=T"; with P > 1 parts (sub-compactions, subcompaction.h)
 // C is the whole job as the firmware runs it and the line goes on "parts=P bracket=B plan=L". On any error: one line
@@ -24,7 +24,8 @@ using namespace table_engine;
 namespace {
 
 const char* kUsage =
-    "usage: table_model JOB.json OUT_DIR [--ways 2|4|8] [--parts 1..64] [--output-buffer BYTES] [--stats]\n"
+    "usage: table_model JOB.json OUT_DIR [--ways 2|4|8] [--parts 1..64] [--output-buffer BYTES] [--merge-bytes 16|32]\n"
+    "                   [--stats]\n"
     "       table_model --limits\n";
 
 void WriteFile(const std::string& path, const std::string& bytes) {
@@ -74,6 +75,7 @@ int main(int argc, char** argv) {
   uint64_t buffer = kDefaultOutputBufferBytes;
   bool stats = false;
   int parts = 0;  // 0: not asked; the job as one part, as before --parts existed
+  uint64_t merge_bytes = cycle_model::kStreamBytes;  // the merge stage's beat (twice W: the wider stage)
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     uint64_t v = 0;
@@ -88,6 +90,10 @@ int main(int argc, char** argv) {
       i++;
     } else if (a == "--parts" && i + 1 < argc && ParseUint(argv[i + 1], &v) && v >= 1 && v <= kMaxParts) {
       parts = int(v);
+      i++;
+    } else if (a == "--merge-bytes" && i + 1 < argc && ParseUint(argv[i + 1], &v) &&
+               (v == cycle_model::kStreamBytes || v == 2 * cycle_model::kStreamBytes)) {
+      merge_bytes = v;
       i++;
     } else if (a == "--output-buffer" && i + 1 < argc && ParseUint(argv[i + 1], &v) && v > 0) {
       buffer = v;
@@ -120,7 +126,7 @@ int main(int argc, char** argv) {
     auto ull = [](uint64_t x) { return static_cast<unsigned long long>(x); };
     cycle_model::Estimate e = cycle_model::EstimateJob(parts > 0 ? sub.parts[0] : r, job.spec.runs.size(),
                                                        job.tables_in, ways, job.spec.verify_checksums,
-                                                       cycle_model::RunSizes(job.spec));
+                                                       cycle_model::RunSizes(job.spec), merge_bytes);
     if (stats) {
       if (parts <= 1) {
         for (const auto& s : e.stages) std::printf("stage %s=%llu\n", s.first.c_str(), ull(s.second));

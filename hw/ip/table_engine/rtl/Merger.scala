@@ -4,10 +4,19 @@ import common.{Gen, Generator}
 import spinal.core._
 import spinal.lib._
 
-/** Sizes of the merge stage: `bytes` per beat, `ways` input runs (K), the longest internal key. */
-case class MergeConfig(bytes: Int = 16, ways: Int = 4, keyLimit: Int = 1032, walker: Option[BaseLevelConfig] = None) {
+/** Sizes of the merge stage: `bytes` per beat inside it (the merger, the drop filter), `ways` input runs (K), the
+  * longest internal key; `portBytes` per beat on its entry streams in and out (0: `bytes`), half of `bytes` for a
+  * stage twice the width of the units around it (doc/merge.md, "A wider stage"), with `inputFifo` beats of `bytes`
+  * per input (a run's next entries, widened while the other runs win). */
+case class MergeConfig(bytes: Int = 16, ways: Int = 4, keyLimit: Int = 1032, walker: Option[BaseLevelConfig] = None,
+                       portBytes: Int = 0, inputFifo: Int = 16) {
   require(Seq(2, 4, 8).contains(ways), s"ways $ways: 2, 4 or 8")
   val entry = BlockReaderConfig(bytes, keyLimit)
+  val portW = if (portBytes == 0) bytes else portBytes
+  require(portW == bytes || 2 * portW == bytes, s"port width $portW bytes: the stage's $bytes or half of it")
+  require(walker.forall(_.bytes == portW), "the walker takes the ports' width")
+  val port = BlockReaderConfig(portW, keyLimit)
+  val widened = portW != bytes
   val W = bytes
   val keyWords = entry.keyWords
   val wordBits = log2Up(keyWords)
@@ -444,6 +453,63 @@ case class DropFilter(c: MergeConfig, cuts: Boolean = false) extends Component {
   }
 }
 
+/** The entry stream from W (`n.bytes`) to 2W bytes a beat: a KEY or VALUE beat is joined with the next one of its
+  * key or value (the first in the low lanes) unless it is the final one; HEAD and END beats pass alone. The key's
+  * final beat is known from the HEAD's length, the value's from `last`. No register on the way (a FIFO follows). */
+case class EntryWiden(n: BlockReaderConfig) extends Component {
+  val wide = n.copy(bytes = 2 * n.bytes)
+  val io = new Bundle {
+    val input = slave Stream (Fragment(EntryBeat(n)))
+    val output = master Stream (Fragment(EntryBeat(wide)))
+  }
+  val N = n.bytes
+  val keyLeft = Reg(UInt(n.keyLenBits bits)) // the key's bytes not yet passed
+  val half = RegInit(False) // `low` holds the first half of the wide beat
+  val low = Reg(Bits(8 * N bits))
+  val b = io.input.fragment
+  val isKey = b.kind === EntryKind.Key
+  val part = isKey || b.kind === EntryKind.Value
+  val hold = part && !half && !(io.input.last || (isKey && keyLeft <= N))
+  io.output.valid := io.input.valid && !hold
+  io.input.ready := hold || io.output.ready
+  io.output.last := io.input.last
+  io.output.fragment.kind := b.kind
+  io.output.fragment.keyBytes := b.keyBytes
+  io.output.fragment.valueBytes := b.valueBytes
+  io.output.fragment.data := Mux(half, b.data ## low, B(0, 8 * N bits) ## b.data)
+  io.output.fragment.count := Mux(half, b.count.resize(wide.countBits) + N, b.count.resize(wide.countBits))
+  when(io.input.fire) {
+    half := hold
+    when(hold) { low := b.data }
+    when(b.kind === EntryKind.Head) { keyLeft := b.keyBytes }
+    when(isKey) { keyLeft := keyLeft - N }
+  }
+}
+
+/** The entry stream from 2W to W (`n.bytes`) bytes a beat: a KEY or VALUE beat of more than W bytes leaves as two
+  * (its low lanes first); every other beat (HEAD, END, the writer's control beats) as it is, its low lanes. */
+case class EntryNarrow(n: BlockReaderConfig) extends Component {
+  val wide = n.copy(bytes = 2 * n.bytes)
+  val io = new Bundle {
+    val input = slave Stream (Fragment(EntryBeat(wide)))
+    val output = master Stream (Fragment(EntryBeat(n)))
+  }
+  val N = n.bytes
+  val second = RegInit(False) // the split beat's high half is next
+  val b = io.input.fragment
+  val split = (b.kind === EntryKind.Key || b.kind === EntryKind.Value) && b.count > N
+  io.output.valid := io.input.valid
+  io.input.ready := io.output.ready && (!split || second)
+  io.output.last := io.input.last && (!split || second)
+  io.output.fragment.kind := b.kind
+  io.output.fragment.keyBytes := b.keyBytes
+  io.output.fragment.valueBytes := b.valueBytes
+  io.output.fragment.data := Mux(second, b.data(16 * N - 1 downto 8 * N), b.data(8 * N - 1 downto 0))
+  io.output.fragment.count := Mux(second, (b.count - N).resize(n.countBits),
+    Mux(split, U(N, n.countBits bits), b.count.resize(n.countBits)))
+  when(io.output.fire && split) { second := !second }
+}
+
 /** Merge and drop status: the merger's verdict with the drop filter's counters. */
 case class MergeDropStatus(c: MergeConfig) extends Bundle {
   val error = Bool()
@@ -458,12 +524,12 @@ case class MergeDropStatus(c: MergeConfig) extends Bundle {
   * idle from any state. */
 case class MergeDrop(c: MergeConfig = MergeConfig()) extends Component {
   val io = new Bundle {
-    val inputs = Vec(slave Stream (Fragment(EntryBeat(c.entry))), c.ways)
+    val inputs = Vec(slave Stream (Fragment(EntryBeat(c.port))), c.ways)
     val isBase = c.walker.isEmpty generate slave(Stream(Bool()))
     val baseLoad = c.walker.map(w => slave(Stream(BaseLoad(w))))
     val smallestSnapshot = in UInt (64 bits)
     val gpLimit = c.walker.map(_ => in UInt (64 bits)) // 10 x max_file_size: ShouldStopBefore's limit
-    val output = master Stream (Fragment(EntryBeat(c.entry)))
+    val output = master Stream (Fragment(EntryBeat(c.port)))
     val status = master Stream (MergeDropStatus(c))
     val softReset = in Bool()
   }
@@ -472,7 +538,15 @@ case class MergeDrop(c: MergeConfig = MergeConfig()) extends Component {
   val area = soft(new Area {
     val merger = MergerCore(c)
     val drop = DropFilter(c, cuts = c.walker.isDefined)
-    for (i <- 0 until c.ways) merger.io.inputs(i) << io.inputs(i)
+    // A stage wider than its ports: each run's beats joined in pairs into a FIFO that fills while other runs win
+    // (the readers run in parallel), so the winner's entry comes at the stage's width.
+    for (i <- 0 until c.ways) {
+      if (c.widened) {
+        val widen = EntryWiden(c.port)
+        widen.io.input << io.inputs(i)
+        merger.io.inputs(i) << widen.io.output.queue(c.inputFifo)
+      } else merger.io.inputs(i) << io.inputs(i)
+    }
     // A register slice both ways between the select and the drop decision (the drop's 64-bit compares
     // and its ready never share a clock with the winner's pick).
     val merged = merger.io.output.s2mPipe().m2sPipe()
@@ -486,8 +560,26 @@ case class MergeDrop(c: MergeConfig = MergeConfig()) extends Component {
         val walker = BaseLevelWalker(wc)
         walker.io.load << io.baseLoad.get
         val (toWalker, toDrop) = StreamFork2(merged)
-        walker.io.input.translateFrom(toWalker)((w, m) => { w.fragment := m.fragment.entry; w.last := m.last })
-        walker.io.tag := toWalker.fragment.tag
+        if (c.widened) {
+          // The walker (at the ports' width) needs each entry's HEAD and key, not its value: the VALUE beats are
+          // left out (`last` then on the key's final beat) and the key's beats split in two.
+          val keyLeft = Reg(UInt(c.entry.keyLenBits bits)) // the key's bytes not yet passed
+          val kind = toWalker.fragment.entry.kind
+          val keys = toWalker.throwWhen(kind === EntryKind.Value)
+          when(keys.fire) {
+            when(kind === EntryKind.Head) { keyLeft := toWalker.fragment.entry.keyBytes }
+            when(kind === EntryKind.Key) { keyLeft := keyLeft - c.W }
+          }
+          val narrow = EntryNarrow(c.port)
+          narrow.io.input.translateFrom(keys)((w, m) => {
+            w.fragment := m.fragment.entry
+            w.last := m.last || (kind === EntryKind.Key && keyLeft <= c.W)
+          })
+          walker.io.input << narrow.io.output
+        } else {
+          walker.io.input.translateFrom(toWalker)((w, m) => { w.fragment := m.fragment.entry; w.last := m.last })
+        }
+        walker.io.tag := toWalker.fragment.tag // with a HEAD, which no narrowing holds back
         drop.io.input << toDrop.queue(c.keyWords + 4)
         drop.io.isBase.translateFrom(walker.io.bits)(_ := _.isBase)
         drop.io.stop := walker.io.bits.stop
@@ -495,7 +587,11 @@ case class MergeDrop(c: MergeConfig = MergeConfig()) extends Component {
         walker.io.gpLimit := io.gpLimit.get
     }
     drop.io.smallestSnapshot := io.smallestSnapshot
-    io.output << drop.io.output
+    if (c.widened) {
+      val narrow = EntryNarrow(c.port) // the kept entries at the ports' width (the split holds the drop's beat)
+      narrow.io.input << drop.io.output
+      io.output << narrow.io.output
+    } else io.output << drop.io.output
     val st = merger.io.status
     // the status waits for the drop filter to finish what the merger sent (never mid-entry)
     val ready = st.error && !drop.io.inEntry && !merged.valid && !drop.io.input.valid || drop.io.ended
@@ -511,10 +607,19 @@ case class MergeDrop(c: MergeConfig = MergeConfig()) extends Component {
   })
 }
 
-/** `table_engine.GenerateMerge [--bytes 4|8|16|32] [--ways 2|4|8] [--key-limit N] --out DIR`: DIR/MergeDrop.v,
-  * the table engine's merge and drop stage. */
+/** `table_engine.GenerateMerge [--bytes 4|8|16|32] [--ways 2|4|8] [--key-limit N] [--merge-bytes M] --out DIR`:
+  * DIR/MergeDrop.v, the table engine's merge and drop stage; its ports `--bytes` wide, inside M (0: the same;
+  * twice `--bytes`: the wider stage). */
 object GenerateMerge extends Generator("build/gen/table_engine_merge_w16_k4",
       Gen.intOpt("bytes", 16, Seq(4, 8, 16, 32)), Gen.intOpt("ways", 4, Seq(2, 4, 8)),
-      Gen.intOpt("key-limit", 1032, min = 1024)) {
-  def top(a: Gen.Args) = MergeDrop(MergeConfig(a.int("bytes"), a.int("ways"), a.int("key-limit")))
+      Gen.intOpt("key-limit", 1032, min = 1024), Gen.intOpt("merge-bytes", 0, Seq(0, 8, 16, 32, 64))) {
+  def top(a: Gen.Args) = {
+    val m = a.int("merge-bytes")
+    if (m != 0 && m != a.int("bytes") && m != 2 * a.int("bytes")) {
+      System.err.println(s"$prog: error: --merge-bytes $m: the ports' ${a.int("bytes")} or twice that")
+      sys.exit(2)
+    }
+    val inside = if (m == 0) a.int("bytes") else m
+    MergeDrop(MergeConfig(inside, a.int("ways"), a.int("key-limit"), portBytes = a.int("bytes")))
+  }
 }

@@ -12,17 +12,18 @@ case class TableEngineConfig(bytes: Int = 16, ways: Int = 4, keyLimit: Int = 103
                              walkerFiles: Int = 1024, walkerKeyWords: Int = 8192, grandparents: Int = 1024,
                              snappyBytes: Int = 1 << 16, indexBytes: Int = 1 << 16, filterBytes: Int = 1 << 16,
                              filterKeys: Int = 4096, maxFilters: Int = 4096, zipLanes: Int = 5,
-                             zipBytes: Int = 1 << 16) {
+                             zipBytes: Int = 1 << 16, mergeBytes: Int = 0) {
   // snappyBytes: each reader's largest decompressed Snappy block (its history and two block buffers);
   // indexBytes, filterBytes, filterKeys, maxFilters: the writer's index and filter buffers (TableWriterConfig);
-  // zipLanes: the writer's compressor lanes (ZipLanes), the model's kZipLanes (limits.h; tests/test_facts.py).
+  // zipLanes: the writer's compressor lanes (ZipLanes), the model's kZipLanes (limits.h; tests/test_facts.py);
+  // mergeBytes: the merge stage's beat inside (0: `bytes`; 2 x `bytes`: the wider stage, doc/merge.md).
   val reader = TableReaderConfig(bytes, keyLimit, maxBlock, maxBlocks, snappyBytes = snappyBytes)
   val walker = BaseLevelConfig(bytes, keyLimit, walkerLevels, walkerFiles, walkerKeyWords, grandparents)
-  val merge = MergeConfig(bytes, ways, keyLimit, Some(walker))
+  val merge = MergeConfig(if (mergeBytes == 0) bytes else mergeBytes, ways, keyLimit, Some(walker), portBytes = bytes)
   val writer = TableWriterConfig(bytes, keyLimit, indexBytes = indexBytes, filterBytes = filterBytes,
     filterKeys = filterKeys, maxFilters = maxFilters, zipLanes = zipLanes, zipBytes = zipBytes,
     bigBytes = scala.math.max(maxBlock, zipBytes))
-  val entry = merge.entry
+  val entry = merge.port
   val runBits = log2Up(ways)
   /** One read port for the K table readers (an arbiter adds the reader's number to the AXI id). */
   val readAxi = reader.axiConfig.copy(idWidth = reader.axiConfig.idWidth + log2Up(ways))
@@ -423,18 +424,28 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
 }
 
 /** `table_engine.GenerateTableEngine [--bytes 4|8|16|32] [--ways 2|4|8] [--key-limit N] [--max-block N]
-  * [--max-blocks N] [--walker-levels N] [--walker-files N] [--walker-key-words N] [--grandparents N] [--zip-lanes N] [--zip-bytes N] --out DIR`:
-  * DIR/TableEngine.v, the whole engine for raw tables (doc/table_engine_top.md); the walker's capacities
-  * (deeper levels, their files, words of range keys, grandparents; powers of two but the levels). */
+  * [--max-blocks N] [--walker-levels N] [--walker-files N] [--walker-key-words N] [--grandparents N] [--zip-lanes N]
+  * [--zip-bytes N] [--merge-bytes M] --out DIR`: DIR/TableEngine.v, the whole engine for raw tables
+  * (doc/table_engine_top.md); the walker's capacities (deeper levels, their files, words of range keys, grandparents;
+  * powers of two but the levels); the merge stage M bytes wide inside (0: `--bytes`; twice `--bytes`: the wider
+  * stage, doc/merge.md). */
 object GenerateTableEngine extends Generator("build/gen/table_engine_top_w16_k4",
       Gen.intOpt("bytes", 16, Seq(4, 8, 16, 32)), Gen.intOpt("ways", 4, Seq(2, 4, 8)),
       Gen.intOpt("key-limit", 1032, min = 1024), Gen.intOpt("max-block", 4 << 20, min = 64),
       Gen.intOpt("max-blocks", 1024, Seq(256, 1024, 4096, 16384)), Gen.intOpt("walker-levels", 8, min = 1),
       Gen.intOpt("walker-files", 1024, (4 to 16).map(1 << _)), Gen.intOpt("walker-key-words", 8192, (6 to 16).map(1 << _)),
       Gen.intOpt("grandparents", 1024, (4 to 16).map(1 << _)), Gen.intOpt("zip-lanes", TableEngineConfig().zipLanes, min = 1),
-      Gen.intOpt("zip-bytes", 1 << 16, min = 1024)) {
-  def top(a: Gen.Args) = TableEngine(TableEngineConfig(a.int("bytes"), a.int("ways"), a.int("key-limit"),
-    a.int("max-block"), a.int("max-blocks"), walkerLevels = a.int("walker-levels"),
-    walkerFiles = a.int("walker-files"), walkerKeyWords = a.int("walker-key-words"),
-    grandparents = a.int("grandparents"), zipLanes = a.int("zip-lanes"), zipBytes = a.int("zip-bytes")))
+      Gen.intOpt("zip-bytes", 1 << 16, min = 1024), Gen.intOpt("merge-bytes", 0, Seq(0, 8, 16, 32, 64))) {
+  def top(a: Gen.Args) = {
+    val m = a.int("merge-bytes")
+    if (m != 0 && m != a.int("bytes") && m != 2 * a.int("bytes")) {
+      System.err.println(s"$prog: error: --merge-bytes $m: the beat's ${a.int("bytes")} or twice that")
+      sys.exit(2)
+    }
+    TableEngine(TableEngineConfig(a.int("bytes"), a.int("ways"), a.int("key-limit"),
+      a.int("max-block"), a.int("max-blocks"), walkerLevels = a.int("walker-levels"),
+      walkerFiles = a.int("walker-files"), walkerKeyWords = a.int("walker-key-words"),
+      grandparents = a.int("grandparents"), zipLanes = a.int("zip-lanes"), zipBytes = a.int("zip-bytes"),
+      mergeBytes = m))
+  }
 }
