@@ -138,7 +138,7 @@ def cmd_compact(args) -> int:
         else:
             rc, line, err = run_job(exe, job_path, out, args.parts if args.backend in PARTS_BACKENDS else None)
     if rc != 0:
-        print(err or f"{args.backend} back end exited with status {rc}", file=sys.stderr)
+        print(err or f"{exe.name if exe else 'the SoC'} exited with status {rc}", file=sys.stderr)
         return 1
     print(line)
     return 0
