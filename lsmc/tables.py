@@ -8,7 +8,9 @@ compact --job JOB.json --out-dir DIR [--backend ...] [--parts P]
                                   with --parts P > 1 P sub-compactions: on the model back end C the
                                   whole job as estimated and the line goes on `parts=P bracket=B plan=L`;
                                   on rtl each part a job of the one engine, C their clocks added, the
-                                  line going on `parts=P bracket=B` (B the longest part's)
+                                  line going on `parts=P bracket=B` (B the longest part's); on soc the
+                                  firmware plans and runs one part a unit (tables-m2/-m4), its line
+                                  `soc job_cycles=W bracket=B ...` before the harness's
 compare DIR_A DIR_B [--decoded]   two output folders: byte-identical tables and result.json, or (with
                                   --decoded) identical entries and file boundaries; one-line verdict
 speed [--entries N] [--repeat R]  LevelDB's own compaction speed on the reference's inputs (stock
@@ -43,6 +45,7 @@ from lsmc.sim.tables import (  # noqa: F401  (jobs and back ends a layer down, f
     reference_exe,
     rtl_exe,
     run_job,
+    soc_job,
 )
 
 
@@ -106,7 +109,7 @@ def job_from_args(args, job_dir: Path) -> Path:
     return path
 
 
-PARTS_BACKENDS = ("model", "rtl")  # the back ends that run sub-compaction parts (--parts)
+PARTS_BACKENDS = ("model", "rtl", "soc")  # the back ends that run sub-compaction parts (--parts)
 
 
 def cmd_compact(args) -> int:
@@ -114,9 +117,11 @@ def cmd_compact(args) -> int:
     if out.exists() and not out.is_dir():
         raise CliError(f"--out-dir {out}: not a folder")
     if args.parts is not None and args.parts > 1 and args.backend not in PARTS_BACKENDS:
-        raise CliError(f"--parts {args.parts}: sub-compactions run on the model and rtl back ends only so far "
-                       f"(--backend model or rtl), not on {args.backend}")
-    exe = backend_exe(args.backend)
+        raise CliError(f"--parts {args.parts}: sub-compactions run on the model, rtl and soc back ends only so far "
+                       f"(--backend model, rtl or soc), not on {args.backend}")
+    if args.ddr and args.backend != "soc":
+        raise CliError(f"--ddr {args.ddr}: the soc back end's DDR timing only, not {args.backend}'s")
+    exe = backend_exe(args.backend) if args.backend != "soc" else None
     with tempfile.TemporaryDirectory(prefix="lsmc-tables-") as tmp:
         if args.job:
             if args.tables or args.run_of:
@@ -128,9 +133,12 @@ def cmd_compact(args) -> int:
             job_path = Path(args.job)
         else:
             job_path = job_from_args(args, Path(tmp))
-        rc, line, err = run_job(exe, job_path, out, args.parts if args.backend in PARTS_BACKENDS else None)
+        if args.backend == "soc":
+            rc, line, err = soc_job(job_path, out, ddr=args.ddr, parts=args.parts)
+        else:
+            rc, line, err = run_job(exe, job_path, out, args.parts if args.backend in PARTS_BACKENDS else None)
     if rc != 0:
-        print(err or f"{exe.name} exited with status {rc}", file=sys.stderr)
+        print(err or f"{exe.name if exe else 'the SoC'} exited with status {rc}", file=sys.stderr)
         return 1
     print(line)
     return 0
@@ -250,7 +258,11 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--first-file-number", type=int_option(1, 999_999_999), default=1)
     c.add_argument("--parts", type=int_option(1, 64), metavar="P",
                    help="sub-compactions: P units share the job, split by key range at data-block boundaries "
-                        "(model and rtl back ends; 1: the job whole, as without it)")
+                        "(model, rtl and soc back ends; 1: the job whole, as without it; soc: on the SoC preset "
+                        "with that many table-engine units, tables-m1, -m2 or -m4, one part a unit)")
+    c.add_argument("--ddr", metavar="PRESET",
+                   help="soc back end: the SoC harness's DDR timing model (fixed, the default, or a DDR preset such "
+                        "as kcu105: sim/common/ddr_presets.json)")
 
     d = sub.add_parser("compare", help="two output folders: byte-identical, or --decoded")
     d.add_argument("dir_a")

@@ -50,6 +50,8 @@ static uint64_t default_timeout(uint32_t desc)
     return bytes * 8 > 10000000u ? bytes * 8 : 10000000u;
 }
 
+static int finish(unsigned u, uint32_t st, te_result *r);
+
 int te_run(unsigned u, uint32_t desc, int use_irq, uint64_t timeout_cycles, te_result *r)
 {
     uint64_t t0, deadline;
@@ -96,6 +98,12 @@ int te_run(unsigned u, uint32_t desc, int use_irq, uint64_t timeout_cycles, te_r
         irq_line_enable(IRQ_TE_UNIT(u), 0);
     }
     te_write(u, TE_IRQ_STATUS, TE_IRQ_STATUS_DONE_MASK | TE_IRQ_STATUS_ERROR_MASK);
+    return finish(u, st, r);
+}
+
+/* The outcome of a job whose STATUS read gave `st`: the error fields and counters into r; r->rc. */
+static int finish(unsigned u, uint32_t st, te_result *r)
+{
     r->status = st;
     if ((st & TE_STATUS_BUSY_MASK) || !(st & TE_STATUS_DONE_MASK))
         return r->rc = TE_E_TIMEOUT;
@@ -114,6 +122,103 @@ int te_run(unsigned u, uint32_t desc, int use_irq, uint64_t timeout_cycles, te_r
     r->engine_cycles = te_read(u, TE_ENGINE_CYCLES);
     dcache_invalidate(); /* the records and tables the unit wrote, not stale lines */
     return r->rc = (st & TE_STATUS_ERROR_MASK) ? TE_E_UNIT : TE_OK;
+}
+
+/* Checks unit u and the descriptor, clears its interrupt status, points it at `desc` and arms its interrupt;
+ * TE_OK or r->rc. The GO write is the caller's. */
+static int prepare(unsigned u, uint32_t desc, int use_irq, te_result *r)
+{
+    r->rc = TE_OK;
+    if (!te_present(u, 0))
+        return r->rc = TE_E_ABSENT;
+    if (desc % TE_DESC_ALIGN)
+        return r->rc = TE_E_ARG;
+    if (te_read(u, TE_STATUS) & TE_STATUS_BUSY_MASK)
+        return r->rc = TE_E_BUSY;
+    te_write(u, TE_IRQ_STATUS, TE_IRQ_STATUS_DONE_MASK | TE_IRQ_STATUS_ERROR_MASK);
+    te_write(u, TE_DESC_ADDR, desc);
+    if (use_irq) {
+        te_irq_seen[u] = 0;
+        irq_attach(IRQ_TE_UNIT(u), te_irq, (void *)(uintptr_t)u);
+        te_write(u, TE_IRQ_ENABLE, TE_IRQ_ENABLE_DONE_MASK | TE_IRQ_ENABLE_ERROR_MASK);
+    }
+    return TE_OK;
+}
+
+int te_run_all(unsigned n, const uint32_t *desc, int use_irq, uint64_t timeout_cycles, te_result *r)
+{
+    uint64_t t0, deadline, longest = 0;
+    unsigned u, left = 0, bad = 0;
+    uint32_t st, pending = 0;
+
+    if (n > TE_UNITS_MAX)
+        return TE_E_ARG;
+    for (u = 0; u < n; u++) {
+        uint64_t t = timeout_cycles ? timeout_cycles : default_timeout(desc[u]);
+        longest = t > longest ? t : longest;
+        if (prepare(u, desc[u], use_irq, &r[u]) != TE_OK)
+            bad = 1;
+    }
+    if (bad) { /* none started: disarm the ones that were armed */
+        for (u = 0; u < n; u++)
+            if (use_irq && r[u].rc == TE_OK) {
+                te_write(u, TE_IRQ_ENABLE, 0);
+                irq_line_enable(IRQ_TE_UNIT(u), 0);
+            }
+        for (u = 0; u < n; u++)
+            if (r[u].rc != TE_OK)
+                return r[u].rc;
+    }
+    mem_fence(); /* the descriptors and their tables are in DDR before the units read them */
+    t0 = timer_now();
+    deadline = t0 + longest;
+    for (u = 0; u < n; u++) {
+        te_write(u, TE_CTRL, TE_CTRL_GO_MASK);
+        pending |= 1u << u;
+        left++;
+    }
+    /* Each unit's status is read once it is done, so its fw_cycles end there; the deadline is the longest unit's. */
+    while (left) {
+        for (u = 0; u < n; u++) {
+            if (!(pending & (1u << u)))
+                continue;
+            if (use_irq) {
+                if (!te_irq_seen[u])
+                    continue;
+            } else {
+                st = te_read(u, TE_STATUS);
+                if ((st & TE_STATUS_BUSY_MASK) || !(st & TE_STATUS_DONE_MASK))
+                    continue;
+            }
+            st = te_read(u, TE_STATUS);
+            r[u].fw_cycles = timer_now() - t0;
+            if (use_irq) {
+                te_write(u, TE_IRQ_ENABLE, 0);
+                irq_line_enable(IRQ_TE_UNIT(u), 0);
+            }
+            te_write(u, TE_IRQ_STATUS, TE_IRQ_STATUS_DONE_MASK | TE_IRQ_STATUS_ERROR_MASK);
+            finish(u, st, &r[u]);
+            pending &= ~(1u << u);
+            left--;
+        }
+        if (left && timer_expired(deadline))
+            break;
+    }
+    for (u = 0; u < n; u++) { /* the units without a status by the deadline */
+        if (!(pending & (1u << u)))
+            continue;
+        st = te_read(u, TE_STATUS);
+        r[u].fw_cycles = timer_now() - t0;
+        if (use_irq) {
+            te_write(u, TE_IRQ_ENABLE, 0);
+            irq_line_enable(IRQ_TE_UNIT(u), 0);
+        }
+        finish(u, st, &r[u]);
+    }
+    for (u = 0; u < n; u++)
+        if (r[u].rc != TE_OK)
+            return r[u].rc;
+    return TE_OK;
 }
 
 const char *te_err_name(uint32_t code)

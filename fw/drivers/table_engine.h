@@ -40,6 +40,13 @@ int te_soft_reset(unsigned u);
 /* Runs the job whose descriptor is at `desc` on unit u; waits by interrupt (use_irq) or polling, at most
  * `timeout_cycles` (0: 8 clocks per byte of its tables, at least 10^7). Returns r->rc. */
 int te_run(unsigned u, uint32_t desc, int use_irq, uint64_t timeout_cycles, te_result *r);
+/* Runs n jobs side by side, desc[u] on unit u (0 .. n-1; a sub-compaction's parts): every unit checked and armed
+ * before the first GO, then the GO writes back to back, then each unit's status read as it ends (its fw_cycles from
+ * the first GO to that read), by interrupt (use_irq) or polling, until all have ended or the longest unit's timeout
+ * (`timeout_cycles`, 0: as te_run's per descriptor) has passed. r[u] as te_run's. Returns TE_OK, the first unit's
+ * failing rc, or TE_E_ARG for n over TE_UNITS_MAX; when a unit is absent, busy or its descriptor misaligned, none
+ * is started. */
+int te_run_all(unsigned n, const uint32_t *desc, int use_irq, uint64_t timeout_cycles, te_result *r);
 /* "BAD_MAGIC", ... of a STATUS.CODE; "READER", ... of a STATUS.UNIT. */
 const char *te_err_name(uint32_t code);
 const char *te_unit_name(uint32_t unit);

@@ -312,12 +312,13 @@ def run_scaling(args) -> int:
 
 
 def run_tables(args) -> int:
-    """The table engine's report (lsmc.report.tables): LevelDB table jobs on the engine's RTL and model."""
+    """The table engine's report (lsmc.report.tables): LevelDB table jobs on the engine's RTL, model and SoC."""
     from lsmc.report import tables as report
 
     t0 = time.time()
     print(f"demo: table engine report: {', '.join(f'{w} ({c})' for w, c in report.CASES)}; the engine's RTL "
-          f"(one unit) and its model (1, 2, 4 units, MODELLED) against LevelDB's own compaction ...", flush=True)
+          f"(one unit), its model (1, 2, 4 units, MODELLED) and the SoC (1, 2, 4 units, kcu105 DDR) against LevelDB's "
+          f"own compaction ...", flush=True)
     try:
         rows, paths = report.run(RESULTS, entries=args.entries, load=_load(), log=lambda s: print(s, flush=True))
     except report.ReportError as e:

@@ -11,6 +11,12 @@ Back ends per case:
 - `model`: the engine's C++ model with its calibrated cycle estimate (doc/calibration.md), 1, 2 and 4
   units as sub-compactions (`--parts`): MODELLED. `cycles` is the units' bracket, `job_cycles` the
   whole job (its plan included); for one unit both are the job.
+- `soc`: the full SoC in Verilator (preset `tables-m4`: four 4-way table-engine units on a 512-bit DMA port) with
+  the SoC harness's `kcu105` DDR timing model (LiteDRAM DDR4), 1, 2 and 4 units: `tables.elf` plans the job into
+  that many parts from the tables' index blocks in DDR and runs one a unit side by side (`lsmc tables compact
+  --backend soc --parts P`). `cycles` is the units' bracket (the longest unit's CYCLES register), `job_cycles` the
+  whole job as the firmware runs it (plan, descriptors, dispatch, completion, the parts' records gathered).
+  Compression off only: the firmware plans on raw index blocks.
 Every row is judged against the reference compactor (LevelDB 1.23's TableBuilder, merging iterator and
 DoCompactionWork's drop rule, `lsmc tables compact --backend reference`): byte-identical tables with
 compression off and one unit; the same entries in the same order otherwise (sub-compactions cut files
@@ -42,6 +48,7 @@ COLUMNS = ["units", "ways", "compression", "bytes_in", "bytes_out", "cycles", "j
            "workload", "backend", "leveldb_cpu_mb_per_s"]
 CASES = [("dbbench", "none"), ("dbbench", "snappy"), ("key64", "none")]
 UNITS = (1, 2, 4)
+SOC_PRESET = "tables-m4"  # the soc rows' SoC: enough units for every row, so the rows differ in parts only
 CLOCK_MHZ = 100
 DDR = "kcu105"
 ONE_TIMEOUT = 3600  # seconds one back end may take on one job
@@ -79,7 +86,7 @@ def make_row(units: int, ways: int, compression: str, bytes_in: int, bytes_out: 
 
 
 def case_rows(workload: str, compression: str, work: Path, entries: int | None = None,
-              backends: tuple = ("rtl", "model"), units: tuple = UNITS, log=print) -> list[dict]:
+              backends: tuple = ("rtl", "model", "soc"), units: tuple = UNITS, log=print) -> list[dict]:
     """Make one case's job folder in `work`, run the reference and every back end on it, return its rows."""
     spec = dict(tables.WORKLOADS[workload])
     if entries:
@@ -103,13 +110,23 @@ def case_rows(workload: str, compression: str, work: Path, entries: int | None =
     ref_entries = None
     rows = []
     for backend in backends:
-        if backend == "rtl" and compression != "none":
-            continue  # the RTL writes raw blocks only so far: it refuses Snappy jobs (BAD_JOB)
-        for p in (units if backend == "model" else (1,)):
+        if backend in ("rtl", "soc") and compression != "none":
+            continue  # the RTL writes raw blocks only so far; the firmware plans on raw index blocks only
+        for p in (units if backend in ("model", "soc") else (1,)):
             out = work / f"{backend}_p{p}"
             t0 = time.time()
-            exe = tables.backend_exe(backend)
-            r = _run(exe, job, out, p if backend == "model" and p > 1 else None)
+            if backend == "soc":
+                rc, line, err = tables.soc_job(job, out, timeout=ONE_TIMEOUT, ddr=DDR, parts=p, preset=SOC_PRESET)
+                if rc != 0:
+                    raise ReportError(f"the SoC on {job}: {err or f'exit status {rc}'}")
+                soc_line, last = line.splitlines()
+                f = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", last)}
+                f.update({k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", soc_line)})
+                r = {"bytes_in": f["bytes_in"], "bytes_out": f["bytes_out"], "bracket": f["bracket"],
+                     "cycles": f["job_cycles"]}
+            else:
+                exe = tables.backend_exe(backend)
+                r = _run(exe, job, out, p if backend == "model" and p > 1 else None)
             if compression == "none" and p == 1:
                 passed, verdict = tables.compare_dirs(work / "reference", out)
             else:
@@ -117,9 +134,9 @@ def case_rows(workload: str, compression: str, work: Path, entries: int | None =
                 passed = _entries(ref, out) == ref_entries
                 verdict = "same entries in order" if passed else "DIFFERENT entries"
             cycles = r.get("bracket", r["cycles"])
-            ways = tables.RTL_WAYS if backend == "rtl" else len(tables.sstable.read_job(job).runs)
+            ways = tables.RTL_WAYS if backend in ("rtl", "soc") else len(tables.sstable.read_job(job).runs)
             rows.append(make_row(p, ways, compression, r["bytes_in"], r["bytes_out"], cycles, r["cycles"], passed,
-                                 workload, backend + ("" if backend == "rtl" else " (MODELLED)"), leveldb))
+                                 workload, backend + ("" if backend in ("rtl", "soc") else " (MODELLED)"), leveldb))
             log(f"tables:   {backend} x{p}: {r['cycles']:,} cycles, {rows[-1]['mb_per_s']:,} MB/s at {CLOCK_MHZ} MHz, "
                 f"{verdict} ({time.time() - t0:.0f} s)")
     return rows
@@ -132,7 +149,10 @@ def conditions(load: str) -> str:
             "in Verilator, one unit, K = 4, clocks from the job's handshake to its status, AXI memory of fixed "
             "latency without a bandwidth limit (so its fraction of the bound says how far the engine is from "
             "the memory, not a DDR measurement). `model (MODELLED)`: the C++ model's calibrated cycle estimate; "
-            "units as sub-compactions, `cycles` their bracket, `job_cycles` the whole job. LevelDB: the reference "
+            "units as sub-compactions, `cycles` their bracket, `job_cycles` the whole job. `soc`: the full SoC "
+            f"(preset {SOC_PRESET}, VexRiscv firmware) with the SoC harness's `{DDR}` DDR timing model, one part a "
+            "unit, `cycles` the longest unit's CYCLES, `job_cycles` the firmware's whole job (plan, dispatch, "
+            "completion, the records gathered). LevelDB: the reference "
             f"compactor (LevelDB 1.23's own code), one core of {cpu} ({os.cpu_count()} cores, load {load}).")
 
 
@@ -159,7 +179,7 @@ def plot_png(rows: list[dict]) -> bytes:
     labels = [f"{r['workload']} {r['compression']}\n{r['backend'].split()[0]} x{r['units']}" for r in rows]
     fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(rows)), 4.5))
     x = range(len(rows))
-    ax.bar(x, [r["mb_per_s"] for r in rows], color=["tab:blue" if r["backend"] == "rtl" else "tab:gray"
+    ax.bar(x, [r["mb_per_s"] for r in rows], color=["tab:blue" if r["backend"] in ("rtl", "soc") else "tab:gray"
                                                     for r in rows], label="engine (gray: MODELLED)")
     ax.scatter(x, [r["ddr_bound_mb_per_s"] for r in rows], marker="_", s=400, color="tab:red", label="DDR bound")
     ax.scatter(x, [r["leveldb_cpu_mb_per_s"] or 0 for r in rows], marker="o", color="tab:green",
@@ -187,7 +207,7 @@ def write_results(rows: list[dict], out_dir: Path, cond: str) -> list[Path]:
     return paths
 
 
-def run(out_dir: Path, entries: int | None = None, cases=CASES, backends=("rtl", "model"), units=UNITS,
+def run(out_dir: Path, entries: int | None = None, cases=CASES, backends=("rtl", "model", "soc"), units=UNITS,
         load: str = "unknown", log=print) -> tuple[list[dict], list[Path]]:
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="lsmc-tables-report-") as tmp:

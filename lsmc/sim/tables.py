@@ -72,17 +72,29 @@ def rtl_exe() -> Path:
 
 
 SOC_PRESET = "tables-m1"  # the SoC with one 4-way table-engine unit (hw/soc/rtl/Presets.scala)
+SOC_PARTS_PRESETS = ("tables-m1", "tables-m2", "tables-m4")  # 1, 2, 4 units: --parts P takes the first with P
 
 
-def soc_exe() -> Path:
-    """The SoC with a table-engine unit in Verilator; its job runs through soc_job (the unit's harness lays the job
-    out and reads the tables back)."""
+def soc_preset_for(parts: int | None) -> str:
+    """The SoC preset a job in `parts` sub-compactions runs on: the smallest with that many table-engine units."""
+    from lsmc.build import presets
+
+    for name in SOC_PARTS_PRESETS:
+        if presets.soc(name).derived["te_units"] >= (parts or 1):
+            return name
+    raise CliError(f"--parts {parts}: the SoC presets have at most "
+                   f"{presets.soc(SOC_PARTS_PRESETS[-1]).derived['te_units']} table-engine units")
+
+
+def soc_exe(preset: str = SOC_PRESET) -> Path:
+    """The SoC with table-engine units (preset `preset`) in Verilator; its job runs through soc_job (the unit's
+    harness lays the job out and reads the tables back)."""
     from lsmc.build import BuildError, table_engine_unit
     from lsmc.sim import soc
 
     try:
         table_engine_unit.build_harness(4)
-        return soc.build_soc(preset=SOC_PRESET)
+        return soc.build_soc(preset=preset)
     except BuildError as e:
         raise CliError(f"building the SoC with a table-engine unit failed: {str(e).splitlines()[0]}") from None
 
@@ -102,21 +114,46 @@ def backend_exe(backend: str) -> Path:
 _SOC_DONE = re.compile(r"tables: done cycles=(\d+) engine_cycles=(\d+) fw_cycles=(\d+) entries_in=(\d+) "
                        r"entries_out=(\d+) dropped=(\d+) tables_out=(\d+) bytes_out=(\d+)")
 _SOC_ERROR = re.compile(r"tables: error=(\w+) unit=(\w+) run=(\d+) table=(\d+) offset=(\d+) entry=(\d+)")
+_SOC_PARTS = re.compile(r"tables: parts=(\d+) units=(\d+) plan_cycles=(\d+) dispatch_wait_cycles=(\d+) "
+                        r"collect_cycles=(\d+) job_cycles=(\d+)")
+_SOC_PART = re.compile(r"tables: part=(\d+) lo=(\w+) hi=(\w+) unit=(-?\d+) tables_out=(\d+) entries_in=(\d+) "
+                       r"entries_out=(\d+) dropped=(\d+) bytes_out=(\d+) cycles=(\d+) engine_cycles=(\d+)")
 
 
-def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | None = None) -> tuple[int, str, str]:
+def soc_parts_json(uart: str) -> list[dict]:
+    """The firmware's per-part lines as result.json's "parts" (the model's keys: bounds, first output table, counts,
+    and the unit's CYCLES as the part's cycles)."""
+    parts, first = [], 0
+    for m in _SOC_PART.finditer(uart):
+        parts.append({"lo": None if m[2] == "null" else m[2], "hi": None if m[3] == "null" else m[3],
+                      "first_table": first, "tables_out": int(m[5]), "entries_in": int(m[6]),
+                      "entries_out": int(m[7]), "cycles": int(m[10])})
+        first += int(m[5])
+    return parts
+
+
+def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | None = None, parts: int | None = None,
+            preset: str | None = None) -> tuple[int, str, str]:
     """One job on the full SoC (preset tables-m1): the unit's harness lays the job out as a DDR image (descriptor at
     DDR_HOST_BASE), the SoC runs tables.elf (SIM_ARG TABLES JOB: the firmware's driver, GO, interrupt, status), the
     host dumps the image's memory and the harness writes the output folder from the unit's records. As run_job:
     (exit status, the last stdout line, stderr); the line before the last names the SoC's clocks (`soc cycles=...`:
     the firmware's bracket from GO to the status read, the unit's CYCLES and ENGINE_CYCLES). `ddr`: the harness's DDR
-    timing model (`--ddr`: fixed, the default, or a preset such as kcu105)."""
+    timing model (`--ddr`: fixed, the default, or a preset such as kcu105).
+
+    `parts`: tables.elf's PARTS scenario instead (preset: the smallest of SOC_PARTS_PRESETS with that many units,
+    or `preset`): the firmware plans the job into P parts from the tables' index blocks in DDR, runs one a unit side
+    by side and gathers their records; the first line is then `soc job_cycles=W bracket=B ... parts=P` (W the whole
+    job from the plan's start to the last record gathered, B the longest unit's CYCLES) and, for P > 1,
+    result.json gets the model's "parts" list (`table_model --parts P`)."""
     import tempfile
 
     from lsmc.build import BuildError, facts, firmware, regmap, table_engine_unit
     from lsmc.sim import soc
 
-    exe = soc_exe()
+    if parts is not None or preset is not None:
+        preset = preset or soc_preset_for(parts)
+    exe = soc_exe(preset or SOC_PRESET)
     try:
         harness = table_engine_unit.build_harness(4)
         elf = firmware.build_firmware().parent / "tables.elf"
@@ -134,7 +171,9 @@ def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | Non
         if end - base > regmap.memmap().size("DDR_HOST"):
             return 1, "", f"error=BAD_JOB table={job_path} offset=0 the job needs {end - base} bytes of DDR, " \
                           f"the host's region has {regmap.memmap().size('DDR_HOST')}"
-        run = soc.run_soc(elf, arg=facts.scenarios("tables")["JOB"], loads={base: img},
+        arg = facts.scenarios("tables")["JOB"] if parts is None else \
+            facts.scenarios("tables")["PARTS"] | parts << facts.constant("TABLES_PARTS_SHIFT")
+        run = soc.run_soc(elf, arg=arg, loads={base: img},
                           dumps=[(base, end - base, dump)], exe=exe, timeout=timeout,
                           extra=["--ddr", ddr] if ddr else ())
         done = _SOC_DONE.search(run.uart)
@@ -155,13 +194,24 @@ def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | Non
         line = c.stdout.strip().splitlines()[-1]
         speed = f" soc_cycles={run.cycles} soc_mcycles_per_s={run.mcycles_per_s:.2f}" \
             if run.cycles and run.mcycles_per_s else ""
-        return 0, f"soc job_cycles={fw} cycles={cyc} engine_cycles={eng}{speed}\n{line}", ""
+        if parts is None:
+            return 0, f"soc job_cycles={fw} cycles={cyc} engine_cycles={eng}{speed}\n{line}", ""
+        head = _SOC_PARTS.search(run.uart)
+        if not head:
+            return 1, "", f"error=BAD_JOB table={job_path} offset=0 the SoC gave no parts line"
+        if parts > 1:
+            result = json.loads((out_dir / "result.json").read_text())
+            result["parts"] = soc_parts_json(run.uart)
+            (out_dir / "result.json").write_text(json.dumps(result, indent=2) + "\n")
+        return 0, (f"soc job_cycles={fw} bracket={cyc} engine_cycles={eng} plan_cycles={head[3]} "
+                   f"dispatch_wait_cycles={head[4]} collect_cycles={head[5]} parts={head[1]} units={head[2]} "
+                   f"preset={preset} ddr={ddr or 'fixed'}{speed}\n{line}"), ""
 
 
 def run_job(exe: Path, job_path: Path, out_dir: Path, parts: int | None = None) -> tuple[int, str, str]:
     """Run one job (in `parts` sub-compactions when given: model and rtl); (exit status, last stdout line, stderr)."""
     if exe.name == "VLsmcSoc":
-        return soc_job(job_path, out_dir)
+        return soc_job(job_path, out_dir, parts=parts)
     cmd = [str(exe), str(job_path), str(out_dir)] if exe.name != "table_ref" else \
         [str(exe), "compact", str(job_path), str(out_dir)]
     res = subprocess.run(cmd + (["--parts", str(parts)] if parts else []), capture_output=True, text=True)

@@ -4,11 +4,13 @@
  * its clocks (CYCLES: GO to status; ENGINE_CYCLES: the engine's bracket) and the firmware's (fw_cycles: from the
  * GO write to the status read, the whole job as the firmware runs it). SIM_ARG TABLES_SCEN_PLAN runs the
  * sub-compaction plan (te_plan.h) on the index blocks the host placed at DDR_HOST_BASE (PLAN_HEAD), timed from
- * the call to the return, and prints its splits and windows (plan.c). The exit code is TABLES_* (lsmc_job.h). */
+ * the call to the return, and prints its splits and windows (plan.c). SIM_ARG TABLES_SCEN_PARTS (P in the bits from
+ * TABLES_PARTS_SHIFT) runs the JOB's descriptor as P sub-compaction parts on P units side by side (parts.c). The exit code is TABLES_* (lsmc_job.h). */
 #include <stdio.h>
 
 #include "irq.h"
 #include "lsmc_job.h"
+#include "parts.h"
 #include "plan.h"
 #include "soc.h"
 #include "sys.h"
@@ -78,15 +80,18 @@ int main(void)
         printf("tables: runs in simulation only (SIM_ARG selects the job)\n");
         return 0;
     }
-    switch (arg) {
+    switch (arg & ((1u << TABLES_PARTS_SHIFT) - 1)) {
     case TABLES_SCEN_JOB:
         rc = run_job();
         break;
     case TABLES_SCEN_PLAN:
         rc = run_plan();
         break;
+    case TABLES_SCEN_PARTS:
+        rc = parts_run(arg >> TABLES_PARTS_SHIFT, plan_work, sizeof plan_work);
+        break;
     default:
-        printf("tables: unknown SIM_ARG %lu (0 the host-loaded job, 1 the plan)\n", (unsigned long)arg);
+        printf("tables: unknown SIM_ARG %lu (0 the host-loaded job, 1 the plan, 2 + P << 8 the job in P parts)\n", (unsigned long)arg);
         rc = TABLES_FAILED;
     }
     printf("exit %d\n", rc);
