@@ -1,4 +1,5 @@
-"""The sub-compaction plan on the SoC's VexRiscv (tables.elf SIM_ARG PLAN, preset tables-m1): the index blocks
+"""The sub-compaction plan on the SoC's VexRiscv (tables.elf SIM_ARG PLAN; preset tables-m4, the SoC build the
+table-engine SoC tests share; the calibration's figures are tables-m1's, the same CPU and DDR path): the index blocks
 of a db_bench job placed in DDR by the host, the plan timed by the firmware. Its splits, windows and counts
 must be the model's (PlanSubcompactions) for P = 2 and 4, and a bad index block stops it with the named
 error. The measured cycles are what hw/ip/table_engine/model/subcompaction.h's fw_cost constants are
@@ -12,6 +13,8 @@ import pytest
 from lsmc import tables
 from lsmc.sim import te_plan as tp
 
+PRESET = "tables-m4"
+
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory) -> Path:
@@ -22,7 +25,7 @@ def job(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("parts", [2, 4])
 def test_soc_plan_is_the_models(job, tmp_path, parts):
-    rc, plan, uart = tp.soc(tp.image(tp.job_index_blocks(job), parts), tmp_path)
+    rc, plan, uart = tp.soc(tp.image(tp.job_index_blocks(job), parts), tmp_path, preset=PRESET)
     assert rc == tp.status("PASS"), uart[-2000:]
     m = tp.model(job, parts)
     assert tp.choices(plan) == tp.choices(m)
@@ -36,6 +39,6 @@ def test_soc_bad_index_block_named(job, tmp_path):
     b = bytearray(runs[1][0])
     b[-4:] = len(b).to_bytes(4, "little")  # a restart count the block cannot hold
     runs[1][0] = bytes(b)
-    rc, plan, uart = tp.soc(tp.image(runs, 2), tmp_path)
+    rc, plan, uart = tp.soc(tp.image(runs, 2), tmp_path, preset=PRESET)
     assert rc == tp.status("BAD_INDEX"), uart[-2000:]
     assert plan == {"error": "BAD_BLOCK", "run": 1, "table": 0, "offset": len(b) - 4}

@@ -165,15 +165,15 @@ def host(img: bytes, work: Path) -> tuple[int, dict, str]:
     return r.returncode, parse(r.stdout), r.stderr
 
 
-def soc(img: bytes, work: Path, ddr: str | None = None) -> tuple[int, dict, str]:
+def soc(img: bytes, work: Path, ddr: str | None = None, preset: str | None = None) -> tuple[int, dict, str]:
     """(exit status, parsed plan, console) of tables.elf's plan scenario on the SoC with a table-engine unit
-    (preset tables-m1; `ddr`: the harness's DDR timing model, default fixed)."""
+    (preset tables-m1 or `preset`; `ddr`: the harness's DDR timing model, default fixed)."""
     from lsmc.build import firmware, regmap
     from lsmc.sim import soc as soc_sim
     from lsmc.sim import tables
     path = Path(work) / "plan.bin"
     path.write_bytes(img)
-    exe = tables.soc_exe()
+    exe = tables.soc_exe(preset or tables.SOC_PRESET)
     elf = firmware.build_firmware().parent / "tables.elf"
     run = soc_sim.run_soc(elf, arg=facts.scenarios("tables")["PLAN"], loads={regmap.memmap().base("DDR_HOST"): path},
                           exe=exe, extra=["--ddr", ddr] if ddr else ())
