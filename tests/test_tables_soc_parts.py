@@ -12,18 +12,17 @@ import re
 import subprocess
 
 import pytest
+from te_rtl import SOC_TEST_PRESET, small_dbbench_job
 
 from lsmc import tables
 from lsmc.sim import tables as te_tables
 
-PRESET = "tables-m4"
+PRESET = SOC_TEST_PRESET
 
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory):
-    d = tmp_path_factory.mktemp("job") / "dbbench"
-    assert tables.main(["make", str(d), "--workload", "dbbench", "--compression", "none", "--entries", "1500"]) == 0
-    return d / "job.json"
+    return small_dbbench_job(tmp_path_factory)
 
 
 def fields(line: str) -> dict:

@@ -9,11 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from te_rtl import SOC_TEST_PRESET
 
 from lsmc import tables
 from lsmc.sim import te_plan as tp
 
-PRESET = "tables-m4"
+PRESET = SOC_TEST_PRESET
 
 
 @pytest.fixture(scope="module")

@@ -52,11 +52,10 @@ static uint64_t default_timeout(uint32_t desc)
 
 static int finish(unsigned u, uint32_t st, te_result *r);
 
-int te_run(unsigned u, uint32_t desc, int use_irq, uint64_t timeout_cycles, te_result *r)
+/* Checks unit u and the descriptor, clears its interrupt status, points it at `desc` and arms its interrupt;
+ * TE_OK or r->rc. The GO write is the caller's. */
+static int prepare(unsigned u, uint32_t desc, int use_irq, te_result *r)
 {
-    uint64_t t0, deadline;
-    uint32_t st;
-
     r->rc = TE_OK;
     if (!te_present(u, 0))
         return r->rc = TE_E_ABSENT;
@@ -64,8 +63,6 @@ int te_run(unsigned u, uint32_t desc, int use_irq, uint64_t timeout_cycles, te_r
         return r->rc = TE_E_ARG;
     if (te_read(u, TE_STATUS) & TE_STATUS_BUSY_MASK)
         return r->rc = TE_E_BUSY;
-    if (!timeout_cycles)
-        timeout_cycles = default_timeout(desc);
     te_write(u, TE_IRQ_STATUS, TE_IRQ_STATUS_DONE_MASK | TE_IRQ_STATUS_ERROR_MASK);
     te_write(u, TE_DESC_ADDR, desc);
     if (use_irq) {
@@ -73,6 +70,18 @@ int te_run(unsigned u, uint32_t desc, int use_irq, uint64_t timeout_cycles, te_r
         irq_attach(IRQ_TE_UNIT(u), te_irq, (void *)(uintptr_t)u);
         te_write(u, TE_IRQ_ENABLE, TE_IRQ_ENABLE_DONE_MASK | TE_IRQ_ENABLE_ERROR_MASK);
     }
+    return TE_OK;
+}
+
+int te_run(unsigned u, uint32_t desc, int use_irq, uint64_t timeout_cycles, te_result *r)
+{
+    uint64_t t0, deadline;
+    uint32_t st;
+
+    if (prepare(u, desc, use_irq, r) != TE_OK)
+        return r->rc;
+    if (!timeout_cycles)
+        timeout_cycles = default_timeout(desc);
     mem_fence(); /* the descriptor and its tables are in DDR before the unit reads them */
     t0 = timer_now();
     deadline = t0 + timeout_cycles;
@@ -122,27 +131,6 @@ static int finish(unsigned u, uint32_t st, te_result *r)
     r->engine_cycles = te_read(u, TE_ENGINE_CYCLES);
     dcache_invalidate(); /* the records and tables the unit wrote, not stale lines */
     return r->rc = (st & TE_STATUS_ERROR_MASK) ? TE_E_UNIT : TE_OK;
-}
-
-/* Checks unit u and the descriptor, clears its interrupt status, points it at `desc` and arms its interrupt;
- * TE_OK or r->rc. The GO write is the caller's. */
-static int prepare(unsigned u, uint32_t desc, int use_irq, te_result *r)
-{
-    r->rc = TE_OK;
-    if (!te_present(u, 0))
-        return r->rc = TE_E_ABSENT;
-    if (desc % TE_DESC_ALIGN)
-        return r->rc = TE_E_ARG;
-    if (te_read(u, TE_STATUS) & TE_STATUS_BUSY_MASK)
-        return r->rc = TE_E_BUSY;
-    te_write(u, TE_IRQ_STATUS, TE_IRQ_STATUS_DONE_MASK | TE_IRQ_STATUS_ERROR_MASK);
-    te_write(u, TE_DESC_ADDR, desc);
-    if (use_irq) {
-        te_irq_seen[u] = 0;
-        irq_attach(IRQ_TE_UNIT(u), te_irq, (void *)(uintptr_t)u);
-        te_write(u, TE_IRQ_ENABLE, TE_IRQ_ENABLE_DONE_MASK | TE_IRQ_ENABLE_ERROR_MASK);
-    }
-    return TE_OK;
 }
 
 int te_run_all(unsigned n, const uint32_t *desc, int use_irq, uint64_t timeout_cycles, te_result *r)

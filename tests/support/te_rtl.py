@@ -41,3 +41,12 @@ def make_jobs(root: Path, specs: dict) -> dict:
         assert tables.main(["make", str(d), "--workload", workload, "--compression", "none", *flags]) == 0
         out[name] = d / "job.json"
     return out
+
+
+# The SoC build every table-engine SoC test shares (four 4-way units: a SoC build costs minutes of CPU).
+SOC_TEST_PRESET = "tables-m4"
+
+
+def small_dbbench_job(tmp_path_factory) -> Path:
+    """The table-engine SoC tests' job: 1,500 db_bench-like entries, compression off; its job.json."""
+    return make_jobs(tmp_path_factory.mktemp("job"), {"dbbench": ("dbbench", ["--entries", "1500"])})["dbbench"]

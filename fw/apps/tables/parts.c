@@ -67,18 +67,6 @@ static int index_block(uint32_t run, uint32_t table, uint32_t base, uint32_t siz
     return 0;
 }
 
-/* picolibc's integer printf has no long long. */
-static const char *u64(uint64_t v, char *buf)
-{
-    char *p = buf + 20;
-    *p = 0;
-    do {
-        *--p = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    return p;
-}
-
 static void print_bound(const char *name, int has, te_plan_key k)
 {
     printf(" %s=", name);
@@ -336,8 +324,8 @@ report:
         return TABLES_FAILED;
     }
     printf("tables: parts=%lu units=%lu plan_cycles=%s dispatch_wait_cycles=%s collect_cycles=%s job_cycles=%s\n",
-           (unsigned long)plan.parts, (unsigned long)units, u64(t_plan - t0, b1), u64(t_done - t_go, b2),
-           u64(t_end - t_done, b3), u64(t_end - t0, b4));
+           (unsigned long)plan.parts, (unsigned long)units, plan_u64(t_plan - t0, b1), plan_u64(t_done - t_go, b2),
+           plan_u64(t_end - t_done, b3), plan_u64(t_end - t0, b4));
     for (uint32_t j = 0; j < plan.parts; j++) {
         const te_result *r = part_unit[j] < units ? &res[part_unit[j]] : 0;
         printf("tables: part=%lu", (unsigned long)j);
@@ -352,10 +340,10 @@ report:
                r ? (unsigned long)r->entries_in : 0ul, r ? (unsigned long)r->entries_out : 0ul,
                r ? (unsigned long)r->dropped : 0ul, r ? (unsigned long)r->bytes_out : 0ul,
                r ? (unsigned long)r->cycles : 0ul, r ? (unsigned long)r->engine_cycles : 0ul,
-               u64(r ? r->fw_cycles : 0, b1));
+               plan_u64(r ? r->fw_cycles : 0, b1));
     }
     printf("tables: done cycles=%lu engine_cycles=%lu fw_cycles=%s entries_in=%lu entries_out=%lu dropped=%lu "
-           "tables_out=%lu bytes_out=%lu\n", (unsigned long)bracket, (unsigned long)engine, u64(t_end - t0, b1),
+           "tables_out=%lu bytes_out=%lu\n", (unsigned long)bracket, (unsigned long)engine, plan_u64(t_end - t0, b1),
            (unsigned long)in_total, (unsigned long)out_total, (unsigned long)dropped, (unsigned long)gathered,
            (unsigned long)bytes_total);
     return TABLES_PASS;

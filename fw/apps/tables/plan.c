@@ -47,8 +47,7 @@ int plan_from_image(const uint8_t *img, uint32_t size, te_plan_input *in, uint32
     return 0;
 }
 
-/* picolibc's integer printf has no long long: a 64-bit count as decimal text. */
-static const char *u64(uint64_t v, char *buf)
+const char *plan_u64(uint64_t v, char *buf)
 {
     char *p = buf + 20;
     *p = 0;
@@ -80,8 +79,8 @@ int plan_print(int rc, const te_plan_result *res, uint32_t tables, uint64_t fw_c
     }
     printf("tables: plan parts=%lu runs=%lu tables=%lu splits=%lu fw_cycles=%s total_bytes=%s index_entries=%lu "
            "comparisons=%lu compared_bytes=%lu checks=%lu\n", (unsigned long)res->parts, (unsigned long)res->runs,
-           (unsigned long)tables, (unsigned long)res->nsplits, u64(fw_cycles, b1),
-           u64(res->total_bytes, b2), (unsigned long)s->index_entries, (unsigned long)s->comparisons,
+           (unsigned long)tables, (unsigned long)res->nsplits, plan_u64(fw_cycles, b1),
+           plan_u64(res->total_bytes, b2), (unsigned long)s->index_entries, (unsigned long)s->comparisons,
            (unsigned long)s->compared_bytes, (unsigned long)s->checks);
     for (uint32_t i = 0; i < res->nsplits; i++) {
         printf("tables: plan split=%lu key=", (unsigned long)i);
@@ -89,13 +88,13 @@ int plan_print(int rc, const te_plan_result *res, uint32_t tables, uint64_t fw_c
         printf("\n");
     }
     for (uint32_t j = 0; j < res->parts; j++) {
-        printf("tables: plan part=%lu bytes=%s windows=%lu\n", (unsigned long)j, u64(res->part_bytes[j], b1), (unsigned long)res->nwindows[j]);
+        printf("tables: plan part=%lu bytes=%s windows=%lu\n", (unsigned long)j, plan_u64(res->part_bytes[j], b1), (unsigned long)res->nwindows[j]);
         for (uint32_t i = 0; i < res->nwindows[j]; i++) {
             const te_plan_window *w = &res->windows[j * res->runs + i];
             printf("tables: plan window part=%lu run=%lu tables=%lu-%lu blocks=%lu-%lu lo_blocks=%lu hi_from=%lu "
                    "bytes=%s\n", (unsigned long)j, (unsigned long)w->run, (unsigned long)w->first_table,
                    (unsigned long)w->last_table, (unsigned long)w->first_block, (unsigned long)w->last_block,
-                   (unsigned long)w->lo_blocks, (unsigned long)w->hi_from, u64(w->bytes, b1));
+                   (unsigned long)w->lo_blocks, (unsigned long)w->hi_from, plan_u64(w->bytes, b1));
         }
     }
     return TABLES_PASS;

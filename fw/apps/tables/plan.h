@@ -19,4 +19,7 @@ int plan_from_image(const uint8_t *img, uint32_t size, te_plan_input *in, uint32
  * scenario's exit status (TABLES_*). */
 int plan_print(int rc, const te_plan_result *res, uint32_t tables, uint64_t fw_cycles);
 
+/* picolibc's integer printf has no long long: `v` as decimal text in `buf` (21 bytes); returns the text. */
+const char *plan_u64(uint64_t v, char *buf);
+
 #endif
