@@ -170,6 +170,7 @@ def snappy_blocks(table: bytes) -> int:
     return int(table[index_off + index_size] == 1)
 
 
+@pytest.mark.long  # a whole engine build more (~200 s); scripts/test keeps the wider stage's own tests (merge)
 @pytest.mark.parametrize("name", ["dbbench", "snapshots", "non-base", "key64", "random", "one-entry",
                                   "grandparents", "snappy", "bloom"])
 @pytest.mark.parametrize("stall", [0.0, 0.3])
