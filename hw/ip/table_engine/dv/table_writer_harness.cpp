@@ -121,6 +121,7 @@ std::vector<Table> ModelTables(const Job& j, uint64_t* snappyKept = nullptr, int
   opt.bloom_bits_per_key = int(j.bits);
   opt.snappy = j.snappy;
   opt.buffer_bytes = te::kDefaultOutputBufferBytes;
+  opt.zip_block_bytes = te::kZipBlockBytes;  // the RTL's block buffer: its OUTPUT_FULL for big compressible blocks
   te::WriteStats stats;
   std::vector<Table> out;
   std::unique_ptr<te::TableWriter> w;

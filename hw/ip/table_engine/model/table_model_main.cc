@@ -25,7 +25,7 @@ namespace {
 
 const char* kUsage =
     "usage: table_model JOB.json OUT_DIR [--ways 2|4|8] [--parts 1..64] [--output-buffer BYTES] [--merge-bytes 16|32]\n"
-    "                   [--stats]\n"
+    "                   [--zip-block-bytes BYTES] [--stats]\n"
     "       table_model --limits\n";
 
 void WriteFile(const std::string& path, const std::string& bytes) {
@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
   bool stats = false;
   int parts = 0;  // 0: not asked; the job as one part, as before --parts existed
   uint64_t merge_bytes = cycle_model::kStreamBytes;  // the merge stage's beat (twice W: the wider stage)
+  uint64_t zip_block_bytes = 0;  // 0: LevelDB's TableBuilder, no block-buffer limit
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     uint64_t v = 0;
@@ -95,6 +96,9 @@ int main(int argc, char** argv) {
                (v == cycle_model::kStreamBytes || v == 2 * cycle_model::kStreamBytes)) {
       merge_bytes = v;
       i++;
+    } else if (a == "--zip-block-bytes" && i + 1 < argc && ParseUint(argv[i + 1], &v) && v > 0) {
+      zip_block_bytes = v;  // the RTL writer's block buffer: its OUTPUT_FULL for big compressible Snappy blocks
+      i++;
     } else if (a == "--output-buffer" && i + 1 < argc && ParseUint(argv[i + 1], &v) && v > 0) {
       buffer = v;
       i++;
@@ -112,6 +116,7 @@ int main(int argc, char** argv) {
   const std::string& out_dir = pos[1];
   try {
     LoadedJob job = LoadJob(pos[0], buffer);
+    job.spec.writer.zip_block_bytes = zip_block_bytes;
     SubcompactionResult sub;
     if (parts > 0) sub = RunSubcompactions(job.spec, parts, ways);
     CompactionResult r = parts > 0 ? sub.whole : RunCompaction(job.spec);

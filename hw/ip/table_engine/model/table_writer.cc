@@ -67,10 +67,11 @@ BlockHandle TableWriter::WriteBlock(const std::string& raw, bool may_compress) {
     stats_->compressor_out += compressed_.size();
     const bool kept = compressed_.size() < raw.size() - raw.size() / 8;
     if (big) {
-      if (kept || raw.size() > kMaxBlockBytes)
+      if (opt_.zip_block_bytes != 0 && raw.size() + kTrailerBytes > opt_.zip_block_bytes &&
+          (kept || raw.size() > kMaxBlockBytes))
         throw EngineError(ErrorCode::kOutputFull, name_, out_.size(),
                           "a block of " + std::to_string(raw.size()) + " bytes past the " +
-                              std::to_string(kZipBlockBytes) + "-byte block buffer " +
+                              std::to_string(opt_.zip_block_bytes) + "-byte block buffer " +
                               (kept ? "that Snappy would store compressed" : "and the engine's largest block"));
       stats_->big_blocks++;
       stats_->big_raw += raw.size();

@@ -26,6 +26,10 @@ struct WriterOptions {
   bool snappy = false;
   int bloom_bits_per_key = 0;
   uint64_t buffer_bytes = 0;  // the output buffer's capacity
+  // The RTL writer's block buffer (kZipBlockBytes) when the model stands for the RTL (its harnesses, table_model
+  // --zip-block-bytes): a Snappy block past it that LevelDB would store compressed is OUTPUT_FULL, as there.
+  // 0: no such limit, LevelDB's TableBuilder (the model as LevelDB's back end, tables made for the readers).
+  uint64_t zip_block_bytes = 0;
 };
 
 struct WriteStats {
