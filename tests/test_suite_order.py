@@ -1,12 +1,15 @@
 """The suite's scheduling (tests/conftest.py): every file LONGEST_FIRST names exists (a renamed file would
 silently fall back to the default order), and collection puts those files first, in that order."""
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
-import conftest
-
 ROOT = Path(__file__).resolve().parent.parent
+# By path: with pytest-xdist, `import conftest` may find another folder's conftest.py (tests/console, ...).
+_spec = importlib.util.spec_from_file_location("tests_conftest", ROOT / "tests" / "conftest.py")
+conftest = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(conftest)
 
 
 def test_longest_first_names_existing_files():
