@@ -638,3 +638,14 @@ def test_mutated_blocks_with_valid_crcs_give_named_errors(model_asan, check, tmp
         code, name, offset = _error(r)
         # a damaged index may point a data block's handle at other bytes: their CRC fails
         assert name == str(table) and offset <= len(b) and (which == 0 or code != "BAD_CRC")
+
+
+@pytest.mark.parametrize("args", [["--zip-block-bytes"], ["--zip-block-bytes", "0"], ["--zip-block-bytes", "-1"],
+                                  ["--zip-block-bytes", "64k"], ["--zip-block-bytes", "99999999999999999999999"]])
+def test_bad_zip_block_bytes_named(model, tmp_path, args):
+    """table_model's RTL block-buffer option with a value it cannot use: one line naming the option and the
+    usage, exit 2, before any job is read or output written."""
+    r = subprocess.run([str(model), str(tmp_path / "missing.json"), str(tmp_path / "out"), *args],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stderr.startswith("table_model: bad option --zip-block-bytes"), r.stderr
+    assert "usage:" in r.stderr and not (tmp_path / "out").exists()
