@@ -33,10 +33,10 @@ LONGEST_FIRST = (
     "tests/test_fw_host.py",  # the Table III SoC build (~230 s, PGO), 400 tests
     "tests/test_table_engine_top.py",  # the engine's K = 4 harness (~190 s)
     "tests/test_table_engine_unit.py",  # the register front end's harness (~190 s)
-    "tests/test_te_plan_soc.py",  # the tables-m4 SoC (four table-engine units: ~200 s) and its jobs
+    "tests/test_te_plan_soc.py",  # the tests' table-engine SoC (te_rtl.SOC_TEST_PRESET) and its jobs
     "tests/test_soc_units.py",  # the 2-unit SoC (~160 s)
     "tests/test_sim_clock_gate.py",  # the free-running 2-unit SoC (~130 s)
-    "tests/test_tables_soc.py",  # tables-m4 again, as test_tables_soc_parts.py
+    "tests/test_tables_soc.py",  # the same SoC, as test_tables_soc_parts.py
     "tests/test_tables_soc_parts.py",
     "tests/test_table_engine_table_writer.py",
     "tests/test_sim_args.py",

@@ -1,8 +1,8 @@
 """`lsmc tables compact --backend soc`: a small db_bench-like job (compression off) on the full SoC's table-engine
 unit (the firmware's driver runs the job from a descriptor the host placed in DDR) must give the engine's C++
 model's output tables byte for byte (`lsmc tables compare` SAME), and the firmware's bracket must hold the unit's
-own clocks. On unit 0 of preset tables-m4, the SoC build every table-engine SoC test shares (a build costs minutes
-of CPU; tables-m1, the one-unit preset `--backend soc` picks, has the same unit)."""
+own clocks. On unit 0 of the tests' preset (te_rtl.SOC_TEST_PRESET), the SoC build every table-engine SoC test
+shares (a build costs minutes of CPU; tables-m1, the one-unit preset `--backend soc` picks, has the same unit)."""
 from __future__ import annotations
 
 import pytest

@@ -3,8 +3,8 @@
 descriptor a part and runs one a unit). A small db_bench-like job (compression off) in 2 parts must give the model's
 parts (`table_model --parts 2`: the same split, tables byte for byte, the same per-part counts and bounds), and the
 firmware's figures must hold together: the bracket is the longest unit's CYCLES, the whole job covers the bracket
-and its plan, dispatch and gathering. All on one SoC build, preset tables-m4 (the report's soc rows use it too):
-each SoC build costs minutes of CPU."""
+and its plan, dispatch and gathering. All on one SoC build, the tests' preset (two units; the report's test uses it
+too): each SoC build costs minutes of CPU."""
 from __future__ import annotations
 
 import json
@@ -15,6 +15,7 @@ import pytest
 from te_rtl import SOC_TEST_PRESET, small_dbbench_job
 
 from lsmc import tables
+from lsmc.build import presets
 from lsmc.sim import tables as te_tables
 
 PRESET = SOC_TEST_PRESET
@@ -50,10 +51,14 @@ def test_two_parts_same_as_model(job, tmp_path):
 
 
 def test_more_parts_than_units_is_named(job, tmp_path):
-    """More parts than any preset's units: refused by the host; more than the SoC's units: refused by the firmware
-    in one line (the exit status and the console's last lines in the error)."""
+    """More parts than any preset's units: refused by the host; more than the firmware's limit, or than the SoC build's
+    units: refused by the firmware in one line (the exit status and the console's last lines in the error)."""
     with pytest.raises(tables.CliError, match="at most 4 table-engine units"):
         te_tables.soc_job(job, tmp_path / "x", parts=5)
     rc, _, err = te_tables.soc_job(job, tmp_path / "y", parts=5, preset=PRESET)
     assert rc == 1 and "parts 5: 1..4 (one a unit)" in err, err
     assert not (tmp_path / "y").exists()
+    units = presets.soc(PRESET).derived["te_units"]
+    rc, _, err = te_tables.soc_job(job, tmp_path / "z", parts=units + 1, preset=PRESET)
+    assert rc == 1 and f"{units + 1} parts need {units + 1} table-engine units; this SoC build has {units}" in err, err
+    assert not (tmp_path / "z").exists()

@@ -50,7 +50,7 @@ static uint64_t default_timeout(uint32_t desc)
     return bytes * 8 > 10000000u ? bytes * 8 : 10000000u;
 }
 
-static int finish(unsigned u, uint32_t st, te_result *r);
+static int conclude(unsigned u, int use_irq, uint64_t t0, te_result *r);
 
 /* Checks unit u and the descriptor, clears its interrupt status, points it at `desc` and arms its interrupt;
  * TE_OK or r->rc. The GO write is the caller's. */
@@ -100,19 +100,21 @@ int te_run(unsigned u, uint32_t desc, int use_irq, uint64_t timeout_cycles, te_r
                 break;
         }
     }
-    st = te_read(u, TE_STATUS);
+    return conclude(u, use_irq, t0, r);
+}
+
+/* The end of unit u's job (done or past its deadline), started at timer `t0`: its STATUS read, its interrupt
+ * disarmed and cleared, the error fields and counters into r; r->rc. */
+static int conclude(unsigned u, int use_irq, uint64_t t0, te_result *r)
+{
+    uint32_t st = te_read(u, TE_STATUS);
+
     r->fw_cycles = timer_now() - t0;
     if (use_irq) {
         te_write(u, TE_IRQ_ENABLE, 0);
         irq_line_enable(IRQ_TE_UNIT(u), 0);
     }
     te_write(u, TE_IRQ_STATUS, TE_IRQ_STATUS_DONE_MASK | TE_IRQ_STATUS_ERROR_MASK);
-    return finish(u, st, r);
-}
-
-/* The outcome of a job whose STATUS read gave `st`: the error fields and counters into r; r->rc. */
-static int finish(unsigned u, uint32_t st, te_result *r)
-{
     r->status = st;
     if ((st & TE_STATUS_BUSY_MASK) || !(st & TE_STATUS_DONE_MASK))
         return r->rc = TE_E_TIMEOUT;
@@ -178,14 +180,7 @@ int te_run_all(unsigned n, const uint32_t *desc, int use_irq, uint64_t timeout_c
                 if ((st & TE_STATUS_BUSY_MASK) || !(st & TE_STATUS_DONE_MASK))
                     continue;
             }
-            st = te_read(u, TE_STATUS);
-            r[u].fw_cycles = timer_now() - t0;
-            if (use_irq) {
-                te_write(u, TE_IRQ_ENABLE, 0);
-                irq_line_enable(IRQ_TE_UNIT(u), 0);
-            }
-            te_write(u, TE_IRQ_STATUS, TE_IRQ_STATUS_DONE_MASK | TE_IRQ_STATUS_ERROR_MASK);
-            finish(u, st, &r[u]);
+            conclude(u, use_irq, t0, &r[u]);
             pending &= ~(1u << u);
             left--;
         }
@@ -195,13 +190,7 @@ int te_run_all(unsigned n, const uint32_t *desc, int use_irq, uint64_t timeout_c
     for (u = 0; u < n; u++) { /* the units without a status by the deadline */
         if (!(pending & (1u << u)))
             continue;
-        st = te_read(u, TE_STATUS);
-        r[u].fw_cycles = timer_now() - t0;
-        if (use_irq) {
-            te_write(u, TE_IRQ_ENABLE, 0);
-            irq_line_enable(IRQ_TE_UNIT(u), 0);
-        }
-        finish(u, st, &r[u]);
+        conclude(u, use_irq, t0, &r[u]);
     }
     for (u = 0; u < n; u++)
         if (r[u].rc != TE_OK)

@@ -86,8 +86,10 @@ def make_row(units: int, ways: int, compression: str, bytes_in: int, bytes_out: 
 
 
 def case_rows(workload: str, compression: str, work: Path, entries: int | None = None,
-              backends: tuple = ("rtl", "model", "soc"), units: tuple = UNITS, log=print) -> list[dict]:
-    """Make one case's job folder in `work`, run the reference and every back end on it, return its rows."""
+              backends: tuple = ("rtl", "model", "soc"), units: tuple = UNITS, log=print,
+              soc_preset: str = SOC_PRESET) -> list[dict]:
+    """Make one case's job folder in `work`, run the reference and every back end on it, return its rows
+    (soc rows for the units `soc_preset` has)."""
     spec = dict(tables.WORKLOADS[workload])
     if entries:
         spec["entries"] = entries
@@ -112,11 +114,11 @@ def case_rows(workload: str, compression: str, work: Path, entries: int | None =
     for backend in backends:
         if backend in ("rtl", "soc") and compression != "none":
             continue  # the RTL writes raw blocks only so far; the firmware plans on raw index blocks only
-        for p in (units if backend in ("model", "soc") else (1,)):
+        for p in (units if backend == "model" else soc_units(units, soc_preset) if backend == "soc" else (1,)):
             out = work / f"{backend}_p{p}"
             t0 = time.time()
             if backend == "soc":
-                rc, line, err = tables.soc_job(job, out, timeout=ONE_TIMEOUT, ddr=DDR, parts=p, preset=SOC_PRESET)
+                rc, line, err = tables.soc_job(job, out, timeout=ONE_TIMEOUT, ddr=DDR, parts=p, preset=soc_preset)
                 if rc != 0:
                     raise ReportError(f"the SoC on {job}: {err or f'exit status {rc}'}")
                 soc_line, last = line.splitlines()
@@ -142,7 +144,14 @@ def case_rows(workload: str, compression: str, work: Path, entries: int | None =
     return rows
 
 
-def conditions(load: str) -> str:
+def soc_units(units: tuple, preset: str) -> tuple:
+    """The soc rows' unit counts: those of `units` the SoC preset `preset` has units for (one part a unit)."""
+    from lsmc.build import presets
+    have = presets.soc(preset).derived["te_units"]
+    return tuple(u for u in units if u <= have)
+
+
+def conditions(load: str, soc_preset: str = SOC_PRESET) -> str:
     cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")),
                "unknown CPU") if os.path.exists("/proc/cpuinfo") else "unknown CPU"
     return (f"Clock {CLOCK_MHZ} MHz; W = 16 bytes a beat; DDR bound: the `{DDR}` preset's peak. `rtl`: the engine "
@@ -150,7 +159,7 @@ def conditions(load: str) -> str:
             "latency without a bandwidth limit (so its fraction of the bound says how far the engine is from "
             "the memory, not a DDR measurement). `model (MODELLED)`: the C++ model's calibrated cycle estimate; "
             "units as sub-compactions, `cycles` their bracket, `job_cycles` the whole job. `soc`: the full SoC "
-            f"(preset {SOC_PRESET}, VexRiscv firmware) with the SoC harness's `{DDR}` DDR timing model, one part a "
+            f"(preset {soc_preset}, VexRiscv firmware) with the SoC harness's `{DDR}` DDR timing model, one part a "
             "unit, `cycles` the longest unit's CYCLES, `job_cycles` the firmware's whole job (plan, dispatch, "
             "completion, the records gathered). LevelDB: the reference "
             f"compactor (LevelDB 1.23's own code), one core of {cpu} ({os.cpu_count()} cores, load {load}).")
@@ -208,9 +217,10 @@ def write_results(rows: list[dict], out_dir: Path, cond: str) -> list[Path]:
 
 
 def run(out_dir: Path, entries: int | None = None, cases=CASES, backends=("rtl", "model", "soc"), units=UNITS,
-        load: str = "unknown", log=print) -> tuple[list[dict], list[Path]]:
+        load: str = "unknown", log=print, soc_preset: str = SOC_PRESET) -> tuple[list[dict], list[Path]]:
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="lsmc-tables-report-") as tmp:
         for i, (workload, compression) in enumerate(cases):
-            rows += case_rows(workload, compression, Path(tmp) / f"case{i}", entries, backends, units, log)
-    return rows, write_results(rows, out_dir, conditions(load))
+            rows += case_rows(workload, compression, Path(tmp) / f"case{i}", entries, backends, units, log,
+                              soc_preset)
+    return rows, write_results(rows, out_dir, conditions(load, soc_preset))
