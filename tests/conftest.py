@@ -30,7 +30,7 @@ def pytest_configure(config):
 LONGEST_FIRST = (
     "tests/test_leveldb.py",  # LevelDB 1.23 with the offload library: ~320 s build, db_test subsets
     "tests/test_boards.py",  # the LiteX board simulation: ~300 s build, BIOS and a job
-    "tests/test_fw_host.py",  # the Table III SoC build (~230 s, PGO), 400 tests
+    "tests/test_fw_host.py",  # the Table III SoC build (~150 s without PGO: scripts/test), 400 tests
     "tests/test_table_engine_top.py",  # the engine's K = 4 harness (~190 s)
     "tests/test_table_engine_unit.py",  # the register front end's harness (~190 s)
     "tests/test_te_plan_soc.py",  # the tests' table-engine SoC (te_rtl.SOC_TEST_PRESET) and its jobs

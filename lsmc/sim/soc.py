@@ -8,6 +8,7 @@
 `build_selftest()` compiles the small firmware of fw/apps/selftest/ that the tests use."""
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -111,10 +112,17 @@ def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int =
                           # the free-running build only checks the gated one: -O1 compiles faster
                           # and so do the sliced ones (they only check the default build)
                           cflags="-O1" if free_clock or p.dma_port_slice or p.arbiter_slice else "-O3",
-                          train=None if trace or free_clock or p.dma_port_slice or p.arbiter_slice or
-                          p.derived["units"] * p.derived["ways"] > 2 or p.derived.get("te_units", 0) else _train,
+                          train=None if not pgo_wanted() or trace or free_clock or p.dma_port_slice
+                          or p.arbiter_slice or p.derived["units"] * p.derived["ways"] > 2
+                          or p.derived.get("te_units", 0) else _train,
                           # the wheel's FST writer needs liblz4 headers Debian's base lacks: waves keep 5.006
                           wheel=not trace)
+
+
+def pgo_wanted() -> bool:
+    """Profile-guided optimisation for the builds that take it, unless LSMC_PGO=0 (scripts/test's default: its
+    runs are short, and the instrumented build, training and LTO rebuild cost more than the speed returns)."""
+    return os.environ.get("LSMC_PGO", "1") != "0"
 
 
 def _train(exe: Path) -> None:
