@@ -34,9 +34,10 @@ def _ports(verilog: str, pattern: str) -> set:
     return set(re.findall(pattern, verilog))
 
 
-@pytest.mark.parametrize("name", ["table3-w128", "scaling-m2k2"])
+@pytest.mark.parametrize("name", ["table3-w128", "scaling-m2k2", "tables-m2"])
 def test_manifest_and_harness_header_match_the_verilog(name):
-    """The counts the harness binds (lsmc_soc_config.h) and the manifest states are the Verilog's own ports."""
+    """The counts the harness binds (lsmc_soc_config.h) and the manifest states are the Verilog's own ports; the
+    table-engine units' own read ports (te_read_ports, after the KB16 units') are read-only: write channels tied off."""
     p = presets.soc(name)
     v = soc.generate_preset(p)
     text = v.read_text()
@@ -51,6 +52,25 @@ def test_manifest_and_harness_header_match_the_verilog(name):
     assert int(defines["LSMC_DMA_PORTS"]) == len(dma) and int(defines["LSMC_NAND_CHANNELS"]) == len(nand)
     more = re.search(r"#define LSMC_FOR_EACH_MORE_DMA_PORT\(X\)(.*)$", header, re.M).group(1)
     assert sorted(int(n) for n in re.findall(r"X\((\d+)\)", more)) == sorted(int(n) for n in dma if n)
+    te_ports = m["te_read_ports"]
+    assert len(te_ports) == (m["te_units"] if p.config["tableEngine"]["readPortPerUnit"] else 0)
+    assert te_ports == list(range(m["dma_ports"] - len(te_ports), m["dma_ports"]))  # the last ports
+    for u, n in enumerate(te_ports):
+        for ch in ("aw", "w"):
+            assert _driver(text, f"io_ddrDma{n}_{ch}_valid") == "1'b0", f"io_ddrDma{n} {ch}: not tied off"
+        assert re.match(rf"te{u}_read\w*_ar_valid$", _driver(text, f"io_ddrDma{n}_ar_valid") or ""), \
+            f"io_ddrDma{n}: not table-engine unit {u}'s reads"
+
+
+def _driver(verilog: str, signal: str) -> str | None:
+    """The expression driving `signal` in `verilog`, through `assign a = b;` aliases (SpinalHDL's port wires)."""
+    found = None
+    while m := re.search(rf"^\s*assign {signal} = (.+);$", verilog, re.M):
+        found = m[1]
+        if not re.fullmatch(r"\w+", found):
+            break
+        signal = found
+    return found
 
 
 def test_ip_manifest_names_its_preset():

@@ -50,6 +50,31 @@ def test_two_parts_same_as_model(job, tmp_path):
     assert 0 < f["plan_cycles"] and 0 < f["collect_cycles"]
 
 
+def test_each_unit_reads_on_its_own_ddr_port(job, tmp_path):
+    """The preset gives each unit's read master a DDR port of its own (SocTableEngineConfig.readPortPerUnit; the
+    manifest's te_read_ports name them). On the kcu105 DDR model, whose per-port counts the harness prints, the 2-part
+    job is still SAME as the model, each part's reads arrive on its own unit's port (each a fair share: the plan
+    balances the parts' bytes), none on DMA port 0, and port 0 takes every write: at least the output's bytes."""
+    from lsmc.sim import soc
+    te_ports = presets.soc(PRESET).derived["te_read_ports"]
+    assert len(te_ports) == 2 and 0 not in te_ports
+    m = subprocess.run([str(tables.model_exe()), str(job), str(tmp_path / "model"), "--parts", "2"],
+                       capture_output=True, text=True, timeout=600)
+    assert m.returncode == 0, m.stderr
+    rc, _, err = te_tables.soc_job(job, tmp_path / "soc", parts=2, preset=PRESET, ddr="kcu105")
+    assert rc == 0, err
+    ok, verdict = tables.compare_dirs(tmp_path / "model", tmp_path / "soc")
+    assert ok, verdict
+    word = int(re.search(r"^sim: ddr kcu105: \d+ native words of (\d+) B", err, re.M)[1])
+    ports = soc.ddr_port_words(err)  # model port 1 + n is io_ddrDma<n>
+    reads = [ports.get(1 + n, (0, 0)) for n in te_ports]
+    assert all(r > 0 and w == 0 for r, w in reads), ports
+    assert all(4 * r > sum(r for r, _ in reads) for r, _ in reads), ports  # each a quarter of the reads or more
+    port0_reads, port0_writes = ports.get(1, (0, 0))
+    bytes_out = json.loads((tmp_path / "soc" / "result.json").read_text())["bytes_out"]
+    assert port0_reads == 0 and port0_writes * word >= bytes_out > 0, (ports, bytes_out)
+
+
 def test_more_parts_than_units_is_named(job, tmp_path):
     """More parts than any preset's units: refused by the host; more than the firmware's limit, or than the SoC build's
     units: refused by the firmware in one line (the exit status and the console's last lines in the error)."""

@@ -202,6 +202,16 @@ def soc_command(exe, elf, arg: int = 0, ddr_latency: int | None = None, max_cycl
     return cmd + [str(e) for e in extra]
 
 
+_DDR_PORT = re.compile(r"^sim: ddr port (\d+): reads (\d+), writes (\d+) native words", re.M)
+
+
+def ddr_port_words(stderr: str) -> dict[int, tuple[int, int]]:
+    """The harness's per-port DDR statistics of a run with a DDR timing model (`--ddr PRESET`; none with `fixed`):
+    model port -> (native words read, written), for the ports that moved any. Port 0 is the CPU's (io_ddr), port
+    1 + n the DMA port io_ddrDma<n> (sim/soc/harness.cpp timingPort)."""
+    return {int(m[1]): (int(m[2]), int(m[3])) for m in _DDR_PORT.finditer(stderr)}
+
+
 def soc_result(returncode: int, stdout: bytes, stderr: bytes) -> SocRun:
     out = stdout.decode("latin-1")
     err = stderr.decode("latin-1")

@@ -139,7 +139,8 @@ def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | Non
     host dumps the image's memory and the harness writes the output folder from the unit's records. As run_job:
     (exit status, the last stdout line, stderr); the line before the last names the SoC's clocks (`soc cycles=...`:
     the firmware's bracket from GO to the status read, the unit's CYCLES and ENGINE_CYCLES). `ddr`: the harness's DDR
-    timing model (`--ddr`: fixed, the default, or a preset such as kcu105).
+    timing model (`--ddr`: fixed, the default, or a preset such as kcu105). On success stderr is the SoC harness's
+    (with a DDR model its per-port lines: lsmc.sim.soc.ddr_port_words); on failure the reason.
 
     `parts`: tables.elf's PARTS scenario instead (preset: the smallest of SOC_PARTS_PRESETS with that many units,
     or `preset`): the firmware plans the job into P parts from the tables' index blocks in DDR, runs one a unit side
@@ -195,7 +196,7 @@ def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | Non
         speed = f" soc_cycles={run.cycles} soc_mcycles_per_s={run.mcycles_per_s:.2f}" \
             if run.cycles and run.mcycles_per_s else ""
         if parts is None:
-            return 0, f"soc job_cycles={fw} cycles={cyc} engine_cycles={eng}{speed}\n{line}", ""
+            return 0, f"soc job_cycles={fw} cycles={cyc} engine_cycles={eng}{speed}\n{line}", run.stderr.strip()
         head = _SOC_PARTS.search(run.uart)
         if not head:
             return 1, "", f"error=BAD_JOB table={job_path} offset=0 the SoC gave no parts line"
@@ -205,7 +206,7 @@ def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | Non
             (out_dir / "result.json").write_text(json.dumps(result, indent=2) + "\n")
         return 0, (f"soc job_cycles={fw} bracket={cyc} engine_cycles={eng} plan_cycles={head[3]} "
                    f"dispatch_wait_cycles={head[4]} collect_cycles={head[5]} parts={head[1]} units={head[2]} "
-                   f"preset={preset} ddr={ddr or 'fixed'}{speed}\n{line}"), ""
+                   f"preset={preset} ddr={ddr or 'fixed'}{speed}\n{line}"), run.stderr.strip()
 
 
 def run_job(exe: Path, job_path: Path, out_dir: Path, parts: int | None = None) -> tuple[int, str, str]:

@@ -63,11 +63,21 @@ case class SocNandConfig(
 }
 
 /** The SoC's table-engine units (each the engine behind its register front end, table_engine.TableEngineUnit):
-  * `units` of `ways` (K) each; 0 (the default) leaves them out and the SoC is as it was. Their AXI masters join DMA
-  * port 0's crossbar, upsized to the port's width; registers at SocMap.TableEngines, interrupt Irq.teOf(u). */
-case class SocTableEngineConfig(units: Int = 0, ways: Int = 4) {
+  * `units` of `ways` (K) each; 0 (the default) leaves them out and the SoC is as it was. Their AXI masters, upsized
+  * to the DMA port's width, join DMA port 0's crossbar; registers at SocMap.TableEngines, interrupt Irq.teOf(u).
+  *
+  * `readPortPerUnit`: each unit's read master has a DDR port of its own instead (read-only, its write channels tied
+  * off, as the KB16 units' read ports of SocDmaConfig.readPorts), after the KB16 units' ports: io_ddrDma<N + u> for
+  * unit u, N the KB16 ports (LsmcSocConfig.kb16DmaPorts). The writes stay on port 0's crossbar. Why: a controller
+  * port's read buffer (LiteDRAM's, the harness's DdrController::readCredits, docs/ddr-model.md) bounds the read beats
+  * one port has in flight, about 9 bytes a clock of reads a port on the kcu105 model: one unit's rate on db_bench,
+  * so units sharing port 0 could not scale (hw/ip/table_engine/doc/table_engine_soc.md, "Several units"). */
+case class SocTableEngineConfig(units: Int = 0, ways: Int = 4, readPortPerUnit: Boolean = false) {
   require(units >= 0 && units <= SocMap.TableEngines.max, s"tableEngine.units must be 0..${SocMap.TableEngines.max}, not $units")
   require(Seq(2, 4, 8).contains(ways), s"tableEngine.ways must be 2, 4 or 8, not $ways")
+  require(!readPortPerUnit || units > 0, "tableEngine.readPortPerUnit needs table-engine units (units 0 has none)")
+  /** DDR ports of the units' own (their read masters'): `units` with readPortPerUnit, else none. */
+  def readPorts: Int = if (readPortPerUnit) units else 0
   /** One unit's engine: 16 bytes a beat, K ways, the model's key and block limits (model/limits.h, read at
     * elaboration as lsmc.build.table_engine_top reads them for the engine's own builds), the walker's default
     * capacities. */
@@ -111,11 +121,15 @@ case class LsmcSocConfig(
     units * dma.readPorts <= LsmcSocConfig.maxDmaPorts),
     s"dmaReadPorts ${dma.readPorts}: 1, or a divisor of ways (${compaction.ways}) with a port per unit and at most " +
       s"${LsmcSocConfig.maxDmaPorts} DMA ports in all ($units units)")
+  require(dmaPorts <= LsmcSocConfig.maxDmaPorts, s"$dmaPorts DMA ports ($kb16DmaPorts of the compaction units, " +
+    s"${tableEngine.readPorts} table-engine read ports): at most ${LsmcSocConfig.maxDmaPorts} (the harness binds that many)")
   /** One unit's DMA: the IP's width and a reader per input. */
   def unitDma = _root_.dma.DmaConfig(dataWidth = compaction.dataWidth, readers = compaction.ways,
     writeBurst = dma.writeBurst, readPorts = dma.readPorts, writeGroup = dma.writeGroup)
-  /** DMA DDR ports of the SoC (io_ddrDma, io_ddrDma1 ..). */
-  def dmaPorts: Int = if (dma.portPerUnit) units * dma.readPorts else 1
+  /** DMA DDR ports of the compaction (KB16) units: io_ddrDma .. io_ddrDma<kb16DmaPorts - 1>. */
+  def kb16DmaPorts: Int = if (dma.portPerUnit) units * dma.readPorts else 1
+  /** DMA DDR ports of the SoC (io_ddrDma, io_ddrDma1 ..): the KB16 units' then the table-engine units' read ports. */
+  def dmaPorts: Int = kb16DmaPorts + tableEngine.readPorts
   def mapConfig = MapConfig(onChipRamSize, ddrSize, clockHz)
   /** DDR port of the CPU side (I$/D$ refills, NAND DMA): 32-bit like the CPU buses. */
   def ddrCpuAxiConfig = Axi4Config(addressWidth = 32, dataWidth = 32, idWidth = 4,
@@ -126,9 +140,9 @@ case class LsmcSocConfig(
     * arbitrated by a crossbar of its own (its id bits name the channel). */
   def nandLinkAxiConfig = _root_.nand.NandParams().axiConfig.copy(dataWidth = dma.portWidth,
     idWidth = _root_.nand.NandParams().axiConfig.idWidth + log2Up(nand.channels))
-  /** Masters on DMA port 0's crossbar: its unit(s), and the NAND link with nandDmaPort. */
+  /** Masters on DMA port 0's crossbar: its unit(s), the NAND link with nandDmaPort, the table-engine units' masters. */
   private def port0Masters = (if (dma.portPerUnit) 1 else units) + (if (nand.dmaPort) 1 else 0) +
-    2 * tableEngine.units // a read and a write master each
+    (if (tableEngine.readPortPerUnit) 1 else 2) * tableEngine.units // a write master each, and a read master unless it has a port
   /** A table-engine unit's masters at the DMA port's width. */
   def teReadAxiConfig = _root_.table_engine.TableEngineUnit.readAxi(tableEngine.engine).copy(dataWidth = dma.portWidth)
   def teWriteAxiConfig = _root_.table_engine.TableEngineUnit.writeAxi(tableEngine.engine).copy(dataWidth = dma.portWidth)
@@ -241,9 +255,9 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     val uart    = master(Uart())
     val ddr     = master(Axi4(cfg.ddrCpuAxiConfig))
     val ddrDma  = master(Axi4(cfg.ddrDmaAxiConfig))
-    // The other DMA DDR ports (dmaPortPerUnit): io_ddrDma1 .. io_ddrDma<M P-1> (P = dmaReadPorts)
-    val ddrDmaUnits = (cfg.dma.portPerUnit && cfg.units * cfg.dma.readPorts > 1) generate
-      Vec(master(Axi4(cfg.ddrDmaAxiConfig)), cfg.units * cfg.dma.readPorts - 1)
+    // The other DMA DDR ports: io_ddrDma1 .. io_ddrDma<M P-1> of the compaction units (dmaPortPerUnit, P =
+    // dmaReadPorts), then one per table-engine unit with tableEngine.readPortPerUnit (cfg.dmaPorts in all)
+    val ddrDmaUnits = (cfg.dmaPorts > 1) generate Vec(master(Axi4(cfg.ddrDmaAxiConfig)), cfg.dmaPorts - 1)
     val simArg  = cfg.withSimCtrl generate (in UInt (32 bits))
     val simExit = cfg.withSimCtrl generate master(Flow(UInt(31 bits)))
     val nand    = master(_root_.nand.NandPins(cfg.nand.targets))
@@ -453,10 +467,12 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   }
   // ------------------------------------------------------------- table-engine units (hw/ip/table_engine)
   /** Table-engine unit u: the engine behind its register front end (registers at SocMap.TableEngines.baseOf(u),
-    * interrupt Irq.teOf(u)); its read and write masters, upsized to the DMA port's width, on DMA port 0's crossbar.
+    * interrupt Irq.teOf(u)); its read and write masters, upsized to the DMA port's width, on DMA port 0's crossbar,
+    * or its read master on a DDR port of its own (tableEngine.readPortPerUnit; wired below, with the KB16 read ports).
     * Its clock runs (common.SimClockGate) while a job runs, an AXI valid is up on its masters or an APB access
     * reaches it, and `settle` cycles after (the interrupt's register, the W1P pulses): idle, it costs the
-    * simulation nothing. */
+    * simulation nothing. An own read port's input stage runs on this clock too, so `read`'s valids (the port side
+    * of the upsizer, the stage's side of the port) keep it running while a beat is on that port. */
   class TableEngineArea(u: Int) extends Area {
     val clockEnable = Bool()
     val clock = common.SimClockGate(clockEnable)
@@ -476,8 +492,10 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
       when(now) { settle := 7 } elsewhen (settle =/= 0) { settle := settle - 1 }
     }
     clockEnable := activity.now || activity.settle =/= 0
-    // its masters' valids on the port side keep DMA port 0's crossbar and input stage running
-    val portBusy = read.ar.valid || read.r.valid || write.aw.valid || write.w.valid || write.b.valid
+    // its port-0 masters' valids on the port side keep DMA port 0's crossbar and input stage running (the read
+    // master's only while it is on port 0)
+    val portBusy = (if (cfg.tableEngine.readPortPerUnit) False else read.ar.valid || read.r.valid) ||
+      write.aw.valid || write.w.valid || write.b.valid
     apbSlaves += unit.io.apb -> SizeMapping(SocMap.TableEngines.baseOf(u), SocMap.TableEngines.stride)
   }
   val tableEngines = (0 until cfg.tableEngine.units).map(u => new TableEngineArea(u).setName(s"te$u"))
@@ -511,17 +529,24 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   // clock does (a controller's enable covers its DMA until the last response), or a NAND read's R beats
   // would wait for unit 0's clock that nothing starts (the storage flow's init timed out that way).
   val nandDmaWake = Bool()
+  // A table-engine unit's own read port (after the KB16 ports) runs on the unit's clock likewise: the unit's
+  // activity covers every beat of it (a running job, or any valid on its read master).
   val dmaPorts = for ((pins, n) <- dmaPins.zipWithIndex) yield
-    if (cfg.dma.portPerUnit && n == 0 && teWake.nonEmpty)
+    if (n >= cfg.kb16DmaPorts) tableEngines(n - cfg.kb16DmaPorts).clock(common.SimInputStage(pins))
+    else if (cfg.dma.portPerUnit && n == 0 && teWake.nonEmpty)
       common.SimClockGate(units(0).clockEnable || nandDmaWake || teWake.get)(common.SimInputStage(pins))
     else if (cfg.dma.portPerUnit && n == 0 && cfg.nand.dmaPort) common.SimClockGate(units(0).clockEnable || nandDmaWake)(common.SimInputStage(pins))
     else if (cfg.dma.portPerUnit) units(n / cfg.dma.readPorts).clock(common.SimInputStage(pins))
     else common.SimInputStage(pins)
   // With P ports per unit (dmaReadPorts), port P u is unit u's main port, P u + g its read port g - 1: no
   // crossbar there (the harness answers DECERR outside DDR itself), the write channels tied off.
-  val mainPorts = dmaPorts.zipWithIndex.filter(_._2 % cfg.dma.readPorts == 0).map(_._1)
-  for ((port, n) <- dmaPorts.zipWithIndex if n % cfg.dma.readPorts != 0) {
-    val rp = units(n / cfg.dma.readPorts).readPorts(n % cfg.dma.readPorts - 1)
+  // Then a read port per table-engine unit (tableEngine.readPortPerUnit), wired the same way.
+  val kb16Ports = dmaPorts.take(cfg.kb16DmaPorts)
+  val mainPorts = kb16Ports.zipWithIndex.filter(_._2 % cfg.dma.readPorts == 0).map(_._1)
+  val readOnlyPorts = kb16Ports.zipWithIndex.filter(_._2 % cfg.dma.readPorts != 0).map { case (port, n) =>
+    port -> units(n / cfg.dma.readPorts).readPorts(n % cfg.dma.readPorts - 1)
+  } ++ dmaPorts.drop(cfg.kb16DmaPorts).zip(tableEngines.map(_.read))
+  for ((port, rp) <- readOnlyPorts) {
     port.ar.arbitrationFrom(rp.ar)
     port.ar.addr := rp.ar.addr; port.ar.id := rp.ar.id.resized; port.ar.len := rp.ar.len
     port.ar.size := rp.ar.size; port.ar.burst := rp.ar.burst
@@ -574,7 +599,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     for (unit <- portUnits) xbar.addConnection(unit.axi, List(port))
     if (withNand) xbar.addConnection(nandDma.toPort, List(port))
     if (withTe) for (t <- tableEngines) {
-      xbar.addConnection(t.read, List(port))
+      if (!cfg.tableEngine.readPortPerUnit) xbar.addConnection(t.read, List(port))
       xbar.addConnection(t.write, List(port))
     }
     // A unit's own crossbar is clocked with the unit (it moves only the unit's AXI beats, all of which
