@@ -121,8 +121,13 @@ def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int =
 
 def pgo_wanted() -> bool:
     """Profile-guided optimisation for the builds that take it, unless LSMC_PGO=0 (scripts/test's default: its
-    runs are short, and the instrumented build, training and LTO rebuild cost more than the speed returns)."""
-    return os.environ.get("LSMC_PGO", "1") != "0"
+    runs are short, and the instrumented build, training and LTO rebuild cost more than the speed returns).
+    Unset, empty or 1: on; any other value is refused (BuildError), not read as either."""
+    v = os.environ.get("LSMC_PGO", "")
+    if v not in ("", "0", "1"):
+        raise build.BuildError(f"LSMC_PGO={v!r}: 0 (no profile-guided optimisation of the SoC builds) or 1 "
+                               "(the default)")
+    return v != "0"
 
 
 def _train(exe: Path) -> None:

@@ -367,3 +367,21 @@ def test_fpga_refuses_bad_input_before_a_flow(case, argv, fragment, ws, tripwire
     assert e.value.code == 2 and "Traceback" not in err, err
     assert fragment in err.strip().splitlines()[-1], err
     assert snapshot(ws) == before
+
+
+@pytest.mark.parametrize("value", ["off", "2", "yes", " 0"])
+def test_pgo_setting_refuses_bad_values(value, monkeypatch):
+    """LSMC_PGO (scripts/test sets 0): a value other than 0 or 1 is one named error before any build, never read
+    as on or off."""
+    monkeypatch.setenv("LSMC_PGO", value)
+    with pytest.raises(build.BuildError, match=r"LSMC_PGO=.*0 \(no profile-guided optimisation.* or 1"):
+        soc.pgo_wanted()
+
+
+@pytest.mark.parametrize("value,on", [(None, True), ("", True), ("1", True), ("0", False)])
+def test_pgo_setting_good_values(value, on, monkeypatch):
+    if value is None:
+        monkeypatch.delenv("LSMC_PGO", raising=False)
+    else:
+        monkeypatch.setenv("LSMC_PGO", value)
+    assert soc.pgo_wanted() is on
