@@ -146,9 +146,7 @@ def case_rows(workload: str, compression: str, work: Path, entries: int | None =
 
 def soc_units(units: tuple, preset: str) -> tuple:
     """The soc rows' unit counts: those of `units` the SoC preset `preset` has units for (one part a unit)."""
-    from lsmc.build import presets
-    have = presets.soc(preset).derived["te_units"]
-    return tuple(u for u in units if u <= have)
+    return tuple(u for u in units if u <= tables.te_units(preset))
 
 
 def conditions(load: str, soc_preset: str = SOC_PRESET) -> str:

@@ -75,15 +75,20 @@ SOC_PRESET = "tables-m1"  # the SoC with one 4-way table-engine unit (hw/soc/rtl
 SOC_PARTS_PRESETS = ("tables-m1", "tables-m2", "tables-m4")  # 1, 2, 4 units: --parts P takes the first with P
 
 
-def soc_preset_for(parts: int | None) -> str:
-    """The SoC preset a job in `parts` sub-compactions runs on: the smallest with that many table-engine units."""
+def te_units(preset: str) -> int:
+    """How many table-engine units the SoC preset `preset` has."""
     from lsmc.build import presets
 
+    return presets.soc(preset).derived["te_units"]
+
+
+def soc_preset_for(parts: int | None) -> str:
+    """The SoC preset a job in `parts` sub-compactions runs on: the smallest with that many table-engine units."""
     for name in SOC_PARTS_PRESETS:
-        if presets.soc(name).derived["te_units"] >= (parts or 1):
+        if te_units(name) >= (parts or 1):
             return name
-    raise CliError(f"--parts {parts}: the SoC presets have at most "
-                   f"{presets.soc(SOC_PARTS_PRESETS[-1]).derived['te_units']} table-engine units")
+    raise CliError(f"--parts {parts}: the SoC presets have at most {te_units(SOC_PARTS_PRESETS[-1])} "
+                   "table-engine units")
 
 
 def soc_exe(preset: str = SOC_PRESET) -> Path:
