@@ -71,8 +71,13 @@ case class SocNandConfig(
   * unit u, N the KB16 ports (LsmcSocConfig.kb16DmaPorts). The writes stay on port 0's crossbar. Why: a controller
   * port's read buffer (LiteDRAM's, the harness's DdrController::readCredits, docs/ddr-model.md) bounds the read beats
   * one port has in flight, about 9 bytes a clock of reads a port on the kcu105 model: one unit's rate on db_bench,
-  * so units sharing port 0 could not scale (hw/ip/table_engine/doc/table_engine_soc.md, "Several units"). */
-case class SocTableEngineConfig(units: Int = 0, ways: Int = 4, readPortPerUnit: Boolean = false) {
+  * so units sharing port 0 could not scale (hw/ip/table_engine/doc/table_engine_soc.md, "Several units").
+  *
+  * `writeBurst`: beats (16 bytes) of a unit's write bursts. 16 (256 B) is the engine's own; 256 (4 KiB, one AXI page)
+  * in tables-m2/-m4, where several units' writes share port 0 while their reads stream on their own ports: every
+  * short burst split the reads and cost the bus a read/write turnaround each way (four units: 37.5 % of the DDR
+  * controller's cycles at 256 B bursts, table_engine_soc.md, "Several units"). */
+case class SocTableEngineConfig(units: Int = 0, ways: Int = 4, readPortPerUnit: Boolean = false, writeBurst: Int = 16) {
   require(units >= 0 && units <= SocMap.TableEngines.max, s"tableEngine.units must be 0..${SocMap.TableEngines.max}, not $units")
   require(Seq(2, 4, 8).contains(ways), s"tableEngine.ways must be 2, 4 or 8, not $ways")
   require(!readPortPerUnit || units > 0, "tableEngine.readPortPerUnit needs table-engine units (units 0 has none)")
@@ -83,7 +88,7 @@ case class SocTableEngineConfig(units: Int = 0, ways: Int = 4, readPortPerUnit: 
     * capacities. */
   def engine = _root_.table_engine.TableEngineConfig(bytes = 16, ways = ways,
     keyLimit = SocTableEngineConfig.limit("kMaxUserKeyBytes") + 8, maxBlock = SocTableEngineConfig.limit("kMaxBlockBytes"),
-    maxBlocks = 1024)
+    maxBlocks = 1024, writeBurst = writeBurst, writeFifoBeats = scala.math.max(64, 2 * writeBurst))
 }
 
 object SocTableEngineConfig {

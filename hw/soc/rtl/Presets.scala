@@ -35,9 +35,10 @@ object SocPresets {
   /** Table III's SoC with `units` 4-way table-engine units, each unit's read master on a DDR port of its own
     * (SocTableEngineConfig.readPortPerUnit: a port's read buffer carries about one unit's reads on the kcu105 model,
     * so two units on one port ran only 1.4 times one), their write masters on DMA port 0 beside the KB16 unit's.
-    * The ports are the KCU105's native 512-bit LiteDRAM word: four units' writes share port 0. */
+    * The ports are the KCU105's native 512-bit LiteDRAM word: four units' writes share port 0, in 4 KiB bursts
+    * (SocTableEngineConfig.writeBurst) so they turn the DDR bus around less often. */
   def tablesOn512(units: Int) = tableIII128.copy(dma = tableIII128.dma.copy(portWidth = 512),
-    tableEngine = SocTableEngineConfig(units = units, ways = 4, readPortPerUnit = true))
+    tableEngine = SocTableEngineConfig(units = units, ways = 4, readPortPerUnit = true, writeBurst = 256))
 
   private def sliced(c: LsmcSocConfig) = c.copy(dma = c.dma.copy(portSlice = true))
 
@@ -59,10 +60,10 @@ object SocPresets {
       "Table III's one two-way KB16 unit and one 4-way table-engine unit (lsmc tables compact --backend soc)",
       tableIII128.copy(tableEngine = SocTableEngineConfig(units = 1, ways = 4))),
     SocPreset("tables-m2", "soc_te_m2", "soc-te-m2", "sim",
-      "tables-m1 with two 4-way table-engine units, a 512-bit DDR read port each, writes on DMA port 0 (sub-compaction parts side by side)",
+      "tables-m1 with two 4-way table-engine units, a 512-bit DDR read port each, writes on DMA port 0 in 4 KiB bursts (sub-compaction parts side by side)",
       tablesOn512(2)),
     SocPreset("tables-m4", "soc_te_m4", "soc-te-m4", "sim",
-      "tables-m1 with four 4-way table-engine units, a 512-bit DDR read port each, writes on DMA port 0 (sub-compaction parts side by side)",
+      "tables-m1 with four 4-way table-engine units, a 512-bit DDR read port each, writes on DMA port 0 in 4 KiB bursts (sub-compaction parts side by side)",
       tablesOn512(4)),
     SocPreset("board", "soc_board", "soc-board", "board", "KCU105 and Arty A7 (LiteX): 256 KiB on-chip RAM", board()),
     SocPreset("board-ram128", "soc_board_ram128", "soc-board-ram128", "board", "ECPIX-5 (LiteX): 128 KiB on-chip RAM",

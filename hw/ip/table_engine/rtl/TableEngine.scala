@@ -6,13 +6,19 @@ import spinal.lib._
 import spinal.lib.bus.amba4.axi._
 
 /** Sizes of the whole engine: `bytes` per beat (also both AXI ports' data width), `ways` runs merged (K), the
-  * key and block limits, the data blocks one input table may have, and the write side's FIFO. */
+  * key and block limits, the data blocks one input table may have, and the write side: its FIFO and the beats of
+  * one write burst (`writeBurst`: 16 in the engine's own builds; the SoC's several units write 4 KiB bursts, so the
+  * DDR bus turns between reads and writes less often, SocTableEngineConfig.writeBurst). */
 case class TableEngineConfig(bytes: Int = 16, ways: Int = 4, keyLimit: Int = 1032, maxBlock: Int = 4 << 20,
                              maxBlocks: Int = 1024, writeFifoBeats: Int = 64, walkerLevels: Int = 8,
                              walkerFiles: Int = 1024, walkerKeyWords: Int = 8192, grandparents: Int = 1024,
                              snappyBytes: Int = 1 << 16, indexBytes: Int = 1 << 16, filterBytes: Int = 1 << 16,
                              filterKeys: Int = 4096, maxFilters: Int = 4096, zipLanes: Int = 5,
-                             zipBytes: Int = 1 << 16, mergeBytes: Int = 0) {
+                             zipBytes: Int = 1 << 16, mergeBytes: Int = 0, writeBurst: Int = 16) {
+  // A burst never crosses 4 KiB (AXI) and the FIFO holds two, so a full FIFO always has a burst to issue.
+  require(writeBurst >= 1 && writeBurst <= 256 && writeBurst * bytes <= 4096,
+    s"writeBurst $writeBurst: 1..256 beats and at most 4 KiB")
+  require(writeFifoBeats >= 2 * writeBurst, s"writeFifoBeats $writeFifoBeats: at least two bursts of $writeBurst")
   // snappyBytes: each reader's largest decompressed Snappy block (its history and two block buffers);
   // indexBytes, filterBytes, filterKeys, maxFilters: the writer's index and filter buffers (TableWriterConfig);
   // zipLanes: the writer's compressor lanes (ZipLanes), the model's kZipLanes (limits.h; tests/test_facts.py);
@@ -29,7 +35,6 @@ case class TableEngineConfig(bytes: Int = 16, ways: Int = 4, keyLimit: Int = 103
   val readAxi = reader.axiConfig.copy(idWidth = reader.axiConfig.idWidth + log2Up(ways))
   val writeAxi = Axi4Config(addressWidth = 32, dataWidth = 8 * bytes, idWidth = 1, useRegion = false,
     useLock = false, useQos = false, useCache = false, useProt = false)
-  val maxBurst = 16
 }
 
 /** A job's options: how many runs (1..K; run 0 the newest), whether block CRCs are checked, LevelDB's
@@ -324,7 +329,7 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
     }
   }
 
-  // ---- the write port: INCR bursts of up to 16 beats, never across 4 KiB, asked once their beats wait ----
+  // ---- the write port: INCR bursts of up to c.writeBurst beats, never across 4 KiB, asked once their beats wait ----
   val wfifo = StreamFifo(Bits(8 * W bits), c.writeFifoBeats)
   wfifo.io.push << toWrite
   val avail = Reg(UInt(log2Up(c.writeFifoBeats + 1) bits)) init (0) // beats buffered, not yet in a burst
@@ -334,7 +339,7 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
   val wLens = StreamFifo(UInt(8 bits), 16)
   val outstanding = Reg(UInt(6 bits)) init (0)
   val toBoundary = ((U(4096, 13 bits) - awPtr(11 downto 0)) >> log2Up(W)).resize(13)
-  val burstMax = Mux(toBoundary < c.maxBurst, toBoundary, U(c.maxBurst, 13 bits))
+  val burstMax = Mux(toBoundary < c.writeBurst, toBoundary, U(c.writeBurst, 13 bits))
   val flush = state === J.Drain
   val issue = !awValid && wLens.io.push.ready && outstanding < 31 &&
     (avail >= burstMax || (flush && avail =/= 0))
