@@ -37,7 +37,8 @@ def _ports(verilog: str, pattern: str) -> set:
 @pytest.mark.parametrize("name", ["table3-w128", "scaling-m2k2", "tables-m2"])
 def test_manifest_and_harness_header_match_the_verilog(name):
     """The counts the harness binds (lsmc_soc_config.h) and the manifest states are the Verilog's own ports; the
-    table-engine units' own read ports (te_read_ports, after the KB16 units') are read-only: write channels tied off."""
+    table-engine units' own ports (te_read_ports, after the KB16 units') carry the unit's reads, and its writes where
+    te_write_ports names them (writePortPerUnit), else their write channels are tied off."""
     p = presets.soc(name)
     v = soc.generate_preset(p)
     text = v.read_text()
@@ -55,9 +56,15 @@ def test_manifest_and_harness_header_match_the_verilog(name):
     te_ports = m["te_read_ports"]
     assert len(te_ports) == (m["te_units"] if p.config["tableEngine"]["readPortPerUnit"] else 0)
     assert te_ports == list(range(m["dma_ports"] - len(te_ports), m["dma_ports"]))  # the last ports
+    writes = m["te_write_ports"]
+    assert writes == (te_ports if p.config["tableEngine"]["writePortPerUnit"] else [])
     for u, n in enumerate(te_ports):
         for ch in ("aw", "w"):
-            assert _driver(text, f"io_ddrDma{n}_{ch}_valid") == "1'b0", f"io_ddrDma{n} {ch}: not tied off"
+            if n in writes:
+                assert re.match(rf"te{u}_write\w*_{ch}_valid$", _driver(text, f"io_ddrDma{n}_{ch}_valid") or ""), \
+                    f"io_ddrDma{n} {ch}: not table-engine unit {u}'s writes"
+            else:
+                assert _driver(text, f"io_ddrDma{n}_{ch}_valid") == "1'b0", f"io_ddrDma{n} {ch}: not tied off"
         assert re.match(rf"te{u}_read\w*_ar_valid$", _driver(text, f"io_ddrDma{n}_ar_valid") or ""), \
             f"io_ddrDma{n}: not table-engine unit {u}'s reads"
 

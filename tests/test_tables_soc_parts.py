@@ -50,14 +50,16 @@ def test_two_parts_same_as_model(job, tmp_path):
     assert 0 < f["plan_cycles"] and 0 < f["collect_cycles"]
 
 
-def test_each_unit_reads_on_its_own_ddr_port(job, tmp_path):
-    """The preset gives each unit's read master a DDR port of its own (SocTableEngineConfig.readPortPerUnit; the
-    manifest's te_read_ports name them). On the kcu105 DDR model, whose per-port counts the harness prints, the 2-part
-    job is still SAME as the model, each part's reads arrive on its own unit's port (each a fair share: the plan
-    balances the parts' bytes), none on DMA port 0, and port 0 takes every write: at least the output's bytes."""
+def test_each_unit_reads_and_writes_on_its_own_ddr_port(job, tmp_path):
+    """The preset gives each unit's read and write masters a DDR port of its own (SocTableEngineConfig.readPortPerUnit,
+    writePortPerUnit; the manifest's te_read_ports and te_write_ports name them). On the kcu105 DDR model, whose
+    per-port counts the harness prints, the 2-part job is still SAME as the model, each part's reads and writes go
+    through its own unit's port (each a fair share: the plan balances the parts' bytes), and DMA port 0 carries none
+    of the engine's traffic: the writes on the units' ports are at least the output's bytes."""
     from lsmc.sim import soc
-    te_ports = presets.soc(PRESET).derived["te_read_ports"]
-    assert len(te_ports) == 2 and 0 not in te_ports
+    derived = presets.soc(PRESET).derived
+    te_ports = derived["te_read_ports"]
+    assert len(te_ports) == 2 and 0 not in te_ports and derived["te_write_ports"] == te_ports
     m = subprocess.run([str(tables.model_exe()), str(job), str(tmp_path / "model"), "--parts", "2"],
                        capture_output=True, text=True, timeout=600)
     assert m.returncode == 0, m.stderr
@@ -67,12 +69,13 @@ def test_each_unit_reads_on_its_own_ddr_port(job, tmp_path):
     assert ok, verdict
     word = int(re.search(r"^sim: ddr kcu105: \d+ native words of (\d+) B", err, re.M)[1])
     ports = soc.ddr_port_words(err)  # model port 1 + n is io_ddrDma<n>
-    reads = [ports.get(1 + n, (0, 0)) for n in te_ports]
-    assert all(r > 0 and w == 0 for r, w in reads), ports
-    assert all(4 * r > sum(r for r, _ in reads) for r, _ in reads), ports  # each a quarter of the reads or more
-    port0_reads, port0_writes = ports.get(1, (0, 0))
+    own = [ports.get(1 + n, (0, 0)) for n in te_ports]
+    assert all(r > 0 and w > 0 for r, w in own), ports
+    assert all(4 * r > sum(r for r, _ in own) for r, _ in own), ports  # each a quarter of the reads or more
+    assert all(4 * w > sum(w for _, w in own) for _, w in own), ports  # and of the writes
     bytes_out = json.loads((tmp_path / "soc" / "result.json").read_text())["bytes_out"]
-    assert port0_reads == 0 and port0_writes * word >= bytes_out > 0, (ports, bytes_out)
+    assert sum(w for _, w in own) * word >= bytes_out > 0, (ports, bytes_out)
+    assert ports.get(1, (0, 0)) == (0, 0), ports  # DMA port 0 (the CPU's records go through its own DDR port)
 
 
 def test_more_parts_than_units_is_named(job, tmp_path):

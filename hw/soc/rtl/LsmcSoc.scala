@@ -66,21 +66,29 @@ case class SocNandConfig(
   * `units` of `ways` (K) each; 0 (the default) leaves them out and the SoC is as it was. Their AXI masters, upsized
   * to the DMA port's width, join DMA port 0's crossbar; registers at SocMap.TableEngines, interrupt Irq.teOf(u).
   *
-  * `readPortPerUnit`: each unit's read master has a DDR port of its own instead (read-only, its write channels tied
-  * off, as the KB16 units' read ports of SocDmaConfig.readPorts), after the KB16 units' ports: io_ddrDma<N + u> for
-  * unit u, N the KB16 ports (LsmcSocConfig.kb16DmaPorts). The writes stay on port 0's crossbar. Why: a controller
+  * `readPortPerUnit`: each unit's read master has a DDR port of its own instead (as the KB16 units' read ports of
+  * SocDmaConfig.readPorts; its write channels tied off unless writePortPerUnit), after the KB16 units' ports:
+  * io_ddrDma<N + u> for unit u, N the KB16 ports (LsmcSocConfig.kb16DmaPorts). Why: a controller
   * port's read buffer (LiteDRAM's, the harness's DdrController::readCredits, docs/ddr-model.md) bounds the read beats
   * one port has in flight, about 9 bytes a clock of reads a port on the kcu105 model: one unit's rate on db_bench,
   * so units sharing port 0 could not scale (hw/ip/table_engine/doc/table_engine_soc.md, "Several units").
   *
+  * `writePortPerUnit` (with readPortPerUnit): the unit's write master on that port too, instead of port 0's crossbar.
+  * Why: a unit writes at most one 16-byte beat a clock, and a port's crossbar passes one write burst at a time, so
+  * the units writing through port 0 together got 16 bytes a clock between them: four units' output of the db_bench
+  * job (5.25 MB) alone took 328 k clocks there, the whole bracket, on the kcu105 DDR model and on the fixed one alike
+  * (table_engine_soc.md, "Several units").
+  *
   * `writeBurst`: beats (16 bytes) of a unit's write bursts. 16 (256 B) is the engine's own; 256 (4 KiB, one AXI page)
-  * in tables-m2/-m4, where several units' writes share port 0 while their reads stream on their own ports: every
-  * short burst split the reads and cost the bus a read/write turnaround each way (four units: 37.5 % of the DDR
-  * controller's cycles at 256 B bursts, table_engine_soc.md, "Several units"). */
-case class SocTableEngineConfig(units: Int = 0, ways: Int = 4, readPortPerUnit: Boolean = false, writeBurst: Int = 16) {
+  * in tables-m2/-m4, where several units read and write at once: every short write burst split the reads and cost
+  * the DDR bus a read/write turnaround each way (four units: 37.5 % of the controller's cycles at 256 B bursts,
+  * table_engine_soc.md, "Several units"). */
+case class SocTableEngineConfig(units: Int = 0, ways: Int = 4, readPortPerUnit: Boolean = false,
+                                writePortPerUnit: Boolean = false, writeBurst: Int = 16) {
   require(units >= 0 && units <= SocMap.TableEngines.max, s"tableEngine.units must be 0..${SocMap.TableEngines.max}, not $units")
   require(Seq(2, 4, 8).contains(ways), s"tableEngine.ways must be 2, 4 or 8, not $ways")
   require(!readPortPerUnit || units > 0, "tableEngine.readPortPerUnit needs table-engine units (units 0 has none)")
+  require(!writePortPerUnit || readPortPerUnit, "tableEngine.writePortPerUnit writes on the unit's own port: it needs readPortPerUnit")
   /** DDR ports of the units' own (their read masters'): `units` with readPortPerUnit, else none. */
   def readPorts: Int = if (readPortPerUnit) units else 0
   /** One unit's engine: 16 bytes a beat, K ways, the model's key and block limits (model/limits.h, read at
@@ -147,7 +155,7 @@ case class LsmcSocConfig(
     idWidth = _root_.nand.NandParams().axiConfig.idWidth + log2Up(nand.channels))
   /** Masters on DMA port 0's crossbar: its unit(s), the NAND link with nandDmaPort, the table-engine units' masters. */
   private def port0Masters = (if (dma.portPerUnit) 1 else units) + (if (nand.dmaPort) 1 else 0) +
-    (if (tableEngine.readPortPerUnit) 1 else 2) * tableEngine.units // a write master each, and a read master unless it has a port
+    ((if (tableEngine.readPortPerUnit) 0 else 1) + (if (tableEngine.writePortPerUnit) 0 else 1)) * tableEngine.units // those not on a port of their own
   /** A table-engine unit's masters at the DMA port's width. */
   def teReadAxiConfig = _root_.table_engine.TableEngineUnit.readAxi(tableEngine.engine).copy(dataWidth = dma.portWidth)
   def teWriteAxiConfig = _root_.table_engine.TableEngineUnit.writeAxi(tableEngine.engine).copy(dataWidth = dma.portWidth)
@@ -473,7 +481,8 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   // ------------------------------------------------------------- table-engine units (hw/ip/table_engine)
   /** Table-engine unit u: the engine behind its register front end (registers at SocMap.TableEngines.baseOf(u),
     * interrupt Irq.teOf(u)); its read and write masters, upsized to the DMA port's width, on DMA port 0's crossbar,
-    * or its read master on a DDR port of its own (tableEngine.readPortPerUnit; wired below, with the KB16 read ports).
+    * or its read master (tableEngine.readPortPerUnit) and write master too (writePortPerUnit) on a DDR port of its own
+    * (wired below, with the KB16 read ports).
     * Its clock runs (common.SimClockGate) while a job runs, an AXI valid is up on its masters or an APB access
     * reaches it, and `settle` cycles after (the interrupt's register, the W1P pulses): idle, it costs the
     * simulation nothing. An own read port's input stage runs on this clock too, so `read`'s valids (the port side
@@ -500,7 +509,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     // its port-0 masters' valids on the port side keep DMA port 0's crossbar and input stage running (the read
     // master's only while it is on port 0)
     val portBusy = (if (cfg.tableEngine.readPortPerUnit) False else read.ar.valid || read.r.valid) ||
-      write.aw.valid || write.w.valid || write.b.valid
+      (if (cfg.tableEngine.writePortPerUnit) False else write.aw.valid || write.w.valid || write.b.valid)
     apbSlaves += unit.io.apb -> SizeMapping(SocMap.TableEngines.baseOf(u), SocMap.TableEngines.stride)
   }
   val tableEngines = (0 until cfg.tableEngine.units).map(u => new TableEngineArea(u).setName(s"te$u"))
@@ -545,23 +554,36 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     else common.SimInputStage(pins)
   // With P ports per unit (dmaReadPorts), port P u is unit u's main port, P u + g its read port g - 1: no
   // crossbar there (the harness answers DECERR outside DDR itself), the write channels tied off.
-  // Then a read port per table-engine unit (tableEngine.readPortPerUnit), wired the same way.
+  // Then a port per table-engine unit (tableEngine.readPortPerUnit), wired the same way; with writePortPerUnit its
+  // write channels carry the unit's writes (no crossbar either: the unit writes only inside DDR, its job's output).
   val kb16Ports = dmaPorts.take(cfg.kb16DmaPorts)
   val mainPorts = kb16Ports.zipWithIndex.filter(_._2 % cfg.dma.readPorts == 0).map(_._1)
   val readOnlyPorts = kb16Ports.zipWithIndex.filter(_._2 % cfg.dma.readPorts != 0).map { case (port, n) =>
     port -> units(n / cfg.dma.readPorts).readPorts(n % cfg.dma.readPorts - 1)
   } ++ dmaPorts.drop(cfg.kb16DmaPorts).zip(tableEngines.map(_.read))
+  val teWritePorts = if (cfg.tableEngine.writePortPerUnit) dmaPorts.drop(cfg.kb16DmaPorts).zip(tableEngines.map(_.write)) else Nil
   for ((port, rp) <- readOnlyPorts) {
     port.ar.arbitrationFrom(rp.ar)
     port.ar.addr := rp.ar.addr; port.ar.id := rp.ar.id.resized; port.ar.len := rp.ar.len
     port.ar.size := rp.ar.size; port.ar.burst := rp.ar.burst
     rp.r.arbitrationFrom(port.r)
     rp.r.data := port.r.data; rp.r.id := port.r.id.resized; rp.r.resp := port.r.resp; rp.r.last := port.r.last
-    port.aw.valid := False
-    port.aw.payload.assignDontCare()
-    port.w.valid := False
-    port.w.payload.assignDontCare()
-    port.b.ready := True
+    if (!teWritePorts.exists(_._1 eq port)) {
+      port.aw.valid := False
+      port.aw.payload.assignDontCare()
+      port.w.valid := False
+      port.w.payload.assignDontCare()
+      port.b.ready := True
+    }
+  }
+  for ((port, wp) <- teWritePorts) {
+    port.aw.arbitrationFrom(wp.aw)
+    port.aw.addr := wp.aw.addr; port.aw.id := wp.aw.id.resized; port.aw.len := wp.aw.len
+    port.aw.size := wp.aw.size; port.aw.burst := wp.aw.burst
+    port.w.arbitrationFrom(wp.w)
+    port.w.data := wp.w.data; port.w.strb := wp.w.strb; port.w.last := wp.w.last
+    wp.b.arbitrationFrom(port.b)
+    wp.b.id := port.b.id.resized; wp.b.resp := port.b.resp
   }
   // The NAND channels' DMA path of its own (nandDmaPort): a channel's 32-bit master, upsized to the DMA
   // port's width, into a crossbar of the channels, whose link is one more master on DMA port 0. Only DDR
@@ -596,16 +618,18 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   val dmaCrossbars = for ((port, n) <- mainPorts.zipWithIndex) yield {
     val portUnits = if (cfg.dma.portPerUnit) Seq(units(n)) else units
     val withNand = n == 0 && nandDma != null
-    val withTe = n == 0 && tableEngines.nonEmpty
+    // the table-engine units' masters that are not on ports of their own
+    val withTe = n == 0 && tableEngines.nonEmpty && !(cfg.tableEngine.readPortPerUnit && cfg.tableEngine.writePortPerUnit)
     // the arbiter slice only where a write arbiter is: two writers or more
-    val writers = portUnits.size + (if (withNand) 1 else 0) + (if (withTe) tableEngines.size else 0)
+    val writers = portUnits.size + (if (withNand) 1 else 0) +
+      (if (withTe && !cfg.tableEngine.writePortPerUnit) tableEngines.size else 0)
     val xbar = LsmcSoc.dmaPortCrossbar(cfg.dma.arbiterSlice && writers > 1)
     xbar.addSlave(port, SizeMapping(ddrBase, cfg.ddrSize))
     for (unit <- portUnits) xbar.addConnection(unit.axi, List(port))
     if (withNand) xbar.addConnection(nandDma.toPort, List(port))
     if (withTe) for (t <- tableEngines) {
       if (!cfg.tableEngine.readPortPerUnit) xbar.addConnection(t.read, List(port))
-      xbar.addConnection(t.write, List(port))
+      if (!cfg.tableEngine.writePortPerUnit) xbar.addConnection(t.write, List(port))
     }
     // A unit's own crossbar is clocked with the unit (it moves only the unit's AXI beats, all of which
     // keep the unit's clock running), so its logic costs the simulation nothing while the unit is idle;

@@ -32,13 +32,15 @@ object SocPresets {
     onChipRamSize = BigInt(ramKib) * 1024, withSimCtrl = false,
     dma = tableIII128.dma.copy(portSlice = slice, arbiterSlice = true), nand = SocNandConfig(channels = 1, padInputCycles = padInputCycles))
 
-  /** Table III's SoC with `units` 4-way table-engine units, each unit's read master on a DDR port of its own
-    * (SocTableEngineConfig.readPortPerUnit: a port's read buffer carries about one unit's reads on the kcu105 model,
-    * so two units on one port ran only 1.4 times one), their write masters on DMA port 0 beside the KB16 unit's.
-    * The ports are the KCU105's native 512-bit LiteDRAM word: four units' writes share port 0, in 4 KiB bursts
-    * (SocTableEngineConfig.writeBurst) so they turn the DDR bus around less often. */
+  /** Table III's SoC with `units` 4-way table-engine units, each unit's read and write masters on a DDR port of its
+    * own (SocTableEngineConfig.readPortPerUnit: a port's read buffer carries about one unit's reads on the kcu105
+    * model, so two units on one port ran only 1.4 times one; writePortPerUnit: port 0's crossbar passed one unit's
+    * 16-byte beats at a time, which held four units to 16 bytes a clock of output), writing 4 KiB bursts
+    * (SocTableEngineConfig.writeBurst) so they turn the DDR bus around less often. The ports are the KCU105's native
+    * 512-bit LiteDRAM word. */
   def tablesOn512(units: Int) = tableIII128.copy(dma = tableIII128.dma.copy(portWidth = 512),
-    tableEngine = SocTableEngineConfig(units = units, ways = 4, readPortPerUnit = true, writeBurst = 256))
+    tableEngine = SocTableEngineConfig(units = units, ways = 4, readPortPerUnit = true, writePortPerUnit = true,
+      writeBurst = 256))
 
   private def sliced(c: LsmcSocConfig) = c.copy(dma = c.dma.copy(portSlice = true))
 
@@ -60,10 +62,10 @@ object SocPresets {
       "Table III's one two-way KB16 unit and one 4-way table-engine unit (lsmc tables compact --backend soc)",
       tableIII128.copy(tableEngine = SocTableEngineConfig(units = 1, ways = 4))),
     SocPreset("tables-m2", "soc_te_m2", "soc-te-m2", "sim",
-      "tables-m1 with two 4-way table-engine units, a 512-bit DDR read port each, writes on DMA port 0 in 4 KiB bursts (sub-compaction parts side by side)",
+      "tables-m1 with two 4-way table-engine units, a 512-bit DDR port each for its reads and writes, 4 KiB write bursts (sub-compaction parts side by side)",
       tablesOn512(2)),
     SocPreset("tables-m4", "soc_te_m4", "soc-te-m4", "sim",
-      "tables-m1 with four 4-way table-engine units, a 512-bit DDR read port each, writes on DMA port 0 in 4 KiB bursts (sub-compaction parts side by side)",
+      "tables-m1 with four 4-way table-engine units, a 512-bit DDR port each for its reads and writes, 4 KiB write bursts (sub-compaction parts side by side)",
       tablesOn512(4)),
     SocPreset("board", "soc_board", "soc-board", "board", "KCU105 and Arty A7 (LiteX): 256 KiB on-chip RAM", board()),
     SocPreset("board-ram128", "soc_board_ram128", "soc-board-ram128", "board", "ECPIX-5 (LiteX): 128 KiB on-chip RAM",
@@ -100,6 +102,8 @@ object SocPresets {
     "te_ways" -> c.tableEngine.ways,
     // the DMA ports (n of io_ddrDma<n>) of the table-engine units' reads, unit by unit; empty: they share port 0
     "te_read_ports" -> (c.kb16DmaPorts until c.dmaPorts),
+    // ... and of their writes (writePortPerUnit: the same ports); empty: port 0
+    "te_write_ports" -> (if (c.tableEngine.writePortPerUnit) c.kb16DmaPorts until c.dmaPorts else Seq[Int]()),
     "unit_regs" -> (0 until c.units).map(u => ListMap(
       "cip" -> (SocMap.apbBase + SocMap.Units.compactionOf(u)), "dma" -> (SocMap.apbBase + SocMap.Units.dmaOf(u)),
       "irq" -> SocMap.Irq.cip(u))),
