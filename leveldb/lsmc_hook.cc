@@ -67,6 +67,7 @@ struct Stats {
            jobs = 0, compactions = 0, compaction_cpu_us = 0, bytes_in = 0, bytes_out = 0, device_us = 0,
            pace_wait_us = 0, tables_out = 0, job_wall_us = 0;
   std::map<std::string, uint64_t> reasons;
+  std::map<std::string, std::string> details;  // the first fallback's detail of each reason (the log's '#' lines)
 };
 
 std::mutex g_stats_mu;
@@ -400,6 +401,7 @@ void CountFallback(const void* db, const Options& options, Compaction* c, const 
     Stats& s = g_stats[db];
     s.fallback++;
     s.reasons[why.tag]++;
+    s.details.emplace(why.tag, why.detail);  // the first only: a reason's later details are in the info log
   }
   Log(options.info_log, "lsmc: compaction %d@%d + %d@%d on the CPU: %s (%s)", c->num_input_files(0), c->level(),
       c->num_input_files(1), c->level() + 1, why.tag.c_str(), why.detail.c_str());
@@ -902,6 +904,13 @@ void OffloadDbClosed(const void* db) {
           " pace_wait_us=" + std::to_string(s.pace_wait_us) + " job_wall_us=" + std::to_string(s.job_wall_us);
   for (const auto& kv : s.reasons) line += " reason:" + kv.first + "=" + std::to_string(kv.second);
   line += "\n";
+  // Then, for each reason, its first fallback's detail on a line of its own (the counts line stays one line).
+  for (const auto& kv : s.details) {
+    std::string detail = kv.second;
+    for (char& ch : detail)
+      if (ch == '\n' || ch == '\r') ch = ' ';
+    line += "# fallback " + kv.first + ": " + detail + "\n";
+  }
   FILE* f = fopen(path, "a");
   if (!f) {
     const std::string problem = std::string("cannot be appended to (") + strerror(errno) + ")";

@@ -85,6 +85,8 @@ class _Tally:
         for k in FIELDS:
             setattr(self.total, k, getattr(self.total, k) + getattr(r.log, k))
         self.total.reasons.update(r.log.reasons)
+        for reason, detail in r.log.details.items():
+            self.total.details.setdefault(reason, f"{detail} ({name})")
         status = "ok" if not r.failed else "FAILED " + ", ".join(r.failures[:5])
         if r.reruns:
             status += " (re-run: " + "; ".join(r.reruns) + ")"
@@ -107,6 +109,8 @@ class _Tally:
         if t.offloaded + t.fallback:
             print(f"fallbacks other than {', '.join(EXPECTED_REASONS)}: {other} of {t.offloaded + t.fallback} "
                   f"compactions ({100 * other / (t.offloaded + t.fallback):.1f} %)")
+        for reason, detail in sorted(t.details.items()):
+            print(f"first {reason} fallback: {detail}")
         if self.skipped:
             print(f"skipped (fail on the stock build): {', '.join(self.skipped)}")
         print(f"{self.total_pass} passed, {self.total_fail} failed")

@@ -118,6 +118,7 @@ def test_rtl_device_error_falls_back(built):
     out = (ldb.TMP / "db_test-rtl-hang" / "output.txt").read_text()
     assert r.failed == 0 and r.rc == 0, (r.failures, out[-2000:])
     assert r.log.offloaded == 0 and r.log.reasons.get("device-error", 0) > 0, r.log.summary()
+    assert r.log.details.get("device-error"), r.log.details  # what the device said, in the offload log
     assert out.count("LSMC_RTL_STALL='2' is not a probability in [0, 1); using 0") == 1, out[-2000:]
 
 
@@ -209,7 +210,7 @@ print("ok", len(keys))
 
 def test_keys_over_the_engine_limit_fall_back(built, tmp_path):
     """A key over the engine's 1 KiB: the compaction falls back (key-length, the engine's error named in
-    LevelDB's info log) and the CPU path keeps every key."""
+    LevelDB's info log and as the reason's first detail in the offload log) and the CPU path keeps every key."""
     (tmp_path / "long_keys.py").write_text(LONG_KEYS)
     log = tmp_path / "offload.log"
     env = dict(os.environ, LSMC_OFFLOAD="model", LSMC_OFFLOAD_VERIFY="1", LSMC_OFFLOAD_LOG=str(log))
@@ -219,6 +220,7 @@ def test_keys_over_the_engine_limit_fall_back(built, tmp_path):
     off = ldb.OffloadLog.read(log)
     assert off.reasons.get("key-length", 0) > 0, off.summary()
     assert "error=KEY_TOO_LONG" in (tmp_path / "db" / "LOG").read_text()
+    assert "KEY_TOO_LONG" in off.details["key-length"], off.details  # the log's first detail of the reason
 
 
 def test_bad_values_named_once(built):

@@ -59,7 +59,8 @@ def mhz_from_header() -> int:
 @dataclass
 class OffloadLog:
     """Sum of the `offloaded=N fallback=M device_cycles=C host_us=H ...` lines the hook appends at
-    each DB close (leveldb/lsmc_hook.cc, OffloadDbClosed)."""
+    each DB close (leveldb/lsmc_hook.cc, OffloadDbClosed), and the first detail of each fallback reason from the
+    `# fallback REASON: DETAIL` lines after them."""
 
     offloaded: int = 0
     fallback: int = 0
@@ -79,6 +80,7 @@ class OffloadLog:
     job_wall_us: int = 0
     reasons: Counter = field(default_factory=Counter)
     closes: int = 0
+    details: dict = field(default_factory=dict)  # reason -> its first fallback's detail
 
     def add_line(self, line: str) -> None:
         for tok in line.split():
@@ -94,7 +96,10 @@ class OffloadLog:
         log = cls()
         if path.exists():
             for line in path.read_text().splitlines():
-                if line.strip():
+                if line.startswith("# fallback "):
+                    reason, _, detail = line[len("# fallback "):].partition(": ")
+                    log.details.setdefault(reason, detail)
+                elif line.strip():
                     log.add_line(line)
         return log
 
