@@ -89,7 +89,8 @@ case class SocTableEngineConfig(units: Int = 0, ways: Int = 4, readPortPerUnit: 
   require(Seq(2, 4, 8).contains(ways), s"tableEngine.ways must be 2, 4 or 8, not $ways")
   require(!readPortPerUnit || units > 0, "tableEngine.readPortPerUnit needs table-engine units (units 0 has none)")
   require(!writePortPerUnit || readPortPerUnit, "tableEngine.writePortPerUnit writes on the unit's own port: it needs readPortPerUnit")
-  /** DDR ports of the units' own (their read masters'): `units` with readPortPerUnit, else none. */
+  /** DDR ports of the units' own (their read masters', and their write masters' with writePortPerUnit): `units`
+    * with readPortPerUnit, else none. */
   def readPorts: Int = if (readPortPerUnit) units else 0
   /** One unit's engine: 16 bytes a beat, K ways, the model's key and block limits (model/limits.h, read at
     * elaboration as lsmc.build.table_engine_top reads them for the engine's own builds), the walker's default
@@ -555,7 +556,8 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   // With P ports per unit (dmaReadPorts), port P u is unit u's main port, P u + g its read port g - 1: no
   // crossbar there (the harness answers DECERR outside DDR itself), the write channels tied off.
   // Then a port per table-engine unit (tableEngine.readPortPerUnit), wired the same way; with writePortPerUnit its
-  // write channels carry the unit's writes (no crossbar either: the unit writes only inside DDR, its job's output).
+  // write channels carry the unit's writes (no crossbar either: the unit writes only its job's output buffer, and the
+  // harness answers a write outside DDR with an error itself, which the unit reports as BAD_JOB).
   val kb16Ports = dmaPorts.take(cfg.kb16DmaPorts)
   val mainPorts = kb16Ports.zipWithIndex.filter(_._2 % cfg.dma.readPorts == 0).map(_._1)
   val readOnlyPorts = kb16Ports.zipWithIndex.filter(_._2 % cfg.dma.readPorts != 0).map { case (port, n) =>
