@@ -340,7 +340,8 @@ def test_job_after_an_error(jobs, model, tmp_path, bad):
 
 def test_refused_jobs_one_line(jobs, tmp_path):
     """Jobs the RTL engine cannot take: one named BAD_JOB line each (bloom bits per key over its 8-bit register,
-    more deeper levels than the walker holds); an output buffer too small: OUTPUT_FULL naming the output table.
+    more deeper levels than the walker holds, an input table with more data blocks than the reader's handle RAM);
+    an output buffer too small: OUTPUT_FULL naming the output table.
     (More runs than ways cascade: tests/test_table_engine_cascade.py.)"""
     d = tmp_path / "job"
     shutil.copytree(jobs["dbbench"].parent, d)
@@ -355,6 +356,18 @@ def test_refused_jobs_one_line(jobs, tmp_path):
     (d / "levels.json").write_text(json.dumps(job))
     r = run(engine(4), d / "levels.json", tmp_path / "o")
     assert r.returncode == 1 and r.stderr.startswith("error=BAD_JOB") and f"{levels} deeper levels" in r.stderr
+    # 4,000 entries in 256-byte blocks (TableBuilder's): over the reader's handles (top.MAX_BLOCKS)
+    from lsmc.sim import tables as te_tables
+    big = tmp_path / "big.ldb"
+    te_tables.make_table(te_tables.reference_exe(), big,
+                         [(b"%016d" % i + ((i + 1) << 8 | 1).to_bytes(8, "little"), b"v" * 100) for i in range(4000)],
+                         {"block_size": 256, "compression": "none"})
+    job["deeper_levels"] = []
+    job["runs"] = [[str(big)]]
+    (d / "big.json").write_text(json.dumps(job))
+    r = run(engine(4), d / "big.json", tmp_path / "o")
+    assert r.returncode == 1 and r.stderr.startswith("error=BAD_JOB") and \
+        f"data blocks; the engine's table reader holds {top.MAX_BLOCKS} handles" in r.stderr, r.stderr
     r = run(engine(4), jobs["dbbench"], tmp_path / "o", "--output-buffer", 20000)
     assert r.returncode == 1 and r.stderr.startswith("error=OUTPUT_FULL table=") and ".ldb offset=" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "o").exists()

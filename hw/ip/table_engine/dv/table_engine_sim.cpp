@@ -66,6 +66,24 @@ struct OutRecord {
   throw Refused(reason, table, msg);
 }
 
+// Data blocks of a table as its index lists them; 0 when its footer or index block is malformed (the engine names
+// that itself, at the byte it stops).
+uint64_t DataBlocks(const te::TableImage& t) {
+  try {
+    const te::BlockHandle h = te::ReadFooter(t);
+    std::string scratch;
+    te::BlockReadStats stats;
+    const std::string_view index = te::ReadBlock(t, h, false, &scratch, &stats);
+    te::BlockReader entries;
+    entries.Start(index, &t.name, h.offset, !scratch.empty(), te::kMaxInternalKeyBytes);
+    uint64_t n = 0;
+    while (entries.Next()) n++;
+    return n;
+  } catch (const te::EngineError&) {
+    return 0;
+  }
+}
+
 // A merge error names the run and the entry's index in it; the model names the table and the entry's offset.
 void EntryWhere(const te::CompactionSpec& s, unsigned run, uint64_t entry, std::string* table, uint64_t* offset) {
   te::ReadStats stats;
@@ -439,6 +457,11 @@ PreparedJob Prepare(const te::CompactionSpec& s, const std::string& path, const 
     for (size_t i = 0; i < run.size(); i++) {
       at += 1 + rng.next() % (W - 1);
       if (run[i].bytes.size() > 0xffffffffull) Refuse("limits", run[i].name, "table over 4 GiB");
+      // The reader keeps every data block's handle of a table (MAX_BLOCKS of them) and stops a longer index with
+      // BAD_JOB, which a caller could not tell from a fault: refused first, by name (LevelDB's hook: rtl-limits).
+      if (const uint64_t blocks = DataBlocks(run[i]); blocks > kMaxBlocks)
+        Refuse("limits", run[i].name, std::to_string(blocks) + " data blocks; the engine's table reader holds " +
+               std::to_string(kMaxBlocks) + " handles");
       p->place.push_back({at, &run[i]});
       p->runs.back().push_back({uint32_t(kMemBase + at), uint32_t(run[i].bytes.size()), i + 1 == run.size()});
       if (part != nullptr) p->runs.back().back().first = part->windows[r][i].first, p->runs.back().back().end = part->windows[r][i].second;
