@@ -24,6 +24,7 @@ from te_rtl import make_jobs
 from lsmc import tables
 from lsmc.build import table_engine_top as top
 from lsmc.model.table_workloads import Workload
+from lsmc.sim import tables as te_tables
 
 W = 16
 # (workload, extra `tables make` flags); entries kept small: the file runs in about 3 min with builds cached.
@@ -357,7 +358,6 @@ def test_refused_jobs_one_line(jobs, tmp_path):
     r = run(engine(4), d / "levels.json", tmp_path / "o")
     assert r.returncode == 1 and r.stderr.startswith("error=BAD_JOB") and f"{levels} deeper levels" in r.stderr
     # 4,000 entries in 256-byte blocks (TableBuilder's): over the reader's handles (top.MAX_BLOCKS)
-    from lsmc.sim import tables as te_tables
     big = tmp_path / "big.ldb"
     te_tables.make_table(te_tables.reference_exe(), big,
                          [(b"%016d" % i + ((i + 1) << 8 | 1).to_bytes(8, "little"), b"v" * 100) for i in range(4000)],
