@@ -9,8 +9,11 @@
 namespace table_engine {
 namespace crc32c {
 
-// CRC of data appended to a stream whose CRC so far is `crc` (0 for an empty stream).
+// CRC of data appended to a stream whose CRC so far is `crc` (0 for an empty stream): SSE4.2's crc32
+// instruction where the CPU has it, else ExtendPortable.
 uint32_t Extend(uint32_t crc, const uint8_t* data, size_t n);
+// The same by tables (slicing by 8), on any CPU: the tests hold Extend to it.
+uint32_t ExtendPortable(uint32_t crc, const uint8_t* data, size_t n);
 inline uint32_t Value(const uint8_t* data, size_t n) { return Extend(0, data, n); }
 
 // A stored CRC is rotated and offset so that a CRC over bytes holding CRCs stays well distributed.

@@ -161,7 +161,9 @@ remainder:
 
 void Compress(const uint8_t* data, size_t n, std::string* out, Stats* stats) {
   AppendVarint32(out, uint32_t(n));
-  std::vector<uint16_t> table(size_t(1) << kSnappyMaxHashBits);
+  // One table a thread: each fragment clears the part it uses, so it is never zeroed whole (a vector a
+  // call zeroed 32 KiB for every ~4 KiB block and was a fifth of the model's instructions).
+  thread_local std::vector<uint16_t> table(size_t(1) << kSnappyMaxHashBits);
   for (size_t off = 0; off < n; off += kSnappyFragmentBytes) {
     size_t len = n - off < kSnappyFragmentBytes ? n - off : kSnappyFragmentBytes;
     CompressFragment(data + off, len, table.data(), out, stats);
