@@ -1,14 +1,14 @@
 // lsmc compaction offload hook for LevelDB 1.23 (docs/leveldb.md). Two device paths:
 //
-// Table engine (LSMC_OFFLOAD=model: its C++ model; rtl: its Verilated RTL; hw/ip/table_engine): the engine
-// does the whole compaction. The hook reads the input tables' bytes from their files and hands them over with
+// Table engine (LSMC_OFFLOAD=model: its C++ model; rtl: its Verilated RTL; soc: the full SoC, small cases;
+// hw/ip/table_engine): the engine does the whole compaction. The hook reads the input tables' bytes from their files and hands them over with
 // the run layout (each Level-0 file a run, newest first; each input level >= 1 one run in key order), the DB's
 // table options, smallest_snapshot, the grandparents (for ShouldStopBefore) and the deeper levels' user-key
 // ranges (for IsBaseLevelForKey). The engine applies LevelDB's drop rules and writes the tables as
 // TableBuilder does; the hook numbers them as OpenCompactionOutputFile would, writes and syncs them,
 // and DoCompactionWork's tail installs them with the same VersionEdit. LevelDB's loop does not run.
 //
-// KB16 IP (kb16: its Verilated RTL in process; soc: the full SoC; hw/ip/compaction): each input run (one per
+// KB16 IP (kb16: its Verilated RTL in process; kb16-soc: the full SoC; hw/ip/compaction): each input run (one per
 // Level-0 file, newest first, then one per level) becomes a KB16 run of its distinct user keys; the value
 // address of a key indexes a side
 // table holding its internal key (user key, sequence, type) and value. Older versions of a key
@@ -774,9 +774,10 @@ bool TableEngineOffload(const void* db, const Config& cfg, uint64_t t0, Env* env
     job.grandparents.emplace_back(g->largest.Encode().ToString(), g->file_size);
   // The RTL's walker holds up to 1024 deeper files: it gets those that overlap the compaction's user keys
   // (the others never answer IsBaseLevelForKey differently), as table_engine_top.md asks of the host.
-  const bool rtl = cfg.backend == LSMC_BACKEND_RTL;
+  // The RTL and the SoC's unit share the walker's RAMs.
+  const bool rtl = cfg.backend == LSMC_BACKEND_RTL, soc = cfg.backend == LSMC_BACKEND_SOC, device = rtl || soc;
   std::string lo, hi;
-  if (rtl) {
+  if (device) {
     bool first = true;
     for (int which = 0; which < 2; which++)
       for (int i = 0; i < c->num_input_files(which); i++) {
@@ -789,7 +790,7 @@ bool TableEngineOffload(const void* db, const Config& cfg, uint64_t t0, Env* env
   for (int level = c->level() + 2; level < config::kNumLevels; level++) {
     std::vector<std::pair<std::string, std::string>> files;
     for (const FileMetaData* f : c->input_version()->files(level)) {
-      if (rtl && (ucmp->Compare(f->largest.user_key(), lo) < 0 || ucmp->Compare(f->smallest.user_key(), hi) > 0))
+      if (device && (ucmp->Compare(f->largest.user_key(), lo) < 0 || ucmp->Compare(f->smallest.user_key(), hi) > 0))
         continue;
       files.emplace_back(f->smallest.user_key().ToString(), f->largest.user_key().ToString());
     }
@@ -799,7 +800,8 @@ bool TableEngineOffload(const void* db, const Config& cfg, uint64_t t0, Env* env
   const size_t n_runs = job.runs.size();
   uint64_t wait_us = 0, wall_us = 0;
   double device_us = 0;
-  lsmc_table::Result res = RunJob(std::move(job), rtl ? lsmc_table::Engine::kRtl : lsmc_table::Engine::kModel, host,
+  lsmc_table::Result res = RunJob(std::move(job), rtl ? lsmc_table::Engine::kRtl : soc ? lsmc_table::Engine::kSoc
+                                                                             : lsmc_table::Engine::kModel, host,
                                   &wait_us, &device_us, &wall_us);
   files_open.clear();
   if (!res.refused.empty()) return fallback(res.refused, res.error);  // what the RTL does not do yet
@@ -854,10 +856,11 @@ bool TableEngineOffload(const void* db, const Config& cfg, uint64_t t0, Env* env
       "lsmc: compaction %d@%d + %d@%d offloaded (table engine %s): %zu runs, %zu tables, %" PRIu64
       " entries in, %" PRIu64 " out, %zu tables out, %" PRIu64 " cycles%s; device %.0f us MODELLED (%.0f MHz, %s)%s,"
       " %s CPU %" PRIu64 " us, host %" PRIu64 " us",
-      c->num_input_files(0), c->level(), c->num_input_files(1), c->level() + 1, rtl ? "RTL" : "model", n_runs, n_tables, res.entries_in,
-      res.entries_out, res.tables.size(), res.cycles, rtl ? " (RTL clocks)" : "", device_us, pace.mhz,
+      c->num_input_files(0), c->level(), c->num_input_files(1), c->level() + 1, rtl ? "RTL" : soc ? "SoC" : "model", n_runs, n_tables,
+      res.entries_in, res.entries_out, res.tables.size(), res.cycles, rtl ? " (RTL clocks)" : soc ? " (the unit's clocks)" : "",
+      device_us, pace.mhz,
       pace.link.c_str(), pace.on ? (", paced: waited " + std::to_string(wait_us) + " us").c_str() : "",
-      rtl ? "simulation" : "model", res.cpu_us, host_us);
+      device ? "simulation" : "model", res.cpu_us, host_us);
   return true;
 }
 
@@ -873,7 +876,7 @@ bool OffloadCompaction(const void* db, Env* env, const std::string& dbname, cons
     Why why;
     why.Fail("config", cfg.error);
     CountFallback(db, options, c, why);
-  } else if (cfg.backend == LSMC_BACKEND_MODEL || cfg.backend == LSMC_BACKEND_RTL) {
+  } else if (cfg.backend == LSMC_BACKEND_MODEL || cfg.backend == LSMC_BACKEND_RTL || cfg.backend == LSMC_BACKEND_SOC) {
     done = TableEngineOffload(db, cfg, t0, env, dbname, options, ucmp, tc, c, smallest_snapshot, host, *input,
                               outputs);
   } else if (cfg.backend != LSMC_BACKEND_OFF) {

@@ -180,9 +180,10 @@ def main(argv: list[str] | None = None) -> int:
     t = sub.add_parser("test", help="LevelDB's own tests with compactions offloaded, verify on")
     t.add_argument("binaries", nargs="*", help="test binaries (default: all in build/leveldb/bin)")
     t.add_argument("--filter", help="gtest filter (--gtest_filter)")
-    t.add_argument("--backend", choices=("model", "rtl", "kb16", "soc"), default=TEST_BACKEND,
+    t.add_argument("--backend", choices=("model", "rtl", "soc", "kb16", "kb16-soc"), default=TEST_BACKEND,
                    help="LSMC_OFFLOAD of the offloaded run: model (the table engine's C++ model, default), "
-                        "rtl (its Verilated RTL, random stalls), kb16 or soc (the KB16 compaction IP)")
+                        "rtl (its Verilated RTL, random stalls), soc (the full SoC with the engine: seconds a "
+                        "compaction; LSMC_SOC_PRESET names the preset), kb16 or kb16-soc (the KB16 compaction IP)")
     t.add_argument("--no-stock", action="store_true", help="skip the stock (offload off) pre-run")
     t.add_argument("--no-cross-check", action="store_true", help="skip the stock-reader cross-check")
     cluster.add_option(t, "the binaries")
@@ -190,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--ops", type=int_option(1000, 100_000_000), default=1_000_000,
                    help="operations per benchmark (default 1000000)")
     cluster.add_option(b, "the offload modes (each a timed task: one per machine)")
-    j = sub.add_parser("soc-job", help="(internal) one job of the driver's soc back end")
+    j = sub.add_parser("soc-job", help="(internal) one job of the driver's kb16-soc back end")
     j.add_argument("dir", help="folder with run0.bin, run1.bin, merged.bin, invalid.bin")
     j.add_argument("--group", type=int_option(2, 256), default=16, help="G (default 16)")
     args = p.parse_args(argv)

@@ -35,6 +35,7 @@ from lsmc.sim.tables import (  # noqa: F401  (jobs and back ends a layer down, f
     NO_SNAPSHOT,
     RTL_WAYS,
     RTL_WIDTH,
+    SOC_PARTS_PRESETS,
     WORKLOADS,
     backend_exe,
     compare_dirs,
@@ -46,6 +47,7 @@ from lsmc.sim.tables import (  # noqa: F401  (jobs and back ends a layer down, f
     rtl_exe,
     run_job,
     soc_job,
+    te_units,
 )
 
 
@@ -121,6 +123,14 @@ def cmd_compact(args) -> int:
                        f"(--backend model, rtl or soc), not on {args.backend}")
     if args.ddr and args.backend != "soc":
         raise CliError(f"--ddr {args.ddr}: the soc back end's DDR timing only, not {args.backend}'s")
+    if args.soc_preset and args.backend != "soc":
+        raise CliError(f"--soc-preset {args.soc_preset}: the soc back end's SoC only, not {args.backend}'s")
+    if args.soc_preset and args.soc_preset not in SOC_PARTS_PRESETS:
+        raise CliError(f"--soc-preset {args.soc_preset}: not a SoC preset with table-engine units "
+                       f"({', '.join(SOC_PARTS_PRESETS)})")
+    if args.soc_preset and (args.parts or 1) > te_units(args.soc_preset):
+        raise CliError(f"--parts {args.parts}: the SoC preset {args.soc_preset} has {te_units(args.soc_preset)} "
+                       "table-engine units")
     exe = backend_exe(args.backend) if args.backend != "soc" else None
     with tempfile.TemporaryDirectory(prefix="lsmc-tables-") as tmp:
         if args.job:
@@ -134,7 +144,7 @@ def cmd_compact(args) -> int:
         else:
             job_path = job_from_args(args, Path(tmp))
         if args.backend == "soc":
-            rc, line, err = soc_job(job_path, out, ddr=args.ddr, parts=args.parts)
+            rc, line, err = soc_job(job_path, out, ddr=args.ddr, parts=args.parts, preset=args.soc_preset)
         else:
             rc, line, err = run_job(exe, job_path, out, args.parts if args.backend in PARTS_BACKENDS else None)
     if rc != 0:
@@ -260,6 +270,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="sub-compactions: P units share the job, split by key range at data-block boundaries "
                         "(model, rtl and soc back ends; 1: the job whole, as without it; soc: on the SoC preset "
                         "with that many table-engine units, tables-m1, -m2 or -m4, one part a unit)")
+    c.add_argument("--soc-preset", metavar="NAME",
+                   help=f"soc back end: the SoC preset ({', '.join(SOC_PARTS_PRESETS)}; default: the smallest with "
+                        "the parts' units)")
     c.add_argument("--ddr", metavar="PRESET",
                    help="soc back end: the SoC harness's DDR timing model (fixed, the default, or a DDR preset such "
                         "as kcu105: sim/common/ddr_presets.json)")

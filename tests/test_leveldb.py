@@ -66,8 +66,8 @@ def test_driver_cascade_kb16(built, stall):
 @pytest.mark.slow
 @pytest.mark.long
 def test_driver_soc_backend(built):
-    """The soc back end: jobs on the full SoC simulation (firmware's host-loaded job mode), small runs."""
-    r = run_checker("soc", 2, 5, 40, 2)
+    """The kb16-soc back end: KB16 jobs on the full SoC simulation (firmware's host-loaded job mode), small runs."""
+    r = run_checker("kb16-soc", 2, 5, 40, 2)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "failed=0" in r.stdout
 
@@ -250,10 +250,13 @@ def test_db_test_subset_kb16(built):
     assert r.log.device_cycles > 0 and r.log.entries > 0
 
 
-@pytest.mark.parametrize("backend", ["model", "rtl"])
-def test_stock_reader_cross_check(built, backend):
-    """A DB written through libleveldb.so.1d offloaded to the table engine, its model or its RTL (verify on;
-    the RTL's tables uncompressed), reads back identically with Debian's."""
+@pytest.mark.parametrize("backend", ["model", "rtl", "soc"])
+def test_stock_reader_cross_check(built, backend, monkeypatch):
+    """A DB written through libleveldb.so.1d offloaded to the table engine, its model, its RTL or the full SoC
+    (verify on; the RTL's tables uncompressed), reads back identically with Debian's. On the SoC (the tests'
+    preset, te_rtl.SOC_TEST_PRESET) its Level-0 compactions of 5 to 8 runs cascade through temporary tables."""
+    from te_rtl import SOC_TEST_PRESET
+    monkeypatch.setenv("LSMC_SOC_PRESET", SOC_TEST_PRESET)
     ok, msg = ldb.stock_cross_check(seed=3, ops=20000, backend=backend)
     assert ok, msg
 
@@ -262,7 +265,7 @@ def test_bad_backend_named(built):
     """A misspelt LSMC_OFFLOAD is named on stderr; compactions fall back (reason config), tests pass."""
     r = ldb.run_test_binary("db_test", "rtI", gtest_filter="DBTest.SparseMerge", tag="-bad")
     out = (ldb.TMP / "db_test-rtI-bad" / "output.txt").read_text()
-    assert "LSMC_OFFLOAD='rtI' is not a back end (off|model|rtl|soc|kb16)" in out
+    assert "LSMC_OFFLOAD='rtI' is not a back end (off|model|rtl|soc|kb16|kb16-soc)" in out
     assert r.failed == 0 and r.passed == 1
     assert r.log.offloaded == 0 and r.log.reasons.get("config", 0) > 0, r.log.summary()
 

@@ -47,3 +47,57 @@ def test_soc_malformed_table_names_the_error(job, tmp_path):
     rc, _, err = te_tables.soc_job(d / "job.json", tmp_path / "soc", preset=PRESET)
     assert rc == 1 and err.startswith("error=BAD_MAGIC "), err
     assert not (tmp_path / "soc").exists()
+
+
+@pytest.mark.parametrize("runs,compression", [(6, "none"), (9, "snappy")])
+def test_soc_cascade_same_as_reference(tmp_path, runs, compression):
+    """More runs than the SoC's unit merges (4): the host cascades them as the RTL's testbench does, each pass a job
+    on the SoC into temporary tables kept between passes (raw, nothing dropped), then the job itself. The tables
+    are LevelDB's own compaction's (the reference compactor): byte for byte without compression, entry for entry
+    with Snappy (a bloom filter too); bytes_in is the job's own tables'."""
+    d = tmp_path / "job"
+    extra = ["--bloom-bits", "10"] if compression == "snappy" else []
+    assert tables.main(["make", str(d), "--runs", str(runs), "--entries", "200", "--compression", compression,
+                        *extra]) == 0
+    job = d / "job.json"
+    rc, line, err = te_tables.soc_job(job, tmp_path / "soc", preset=PRESET)
+    assert rc == 0, err
+    plan = te_tables.cascade_plan(runs, te_tables.presets_te_ways(PRESET))
+    assert f"passes={len(plan)}" in line.splitlines()[0]
+    ref = tables.reference_exe()
+    rc, _, err = te_tables.run_job(ref, job, tmp_path / "ref")
+    assert rc == 0, err
+    ok, verdict = tables.compare_dirs(tmp_path / "ref", tmp_path / "soc", decoded=compression != "none")
+    assert ok, verdict
+    assert f"bytes_in={sum(p.stat().st_size for p in (d / 'in').iterdir())}" in line.splitlines()[-1]
+
+
+@pytest.mark.parametrize("runs", [5, 6, 9, 12, 17])
+def test_cascade_plan_is_the_models(runs, tmp_path):
+    """The host's cascade (lsmc.sim.tables.cascade_plan) mirrors the model's CascadePlan: the same number of passes
+    as `table_model --ways 4 --stats` counts, every run merged once, the temporary runs in order."""
+    import re
+    import subprocess
+    d = tmp_path / "job"
+    assert tables.main(["make", str(d), "--runs", str(runs), "--entries", "20", "--compression", "none"]) == 0
+    res = subprocess.run([str(tables.model_exe()), str(d / "job.json"), str(tmp_path / "m"), "--ways", "4", "--stats"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    plan = te_tables.cascade_plan(runs, 4)
+    assert len(plan) == int(re.search(r"passes=(\d+)", res.stdout)[1])
+    used = [i for p in plan for i in p]
+    assert sorted(i for i in used if i >= 0) == list(range(runs))
+    assert sorted(-1 - i for i in used if i < 0) == list(range(len(plan) - 1))
+    assert all(len(p) <= 4 for p in plan)
+
+
+def test_soc_preset_option_checked(job, tmp_path, capsys):
+    """--soc-preset: the soc back end's only, a preset with table-engine units, enough units for --parts."""
+    base = ["compact", "--job", str(job), "--out-dir", str(tmp_path / "o")]
+    assert tables.main([*base, "--backend", "model", "--soc-preset", PRESET]) == 2
+    assert "the soc back end's SoC only" in capsys.readouterr().err
+    assert tables.main([*base, "--backend", "soc", "--soc-preset", "table3-w128"]) == 2
+    assert "not a SoC preset with table-engine units" in capsys.readouterr().err
+    assert tables.main([*base, "--backend", "soc", "--soc-preset", "tables-m1", "--parts", "2"]) == 2
+    assert "has 1 table-engine units" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

@@ -21,11 +21,12 @@
 extern "C" {
 #endif
 
-/* model and rtl are the table engine (lsmc_table.h: its C++ model, its Verilated RTL); kb16 and soc the
- * KB16 compaction IP (its Verilated RTL in process; the full SoC), the back ends lsmc_merge_runs takes
- * besides model (the C merge). */
+/* model, rtl and soc are the table engine (lsmc_table.h: its C++ model, its Verilated RTL, the full SoC);
+ * kb16 and kb16-soc the KB16 compaction IP (its Verilated RTL in process; the full SoC), the back ends
+ * lsmc_merge_runs takes besides model (the C merge). */
 typedef enum {
-    LSMC_BACKEND_OFF = 0, LSMC_BACKEND_MODEL = 1, LSMC_BACKEND_RTL = 2, LSMC_BACKEND_SOC = 3, LSMC_BACKEND_KB16 = 4
+    LSMC_BACKEND_OFF = 0, LSMC_BACKEND_MODEL = 1, LSMC_BACKEND_RTL = 2, LSMC_BACKEND_SOC = 3, LSMC_BACKEND_KB16 = 4,
+    LSMC_BACKEND_KB16_SOC = 5
 } lsmc_backend;
 
 /* Back end named by LSMC_OFFLOAD (unset or empty: off). On an unknown name returns -1 and writes a

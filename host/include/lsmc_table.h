@@ -49,9 +49,9 @@ struct Result {
   std::vector<OutputTable> tables;
   uint64_t entries_in = 0, entries_out = 0, bytes_in = 0, bytes_out = 0;
   // model: its cycle estimate (hw/ip/table_engine/model/cycle_model.h); rtl: the RTL's clocks from the
-  // job's handshake to its status
+  // job's handshake to its status; soc: the unit's CYCLES register
   uint64_t cycles = 0;
-  uint64_t cpu_us = 0;   // CPU time of the calling thread inside the model or the simulation
+  uint64_t cpu_us = 0;   // CPU time of the calling thread inside the model or the simulation (soc: its processes')
   // On an error: the engine's code (KEY_TOO_LONG, BAD_CRC, ..., or EXCEPTION) and its line.
   std::string error_code, error;
   // rtl: a job its RTL cannot take (no job ran; `error` says why): `rtl-filter` (bloom bits over the
@@ -61,10 +61,12 @@ struct Result {
   bool ok() const { return error_code.empty(); }
 };
 
-enum class Engine { kModel, kRtl };
+enum class Engine { kModel, kRtl, kSoc };
 
-// Runs the job on the model or on the RTL (one engine for the process, one job at a time; its AXI
-// memory and job streams stalled with probability LSMC_RTL_STALL, seeded by LSMC_RTL_SEED). Never throws.
+// Runs the job on the model, on the RTL (one engine for the process, one job at a time; its AXI memory and
+// job streams stalled with probability LSMC_RTL_STALL, seeded by LSMC_RTL_SEED) or on the full SoC (a job
+// folder through `lsmc tables compact --backend soc` in the repository the library was built from, on the
+// SoC preset LSMC_SOC_PRESET, default tables-m1; seconds a job: small cases). Never throws.
 Result Compact(Job&& job, Engine engine = Engine::kModel);
 
 // Modelled device time of a job in microseconds: its cycles at LSMC_DEVICE_MHZ plus bytes_in +

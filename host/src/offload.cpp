@@ -31,7 +31,8 @@ extern "C" int lsmc_backend_from_env(char* err, size_t err_len) {
     if (!strcmp(v, "rtl")) return LSMC_BACKEND_RTL;
     if (!strcmp(v, "soc")) return LSMC_BACKEND_SOC;
     if (!strcmp(v, "kb16")) return LSMC_BACKEND_KB16;
-    say(err, err_len, "LSMC_OFFLOAD='%s' is not a back end (off|model|rtl|soc|kb16)", v);
+    if (!strcmp(v, "kb16-soc")) return LSMC_BACKEND_KB16_SOC;
+    say(err, err_len, "LSMC_OFFLOAD='%s' is not a back end (off|model|rtl|soc|kb16|kb16-soc)", v);
     return -1;
 }
 
@@ -42,6 +43,7 @@ extern "C" const char* lsmc_backend_name(int b) {
         case LSMC_BACKEND_RTL: return "rtl";
         case LSMC_BACKEND_SOC: return "soc";
         case LSMC_BACKEND_KB16: return "kb16";
+        case LSMC_BACKEND_KB16_SOC: return "kb16-soc";
         default: return "?";
     }
 }
@@ -81,7 +83,7 @@ int merge2(int backend, const uint8_t* r0, size_t l0, const uint8_t* r1, size_t 
         return 0;
     }
     if (backend == LSMC_BACKEND_KB16) return rtl_merge2(r0, l0, r1, l1, group, m, err, err_len);
-    if (backend == LSMC_BACKEND_SOC) return soc_merge2(r0, l0, r1, l1, group, m, err, err_len);
+    if (backend == LSMC_BACKEND_KB16_SOC) return soc_merge2(r0, l0, r1, l1, group, m, err, err_len);
     say(err, err_len, "back end '%s' cannot merge", lsmc_backend_name(backend));
     return -1;
 }

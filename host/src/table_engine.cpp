@@ -12,7 +12,11 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <cstring>
+#include <stdexcept>
 #include <string>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "compaction.h"
 #include "cycle_model.h"
@@ -21,6 +25,7 @@
 #include "lsmc_env.h"
 #include "lsmc_offload.h"
 #include "table_engine_sim.h"
+#include "table_reader.h"
 
 namespace lsmc_table {
 namespace {
@@ -83,11 +88,168 @@ table_engine::CompactionResult RunRtl(const table_engine::CompactionSpec& spec, 
   return std::move(out.result);
 }
 
+// ---- soc: the job on the full SoC simulation, through `lsmc tables compact --backend soc` ----
+
+std::string HexOf(std::string_view b) {
+  static const char* d = "0123456789abcdef";
+  std::string o;
+  o.reserve(2 * b.size());
+  for (unsigned char c : b) {
+    o += d[c >> 4];
+    o += d[c & 15];
+  }
+  return o;
+}
+
+bool WriteFile(const std::string& path, std::string_view bytes) {
+  FILE* f = fopen(path.c_str(), "wb");
+  if (!f) return false;
+  const bool ok = bytes.empty() || fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  return fclose(f) == 0 && ok;
+}
+
+bool ReadFile(const std::string& path, std::string* out) {
+  FILE* f = fopen(path.c_str(), "rb");
+  if (!f) return false;
+  out->clear();
+  char buf[65536];
+  size_t k;
+  while ((k = fread(buf, 1, sizeof buf, f)) > 0) out->append(buf, k);
+  const bool ok = !ferror(f);
+  fclose(f);
+  return ok;
+}
+
+// The job as a job folder in the format lsmc-table-job/1 (hw/ip/table_engine/model/job.h): in/NNNNNN.ldb
+// and job.json, output tables numbered from 1 (the hook numbers them itself).
+bool WriteJobFolder(const Job& job, const std::string& dir) {
+  std::string runs;
+  int number = 1;
+  for (size_t r = 0; r < job.runs.size(); r++) {
+    runs += r ? ", [" : "[";
+    for (size_t i = 0; i < job.runs[r].size(); i++, number++) {
+      const InputTable& t = job.runs[r][i];
+      char name[32];
+      snprintf(name, sizeof name, "in/%06d.ldb", number);
+      if (!WriteFile(dir + "/" + name, t.data ? std::string_view(t.data, t.size) : std::string_view(t.bytes)))
+        return false;
+      runs += std::string(i ? ", \"" : "\"") + name + "\"";
+    }
+    runs += "]";
+  }
+  std::string gp, dl;
+  for (size_t i = 0; i < job.grandparents.size(); i++)
+    gp += std::string(i ? ", " : "") + "{\"largest\": \"" + HexOf(job.grandparents[i].first) +
+          "\", \"size\": " + std::to_string(job.grandparents[i].second) + "}";
+  for (size_t l = 0; l < job.deeper_levels.size(); l++) {
+    dl += l ? ", [" : "[";
+    for (size_t i = 0; i < job.deeper_levels[l].size(); i++)
+      dl += std::string(i ? ", " : "") + "{\"smallest\": \"" + HexOf(job.deeper_levels[l][i].first) +
+            "\", \"largest\": \"" + HexOf(job.deeper_levels[l][i].second) + "\"}";
+    dl += "]";
+  }
+  const std::string j =
+      "{\"format\": \"lsmc-table-job/1\", \"runs\": [" + runs + "],\n \"options\": {\"block_size\": " +
+      std::to_string(job.block_size) + ", \"block_restart_interval\": " + std::to_string(job.restart_interval) +
+      ", \"compression\": \"" + (job.snappy ? "snappy" : "none") + "\", \"bloom_bits_per_key\": " +
+      std::to_string(job.bloom_bits_per_key) + ", \"max_file_size\": " + std::to_string(job.max_file_size) +
+      ", \"verify_checksums\": " + (job.verify_checksums ? "true" : "false") + "},\n \"smallest_snapshot\": " +
+      std::to_string(job.smallest_snapshot) + ", \"grandparents\": [" + gp + "], \"deeper_levels\": [" + dl +
+      "], \"first_file_number\": 1}\n";
+  return WriteFile(dir + "/job.json", j);
+}
+
+// The number after `key=` in `text` (0 when absent).
+uint64_t Field(const std::string& text, const char* key) {
+  const size_t at = text.rfind(std::string(" ") + key + "=");
+  const size_t k = at != std::string::npos ? at + 1 : text.rfind(std::string(key) + "=", 0) == 0 ? 0 : std::string::npos;
+  return k == std::string::npos ? 0 : strtoull(text.c_str() + k + strlen(key) + 1, nullptr, 10);
+}
+
+// The engine's error as the SoC's tool names it: its code (the hook's fallback reason) and its line.
+struct SocError {
+  std::string code, line;
+};
+
+// Runs the job on the SoC (tables.elf on the preset LSMC_SOC_PRESET names, default the one-unit tables-m1) and
+// reads its tables back: each is read through the model's table reader for its entries and end keys, so a table
+// the SoC wrote wrong is an error here, not a file LevelDB installs.
+table_engine::CompactionResult RunSoc(const Job& job, Result* r, uint64_t* child_us) {
+  const char* tmp = getenv("TMPDIR");
+  std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/lsmc-te-soc-XXXXXX";
+  if (!mkdtemp(&dir[0])) throw std::runtime_error("soc: cannot make a temporary folder");
+  struct Cleanup {
+    std::string d;
+    ~Cleanup() {
+      if (system(("rm -rf '" + d + "'").c_str()) != 0) { /* a leftover temporary folder is harmless */ }
+    }
+  } cleanup{dir};
+  if (system(("mkdir -p '" + dir + "/in'").c_str()) != 0 || !WriteJobFolder(job, dir))
+    throw std::runtime_error("soc: cannot write the job folder " + dir);
+  const char* preset = getenv("LSMC_SOC_PRESET");
+  const std::string cmd = "cd '" LSMC_REPO_ROOT "' && python3 -m lsmc tables compact --job '" + dir +
+                          "/job.json' --out-dir '" + dir + "/out' --backend soc" +
+                          (preset && *preset ? std::string(" --soc-preset '") + preset + "'" : std::string()) + " 2>&1";
+  // The simulation runs in child processes: their CPU time (waited for by pclose) is the job's.
+  rusage before, after;
+  getrusage(RUSAGE_CHILDREN, &before);
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  if (p) {
+    char line[4096];
+    while (fgets(line, sizeof line, p)) out += line;
+  }
+  const int rc = p ? pclose(p) : -1;
+  getrusage(RUSAGE_CHILDREN, &after);
+  auto us = [](const timeval& t) { return uint64_t(t.tv_sec) * 1000000u + uint64_t(t.tv_usec); };
+  *child_us = us(after.ru_utime) + us(after.ru_stime) - us(before.ru_utime) - us(before.ru_stime);
+  if (rc != 0) {
+    // The tool's error line (`error=CODE table=... offset=...`) names the engine's error; anything else is the
+    // device's (a SoC that did not answer, a tool that failed).
+    const size_t e = out.find("error=");
+    if (e != std::string::npos) {
+      const size_t end = out.find_first_of(" \n", e);
+      const std::string code = out.substr(e + 6, end == std::string::npos ? std::string::npos : end - e - 6);
+      const std::string line = out.substr(e, out.find('\n', e) == std::string::npos ? std::string::npos : out.find('\n', e) - e);
+      throw SocError{code, line};
+    }
+    throw std::runtime_error("soc: lsmc tables compact exited with status " + std::to_string(rc) + ": " +
+                             out.substr(out.size() > 400 ? out.size() - 400 : 0));
+  }
+  std::string result;
+  if (!ReadFile(dir + "/out/result.json", &result)) throw std::runtime_error("soc: no result.json in " + dir + "/out");
+  r->cycles = Field(out, "cycles");
+  table_engine::CompactionResult res;
+  table_engine::ReadStats stats;
+  for (size_t at = result.find("\"file\": \""); at != std::string::npos; at = result.find("\"file\": \"", at + 1)) {
+    const size_t b = at + 9, e = result.find('"', b);
+    const std::string name = result.substr(b, e - b);
+    table_engine::OutputTable t;
+    if (!ReadFile(dir + "/out/" + name, &t.bytes)) throw std::runtime_error("soc: cannot read its table " + name);
+    const table_engine::TableImage image{name, t.bytes};
+    table_engine::TableReader reader(&image, true, &stats);
+    while (reader.Next()) {
+      if (t.entries == 0) t.smallest = std::string(reader.key());
+      t.largest = std::string(reader.key());
+      t.entries++;
+    }
+    res.entries_out += t.entries;
+    res.bytes_out += t.bytes.size();
+    res.tables.push_back(std::move(t));
+  }
+  for (const auto& run : job.runs)
+    for (const InputTable& t : run) res.bytes_in += t.data ? t.size : t.bytes.size();
+  const size_t n = result.find("\"entries_in\": ");
+  res.entries_in = n == std::string::npos ? 0 : strtoull(result.c_str() + n + 14, nullptr, 10);
+  return res;
+}
+
 }  // namespace
 
 Result Compact(Job&& job, Engine engine) {
   Result r;
   const uint64_t t0 = ThreadCpuUs();
+  uint64_t child_us = 0;  // soc: the simulation's processes
   try {
     table_engine::CompactionSpec spec;
     size_t tables_in = 0;
@@ -119,6 +281,8 @@ Result Compact(Job&& job, Engine engine) {
     table_engine::CompactionResult res;
     if (engine == Engine::kRtl) {
       res = RunRtl(spec, job.rtl_max_cycles, &r);
+    } else if (engine == Engine::kSoc) {
+      res = RunSoc(job, &r, &child_us);
     } else {
       res = table_engine::RunCompaction(spec);
       r.cycles = table_engine::cycle_model::EstimateJob(res, spec.runs.size(), tables_in,
@@ -142,6 +306,10 @@ Result Compact(Job&& job, Engine engine) {
     r.error_code = table_engine::ErrorName(e.code);
     r.error = e.Line();
     r.refused = "rtl-" + e.reason;
+  } catch (const SocError& e) {
+    r.tables.clear();
+    r.error_code = e.code;
+    r.error = e.line;
   } catch (const table_engine::EngineError& e) {
     r.tables.clear();
     r.error_code = table_engine::ErrorName(e.code);
@@ -151,7 +319,7 @@ Result Compact(Job&& job, Engine engine) {
     r.error_code = "EXCEPTION";
     r.error = e.what();
   }
-  r.cpu_us = ThreadCpuUs() - t0;
+  r.cpu_us = ThreadCpuUs() - t0 + child_us;
   return r;
 }
 

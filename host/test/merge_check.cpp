@@ -49,13 +49,13 @@ std::string random_key(Rng& r, int kind) {
 
 int main(int argc, char** argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s model|kb16|soc CASES SEED [MAXKEYS [MAXRUNS]]\n", argv[0]);
+        fprintf(stderr, "usage: %s model|kb16|kb16-soc CASES SEED [MAXKEYS [MAXRUNS]]\n", argv[0]);
         return 2;
     }
     int backend = !strcmp(argv[1], "model") ? LSMC_BACKEND_MODEL : !strcmp(argv[1], "kb16") ? LSMC_BACKEND_KB16
-                  : !strcmp(argv[1], "soc") ? LSMC_BACKEND_SOC : -1;
+                  : !strcmp(argv[1], "kb16-soc") ? LSMC_BACKEND_KB16_SOC : -1;
     if (backend < 0) {
-        fprintf(stderr, "error: back end %s (model|kb16|soc)\n", argv[1]);
+        fprintf(stderr, "error: back end %s (model|kb16|kb16-soc)\n", argv[1]);
         return 2;
     }
     int cases = atoi(argv[2]);

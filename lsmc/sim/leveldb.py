@@ -1,5 +1,6 @@
 """LevelDB 1.23 built with its compactions offloaded (`scripts/leveldb build`): to the table engine's
-model (LSMC_OFFLOAD=model) or its Verilated RTL (rtl), or to the KB16 compaction IP (kb16, soc). Run here:
+model (LSMC_OFFLOAD=model), its Verilated RTL (rtl) or the full SoC with it (soc), or to the KB16 compaction IP
+(kb16, kb16-soc). Run here:
 its test binaries one by one with the offload, the offload log the hook writes, the cross-check with
 Debian's stock library (docs/leveldb.md). The `lsmc leveldb` command (lsmc/leveldb.py) and the
 db_bench report (lsmc/report/leveldb_bench.py) use it."""
@@ -218,7 +219,7 @@ def stock_cross_check(seed: int = 1, ops: int = 20000, backend: str = TEST_BACKE
     table engine's RTL the tables are written without compression (it writes no Snappy yet), else with
     Snappy as LevelDB does by default."""
     exe = BIN / "lsmc_db_check"
-    work = TMP / "crosscheck"
+    work = TMP / f"crosscheck-{backend}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     db = work / "db"

@@ -7,6 +7,7 @@ import importlib
 import json
 import random
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -159,6 +160,14 @@ def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | Non
 
     if parts is not None or preset is not None:
         preset = preset or soc_preset_for(parts)
+    if (parts or 1) == 1:
+        try:
+            spec = sstable.read_job(job_path)
+        except sstable.JobFormatError as e:
+            return 1, "", f"error=BAD_JOB table={job_path} offset=0 {e}"
+        ways = presets_te_ways(preset or SOC_PRESET)
+        if len(spec.runs) > ways:
+            return soc_cascade(job_path, spec, out_dir, ways, timeout, ddr, preset)
     exe = soc_exe(preset or SOC_PRESET)
     try:
         harness = table_engine_unit.build_harness(4)
@@ -212,6 +221,94 @@ def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | Non
         return 0, (f"soc job_cycles={fw} bracket={cyc} engine_cycles={eng} plan_cycles={head[3]} "
                    f"dispatch_wait_cycles={head[4]} collect_cycles={head[5]} parts={head[1]} units={head[2]} "
                    f"preset={preset} ddr={ddr or 'fixed'}{speed}\n{line}"), run.stderr.strip()
+
+
+def presets_te_ways(preset: str) -> int:
+    """Runs a table-engine unit of the SoC preset `preset` merges in one pass."""
+    from lsmc.build import presets
+    return presets.soc(preset).derived["te_ways"]
+
+
+def cascade_plan(runs: int, ways: int) -> list[list[int]]:
+    """The model's CascadePlan (hw/ip/table_engine/model/cycle_model.h), step for step: each pass merges the list's
+    first inputs, `ways` of them or just enough to leave `ways`, into a temporary run that joins the list's end
+    (temporary run t as -1 - t); the last entry is the final pass."""
+    todo, plan = list(range(runs)), []
+    while len(todo) > ways:
+        m = min(ways, len(todo) - ways + 1)
+        plan.append(todo[:m])
+        todo = todo[m:] + [-len(plan)]
+    return plan + [todo]
+
+
+# A cascade pass's options: raw blocks, no filter, nothing dropped. smallest_snapshot 0 keeps every hidden version
+# (LevelDB's sequences start at 1), and one deeper-level file over every user key up to the engine's 1 KiB keeps
+# every deletion marker (no key is at its base level).
+_PASS_DEEPER = [[{"smallest": "", "largest": "ff" * 1024}]]
+
+
+def soc_cascade(job_path: Path, spec, out_dir: Path, ways: int, timeout: float, ddr: str | None,
+                preset: str | None) -> tuple[int, str, str]:
+    """A job of more runs than the SoC's unit merges, as the RTL's testbench cascades it (table_engine_top.md,
+    "Cascades"): each pass a job of its own on the SoC into temporary tables (the host keeps them between
+    passes), then the job itself on the last inputs. The result line's cycles are the passes' sum."""
+    import tempfile
+
+    base = Path(job_path).parent
+    opts = spec.options
+    block = opts.get("block_size", 4096)
+    # Each temporary table's index within the writer's 64 KiB index buffer for the longest key (1,032 bytes + 28
+    # bytes of varints, handle and restart offset an index entry), as the testbench sizes its passes.
+    pass_file = max(1, (min(1024, (65536 - 64) // (1032 + 28)) - 2) * block)
+    pass_opts = {**opts, "compression": "none", "bloom_bits_per_key": 0, "max_file_size": pass_file}
+    plan = cascade_plan(len(spec.runs), ways)
+    total = 0
+    with tempfile.TemporaryDirectory(prefix="lsmc-soc-cascade-") as tmp:
+        temps: list[list[Path]] = []
+
+        def tables_of(i: int) -> list[Path]:
+            return [base / t for t in spec.runs[i]] if i >= 0 else temps[-1 - i]
+
+        def job_for(folder: Path, inputs: list[int], job) -> Path:
+            (folder / "in").mkdir(parents=True)
+            runs = []
+            for i in inputs:
+                names = []
+                for t in tables_of(i):
+                    name = f"in/{len(list((folder / 'in').iterdir())):06d}_{t.name}"
+                    shutil.copyfile(t, folder / name)
+                    names.append(name)
+                runs.append(names)
+            job.runs = runs
+            sstable.write_job(job, folder / "job.json")
+            return folder / "job.json"
+
+        for j, inputs in enumerate(plan):
+            final = j == len(plan) - 1
+            folder = Path(tmp) / f"pass{j}"
+            job = sstable.Job(runs=[], options=opts if final else pass_opts,
+                              smallest_snapshot=spec.smallest_snapshot if final else 0,
+                              grandparents=spec.grandparents if final else [],
+                              deeper_levels=spec.deeper_levels if final else _PASS_DEEPER,
+                              first_file_number=spec.first_file_number if final else 1)
+            path = job_for(folder, inputs, job)
+            out = out_dir if final else folder / "out"
+            rc, line, err = soc_job(path, out, timeout, ddr, None, preset)
+            if rc != 0:
+                return rc, "", err.replace(str(path), f"{job_path} (cascade pass {j + 1} of {len(plan)})")
+            total += int(re.search(r"\bcycles=(\d+)", line.splitlines()[-1])[1])
+            if not final:
+                temps.append([out / t["file"] for t in sstable.read_result(out / "result.json")["tables"]])
+    # The final pass read the temporary tables: the job's input is its own tables (the passes drop nothing, so
+    # the entry counts are the job's already).
+    bytes_in = sum((base / t).stat().st_size for run in spec.runs for t in run)
+    result = json.loads((out_dir / "result.json").read_text())
+    result["bytes_in"] = bytes_in
+    (out_dir / "result.json").write_text(json.dumps(result, indent=2) + "\n")
+    head, last = line.splitlines()
+    last = re.sub(r"\bcycles=\d+", f"cycles={total}", last, count=1)
+    last = re.sub(r"\bbytes_in=\d+", f"bytes_in={bytes_in}", last, count=1)
+    return 0, f"{head} passes={len(plan)}\n{last}", err
 
 
 def run_job(exe: Path, job_path: Path, out_dir: Path, parts: int | None = None) -> tuple[int, str, str]:
