@@ -172,6 +172,26 @@ def test_scaling_points_as_tasks_write_the_serial_files(client, tmp_path):
         assert (tmp_path / "cluster" / "out" / f).read_bytes() == (tmp_path / "serial" / "out" / f).read_bytes(), f
 
 
+def test_table_report_cases_as_tasks_give_the_serial_rows(client, tmp_path):
+    """The table-engine report's cases as tasks (a case a task: its job, the reference and the back ends): the
+    rows the serial run gives, in its order, but for LevelDB's own compaction speed (measured CPU time); the
+    files differ in that column only."""
+    from lsmc.report import tables as report
+
+    cases, kw = [("dbbench", "none"), ("key64", "none")], dict(entries=200, backends=("rtl", "model"), units=(1, 2))
+    serial, _ = report.run(tmp_path / "serial", cases=cases, log=lambda s: None, load="1", **kw)
+    logged: list[str] = []
+    rows, paths, outcomes = report.run_cluster(client, tmp_path / "cluster", cases=cases, log=logged.append,
+                                               load="1", **kw)
+    assert all(o.ok for o in outcomes), [o.error for o in outcomes]
+    measured = lambda rs: [{k: v for k, v in r.items() if k != "leveldb_cpu_mb_per_s"} for r in rs]  # noqa: E731
+    assert measured(rows) == measured(serial) and all(r["pass"] == "PASS" for r in rows)
+    assert any("rtl x1" in line for line in logged) and any("key64" in line for line in logged)
+    csv = [[ln.rsplit(",", 1)[0] for ln in (tmp_path / d / "tables.csv").read_text().splitlines()]
+           for d in ("serial", "cluster")]
+    assert csv[0] == csv[1]
+
+
 @pytest.mark.slow
 def test_nand_modes_as_tasks_write_the_serial_files(client, tmp_path, capsys):
     """sdr4, sdr5 and nvddr5 with the ECC sweep: each mode on a simulation of its own gives the rows the
@@ -241,6 +261,39 @@ def test_demo_writes_finished_points_and_names_failed_ones(monkeypatch, tmp_path
     monkeypatch.setattr(report, "scaling_sweep", interrupted)
     assert demo.main(["scaling", "--sizes", "64", "--cluster"]) == 130
     assert f"Interrupted: 1 of {len(pts)} points finished." in (tmp_path / "scaling.md").read_text()
+    assert "interrupted" in capsys.readouterr().out
+
+
+def test_demo_tables_names_a_failed_case(monkeypatch, tmp_path, capsys):
+    """`demo tables --cluster` (no cluster: the cases' outcomes faked): the finished case's rows are written, the
+    failed case is named with its error in tables.md, exit 1; Ctrl-C writes the finished ones, exit 130."""
+    import contextlib
+
+    from lsmc.report import demo
+    from lsmc.report import tables as report
+
+    row = report.make_row(1, 4, "none", 1000, 500, 100, 100, True, "dbbench", "rtl", 10.0)
+    monkeypatch.setattr(demo, "RESULTS", tmp_path)
+    monkeypatch.setattr(cluster, "connect", lambda address: contextlib.nullcontext())
+
+    def outcomes(client, fn, points, **kw):
+        for line in ("tables: dbbench ...",):
+            kw["on_result"](cluster.Outcome(points[0], ([row], [line])))
+        return [cluster.Outcome(points[0], ([row], [])), *[cluster.Outcome(p, error="ReportError: boom")
+                                                          for p in points[1:]]]
+
+    monkeypatch.setattr(cluster, "run", outcomes)
+    assert demo.main(["tables", "--cluster"]) == 1
+    md = (tmp_path / "tables.md").read_text()
+    assert "task(s) failed" in md and "key64, compression none: ReportError: boom" in md
+    assert (tmp_path / "tables.csv").read_text().count("\n") == 2  # the header and the finished case's row
+
+    def interrupted(client, fn, points, **kw):
+        raise cluster.Interrupted([cluster.Outcome(points[0], ([row], []))])
+
+    monkeypatch.setattr(cluster, "run", interrupted)
+    assert demo.main(["tables", "--cluster"]) == 130
+    assert "Interrupted: 1 of 3 cases finished." in (tmp_path / "tables.md").read_text()
     assert "interrupted" in capsys.readouterr().out
 
 

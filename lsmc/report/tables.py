@@ -215,6 +215,52 @@ def write_results(rows: list[dict], out_dir: Path, cond: str) -> list[Path]:
     return paths
 
 
+# ---- the report as Dask tasks (lsmc.cluster, docs/cluster.md): a case a task, the rows in the serial order ----
+
+def case_task(point: tuple) -> tuple[list[dict], list[str]]:
+    """(workload, compression, entries, backends, units, soc_preset) -> case_rows' rows and the lines it logged,
+    in a folder of the worker's own (its builds made there once and reused)."""
+    workload, compression, entries, backends, units, soc_preset = point
+    lines: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="lsmc-tables-task-") as tmp:
+        rows = case_rows(workload, compression, Path(tmp), entries, backends, units, lines.append, soc_preset)
+    return rows, lines
+
+
+def case_name(point: tuple) -> str:
+    return f"{point[0]}, compression {point[1]}"
+
+
+def run_cluster(client, out_dir: Path, entries: int | None = None, cases=CASES, backends=("rtl", "model", "soc"),
+                units=UNITS, load: str = "unknown", log=print,
+                soc_preset: str = SOC_PRESET) -> tuple[list[dict], list[Path], list]:
+    """run()'s cases as tasks: the same rows in the same order, the files written from the finished cases (a
+    failed case named with its error under the table). Returns the rows, the files and the outcomes; raises
+    lsmc.cluster.Interrupted (its outcomes the finished cases) after writing them on Ctrl-C."""
+    from lsmc import cluster
+
+    points = [(w, c, entries, tuple(backends), tuple(units), soc_preset) for w, c in cases]
+
+    def done(o):
+        if o.ok:
+            for line in o.value[1]:
+                log(line)
+        else:
+            log(f"tables: {case_name(o.point)}: FAILED: {o.error}")
+
+    cond = conditions(load, soc_preset)
+    try:
+        outcomes = cluster.run(client, case_task, points, label="tables", on_result=done)
+    except cluster.Interrupted as e:
+        rows = [r for o in e.outcomes if o.ok for r in o.value[0]]
+        note = f"\n\nInterrupted: {len(e.outcomes)} of {len(points)} cases finished.\n"
+        write_results(rows, out_dir, cond + note + cluster.failures_text(e.outcomes, case_name))
+        raise
+    rows = [r for o in outcomes if o.ok for r in o.value[0]]
+    failed = cluster.failures_text(outcomes, case_name)
+    return rows, write_results(rows, out_dir, cond + ("\n\n" + failed if failed else "")), outcomes
+
+
 def run(out_dir: Path, entries: int | None = None, cases=CASES, backends=("rtl", "model", "soc"), units=UNITS,
         load: str = "unknown", log=print, soc_preset: str = SOC_PRESET) -> tuple[list[dict], list[Path]]:
     rows: list[dict] = []
