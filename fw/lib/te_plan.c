@@ -301,6 +301,7 @@ size_t te_plan_work_bytes(uint32_t runs, uint32_t tables, uint32_t parts)
            round8(8 * cand) + round8(4 * cand) + round8(sizeof(te_plan_key) * cand) + /* candidates */
            3 * round8(8 * runs) + round8(sizeof(entry) * runs) +                     /* per run in the merge */
            round8(sizeof(te_plan_key) * splits) + 2 * round8(4 * splits * runs) +     /* splits, taken, past */
+           round8(4 * splits) +                                                        /* each split's run */
            round8(4 * parts) + round8(sizeof(te_plan_window) * parts * runs) + round8(8 * parts);
 }
 
@@ -378,7 +379,7 @@ int te_plan(const te_plan_input *in, void *work, size_t work_bytes, te_plan_resu
     const te_plan_block *blk = in->index;
     uint32_t ntables = 0, nsamples = 0, nmerged, S = 0;
     uint64_t *est;
-    uint32_t *merged, *split_taken, *past, *taken;
+    uint32_t *merged, *split_taken, *split_run, *past, *taken;
     te_plan_key *cand;
     int rc;
 
@@ -439,6 +440,7 @@ int te_plan(const te_plan_input *in, void *work, size_t work_bytes, te_plan_resu
      * bound of all) never splits; a split not above the previous one is dropped. */
     res->splits = take(&a, sizeof(te_plan_key) * (P - 1));
     split_taken = take(&a, 4 * (P - 1) * K);
+    split_run = take(&a, 4 * (P - 1));
     past = take(&a, 4 * (P - 1) * K);
     res->nwindows = take(&a, 4 * P);
     res->windows = take(&a, sizeof(te_plan_window) * P * K);
@@ -476,6 +478,7 @@ int te_plan(const te_plan_input *in, void *work, size_t work_bytes, te_plan_resu
             if (compare(&c, cand[q], top) >= 0)
                 continue;
             res->splits[S] = cand[q];
+            split_run[S] = merged[q];
             for (uint32_t r = 0; r < K; r++)
                 split_taken[S * K + r] = taken[r];
             S++;
@@ -494,7 +497,20 @@ int te_plan(const te_plan_input *in, void *work, size_t work_bytes, te_plan_resu
             const uint32_t t = split_taken[i * K + r];
             uint32_t lo = t > 0 ? ri->samples[t - 1] + 1 : 0, hi = ri->nblocks;
             entry e;
-            if (t < ri->nsamples) {
+            int found = 0;
+            /* The split is this run's sample samples[t - 1]: the block after it is past the split unless its
+             * bound equals it (a user key over several blocks), so it is looked at first. */
+            if (split_run[i] == r && lo < hi) {
+                c.st->index_entries++;
+                if ((rc = read_block(&c, ri, lo, &e, 0)) != 0)
+                    return rc;
+                found = compare(&c, e.user, res->splits[i]) > 0;
+                if (found)
+                    hi = lo;
+                else
+                    lo++;
+            }
+            if (!found && t < ri->nsamples) {
                 while (merged[m] != r || seen < t)
                     seen += merged[m++] == r;
                 c.st->index_entries++;

@@ -135,6 +135,7 @@ SubcompactionPlan PlanSubcompactions(const CompactionSpec& spec, int parts) {
     const std::string* user;
     uint64_t bytes;
     std::vector<uint64_t> taken;  // samples of each run at or before it in the merge
+    size_t run;                   // the run whose sample it is
   };
   std::vector<Candidate> cand;
   // A run's bytes below a key lie between its last sample at or below the key and its next sample:
@@ -150,7 +151,7 @@ SubcompactionPlan PlanSubcompactions(const CompactionSpec& spec, int parts) {
     uint64_t estimate = reached[s.run];
     for (size_t r = 0; r < K; r++)
       if (r != s.run) estimate += (reached[r] + next_cum(r)) / 2;
-    cand.push_back(Candidate{&user(s), estimate, taken});
+    cand.push_back(Candidate{&user(s), estimate, taken, s.run});
   }
   // The last candidate is the largest bound of all: no key lies above it, so it never splits. Equal
   // keys of several runs are separate candidates (no comparison per sample to group them); a split
@@ -159,6 +160,7 @@ SubcompactionPlan PlanSubcompactions(const CompactionSpec& spec, int parts) {
   if (!cand.empty()) cand.pop_back();
   size_t next = 0;  // candidates below `next` are taken or passed
   std::vector<std::vector<uint64_t>> split_taken;
+  std::vector<size_t> split_run;
   for (int j = 1; j < parts && next < cand.size(); j++) {
     uint64_t target = plan.total_bytes * uint64_t(j) / uint64_t(parts);
     size_t k = next;
@@ -169,6 +171,7 @@ SubcompactionPlan PlanSubcompactions(const CompactionSpec& spec, int parts) {
     if (CountedCompare(*cand[k].user, *top, &cost) >= 0) continue;
     plan.splits.push_back(*cand[k].user);
     split_taken.push_back(cand[k].taken);
+    split_run.push_back(cand[k].run);
   }
 
   // Step 3: per split and run, the first block whose bound is past the split (binary search between
@@ -187,6 +190,16 @@ SubcompactionPlan PlanSubcompactions(const CompactionSpec& spec, int parts) {
       const std::vector<uint64_t>& sr = samples[r];
       uint64_t t = split_taken[i][r];
       uint64_t lo = t > 0 ? sr[t - 1] + 1 : 0, hi = runs[r].blocks.size();
+      // The split is a bound of this run's (its sample sr[t - 1]): the block after it is past the split unless
+      // its bound equals it (a user key over several blocks), so it is looked at first.
+      if (r == split_run[i] && lo < hi) {
+        cost.index_entries++;
+        if (CountedCompare(runs[r].blocks[lo].user, plan.splits[i], &cost) > 0) {
+          past[i][r] = i > 0 ? std::max(lo, past[i - 1][r]) : lo;
+          continue;
+        }
+        lo++;
+      }
       if (t < sr.size()) {
         cost.index_entries++;
         if (CountedCompare(runs[r].blocks[sr[t]].user, plan.splits[i], &cost) > 0) hi = sr[t];
@@ -239,7 +252,8 @@ SubcompactionPlan PlanSubcompactions(const CompactionSpec& spec, int parts) {
     }
   }
 
-  cost.cpu_cycles = cost.index_entries * fw_cost::kIndexEntryCycles + cost.comparisons * fw_cost::kCompareCycles +
+  cost.cpu_cycles = fw_cost::kPlanCycles + cost.index_entries * fw_cost::kIndexEntryCycles +
+                    cost.comparisons * fw_cost::kCompareCycles +
                     cost.compared_bytes * fw_cost::kCompareByteCycles;
   return plan;
 }

@@ -20,7 +20,8 @@
 //     the midpoint between their samples around it); a split goes where the estimate is nearest
 //     j/P of the total;
 //  3. per split and run, a binary search over the run's index entries finds the first block past
-//     the split: the windows of the parts;
+//     the split (in the run the split's sample came from, the block after that sample first): the
+//     windows of the parts;
 //  4. it dispatches the parts, takes their completions and numbers their output tables in part
 //     order (the tables' metadata).
 #ifndef TABLE_ENGINE_SUBCOMPACTION_H
@@ -37,16 +38,17 @@ namespace table_engine {
 constexpr int kMaxParts = 64;
 constexpr uint64_t kSamplesPerPart = 2;  // sampled index entries per part and run
 
-// Firmware costs on the SoC's CPU (VexRiscv). The plan's three are calibrated on fw/lib/te_plan.c, which makes
+// Firmware costs on the SoC's CPU (VexRiscv). The plan's four are calibrated on fw/lib/te_plan.c, which makes
 // the same choices and counts (tests/test_te_plan.py), timed on the SoC (tables.elf SIM_ARG PLAN, preset
-// tables-m1, --ddr kcu105; doc/model.md "Sub-compactions"). The clocks are mostly the C's instructions (warm
-// caches keep 90 % of them). The byte cost is the compare loop's 8 instructions; the entry and comparison
+// tables-m4, --ddr kcu105; doc/model.md "Sub-compactions"). The clocks are mostly the C's instructions, 1.8
+// clocks each. The byte cost is the compare loop's 8 instructions; the plan's own, the entry and the comparison
 // costs a least-squares fit (relative error) of the rest on 9 jobs (db_bench, level0, key64 x P = 2, 4, 8):
-// within 5.1 % of each, and within 8.7 % of the 27 MB db_bench job of doc/model.md's table (not fitted).
+// within 4.7 % of each, and within 8.1 % of the 27 MB db_bench job of doc/model.md's table (not fitted).
 // The others remain UNCALIBRATED design targets until the firmware runs them.
 namespace fw_cost {
-constexpr uint64_t kIndexEntryCycles = 455;    // one index entry: restart offsets, lengths, key, checks (+ handle)
-constexpr uint64_t kCompareCycles = 140;       // one user-key comparison: call, lengths, loop set-up, counts
+constexpr uint64_t kPlanCycles = 5700;         // a plan: its work space, each run's tables and samples set up
+constexpr uint64_t kIndexEntryCycles = 465;    // one index entry: restart offsets, lengths, key, checks (+ handle)
+constexpr uint64_t kCompareCycles = 135;       // one user-key comparison: call, lengths, loop set-up, counts
 constexpr uint64_t kCompareByteCycles = 8;     // per byte compared (two loads, compare, branch, counts)
 constexpr uint64_t kDispatchPartCycles = 400;  // a part's job descriptor and start on the task queue
 constexpr uint64_t kDispatchRunCycles = 32;    // a run's window in it (tables, first/last block, bounds)
