@@ -1,5 +1,5 @@
 """The sub-compaction plan on the SoC's VexRiscv (tables.elf SIM_ARG PLAN; the tests' preset te_rtl.SOC_TEST_PRESET,
-the SoC build the table-engine SoC tests share; the calibration's figures are tables-m1's, the same CPU and DDR
+the SoC build the table-engine SoC tests share; the calibration's figures are tables-m4's, the same CPU and DDR
 path): the index blocks of a db_bench job placed in DDR by the host, the plan timed by the firmware. Its splits,
 windows and counts must be the model's (PlanSubcompactions) for P = 2 and 4, and a bad index block stops it
 with the named error. The measured cycles are what hw/ip/table_engine/model/subcompaction.h's fw_cost constants are
