@@ -101,3 +101,22 @@ def test_soc_preset_option_checked(job, tmp_path, capsys):
     assert tables.main([*base, "--backend", "soc", "--soc-preset", "tables-m1", "--parts", "2"]) == 2
     assert "has 1 table-engine units" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_job_past_the_host_region_refused(job, tmp_path, monkeypatch):
+    """A job whose tables and buffers pass the SoC's host region of DDR is refused before the SoC runs, named as a
+    capacity (`refused=limits`: LevelDB's hook counts it as soc-limits, not as a device error)."""
+    from lsmc.build import regmap
+    real = regmap.memmap()
+
+    class Small:
+        def base(self, name):
+            return real.base(name)
+
+        def size(self, name):
+            return 4096 if name == "DDR_HOST" else real.size(name)
+
+    monkeypatch.setattr(regmap, "memmap", lambda: Small())
+    rc, _, err = te_tables.soc_job(job, tmp_path / "soc", preset=PRESET)
+    assert rc == 1 and err.startswith("error=BAD_JOB ") and " refused=limits the job needs " in err, err
+    assert "the host's region has 4096" in err

@@ -56,7 +56,8 @@ struct Result {
   std::string error_code, error;
   // rtl: a job its RTL cannot take (no job ran; `error` says why): `rtl-filter` (bloom bits over the
   // job's 8-bit field), `rtl-ways` (a cascade's drop-free pass cannot keep a sequence-0 deletion),
-  // `rtl-limits` (a field or capacity of the engine: 32-bit sizes and addresses, the walker's RAMs).
+  // `rtl-limits` (a field or capacity of the engine: 32-bit sizes and addresses, the walker's RAMs);
+  // soc: `soc-limits` (the job's tables and buffers pass the SoC's host region of DDR).
   std::string refused;
   bool ok() const { return error_code.empty(); }
 };

@@ -168,7 +168,7 @@ uint64_t Field(const std::string& text, const char* key) {
 
 // The engine's error as the SoC's tool names it: its code (the hook's fallback reason) and its line.
 struct SocError {
-  std::string code, line;
+  std::string code, line, refused;  // refused: the tool's `refused=WHY` (a capacity of the SoC; no job ran)
 };
 
 // Runs the job on the SoC (tables.elf on the preset LSMC_SOC_PRESET names, default the one-unit tables-m1) and
@@ -211,7 +211,9 @@ table_engine::CompactionResult RunSoc(const Job& job, Result* r, uint64_t* child
       const size_t end = out.find_first_of(" \n", e);
       const std::string code = out.substr(e + 6, end == std::string::npos ? std::string::npos : end - e - 6);
       const std::string line = out.substr(e, out.find('\n', e) == std::string::npos ? std::string::npos : out.find('\n', e) - e);
-      throw SocError{code, line};
+      const size_t w = line.find(" refused=");
+      throw SocError{code, line,
+                     w == std::string::npos ? "" : "soc-" + line.substr(w + 9, line.find(' ', w + 9) - w - 9)};
     }
     throw std::runtime_error("soc: lsmc tables compact exited with status " + std::to_string(rc) + ": " +
                              out.substr(out.size() > 400 ? out.size() - 400 : 0));
@@ -310,6 +312,7 @@ Result Compact(Job&& job, Engine engine) {
     r.tables.clear();
     r.error_code = e.code;
     r.error = e.line;
+    r.refused = e.refused;
   } catch (const table_engine::EngineError& e) {
     r.tables.clear();
     r.error_code = table_engine::ErrorName(e.code);

@@ -184,7 +184,8 @@ def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | Non
         info = dict(kv.split("=") for kv in r.stdout.split())
         end = int(info["end"])
         if end - base > regmap.memmap().size("DDR_HOST"):
-            return 1, "", f"error=BAD_JOB table={job_path} offset=0 the job needs {end - base} bytes of DDR, " \
+            # refused=limits: a capacity of this SoC, not a fault (LevelDB's hook counts it as soc-limits)
+            return 1, "", f"error=BAD_JOB table={job_path} offset=0 refused=limits the job needs {end - base} bytes of DDR, " \
                           f"the host's region has {regmap.memmap().size('DDR_HOST')}"
         arg = facts.scenarios("tables")["JOB"] if parts is None else \
             facts.scenarios("tables")["PARTS"] | parts << facts.constant("TABLES_PARTS_SHIFT")
