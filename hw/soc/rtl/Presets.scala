@@ -46,7 +46,7 @@ object SocPresets {
 
   val all: Seq[SocPreset] = Seq(
     SocPreset("table3-w128", "soc", "soc", "sim",
-      "the simulator's default: Table III at 128 bits, the storage flow, the console, LevelDB's soc back end", tableIII128),
+      "the simulator's default: Table III at 128 bits, the storage flow, the console, LevelDB's kb16-soc back end", tableIII128),
     SocPreset("table3-w32", "soc_w32", "soc-w32", "sim",
       "Table III on Peng et al.'s platform: one two-way unit with 32-bit streams", paper),
     SocPreset("table3-w128-slice", "soc_slice", "soc-slice", "sim",
