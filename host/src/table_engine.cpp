@@ -159,11 +159,13 @@ bool WriteJobFolder(const Job& job, const std::string& dir) {
   return WriteFile(dir + "/job.json", j);
 }
 
-// The number after `key=` in `text` (0 when absent).
-uint64_t Field(const std::string& text, const char* key) {
-  const size_t at = text.rfind(std::string(" ") + key + "=");
-  const size_t k = at != std::string::npos ? at + 1 : text.rfind(std::string(key) + "=", 0) == 0 ? 0 : std::string::npos;
-  return k == std::string::npos ? 0 : strtoull(text.c_str() + k + strlen(key) + 1, nullptr, 10);
+// The tool's result line, its last: `cycles=C bytes_in=...` (C the unit's CYCLES, a cascade's passes summed).
+uint64_t ResultCycles(const std::string& out) {
+  size_t end = out.find_last_not_of('\n');
+  if (end == std::string::npos) return 0;
+  const size_t start = out.rfind('\n', end);
+  const std::string last = out.substr(start == std::string::npos ? 0 : start + 1);
+  return last.rfind("cycles=", 0) == 0 ? strtoull(last.c_str() + 7, nullptr, 10) : 0;
 }
 
 // The engine's error as the SoC's tool names it: its code (the hook's fallback reason) and its line.
@@ -186,7 +188,13 @@ table_engine::CompactionResult RunSoc(const Job& job, Result* r, uint64_t* child
   } cleanup{dir};
   if (system(("mkdir -p '" + dir + "/in'").c_str()) != 0 || !WriteJobFolder(job, dir))
     throw std::runtime_error("soc: cannot write the job folder " + dir);
+  // The preset goes into a shell command: a name of letters, digits, '.', '_' and '-' only (the tool then says
+  // whether it is a SoC preset with table-engine units).
   const char* preset = getenv("LSMC_SOC_PRESET");
+  if (preset && *preset && strspn(preset, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != strlen(preset)) {
+    lsmc_env_bad("LSMC_SOC_PRESET", preset, "is not a preset name", "tables-m1");
+    preset = nullptr;
+  }
   const std::string cmd = "cd '" LSMC_REPO_ROOT "' && python3 -m lsmc tables compact --job '" + dir +
                           "/job.json' --out-dir '" + dir + "/out' --backend soc" +
                           (preset && *preset ? std::string(" --soc-preset '") + preset + "'" : std::string()) + " 2>&1";
@@ -220,7 +228,7 @@ table_engine::CompactionResult RunSoc(const Job& job, Result* r, uint64_t* child
   }
   std::string result;
   if (!ReadFile(dir + "/out/result.json", &result)) throw std::runtime_error("soc: no result.json in " + dir + "/out");
-  r->cycles = Field(out, "cycles");
+  r->cycles = ResultCycles(out);
   table_engine::CompactionResult res;
   table_engine::ReadStats stats;
   for (size_t at = result.find("\"file\": \""); at != std::string::npos; at = result.find("\"file\": \"", at + 1)) {
