@@ -185,8 +185,8 @@ def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | Non
         end = int(info["end"])
         if end - base > regmap.memmap().size("DDR_HOST"):
             # refused=limits: a capacity of this SoC, not a fault (LevelDB's hook counts it as soc-limits)
-            return 1, "", f"error=BAD_JOB table={job_path} offset=0 refused=limits the job needs {end - base} bytes of DDR, " \
-                          f"the host's region has {regmap.memmap().size('DDR_HOST')}"
+            return 1, "", f"error=BAD_JOB table={job_path} offset=0 refused=limits the job needs {end - base} bytes " \
+                          f"of DDR, the host's region has {regmap.memmap().size('DDR_HOST')}"
         arg = facts.scenarios("tables")["JOB"] if parts is None else \
             facts.scenarios("tables")["PARTS"] | parts << facts.constant("TABLES_PARTS_SHIFT")
         run = soc.run_soc(elf, arg=arg, loads={base: img},
@@ -242,10 +242,15 @@ def cascade_plan(runs: int, ways: int) -> list[list[int]]:
     return plan + [todo]
 
 
-# A cascade pass's options: raw blocks, no filter, nothing dropped. smallest_snapshot 0 keeps every hidden version
-# (LevelDB's sequences start at 1), and one deeper-level file over every user key up to the engine's 1 KiB keeps
-# every deletion marker (no key is at its base level).
-_PASS_DEEPER = [[{"smallest": "", "largest": "ff" * 1024}]]
+WRITER_INDEX_BYTES = 1 << 16  # an output table's index block: rtl/TableWriter.scala's indexBytes, as in the testbench
+
+
+def _pass_deeper() -> list:
+    """A cascade pass's deeper level: one file over every user key up to the engine's limit, so that no key is at its
+    base level and every deletion marker is kept. With smallest_snapshot 0 (LevelDB's sequences start at 1) a pass
+    drops nothing."""
+    from lsmc.build import table_model
+    return [[{"smallest": "", "largest": "ff" * table_model.limits()["max_user_key_bytes"]}]]
 
 
 def soc_cascade(job_path: Path, spec, out_dir: Path, ways: int, timeout: float, ddr: str | None,
@@ -258,9 +263,12 @@ def soc_cascade(job_path: Path, spec, out_dir: Path, ways: int, timeout: float, 
     base = Path(job_path).parent
     opts = spec.options
     block = opts.get("block_size", 4096)
-    # Each temporary table's index within the writer's 64 KiB index buffer for the longest key (1,032 bytes + 28
-    # bytes of varints, handle and restart offset an index entry), as the testbench sizes its passes.
-    pass_file = max(1, (min(1024, (65536 - 64) // (1032 + 28)) - 2) * block)
+    # Each temporary table's index within the writer's index buffer for the longest internal key (+ 28 bytes of
+    # varints, handle and restart offset an index entry), as the testbench sizes its passes (for its scanned key).
+    from lsmc.build import table_engine_top, table_model
+    longest = table_model.limits()["max_user_key_bytes"] + 8
+    blocks = min(table_engine_top.MAX_BLOCKS, (WRITER_INDEX_BYTES - 64) // (longest + 28))
+    pass_file = max(1, (blocks - 2) * block)
     pass_opts = {**opts, "compression": "none", "bloom_bits_per_key": 0, "max_file_size": pass_file}
     plan = cascade_plan(len(spec.runs), ways)
     total = 0
@@ -290,7 +298,7 @@ def soc_cascade(job_path: Path, spec, out_dir: Path, ways: int, timeout: float, 
             job = sstable.Job(runs=[], options=opts if final else pass_opts,
                               smallest_snapshot=spec.smallest_snapshot if final else 0,
                               grandparents=spec.grandparents if final else [],
-                              deeper_levels=spec.deeper_levels if final else _PASS_DEEPER,
+                              deeper_levels=spec.deeper_levels if final else _pass_deeper(),
                               first_file_number=spec.first_file_number if final else 1)
             path = job_for(folder, inputs, job)
             out = out_dir if final else folder / "out"
