@@ -248,17 +248,19 @@ def run_cluster(client, out_dir: Path, entries: int | None = None, cases=CASES, 
         else:
             log(f"tables: {case_name(o.point)}: FAILED: {o.error}")
 
-    cond = conditions(load, soc_preset)
+    interrupted = None
     try:
         outcomes = cluster.run(client, case_task, points, label="tables", on_result=done)
     except cluster.Interrupted as e:
-        rows = [r for o in e.outcomes if o.ok for r in o.value[0]]
-        note = f"\n\nInterrupted: {len(e.outcomes)} of {len(points)} cases finished.\n"
-        write_results(rows, out_dir, cond + note + cluster.failures_text(e.outcomes, case_name))
-        raise
+        outcomes, interrupted = e.outcomes, e
     rows = [r for o in outcomes if o.ok for r in o.value[0]]
     failed = cluster.failures_text(outcomes, case_name)
-    return rows, write_results(rows, out_dir, cond + ("\n\n" + failed if failed else "")), outcomes
+    if interrupted:
+        failed = f"Interrupted: {len(outcomes)} of {len(points)} cases finished.\n" + failed
+    paths = write_results(rows, out_dir, conditions(load, soc_preset) + ("\n\n" + failed if failed else ""))
+    if interrupted:
+        raise interrupted
+    return rows, paths, outcomes
 
 
 def run(out_dir: Path, entries: int | None = None, cases=CASES, backends=("rtl", "model", "soc"), units=UNITS,
