@@ -6,9 +6,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 namespace lsmc {
+
+// A whole file written or read (the soc back ends' job folders); false on any failure.
+bool write_file(const std::string& path, const void* p, size_t n);
+bool read_file(const std::string& path, std::string* out);
 
 // printf into the caller's error buffer (nothing when it gave none): every back end reports this way.
 inline void say(char* err, size_t n, const char* fmt, ...) {

@@ -20,27 +20,24 @@
 #endif
 
 namespace lsmc {
-namespace {
-
-bool put(const std::string& path, const void* p, size_t n) {
+bool write_file(const std::string& path, const void* p, size_t n) {
     FILE* f = fopen(path.c_str(), "wb");
     if (!f) return false;
     bool ok = (n == 0 || fwrite(p, 1, n, f) == n);
     return fclose(f) == 0 && ok;
 }
 
-bool get(const std::string& path, std::vector<uint8_t>* out) {
+bool read_file(const std::string& path, std::string* out) {
     FILE* f = fopen(path.c_str(), "rb");
     if (!f) return false;
     out->clear();
-    uint8_t buf[65536];
+    char buf[65536];
     size_t k;
-    while ((k = fread(buf, 1, sizeof buf, f)) > 0) out->insert(out->end(), buf, buf + k);
+    while ((k = fread(buf, 1, sizeof buf, f)) > 0) out->append(buf, k);
+    const bool ok = !ferror(f);
     fclose(f);
-    return true;
+    return ok;
 }
-
-}  // namespace
 
 int soc_merge2(const uint8_t* r0, size_t l0, const uint8_t* r1, size_t l1, unsigned group, Merged* m, char* err,
                size_t n) {
@@ -57,9 +54,9 @@ int soc_merge2(const uint8_t* r0, size_t l0, const uint8_t* r1, size_t l1, unsig
         say(err, n, "soc: cannot make a temporary folder under %s", tmp && *tmp ? tmp : "/tmp");
         return -1;
     }
-    if (!put(dir + "/run0.bin", r0, l0) || !put(dir + "/run1.bin", r1, l1) ||
-        !put(dir + "/merged.bin", m->out.data(), mr.out_bytes) ||
-        !put(dir + "/invalid.bin", m->inv.data(), 4 * mr.inv_count)) {
+    if (!write_file(dir + "/run0.bin", r0, l0) || !write_file(dir + "/run1.bin", r1, l1) ||
+        !write_file(dir + "/merged.bin", m->out.data(), mr.out_bytes) ||
+        !write_file(dir + "/invalid.bin", m->inv.data(), 4 * mr.inv_count)) {
         say(err, n, "soc: cannot write the job files in %s", dir.c_str());
         return -1;
     }
@@ -74,8 +71,8 @@ int soc_merge2(const uint8_t* r0, size_t l0, const uint8_t* r1, size_t l1, unsig
     int rc = p ? pclose(p) : -1;
     unsigned long long hw = 0;
     const char* at = strstr(out.c_str(), "soc-job pass hw_cycles=");
-    std::vector<uint8_t> dev_out, dev_inv;
-    bool files = get(dir + "/dev_out.bin", &dev_out) && get(dir + "/dev_inv.bin", &dev_inv);
+    std::string dev_out, dev_inv;
+    bool files = read_file(dir + "/dev_out.bin", &dev_out) && read_file(dir + "/dev_inv.bin", &dev_inv);
     std::string cleanup = "rm -rf '" + dir + "'";
     if (system(cleanup.c_str()) != 0) { /* a leftover temporary folder is harmless */ }
     if (rc != 0 || !at || sscanf(at, "soc-job pass hw_cycles=%llu", &hw) != 1 || !files) {

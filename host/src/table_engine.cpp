@@ -24,6 +24,7 @@
 #include "limits.h"
 #include "lsmc_env.h"
 #include "lsmc_offload.h"
+#include "backend.h"
 #include "table_engine_sim.h"
 #include "table_reader.h"
 
@@ -101,25 +102,6 @@ std::string HexOf(std::string_view b) {
   return o;
 }
 
-bool WriteFile(const std::string& path, std::string_view bytes) {
-  FILE* f = fopen(path.c_str(), "wb");
-  if (!f) return false;
-  const bool ok = bytes.empty() || fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  return fclose(f) == 0 && ok;
-}
-
-bool ReadFile(const std::string& path, std::string* out) {
-  FILE* f = fopen(path.c_str(), "rb");
-  if (!f) return false;
-  out->clear();
-  char buf[65536];
-  size_t k;
-  while ((k = fread(buf, 1, sizeof buf, f)) > 0) out->append(buf, k);
-  const bool ok = !ferror(f);
-  fclose(f);
-  return ok;
-}
-
 // The job as a job folder in the format lsmc-table-job/1 (hw/ip/table_engine/model/job.h): in/NNNNNN.ldb
 // and job.json, output tables numbered from 1 (the hook numbers them itself).
 bool WriteJobFolder(const Job& job, const std::string& dir) {
@@ -131,7 +113,8 @@ bool WriteJobFolder(const Job& job, const std::string& dir) {
       const InputTable& t = job.runs[r][i];
       char name[32];
       snprintf(name, sizeof name, "in/%06d.ldb", number);
-      if (!WriteFile(dir + "/" + name, t.data ? std::string_view(t.data, t.size) : std::string_view(t.bytes)))
+      if (!(t.data ? lsmc::write_file(dir + "/" + name, t.data, t.size)
+                   : lsmc::write_file(dir + "/" + name, t.bytes.data(), t.bytes.size())))
         return false;
       runs += std::string(i ? ", \"" : "\"") + name + "\"";
     }
@@ -156,7 +139,7 @@ bool WriteJobFolder(const Job& job, const std::string& dir) {
       ", \"verify_checksums\": " + (job.verify_checksums ? "true" : "false") + "},\n \"smallest_snapshot\": " +
       std::to_string(job.smallest_snapshot) + ", \"grandparents\": [" + gp + "], \"deeper_levels\": [" + dl +
       "], \"first_file_number\": 1}\n";
-  return WriteFile(dir + "/job.json", j);
+  return lsmc::write_file(dir + "/job.json", j.data(), j.size());
 }
 
 // The tool's result line, its last: `cycles=C bytes_in=...` (C the unit's CYCLES, a cascade's passes summed).
@@ -227,7 +210,7 @@ table_engine::CompactionResult RunSoc(const Job& job, Result* r, uint64_t* child
                              out.substr(out.size() > 400 ? out.size() - 400 : 0));
   }
   std::string result;
-  if (!ReadFile(dir + "/out/result.json", &result)) throw std::runtime_error("soc: no result.json in " + dir + "/out");
+  if (!lsmc::read_file(dir + "/out/result.json", &result)) throw std::runtime_error("soc: no result.json in " + dir + "/out");
   r->cycles = ResultCycles(out);
   table_engine::CompactionResult res;
   table_engine::ReadStats stats;
@@ -235,7 +218,7 @@ table_engine::CompactionResult RunSoc(const Job& job, Result* r, uint64_t* child
     const size_t b = at + 9, e = result.find('"', b);
     const std::string name = result.substr(b, e - b);
     table_engine::OutputTable t;
-    if (!ReadFile(dir + "/out/" + name, &t.bytes)) throw std::runtime_error("soc: cannot read its table " + name);
+    if (!lsmc::read_file(dir + "/out/" + name, &t.bytes)) throw std::runtime_error("soc: cannot read its table " + name);
     const table_engine::TableImage image{name, t.bytes};
     table_engine::TableReader reader(&image, true, &stats);
     while (reader.Next()) {
