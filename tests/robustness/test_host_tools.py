@@ -255,10 +255,13 @@ DEMO = [
     ("tables-entries-zero", ["tables", "--entries", "0"], "argument --entries: 0 is outside"),
     ("tables-entries-past-limit", ["tables", "--entries", "10000001"], "argument --entries"),
     ("entries-without-tables", ["scaling", "--entries", "5"], "--entries: only with the tables scenario"),
+    ("cluster-with-table3", ["table3", "--cluster"], "--cluster: only with the scaling and tables scenarios"),
 ]
 LSMC = [
     ("unknown-command", ["frobnicate"], "lsmc: unknown command 'frobnicate'"),
     ("no-command", [], "usage: lsmc COMMAND"),
+    ("tables-soc-preset-unknown", ["tables", "compact", "--job", "j.json", "--out-dir", "o", "--backend", "soc",
+                                   "--soc-preset", "nope"], "--soc-preset nope: not a SoC preset with table-engine"),
 ]
 
 CASES = ([("kb16", *c) for c in KB16] + [("compact", *c) for c in COMPACT] + [("bench", *c) for c in BENCH]
@@ -308,7 +311,7 @@ def test_case_counts():
               "report": len(REPORT), "demo": len(DEMO), "lsmc": len(LSMC), "board target.py": len(BOARD_TARGET),
               "fpga": len(FPGA)}
     print(counts)
-    assert counts == {"kb16": 55, "compact": 24, "bench": 16, "nand-report": 11, "report": 19, "demo": 11, "lsmc": 2,
+    assert counts == {"kb16": 55, "compact": 24, "bench": 16, "nand-report": 11, "report": 19, "demo": 12, "lsmc": 3,
                       "board target.py": 8, "fpga": 10}
 
 
