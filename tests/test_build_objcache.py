@@ -8,7 +8,8 @@ import pytest
 
 from lsmc import build
 
-COUNTER = "module Counter(input clk, input [7:0] a, output reg [7:0] b);\n  always @(posedge clk) b <= a + 1;\nendmodule\n"
+COUNTER = ("module Counter(input clk, input [7:0] a, output reg [7:0] b);\n"
+           "  always @(posedge clk) b <= a + 1;\nendmodule\n")
 MAIN = """#include "VCounter.h"
 #include "verilated.h"
 int main() {
