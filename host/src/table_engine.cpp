@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "coding.h"
 #include "compaction.h"
 #include "cycle_model.h"
 #include "error.h"
@@ -91,17 +92,6 @@ table_engine::CompactionResult RunRtl(const table_engine::CompactionSpec& spec, 
 
 // ---- soc: the job on the full SoC simulation, through `lsmc tables compact --backend soc` ----
 
-std::string HexOf(std::string_view b) {
-  static const char* d = "0123456789abcdef";
-  std::string o;
-  o.reserve(2 * b.size());
-  for (unsigned char c : b) {
-    o += d[c >> 4];
-    o += d[c & 15];
-  }
-  return o;
-}
-
 // The job as a job folder in the format lsmc-table-job/1 (hw/ip/table_engine/model/job.h): in/NNNNNN.ldb
 // and job.json, output tables numbered from 1 (the hook numbers them itself).
 bool WriteJobFolder(const Job& job, const std::string& dir) {
@@ -122,13 +112,13 @@ bool WriteJobFolder(const Job& job, const std::string& dir) {
   }
   std::string gp, dl;
   for (size_t i = 0; i < job.grandparents.size(); i++)
-    gp += std::string(i ? ", " : "") + "{\"largest\": \"" + HexOf(job.grandparents[i].first) +
+    gp += std::string(i ? ", " : "") + "{\"largest\": \"" + table_engine::Hex(job.grandparents[i].first) +
           "\", \"size\": " + std::to_string(job.grandparents[i].second) + "}";
   for (size_t l = 0; l < job.deeper_levels.size(); l++) {
     dl += l ? ", [" : "[";
     for (size_t i = 0; i < job.deeper_levels[l].size(); i++)
-      dl += std::string(i ? ", " : "") + "{\"smallest\": \"" + HexOf(job.deeper_levels[l][i].first) +
-            "\", \"largest\": \"" + HexOf(job.deeper_levels[l][i].second) + "\"}";
+      dl += std::string(i ? ", " : "") + "{\"smallest\": \"" + table_engine::Hex(job.deeper_levels[l][i].first) +
+            "\", \"largest\": \"" + table_engine::Hex(job.deeper_levels[l][i].second) + "\"}";
     dl += "]";
   }
   const std::string j =

@@ -56,4 +56,15 @@ const uint8_t* ParseVarint64(const uint8_t* p, const uint8_t* limit, uint64_t* v
   return ParseVarint(p, limit, v, 10);
 }
 
+std::string Hex(std::string_view bytes) {
+  static const char* d = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * bytes.size());
+  for (unsigned char c : bytes) {
+    out.push_back(d[c >> 4]);
+    out.push_back(d[c & 15]);
+  }
+  return out;
+}
+
 }  // namespace table_engine

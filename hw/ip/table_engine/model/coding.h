@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 namespace table_engine {
 
@@ -23,6 +24,10 @@ int VarintLength(uint64_t v);
 
 const uint8_t* ParseVarint32(const uint8_t* p, const uint8_t* limit, uint32_t* v);
 const uint8_t* ParseVarint64(const uint8_t* p, const uint8_t* limit, uint64_t* v);
+
+// Lower-case hex, two digits a byte: how the job and result files (job.h) and the host's job folders
+// (host/src/table_engine.cpp) spell keys.
+std::string Hex(std::string_view bytes);
 
 }  // namespace table_engine
 

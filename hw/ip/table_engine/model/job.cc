@@ -212,16 +212,6 @@ LoadedJob LoadJob(const std::string& job_path, uint64_t output_buffer_bytes) {
   return job;
 }
 
-std::string Hex(std::string_view bytes) {
-  static const char* d = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out.push_back(d[c >> 4]);
-    out.push_back(d[c & 15]);
-  }
-  return out;
-}
-
 std::string ResultJson(const CompactionResult& r) {
   std::string o = "{\n  \"tables\": [";
   for (size_t i = 0; i < r.tables.size(); i++) {

@@ -7,6 +7,7 @@
 #include <deque>
 #include <string>
 
+#include "coding.h"  // Hex
 #include "compaction.h"
 
 namespace table_engine {
@@ -21,7 +22,6 @@ struct LoadedJob {
 LoadedJob LoadJob(const std::string& job_path, uint64_t output_buffer_bytes);
 
 std::string ResultJson(const CompactionResult& r);
-std::string Hex(std::string_view bytes);
 
 }  // namespace table_engine
 
