@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from te_rtl import make_jobs
+from te_rtl import engine_merge, make_jobs
 
 from lsmc import tables
 from lsmc.build import table_engine_top as top
@@ -39,7 +39,7 @@ def jobs(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def engine():
-    return top.build_harness(W, K)
+    return top.build_harness(W, K, engine_merge(K))
 
 
 def run(exe: Path, job: Path, out: Path, *args, timeout: float = 600) -> subprocess.CompletedProcess:

@@ -19,7 +19,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from te_rtl import make_jobs
+from te_rtl import engine_merge, make_jobs
 
 from lsmc import tables
 from lsmc.build import table_engine_top as top
@@ -61,8 +61,9 @@ def model():
     return tables.model_exe()
 
 
-def engine(ways: int, merge: int = 0) -> Path:
-    return top.build_harness(W, ways, merge)
+def engine(ways: int, merge: int | None = None) -> Path:
+    """The K-way engine's harness; `merge` None: te_rtl.engine_merge (K = 4: the SoC's unit, the wider stage)."""
+    return top.build_harness(W, ways, engine_merge(ways) if merge is None else merge)
 
 
 def run(exe: Path, job: Path, out: Path, *args) -> subprocess.CompletedProcess:
@@ -75,7 +76,7 @@ def model_run(model: Path, job: Path, out: Path, *args) -> subprocess.CompletedP
                           timeout=600)
 
 
-def same_as_model(model, job: Path, tmp: Path, ways: int, *args, merge: int = 0) -> str:
+def same_as_model(model, job: Path, tmp: Path, ways: int, *args, merge: int | None = None) -> str:
     m = model_run(model, job, tmp / "model")
     assert m.returncode == 0, m.stderr
     r = run(engine(ways, merge), job, tmp / "rtl", *args)
@@ -173,14 +174,14 @@ def snappy_blocks(table: bytes) -> int:
     return int(table[index_off + index_size] == 1)
 
 
-@pytest.mark.long  # a whole engine build more (~200 s); scripts/test keeps the wider stage's own tests (merge)
+@pytest.mark.long  # a whole engine build more (~200 s); scripts/test keeps the narrow stage's own tests (merge)
 @pytest.mark.parametrize("name", ["dbbench", "snapshots", "non-base", "key64", "random", "one-entry",
                                   "grandparents", "snappy", "bloom"])
 @pytest.mark.parametrize("stall", [0.0, 0.3])
-def test_k4_wider_merge_byte_identical(jobs, model, tmp_path, name, stall):
-    """K = 4 with the merge stage 32 bytes wide inside (`--merge-bytes 32`, doc/merge.md): the model's tables byte
-    for byte, with and without stalls."""
-    same_as_model(model, jobs[name], tmp_path, 4, "--stall", stall, "--seed", 5, merge=32)
+def test_k4_narrow_merge_byte_identical(jobs, model, tmp_path, name, stall):
+    """K = 4 with the merge stage as wide as the ports (16 bytes; the K = 4 tests above run the SoC's unit, 32
+    inside, doc/merge.md): the model's tables byte for byte, with and without stalls."""
+    same_as_model(model, jobs[name], tmp_path, 4, "--stall", stall, "--seed", 5, merge=W)
 
 
 @pytest.mark.parametrize("name", ["non-base", "one-entry", "dbbench2", "grandparents"])

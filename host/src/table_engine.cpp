@@ -29,6 +29,11 @@
 #include "table_engine_sim.h"
 #include "table_reader.h"
 
+// The SoC unit's merge stage (host/Makefile's TE_M): the model back end estimates that engine's cycles.
+#ifndef LSMC_TE_MERGE_BYTES
+#error "LSMC_TE_MERGE_BYTES: build with host/Makefile (TE_M)"
+#endif
+
 namespace lsmc_table {
 namespace {
 
@@ -269,7 +274,8 @@ Result Compact(Job&& job, Engine engine) {
     } else {
       res = table_engine::RunCompaction(spec);
       r.cycles = table_engine::cycle_model::EstimateJob(res, spec.runs.size(), tables_in,
-                                                        table_engine::kDefaultWays, spec.verify_checksums)
+                                                        table_engine::kDefaultWays, spec.verify_checksums, {},
+                                                        LSMC_TE_MERGE_BYTES)
                      .total;
     }
     r.entries_in = res.entries_in;

@@ -145,14 +145,15 @@ def manifest(folder: Path) -> dict:
 def markdown(which: str) -> str:
     """The presets as a Markdown table (docs/configurations.md, between generated markers): `soc` or `ip`."""
     if which == "soc":
-        rows = ["| preset | for | units x ways | IP width | DMA ports x bytes | write burst | NAND channels | RAM | "
-                "build/gen/ | what |", "|---|---|---|---|---|---|---|---|---|---|"]
+        rows = ["| preset | for | units x ways | IP width | table-engine units x ways (merge bytes) | DMA ports x bytes | "
+                "write burst | NAND channels | RAM | build/gen/ | what |", "|---|---|---|---|---|---|---|---|---|---|---|"]
         for p in soc_presets().values():
             d, dma = p.derived, p.config["dma"]
             extra = "".join(f", {t}" for t, on in (("grouped", dma["writeGroup"]), ("slices", dma["portSlice"]),
                                                            ("arbiter slice", dma["arbiterSlice"])) if on)
             pads = p.config["nand"]["padInputCycles"]
-            rows.append(f"| `{p.name}` | {p.target} | {d['units']} x {d['ways']} | {d['ip_width']} | "
+            te = f"{d['te_units']} x {d['te_ways']} ({d['te_merge_bytes']})" if d["te_units"] else "-"
+            rows.append(f"| `{p.name}` | {p.target} | {d['units']} x {d['ways']} | {d['ip_width']} | {te} | "
                         f"{d['dma_ports']} x {d['dma_port_bytes']} | {dma['writeBurst']}{extra} | {d['nand_channels']}"
                         f"{f' (pads +{pads})' if pads else ''} | {d['ram_kib']} KiB | `{p.folder}` | {p.what} |")
         return "\n".join(rows)

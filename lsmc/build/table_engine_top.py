@@ -92,14 +92,20 @@ def run(width: int = 16, ways: int = 4, *args, timeout: float = 600, merge: int 
 if __name__ == "__main__":
     # python3 -m lsmc.build.table_engine_top [WIDTH [WAYS [MERGE]]]: build the harness (MERGE: the merge stage's
     # bytes a beat inside, twice WIDTH for the wider stage), print its path;
-    # ... verilog WIDTH WAYS: generate, print TableEngine.v's folder; ... defines WIDTH WAYS: the testbench's
-    # defines (host/Makefile builds the engine into LevelDB's driver with these two).
+    # ... verilog WIDTH WAYS [MERGE]: generate, print TableEngine.v's folder; ... defines WIDTH WAYS: the
+    # testbench's defines; ... soc-merge: the SoC's unit's merge stage (host/Makefile builds the engine into
+    # LevelDB's driver with these three).
     import sys
-    if sys.argv[1:2] in (["verilog"], ["defines"]):
+    if sys.argv[1:2] == ["soc-merge"]:
+        from lsmc.sim.tables import engine_merge_bytes
+        print(engine_merge_bytes())
+    elif sys.argv[1:2] in (["verilog"], ["defines"]):
         try:
-            w, k = (int(a) for a in sys.argv[2:4])
-            print(generate(w, k) if sys.argv[1] == "verilog" else defines(w, k))
-        except (ValueError, build.BuildError) as e:
+            if sys.argv[1] == "verilog":
+                print(generate(*(int(a) for a in sys.argv[2:5])))
+            else:
+                print(defines(*(int(a) for a in sys.argv[2:4])))
+        except (ValueError, TypeError, build.BuildError) as e:
             sys.exit(f"lsmc.build.table_engine_top {' '.join(sys.argv[1:])}: {str(e).splitlines()[0]}")
     else:
         print(build_harness(*(int(a) for a in sys.argv[1:4])))

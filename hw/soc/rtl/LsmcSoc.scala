@@ -82,25 +82,34 @@ case class SocNandConfig(
   * `writeBurst`: beats (16 bytes) of a unit's write bursts. 16 (256 B) is the engine's own; 256 (4 KiB, one AXI page)
   * in tables-m2/-m4, where several units read and write at once: every short write burst split the reads and cost
   * the DDR bus a read/write turnaround each way (four units: 37.5 % of the controller's cycles at 256 B bursts,
-  * table_engine_soc.md, "Several units"). */
+  * table_engine_soc.md, "Several units").
+  *
+  * `mergeBytes`: the merge stage's beat inside the unit, 0 (the unit's 16) or 32, the wider stage (merge.md, "A wider
+  * stage"): a db_bench entry in 8 clocks instead of 12, the input above 12 bytes a clock (the tables presets). */
 case class SocTableEngineConfig(units: Int = 0, ways: Int = 4, readPortPerUnit: Boolean = false,
-                                writePortPerUnit: Boolean = false, writeBurst: Int = 16) {
+                                writePortPerUnit: Boolean = false, writeBurst: Int = 16, mergeBytes: Int = 0) {
   require(units >= 0 && units <= SocMap.TableEngines.max, s"tableEngine.units must be 0..${SocMap.TableEngines.max}, not $units")
   require(Seq(2, 4, 8).contains(ways), s"tableEngine.ways must be 2, 4 or 8, not $ways")
   require(!readPortPerUnit || units > 0, "tableEngine.readPortPerUnit needs table-engine units (units 0 has none)")
   require(!writePortPerUnit || readPortPerUnit, "tableEngine.writePortPerUnit writes on the unit's own port: it needs readPortPerUnit")
+  require(mergeBytes == 0 || mergeBytes == 2 * SocTableEngineConfig.Bytes,
+    s"tableEngine.mergeBytes must be 0 (the unit's ${SocTableEngineConfig.Bytes}) or ${2 * SocTableEngineConfig.Bytes}, not $mergeBytes")
+  /** The merge stage's beat (bytes). */
+  def mergeBeat: Int = if (mergeBytes == 0) SocTableEngineConfig.Bytes else mergeBytes
   /** DDR ports of the units' own (their read masters', and their write masters' with writePortPerUnit): `units`
     * with readPortPerUnit, else none. */
   def readPorts: Int = if (readPortPerUnit) units else 0
   /** One unit's engine: 16 bytes a beat, K ways, the model's key and block limits (model/limits.h, read at
     * elaboration as lsmc.build.table_engine_top reads them for the engine's own builds), the walker's default
     * capacities. */
-  def engine = _root_.table_engine.TableEngineConfig(bytes = 16, ways = ways,
+  def engine = _root_.table_engine.TableEngineConfig(bytes = SocTableEngineConfig.Bytes, ways = ways,
     keyLimit = SocTableEngineConfig.limit("kMaxUserKeyBytes") + 8, maxBlock = SocTableEngineConfig.limit("kMaxBlockBytes"),
-    maxBlocks = 1024, writeBurst = writeBurst, writeFifoBeats = scala.math.max(64, 2 * writeBurst))
+    maxBlocks = 1024, writeBurst = writeBurst, writeFifoBeats = scala.math.max(64, 2 * writeBurst), mergeBytes = mergeBytes)
 }
 
 object SocTableEngineConfig {
+  /** A unit's beat: 16 bytes. */
+  val Bytes = 16
   val LimitsFile = "hw/ip/table_engine/model/limits.h"
   /** `constexpr ... NAME = N;` or `N << S` / `Nu << S` of model/limits.h. */
   def limit(name: String): Int = {

@@ -37,10 +37,15 @@ object SocPresets {
     * model, so two units on one port ran only 1.4 times one; writePortPerUnit: port 0's crossbar passed one unit's
     * 16-byte beats at a time, which held four units to 16 bytes a clock of output), writing 4 KiB bursts
     * (SocTableEngineConfig.writeBurst) so they turn the DDR bus around less often. The ports are the KCU105's native
-    * 512-bit LiteDRAM word. */
+    * 512-bit LiteDRAM word. Every tables preset's units have the wider merge stage (`tablesMerge`). */
   def tablesOn512(units: Int) = tableIII128.copy(dma = tableIII128.dma.copy(portWidth = 512),
     tableEngine = SocTableEngineConfig(units = units, ways = 4, readPortPerUnit = true, writePortPerUnit = true,
-      writeBurst = 256))
+      writeBurst = 256, mergeBytes = tablesMerge))
+
+  /** The tables presets' merge stage: 32 bytes a beat inside a unit of 16 (table_engine/doc/merge.md, "A wider stage";
+    * 100.51 MHz alone on the ECP5, the SoC's clock is 100 MHz). `lsmc tables compact`'s rtl and model back ends
+    * build and estimate the same unit (presets.json's te_merge_bytes). */
+  val tablesMerge = 32
 
   private def sliced(c: LsmcSocConfig) = c.copy(dma = c.dma.copy(portSlice = true))
 
@@ -59,8 +64,8 @@ object SocPresets {
       s"scaling: $m unit${if (m > 1) "s" else ""} of $k ways, ${scalingReadPorts(m, k)} DDR port(s) per unit", scaling(m, k))
   ) ++ Seq(
     SocPreset("tables-m1", "soc_te_m1", "soc-te-m1", "sim",
-      "Table III's one two-way KB16 unit and one 4-way table-engine unit (lsmc tables compact --backend soc)",
-      tableIII128.copy(tableEngine = SocTableEngineConfig(units = 1, ways = 4))),
+      "Table III's one two-way KB16 unit and one 4-way table-engine unit with the wider merge stage (lsmc tables compact --backend soc)",
+      tableIII128.copy(tableEngine = SocTableEngineConfig(units = 1, ways = 4, mergeBytes = tablesMerge))),
     SocPreset("tables-m2", "soc_te_m2", "soc-te-m2", "sim",
       "tables-m1 with two 4-way table-engine units, a 512-bit DDR port each for its reads and writes, 4 KiB write bursts (sub-compaction parts side by side)",
       tablesOn512(2)),
@@ -100,6 +105,7 @@ object SocPresets {
     "max_nand_channels" -> SocMap.NandChannels.max,
     "te_units" -> c.tableEngine.units,
     "te_ways" -> c.tableEngine.ways,
+    "te_merge_bytes" -> c.tableEngine.mergeBeat,
     // the DMA ports (n of io_ddrDma<n>) of the table-engine units' reads, unit by unit; empty: they share port 0
     "te_read_ports" -> (c.kb16DmaPorts until c.dmaPorts),
     // ... and of their writes (writePortPerUnit: the same ports); empty: port 0

@@ -273,7 +273,7 @@ CompactionResult RunPart(const CompactionSpec& spec, const PartPlan& p, uint64_t
   return part;
 }
 
-SubcompactionResult RunSubcompactions(const CompactionSpec& spec, int parts, int ways) {
+SubcompactionResult RunSubcompactions(const CompactionSpec& spec, int parts, int ways, uint64_t merge_bytes) {
   SubcompactionResult res;
   const size_t P = size_t(parts);
   res.parts.resize(P);
@@ -316,7 +316,8 @@ SubcompactionResult RunSubcompactions(const CompactionSpec& spec, int parts, int
     w.bytes_out += part.bytes_out;
     uint64_t c = 0;
     if (res.runs_in[j] > 0) {
-      c = cycle_model::EstimateJob(part, res.runs_in[j], res.tables_in[j], ways, spec.verify_checksums).total;
+      c = cycle_model::EstimateJob(part, res.runs_in[j], res.tables_in[j], ways, spec.verify_checksums, {},
+                                    merge_bytes).total;
       uint64_t d = fw_cost::kDispatchPartCycles + res.runs_in[j] * fw_cost::kDispatchRunCycles;
       e.dispatch += d;
       dispatched += d;

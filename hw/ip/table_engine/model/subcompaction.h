@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "compaction.h"
+#include "cycle_model.h"
 
 namespace table_engine {
 
@@ -110,7 +111,9 @@ struct SubcompactionResult {
   WholeJobEstimate estimate;
 };
 
-SubcompactionResult RunSubcompactions(const CompactionSpec& spec, int parts, int ways);
+// `merge_bytes`: the merge stage's beat the parts' estimates assume (cycle_model::EstimateJob).
+SubcompactionResult RunSubcompactions(const CompactionSpec& spec, int parts, int ways,
+                                      uint64_t merge_bytes = cycle_model::kStreamBytes);
 
 // One part as a job of its own: its runs' windows, its bounds, its tables numbered from first_file_number.
 CompactionResult RunPart(const CompactionSpec& spec, const PartPlan& part, uint64_t first_file_number);

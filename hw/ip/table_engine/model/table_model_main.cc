@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
     LoadedJob job = LoadJob(pos[0], buffer);
     job.spec.writer.zip_block_bytes = zip_block_bytes;
     SubcompactionResult sub;
-    if (parts > 0) sub = RunSubcompactions(job.spec, parts, ways);
+    if (parts > 0) sub = RunSubcompactions(job.spec, parts, ways, merge_bytes);
     CompactionResult r = parts > 0 ? sub.whole : RunCompaction(job.spec);
     struct stat st;
     if (stat(out_dir.c_str(), &st) != 0) {
