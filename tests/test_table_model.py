@@ -602,7 +602,7 @@ def test_doc_cycle_constants_match_the_model():
     """hw/ip/table_engine/doc/model.md's constants table is a copy of cycle_model.h and cycle_work.h: it must not
     drift."""
     header = (table_model.MODEL / "cycle_model.h").read_text() + (table_model.MODEL / "cycle_work.h").read_text()
-    code = {k: int(v) for k, v in re.findall(r"constexpr uint64_t (k\w+) = (\d+);", header)}
+    code = {k: int(v) for k, v in re.findall(r"constexpr (?:uint64_t|double) (k\w+) = (\d+);", header)}
     doc = (table_model.MODEL.parent / "doc" / "model.md").read_text()
     table = {k: int(v) for k, v in re.findall(r"^\| `(k\w+)` \| (\d+) \|$", doc, re.M)}
     assert code and table == code

@@ -145,8 +145,9 @@ def manifest(folder: Path) -> dict:
 def markdown(which: str) -> str:
     """The presets as a Markdown table (docs/configurations.md, between generated markers): `soc` or `ip`."""
     if which == "soc":
-        rows = ["| preset | for | units x ways | IP width | table-engine units x ways (merge bytes) | DMA ports x bytes | "
-                "write burst | NAND channels | RAM | build/gen/ | what |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+        rows = ["| preset | for | units x ways | IP width | table-engine units x ways (merge bytes) | "
+                "DMA ports x bytes | write burst | NAND channels | RAM | build/gen/ | what |",
+                "|---|---|---|---|---|---|---|---|---|---|---|"]
         for p in soc_presets().values():
             d, dma = p.derived, p.config["dma"]
             extra = "".join(f", {t}" for t, on in (("grouped", dma["writeGroup"]), ("slices", dma["portSlice"]),

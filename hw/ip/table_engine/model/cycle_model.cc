@@ -1,5 +1,7 @@
 #include "cycle_model.h"
 
+#include <cmath>
+
 namespace table_engine {
 namespace cycle_model {
 
@@ -94,9 +96,12 @@ Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, i
   stage("compress", 0);
   stage("crc_out", Div(r.bytes_out, kStreamBytes));
   stage("write_dma", Div(r.bytes_out, kStreamBytes));
-  for (const auto& s : e.stages) e.pipeline = std::max(e.pipeline, s.second);
-  e.stages[compress].second = ZipCycles(wr, e.pipeline);
-  e.pipeline = std::max(e.pipeline, e.stages[compress].second);
+  uint64_t pace = 0;  // the slowest stage before the compressor lanes: the pace the lanes keep up with
+  for (const auto& s : e.stages) pace = std::max(pace, s.second);
+  e.stages[compress].second = ZipCycles(wr, pace);
+  double norm = 0;
+  for (const auto& s : e.stages) norm += std::pow(double(s.second), kStageNorm);
+  e.pipeline = uint64_t(std::pow(norm, 1.0 / kStageNorm) + 0.5);
   e.overhead = (rd.blocks.blocks + wr.blocks) * kBlockOverheadCycles + tables_in * kTableOpenCycles +
                r.tables.size() * kTableCloseCycles + kJobOverheadCycles + BigBlockLag(wr);
   // More runs than ways (CascadePlan): each intermediate pass merges its runs' share of the input into
