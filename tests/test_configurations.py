@@ -1,6 +1,7 @@
 """Named configurations (docs/configurations.md): the checked-in list of presets is what the Scala renders,
 a generated build's manifest is its preset's entry and agrees with the ports of its Verilog, the Makefiles'
 defaults are the package's folders, and a build no preset describes is one clear error."""
+import dataclasses
 import json
 import re
 import subprocess
@@ -167,3 +168,16 @@ def test_damaged_presets_file_is_one_error(tmp_path, monkeypatch):
             presets.soc_presets()
     finally:
         presets._data.cache_clear()
+
+
+def test_table_engine_units_have_one_merge_stage(monkeypatch):
+    """Every preset with table-engine units has the same merge stage, the one the rtl and model back ends and
+    LevelDB's host library build (presets.te_merge_bytes); presets that disagree are refused by name."""
+    units = [p for p in presets.soc_presets().values() if p.derived["te_units"]]
+    assert units and {p.derived["te_merge_bytes"] for p in units} == {presets.te_merge_bytes()}
+    assert presets.te_merge_bytes() in (16, 32)
+    odd = dataclasses.replace(units[0], derived={**units[0].derived, "te_merge_bytes": 16 if
+                                                   presets.te_merge_bytes() == 32 else 32})
+    monkeypatch.setattr(presets, "soc_presets", lambda: {**{p.name: p for p in units}, odd.name + "-odd": odd})
+    with pytest.raises(presets.PresetError, match="te_merge_bytes differ"):
+        presets.te_merge_bytes()

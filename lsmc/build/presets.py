@@ -94,6 +94,16 @@ def soc(name: str) -> SocPreset:
     return _pick("SoC", name, soc_presets())
 
 
+def te_merge_bytes() -> int:
+    """The merge stage's beat (bytes) of the SoC's table-engine units: one value in every preset that has units
+    (hw/soc/rtl/Presets.scala's tablesMerge), which `lsmc tables compact`'s rtl back end builds, the model back end
+    estimates and LevelDB's host library (host/Makefile TE_M) builds; PresetError when the presets disagree."""
+    values = {p.derived["te_merge_bytes"] for p in soc_presets().values() if p.derived["te_units"]}
+    if len(values) != 1:
+        raise PresetError(f"the table-engine presets' te_merge_bytes differ or are missing: {sorted(values)}")
+    return values.pop()
+
+
 def ip_presets(block: str) -> dict[str, dict]:
     """The standalone presets of `block` ('compaction' or 'dma'): name -> {folder, config}."""
     return _data()[block]

@@ -97,8 +97,8 @@ if __name__ == "__main__":
     # LevelDB's driver with these three).
     import sys
     if sys.argv[1:2] == ["soc-merge"]:
-        from lsmc.sim.tables import engine_merge_bytes
-        print(engine_merge_bytes())
+        from lsmc.build import presets
+        print(presets.te_merge_bytes())
     elif sys.argv[1:2] in (["verilog"], ["defines"]):
         try:
             if sys.argv[1] == "verilog":

@@ -6,7 +6,7 @@ Cases: db_bench-like tables (16-byte keys, 100-byte values) with compression off
 64-byte keys with compression off, each job made by LevelDB's own `TableBuilder` (`lsmc tables make`).
 Back ends per case:
 - `rtl`: the whole engine in Verilator (W = 16, K = 4, the SoC's unit: its merge stage 32 bytes a beat inside,
-  lsmc.sim.tables.engine_merge_bytes; `lsmc tables compact --backend rtl`), one unit;
+  lsmc.build.presets.te_merge_bytes; `lsmc tables compact --backend rtl`), one unit;
   simulated clocks from the job's handshake to its status, with the harness's AXI memory (fixed read
   latency, no DDR bandwidth limit).
 - `model`: the engine's C++ model with its calibrated cycle estimate (doc/calibration.md) of the same unit, 1, 2 and 4
@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 from lsmc import cliutil
+from lsmc.build import presets
 from lsmc.model.table_workloads import Workload
 from lsmc.report.scaling import csv_text, peak_bytes_per_cycle
 from lsmc.sim import tables
@@ -154,7 +155,7 @@ def soc_units(units: tuple, preset: str) -> tuple:
 def conditions(load: str, soc_preset: str = SOC_PRESET) -> str:
     cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")),
                "unknown CPU") if os.path.exists("/proc/cpuinfo") else "unknown CPU"
-    return (f"Clock {CLOCK_MHZ} MHz; W = 16 bytes a beat, the merge stage {tables.engine_merge_bytes()} bytes a beat "
+    return (f"Clock {CLOCK_MHZ} MHz; W = 16 bytes a beat, the merge stage {presets.te_merge_bytes()} bytes a beat "
             f"inside (the SoC's unit); DDR bound: the `{DDR}` preset's peak. `rtl`: the engine "
             "in Verilator, one unit, K = 4, clocks from the job's handshake to its status, AXI memory of fixed "
             "latency without a bandwidth limit (so its fraction of the bound says how far the engine is from "

@@ -62,21 +62,13 @@ def model_exe() -> Path:
 RTL_WIDTH, RTL_WAYS = 16, 4  # the rtl back end's build: 16 bytes a beat, 4 runs merged a pass (more cascade)
 
 
-def engine_merge_bytes() -> int:
-    """The merge stage's beat of the SoC's table-engine units (presets.json's te_merge_bytes, one value in every
-    tables preset: hw/soc/rtl/Presets.scala's tablesMerge), which the rtl back end builds and the model estimates."""
-    from lsmc.build import presets
-
-    return presets.soc(SOC_PRESET).derived["te_merge_bytes"]
-
-
 def rtl_exe() -> Path:
     """The whole engine in Verilator (hw/ip/table_engine/rtl/TableEngine.scala, lsmc.build.table_engine_top): the
-    SoC's unit, its merge stage engine_merge_bytes() wide."""
-    from lsmc.build import BuildError, table_engine_top
+    SoC's unit, its merge stage presets.te_merge_bytes() wide."""
+    from lsmc.build import BuildError, presets, table_engine_top
 
     try:
-        return table_engine_top.build_harness(RTL_WIDTH, RTL_WAYS, engine_merge_bytes())
+        return table_engine_top.build_harness(RTL_WIDTH, RTL_WAYS, presets.te_merge_bytes())
     except BuildError as e:
         raise CliError(f"building the table engine's RTL failed: {str(e).splitlines()[0]}") from None
 
@@ -336,7 +328,8 @@ def run_job(exe: Path, job_path: Path, out_dir: Path, parts: int | None = None) 
     cmd = [str(exe), str(job_path), str(out_dir)] if exe.name != "table_ref" else \
         [str(exe), "compact", str(job_path), str(out_dir)]
     if exe.name == "table_model":  # the cycle estimate of the SoC's unit
-        cmd += ["--merge-bytes", str(engine_merge_bytes())]
+        from lsmc.build import presets
+        cmd += ["--merge-bytes", str(presets.te_merge_bytes())]
     res = subprocess.run(cmd + (["--parts", str(parts)] if parts else []), capture_output=True, text=True)
     lines = res.stdout.strip().splitlines()
     return res.returncode, lines[-1] if lines else "", res.stderr.strip()

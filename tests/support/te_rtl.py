@@ -47,8 +47,9 @@ def engine_merge(ways: int) -> int:
     """The merge stage a K-way engine harness is built with: at K = 4 the SoC's unit's (presets.json's
     te_merge_bytes, the wider stage), so the tests build the engine the SoC and `--backend rtl` run; other K the
     ports' width (0)."""
+    from lsmc.build import presets
     from lsmc.sim import tables
-    return tables.engine_merge_bytes() if ways == tables.RTL_WAYS else 0
+    return presets.te_merge_bytes() if ways == tables.RTL_WAYS else 0
 
 
 # The SoC build every table-engine SoC test shares (a SoC build costs minutes of CPU): two 4-way units, as many
