@@ -85,3 +85,19 @@ def test_nand_harness_refuses_bad_pad_input_cycles(value):
     assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("VNandController: error: --pad-input-cycles"), r.stderr
+
+
+MERGE_CASES = [  # host/Makefile's TE_M (the engine's merge stage inside LevelDB's driver): refused before any build
+    ("7", "merge stage width 7: 0, the beat's 16 or twice that"),
+    ("64", "merge stage width 64: 0, the beat's 16 or twice that"),
+    ("abc", "invalid literal for int() with base 10: 'abc'"),
+]
+
+
+@pytest.mark.parametrize("value,reason", MERGE_CASES, ids=[repr(c[0]) for c in MERGE_CASES])
+def test_host_makefile_refuses_bad_merge_stage(value, reason):
+    from lsmc.paths import ROOT
+    r = subprocess.run(["make", "-s", "-C", str(ROOT / "host"), f"TE_M={value}", "--eval", "print-var: ; @echo ok",
+                        "print-var"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
+    assert f"verilog 16 4 {value}: {reason}" in r.stderr and "failed.  Stop." in r.stderr, r.stderr
