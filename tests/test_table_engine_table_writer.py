@@ -6,7 +6,8 @@ driven as LevelDB's DoCompactionWork drives TableBuilder, byte for byte, file bo
 status and smallest / largest keys match, and the model's TableReader reads the RTL's tables back into the
 job's entries. Random stalls on every stream; a key over the limit stops the job with KEY_TOO_LONG and a soft
 reset readies the unit; never a hang (the harness's cycle bound). Filter blocks are checked with LevelDB's own
-BloomFilterPolicy; Snappy jobs with the model's libsnappy-exact compressor and stock LevelDB's reader. The harness:
+BloomFilterPolicy; Snappy jobs with the model's libsnappy-exact compressor and stock LevelDB's reader. Index blocks
+past the index buffer spill (the writer's spill port, kept by the harness). The harness:
 hw/ip/table_engine/dv/table_writer_harness.cpp (doc/table_writer.md)."""
 from __future__ import annotations
 
@@ -88,6 +89,45 @@ def test_full_index_buffer_stops_job():
                                   small=True))
     assert res.returncode == 0 and s["mismatches"] == 0 and s["hangs"] == 0, f"{res.stdout}\n{res.stderr[-4000:]}"
     assert 3 < s["index_full"] < 27
+
+
+def small_ok(*args) -> dict:
+    """The small-limits build (W = 16, an index buffer of 1 KiB and 64 index entries a table) told its limits."""
+    s = summary(res := writer.run(16, *args, small=True))
+    assert res.returncode == 0 and s["mismatches"] == 0 and s["hangs"] == 0 and s["violations"] == 0, \
+        f"{res.stdout}\n{res.stderr[-4000:]}"
+    return s
+
+
+@pytest.mark.parametrize("compression", ["none", "snappy"])
+def test_index_spills_past_the_buffer(compression):
+    """With a spill region (64 KiB) the index blocks past the 1 KiB buffer leave on the spill port and come back
+    at the table's end (the harness keeps them, stalling every spill stream and checking the protocol): the tables
+    are the model's byte for byte, filters at random; what passes the 64-entry restart RAM stops with OUTPUT_FULL
+    where predicted."""
+    s = small_ok("--seed", 13, "--jobs", 30, "--pin", 0.3, "--pout", 0.3, "--max-value", 512, "--spill-bytes", 65536,
+                 "--compression", compression, "--bloom", "random")
+    assert s["spilled_tables"] > 20 and s["spilled_beats"] > 2000 and s["tables"] > 300
+
+
+def test_full_spill_region_stops_job():
+    """A spill region of 3,000 bytes (187 whole beats): a table whose index block would pass buffer and region
+    stops with OUTPUT_FULL after the predicted entries; the tables before it and the jobs that fit are right."""
+    s = small_ok("--seed", 12, "--jobs", 30, "--pin", 0.2, "--pout", 0.2, "--max-value", 512, "--spill-bytes", 3000)
+    assert s["index_full"] > 3 and s["spilled_tables"] > 10
+
+
+def test_big_index_block_spills():
+    """1000-byte user keys a block each (index entries keep whole keys): a 232 KiB index block, 168 KiB of it
+    spilled through the 64 KiB buffer, byte for byte as the model's; with Snappy the block passes the 64 KiB block
+    buffer and its Snappy form would win (decimal keys), which the engine refuses as for a big data block: OUTPUT_FULL
+    as the model predicts."""
+    common = ("--jobs", 1, "--pin", 0.2, "--pout", 0.2, "--key-len", 1000, "--entries", 240, "--value-len", 10,
+              "--block-size", 64, "--max-file", 1 << 30, "--cut", 0, "--spill-bytes", 1 << 20)
+    s = run_ok(16, "--seed", 21, *common, "--compression", "none")
+    assert s["spilled_tables"] == 1 and s["spilled_beats"] > 10000 and s["tables"] == 1
+    s = run_ok(16, "--seed", 21, *common, "--compression", "snappy")
+    assert s["big_full"] == 1 and s["spilled_tables"] == 1
 
 
 @pytest.mark.parametrize("stalls", [(0.0, 0.0), (0.3, 0.3)], ids=["no_stalls", "stalls"])

@@ -109,6 +109,19 @@ def test_k4_snappy_byte_identical(jobs, model, tmp_path, name, stall):
         assert out and all(snappy_blocks(t.read_bytes()) for t in out)
 
 
+@pytest.mark.parametrize("compression", ["none", "snappy"])
+def test_index_block_past_the_buffer_spills(model, tmp_path, compression):
+    """LevelDB's issue320_test's entries (`key1k`: 1 KiB keys and values): the output table's index block holds
+    whole keys, 107 KiB, past the writer's 64 KiB index buffer; the rest goes to the job's spill region through the
+    shared write port and comes back through the read arbiter at the table's end; with Snappy the big index block
+    streams out raw (random letters: LevelDB keeps it raw). The model's table byte for byte, with stalls."""
+    from lsmc.sim import te_plan
+    job = make_jobs(tmp_path / "job", {"k": ("key1k", ["--entries", "400", "--compression", compression])})["k"]
+    same_as_model(model, job, tmp_path, 4, "--stall", 0.3, "--seed", 3)
+    out = sorted((tmp_path / "rtl").glob("*.ldb"))
+    assert out and all(len(te_plan.index_block(t.read_bytes())) > 1 << 16 for t in out)
+
+
 def big_value_job(folder: Path, kind: str, value_bytes: int) -> Path:
     """A job of 2 runs of 3 entries of `value_bytes` values with Snappy on the output: `noise` (random bytes, so
     LevelDB keeps every such block raw; inputs with Snappy too) or `dbbench` (half compressible, so LevelDB would

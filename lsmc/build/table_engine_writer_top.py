@@ -27,12 +27,15 @@ def _check(width: int) -> None:
 
 
 # One build with small limits to test a full buffer of each kind (CI builds it once, not once per kind): an
-# index buffer of SMALL_INDEX bytes instead of the generator's 64 KiB, and the filter limits SMALL_FILTER
+# index buffer of SMALL_INDEX bytes instead of the generator's 64 KiB (the rest spills), an index restart RAM of
+# SMALL_INDEX_ENTRIES entries instead of 4096, and the filter limits SMALL_FILTER
 # (filter buffer bytes, keys of one filter, filters of one table). The harness is told the same figures
 # (--index-bytes N, --filter-limits B,K,F): SMALL_ARGS.
 SMALL_INDEX = 1024
+SMALL_INDEX_ENTRIES = 64  # the index builder's restart RAM: index entries of one table
 SMALL_FILTER = (1024, 64, 16)
-SMALL_ARGS = ("--index-bytes", SMALL_INDEX, "--filter-limits", ",".join(map(str, SMALL_FILTER)))
+SMALL_ARGS = ("--index-bytes", SMALL_INDEX, "--index-entries", SMALL_INDEX_ENTRIES,
+              "--filter-limits", ",".join(map(str, SMALL_FILTER)))
 
 
 def _name(width: int, small: bool = False) -> str:
@@ -48,7 +51,7 @@ def generate(width: int = 16, small: bool = False) -> Path:
     extra = []
     if small:
         fb, fk, ff = SMALL_FILTER
-        extra += ["--index-bytes", str(SMALL_INDEX),
+        extra += ["--index-bytes", str(SMALL_INDEX), "--index-entries", str(SMALL_INDEX_ENTRIES),
                   "--filter-bytes", str(fb), "--filter-keys", str(fk), "--max-filters", str(ff)]
     return build.generate("table_engine", "table_engine.GenerateTableWriter", out,
                           ["--bytes", str(width), "--key-limit", str(lim["max_user_key_bytes"] + TAG_BYTES),

@@ -5,7 +5,9 @@ reference compactor's `make-table` (LevelDB's own TableBuilder).
 Kinds of data (`keys` / `values`):
 - `dbbench`: db_bench's 16-byte decimal keys and 100-byte values that compress to 50 % (each 100-byte
   piece a random 50-character printable string twice, as its RandomGenerator makes them);
-- `key64`: 64-byte keys; `random`: user keys of 1..1024 bytes;
+- `key64`: 64-byte keys; `random`: user keys of 1..1024 bytes; `key1k`: LevelDB's issue320_test's keys, 1024
+  bytes (8 letters from the entry's number, then random letters: neighbours seldom get a shorter separator, so a
+  table's index block holds whole 1 KiB keys and passes the writer's index buffer);
 - values `random`: 0..65536 bytes of db_bench-like compressible data; `noise`: random bytes of `value_bytes`
   (Snappy cannot shrink them: LevelDB keeps their blocks raw).
 Runs are made as a DB would hold them: run 0 newest (highest sequences); a Level-0 job has K-1 runs of
@@ -27,7 +29,7 @@ from lsmc.model.sstable import (
     parse_internal_key,
 )
 
-KEY_KINDS = ("dbbench", "key64", "random")
+KEY_KINDS = ("dbbench", "key64", "random", "key1k")
 VALUE_KINDS = ("dbbench", "random", "empty", "noise")
 VALUE_MAX = 65536
 USER_KEY_MAX = 1024
@@ -102,6 +104,9 @@ def _user_key(kind: str, rng: random.Random, i: int) -> bytes:
         return b"%016d" % i
     if kind == "key64":
         return (b"%016d" % i) + rng.randbytes(48)
+    if kind == "key1k":
+        head = bytes(97 + (i // 26 ** k) % 26 for k in reversed(range(8)))
+        return head + bytes(97 + b % 26 for b in rng.randbytes(USER_KEY_MAX - 8))
     n = rng.choice((1, 2, 3, rng.randint(1, 64), rng.randint(1, USER_KEY_MAX), USER_KEY_MAX))
     return rng.randbytes(n)
 

@@ -27,6 +27,8 @@ WORKLOADS = {
     "one-entry": dict(keys="dbbench", values="dbbench", runs=2, entries=50, entries_per_table=1, input_level=1),
     "grandparents": dict(keys="dbbench", values="dbbench", runs=2, entries=4000, input_level=1,
                          grandparent_bytes=400_000, options={"max_file_size": 16384}),
+    # LevelDB's issue320_test's entries (1 KiB keys and values): index blocks past the writer's index buffer.
+    "key1k": dict(keys="key1k", values="noise", value_bytes=1024, runs=2, entries=1500, input_level=1),
     # Level-0 heavy: 8 Level-0 tables and the Level-1 run under them (more runs than the rtl back end's ways).
     "level0": dict(keys="dbbench", values="dbbench", runs=9, entries=2000, deletions=0.2),
 }

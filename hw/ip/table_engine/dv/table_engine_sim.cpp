@@ -176,6 +176,8 @@ class Engine::Bench {
   }
   uint64_t violations() const { return rd_->violations + wr_->violations; }
 
+  uint32_t spillBase = 0, spillBytes = 0;  // the index spill region every job gets
+
   // Runs the job; false when no status came within `bound` cycles.
   bool Run(const te::CompactionSpec& s, const std::vector<std::vector<TableRef>>& runs, const std::vector<Load>& loads,
            uint32_t outBase, uint32_t outBytes, uint64_t bound) {
@@ -197,6 +199,8 @@ class Engine::Bench {
       top_.io_job_payload_outBytes = outBytes;
       top_.io_job_payload_snappy = s.writer.snappy;
       top_.io_job_payload_bloomBitsPerKey = uint8_t(s.writer.bloom_bits_per_key);
+      top_.io_job_payload_spillBase = spillBase;
+      top_.io_job_payload_spillBytes = spillBytes;
       if (!jobOn && !loadOn && loadPos < loads.size() && !pause_()) loadOn = true;
       top_.io_baseLoad_valid = loadOn;
       if (loadOn) {
@@ -333,6 +337,7 @@ class Prepared {
   std::vector<std::vector<TableRef>> runs;
   std::vector<std::pair<uint64_t, const te::TableImage*>> place;
   uint64_t bytesIn = 0, outOff = 0, outBytes = 0, maxCycles = 0, memEnd = 0;
+  uint64_t spillOff = 0, spillBytes = 0;  // the index spill region (every pass's)
   std::vector<Pass> passes;  // every pass but the final one (the job's own, with spec's options); empty: K runs or fewer
   std::vector<int> finalInputs;  // the final pass's inputs (the job's runs in order when there is no cascade)
 };
@@ -474,6 +479,11 @@ PreparedJob Prepare(const te::CompactionSpec& s, const std::string& path, const 
   p->memEnd = p->outOff + p->outBytes;
   for (size_t i = 0; i < s.runs.size(); i++) p->finalInputs.push_back(int(i));
   if (s.runs.size() > size_t(K)) PlanCascade(s, path, p.get(), part);
+  // The index spill region: an index block past the writer's buffer waits there. A table's index block is smaller
+  // than its data blocks, so a table's bound (max_file_size and an entry past it, within the output buffer) bounds it.
+  p->spillOff = (p->memEnd + 4095) & ~uint64_t(4095);
+  p->spillBytes = std::min<uint64_t>(p->outBytes, s.max_file_size + (8u << 20)) & ~uint64_t(4095);
+  p->memEnd = p->spillOff + p->spillBytes;
   if (kMemBase + p->memEnd > 0xffffffffull)
     Refuse("limits", path, "the job's tables, output buffer and temporary tables pass the engine's 32-bit addresses");
   p->maxCycles = o.maxCycles ? o.maxCycles : 200 * p->bytesIn + 2000000;
@@ -493,6 +503,8 @@ bool Engine::Start(const Prepared& p) {
   for (const auto& x : p.place) std::memcpy(bench.mem().at(kMemBase + x.first), x.second->bytes.data(), x.second->bytes.size());
   std::memset(bench.mem().at(kMemBase + p.outOff), 0, p.outBytes);
   for (const auto& x : p.passes) std::memset(bench.mem().at(kMemBase + x.outOff), 0, x.outBytes);
+  bench.spillBase = uint32_t(kMemBase + p.spillOff);
+  bench.spillBytes = uint32_t(p.spillBytes);
   Bench::Cascade& c = bench.cascade;
   c = Bench::Cascade{};
   // Each pass a job of its own; the temporary tables stay where the engine wrote them and are read from there.

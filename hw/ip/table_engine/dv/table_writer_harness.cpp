@@ -9,7 +9,10 @@
 // Table (Debian's libleveldb, checksums verified). Random stalls on every
 // stream. With --long-key, a job may hold a key over the limit: KEY_TOO_LONG with the entry's number, then a
 // soft reset, and the next job must be right; with --bad, jobs the writer must refuse (BAD_JOB) and with
-// --index-bytes (a build with a small index buffer) OUTPUT_FULL where the model's index blocks say.
+// --index-bytes (a build with a small index buffer) OUTPUT_FULL where the model's index blocks say. An index block
+// past the index buffer spills: the harness keeps the spilled beats (--spill-bytes, the region's size told to the
+// writer; 0: none) with random stalls, checks the spill protocol and predicts OUTPUT_FULL past buffer and region
+// (and past --index-entries index entries of one table, the build's restart RAM).
 // --bloom N|random: the jobs' bloom_bits_per_key (random: 0, 1, 10 or 20 per job); each filter block of the RTL's
 // tables is also checked with LevelDB's own BloomFilterPolicy (Debian's libleveldb): every filter equals the
 // policy's CreateFilter of the user keys of the data blocks starting in its 2 KiB, and KeyMayMatch holds for
@@ -28,9 +31,11 @@
 #include <leveldb/table.h>
 
 #include <algorithm>
+#include <array>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -101,7 +106,7 @@ struct Status {
 };
 
 struct Options {
-  uint64_t seed = 1, jobs = 20, indexBytes = 0, blockSize = 0, interval = 0, maxFile = 0, maxValue = 4096, maxEntries = 300,
+  uint64_t seed = 1, jobs = 20, indexBytes = 0, spillBytes = 0, indexEntries = 0, blockSize = 0, interval = 0, maxFile = 0, maxValue = 4096, maxEntries = 300,
            keyLen = 0, valueLen = 0, entries = 0;
   double pin = 0, pout = 0, cut = 0.02, longKey = 0, bad = 0;
   int64_t bloom = 0;  // bloom_bits_per_key of every job; -1: 0, 1, 10 or 20 at random per job
@@ -158,12 +163,14 @@ class Bench {
  public:
   explicit Bench(const Options& o)
       : rng_(o.seed), src_(&rng_, kSrcWords), out_(&rng_, kSinkWords), keys_(&rng_, kSinkWords), cmdPause_(&rng_),
-        statusPause_(&rng_) {
+        statusPause_(&rng_), spillPause_(&rng_) {
     src_.pause.set(o.pin);
     cmdPause_.set(o.pin);
     out_.pause.set(o.pout);
     keys_.pause.set(o.pout);
     statusPause_.set(o.pout);
+    spillPause_.set(std::max(o.pin, o.pout));
+    spillBytes_ = o.spillBytes;
     top_.reset = 1;
     for (int i = 0; i < 4; i++) Tick();
     top_.reset = 0;
@@ -176,6 +183,9 @@ class Bench {
     out_.clear();
     keys_.clear();
     st->clear();
+    spill_.clear();
+    back_.clear();
+    dataValid_ = false;
     for (size_t i = 0; i < j.entries.size(); i++) {
       const Entry& e = j.entries[i];
       if (int64_t(i) == j.strayBefore) PushBeat(kValue, "stray", 5, 0, 0, true);
@@ -198,6 +208,12 @@ class Bench {
       top_.io_cmd_payload_maxFileSize = uint32_t(j.maxFile);
       top_.io_cmd_payload_bitsPerKey = uint32_t(j.bits);
       top_.io_cmd_payload_snappy = j.snappy;
+      top_.io_cmd_payload_spillBytes = uint32_t(spillBytes_);
+      top_.io_spill_push_ready = !spillPause_();
+      top_.io_spill_fetch_ready = !spillPause_();
+      if (!dataValid_ && !back_.empty() && !spillPause_()) dataValid_ = true;  // once valid, held until taken
+      top_.io_spill_data_valid = dataValid_;
+      if (dataValid_) putWords(top_.io_spill_data_payload, back_.front().data());
       top_.io_entries_valid = src_.drive();
       if (src_.valid()) {
         const uint32_t* b = src_.beat();
@@ -214,6 +230,7 @@ class Bench {
       top_.eval();
       if (top_.io_cmd_valid && top_.io_cmd_ready) cmdSent = true;
       if (top_.io_entries_valid && top_.io_entries_ready) src_.take();
+      SpillTick();
       uint32_t w[kSinkWords];
       getWords(top_.io_output_payload_fragment_data, w);
       w[kDataWords] = top_.io_output_payload_fragment_count;
@@ -234,6 +251,8 @@ class Bench {
         if (s.done) {
           Tick();
           *cycles = t + 1;
+          if (!s.error && (!spill_.empty() || !back_.empty()))
+            spillError = std::to_string(spill_.size() + back_.size()) + " spilled beats never came back";
           Split(out_, tables, "output");
           Split(keys_, keys, "keys");
           return true;
@@ -255,10 +274,14 @@ class Bench {
     src_.clear();
     out_.dropPending();
     keys_.dropPending();
+    spill_.clear();
+    back_.clear();
+    dataValid_ = false;
   }
 
   uint64_t violations() const { return out_.violations + keys_.violations; }
-  std::string framingError, trailing;
+  std::string framingError, trailing, spillError;
+  uint64_t spilledTables = 0, spilledBeats = 0;
 
  private:
   void PushBeat(uint32_t kind, const char* p, size_t n, uint64_t kl, uint64_t vl, bool last) {
@@ -267,6 +290,34 @@ class Bench {
 
   void Tick() {
     simc::tick(top_);
+  }
+
+  // The spill region after an eval: a push past it, a fetch of other than the table's pushed beats (or before the
+  // last table's came back) are protocol errors; a payload that changes under a stalled push is one too.
+  void SpillTick() {
+    using Beat = std::array<uint32_t, kDataWords>;
+    Beat b{};
+    getWords(top_.io_spill_push_payload, b.data());
+    if (pushHeld_ && (!top_.io_spill_push_valid || b != heldBeat_)) spillError = "spill push dropped or changed while stalled";
+    pushHeld_ = top_.io_spill_push_valid && !top_.io_spill_push_ready;
+    heldBeat_ = b;
+    if (top_.io_spill_push_valid && top_.io_spill_push_ready) {
+      if (spill_.size() >= spillBytes_ / W) spillError = "a spill push past the region's " + std::to_string(spillBytes_) + " bytes";
+      spill_.push_back(b);
+      spilledBeats++;
+    }
+    if (top_.io_spill_fetch_valid && top_.io_spill_fetch_ready) {
+      if (top_.io_spill_fetch_payload != spill_.size() || !back_.empty())
+        spillError = "fetch of " + std::to_string(top_.io_spill_fetch_payload) + " beats with " +
+                     std::to_string(spill_.size()) + " pushed and " + std::to_string(back_.size()) + " not yet back";
+      back_.assign(spill_.begin(), spill_.end());
+      spill_.clear();
+      spilledTables++;
+    }
+    if (dataValid_ && top_.io_spill_data_ready) {
+      back_.pop_front();
+      dataValid_ = false;
+    }
   }
 
   // A sink's beats into byte strings, one per `last`, checking the framing: full beats but each string's final.
@@ -290,7 +341,12 @@ class Bench {
   VTableWriter top_;
   simc::StreamSource src_;
   simc::StreamSink out_, keys_;
-  simc::Pause cmdPause_, statusPause_;
+  simc::Pause cmdPause_, statusPause_, spillPause_;
+  uint64_t spillBytes_ = 0;
+  std::vector<std::array<uint32_t, kDataWords>> spill_;
+  std::deque<std::array<uint32_t, kDataWords>> back_;
+  std::array<uint32_t, kDataWords> heldBeat_{};
+  bool dataValid_ = false, pushHeld_ = false;
 };
 
 using te_dv::Below;
@@ -307,7 +363,7 @@ std::string InternalKey(std::string user, uint64_t seq, int type) {
 // entry (the entries and restarts so far, this entry, then the count and the trailer): the job's entries taken
 // by then (an index entry between blocks goes in after the next block's first entry, the last one at the
 // table's end), or -1.
-int64_t IndexFullAt(const Job& j, uint64_t cap) {
+int64_t IndexFullAt(const Job& j, uint64_t cap, uint64_t maxEntries) {
   uint64_t before = 0;
   for (const Table& t : j.expected) {
     te::TableImage img{"expected", t.bytes};
@@ -324,12 +380,17 @@ int64_t IndexFullAt(const Job& j, uint64_t cap) {
                te::kMaxInternalKeyBytes + 1);
       while (br.Next()) inTable++;
       const uint64_t kb = ir.key().size(), bytes = kb + (kb < 128 ? 1 : 2) + 2 + ir.value().size() + 4;
-      if (used + bytes + 4 + te::kTrailerBytes > cap) return int64_t(before + inTable + (k + 1 < blocks.size() ? 1 : 0));
+      if (used + bytes + 4 + te::kTrailerBytes > cap || (maxEntries && k >= maxEntries)) return int64_t(before + inTable + (k + 1 < blocks.size() ? 1 : 0));
       used += bytes;
     }
     before += t.entries;
   }
   return -1;
+}
+
+// The index block's bytes the RTL holds: its index buffer and the spill region's whole beats.
+uint64_t IndexCap(const Options& o) {
+  return o.indexBytes + o.spillBytes / W * W;
 }
 
 // With Snappy, the model's data blocks past the RTL's block buffer of `cap` bytes (contents and trailer): the
@@ -479,7 +540,7 @@ Job TableJob(simc::Prng& r, const Options& o) {
     simc::die("--table %s", e.Line().c_str());
   }
   j.expected = ModelTables(j, &j.snappyKept, &j.bigFullTable);
-  if (o.indexBytes) j.indexFullAt = IndexFullAt(j, o.indexBytes);
+  if (o.indexBytes) j.indexFullAt = IndexFullAt(j, IndexCap(o), o.indexEntries);
   if (o.filterBytes) j.filterFullAt = FilterFullAt(j, o.filterBytes, o.filterKeys, o.maxFilters);
   return j;
 }
@@ -546,7 +607,7 @@ Job RandomJob(simc::Prng& r, const Options& o) {
     return j;
   }
   if (j.longKeyAt < 0) j.expected = ModelTables(j, &j.snappyKept, &j.bigFullTable);
-  if (j.longKeyAt < 0 && o.indexBytes) j.indexFullAt = IndexFullAt(j, o.indexBytes);
+  if (j.longKeyAt < 0 && o.indexBytes) j.indexFullAt = IndexFullAt(j, IndexCap(o), o.indexEntries);
   if (j.longKeyAt < 0 && o.filterBytes) j.filterFullAt = FilterFullAt(j, o.filterBytes, o.filterKeys, o.maxFilters);
   return j;
 }
@@ -714,6 +775,9 @@ int main(int argc, char** argv) {
   args.probability("--bad", &o.bad, "fraction of jobs the writer must refuse (BAD_JOB: restart interval 0, block_size "
                    "2^31, a VALUE beat where a HEAD is due, a key under 8 bytes), then a soft reset");
   args.number("--index-bytes", &o.indexBytes, "the RTL's index buffer as generated (0: never full in these jobs)");
+  args.number("--spill-bytes", &o.spillBytes, "the spill region told to the writer, bytes (0: none)", "N", uint64_t(0),
+              uint64_t(0xffffffff));
+  args.number("--index-entries", &o.indexEntries, "the RTL's index restart RAM as generated (0: never full in these jobs)");
   args.custom("--bloom", "N|random", "bloom_bits_per_key of every job, 0 to 1000 (0: no filter block; default 0), or "
               "random: 0, 1, 10 or 20 per job",
               [&](const std::string& opt, const std::string& v) {
@@ -773,11 +837,12 @@ int main(int argc, char** argv) {
     std::string why;
     bench.framingError.clear();
     bench.trailing.clear();
+    bench.spillError.clear();
     if (!bench.Run(j, &gotTables, &gotKeys, &st, &used, bound)) {
       hangs++;
       why = "no done status within " + std::to_string(bound) + " cycles";
-    } else if (!bench.framingError.empty() || (!stops && !bench.trailing.empty())) {
-      why = bench.framingError + bench.trailing;
+    } else if (!bench.framingError.empty() || (!stops && !bench.trailing.empty()) || !bench.spillError.empty()) {
+      why = bench.framingError + bench.trailing + bench.spillError;
     } else {
       why = Check(j, gotTables, gotKeys, st, scratch);
     }
@@ -810,10 +875,10 @@ int main(int argc, char** argv) {
   unlink(scratch.c_str());
   printf("jobs=%" PRIu64 " mismatches=%" PRIu64 " hangs=%" PRIu64 " violations=%" PRIu64 " entries=%" PRIu64 " tables=%" PRIu64
          " filtered_tables=%" PRIu64 " snappy_tables=%" PRIu64 " snappy_blocks=%" PRIu64 " long_keys=%" PRIu64 " index_full=%" PRIu64 " filter_full=%" PRIu64 " bad_jobs=%" PRIu64
-         " big_raw_blocks=%" PRIu64 " big_full=%" PRIu64 " cycles=%" PRIu64 " bytes_in=%" PRIu64 " bytes_out=%" PRIu64
+         " big_raw_blocks=%" PRIu64 " big_full=%" PRIu64 " spilled_tables=%" PRIu64 " spilled_beats=%" PRIu64 " cycles=%" PRIu64 " bytes_in=%" PRIu64 " bytes_out=%" PRIu64
          " bytes_per_cycle=%.3f out_bytes_per_cycle=%.3f\n",
          o.jobs, mismatches, hangs, bench.violations(), entries, tables, filtered, compressed, snappyBlocks, longKeys, indexFull, filterFull, badJobs,
-         bigRaw, bigFull, cycles, bytesIn, bytesOut,
+         bigRaw, bigFull, bench.spilledTables, bench.spilledBeats, cycles, bytesIn, bytesOut,
          cycles ? double(bytesIn) / cycles : 0.0, cycles ? double(bytesOut) / cycles : 0.0);
   return mismatches || hangs || bench.violations() ? 1 : 0;
 }

@@ -31,8 +31,12 @@ case class TableEngineConfig(bytes: Int = 16, ways: Int = 4, keyLimit: Int = 103
     bigBytes = scala.math.max(maxBlock, zipBytes))
   val entry = merge.port
   val runBits = log2Up(ways)
-  /** One read port for the K table readers (an arbiter adds the reader's number to the AXI id). */
-  val readAxi = reader.axiConfig.copy(idWidth = reader.axiConfig.idWidth + log2Up(ways))
+  /** One read port for the K table readers and the index spill's read-back (an arbiter adds the master's number
+    * to the AXI id). */
+  val readAxi = reader.axiConfig.copy(idWidth = reader.axiConfig.idWidth + log2Up(ways + 1))
+  /** The index spill's bursts: up to this many beats (never across 4 KiB), its write FIFO and read-back FIFO. */
+  val spillBurst = 16
+  val spillFifoBeats = 2 * spillBurst
   val writeAxi = Axi4Config(addressWidth = 32, dataWidth = 8 * bytes, idWidth = 1, useRegion = false,
     useLock = false, useQos = false, useCache = false, useProt = false)
 }
@@ -53,6 +57,10 @@ case class EngineJob() extends Bundle {
   val outBytes = UInt(32 bits)
   val snappy = Bool()
   val bloomBitsPerKey = UInt(8 bits)
+  /** The index spill region (a multiple of the beat width; `spillBytes` 0: none): a table's index block past the
+    * writer's index buffer waits there until the table's end (TableWriter's IndexSpillPort). */
+  val spillBase = UInt(32 bits)
+  val spillBytes = UInt(32 bits)
 }
 
 /** One input table of a run: its address and size in bytes, the window of its data blocks read (index entries
@@ -119,7 +127,7 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
   def code(name: String): UInt = U(ErrorCodes(name), ErrorCodes.Width bits)
 
   val readers = Seq.fill(K)(TableReader(c.reader))
-  val arbiter = Axi4ReadOnlyArbiter(c.readAxi, inputsCount = K)
+  val arbiter = Axi4ReadOnlyArbiter(c.readAxi, inputsCount = K + 1) // the last: the index spill's read-back
   for ((in, r) <- arbiter.io.inputs.zip(readers)) in << r.io.axi
   io.axiRead << arbiter.io.output
   val merge = MergeDrop(c.merge)
@@ -175,6 +183,7 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
   writer.io.cmd.maxFileSize := job.maxFileSize
   writer.io.cmd.bitsPerKey := job.bloomBitsPerKey.resized
   writer.io.cmd.snappy := job.snappy
+  writer.io.cmd.spillBytes := job.spillBytes
   io.status.valid := state === J.Report
   io.status.payload := st
 
@@ -332,11 +341,20 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
   // ---- the write port: INCR bursts of up to c.writeBurst beats, never across 4 KiB, asked once their beats wait ----
   val wfifo = StreamFifo(Bits(8 * W bits), c.writeFifoBeats)
   wfifo.io.push << toWrite
+  // The writer's spilled index beats share the port: bursts of their own to the spill region, issued only when no
+  // output burst is ready (without a spill the port works as before, clock for clock).
+  val sfifo = StreamFifo(Bits(8 * W bits), c.spillFifoBeats)
+  sfifo.io.push << writer.io.spill.push
+  val sAvail = Reg(UInt(log2Up(c.spillFifoBeats + 1) bits)) init (0)
+  val sPtr = Reg(UInt(32 bits))
+  val awSpill = Reg(Bool()) init (False)
+  val sToBoundary = ((U(4096, 13 bits) - sPtr(11 downto 0)) >> log2Up(W)).resize(13)
+  val sBurstMax = Mux(sToBoundary < c.spillBurst, sToBoundary, U(c.spillBurst, 13 bits))
   val avail = Reg(UInt(log2Up(c.writeFifoBeats + 1) bits)) init (0) // beats buffered, not yet in a burst
   val awPtr = Reg(UInt(32 bits))
   val awValid = RegInit(False)
   val awLen = Reg(UInt(8 bits))
-  val wLens = StreamFifo(UInt(8 bits), 16)
+  val wLens = StreamFifo(UInt(9 bits), 16) // a burst's beats - 1, and (bit 8) whether it is the spill's
   val outstanding = Reg(UInt(6 bits)) init (0)
   val toBoundary = ((U(4096, 13 bits) - awPtr(11 downto 0)) >> log2Up(W)).resize(13)
   val burstMax = Mux(toBoundary < c.writeBurst, toBoundary, U(c.writeBurst, 13 bits))
@@ -344,36 +362,102 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
   val issue = !awValid && wLens.io.push.ready && outstanding < 31 &&
     (avail >= burstMax || (flush && avail =/= 0))
   val issueBeats = Mux(avail >= burstMax, burstMax, avail.resize(13))
+  val sFlush = writer.io.spill.fetch.valid || flush // the table's last spilled beat is in (or the job drains)
+  val sIssue = !issue && !awValid && wLens.io.push.ready && outstanding < 31 &&
+    (sAvail >= sBurstMax || (sFlush && sAvail =/= 0))
+  val sIssueBeats = Mux(sAvail >= sBurstMax, sBurstMax, sAvail.resize(13))
   wLens.io.push.valid := False
-  wLens.io.push.payload := (issueBeats - 1).resized
+  wLens.io.push.payload := U(0, 1 bits) @@ (issueBeats - 1).resize(8)
   when(issue) {
     awValid := True
+    awSpill := False
     awLen := (issueBeats - 1).resized
     wLens.io.push.valid := True
   }
+  when(sIssue) {
+    awValid := True
+    awSpill := True
+    awLen := (sIssueBeats - 1).resized
+    wLens.io.push.valid := True
+    wLens.io.push.payload := U(1, 1 bits) @@ (sIssueBeats - 1).resize(8)
+  }
   avail := (avail + U(toWrite.fire) - Mux(issue, issueBeats, U(0, 13 bits))).resized
+  sAvail := (sAvail + U(sfifo.io.push.fire) - Mux(sIssue, sIssueBeats, U(0, 13 bits))).resized
   io.axiWrite.aw.valid := awValid
-  io.axiWrite.aw.addr := awPtr
+  io.axiWrite.aw.addr := Mux(awSpill, sPtr, awPtr)
   io.axiWrite.aw.id := U(0)
   io.axiWrite.aw.len := awLen
   io.axiWrite.aw.size := U(log2Up(W), 3 bits)
   io.axiWrite.aw.setBurstINCR()
   when(io.axiWrite.aw.fire) {
     awValid := False
-    awPtr := awPtr + ((awLen.resize(32) + 1) << log2Up(W)).resized
+    when(awSpill) {
+      sPtr := sPtr + ((awLen.resize(32) + 1) << log2Up(W)).resized
+    } otherwise {
+      awPtr := awPtr + ((awLen.resize(32) + 1) << log2Up(W)).resized
+    }
   }
   val wCount = Reg(UInt(8 bits)) init (0)
-  io.axiWrite.w.valid := wfifo.io.pop.valid && wLens.io.pop.valid
-  io.axiWrite.w.data := wfifo.io.pop.payload
+  val wSpill = wLens.io.pop.payload(8)
+  io.axiWrite.w.valid := Mux(wSpill, sfifo.io.pop.valid, wfifo.io.pop.valid) && wLens.io.pop.valid
+  io.axiWrite.w.data := Mux(wSpill, sfifo.io.pop.payload, wfifo.io.pop.payload)
   io.axiWrite.w.strb := B((1 << W) - 1, W bits)
-  io.axiWrite.w.last := wCount === wLens.io.pop.payload
-  wfifo.io.pop.ready := io.axiWrite.w.ready && wLens.io.pop.valid
+  io.axiWrite.w.last := wCount === wLens.io.pop.payload(7 downto 0)
+  wfifo.io.pop.ready := io.axiWrite.w.ready && wLens.io.pop.valid && !wSpill
+  sfifo.io.pop.ready := io.axiWrite.w.ready && wLens.io.pop.valid && wSpill
   wLens.io.pop.ready := io.axiWrite.w.fire && io.axiWrite.w.last
   when(io.axiWrite.w.fire) { wCount := Mux(io.axiWrite.w.last, U(0, 8 bits), wCount + 1) }
   io.axiWrite.b.ready := True
   outstanding := outstanding + U(io.axiWrite.aw.fire).resize(6) - U(io.axiWrite.b.fire).resize(6)
   when(io.axiWrite.b.fire && io.axiWrite.b.resp =/= 0) { fail(EngineUnit.Output, "BAD_JOB") }
-  val writeIdle = avail === 0 && !awValid && !wLens.io.pop.valid && !wfifo.io.pop.valid && outstanding === 0
+  val writeIdle = avail === 0 && !awValid && !wLens.io.pop.valid && !wfifo.io.pop.valid && outstanding === 0 &&
+    sAvail === 0 && !sfifo.io.pop.valid
+
+  // ---- the spill's read-back: on the writer's fetch, once its spilled beats are written (every write answered),
+  // INCR bursts from the region's start into a FIFO with room for them ----
+  val spillBase = job.spillBase(31 downto log2Up(W)) @@ U(0, log2Up(W) bits)
+  val rd = arbiter.io.inputs(K)
+  val rfifo = StreamFifo(Bits(8 * W bits), c.spillFifoBeats)
+  rfifo.io.flush := False
+  val rLeft = Reg(UInt(32 bits)) init (0) // beats still to ask
+  val rPtr = Reg(UInt(32 bits))
+  val rInflight = Reg(UInt(log2Up(c.spillFifoBeats + 1) bits)) init (0) // asked, not yet in the FIFO
+  val arValid = RegInit(False)
+  val arLen = Reg(UInt(8 bits))
+  val rToBoundary = ((U(4096, 13 bits) - rPtr(11 downto 0)) >> log2Up(W)).resize(13)
+  val rBurst = Mux(rToBoundary < c.spillBurst, rToBoundary, U(c.spillBurst, 13 bits))
+  val rBeats = Mux(rLeft < rBurst, rLeft.resize(13), rBurst)
+  val spillWritten = sAvail === 0 && !sfifo.io.pop.valid && !awValid && !wLens.io.pop.valid && outstanding === 0
+  writer.io.spill.fetch.ready := active && rLeft === 0 && rInflight === 0 && !arValid && spillWritten
+  when(writer.io.spill.fetch.fire) {
+    rLeft := writer.io.spill.fetch.payload
+    rPtr := spillBase
+    sPtr := spillBase // the next table's spill starts the region again
+  }
+  val rIssue = !arValid && rLeft =/= 0 && !err &&
+    rfifo.io.occupancy.resize(8) + rInflight.resize(8) + rBeats.resize(8) <= c.spillFifoBeats
+  when(rIssue) {
+    arValid := True
+    arLen := (rBeats - 1).resized
+    rLeft := rLeft - rBeats.resize(32)
+  }
+  rInflight := (rInflight + Mux(rIssue, rBeats, U(0, 13 bits)) - U(rd.r.fire).resize(13)).resized
+  rd.ar.valid := arValid
+  rd.ar.addr := rPtr
+  rd.ar.id := 0
+  rd.ar.len := arLen
+  rd.ar.size := U(log2Up(W), 3 bits)
+  rd.ar.setBurstINCR()
+  when(rd.ar.fire) {
+    arValid := False
+    rPtr := rPtr + ((arLen.resize(32) + 1) << log2Up(W)).resized
+  }
+  rd.r.ready := True // the FIFO has room for every beat asked
+  rfifo.io.push.valid := rd.r.valid && !err
+  rfifo.io.push.payload := rd.r.data
+  when(rd.r.fire && rd.r.resp =/= 0) { fail(EngineUnit.Output, "BAD_JOB") }
+  writer.io.spill.data << rfifo.io.pop
+  val spillIdle = !arValid && rInflight === 0
 
   // ---- the job's steps ----
   switch(state) {
@@ -404,6 +488,9 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
       ptr := base.resized
       tableAddr := base
       awPtr := base
+      sPtr := spillBase
+      rLeft := 0
+      rfifo.io.flush := True // beats of a job stopped mid-read
       outEnd := job.outBase.resize(33) + job.outBytes
       state := J.Load
     }
@@ -420,7 +507,7 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
       when(err || (writerDone && mergeDone)) { state := J.Drain }
     }
     is(J.Drain) {
-      when(feeders.map(_.done).reduce(_ && _) && writeIdle) { state := J.Report }
+      when(feeders.map(_.done).reduce(_ && _) && writeIdle && spillIdle) { state := J.Report }
     }
     is(J.Report) {
       when(io.status.ready) { state := J.Idle }

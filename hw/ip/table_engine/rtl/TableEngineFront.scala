@@ -142,6 +142,8 @@ case class TableEngineFront(c: TableEngineConfig, tableFifo: Int = 4) extends Co
   io.job.outBytes := field("out_bytes")
   io.job.snappy := flagBit("SNAPPY")
   io.job.bloomBitsPerKey := field("bloom_bits_per_key").resized
+  io.job.spillBase := 0 // no index spill region from the descriptor yet: an index block must fit the index buffer
+  io.job.spillBytes := 0
 
   // ---- descriptor fetch and checks ----
   val beat = Reg(UInt(log2Up(descWords * 4 / W + 1) bits))

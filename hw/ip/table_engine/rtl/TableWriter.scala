@@ -6,21 +6,24 @@ import spinal.lib._
 
 /** Sizes of a table writer: `bytes` per beat, the longest internal key, the data block builder's restart RAM
   * (it bounds the block_size a job may ask, `maxBlockSize`) and the index buffer (the index block of one table
-  * waits there until the table's data blocks are out; its bytes with trailer, a power of two), the filter unit's,
+  * waits there until the table's data blocks are out; its bytes with trailer, a power of two; what passes it goes
+  * to the job's spill region in DDR and comes back, IndexSpillPort), `indexEntries` (the index builder's restart
+  * RAM: index entries of one table, one restart each), the filter unit's,
   * and `zipBytes`: the block buffer of Snappy compression (a block waits there until its compressed size is known;
   * 0: no compressor, a job asking for Snappy is BAD_JOB), `zipLanes`: block buffers with their own compressor, taking
   * consecutive blocks (ZipLanes; the model's kZipLanes, model/limits.h, is what the simulation builds get). */
 case class TableWriterConfig(bytes: Int = 16, keyLimit: Int = 1032, maxRestarts: Int = 2048, indexBytes: Int = 1 << 16,
                              filterBytes: Int = 1 << 16, filterKeys: Int = 4096, maxFilters: Int = 4096, hashWords: Int = 1,
-                             zipBytes: Int = 1 << 16, zipLanes: Int = 1, bigBytes: Int = 4 << 20) {
+                             zipBytes: Int = 1 << 16, zipLanes: Int = 1, bigBytes: Int = 4 << 20,
+                             indexEntries: Int = 4096) {
   val data = BlockBuilderConfig(bytes, keyLimit, maxRestarts)
   /** The filter unit (bloom_bits_per_key > 0): see BloomConfig. */
   val bloom = BloomConfig(bytes, filterKeys, filterBytes, maxFilters, hashWords)
   val entry = data.entry
   require(isPow2(indexBytes) && indexBytes >= 1024, s"index buffer of $indexBytes bytes: a power of two >= 1024")
-  /** An index entry takes at least 17 bytes (8-byte key, 2-byte handle, 3 varints, 4-byte restart), so the
-    * index buffer fills before this restart RAM does. */
-  val index = BlockBuilderConfig(bytes, keyLimit, indexBytes / 16)
+  /** Every index entry is a restart point (interval 1): a table's index entries are bounded by this RAM, not by
+    * the index buffer, whose overflow spills. */
+  val index = BlockBuilderConfig(bytes, keyLimit, indexEntries)
   val indexBeats = indexBytes / bytes
   /** A restart point's entry takes at least 15 bytes (3 varints, a whole key of >= 8, its restart offset) and
     * a block closes once it reaches block_size, so a block of up to this block_size never needs more than
@@ -28,7 +31,7 @@ case class TableWriterConfig(bytes: Int = 16, keyLimit: Int = 1032, maxRestarts:
   val maxBlockSize = 15 * (maxRestarts - 2)
   /** A block handle (two varint32s) in whole beats. */
   val handleBytes = (10 + bytes - 1) / bytes * bytes
-  // The index block goes through the block buffer whole.
+  // An index block within the index buffer goes through the block buffer whole (a spilled one may be big).
   require(zipBytes == 0 || zipBytes >= indexBytes, s"block buffer of $zipBytes bytes: at least the index buffer's $indexBytes")
   require(zipLanes >= 1 && zipLanes <= 16, s"$zipLanes compressor lanes: 1 to 16")
   /** With Snappy, a block past the block buffer streams out raw while its compressor counts its Snappy form (a
@@ -53,6 +56,22 @@ case class TableWriterCmd() extends Bundle {
   val maxFileSize = UInt(32 bits)
   val bitsPerKey = UInt(10 bits)
   val snappy = Bool()
+  /** The spill region's bytes (0: none; the index block must then fit the index buffer). */
+  val spillBytes = UInt(32 bits)
+}
+
+/** The index block past the index buffer: its beats leave on `push` in order (all full but a table's final one;
+  * beat n of the table's spill belongs at the spill region's start + n x bytes), `fetch` asks the table's spilled
+  * beats back (their count, once the last of them has left: the engine answers after those writes are done) and
+  * `data` brings them in order. The engine (TableEngine) keeps them in DDR; a harness may keep them anywhere. */
+case class IndexSpillPort(bytes: Int) extends Bundle with IMasterSlave {
+  val push = Stream(Bits(8 * bytes bits))
+  val fetch = Stream(UInt(32 bits))
+  val data = Stream(Bits(8 * bytes bits))
+  override def asMaster(): Unit = {
+    master(push, fetch)
+    slave(data)
+  }
 }
 
 /** One per output table (after its last byte and its two keys on `keys`): `size` (the file's bytes), its
@@ -110,6 +129,7 @@ case class TableWriter(c: TableWriterConfig = TableWriterConfig()) extends Compo
     val output = master Stream (Fragment(ByteBeat(c.bytes)))
     val keys = master Stream (Fragment(ByteBeat(c.bytes)))
     val status = master Stream (TableWriterStatus(c))
+    val spill = master(IndexSpillPort(c.bytes))
     val softReset = in Bool()
   }
   val soft = ClockDomain(clock = ClockDomain.current.readClockWire,
@@ -126,6 +146,7 @@ case class TableWriter(c: TableWriterConfig = TableWriterConfig()) extends Compo
   io.output << core.io.output
   io.keys << core.io.keys
   io.status << core.io.status
+  io.spill <> core.io.spill
 }
 
 /** The table writer inside TableWriter's soft-reset clock domain. */
@@ -136,6 +157,7 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
     val output = master Stream (Fragment(ByteBeat(c.bytes)))
     val keys = master Stream (Fragment(ByteBeat(c.bytes)))
     val status = master Stream (TableWriterStatus(c))
+    val spill = master(IndexSpillPort(c.bytes))
     val dirty = in UInt (log2Up(c.bloom.words + 1) bits)
     val dirtyNext = master Flow (UInt(log2Up(c.bloom.words + 1) bits))
   }
@@ -154,8 +176,47 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
   val data = BlockBuilder(c.data)
   val index = BlockBuilder(c.index)
   val indexBuffer = StreamFifo(Fragment(ByteBeat(W)), c.indexBeats)
-  indexBuffer.io.push << index.io.output
   index.io.restartInterval := 1
+  // The index block's first indexBeats beats stay in the buffer, the rest spill (nothing leaves the buffer before
+  // the table's end, so `onChip` counting pushes is its fill); read back the buffer's beats first, then the spill's.
+  val spillCap = Reg(UInt(32 bits)) init (0) // the job's spill region in bytes, whole beats
+  val onChip = Reg(UInt(log2Up(c.indexBeats + 1) bits)) init (0) // beats pushed into the buffer this table
+  val chipOut = Reg(UInt(log2Up(c.indexBeats + 1) bits)) init (0) // beats popped from it
+  val spilled = Reg(UInt(32 bits)) init (0) // beats pushed to the spill this table
+  val spillBack = Reg(UInt(32 bits)) init (0) // beats come back
+  val tailCount = Reg(UInt(log2Up(W + 1) bits)) init (0) // bytes of the spill's final beat
+  val spillEnded, fetched = RegInit(False) // the block's last beat spilled; its fetch asked
+  val toChip = onChip =/= c.indexBeats
+  indexBuffer.io.push.valid := index.io.output.valid && toChip
+  indexBuffer.io.push.payload := index.io.output.payload
+  io.spill.push.valid := index.io.output.valid && !toChip
+  io.spill.push.payload := index.io.output.data
+  index.io.output.ready := Mux(toChip, indexBuffer.io.push.ready, io.spill.push.ready)
+  when(indexBuffer.io.push.fire) { onChip := onChip + 1 }
+  when(io.spill.push.fire) {
+    spilled := spilled + 1
+    when(index.io.output.last) { spillEnded := True; tailCount := index.io.output.count }
+  }
+  io.spill.fetch.valid := spillEnded && !fetched
+  io.spill.fetch.payload := spilled
+  when(io.spill.fetch.fire) { fetched := True }
+  /** The index block as it comes back: the buffer's beats, then (once all of them are out) the spill's. */
+  val idxPop = Stream(Fragment(ByteBeat(W)))
+  val fromSpill = chipOut === c.indexBeats
+  val spillLast = spillBack + 1 === spilled
+  idxPop.valid := Mux(fromSpill, io.spill.data.valid, indexBuffer.io.pop.valid)
+  idxPop.data := Mux(fromSpill, io.spill.data.payload, indexBuffer.io.pop.data)
+  idxPop.count := Mux(fromSpill, Mux(spillLast, tailCount, U(W, log2Up(W + 1) bits)), indexBuffer.io.pop.count)
+  idxPop.last := Mux(fromSpill, spillLast, indexBuffer.io.pop.last)
+  idxPop.ready := False
+  indexBuffer.io.pop.ready := !fromSpill && idxPop.ready
+  io.spill.data.ready := fromSpill && idxPop.ready
+  when(indexBuffer.io.pop.fire) { chipOut := chipOut + 1 }
+  when(io.spill.data.fire) { spillBack := spillBack + 1 }
+  /** The index block's bytes (entries, restarts, count, trailer) the buffer and the spill hold together. */
+  val indexCap = U(c.indexBytes, 32 bits) + spillCap
+  val idxCount = Reg(UInt(32 bits)) init (0) // index entries into the builder this table
+  val idxSized = RegInit(False) // with Snappy: the index block's last entry left HandleFill, its size is known
   /** The index entries as the writer issues them: straight to the index builder without Snappy; with Snappy
     * through `idxQ` and HandleFill, which gives each its data block's handle once the lanes have its size. */
   val idxIn = cloneOf(index.io.entries)
@@ -206,7 +267,6 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
   pk.count := data.io.output.count
   pk.fin := False
   data.io.output.ready := pkReady
-  indexBuffer.io.pop.ready := False
   val metaBlock = RegInit(False) // the metaindex block is in the data builder: BlockZip keeps it raw
   val zip = (c.zipBytes > 0) generate new Area {
     val unit = ZipLanes(c)
@@ -215,6 +275,7 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
     unit.io.compress := !metaBlock
     unit.io.bigLen.valid := snappy && !metaBlock && data.io.ahead.valid
     unit.io.bigLen.payload := data.io.ahead.payload
+
     unit.io.result.ready := False
     unit.io.output.ready := False
     when(snappy) {
@@ -473,6 +534,7 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
         maxFileSize := io.cmd.maxFileSize
         bitsPerKey := io.cmd.bitsPerKey
         snappy := io.cmd.snappy
+        spillCap := io.cmd.spillBytes(31 downto log2Up(W)) @@ U(0, log2Up(W) bits)
         val rom = Vec((0 until Bloom.ProbesCap).map(b => U(Bloom.probes(b), 5 bits)))
         probes := Mux(io.cmd.bitsPerKey >= Bloom.ProbesCap, U(30, 5 bits), rom(io.cmd.bitsPerKey.resize(log2Up(Bloom.ProbesCap))))
         jobEntries := 0
@@ -571,8 +633,8 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
     is(S.IdxHead) {
       val keyLen = Mux(shorten, (cut + 9).resize(KB), sepLen)
       val entryBytes = keyLen.resize(32) + Mux(keyLen < 128, U(1, 32 bits), U(2, 32 bits)) + 2 + handleLen + 4
-      when(!snappy && indexUsed + entryBytes + 4 + 5 > c.indexBytes) {
-        fail("OUTPUT_FULL") // the index block would pass the index buffer (with Snappy: HandleFill's check)
+      when(!snappy && (indexUsed + entryBytes + 4 + 5 > indexCap || idxCount === c.index.maxRestarts)) {
+        fail("OUTPUT_FULL") // the index block would pass the buffer and spill, or the restart RAM (Snappy: HandleFill)
       } otherwise {
         idxIn.valid := True
         idxIn.fragment.kind := EntryKind.Head
@@ -778,13 +840,13 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
       idxIn.last := True
       when(idxIn.ready) { indexOff := fileOffset; state := Mux(snappy, S.IdxZip, S.IdxOut) }
     }
-    is(S.IdxOut) { // the index block from the index buffer
-      pk.valid := indexBuffer.io.pop.valid
-      pk.data := indexBuffer.io.pop.data
-      pk.count := indexBuffer.io.pop.count
+    is(S.IdxOut) { // the index block from the index buffer (and the spill)
+      pk.valid := idxPop.valid
+      pk.data := idxPop.data
+      pk.count := idxPop.count
       data.io.output.ready := False
-      indexBuffer.io.pop.ready := pkReady
-      when(indexBuffer.io.pop.fire && indexBuffer.io.pop.last) { state := S.IdxStatus }
+      idxPop.ready := pkReady
+      when(idxPop.fire && idxPop.last) { state := S.IdxStatus }
     }
     is(S.IdxStatus) {
       index.io.status.ready := True
@@ -812,14 +874,19 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
         } otherwise { state := S.Idle }
       }
     }
-    is(S.IdxZip) { // the index block from the index buffer through BlockZip
+    is(S.IdxZip) { // the index block from the index buffer (and the spill) through BlockZip
       if (c.zipBytes > 0) {
-        zip.unit.io.input.valid := indexBuffer.io.pop.valid
-        zip.unit.io.input.payload := indexBuffer.io.pop.payload
-        indexBuffer.io.pop.ready := zip.unit.io.input.ready
+        // A big index block's size must reach the lane before the lane's buffer fills (as a big data block's comes
+        // with its last entry): past half the index buffer the beats wait for it; a smaller block never waits.
+        val go = idxSized || chipOut < c.indexBeats / 2
+        zip.unit.io.input.valid := idxPop.valid && go
+        zip.unit.io.input.payload := idxPop.payload
+        idxPop.ready := zip.unit.io.input.ready && go
         data.io.output.ready := False
         zip.unit.io.result.ready := True
-        when(zip.unit.io.result.valid) {
+        when(zip.unit.io.result.valid && zip.unit.io.refused) {
+          fail("OUTPUT_FULL") // a big index block whose Snappy form LevelDB would keep (as a big data block's)
+        } elsewhen (zip.unit.io.result.valid) {
           indexSize := zip.unit.io.result.payload
           fileOffset := fileOffset + zip.unit.io.result.payload + 5
           state := S.IdxZStatus
@@ -884,6 +951,14 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
         fileOffset := 0
         tableEntries := 0
         indexUsed := 0
+        idxCount := 0
+        idxSized := False
+        onChip := 0
+        chipOut := 0
+        spilled := 0
+        spillBack := 0
+        spillEnded := False
+        fetched := False
         issued := 0
         fUsed := 0
         openKeys := 0
@@ -939,7 +1014,17 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
   val handles = HandleFill(c, index.io.entries.payload)
   handles.io.handles << handleQ.io.pop
   handles.io.indexUsed := indexUsed
+  handles.io.capacity := indexCap
+  handles.io.entriesFull := idxCount === c.index.maxRestarts
   idxOver := snappy && handles.io.over
+  when(index.io.entries.fire && index.io.entries.fragment.kind === EntryKind.Head) { idxCount := idxCount + 1 }
+  val idxFlushIn = snappy && index.io.entries.fire && index.io.entries.fragment.kind === BuilderKind.Flush
+  when(idxFlushIn) { idxSized := True }
+  // The index block's size once its FLUSH leaves HandleFill (every entry in): a spilled one may pass the block buffer.
+  if (c.zipBytes > 0) when(idxFlushIn) {
+    zip.unit.io.bigLen.valid := True
+    zip.unit.io.bigLen.payload := indexUsed + 4
+  }
   when(handles.io.used.valid) { indexUsed := handles.io.used.payload }
   handles.io.input.valid := snappy && idxIn.valid
   handles.io.input.payload := idxIn.payload
@@ -961,7 +1046,8 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
 }
 
 /** `table_engine.GenerateTableWriter [--bytes 4|8|16|32] [--key-limit N] [--max-restarts N] [--index-bytes N]
-  * [--filter-bytes N] [--filter-keys N] [--max-filters N] [--hash-words N] [--zip-bytes N] [--zip-lanes N] [--max-block N] --out DIR`: DIR/TableWriter.v,
+  * [--filter-bytes N] [--filter-keys N] [--max-filters N] [--hash-words N] [--zip-bytes N] [--zip-lanes N] [--max-block N]
+  * [--index-entries N] --out DIR`: DIR/TableWriter.v,
   * the table engine's table writer (data blocks, index, filter, metaindex, footer; Snappy unless --zip-bytes 0). */
 object GenerateTableWriter extends Generator("build/gen/table_engine_writer_w16",
       Gen.intOpt("bytes", 16, Seq(4, 8, 16, 32)), Gen.intOpt("key-limit", 1032, min = 1024),
@@ -969,10 +1055,10 @@ object GenerateTableWriter extends Generator("build/gen/table_engine_writer_w16"
       Gen.intOpt("filter-bytes", 1 << 16, min = 64), Gen.intOpt("filter-keys", 4096, min = 4),
       Gen.intOpt("max-filters", 4096, min = 2), Gen.intOpt("hash-words", 1, Seq(1, 2, 4, 8)),
       Gen.intOpt("zip-bytes", 1 << 16, min = 0), Gen.intOpt("zip-lanes", 1, min = 1),
-      Gen.intOpt("max-block", 4 << 20, min = 1 << 16)) {
+      Gen.intOpt("max-block", 4 << 20, min = 1 << 16), Gen.intOpt("index-entries", 4096, (2 to 16).map(1 << _))) {
   def top(a: Gen.Args) = TableWriter(TableWriterConfig(a.int("bytes"), a.int("key-limit"), a.int("max-restarts"),
     a.int("index-bytes"), a.int("filter-bytes"), a.int("filter-keys"), a.int("max-filters"), a.int("hash-words"),
-    a.int("zip-bytes"), a.int("zip-lanes"), a.int("max-block")))
+    a.int("zip-bytes"), a.int("zip-lanes"), a.int("max-block"), a.int("index-entries")))
 }
 
 /** TableBuilder::WriteBlock with compression on: a block as a BlockBuilder writes it (contents, type byte 0, masked
@@ -1286,8 +1372,9 @@ case class HandleSlot() extends Bundle {
 /** With Snappy, the writer issues an index entry before its data block's stored size is known: the entries wait
   * here (a FIFO of beats) and each leaves for the index builder with the next handle from `handles` (the lanes'
   * sizes in block order): its HEAD's value length and its one VALUE beat replaced by the handle's varints.
-  * `over`: the entry at the head, with its handle, would pass the index buffer (the writer's OUTPUT_FULL; the
-  * entry stays); `used`: the index buffer's bytes after an entry left. */
+  * `over`: the entry at the head, with its handle, would pass `capacity` (the index buffer and the spill) or the
+  * restart RAM is full (`entriesFull`): the writer's OUTPUT_FULL; the entry stays; `used`: the index block's bytes
+  * after an entry left. */
 case class HandleFill(c: TableWriterConfig, beat: Fragment[EntryBeat]) extends Component {
   val W = c.bytes
   val io = new Bundle {
@@ -1295,6 +1382,8 @@ case class HandleFill(c: TableWriterConfig, beat: Fragment[EntryBeat]) extends C
     val handles = slave Stream (HandleSlot())
     val output = master Stream (cloneOf(beat))
     val indexUsed = in UInt (32 bits)
+    val capacity = in UInt (32 bits)
+    val entriesFull = in Bool()
     val used = master Flow (UInt(32 bits))
     val over = out Bool()
   }
@@ -1313,7 +1402,7 @@ case class HandleFill(c: TableWriterConfig, beat: Fragment[EntryBeat]) extends C
   val needs = isHead || isValue
   val keyLen = head.fragment.keyBytes.resize(32)
   val entryBytes = keyLen + Mux(keyLen < 128, U(1, 32 bits), U(2, 32 bits)) + 2 + hLen + 4
-  val over = isHead && io.indexUsed + entryBytes + 4 + 5 > c.indexBytes
+  val over = isHead && (io.indexUsed + entryBytes + 4 + 5 > io.capacity || io.entriesFull)
   val go = head.valid && (!needs || h.valid) && !over
   val base = (vk * W).resize(6)
   val lastValue = base + W >= hLen
