@@ -375,6 +375,17 @@ def test_engine_default_lanes_are_the_models():
     assert int(m.group(1)) == table_model.limits()["zip_lanes"]
 
 
+def test_merge_input_queue_is_the_estimates():
+    """MergeConfig's default inputFifo (the wider merge stage's queue a run, the SoC's units' and the rtl back end's)
+    is the estimate's kMergeInputFifoBeats (cycle_model.h): how far a reader decodes ahead of the merger."""
+    scala = (ROOT / "hw/ip/table_engine/rtl/Merger.scala").read_text()
+    m = re.search(r"case class MergeConfig\((?:[^)]|\n)*?inputFifo: Int = (\d+)", scala)
+    assert m, "MergeConfig has no inputFifo default"
+    model = (ROOT / "hw/ip/table_engine/model/cycle_model.h").read_text()
+    e = re.search(r"constexpr uint64_t kMergeInputFifoBeats = (\d+);", model)
+    assert e and int(e.group(1)) == int(m.group(1)), (m.group(1), e and e.group(1))
+
+
 def test_engine_default_block_buffer_is_the_models():
     """TableEngineConfig's default zipBytes (the builds that do not pass --zip-bytes: the unit, the SoC) is the
     model's kZipBlockBytes (limits.h): past it a Snappy block the model refuses unless LevelDB keeps it raw."""

@@ -80,16 +80,24 @@ Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, i
   stage("read_dma", Div(rd.blocks.bytes, kStreamBytes));
   stage("crc_check", verify ? reader(Div(rd.blocks.bytes, kStreamBytes)) : 0);
   stage("decompress", reader(DecompressCycles(rd.blocks)));
-  stage("entry_decode", reader(DecodeCycles(rd.decode)));
+  // The wider merge stage queues kMergeInputFifoBeats of its beats a run, so a reader decodes ahead of the merger by
+  // that much: entries that fit several times over are decoded in parallel with the other runs', an entry larger
+  // than the queue mostly in a row with them (1 KiB keys and values: 65 beats an entry; RTL 648,532 clocks where the
+  // readers in parallel would take 418,922, doc/table_engine_top.md "Index spill").
+  const int m = merge_bytes == 2 * kStreamBytes ? 1 : 0;
+  const double entry_beats =
+      r.entries_in ? double(r.merge.key_beats[1] + r.merge.value_beats[1]) / double(r.entries_in) : 0;
+  const double ahead = m && entry_beats > kMergeInputFifoBeats ? kMergeInputFifoBeats / entry_beats : 1.0;
+  const uint64_t decode_all = DecodeCycles(rd.decode);
+  stage("entry_decode", uint64_t(ahead * double(reader(decode_all)) + (1 - ahead) * double(decode_all) + 0.5));
   // At W the value beats are the decoder's (the same entries for a whole job); the wider stage counts its own.
   // At W the readers feed the merger with no FIFO between (rtl/Merger.scala: only the wider stage queues each
   // run's beats), so a reader decodes its run's next entry only as the merger takes it: the decoders do not run
   // ahead in parallel there, and the merge stage is no shorter than all the runs' decoding in a row (64-byte
   // keys: 4 x 10,000 entries, RTL 744,601 clocks; 631,152 with the readers in parallel, 711,004 in a row).
-  const int m = merge_bytes == 2 * kStreamBytes ? 1 : 0;
   const uint64_t merge = r.entries_in * kMergeEntryCycles + r.merge.key_beats[m] +
                          (m ? r.merge.value_beats[m] : rd.decode.value_beats);
-  stage("merge", m ? merge : std::max(merge, DecodeCycles(rd.decode)));
+  stage("merge", m ? merge : std::max(merge, decode_all));
   stage("drop", r.entries_in);
   stage("block_build", BuildCycles(wr.build));
   const size_t compress = e.stages.size();

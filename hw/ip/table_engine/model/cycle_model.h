@@ -33,6 +33,8 @@ constexpr uint64_t kBuildBlockCycles = 6;        // BlockBuilder: FLUSH, count, 
 // From the RTL's structure (doc/merge.md), not fitted: MergeDrop spends per entry its HEAD beat and the
 // Check and Decide clocks of its pipelined select, besides the key and value beats (of its own width).
 constexpr uint64_t kMergeEntryCycles = 3;
+// The wider merge stage's input queue a run, in its beats (rtl/Merger.scala MergeConfig inputFifo).
+constexpr uint64_t kMergeInputFifoBeats = 16;
 // SnappyCompressor: length, preamble, the final chunk's packer drain, status (fitted like the above).
 constexpr uint64_t kCompressBlockCycles = 8;
 // The table writer's lanes (ZipLanes, kZipLanes of limits.h): per block besides the compressor, BlockZip's
