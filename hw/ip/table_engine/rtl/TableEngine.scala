@@ -348,16 +348,19 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
   val sAvail = Reg(UInt(log2Up(c.spillFifoBeats + 1) bits)) init (0)
   val sPtr = Reg(UInt(32 bits))
   val awSpill = Reg(Bool()) init (False)
-  val sToBoundary = ((U(4096, 13 bits) - sPtr(11 downto 0)) >> log2Up(W)).resize(13)
-  val sBurstMax = Mux(sToBoundary < c.spillBurst, sToBoundary, U(c.spillBurst, 13 bits))
+  /** Beats of a burst from `ptr`: up to `most`, never across a 4 KiB boundary (AXI's rule). */
+  def burstFrom(ptr: UInt, most: Int): UInt = {
+    val toBoundary = ((U(4096, 13 bits) - ptr(11 downto 0)) >> log2Up(W)).resize(13)
+    Mux(toBoundary < most, toBoundary, U(most, 13 bits))
+  }
+  val sBurstMax = burstFrom(sPtr, c.spillBurst)
   val avail = Reg(UInt(log2Up(c.writeFifoBeats + 1) bits)) init (0) // beats buffered, not yet in a burst
   val awPtr = Reg(UInt(32 bits))
   val awValid = RegInit(False)
   val awLen = Reg(UInt(8 bits))
   val wLens = StreamFifo(UInt(9 bits), 16) // a burst's beats - 1, and (bit 8) whether it is the spill's
   val outstanding = Reg(UInt(6 bits)) init (0)
-  val toBoundary = ((U(4096, 13 bits) - awPtr(11 downto 0)) >> log2Up(W)).resize(13)
-  val burstMax = Mux(toBoundary < c.writeBurst, toBoundary, U(c.writeBurst, 13 bits))
+  val burstMax = burstFrom(awPtr, c.writeBurst)
   val flush = state === J.Drain
   val issue = !awValid && wLens.io.push.ready && outstanding < 31 &&
     (avail >= burstMax || (flush && avail =/= 0))
@@ -424,8 +427,7 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
   val rInflight = Reg(UInt(log2Up(c.spillFifoBeats + 1) bits)) init (0) // asked, not yet in the FIFO
   val arValid = RegInit(False)
   val arLen = Reg(UInt(8 bits))
-  val rToBoundary = ((U(4096, 13 bits) - rPtr(11 downto 0)) >> log2Up(W)).resize(13)
-  val rBurst = Mux(rToBoundary < c.spillBurst, rToBoundary, U(c.spillBurst, 13 bits))
+  val rBurst = burstFrom(rPtr, c.spillBurst)
   val rBeats = Mux(rLeft < rBurst, rLeft.resize(13), rBurst)
   val spillWritten = sAvail === 0 && !sfifo.io.pop.valid && !awValid && !wLens.io.pop.valid && outstanding === 0
   writer.io.spill.fetch.ready := active && rLeft === 0 && rInflight === 0 && !arValid && spillWritten
