@@ -38,8 +38,9 @@ def _ports(verilog: str, pattern: str) -> set:
 @pytest.mark.parametrize("name", ["table3-w128", "scaling-m2k2", "tables-m2"])
 def test_manifest_and_harness_header_match_the_verilog(name):
     """The counts the harness binds (lsmc_soc_config.h) and the manifest states are the Verilog's own ports; the
-    table-engine units' own ports (te_read_ports, after the KB16 units') carry the unit's reads, and its writes where
-    te_write_ports names them (writePortPerUnit), else their write channels are tied off."""
+    table-engine units' own ports (te_read_ports, after the KB16 units'; te_unit_ports, readPortsPerUnit of them a
+    unit) carry the unit's reads, and its writes where te_write_ports names them (writePortPerUnit: each unit's first
+    port), else their write channels are tied off."""
     p = presets.soc(name)
     v = soc.generate_preset(p)
     text = v.read_text()
@@ -54,12 +55,16 @@ def test_manifest_and_harness_header_match_the_verilog(name):
     assert int(defines["LSMC_DMA_PORTS"]) == len(dma) and int(defines["LSMC_NAND_CHANNELS"]) == len(nand)
     more = re.search(r"#define LSMC_FOR_EACH_MORE_DMA_PORT\(X\)(.*)$", header, re.M).group(1)
     assert sorted(int(n) for n in re.findall(r"X\((\d+)\)", more)) == sorted(int(n) for n in dma if n)
-    te_ports = m["te_read_ports"]
-    assert len(te_ports) == (m["te_units"] if p.config["tableEngine"]["readPortPerUnit"] else 0)
+    te_ports, te = m["te_read_ports"], p.config["tableEngine"]
+    per_unit = te["readPortsPerUnit"] if te["readPortPerUnit"] else 0
+    assert len(te_ports) == m["te_units"] * per_unit
     assert te_ports == list(range(m["dma_ports"] - len(te_ports), m["dma_ports"]))  # the last ports
+    assert m["te_unit_ports"] == [te_ports[u * per_unit:(u + 1) * per_unit] for u in range(m["te_units"])] \
+        if per_unit else m["te_unit_ports"] == []
     writes = m["te_write_ports"]
-    assert writes == (te_ports if p.config["tableEngine"]["writePortPerUnit"] else [])
-    for u, n in enumerate(te_ports):
+    assert writes == ([ports[0] for ports in m["te_unit_ports"]] if te["writePortPerUnit"] else [])
+    for n in te_ports:
+        u = (n - te_ports[0]) // per_unit
         for ch in ("aw", "w"):
             if n in writes:
                 assert re.match(rf"te{u}_write\w*_{ch}_valid$", _driver(text, f"io_ddrDma{n}_{ch}_valid") or ""), \

@@ -407,3 +407,18 @@ def test_generator_arguments_are_checked(tmp_path):
         build.mill("socmap.runMain", "soc.MemoryMap", "--out")
     build.mill("socmap.runMain", "soc.MemoryMap", "--out", str(tmp_path))
     assert (tmp_path / "lsmc_soc.json").read_text() == regmap.memmap_json().read_text()
+
+
+def test_cascade_index_buffer_is_the_engines():
+    """The cascades' temporary tables are sized so their index block fits the writer's on-chip buffer (the spill
+    would carry the rest, but a temporary table then costs DDR round trips): the harness (table_engine_sim.cpp's
+    kWriterIndexBytes) and the SoC back end (lsmc.sim.tables.WRITER_INDEX_BYTES) restate TableEngineConfig's default
+    indexBytes, which the engine's and the SoC's builds use."""
+    from lsmc.sim import tables
+    scala = (ROOT / "hw/ip/table_engine/rtl/TableEngine.scala").read_text()
+    m = re.search(r"case class TableEngineConfig\((?:[^)]|\n)*?indexBytes: Int = 1 << (\d+)", scala)
+    assert m, "TableEngineConfig has no indexBytes default"
+    sim = (ROOT / "hw/ip/table_engine/dv/table_engine_sim.cpp").read_text()
+    h = re.search(r"constexpr uint64_t kWriterIndexBytes = 1 << (\d+);", sim)
+    assert h, "table_engine_sim.cpp has no kWriterIndexBytes"
+    assert 1 << int(h.group(1)) == 1 << int(m.group(1)) == tables.WRITER_INDEX_BYTES

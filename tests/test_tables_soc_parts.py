@@ -51,15 +51,17 @@ def test_two_parts_same_as_model(job, tmp_path):
 
 
 def test_each_unit_reads_and_writes_on_its_own_ddr_port(job, tmp_path):
-    """The preset gives each unit's read and write masters a DDR port of its own (SocTableEngineConfig.readPortPerUnit,
-    writePortPerUnit; the manifest's te_read_ports and te_write_ports name them). On the kcu105 DDR model, whose
-    per-port counts the harness prints, the 2-part job is still SAME as the model, each part's reads and writes go
-    through its own unit's port (each a fair share: the plan balances the parts' bytes), and DMA port 0 carries none
+    """The preset gives each unit two DDR ports of its own, its runs' reads split over them and its writes on the first
+    (SocTableEngineConfig.readPortPerUnit, readPortsPerUnit, writePortPerUnit; the manifest's te_unit_ports and
+    te_write_ports name them). On the kcu105 DDR model, whose per-port counts the harness prints, the 2-part job is
+    still SAME as the model, each part's reads go through its own unit's ports (every one of them used; each unit a
+    fair share: the plan balances the parts' bytes) and its writes through the first, and DMA port 0 carries none
     of the engine's traffic: the writes on the units' ports are at least the output's bytes."""
     from lsmc.sim import soc
     derived = presets.soc(PRESET).derived
-    te_ports = derived["te_read_ports"]
-    assert len(te_ports) == 2 and 0 not in te_ports and derived["te_write_ports"] == te_ports
+    unit_ports = derived["te_unit_ports"]
+    assert len(unit_ports) == 2 and all(len(p) == 2 for p in unit_ports) and 0 not in derived["te_read_ports"]
+    assert derived["te_write_ports"] == [p[0] for p in unit_ports]
     m = subprocess.run([str(tables.model_exe()), str(job), str(tmp_path / "model"), "--parts", "2"],
                        capture_output=True, text=True, timeout=600)
     assert m.returncode == 0, m.stderr
@@ -69,7 +71,10 @@ def test_each_unit_reads_and_writes_on_its_own_ddr_port(job, tmp_path):
     assert ok, verdict
     word = int(re.search(r"^sim: ddr kcu105: \d+ native words of (\d+) B", err, re.M)[1])
     ports = soc.ddr_port_words(err)  # model port 1 + n is io_ddrDma<n>
-    own = [ports.get(1 + n, (0, 0)) for n in te_ports]
+    # per unit: its ports' reads, and the writes on its first port (none on the others)
+    own = [(sum(ports.get(1 + n, (0, 0))[0] for n in p), ports.get(1 + p[0], (0, 0))[1]) for p in unit_ports]
+    assert all(ports.get(1 + n, (0, 0))[1] == 0 for p in unit_ports for n in p[1:]), ports
+    assert all(ports.get(1 + n, (0, 0))[0] > 0 for p in unit_ports for n in p), ports  # every read port used
     assert all(r > 0 and w > 0 for r, w in own), ports
     assert all(4 * r > sum(r for r, _ in own) for r, _ in own), ports  # each a quarter of the reads or more
     assert all(4 * w > sum(w for _, w in own) for _, w in own), ports  # and of the writes

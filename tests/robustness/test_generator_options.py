@@ -101,3 +101,24 @@ def test_host_makefile_refuses_bad_merge_stage(value, reason):
                         "print-var"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
     assert f"verilog 16 4 {value}: {reason}" in r.stderr and "failed.  Stop." in r.stderr, r.stderr
+
+
+WRITER_CASES = [  # the table writer's harness (hw/ip/table_engine/dv/table_writer_harness.cpp): the spill region
+    # told to the writer and the index restart RAM it was generated with, one line each
+    ("--spill-bytes", "-1", "--spill-bytes: bad number '-1'"),
+    ("--spill-bytes", "4294967296", "--spill-bytes: '4294967296' is larger than the maximum 4294967295"),
+    ("--spill-bytes", "64k", "--spill-bytes: bad number '64k'"),
+    ("--index-entries", "abc", "--index-entries: bad number 'abc'"),
+    ("--index-entries", "-3", "--index-entries: bad number '-3'"),
+    ("--index-entries", "", "--index-entries: empty value, expected a number"),
+]
+
+
+@pytest.mark.parametrize("opt,value,reason", WRITER_CASES, ids=[f"{c[0][2:]}={c[1]!r}" for c in WRITER_CASES])
+def test_table_writer_harness_refuses_bad_spill_and_index_sizes(opt, value, reason):
+    from lsmc.build import table_engine_writer_top
+    r = subprocess.run([str(table_engine_writer_top.build_harness()), opt, value], input="", capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"table_writer_harness: error: {reason}"), r.stderr

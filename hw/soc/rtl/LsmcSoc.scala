@@ -85,20 +85,29 @@ case class SocNandConfig(
   * table_engine_soc.md, "Several units").
   *
   * `mergeBytes`: the merge stage's beat inside the unit, 0 (the unit's 16) or 32, the wider stage (merge.md, "A wider
-  * stage"): a db_bench entry in 8 clocks instead of 12, the input above 12 bytes a clock (the tables presets). */
+  * stage"): a db_bench entry in 8 clocks instead of 12, the input above 12 bytes a clock (the tables presets).
+  *
+  * `readPortsPerUnit` (with readPortPerUnit): DDR ports of each unit, its reads split over them by table reader (run
+  * r's on the unit's port r mod n, the index spill's read-back as run K: common.Axi4ReadOnlyIdSplit, each an upsizer
+  * of its own), its writes on the first. Why: a port's read buffer bounds its reads in flight, about 8 bytes a clock
+  * on the kcu105 model, below one unit's 12 on db_bench once four units load the DDR (table_engine_soc.md, "Two read
+  * ports a unit"). */
 case class SocTableEngineConfig(units: Int = 0, ways: Int = 4, readPortPerUnit: Boolean = false,
-                                writePortPerUnit: Boolean = false, writeBurst: Int = 16, mergeBytes: Int = 0) {
+                                writePortPerUnit: Boolean = false, writeBurst: Int = 16, mergeBytes: Int = 0,
+                                readPortsPerUnit: Int = 1) {
   require(units >= 0 && units <= SocMap.TableEngines.max, s"tableEngine.units must be 0..${SocMap.TableEngines.max}, not $units")
   require(Seq(2, 4, 8).contains(ways), s"tableEngine.ways must be 2, 4 or 8, not $ways")
   require(!readPortPerUnit || units > 0, "tableEngine.readPortPerUnit needs table-engine units (units 0 has none)")
   require(!writePortPerUnit || readPortPerUnit, "tableEngine.writePortPerUnit writes on the unit's own port: it needs readPortPerUnit")
+  require(readPortsPerUnit >= 1 && readPortsPerUnit <= ways + 1 && (readPortsPerUnit == 1 || readPortPerUnit),
+    s"tableEngine.readPortsPerUnit must be 1, or 2 .. ways + 1 (${ways + 1}) with readPortPerUnit, not $readPortsPerUnit")
   require(mergeBytes == 0 || mergeBytes == 2 * SocTableEngineConfig.Bytes,
     s"tableEngine.mergeBytes must be 0 (the unit's ${SocTableEngineConfig.Bytes}) or ${2 * SocTableEngineConfig.Bytes}, not $mergeBytes")
   /** The merge stage's beat (bytes). */
   def mergeBeat: Int = if (mergeBytes == 0) SocTableEngineConfig.Bytes else mergeBytes
-  /** DDR ports of the units' own (their read masters', and their write masters' with writePortPerUnit): `units`
-    * with readPortPerUnit, else none. */
-  def readPorts: Int = if (readPortPerUnit) units else 0
+  /** DDR ports of the units' own (their read masters', and their write masters' with writePortPerUnit): `units` x
+    * readPortsPerUnit with readPortPerUnit, else none; unit u's are readPortsPerUnit in a row, its writes on the first. */
+  def readPorts: Int = if (readPortPerUnit) units * readPortsPerUnit else 0
   /** One unit's engine: 16 bytes a beat, K ways, the model's key and block limits (model/limits.h, read at
     * elaboration as lsmc.build.table_engine_top reads them for the engine's own builds), the walker's default
     * capacities. */
@@ -501,15 +510,26 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     val clockEnable = Bool()
     val clock = common.SimClockGate(clockEnable)
     val unit = clock(_root_.table_engine.TableEngineUnit(cfg.tableEngine.engine, withDocs = cfg.withDocs && u == 0))
-    val readUp = clock(Axi4ReadOnlyUpsizer(unit.io.axiRead.config, cfg.teReadAxiConfig, 4))
-    readUp.io.input << unit.io.axiRead
+    // the unit's id: [its front end or the engine (1 bit)] [the engine's master: run or spill] [the reader's own]
+    private val engineCfg = cfg.tableEngine.engine
+    val split = (cfg.tableEngine.readPortsPerUnit > 1) generate clock(common.Axi4ReadOnlyIdSplit(
+      unit.io.axiRead.config, cfg.tableEngine.readPortsPerUnit, selLow = engineCfg.reader.axiConfig.idWidth,
+      selWidth = log2Up(engineCfg.ways + 1)))
+    private val unitReads = if (split == null) Seq(unit.io.axiRead) else { split.io.input << unit.io.axiRead; split.io.outputs.toSeq }
+    val readUps = unitReads.map { r =>
+      val up = clock(Axi4ReadOnlyUpsizer(r.config, cfg.teReadAxiConfig, 4))
+      up.io.input << r
+      up
+    }
     val writeUp = clock(Axi4WriteOnlyUpsizer(unit.io.axiWrite.config, cfg.teWriteAxiConfig))
     writeUp.io.input << unit.io.axiWrite
-    val read = readUp.io.output
+    /** Its read masters at the port's width, one per port of its own (one when it has none). */
+    val reads = readUps.map(_.io.output)
+    val read = reads.head
     val write = writeUp.io.output
     irqLines(Irq.teOf(u)) := unit.io.irq
     val activity = new Area {
-      private val r = Seq(unit.io.axiRead, read).map(a => a.ar.valid || a.r.valid).reduce(_ || _)
+      private val r = (unitReads ++ reads :+ unit.io.axiRead).map(a => a.ar.valid || a.r.valid).reduce(_ || _)
       private val w = Seq(unit.io.axiWrite, write).map(a => a.aw.valid || a.w.valid || a.b.valid).reduce(_ || _)
       val now = unit.io.busy || r || w || unit.io.apb.PSEL(0)
       val settle = Reg(UInt(3 bits)) init (7)
@@ -556,7 +576,7 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   // A table-engine unit's own read port (after the KB16 ports) runs on the unit's clock likewise: the unit's
   // activity covers every beat of it (a running job, or any valid on its read master).
   val dmaPorts = for ((pins, n) <- dmaPins.zipWithIndex) yield
-    if (n >= cfg.kb16DmaPorts) tableEngines(n - cfg.kb16DmaPorts).clock(common.SimInputStage(pins))
+    if (n >= cfg.kb16DmaPorts) tableEngines((n - cfg.kb16DmaPorts) / cfg.tableEngine.readPortsPerUnit).clock(common.SimInputStage(pins))
     else if (cfg.dma.portPerUnit && n == 0 && teWake.nonEmpty)
       common.SimClockGate(units(0).clockEnable || nandDmaWake || teWake.get)(common.SimInputStage(pins))
     else if (cfg.dma.portPerUnit && n == 0 && cfg.nand.dmaPort) common.SimClockGate(units(0).clockEnable || nandDmaWake)(common.SimInputStage(pins))
@@ -571,8 +591,9 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
   val mainPorts = kb16Ports.zipWithIndex.filter(_._2 % cfg.dma.readPorts == 0).map(_._1)
   val readOnlyPorts = kb16Ports.zipWithIndex.filter(_._2 % cfg.dma.readPorts != 0).map { case (port, n) =>
     port -> units(n / cfg.dma.readPorts).readPorts(n % cfg.dma.readPorts - 1)
-  } ++ dmaPorts.drop(cfg.kb16DmaPorts).zip(tableEngines.map(_.read))
-  val teWritePorts = if (cfg.tableEngine.writePortPerUnit) dmaPorts.drop(cfg.kb16DmaPorts).zip(tableEngines.map(_.write)) else Nil
+  } ++ dmaPorts.drop(cfg.kb16DmaPorts).zip(tableEngines.flatMap(_.reads))
+  val teWritePorts = if (cfg.tableEngine.writePortPerUnit)
+    dmaPorts.drop(cfg.kb16DmaPorts).grouped(cfg.tableEngine.readPortsPerUnit).map(_.head).toSeq.zip(tableEngines.map(_.write)) else Nil
   for ((port, rp) <- readOnlyPorts) {
     port.ar.arbitrationFrom(rp.ar)
     port.ar.addr := rp.ar.addr; port.ar.id := rp.ar.id.resized; port.ar.len := rp.ar.len
