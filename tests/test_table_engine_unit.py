@@ -98,9 +98,11 @@ def desc_word(field: str, i: int = 0) -> int:
 
 
 @pytest.mark.parametrize("field,value", [
-    ("magic", 0x12345678), ("version", 2), ("runs", 0), ("runs", 9), ("flags", 1 << 7),
+    ("magic", 0x12345678), ("version", 1), ("runs", 0), ("runs", 9), ("flags", 1 << 7),
     ("restart_interval", 0), ("max_file_size", 0), ("out_base", 0x10000008), ("result_addr", 0x10000010),
-    ("loads_count", 0), ("tables_count", 0), ("tables_addr", 0x10000004)])
+    ("loads_count", 0), ("tables_count", 0), ("tables_addr", 0x10000004),
+    # the index spill region (the harness gives one): off the beat, or ending past 2^32 - 1
+    ("spill_base", 0x10000008), ("spill_bytes", 0xfffffff0)])
 def test_malformed_descriptor(jobs, tmp_path, field, value):
     """A descriptor word the front end refuses: BAD_JOB, unit FRONT, the field's byte in the descriptor; the
     engine never sees the job."""
@@ -139,3 +141,23 @@ def test_result_area_full(jobs, model, tmp_path):
     assert len(json.loads((tmp_path / "model" / "result.json").read_text())["tables"]) > 1
     r = run(job, tmp_path / "unit", "--result-bytes", 4 * facts.te_layout("TE_OUT")[""][0])
     assert error_fields(r.stderr) == f"error=OUTPUT_FULL table={job} offset={4 * facts.te_layout('TE_OUT')[''][0]}"
+
+
+def test_index_block_spills_through_the_descriptor(model, tmp_path):
+    """LevelDB's issue320_test's entries (`key1k`: 1 KiB keys and values): the output table's index block, past the
+    writer's 64 KiB buffer, spills into the region TE_DESC's spill_base / spill_bytes give (the harness's default
+    region after the output buffer), through the front end: the model's table byte for byte, with stalls. Without a
+    region (`--spill-bytes 0`) the same job stops with OUTPUT_FULL, nothing written."""
+    from lsmc.sim import te_plan
+    job = make_jobs(tmp_path / "job", {"k": ("key1k", ["--entries", "400"])})["k"]
+    m = model_run(model, job, tmp_path / "model")
+    assert m.returncode == 0, m.stderr
+    r = run(job, tmp_path / "unit", "--stall", "0.3", "--seed", "3")
+    assert r.returncode == 0, r.stderr
+    ok, verdict = tables.compare_dirs(tmp_path / "model", tmp_path / "unit")
+    assert ok, verdict
+    out = sorted((tmp_path / "unit").glob("*.ldb"))
+    assert out and all(len(te_plan.index_block(t.read_bytes())) > 1 << 16 for t in out)
+    r = run(job, tmp_path / "none", "--spill-bytes", 0)
+    assert r.returncode == 1 and error_fields(r.stderr).startswith("error=OUTPUT_FULL "), r.stderr
+    assert not (tmp_path / "none").exists()

@@ -120,3 +120,22 @@ def test_job_past_the_host_region_refused(job, tmp_path, monkeypatch):
     rc, _, err = te_tables.soc_job(job, tmp_path / "soc", preset=PRESET)
     assert rc == 1 and err.startswith("error=BAD_JOB ") and " refused=limits the job needs " in err, err
     assert "the host's region has 4096" in err
+
+
+def test_soc_index_block_spills(tmp_path):
+    """1 KiB keys and values (`key1k`, LevelDB's issue320_test's entries): the output table's index block passes the
+    writer's 64 KiB buffer and spills into the region the descriptor gives (TE_DESC spill_base / spill_bytes, the
+    harness's image places it after the output buffer): the model's table byte for byte on the SoC's unit, its index
+    block over 64 KiB."""
+    from te_rtl import make_jobs
+
+    from lsmc.sim import te_plan
+    job = make_jobs(tmp_path / "job", {"k": ("key1k", ["--entries", "400"])})["k"]
+    rc, _, err = te_tables.run_job(tables.model_exe(), job, tmp_path / "model")
+    assert rc == 0, err
+    rc, _, err = te_tables.soc_job(job, tmp_path / "soc", preset=PRESET)
+    assert rc == 0, err
+    ok, verdict = tables.compare_dirs(tmp_path / "model", tmp_path / "soc")
+    assert ok, verdict
+    out = sorted((tmp_path / "soc").glob("*.ldb"))
+    assert out and all(len(te_plan.index_block(t.read_bytes())) > 1 << 16 for t in out)

@@ -185,11 +185,11 @@ def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | Non
         if r.returncode != 0:
             return r.returncode, "", r.stderr.strip()
         info = dict(kv.split("=") for kv in r.stdout.split())
-        end = int(info["end"])
-        if end - base > regmap.memmap().size("DDR_HOST"):
+        end, mem_end = int(info["end"]), int(info["mem_end"])  # the dump's end; the index spill region's
+        if mem_end - base > regmap.memmap().size("DDR_HOST"):
             # refused=limits: a capacity of this SoC, not a fault (LevelDB's hook counts it as soc-limits)
-            return 1, "", f"error=BAD_JOB table={job_path} offset=0 refused=limits the job needs {end - base} bytes " \
-                          f"of DDR, the host's region has {regmap.memmap().size('DDR_HOST')}"
+            return 1, "", f"error=BAD_JOB table={job_path} offset=0 refused=limits the job needs " \
+                          f"{mem_end - base} bytes of DDR, the host's region has {regmap.memmap().size('DDR_HOST')}"
         arg = facts.scenarios("tables")["JOB"] if parts is None else \
             facts.scenarios("tables")["PARTS"] | parts << facts.constant("TABLES_PARTS_SHIFT")
         run = soc.run_soc(elf, arg=arg, loads={base: img},

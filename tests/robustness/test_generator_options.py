@@ -122,3 +122,15 @@ def test_table_writer_harness_refuses_bad_spill_and_index_sizes(opt, value, reas
     assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"table_writer_harness: error: {reason}"), r.stderr
+
+
+@pytest.mark.parametrize("value", ["-1", "17", "4294967296", "1k"], ids=repr)
+def test_table_engine_unit_harness_refuses_bad_spill_region(value, tmp_path):
+    """VTableEngineUnit's --spill-bytes (the index spill region its descriptor gives): a multiple of 16 below 2^32,
+    else one line naming the option and the value, with the usage, exit 2, before any job is read."""
+    from lsmc.build import table_engine_unit
+    r = subprocess.run([str(table_engine_unit.build_harness(4)), str(tmp_path / "none.json"), str(tmp_path / "out"),
+                        "--spill-bytes", value], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
+    assert r.stderr.startswith(f"VTableEngineUnit: --spill-bytes {value} is not a number it takes\n"), r.stderr
+    assert not (tmp_path / "out").exists()

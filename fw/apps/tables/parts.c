@@ -269,6 +269,10 @@ int parts_run(uint32_t P, void *work, size_t work_bytes)
         dw[TE_DESC_OUT_BASE] = out_at;
         dw[TE_DESC_OUT_BYTES] = (uint32_t)share & ~4095u;
         out_at += dw[TE_DESC_OUT_BYTES];
+        /* its share of the index spill region: the parts run side by side, each spilling its own tables' index
+         * blocks, so each gets 1/P of the host's (whole beats), none when the host gave none */
+        dw[TE_DESC_SPILL_BYTES] = host[TE_DESC_SPILL_BYTES] / P & ~15u;
+        dw[TE_DESC_SPILL_BASE] = dw[TE_DESC_SPILL_BYTES] ? host[TE_DESC_SPILL_BASE] + j * dw[TE_DESC_SPILL_BYTES] : 0;
         part_unit[j] = units;
         desc[units++] = d;
     }

@@ -8,12 +8,13 @@
 // OUT_DIR with a result.json in the model's format.
 //
 //   VTableEngineUnit JOB.json OUT_DIR [--stall P] [--latency N] [--seed S] [--output-buffer BYTES]
-//                    [--result-bytes BYTES] [--desc WORD=VALUE]... [--max-cycles N] [--twice]
+//                    [--result-bytes BYTES] [--spill-bytes BYTES] [--desc WORD=VALUE]... [--max-cycles N] [--twice]
 //
-// --desc overrides a descriptor word after the layout (a malformed descriptor); --twice runs the job, then a soft
-// reset, then the job again on the same unit (the second's outcome is reported). Last stdout line:
-// `cycles=C bytes_in=N bytes_out=N tables_out=T` (C: the unit's CYCLES, GO to status), the line before it
-// `engine_cycles=E`. An error: one line `error=CODE table=PATH offset=N message` on stderr, exit 1, nothing written.
+// --spill-bytes sets the index spill region (a multiple of 16; 0: none; default: the output buffer or max_file_size
+// and 8 MiB, whichever is less). --desc overrides a descriptor word after the layout (a malformed descriptor); --twice
+// runs the job, then a soft reset, then the job again on the same unit (the second's outcome is reported). Last
+// stdout line: `cycles=C bytes_in=N bytes_out=N tables_out=T` (C: the unit's CYCLES, GO to status), the line before
+// it `engine_cycles=E`. An error: one line `error=CODE table=PATH offset=N message` on stderr, exit 1, nothing written.
 #include "VTableEngineUnit.h"
 #include "verilated.h"
 
@@ -60,6 +61,7 @@ struct Options {
   double stall = 0;
   unsigned latency = 20;
   uint64_t seed = 1, outputBuffer = 0, resultBytes = 0, maxCycles = 0;
+  int64_t spillBytes = -1;  // --spill-bytes; -1: the default region (Place)
   std::map<unsigned, uint32_t> desc;
   bool twice = false;
   std::string image, collect, counts;  // --image FILE / --collect DUMP --counts ...: the SoC back end's two halves
@@ -87,6 +89,7 @@ uint64_t Align(uint64_t a, uint64_t n) { return (a + n - 1) / n * n; }
 // The job in memory: where the harness put each part.
 struct Layout {
   uint64_t desc, result, resultBytes, loads, out, outBytes, end, bytesIn = 0;
+  uint64_t spill = 0, spillBytes = 0, memEnd = 0;  // the index spill region, after the output buffer; memory's end
   std::vector<std::vector<uint64_t>> tables;  // per run, each table's address
 };
 
@@ -211,7 +214,14 @@ Layout Place(const te::CompactionSpec& s, const std::string& path, const Options
   L.out = Align(at, 4096);
   L.outBytes = o.outputBuffer ? o.outputBuffer : 2 * L.bytesIn + (1u << 20);
   L.end = L.out + L.outBytes;
-  if (kMemBase + L.end > 0xffffffffull) Fail(te::ErrorCode::kBadJob, path, 0, "the job passes 32-bit addresses");
+  // The index spill region: an output table's index block past the writer's buffer waits there until the table's
+  // end. An index block is part of its table, which closes near max_file_size (the last entry and blocks after it),
+  // so max_file_size and 8 MiB hold it; never more than the output buffer. Not in the dump (--collect).
+  L.spill = (L.end + 4095) & ~uint64_t(4095);
+  L.spillBytes = o.spillBytes >= 0 ? uint64_t(o.spillBytes)
+                                   : std::min<uint64_t>(L.outBytes, s.max_file_size + (8u << 20)) & ~uint64_t(4095);
+  L.memEnd = L.spill + L.spillBytes;
+  if (kMemBase + L.memEnd > 0xffffffffull) Fail(te::ErrorCode::kBadJob, path, 0, "the job passes 32-bit addresses");
 
   image->assign(L.out, 0);  // everything below the output buffer
   auto put = [&](uint64_t off, uint32_t v) { std::memcpy(image->data() + off, &v, 4); };
@@ -232,6 +242,8 @@ Layout Place(const te::CompactionSpec& s, const std::string& path, const Options
   d[TE_DESC_RESULT_BYTES] = uint32_t(L.resultBytes);
   d[TE_DESC_LOADS_ADDR] = uint32_t(kMemBase + L.loads);
   d[TE_DESC_LOADS_COUNT] = uint32_t(loads.size());
+  d[TE_DESC_SPILL_BASE] = L.spillBytes ? uint32_t(kMemBase + L.spill) : 0;
+  d[TE_DESC_SPILL_BYTES] = uint32_t(L.spillBytes);
   for (size_t r = 0; r < s.runs.size(); r++) {
     d[TE_DESC_TABLES_ADDR + r] = uint32_t(kMemBase + lists[r]);
     d[TE_DESC_TABLES_COUNT + r] = uint32_t(s.runs[r].size());
@@ -295,8 +307,9 @@ int ImageOrCollect(const Options& o, const te::CompactionSpec& s) {
   Layout L = Place(s, o.job, o, &image);
   if (!o.image.empty()) {
     WriteFile(o.image, image.data(), image.size());
-    std::printf("desc=%" PRIu64 " end=%" PRIu64 " out=%" PRIu64 " out_bytes=%" PRIu64 " bytes_in=%" PRIu64 "\n",
-                kMemBase + L.desc, kMemBase + L.end, kMemBase + L.out, L.outBytes, L.bytesIn);
+    std::printf("desc=%" PRIu64 " end=%" PRIu64 " out=%" PRIu64 " out_bytes=%" PRIu64 " bytes_in=%" PRIu64
+                " mem_end=%" PRIu64 "\n",
+                kMemBase + L.desc, kMemBase + L.end, kMemBase + L.out, L.outBytes, L.bytesIn, kMemBase + L.memEnd);
     return 0;
   }
   FILE* f = std::fopen(o.collect.c_str(), "rb");
@@ -328,7 +341,7 @@ int Main(const Options& o) {
   if (!o.image.empty() || !o.collect.empty()) return ImageOrCollect(o, s);
   std::vector<uint8_t> image;
   Layout L = Place(s, o.job, o, &image);
-  Unit u(o, L.end + 4096);
+  Unit u(o, L.memEnd + 4096);
   uint64_t bound = o.maxCycles ? o.maxCycles : 200 * L.bytesIn + 2000000;
   Regs g = RunOnce(u, L, image, bound, o.job);
   if (o.twice) {
@@ -416,7 +429,7 @@ int main(int argc, char** argv) {
   Verilated::commandArgs(argc, argv);
   const char* usage =
       "usage: VTableEngineUnit JOB.json OUT_DIR [--stall P] [--latency N] [--seed S] [--output-buffer BYTES] "
-      "[--result-bytes BYTES] [--desc WORD=VALUE]... [--max-cycles N] [--twice] "
+      "[--result-bytes BYTES] [--spill-bytes BYTES] [--desc WORD=VALUE]... [--max-cycles N] [--twice] "
       "[--base ADDR (--image FILE | --collect DUMP --counts N,..)]\n";
   Options o;
   std::vector<std::string> pos;
@@ -452,8 +465,9 @@ int main(int argc, char** argv) {
     } else if (a == "--twice") {
       o.twice = true;
     } else if ((a == "--latency" || a == "--seed" || a == "--output-buffer" || a == "--result-bytes" ||
-                a == "--max-cycles") && hasArg) {
-      if (!ParseUint(argv[++i], &v) || (a == "--latency" && v > 10000)) {
+                a == "--max-cycles" || a == "--spill-bytes") && hasArg) {
+      if (!ParseUint(argv[++i], &v) || (a == "--latency" && v > 10000) ||
+          (a == "--spill-bytes" && (v > 0xffffffffull || v % 16))) {
         std::fprintf(stderr, "VTableEngineUnit: %s %s is not a number it takes\n%s", a.c_str(), argv[i], usage);
         return 2;
       }
@@ -462,6 +476,7 @@ int main(int argc, char** argv) {
       if (a == "--output-buffer") o.outputBuffer = v;
       if (a == "--result-bytes") o.resultBytes = v;
       if (a == "--max-cycles") o.maxCycles = v;
+      if (a == "--spill-bytes") o.spillBytes = int64_t(v);
     } else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "VTableEngineUnit: bad option %s\n%s", a.c_str(), usage);
       return 2;

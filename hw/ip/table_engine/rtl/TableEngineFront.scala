@@ -142,8 +142,8 @@ case class TableEngineFront(c: TableEngineConfig, tableFifo: Int = 4) extends Co
   io.job.outBytes := field("out_bytes")
   io.job.snappy := flagBit("SNAPPY")
   io.job.bloomBitsPerKey := field("bloom_bits_per_key").resized
-  io.job.spillBase := 0 // no index spill region from the descriptor yet: an index block must fit the index buffer
-  io.job.spillBytes := 0
+  io.job.spillBase := field("spill_base")
+  io.job.spillBytes := field("spill_bytes")
 
   // ---- descriptor fetch and checks ----
   val beat = Reg(UInt(log2Up(descWords * 4 / W + 1) bits))
@@ -170,7 +170,10 @@ case class TableEngineFront(c: TableEngineConfig, tableFifo: Int = 4) extends Co
     (field("loads_count") === 0, idx("loads_count"))) ++
     (0 until K).map(k => (runMask(k) && field("tables_addr", k)(log2Up(const("TE_TABLE_ALIGN").toInt) - 1 downto 0) =/= 0,
       idx("tables_addr") + k)) ++
-    (0 until K).map(k => (runMask(k) && field("tables_count", k) === 0, idx("tables_count") + k))
+    (0 until K).map(k => (runMask(k) && field("tables_count", k) === 0, idx("tables_count") + k)) ++ Seq(
+    // the engine spills in whole beats and never wraps its pointer: the region is beat-aligned and below 2^32
+    (field("spill_bytes") =/= 0 && field("spill_base")(beatShift - 1 downto 0) =/= 0, idx("spill_base")),
+    ((field("spill_base").resize(33) + field("spill_bytes").resize(33)).msb, idx("spill_bytes")))
   for ((bad, w) <- checks.reverse) when(bad) {
     checkBad := True
     checkWord := w
