@@ -104,6 +104,7 @@ def mill(*args, quiet=True):
 
 # Source folders of each Mill module (mirror build.sc), for change detection.
 MODULE_SOURCES = {
+    "common": ["hw/common/rtl"],
     "socmap": ["hw/common/rtl", "hw/soc/map"],
     "compaction": ["hw/common/rtl", "hw/ip/compaction/rtl", "hw/ip/compaction/data"],
     "dma": ["hw/common/rtl", "hw/ip/dma/rtl"],

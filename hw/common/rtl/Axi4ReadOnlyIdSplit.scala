@@ -26,3 +26,12 @@ case class Axi4ReadOnlyIdSplit(config: Axi4Config, ports: Int, selLow: Int, selW
   for ((out, ar) <- io.outputs.zip(arDemux)) out.ar << ar
   io.input.r << StreamArbiterFactory().roundRobin.noLock.on(io.outputs.map(_.r))
 }
+
+/** `common.GenerateAxi4ReadOnlyIdSplit [--ports 2|3|4] --out DIR`: the split of a table-engine unit's read master
+  * (16-byte beats, the unit's 5-bit id: the engine's master in bits 1-3) over `ports` slaves, for its testbench
+  * (hw/common/dv/axi_id_split_harness.cpp). */
+object GenerateAxi4ReadOnlyIdSplit extends Generator("build/gen/axi_id_split", Gen.intOpt("ports", 2, Seq(2, 3, 4))) {
+  val config = Axi4Config(addressWidth = 32, dataWidth = 128, idWidth = 5, useRegion = false, useLock = false,
+    useQos = false, useCache = false, useProt = false)
+  def top(a: Gen.Args) = Axi4ReadOnlyIdSplit(config, a.int("ports"), selLow = 1, selWidth = 3)
+}
