@@ -26,5 +26,6 @@ def build_harness(ports: int = 2) -> Path:
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
     common_srcs, common_flags = build.sim_common()
-    return build.verilate("Axi4ReadOnlyIdSplit", [verilog], [HARNESS, *common_srcs], BUILD / "axi_id_split" / f"p{ports}",
+    return build.verilate("Axi4ReadOnlyIdSplit", [verilog], [HARNESS, *common_srcs],
+                          BUILD / "axi_id_split" / f"p{ports}",
                           flags=["-CFLAGS", f"-std=c++17 -DPORTS={ports}", *common_flags], cflags="-O1")
