@@ -422,3 +422,15 @@ def test_cascade_index_buffer_is_the_engines():
     h = re.search(r"constexpr uint64_t kWriterIndexBytes = 1 << (\d+);", sim)
     assert h, "table_engine_sim.cpp has no kWriterIndexBytes"
     assert 1 << int(h.group(1)) == 1 << int(m.group(1)) == tables.WRITER_INDEX_BYTES
+
+
+def test_drop_queue_is_the_estimates():
+    """MergeDrop's queue in front of the drop filter (rtl/Merger.scala: `toDrop.queue(c.keyWords + N)`) is the
+    estimate's kDropQueueExtraBeats (cycle_model.h) past the key limit: how far the merge side runs ahead of the
+    writer, which decides how much of a big entry's decoding and building overlap."""
+    scala = (ROOT / "hw/ip/table_engine/rtl/Merger.scala").read_text()
+    m = re.findall(r"toDrop\.queue\(c\.keyWords \+ (\d+)\)", scala)
+    assert len(m) == 1, m
+    model = (ROOT / "hw/ip/table_engine/model/cycle_model.h").read_text()
+    e = re.search(r"constexpr uint64_t kDropQueueExtraBeats = (\d+);", model)
+    assert e and int(e.group(1)) == int(m[0]), (m, e and e.group(1))

@@ -35,6 +35,10 @@ constexpr uint64_t kBuildBlockCycles = 6;        // BlockBuilder: FLUSH, count, 
 constexpr uint64_t kMergeEntryCycles = 3;
 // The wider merge stage's input queue a run, in its beats (rtl/Merger.scala MergeConfig inputFifo).
 constexpr uint64_t kMergeInputFifoBeats = 16;
+// The drop filter's queue (rtl/Merger.scala, MergeDrop: the key limit in the merge stage's beats and this many more),
+// where an entry's HEAD waits for the walker's verdict on its whole key: how far the merge side runs ahead of the
+// writer.
+constexpr uint64_t kDropQueueExtraBeats = 4;
 // SnappyCompressor: length, preamble, the final chunk's packer drain, status (fitted like the above).
 constexpr uint64_t kCompressBlockCycles = 8;
 // The table writer's lanes (ZipLanes, kZipLanes of limits.h): per block besides the compressor, BlockZip's
