@@ -1,6 +1,8 @@
 """soc.Generate's channel and port options with bad values: `--nand-channels` and
 `--dma-read-ports` refused before anything is elaborated or written, exit status 2, the reason as the
-last stderr line (after the usage line, as argparse does), no exception trace.
+last stderr line (after the usage line, as argparse does), no exception trace. The same for the harnesses'
+size options that mirror a generated build: the NAND harness's channels and pad cycles, the table writer's spill
+region and index restart RAM, the table-engine unit's spill region, and host/Makefile's merge stage.
 
 The generator runs from its compiled classpath (one `mill show soc.runClasspath`, then a plain JVM per
 case): Gen.parse refuses before SpinalHDL starts, so a case costs a JVM start, not a generation."""
