@@ -479,10 +479,8 @@ PreparedJob Prepare(const te::CompactionSpec& s, const std::string& path, const 
   p->memEnd = p->outOff + p->outBytes;
   for (size_t i = 0; i < s.runs.size(); i++) p->finalInputs.push_back(int(i));
   if (s.runs.size() > size_t(K)) PlanCascade(s, path, p.get(), part);
-  // The index spill region: an index block past the writer's buffer waits there. A table's index block is smaller
-  // than its data blocks, so a table's bound (max_file_size and an entry past it, within the output buffer) bounds it.
-  p->spillOff = (p->memEnd + 4095) & ~uint64_t(4095);
-  p->spillBytes = std::min<uint64_t>(p->outBytes, s.max_file_size + (8u << 20)) & ~uint64_t(4095);
+  p->spillOff = (p->memEnd + 4095) & ~uint64_t(4095);  // the index spill region after the buffers
+  p->spillBytes = DefaultSpillBytes(p->outBytes, s.max_file_size);
   p->memEnd = p->spillOff + p->spillBytes;
   if (kMemBase + p->memEnd > 0xffffffffull)
     Refuse("limits", path, "the job's tables, output buffer and temporary tables pass the engine's 32-bit addresses");

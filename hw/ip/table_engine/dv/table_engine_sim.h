@@ -43,6 +43,13 @@ struct Options {
   uint64_t maxCycles = 0;  // a job without status after this many clocks is a hang; 0: 200 a byte in + 2,000,000
 };
 
+// The index spill region a job gets by default (bytes, whole 4 KiB pages): an index block past the writer's buffer
+// waits there until its table's end. An index block is part of its table, which closes near max_file_size (an entry
+// and the blocks after it past it), so max_file_size and 8 MiB hold it; never more than the output buffer.
+inline uint64_t DefaultSpillBytes(uint64_t outBytes, uint64_t maxFileSize) {
+  return (outBytes < maxFileSize + (8u << 20) ? outBytes : maxFileSize + (8u << 20)) & ~uint64_t(4095);
+}
+
 // What the engine's job registers cannot hold (bloom bits per key over 255, a max_file_size over 32 bits): throws
 // Refused. Prepare checks them too.
 void CheckOptions(const te::CompactionSpec& spec, const std::string& name);

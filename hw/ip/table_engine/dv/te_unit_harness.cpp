@@ -214,12 +214,11 @@ Layout Place(const te::CompactionSpec& s, const std::string& path, const Options
   L.out = Align(at, 4096);
   L.outBytes = o.outputBuffer ? o.outputBuffer : 2 * L.bytesIn + (1u << 20);
   L.end = L.out + L.outBytes;
-  // The index spill region: an output table's index block past the writer's buffer waits there until the table's
-  // end. An index block is part of its table, which closes near max_file_size (the last entry and blocks after it),
-  // so max_file_size and 8 MiB hold it; never more than the output buffer. Not in the dump (--collect).
+  // The index spill region after the output buffer, the engine harness's default unless --spill-bytes; not in the
+  // dump (--collect).
   L.spill = (L.end + 4095) & ~uint64_t(4095);
   L.spillBytes = o.spillBytes >= 0 ? uint64_t(o.spillBytes)
-                                   : std::min<uint64_t>(L.outBytes, s.max_file_size + (8u << 20)) & ~uint64_t(4095);
+                                   : table_engine_sim::DefaultSpillBytes(L.outBytes, s.max_file_size);
   L.memEnd = L.spill + L.spillBytes;
   if (kMemBase + L.memEnd > 0xffffffffull) Fail(te::ErrorCode::kBadJob, path, 0, "the job passes 32-bit addresses");
 
