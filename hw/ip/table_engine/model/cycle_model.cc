@@ -85,11 +85,14 @@ Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, i
   // than the queue mostly in a row with them (1 KiB keys and values: 65 beats an entry; RTL 648,532 clocks where the
   // readers in parallel would take 418,922, doc/table_engine_top.md "Index spill").
   const int m = merge_bytes == 2 * kStreamBytes ? 1 : 0;
+  // the job's mean entry in the merge stage's beats
   const double entry_beats =
-      r.entries_in ? double(r.merge.key_beats[1] + r.merge.value_beats[1]) / double(r.entries_in) : 0;
+      r.entries_in ? double(r.merge.key_beats[m] + r.merge.value_beats[m]) / double(r.entries_in) : 0;
   const double ahead = m && entry_beats > kMergeInputFifoBeats ? kMergeInputFifoBeats / entry_beats : 1.0;
   const uint64_t decode_all = DecodeCycles(rd.decode);
-  stage("entry_decode", uint64_t(ahead * double(reader(decode_all)) + (1 - ahead) * double(decode_all) + 0.5));
+  const uint64_t entry_decode =
+      uint64_t(ahead * double(reader(decode_all)) + (1 - ahead) * double(decode_all) + 0.5);
+  stage("entry_decode", entry_decode);
   // At W the value beats are the decoder's (the same entries for a whole job); the wider stage counts its own.
   // At W the readers feed the merger with no FIFO between (rtl/Merger.scala: only the wider stage queues each
   // run's beats), so a reader decodes its run's next entry only as the merger takes it: the decoders do not run
@@ -99,7 +102,8 @@ Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, i
                          (m ? r.merge.value_beats[m] : rd.decode.value_beats);
   stage("merge", m ? merge : std::max(merge, decode_all));
   stage("drop", r.entries_in);
-  stage("block_build", BuildCycles(wr.build));
+  const uint64_t block_build = BuildCycles(wr.build);
+  stage("block_build", block_build);
   const size_t compress = e.stages.size();
   stage("compress", 0);
   stage("crc_out", Div(r.bytes_out, kStreamBytes));
@@ -116,16 +120,8 @@ Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, i
   // the queue adds to the norm; entries that fit it (db_bench's, 64-byte keys') add nothing.
   const double drop_queue =
       double(Div(kMaxInternalKeyBytes, m ? 2 * kStreamBytes : kStreamBytes) + kDropQueueExtraBeats);
-  const double merge_entry_beats =
-      r.entries_in ? double(r.merge.key_beats[m] + r.merge.value_beats[m]) / double(r.entries_in) : 0;
-  if (merge_entry_beats > drop_queue) {
-    uint64_t decode = 0, build = 0;
-    for (const auto& s : e.stages) {
-      if (std::string(s.first) == "entry_decode") decode = s.second;
-      if (std::string(s.first) == "block_build") build = s.second;
-    }
-    e.pipeline += uint64_t((1 - drop_queue / merge_entry_beats) * double(std::min(decode, build)) + 0.5);
-  }
+  if (entry_beats > drop_queue)
+    e.pipeline += uint64_t((1 - drop_queue / entry_beats) * double(std::min(entry_decode, block_build)) + 0.5);
   e.overhead = (rd.blocks.blocks + wr.blocks) * kBlockOverheadCycles + tables_in * kTableOpenCycles +
                r.tables.size() * kTableCloseCycles + kJobOverheadCycles + BigBlockLag(wr);
   // More runs than ways (CascadePlan): each intermediate pass merges its runs' share of the input into
