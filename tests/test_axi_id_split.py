@@ -27,6 +27,17 @@ def test_split_keeps_each_ids_order_and_data(ports, stall):
     assert int(f["interleaved"]) > 0  # the ports' beats did interleave on R, so the per-id routing was exercised
 
 
-def test_split_refuses_bad_options():
-    r = subprocess.run([str(axi_id_split.build_harness(2)), "--stall", "1"], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith("axi_id_split: error: --stall"), r.stderr
+@pytest.mark.parametrize("opt,value", [("--stall", "1"), ("--bursts", "0"), ("--bursts", "1000001"),
+                                       ("--seed", "x"), ("--seed", "")])
+def test_split_refuses_bad_options(opt, value):
+    """A stall of 1 (which would stall for ever), no bursts or more than the bound, a seed that is no number: one
+    line naming the option, exit 2, before any simulation."""
+    r = subprocess.run([str(axi_id_split.build_harness(2)), opt, value], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
+    assert r.stderr.strip().splitlines()[-1].startswith(f"axi_id_split: error: {opt}"), r.stderr
+
+
+def test_split_generator_refuses_a_port_count_it_has_no_testbench_for():
+    from lsmc import build
+    with pytest.raises(build.BuildError, match="built for 2, 3, 4 ports, not 5"):
+        axi_id_split.generate(5)
