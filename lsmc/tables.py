@@ -33,6 +33,7 @@ from lsmc.model.table_workloads import KEY_KINDS, VALUE_KINDS, Workload
 from lsmc.sim.tables import (  # noqa: F401  (jobs and back ends a layer down, for the report too; the tool's names)
     BACKENDS,
     NO_SNAPSHOT,
+    PLANS,
     RTL_WAYS,
     RTL_WIDTH,
     SOC_PARTS_PRESETS,
@@ -123,6 +124,8 @@ def cmd_compact(args) -> int:
                        f"(--backend model, rtl or soc), not on {args.backend}")
     if args.ddr and args.backend != "soc":
         raise CliError(f"--ddr {args.ddr}: the soc back end's DDR timing only, not {args.backend}'s")
+    if args.plan != "firmware" and (args.backend != "soc" or (args.parts or 1) < 2):
+        raise CliError(f"--plan {args.plan}: who plans the soc back end's parts (--backend soc --parts 2 or more)")
     if args.soc_preset and args.backend != "soc":
         raise CliError(f"--soc-preset {args.soc_preset}: the soc back end's SoC only, not {args.backend}'s")
     if args.soc_preset and args.soc_preset not in SOC_PARTS_PRESETS:
@@ -144,7 +147,8 @@ def cmd_compact(args) -> int:
         else:
             job_path = job_from_args(args, Path(tmp))
         if args.backend == "soc":
-            rc, line, err = soc_job(job_path, out, ddr=args.ddr, parts=args.parts, preset=args.soc_preset)
+            rc, line, err = soc_job(job_path, out, ddr=args.ddr, parts=args.parts, preset=args.soc_preset,
+                                    plan=args.plan)
         else:
             rc, line, err = run_job(exe, job_path, out, args.parts if args.backend in PARTS_BACKENDS else None)
     if rc != 0:
@@ -273,6 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--soc-preset", metavar="NAME",
                    help=f"soc back end: the SoC preset ({', '.join(SOC_PARTS_PRESETS)}; default: the smallest with "
                         "the parts' units)")
+    c.add_argument("--plan", choices=PLANS, default="firmware",
+                   help="soc back end with --parts: who plans the parts, the SoC's firmware from the index blocks in "
+                        "DDR (default), or the host from the tables it holds, handing the SoC a descriptor a part")
     c.add_argument("--ddr", metavar="PRESET",
                    help="soc back end: the SoC harness's DDR timing model (fixed, the default, or a DDR preset such "
                         "as kcu105: sim/common/ddr_presets.json)")

@@ -92,7 +92,8 @@ def test_cascade_plan_is_the_models(runs, tmp_path):
 
 
 def test_soc_preset_option_checked(job, tmp_path, capsys):
-    """--soc-preset: the soc back end's only, a preset with table-engine units, enough units for --parts."""
+    """--soc-preset: the soc back end's only, a preset with table-engine units, enough units for --parts; --plan host
+    only for the soc back end's parts."""
     base = ["compact", "--job", str(job), "--out-dir", str(tmp_path / "o")]
     assert tables.main([*base, "--backend", "model", "--soc-preset", PRESET]) == 2
     assert "the soc back end's SoC only" in capsys.readouterr().err
@@ -100,6 +101,11 @@ def test_soc_preset_option_checked(job, tmp_path, capsys):
     assert "not a SoC preset with table-engine units" in capsys.readouterr().err
     assert tables.main([*base, "--backend", "soc", "--soc-preset", "tables-m1", "--parts", "2"]) == 2
     assert "has 1 table-engine units" in capsys.readouterr().err
+    # --plan host: who plans the soc back end's parts, so only with it and 2 parts or more
+    assert tables.main([*base, "--backend", "model", "--parts", "2", "--plan", "host"]) == 2
+    assert "--plan host: who plans the soc back end's parts" in capsys.readouterr().err
+    assert tables.main([*base, "--backend", "soc", "--plan", "host"]) == 2
+    assert "--plan host: who plans the soc back end's parts" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
 
 

@@ -95,3 +95,91 @@ def test_more_parts_than_units_is_named(job, tmp_path):
     rc, _, err = te_tables.soc_job(job, tmp_path / "z", parts=units + 1, preset=PRESET)
     assert rc == 1 and f"{units + 1} parts need {units + 1} table-engine units; this SoC build has {units}" in err, err
     assert not (tmp_path / "z").exists()
+
+
+def test_host_planned_parts_same_as_model(job, tmp_path):
+    """`--plan host`: the host plans (the unit harness's --parts: the model's PlanSubcompactions, a descriptor a part,
+    a PARTS_HEAD at DDR_HOST_BASE) and tables.elf (SIM_ARG PARTS_HOST) only checks the head, runs the parts and gathers
+    their records: the output is the model's, the same as the firmware's own plan gives, and the whole job is the
+    bracket, dispatch and gathering with a plan of a few hundred clocks (the head's checks) instead of the
+    firmware's tens of thousands."""
+    m = subprocess.run([str(tables.model_exe()), str(job), str(tmp_path / "model"), "--parts", "2"],
+                       capture_output=True, text=True, timeout=600)
+    assert m.returncode == 0, m.stderr
+    rc, line, err = te_tables.soc_job(job, tmp_path / "soc", parts=2, preset=PRESET, plan="host")
+    assert rc == 0, err
+    ok, verdict = tables.compare_dirs(tmp_path / "model", tmp_path / "soc")
+    assert ok, verdict
+    parts = json.loads((tmp_path / "soc" / "result.json").read_text())["parts"]
+    model_parts = json.loads((tmp_path / "model" / "result.json").read_text())["parts"]
+    assert [(p["lo"], p["hi"], p["tables_out"], p["entries_in"]) for p in parts] == \
+        [(p["lo"], p["hi"], p["tables_out"], p["entries_in"]) for p in model_parts]
+    soc_line, last = line.splitlines()
+    f = fields(soc_line)
+    assert "plan=host" in soc_line and float(re.search(r"plan_host_us=([\d.]+)", soc_line)[1]) > 0
+    assert f["parts"] == 2 and f["units"] == 2
+    assert f["bracket"] == max(p["cycles"] for p in parts) == fields(last)["cycles"]
+    assert f["job_cycles"] == f["plan_cycles"] + f["dispatch_wait_cycles"] + f["collect_cycles"]
+    assert 0 < f["plan_cycles"] < 5000 and f["bracket"] < f["dispatch_wait_cycles"] < f["job_cycles"]
+
+
+def _host_parts_image(job, tmp_path):
+    """The host-planned 2-part image of `job` (the unit harness's --image --parts 2) as a word array, its base."""
+    from lsmc.build import regmap, table_engine_unit
+    base = regmap.memmap().base("DDR_HOST")
+    img = tmp_path / "image.bin"
+    r = subprocess.run([str(table_engine_unit.build_harness(4)), str(job), str(tmp_path / "out"), "--base", str(base),
+                        "--image", str(img), "--parts", "2"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return bytearray(img.read_bytes()), base
+
+
+@pytest.mark.parametrize("case", ["magic", "parts", "job", "desc", "bound", "part_desc"])
+def test_bad_parts_head_is_named(job, tmp_path, case):
+    """A malformed PARTS_HEAD, or a part descriptor the unit refuses: one line naming the word (or the unit's error
+    with the part), the TABLES_* exit, the prompt back; never a hang or a run on memory outside DDR_HOST."""
+    import struct
+
+    from lsmc.build import facts, firmware
+    from lsmc.sim import soc
+    img, base = _host_parts_image(job, tmp_path)
+    head, part = facts.layout("PARTS_HEAD"), facts.layout("PARTS_PART")
+    hw, pw = len(head), len(part)
+
+    def word(i, v=None):
+        if v is None:
+            return struct.unpack_from("<I", img, 4 * i)[0]
+        struct.pack_into("<I", img, 4 * i, v)
+
+    names = {n: i for i, n in enumerate(head)}
+    pnames = {n: i for i, n in enumerate(part)}
+    expect, status = {
+        "magic": ("no PARTS_MAGIC version 1", "BAD_DESC"),
+        "parts": ("3 parts need 3 table-engine units; this SoC build has 2", "ABSENT"),
+        "job": (f"parts head word {names['job']}: the job's descriptor", "BAD_DESC"),
+        "desc": (f"part 1 word {pnames['desc']}: descriptor", "BAD_DESC"),
+        "bound": (f"part 0 word {pnames['hi_addr']}: a bound of 2000 bytes", "BAD_DESC"),
+        "part_desc": ("tables: error=BAD_JOB unit=", "FAILED"),
+    }[case]
+    if case == "magic":
+        word(names["magic"], 0)
+    elif case == "parts":
+        word(names["parts"], 3)
+    elif case == "job":
+        word(names["job"], base + 64)  # not a multiple of TE_DESC_ALIGN
+    elif case == "desc":
+        word(hw + pw + pnames["desc"], 0x1000)  # below DDR_HOST
+    elif case == "bound":
+        word(hw + pnames["hi_len"], 2000)
+    else:  # part 1's descriptor with no runs: the unit's front end refuses it, the firmware names the part
+        desc = (word(hw + pw + pnames["desc"]) - base) // 4
+        word(desc + facts.te_layout("TE_DESC")["runs"][0], 0)
+    (tmp_path / "bad.bin").write_bytes(bytes(img))
+    elf = firmware.build_firmware().parent / "tables.elf"
+    run = soc.run_soc(elf, arg=facts.scenarios("tables")["PARTS_HOST"], loads={base: tmp_path / "bad.bin"},
+                      exe=te_tables.soc_exe(PRESET), timeout=600)
+    assert expect in run.uart, run.uart[-2000:]
+    if case == "part_desc":
+        assert "part=1" in run.uart, run.uart[-2000:]
+    assert run.returncode == facts.job_abi()["status"]["TABLES"][status][0], run.uart[-2000:]
+    assert "tables: done" not in run.uart

@@ -40,7 +40,7 @@ def build_harness(ways: int = 4) -> Path:
         raise build.BuildError(f"{verilog} was not generated")
     fdir = facts.include_dir()
     common_srcs, common_flags = build.sim_common(*sorted(table_engine_top.MODEL.glob("*.h")), *DV_HEADERS,
-                                                 gen / "te_regs.h")
+                                                 gen / "te_regs.h", fdir / "lsmc_job.h")
     flags = ["-CFLAGS", f"-std=c++17 -I{table_engine_top.MODEL} -I{DV} -I{gen} -I{fdir} "
                         f"{table_engine_top.defines(WIDTH, ways)}",
              "-LDFLAGS", "-ljson-c", *common_flags]

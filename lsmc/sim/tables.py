@@ -141,8 +141,11 @@ def soc_parts_json(uart: str) -> list[dict]:
     return parts
 
 
+PLANS = ("firmware", "host")  # soc_job's `plan`: who plans a job's sub-compaction parts
+
+
 def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | None = None, parts: int | None = None,
-            preset: str | None = None) -> tuple[int, str, str]:
+            preset: str | None = None, plan: str = "firmware") -> tuple[int, str, str]:
     """One job on the full SoC (preset tables-m1): the unit's harness lays the job out as a DDR image (descriptor at
     DDR_HOST_BASE), the SoC runs tables.elf (SIM_ARG TABLES JOB: the firmware's driver, GO, interrupt, status), the
     host dumps the image's memory and the harness writes the output folder from the unit's records. As run_job:
@@ -155,12 +158,20 @@ def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | Non
     or `preset`): the firmware plans the job into P parts from the tables' index blocks in DDR, runs one a unit side
     by side and gathers their records; the first line is then `soc job_cycles=W bracket=B ... parts=P` (W the whole
     job from the plan's start to the last record gathered, B the longest unit's CYCLES) and, for P > 1,
-    result.json gets the model's "parts" list (`table_model --parts P`)."""
+    result.json gets the model's "parts" list (`table_model --parts P`).
+
+    `plan` "host" (P >= 2): the host plans instead (the unit harness's --parts: the model's PlanSubcompactions, a
+    descriptor a part, a PARTS_HEAD; tables.elf SIM_ARG PARTS_HOST checks the head and runs the parts), so
+    `plan_cycles` is the firmware's checks of the head; the line adds `plan=host plan_host_us=U`, the plan's time on
+    this host's CPU (fw/lib/te_plan.c built -O2, whose choices are the model's, the mean over repeats)."""
     import tempfile
 
     from lsmc.build import BuildError, facts, firmware, regmap, table_engine_unit
     from lsmc.sim import soc
 
+    if plan not in PLANS:
+        raise CliError(f"--plan {plan}: use {' or '.join(PLANS)}")
+    host_plan = plan == "host" and (parts or 1) >= 2
     if parts is not None or preset is not None:
         preset = preset or soc_preset_for(parts)
     if (parts or 1) == 1:
@@ -180,8 +191,9 @@ def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | Non
     base = regmap.memmap().base("DDR_HOST")
     with tempfile.TemporaryDirectory(prefix="lsmc-tables-soc-") as tmp:
         img, dump = Path(tmp) / "image.bin", Path(tmp) / "dump.bin"
-        r = subprocess.run([str(harness), str(job_path), str(out_dir), "--base", str(base), "--image", str(img)],
-                           capture_output=True, text=True)
+        by_host = ["--parts", str(parts)] if host_plan else []
+        r = subprocess.run([str(harness), str(job_path), str(out_dir), "--base", str(base), "--image", str(img),
+                            *by_host], capture_output=True, text=True)
         if r.returncode != 0:
             return r.returncode, "", r.stderr.strip()
         info = dict(kv.split("=") for kv in r.stdout.split())
@@ -190,8 +202,12 @@ def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | Non
             # refused=limits: a capacity of this SoC, not a fault (LevelDB's hook counts it as soc-limits)
             return 1, "", f"error=BAD_JOB table={job_path} offset=0 refused=limits the job needs " \
                           f"{mem_end - base} bytes of DDR, the host's region has {regmap.memmap().size('DDR_HOST')}"
-        arg = facts.scenarios("tables")["JOB"] if parts is None else \
-            facts.scenarios("tables")["PARTS"] | parts << facts.constant("TABLES_PARTS_SHIFT")
+        if host_plan:
+            arg = facts.scenarios("tables")["PARTS_HOST"]
+        elif parts is None:
+            arg = facts.scenarios("tables")["JOB"]
+        else:
+            arg = facts.scenarios("tables")["PARTS"] | parts << facts.constant("TABLES_PARTS_SHIFT")
         run = soc.run_soc(elf, arg=arg, loads={base: img},
                           dumps=[(base, end - base, dump)], exe=exe, timeout=timeout,
                           extra=["--ddr", ddr] if ddr else ())
@@ -206,7 +222,7 @@ def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | Non
                           f"(exit {run.returncode}): {tail}"
         cyc, eng, fw, n_in, n_out, dropped, n_tables, n_bytes = done.groups()
         c = subprocess.run([str(harness), str(job_path), str(out_dir), "--base", str(base), "--collect", str(dump),
-                            "--counts", ",".join([n_in, n_out, dropped, n_tables, n_bytes, cyc, eng])],
+                            "--counts", ",".join([n_in, n_out, dropped, n_tables, n_bytes, cyc, eng]), *by_host],
                            capture_output=True, text=True)
         if c.returncode != 0:
             return c.returncode, "", c.stderr.strip()
@@ -215,6 +231,11 @@ def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | Non
             if run.cycles and run.mcycles_per_s else ""
         if parts is None:
             return 0, f"soc job_cycles={fw} cycles={cyc} engine_cycles={eng}{speed}\n{line}", run.stderr.strip()
+        by_host_line = ""
+        if host_plan:  # what the plan costs the host: fw/lib/te_plan.c (the same choices) on this machine's CPU
+            from lsmc.sim import te_plan
+            ns = te_plan.host_ns(te_plan.image(te_plan.job_index_blocks(job_path), parts), Path(tmp))
+            by_host_line = f" plan=host plan_host_us={ns / 1000:.1f}"
         head = _SOC_PARTS.search(run.uart)
         if not head:
             return 1, "", f"error=BAD_JOB table={job_path} offset=0 the SoC gave no parts line"
@@ -224,7 +245,7 @@ def soc_job(job_path: Path, out_dir: Path, timeout: float = 1800, ddr: str | Non
             (out_dir / "result.json").write_text(json.dumps(result, indent=2) + "\n")
         return 0, (f"soc job_cycles={fw} bracket={cyc} engine_cycles={eng} plan_cycles={head[3]} "
                    f"dispatch_wait_cycles={head[4]} collect_cycles={head[5]} parts={head[1]} units={head[2]} "
-                   f"preset={preset} ddr={ddr or 'fixed'}{speed}\n{line}"), run.stderr.strip()
+                   f"preset={preset} ddr={ddr or 'fixed'}{by_host_line}{speed}\n{line}"), run.stderr.strip()
 
 
 def presets_te_ways(preset: str) -> int:

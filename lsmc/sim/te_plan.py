@@ -134,24 +134,29 @@ HOST_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-O1", "-g", "-fsanitiz
               "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer"]
 
 
-def host_exe() -> Path:
-    """te_plan_host (ASan + UBSan), rebuilt when a source or header changed."""
+TIMED_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2"]  # the plan's host time: no sanitizers
+
+
+def host_exe(timed: bool = False) -> Path:
+    """te_plan_host (ASan + UBSan; `timed`: -O2 without them, te_plan_host_timed), rebuilt when a source or header
+    changed."""
     from lsmc.build import firmware
     inc = [build.ROOT / "fw" / "lib", build.ROOT / "fw" / "apps" / "tables", facts.include_dir(), firmware.TE_REGS_DIR]
     if not (firmware.TE_REGS_DIR / "te_regs.h").exists():
         firmware.ensure_headers()
-    exe = firmware.HOST_BUILD / "te_plan_host"
+    flags = TIMED_FLAGS if timed else HOST_FLAGS
+    exe = firmware.HOST_BUILD / ("te_plan_host_timed" if timed else "te_plan_host")
     headers = [h for d in inc for h in sorted(Path(d).glob("*.h"))]
-    digest = build._hash_paths([*HOST_SOURCES, *headers], extra=tuple(HOST_FLAGS))
-    stamp = exe.with_name(".te_plan_host.stamp")
+    digest = build._hash_paths([*HOST_SOURCES, *headers], extra=tuple(flags))
+    stamp = exe.with_name(f".{exe.name}.stamp")
     if exe.exists() and build._up_to_date(stamp, digest):
         return exe
     exe.parent.mkdir(parents=True, exist_ok=True)
-    with build.lock(exe.with_name(".te_plan_host.lock")):
+    with build.lock(exe.with_name(f".{exe.name}.lock")):
         if exe.exists() and build._up_to_date(stamp, digest):
             return exe
         tmp = exe.with_name(exe.name + ".tmp")
-        build.run(["gcc", *HOST_FLAGS, *[f"-I{d}" for d in inc], "-o", tmp, *HOST_SOURCES], quiet=True)
+        build.run(["gcc", *flags, *[f"-I{d}" for d in inc], "-o", tmp, *HOST_SOURCES], quiet=True)
         tmp.replace(exe)
         stamp.write_text(digest)
     return exe
@@ -163,6 +168,18 @@ def host(img: bytes, work: Path) -> tuple[int, dict, str]:
     path.write_bytes(img)
     r = subprocess.run([str(host_exe()), str(path)], capture_output=True, text=True, timeout=300)
     return r.returncode, parse(r.stdout), r.stderr
+
+
+def host_ns(img: bytes, work: Path, repeat: int = 2000) -> float:
+    """The C plan's time on this host's CPU, ns (the mean of `repeat` plans after a first, -O2, no sanitizers)."""
+    path = Path(work) / "plan.bin"
+    path.write_bytes(img)
+    r = subprocess.run([str(host_exe(timed=True)), str(path), str(repeat)], capture_output=True, text=True,
+                       timeout=300)
+    m = re.search(r"^tables: plan host_ns=(\d+)$", r.stdout, re.M)
+    if r.returncode != 0 or not m:
+        raise RuntimeError(f"te_plan_host_timed exited {r.returncode}: {r.stderr.strip() or r.stdout[-300:]}")
+    return float(m[1])
 
 
 def soc(img: bytes, work: Path, ddr: str | None = None, preset: str | None = None) -> tuple[int, dict, str]:

@@ -1,10 +1,14 @@
-/* te_plan_host IMAGE: the sub-compaction plan of fw/lib/te_plan.c on the host, on a plan descriptor image
+/* te_plan_host IMAGE [REPEAT]: the sub-compaction plan of fw/lib/te_plan.c on the host, on a plan descriptor image
  * (PLAN_HEAD, as the host loads it at DDR_HOST_BASE for tables.elf), printing the lines the firmware prints
  * (fw/apps/tables/plan.c; fw_cycles=0). Built with ASan and UBSan by lsmc.sim.te_plan.host_exe(): a read
- * outside an index block stops it. Exit status as tables.elf's scenario (TABLES_*). */
+ * outside an index block stops it. Exit status as tables.elf's scenario (TABLES_*). With REPEAT (the build
+ * without sanitizers, host_exe(timed=True)) the plan runs REPEAT times more and a last line gives its host time:
+ * `tables: plan host_ns=N` (the mean, monotonic clock). */
+#define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lsmc_job.h"
 #include "plan.h"
@@ -23,8 +27,9 @@ int main(int argc, char **argv)
     int rc;
     FILE *f;
 
-    if (argc != 2 || !(f = fopen(argv[1], "rb"))) {
-        fprintf(stderr, "usage: te_plan_host IMAGE\n");
+    long repeat = argc == 3 ? strtol(argv[2], 0, 10) : 0;
+    if (argc < 2 || argc > 3 || repeat < 0 || repeat > 1000000 || !(f = fopen(argv[1], "rb"))) {
+        fprintf(stderr, "usage: te_plan_host IMAGE [REPEAT]\n");
         return 2;
     }
     fseek(f, 0, SEEK_END);
@@ -49,6 +54,14 @@ int main(int argc, char **argv)
     need = te_plan_work_bytes(in.runs, tables, in.parts);
     work = malloc(need);
     rc = plan_print(te_plan(&in, work, need, &res), &res, tables, 0);
+    if (repeat > 0 && rc == TABLES_PASS) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (long i = 0; i < repeat; i++)
+            te_plan(&in, work, need, &res);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        printf("tables: plan host_ns=%.0f\n", ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / repeat);
+    }
     for (uint32_t i = 0; i < tables; i++)
         free((void *)blocks[i].data);
     free(work);

@@ -136,3 +136,20 @@ def test_table_engine_unit_harness_refuses_bad_spill_region(value, tmp_path):
     assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
     assert r.stderr.startswith(f"VTableEngineUnit: --spill-bytes {value} is not a number it takes\n"), r.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("args,reason", [
+    (["--parts", "1", "--image", "x.bin"], "--parts 1 is not in 2..64"),
+    (["--parts", "65", "--image", "x.bin"], "--parts 65 is not in 2..64"),
+    (["--parts", "2x", "--image", "x.bin"], "--parts 2x is not in 2..64"),
+    (["--parts", "2"], "--parts lays out the SoC's image: it needs --image or --collect"),
+], ids=["one", "over", "word", "no-image"])
+def test_table_engine_unit_harness_refuses_bad_parts(args, reason, tmp_path):
+    """VTableEngineUnit's --parts (the host's plan laid out for tables.elf SIM_ARG PARTS_HOST): 2..64 parts and only
+    with the SoC image's --image or --collect, else one line naming it, with the usage, exit 2, nothing written."""
+    from lsmc.build import table_engine_unit
+    r = subprocess.run([str(table_engine_unit.build_harness(4)), str(tmp_path / "none.json"), str(tmp_path / "out"),
+                        *args], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
+    assert r.stderr.startswith(f"VTableEngineUnit: {reason}\n"), r.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "x.bin").exists()

@@ -5,7 +5,8 @@
  * GO write to the status read, the whole job as the firmware runs it). SIM_ARG TABLES_SCEN_PLAN runs the
  * sub-compaction plan (te_plan.h) on the index blocks the host placed at DDR_HOST_BASE (PLAN_HEAD), timed from
  * the call to the return, and prints its splits and windows (plan.c). SIM_ARG TABLES_SCEN_PARTS (P in the bits from
- * TABLES_PARTS_SHIFT) runs the JOB's descriptor as P sub-compaction parts on P units side by side (parts.c). The exit code is TABLES_* (lsmc_job.h). */
+ * TABLES_PARTS_SHIFT) runs the JOB's descriptor as P sub-compaction parts on P units side by side (parts.c); SIM_ARG
+ * TABLES_SCEN_PARTS_HOST runs the parts the host planned (PARTS_HEAD). The exit code is TABLES_* (lsmc_job.h). */
 #include <stdio.h>
 
 #include "irq.h"
@@ -90,8 +91,12 @@ int main(void)
     case TABLES_SCEN_PARTS:
         rc = parts_run(arg >> TABLES_PARTS_SHIFT, plan_work, sizeof plan_work);
         break;
+    case TABLES_SCEN_PARTS_HOST:
+        rc = parts_host_run();
+        break;
     default:
-        printf("tables: unknown SIM_ARG %lu (0 the host-loaded job, 1 the plan, 2 + P << 8 the job in P parts)\n", (unsigned long)arg);
+        printf("tables: unknown SIM_ARG %lu (0 the host-loaded job, 1 the plan, 2 + P << 8 the job in P parts, 3 the host's parts)\n",
+               (unsigned long)arg);
         rc = TABLES_FAILED;
     }
     printf("exit %d\n", rc);

@@ -120,21 +120,116 @@ static uint32_t put_bound(ddr_words rec, uint32_t *word, uint32_t which, te_plan
     return n + 1;
 }
 
-int parts_run(uint32_t P, void *work, size_t work_bytes)
+/* One part as dispatched: its descriptor (0: an empty part, not dispatched) and its (lo, hi] bounds. */
+typedef struct {
+    uint32_t desc;
+    int has_lo, has_hi;
+    te_plan_key lo, hi;
+} part_job;
+
+static int in_host(uint32_t addr, uint32_t bytes)
 {
-    static uint32_t run_tables[TE_PLAN_MAX_RUNS];
-    static te_plan_block blocks[PLAN_MAX_TABLES];
+    return addr >= DDR_HOST_BASE && bytes <= DDR_HOST_SIZE && addr - DDR_HOST_BASE <= DDR_HOST_SIZE - bytes;
+}
+
+/* Runs the parts that have a descriptor one a unit side by side, gathers their TE_OUT records into `job`'s result area
+ * in part order and prints the lines the host parses; `t0` the job's start, `t_plan` its dispatch (timer). */
+static int run_parts(uint32_t P, const part_job *pj, ddr_words job, uint64_t t0, uint64_t t_plan)
+{
     static uint32_t desc[TE_UNITS_MAX], part_unit[TE_PLAN_MAX_PARTS];
     static te_result res[TE_UNITS_MAX];
-    ddr_words host = words(DDR_HOST_BASE);
-    te_plan_input in;
-    te_plan_result plan;
-    uint64_t t0, t_plan, t_go, t_done, t_end, part_sum = 0;
-    uint32_t runs, tables = 0, units = 0, nloads, key_words = 0, out_at, gathered = 0;
-    uint32_t in_total = 0, out_total = 0, dropped = 0, bytes_total = 0, bracket = 0, engine = 0;
+    uint64_t t_done, t_end;
+    uint32_t units = 0, gathered = 0, in_total = 0, out_total = 0, dropped = 0, bytes_total = 0, bracket = 0, engine = 0;
     int rc;
     char b1[21], b2[21], b3[21], b4[21];
 
+    for (uint32_t j = 0; j < P; j++) {
+        part_unit[j] = pj[j].desc ? units : TE_UNITS_MAX;
+        if (pj[j].desc)
+            desc[units++] = pj[j].desc;
+    }
+    rc = te_run_all(units, desc, 1, 0, res);
+    t_done = timer_now();
+    if (rc == TE_OK) { /* the parts' records into the job's result area, in part order */
+        ddr_words to = words(job[TE_DESC_RESULT_ADDR]);
+        for (uint32_t j = 0; j < P; j++) {
+            const te_result *r;
+            ddr_words from;
+            if (part_unit[j] == TE_UNITS_MAX)
+                continue;
+            r = &res[part_unit[j]];
+            if (r->rc != TE_OK)
+                break; /* reported below */
+            from = words(words(desc[part_unit[j]])[TE_DESC_RESULT_ADDR]);
+            if (4 * TE_OUT_NWORDS * (gathered + r->tables_out) > job[TE_DESC_RESULT_BYTES]) {
+                printf("tables: parts: %lu output tables overflow the host's result area of %lu bytes\n",
+                       (unsigned long)(gathered + r->tables_out), (unsigned long)job[TE_DESC_RESULT_BYTES]);
+                return TABLES_FAILED;
+            }
+            if (!in_host((uint32_t)(uintptr_t)from, 4 * TE_OUT_NWORDS * r->tables_out)) {
+                printf("tables: parts: part %lu's result area 0x%08lx is outside DDR_HOST\n", (unsigned long)j,
+                       (unsigned long)(uintptr_t)from);
+                return TABLES_BAD_DESC;
+            }
+            if (from != to + TE_OUT_NWORDS * gathered) /* one part whole: its records are already in place */
+                for (uint32_t i = 0; i < TE_OUT_NWORDS * r->tables_out; i++)
+                    to[TE_OUT_NWORDS * gathered + i] = from[i];
+            gathered += r->tables_out;
+            in_total += r->entries_in, out_total += r->entries_out, dropped += r->dropped;
+            bytes_total += r->bytes_out;
+            bracket = r->cycles > bracket ? r->cycles : bracket;
+            engine = r->engine_cycles > engine ? r->engine_cycles : engine;
+        }
+        mem_fence();
+    }
+    t_end = timer_now();
+
+    for (uint32_t u = 0; u < units; u++) {
+        const te_result *r = &res[u];
+        uint32_t j = 0;
+        while (j < P && part_unit[j] != u)
+            j++;
+        if (r->rc == TE_E_UNIT) {
+            printf("tables: error=%s unit=%s run=%lu table=%lu offset=%lu entry=%lu cycles=%lu part=%lu\n",
+                   te_err_name(r->code), te_unit_name(r->unit), (unsigned long)r->run, (unsigned long)r->table,
+                   (unsigned long)r->offset, (unsigned long)r->entry, (unsigned long)r->cycles, (unsigned long)j);
+            return TABLES_FAILED;
+        }
+        if (r->rc != TE_OK) {
+            printf("tables: part %lu on unit %lu: %s (STATUS 0x%08lx)\n", (unsigned long)j, (unsigned long)u,
+                   r->rc == TE_E_TIMEOUT ? "timeout" : "not started", (unsigned long)r->status);
+            return r->rc == TE_E_TIMEOUT ? TABLES_TIMEOUT : TABLES_FAILED;
+        }
+    }
+    if (rc != TE_OK) {
+        printf("tables: parts not started (driver %d)\n", rc);
+        return TABLES_FAILED;
+    }
+    printf("tables: parts=%lu units=%lu plan_cycles=%s dispatch_wait_cycles=%s collect_cycles=%s job_cycles=%s\n",
+           (unsigned long)P, (unsigned long)units, plan_u64(t_plan - t0, b1), plan_u64(t_done - t_plan, b2),
+           plan_u64(t_end - t_done, b3), plan_u64(t_end - t0, b4));
+    for (uint32_t j = 0; j < P; j++) {
+        const te_result *r = part_unit[j] < units ? &res[part_unit[j]] : 0;
+        printf("tables: part=%lu", (unsigned long)j);
+        print_bound("lo", pj[j].has_lo, pj[j].lo);
+        print_bound("hi", pj[j].has_hi, pj[j].hi);
+        printf(" unit=%ld tables_out=%lu entries_in=%lu entries_out=%lu dropped=%lu bytes_out=%lu cycles=%lu "
+               "engine_cycles=%lu fw_cycles=%s\n", r ? (long)part_unit[j] : -1L, r ? (unsigned long)r->tables_out : 0ul,
+               r ? (unsigned long)r->entries_in : 0ul, r ? (unsigned long)r->entries_out : 0ul,
+               r ? (unsigned long)r->dropped : 0ul, r ? (unsigned long)r->bytes_out : 0ul,
+               r ? (unsigned long)r->cycles : 0ul, r ? (unsigned long)r->engine_cycles : 0ul,
+               plan_u64(r ? r->fw_cycles : 0, b1));
+    }
+    printf("tables: done cycles=%lu engine_cycles=%lu fw_cycles=%s entries_in=%lu entries_out=%lu dropped=%lu "
+           "tables_out=%lu bytes_out=%lu\n", (unsigned long)bracket, (unsigned long)engine, plan_u64(t_end - t0, b1),
+           (unsigned long)in_total, (unsigned long)out_total, (unsigned long)dropped, (unsigned long)gathered,
+           (unsigned long)bytes_total);
+    return TABLES_PASS;
+}
+
+/* `P` parts need P units: TABLES_PASS, or prints why not. */
+static int units_for(uint32_t P)
+{
     if (P < 1 || P > TE_UNITS_MAX) {
         printf("tables: parts %lu: 1..%u (one a unit)\n", (unsigned long)P, (unsigned)TE_UNITS_MAX);
         return TABLES_BAD_DESC;
@@ -145,6 +240,23 @@ int parts_run(uint32_t P, void *work, size_t work_bytes)
                    (unsigned long)P, (unsigned long)u);
             return TABLES_ABSENT;
         }
+    return TABLES_PASS;
+}
+
+int parts_run(uint32_t P, void *work, size_t work_bytes)
+{
+    static uint32_t run_tables[TE_PLAN_MAX_RUNS];
+    static te_plan_block blocks[PLAN_MAX_TABLES];
+    static part_job pj[TE_PLAN_MAX_PARTS];
+    ddr_words host = words(DDR_HOST_BASE);
+    te_plan_input in;
+    te_plan_result plan;
+    uint64_t t0, part_sum = 0;
+    uint32_t runs, tables = 0, nloads, key_words = 0, out_at;
+    int rc;
+
+    if ((rc = units_for(P)) != TABLES_PASS)
+        return rc;
     runs = host[TE_DESC_RUNS];
     if (host[TE_DESC_MAGIC] != TE_MAGIC || host[TE_DESC_VERSION] != TE_VERSION || runs < 1 || runs > 8 ||
         host[TE_DESC_LOADS_COUNT] < 2) {
@@ -154,18 +266,9 @@ int parts_run(uint32_t P, void *work, size_t work_bytes)
     }
     t0 = timer_now();
     if (P == 1) { /* the job whole: nothing to plan, its records already where the host reads them */
-        desc[0] = DDR_HOST_BASE;
-        t_plan = t_go = timer_now();
-        rc = te_run_all(1, desc, 1, 0, res);
-        t_done = t_end = timer_now();
-        units = 1;
-        part_unit[0] = 0;
-        memset(&plan, 0, sizeof plan);
-        plan.parts = 1;
-        in_total = res[0].entries_in, out_total = res[0].entries_out, dropped = res[0].dropped;
-        gathered = res[0].tables_out, bytes_total = res[0].bytes_out;
-        bracket = res[0].cycles, engine = res[0].engine_cycles;
-        goto report;
+        memset(&pj[0], 0, sizeof pj[0]);
+        pj[0].desc = DDR_HOST_BASE;
+        return run_parts(1, pj, host, t0, timer_now());
     }
 
     /* The plan on the index blocks where the host's tables lie. */
@@ -188,167 +291,72 @@ int parts_run(uint32_t P, void *work, size_t work_bytes)
     rc = te_plan(&in, work, work_bytes, &plan);
     if (rc != TE_PLAN_OK)
         return plan_print(rc, &plan, tables, 0);
+    return run_parts(plan.parts, pj, host, t0, timer_now());
+}
 
-    /* One descriptor a part with windows; the parts past the splits read nothing and are not dispatched. */
-    nloads = host[TE_DESC_LOADS_COUNT];
-    {
-        ddr_words loads = words(host[TE_DESC_LOADS_ADDR]);
-        if (loads[(nloads - 2) * TE_LOAD_NWORDS + TE_LOAD_TARGET] != LOAD_GP_COUNT ||
-            loads[(nloads - 1) * TE_LOAD_NWORDS + TE_LOAD_TARGET] != LOAD_LEVELS) {
-            printf("tables: parts bad descriptor: the walker load does not end with GP_COUNT and LEVELS\n");
+/* A bound's key from its PARTS_PART words: 0, or prints why not (word `w` of part `j`) and returns -1. */
+static int host_bound(ddr_words rec, uint32_t j, uint32_t w, int *has, te_plan_key *k)
+{
+    const uint32_t addr = rec[w], len = rec[w + 1];
+    *has = len != PARTS_NO_BOUND;
+    if (!*has)
+        return 0;
+    if (len > TE_PLAN_MAX_KEY_BYTES - 8 || !in_host(addr, len)) {
+        printf("tables: parts head: part %lu word %lu: a bound of %lu bytes at 0x%08lx (at most %u bytes in DDR_HOST)\n",
+               (unsigned long)j, (unsigned long)w, (unsigned long)len, (unsigned long)addr,
+               (unsigned)(TE_PLAN_MAX_KEY_BYTES - 8));
+        return -1;
+    }
+    k->key = (const uint8_t *)(uintptr_t)addr;
+    k->len = len;
+    return 0;
+}
+
+static int desc_in_host(uint32_t addr)
+{
+    return addr % TE_DESC_ALIGN == 0 && in_host(addr, 4 * TE_DESC_NWORDS);
+}
+
+int parts_host_run(void)
+{
+    static part_job pj[TE_UNITS_MAX];
+    ddr_words head = words(DDR_HOST_BASE), job;
+    uint64_t t0 = timer_now();
+    uint32_t P;
+    int rc;
+
+    if (head[PARTS_HEAD_MAGIC] != PARTS_MAGIC || head[PARTS_HEAD_VERSION] != PARTS_VERSION) {
+        printf("tables: parts head at 0x%08lx: no PARTS_MAGIC version %u\n", (unsigned long)DDR_HOST_BASE,
+               (unsigned)PARTS_VERSION);
+        return TABLES_BAD_DESC;
+    }
+    P = head[PARTS_HEAD_PARTS];
+    if (P < 2) {
+        printf("tables: parts head word %u: %lu parts (2 or more; one part is SIM_ARG 0's job)\n",
+               (unsigned)PARTS_HEAD_PARTS, (unsigned long)P);
+        return TABLES_BAD_DESC;
+    }
+    if ((rc = units_for(P)) != TABLES_PASS)
+        return rc;
+    job = words(head[PARTS_HEAD_JOB]);
+    if (!desc_in_host(head[PARTS_HEAD_JOB]) || job[TE_DESC_MAGIC] != TE_MAGIC || job[TE_DESC_VERSION] != TE_VERSION ||
+        job[TE_DESC_RESULT_ADDR] % TE_OUT_ALIGN || !in_host(job[TE_DESC_RESULT_ADDR], job[TE_DESC_RESULT_BYTES])) {
+        printf("tables: parts head word %u: the job's descriptor 0x%08lx is not a TE_MAGIC version %u descriptor with "
+               "its result area in DDR_HOST\n", (unsigned)PARTS_HEAD_JOB, (unsigned long)head[PARTS_HEAD_JOB],
+               (unsigned)TE_VERSION);
+        return TABLES_BAD_DESC;
+    }
+    for (uint32_t j = 0; j < P; j++) {
+        ddr_words rec = head + PARTS_HEAD_NWORDS + PARTS_PART_NWORDS * j;
+        pj[j].desc = rec[PARTS_PART_DESC];
+        if (pj[j].desc && !desc_in_host(pj[j].desc)) {
+            printf("tables: parts head: part %lu word %u: descriptor 0x%08lx is not in DDR_HOST at a multiple of %u\n",
+                   (unsigned long)j, (unsigned)PARTS_PART_DESC, (unsigned long)pj[j].desc, (unsigned)TE_DESC_ALIGN);
             return TABLES_BAD_DESC;
         }
-        for (uint32_t i = 0; i < nloads; i++)
-            if (loads[i * TE_LOAD_NWORDS + TE_LOAD_TARGET] == LOAD_KEYS &&
-                loads[i * TE_LOAD_NWORDS + TE_LOAD_ADDR] >= key_words)
-                key_words = loads[i * TE_LOAD_NWORDS + TE_LOAD_ADDR] + 1;
-    }
-    for (uint32_t j = 0; j < plan.parts; j++)
-        if (plan.nwindows[j])
-            part_sum += plan.part_bytes[j] ? plan.part_bytes[j] : 1;
-    scratch_at = DDR_SCRATCH_BASE;
-    out_at = host[TE_DESC_OUT_BASE];
-    for (uint32_t j = 0; j < plan.parts; j++) {
-        const uint32_t nw = plan.nwindows[j];
-        const int has_lo = j > 0 && j <= plan.nsplits, has_hi = j < plan.nsplits;
-        uint32_t d, lists, loads, result, nrec = 0, word = key_words, bound_words = 0;
-        ddr_words dw, hl = words(host[TE_DESC_LOADS_ADDR]);
-        uint64_t share;
-        part_unit[j] = TE_UNITS_MAX;
-        if (!nw)
-            continue;
-        if (has_lo)
-            bound_words += plan.splits[j - 1].len / BEAT + 2;
-        if (has_hi)
-            bound_words += plan.splits[j].len / BEAT + 2;
-        d = scratch(4 * TE_DESC_NWORDS, TE_DESC_ALIGN);
-        result = scratch(host[TE_DESC_RESULT_BYTES], TE_OUT_ALIGN);
-        loads = scratch(4 * TE_LOAD_NWORDS * (nloads + bound_words), TE_LOAD_ALIGN);
-        lists = scratch(4 * TE_TABLE_NWORDS * tables, TE_TABLE_ALIGN);
-        if (!d || !result || !loads || !lists) {
-            printf("tables: parts: part %lu's descriptor does not fit in DDR_SCRATCH\n", (unsigned long)j);
+        if (host_bound(rec, j, PARTS_PART_LO_ADDR, &pj[j].has_lo, &pj[j].lo) != 0 ||
+            host_bound(rec, j, PARTS_PART_HI_ADDR, &pj[j].has_hi, &pj[j].hi) != 0)
             return TABLES_BAD_DESC;
-        }
-        dw = words(d);
-        for (uint32_t i = 0; i < TE_DESC_NWORDS; i++)
-            dw[i] = i >= TE_DESC_TABLES_ADDR ? 0 : host[i];
-        /* the part's tables, each run's window: first_block in its first table, up to last_block in its last */
-        for (uint32_t i = 0; i < nw; i++) {
-            const te_plan_window *w = &plan.windows[j * plan.runs + i];
-            ddr_words from = words(host[TE_DESC_TABLES_ADDR + w->run]), to = words(lists);
-            dw[TE_DESC_TABLES_ADDR + i] = lists;
-            dw[TE_DESC_TABLES_COUNT + i] = w->last_table - w->first_table + 1;
-            for (uint32_t t = w->first_table; t <= w->last_table; t++, to += TE_TABLE_NWORDS) {
-                to[TE_TABLE_BASE] = from[TE_TABLE_NWORDS * t + TE_TABLE_BASE];
-                to[TE_TABLE_SIZE] = from[TE_TABLE_NWORDS * t + TE_TABLE_SIZE];
-                to[TE_TABLE_FIRST_BLOCK] = t == w->first_table ? w->first_block : 0;
-                to[TE_TABLE_END_BLOCK] = t == w->last_table ? w->last_block + 1 : 0;
-            }
-            lists += 4 * TE_TABLE_NWORDS * dw[TE_DESC_TABLES_COUNT + i];
-        }
-        dw[TE_DESC_RUNS] = nw;
-        /* the host's load with the part's bounds before its last two records, as walker_loads.h orders them */
-        {
-            ddr_words to = words(loads);
-            for (uint32_t i = 0; i < (nloads - 2) * TE_LOAD_NWORDS; i++)
-                to[i] = hl[i];
-            nrec = nloads - 2;
-            if (has_lo)
-                nrec += put_bound(to + nrec * TE_LOAD_NWORDS, &word, 0, plan.splits[j - 1]);
-            if (has_hi)
-                nrec += put_bound(to + nrec * TE_LOAD_NWORDS, &word, 1, plan.splits[j]);
-            for (uint32_t i = 0; i < 2 * TE_LOAD_NWORDS; i++)
-                to[nrec * TE_LOAD_NWORDS + i] = hl[(nloads - 2) * TE_LOAD_NWORDS + i];
-            nrec += 2;
-        }
-        dw[TE_DESC_LOADS_ADDR] = loads;
-        dw[TE_DESC_LOADS_COUNT] = nrec;
-        dw[TE_DESC_RESULT_ADDR] = result;
-        /* its share of the output buffer: in proportion to the data bytes it reads, whole 4 KiB pages */
-        share = (uint64_t)host[TE_DESC_OUT_BYTES] * (plan.part_bytes[j] ? plan.part_bytes[j] : 1) / part_sum;
-        dw[TE_DESC_OUT_BASE] = out_at;
-        dw[TE_DESC_OUT_BYTES] = (uint32_t)share & ~4095u;
-        out_at += dw[TE_DESC_OUT_BYTES];
-        /* its share of the index spill region: the parts run side by side, each spilling its own tables' index
-         * blocks, so each gets 1/P of the host's (whole beats), none when the host gave none */
-        dw[TE_DESC_SPILL_BYTES] = host[TE_DESC_SPILL_BYTES] / P & ~15u;
-        dw[TE_DESC_SPILL_BASE] = dw[TE_DESC_SPILL_BYTES] ? host[TE_DESC_SPILL_BASE] + j * dw[TE_DESC_SPILL_BYTES] : 0;
-        part_unit[j] = units;
-        desc[units++] = d;
     }
-    t_plan = t_go = timer_now();
-    rc = te_run_all(units, desc, 1, 0, res);
-    t_done = timer_now();
-    if (rc == TE_OK) { /* the parts' records into the host's result area, in part order */
-        ddr_words to = words(host[TE_DESC_RESULT_ADDR]);
-        for (uint32_t j = 0; j < plan.parts; j++) {
-            const te_result *r;
-            ddr_words from;
-            if (part_unit[j] == TE_UNITS_MAX)
-                continue;
-            r = &res[part_unit[j]];
-            from = words(words(desc[part_unit[j]])[TE_DESC_RESULT_ADDR]);
-            if (4 * TE_OUT_NWORDS * (gathered + r->tables_out) > host[TE_DESC_RESULT_BYTES]) {
-                printf("tables: parts: %lu output tables overflow the host's result area of %lu bytes\n",
-                       (unsigned long)(gathered + r->tables_out), (unsigned long)host[TE_DESC_RESULT_BYTES]);
-                return TABLES_FAILED;
-            }
-            for (uint32_t i = 0; i < TE_OUT_NWORDS * r->tables_out; i++)
-                to[TE_OUT_NWORDS * gathered + i] = from[i];
-            gathered += r->tables_out;
-            in_total += r->entries_in, out_total += r->entries_out, dropped += r->dropped;
-            bytes_total += r->bytes_out;
-            bracket = r->cycles > bracket ? r->cycles : bracket;
-            engine = r->engine_cycles > engine ? r->engine_cycles : engine;
-        }
-        mem_fence();
-    }
-    t_end = timer_now();
-
-report:
-    for (uint32_t u = 0; u < units; u++) {
-        const te_result *r = &res[u];
-        uint32_t j = 0;
-        while (j < plan.parts && part_unit[j] != u)
-            j++;
-        if (r->rc == TE_E_UNIT) {
-            printf("tables: error=%s unit=%s run=%lu table=%lu offset=%lu entry=%lu cycles=%lu part=%lu\n",
-                   te_err_name(r->code), te_unit_name(r->unit), (unsigned long)r->run, (unsigned long)r->table,
-                   (unsigned long)r->offset, (unsigned long)r->entry, (unsigned long)r->cycles, (unsigned long)j);
-            return TABLES_FAILED;
-        }
-        if (r->rc != TE_OK) {
-            printf("tables: part %lu on unit %lu: %s (STATUS 0x%08lx)\n", (unsigned long)j, (unsigned long)u,
-                   r->rc == TE_E_TIMEOUT ? "timeout" : "not started", (unsigned long)r->status);
-            return r->rc == TE_E_TIMEOUT ? TABLES_TIMEOUT : TABLES_FAILED;
-        }
-    }
-    if (rc != TE_OK) {
-        printf("tables: parts not started (driver %d)\n", rc);
-        return TABLES_FAILED;
-    }
-    printf("tables: parts=%lu units=%lu plan_cycles=%s dispatch_wait_cycles=%s collect_cycles=%s job_cycles=%s\n",
-           (unsigned long)plan.parts, (unsigned long)units, plan_u64(t_plan - t0, b1), plan_u64(t_done - t_go, b2),
-           plan_u64(t_end - t_done, b3), plan_u64(t_end - t0, b4));
-    for (uint32_t j = 0; j < plan.parts; j++) {
-        const te_result *r = part_unit[j] < units ? &res[part_unit[j]] : 0;
-        printf("tables: part=%lu", (unsigned long)j);
-        if (P > 1) {
-            print_bound("lo", j > 0 && j <= plan.nsplits, j > 0 && j <= plan.nsplits ? plan.splits[j - 1] : plan.splits[0]);
-            print_bound("hi", j < plan.nsplits, j < plan.nsplits ? plan.splits[j] : plan.splits[0]);
-        } else {
-            printf(" lo=null hi=null");
-        }
-        printf(" unit=%ld tables_out=%lu entries_in=%lu entries_out=%lu dropped=%lu bytes_out=%lu cycles=%lu "
-               "engine_cycles=%lu fw_cycles=%s\n", r ? (long)part_unit[j] : -1L, r ? (unsigned long)r->tables_out : 0ul,
-               r ? (unsigned long)r->entries_in : 0ul, r ? (unsigned long)r->entries_out : 0ul,
-               r ? (unsigned long)r->dropped : 0ul, r ? (unsigned long)r->bytes_out : 0ul,
-               r ? (unsigned long)r->cycles : 0ul, r ? (unsigned long)r->engine_cycles : 0ul,
-               plan_u64(r ? r->fw_cycles : 0, b1));
-    }
-    printf("tables: done cycles=%lu engine_cycles=%lu fw_cycles=%s entries_in=%lu entries_out=%lu dropped=%lu "
-           "tables_out=%lu bytes_out=%lu\n", (unsigned long)bracket, (unsigned long)engine, plan_u64(t_end - t0, b1),
-           (unsigned long)in_total, (unsigned long)out_total, (unsigned long)dropped, (unsigned long)gathered,
-           (unsigned long)bytes_total);
-    return TABLES_PASS;
+    return run_parts(P, pj, job, t0, timer_now());
 }

@@ -16,4 +16,9 @@
  * plan's work space; prints the lines the host parses (lsmc.sim.tables) and returns the exit status (TABLES_*). */
 int parts_run(uint32_t parts, void *work, size_t work_bytes);
 
+/* SIM_ARG TABLES_SCEN_PARTS_HOST: the parts the host planned (PARTS_HEAD at DDR_HOST_BASE: a descriptor and the
+ * (lo, hi] bounds a part, and the whole job's descriptor, whose result area gathers the records), checked, then run
+ * and reported as parts_run does; `plan_cycles` is then the head's checks. */
+int parts_host_run(void);
+
 #endif

@@ -15,6 +15,11 @@
 // runs the job, then a soft reset, then the job again on the same unit (the second's outcome is reported). Last
 // stdout line: `cycles=C bytes_in=N bytes_out=N tables_out=T` (C: the unit's CYCLES, GO to status), the line before
 // it `engine_cycles=E`. An error: one line `error=CODE table=PATH offset=N message` on stderr, exit 1, nothing written.
+//
+// --base ADDR --image FILE lays the job out as the SoC's DDR image from ADDR for tables.elf (lsmc.sim.tables.soc_job);
+// --collect DUMP --counts ... writes OUT_DIR from the memory after the run. With --parts P both lay out the host's
+// plan instead (tables.elf SIM_ARG PARTS_HOST, fw/include/job_abi.json PARTS_HEAD): the model's PlanSubcompactions,
+// a descriptor a part as fw/apps/tables/parts.c would write it, the parts head at ADDR.
 #include "VTableEngineUnit.h"
 #include "verilated.h"
 
@@ -33,6 +38,8 @@
 #include "engine_axi.h"
 #include "error.h"
 #include "job.h"
+#include "lsmc_job.h"
+#include "subcompaction.h"
 #include "table_engine_sim.h"
 #include "tb.h"
 #include "te_job.h"
@@ -64,6 +71,7 @@ struct Options {
   int64_t spillBytes = -1;  // --spill-bytes; -1: the default region (Place)
   std::map<unsigned, uint32_t> desc;
   bool twice = false;
+  uint64_t parts = 0;  // --parts P (>= 2, with --image / --collect): the host's plan laid out for tables.elf PARTS_HOST
   std::string image, collect, counts;  // --image FILE / --collect DUMP --counts ...: the SoC back end's two halves
 };
 
@@ -91,6 +99,13 @@ struct Layout {
   uint64_t desc, result, resultBytes, loads, out, outBytes, end, bytesIn = 0;
   uint64_t spill = 0, spillBytes = 0, memEnd = 0;  // the index spill region, after the output buffer; memory's end
   std::vector<std::vector<uint64_t>> tables;  // per run, each table's address
+};
+
+// --parts: a part's structures in the image (its descriptor, result area, walker load, table lists, bound keys).
+struct PartPlace {
+  uint64_t desc = 0, result = 0, loads = 0, lo = 0, hi = 0;
+  std::vector<uint64_t> lists;  // per window
+  std::vector<sim::Load> load;
 };
 
 class Unit {
@@ -186,7 +201,14 @@ Layout Place(const te::CompactionSpec& s, const std::string& path, const Options
     Fail(te::ErrorCode::kBadJob, path, 0, std::to_string(s.runs.size()) + " runs: a descriptor names at most 8");
   std::vector<sim::Load> loads = sim::WalkerLoads(s, path, W, {WALKER_LEVELS, WALKER_FILES, WALKER_KEY_WORDS, GRANDPARENTS});
   Layout L;
-  uint64_t at = 0;  // the descriptor first (the SoC's firmware finds it at DDR_HOST_BASE)
+  uint64_t at = 0;  // the descriptor first (the SoC's firmware finds it at DDR_HOST_BASE); --parts: the parts head
+  const size_t P = size_t(o.parts);
+  te::SubcompactionPlan plan;
+  if (P >= 2) {
+    // The host plans as the model does: the same choices as the firmware's te_plan (tests/test_te_plan.py).
+    plan = te::PlanSubcompactions(s, int(P));
+    at = Align(4 * (PARTS_HEAD_NWORDS + PARTS_PART_NWORDS * P), TE_DESC_ALIGN);
+  }
   L.desc = at;
   at += Align(4 * TE_DESC_NWORDS, TE_DESC_ALIGN);
   L.result = at;
@@ -199,6 +221,34 @@ Layout Place(const te::CompactionSpec& s, const std::string& path, const Options
     at = Align(at, TE_TABLE_ALIGN);
     lists.push_back(at);
     at += 4 * TE_TABLE_NWORDS * run.size();
+  }
+  // --parts: each part's descriptor, result area, walker load (the job's with the part's bounds), its windows' table
+  // lists and its bound keys, as fw/apps/tables/parts.c lays them out for its own plan
+  std::vector<PartPlace> pp(P >= 2 ? P : 0);
+  for (size_t j = 0; j < pp.size(); j++) {
+    const te::PartPlan& part = plan.parts[j];
+    if (part.windows.empty()) continue;  // an empty part: not dispatched
+    sim::Part bounds;
+    bounds.hasLo = part.has_lo, bounds.lo = part.lo, bounds.hasHi = part.has_hi, bounds.hi = part.hi;
+    pp[j].load = sim::WalkerLoads(s, path, W, {WALKER_LEVELS, WALKER_FILES, WALKER_KEY_WORDS, GRANDPARENTS}, &bounds);
+    at = Align(at, TE_DESC_ALIGN);
+    pp[j].desc = at;
+    at += 4 * TE_DESC_NWORDS;
+    at = Align(at, TE_OUT_ALIGN);
+    pp[j].result = at;
+    at += L.resultBytes;
+    at = Align(at, TE_LOAD_ALIGN);
+    pp[j].loads = at;
+    at += 4 * TE_LOAD_NWORDS * pp[j].load.size();
+    for (const te::RunWindow& w : part.windows) {
+      at = Align(at, TE_TABLE_ALIGN);
+      pp[j].lists.push_back(at);
+      at += 4 * TE_TABLE_NWORDS * (w.last_table - w.first_table + 1);
+    }
+    pp[j].lo = at;
+    at += part.lo.size();
+    pp[j].hi = at;
+    at += part.hi.size();
   }
   simc::Prng rng(o.seed);
   for (const auto& run : s.runs) {
@@ -258,11 +308,64 @@ Layout Place(const te::CompactionSpec& s, const std::string& path, const Options
     d[word] = v;
   }
   std::memcpy(image->data() + L.desc, d, sizeof d);
-  for (size_t i = 0; i < loads.size(); i++) {
-    uint64_t rec = L.loads + 4 * TE_LOAD_NWORDS * i;
-    put(rec + 4 * TE_LOAD_TARGET, uint32_t(loads[i].target));
-    put(rec + 4 * TE_LOAD_ADDR, loads[i].addr);
-    std::memcpy(image->data() + rec + 4 * TE_LOAD_DATA, loads[i].data.data(), std::min<size_t>(W, loads[i].data.size()));
+  auto putLoads = [&](uint64_t at, const std::vector<sim::Load>& ls) {
+    for (size_t i = 0; i < ls.size(); i++) {
+      uint64_t rec = at + 4 * TE_LOAD_NWORDS * i;
+      put(rec + 4 * TE_LOAD_TARGET, uint32_t(ls[i].target));
+      put(rec + 4 * TE_LOAD_ADDR, ls[i].addr);
+      std::memcpy(image->data() + rec + 4 * TE_LOAD_DATA, ls[i].data.data(), std::min<size_t>(W, ls[i].data.size()));
+    }
+  };
+  putLoads(L.loads, loads);
+  if (P < 2) return L;
+
+  // The parts head and each part's descriptor: the job's with the part's windows, load, result area, a share of the
+  // output buffer in proportion to the data bytes it reads (whole 4 KiB pages) and 1/P of the index spill region.
+  put(4 * PARTS_HEAD_MAGIC, PARTS_MAGIC);
+  put(4 * PARTS_HEAD_VERSION, PARTS_VERSION);
+  put(4 * PARTS_HEAD_PARTS, uint32_t(P));
+  put(4 * PARTS_HEAD_JOB, uint32_t(kMemBase + L.desc));
+  uint64_t partSum = 0, outAt = L.out;
+  for (const te::PartPlan& part : plan.parts)
+    if (!part.windows.empty()) partSum += part.bytes ? part.bytes : 1;
+  for (size_t j = 0; j < P; j++) {
+    const te::PartPlan& part = plan.parts[j];
+    const uint64_t rec = 4 * (PARTS_HEAD_NWORDS + PARTS_PART_NWORDS * j);
+    put(rec + 4 * PARTS_PART_DESC, pp[j].desc ? uint32_t(kMemBase + pp[j].desc) : 0);
+    put(rec + 4 * PARTS_PART_LO_ADDR, part.has_lo ? uint32_t(kMemBase + pp[j].lo) : 0);
+    put(rec + 4 * PARTS_PART_LO_LEN, part.has_lo ? uint32_t(part.lo.size()) : PARTS_NO_BOUND);
+    put(rec + 4 * PARTS_PART_HI_ADDR, part.has_hi ? uint32_t(kMemBase + pp[j].hi) : 0);
+    put(rec + 4 * PARTS_PART_HI_LEN, part.has_hi ? uint32_t(part.hi.size()) : PARTS_NO_BOUND);
+    if (!pp[j].desc) continue;
+    std::memcpy(image->data() + pp[j].lo, part.lo.data(), part.lo.size());
+    std::memcpy(image->data() + pp[j].hi, part.hi.data(), part.hi.size());
+    uint32_t pd[TE_DESC_NWORDS];
+    std::memcpy(pd, d, sizeof pd);
+    for (unsigned w = TE_DESC_TABLES_ADDR; w < TE_DESC_TABLES_COUNT + 8; w++) pd[w] = 0;
+    pd[TE_DESC_RUNS] = uint32_t(part.windows.size());
+    for (size_t i = 0; i < part.windows.size(); i++) {
+      const te::RunWindow& w = part.windows[i];
+      pd[TE_DESC_TABLES_ADDR + i] = uint32_t(kMemBase + pp[j].lists[i]);
+      pd[TE_DESC_TABLES_COUNT + i] = uint32_t(w.last_table - w.first_table + 1);
+      for (size_t t = w.first_table; t <= w.last_table; t++) {
+        const uint64_t tr = pp[j].lists[i] + 4 * TE_TABLE_NWORDS * (t - w.first_table);
+        put(tr + 4 * TE_TABLE_BASE, uint32_t(kMemBase + L.tables[w.run][t]));
+        put(tr + 4 * TE_TABLE_SIZE, uint32_t(s.runs[w.run][t].bytes.size()));
+        put(tr + 4 * TE_TABLE_FIRST_BLOCK, t == w.first_table ? uint32_t(w.first_block) : 0);
+        put(tr + 4 * TE_TABLE_END_BLOCK, t == w.last_table && w.last_block != UINT64_MAX ? uint32_t(w.last_block + 1) : 0);
+      }
+    }
+    pd[TE_DESC_RESULT_ADDR] = uint32_t(kMemBase + pp[j].result);
+    pd[TE_DESC_LOADS_ADDR] = uint32_t(kMemBase + pp[j].loads);
+    pd[TE_DESC_LOADS_COUNT] = uint32_t(pp[j].load.size());
+    const uint64_t share = (L.outBytes * (part.bytes ? part.bytes : 1) / partSum) & ~uint64_t(4095);
+    pd[TE_DESC_OUT_BASE] = uint32_t(kMemBase + outAt);
+    pd[TE_DESC_OUT_BYTES] = uint32_t(share);
+    outAt += share;
+    pd[TE_DESC_SPILL_BYTES] = uint32_t(L.spillBytes / P) & ~15u;
+    pd[TE_DESC_SPILL_BASE] = pd[TE_DESC_SPILL_BYTES] ? uint32_t(kMemBase + L.spill + j * pd[TE_DESC_SPILL_BYTES]) : 0;
+    std::memcpy(image->data() + pp[j].desc, pd, sizeof pd);
+    putLoads(pp[j].loads, pp[j].load);
   }
   return L;
 }
@@ -429,7 +532,7 @@ int main(int argc, char** argv) {
   const char* usage =
       "usage: VTableEngineUnit JOB.json OUT_DIR [--stall P] [--latency N] [--seed S] [--output-buffer BYTES] "
       "[--result-bytes BYTES] [--spill-bytes BYTES] [--desc WORD=VALUE]... [--max-cycles N] [--twice] "
-      "[--base ADDR (--image FILE | --collect DUMP --counts N,..)]\n";
+      "[--base ADDR (--image FILE | --collect DUMP --counts N,..) [--parts P]]\n";
   Options o;
   std::vector<std::string> pos;
   for (int i = 1; i < argc; i++) {
@@ -461,6 +564,12 @@ int main(int argc, char** argv) {
         return 2;
       }
       kMemBase = v;
+    } else if (a == "--parts" && hasArg) {
+      if (!ParseUint(argv[++i], &v) || v < 2 || v > uint64_t(te::kMaxParts)) {
+        std::fprintf(stderr, "VTableEngineUnit: --parts %s is not in 2..%d\n%s", argv[i], te::kMaxParts, usage);
+        return 2;
+      }
+      o.parts = v;
     } else if (a == "--twice") {
       o.twice = true;
     } else if ((a == "--latency" || a == "--seed" || a == "--output-buffer" || a == "--result-bytes" ||
@@ -488,6 +597,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   o.job = pos[0], o.out = pos[1];
+  if (o.parts && o.image.empty() && o.collect.empty()) {
+    std::fprintf(stderr, "VTableEngineUnit: --parts lays out the SoC's image: it needs --image or --collect\n%s", usage);
+    return 2;
+  }
   try {
     return Main(o);
   } catch (const te::EngineError& e) {
