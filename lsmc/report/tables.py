@@ -19,6 +19,10 @@ Back ends per case:
   whole job as the firmware runs it (plan, descriptors, dispatch, completion, the parts' records gathered).
   Snappy jobs on one unit only: the firmware plans on raw index blocks, and LevelDB compresses index blocks
   as it does data blocks.
+- `soc (host plan)`: the same SoC, 2 and 4 units, the parts planned by the host instead (`--plan host`: the
+  tables.elf PARTS_HOST scenario runs the host's descriptors); `job_cycles` is the firmware's whole job plus the
+  plan's time on this machine's CPU (fw/lib/te_plan.c at -O2) counted at the clock as if it ran before the job.
+  Snappy jobs too: the host decodes the index blocks it plans on.
 Every row is judged against the reference compactor (LevelDB 1.23's TableBuilder, merging iterator and
 DoCompactionWork's drop rule, `lsmc tables compact --backend reference`): byte-identical tables with
 compression off and one unit; the same entries in the same order otherwise (sub-compactions cut files
@@ -54,6 +58,8 @@ UNITS = (1, 2, 4)
 SOC_PRESET = "tables-m4"  # the soc rows' SoC: enough units for every row, so the rows differ in parts only
 CLOCK_MHZ = 100
 DDR = "kcu105"
+BACKENDS = ("rtl", "model", "soc", "soc-host")
+LABELS = {"rtl": "rtl", "soc": "soc", "model": "model (MODELLED)", "soc-host": "soc (host plan)"}
 ONE_TIMEOUT = 3600  # seconds one back end may take on one job
 
 
@@ -89,7 +95,7 @@ def make_row(units: int, ways: int, compression: str, bytes_in: int, bytes_out: 
 
 
 def case_rows(workload: str, compression: str, work: Path, entries: int | None = None,
-              backends: tuple = ("rtl", "model", "soc"), units: tuple = UNITS, log=print,
+              backends: tuple = BACKENDS, units: tuple = UNITS, log=print,
               soc_preset: str = SOC_PRESET) -> list[dict]:
     """Make one case's job folder in `work`, run the reference and every back end on it, return its rows
     (soc rows for the units `soc_preset` has)."""
@@ -115,20 +121,27 @@ def case_rows(workload: str, compression: str, work: Path, entries: int | None =
     ref_entries = None
     rows = []
     for backend in backends:
-        for p in (units if backend == "model" else soc_units(units, soc_preset) if backend == "soc" else (1,)):
+        on_soc = backend in ("soc", "soc-host")
+        for p in (units if backend == "model" else soc_units(units, soc_preset) if on_soc else (1,)):
             if backend == "soc" and p > 1 and compression != "none":
                 continue  # the firmware plans on raw index blocks; LevelDB compresses them with the data
+            if backend == "soc-host" and p == 1:
+                continue  # one part: nothing to plan (the soc row)
             out = work / f"{backend}_p{p}"
             t0 = time.time()
-            if backend == "soc":
-                rc, line, err = tables.soc_job(job, out, timeout=ONE_TIMEOUT, ddr=DDR, parts=p, preset=soc_preset)
+            if on_soc:
+                plan = "host" if backend == "soc-host" else "firmware"
+                rc, line, err = tables.soc_job(job, out, timeout=ONE_TIMEOUT, ddr=DDR, parts=p, preset=soc_preset,
+                                               plan=plan)
                 if rc != 0:
                     raise ReportError(f"the SoC on {job}: {err or f'exit status {rc}'}")
                 soc_line, last = line.splitlines()
                 f = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", last)}
                 f.update({k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", soc_line)})
+                # the host's plan as if it ran before the job, at the clock (errs toward the slow side)
+                host = re.search(r"plan_host_us=([\d.]+)", soc_line)
                 r = {"bytes_in": f["bytes_in"], "bytes_out": f["bytes_out"], "bracket": f["bracket"],
-                     "cycles": f["job_cycles"]}
+                     "cycles": f["job_cycles"] + (round(float(host[1]) * CLOCK_MHZ) if host else 0)}
             else:
                 exe = tables.backend_exe(backend)
                 r = _run(exe, job, out, p if backend == "model" and p > 1 else None)
@@ -139,9 +152,9 @@ def case_rows(workload: str, compression: str, work: Path, entries: int | None =
                 passed = _entries(ref, out) == ref_entries
                 verdict = "same entries in order" if passed else "DIFFERENT entries"
             cycles = r.get("bracket", r["cycles"])
-            ways = tables.RTL_WAYS if backend in ("rtl", "soc") else len(tables.sstable.read_job(job).runs)
+            ways = tables.RTL_WAYS if backend != "model" else len(tables.sstable.read_job(job).runs)
             rows.append(make_row(p, ways, compression, r["bytes_in"], r["bytes_out"], cycles, r["cycles"], passed,
-                                 workload, backend + ("" if backend in ("rtl", "soc") else " (MODELLED)"), leveldb))
+                                 workload, LABELS[backend], leveldb))
             log(f"tables:   {backend} x{p}: {r['cycles']:,} cycles, {rows[-1]['mb_per_s']:,} MB/s at {CLOCK_MHZ} MHz, "
                 f"{verdict} ({time.time() - t0:.0f} s)")
     return rows
@@ -163,7 +176,8 @@ def conditions(load: str, soc_preset: str = SOC_PRESET) -> str:
             "units as sub-compactions, `cycles` their bracket, `job_cycles` the whole job. `soc`: the full SoC "
             f"(preset {soc_preset}, VexRiscv firmware) with the SoC harness's `{DDR}` DDR timing model, one part a "
             "unit, `cycles` the longest unit's CYCLES, `job_cycles` the firmware's whole job (plan, dispatch, "
-            "completion, the records gathered). LevelDB: the reference "
+            "completion, the records gathered); `soc (host plan)`: the parts planned by the host, `job_cycles` "
+            "the firmware's whole job plus the plan's time on this machine's CPU at the clock. LevelDB: the reference "
             f"compactor (LevelDB 1.23's own code), one core of {cpu} ({os.cpu_count()} cores, load {load}).")
 
 
@@ -187,10 +201,12 @@ def plot_png(rows: list[dict]) -> bytes:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [f"{r['workload']} {r['compression']}\n{r['backend'].split()[0]} x{r['units']}" for r in rows]
+    short = {label: name for name, label in LABELS.items()}  # soc (host plan) -> soc-host
+    labels = [f"{r['workload']} {r['compression']}\n{short.get(r['backend'], r['backend'])} x{r['units']}"
+              for r in rows]
     fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(rows)), 4.5))
     x = range(len(rows))
-    ax.bar(x, [r["mb_per_s"] for r in rows], color=["tab:blue" if r["backend"] in ("rtl", "soc") else "tab:gray"
+    ax.bar(x, [r["mb_per_s"] for r in rows], color=["tab:gray" if "MODELLED" in r["backend"] else "tab:blue"
                                                     for r in rows], label="engine (gray: MODELLED)")
     ax.scatter(x, [r["ddr_bound_mb_per_s"] for r in rows], marker="_", s=400, color="tab:red", label="DDR bound")
     ax.scatter(x, [r["leveldb_cpu_mb_per_s"] or 0 for r in rows], marker="o", color="tab:green",
@@ -234,7 +250,7 @@ def case_name(point: tuple) -> str:
     return f"{point[0]}, compression {point[1]}"
 
 
-def run_cluster(client, out_dir: Path, entries: int | None = None, cases=CASES, backends=("rtl", "model", "soc"),
+def run_cluster(client, out_dir: Path, entries: int | None = None, cases=CASES, backends=BACKENDS,
                 units=UNITS, load: str = "unknown", log=print,
                 soc_preset: str = SOC_PRESET) -> tuple[list[dict], list[Path], list]:
     """run()'s cases as tasks: the same rows in the same order, the files written from the finished cases (a
@@ -266,7 +282,7 @@ def run_cluster(client, out_dir: Path, entries: int | None = None, cases=CASES, 
     return rows, paths, outcomes
 
 
-def run(out_dir: Path, entries: int | None = None, cases=CASES, backends=("rtl", "model", "soc"), units=UNITS,
+def run(out_dir: Path, entries: int | None = None, cases=CASES, backends=BACKENDS, units=UNITS,
         load: str = "unknown", log=print, soc_preset: str = SOC_PRESET) -> tuple[list[dict], list[Path]]:
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="lsmc-tables-report-") as tmp:

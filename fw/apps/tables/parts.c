@@ -127,9 +127,14 @@ typedef struct {
     te_plan_key lo, hi;
 } part_job;
 
+static int in_region(uint32_t addr, uint32_t bytes, uint32_t base, uint32_t size)
+{
+    return addr >= base && bytes <= size && addr - base <= size - bytes;
+}
+
 static int in_host(uint32_t addr, uint32_t bytes)
 {
-    return addr >= DDR_HOST_BASE && bytes <= DDR_HOST_SIZE && addr - DDR_HOST_BASE <= DDR_HOST_SIZE - bytes;
+    return in_region(addr, bytes, DDR_HOST_BASE, DDR_HOST_SIZE);
 }
 
 /* Runs the parts that have a descriptor one a unit side by side, gathers their TE_OUT records into `job`'s result area
@@ -166,9 +171,12 @@ static int run_parts(uint32_t P, const part_job *pj, ddr_words job, uint64_t t0,
                        (unsigned long)(gathered + r->tables_out), (unsigned long)job[TE_DESC_RESULT_BYTES]);
                 return TABLES_FAILED;
             }
-            if (!in_host((uint32_t)(uintptr_t)from, 4 * TE_OUT_NWORDS * r->tables_out)) {
-                printf("tables: parts: part %lu's result area 0x%08lx is outside DDR_HOST\n", (unsigned long)j,
-                       (unsigned long)(uintptr_t)from);
+            /* the host's parts keep theirs in DDR_HOST, the firmware's own in DDR_SCRATCH */
+            if (!in_host((uint32_t)(uintptr_t)from, 4 * TE_OUT_NWORDS * r->tables_out) &&
+                !in_region((uint32_t)(uintptr_t)from, 4 * TE_OUT_NWORDS * r->tables_out, DDR_SCRATCH_BASE,
+                           DDR_SCRATCH_SIZE)) {
+                printf("tables: parts: part %lu's result area 0x%08lx is outside DDR_HOST and DDR_SCRATCH\n",
+                       (unsigned long)j, (unsigned long)(uintptr_t)from);
                 return TABLES_BAD_DESC;
             }
             if (from != to + TE_OUT_NWORDS * gathered) /* one part whole: its records are already in place */
@@ -291,6 +299,98 @@ int parts_run(uint32_t P, void *work, size_t work_bytes)
     rc = te_plan(&in, work, work_bytes, &plan);
     if (rc != TE_PLAN_OK)
         return plan_print(rc, &plan, tables, 0);
+
+    /* One descriptor a part with windows; the parts past the splits read nothing and are not dispatched. */
+    nloads = host[TE_DESC_LOADS_COUNT];
+    {
+        ddr_words loads = words(host[TE_DESC_LOADS_ADDR]);
+        if (loads[(nloads - 2) * TE_LOAD_NWORDS + TE_LOAD_TARGET] != LOAD_GP_COUNT ||
+            loads[(nloads - 1) * TE_LOAD_NWORDS + TE_LOAD_TARGET] != LOAD_LEVELS) {
+            printf("tables: parts bad descriptor: the walker load does not end with GP_COUNT and LEVELS\n");
+            return TABLES_BAD_DESC;
+        }
+        for (uint32_t i = 0; i < nloads; i++)
+            if (loads[i * TE_LOAD_NWORDS + TE_LOAD_TARGET] == LOAD_KEYS &&
+                loads[i * TE_LOAD_NWORDS + TE_LOAD_ADDR] >= key_words)
+                key_words = loads[i * TE_LOAD_NWORDS + TE_LOAD_ADDR] + 1;
+    }
+    for (uint32_t j = 0; j < plan.parts; j++)
+        if (plan.nwindows[j])
+            part_sum += plan.part_bytes[j] ? plan.part_bytes[j] : 1;
+    scratch_at = DDR_SCRATCH_BASE;
+    out_at = host[TE_DESC_OUT_BASE];
+    for (uint32_t j = 0; j < plan.parts; j++) {
+        const uint32_t nw = plan.nwindows[j];
+        const int has_lo = j > 0 && j <= plan.nsplits, has_hi = j < plan.nsplits;
+        uint32_t d, lists, loads, result, nrec = 0, word = key_words, bound_words = 0;
+        ddr_words dw, hl = words(host[TE_DESC_LOADS_ADDR]);
+        uint64_t share;
+        pj[j].desc = 0;
+        pj[j].has_lo = has_lo, pj[j].has_hi = has_hi;
+        if (has_lo)
+            pj[j].lo = plan.splits[j - 1];
+        if (has_hi)
+            pj[j].hi = plan.splits[j];
+        if (!nw)
+            continue;
+        if (has_lo)
+            bound_words += plan.splits[j - 1].len / BEAT + 2;
+        if (has_hi)
+            bound_words += plan.splits[j].len / BEAT + 2;
+        d = scratch(4 * TE_DESC_NWORDS, TE_DESC_ALIGN);
+        result = scratch(host[TE_DESC_RESULT_BYTES], TE_OUT_ALIGN);
+        loads = scratch(4 * TE_LOAD_NWORDS * (nloads + bound_words), TE_LOAD_ALIGN);
+        lists = scratch(4 * TE_TABLE_NWORDS * tables, TE_TABLE_ALIGN);
+        if (!d || !result || !loads || !lists) {
+            printf("tables: parts: part %lu's descriptor does not fit in DDR_SCRATCH\n", (unsigned long)j);
+            return TABLES_BAD_DESC;
+        }
+        dw = words(d);
+        for (uint32_t i = 0; i < TE_DESC_NWORDS; i++)
+            dw[i] = i >= TE_DESC_TABLES_ADDR ? 0 : host[i];
+        /* the part's tables, each run's window: first_block in its first table, up to last_block in its last */
+        for (uint32_t i = 0; i < nw; i++) {
+            const te_plan_window *w = &plan.windows[j * plan.runs + i];
+            ddr_words from = words(host[TE_DESC_TABLES_ADDR + w->run]), to = words(lists);
+            dw[TE_DESC_TABLES_ADDR + i] = lists;
+            dw[TE_DESC_TABLES_COUNT + i] = w->last_table - w->first_table + 1;
+            for (uint32_t t = w->first_table; t <= w->last_table; t++, to += TE_TABLE_NWORDS) {
+                to[TE_TABLE_BASE] = from[TE_TABLE_NWORDS * t + TE_TABLE_BASE];
+                to[TE_TABLE_SIZE] = from[TE_TABLE_NWORDS * t + TE_TABLE_SIZE];
+                to[TE_TABLE_FIRST_BLOCK] = t == w->first_table ? w->first_block : 0;
+                to[TE_TABLE_END_BLOCK] = t == w->last_table ? w->last_block + 1 : 0;
+            }
+            lists += 4 * TE_TABLE_NWORDS * dw[TE_DESC_TABLES_COUNT + i];
+        }
+        dw[TE_DESC_RUNS] = nw;
+        /* the host's load with the part's bounds before its last two records, as walker_loads.h orders them */
+        {
+            ddr_words to = words(loads);
+            for (uint32_t i = 0; i < (nloads - 2) * TE_LOAD_NWORDS; i++)
+                to[i] = hl[i];
+            nrec = nloads - 2;
+            if (has_lo)
+                nrec += put_bound(to + nrec * TE_LOAD_NWORDS, &word, 0, plan.splits[j - 1]);
+            if (has_hi)
+                nrec += put_bound(to + nrec * TE_LOAD_NWORDS, &word, 1, plan.splits[j]);
+            for (uint32_t i = 0; i < 2 * TE_LOAD_NWORDS; i++)
+                to[nrec * TE_LOAD_NWORDS + i] = hl[(nloads - 2) * TE_LOAD_NWORDS + i];
+            nrec += 2;
+        }
+        dw[TE_DESC_LOADS_ADDR] = loads;
+        dw[TE_DESC_LOADS_COUNT] = nrec;
+        dw[TE_DESC_RESULT_ADDR] = result;
+        /* its share of the output buffer: in proportion to the data bytes it reads, whole 4 KiB pages */
+        share = (uint64_t)host[TE_DESC_OUT_BYTES] * (plan.part_bytes[j] ? plan.part_bytes[j] : 1) / part_sum;
+        dw[TE_DESC_OUT_BASE] = out_at;
+        dw[TE_DESC_OUT_BYTES] = (uint32_t)share & ~4095u;
+        out_at += dw[TE_DESC_OUT_BYTES];
+        /* its share of the index spill region: the parts run side by side, each spilling its own tables' index
+         * blocks, so each gets 1/P of the host's (whole beats), none when the host gave none */
+        dw[TE_DESC_SPILL_BYTES] = host[TE_DESC_SPILL_BYTES] / P & ~15u;
+        dw[TE_DESC_SPILL_BASE] = dw[TE_DESC_SPILL_BYTES] ? host[TE_DESC_SPILL_BASE] + j * dw[TE_DESC_SPILL_BYTES] : 0;
+        pj[j].desc = d;
+    }
     return run_parts(plan.parts, pj, host, t0, timer_now());
 }
 
