@@ -650,3 +650,27 @@ def test_bad_zip_block_bytes_named(model, tmp_path, args):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and r.stderr.startswith("table_model: bad option --zip-block-bytes"), r.stderr
     assert "usage:" in r.stderr and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("flags", [["--compression", "none"], ["--compression", "snappy", "--bloom-bits", "10"]],
+                         ids=["raw", "snappy-filter"])
+def test_close_bytes_are_what_follows_the_data_blocks(flags, tmp_path):
+    """The estimate's table-close term (doc/model.md "A table's close") counts every byte after a table's last data
+    block: `writer close_bytes=` of `table_model --stats` equals, summed over the output tables, the table's size
+    less where its first non-data block starts (the filter or the metaindex) as LevelDB's own reader lists them."""
+    from te_rtl import make_jobs
+
+    from lsmc import tables
+    job = make_jobs(tmp_path / "job", {"k": ("key1k", ["--entries", "300", *flags])})["k"]
+    r = subprocess.run([str(table_model.build_table_model()), str(job), str(tmp_path / "out"), "--stats"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    close = int(re.search(r"^writer close_bytes=(\d+)$", r.stdout, re.M)[1])
+    want = 0
+    for t in sorted((tmp_path / "out").glob("*.ldb")):
+        d = subprocess.run([str(tables.reference_exe()), "dump", str(t)], capture_output=True, text=True, timeout=60)
+        assert d.returncode == 0, d.stderr
+        size = int(re.search(r"^table size=(\d+)$", d.stdout, re.M)[1])
+        starts = [int(m) for m in re.findall(r"^(?:metaindex|meta name=\S+) offset=(\d+)", d.stdout, re.M)]
+        want += size - min(starts)
+    assert close == want > 0

@@ -123,7 +123,8 @@ Estimate EstimateJob(const CompactionResult& r, size_t runs, size_t tables_in, i
   if (entry_beats > drop_queue)
     e.pipeline += uint64_t((1 - drop_queue / entry_beats) * double(std::min(entry_decode, block_build)) + 0.5);
   e.overhead = (rd.blocks.blocks + wr.blocks) * kBlockOverheadCycles + tables_in * kTableOpenCycles +
-               r.tables.size() * kTableCloseCycles + kJobOverheadCycles + BigBlockLag(wr);
+               r.tables.size() * kTableCloseCycles + Div(wr.close_bytes, kStreamBytes) + kJobOverheadCycles +
+               BigBlockLag(wr);
   // More runs than ways (CascadePlan): each intermediate pass merges its runs' share of the input into
   // temporary tables, dropping nothing; the final pass is the job as estimated above. A pass costs its share
   // of the pipeline (the writing stages scaled to every entry kept), its blocks, the tables it opens and

@@ -139,6 +139,8 @@ int main(int argc, char** argv) {
         // writer's lanes sharing them).
         const CompactionResult& w = parts > 0 ? sub.parts[0] : r;
         std::printf("unit compressor=%llu\n", ull(cycle_model::CompressCycles(w.write.compress, w.write.zip_blocks - w.write.big_blocks)));
+        // The tables' closes the overhead counts at W a clock (doc/model.md "A table's close").
+        std::printf("writer close_bytes=%llu\n", ull(w.write.close_bytes));
         std::printf("pipeline=%llu overhead=%llu cascade=%llu passes=%llu (calibrated against the RTL: entry_decode, decompress, block_build, compress (its compressor; the lanes checked on the engine); merge counted from its RTL; the other stages UNCALIBRATED)\n",
                     ull(e.pipeline), ull(e.overhead), ull(e.cascade), ull(e.passes));
       }

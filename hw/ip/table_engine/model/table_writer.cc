@@ -97,6 +97,7 @@ BlockHandle TableWriter::WriteBlock(const std::string& raw, bool may_compress) {
 
 std::string TableWriter::Finish() {
   Flush();
+  const uint64_t data_end = out_.size();  // what follows is the table's close: filter, metaindex, index, footer
   BlockHandle filter_handle, meta_handle, index_handle;
   if (filter_) filter_handle = WriteBlock(filter_->Finish(), false);
   BlockBuilder meta(opt_.restart_interval);
@@ -115,6 +116,7 @@ std::string TableWriter::Finish() {
   }
   index_handle = WriteBlock(index_.Finish(), true);
   Append(EncodeFooter(meta_handle, index_handle));
+  stats_->close_bytes += out_.size() - data_end;
   return std::move(out_);
 }
 

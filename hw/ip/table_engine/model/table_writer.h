@@ -45,6 +45,9 @@ struct WriteStats {
   snappy_codec::Stats big_compress;
   uint64_t big_blocks = 0, big_raw = 0;
   bool zip_serial = false;
+  // The tables' closes: filter, metaindex and index blocks (as stored, trailers included) and footers, which the
+  // writer sends after a table's last data block while the pipeline waits (doc/model.md "A table's close").
+  uint64_t close_bytes = 0;
 };
 
 class TableWriter {
