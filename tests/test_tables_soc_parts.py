@@ -183,3 +183,21 @@ def test_bad_parts_head_is_named(job, tmp_path, case):
         assert "part=1" in run.uart, run.uart[-2000:]
     assert run.returncode == facts.job_abi()["status"]["TABLES"][status][0], run.uart[-2000:]
     assert "tables: done" not in run.uart
+
+
+def test_host_plan_names_a_bad_table(job, tmp_path):
+    """The host's plan reads every input table's footer and index block: a table whose footer magic is broken stops
+    it before the SoC runs, with the table named (the model's error line: code, table, byte offset), nothing
+    written."""
+    import shutil
+    d = tmp_path / "job"
+    shutil.copytree(job.parent, d)
+    spec = json.loads((d / "job.json").read_text())
+    name = spec["runs"][-1][0]
+    t = d / name
+    blob = bytearray(t.read_bytes())
+    blob[-1] ^= 0xff  # the footer's magic
+    t.write_bytes(bytes(blob))
+    rc, _, err = te_tables.soc_job(d / "job.json", tmp_path / "out", parts=2, preset=PRESET, plan="host")
+    assert rc == 1 and err.startswith("error=BAD_MAGIC") and name in err, err
+    assert not (tmp_path / "out").exists()
