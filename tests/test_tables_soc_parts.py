@@ -30,14 +30,21 @@ def fields(line: str) -> dict:
     return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", line)}
 
 
-def test_two_parts_same_as_model(job, tmp_path):
+def soc_same_as_model(job, tmp_path, **kw) -> tuple[str, str]:
+    """`job` in 2 parts on the SoC (soc_job's keywords `kw`) gives `table_model --parts 2`'s tables byte for byte;
+    the SoC's (line, stderr)."""
     m = subprocess.run([str(tables.model_exe()), str(job), str(tmp_path / "model"), "--parts", "2"],
                        capture_output=True, text=True, timeout=600)
     assert m.returncode == 0, m.stderr
-    rc, line, err = te_tables.soc_job(job, tmp_path / "soc", parts=2, preset=PRESET)
+    rc, line, err = te_tables.soc_job(job, tmp_path / "soc", parts=2, preset=PRESET, **kw)
     assert rc == 0, err
     ok, verdict = tables.compare_dirs(tmp_path / "model", tmp_path / "soc")
     assert ok, verdict
+    return line, err
+
+
+def test_two_parts_same_as_model(job, tmp_path):
+    line, _ = soc_same_as_model(job, tmp_path)
     parts = json.loads((tmp_path / "soc" / "result.json").read_text())["parts"]
     assert len(parts) == 2 and all(p["entries_in"] for p in parts) and parts[0]["hi"] == parts[1]["lo"]
     soc_line, last = line.splitlines()
@@ -62,13 +69,7 @@ def test_each_unit_reads_and_writes_on_its_own_ddr_port(job, tmp_path):
     unit_ports = derived["te_unit_ports"]
     assert len(unit_ports) == 2 and all(len(p) == 2 for p in unit_ports) and 0 not in derived["te_read_ports"]
     assert derived["te_write_ports"] == [p[0] for p in unit_ports]
-    m = subprocess.run([str(tables.model_exe()), str(job), str(tmp_path / "model"), "--parts", "2"],
-                       capture_output=True, text=True, timeout=600)
-    assert m.returncode == 0, m.stderr
-    rc, _, err = te_tables.soc_job(job, tmp_path / "soc", parts=2, preset=PRESET, ddr="kcu105")
-    assert rc == 0, err
-    ok, verdict = tables.compare_dirs(tmp_path / "model", tmp_path / "soc")
-    assert ok, verdict
+    _, err = soc_same_as_model(job, tmp_path, ddr="kcu105")
     word = int(re.search(r"^sim: ddr kcu105: \d+ native words of (\d+) B", err, re.M)[1])
     ports = soc.ddr_port_words(err)  # model port 1 + n is io_ddrDma<n>
     # per unit: its ports' reads, and the writes on its first port (none on the others)
@@ -103,13 +104,7 @@ def test_host_planned_parts_same_as_model(job, tmp_path):
     their records: the output is the model's, the same as the firmware's own plan gives, and the whole job is the
     bracket, dispatch and gathering with a plan of a few hundred clocks (the head's checks) instead of the
     firmware's tens of thousands."""
-    m = subprocess.run([str(tables.model_exe()), str(job), str(tmp_path / "model"), "--parts", "2"],
-                       capture_output=True, text=True, timeout=600)
-    assert m.returncode == 0, m.stderr
-    rc, line, err = te_tables.soc_job(job, tmp_path / "soc", parts=2, preset=PRESET, plan="host")
-    assert rc == 0, err
-    ok, verdict = tables.compare_dirs(tmp_path / "model", tmp_path / "soc")
-    assert ok, verdict
+    line, _ = soc_same_as_model(job, tmp_path, plan="host")
     parts = json.loads((tmp_path / "soc" / "result.json").read_text())["parts"]
     model_parts = json.loads((tmp_path / "model" / "result.json").read_text())["parts"]
     assert [(p["lo"], p["hi"], p["tables_out"], p["entries_in"]) for p in parts] == \
