@@ -196,3 +196,16 @@ def test_host_plan_names_a_bad_table(job, tmp_path):
     rc, _, err = te_tables.soc_job(d / "job.json", tmp_path / "out", parts=2, preset=PRESET, plan="host")
     assert rc == 1 and err.startswith("error=BAD_MAGIC") and name in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_cli_plan_host(job, tmp_path, capsys):
+    """`lsmc tables compact --backend soc --parts 2 --plan host` reaches the SoC's PARTS_HOST scenario: its line names
+    the host's plan, and the tables are the ones the firmware's own plan gives."""
+    base = ["compact", "--job", str(job), "--backend", "soc", "--parts", "2", "--soc-preset", PRESET]
+    assert tables.main([*base, "--out-dir", str(tmp_path / "host"), "--plan", "host"]) == 0
+    line = capsys.readouterr().out
+    assert "plan=host plan_host_us=" in line and "parts=2" in line, line
+    assert tables.main([*base, "--out-dir", str(tmp_path / "fw")]) == 0
+    assert "plan=host" not in capsys.readouterr().out
+    ok, verdict = tables.compare_dirs(tmp_path / "fw", tmp_path / "host")
+    assert ok, verdict
