@@ -182,15 +182,16 @@ def host_ns(img: bytes, work: Path, repeat: int = 2000) -> float:
     return float(m[1])
 
 
-def soc(img: bytes, work: Path, ddr: str | None = None, preset: str | None = None) -> tuple[int, dict, str]:
-    """(exit status, parsed plan, console) of tables.elf's plan scenario on the SoC with a table-engine unit
-    (preset tables-m1 or `preset`; `ddr`: the harness's DDR timing model, default fixed)."""
+def soc(img: bytes, work: Path, preset: str, ddr: str | None = None) -> tuple[int, dict, str]:
+    """(exit status, parsed plan, console) of tables.elf's plan scenario on the SoC preset `preset` (one with a
+    table-engine unit; `ddr`: the harness's DDR timing model, default fixed). The plan reads only the image, so the
+    SoC alone is built (not the unit's job harness, lsmc.sim.tables.soc_exe, which in turn times the host's plan
+    here: so this module does not import that one)."""
     from lsmc.build import firmware, regmap
     from lsmc.sim import soc as soc_sim
-    from lsmc.sim import tables
     path = Path(work) / "plan.bin"
     path.write_bytes(img)
-    exe = tables.soc_exe(preset or tables.SOC_PRESET)
+    exe = soc_sim.build_soc(preset=preset)
     elf = firmware.build_firmware().parent / "tables.elf"
     run = soc_sim.run_soc(elf, arg=facts.scenarios("tables")["PLAN"], loads={regmap.memmap().base("DDR_HOST"): path},
                           exe=exe, extra=["--ddr", ddr] if ddr else ())
