@@ -16,6 +16,7 @@ from lsmc.paths import BUILD, GEN, ROOT
 
 WIDTH = 16  # the front end's TE_LOAD records carry 16-byte beats
 HARNESS = DV / "te_unit_harness.cpp"
+FW_LIB = ROOT / "fw" / "lib"  # te_parts.h: a part's shares of its job's buffers, the firmware's rule
 
 
 def generate(ways: int = 4) -> Path:
@@ -40,8 +41,8 @@ def build_harness(ways: int = 4) -> Path:
         raise build.BuildError(f"{verilog} was not generated")
     fdir = facts.include_dir()
     common_srcs, common_flags = build.sim_common(*sorted(table_engine_top.MODEL.glob("*.h")), *DV_HEADERS,
-                                                 gen / "te_regs.h", fdir / "lsmc_job.h")
-    flags = ["-CFLAGS", f"-std=c++17 -I{table_engine_top.MODEL} -I{DV} -I{gen} -I{fdir} "
+                                                 gen / "te_regs.h", fdir / "lsmc_job.h", FW_LIB / "te_parts.h")
+    flags = ["-CFLAGS", f"-std=c++17 -I{table_engine_top.MODEL} -I{DV} -I{gen} -I{fdir} -I{FW_LIB} "
                         f"{table_engine_top.defines(WIDTH, ways)}",
              "-LDFLAGS", "-ljson-c", *common_flags]
     return build.verilate("TableEngineUnit", [verilog], [HARNESS, *table_engine_top.MODEL_SOURCES, *common_srcs],

@@ -8,6 +8,7 @@
 #include "plan.h"
 #include "soc.h"
 #include "table_engine.h"
+#include "te_parts.h"
 #include "te_plan.h"
 #include "timer.h"
 
@@ -316,7 +317,7 @@ int parts_run(uint32_t P, void *work, size_t work_bytes)
     }
     for (uint32_t j = 0; j < plan.parts; j++)
         if (plan.nwindows[j])
-            part_sum += plan.part_bytes[j] ? plan.part_bytes[j] : 1;
+            part_sum += te_part_weight(plan.part_bytes[j]);
     scratch_at = DDR_SCRATCH_BASE;
     out_at = host[TE_DESC_OUT_BASE];
     for (uint32_t j = 0; j < plan.parts; j++) {
@@ -324,7 +325,6 @@ int parts_run(uint32_t P, void *work, size_t work_bytes)
         const int has_lo = j > 0 && j <= plan.nsplits, has_hi = j < plan.nsplits;
         uint32_t d, lists, loads, result, nrec = 0, word = key_words, bound_words = 0;
         ddr_words dw, hl = words(host[TE_DESC_LOADS_ADDR]);
-        uint64_t share;
         pj[j].desc = 0;
         pj[j].has_lo = has_lo, pj[j].has_hi = has_hi;
         if (has_lo)
@@ -380,14 +380,11 @@ int parts_run(uint32_t P, void *work, size_t work_bytes)
         dw[TE_DESC_LOADS_ADDR] = loads;
         dw[TE_DESC_LOADS_COUNT] = nrec;
         dw[TE_DESC_RESULT_ADDR] = result;
-        /* its share of the output buffer: in proportion to the data bytes it reads, whole 4 KiB pages */
-        share = (uint64_t)host[TE_DESC_OUT_BYTES] * (plan.part_bytes[j] ? plan.part_bytes[j] : 1) / part_sum;
+        /* its shares of the output buffer and of the index spill region (te_parts.h) */
         dw[TE_DESC_OUT_BASE] = out_at;
-        dw[TE_DESC_OUT_BYTES] = (uint32_t)share & ~4095u;
+        dw[TE_DESC_OUT_BYTES] = te_part_out_bytes(host[TE_DESC_OUT_BYTES], plan.part_bytes[j], part_sum);
         out_at += dw[TE_DESC_OUT_BYTES];
-        /* its share of the index spill region: the parts run side by side, each spilling its own tables' index
-         * blocks, so each gets 1/P of the host's (whole beats), none when the host gave none */
-        dw[TE_DESC_SPILL_BYTES] = host[TE_DESC_SPILL_BYTES] / P & ~15u;
+        dw[TE_DESC_SPILL_BYTES] = te_part_spill_bytes(host[TE_DESC_SPILL_BYTES], P);
         dw[TE_DESC_SPILL_BASE] = dw[TE_DESC_SPILL_BYTES] ? host[TE_DESC_SPILL_BASE] + j * dw[TE_DESC_SPILL_BYTES] : 0;
         pj[j].desc = d;
     }

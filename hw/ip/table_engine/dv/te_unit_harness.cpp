@@ -43,6 +43,7 @@
 #include "table_engine_sim.h"
 #include "tb.h"
 #include "te_job.h"
+#include "te_parts.h"
 #include "te_regs.h"
 #include "walker_loads.h"
 
@@ -319,15 +320,15 @@ Layout Place(const te::CompactionSpec& s, const std::string& path, const Options
   putLoads(L.loads, loads);
   if (P < 2) return L;
 
-  // The parts head and each part's descriptor: the job's with the part's windows, load, result area, a share of the
-  // output buffer in proportion to the data bytes it reads (whole 4 KiB pages) and 1/P of the index spill region.
+  // The parts head and each part's descriptor: the job's with the part's windows, load, result area and its shares of
+  // the output buffer and the index spill region (fw/lib/te_parts.h, the firmware's own rule).
   put(4 * PARTS_HEAD_MAGIC, PARTS_MAGIC);
   put(4 * PARTS_HEAD_VERSION, PARTS_VERSION);
   put(4 * PARTS_HEAD_PARTS, uint32_t(P));
   put(4 * PARTS_HEAD_JOB, uint32_t(kMemBase + L.desc));
   uint64_t partSum = 0, outAt = L.out;
   for (const te::PartPlan& part : plan.parts)
-    if (!part.windows.empty()) partSum += part.bytes ? part.bytes : 1;
+    if (!part.windows.empty()) partSum += te_part_weight(part.bytes);
   for (size_t j = 0; j < P; j++) {
     const te::PartPlan& part = plan.parts[j];
     const uint64_t rec = 4 * (PARTS_HEAD_NWORDS + PARTS_PART_NWORDS * j);
@@ -358,12 +359,11 @@ Layout Place(const te::CompactionSpec& s, const std::string& path, const Options
     pd[TE_DESC_RESULT_ADDR] = uint32_t(kMemBase + pp[j].result);
     pd[TE_DESC_LOADS_ADDR] = uint32_t(kMemBase + pp[j].loads);
     pd[TE_DESC_LOADS_COUNT] = uint32_t(pp[j].load.size());
-    const uint64_t share = (L.outBytes * (part.bytes ? part.bytes : 1) / partSum) & ~uint64_t(4095);
     pd[TE_DESC_OUT_BASE] = uint32_t(kMemBase + outAt);
-    pd[TE_DESC_OUT_BYTES] = uint32_t(share);
-    outAt += share;
-    pd[TE_DESC_SPILL_BYTES] = uint32_t(L.spillBytes / P) & ~15u;
-    pd[TE_DESC_SPILL_BASE] = pd[TE_DESC_SPILL_BYTES] ? uint32_t(kMemBase + L.spill + j * pd[TE_DESC_SPILL_BYTES]) : 0;
+    pd[TE_DESC_OUT_BYTES] = te_part_out_bytes(d[TE_DESC_OUT_BYTES], part.bytes, partSum);
+    outAt += pd[TE_DESC_OUT_BYTES];
+    pd[TE_DESC_SPILL_BYTES] = te_part_spill_bytes(d[TE_DESC_SPILL_BYTES], uint32_t(P));
+    pd[TE_DESC_SPILL_BASE] = pd[TE_DESC_SPILL_BYTES] ? d[TE_DESC_SPILL_BASE] + uint32_t(j) * pd[TE_DESC_SPILL_BYTES] : 0;
     std::memcpy(image->data() + pp[j].desc, pd, sizeof pd);
     putLoads(pp[j].loads, pp[j].load);
   }
