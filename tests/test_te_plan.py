@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 import re
 import struct
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -223,6 +224,18 @@ def test_bad_descriptor(exe, tmp_path):
     img[0] ^= 1
     rc, c, _ = tp.host(bytes(img), tmp_path)
     assert rc == tp.status("BAD_DESC") and c == {}
+
+
+def test_host_time_of_the_plan(small_job, tmp_path):
+    """host_ns: the -O2 build times the plan over REPEAT runs (a positive mean); a REPEAT that is not a decimal count
+    in 0..10^6 gets the usage line and exit 2, before any plan."""
+    img = tp.image(tp.job_index_blocks(small_job), 2)
+    assert tp.host_ns(img, tmp_path, repeat=50) > 0
+    (tmp_path / "p.bin").write_bytes(img)
+    for bad in ("12x", "", "-1", "1000001"):
+        r = subprocess.run([str(tp.host_exe(timed=True)), str(tmp_path / "p.bin"), bad], capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 2 and r.stdout == "" and r.stderr == "usage: te_plan_host IMAGE [REPEAT]\n", (bad, r)
 
 
 def varint(v: int) -> bytes:

@@ -27,8 +27,10 @@ int main(int argc, char **argv)
     int rc;
     FILE *f;
 
-    long repeat = argc == 3 ? strtol(argv[2], 0, 10) : 0;
-    if (argc < 2 || argc > 3 || repeat < 0 || repeat > 1000000 || !(f = fopen(argv[1], "rb"))) {
+    char *end = 0;
+    long repeat = argc == 3 ? strtol(argv[2], &end, 10) : 0;
+    if (argc < 2 || argc > 3 || (end && (end == argv[2] || *end)) || repeat < 0 || repeat > 1000000 ||
+        !(f = fopen(argv[1], "rb"))) {
         fprintf(stderr, "usage: te_plan_host IMAGE [REPEAT]\n");
         return 2;
     }
