@@ -94,13 +94,14 @@ case class SocNandConfig(
   * ports a unit"). */
 case class SocTableEngineConfig(units: Int = 0, ways: Int = 4, readPortPerUnit: Boolean = false,
                                 writePortPerUnit: Boolean = false, writeBurst: Int = 16, mergeBytes: Int = 0,
-                                readPortsPerUnit: Int = 1) {
+                                readPortsPerUnit: Int = 1, writeGroup: Boolean = false) {
   require(units >= 0 && units <= SocMap.TableEngines.max, s"tableEngine.units must be 0..${SocMap.TableEngines.max}, not $units")
   require(Seq(2, 4, 8).contains(ways), s"tableEngine.ways must be 2, 4 or 8, not $ways")
   require(!readPortPerUnit || units > 0, "tableEngine.readPortPerUnit needs table-engine units (units 0 has none)")
   require(!writePortPerUnit || readPortPerUnit, "tableEngine.writePortPerUnit writes on the unit's own port: it needs readPortPerUnit")
   require(readPortsPerUnit >= 1 && readPortsPerUnit <= ways + 1 && (readPortsPerUnit == 1 || readPortPerUnit),
     s"tableEngine.readPortsPerUnit must be 1, or 2 .. ways + 1 (${ways + 1}) with readPortPerUnit, not $readPortsPerUnit")
+  require(!writeGroup || units >= 2, "tableEngine.writeGroup groups several units' write bursts: it needs 2 or more units")
   require(mergeBytes == 0 || mergeBytes == 2 * SocTableEngineConfig.Bytes,
     s"tableEngine.mergeBytes must be 0 (the unit's ${SocTableEngineConfig.Bytes}) or ${2 * SocTableEngineConfig.Bytes}, not $mergeBytes")
   /** The merge stage's beat (bytes). */
@@ -113,7 +114,8 @@ case class SocTableEngineConfig(units: Int = 0, ways: Int = 4, readPortPerUnit: 
     * capacities. */
   def engine = _root_.table_engine.TableEngineConfig(bytes = SocTableEngineConfig.Bytes, ways = ways,
     keyLimit = SocTableEngineConfig.limit("kMaxUserKeyBytes") + 8, maxBlock = SocTableEngineConfig.limit("kMaxBlockBytes"),
-    maxBlocks = 1024, writeBurst = writeBurst, writeFifoBeats = scala.math.max(64, 2 * writeBurst), mergeBytes = mergeBytes)
+    maxBlocks = 1024, writeBurst = writeBurst, writeFifoBeats = scala.math.max(64, 2 * writeBurst), mergeBytes = mergeBytes,
+    writeGroup = writeGroup)
 }
 
 object SocTableEngineConfig {
@@ -543,6 +545,12 @@ class LsmcSoc(val cfg: LsmcSocConfig = LsmcSocConfig()) extends Component {
     apbSlaves += unit.io.apb -> SizeMapping(SocMap.TableEngines.baseOf(u), SocMap.TableEngines.stride)
   }
   val tableEngines = (0 until cfg.tableEngine.units).map(u => new TableEngineArea(u).setName(s"te$u"))
+  // Write grouping of the units (tableEngine.writeGroup, as the KB16 DMA's writeGroup above): each holds its full
+  // write bursts until one of them is urgent, then all of them issue theirs.
+  val teWriteGroup = cfg.tableEngine.writeGroup generate new Area {
+    val go = RegNext(tableEngines.map(_.unit.io.writeUrgent).reduce(_ || _)) init (False)
+    for (t <- tableEngines) t.unit.io.writeGroupGo := go
+  }
   // Slots of absent table-engine units read 0 (ID too), only in a build that has the engine (the others keep their
   // APB decoder as it was).
   if (tableEngines.nonEmpty) for (u <- cfg.tableEngine.units until SocMap.TableEngines.max)

@@ -42,7 +42,7 @@ object SocPresets {
     * preset's units have the wider merge stage (`tablesMerge`). */
   def tablesOn512(units: Int) = tableIII128.copy(dma = tableIII128.dma.copy(portWidth = 512),
     tableEngine = SocTableEngineConfig(units = units, ways = 4, readPortPerUnit = true, writePortPerUnit = true,
-      writeBurst = 256, mergeBytes = tablesMerge, readPortsPerUnit = 2))
+      writeBurst = 256, mergeBytes = tablesMerge, readPortsPerUnit = 2, writeGroup = true))
 
   /** The tables presets' merge stage: 32 bytes a beat inside a unit of 16 (table_engine/doc/merge.md, "A wider stage";
     * 100.51 MHz alone on the ECP5, the SoC's clock is 100 MHz). `lsmc tables compact`'s rtl and model back ends
@@ -69,10 +69,10 @@ object SocPresets {
       "Table III's one two-way KB16 unit and one 4-way table-engine unit with the wider merge stage (lsmc tables compact --backend soc)",
       tableIII128.copy(tableEngine = SocTableEngineConfig(units = 1, ways = 4, mergeBytes = tablesMerge))),
     SocPreset("tables-m2", "soc_te_m2", "soc-te-m2", "sim",
-      "tables-m1 with two 4-way table-engine units, two 512-bit DDR ports each (its runs' reads split over them, its writes on the first), 4 KiB write bursts (sub-compaction parts side by side)",
+      "tables-m1 with two 4-way table-engine units, two 512-bit DDR ports each (its runs' reads split over them, its writes on the first), 4 KiB write bursts grouped across the units (sub-compaction parts side by side)",
       tablesOn512(2)),
     SocPreset("tables-m4", "soc_te_m4", "soc-te-m4", "sim",
-      "tables-m1 with four 4-way table-engine units, two 512-bit DDR ports each (its runs' reads split over them, its writes on the first), 4 KiB write bursts (sub-compaction parts side by side)",
+      "tables-m1 with four 4-way table-engine units, two 512-bit DDR ports each (its runs' reads split over them, its writes on the first), 4 KiB write bursts grouped across the units (sub-compaction parts side by side)",
       tablesOn512(4)),
     SocPreset("board", "soc_board", "soc-board", "board", "KCU105 and Arty A7 (LiteX): 256 KiB on-chip RAM", board()),
     SocPreset("board-ram128", "soc_board_ram128", "soc-board-ram128", "board", "ECPIX-5 (LiteX): 128 KiB on-chip RAM",

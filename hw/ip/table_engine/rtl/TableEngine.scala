@@ -8,13 +8,16 @@ import spinal.lib.bus.amba4.axi._
 /** Sizes of the whole engine: `bytes` per beat (also both AXI ports' data width), `ways` runs merged (K), the
   * key and block limits, the data blocks one input table may have, and the write side: its FIFO and the beats of
   * one write burst (`writeBurst`: 16 in the engine's own builds; the SoC's several units write 4 KiB bursts, so the
-  * DDR bus turns between reads and writes less often, SocTableEngineConfig.writeBurst). */
+  * DDR bus turns between reads and writes less often, SocTableEngineConfig.writeBurst). `writeGroup`: the SoC's units
+  * hold full write bursts until one of them is urgent, so their bursts reach the DDR bus together (`writeUrgent` out,
+  * `writeGroupGo` in: the SoC's registered OR of every unit's `writeUrgent`; CompactionDma's writeGroup for KB16). */
 case class TableEngineConfig(bytes: Int = 16, ways: Int = 4, keyLimit: Int = 1032, maxBlock: Int = 4 << 20,
                              maxBlocks: Int = 1024, writeFifoBeats: Int = 64, walkerLevels: Int = 8,
                              walkerFiles: Int = 1024, walkerKeyWords: Int = 8192, grandparents: Int = 1024,
                              snappyBytes: Int = 1 << 16, indexBytes: Int = 1 << 16, filterBytes: Int = 1 << 16,
                              filterKeys: Int = 4096, maxFilters: Int = 4096, zipLanes: Int = 5,
-                             zipBytes: Int = 1 << 16, mergeBytes: Int = 0, writeBurst: Int = 16) {
+                             zipBytes: Int = 1 << 16, mergeBytes: Int = 0, writeBurst: Int = 16,
+                             writeGroup: Boolean = false) {
   // A burst never crosses 4 KiB (AXI) and the FIFO holds two, so a full FIFO always has a burst to issue.
   require(writeBurst >= 1 && writeBurst <= 256 && writeBurst * bytes <= 4096,
     s"writeBurst $writeBurst: 1..256 beats and at most 4 KiB")
@@ -121,6 +124,8 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
     val axiWrite = master(Axi4WriteOnly(c.writeAxi))
     val outTables = master Stream (EngineOutTable(c))
     val status = master Stream (EngineStatus(c))
+    val writeUrgent = c.writeGroup generate out(Bool())
+    val writeGroupGo = c.writeGroup generate in(Bool())
   }
   val W = c.bytes
   val K = c.ways
@@ -364,8 +369,17 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
   val outstanding = Reg(UInt(6 bits)) init (0)
   val burstMax = burstFrom(awPtr, c.writeBurst)
   val flush = state === J.Drain
+  // Write grouping (c.writeGroup): a full burst waits until this unit's unsent beats reach 3/4 of the FIFO (urgent)
+  // or another unit is urgent, so the units' bursts reach the DDR bus in one write period, not a read/write
+  // turnaround pair each. Nothing waits on a held burst but the job's end, which flushes: the spill's read-back waits
+  // only for bursts already issued, and a full FIFO is urgent.
+  val release = if (c.writeGroup) {
+    val urgent = RegNext(avail >= c.writeFifoBeats - c.writeFifoBeats / 4) init (False)
+    io.writeUrgent := urgent
+    urgent || io.writeGroupGo
+  } else True
   val issue = !awValid && wLens.io.push.ready && outstanding < 31 &&
-    (avail >= burstMax || (flush && avail =/= 0))
+    ((avail >= burstMax && release) || (flush && avail =/= 0))
   val issueBeats = Mux(avail >= burstMax, burstMax, avail.resize(13))
   val sFlush = writer.io.spill.fetch.valid || flush // the table's last spilled beat is in (or the job drains)
   val sIssue = !issue && !awValid && wLens.io.push.ready && outstanding < 31 &&

@@ -118,8 +118,14 @@ case class TableEngineUnit(c: TableEngineConfig = TableEngineConfig(), withDocs:
     val axiWrite = master(Axi4WriteOnly(TableEngineUnit.writeAxi(c)))
     val irq = out Bool ()
     val busy = out Bool ()
+    val writeUrgent = c.writeGroup generate out(Bool()) // write grouping: TableEngineConfig.writeGroup
+    val writeGroupGo = c.writeGroup generate in(Bool())
   }
   val engine = TableEngine(c)
+  if (c.writeGroup) {
+    io.writeUrgent := engine.io.writeUrgent
+    engine.io.writeGroupGo := io.writeGroupGo
+  }
   val front = TableEngineFront(c)
   engine.io.job << front.io.job
   engine.io.baseLoad << front.io.baseLoad
