@@ -353,13 +353,8 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
   val sAvail = Reg(UInt(log2Up(c.spillFifoBeats + 1) bits)) init (0)
   val sPtr = Reg(UInt(32 bits))
   val awSpill = Reg(Bool()) init (False)
-  /** Beats of a burst from `ptr`: up to `most`, never across a multiple of the longest burst's power-of-two size
-    * (nor 4 KiB, AXI's rule), so bursts after a buffer's first cover whole words of a wider memory port. */
-  def burstFrom(ptr: UInt, most: Int): UInt = {
-    val edge = Integer.highestOneBit(most * W) min 4096
-    val toBoundary = ((U(edge, 13 bits) - ptr(log2Up(edge) - 1 downto 0).resize(13)) >> log2Up(W)).resize(13)
-    Mux(toBoundary < most, toBoundary, U(most, 13 bits))
-  }
+  /** Beats of a burst from `ptr`: up to `most`, never across a burst edge (Bursts, TableReader.scala). */
+  def burstFrom(ptr: UInt, most: Int): UInt = Bursts.from(ptr, most, W)
   val sBurstMax = burstFrom(sPtr, c.spillBurst)
   val avail = Reg(UInt(log2Up(c.writeFifoBeats + 1) bits)) init (0) // beats buffered, not yet in a burst
   val awPtr = Reg(UInt(32 bits))

@@ -13,8 +13,6 @@ case class TableReaderConfig(bytes: Int = 16, keyLimit: Int = 1032, maxBlock: In
                              maxBlocks: Int = 1024, fifoBeats: Int = 64, maxBurst: Int = 16,
                              snappyBytes: Int = 1 << 16) {
   val reader = BlockReaderConfig(bytes, keyLimit, maxBlock)
-  /** Bursts never cross a multiple of this: the largest power of two of at most `maxBurst` beats and 4 KiB. */
-  def burstEdgeBytes: Int = Integer.highestOneBit(maxBurst * bytes) min 4096
   val snappy = SnappyConfig(bytes, snappyBytes)
   require(isPow2(maxBlocks) && maxBlocks >= 2, s"maxBlocks $maxBlocks: a power of two >= 2")
   require(fifoBeats >= 2 * maxBurst && maxBurst >= 1 && maxBurst <= 256 / bytes * 16)
@@ -45,6 +43,21 @@ case class TableStatus() extends Bundle {
   val offset = UInt(32 bits)
   val entries = UInt(32 bits)
   val blocks = UInt(32 bits)
+}
+
+/** The engine's INCR bursts, read and write alike: they end on multiples of the longest burst's bytes (a power of two,
+  * at most 4 KiB: AXI's rule too), so once a range's first burst has reached one, every burst covers whole words of a
+  * wider memory port: a 256-byte burst at a 16-byte offset spans five 64-byte DDR words instead of four (the SoC's
+  * upsized ports, doc/table_reader.md "Burst edges"). */
+object Bursts {
+  /** The largest power of two of at most `most` beats of `bytes` and 4 KiB. */
+  def edgeBytes(most: Int, bytes: Int): Int = Integer.highestOneBit(most * bytes) min 4096
+  /** Beats of a burst from `ptr` (a multiple of `bytes`): up to `most`, never across a multiple of edgeBytes. */
+  def from(ptr: UInt, most: Int, bytes: Int): UInt = {
+    val edge = edgeBytes(most, bytes)
+    val toEdge = ((U(edge, 13 bits) - ptr(log2Up(edge) - 1 downto 0).resize(13)) >> log2Up(bytes)).resize(13)
+    Mux(toEdge < most, toEdge, U(most, 13 bits))
+  }
 }
 
 /** A read of `len` (>= 1) bytes at `addr`. */
@@ -92,13 +105,8 @@ case class TableFetch(c: TableReaderConfig) extends Component {
     arAddr := io.cmd.addr(31 downto lw) @@ U(0, lw bits)
     arLeft := beatsOf(io.cmd.payload)
   }
-  // Bursts end on multiples of `edge` bytes (the longest burst, at most 4 KiB: AXI's rule too), so once a range's
-  // first burst has reached one, every burst covers whole words of a wider memory port: a 256-byte burst at a
-  // 16-byte offset spans five 64-byte DDR words instead of four (the SoC's upsized ports, doc/table_reader.md).
-  val edge = c.burstEdgeBytes
-  val toEdge = ((U(edge, 13 bits) - arAddr(log2Up(edge) - 1 downto 0).resize(13)) >> lw).resize(13)
-  val upTo = Mux(arLeft < c.maxBurst, arLeft.resize(13), U(c.maxBurst, 13 bits))
-  val burst = Mux(upTo < toEdge, upTo, toEdge)
+  val toEdge = Bursts.from(arAddr, c.maxBurst, W) // at most maxBurst beats, never across an edge
+  val burst = Mux(arLeft < toEdge, arLeft.resize(13), toEdge)
   val room = (fifo.io.occupancy.resize(inFlight.getWidth) + inFlight + burst.resize(inFlight.getWidth)) <= c.fifoBeats
   val issue = arBusy && !arValid && room
   when(issue) {
