@@ -50,8 +50,7 @@ def _same_but_latency(plain, sliced, what):
           f"total {plain['total']}, {what} {sliced['cycles']} total {sliced['total']}")
 
 
-# Only with LSMC_LONG=1: the port slices are a timing experiment no board preset uses (a SoC build of ~165 s in CI);
-# the arbiter slice below is in every board build and stays in CI.
+# Only with LSMC_LONG=1: the port slices are a timing experiment no board preset uses (a SoC build of ~165 s in CI).
 @pytest.mark.slow
 @pytest.mark.long
 def test_storage_flow_with_dma_port_slices_matches_default(plain, tmp_path):
@@ -61,8 +60,7 @@ def test_storage_flow_with_dma_port_slices_matches_default(plain, tmp_path):
     _same_but_latency(plain, _storage(soc.build_soc(dma_port_slice=True), tmp_path), "the DMA port slices")
 
 
-@pytest.mark.slow
-def test_storage_flow_with_the_arbiter_slice_matches_default(plain, tmp_path):
+def test_arbiter_slice_is_where_the_board_builds_want_it():
     """The board builds' slice between DMA port 0's write decoders and its write arbiter (LsmcSoc.arbiterSlice,
     preset table3-w128-arbslice): W through an m2sPipe and an s2mPipe, AW and B through halfPipes."""
     sliced_v = soc.generate_preset(presets.soc("table3-w128-arbslice")).read_text()
@@ -72,4 +70,11 @@ def test_storage_flow_with_the_arbiter_slice_matches_default(plain, tmp_path):
     wide = re.compile(r"^\s*reg\s+\[255:0\]\s", re.M)
     assert len(wide.findall(sliced_v)) - len(wide.findall(plain_v)) == 4
     assert all(p.arbiter_slice for p in presets.soc_presets().values() if p.target == "board")
+
+
+# Only with LSMC_LONG=1 (a SoC build of ~165 s in CI): the storage flow through the sliced SoC. In CI the sliced
+# SoC still runs: it is the board SoC, whose simulation (tests/test_boards.py) runs a compaction job through the DMA.
+@pytest.mark.slow
+@pytest.mark.long
+def test_storage_flow_with_the_arbiter_slice_matches_default(plain, tmp_path):
     _same_but_latency(plain, _storage(soc.build_soc(preset="table3-w128-arbslice"), tmp_path), "the arbiter slice")

@@ -107,7 +107,8 @@ def _nand_session(exe):
         ns.build_sim = saved
 
 
-@pytest.mark.long
+# scripts/test's gated-against-free comparison: a block harness build (the SoC comparisons below each build a
+# free-running SoC, ~165 s in CI: LSMC_LONG=1).
 def test_gated_and_free_running_controllers_agree():
     gated = ns.build_sim()
     model = build.ROOT / "hw" / "ip" / "nand" / "model"
@@ -117,7 +118,8 @@ def test_gated_and_free_running_controllers_agree():
     free = build.verilate("NandController", [ns.GEN / "NandController.v"],
                           [build.ROOT / "hw/ip/nand/dv/nand_harness.cpp", model / "onfi_model.cpp", *srcs],
                           build.BUILD / "sim" / "nand-free-clock",
-                          flags=["-DLSMC_NO_CLOCK_GATE", *flags, "-CFLAGS", f"-I{model} -I{ns.GEN}"], cflags="-O2")
+                          # -O1: its run is 3 s, its compile the test's cost
+                          flags=["-DLSMC_NO_CLOCK_GATE", *flags, "-CFLAGS", f"-I{model} -I{ns.GEN}"], cflags="-O1")
     a, b = _nand_session(gated), _nand_session(free)
     assert a == b
     assert a[-4].sectors[:4] == [ns.SECTOR_UNCORRECTABLE] * 4  # the t + 1 read was really uncorrectable
@@ -133,7 +135,7 @@ def _observable(r: soc.SocRun) -> dict:
     return {"exit": r.returncode, "cycles": r.cycles, "uart": r.uart, "stderr": _TIMING.sub("", r.stderr)}
 
 
-@pytest.mark.long  # two NAND SoC builds (215 s); scripts/test keeps the gated-vs-free SoC comparison below
+@pytest.mark.long  # two NAND SoC builds (215 s); scripts/test keeps the controllers' comparison above
 def test_gated_and_free_running_nand_in_the_soc_agree(tmp_path):
     """The NAND controller behind its gate in the SoC: the storage flow (erase, program and read with
     ECC through the DMA, status polls, both targets, idle time between commands while the CPU merges)
@@ -192,6 +194,7 @@ def _compare_socs(tmp_path, long: bool):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_gated_and_free_running_socs_agree(tmp_path):
     _compare_socs(tmp_path, long=False)
 
