@@ -291,6 +291,14 @@ def test_host_links_documented():
     assert code and code == docs, (code, docs)
 
 
+def test_rtl_back_end_built_as_the_engine_harnesses():
+    """LevelDB's rtl back end compiles the table engine's model (host/Makefile VTE_OPT) at the optimisation of the
+    engine's own harnesses (lsmc.build.HARNESS_OPT): one measured choice, two build systems."""
+    from lsmc import build
+    opt = re.search(r"^VTE_OPT := (\S+)$", (ROOT / "host/Makefile").read_text(), re.M)
+    assert opt and opt.group(1) == build.HARNESS_OPT
+
+
 def test_upstream_race_rerun_policy(monkeypatch):
     """Only a known upstream race that fails alone (gtest exit 1, no abort) is re-run, and it passes only
     if a re-run passes; other failures stand. No LevelDB build needed: the binary runs are stubbed."""

@@ -58,7 +58,8 @@ def build_harness(width: int = 16, ways: int = 4, merge: int = 0) -> Path:
     common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), *DV_HEADERS)
     flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width} -DWAYS={ways}", *common_flags]
     return build.verilate("MergeDrop", [verilog], [HARNESS, *MODEL_SOURCES, *common_srcs],
-                          BUILD / "table_engine" / f"merge_{_name(width, ways, merge)}", flags=flags, cflags="-O2")
+                          BUILD / "table_engine" / f"merge_{_name(width, ways, merge)}",
+                          flags=flags, cflags=build.HARNESS_OPT)
 
 
 def run(width: int = 16, ways: int = 4, *args, timeout: float = 600, merge: int = 0) -> subprocess.CompletedProcess:

@@ -54,7 +54,7 @@ def build_harness(width: int = 16, snappy_bytes: int = SNAPPY_BYTES) -> Path:
              "-LDFLAGS", "-lleveldb", *common_flags]
     return build.verilate("TableReader", [verilog], [HARNESS, *MODEL_SOURCES, *common_srcs],
                           BUILD / "table_engine" / f"table_reader_w{width}{_suffix(snappy_bytes)}", flags=flags,
-                          cflags="-O2")
+                          cflags=build.HARNESS_OPT)
 
 
 def run(width: int = 16, *args, timeout: float = 600, snappy_bytes: int = SNAPPY_BYTES) -> subprocess.CompletedProcess:

@@ -51,9 +51,8 @@ def build_harness(width: int = 16) -> Path:
     common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), *DV_HEADERS)
     # Debian's libleveldb: its TableBuilder writes the tables of --leveldb (an independent source of blocks).
     flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width}", "-LDFLAGS", "-lleveldb", *common_flags]
-    # -O2: the harness is rebuilt whenever the RTL changes; its run is short (seconds).
     return build.verilate("BlockReader", [verilog], [HARNESS, *MODEL_SOURCES, *common_srcs],
-                          BUILD / "table_engine" / f"rtl_w{width}", flags=flags, cflags="-O2")
+                          BUILD / "table_engine" / f"rtl_w{width}", flags=flags, cflags=build.HARNESS_OPT)
 
 
 def run(width: int = 16, *args, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -87,7 +86,7 @@ def build_builder_harness(width: int = 16, max_restarts: int | None = None) -> P
     flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width}", "-LDFLAGS", "-lleveldb", *common_flags]
     return build.verilate("BlockBuilder", [verilog], [BUILDER_HARNESS, *MODEL_SOURCES, *common_srcs],
                           BUILD / "table_engine" / f"builder_{_builder_name(width, max_restarts)}", flags=flags,
-                          cflags="-O2")
+                          cflags=build.HARNESS_OPT)
 
 
 def run_builder(width: int = 16, *args, max_restarts: int | None = None,

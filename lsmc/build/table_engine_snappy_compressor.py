@@ -49,7 +49,7 @@ def build_harness(width: int = 16) -> Path:
     flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width} -DMAX_BLOCK_BYTES={sizes()['max_block']}",
              "-LDFLAGS", "-lsnappy", *common_flags]
     return build.verilate("SnappyCompressor", [verilog], [HARNESS, *MODEL_SOURCES, *common_srcs],
-                          BUILD / "table_engine" / f"snappy_compressor_w{width}", flags=flags, cflags="-O2")
+                          BUILD / "table_engine" / f"snappy_compressor_w{width}", flags=flags, cflags=build.HARNESS_OPT)
 
 
 def run(width: int = 16, *args, timeout: float = 600) -> subprocess.CompletedProcess:

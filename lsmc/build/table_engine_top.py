@@ -80,7 +80,8 @@ def build_harness(width: int = 16, ways: int = 4, merge: int = 0) -> Path:
     flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} {defines(width, ways)}",
              "-LDFLAGS", "-ljson-c", *common_flags]
     return build.verilate("TableEngine", [verilog], [HARNESS, SIM, *MODEL_SOURCES, *common_srcs],
-                          BUILD / "table_engine" / f"top_{_name(width, ways, merge)}", flags=flags, cflags="-O2")
+                          BUILD / "table_engine" / f"top_{_name(width, ways, merge)}",
+                          flags=flags, cflags=build.HARNESS_OPT)
 
 
 def run(width: int = 16, ways: int = 4, *args, timeout: float = 600, merge: int = 0) -> subprocess.CompletedProcess:

@@ -46,7 +46,7 @@ def build_harness(ways: int = 4) -> Path:
                         f"{table_engine_top.defines(WIDTH, ways)}",
              "-LDFLAGS", "-ljson-c", *common_flags]
     return build.verilate("TableEngineUnit", [verilog], [HARNESS, *table_engine_top.MODEL_SOURCES, *common_srcs],
-                          BUILD / "table_engine" / f"unit_w{WIDTH}_k{ways}", flags=flags, cflags="-O2")
+                          BUILD / "table_engine" / f"unit_w{WIDTH}_k{ways}", flags=flags, cflags=build.HARNESS_OPT)
 
 
 def run(ways: int = 4, *args, timeout: float = 600) -> subprocess.CompletedProcess:

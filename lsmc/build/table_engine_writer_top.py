@@ -68,7 +68,8 @@ def build_harness(width: int = 16, small: bool = False) -> Path:
     common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), *DV_HEADERS)
     flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} -DBEAT_BYTES={width}", "-LDFLAGS", "-lleveldb", *common_flags]
     return build.verilate("TableWriter", [verilog], [HARNESS, *MODEL_SOURCES, *common_srcs],
-                          BUILD / "table_engine" / f"writer_{_name(width, small)}", flags=flags, cflags="-O2")
+                          BUILD / "table_engine" / f"writer_{_name(width, small)}",
+                          flags=flags, cflags=build.HARNESS_OPT)
 
 
 def run(width: int = 16, *args, small: bool = False, timeout: float = 600) -> subprocess.CompletedProcess:
