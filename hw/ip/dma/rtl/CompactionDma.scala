@@ -58,7 +58,7 @@ case class CompactionDma(dataWidth: Int, readers: Int = 2, writeBurst: Int = Dma
   val reader0 = readerUnits(0)
   val reader1 = readerUnits(1)
   val writerFifo = scala.math.max(32, 2 * writeBurst)
-  val groupLevel = if (writeGroup) writerFifo - writerFifo / 4 else 0
+  val groupLevel = if (writeGroup) common.WriteGroup.urgentLevel(writerFifo) else 0
   val writerOut = DmaWriter(dataWidth, writerFifo, writeBurst, groupLevel)
   val writerInv = DmaWriter(32, writerFifo, writeBurst, groupLevel)
   if (writeGroup) {

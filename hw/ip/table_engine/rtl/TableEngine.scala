@@ -369,7 +369,7 @@ case class TableEngine(c: TableEngineConfig = TableEngineConfig()) extends Compo
   // turnaround pair each. Nothing waits on a held burst but the job's end, which flushes: the spill's read-back waits
   // only for bursts already issued, and a full FIFO is urgent.
   val release = if (c.writeGroup) {
-    val urgent = RegNext(avail >= c.writeFifoBeats - c.writeFifoBeats / 4) init (False)
+    val urgent = RegNext(avail >= common.WriteGroup.urgentLevel(c.writeFifoBeats)) init (False)
     io.writeUrgent := urgent
     urgent || io.writeGroupGo
   } else True
