@@ -556,10 +556,13 @@ Job RandomJob(simc::Prng& r, const Options& o) {
   j.snappy = JobSnappy(r, o);
   std::vector<std::string> keys;
   if (o.keyLen) {  // fixed lengths (throughput): consecutive numbers, as db_bench's keys
+    // Zero-padded to the length, as printf's "%0*" would: any length (a fixed buffer read past its end gave
+    // keys of stack bytes beyond 31 that changed with the compiler's optimisation level).
     for (uint64_t i = 0; i < o.entries; i++) {
-      char b[32];
-      std::snprintf(b, sizeof b, "%0*" PRIu64, int(o.keyLen), i);
-      keys.push_back(InternalKey(std::string(b, o.keyLen), o.entries - i, 1));
+      const std::string num = std::to_string(i);
+      const std::string user =
+          num.size() >= o.keyLen ? num.substr(0, o.keyLen) : std::string(o.keyLen - num.size(), '0') + num;
+      keys.push_back(InternalKey(user, o.entries - i, 1));
     }
   } else {
     const int alphabet = int(1 + Below(r, 4));  // few letters: long shared prefixes, near separators
