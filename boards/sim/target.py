@@ -137,7 +137,8 @@ class SimBoard:
 
 
 def compile_sim(output_dir: Path) -> Path:
-    """Compile the Verilator model with the build script LiteX wrote (build_sim.sh, -O3, make -j2)."""
+    """Compile the Verilator model with the build script LiteX wrote (build_sim.sh, -O3, make -j2), its __Slow
+    files at -O0."""
     gw = Path(output_dir) / "gateware"
     script = gw / "build_sim.sh"
     if not script.is_file():
@@ -152,7 +153,11 @@ def compile_sim(output_dir: Path) -> Path:
     stamp = gw / ".sim_stamp"
     if simulator(output_dir).is_file() and stamp.is_file() and stamp.read_text() == h.hexdigest():
         return simulator(output_dir)
-    res = subprocess.run(["bash", script.name], cwd=gw, capture_output=True, text=True)
+    # The model's __Slow files (constructors, initial and settle code: run once) at -O0, as Verilator's own default:
+    # LiteX's -O3 in the compiler flags would otherwise apply to them, half the C++ of the model. Make takes the
+    # definition from MAKEFLAGS like one on its command line, also in the sub-make that builds the model.
+    env = dict(os.environ, MAKEFLAGS=" ".join(filter(None, (os.environ.get("MAKEFLAGS", ""), "OPT_SLOW=-O0"))))
+    res = subprocess.run(["bash", script.name], cwd=gw, capture_output=True, text=True, env=env)
     (gw / "build_sim.log").write_text(res.stdout + res.stderr)
     if res.returncode != 0 or not simulator(output_dir).is_file():
         raise BoardError(f"Verilator build failed (log: {gw / 'build_sim.log'}):\n"
