@@ -157,8 +157,8 @@ OPT_SLOW = "-O0"
 
 # The table engine's block and engine harnesses (and LevelDB's rtl back end, host/Makefile's VTE_FLAGS): -O1.
 # Measured on the 4-way engine (top_w16_k4_m32, 2-core AMD EPYC, no ccache): 163 s of compile CPU against 201 s
-# at -O2, and its db_bench job with stalls runs in 19.6 s against 24.1 s (Verilator's large straight-line
-# functions gain nothing from -O2 but code size).
+# at -O2, and its db_bench job with stalls no slower (19.6-24.6 s over three runs against 24.1 s: the machine's
+# noise; Verilator's large straight-line functions gain little from -O2 but code size).
 HARNESS_OPT = "-O1"
 
 # Profile-guided optimisation of a model (GCC): instrumented build, training run, optimised rebuild.

@@ -105,42 +105,43 @@ def build_soc(trace: bool = False, width: int = 128, units: int = 1, ways: int =
                                                  verilog.parent / "lsmc_soc.h",
                                                  verilog.parent / presets.HARNESS_HEADER, SIM_SRC / "nand_faults.h")
     incs = ["-CFLAGS", f"-I{NAND_MODEL} -I{verilog.parent}"]
+    light = quick_wanted() or free_clock or p.dma_port_slice or p.arbiter_slice or bool(p.derived.get("te_units", 0))
     return build.verilate("LsmcSoc", [verilog, SIM_SRC / "soc.vlt"],
                           [SIM_SRC / "harness.cpp", NAND_MODEL / "onfi_model.cpp", *common_srcs],
                           outdir, flags=flags + common_flags + incs,
-                          # PGO doubles the build; the scaling builds run briefly, the Table III ones often.
-                          # the free-running build only checks the gated one: -O1 compiles faster
-                          # and so do the sliced ones (they only check the default build) and the table-engine
-                          # ones (their jobs run under a second: 287 against 482 s of compile CPU for 11 % fewer
-                          # cycles/s, docs/simulation.md)
-                          cflags="-O1" if quick_wanted() or free_clock or p.dma_port_slice or p.arbiter_slice
-                          or p.derived.get("te_units", 0) else "-O3",
-                          train=None if not pgo_wanted() or quick_wanted() or trace or free_clock or p.dma_port_slice
-                          or p.arbiter_slice or p.derived["units"] * p.derived["ways"] > 2
-                          or p.derived.get("te_units", 0) else _train,
+                          # -O1 for the builds whose runs are short or only check another build: the free-running
+                          # and sliced ones, the table-engine ones (their jobs run under a second: 287 against 482 s
+                          # of compile CPU for 11 % fewer cycles/s, docs/simulation.md), every one with
+                          # LSMC_SOC_QUICK=1; PGO doubles the build, so only the -O3 builds of one or two units
+                          # (Table III, run often) take it
+                          cflags="-O1" if light else "-O3",
+                          train=None if not pgo_wanted() or light or trace or p.derived["units"] * p.derived["ways"] > 2
+                          else _train,
                           # the wheel's FST writer needs liblz4 headers Debian's base lacks: waves keep 5.006
                           wheel=not trace)
+
+
+def _switch(name: str, default: bool, meaning: str) -> bool:
+    """An on/off build switch from the environment: 0 or 1, unset or empty `default`; any other value is refused
+    (BuildError naming the variable and `meaning`), not read as either."""
+    v = os.environ.get(name, "")
+    if v not in ("", "0", "1"):
+        raise build.BuildError(f"{name}={v!r}: {meaning}")
+    return default if v == "" else v == "1"
 
 
 def quick_wanted() -> bool:
     """Every SoC model at -O1 without profile-guided optimisation when LSMC_SOC_QUICK=1 (scripts/test's default: its
     SoC runs are seconds long, and -O1 compiles the SoC in about 60 % of the CPU for about 11 % fewer cycles/s,
-    docs/simulation.md). Unset, empty or 0: each build's own choice; any other value is refused (BuildError)."""
-    v = os.environ.get("LSMC_SOC_QUICK", "")
-    if v not in ("", "0", "1"):
-        raise build.BuildError(f"LSMC_SOC_QUICK={v!r}: 1 (every SoC model at -O1, no PGO) or 0 (the default)")
-    return v == "1"
+    docs/simulation.md). Unset, empty or 0: each build's own choice."""
+    return _switch("LSMC_SOC_QUICK", False, "1 (every SoC model at -O1, no PGO) or 0 (the default)")
 
 
 def pgo_wanted() -> bool:
     """Profile-guided optimisation for the builds that take it, unless LSMC_PGO=0 (scripts/test's default: its
     runs are short, and the instrumented build, training and LTO rebuild cost more than the speed returns).
-    Unset, empty or 1: on; any other value is refused (BuildError), not read as either."""
-    v = os.environ.get("LSMC_PGO", "")
-    if v not in ("", "0", "1"):
-        raise build.BuildError(f"LSMC_PGO={v!r}: 0 (no profile-guided optimisation of the SoC builds) or 1 "
-                               "(the default)")
-    return v != "0"
+    Unset, empty or 1: on."""
+    return _switch("LSMC_PGO", True, "0 (no profile-guided optimisation of the SoC builds) or 1 (the default)")
 
 
 def _train(exe: Path) -> None:
