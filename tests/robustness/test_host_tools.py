@@ -388,3 +388,20 @@ def test_pgo_setting_good_values(value, on, monkeypatch):
     else:
         monkeypatch.setenv("LSMC_PGO", value)
     assert soc.pgo_wanted() is on
+
+
+@pytest.mark.parametrize("value", ["on", "2", "yes", " 1"])
+def test_quick_soc_setting_refuses_bad_values(value, monkeypatch):
+    """LSMC_SOC_QUICK (scripts/test sets 1): a value other than 0 or 1 is one named error before any build."""
+    monkeypatch.setenv("LSMC_SOC_QUICK", value)
+    with pytest.raises(build.BuildError, match=r"LSMC_SOC_QUICK=.*1 \(every SoC model at -O1, no PGO\) or 0"):
+        soc.quick_wanted()
+
+
+@pytest.mark.parametrize("value,on", [(None, False), ("", False), ("1", True), ("0", False)])
+def test_quick_soc_setting_good_values(value, on, monkeypatch):
+    if value is None:
+        monkeypatch.delenv("LSMC_SOC_QUICK", raising=False)
+    else:
+        monkeypatch.setenv("LSMC_SOC_QUICK", value)
+    assert soc.quick_wanted() is on
