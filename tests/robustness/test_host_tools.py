@@ -372,36 +372,26 @@ def test_fpga_refuses_bad_input_before_a_flow(case, argv, fragment, ws, tripwire
     assert snapshot(ws) == before
 
 
-@pytest.mark.parametrize("value", ["off", "2", "yes", " 0"])
-def test_pgo_setting_refuses_bad_values(value, monkeypatch):
-    """LSMC_PGO (scripts/test sets 0): a value other than 0 or 1 is one named error before any build, never read
-    as on or off."""
-    monkeypatch.setenv("LSMC_PGO", value)
-    with pytest.raises(build.BuildError, match=r"LSMC_PGO=.*0 \(no profile-guided optimisation.* or 1"):
-        soc.pgo_wanted()
+# The SoC build switches (scripts/test sets LSMC_PGO=0 and LSMC_SOC_QUICK=1): (variable, reader, its value unset,
+# what its error names).
+SOC_SWITCHES = [("LSMC_PGO", soc.pgo_wanted, True, r"0 \(no profile-guided optimisation.* or 1"),
+                ("LSMC_SOC_QUICK", soc.quick_wanted, False, r"1 \(every SoC model at -O1, no PGO\) or 0")]
 
 
-@pytest.mark.parametrize("value,on", [(None, True), ("", True), ("1", True), ("0", False)])
-def test_pgo_setting_good_values(value, on, monkeypatch):
+@pytest.mark.parametrize("name,wanted,default,meaning", SOC_SWITCHES)
+@pytest.mark.parametrize("value", ["off", "on", "2", "yes", " 0", " 1"])
+def test_soc_build_switch_refuses_bad_values(name, wanted, default, meaning, value, monkeypatch):
+    """A value other than 0 or 1 is one named error before any build, never read as on or off."""
+    monkeypatch.setenv(name, value)
+    with pytest.raises(build.BuildError, match=rf"{name}=.*{meaning}"):
+        wanted()
+
+
+@pytest.mark.parametrize("name,wanted,default,meaning", SOC_SWITCHES)
+@pytest.mark.parametrize("value", [None, "", "1", "0"])
+def test_soc_build_switch_good_values(name, wanted, default, meaning, value, monkeypatch):
     if value is None:
-        monkeypatch.delenv("LSMC_PGO", raising=False)
+        monkeypatch.delenv(name, raising=False)
     else:
-        monkeypatch.setenv("LSMC_PGO", value)
-    assert soc.pgo_wanted() is on
-
-
-@pytest.mark.parametrize("value", ["on", "2", "yes", " 1"])
-def test_quick_soc_setting_refuses_bad_values(value, monkeypatch):
-    """LSMC_SOC_QUICK (scripts/test sets 1): a value other than 0 or 1 is one named error before any build."""
-    monkeypatch.setenv("LSMC_SOC_QUICK", value)
-    with pytest.raises(build.BuildError, match=r"LSMC_SOC_QUICK=.*1 \(every SoC model at -O1, no PGO\) or 0"):
-        soc.quick_wanted()
-
-
-@pytest.mark.parametrize("value,on", [(None, False), ("", False), ("1", True), ("0", False)])
-def test_quick_soc_setting_good_values(value, on, monkeypatch):
-    if value is None:
-        monkeypatch.delenv("LSMC_SOC_QUICK", raising=False)
-    else:
-        monkeypatch.setenv("LSMC_SOC_QUICK", value)
-    assert soc.quick_wanted() is on
+        monkeypatch.setenv(name, value)
+    assert wanted() is (default if value in (None, "") else value == "1")
