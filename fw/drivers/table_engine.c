@@ -52,9 +52,8 @@ static uint64_t default_timeout(uint32_t desc)
 
 static int conclude(unsigned u, int use_irq, uint64_t t0, te_result *r);
 
-/* Checks unit u and the descriptor, clears its interrupt status, points it at `desc` and arms its interrupt;
- * TE_OK or r->rc. The GO write is the caller's. */
-static int prepare(unsigned u, uint32_t desc, int use_irq, te_result *r)
+/* Unit u's checks before it is started (reads only): present, the descriptor aligned, idle; TE_OK or r->rc. */
+static int check(unsigned u, uint32_t desc, te_result *r)
 {
     r->rc = TE_OK;
     if (!te_present(u, 0))
@@ -63,6 +62,12 @@ static int prepare(unsigned u, uint32_t desc, int use_irq, te_result *r)
         return r->rc = TE_E_ARG;
     if (te_read(u, TE_STATUS) & TE_STATUS_BUSY_MASK)
         return r->rc = TE_E_BUSY;
+    return TE_OK;
+}
+
+/* A checked unit's interrupt status cleared, pointed at `desc`, its interrupt armed; the GO write is the caller's. */
+static void arm(unsigned u, uint32_t desc, int use_irq)
+{
     te_write(u, TE_IRQ_STATUS, TE_IRQ_STATUS_DONE_MASK | TE_IRQ_STATUS_ERROR_MASK);
     te_write(u, TE_DESC_ADDR, desc);
     if (use_irq) {
@@ -70,41 +75,41 @@ static int prepare(unsigned u, uint32_t desc, int use_irq, te_result *r)
         irq_attach(IRQ_TE_UNIT(u), te_irq, (void *)(uintptr_t)u);
         te_write(u, TE_IRQ_ENABLE, TE_IRQ_ENABLE_DONE_MASK | TE_IRQ_ENABLE_ERROR_MASK);
     }
-    return TE_OK;
+}
+
+/* Unit u's job has ended (or its deadline passed): 1 when its status may be read. */
+static int ended(unsigned u, int use_irq)
+{
+    uint32_t st;
+    if (use_irq)
+        return te_irq_seen[u] != 0;
+    st = te_read(u, TE_STATUS);
+    return !(st & TE_STATUS_BUSY_MASK) && (st & TE_STATUS_DONE_MASK);
 }
 
 int te_run(unsigned u, uint32_t desc, int use_irq, uint64_t timeout_cycles, te_result *r)
 {
     uint64_t t0, deadline;
-    uint32_t st;
 
-    if (prepare(u, desc, use_irq, r) != TE_OK)
+    if (check(u, desc, r) != TE_OK)
         return r->rc;
+    arm(u, desc, use_irq);
     if (!timeout_cycles)
         timeout_cycles = default_timeout(desc);
     mem_fence(); /* the descriptor and its tables are in DDR before the unit reads them */
     t0 = timer_now();
     deadline = t0 + timeout_cycles;
     te_write(u, TE_CTRL, TE_CTRL_GO_MASK);
-    for (;;) {
-        if (use_irq) {
-            if (te_irq_seen[u])
-                break;
-            if (timer_expired(deadline)) /* no wfi: an interrupt between the test and the wfi would be slept through */
-                break;
-        } else {
-            st = te_read(u, TE_STATUS);
-            if (!(st & TE_STATUS_BUSY_MASK) && (st & TE_STATUS_DONE_MASK))
-                break;
-            if (timer_expired(deadline))
-                break;
-        }
-    }
-    return conclude(u, use_irq, t0, r);
+    /* no wfi with interrupts: one between the test and the wfi would be slept through */
+    while (!ended(u, use_irq) && !timer_expired(deadline))
+        ;
+    conclude(u, use_irq, t0, r);
+    te_read_counters(u, r);
+    return r->rc;
 }
 
 /* The end of unit u's job (done or past its deadline), started at timer `t0`: its STATUS read, its interrupt
- * disarmed and cleared, the error fields and counters into r; r->rc. */
+ * disarmed and cleared, the error fields and TABLES_OUT into r (the other counters: te_read_counters); r->rc. */
 static int conclude(unsigned u, int use_irq, uint64_t t0, te_result *r)
 {
     uint32_t st = te_read(u, TE_STATUS);
@@ -121,80 +126,86 @@ static int conclude(unsigned u, int use_irq, uint64_t t0, te_result *r)
     r->code = (st & TE_STATUS_CODE_MASK) >> TE_STATUS_CODE_SHIFT;
     r->unit = (st & TE_STATUS_UNIT_MASK) >> TE_STATUS_UNIT_SHIFT;
     r->run = (st & TE_STATUS_RUN_MASK) >> TE_STATUS_RUN_SHIFT;
+    r->tables_out = te_read(u, TE_TABLES_OUT);
+    dcache_invalidate(); /* the records and tables the unit wrote, not stale lines */
+    if (!(st & TE_STATUS_ERROR_MASK))
+        return r->rc = TE_OK;
     r->table = te_read(u, TE_ERR_TABLE);
     r->offset = te_read(u, TE_ERR_OFFSET);
     r->entry = te_read(u, TE_ERR_ENTRY);
+    return r->rc = TE_E_UNIT;
+}
+
+void te_read_counters(unsigned u, te_result *r)
+{
     r->entries_in = te_read(u, TE_ENTRIES_IN);
     r->entries_out = te_read(u, TE_ENTRIES_OUT);
     r->dropped = te_read(u, TE_DROPPED);
-    r->tables_out = te_read(u, TE_TABLES_OUT);
     r->bytes_out = te_read(u, TE_BYTES_OUT);
     r->cycles = te_read(u, TE_CYCLES);
     r->engine_cycles = te_read(u, TE_ENGINE_CYCLES);
-    dcache_invalidate(); /* the records and tables the unit wrote, not stale lines */
-    return r->rc = (st & TE_STATUS_ERROR_MASK) ? TE_E_UNIT : TE_OK;
 }
 
-int te_run_all(unsigned n, const uint32_t *desc, int use_irq, uint64_t timeout_cycles, te_result *r)
+int te_start_all(unsigned n, const uint32_t *desc, int use_irq, uint64_t timeout_cycles, te_batch *b, te_result *r)
 {
-    uint64_t t0, deadline, longest = 0;
-    unsigned u, left = 0, bad = 0;
-    uint32_t st, pending = 0;
+    uint64_t longest = 0;
+    unsigned u;
 
+    b->n = 0;
+    b->pending = 0;
     if (n > TE_UNITS_MAX)
         return TE_E_ARG;
-    for (u = 0; u < n; u++)
-        if (prepare(u, desc[u], use_irq, &r[u]) != TE_OK)
-            bad = 1;
-    if (bad) { /* none started: disarm the ones that were armed */
-        for (u = 0; u < n; u++)
-            if (use_irq && r[u].rc == TE_OK) {
-                te_write(u, TE_IRQ_ENABLE, 0);
-                irq_line_enable(IRQ_TE_UNIT(u), 0);
-            }
-        for (u = 0; u < n; u++)
-            if (r[u].rc != TE_OK)
-                return r[u].rc;
-    }
+    for (u = 0; u < n; u++) /* all checked before any starts: none runs when one cannot */
+        if (check(u, desc[u], &r[u]) != TE_OK)
+            return r[u].rc;
     mem_fence(); /* the descriptors and their tables are in DDR before the units read them */
-    t0 = timer_now();
+    b->t0 = timer_now();
+    /* Each unit armed and started in turn: unit 0 runs while the later ones are armed (about 70 clocks an APB
+     * access, doc/table_engine_soc.md). */
     for (u = 0; u < n; u++) {
+        arm(u, desc[u], use_irq);
         te_write(u, TE_CTRL, TE_CTRL_GO_MASK);
-        pending |= 1u << u;
-        left++;
+        b->pending |= 1u << u;
     }
-    /* The deadline once every unit runs: the default reads each descriptor's table lists from DDR (cache misses), which
-     * would otherwise hold the later units' GO back by hundreds of clocks each. */
+    b->n = n;
+    b->use_irq = use_irq;
+    /* The deadline once every unit runs: the default reads each descriptor's table lists from DDR (cache misses). */
     for (u = 0; u < n; u++) {
         uint64_t t = timeout_cycles ? timeout_cycles : default_timeout(desc[u]);
         longest = t > longest ? t : longest;
     }
-    deadline = t0 + longest;
-    /* Each unit's status is read once it is done, so its fw_cycles end there; the deadline is the longest unit's. */
-    while (left) {
-        for (u = 0; u < n; u++) {
-            if (!(pending & (1u << u)))
-                continue;
-            if (use_irq) {
-                if (!te_irq_seen[u])
-                    continue;
-            } else {
-                st = te_read(u, TE_STATUS);
-                if ((st & TE_STATUS_BUSY_MASK) || !(st & TE_STATUS_DONE_MASK))
-                    continue;
+    b->deadline = b->t0 + longest;
+    return TE_OK;
+}
+
+int te_wait_next(te_batch *b, te_result *r)
+{
+    unsigned u;
+
+    while (b->pending) {
+        int late = timer_expired(b->deadline);
+        for (u = 0; u < b->n; u++)
+            if ((b->pending & (1u << u)) && (late || ended(u, b->use_irq))) {
+                conclude(u, b->use_irq, b->t0, &r[u]);
+                b->pending &= ~(1u << u);
+                return (int)u;
             }
-            conclude(u, use_irq, t0, &r[u]);
-            pending &= ~(1u << u);
-            left--;
-        }
-        if (left && timer_expired(deadline))
-            break;
     }
-    for (u = 0; u < n; u++) { /* the units without a status by the deadline */
-        if (!(pending & (1u << u)))
-            continue;
-        conclude(u, use_irq, t0, &r[u]);
-    }
+    return -1;
+}
+
+int te_run_all(unsigned n, const uint32_t *desc, int use_irq, uint64_t timeout_cycles, te_result *r)
+{
+    te_batch b;
+    unsigned u;
+    int rc = te_start_all(n, desc, use_irq, timeout_cycles, &b, r);
+
+    if (rc != TE_OK)
+        return rc;
+    while (te_wait_next(&b, r) >= 0)
+        ;
+    for (u = 0; u < n; u++)
+        te_read_counters(u, &r[u]);
     for (u = 0; u < n; u++)
         if (r[u].rc != TE_OK)
             return r[u].rc;

@@ -40,12 +40,29 @@ int te_soft_reset(unsigned u);
 /* Runs the job whose descriptor is at `desc` on unit u; waits by interrupt (use_irq) or polling, at most
  * `timeout_cycles` (0: 8 clocks per byte of its tables, at least 10^7). Returns r->rc. */
 int te_run(unsigned u, uint32_t desc, int use_irq, uint64_t timeout_cycles, te_result *r);
-/* Runs n jobs side by side, desc[u] on unit u (0 .. n-1; a sub-compaction's parts): every unit checked and armed
- * before the first GO, then the GO writes back to back, then each unit's status read as it ends (its fw_cycles from
- * the first GO to that read), by interrupt (use_irq) or polling, until all have ended or the longest unit's timeout
- * (`timeout_cycles`, 0: as te_run's per descriptor) has passed. r[u] as te_run's. Returns TE_OK, the first unit's
- * failing rc, or TE_E_ARG for n over TE_UNITS_MAX; when a unit is absent, busy or its descriptor misaligned, none
- * is started. */
+/* Units started together by te_start_all, waited for one by one with te_wait_next. */
+typedef struct {
+    unsigned n;
+    int use_irq;
+    uint32_t pending; /* bit u: unit u's status not yet read */
+    uint64_t t0;      /* the first GO (machine timer) */
+    uint64_t deadline;
+} te_batch;
+
+/* Starts n jobs side by side, desc[u] on unit u (0 .. n-1; a sub-compaction's parts): every unit checked first (when
+ * one is absent, busy or its descriptor misaligned, none is started and its rc returned; TE_E_ARG for n over
+ * TE_UNITS_MAX), then each armed and started in turn; the deadline is the longest unit's timeout from the first GO
+ * (`timeout_cycles`, 0: as te_run's per descriptor). */
+int te_start_all(unsigned n, const uint32_t *desc, int use_irq, uint64_t timeout_cycles, te_batch *b, te_result *r);
+/* Waits until one more unit of the batch has ended (interrupt or polling) or the deadline has passed, reads its
+ * status into r[u] (rc, status, code, unit, run; table, offset, entry on an error; tables_out; fw_cycles from the
+ * first GO) and returns u; -1 when every unit's status has been read. */
+int te_wait_next(te_batch *b, te_result *r);
+/* The rest of unit u's counters into r (entries_in, entries_out, dropped, bytes_out, cycles, engine_cycles): read
+ * after the job, off its critical path. */
+void te_read_counters(unsigned u, te_result *r);
+/* te_start_all, every status as it comes, then every unit's counters: r[u] as te_run's. Returns TE_OK, the first
+ * unit's failing rc, or te_start_all's. */
 int te_run_all(unsigned n, const uint32_t *desc, int use_irq, uint64_t timeout_cycles, te_result *r);
 /* "BAD_MAGIC", ... of a STATUS.CODE; "READER", ... of a STATUS.UNIT. */
 const char *te_err_name(uint32_t code);
