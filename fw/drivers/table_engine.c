@@ -160,8 +160,8 @@ int te_start_all(unsigned n, const uint32_t *desc, int use_irq, uint64_t timeout
             return r[u].rc;
     mem_fence(); /* the descriptors and their tables are in DDR before the units read them */
     b->t0 = timer_now();
-    /* Each unit armed and started in turn: unit 0 runs while the later ones are armed (about 70 clocks an APB
-     * access, doc/table_engine_soc.md). */
+    /* Each unit armed and started in turn: unit 0 runs while the later ones are armed (about 28 clocks a register
+     * write, doc/table_engine_soc.md). */
     for (u = 0; u < n; u++) {
         arm(u, desc[u], use_irq);
         te_write(u, TE_CTRL, TE_CTRL_GO_MASK);
