@@ -8,7 +8,9 @@
 #include "sys.h"
 #include "uart.h"
 
+#ifndef BOARD_BAUD /* the board's UART: make ... BOARD_BAUD=N (the board simulation's fast line, boards/sim) */
 #define BOARD_BAUD 115200u
+#endif
 
 /* Table III waits by polling, as the paper's flow does: the interrupt's trap entry and exit would add
  * ~450 cycles to the firmware-bracketed figure of every job (`mode irq` or SIM_ARG 4 to compare). */
