@@ -350,9 +350,9 @@ def test_job_after_an_error(jobs, model, tmp_path, bad):
     else:
         args = ["--output-buffer", 30000]
     (d / "job.json").write_text(json.dumps(job))
-    r = run(engine(4), d / "job.json", tmp_path / "o", *args)
+    r = run(engine(2), d / "job.json", tmp_path / "o", *args)
     assert r.returncode == 1, r.stdout
-    same_as_model(model, jobs["dbbench2"], tmp_path, 4, "--stall", 0.2, "--first", d / "job.json",
+    same_as_model(model, jobs["dbbench2"], tmp_path, 2, "--stall", 0.2, "--first", d / "job.json",
                   *(args and ["--first-output-buffer", args[1]]))
 
 
