@@ -197,9 +197,6 @@ def test_k4_narrow_merge_byte_identical(jobs, model, tmp_path, name, stall):
     same_as_model(model, jobs[name], tmp_path, 4, "--stall", stall, "--seed", 5, merge=W)
 
 
-# A whole engine build more (~120 s); scripts/test keeps K = 2 in the merge's own tests (test_table_engine_merge.py) and
-# the cascade of more runs than ways on the 4-way engine (test_tables_soc.py).
-@pytest.mark.long
 @pytest.mark.parametrize("name", ["non-base", "one-entry", "dbbench2", "grandparents"])
 def test_k2_byte_identical(jobs, model, tmp_path, name):
     same_as_model(model, jobs[name], tmp_path, 2, "--stall", 0.2, "--seed", 9)
@@ -318,16 +315,16 @@ def test_malformed_table_model_error(jobs, model, tmp_path, kind):
 
 
 def test_key_in_two_runs_model_error(jobs, model, tmp_path):
-    """One table given as two runs (two of the engine's four ways): every internal key is in both, the model's
-    KEY_ORDER at the second run's first entry; the RTL's merge names the run and the entry's index, which the
-    harness turns into the same table and offset."""
+    """One table given as two runs: every internal key is in both, the model's KEY_ORDER at the second run's
+    first entry; the RTL's merge names the run and the entry's index, which the harness turns into the same
+    table and offset."""
     d = tmp_path / "job"
     shutil.copytree(jobs["dbbench2"].parent, d)
     job = json.loads((d / "job.json").read_text())
     job["runs"] = [job["runs"][0][:1], job["runs"][0][:1]]
     (d / "job.json").write_text(json.dumps(job))
     m = model_run(model, d / "job.json", tmp_path / "model")
-    r = run(engine(4), d / "job.json", tmp_path / "rtl", "--stall", 0.2)
+    r = run(engine(2), d / "job.json", tmp_path / "rtl", "--stall", 0.2)
     assert m.returncode == 1 and r.returncode == 1, (m.stderr, r.stderr)
     assert error_fields(m.stderr).startswith("error=KEY_ORDER ")
     assert error_fields(r.stderr) == error_fields(m.stderr)
