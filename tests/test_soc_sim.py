@@ -222,4 +222,3 @@ def test_wave_dump(elf, tmp_path):
     res = soc.run_soc(elf, arg=1, wave=wave, max_cycles=100_000)
     assert res.returncode == 42
     assert wave.stat().st_size > 1000
-

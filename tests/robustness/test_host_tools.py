@@ -338,6 +338,33 @@ def test_board_target_refuses_bad_input(case, argv, fragment, ws):
     assert snapshot(ws) == before
 
 
+@pytest.mark.parametrize("value,fragment", [("0", "--uart-baud 0: a positive baud rate"),
+                                            ("fast", "argument --uart-baud: invalid int value: 'fast'")])
+def test_sim_board_refuses_bad_baud(value, fragment, ws):
+    """boards/sim/target.py --uart-baud: refused in one line before LiteX starts, nothing written."""
+    before = snapshot(ws)
+    r = subprocess.run([sys.executable, str(ROOT / "boards" / "sim" / "target.py"), "--uart-baud", value,
+                        "--output-dir", "out"], cwd=ws, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert fragment in r.stderr.strip().splitlines()[-1], r.stderr
+    assert snapshot(ws) == before
+
+
+@pytest.mark.parametrize("value,fragment", [("abc", "BOARD_BAUD=abc: a baud rate in decimal"),
+                                            ("0", "BOARD_BAUD=0: a baud rate in decimal"),
+                                            ("99999999", "BOARD_BAUD above the UART's fastest rate")])
+def test_firmware_refuses_bad_board_baud(value, fragment, tmp_path):
+    """make -C fw ... BOARD_BAUD=N: not a positive decimal, or above the UART's fastest rate (CPU_HZ / 8): the
+    build stops naming it, no lsmc.elf."""
+    firmware.ensure_headers()
+    gen = " ".join(str(g) for g in firmware.GEN_INCLUDES)
+    elf = tmp_path / "lsmc.elf"
+    r = subprocess.run(["make", "-s", "-C", str(ROOT / "fw"), f"BUILD={tmp_path}", f"GEN_INC={gen}",
+                        f"BOARD_BAUD={value}", str(elf)], capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0 and fragment in r.stderr.replace("\\'", "'"), r.stderr[-2000:]
+    assert not elf.exists()
+
+
 FPGA = [
     ("unknown-design", ["nandx"], "unknown design 'nandx'"),
     ("estimate-with-flow", ["blocks", "nand_dma"], "run apart from soc, ip, nand, nand_dma"),

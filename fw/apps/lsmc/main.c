@@ -11,6 +11,8 @@
 #ifndef BOARD_BAUD /* the board's UART: make ... BOARD_BAUD=N (the board simulation's fast line, boards/sim) */
 #define BOARD_BAUD 115200u
 #endif
+/* uart_divider_for() gives the bit time in 8 samples of (divider + 1) clocks: at least one clock a sample. */
+_Static_assert(BOARD_BAUD <= CPU_HZ / 8u, "BOARD_BAUD above the UART's fastest rate (CPU_HZ / 8)");
 
 /* Table III waits by polling, as the paper's flow does: the interrupt's trap entry and exit would add
  * ~450 cycles to the firmware-bracketed figure of every job (`mode irq` or SIM_ARG 4 to compare). */
