@@ -235,6 +235,7 @@ class Bench {
   }
 
   uint64_t violations() const { return sink_.violations + axi_->violations; }
+  uint64_t readBytes() const { return axi_->readBeats * W; }  // every R beat, whole bus words
   // Reads touching [lo, hi) answer SLVERR (lo == hi: none).
   void slverr(uint64_t lo, uint64_t hi) { axi_->cfg.errLo = lo, axi_->cfg.errHi = hi; }
   std::string parseError;
@@ -614,9 +615,10 @@ int main(int argc, char** argv) {
   printf("tables=%" PRIu64 " ok=%" PRIu64 " errors=%" PRIu64 " snappy_tables=%" PRIu64 " mismatches=%" PRIu64
          " hangs=%" PRIu64 " violations=%" PRIu64 " entries=%" PRIu64 " clean_tables=%" PRIu64 " cycles=%" PRIu64
          " bytes=%" PRIu64 " bytes_per_cycle=%.3f decompressed=%" PRIu64 " decompressed_per_cycle=%.3f"
-         " blocks=%" PRIu64 " snappy_blocks=%" PRIu64 " codes=%s\n",
+         " blocks=%" PRIu64 " snappy_blocks=%" PRIu64 " read_bytes=%" PRIu64 " codes=%s\n",
          o.tables, okTables, errTables, snappyTables, mismatches, hangs, bench.violations(), entries, cleanTables,
          cleanCycles, cleanBytes, cleanCycles ? double(cleanBytes) / cleanCycles : 0.0, cleanDecompressed,
-         cleanCycles ? double(cleanDecompressed) / cleanCycles : 0.0, blocks, snappyBlocks, codeList.empty() ? "-" : codeList.c_str());
+         cleanCycles ? double(cleanDecompressed) / cleanCycles : 0.0, blocks, snappyBlocks, bench.readBytes(),
+         codeList.empty() ? "-" : codeList.c_str());
   return mismatches || hangs || bench.violations() ? 1 : 0;
 }

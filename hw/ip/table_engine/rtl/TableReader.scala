@@ -71,7 +71,13 @@ case class FetchCmd() extends Bundle {
   * Bursts are INCR from the bus-aligned address below the range, never across 4 KiB, and only asked
   * when the read FIFO has room for all of their beats (so R is always taken at once); ranges queue up
   * behind each other, so the next block's bytes are on their way while this one's are consumed.
-  * `idle`: nothing asked, in flight or buffered. `axiError`: sticky, an R beat came back with an error. */
+  * A range that starts where the one before it ended, inside that range's last bus beat, takes the rest of
+  * that beat instead of reading it again: consecutive blocks read one after the other cost the bus what one
+  * range over all of them would (no DDR word read twice at each block's edge). The beat is kept in the read
+  * FIFO after its range; the next range drops it unless it continues there. `clearError` (a new table) also
+  * forgets where the last range ended.
+  * `idle`: nothing asked, in flight or buffered but such a kept beat. `axiError`: sticky, an R beat came back
+  * with an error. */
 case class TableFetch(c: TableReaderConfig) extends Component {
   val W = c.bytes
   val lw = log2Up(W)
@@ -86,7 +92,12 @@ case class TableFetch(c: TableReaderConfig) extends Component {
   def beatsOf(cmd: FetchCmd): UInt = ((cmd.addr(lw - 1 downto 0).resize(33) + cmd.len + (W - 1)) >> lw).resize(30)
 
   val fifo = StreamFifo(Bits(8 * W bits), c.fifoBeats)
-  val pending = StreamFifo(FetchCmd(), 4) // ranges whose bursts are asked, for the data side
+  // Ranges whose bursts are asked, for the data side; `cont`: it continues in the previous range's kept beat.
+  case class Pending() extends Bundle {
+    val range = FetchCmd()
+    val cont = Bool()
+  }
+  val pending = StreamFifo(Pending(), 4)
 
   // ---- read requests ----
   val arBusy = RegInit(False)
@@ -97,13 +108,23 @@ case class TableFetch(c: TableReaderConfig) extends Component {
   val arReqAddr = Reg(UInt(32 bits))
   val arReqLen = Reg(UInt(8 bits))
 
+  // Where the last range asked ended, when that was inside a bus beat (the data side keeps that beat).
+  val endValid = RegInit(False)
+  val endAddr = Reg(UInt(32 bits))
+  val cont = endValid && io.cmd.addr === endAddr
   io.cmd.ready := !arBusy && pending.io.push.ready
   pending.io.push.valid := io.cmd.valid && !arBusy
-  pending.io.push.payload := io.cmd.payload
+  pending.io.push.range := io.cmd.payload
+  pending.io.push.cont := cont
   when(io.cmd.fire) {
-    arBusy := True
-    arAddr := io.cmd.addr(31 downto lw) @@ U(0, lw bits)
-    arLeft := beatsOf(io.cmd.payload)
+    val beats = beatsOf(io.cmd.payload)
+    val end = io.cmd.addr + io.cmd.len
+    endValid := end(lw - 1 downto 0) =/= 0
+    endAddr := end
+    arBusy := !cont || beats =/= 1
+    // A continuing range's first beat is the kept one: its bursts start at the beat after it.
+    arAddr := (io.cmd.addr(31 downto lw) + U(cont).resize(32 - lw)) @@ U(0, lw bits)
+    arLeft := beats - U(cont).resized
   }
   val toEdge = Bursts.from(arAddr, c.maxBurst, W) // at most maxBurst beats, never across an edge
   val burst = Mux(arLeft < toEdge, arLeft.resize(13), toEdge)
@@ -131,7 +152,7 @@ case class TableFetch(c: TableReaderConfig) extends Component {
   io.axi.r.ready := fifo.io.push.ready // always: room was reserved
   val axiErr = RegInit(False)
   when(io.axi.r.fire && io.axi.r.resp =/= 0) { axiErr := True }
-  when(io.clearError) { axiErr := False }
+  when(io.clearError) { axiErr := False; endValid := False }
   io.axiError := axiErr
 
   // ---- data: the range's bytes from lane 0 through a 2W-byte window ----
@@ -149,19 +170,26 @@ case class TableFetch(c: TableReaderConfig) extends Component {
   val outTaken = Mux(io.output.fire, n, U(0, lw + 1 bits))
   val haveAfter = have - outTaken
   val winAfter = (win >> (outTaken << 3)).resize(16 * W)
-  fifo.io.pop.ready := active && need =/= 0 && haveAfter <= W
+  // The head beat after a range that ended inside it (`kept`): taken by a continuing range, else dropped first.
+  val kept = RegInit(False)
+  val dropKept = RegInit(False)
   val avail = (U(W, lw + 1 bits) - skip).resize(lw + 1)
-  val got = Mux(need < avail, need.resize(lw + 1), avail)
+  val partial = need < avail // the range ends inside this beat: the rest of it stays for the next range
+  val take = fifo.io.pop.valid && active && !dropKept && need =/= 0 && haveAfter <= W
+  fifo.io.pop.ready := (take && !partial) || dropKept
+  when(dropKept && fifo.io.pop.valid) { dropKept := False; kept := False }
+  val got = Mux(partial, need.resize(lw + 1), avail)
   val shifted = (fifo.io.pop.payload >> (skip << 3)).resize(8 * W)
   val masked = Bits(8 * W bits)
   for (i <- 0 until W) masked(8 * i, 8 bits) := Mux(U(i) < got, shifted(8 * i, 8 bits), B(0, 8 bits))
   win := winAfter
   have := haveAfter
-  when(fifo.io.pop.fire) {
+  when(take) {
     win := winAfter | (masked.resize(16 * W) << (haveAfter << 3)).resize(16 * W)
     have := haveAfter + got
     need := need - got
-    skip := 0
+    skip := Mux(partial, (skip + got).resize(lw), U(0, lw bits))
+    kept := partial
   }
   when(io.output.fire) {
     left := left - n
@@ -171,12 +199,13 @@ case class TableFetch(c: TableReaderConfig) extends Component {
   pending.io.pop.ready := !active || (io.output.fire && io.output.last)
   when(pending.io.pop.fire) {
     active := True
-    left := pending.io.pop.len
-    need := pending.io.pop.len
-    skip := pending.io.pop.addr(lw - 1 downto 0)
+    left := pending.io.pop.range.len
+    need := pending.io.pop.range.len
+    skip := pending.io.pop.range.addr(lw - 1 downto 0) // a continuing range: where the kept beat's taken bytes end
+    when(kept && !pending.io.pop.cont) { dropKept := True }
   }
-  io.idle := !arBusy && !arValid && !pending.io.pop.valid && !active && inFlight === 0 && fifo.io.occupancy === 0 &&
-    !io.cmd.valid
+  val onlyKept = fifo.io.occupancy === 0 || (kept && !dropKept && fifo.io.occupancy === 1)
+  io.idle := !arBusy && !arValid && !pending.io.pop.valid && !active && inFlight === 0 && onlyKept && !io.cmd.valid
 }
 
 /** The table front end: reads a LevelDB table from memory as LevelDB's Table::Open and two-level
@@ -330,6 +359,7 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
   // (BlockReader::Where for a decompressed block), not the byte's.
   val snappy = RegInit(False)
   def where(o: UInt): UInt = Mux(snappy, blkOff, blkOff + o.resize(32))
+  val buffered = RegInit(False) // the block's bytes come from a block buffer (a Snappy block, or a raw one read whole)
 
   // ---- index entries: values parsed into handles ----
   // A handle's two varint64s from the buffer in one clock (ParseVarint64 within the value's first 20 bytes).
@@ -394,6 +424,7 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
     val off = UInt(32 bits)
     val size = UInt(32 bits)
     val index = Bool()
+    val onePass = Bool() // read once, into a block buffer, instead of its tail first
   }
   val descs = StreamFifo(BlockDesc(), 2)
   descs.io.flush := False
@@ -405,24 +436,31 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
     val state = RegInit(I.Off)
     val next = Reg(UInt(log2Up(c.maxBlocks) + 1 bits))
     val isIndex = Reg(Bool())
+    val predSnappy = Reg(Bool()) // the type of the table's last block the front stage saw (the index's first)
     val hOff, hSize = Reg(UInt(32 bits))
+    // A data block expected raw (the table's last block seen was) that fits a block buffer with its trailer is
+    // read in one pass: no tail read, and consecutive blocks are one run of bursts (the fetch keeps the beat
+    // they share). A wrong guess costs a decompression out of the buffer (the front stage's ReDec).
+    val onePass = Reg(Bool())
     val rd = handles.readSync(next.resize(log2Up(c.maxBlocks)), state === I.Read)
     descs.io.push.valid := False
     descs.io.push.payload.off := hOff
     descs.io.push.payload.size := hSize
     descs.io.push.payload.index := isIndex
+    descs.io.push.payload.onePass := onePass
     val running = main === M.Run
     switch(state) {
       is(I.Read) { when(next === winEnd) { state := I.Off } otherwise { state := I.Latch } }
       is(I.Latch) {
         hOff := rd(31 downto 0).asUInt
         hSize := rd(63 downto 32).asUInt
+        onePass := !predSnappy && rd(63 downto 32).asUInt < c.snappyBytes - 4
         next := next + 1
         state := I.Desc
       }
       is(I.Desc) {
         descs.io.push.valid := running
-        when(descs.io.push.fire) { state := I.Tail }
+        when(descs.io.push.fire) { state := Mux(onePass, I.Data, I.Tail) }
       }
       is(I.Tail) { // the contents' last (up to) 4 bytes and the type byte: the restart count and the route
         val t = Mux(hSize >= 4, U(4, 32 bits), hSize)
@@ -444,7 +482,7 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
   // ---- front stage: a block's descriptor, its tail, its route; a Snappy block decompressed into a block buffer
   // (ahead of the reader stage, which may still read the other buffer); each block handed on as a record ----
   val front = new Area {
-    object F extends SpinalEnum { val Idle, Tail, SnapIn, SnapWait, Hold, RawWait = newElement() }
+    object F extends SpinalEnum { val Idle, Tail, SnapIn, SnapWait, Hold, RawWait, RawIn, RawCheck, ReDec = newElement() }
     val state = RegInit(F.Idle)
     val off, size = Reg(UInt(32 bits))
     val index = Reg(Bool())
@@ -465,77 +503,96 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
       for (j <- 0 until (W min 4)) tailBuf(j) := beatBytes(j)
       tailHigh := True
     }
+    when(tailEnd) { iss.predSnappy := tailSnappy }
+    val sent = Reg(UInt(33 bits))
+    val wrRow = Reg(UInt(rowBits bits))
+    val wrHalf = Reg(Bool()) // the block buffer written (the record's)
+    val startStored = False // a block's stored bytes begin: through the CRC, counted from 0
     descs.io.pop.ready := state === F.Idle && main === M.Run
     when(descs.io.pop.fire) {
       off := descs.io.pop.off
       size := descs.io.pop.size
       index := descs.io.pop.index
       tailHigh := False
-      state := F.Tail
+      state := Mux(descs.io.pop.onePass, F.RawIn, F.Tail)
+      startStored := descs.io.pop.onePass
     }
 
     // The record handed to the reader stage: a raw block straight from its tail beat (its bytes follow on the
-    // fetch stream), a Snappy block once decompressed (or its verdict: BAD_CRC, BAD_SNAPPY).
-    val buf = RegInit(False) // the block buffer the decompressor fills next
-    val holdErr = Reg(Bool())
+    // fetch stream), or a buffered one (a Snappy block decompressed, a raw block read whole) or its verdict
+    // (BAD_CRC, BAD_SNAPPY, an unknown type).
+    val buf = RegInit(False) // the block buffer the next block fills
+    val holdErr, holdSnappy, holdBuf = Reg(Bool())
     val holdCode = Reg(UInt(ErrorCodes.Width bits))
     val holdOffset, holdSize, holdRestarts = Reg(UInt(32 bits))
     val recValid = (tailEnd && !tailSnappy) || state === F.Hold
-    val recSnappy = state === F.Hold
-    val recErr = state === F.Hold && holdErr
-    val recSize = Mux(recSnappy, holdSize, size)
-    val recRestarts = Mux(recSnappy, holdRestarts, Mux(size >= 4, tailCount, U(0, 32 bits)))
+    val recBuffered = state === F.Hold
+    val recSnappy = recBuffered && holdSnappy
+    val recErr = recBuffered && holdErr
+    val recSize = Mux(recBuffered, holdSize, size)
+    val recRestarts = Mux(recBuffered, holdRestarts, Mux(size >= 4, tailCount, U(0, 32 bits)))
     val recTaken = Bool()
     val rawDone = Bool() // the reader stage took the raw block's last byte
-    when(recTaken) { state := Mux(recSnappy, F.Idle, F.RawWait) }
-    when(recTaken && recSnappy) { buf := !buf }
+    when(recTaken) { state := Mux(recBuffered, F.Idle, F.RawWait) }
+    when(recTaken && recBuffered) { buf := !holdBuf } // the record's buffer is read now: the next block fills the other
     when(state === F.RawWait && rawDone) { state := F.Idle }
 
-    // A Snappy block: its size + 5 stored bytes through the CRC, its contents into the decompressor, whose
-    // output fills block buffer `buf`; the verdict (CRC, then the decompressor's) once both are done.
-    val sent = Reg(UInt(33 bits))
+    // A block's size + 5 stored bytes through the CRC (contents and type), the bytes around its end caught as they
+    // pass: trail(0..3) the contents' last 4 (a raw block's restart count), trail(4) the type, trail(5..8) the
+    // stored CRC. A Snappy block's contents go into the decompressor, whose output fills block buffer `wrHalf`;
+    // a raw block read in one pass goes into it as it is.
     val snFed = Reg(Bool()) // the contents' final beat went into the decompressor
     val snDone = Reg(Bool()) // its status taken (before the input ended only on an error)
     val snErr = Reg(Bool())
     val snCode = Reg(UInt(ErrorCodes.Width bits))
     val snOffset, snBytes = Reg(UInt(32 bits))
-    val storedCrc = Vec(Reg(Bits(8 bits)), 4)
+    val trail = Vec(Reg(Bits(8 bits)), 9)
+    val storedCrc = (trail(8) ## trail(7) ## trail(6) ## trail(5)).asUInt
     val last4 = Vec(Reg(Bits(8 bits)), 4) // the decompressed block's last 4 bytes: its restart count
-    val wrRow = Reg(UInt(rowBits bits))
-    when(tailEnd && tailSnappy) {
+    when(tailEnd && tailSnappy) { startStored := True; state := F.SnapIn }
+    when(startStored) {
       sent := 0
       snFed := False
       snDone := False
       wrRow := 0
+      wrHalf := buf
       snCrc.io.clear := True
-      state := F.SnapIn
     }
     val k = out.fragment.count
     val contentsLeft = size.resize(33) - sent // while the contents are fed: sent <= size
     val crcLeft = Mux(size.resize(33) + 1 > sent, size.resize(33) + 1 - sent, U(0, 33 bits))
-    dec.io.input.valid := state === F.SnapIn && out.valid && !snFed && !snDone
-    dec.io.input.data := out.fragment.data
-    dec.io.input.count := Mux(contentsLeft < k, contentsLeft.resize(k.getWidth), k)
-    dec.io.input.last := contentsLeft <= k
+    val fromBuf = state === F.ReDec // the decompressor's input: the fetch, or (ReDec) the block buffer
+    val bufBeat = Fragment(ByteBeat(W))
+    val bufBeatValid = Bool()
+    val decFetch = state === F.SnapIn && out.valid && !snFed && !snDone
+    dec.io.input.valid := decFetch || (fromBuf && bufBeatValid && !snFed && !snDone)
+    dec.io.input.data := Mux(fromBuf, bufBeat.data, out.fragment.data)
+    dec.io.input.count := Mux(fromBuf, bufBeat.count, Mux(contentsLeft < k, contentsLeft.resize(k.getWidth), k))
+    dec.io.input.last := Mux(fromBuf, bufBeat.last, contentsLeft <= k)
     val snBeat = state === F.SnapIn && out.valid && (snFed || snDone || dec.io.input.ready)
-    snCrc.io.input.valid := snBeat
+    val rawBeat = state === F.RawIn && out.valid
+    val storedBeat = snBeat || rawBeat
+    snCrc.io.input.valid := storedBeat
     snCrc.io.input.data := out.fragment.data
     snCrc.io.input.count := Mux(crcLeft < k, crcLeft.resize(k.getWidth), k)
     when(dec.io.input.fire && dec.io.input.last) { snFed := True }
-    when(snBeat) {
+    when(storedBeat) {
       sent := sent + k
-      for (j <- 0 until 4) {
-        val at = size.resize(33) + 1 + j
-        val d = at - sent
-        when(at >= sent && d < W) { storedCrc(j) := beatBytes(d(lw - 1 downto 0)) }
+      for (j <- 0 until 9) {
+        val at = size.resize(34) + j // the byte's offset + 4
+        val from = sent.resize(34) + 4
+        val d = at - from
+        when(at >= from && d < W) { trail(j) := beatBytes(d(lw - 1 downto 0)) }
       }
-      when(out.last) { state := F.SnapWait }
+      when(out.last) { state := Mux(rawBeat, F.RawCheck, F.SnapWait) }
     }
     dec.io.output.ready := True
-    blockBuf.write((buf ## wrRow).asUInt, dec.io.output.data, dec.io.output.fire)
+    val wrAt = (wrHalf ## wrRow).asUInt
+    val bufWr = dec.io.output.fire || rawBeat
+    blockBuf.write(wrAt, Mux(rawBeat, out.fragment.data, dec.io.output.data), bufWr)
+    when(bufWr) { wrRow := wrRow + 1 }
     val outSeq = last4 ++ dec.io.output.data.subdivideIn(8 bits)
     when(dec.io.output.fire) {
-      wrRow := wrRow + 1
       for (j <- 0 until 4) last4(j) := Vec((0 to W).map(n => outSeq(n + j)))(dec.io.output.count)
     }
     dec.io.status.ready := True
@@ -546,20 +603,71 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
       snOffset := dec.io.status.offset
       snBytes := dec.io.status.bytes
     }
+    val crcBad = verify && snCrc.io.masked =/= storedCrc
     // ReadBlock's order: the CRC over the stored bytes, then the decompressor's verdict (offsets in the
     // stored block); the decompressed contents then go to the block reader as a raw block.
     when(state === F.SnapWait && snDone) {
-      val crcBad = verify && snCrc.io.masked =/= (storedCrc(3) ## storedCrc(2) ## storedCrc(1) ## storedCrc(0)).asUInt
       holdErr := crcBad || snErr
       holdCode := Mux(crcBad, code("BAD_CRC"), snCode)
       holdOffset := Mux(crcBad, off, off + snOffset)
       holdSize := snBytes
       holdRestarts := Mux(snBytes >= 4, (last4(3) ## last4(2) ## last4(1) ## last4(0)).asUInt, U(0, 32 bits))
+      holdSnappy := True
+      holdBuf := wrHalf
       dec.io.softReset := snErr // it halts on an error until reset
       state := F.Hold
     }
-    // A table that stops (an error) drains: a Snappy block in flight finishes its stored bytes, the rest is dropped.
-    when(main =/= M.Run && (state === F.Tail || state === F.Hold || state === F.RawWait)) { state := F.Idle }
+    // A raw block read whole: ReadBlock's CRC, then its type: raw goes on as it is; Snappy (the guess was wrong) is
+    // decompressed out of this buffer into the other one, once the reader stage is no longer reading that (ReDec);
+    // any other type is BAD_BLOCK at the type byte.
+    val rawType = trail(4)
+    val readerOnBuf = Bool() // the reader stage reads a block buffer
+    when(state === F.RawCheck) {
+      iss.predSnappy := rawType === B(1, 8 bits)
+      holdErr := True
+      holdSnappy := False
+      holdBuf := wrHalf
+      holdSize := size
+      holdRestarts := Mux(size >= 4, (trail(3) ## trail(2) ## trail(1) ## trail(0)).asUInt, U(0, 32 bits))
+      state := F.Hold
+      when(crcBad) { holdCode := code("BAD_CRC"); holdOffset := off }
+        .elsewhen(rawType === 0) { holdErr := False }
+        .elsewhen(rawType === 1) { holdErr := False; state := F.ReDec }
+        .otherwise { holdCode := code("BAD_BLOCK"); holdOffset := off + size }
+    }
+    // ReDec: the stored contents out of buffer `buf` (the bytes of the stored block's first `size`) into the
+    // decompressor, its output into the other buffer, then SnapWait as for a block decompressed from the fetch.
+    val rdPos = Reg(UInt(33 bits)) // the next row's first byte
+    val rdAt = Reg(UInt(33 bits))
+    val rdValid = RegInit(False)
+    val rdStart = state === F.RawCheck && !crcBad && rawType === 1
+    val rdGo = fromBuf && !readerOnBuf // the other buffer is free once the reader stage has left it
+    val rdWant = rdGo && rdPos < Mux(size === 0, U(1, 33 bits), size.resize(33)) && !snFed && !snDone
+    val rdAdvance = !rdValid || dec.io.input.fire
+    val rdEn = rdWant && rdAdvance
+    val rdAddr = (buf ## (rdPos >> lw).resize(rowBits)).asUInt
+    val rdRow = Bits(8 * W bits) // the read port's data (the port is the reader stage's)
+    when(rdAdvance) {
+      rdValid := rdWant
+      rdAt := rdPos
+      when(rdWant) { rdPos := rdPos + W }
+    }
+    when(rdStart) {
+      rdPos := 0
+      rdValid := False
+      wrRow := 0
+      wrHalf := !buf
+    }
+    val rdLeft = size.resize(33) - rdAt
+    bufBeatValid := rdValid
+    bufBeat.data := rdRow
+    bufBeat.count := Mux(rdLeft < W, rdLeft.resize(lw + 1), U(W, lw + 1 bits))
+    bufBeat.last := rdLeft <= W
+    when(fromBuf && (snFed || snDone)) { state := F.SnapWait; rdValid := False }
+    // A table that stops (an error) drains: a Snappy block in flight finishes its stored bytes (or, out of the
+    // buffer, its contents), the rest is dropped.
+    when(main =/= M.Run && (state === F.Tail || state === F.Hold || state === F.RawWait || state === F.RawIn ||
+      state === F.RawCheck)) { state := F.Idle }
     val idle = state === F.Idle
   }
 
@@ -574,14 +682,15 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
     reader.io.cmd.valid := take && !front.recErr
     reader.io.cmd.size := front.recSize
     reader.io.cmd.restarts := front.recRestarts
-    reader.io.cmd.verify := verify && !front.recSnappy // a decompressed block's CRC was checked on its stored bytes
+    reader.io.cmd.verify := verify && !front.recBuffered // a buffered block's CRC was checked as it was stored
     front.recTaken := take && (front.recErr || reader.io.cmd.ready)
     when(front.recTaken) {
       blkOff := front.off
       blkSize := front.recSize
       blkIndex := front.index
       snappy := front.recSnappy
-      rBuf := front.buf
+      buffered := front.recBuffered
+      rBuf := front.holdBuf
       when(front.recErr) { failWith(front.holdCode, front.holdOffset) }
     }
     val rs = front.recRestarts
@@ -596,16 +705,22 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
       state := K.Stream
     }
 
-    // The block buffer read out as the block reader's input: the D decompressed bytes, then 5 zero bytes
-    // (type 0, raw; the reader's CRC check is off), full beats but the last.
+    // The block buffer read out as the block reader's input: the block's D bytes (decompressed, or raw as
+    // stored), then 5 zero bytes (type 0, raw; the reader's CRC check is off), full beats but the last.
     val feedPos = Reg(UInt(33 bits)) // the next beat's first byte
     val feedAt = Reg(UInt(33 bits)) // the first byte of the beat read
     val feedValid = RegInit(False)
     val feedTotal = blkSize.resize(33) + 5
-    val feedWant = state === K.Stream && snappy && feedPos < feedTotal
+    val feedWant = state === K.Stream && buffered && feedPos < feedTotal
     val streamBeat = Bool()
-    val feedAdvance = !feedValid || (streamBeat && snappy)
-    val rd = blockBuf.readSync((rBuf ## (feedPos >> lw).resize(rowBits)).asUInt, feedWant && feedAdvance)
+    val feedAdvance = !feedValid || (streamBeat && buffered)
+    front.readerOnBuf := state === K.Stream && buffered
+    // The buffer's one read port: this stage's, or the front stage's while it decompresses out of a buffer
+    // (never both: the front waits until this stage has left the buffers).
+    val rdEn = feedWant && feedAdvance
+    val rd = blockBuf.readSync(Mux(front.rdEn, front.rdAddr, (rBuf ## (feedPos >> lw).resize(rowBits)).asUInt),
+      rdEn || front.rdEn)
+    front.rdRow := rd
     when(feedAdvance) {
       feedValid := feedWant
       feedAt := feedPos
@@ -619,12 +734,12 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
     for (i <- 0 until W) feedBeat.data(8 * i, 8 bits) := Mux(feedAt + i < blkSize.resize(33), rd(8 * i, 8 bits), B(0, 8 bits))
 
     val out = fetch.io.output
-    val inValid = Mux(snappy, feedValid, out.valid)
-    val inBeat = Mux(snappy, feedBeat, out.payload)
+    val inValid = Mux(buffered, feedValid, out.valid)
+    val inBeat = Mux(buffered, feedBeat, out.payload)
     reader.io.input.valid := state === K.Stream && inValid
     reader.io.input.payload := inBeat
     streamBeat := state === K.Stream && inValid && reader.io.input.ready
-    front.rawDone := streamBeat && !snappy && inBeat.last
+    front.rawDone := streamBeat && !buffered && inBeat.last
     when(streamBeat) {
       sent := sent + inBeat.fragment.count
       for (j <- 0 until 4) {
@@ -764,6 +879,7 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
             iss.hOff := parse.res0.resized
             iss.hSize := parse.res1.resized
             iss.isIndex := True
+            iss.onePass := False
             iss.state := iss.I.Desc
             main := M.Run
           }
@@ -780,7 +896,7 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
   // The fetch output: the footer, a restart count, a block's bytes, or (flushing) dropped.
   fetch.io.output.ready := (main === M.FooterRecv) || (main === M.Flush && front.state =/= front.F.SnapIn) ||
     (front.state === front.F.Tail && (!fetch.io.output.last || front.tailSnappy || front.recTaken)) ||
-    (con.state === con.K.Stream && !snappy && reader.io.input.ready) || front.snBeat
+    (con.state === con.K.Stream && !buffered && reader.io.input.ready) || front.snBeat || front.rawBeat
 }
 
 /** `table_engine.GenerateTableReader [--bytes 4|8|16|32] [--key-limit N] [--max-block N] [--max-blocks N]
