@@ -176,7 +176,9 @@ case class TableFetch(c: TableReaderConfig) extends Component {
   val avail = (U(W, lw + 1 bits) - skip).resize(lw + 1)
   val partial = need < avail // the range ends inside this beat: the rest of it stays for the next range
   val take = fifo.io.pop.valid && active && !dropKept && need =/= 0 && haveAfter <= W
-  fifo.io.pop.ready := (take && !partial) || dropKept
+  // Kept unless the next range is already queued and does not continue here (then it goes now, not a clock later).
+  val keep = partial && !(pending.io.pop.valid && !pending.io.pop.cont)
+  fifo.io.pop.ready := (take && !keep) || dropKept
   when(dropKept && fifo.io.pop.valid) { dropKept := False; kept := False }
   val got = Mux(partial, need.resize(lw + 1), avail)
   val shifted = (fifo.io.pop.payload >> (skip << 3)).resize(8 * W)
@@ -188,8 +190,8 @@ case class TableFetch(c: TableReaderConfig) extends Component {
     win := winAfter | (masked.resize(16 * W) << (haveAfter << 3)).resize(16 * W)
     have := haveAfter + got
     need := need - got
-    skip := Mux(partial, (skip + got).resize(lw), U(0, lw bits))
-    kept := partial
+    skip := Mux(keep, (skip + got).resize(lw), U(0, lw bits))
+    kept := keep
   }
   when(io.output.fire) {
     left := left - n
