@@ -442,7 +442,9 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
     val hOff, hSize = Reg(UInt(32 bits))
     // A data block expected raw (the table's last block seen was) that fits a block buffer with its trailer is
     // read in one pass: no tail read, and consecutive blocks are one run of bursts (the fetch keeps the beat
-    // they share). A wrong guess costs a decompression out of the buffer (the front stage's ReDec).
+    // they share). A wrong guess costs a decompression out of the buffer (the front stage's ReDec). The
+    // window's first block keeps its tail read: streamed into the block reader, it is decoded as it comes
+    // (the merge waits for every run's first entry), not once it is whole.
     val onePass = Reg(Bool())
     val rd = handles.readSync(next.resize(log2Up(c.maxBlocks)), state === I.Read)
     descs.io.push.valid := False
@@ -456,7 +458,7 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
       is(I.Latch) {
         hOff := rd(31 downto 0).asUInt
         hSize := rd(63 downto 32).asUInt
-        onePass := !predSnappy && rd(63 downto 32).asUInt < c.snappyBytes - 4
+        onePass := !predSnappy && rd(63 downto 32).asUInt < c.snappyBytes - 4 && next =/= firstBlock.resized
         next := next + 1
         state := I.Desc
       }
