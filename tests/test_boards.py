@@ -364,17 +364,11 @@ def test_board_simulation_runs_a_compaction_job(real_soc):
     DMA -> LiteDRAM path (checked by the firmware against its C merge: PASS). The SoC's console line runs at
     the sim board's fast rate (the firmware built for it; at 115200 baud its output took 90 of 128 s)."""
     sim = _load_sim_module()
-    fw = ROOT / "build" / "fw-board-sim"
-    from lsmc.build import firmware
-    firmware.ensure_headers()  # the generated register headers the firmware includes (fresh clone)
-    from lsmc import build
-    with build.lock(fw / ".lock"):
-        mk = subprocess.run(["make", "-s", "-C", str(ROOT / "fw"), f"BUILD={fw}", f"BOARD_BAUD={sim.FAST_UART_BAUD}"],
-                            capture_output=True, text=True)
-    assert mk.returncode == 0, mk.stdout[-2000:] + mk.stderr[-3000:]
+    from lsmc.build.firmware import build_firmware
+    elf = build_firmware(baud=sim.FAST_UART_BAUD)  # shared with the console suite's board simulation
     out = ROOT / "build" / "boards" / "sim-test"  # fixed folder: the Verilator model is reused when unchanged
     litex_soc.build_target(sim.board_with_baud(sim.FAST_UART_BAUD), out, soc_verilog=real_soc,
-                           firmware=fw / "lsmc.elf", run=True)
+                           firmware=elf, run=True)
     sim.compile_sim(out)
     log = sim.run_sim(out, script=[("lsmc> ", "run 128\r")], until="lsmc> ", timeout=900)
     assert "Initializing SDRAM" in log and "Memtest OK" in log  # BIOS part of the console

@@ -111,20 +111,25 @@ def memory_map_dir(ram_kib: int | None = None) -> Path:
 
 
 def build_firmware(build_dir: Path | None = None, opt: str = "-O2", force: bool = False,
-                   ram_kib: int | None = None) -> Path:
+                   ram_kib: int | None = None, baud: int | None = None) -> Path:
     """Build build/fw/lsmc.elf (out of tree) and return its path. Raises FirmwareError with the
     compiler output on failure. The make log is kept in <build_dir>/build.log (tests grep it for
     warnings). The same ELF runs in simulation and on a board (it reads the sim-control ID word).
     `ram_kib`: link for a board variant's on-chip RAM (its stack at that RAM's end; default build folder
-    build/fw-ram<N>); None or the default size: the default map."""
+    build/fw-ram<N>); None or the default size: the default map. `baud`: the console line's rate (`make ...
+    BOARD_BAUD=<baud>`, e.g. the board simulation's fast line; default build folder build/fw-baud<N>); None:
+    the boards' 115200."""
     ensure_headers()
     map_dir = memory_map_dir(ram_kib)
     variant = map_dir != _build.GEN / "soc_map"
-    build_dir = Path(build_dir or (_build.BUILD / f"fw-ram{ram_kib}" if variant else BUILD_FW))
+    default_dir = _build.BUILD / f"fw-ram{ram_kib}" if variant else BUILD_FW
+    if baud is not None:
+        default_dir = default_dir.with_name(f"{default_dir.name}-baud{baud}")
+    build_dir = Path(build_dir or default_dir)
     elf = build_dir / "lsmc.elf"
     includes = [map_dir if g == _build.GEN / "soc_map" else g for g in GEN_INCLUDES]
     sources = firmware_sources() + ([*sorted(map_dir.glob("*.h")), *sorted(map_dir.glob("*.ld"))] if variant else [])
-    digest = _digest(sources, extra=(opt, str(map_dir)) if variant else (opt,))
+    digest = _digest(sources, extra=((opt, str(map_dir)) if variant else (opt,)) + ((f"baud={baud}",) if baud else ()))
     stamp = build_dir / ".stamp"
     if not force and elf.exists() and stamp.exists() and stamp.read_text() == digest:
         return elf
@@ -134,6 +139,7 @@ def build_firmware(build_dir: Path | None = None, opt: str = "-O2", force: bool 
         gen = " ".join(str(g) for g in includes)
         try:
             res = _build.run(["make", "-C", FW, f"BUILD={build_dir}", f"GEN_INC={gen}", f"OPT={opt}",
+                              *([f"BOARD_BAUD={baud}"] if baud is not None else []),
                               "-j2", "--no-print-directory", "all"], quiet=True)
         except _build.BuildError as e:
             raise FirmwareError(str(e)) from None

@@ -101,7 +101,10 @@ def _start_boardsim():
     # of the board simulation); sim_config.js is only switched to serial2tcp while one starts.
     from lsmc import build
     with build.lock(out / ".lock"):
-        litex_soc.build_target(mod.SimBoard, out, firmware=build_firmware(), run=True)
+        # The console line at the sim board's fast rate (its firmware built for it): the line's speed is
+        # simulated, and at 115200 baud the SoC's output took most of each test's time.
+        litex_soc.build_target(mod.board_with_baud(mod.FAST_UART_BAUD), out,
+                               firmware=build_firmware(baud=mod.FAST_UART_BAUD), run=True)
         exe = mod.compile_sim(out)
         gw = out / "gateware"
         cfg_path = gw / "sim_config.js"
