@@ -355,6 +355,16 @@ def _sim_prerequisites_missing():
     return missing
 
 
+def test_fast_uart_baud_divides_the_soc_clock():
+    """boards/sim's FAST_UART_BAUD is exact on the SoC clock the firmware is built for (the generated CPU_HZ, from
+    hw/soc/map/SocMap.scala): the UART's divider (fw/drivers/uart.h: clock / (baud * 8) - 1) is a whole number, at
+    least 0, so the SoC's line and the board simulation's agree to the bit."""
+    from lsmc.build import regmap
+    clock = regmap.memmap().clock_hz
+    fast = _load_sim_module().FAST_UART_BAUD
+    assert clock % (8 * fast) == 0 and clock // (8 * fast) >= 1, (clock, fast)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(bool(_sim_prerequisites_missing()),
                     reason=f"board simulation prerequisites missing: {_sim_prerequisites_missing()}")
