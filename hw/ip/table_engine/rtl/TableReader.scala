@@ -241,6 +241,28 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
   // reads the other.
   val rowBits = log2Up(c.snappy.rows)
   val blockBuf = Mem(Bits(8 * W bits), 2 * c.snappy.rows)
+  /** A walk over buffer `half`'s rows as W-byte beats of `total` bytes, full but the last (an empty walk: one beat
+    * of count 0), while `go`: `en` and `addr` drive the buffer's read port, whose row comes a clock later and is
+    * held while the beat (`valid`, `at` its first byte) waits to be `taken`; `restart` starts over. The front
+    * stage's ReDec and the reader stage's feed each walk a buffer; they share the one read port. */
+  class BufferWalk(half: Bool, total: UInt, go: Bool, taken: Bool, restart: Bool) extends Area {
+    val pos = Reg(UInt(33 bits)) // the next beat's first byte
+    val at = Reg(UInt(33 bits))
+    val valid = RegInit(False)
+    val want = go && (pos < total || pos === 0)
+    val advance = !valid || taken
+    val en = want && advance
+    val addr = (half ## (pos >> lw).resize(rowBits)).asUInt
+    when(advance) {
+      valid := want
+      at := pos
+      when(want) { pos := pos + W }
+    }
+    when(restart) { pos := 0; valid := False }
+    val left = total - at
+    val count = Mux(left < W, left.resize(lw + 1), U(W, lw + 1 bits))
+    val last = left <= W
+  }
   val snCrc = Crc32cUnit(W) // the stored (compressed) bytes + type: what the trailer's CRC covers
   snCrc.io.clear := False
 
@@ -641,33 +663,20 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
     }
     // ReDec: the stored contents out of buffer `buf` (the bytes of the stored block's first `size`) into the
     // decompressor, its output into the other buffer, then SnapWait as for a block decompressed from the fetch.
-    val rdPos = Reg(UInt(33 bits)) // the next row's first byte
-    val rdAt = Reg(UInt(33 bits))
-    val rdValid = RegInit(False)
     val rdStart = state === F.RawCheck && !crcBad && rawType === 1
-    val rdGo = fromBuf && !readerOnBuf // the other buffer is free once the reader stage has left it
-    val rdWant = rdGo && rdPos < Mux(size === 0, U(1, 33 bits), size.resize(33)) && !snFed && !snDone
-    val rdAdvance = !rdValid || dec.io.input.fire
-    val rdEn = rdWant && rdAdvance
-    val rdAddr = (buf ## (rdPos >> lw).resize(rowBits)).asUInt
+    // The other buffer is free once the reader stage has left it.
+    val walk = new BufferWalk(buf, size.resize(33), fromBuf && !readerOnBuf && !snFed && !snDone,
+      dec.io.input.fire, rdStart)
     val rdRow = Bits(8 * W bits) // the read port's data (the port is the reader stage's)
-    when(rdAdvance) {
-      rdValid := rdWant
-      rdAt := rdPos
-      when(rdWant) { rdPos := rdPos + W }
-    }
     when(rdStart) {
-      rdPos := 0
-      rdValid := False
       wrRow := 0
       wrHalf := !buf
     }
-    val rdLeft = size.resize(33) - rdAt
-    bufBeatValid := rdValid
+    bufBeatValid := walk.valid
     bufBeat.data := rdRow
-    bufBeat.count := Mux(rdLeft < W, rdLeft.resize(lw + 1), U(W, lw + 1 bits))
-    bufBeat.last := rdLeft <= W
-    when(fromBuf && (snFed || snDone)) { state := F.SnapWait; rdValid := False }
+    bufBeat.count := walk.count
+    bufBeat.last := walk.last
+    when(fromBuf && (snFed || snDone)) { state := F.SnapWait; walk.valid := False }
     // A table that stops (an error) drains: a Snappy block in flight finishes its stored bytes (or, out of the
     // buffer, its contents), the rest is dropped.
     when(main =/= M.Run && (state === F.Tail || state === F.Hold || state === F.RawWait || state === F.RawIn ||
@@ -711,34 +720,21 @@ case class TableReader(c: TableReaderConfig = TableReaderConfig()) extends Compo
 
     // The block buffer read out as the block reader's input: the block's D bytes (decompressed, or raw as
     // stored), then 5 zero bytes (type 0, raw; the reader's CRC check is off), full beats but the last.
-    val feedPos = Reg(UInt(33 bits)) // the next beat's first byte
-    val feedAt = Reg(UInt(33 bits)) // the first byte of the beat read
-    val feedValid = RegInit(False)
-    val feedTotal = blkSize.resize(33) + 5
-    val feedWant = state === K.Stream && buffered && feedPos < feedTotal
     val streamBeat = Bool()
-    val feedAdvance = !feedValid || (streamBeat && buffered)
     front.readerOnBuf := state === K.Stream && buffered
+    val feed = new BufferWalk(rBuf, blkSize.resize(33) + 5, front.readerOnBuf, streamBeat && buffered, front.recTaken)
     // The buffer's one read port: this stage's, or the front stage's while it decompresses out of a buffer
     // (never both: the front waits until this stage has left the buffers).
-    val rdEn = feedWant && feedAdvance
-    val rd = blockBuf.readSync(Mux(front.rdEn, front.rdAddr, (rBuf ## (feedPos >> lw).resize(rowBits)).asUInt),
-      rdEn || front.rdEn)
+    val fw = front.walk
+    val rd = blockBuf.readSync(Mux(fw.en, fw.addr, feed.addr), feed.en || fw.en)
     front.rdRow := rd
-    when(feedAdvance) {
-      feedValid := feedWant
-      feedAt := feedPos
-      when(feedWant) { feedPos := feedPos + W }
-    }
-    when(front.recTaken) { feedPos := 0; feedValid := False }
-    val feedLeft = feedTotal - feedAt
     val feedBeat = Fragment(ByteBeat(W))
-    feedBeat.count := Mux(feedLeft < W, feedLeft.resize(lw + 1), U(W, lw + 1 bits))
-    feedBeat.last := feedLeft <= W
-    for (i <- 0 until W) feedBeat.data(8 * i, 8 bits) := Mux(feedAt + i < blkSize.resize(33), rd(8 * i, 8 bits), B(0, 8 bits))
+    feedBeat.count := feed.count
+    feedBeat.last := feed.last
+    for (i <- 0 until W) feedBeat.data(8 * i, 8 bits) := Mux(feed.at + i < blkSize.resize(33), rd(8 * i, 8 bits), B(0, 8 bits))
 
     val out = fetch.io.output
-    val inValid = Mux(buffered, feedValid, out.valid)
+    val inValid = Mux(buffered, feed.valid, out.valid)
     val inBeat = Mux(buffered, feedBeat, out.payload)
     reader.io.input.valid := state === K.Stream && inValid
     reader.io.input.payload := inBeat
