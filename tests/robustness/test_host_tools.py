@@ -365,6 +365,15 @@ def test_firmware_refuses_bad_board_baud(value, fragment, tmp_path):
     assert not elf.exists()
 
 
+@pytest.mark.parametrize("baud", [0, 10**9])
+def test_build_firmware_refuses_bad_baud(baud, tmp_path):
+    """build_firmware(baud=...) (the console suite's and the board simulation's fast line): a rate make refuses is a
+    FirmwareError naming BOARD_BAUD, no lsmc.elf."""
+    with pytest.raises(firmware.FirmwareError, match="BOARD_BAUD"):
+        firmware.build_firmware(tmp_path, baud=baud)
+    assert not (tmp_path / "lsmc.elf").exists()
+
+
 FPGA = [
     ("unknown-design", ["nandx"], "unknown design 'nandx'"),
     ("estimate-with-flow", ["blocks", "nand_dma"], "run apart from soc, ip, nand, nand_dma"),
