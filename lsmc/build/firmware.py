@@ -129,7 +129,8 @@ def build_firmware(build_dir: Path | None = None, opt: str = "-O2", force: bool 
     elf = build_dir / "lsmc.elf"
     includes = [map_dir if g == _build.GEN / "soc_map" else g for g in GEN_INCLUDES]
     sources = firmware_sources() + ([*sorted(map_dir.glob("*.h")), *sorted(map_dir.glob("*.ld"))] if variant else [])
-    digest = _digest(sources, extra=((opt, str(map_dir)) if variant else (opt,)) + ((f"baud={baud}",) if baud is not None else ()))
+    extra = ((opt, str(map_dir)) if variant else (opt,)) + ((f"baud={baud}",) if baud is not None else ())
+    digest = _digest(sources, extra=extra)
     stamp = build_dir / ".stamp"
     if not force and elf.exists() and stamp.exists() and stamp.read_text() == digest:
         return elf
