@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import inspect
 import os
 import re
 import subprocess
@@ -291,12 +292,15 @@ def test_host_links_documented():
     assert code and code == docs, (code, docs)
 
 
-def test_rtl_back_end_built_as_the_engine_harnesses():
-    """LevelDB's rtl back end compiles the table engine's model (host/Makefile VTE_OPT) at the optimisation of the
-    engine's own harnesses (lsmc.build.HARNESS_OPT): one measured choice, two build systems."""
-    from lsmc import build
-    opt = re.search(r"^VTE_OPT := (\S+)$", (ROOT / "host/Makefile").read_text(), re.M)
-    assert opt and opt.group(1) == build.HARNESS_OPT
+def test_rtl_back_end_links_the_engine_harness_model():
+    """LevelDB's rtl back end links the table engine's Verilated model that the engine's job harness builds
+    (lsmc.build.table_engine_top, position-independent, at lsmc.build.HARNESS_OPT): the engine compiles once for
+    the tests and LevelDB, and host/Makefile runs no Verilator of its own on TableEngine."""
+    from lsmc.build import table_engine_top
+    mk = (ROOT / "host/Makefile").read_text()
+    assert "python3 -m lsmc.build.table_engine_top model $(TE_W) $(TE_K) $(TE_M)" in mk
+    assert "--top-module TableEngine" not in mk and "VTableEngine__ALL.a" in mk
+    assert "-fPIC" in inspect.getsource(table_engine_top.build_harness)
 
 
 def test_upstream_race_rerun_policy(monkeypatch):

@@ -89,11 +89,11 @@ def same_as_model(model, job: Path, tmp: Path, ways: int, *args, merge: int | No
 
 
 @pytest.mark.parametrize("name", ["dbbench", "snapshots", "non-base", "key64", "random", "one-entry",
-                                  "grandparents"])
+                                  "grandparents", "dbbench2"])
 @pytest.mark.parametrize("stall", [0.0, 0.3])
 def test_k4_byte_identical(jobs, model, tmp_path, name, stall):
     """K = 4: every workload's output tables are the model's, byte for byte, with and without stalls on every
-    AXI channel and on the job's streams."""
+    AXI channel and on the job's streams (dbbench2: two runs on the four ways, two of them idle)."""
     same_as_model(model, jobs[name], tmp_path, 4, "--stall", stall, "--seed", 5)
 
 
@@ -197,6 +197,9 @@ def test_k4_narrow_merge_byte_identical(jobs, model, tmp_path, name, stall):
     same_as_model(model, jobs[name], tmp_path, 4, "--stall", stall, "--seed", 5, merge=W)
 
 
+@pytest.mark.long  # a whole engine build more (~150 s of CPU); scripts/test keeps the 2-way merge stage's own
+# tests (tests/test_table_engine_merge.py: k2, with stalls) and runs 2-run jobs on the 4-way engine
+# (test_k4_byte_identical's dbbench2)
 @pytest.mark.parametrize("name", ["non-base", "one-entry", "dbbench2", "grandparents"])
 def test_k2_byte_identical(jobs, model, tmp_path, name):
     same_as_model(model, jobs[name], tmp_path, 2, "--stall", 0.2, "--seed", 9)

@@ -77,7 +77,9 @@ def build_harness(width: int = 16, ways: int = 4, merge: int = 0) -> Path:
     if not verilog.is_file():
         raise build.BuildError(f"{verilog} was not generated")
     common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), *DV_HEADERS)
-    flags = ["-CFLAGS", f"-std=c++17 -I{MODEL} {defines(width, ways)}",
+    # -fPIC: LevelDB's `rtl` back end links this build's model archive (VTableEngine__ALL.a) into libleveldb.so
+    # (host/Makefile), so the engine compiles once for both.
+    flags = ["-CFLAGS", f"-std=c++17 -fPIC -I{MODEL} {defines(width, ways)}",
              "-LDFLAGS", "-ljson-c", *common_flags]
     return build.verilate("TableEngine", [verilog], [HARNESS, SIM, *MODEL_SOURCES, *common_srcs],
                           BUILD / "table_engine" / f"top_{_name(width, ways, merge)}",
@@ -94,16 +96,19 @@ if __name__ == "__main__":
     # python3 -m lsmc.build.table_engine_top [WIDTH [WAYS [MERGE]]]: build the harness (MERGE: the merge stage's
     # bytes a beat inside, twice WIDTH for the wider stage), print its path;
     # ... verilog WIDTH WAYS [MERGE]: generate, print TableEngine.v's folder; ... defines WIDTH WAYS: the
-    # testbench's defines; ... soc-merge: the SoC's unit's merge stage (host/Makefile builds the engine into
-    # LevelDB's driver with these three).
+    # testbench's defines; ... model WIDTH WAYS [MERGE]: build the harness, print the folder of its Verilated
+    # model (VTableEngine__ALL.a and headers); ... soc-merge: the SoC's unit's merge stage (host/Makefile links
+    # the engine into LevelDB's driver with these).
     import sys
     if sys.argv[1:2] == ["soc-merge"]:
         from lsmc.build import presets
         print(presets.te_merge_bytes())
-    elif sys.argv[1:2] in (["verilog"], ["defines"]):
+    elif sys.argv[1:2] in (["verilog"], ["defines"], ["model"]):
         try:
             if sys.argv[1] == "verilog":
                 print(generate(*(int(a) for a in sys.argv[2:5])))
+            elif sys.argv[1] == "model":
+                print(build_harness(*(int(a) for a in sys.argv[2:5])).parent)
             else:
                 print(defines(*(int(a) for a in sys.argv[2:4])))
         except (ValueError, TypeError, build.BuildError) as e:
