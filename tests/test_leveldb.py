@@ -7,8 +7,8 @@ the host driver with the table engine's model, the engine's Verilated RTL and th
 from __future__ import annotations
 
 import csv
-import io
 import inspect
+import io
 import os
 import re
 import subprocess

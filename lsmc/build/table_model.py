@@ -4,11 +4,15 @@ input tests, and the test driver `model_check` that links Debian's libleveldb an
 only). Each lands under build/table_engine/ and is rebuilt only when a source changes."""
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from lsmc.build import _hash_paths, _up_to_date, lock, run
+from lsmc.build import BuildError, _hash_paths, _up_to_date, lock, run
 from lsmc.paths import BUILD, ROOT
 
 MODEL = ROOT / "hw" / "ip" / "table_engine" / "model"
@@ -22,6 +26,40 @@ def _sources() -> list[Path]:
     return sorted(p for p in MODEL.glob("*.cc") if p.name != "table_model_main.cc")
 
 
+def _objects(flags: list[str]) -> list[Path]:
+    """The model's sources compiled with `flags`, an object each under build/table_engine/obj/<flags' hash>/, shared
+    by the binaries built with the same flags (table_model_asan and model_check; table_model and plan_dump) and
+    compiled as many at a time as the machine has cores; an object is redone when its source, a header or the
+    flags change."""
+    odir = OUT / "obj" / hashlib.sha256(repr(tuple(flags)).encode()).hexdigest()[:12]
+    headers = sorted(MODEL.glob("*.h"))
+    with lock(odir / ".lock"):
+        objs, todo = [], []
+        for src in _sources():
+            obj = odir / f"{src.stem}.o"
+            digest = _hash_paths([src, *headers], extra=(tuple(flags),))
+            objs.append(obj)
+            if not (obj.exists() and _up_to_date(obj.with_suffix(".stamp"), digest)):
+                todo.append((src, obj, digest))
+
+        def compile_one(item):
+            src, obj, digest = item
+            tmp = obj.with_suffix(".o.tmp")
+            res = subprocess.run(["g++", *CXXFLAGS, *flags, "-I", str(MODEL), "-c", "-o", str(tmp), str(src)],
+                                 capture_output=True, text=True)
+            if res.returncode != 0:
+                raise BuildError(f"compiling {src.relative_to(ROOT)} ({' '.join(flags)}) failed:\n"
+                                 f"{(res.stdout + res.stderr)[-6000:]}")
+            tmp.replace(obj)
+            obj.with_suffix(".stamp").write_text(digest)
+
+        if todo:
+            print(f"table_model: compiling {len(todo)} model sources ({' '.join(flags)})", file=sys.stderr)
+            with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+                list(pool.map(compile_one, todo))  # list(): a failed compile's BuildError is raised here
+    return objs
+
+
 def _build(name: str, main: Path, flags: list[str], libs: list[str]) -> Path:
     exe = OUT / name
     inputs = [*_sources(), main, *MODEL.glob("*.h")]
@@ -33,9 +71,10 @@ def _build(name: str, main: Path, flags: list[str], libs: list[str]) -> Path:
     with lock(OUT / f".{name}.lock"):  # one build at a time; the winner's serves all
         if exe.exists() and _up_to_date(stamp, digest):
             return exe
+        objs = _objects(flags)
         print(f"table_model: building {exe.relative_to(ROOT)}", file=sys.stderr)
         tmp = exe.with_name(exe.name + ".tmp")
-        run(["g++", *CXXFLAGS, *flags, "-I", MODEL, "-o", tmp, *_sources(), main, *libs])
+        run(["g++", *CXXFLAGS, *flags, "-I", MODEL, "-o", tmp, main, *objs, *libs])
         tmp.replace(exe)
         stamp.write_text(digest)
     return exe
