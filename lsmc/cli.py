@@ -19,6 +19,8 @@ COMMANDS = {
     "demo": ("lsmc.report.demo", "the full SoC in Verilator: Table III, NAND storage flow (--faults), scaling sweep"),
     "fpga": ("lsmc.fpga.cli", "open ECP5 flow: ECPIX-5 bitstream, Fmax of the IP and NAND alone (docs/boards.md)"),
     "console": ("lsmc.console", "interactive terminal on the firmware console: --port URL (docs/console.md)"),
+    "console-suite": ("lsmc.console_suite", "the console's test suite on a target, serially or as Dask tasks "
+                                            "(--cluster): results/console-TARGET.xml"),
     "tables": ("lsmc.tables", "LevelDB table jobs of the table engine: make, compact, compare "
                               "(hw/ip/table_engine/doc/table-engine.md)"),
     "leveldb": ("lsmc.leveldb", "LevelDB 1.23 with compactions on the IP: its own tests, db_bench (docs/leveldb.md)"),

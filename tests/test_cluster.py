@@ -342,3 +342,89 @@ def test_shared_data_goes_to_the_workers_once(client):
         assert cluster.run(client, _length, [(big, 1)], progress=False)[0].value == len(big) + 1
     out = cluster.run(client, _length_shared, [1, 2, 3], shared=big, progress=False)
     assert [o.value for o in out] == [len(big) + x for x in (1, 2, 3)]
+
+
+# ---- the console suite (lsmc console-suite) ------------------------------------------------------------------
+def _untimed(xml_text: str) -> bytes:
+    """A JUnit file without its time attributes (what differs between two runs of the same tests)."""
+    import xml.etree.ElementTree as ET
+    top = ET.fromstring(xml_text)
+    for el in top.iter():
+        el.attrib.pop("time", None)
+    return ET.tostring(top)
+
+
+@pytest.mark.slow
+def test_console_suite_groups_as_tasks_write_the_serial_file(client, tmp_path, capsys):
+    """Console tests on the SoC simulator in one pytest, then dealt into three groups on the 2-worker cluster
+    (each group's pytest starting a simulator of its own): the same JUnit file but for its times."""
+    from lsmc import console_suite as cs
+
+    sel = ["--target", "sim", "-k", "help or unknown_command or banner"]
+    assert cs.main([*sel, "--junitxml", str(tmp_path / "serial.xml")]) == 0
+    assert cs.main([*sel, "--groups", "3", "--junitxml", str(tmp_path / "cluster.xml"),
+                    "--cluster", client.scheduler.address]) == 0
+    serial, tasks = ((tmp_path / f).read_text() for f in ("serial.xml", "cluster.xml"))
+    assert _untimed(serial) == _untimed(tasks)
+    assert serial.count("<testcase ") >= 4 and "<failure" not in serial and "<error" not in serial
+    out, err = capsys.readouterr()
+    assert err.count("console-suite: group of ") == 3 and "passed" in out
+
+
+def test_console_suite_names_a_failed_group_and_keeps_an_interrupted_run(monkeypatch, tmp_path, capsys):
+    """(No cluster: the groups' outcomes faked.) A group whose task failed after its retry is in the file as an
+    error per test naming the failure, beside the finished group's results, exit 1; Ctrl-C writes the finished
+    groups' results and counts the others as not run, exit 130."""
+    import contextlib
+    import xml.etree.ElementTree as ET
+
+    from lsmc import console_suite as cs
+
+    ids = ["tests/console/test_console.py::test_a", "tests/console/test_console.py::test_b",
+           "tests/console/test_console.py::test_c[1]"]
+    junit = ('<testsuites><testsuite name="pytest"><testcase classname="tests.console.test_console" name="test_a" '
+             'time="1.5"/><testcase classname="tests.console.test_console" name="test_c[1]" time="2">'
+             '<failure message="assert 1 == 2">trace</failure></testcase></testsuite></testsuites>')
+    monkeypatch.setattr(cs, "collect", lambda target, port, select: ids)
+    monkeypatch.setattr(cluster, "connect", lambda address: contextlib.nullcontext())
+
+    def outcomes(client, fn, points, **kw):
+        assert [p[2] for p in points] == [(ids[0], ids[2]), (ids[1],)]  # round robin
+        done = [cluster.Outcome(points[0], junit), cluster.Outcome(points[1], error="SuiteError: pytest exit 3")]
+        for o in done:
+            kw["on_result"](o)
+        return done
+
+    monkeypatch.setattr(cluster, "run", outcomes)
+    out_file = tmp_path / "c.xml"
+    assert cs.main(["--groups", "2", "--junitxml", str(out_file), "--cluster"]) == 1
+    cases = list(ET.parse(out_file).getroot().iter("testcase"))
+    assert [c.get("name") for c in cases] == ["test_a", "test_b", "test_c[1]"]  # the suite's order
+    assert "pytest exit 3" in cases[1].find("error").get("message")
+    out = capsys.readouterr().out
+    assert "FAILED tests/console/test_console.py::test_c[1]: assert 1 == 2" in out
+    assert "ERROR tests/console/test_console.py::test_b: task failed: SuiteError: pytest exit 3" in out
+    assert "1 passed, 1 failed, 1 errors" in out
+
+    def interrupted(client, fn, points, **kw):
+        raise cluster.Interrupted([cluster.Outcome(points[0], junit)])
+
+    monkeypatch.setattr(cluster, "run", interrupted)
+    assert cs.main(["--groups", "2", "--junitxml", str(out_file), "--cluster"]) == 130
+    assert [c.get("name") for c in ET.parse(out_file).getroot().iter("testcase")] == ["test_a", "test_c[1]"]
+    assert "1 not run (interrupted)" in capsys.readouterr().out
+
+
+def test_console_suite_refuses_what_it_cannot_run(tmp_path, capsys):
+    """One line and exit 2, before any simulator: a board's one serial line as cluster tasks, a board without a
+    port, a selection no test matches."""
+    from lsmc import console_suite as cs
+
+    assert cs.main(["--target", "board", "--port", "/dev/null", "--cluster"]) == 2
+    assert cs.main(["--target", "board"]) == 2
+    assert cs.main(["-k", "no_such_console_test_xyz", "--junitxml", str(tmp_path / "x.xml")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 3, err
+    assert "one serial line" in err[0] and "needs --port" in err[1]
+    assert "no test of tests/console matches -k 'no_such_console_test_xyz'" in err[2]
+    assert not (tmp_path / "x.xml").exists()
