@@ -7,11 +7,13 @@ pytest run or as Dask tasks (`--cluster`, docs/cluster.md), with its results in 
 
 Each task runs its group in a pytest of its own on its worker, against a simulator of its own (the suite's
 `endpoint` fixture starts one per test module on a free loopback port; the board simulation's build is made
-once per machine under a lock and reused). The serial run is the same code with one group, so both write the
-same file: the test cases in the suite's collection order, each with its outcome and message (only the
-`time` attributes differ). A task whose pytest cannot run its group (an internal or usage error, a test
-that hangs past the task's limit) is retried once, then its tests are reported as errors naming the task's
-failure: never dropped. A physical board has one serial line: `--target board` runs serially only.
+once per machine under a lock and reused). The groups are balanced by the tests' times in the file the run
+replaces (longest first, to the least loaded group), dealt round robin without one. The serial run is the
+same code with one group, so both write the same file: the test cases in the suite's collection order, each
+with its outcome and message (only the `time` attributes differ). A task whose pytest cannot run its group
+(an internal or usage error, a test that hangs past the task's limit) is retried once, then its tests are
+reported as errors naming the task's failure: never dropped. A physical board has one serial line:
+`--target board` runs serially only.
 """
 from __future__ import annotations
 
@@ -57,11 +59,40 @@ def collect(target: str, port: str | None = None, select: str | None = None) -> 
     return ids
 
 
-def split(ids: list[str], groups: int) -> list[tuple[str, ...]]:
-    """`ids` dealt into at most `groups` groups, round robin (the suite's long tests are spread out: they are
-    not next to each other), each group in collection order."""
+def split(ids: list[str], groups: int, seconds: dict[str, float] | None = None) -> list[tuple[str, ...]]:
+    """`ids` dealt into at most `groups` groups, each in collection order. With `seconds` (a test's time in an
+    earlier run; a test without one counts as the median) the longest test goes first to the group with the
+    least time so far (longest processing time first), so one long test does not leave a worker alone at the
+    end; without them, round robin."""
     n = max(1, min(groups, len(ids)))
-    return [tuple(ids[i::n]) for i in range(n)]
+    if not seconds:
+        return [tuple(ids[i::n]) for i in range(n)]
+    known = sorted(v for v in (seconds.get(t) for t in ids) if v is not None)
+    default = known[len(known) // 2] if known else 1.0
+    weight = {t: seconds.get(t, default) for t in ids}
+    load, members = [0.0] * n, [[] for _ in range(n)]
+    for t in sorted(ids, key=lambda t: -weight[t]):
+        g = load.index(min(load))
+        load[g] += weight[t]
+        members[g].append(t)
+    order = {t: i for i, t in enumerate(ids)}
+    return [tuple(sorted(m, key=order.get)) for m in members if m]
+
+
+def earlier_times(path: Path) -> dict[str, float]:
+    """Each test's time in the JUnit file an earlier run wrote at `path` ({} when there is none or it does not
+    parse: the groups are then dealt round robin)."""
+    try:
+        top = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return {}
+    out = {}
+    for case in top.iter("testcase"):
+        try:
+            out[_key(case.get("classname", ""), case.get("name", ""))] = float(case.get("time", ""))
+        except ValueError:
+            continue
+    return out
 
 
 def _key(classname: str, name: str) -> str:
@@ -153,9 +184,10 @@ def _counts_text(counts: dict) -> str:
 
 
 def run_suite(target: str, port: str | None, ids: list[str], groups: int, address: str | None,
-              log=print) -> tuple[ET.Element, int]:
-    """The suite's `ids` serially (address None: one pytest) or as Dask tasks; (merged results, status): 0 every
-    group ran, 1 a group's task failed, 130 interrupted (the finished groups' results kept)."""
+              log=print, seconds: dict[str, float] | None = None) -> tuple[ET.Element, int]:
+    """The suite's `ids` serially (address None: one pytest) or as Dask tasks, groups balanced by `seconds` (an
+    earlier run's times) when given; (merged results, status): 0 every group ran, 1 a group's task failed, 130
+    interrupted (the finished groups' results kept)."""
     if address is None:
         whole = tuple(ids)
         return merge(ids, {whole: run_group((target, port, whole))}), 0
@@ -164,7 +196,7 @@ def run_suite(target: str, port: str | None, ids: list[str], groups: int, addres
     with cluster.connect(address or None) as client:
         if not groups:  # two groups per worker: a long group does not hold the last worker alone
             groups = 2 * max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
-        parts = split(ids, groups)
+        parts = split(ids, groups, seconds)
 
         def done(o):
             if o.ok:
@@ -214,7 +246,9 @@ def main(argv=None) -> int:
     t0 = time.time()
     mode = "one pytest" if a.cluster is None else "Dask tasks"
     print(f"console-suite: {len(ids)} tests on {a.target} ({mode})", file=sys.stderr)
-    top, status = run_suite(a.target, a.port, ids, a.groups, a.cluster, log=lambda s: print(s, file=sys.stderr))
+    # The groups are balanced by the times of the file this run replaces (an earlier run's), when there is one.
+    top, status = run_suite(a.target, a.port, ids, a.groups, a.cluster, log=lambda s: print(s, file=sys.stderr),
+                            seconds=earlier_times(out) if a.cluster is not None else None)
     counts, lines = summary(top)
     cliutil.write_output(out, ET.tostring(top, encoding="unicode", xml_declaration=True) + "\n")
     for ln in lines:

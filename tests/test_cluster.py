@@ -428,3 +428,23 @@ def test_console_suite_refuses_what_it_cannot_run(tmp_path, capsys):
     assert "one serial line" in err[0] and "needs --port" in err[1]
     assert "no test of tests/console matches -k 'no_such_console_test_xyz'" in err[2]
     assert not (tmp_path / "x.xml").exists()
+
+
+def test_console_suite_groups_balanced_by_an_earlier_run(tmp_path):
+    """The groups take the earlier run's times (the JUnit file the run replaces): the longest test first to the
+    least loaded group, each group in collection order; no file or an unreadable one: round robin."""
+    from lsmc import console_suite as cs
+
+    ids = [f"tests/console/test_console.py::t{i}" for i in range(6)]
+    secs = dict(zip(ids, [500, 10, 20, 30, 400, 40]))
+    groups = cs.split(ids, 2, secs)
+    assert groups == [(ids[0],), (ids[1], ids[2], ids[3], ids[4], ids[5])]  # 500 s against 500 s
+    assert cs.split(ids, 3, secs) == [(ids[0],), (ids[4],), (ids[1], ids[2], ids[3], ids[5])]
+    assert cs.split(ids, 2) == [tuple(ids[0::2]), tuple(ids[1::2])]
+    assert cs.split(ids, 2, {ids[0]: 100.0}) == cs.split(ids, 2, {ids[0]: 100.0})  # unknown ones: the median
+    junit = tmp_path / "old.xml"
+    junit.write_text('<testsuites><testsuite><testcase classname="tests.console.test_console" name="t0" time="7.5"/>'
+                     '<testcase classname="tests.console.test_console" name="t1" time="x"/></testsuite></testsuites>')
+    assert cs.earlier_times(junit) == {ids[0]: 7.5}
+    junit.write_text("<testsuites")
+    assert cs.earlier_times(junit) == {} and cs.earlier_times(tmp_path / "none.xml") == {}
