@@ -193,7 +193,8 @@ def run_suite(target: str, port: str | None, ids: list[str], groups: int, addres
         return merge(ids, {whole: run_group((target, port, whole))}), 0
     from lsmc import cluster
     status = 0
-    with cluster.connect(address or None) as client:
+    with cluster.connect(address or None) as client:  # a scheduler that does not answer: one line, nothing run
+        log(f"console-suite: {len(ids)} tests on {target} (Dask tasks)")
         if not groups:  # two groups per worker: a long group does not hold the last worker alone
             groups = 2 * max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
         parts = split(ids, groups, seconds)
@@ -244,8 +245,8 @@ def main(argv=None) -> int:
     cliutil.check_output_file(out, "--junitxml")
     ids = collect(a.target, a.port, a.select)
     t0 = time.time()
-    mode = "one pytest" if a.cluster is None else "Dask tasks"
-    print(f"console-suite: {len(ids)} tests on {a.target} ({mode})", file=sys.stderr)
+    if a.cluster is None:
+        print(f"console-suite: {len(ids)} tests on {a.target} (one pytest)", file=sys.stderr)
     # The groups are balanced by the times of the file this run replaces (an earlier run's), when there is one.
     top, status = run_suite(a.target, a.port, ids, a.groups, a.cluster, log=lambda s: print(s, file=sys.stderr),
                             seconds=earlier_times(out) if a.cluster is not None else None)

@@ -417,7 +417,7 @@ def test_console_suite_names_a_failed_group_and_keeps_an_interrupted_run(monkeyp
 
 def test_console_suite_refuses_what_it_cannot_run(tmp_path, capsys):
     """One line and exit 2, before any simulator: a board's one serial line as cluster tasks, a board without a
-    port, a selection no test matches."""
+    port, a selection no test matches, a scheduler that does not answer."""
     from lsmc import console_suite as cs
 
     assert cs.main(["--target", "board", "--port", "/dev/null", "--cluster"]) == 2
@@ -427,6 +427,11 @@ def test_console_suite_refuses_what_it_cannot_run(tmp_path, capsys):
     assert len(err) == 3, err
     assert "one serial line" in err[0] and "needs --port" in err[1]
     assert "no test of tests/console matches -k 'no_such_console_test_xyz'" in err[2]
+    assert not (tmp_path / "x.xml").exists()
+    addr = f"tcp://127.0.0.1:{_closed_port()}"
+    assert cs.main(["-k", "help", "--junitxml", str(tmp_path / "x.xml"), "--cluster", addr]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no Dask scheduler answers" in err and addr in err, err
     assert not (tmp_path / "x.xml").exists()
 
 
