@@ -15,8 +15,8 @@ LAYERS = [
     ("build", ["lsmc.build"]),
     ("sim", ["lsmc.sim"]),
     ("report", ["lsmc.report"]),
-    ("tools", ["lsmc.__main__", "lsmc.cli", "lsmc.gendocs", "lsmc.console", "lsmc.board_report", "lsmc.leveldb",
-               "lsmc.tables", "lsmc.fpga", "lsmc.boards"]),
+    ("tools", ["lsmc.__main__", "lsmc.cli", "lsmc.gendocs", "lsmc.console", "lsmc.console_suite", "lsmc.board_report",
+               "lsmc.leveldb", "lsmc.tables", "lsmc.fpga", "lsmc.boards"]),
     ("targets", ["boards"]),
 ]
 

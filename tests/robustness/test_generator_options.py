@@ -102,7 +102,7 @@ def test_host_makefile_refuses_bad_merge_stage(value, reason):
     r = subprocess.run(["make", "-s", "-C", str(ROOT / "host"), f"TE_M={value}", "--eval", "print-var: ; @echo ok",
                         "print-var"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
-    assert f"verilog 16 4 {value}: {reason}" in r.stderr and "failed.  Stop." in r.stderr, r.stderr
+    assert f"model 16 4 {value}: {reason}" in r.stderr and "failed.  Stop." in r.stderr, r.stderr
 
 
 WRITER_CASES = [  # the table writer's harness (hw/ip/table_engine/dv/table_writer_harness.cpp): the spill region
