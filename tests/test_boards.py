@@ -319,6 +319,9 @@ def test_real_soc_on_board_with_firmware(real_soc, name, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # a whole board SoC elaborated more (~100 s, under the one Mill lock); scripts/test keeps the
+# firmware linked for 128 KiB and refused elsewhere (test_firmware_for_another_ram_size_rejected) and the
+# board's ram_kib in the flow's variants (tests/test_fpga.py); scripts/fpga soc builds this Verilog
 @pytest.mark.skipif(shutil.which("yosys") is None, reason="yosys not installed")
 def test_ecpix5_soc_has_its_128_kib_ram(tmp_path):
     """The ECPIX-5 builds its board's RAM size (ECPIX5.ram_kib, soc.Generate --ram-kib): a 32 Ki-word RAM

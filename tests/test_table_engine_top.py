@@ -318,16 +318,16 @@ def test_malformed_table_model_error(jobs, model, tmp_path, kind):
 
 
 def test_key_in_two_runs_model_error(jobs, model, tmp_path):
-    """One table given as two runs: every internal key is in both, the model's KEY_ORDER at the second run's
-    first entry; the RTL's merge names the run and the entry's index, which the harness turns into the same
-    table and offset."""
+    """One table given as two runs (on the 4-way engine, two ways idle): every internal key is in both, the
+    model's KEY_ORDER at the second run's first entry; the RTL's merge names the run and the entry's index, which
+    the harness turns into the same table and offset."""
     d = tmp_path / "job"
     shutil.copytree(jobs["dbbench2"].parent, d)
     job = json.loads((d / "job.json").read_text())
     job["runs"] = [job["runs"][0][:1], job["runs"][0][:1]]
     (d / "job.json").write_text(json.dumps(job))
     m = model_run(model, d / "job.json", tmp_path / "model")
-    r = run(engine(2), d / "job.json", tmp_path / "rtl", "--stall", 0.2)
+    r = run(engine(4), d / "job.json", tmp_path / "rtl", "--stall", 0.2)
     assert m.returncode == 1 and r.returncode == 1, (m.stderr, r.stderr)
     assert error_fields(m.stderr).startswith("error=KEY_ORDER ")
     assert error_fields(r.stderr) == error_fields(m.stderr)
@@ -350,9 +350,9 @@ def test_job_after_an_error(jobs, model, tmp_path, bad):
     else:
         args = ["--output-buffer", 30000]
     (d / "job.json").write_text(json.dumps(job))
-    r = run(engine(2), d / "job.json", tmp_path / "o", *args)
+    r = run(engine(4), d / "job.json", tmp_path / "o", *args)
     assert r.returncode == 1, r.stdout
-    same_as_model(model, jobs["dbbench2"], tmp_path, 2, "--stall", 0.2, "--first", d / "job.json",
+    same_as_model(model, jobs["dbbench2"], tmp_path, 4, "--stall", 0.2, "--first", d / "job.json",
                   *(args and ["--first-output-buffer", args[1]]))
 
 
