@@ -262,6 +262,17 @@ LSMC = [
     ("no-command", [], "usage: lsmc COMMAND"),
     ("tables-soc-preset-unknown", ["tables", "compact", "--job", "j.json", "--out-dir", "o", "--backend", "soc",
                                    "--soc-preset", "nope"], "--soc-preset nope: not a SoC preset with table-engine"),
+    # console-suite: refused before the suite is collected or any simulator starts
+    ("console-suite-groups-zero", ["console-suite", "--groups", "0", "--cluster"], "argument --groups: 0 is outside"),
+    ("console-suite-groups-past", ["console-suite", "--groups", "1001", "--cluster"], "argument --groups: 1001"),
+    ("console-suite-groups-text", ["console-suite", "--groups", "two"], "argument --groups: 'two'"),
+    ("console-suite-target", ["console-suite", "--target", "fpga"], "argument --target: invalid choice: 'fpga'"),
+    ("console-suite-junit-folder", ["console-suite", "--junitxml", "dir"], "dir: is a folder; --junitxml needs a file"),
+    ("console-suite-junit-no-folder", ["console-suite", "--junitxml", "nodir/c.xml"],
+     "nodir/c.xml: cannot write: folder nodir does not exist"),
+    ("console-suite-board-cluster", ["console-suite", "--target", "board", "--port", "/dev/null", "--cluster"],
+     "--target board has one serial line"),
+    ("console-suite-board-no-port", ["console-suite", "--target", "board"], "--target board needs --port"),
 ]
 
 CASES = ([("kb16", *c) for c in KB16] + [("compact", *c) for c in COMPACT] + [("bench", *c) for c in BENCH]
@@ -311,7 +322,7 @@ def test_case_counts():
               "report": len(REPORT), "demo": len(DEMO), "lsmc": len(LSMC), "board target.py": len(BOARD_TARGET),
               "fpga": len(FPGA)}
     print(counts)
-    assert counts == {"kb16": 55, "compact": 24, "bench": 16, "nand-report": 11, "report": 19, "demo": 12, "lsmc": 3,
+    assert counts == {"kb16": 55, "compact": 24, "bench": 16, "nand-report": 11, "report": 19, "demo": 12, "lsmc": 11,
                       "board target.py": 8, "fpga": 10}
 
 
