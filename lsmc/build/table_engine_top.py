@@ -78,12 +78,13 @@ def build_harness(width: int = 16, ways: int = 4, merge: int = 0) -> Path:
         raise build.BuildError(f"{verilog} was not generated")
     common_srcs, common_flags = build.sim_common(*sorted(MODEL.glob("*.h")), *DV_HEADERS)
     # -fPIC: LevelDB's `rtl` back end links this build's model archive (VTableEngine__ALL.a) into libleveldb.so
-    # (host/Makefile), so the engine compiles once for both.
+    # (host/Makefile), so the engine compiles once for both. Debian's Verilator: host/ links it beside its KB16
+    # model with one Verilator runtime, Debian's.
     flags = ["-CFLAGS", f"-std=c++17 -fPIC -I{MODEL} {defines(width, ways)}",
              "-LDFLAGS", "-ljson-c", *common_flags]
     return build.verilate("TableEngine", [verilog], [HARNESS, SIM, *MODEL_SOURCES, *common_srcs],
                           BUILD / "table_engine" / f"top_{_name(width, ways, merge)}",
-                          flags=flags, cflags=build.HARNESS_OPT)
+                          flags=flags, cflags=build.HARNESS_OPT, wheel=False)
 
 
 def run(width: int = 16, ways: int = 4, *args, timeout: float = 600, merge: int = 0) -> subprocess.CompletedProcess:
