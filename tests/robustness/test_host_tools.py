@@ -349,6 +349,18 @@ def test_board_target_refuses_bad_input(case, argv, fragment, ws):
     assert snapshot(ws) == before
 
 
+def test_sim_board_refuses_a_bad_verilator(ws):
+    """boards/sim/target.py --build with LSMC_VERILATOR naming no Verilator: one line before LiteX starts, nothing
+    written (the model is built with lsmc.build.verilator's choice)."""
+    before = snapshot(ws)
+    r = subprocess.run([sys.executable, str(ROOT / "boards" / "sim" / "target.py"), "--build", "--output-dir", "out"],
+                       cwd=ws, capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, LSMC_VERILATOR=str(ws / "dir")))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "no bin/verilator and include/verilated.mk in" in r.stderr.strip().splitlines()[-1], r.stderr
+    assert snapshot(ws) == before
+
+
 @pytest.mark.parametrize("value,fragment", [("0", "--uart-baud 0: a positive baud rate"),
                                             ("fast", "argument --uart-baud: invalid int value: 'fast'")])
 def test_sim_board_refuses_bad_baud(value, fragment, ws):
