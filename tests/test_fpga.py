@@ -293,33 +293,67 @@ def test_nand_dma_row_written_by_the_command(tmp_path, monkeypatch):
 
 
 def test_table_engine_rows_written_by_the_command(tmp_path, monkeypatch):
-    """`scripts/fpga te_merge` runs the merge stage's flow (row table_engine_merge), `table_engine` the whole
-    engine's (row table_engine, after it), each row kept when the other is built; neither is in the default
-    set."""
+    """`scripts/fpga te_merge` runs the merge stage's flow (row table_engine_merge), `te_reader` and `te_writer`
+    a unit's flow (rows table_engine_reader, table_engine_writer), `table_engine` the whole engine's (row
+    table_engine, last), each row kept when another is built, in the results table's order whatever the
+    command's; none is in the default set."""
     calls = []
+
+    def result(top, fmax, bram):
+        return timing.PnrResult(top, {"$glbnet$clk": (fmax, tools.TABLE_ENGINE_TARGET_MHZ)},
+                                {"TRELLIS_COMB": (9000, 83640), "TRELLIS_FF": (1500, 83640), "DP16KD": (bram, 208)},
+                                {"$glbnet$clk": ["Source a.q", "Sink b.d", "2.00 ns logic, 6.00 ns routing"]})
 
     def fake(top, fmax, bram):
         def fake_flow(timeout=None, pnr_options=()):
             calls.append((top, pnr_options))
-            return timing.PnrResult(top, {"$glbnet$clk": (fmax, tools.TABLE_ENGINE_TARGET_MHZ)},
-                                    {"TRELLIS_COMB": (9000, 83640), "TRELLIS_FF": (1500, 83640),
-                                     "DP16KD": (bram, 208)},
-                                    {"$glbnet$clk": ["Source a.q", "Sink b.d", "2.00 ns logic, 6.00 ns routing"]})
+            return result(top, fmax, bram)
         return fake_flow
+
+    def fake_unit(unit, timeout=None, pnr_options=()):
+        top = flow.TABLE_ENGINE_UNITS[unit]
+        calls.append((top, pnr_options))
+        return result(top, {"reader": 111.1, "writer": 99.9}[unit], {"reader": 60, "writer": 140}[unit])
     monkeypatch.setattr(flow, "table_engine_merge_flow", fake("MergeDrop", 118.2, 16))
     monkeypatch.setattr(flow, "table_engine_flow", fake("TableEngine", 101.5, 150))
+    monkeypatch.setattr(flow, "table_engine_unit_flow", fake_unit)
     monkeypatch.setattr(flow, "nand_flow", lambda timeout=None, pnr_options=(): pytest.fail("nand ran"))
     assert cli.main(["table_engine", "--results", str(tmp_path)]) == 0
-    assert cli.main(["te_merge", "--results", str(tmp_path), "--seed", "2"]) == 0
+    assert cli.main(["te_writer", "te_merge", "--results", str(tmp_path), "--seed", "2"]) == 0
+    assert cli.main(["te_reader", "--results", str(tmp_path)]) == 0
     with open(tmp_path / "fpga.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert [(r["design"], r["fmax_mhz"], r["bram"]) for r in rows] == [("table_engine_merge", "118.20", "16"),
+                                                                        ("table_engine_reader", "111.10", "60"),
+                                                                        ("table_engine_writer", "99.90", "140"),
                                                                         ("table_engine", "101.50", "150")]
     md = (tmp_path / "fpga.md").read_text()
-    assert "Critical path: table_engine_merge (clock $glbnet$clk)" in md
-    assert "Critical path: table_engine (clock $glbnet$clk)" in md
-    assert calls == [("TableEngine", ("--seed", "1")), ("MergeDrop", ("--seed", "2"))]
+    for row in ("table_engine_merge", "table_engine_reader", "table_engine_writer", "table_engine"):
+        assert f"Critical path: {row} (clock $glbnet$clk)" in md
+    assert calls == [("TableEngine", ("--seed", "1")), ("TableWriter", ("--seed", "2")), ("MergeDrop", ("--seed", "2")),
+                     ("TableReader", ("--seed", "1"))]
     assert cli.DESIGNS["te_merge"] == "table_engine_merge" and cli.DESIGNS["table_engine"] == "table_engine"
+    # The units the command routes are those the generator makes (TableEnginePresets.units, but the engine).
+    units = re.search(r'val units: Seq\[String\] = Seq\(([^)]*)\)',
+                      (ROOT / "hw/ip/table_engine/rtl/Generate.scala").read_text()).group(1)
+    assert [u.strip().strip('"') for u in units.split(",")] == list(flow.TABLE_ENGINE_UNITS)
+    assert set(cli.TE_UNITS.values()) == set(flow.TABLE_ENGINE_UNITS) - {"engine"}
+    with pytest.raises(tools.FpgaError, match="no table-engine unit 'merge'"):
+        flow.table_engine_verilog(unit="merge")
+
+
+def test_table_engine_units_generated_from_the_preset():
+    """`te_reader` and `te_writer` route Verilog the preset generator writes: one table reader and the table
+    writer, each alone with the named build's parameters (the manifest says which preset and unit), so their rows
+    are the engine's own units."""
+    import json
+    for unit, top in (("reader", "TableReader"), ("writer", "TableWriter")):
+        v = flow.table_engine_verilog(unit=unit)
+        assert v.name == f"{top}.v" and re.search(rf"^module {top} \(", v.read_text(), re.M)
+        man = json.loads((v.parent / "manifest.json").read_text())
+        assert (man["preset"], man["unit"]) == (tools.TABLE_ENGINE_PRESET, unit)
+        # the preset's own figures (Generate.scala), not the simulation builds' defaults
+        assert (man["config"]["bytes"], man["config"]["ways"], man["config"]["snappyBytes"]) == (16, 2, 32 << 10)
 
 
 def test_soc_flow_default_nextpnr_options(tmp_path, monkeypatch):

@@ -16,6 +16,10 @@ Two designs, one row each in results/fpga.md and results/fpga.csv:
   command and PHY paths, the subject of this row, do not route out of context in useful time);
 * `table_engine_merge` (`te_merge`): the table engine's merge and drop stage alone (`MergeDrop`, W = 16 bytes
   a beat, K = 4 ways, hw/ip/table_engine/doc/merge.md), out of context at the engine's 125 MHz goal;
+* `table_engine_reader` (`te_reader`), `table_engine_writer` (`te_writer`): one table reader (fetch, Snappy
+  decompressor, block reader) and the table writer (block builders, compressor lane, index, filter, footer) alone,
+  each with the parameters of the engine's ECP5 build (preset `ecp5`), out of context at the same goal: each
+  unit's Fmax and size where the whole engine does not fit;
 * `table_engine`: the whole table engine alone (`TableEngine` in its named build for the ECP5-85, preset
   `ecp5`: W = 16, K = 2, 32 KiB Snappy blocks; hw/ip/table_engine/doc/table_engine_top.md, Synthesis), out of
   context at the same goal (it fits the block RAM, not yet the LUTs: nextpnr stops while packing).
@@ -48,7 +52,11 @@ from lsmc.paths import BUILD, RESULTS
 
 # Design names on the command line -> result rows, in the order of the results table.
 DESIGNS = {"soc": "soc", "ip": "compaction_ip", "nand": "nand", "nand_dma": "nand_dma",
-           "te_merge": "table_engine_merge", "table_engine": "table_engine"}
+           "te_merge": "table_engine_merge", "te_reader": "table_engine_reader", "te_writer": "table_engine_writer",
+           "table_engine": "table_engine"}
+# The table engine's units routed alone in its ECP5 build (flow.table_engine_unit_flow): design -> unit.
+TE_UNITS = {"te_reader": "reader", "te_writer": "writer"}
+ESTIMATES = ("resources", "blocks")
 # Other names of a design on the command line.
 ALIASES: dict = {}
 
@@ -59,11 +67,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="scripts/fpga", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("designs", nargs="*", default=[],
-                    metavar="{soc,ip,nand,nand_dma,te_merge,table_engine,resources,blocks}",
+                    metavar="{" + ",".join([*DESIGNS, *ESTIMATES]) + "}",
                     help="which rows to build (default all three): soc (ECPIX-5 bitstream), ip (compaction IP "
                          "alone), nand (NAND controller alone), nand_dma (the NAND DMA path alone, BCH stubbed), "
-                         "te_merge (the table engine's merge stage alone), table_engine (the whole table engine "
-                         "alone, its ECP5 build); these three not in the default set. Yosys estimates, apart from "
+                         "te_merge (the table engine's merge stage alone), te_reader and te_writer (a table reader "
+                         "and the table writer alone, the engine's ECP5 build), table_engine (the whole table engine "
+                         "alone, its ECP5 build); these not in the default set. Yosys estimates, apart from "
                          "the timing table (one "
                          "or both): `resources` the SoC per board, each board's own variant "
                          "(results/fpga_resources.md); `blocks` the ECPIX-5's SoC per block, where its LUTs go "
@@ -109,7 +118,7 @@ def main(argv=None) -> int:
                  "blocks": (blocks.blocks_soc, blocks.write_blocks)}
     bad = [d for d in designs if d not in (*DESIGNS, *estimates)]
     if bad:
-        ap.error(f"unknown design {bad[0]!r} (soc, ip, nand, nand_dma, te_merge, table_engine, resources or blocks)")
+        ap.error(f"unknown design {bad[0]!r} ({', '.join(DESIGNS)}, {' or '.join(ESTIMATES)})")
     if any(d in estimates for d in designs):
         if any(d not in estimates for d in designs):
             ap.error("`resources` and `blocks` run apart from soc, ip, nand, nand_dma (they write "
@@ -154,6 +163,11 @@ def main(argv=None) -> int:
                       flush=True)
                 res = flow.table_engine_merge_flow(timeout=args.timeout, pnr_options=pnr_options["te_merge"])
                 row, clock = alone_row("table_engine_merge", res), next(iter(res.clocks))
+            elif d in TE_UNITS:
+                print(f"fpga: the table engine's {TE_UNITS[d]} alone ({TABLE_ENGINE_PRESET} build: W = 16), yosys + "
+                      "nextpnr-ecp5 out of context ...", flush=True)
+                res = flow.table_engine_unit_flow(TE_UNITS[d], timeout=args.timeout, pnr_options=pnr_options[d])
+                row, clock = alone_row(DESIGNS[d], res), next(iter(res.clocks))
             elif d == "table_engine":
                 print(f"fpga: the whole table engine alone ({TABLE_ENGINE_PRESET} build: W = 16, K = 2), yosys + "
                       "nextpnr-ecp5 out of context ...", flush=True)

@@ -199,16 +199,24 @@ def table_engine_merge_flow(outdir: Path = FPGA_BUILD / "table_engine_merge",
 
 
 # ------------------------------------------------------------------------------ the whole table engine alone
-def table_engine_verilog(preset: str = TABLE_ENGINE_PRESET) -> Path:
-    """TableEngine.v of the whole table engine's named build `preset` (table_engine.TableEnginePresets: the
-    ECP5-85's is two ways with 32 KiB Snappy blocks; the simulation builds' 64 KiB buffers and walker do not fit
-    it), generated if out of date, with its manifest.json beside it."""
+# The units a named build can be generated as (table_engine.TableEnginePresets.units) -> their top's name.
+TABLE_ENGINE_UNITS = {"engine": "TableEngine", "reader": "TableReader", "writer": "TableWriter"}
+
+
+def table_engine_verilog(preset: str = TABLE_ENGINE_PRESET, unit: str = "engine") -> Path:
+    """The Verilog of the whole table engine's named build `preset` (table_engine.TableEnginePresets: the ECP5-85's
+    is two ways with 32 KiB Snappy blocks; the simulation builds' 64 KiB buffers and walker do not fit it), or of
+    one of its units alone with the build's parameters (`reader`: one table reader, `writer`: the table writer),
+    generated if out of date, with its manifest.json beside it."""
     from lsmc import build
     from lsmc.paths import GEN, ROOT
-    out = GEN / f"table_engine_{preset}"
+    if unit not in TABLE_ENGINE_UNITS:
+        raise FpgaError(f"no table-engine unit {unit!r} ({', '.join(TABLE_ENGINE_UNITS)})")
+    out = GEN / (f"table_engine_{preset}" if unit == "engine" else f"table_engine_{preset}_{unit}")
     build.generate("table_engine", "table_engine.GenerateTableEnginePreset", out,
-                   ["--preset", preset, "--out", str(out.relative_to(ROOT))])
-    src = out / "TableEngine.v"
+                   ["--preset", preset, *(["--unit", unit] if unit != "engine" else []),
+                    "--out", str(out.relative_to(ROOT))])
+    src = out / f"{TABLE_ENGINE_UNITS[unit]}.v"
     if not src.is_file():
         raise FpgaError(f"table_engine.GenerateTableEnginePreset did not write {src}")
     return src
@@ -220,6 +228,15 @@ def table_engine_flow(outdir: Path = FPGA_BUILD / "table_engine", target_mhz: fl
     context, in its ECP5 build (table_engine_verilog), the IP's flow (router1)."""
     return ip_flow(outdir, verilog=table_engine_verilog(), top="TableEngine", target_mhz=target_mhz,
                    timeout=timeout, pnr_options=pnr_options)
+
+
+def table_engine_unit_flow(unit: str, outdir: Path | None = None, target_mhz: float = TABLE_ENGINE_TARGET_MHZ,
+                           timeout: float | None = 6 * 3600, pnr_options: tuple = ("--seed", "1")) -> PnrResult:
+    """One unit of the table engine's ECP5 build alone (`reader` or `writer`: table_engine_verilog), out of
+    context at the engine's goal, the IP's flow (router1): where the whole engine does not fit the device, each
+    unit's own Fmax and size."""
+    return ip_flow(outdir or FPGA_BUILD / f"table_engine_{unit}", verilog=table_engine_verilog(unit=unit),
+                   top=TABLE_ENGINE_UNITS[unit], target_mhz=target_mhz, timeout=timeout, pnr_options=pnr_options)
 
 
 # ------------------------------------------------------------------------------ the board design

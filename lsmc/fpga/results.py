@@ -60,7 +60,9 @@ def write_results(rows: list, paths: dict, outdir: Path = RESULTS, notes: list =
           "domain `lsmc`; `compaction_ip`: the IP alone, out of context, "
           f"{IP_WIDTH}-bit stream; `nand`: the NAND controller alone, out of context; `nand_dma`: the "
           "SoC's NAND DMA path alone, BCH decoder stubbed, out of context; `table_engine_merge`: the table "
-          "engine's merge and drop stage alone (W = 16, K = 4), out of context; `table_engine`: the whole table "
+          "engine's merge and drop stage alone (W = 16, K = 4), out of context; `table_engine_reader`, "
+          f"`table_engine_writer`: a table reader and the table writer alone in the engine's ECP5 build (preset "
+          f"`{TABLE_ENGINE_PRESET}`), out of context; `table_engine`: the whole table "
           f"engine alone in its ECP5 build (preset `{TABLE_ENGINE_PRESET}`: W = 16, K = 2, 32 KiB Snappy blocks), "
           "out of context.", "",
           "| " + " | ".join(CSV_COLUMNS) + " |", "|" + "---|" * len(CSV_COLUMNS)]

@@ -59,7 +59,7 @@ def parse_seeds(text: str) -> list[int]:
 @dataclass(frozen=True)
 class RouteTask:
     """One route as a task: everything a worker needs, nothing it must find on the client's disk."""
-    design: str  # the row name: compaction_ip, nand, nand_dma, table_engine_merge, table_engine, soc
+    design: str  # the row name: compaction_ip, nand, nand_dma, table_engine_merge, table_engine_reader, ..., soc
     seed: int
     files: dict  # file name -> bytes, written into the route's folder
     nextpnr: tuple  # nextpnr-ecp5's arguments without --seed, --report and -l (file names relative)
@@ -312,9 +312,13 @@ def prepare(design: str, seeds: list[int], options_of, timeout: float | None, ip
            "nand_dma": ("nand_dma", flow.nand_dma_verilog, "NandDmaTiming", NAND_TARGET_MHZ, ()),
            "te_merge": ("table_engine_merge", flow.table_engine_merge_verilog, "MergeDrop",
                         TABLE_ENGINE_TARGET_MHZ, ()),
+           "te_reader": ("table_engine_reader", lambda: flow.table_engine_verilog(unit="reader"), "TableReader",
+                         TABLE_ENGINE_TARGET_MHZ, ()),
+           "te_writer": ("table_engine_writer", lambda: flow.table_engine_verilog(unit="writer"), "TableWriter",
+                         TABLE_ENGINE_TARGET_MHZ, ()),
            "table_engine": ("table_engine", flow.table_engine_verilog, "TableEngine", TABLE_ENGINE_TARGET_MHZ, ())}
     if design not in ooc:
-        raise FpgaError(f"no seed sweep for {design!r} (soc, ip, nand, nand_dma, te_merge, table_engine)")
+        raise FpgaError(f"no seed sweep for {design!r} ({', '.join(['soc', *ooc])})")
     row, verilog, top, mhz, extra = ooc[design]
     work = FPGA_BUILD / row
     netlist = flow.synth_ooc(work, Path(verilog()), top, timeout)

@@ -55,14 +55,19 @@ object TableEnginePresets {
       TableEngineConfig(bytes = 16, ways = 2, keyLimit = 1032, maxBlock = 4 << 20, maxBlocks = 1024,
         walkerLevels = 8, walkerFiles = 256, walkerKeyWords = 2048, grandparents = 256, snappyBytes = 32 << 10,
         indexBytes = 32 << 10, filterBytes = 1 << 10, filterKeys = 64, maxFilters = 64, zipLanes = 1)))
+  /** The parts a named build can be generated as: the whole engine, or one unit alone (GenerateTableEnginePreset). */
+  val units: Seq[String] = Seq("engine", "reader", "writer")
   def apply(name: String): TableEngineConfig = all.find(_._1 == name).map(_._4)
     .getOrElse(sys.error(s"no table-engine preset $name (${all.map(_._1).mkString(", ")})"))
 }
 
-/** `table_engine.GenerateTableEnginePreset --preset NAME --out DIR`: DIR/TableEngine.v of a named build
-  * (TableEnginePresets) and manifest.json beside it (the preset and every parameter). */
+/** `table_engine.GenerateTableEnginePreset --preset NAME [--unit engine|reader|writer] --out DIR`: DIR/TableEngine.v of
+  * a named build (TableEnginePresets), or of one of its units alone with that build's parameters (`reader`: one table
+  * reader, TableReader.v; `writer`: the table writer, TableWriter.v; so a unit's Fmax and size on a device are those
+  * of the engine's own unit), and manifest.json beside it (the preset, the unit and every parameter). */
 object GenerateTableEnginePreset extends Generator("build/gen/table_engine_ecp5",
-      Gen.choiceOpt("preset", TableEnginePresets.all.map(_._1), "PRESET")) {
+      Gen.choiceOpt("preset", TableEnginePresets.all.map(_._1), "PRESET"),
+      Gen.choiceOpt("unit", TableEnginePresets.units, "UNIT")) {
   def config(a: Gen.Args): TableEngineConfig = {
     if (!a.given("preset")) {
       System.err.println(s"$prog: error: --preset is required (${TableEnginePresets.all.map(_._1).mkString(", ")})")
@@ -70,10 +75,15 @@ object GenerateTableEnginePreset extends Generator("build/gen/table_engine_ecp5"
     }
     TableEnginePresets(a.str("preset"))
   }
-  def top(a: Gen.Args) = TableEngine(config(a))
+  def unit(a: Gen.Args): String = if (a.given("unit")) a.str("unit") else "engine"
+  def top(a: Gen.Args) = unit(a) match {
+    case "reader" => TableReader(config(a).reader)
+    case "writer" => TableWriter(config(a).writer)
+    case _ => TableEngine(config(a))
+  }
   override def after(a: Gen.Args, report: spinal.core.SpinalReport[spinal.core.Component]) = {
     val w = new java.io.PrintWriter(new java.io.File(a.out, "manifest.json"), "UTF-8")
     try w.write(common.Json.render(scala.collection.immutable.ListMap("preset" -> a.str("preset"),
-      "config" -> config(a))) + "\n") finally w.close()
+      "unit" -> unit(a), "config" -> config(a))) + "\n") finally w.close()
   }
 }
