@@ -36,3 +36,19 @@ def test_unknown_cache_shapes_are_left_to_mill(tmp_path):
     (tmp_path / "other" / "compile.json").write_text(json.dumps({"value": 3}))
     assert build.drop_stale_compiles(tmp_path) == []
     assert (tmp_path / "odd" / "compile.json").exists()
+
+
+def test_mill_and_generator_jvms_share_the_jit_options():
+    """Mill's own JVM (.mill-jvm-opts) and the generators' (build.sc forkArgs) run at the JIT's first tier with the
+    code cache the JVM reserves at full tiering: at the first tier alone JDK 17 reserves 48 MiB, which a fresh
+    clone's compile filled once (a VirtualMachineError, not a slower run)."""
+    import re
+
+    from lsmc.paths import ROOT
+    mill = (ROOT / ".mill-jvm-opts").read_text().split()
+    fork = re.findall(r'"(-XX:[^"]+)"', re.search(r"def forkArgs = Seq\(([^)]*)\)",
+                                                  (ROOT / "build.sc").read_text()).group(1))
+    assert sorted(o for o in mill if o.startswith("-XX:")) == sorted(fork)
+    if "-XX:TieredStopAtLevel=1" in fork:
+        size = next(o for o in fork if o.startswith("-XX:ReservedCodeCacheSize="))
+        assert int(size.split("=")[1].rstrip("m")) >= 240
