@@ -1,7 +1,7 @@
 """The open ECP5 FPGA flow: synthesis (yosys), place and route with timing analysis (nextpnr-ecp5) and
 bitstream (ecppack), all from PyPI's yowasp builds, on this machine (docs/boards.md, *Open ECP5 flow*).
 
-Two designs, one row each in results/fpga.md and results/fpga.csv:
+The designs, one row each in results/fpga.md and results/fpga.csv:
 
 * `soc`: the whole ECPIX-5 board design (boards/ecpix5/target.py: LiteX CRG, LiteDRAM with the ECP5
   DDR3 PHY, BIOS CPU, the LSMC SoC with its firmware in the on-chip RAM); Fmax of the SoC's clock
