@@ -337,7 +337,7 @@ def test_table_engine_rows_written_by_the_command(tmp_path, monkeypatch):
     units = re.search(r'val units: Seq\[String\] = Seq\(([^)]*)\)',
                       (ROOT / "hw/ip/table_engine/rtl/Generate.scala").read_text()).group(1)
     assert [u.strip().strip('"') for u in units.split(",")] == list(flow.TABLE_ENGINE_UNITS)
-    assert set(cli.TE_UNITS.values()) == set(flow.TABLE_ENGINE_UNITS) - {"engine"}
+    assert set(flow.TABLE_ENGINE_UNIT_DESIGNS.values()) == set(flow.TABLE_ENGINE_UNITS) - {"engine"}
     with pytest.raises(tools.FpgaError, match="no table-engine unit 'merge'"):
         flow.table_engine_verilog(unit="merge")
 

@@ -52,10 +52,9 @@ from lsmc.paths import BUILD, RESULTS
 
 # Design names on the command line -> result rows, in the order of the results table.
 DESIGNS = {"soc": "soc", "ip": "compaction_ip", "nand": "nand", "nand_dma": "nand_dma",
-           "te_merge": "table_engine_merge", "te_reader": "table_engine_reader", "te_writer": "table_engine_writer",
+           "te_merge": "table_engine_merge",
+           **{d: f"table_engine_{u}" for d, u in flow.TABLE_ENGINE_UNIT_DESIGNS.items()},
            "table_engine": "table_engine"}
-# The table engine's units routed alone in its ECP5 build (flow.table_engine_unit_flow): design -> unit.
-TE_UNITS = {"te_reader": "reader", "te_writer": "writer"}
 ESTIMATES = ("resources", "blocks")
 # Other names of a design on the command line.
 ALIASES: dict = {}
@@ -121,10 +120,10 @@ def main(argv=None) -> int:
         ap.error(f"unknown design {bad[0]!r} ({', '.join(DESIGNS)}, {' or '.join(ESTIMATES)})")
     if any(d in estimates for d in designs):
         if any(d not in estimates for d in designs):
-            ap.error("`resources` and `blocks` run apart from soc, ip, nand, nand_dma (they write "
+            ap.error(f"`resources` and `blocks` run apart from {', '.join(DESIGNS)} (they write "
                      "results/fpga_resources.* and results/fpga_blocks.*, not the timing table)")
         if seed_list is not None:
-            ap.error("--seeds sweeps the routed rows (soc, ip, nand, nand_dma), not the yosys estimates")
+            ap.error(f"--seeds sweeps the routed rows ({', '.join(DESIGNS)}), not the yosys estimates")
         for d in dict.fromkeys(designs):
             make, write = estimates[d]
             try:
@@ -163,10 +162,11 @@ def main(argv=None) -> int:
                       flush=True)
                 res = flow.table_engine_merge_flow(timeout=args.timeout, pnr_options=pnr_options["te_merge"])
                 row, clock = alone_row("table_engine_merge", res), next(iter(res.clocks))
-            elif d in TE_UNITS:
-                print(f"fpga: the table engine's {TE_UNITS[d]} alone ({TABLE_ENGINE_PRESET} build: W = 16), yosys + "
+            elif d in flow.TABLE_ENGINE_UNIT_DESIGNS:
+                unit = flow.TABLE_ENGINE_UNIT_DESIGNS[d]
+                print(f"fpga: the table engine's {unit} alone ({TABLE_ENGINE_PRESET} build: W = 16), yosys + "
                       "nextpnr-ecp5 out of context ...", flush=True)
-                res = flow.table_engine_unit_flow(TE_UNITS[d], timeout=args.timeout, pnr_options=pnr_options[d])
+                res = flow.table_engine_unit_flow(unit, timeout=args.timeout, pnr_options=pnr_options[d])
                 row, clock = alone_row(DESIGNS[d], res), next(iter(res.clocks))
             elif d == "table_engine":
                 print(f"fpga: the whole table engine alone ({TABLE_ENGINE_PRESET} build: W = 16, K = 2), yosys + "

@@ -201,6 +201,9 @@ def table_engine_merge_flow(outdir: Path = FPGA_BUILD / "table_engine_merge",
 # ------------------------------------------------------------------------------ the whole table engine alone
 # The units a named build can be generated as (table_engine.TableEnginePresets.units) -> their top's name.
 TABLE_ENGINE_UNITS = {"engine": "TableEngine", "reader": "TableReader", "writer": "TableWriter"}
+# The units `scripts/fpga` routes alone: design name -> unit; each is row `table_engine_<unit>` and builds in
+# FPGA_BUILD/table_engine_<unit>.
+TABLE_ENGINE_UNIT_DESIGNS = {"te_reader": "reader", "te_writer": "writer"}
 
 
 def table_engine_verilog(preset: str = TABLE_ENGINE_PRESET, unit: str = "engine") -> Path:

@@ -20,6 +20,7 @@ ECPIX-5 design gave 77-90 MHz over routes of one netlist. A sweep measures that 
 from __future__ import annotations
 
 import csv
+import functools
 import re
 import shlex
 import shutil
@@ -312,10 +313,9 @@ def prepare(design: str, seeds: list[int], options_of, timeout: float | None, ip
            "nand_dma": ("nand_dma", flow.nand_dma_verilog, "NandDmaTiming", NAND_TARGET_MHZ, ()),
            "te_merge": ("table_engine_merge", flow.table_engine_merge_verilog, "MergeDrop",
                         TABLE_ENGINE_TARGET_MHZ, ()),
-           "te_reader": ("table_engine_reader", lambda: flow.table_engine_verilog(unit="reader"), "TableReader",
-                         TABLE_ENGINE_TARGET_MHZ, ()),
-           "te_writer": ("table_engine_writer", lambda: flow.table_engine_verilog(unit="writer"), "TableWriter",
-                         TABLE_ENGINE_TARGET_MHZ, ()),
+           **{d: (f"table_engine_{u}", functools.partial(flow.table_engine_verilog, unit=u),
+                  flow.TABLE_ENGINE_UNITS[u], TABLE_ENGINE_TARGET_MHZ, ())
+              for d, u in flow.TABLE_ENGINE_UNIT_DESIGNS.items()},
            "table_engine": ("table_engine", flow.table_engine_verilog, "TableEngine", TABLE_ENGINE_TARGET_MHZ, ())}
     if design not in ooc:
         raise FpgaError(f"no seed sweep for {design!r} ({', '.join(['soc', *ooc])})")

@@ -323,7 +323,7 @@ def test_case_counts():
               "fpga": len(FPGA)}
     print(counts)
     assert counts == {"kb16": 55, "compact": 24, "bench": 16, "nand-report": 11, "report": 19, "demo": 12, "lsmc": 11,
-                      "board target.py": 8, "fpga": 10}
+                      "board target.py": 8, "fpga": 12}
 
 
 BOARD_TARGET = [
@@ -408,6 +408,8 @@ FPGA = [
     ("nextpnr-args-flow-own", ["soc", "--nextpnr-args", "--freq 120"], "--freq is set by the flow itself"),
     ("nextpnr-args-not-option", ["ip", "--nextpnr-args", "tmg-ripup"], "'tmg-ripup' is not a nextpnr option"),
     ("seed-out-of-range", ["nand_dma", "--seed", "-3"], "--seed -3: out of range"),
+    ("results-is-file-te-writer", ["te_writer", "--results", "afile"], "afile: is a file; --results needs a folder"),
+    ("seed-out-of-range-te-reader", ["te_reader", "--seed", "-3"], "--seed -3: out of range"),
 ]
 
 
@@ -420,7 +422,7 @@ def test_fpga_refuses_bad_input_before_a_flow(case, argv, fragment, ws, tripwire
     def trip(*_a, **_k):
         raise AssertionError("a flow started before the bad input was refused")
     for module, name in ((flow, "ip_flow"), (flow, "nand_flow"), (flow, "nand_dma_flow"), (flow, "soc_flow"),
-                         (resources, "resources_table"), (blocks, "blocks_soc")):
+                         (flow, "table_engine_unit_flow"), (resources, "resources_table"), (blocks, "blocks_soc")):
         monkeypatch.setattr(module, name, trip)
     before = snapshot(ws)
     with pytest.raises(SystemExit) as e:
