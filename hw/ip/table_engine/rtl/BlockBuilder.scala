@@ -62,11 +62,13 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
     val data = Bits(8 * P bits)
     val count = UInt(log2Up(P + 1) bits)
     val fin = Bool() // the block's final push (the CRC): not folded into the CRC, starts the drain
+    val typeByte = Bool() // the trailer's type byte: folded into the CRC at the trailer, not through the stage
   }
   push.valid := False
   push.data := 0
   push.count := 0
   push.fin := False
+  push.typeByte := False
   io.output.valid := fill >= W || (closing && fill =/= 0)
   io.output.data := buf(0, 8 * W bits)
   io.output.count := Mux(fill >= W, U(W), fill).resized
@@ -87,11 +89,17 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
   }
   when(io.output.fire && io.output.last) { closing := False }
 
+  // The CRC folds a push a clock after the packer takes it, so its chain of byte steps is not on the path from
+  // the key compare through the header and the packer. Drained by S.Crc: the type byte, the only push the clock
+  // before, is kept out of it and folded in at the trailer (one zero byte on the state: a shallow XOR network).
   val crc = Crc32cUnit(P)
-  crc.io.input.valid := pushFire && !push.fin
-  crc.io.input.data := pushMasked
-  crc.io.input.count := push.count
+  val crcIn = Flow(ByteBeat(P))
+  crcIn.valid := pushFire && !push.fin && !push.typeByte
+  crcIn.data := pushMasked
+  crcIn.count := push.count
+  crc.io.input << crcIn.stage()
   crc.io.clear := False
+  val trailerCrc = Crc32c.mask(~Crc32c.stepByte((~crc.io.crc).asBits, B(0, 8 bits)).asUInt)
 
   // ---- block state ----
   object S extends SpinalEnum {
@@ -124,6 +132,15 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
   io.ahead.valid := state === S.Value && !wasValue
   io.ahead.payload := io.estimate + valueLen
   def keyAddr(b: Bool, word: UInt): UInt = (b.asUInt.resize(log2Up(2 * KW)) * KW + word.resize(log2Up(2 * KW))).resize(log2Up(2 * KW))
+  // The previous key's word for the key beat being compared, read a clock ahead (a registered read, so the RAM's
+  // read is not on the path from the compare through the header into the packer): in Idle word 0, in Key the word
+  // after the beat's. Where the beat is not taken the word read is the next one, so the current word is held.
+  // The key being written is in the other bank, so a read never sees a write of the same clock.
+  val prevAhead = keyMem.readSync(keyAddr(!bank, Mux(state === S.Key, keyBeat + 1, U(0)).resized))
+  val prevHeld = Reg(Bits(8 * W bits))
+  val prevFresh = RegNext(io.entries.fire) init (False) // the word read last clock is the beat's
+  val prevWord = Mux(prevFresh, prevAhead, prevHeld)
+  prevHeld := prevWord
 
   val beat = io.entries.fragment
   io.entries.ready := False
@@ -199,7 +216,6 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
     }
     is(S.Key) {
       io.entries.ready := True
-      val prevWord = keyMem.readAsync(keyAddr(!bank, keyBeat.resized))
       val base = (keyBeat * W).resize(c.entry.keyLenBits + 1)
       val compareTo = min(prevLen, keyLen).resize(c.entry.keyLenBits + 1)
       val lanes = Vec(Bool(), W)
@@ -275,11 +291,12 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
       push.valid := True
       push.data := 0 // kNoCompression
       push.count := 1
+      push.typeByte := True
       when(pushFire) { state := S.Crc }
     }
-    is(S.Crc) {
+    is(S.Crc) { // the restart count, pushed at least a clock before the type byte, is in the CRC's state by now
       push.valid := True
-      push.data := crc.io.masked.asBits.resized
+      push.data := trailerCrc.asBits.resized
       push.count := 4
       push.fin := True
       when(pushFire) { state := S.Status }
