@@ -75,7 +75,10 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
   io.output.last := closing && fill <= W
   val popped = Mux(io.output.fire, io.output.count.resize(fill.getWidth), U(0, fill.getWidth bits))
   val keptFill = fill - popped
-  val kept = buf >> (popped << 3)
+  // The bytes above `fill` are zero (a push is masked to its count, a pop shifts zeros in) and a beat leaves full
+  // but the block's last, which empties the packer: so a pop is a shift by one whole beat (the last one then
+  // leaves zeros), a 2:1 choice, not a shifter by any byte count.
+  val kept = Mux(io.output.fire, (buf >> (8 * W)).resize(8 * Cap), buf)
   val pushReady = keptFill <= W && !closing
   val pushFire = push.valid && pushReady
   val pushMasked = Bits(8 * P bits)
