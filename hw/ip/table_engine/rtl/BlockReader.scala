@@ -146,8 +146,11 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
   // ---- decoder state ----
   val pos = Reg(UInt(32 bits)) // block offset of window byte 0
   pos := pos + take
-  val entriesEnd = Reg(UInt(32 bits))
-  val left = entriesEnd - pos
+  // The entries' end (the block's size less its restart array) minus pos: the entry bytes not yet consumed, a
+  // register that moves with pos, so the header's checks and the varints' limits start from a register, not
+  // from a 32-bit subtract.
+  val left = Reg(UInt(32 bits))
+  left := left - take
   val varIdx = Reg(UInt(2 bits))
   val shared, nonShared, valueLen = Reg(UInt(32 bits))
   val entryPos = Reg(UInt(32 bits))
@@ -185,7 +188,7 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
     tooBig := cmd.size > c.maxBlock
     // LevelDB's Block constructor: room for the count, at least one restart, the array inside the block.
     val arrayBytes = (cmd.restarts.resize(34) << 2) + 4
-    entriesEnd := (cmd.size - arrayBytes.resize(32))
+    left := cmd.size - arrayBytes.resize(32)
     state := S.Hdr
     when(cmd.size > c.maxBlock) {
       state := S.Drain
@@ -243,7 +246,7 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
   def entryDone(): Unit = {
     entryCount := entryCount + 1
     varIdx := 0
-    state := Mux(pos + take === entriesEnd, S.Drain, S.Hdr)
+    state := Mux(left === take.resize(32), S.Drain, S.Hdr)
   }
 
   // ---- varint at the window's head: up to 5 bytes, none past the entries' end ----
