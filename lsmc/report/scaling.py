@@ -22,6 +22,7 @@ Entry points (the `scripts/demo scaling` runner calls them; docs/scaling.md):
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import re
 from pathlib import Path
@@ -372,6 +373,14 @@ def point_line(r: dict, ddr: str) -> str:
 
 # ---- the sweep as Dask tasks (lsmc.cluster, docs/cluster.md): the same points, the same rows ----------
 
+@functools.lru_cache(maxsize=2)
+def _worker_workload(ways: int, n: int):
+    """The workload of (ways, n) made once per worker process for the points that share it (the serial sweep
+    makes it once for its unit counts; made per task, it was a third of a 2-worker sweep's CPU time)."""
+    from lsmc.sim import scaling as sim
+    return sim.make_workload(ways, n)
+
+
 def scaling_point(point: tuple) -> dict:
     """(ways, entries, cus, ddr, units) -> lsmc.report.sweep_point's row, simulated in a folder of
     the worker's own (the SoC of `units` x `ways` and the firmware built there once, then reused)."""
@@ -380,7 +389,8 @@ def scaling_point(point: tuple) -> dict:
 
     ways, n, cus, ddr, units = point
     with tempfile.TemporaryDirectory(prefix="lsmc-scaling-") as wd:
-        return sweep_point(ways, n, cus, ddr, units, Path(wd) / f"k{ways}_n{n}_c{cus}")
+        return sweep_point(ways, n, cus, ddr, units, Path(wd) / f"k{ways}_n{n}_c{cus}",
+                           base=_worker_workload(ways, n))
 
 def scaling_sweep(client, sizes, ddr: str, log=print, on_result=None) -> list:
     """sweep()'s points (the default units, ways and split) as tasks; Outcomes in sweep()'s row order."""

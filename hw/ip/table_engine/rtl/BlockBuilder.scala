@@ -124,6 +124,13 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
   val prevLen = Reg(UInt(c.entry.keyLenBits bits)) init (0)
   val keyLen = Reg(UInt(c.entry.keyLenBits bits))
   val valueLen = Reg(UInt(32 bits))
+  // The value length's varint, made as the HEAD beat is taken (the header's third field, not on its path).
+  val valueVarint = Reg(Bits(40 bits))
+  val valueVarintLen = Reg(UInt(3 bits))
+  // The previous key's bytes still to compare from the current key beat on: min(previous, current key length)
+  // less the beats compared, at least 0 (a register, so a lane's bound is a compare with a small constant).
+  val cmpLeft = Reg(UInt(c.entry.keyLenBits bits))
+  val keyLeft = Reg(UInt(c.entry.keyLenBits bits)) // the key's bytes from the current KEY beat on
   val keyBeat = Reg(UInt(log2Up(KW + 1) bits))
   val shared = Reg(UInt(c.entry.keyLenBits bits))
   val matching = Reg(Bool())
@@ -162,7 +169,7 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
   def header(sh: UInt): (Bits, UInt) = {
     val v1 = Varint.encode(sh.resize(32))
     val v2 = Varint.encode((keyLen - sh).resize(32))
-    val v3 = Varint.encode(valueLen)
+    val v3 = (valueVarint, valueVarintLen)
     val bytes = (v1._1.resize(8 * P) | (v2._1.resize(8 * P) << (v1._2 << 3)).resize(8 * P) |
       (v3._1.resize(8 * P) << ((v1._2 +^ v2._2) << 3)).resize(8 * P))
     (bytes, (v1._2 +^ v2._2 +^ v3._2).resize(log2Up(P + 1)))
@@ -194,6 +201,11 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
         } otherwise {
           keyLen := beat.keyBytes
           valueLen := beat.valueBytes
+          val vv = Varint.encode(beat.valueBytes)
+          valueVarint := vv._1
+          valueVarintLen := vv._2
+          cmpLeft := min(prevLen, beat.keyBytes)
+          keyLeft := beat.keyBytes
           keyBeat := 0
           shared := 0
           matching := !isRestart
@@ -219,16 +231,14 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
     }
     is(S.Key) {
       io.entries.ready := True
-      val base = (keyBeat * W).resize(c.entry.keyLenBits + 1)
-      val compareTo = min(prevLen, keyLen).resize(c.entry.keyLenBits + 1)
       val lanes = Vec(Bool(), W)
-      for (i <- 0 until W) lanes(i) := base + i < compareTo && beat.data(8 * i, 8 bits) === prevWord(8 * i, 8 bits)
+      for (i <- 0 until W) lanes(i) := U(i) < cmpLeft && beat.data(8 * i, 8 bits) === prevWord(8 * i, 8 bits)
       val run = Vec((0 to W).map(n => (0 until n).map(lanes(_)).foldLeft(True)(_ && _))) // first n lanes equal
       val matched = UInt(log2Up(W + 1) bits)
       matched := 0
       for (n <- 1 to W) when(run(n)) { matched := n }
       // The key's final beat also pushes the header: the shared length is known once its lanes compared.
-      val finalBeat = base + W >= keyLen
+      val finalBeat = keyLeft <= W
       val sharedNow = Mux(matching, shared + matched, shared)
       val hdr = header(sharedNow)
       when(finalBeat) {
@@ -240,6 +250,8 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
       when(io.entries.fire) {
         keyMem(keyAddr(bank, keyBeat.resized)) := beat.data
         keyBeat := keyBeat + 1
+        cmpLeft := Mux(cmpLeft > W, cmpLeft - W, U(0)).resized
+        keyLeft := keyLeft - W // not below 0: the final beat ends the key
         when(matching) {
           shared := sharedNow
           when(matched =/= W) { matching := False }
