@@ -250,7 +250,10 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
   }
 
   // ---- varint at the window's head: up to 5 bytes, none past the entries' end ----
-  val limit5 = Mux(left < 5, left.resize(3), U(5, 3 bits))
+  // `left` saturated at the window's reach: a varint never looks past the window, so its limits are compares of
+  // a few bits instead of a 32-bit carry chain per byte (the block reader's critical path on the ECP5).
+  val leftNear = Mux(left(31 downto capBits).orR, U((1 << capBits) - 1, capBits bits), left(capBits - 1 downto 0))
+  val limit5 = Mux(leftNear < 5, leftNear.resize(3), U(5, 3 bits))
   val stops = Vec((0 until 5).map(i => !head(i)(7) && U(i) < limit5))
   val stopAt = OHToUInt(OHMasking.first(stops.asBits))
   val found = stops.orR
@@ -266,8 +269,8 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
       val options = (0 to maxOffset).map(o => if (o + i < Cap) head(o + i) else B(0x80, 8 bits))
       Vec(options)(offset.resize(log2Up(maxOffset + 1)))
     }
-    val limit = Mux(avail.resize(32) < left, avail.resize(32), left) // bytes both present and before the end
-    val stop = Vec((0 until 5).map(i => !bytes(i)(7) && offset.resize(32) + i < limit))
+    val limit = Mux(avail < leftNear, avail, leftNear) // bytes both present and before the end
+    val stop = Vec((0 until 5).map(i => !bytes(i)(7) && offset.resize(capBits + 1) + i < limit.resize(capBits + 1)))
     val at = OHToUInt(OHMasking.first(stop.asBits))
     val sums = (0 until 5).scanLeft(U(0, 35 bits))((acc, i) =>
       acc | (bytes(i)(6 downto 0).asUInt.resize(35) << (7 * i)).resize(35)).drop(1)
@@ -390,17 +393,20 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
       }
     }
     is(S.Value) { // the value straight from the window
-      val n = Mux(vLeft < W, vLeft.resize(c.countBits), U(W, c.countBits bits))
+      // vLeft < W and vLeft <= W as the high bits' OR (W a power of two), not 32-bit compares
+      val underW = vLeft(31 downto log2Up(W)) === 0
+      val atMostW = underW || vLeft === W
+      val n = Mux(underW, vLeft.resize(c.countBits), U(W, c.countBits bits))
       out.valid := avail >= n
       ob.kind := U(EntryKind.Value, 2 bits)
       ob.count := n
       for (i <- 0 until W) ob.data(8 * i, 8 bits) := Mux(U(i) < n, head(i), B(0, 8 bits))
-      out.last := vLeft <= W
+      out.last := atMostW
       fastBase := n
       when(out.fire) {
         take := n.resized
         vLeft := vLeft - n
-        when(vLeft <= W) {
+        when(atMostW) {
           entryDone()
           when(fastOk) { // the next entry's header, right behind the value, decoded in the same clock
             shared := fast1.value
