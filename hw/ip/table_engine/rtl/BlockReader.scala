@@ -341,6 +341,12 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
       val curNs = Mux(first, nonShared.resize(c.keyLenBits), nsLeft)
       val curV = Mux(first, valueLen, vLeft)
       val curHeadSent = !first && headSent
+      val lane = curWp(log2Up(W) - 1 downto 0)
+      val n = min(min(U(W, c.keyLenBits bits), curNs), avail.resize(c.keyLenBits)).resize(c.countBits)
+      // The key bytes leave the window whether or not the header passed its checks: on a failure the block is
+      // drained anyway (the window emptied, the error's offset the entry's), so the checks need not reach the
+      // window's shifter in the same clock.
+      take := n.resized
       when(!checkFail) {
         checked := True
         keyLen := curKeyLen
@@ -352,8 +358,6 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
         out.last := curKeyLen === 0 && curV === 0
         val headDone = curHeadSent || out.ready
         headSent := headDone
-        val lane = curWp(log2Up(W) - 1 downto 0)
-        val n = min(min(U(W, c.keyLenBits bits), curNs), avail.resize(c.keyLenBits)).resize(c.countBits)
         wAddr := (curWp >> log2Up(W)).resized
         wData := window(0, 8 * W bits).rotateLeft(lane << 3)
         for (i <- 0 until W) {
@@ -361,7 +365,6 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
           wMaskHi(i) := U(i + W) < lane +^ n
         }
         wEnable := n =/= 0
-        take := n.resized
         wp := curWp + n
         nsLeft := curNs - n
         when(curNs === n && headDone) {
