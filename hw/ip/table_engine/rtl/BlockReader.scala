@@ -400,13 +400,16 @@ case class BlockReaderCore(c: BlockReaderConfig) extends Component {
       val underW = vLeft(31 downto log2Up(W)) === 0
       val atMostW = underW || vLeft === W
       val n = Mux(underW, vLeft.resize(c.countBits), U(W, c.countBits bits))
-      out.valid := avail >= n
+      // this state's own valid, not out.valid (one net for every state: KeyWrite's header checks drive it too,
+      // and through it the timing tools saw those checks reach `take` and the window's shifter)
+      val beatValid = avail >= n
+      out.valid := beatValid
       ob.kind := U(EntryKind.Value, 2 bits)
       ob.count := n
       for (i <- 0 until W) ob.data(8 * i, 8 bits) := Mux(U(i) < n, head(i), B(0, 8 bits))
       out.last := atMostW
       fastBase := n
-      when(out.fire) {
+      when(beatValid && out.ready) {
         take := n.resized
         vLeft := vLeft - n
         when(atMostW) {
