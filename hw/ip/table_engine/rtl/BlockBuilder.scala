@@ -102,7 +102,7 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
   crcIn.count := push.count
   crc.io.input << crcIn.stage()
   crc.io.clear := False
-  val trailerCrc = Crc32c.mask(~Crc32c.stepByte((~crc.io.crc).asBits, B(0, 8 bits)).asUInt)
+  val trailerCrc = Crc32c.mask(~Crc32c.advance((~crc.io.crc).asBits, 1).asUInt)
 
   // ---- block state ----
   object S extends SpinalEnum {

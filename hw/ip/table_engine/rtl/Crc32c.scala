@@ -15,18 +15,12 @@ object Crc32c {
   /** LevelDB's crc32c.h: a stored CRC is the CRC rotated right by 15 plus this. */
   val MaskDelta = BigInt("a282ead8", 16)
 
-  /** One byte into the reflected CRC register, bit by bit (a linear XOR network once flattened). */
-  def stepByte(state: Bits, byte: Bits): Bits = {
-    var c = state ^ byte.resize(32)
-    for (_ <- 0 until 8) c = (c |>> 1) ^ Mux(c(0), B(Poly, 32 bits), B(0, 32 bits))
-    c
-  }
-
   def mask(crc: UInt): UInt = crc.rotateRight(15) + U(MaskDelta, 32 bits)
 
   /** The register after `n` bytes, bit by bit, as XOR masks: (register bits, byte bits) that XOR into each of the
-    * 32 result bits (byte i's bit b is bit 8i + b of the data). Made by running stepByte's rule on sets of
-    * variables (a bit is the XOR of the variables in its set) at elaboration time. */
+    * 32 result bits (byte i's bit b is bit 8i + b of the data). A byte goes into the reflected register's low 8
+    * bits, then 8 steps shift it right, XORing Poly in where bit 0 was set; run here on sets of variables (a bit
+    * is the XOR of the variables in its set) at elaboration time, the one place the rule is written. */
   def linear(n: Int): (Seq[BigInt], Seq[BigInt]) = {
     // variables 0..31: the register's bits; 32 + 8i + b: byte i's bit b
     var c: Seq[BigInt] = (0 until 32).map(BigInt(1) << _)
@@ -39,6 +33,15 @@ object Crc32c {
     }
     val regMask = (BigInt(1) << 32) - 1
     (c.map(_ & regMask), c.map(_ >> 32))
+  }
+
+  /** A reduction XOR of `v`'s bits in `mask` (yosys makes a balanced tree of it). */
+  def xorOf(v: Bits, mask: BigInt): Bool = (v & B(mask, v.getWidth bits)).xorR
+
+  /** The register `state` after `n` zero bytes: M_n of linear(n), the register's part alone. */
+  def advance(state: Bits, n: Int): Bits = {
+    val m = linear(n)._1
+    Cat((0 until 32).map(i => xorOf(state, m(i)))) // Cat: the first element is bit 0
   }
 }
 
@@ -59,15 +62,10 @@ case class Crc32cUnit(bytes: Int) extends Component {
   }
   private val ones = B(BigInt("ffffffff", 16), 32 bits)
   val state = Reg(Bits(32 bits)) init (ones)
-  // a reduction XOR of the masked bits: yosys makes a balanced tree of it
-  private def xorOf(v: Bits, mask: BigInt): Bool = (v & B(mask, v.getWidth bits)).xorR
   private val dataMap = Crc32c.linear(bytes)._2
   val aligned = (io.input.data << ((U(bytes) - io.input.count.resize(log2Up(bytes + 1) + 1)) << 3)).resize(8 * bytes)
-  val fromData = Cat((0 until 32).map(i => xorOf(aligned, dataMap(i)))) // Cat: the first element is bit 0
-  val fromState = Vec((0 to bytes).map { k =>
-    val m = Crc32c.linear(k)._1
-    Cat((0 until 32).map(i => xorOf(state, m(i))))
-  })
+  val fromData = Cat((0 until 32).map(i => Crc32c.xorOf(aligned, dataMap(i)))) // Cat: the first element is bit 0
+  val fromState = Vec((0 to bytes).map(k => Crc32c.advance(state, k)))
   val after = fromState(io.input.count.resize(log2Up(bytes + 1))) ^ fromData
   when(io.input.valid) { state := after }
   when(io.clear) { state := ones }
