@@ -90,11 +90,15 @@ case class DmaWriter(w: Int, fifoDepth: Int = 32, maxBurst: Int = DmaBus.maxBurs
     val lanes = Vec(Reg(Bits(w bits)), ratio)
     val sub   = Reg(UInt(log2Up(ratio) bits)) init 0
 
+    // room >= one beat and room >= two beats, as registers: the compares of `room` are made a beat ahead
+    // (for room and for room - wBytes, the fire picking one), so no carry chain of `room` lies between
+    // a beat's arrival and its ready (the SoC's critical path at 272ffb4: room -> subtract -> ready -> room)
+    val fits      = RegInit(False)
+    val fitsTwo   = RegInit(False)
     val accepting = busy && !inputDone && !stopping
-    val fits      = room >= wBytes
     val drop      = !fits || axiErr
-    // close the word when full, at `last`, or when the next beat could not fit anyway
-    val endWord   = sub === ratio - 1 || in.last || (room - wBytes) < wBytes
+    // close the word when full, at `last`, or when the next beat could not fit anyway (room - wBytes < wBytes)
+    val endWord   = sub === ratio - 1 || in.last || !fitsTwo
     val pushBeat  = accepting && in.valid && !drop && endWord
     val pushFlush = accepting && !in.valid && flush && sub =/= 0 && !axiErr
 
@@ -117,6 +121,8 @@ case class DmaWriter(w: Int, fifoDepth: Int = 32, maxBurst: Int = DmaBus.maxBurs
         lanes(sub) := in.fragment
         sub   := endWord ? U(0, sub.getWidth bits) | sub + 1
         room  := room - wBytes
+        fits    := fitsTwo
+        fitsTwo := room >= 3 * wBytes
         bytes := bytes + wBytes
       }
       when(in.last) { inputDone := True }
@@ -197,6 +203,8 @@ case class DmaWriter(w: Int, fifoDepth: Int = 32, maxBurst: Int = DmaBus.maxBurs
   when(io.ctrl.start && !busy) {
     len := io.ctrl.len
     room := io.ctrl.len
+    pack.fits    := io.ctrl.len >= wBytes
+    pack.fitsTwo := io.ctrl.len >= 2 * wBytes
     bytes := 0
     inputDone := False
     overflow := False
