@@ -60,8 +60,16 @@ case class DmaReader(w: Int, fifoDepth: Int = 64) extends Component {
     val pendAddr  = Reg(UInt(32 bits)) init 0
     val pendWords = Reg(UInt(28 bits)) init 0
 
-    val upTo16 = (beatsLeft >= DmaBus.maxBurst) ? U(DmaBus.maxBurst, 8 bits) | beatsLeft(7 downto 0)
-    val burst  = umin(upTo16, beatsToPage(nextAddr))
+    /** The next burst's beats from a segment's next word and its words left: up to maxBurst, not past a page. */
+    def burstFor(addr: UInt, left: UInt): UInt =
+      umin((left >= DmaBus.maxBurst) ? U(DmaBus.maxBurst, 8 bits) | left(7 downto 0), beatsToPage(addr))
+    // burstFor(nextAddr, beatsLeft) as a register, a clock behind them: after an issue they change, and
+    // AR's valid holds the next issue back at least two clocks, by when it has caught up; a start and
+    // the switch to the second segment load it with the value for their own addresses. So the compares
+    // are never between the registers and the issue (the whole SoC's critical path at 4d50bf5, seed 2).
+    val burst     = Reg(UInt(8 bits)) init 0
+    val pendBurst = Reg(UInt(8 bits)) init 0 // burstFor(pendAddr, pendWords), set at the start
+    burst := burstFor(nextAddr, beatsLeft)
     val room   = (fifo.io.occupancy.resize(9) + inFlight + burst.resize(9)) <= fifoDepth
     val issue  = busy && !stopping && !arValid && beatsLeft =/= 0 && room
 
@@ -77,6 +85,7 @@ case class DmaReader(w: Int, fifoDepth: Int = 64) extends Component {
     when(busy && !stopping && beatsLeft === 0 && pend) {
       nextAddr  := pendAddr
       beatsLeft := pendWords
+      burst     := pendBurst
       pend      := False
     }
 
@@ -97,8 +106,12 @@ case class DmaReader(w: Int, fifoDepth: Int = 64) extends Component {
   val rspBad = io.axi.r.valid && !io.axi.r.isOKAY()
   fifo.io.push.valid   := io.axi.r.valid && busy && !stopping && !rspBad
   fifo.io.push.payload := io.axi.r.data
-  // Space was reserved before the request, so this is ready whenever data comes; never block R.
-  io.axi.r.ready := fifo.io.push.ready || !busy || stopping || rspBad
+  // Space was reserved before the request (`room`), so the FIFO takes every beat that comes: R is
+  // always ready, and its ready depends on nothing (on the board it went from R's valid and response
+  // through this check back into the DDR port's register slice, the whole SoC's critical path at
+  // 4d50bf5, seed 1). A beat after an abort or an error, or a bad response, is dropped.
+  io.axi.r.ready := True
+  assert(!fifo.io.push.valid || fifo.io.push.ready, "DMA reader: a read beat without the room reserved for it")
   when(io.axi.r.fire && rspBad && busy) { axiErr := True; stopping := True }
 
   // ---------------- 256 -> w serializer ----------------
@@ -162,6 +175,8 @@ case class DmaReader(w: Int, fifoDepth: Int = 64) extends Component {
     cmd.pend      := two && !onlyB
     cmd.pendAddr  := io.ctrl.addr2(31 downto 5) @@ U(0, 5 bits)
     cmd.pendWords := words(io.ctrl.addr2, io.ctrl.len2)
+    cmd.burst     := cmd.burstFor(aAddr(31 downto 5) @@ U(0, 5 bits), words(aAddr, aLen))
+    cmd.pendBurst := cmd.burstFor(io.ctrl.addr2(31 downto 5) @@ U(0, 5 bits), words(io.ctrl.addr2, io.ctrl.len2))
     ser.outLeft   := ((aLen.resize(33) + (wBytes - 1)) >> lw).resized
     ser.sub       := aAddr(4 downto lw)
     ser.pend      := two && !onlyB

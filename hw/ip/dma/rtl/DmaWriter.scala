@@ -144,7 +144,11 @@ case class DmaWriter(w: Int, fifoDepth: Int = 32, maxBurst: Int = DmaBus.maxBurs
     val awAddr      = Reg(UInt(32 bits)) init 0
     val awLen       = Reg(UInt(8 bits)) init 0
 
-    val full    = umin(U(maxBurst, 8 bits), beatsToPage(nextAddr))
+    // A full burst from nextAddr (up to maxBurst, not past a page) as a register, a clock behind nextAddr:
+    // nextAddr moves only at an issue, and AW's valid holds the next issue back two clocks; a start loads
+    // it for the channel's address. So the page compare is not between nextAddr and the issue.
+    val full    = Reg(UInt(8 bits)) init 0
+    full := umin(U(maxBurst, 8 bits), beatsToPage(nextAddr))
     val enough  = avail >= full.resize(avail.getWidth)
     val burst   = enough ? full | avail.resize(8)
     val release = if (groupLevel > 0) {
@@ -213,6 +217,7 @@ case class DmaWriter(w: Int, fifoDepth: Int = 32, maxBurst: Int = DmaBus.maxBurs
     armed := False
     pack.sub := 0
     cmd.nextAddr := io.ctrl.addr
+    cmd.full := umin(U(maxBurst, 8 bits), beatsToPage(io.ctrl.addr))
     cmd.avail := 0
     data.beat := 0
     when(io.ctrl.addr(4 downto 0) =/= 0) {
