@@ -123,12 +123,21 @@ case class DmaReader(w: Int, fifoDepth: Int = 64) extends Component {
     val pendBeats = Reg(UInt(31 bits)) init 0
     val pendSub   = Reg(UInt(log2Up(ratio) bits)) init 0 // its first beat's lane in its first word
 
+    // outLeft === 1, === 2 and =/= 0 as registers moving with outLeft (a beat takes one off, the second
+    // segment loads pendBeats, a start its own count), so no compare of the 31-bit count lies between a
+    // beat and the FIFO's pop (the whole SoC's critical path at 561b9b3, seed 2: outLeft -> segEnd ->
+    // pop.ready -> the FIFO's read pointer)
+    val one  = RegInit(False)
+    val two  = RegInit(False)
+    val any  = RegInit(False)
+    def counts(n: UInt): Unit = { one := n === 1; two := n === 2; any := n =/= 0 }
+
     val pop   = fifo.io.pop
     val lanes = pop.payload.subdivideIn(ratio slices)
-    val segEnd = outLeft === 1
+    val segEnd = one
     val isLast = segEnd && !pend
     val beat  = Stream(Fragment(Bits(w bits)))
-    beat.valid    := pop.valid && busy && !stopping && outLeft =/= 0
+    beat.valid    := pop.valid && busy && !stopping && any
     beat.fragment := lanes(sub) & (isLast ? lastMask | B(w bits, default -> True))
     beat.last     := isLast
     val wordDone = sub === ratio - 1 || segEnd
@@ -136,10 +145,14 @@ case class DmaReader(w: Int, fifoDepth: Int = 64) extends Component {
     when(beat.fire) {
       when(segEnd && pend) {
         outLeft := pendBeats
+        counts(pendBeats)
         sub     := pendSub
         pend    := False
       } otherwise {
         outLeft := outLeft - 1
+        one := two
+        two := outLeft === 3
+        any := !one
         sub := wordDone ? U(0, sub.getWidth bits) | sub + 1
       }
     }
@@ -177,7 +190,9 @@ case class DmaReader(w: Int, fifoDepth: Int = 64) extends Component {
     cmd.pendWords := words(io.ctrl.addr2, io.ctrl.len2)
     cmd.burst     := cmd.burstFor(aAddr(31 downto 5) @@ U(0, 5 bits), words(aAddr, aLen))
     cmd.pendBurst := cmd.burstFor(io.ctrl.addr2(31 downto 5) @@ U(0, 5 bits), words(io.ctrl.addr2, io.ctrl.len2))
-    ser.outLeft   := ((aLen.resize(33) + (wBytes - 1)) >> lw).resized
+    val firstBeats = ((aLen.resize(33) + (wBytes - 1)) >> lw).resize(31)
+    ser.outLeft   := firstBeats
+    ser.counts(firstBeats)
     ser.sub       := aAddr(4 downto lw)
     ser.pend      := two && !onlyB
     ser.pendBeats := ((io.ctrl.len2.resize(33) + (wBytes - 1)) >> lw).resized
