@@ -292,34 +292,53 @@ class NandCommandLayer(p: NandParams) extends Component {
   val encRem = Reg(Bits(bch.r bits))
   val encCodes = Vec(Reg(Bits(bch.eccVecBits bits)), p.maxSectors)
   val txSector = (txIdx >> p.sectorShift).resize(secBits)
-  val txCodeSec = Reg(UInt(secBits bits))
-  val txCodeByte = Reg(UInt(eccByteBits bits))
-  // The index and check-byte position after this cycle (getAheadValue: the D inputs; a DOUT start, a beat
-  // taken, or as they were): the byte tests are registered from them, so a beat's data leaves from registers
-  // (the NAND DMA path's transmit path ran txCodeByte -> the check-byte select -> the NV-DDR FIFO's write data).
+  // The index after this cycle (getAheadValue: the D input; a DOUT start, a beat taken, or as it was): the
+  // byte tests are registered from it, so a beat's data leaves from registers.
   val txIdxNext = txIdx.getAheadValue()
-  val txCodeSecNext = txCodeSec.getAheadValue()
-  val txCodeByteNext = txCodeByte.getAheadValue()
   val txInMain = RegNext(txIdxNext < pageBytes)
   val txIsCode0 = RegNext(isCode0(txIdxNext))
   val txIsCode1 = RegNext(isCode1(txIdxNext)) // byte 1 is a check byte only if byte 0 is one (region starts even)
-  val (txCodeSec1, txCodeByte1) = codeNext(txCodeSec, txCodeByte)
-  // The two check bytes a beat may send, registered: the bytes at the position and the three after it
-  // are selected from registers, and a beat taken (which moves the position by the registered 0, 1 or
-  // 2 check bytes of that beat) only picks among them at the end, off the 104-way selects. A DOUT start
-  // resets the position during the main area, where no check byte is sent. A sector's check bytes are
-  // final four beats before the first is sent (spare bytes 0..7 come first).
-  val txAhead = (0 until 4).scanLeft((txCodeSec, txCodeByte)) { case ((s, b), _) => codeNext(s, b) }.take(4)
-  val txCodeAt = Vec(txAhead.map { case (s, b) => eccByte(encCodes(s), b) })
-  val txMoves = UInt(2 bits) // check bytes the position moves by at the end of this cycle
+  // The check bytes leave through an in-order byte queue. Once the main area is sent every sector's check
+  // vector is final; a fetch stage then reads them two at a time (the 104-way selects, registered) into a
+  // 4-byte queue that a beat pops 0, 1 or 2 bytes from. A beat's check bytes are the queue's head registers
+  // and a beat taken only moves the queue: the check-byte position no longer runs through the selects into
+  // the beat's data (the whole SoC's critical path at 561b9b3, seed 1: the position -> the select -> the
+  // beat's two check bytes). Spare bytes 0..7 come first, four beats in which the queue fills; then two
+  // bytes a beat go in and out, so a beat never waits for the queue (checked in simulation).
+  val fetchSec = Reg(UInt(secBits bits))
+  val fetchByte = Reg(UInt(eccByteBits bits))
+  val fetchValid = RegInit(False)
+  val fetched = Vec(Reg(Bits(8 bits)), 2)
+  val codeQ = Vec(Reg(Bits(8 bits)), 4)
+  val codeQn = RegInit(U(0, 3 bits))
+  val txMoves = UInt(2 bits) // check bytes the beat taken this cycle pops
   txMoves := 0
-  val txCode0 = RegNext(txCodeAt(txMoves))
-  val txCode1 = RegNext(txCodeAt(txMoves + 1))
+  val codePush = fetchValid && codeQn <= 2 // room for two whatever this cycle pops: no ready on the push
+  val codeKept = codeQn - txMoves.resize(3 bits)
+  for (i <- 0 until 4) {
+    val moved = Vec((0 until 3).map(m => if (i + m < 4) codeQ(i + m) else B(0xFF, 8 bits)))(txMoves)
+    when(U(i, 3 bits) < codeKept) { codeQ(i) := moved }
+      .elsewhen(U(i, 3 bits) === codeKept) { codeQ(i) := fetched(0) }
+      .elsewhen(U(i, 3 bits) === codeKept + 1) { codeQ(i) := fetched(1) }
+  }
+  codeQn := codeKept + Mux(codePush, U(2, 3 bits), U(0, 3 bits))
+  when(codePush || !fetchValid) {
+    fetchValid := False
+    when(eccOn && txActive && !txFeat && !txInMain) {
+      val (sec1, byte1) = codeNext(fetchSec, fetchByte)
+      fetched(0) := eccByte(encCodes(fetchSec), fetchByte)
+      fetched(1) := eccByte(encCodes(sec1), byte1)
+      val (sec2, byte2) = codeNext(sec1, byte1)
+      fetchSec := sec2; fetchByte := byte2; fetchValid := True
+    }
+  }
+  assert(!(io.dout.fire && eccOn && !txFeat && txIsCode0) || codeQn >= Mux(txIsCode1, U(2, 3 bits), U(1, 3 bits)),
+    "NAND command layer: a check byte sent before the queue held it")
   val txOut = Bits(16 bits)
   txOut := txPairs.payload
   when(eccOn && !txInMain) {
-    txOut(7 downto 0) := Mux(txIsCode0, txCode0, B(0xFF, 8 bits))
-    txOut(15 downto 8) := Mux(txIsCode1, txCode1, B(0xFF, 8 bits))
+    txOut(7 downto 0) := Mux(txIsCode0, codeQ(0), B(0xFF, 8 bits))
+    txOut(15 downto 8) := Mux(txIsCode1, codeQ(1), B(0xFF, 8 bits))
   }
   val featByte = cur.param.subdivideIn(8 bits)(featIdx.resize(2))
   io.dout.valid := txActive && Mux(txFeat, featIdx < 4, txPairs.valid)
@@ -334,9 +353,7 @@ class NandCommandLayer(p: NandParams) extends Component {
         encRem := nr
         when(txIdx(p.sectorShift - 1 downto 1).andR) { encCodes(txSector) := checkVec(nr); encRem := 0 }
       }
-      when(eccOn && txIsCode1) {
-        val (s2, b2) = codeNext(txCodeSec1, txCodeByte1); txCodeSec := s2; txCodeByte := b2; txMoves := 2
-      }.elsewhen(eccOn && txIsCode0) { txCodeSec := txCodeSec1; txCodeByte := txCodeByte1; txMoves := 1 }
+      when(eccOn && txIsCode1) { txMoves := 2 }.elsewhen(eccOn && txIsCode0) { txMoves := 1 }
     }
   }
 
@@ -619,7 +636,8 @@ class NandCommandLayer(p: NandParams) extends Component {
           next()
           when(sk === DOUT) {
             txActive := True; txFeat := op === NandOp.SET_FEATURES; txAddr := 0; featIdx := 0
-            txWordsLeft := (sc >> 2).resize(16); txIdx := 0; encRem := 0; txCodeSec := 0; txCodeByte := 0
+            txWordsLeft := (sc >> 2).resize(16); txIdx := 0; encRem := 0
+            fetchSec := 0; fetchByte := 0; fetchValid := False; codeQn := 0
           }
           when(sk === DIN) { rxArmed := True; rxIdx := 0; decRem := 0; rxCodeSec := 0; rxCodeByte := 0; rxLowValid := False }
         }
