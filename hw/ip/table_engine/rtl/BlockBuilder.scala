@@ -117,6 +117,11 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
   val tooLong = RegInit(False)
   val size = Reg(UInt(32 bits))
   val restartMem = Mem(UInt(32 bits), c.maxRestarts)
+  // The restart array leaves in order, so each offset is read a clock ahead through a synchronous port (block
+  // RAM, not LUT RAM with a select of maxRestarts ways): the word for `ri` is on the port in every clock of S.Restarts
+  // but the first, whose restart 0 is the constant 0. A restart is written only in Idle, clocks before it is read.
+  val riNext = UInt(log2Up(c.maxRestarts + 1) bits)
+  val restartWord = restartMem.readSync(riNext.resized)
 
   // ---- keys: two banks, the entry's key and the previous one, swapped per entry ----
   val keyMem = Mem(Bits(8 * W bits), 2 * KW)
@@ -188,6 +193,8 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
     entryCount := entryCount + 1
     state := S.Idle
   }
+
+  riNext := Mux(state === S.Restarts && pushFire, ri + 1, ri)
 
   switch(state) {
     is(S.Idle) {
@@ -289,7 +296,7 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
     }
     is(S.Restarts) {
       push.valid := True
-      push.data := Mux(ri === 0, U(0, 32 bits), restartMem.readAsync(ri.resized)).asBits.resized
+      push.data := Mux(ri === 0, U(0, 32 bits), restartWord).asBits.resized
       push.count := 4
       when(pushFire) {
         ri := ri + 1

@@ -47,14 +47,16 @@ object TableEnginePresets {
     * reader takes Snappy blocks of up to 32 KiB decompressed (LevelDB's 4 KiB block_size with entries up to
     * 28 KiB; a larger one is BAD_SNAPPY at the block, as in the simulation builds past 64 KiB) and tables of up
     * to 1024 data blocks; the walker 256 files, 256 grandparents and 2,048 words (32 KiB) of their keys; the
-    * writer an index block of up to 32 KiB (a 2 MiB table of 4 KiB blocks needs about 18 KiB; more is
-    * OUTPUT_FULL), the filter unit at a token size (the engine's jobs ask no filter block) and one compressor lane
+    * writer an index block of up to 32 KiB and 2,048 entries (a 2 MiB table of 4 KiB blocks needs about 18 KiB
+    * and 512; more is OUTPUT_FULL: an entry takes at least 17 bytes, so the buffer binds first unless the
+    * index spills), the filter unit at a token size (the engine's jobs ask no filter block) and one compressor lane
     * (a lane is about 232 KiB of block RAM: more do not fit). */
   val all: Seq[(String, String, String, TableEngineConfig)] = Seq(
     ("ecp5", "table_engine_ecp5", "the engine on the ECPIX-5's ECP5-85: 2 ways, 32 KiB Snappy blocks, a smaller walker",
       TableEngineConfig(bytes = 16, ways = 2, keyLimit = 1032, maxBlock = 4 << 20, maxBlocks = 1024,
         walkerLevels = 8, walkerFiles = 256, walkerKeyWords = 2048, grandparents = 256, snappyBytes = 32 << 10,
-        indexBytes = 32 << 10, filterBytes = 1 << 10, filterKeys = 64, maxFilters = 64, zipLanes = 1)))
+        indexBytes = 32 << 10, filterBytes = 1 << 10, filterKeys = 64, maxFilters = 64, zipLanes = 1,
+        indexEntries = 2048)))
   /** The parts a named build can be generated as: the whole engine, or one unit alone (GenerateTableEnginePreset). */
   val units: Seq[String] = Seq("engine", "reader", "writer")
   def apply(name: String): TableEngineConfig = all.find(_._1 == name).map(_._4)

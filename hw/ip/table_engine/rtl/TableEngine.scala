@@ -17,13 +17,14 @@ case class TableEngineConfig(bytes: Int = 16, ways: Int = 4, keyLimit: Int = 103
                              snappyBytes: Int = 1 << 16, indexBytes: Int = 1 << 16, filterBytes: Int = 1 << 16,
                              filterKeys: Int = 4096, maxFilters: Int = 4096, zipLanes: Int = 5,
                              zipBytes: Int = 1 << 16, mergeBytes: Int = 0, writeBurst: Int = 16,
-                             writeGroup: Boolean = false) {
+                             writeGroup: Boolean = false, indexEntries: Int = 4096) {
   // A burst never crosses 4 KiB (AXI) and the FIFO holds two, so a full FIFO always has a burst to issue.
   require(writeBurst >= 1 && writeBurst <= 256 && writeBurst * bytes <= 4096,
     s"writeBurst $writeBurst: 1..256 beats and at most 4 KiB")
   require(writeFifoBeats >= 2 * writeBurst, s"writeFifoBeats $writeFifoBeats: at least two bursts of $writeBurst")
   // snappyBytes: each reader's largest decompressed Snappy block (its history and two block buffers);
   // indexBytes, filterBytes, filterKeys, maxFilters: the writer's index and filter buffers (TableWriterConfig);
+  // indexEntries: the index entries of one output table (the index builder's restart RAM; more: OUTPUT_FULL);
   // zipLanes: the writer's compressor lanes (ZipLanes), the model's kZipLanes (limits.h; tests/test_facts.py);
   // mergeBytes: the merge stage's beat inside (0: `bytes`; 2 x `bytes`: the wider stage, doc/merge.md).
   val reader = TableReaderConfig(bytes, keyLimit, maxBlock, maxBlocks, snappyBytes = snappyBytes)
@@ -31,7 +32,7 @@ case class TableEngineConfig(bytes: Int = 16, ways: Int = 4, keyLimit: Int = 103
   val merge = MergeConfig(if (mergeBytes == 0) bytes else mergeBytes, ways, keyLimit, Some(walker), portBytes = bytes)
   val writer = TableWriterConfig(bytes, keyLimit, indexBytes = indexBytes, filterBytes = filterBytes,
     filterKeys = filterKeys, maxFilters = maxFilters, zipLanes = zipLanes, zipBytes = zipBytes,
-    bigBytes = scala.math.max(maxBlock, zipBytes))
+    bigBytes = scala.math.max(maxBlock, zipBytes), indexEntries = indexEntries)
   val entry = merge.port
   val runBits = log2Up(ways)
   /** One read port for the K table readers and the index spill's read-back (an arbiter adds the master's number
