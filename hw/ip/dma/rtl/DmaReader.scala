@@ -169,16 +169,28 @@ case class DmaReader(w: Int, fifoDepth: Int = 64) extends Component {
   // ---------------- control ----------------
   when(io.out.fire) { bytes := io.out.last ? len | bytes + wBytes }
 
+  val lw      = log2Up(wBytes)
+  val two     = io.ctrl.len2 =/= 0
+  val onlyB   = two && io.ctrl.len === 0  // an empty first segment: the second one alone
+  val aAddr   = onlyB ? io.ctrl.addr2 | io.ctrl.addr
+  val aLen    = onlyB ? io.ctrl.len2 | io.ctrl.len
+  val lastLen = two ? io.ctrl.len2 | io.ctrl.len
+  // words to read from a segment's aligned start: its offset in the first word plus its bytes
+  def words(addr: UInt, n: UInt): UInt =
+    ((addr(4 downto 0).resize(34) + n.resize(34) + (DmaBus.bytesPerBeat - 1)) >> 5).resize(28)
+  // A start's first burst of each segment from the control registers, a clock behind them: the registers are
+  // written over APB, a SETUP clock before every ACCESS, so none changes in the clock before a start and these
+  // hold the start's values then (a simulation check stops the run otherwise). So the segment select, the
+  // 34-bit word count, its compare with maxBurst and the page limit are not between the control registers and
+  // `burst` (the whole SoC's critical path at 84edce0, seed 2: `len2` -> `aLen` -> the word count -> `burst`).
+  val startBurstNow     = cmd.burstFor(aAddr(31 downto 5) @@ U(0, 5 bits), words(aAddr, aLen))
+  val startPendBurstNow = cmd.burstFor(io.ctrl.addr2(31 downto 5) @@ U(0, 5 bits), words(io.ctrl.addr2, io.ctrl.len2))
+  val startBurst        = RegNext(startBurstNow) init (0)
+  val startPendBurst    = RegNext(startPendBurstNow) init (0)
+
   when(io.ctrl.start && !busy) {
-    val lw      = log2Up(wBytes)
-    val two     = io.ctrl.len2 =/= 0
-    val onlyB   = two && io.ctrl.len === 0  // an empty first segment: the second one alone
-    val aAddr   = onlyB ? io.ctrl.addr2 | io.ctrl.addr
-    val aLen    = onlyB ? io.ctrl.len2 | io.ctrl.len
-    val lastLen = two ? io.ctrl.len2 | io.ctrl.len
-    // words to read from a segment's aligned start: its offset in the first word plus its bytes
-    def words(addr: UInt, n: UInt): UInt =
-      ((addr(4 downto 0).resize(34) + n.resize(34) + (DmaBus.bytesPerBeat - 1)) >> 5).resize(28)
+    assert(startBurst === startBurstNow && startPendBurst === startPendBurstNow,
+      "DMA reader: a start in the clock after its control registers changed")
     len := io.ctrl.len + io.ctrl.len2
     bytes := 0
     axiErr := False
@@ -188,8 +200,8 @@ case class DmaReader(w: Int, fifoDepth: Int = 64) extends Component {
     cmd.pend      := two && !onlyB
     cmd.pendAddr  := io.ctrl.addr2(31 downto 5) @@ U(0, 5 bits)
     cmd.pendWords := words(io.ctrl.addr2, io.ctrl.len2)
-    cmd.burst     := cmd.burstFor(aAddr(31 downto 5) @@ U(0, 5 bits), words(aAddr, aLen))
-    cmd.pendBurst := cmd.burstFor(io.ctrl.addr2(31 downto 5) @@ U(0, 5 bits), words(io.ctrl.addr2, io.ctrl.len2))
+    cmd.burst     := startBurst
+    cmd.pendBurst := startPendBurst
     val firstBeats = ((aLen.resize(33) + (wBytes - 1)) >> lw).resize(31)
     ser.outLeft   := firstBeats
     ser.counts(firstBeats)
