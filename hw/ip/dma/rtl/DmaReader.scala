@@ -178,13 +178,18 @@ case class DmaReader(w: Int, fifoDepth: Int = 64) extends Component {
   // words to read from a segment's aligned start: its offset in the first word plus its bytes
   def words(addr: UInt, n: UInt): UInt =
     ((addr(4 downto 0).resize(34) + n.resize(34) + (DmaBus.bytesPerBeat - 1)) >> 5).resize(28)
+  // each segment's aligned start and its words: the first segment read (A) and the pending second (B)
+  val aStart  = aAddr(31 downto 5) @@ U(0, 5 bits)
+  val aWords  = words(aAddr, aLen)
+  val bStart  = io.ctrl.addr2(31 downto 5) @@ U(0, 5 bits)
+  val bWords  = words(io.ctrl.addr2, io.ctrl.len2)
   // A start's first burst of each segment from the control registers, a clock behind them: the registers are
   // written over APB, a SETUP clock before every ACCESS, so none changes in the clock before a start and these
   // hold the start's values then (a simulation check stops the run otherwise). So the segment select, the
   // 34-bit word count, its compare with maxBurst and the page limit are not between the control registers and
   // `burst` (the whole SoC's critical path at 84edce0, seed 2: `len2` -> `aLen` -> the word count -> `burst`).
-  val startBurstNow     = cmd.burstFor(aAddr(31 downto 5) @@ U(0, 5 bits), words(aAddr, aLen))
-  val startPendBurstNow = cmd.burstFor(io.ctrl.addr2(31 downto 5) @@ U(0, 5 bits), words(io.ctrl.addr2, io.ctrl.len2))
+  val startBurstNow     = cmd.burstFor(aStart, aWords)
+  val startPendBurstNow = cmd.burstFor(bStart, bWords)
   val startBurst        = RegNext(startBurstNow) init (0)
   val startPendBurst    = RegNext(startPendBurstNow) init (0)
 
@@ -195,11 +200,11 @@ case class DmaReader(w: Int, fifoDepth: Int = 64) extends Component {
     bytes := 0
     axiErr := False
     stopping := False
-    cmd.nextAddr  := aAddr(31 downto 5) @@ U(0, 5 bits)
-    cmd.beatsLeft := words(aAddr, aLen)
+    cmd.nextAddr  := aStart
+    cmd.beatsLeft := aWords
     cmd.pend      := two && !onlyB
-    cmd.pendAddr  := io.ctrl.addr2(31 downto 5) @@ U(0, 5 bits)
-    cmd.pendWords := words(io.ctrl.addr2, io.ctrl.len2)
+    cmd.pendAddr  := bStart
+    cmd.pendWords := bWords
     cmd.burst     := startBurst
     cmd.pendBurst := startPendBurst
     val firstBeats = ((aLen.resize(33) + (wBytes - 1)) >> lw).resize(31)
