@@ -215,7 +215,7 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
   when(io.spill.data.fire) { spillBack := spillBack + 1 }
   /** The index block's bytes (entries, restarts, count, trailer) the buffer and the spill hold together. */
   val indexCap = U(c.indexBytes, 32 bits) + spillCap
-  val idxCount = Reg(UInt(32 bits)) init (0) // index entries into the builder this table
+  val idxCount = Reg(UInt(32 bits)) init (0) // index entries sent to the builder this table
   val idxSized = RegInit(False) // with Snappy: the index block's last entry left HandleFill, its size is known
   /** The index entries as the writer issues them: straight to the index builder without Snappy; with Snappy
     * through `idxQ` and HandleFill, which gives each its data block's handle once the lanes have its size. */
@@ -1017,8 +1017,15 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
   handles.io.capacity := indexCap
   handles.io.entriesFull := idxCount === c.index.maxRestarts
   idxOver := snappy && handles.io.over
-  when(index.io.entries.fire && index.io.entries.fragment.kind === EntryKind.Head) { idxCount := idxCount + 1 }
-  val idxFlushIn = snappy && index.io.entries.fire && index.io.entries.fragment.kind === BuilderKind.Flush
+  /** The index entries toward the builder: the writer's own (without Snappy) or HandleFill's. They reach the builder
+    * through a register slice both ways (s2mPipe, m2sPipe): the writer's control and HandleFill's queue then end at
+    * a register, not in the builder's HEAD decode and packer in the same clock. The writer never waits on the index
+    * builder but through `idxPop` and its status, so the slice only delays the index block. The counts below are of
+    * entries sent: an entry in the slice is already the builder's (its restart RAM, its bytes). */
+  val idxEntries = cloneOf(index.io.entries)
+  index.io.entries << idxEntries.s2mPipe().m2sPipe()
+  when(idxEntries.fire && idxEntries.fragment.kind === EntryKind.Head) { idxCount := idxCount + 1 }
+  val idxFlushIn = snappy && idxEntries.fire && idxEntries.fragment.kind === BuilderKind.Flush
   when(idxFlushIn) { idxSized := True }
   // The index block's size once its FLUSH leaves HandleFill (every entry in): a spilled one may pass the block buffer.
   if (c.zipBytes > 0) when(idxFlushIn) {
@@ -1028,10 +1035,10 @@ case class TableWriterCore(c: TableWriterConfig) extends Component {
   when(handles.io.used.valid) { indexUsed := handles.io.used.payload }
   handles.io.input.valid := snappy && idxIn.valid
   handles.io.input.payload := idxIn.payload
-  idxIn.ready := Mux(snappy, handles.io.input.ready, index.io.entries.ready)
-  index.io.entries.valid := Mux(snappy, handles.io.output.valid, idxIn.valid)
-  index.io.entries.payload := Mux(snappy, handles.io.output.payload, idxIn.payload)
-  handles.io.output.ready := snappy && index.io.entries.ready
+  idxIn.ready := Mux(snappy, handles.io.input.ready, idxEntries.ready)
+  idxEntries.valid := Mux(snappy, handles.io.output.valid, idxIn.valid)
+  idxEntries.payload := Mux(snappy, handles.io.output.payload, idxIn.payload)
+  handles.io.output.ready := snappy && idxEntries.ready
   when(idxOver && state =/= S.Error && state =/= S.Halt) { fail("OUTPUT_FULL") }
 
   // The pending data block's handle as the index entry's value: offset and size as varints (BlockHandle::EncodeTo).
