@@ -183,34 +183,31 @@ case class DmaReader(w: Int, fifoDepth: Int = 64) extends Component {
   val aWords  = words(aAddr, aLen)
   val bStart  = io.ctrl.addr2(31 downto 5) @@ U(0, 5 bits)
   val bWords  = words(io.ctrl.addr2, io.ctrl.len2)
-  // A start's first burst of each segment from the control registers, two clocks behind them: the segments'
-  // starts and word counts are registers, the burst sizes made from those. This holds only if no control register
-  // changes in the two clocks before a start (APB alone gives one: a SETUP clock before every ACCESS; the CPU's
-  // stores reach it further apart), which the simulation check stops the run on. So the segment select, the
-  // 34-bit word count, its compare with maxBurst and the page limit are not between the control registers and
-  // `burst` (the whole SoC's critical path at 84edce0, seed 2, and at 0329f78, seed 1: `len2` -> the segment
-  // select -> the word count -> the burst compare).
-  val startBurstNow     = cmd.burstFor(aStart, aWords)
-  val startPendBurstNow = cmd.burstFor(bStart, bWords)
-  val aStartHeld        = RegNext(aStart) init (0)
-  val aWordsHeld        = RegNext(aWords) init (0)
-  val bStartHeld        = RegNext(bStart) init (0)
-  val bWordsHeld        = RegNext(bWords) init (0)
-  val startBurst        = RegNext(cmd.burstFor(aStartHeld, aWordsHeld)) init (0)
-  val startPendBurst    = RegNext(cmd.burstFor(bStartHeld, bWordsHeld)) init (0)
+  // A start's segments (aligned starts and word counts) from the control registers, a clock behind them: the
+  // registers are written over APB, a SETUP clock before every ACCESS, so none changes in the clock before a start
+  // and these hold the start's values then (a simulation check stops the run otherwise). Each first burst size is
+  // made from these, so the segment select and the 34-bit word count are a clock before the burst compare and the
+  // page limit, not in the clock of `burst` (the whole SoC's critical path at 84edce0, seed 2, and at 0329f78,
+  // seed 1: `len2` -> the segment select -> the word count -> the burst compare).
+  val aStartHeld     = RegNext(aStart) init (0)
+  val aWordsHeld     = RegNext(aWords) init (0)
+  val bStartHeld     = RegNext(bStart) init (0)
+  val bWordsHeld     = RegNext(bWords) init (0)
+  val startBurst     = cmd.burstFor(aStartHeld, aWordsHeld)
+  val startPendBurst = cmd.burstFor(bStartHeld, bWordsHeld)
 
   when(io.ctrl.start && !busy) {
-    assert(startBurst === startBurstNow && startPendBurst === startPendBurstNow,
-      "DMA reader: a start within two clocks of a change of its control registers")
+    assert(aStartHeld === aStart && aWordsHeld === aWords && bStartHeld === bStart && bWordsHeld === bWords,
+      "DMA reader: a start in the clock after its control registers changed")
     len := io.ctrl.len + io.ctrl.len2
     bytes := 0
     axiErr := False
     stopping := False
-    cmd.nextAddr  := aStart
-    cmd.beatsLeft := aWords
+    cmd.nextAddr  := aStartHeld
+    cmd.beatsLeft := aWordsHeld
     cmd.pend      := two && !onlyB
-    cmd.pendAddr  := bStart
-    cmd.pendWords := bWords
+    cmd.pendAddr  := bStartHeld
+    cmd.pendWords := bWordsHeld
     cmd.burst     := startBurst
     cmd.pendBurst := startPendBurst
     val firstBeats = ((aLen.resize(33) + (wBytes - 1)) >> lw).resize(31)
