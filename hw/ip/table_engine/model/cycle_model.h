@@ -29,7 +29,7 @@ namespace cycle_model {
 // Calibrated against the RTL at W = kStreamBytes (doc/calibration.md): clocks per block besides the beats.
 constexpr uint64_t kDecodeBlockCycles = 2;       // BlockReader: command, first header, verdict, status
 constexpr uint64_t kDecompressBlockCycles = 7;   // SnappyDecompressor: raw length, final chunk, packer, status
-constexpr uint64_t kBuildBlockCycles = 6;        // BlockBuilder: FLUSH, count, type, CRC, packer drain, status
+constexpr uint64_t kBuildBlockCycles = 7;        // BlockBuilder: FLUSH, count, type, CRC, push stage, packer drain, status
 // From the RTL's structure (doc/merge.md), not fitted: MergeDrop spends per entry its HEAD beat and the
 // Check and Decide clocks of its pipelined select, besides the key and value beats (of its own width).
 constexpr uint64_t kMergeEntryCycles = 3;

@@ -79,28 +79,46 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
   // but the block's last, which empties the packer: so a pop is a shift by one whole beat (the last one then
   // leaves zeros), a 2:1 choice, not a shifter by any byte count.
   val kept = Mux(io.output.fire, (buf >> (8 * W)).resize(8 * Cap), buf)
-  val pushReady = keptFill <= W && !closing
-  val pushFire = push.valid && pushReady
   val pushMasked = Bits(8 * P bits)
   for (i <- 0 until P) pushMasked(8 * i, 8 bits) := Mux(U(i) < push.count, push.data(8 * i, 8 bits), B(0, 8 bits))
+  // A push waits a clock in `pend` before the packer shifts it in: the path from the key compare through the
+  // header ends at this register, not at the buffer behind a shifter by the packer's fill. Taken whenever the
+  // packer has room, so a push a clock still passes; the block's bytes leave one clock later.
+  val pend = new Bundle {
+    val valid = RegInit(False)
+    val data = Reg(Bits(8 * P bits))
+    val count = Reg(UInt(log2Up(P + 1) bits))
+    val fin = Reg(Bool())
+    val typeByte = Reg(Bool())
+  }
+  val take = pend.valid && keptFill <= W && !closing
+  val pushReady = !pend.valid || take
+  val pushFire = push.valid && pushReady
   buf := kept.resized
   fill := keptFill
+  when(take) {
+    buf := (kept.resize(8 * Cap) | (pend.data.resize(8 * Cap) << (keptFill << 3)).resize(8 * Cap))
+    fill := keptFill + pend.count
+    pend.valid := False
+    when(pend.fin) { closing := True }
+  }
   when(pushFire) {
-    buf := (kept.resize(8 * Cap) | (pushMasked.resize(8 * Cap) << (keptFill << 3)).resize(8 * Cap))
-    fill := keptFill + push.count
-    when(push.fin) { closing := True }
+    pend.valid := True
+    pend.data := pushMasked
+    pend.count := push.count
+    pend.fin := push.fin
+    pend.typeByte := push.typeByte
   }
   when(io.output.fire && io.output.last) { closing := False }
 
-  // The CRC folds a push a clock after the packer takes it, so its chain of byte steps is not on the path from
-  // the key compare through the header and the packer. Drained by S.Crc: the type byte, the only push the clock
-  // before, is kept out of it and folded in at the trailer (one zero byte on the state: a shallow XOR network).
+  // The CRC folds a push as the packer takes it from `pend`, so its XOR network starts at a register, not on the
+  // path from the key compare through the header. The type byte is kept out of it and folded in at the trailer
+  // (one zero byte on the state: a shallow XOR network). The restart count is folded before S.Crc reads the
+  // state: the type byte is taken into `pend` only as the count leaves it.
   val crc = Crc32cUnit(P)
-  val crcIn = Flow(ByteBeat(P))
-  crcIn.valid := pushFire && !push.fin && !push.typeByte
-  crcIn.data := pushMasked
-  crcIn.count := push.count
-  crc.io.input << crcIn.stage()
+  crc.io.input.valid := take && !pend.fin && !pend.typeByte
+  crc.io.input.data := pend.data
+  crc.io.input.count := pend.count
   crc.io.clear := False
   val trailerCrc = Crc32c.mask(~Crc32c.advance((~crc.io.crc).asBits, 1).asUInt)
 
@@ -159,7 +177,7 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
 
   val beat = io.entries.fragment
   io.entries.ready := False
-  io.status.valid := state === S.Status && !closing // after the block's last beat left
+  io.status.valid := state === S.Status && !pend.valid && !closing // after the block's last beat left
   io.status.size := size
   io.status.entries := entryCount
   io.status.error := tooLong
