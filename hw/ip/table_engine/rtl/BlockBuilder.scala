@@ -13,6 +13,15 @@ case class BlockBuilderConfig(bytes: Int = 16, keyLimit: Int = 1032, maxRestarts
   val push = scala.math.max(bytes, 16)
 }
 
+/** A push into the block builder's output packer: `count` bytes from lane 0 (the rest zero); `fin` the block's
+  * last (its CRC), `typeByte` the trailer's type byte (both kept out of the CRC). */
+case class PackerPush(bytes: Int) extends Bundle {
+  val data = Bits(8 * bytes bits)
+  val count = UInt(log2Up(bytes + 1) bits)
+  val fin = Bool()
+  val typeByte = Bool()
+}
+
 /** The entry stream's fourth kind: a FLUSH beat (no data) closes the block being built. */
 object BuilderKind {
   val Flush = 3
@@ -81,40 +90,37 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
   val kept = Mux(io.output.fire, (buf >> (8 * W)).resize(8 * Cap), buf)
   val pushMasked = Bits(8 * P bits)
   for (i <- 0 until P) pushMasked(8 * i, 8 bits) := Mux(U(i) < push.count, push.data(8 * i, 8 bits), B(0, 8 bits))
-  // A push waits a clock in `pend` before the packer shifts it in: the path from the key compare through the
-  // header ends at this register, not at the buffer behind a shifter by the packer's fill. Taken whenever the
-  // packer has room, so a push a clock still passes; the block's bytes leave one clock later.
-  val pend = new Bundle {
-    val valid = RegInit(False)
-    val data = Reg(Bits(8 * P bits))
-    val count = Reg(UInt(log2Up(P + 1) bits))
-    val fin = Reg(Bool())
-    val typeByte = Reg(Bool())
-  }
-  val take = pend.valid && keptFill <= W && !closing
-  val pushReady = !pend.valid || take
-  val pushFire = push.valid && pushReady
+  // A push goes through a register slice both ways before the packer shifts it in at its fill: `pend` (m2sPipe)
+  // ends the path from the key compare through the header at a register, not behind the packer's shifter, and the
+  // slice's skid (s2mPipe) makes the builder's ready a register, not the packer's fill through `io.entries.ready`
+  // into every state's enable. A push a clock still passes; a block's bytes and its status leave a clock later.
+  val pushIn = Stream(PackerPush(P))
+  pushIn.valid := push.valid
+  pushIn.data := pushMasked
+  pushIn.count := push.count
+  pushIn.fin := push.fin
+  pushIn.typeByte := push.typeByte
+  val pend = pushIn.s2mPipe().m2sPipe()
+  pend.ready := keptFill <= W && !closing
+  val take = pend.fire
+  val pushReady = pushIn.ready
+  val pushFire = pushIn.fire
+  // The block's final push went in and has not reached the packer yet (in the skid or `pend`).
+  val finInFlight = RegInit(False) setWhen (pushFire && push.fin) clearWhen (take && pend.fin)
   buf := kept.resized
   fill := keptFill
   when(take) {
     buf := (kept.resize(8 * Cap) | (pend.data.resize(8 * Cap) << (keptFill << 3)).resize(8 * Cap))
     fill := keptFill + pend.count
-    pend.valid := False
     when(pend.fin) { closing := True }
-  }
-  when(pushFire) {
-    pend.valid := True
-    pend.data := pushMasked
-    pend.count := push.count
-    pend.fin := push.fin
-    pend.typeByte := push.typeByte
   }
   when(io.output.fire && io.output.last) { closing := False }
 
   // The CRC folds a push as the packer takes it from `pend`, so its XOR network starts at a register, not on the
   // path from the key compare through the header. The type byte is kept out of it and folded in at the trailer
-  // (one zero byte on the state: a shallow XOR network). The restart count is folded before S.Crc reads the
-  // state: the type byte is taken into `pend` only as the count leaves it.
+  // (one zero byte on the state: a shallow XOR network). The restart count is folded before S.Crc's push reads the
+  // state: that push is taken only with the skid empty, so the type byte has reached `pend`, which it enters only
+  // as the count ahead of it leaves for the packer.
   val crc = Crc32cUnit(P)
   crc.io.input.valid := take && !pend.fin && !pend.typeByte
   crc.io.input.data := pend.data
@@ -177,7 +183,7 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
 
   val beat = io.entries.fragment
   io.entries.ready := False
-  io.status.valid := state === S.Status && !pend.valid && !closing // after the block's last beat left
+  io.status.valid := state === S.Status && !finInFlight && !closing // after the block's last beat left
   io.status.size := size
   io.status.entries := entryCount
   io.status.error := tooLong
