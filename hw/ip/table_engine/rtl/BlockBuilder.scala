@@ -159,6 +159,12 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
   // The previous key's bytes still to compare from the current key beat on: min(previous, current key length)
   // less the beats compared, at least 0 (a register, so a lane's bound is a compare with a small constant).
   val cmpLeft = Reg(UInt(c.entry.keyLenBits bits))
+  // cmpLeft's lanes as a register: lane i compares while i < cmpLeft, set with cmpLeft from its next value.
+  val laneOn = Reg(Bits(W bits))
+  def setCmpLeft(v: UInt): Unit = {
+    cmpLeft := v.resized
+    laneOn := Cat((0 until W).map(i => v > i)) // Cat: the first element is bit 0
+  }
   val keyLeft = Reg(UInt(c.entry.keyLenBits bits)) // the key's bytes from the current KEY beat on
   val keyBeat = Reg(UInt(log2Up(KW + 1) bits))
   val shared = Reg(UInt(c.entry.keyLenBits bits))
@@ -195,9 +201,9 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
   val full = isRestart && restartCount === c.maxRestarts
 
   /** The entry's three varints (shared, non-shared, value length) as one push of up to 15 bytes. */
-  def header(sh: UInt): (Bits, UInt) = {
+  def header(sh: UInt, nonShared: UInt): (Bits, UInt) = {
     val v1 = Varint.encode(sh.resize(32))
-    val v2 = Varint.encode((keyLen - sh).resize(32))
+    val v2 = Varint.encode(nonShared.resize(32))
     val v3 = (valueVarint, valueVarintLen)
     val bytes = (v1._1.resize(8 * P) | (v2._1.resize(8 * P) << (v1._2 << 3)).resize(8 * P) |
       (v3._1.resize(8 * P) << ((v1._2 +^ v2._2) << 3)).resize(8 * P))
@@ -235,7 +241,7 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
           val vv = Varint.encode(beat.valueBytes)
           valueVarint := vv._1
           valueVarintLen := vv._2
-          cmpLeft := min(prevLen, beat.keyBytes)
+          setCmpLeft(min(prevLen, beat.keyBytes))
           keyLeft := beat.keyBytes
           keyBeat := 0
           shared := 0
@@ -263,15 +269,20 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
     is(S.Key) {
       io.entries.ready := True
       val lanes = Vec(Bool(), W)
-      for (i <- 0 until W) lanes(i) := U(i) < cmpLeft && beat.data(8 * i, 8 bits) === prevWord(8 * i, 8 bits)
+      for (i <- 0 until W) lanes(i) := laneOn(i) && beat.data(8 * i, 8 bits) === prevWord(8 * i, 8 bits)
       val run = Vec((0 to W).map(n => (0 until n).map(lanes(_)).foldLeft(True)(_ && _))) // first n lanes equal
       val matched = UInt(log2Up(W + 1) bits)
       matched := 0
       for (n <- 1 to W) when(run(n)) { matched := n }
       // The key's final beat also pushes the header: the shared length is known once its lanes compared.
       val finalBeat = keyLeft <= W
-      val sharedNow = Mux(matching, shared + matched, shared)
-      val hdr = header(sharedNow)
+      // While `matching`, every beat before this one matched whole: shared = keyBeat * W and keyLeft = keyLen - shared,
+      // so the shared length is keyBeat and the lane count side by side (no adder) and the non-shared one keyLeft less it.
+      val beatBase = (keyBeat.resize(c.entry.keyLenBits) << log2Up(W)).resize(c.entry.keyLenBits)
+      val sharedMatch = Mux(run(W), ((keyBeat + 1).resize(c.entry.keyLenBits) << log2Up(W)).resize(c.entry.keyLenBits),
+        beatBase | matched.resize(log2Up(W)).resize(c.entry.keyLenBits))
+      val sharedNow = Mux(matching, sharedMatch, shared)
+      val hdr = header(sharedNow, Mux(matching, keyLeft - matched, keyLen - shared))
       when(finalBeat) {
         io.entries.ready := pushReady
         push.valid := io.entries.valid
@@ -281,7 +292,7 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
       when(io.entries.fire) {
         keyMem(keyAddr(bank, keyBeat.resized)) := beat.data
         keyBeat := keyBeat + 1
-        cmpLeft := Mux(cmpLeft > W, cmpLeft - W, U(0)).resized
+        setCmpLeft(Mux(cmpLeft > W, cmpLeft - W, U(0)))
         keyLeft := keyLeft - W // not below 0: the final beat ends the key
         when(matching) {
           shared := sharedNow
@@ -291,7 +302,7 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
       }
     }
     is(S.Hdr) { // an empty key: the header alone
-      val hdr = header(shared)
+      val hdr = header(shared, keyLen - shared)
       push.valid := True
       push.data := hdr._1
       push.count := hdr._2
