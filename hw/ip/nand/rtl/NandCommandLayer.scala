@@ -51,9 +51,13 @@ class NandCommandLayer(p: NandParams) extends Component {
   val fullBytes = RegNext(io.pageBytes.resize(17) + io.spareBytes.resize(17))
   val sectors = RegNext(sectorsOf(io.pageBytes))
   val eccSpareEnd = RegNext(eccSpareEndOf(io.pageBytes))
-  // A page geometry ECC cannot use: not whole sectors, too many, or the check bytes beyond the spare area.
-  val geomBad = RegNext(io.pageBytes(p.sectorShift - 1 downto 0) =/= 0 || io.pageBytes === 0 ||
-    (io.pageBytes >> p.sectorShift) > p.maxSectors || io.spareBytes.resize(17) < eccSpareEndOf(io.pageBytes))
+  // A page geometry ECC cannot use: not whole sectors, too many, or the check bytes beyond the spare area. Made from
+  // the registers above, so two cycles behind the controller's (the product for eccSpareEnd in a clock of its own;
+  // on the ECP5, PAGE_BYTES -> the multiplier -> the compare -> `geomBad` was the SoC's critical path): a
+  // descriptor reaches the layer at least two APB writes after a geometry write (its CMD_PUSH, then the queue).
+  val spareBytes = RegNext(io.spareBytes)
+  val geomBad = RegNext(pageBytes(p.sectorShift - 1 downto 0) =/= 0 || pageBytes === 0 ||
+    (pageBytes >> p.sectorShift) > p.maxSectors || spareBytes.resize(17) < eccSpareEnd)
 
   /** What a descriptor implies, registered with it at its fire (from the queue's output), so that the
     * check in CHECK and every transfer read registers, not the opcode decode and the byte arithmetic. */
