@@ -13,7 +13,7 @@ case class BlockBuilderConfig(bytes: Int = 16, keyLimit: Int = 1032, maxRestarts
   val push = scala.math.max(bytes, 16)
 }
 
-/** A push into the block builder's output packer: `count` bytes from lane 0 (the rest zero); `fin` the block's
+/** A push into the block builder's output packer: `count` bytes from lane 0 (the rest zeroed on the way in); `fin` the block's
   * last (its CRC), `typeByte` the trailer's type byte (both kept out of the CRC). */
 case class PackerPush(bytes: Int) extends Bundle {
   val data = Bits(8 * bytes bits)
@@ -66,13 +66,7 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
   val buf = Reg(Bits(8 * Cap bits)) init (0)
   val fill = Reg(UInt(log2Up(Cap + 1) bits)) init (0)
   val closing = RegInit(False) // the block's final bytes are in: drain, `last` on the final beat
-  val push = new Bundle {
-    val valid = Bool()
-    val data = Bits(8 * P bits)
-    val count = UInt(log2Up(P + 1) bits)
-    val fin = Bool() // the block's final push (the CRC): not folded into the CRC, starts the drain
-    val typeByte = Bool() // the trailer's type byte: folded into the CRC at the trailer, not through the stage
-  }
+  val push = Stream(PackerPush(P)) // what the state machine pushes, `data` not yet masked to `count`
   push.valid := False
   push.data := 0
   push.count := 0
@@ -94,17 +88,16 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
   // ends the path from the key compare through the header at a register, not behind the packer's shifter, and the
   // slice's skid (s2mPipe) makes the builder's ready a register, not the packer's fill through `io.entries.ready`
   // into every state's enable. A push a clock still passes; a block's bytes and its status leave a clock later.
-  val pushIn = Stream(PackerPush(P))
-  pushIn.valid := push.valid
-  pushIn.data := pushMasked
-  pushIn.count := push.count
-  pushIn.fin := push.fin
-  pushIn.typeByte := push.typeByte
-  val pend = pushIn.s2mPipe().m2sPipe()
+  val pend = push.translateWith {
+    val masked = cloneOf(push.payload)
+    masked := push.payload
+    masked.data.allowOverride := pushMasked
+    masked
+  }.s2mPipe().m2sPipe()
   pend.ready := keptFill <= W && !closing
   val take = pend.fire
-  val pushReady = pushIn.ready
-  val pushFire = pushIn.fire
+  val pushReady = push.ready
+  val pushFire = push.fire
   // The block's final push went in and has not reached the packer yet (in the skid or `pend`).
   val finInFlight = RegInit(False) setWhen (pushFire && push.fin) clearWhen (take && pend.fin)
   buf := kept.resized
@@ -157,7 +150,7 @@ case class BlockBuilder(c: BlockBuilderConfig = BlockBuilderConfig()) extends Co
   val valueVarint = Reg(Bits(40 bits))
   val valueVarintLen = Reg(UInt(3 bits))
   // The previous key's bytes still to compare from the current key beat on: min(previous, current key length)
-  // less the beats compared, at least 0 (a register, so a lane's bound is a compare with a small constant).
+  // less the beats compared, at least 0.
   val cmpLeft = Reg(UInt(c.entry.keyLenBits bits))
   // cmpLeft's lanes as a register: lane i compares while i < cmpLeft, set with cmpLeft from its next value.
   val laneOn = Reg(Bits(W bits))
